@@ -1,0 +1,143 @@
+"""The framework-agnostic NLP an adapter hands to the compiler.
+
+    min  f(x; p)   s.t.  lbg <= g(x; p) <= ubg,   lbx <= x <= ubx
+
+:class:`NLPModel` holds the objective and constraint expressions as nodes of
+one :class:`~caspar_backend.expr.Graph`, the bounds, the starting point, the
+parameter values and the names of everything.  It is what
+:func:`caspar_backend.from_pyomo` and :func:`caspar_backend.from_casadi`
+produce and what :class:`caspar_backend.problem.Problem` compiles.
+
+Conventions:
+
+* ``objective`` is always minimized; a maximization is stored as
+  ``objective = -f`` with ``sense = -1`` so results can report ``f``.
+* Bounds are float64 arrays with ``-inf``/``+inf`` for absent bounds; an
+  equality has ``lbg[i] == ubg[i]``.
+* Parameters are leaves ``param(k)``; their values live in ``p`` so a
+  re-solve with new values needs no recompilation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import IndexOutOfRangeError, ModelError, NonFiniteError
+from .expr import Graph, Node, to_str, topo_order
+
+
+def _vec(name, v, size):
+    a = np.asarray(v, dtype=float).reshape(-1)
+    if a.size == 1 and size != 1:
+        a = np.full(size, float(a[0]))
+    if a.size != size:
+        raise ModelError(f"{name} has {a.size} entries, expected {size}")
+    return a.copy()
+
+
+@dataclass
+class NLPModel:
+    """A continuous NLP over one expression graph (final)."""
+
+    graph: Graph
+    objective: Node
+    constraints: list
+    lbx: np.ndarray
+    ubx: np.ndarray
+    lbg: np.ndarray
+    ubg: np.ndarray
+    x0: np.ndarray | None = None
+    p: np.ndarray | None = None
+    var_names: list | None = None
+    con_names: list | None = None
+    param_names: list | None = None
+    sense: int = 1
+    source: str = "expr"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = len(self.lbx) if self.lbx is not None else 0
+        m = len(self.constraints)
+        self.lbx = _vec("lbx", self.lbx, n)
+        self.ubx = _vec("ubx", self.ubx, n)
+        self.lbg = _vec("lbg", self.lbg, m)
+        self.ubg = _vec("ubg", self.ubg, m)
+        self.x0 = np.zeros(n) if self.x0 is None else _vec("x0", self.x0, n)
+        self.p = np.zeros(0) if self.p is None else np.asarray(self.p, float).reshape(-1).copy()
+        if self.var_names is None:
+            self.var_names = [f"x[{i}]" for i in range(n)]
+        if self.con_names is None:
+            self.con_names = [f"g[{i}]" for i in range(m)]
+        if self.param_names is None:
+            self.param_names = [f"p[{i}]" for i in range(len(self.p))]
+        if self.graph.var_names is None:
+            self.graph.var_names = self.var_names
+        if self.graph.param_names is None:
+            self.graph.param_names = self.param_names
+        self.validate()
+
+    @property
+    def n(self) -> int:
+        return len(self.lbx)
+
+    @property
+    def m(self) -> int:
+        return len(self.constraints)
+
+    @property
+    def n_params(self) -> int:
+        return len(self.p)
+
+    def validate(self) -> None:
+        """Raise a :class:`ModelError` naming the first bad component."""
+        for lo, hi, names, what in ((self.lbx, self.ubx, self.var_names, "variable"),
+                                    (self.lbg, self.ubg, self.con_names, "constraint")):
+            bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
+            if bad.size:
+                raise NonFiniteError(f"{what} {names[bad[0]]} has a NaN bound")
+            bad = np.flatnonzero(lo > hi)
+            if bad.size:
+                i = bad[0]
+                raise ModelError(f"{what} {names[i]} has lower bound {lo[i]!r} > "
+                                 f"upper bound {hi[i]!r}")
+            bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
+            if bad.size:
+                i = bad[0]
+                raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong "
+                                     f"side (lb={lo[i]!r}, ub={hi[i]!r})")
+        bad = np.flatnonzero(~np.isfinite(self.x0))
+        if bad.size:
+            raise NonFiniteError(f"variable {self.var_names[bad[0]]} has a non-finite "
+                                 f"initial value {self.x0[bad[0]]!r}")
+        bad = np.flatnonzero(~np.isfinite(self.p))
+        if bad.size:
+            raise NonFiniteError(f"parameter {self.param_names[bad[0]]} has a non-finite "
+                                 f"value {self.p[bad[0]]!r}")
+        for what, roots in (("objective", [self.objective]), ("constraint", self.constraints)):
+            for k, r in enumerate(roots):
+                if not isinstance(r, Node) or r.graph is not self.graph:
+                    raise ModelError(f"{what} {k} is not a node of the model's graph")
+        n, q = self.n, self.n_params
+        seen: set[int] = set()
+        labelled = [("objective", self.objective)] + list(zip(self.con_names, self.constraints))
+        for label, root in labelled:
+            for node in topo_order([root]):
+                if node.id in seen:
+                    continue
+                seen.add(node.id)
+                bad = ((node.op == "var" and not 0 <= node.attr < n)
+                       or (node.op == "param" and not 0 <= node.attr < q))
+                if bad:
+                    kind = "variable" if node.op == "var" else "parameter"
+                    raise IndexOutOfRangeError(
+                        f"{kind} index {node.attr} out of range (n = {n}, {q} parameters) "
+                        f"in {label}: {to_str(root, 300)}")
+                if node.op == "data":
+                    raise ModelError(f"data leaf in {label}: data leaves belong to pattern "
+                                     "templates, not to models")
+
+    def describe(self, k: int) -> str:
+        """Name and readable expression of constraint ``k``."""
+        return f"{self.con_names[k]}: {to_str(self.constraints[k], 300)}"
