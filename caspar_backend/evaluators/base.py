@@ -63,29 +63,29 @@ class Evaluator(ABC):
     def set_params(self, p) -> None:
         """Bind parameter values (length ``n_params``) for later evaluations."""
 
+    # Every evaluation method takes an optional ``p``: when given, it is bound
+    # with set_params first (convenient for tests; solvers bind once).
     @abstractmethod
-    def obj(self, x) -> float: ...
+    def obj(self, x, p=None) -> float: ...
 
     @abstractmethod
-    def grad(self, x, out=None): ...
+    def grad(self, x, out=None, p=None): ...
 
     @abstractmethod
-    def cons(self, x, out=None): ...
+    def cons(self, x, out=None, p=None): ...
 
     @abstractmethod
-    def jac_values(self, x, out=None): ...
+    def jac_values(self, x, out=None, p=None): ...
 
     @abstractmethod
-    def hess_values(self, x, lam, obj_factor=1.0, out=None): ...
+    def hess_values(self, x, lam, obj_factor=1.0, out=None, p=None): ...
 
     # ---------------------------------------------------------- conveniences
     def jac(self, x, p=None):
         """J(x) as a ``scipy.sparse.csr_matrix`` of shape (m, n)."""
         import scipy.sparse as sp
 
-        if p is not None:
-            self.set_params(p)
-        v = _host(self.jac_values(x))
+        v = _host(self.jac_values(x, p=p))
         return sp.csr_matrix((v, (_host(self.jac_rows), _host(self.jac_cols))),
                              shape=(self.m, self.n))
 
@@ -94,9 +94,7 @@ class Evaluator(ABC):
         both triangles, duplicates summed."""
         import scipy.sparse as sp
 
-        if p is not None:
-            self.set_params(p)
-        v = _host(self.hess_values(x, lam, obj_factor))
+        v = _host(self.hess_values(x, lam, obj_factor, p=p))
         r, c = _host(self.hess_rows), _host(self.hess_cols)
         low = sp.csr_matrix((v, (r, c)), shape=(self.n, self.n))
         diag = sp.diags(low.diagonal())
