@@ -1,0 +1,123 @@
+"""Vectorized NumPy source for a pattern group's template.
+
+For a group with N instances the generated module defines three functions
+over the gathered instance tables ``X`` (k, N) = x[var_table],
+``P`` (q, N) = p[param_table] and ``D`` (r, N) = data_table:
+
+* ``val(X, P, D, N) -> (N,)``   the template's values;
+* ``jac(X, P, D, out, base, N)`` writes gradient entry e of every instance to
+  ``out[base + e*N : base + (e+1)*N]`` (the Jacobian row entries of constraint
+  groups, the gradient terms of objective groups);
+* ``hess(X, P, D, W, out, base, N)`` writes ``W * h_e`` for every lower-triangle
+  Hessian entry e in the same layout (``W``: the multiplier of each instance,
+  or the objective factor).
+
+Each function is straight-line code over the topologically sorted template DAG
+restricted to what it needs, so every op is one NumPy call over all N
+instances.  The source is kept (``GeneratedGroup.source``) for inspection and
+compiled once per distinct source text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special as _special
+
+from . import ops as _ops
+from .expr import Node, topo_order
+
+_WIDE = 32  # n-ary sums wider than this go through a helper (Python's parser nests binops)
+
+
+def _nsum(*a):
+    s = a[0] + a[1]
+    for t in a[2:]:
+        s = s + t
+    return s
+
+
+def _nlincomb(*a):
+    s = a[0] * a[1]
+    for k in range(2, len(a), 2):
+        s = s + a[k] * a[k + 1]
+    return s
+
+
+#: names generated code may use
+NAMESPACE = {"np": np, "erf": _special.erf, "_nsum": _nsum, "_nlincomb": _nlincomb}
+
+
+def _leaf(n: Node) -> str:
+    if n.op == "const":
+        return repr(float(n.attr))
+    return {"var": "X", "param": "P", "data": "D"}[n.op] + f"[{n.attr}]"
+
+
+def _body(roots: list[Node], lines: list[str], indent: str = "    ") -> dict[int, str]:
+    """Emit assignments for every non-leaf node reachable from ``roots``;
+    return the expression text of every node."""
+    name: dict[int, str] = {}
+    for n in topo_order(roots):
+        if not n.args:
+            name[n.id] = _leaf(n)
+            continue
+        args = [name[a.id] for a in n.args]
+        if n.op == "sum" and len(args) > _WIDE:
+            text = f"_nsum({', '.join(args)})"
+        elif n.op == "lincomb" and len(args) > 2 * _WIDE:
+            text = f"_nlincomb({', '.join(args)})"
+        else:
+            text = _ops.OPS[n.op].numpy(args, n.attr)
+        t = f"t{n.id}"
+        lines.append(f"{indent}{t} = {text}")
+        name[n.id] = t
+    return name
+
+
+@dataclass(frozen=True)
+class GeneratedGroup:
+    """Compiled NumPy functions of one template (final)."""
+
+    source: str
+    val: object
+    jac: object
+    hess: object
+
+
+_CACHE: dict[str, GeneratedGroup] = {}
+
+
+def generate_source(root: Node, grad: list, hess: list, name: str = "group") -> str:
+    """Python source of ``val``, ``jac`` and ``hess`` for one template."""
+    out = [f"# caspar generated: {name}", "def val(X, P, D, N):"]
+    nm = _body([root], out)
+    out.append(f"    return np.broadcast_to({nm[root.id]}, (N,))")
+    out.append("")
+    out.append("def jac(X, P, D, out, base, N):")
+    nm = _body([e for _, e in grad], out)
+    for k, (_, e) in enumerate(grad):
+        out.append(f"    out[base + {k} * N:base + {k + 1} * N] = {nm[e.id]}")
+    out.append("    return None")
+    out.append("")
+    out.append("def hess(X, P, D, W, out, base, N):")
+    nm = _body([e for _, e in hess], out)
+    for k, (_, e) in enumerate(hess):
+        out.append(f"    out[base + {k} * N:base + {k + 1} * N] = W * {nm[e.id]}")
+    out.append("    return None")
+    return "\n".join(out) + "\n"
+
+
+def compile_group(root: Node, grad: list, hess: list, name: str = "group") -> GeneratedGroup:
+    """Generate and compile (cached by source text) the group's functions."""
+    src = generate_source(root, grad, hess, name)
+    key = src.split("\n", 1)[1]  # the name comment does not change the code
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return GeneratedGroup(src, hit.val, hit.jac, hit.hess)
+    ns = dict(NAMESPACE)
+    exec(compile(src, f"<caspar:{name}>", "exec"), ns)  # noqa: S102 - our own generated code
+    gen = GeneratedGroup(src, ns["val"], ns["jac"], ns["hess"])
+    _CACHE[key] = gen
+    return gen

@@ -1,0 +1,182 @@
+"""The CPU evaluator: generated NumPy code, vectorized over each pattern group.
+
+Structures are computed once at construction (see
+:mod:`caspar_backend.patterns` for the COO layout):
+
+* Jacobian: COO ``(jac_rows, jac_cols)``, int64, 0-based, no duplicates,
+  constraint groups in order, entry e of instance i of a group at
+  ``offset + e*N + i``;
+* Lagrangian Hessian: lower-triangle COO ``(hess_rows, hess_cols)``, int64,
+  0-based, objective groups first, then constraint groups; duplicates are
+  summed by whoever assembles it;
+* objective gradient: per-term values in the same layout, summed into the
+  dense gradient by one ``np.bincount`` over a precomputed index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen_numpy import compile_group
+from ..expr import to_str
+from .base import Evaluator
+
+
+class _Bound:
+    """A pattern group with its compiled functions and offsets (internal)."""
+
+    __slots__ = ("group", "fn", "N", "rows", "rows_slice", "jac_base", "hess_base", "P")
+
+    def __init__(self, group, name):
+        self.group = group
+        self.fn = compile_group(group.root, group.grad, group.hess, name)
+        self.N = group.size
+        self.rows = group.rows
+        r = group.rows
+        contiguous = len(r) > 0 and r[-1] - r[0] == len(r) - 1 and np.all(np.diff(r) == 1)
+        self.rows_slice = slice(int(r[0]), int(r[-1]) + 1) if contiguous else None
+        self.P = np.zeros((group.param_table.shape[0], self.N))
+
+
+class NumpyEvaluator(Evaluator):
+    """Evaluator over NumPy arrays (final)."""
+
+    xp = np
+    device = "cpu"
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.n, self.m, self.n_params = problem.n, problem.m, problem.n_params
+        self._obj = [_Bound(g, f"objective group {k}") for k, g in
+                     enumerate(problem.objective_groups)]
+        self._con = [_Bound(g, f"constraint group {k}") for k, g in
+                     enumerate(problem.constraint_groups)]
+        # Jacobian structure
+        jr, jc, pos = [], [], 0
+        for b in self._con:
+            r, c = b.group.jac_structure()
+            b.jac_base = pos
+            pos += len(r)
+            jr.append(r)
+            jc.append(c)
+        self.jac_rows = np.concatenate(jr) if jr else np.zeros(0, np.int64)
+        self.jac_cols = np.concatenate(jc) if jc else np.zeros(0, np.int64)
+        # objective gradient terms
+        gi, pos = [], 0
+        for b in self._obj:
+            b.jac_base = pos
+            idx = b.group.grad_index()
+            pos += len(idx)
+            gi.append(idx)
+        self._grad_idx = np.concatenate(gi) if gi else np.zeros(0, np.int64)
+        self._grad_buf = np.zeros(len(self._grad_idx))
+        # Hessian structure: objective groups then constraint groups
+        hr, hc, pos = [], [], 0
+        for b in self._obj + self._con:
+            r, c = b.group.hess_structure()
+            b.hess_base = pos
+            pos += len(r)
+            hr.append(r)
+            hc.append(c)
+        self.hess_rows = np.concatenate(hr) if hr else np.zeros(0, np.int64)
+        self.hess_cols = np.concatenate(hc) if hc else np.zeros(0, np.int64)
+        self.set_params(problem.p)
+
+    # ------------------------------------------------------------------ params
+    def set_params(self, p) -> None:
+        p = np.asarray(p, dtype=float).reshape(-1)
+        if p.size != self.n_params:
+            from ..errors import ModelError
+
+            raise ModelError(f"parameter vector has {p.size} entries, expected {self.n_params}")
+        self.p = p.copy()
+        for b in self._obj + self._con:
+            b.P = p[b.group.param_table]
+
+    def _bind(self, p):
+        if p is not None:
+            self.set_params(p)
+
+    @staticmethod
+    def _x(x, b):
+        return x[b.group.var_table]
+
+    # ------------------------------------------------------------- evaluation
+    def obj(self, x, p=None) -> float:
+        self._bind(p)
+        x = np.asarray(x, dtype=float)
+        total = 0.0
+        with np.errstate(all="ignore"):
+            for b in self._obj:
+                total += float(np.sum(b.fn.val(self._x(x, b), b.P, b.group.data_table, b.N)))
+        return total
+
+    def grad(self, x, out=None, p=None):
+        self._bind(p)
+        x = np.asarray(x, dtype=float)
+        buf = self._grad_buf
+        with np.errstate(all="ignore"):
+            for b in self._obj:
+                b.fn.jac(self._x(x, b), b.P, b.group.data_table, buf, b.jac_base, b.N)
+        g = np.bincount(self._grad_idx, weights=buf, minlength=self.n)
+        if out is None:
+            return g
+        out[:] = g
+        return out
+
+    def cons(self, x, out=None, p=None):
+        self._bind(p)
+        x = np.asarray(x, dtype=float)
+        if out is None:
+            out = np.empty(self.m)
+        with np.errstate(all="ignore"):
+            for b in self._con:
+                v = b.fn.val(self._x(x, b), b.P, b.group.data_table, b.N)
+                if b.rows_slice is not None:
+                    out[b.rows_slice] = v
+                else:
+                    out[b.rows] = v
+        return out
+
+    def jac_values(self, x, out=None, p=None):
+        self._bind(p)
+        x = np.asarray(x, dtype=float)
+        if out is None:
+            out = np.empty(self.nnz_jac)
+        with np.errstate(all="ignore"):
+            for b in self._con:
+                b.fn.jac(self._x(x, b), b.P, b.group.data_table, out, b.jac_base, b.N)
+        return out
+
+    def hess_values(self, x, lam, obj_factor=1.0, out=None, p=None):
+        self._bind(p)
+        x = np.asarray(x, dtype=float)
+        lam = np.asarray(lam, dtype=float)
+        if out is None:
+            out = np.empty(self.nnz_hess)
+        with np.errstate(all="ignore"):
+            for b in self._obj:
+                b.fn.hess(self._x(x, b), b.P, b.group.data_table, float(obj_factor), out,
+                          b.hess_base, b.N)
+            for b in self._con:
+                w = lam[b.rows_slice] if b.rows_slice is not None else lam[b.rows]
+                b.fn.hess(self._x(x, b), b.P, b.group.data_table, w, out, b.hess_base, b.N)
+        return out
+
+    # ------------------------------------------------------------- diagnostics
+    def describe_nonfinite(self, x) -> str:
+        """Name the first objective/constraint whose value or derivatives at ``x``
+        are not finite, with its expression in readable form."""
+        model = self.problem.model
+        x = np.asarray(x, dtype=float)
+        if not np.isfinite(self.obj(x)) or not np.all(np.isfinite(self.grad(x))):
+            return f"objective: {to_str(model.objective, 300)}"
+        c = self.cons(x)
+        bad = np.flatnonzero(~np.isfinite(c))
+        if bad.size == 0:
+            jv = self.jac_values(x)
+            bad = np.unique(self.jac_rows[~np.isfinite(jv)])
+        if bad.size:
+            k = int(bad[0])
+            return f"constraint {model.describe(k)}"
+        return "no non-finite value at this point"

@@ -1,0 +1,110 @@
+"""A compiled NLP: pattern groups, derivative templates and evaluators.
+
+``Problem(model)`` groups the objective's terms and the constraints of an
+:class:`~caspar_backend.model.NLPModel` into pattern groups, derives each
+template's gradient and Hessian once, and hands out evaluators
+(``problem.evaluator('cpu')``) and solves (``problem.solve(...)``).
+Compilation does not depend on parameter values: ``p`` can change between
+solves without recompiling.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import DeviceError
+from .model import NLPModel
+from .patterns import group_expressions, objective_terms
+
+
+class Problem:
+    """The compiled form of one NLP (final)."""
+
+    def __init__(self, model: NLPModel):
+        t0 = time.perf_counter()
+        self.model = model
+        self.objective_groups = group_expressions(objective_terms(model.objective), "objective")
+        self.constraint_groups = group_expressions(list(model.constraints), "constraints")
+        self.compile_time = time.perf_counter() - t0
+        self._evaluators: dict = {}
+
+    # ---------------------------------------------------------------- sizes
+    n = property(lambda self: self.model.n)
+    m = property(lambda self: self.model.m)
+    n_params = property(lambda self: self.model.n_params)
+    lbx = property(lambda self: self.model.lbx)
+    ubx = property(lambda self: self.model.ubx)
+    lbg = property(lambda self: self.model.lbg)
+    ubg = property(lambda self: self.model.ubg)
+    x0 = property(lambda self: self.model.x0)
+    var_names = property(lambda self: self.model.var_names)
+    con_names = property(lambda self: self.model.con_names)
+    param_names = property(lambda self: self.model.param_names)
+
+    @property
+    def p(self) -> np.ndarray:
+        """Current parameter values."""
+        return self.model.p
+
+    @p.setter
+    def p(self, values) -> None:
+        v = np.asarray(values, dtype=float).reshape(-1)
+        if v.size != self.n_params:
+            from .errors import ModelError
+
+            raise ModelError(f"parameter vector has {v.size} entries, expected {self.n_params}")
+        self.model.p = v.copy()
+
+    @property
+    def groups(self) -> list:
+        """All pattern groups: objective groups first, then constraint groups."""
+        return self.objective_groups + self.constraint_groups
+
+    def __repr__(self) -> str:
+        return (f"<caspar Problem n={self.n} m={self.m} params={self.n_params} "
+                f"groups={len(self.objective_groups)}+{len(self.constraint_groups)}>")
+
+    # ----------------------------------------------------------- evaluators
+    def evaluator(self, device: str = "cpu"):
+        """An :class:`~caspar_backend.evaluators.base.Evaluator` on ``device``,
+        bound to the current parameter values."""
+        if device != "cpu":
+            raise DeviceError(f"device {device!r} is not available in this build; use 'cpu'")
+        ev = self._evaluators.get(device)
+        if ev is None:
+            from .evaluators.numpy_eval import NumpyEvaluator
+
+            ev = self._evaluators[device] = NumpyEvaluator(self)
+        ev.set_params(self.p)
+        return ev
+
+    def numpy_source(self) -> str:
+        """The generated NumPy source of every group, for inspection."""
+        from .codegen_numpy import generate_source
+
+        parts = []
+        for kind, groups in (("objective", self.objective_groups),
+                             ("constraint", self.constraint_groups)):
+            for k, g in enumerate(groups):
+                parts.append(generate_source(g.root, g.grad, g.hess,
+                                             f"{kind} group {k} ({g.size} instances)"))
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, **options):
+        """Solve with caspar's interior-point method; see
+        :func:`caspar_backend.solver.solve_nlp` for the options and the result."""
+        from .solver import solve_nlp
+
+        if p is not None:
+            self.p = p
+        ev = self.evaluator(options.pop("device", "cpu"))
+        x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+        res = solve_nlp(ev, self.lbx, self.ubx, self.lbg, self.ubg, x0,
+                        lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
+                        con_names=self.con_names, options=options)
+        if self.model.sense == -1:
+            res.f = -res.f
+        return res
