@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .derivatives import gradient_and_hessian
-from .expr import Graph, Node, topo_order
+from .expr import Graph, Node
 
 _EMPTY_I = np.zeros((0, 0), dtype=np.int64)
 
@@ -49,36 +49,48 @@ def shape_key(root: Node):
     Returns ``(key, var_idx, param_idx, data)`` where ``key`` is hashable and
     equal for two expressions exactly when they are the same template, and
     the lists give the instance's global variable/parameter indices per local
-    slot and its constants per data slot.
+    slot and its constants per data slot.  One iterative post-order pass; this
+    runs once per constraint, so it is written for speed.
     """
     local: dict[int, int] = {}
     var_slot: dict[int, int] = {}
     par_slot: dict[int, int] = {}
     data: list[float] = []
-    items = []
+    items: list = []
 
-    def ref(n: Node):
-        op = n.op
+    def leaf_ref(a):
+        op = a.op
         if op == "var":
-            s = var_slot.get(n.attr)
+            s = var_slot.get(a.attr)
             if s is None:
-                s = var_slot[n.attr] = len(var_slot)
+                s = var_slot[a.attr] = len(var_slot)
             return ("v", s)
-        if op == "param":
-            s = par_slot.get(n.attr)
-            if s is None:
-                s = par_slot[n.attr] = len(par_slot)
-            return ("p", s)
         if op == "const":
-            data.append(n.attr)
+            data.append(a.attr)
             return ("c", len(data) - 1)
-        return local[n.id]
+        s = par_slot.get(a.attr)
+        if s is None:
+            s = par_slot[a.attr] = len(par_slot)
+        return ("p", s)
 
-    for n in topo_order([root]):
-        if n.args:
-            items.append((n.op, n.attr, tuple(ref(a) for a in n.args)))
-            local[n.id] = len(items) - 1
-    root_ref = ref(root)
+    if not root.args:
+        root_ref = leaf_ref(root)
+    else:
+        stack = [root]
+        while stack:
+            n = stack[-1]
+            if n.id in local:
+                stack.pop()
+                continue
+            pending = [a for a in n.args if a.args and a.id not in local]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            stack.pop()
+            refs = tuple(local[a.id] if a.args else leaf_ref(a) for a in n.args)
+            local[n.id] = len(items)
+            items.append((n.op, n.attr, refs))
+        root_ref = local[root.id]
     key = (tuple(items), root_ref, len(var_slot), len(par_slot), len(data))
     return key, list(var_slot), list(par_slot), data
 
