@@ -37,6 +37,12 @@ def _vec(name, v, size):
     return a.copy()
 
 
+def _bad_leaf(node: Node, n: int, q: int) -> bool:
+    op = node.op
+    return ((op == "var" and not 0 <= node.attr < n) or (op == "param" and not 0 <= node.attr < q)
+            or op == "data")
+
+
 @dataclass
 class NLPModel:
     """A continuous NLP over one expression graph (final)."""
@@ -120,23 +126,21 @@ class NLPModel:
                 if not isinstance(r, Node) or r.graph is not self.graph:
                     raise ModelError(f"{what} {k} is not a node of the model's graph")
         n, q = self.n, self.n_params
-        seen: set[int] = set()
-        labelled = [("objective", self.objective)] + list(zip(self.con_names, self.constraints))
-        for label, root in labelled:
-            for node in topo_order([root]):
-                if node.id in seen:
+        roots = [self.objective, *self.constraints]
+        if any(_bad_leaf(node, n, q) for node in topo_order(roots)):
+            # rare path: find the first offending root so the message can name it
+            for label, root in [("objective", self.objective)] + list(
+                    zip(self.con_names, self.constraints)):
+                node = next((v for v in topo_order([root]) if _bad_leaf(v, n, q)), None)
+                if node is None:
                     continue
-                seen.add(node.id)
-                bad = ((node.op == "var" and not 0 <= node.attr < n)
-                       or (node.op == "param" and not 0 <= node.attr < q))
-                if bad:
-                    kind = "variable" if node.op == "var" else "parameter"
-                    raise IndexOutOfRangeError(
-                        f"{kind} index {node.attr} out of range (n = {n}, {q} parameters) "
-                        f"in {label}: {to_str(root, 300)}")
                 if node.op == "data":
                     raise ModelError(f"data leaf in {label}: data leaves belong to pattern "
                                      "templates, not to models")
+                kind = "variable" if node.op == "var" else "parameter"
+                raise IndexOutOfRangeError(
+                    f"{kind} index {node.attr} out of range (n = {n}, {q} parameters) "
+                    f"in {label}: {to_str(root, 300)}")
 
     def describe(self, k: int) -> str:
         """Name and readable expression of constraint ``k``."""
