@@ -106,21 +106,21 @@ class NLPModel:
             bad = np.flatnonzero(lo > hi)
             if bad.size:
                 i = bad[0]
-                raise ModelError(f"{what} {names[i]} has lower bound {lo[i]!r} > "
-                                 f"upper bound {hi[i]!r}")
+                raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > "
+                                 f"upper bound {float(hi[i])!r}")
             bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
             if bad.size:
                 i = bad[0]
                 raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong "
-                                     f"side (lb={lo[i]!r}, ub={hi[i]!r})")
+                                     f"side (lb={float(lo[i])!r}, ub={float(hi[i])!r})")
         bad = np.flatnonzero(~np.isfinite(self.x0))
         if bad.size:
             raise NonFiniteError(f"variable {self.var_names[bad[0]]} has a non-finite "
-                                 f"initial value {self.x0[bad[0]]!r}")
+                                 f"initial value {float(self.x0[bad[0]])!r}")
         bad = np.flatnonzero(~np.isfinite(self.p))
         if bad.size:
             raise NonFiniteError(f"parameter {self.param_names[bad[0]]} has a non-finite "
-                                 f"value {self.p[bad[0]]!r}")
+                                 f"value {float(self.p[bad[0]])!r}")
         for what, roots in (("objective", [self.objective]), ("constraint", self.constraints)):
             for k, r in enumerate(roots):
                 if not isinstance(r, Node) or r.graph is not self.graph:
