@@ -347,7 +347,10 @@ def _s_sum(g, *args):
             else:
                 flat.append(t)
     if c != 0.0:
-        flat.append(g.const(c))
+        if math.isfinite(c):
+            flat.append(g.const(c))
+        else:  # overflow while gathering: keep the constants as they were
+            flat += [a for a in args if a.op == "const"]
     if not flat:
         return g._zero
     if len(flat) == 1:
@@ -363,7 +366,7 @@ def _s_lincomb(g, *args):
         a, t = args[k], args[k + 1]
         if _is(a, 0.0) or _is(t, 0.0):
             continue
-        if a.op == "const" and t.op == "const":
+        if a.op == "const" and t.op == "const" and math.isfinite(c + a.attr * t.attr):
             c += a.attr * t.attr
             continue
         keep += [a, t]
@@ -455,7 +458,8 @@ def to_str(node: Node, max_len: int = 2000) -> str:
         depth += 1
         op = n.op
         if op == "const":
-            emit(_fmt_const(n.attr))
+            neg = n.attr < 0 and parent_prec >= 3
+            emit(f"({_fmt_const(n.attr)})" if neg else _fmt_const(n.attr))
         elif op in ("var", "param", "data"):
             emit(_leaf_name(n))
         elif op in _INFIX:
@@ -485,8 +489,12 @@ def to_str(node: Node, max_len: int = 2000) -> str:
             if parent_prec > 1:
                 emit(")")
         elif op == "neg":
+            if parent_prec >= 3:
+                emit("(")
             emit("-")
             rec(n.args[0], 3, depth)
+            if parent_prec >= 3:
+                emit(")")
         elif op == "powi":
             rec(n.args[0], 4, depth)
             emit(f"**{n.attr}")

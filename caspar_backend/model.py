@@ -64,7 +64,10 @@ class NLPModel:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        n = len(self.lbx) if self.lbx is not None else 0
+        if self.lbx is None or np.ndim(self.lbx) != 1:
+            raise ModelError("lbx must be a 1-D array with one entry per variable "
+                             f"(got {type(self.lbx).__name__})")
+        n = len(self.lbx)
         m = len(self.constraints)
         self.lbx = _vec("lbx", self.lbx, n)
         self.ubx = _vec("ubx", self.ubx, n)

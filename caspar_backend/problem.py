@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from .errors import DeviceError
+from .device import resolve_device
 from .model import NLPModel
 from .patterns import group_expressions, objective_terms
 
@@ -70,15 +70,25 @@ class Problem:
     def evaluator(self, device: str = "cpu"):
         """An :class:`~caspar_backend.evaluators.base.Evaluator` on ``device``,
         bound to the current parameter values."""
-        if device != "cpu":
-            raise DeviceError(f"device {device!r} is not available in this build; use 'cpu'")
+        device = resolve_device(device)
         ev = self._evaluators.get(device)
         if ev is None:
-            from .evaluators.numpy_eval import NumpyEvaluator
-
-            ev = self._evaluators[device] = NumpyEvaluator(self)
+            if device == "cuda":
+                from .evaluators.cuda_eval import CudaEvaluator as cls
+            else:
+                from .evaluators.numpy_eval import NumpyEvaluator as cls
+            ev = self._evaluators[device] = cls(self)
         ev.set_params(self.p)
         return ev
+
+    def cuda_source(self) -> str:
+        """The generated CUDA source of every group (no GPU needed to read it)."""
+        from .codegen_cuda import generate_cuda_source
+
+        return "\n".join(
+            generate_cuda_source(g.root, g.grad, g.hess, f"{kind}{k}")
+            for kind, groups in (("o", self.objective_groups), ("c", self.constraint_groups))
+            for k, g in enumerate(groups))
 
     def numpy_source(self) -> str:
         """The generated NumPy source of every group, for inspection."""

@@ -20,6 +20,7 @@ import numpy as np
 from ..codegen_numpy import compile_group
 from ..expr import to_str
 from .base import Evaluator
+from .layout import Layout
 
 
 class _Bound:
@@ -51,35 +52,15 @@ class NumpyEvaluator(Evaluator):
                      enumerate(problem.objective_groups)]
         self._con = [_Bound(g, f"constraint group {k}") for k, g in
                      enumerate(problem.constraint_groups)]
-        # Jacobian structure
-        jr, jc, pos = [], [], 0
-        for b in self._con:
-            r, c = b.group.jac_structure()
-            b.jac_base = pos
-            pos += len(r)
-            jr.append(r)
-            jc.append(c)
-        self.jac_rows = np.concatenate(jr) if jr else np.zeros(0, np.int64)
-        self.jac_cols = np.concatenate(jc) if jc else np.zeros(0, np.int64)
-        # objective gradient terms
-        gi, pos = [], 0
-        for b in self._obj:
-            b.jac_base = pos
-            idx = b.group.grad_index()
-            pos += len(idx)
-            gi.append(idx)
-        self._grad_idx = np.concatenate(gi) if gi else np.zeros(0, np.int64)
-        self._grad_buf = np.zeros(len(self._grad_idx))
-        # Hessian structure: objective groups then constraint groups
-        hr, hc, pos = [], [], 0
-        for b in self._obj + self._con:
-            r, c = b.group.hess_structure()
-            b.hess_base = pos
-            pos += len(r)
-            hr.append(r)
-            hc.append(c)
-        self.hess_rows = np.concatenate(hr) if hr else np.zeros(0, np.int64)
-        self.hess_cols = np.concatenate(hc) if hc else np.zeros(0, np.int64)
+        lay = Layout.of(problem)
+        self.jac_rows, self.jac_cols = lay.jac_rows, lay.jac_cols
+        self.hess_rows, self.hess_cols = lay.hess_rows, lay.hess_cols
+        self._grad_idx = lay.grad_idx
+        self._grad_buf = np.zeros(len(lay.grad_idx))
+        for b, jb, hb in zip(self._con, lay.con_jac_base, lay.con_hess_base):
+            b.jac_base, b.hess_base = jb, hb
+        for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
+            b.jac_base, b.hess_base = gb, hb
         self.set_params(problem.p)
 
     # ------------------------------------------------------------------ params
