@@ -1,0 +1,202 @@
+"""A Pyomo model -> :class:`~caspar_backend.model.NLPModel` (+ its :class:`PyomoMapping`).
+
+The NLP is IPOPT's
+
+    min f(x; p)   s.t.   lbg <= g(x; p) <= ubg,   lbx <= x <= ubx
+
+* f: the single active ``Objective`` (``-expr`` with ``sense = -1`` for a
+  maximization), or ``0`` when there is none;
+* g: every active ``ConstraintData`` reachable through active Blocks, each
+  once (References and aliases are deduplicated by identity), in Pyomo's
+  component order, through ``to_bounded_expression()``; the numeric constant
+  of the body's top-level sum moves into the bounds; rows with neither bound
+  are skipped (as the NL writer does);
+* x: the free Vars that appear in f or g, in order of first appearance; their
+  bounds are Pyomo's ``VarData.bounds`` (explicit bounds intersected with the
+  domain); a missing value starts at 0 projected into the bounds (IPOPT's rule);
+* p: the mutable Params and fixed Vars that appear in f or g.
+
+Nothing in the user's model is modified: the extraction only reads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from caspar_backend.errors import ModelError, NonFiniteError
+from caspar_backend.expr import Graph
+from caspar_backend.model import NLPModel
+
+from .mapping import LazyNames, PyomoMapping, _check_bounds
+from .walker import ExpressionWalker
+
+_INF = math.inf
+_MAX_LISTED = 10
+
+
+def pyomo_to_model(model) -> NLPModel:
+    """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
+
+    The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
+    x, p and g back to the model's components.
+    """
+    from pyomo.core.base import Constraint, Objective
+
+    if not hasattr(model, "component_data_objects"):
+        raise ModelError(f"from_pyomo expects a Pyomo model or Block, got "
+                         f"{type(model).__name__}")
+    g = Graph()
+    walker = ExpressionWalker(g)
+    try:
+        objective, f, sense = _objective(model, Objective, walker, g)
+        rows = _constraints(model, Constraint, walker, g)
+    finally:
+        walker.release()
+    _reject_discrete(walker.x_vars)
+
+    mapping = PyomoMapping(
+        model=model, x_vars=walker.x_vars, p_objs=walker.p_objs,
+        constraints=rows.cons, objective=objective, sense=sense,
+        shift=np.asarray(rows.shift, dtype=float), bound_exprs=rows.bound_exprs,
+        con_lb=rows.lo, con_ub=rows.hi, skipped=rows.skipped, blocks=rows.blocks)
+    lbx, ubx = mapping.var_bounds()
+    lbg, ubg = mapping.con_lb - mapping.shift, mapping.con_ub - mapping.shift
+    return NLPModel(
+        g, f, rows.roots, lbx, ubx, lbg, ubg,
+        x0=mapping.initial_point(lbx, ubx), p=mapping.param_values(),
+        var_names=LazyNames(mapping.x_vars), con_names=LazyNames(mapping.constraints),
+        param_names=LazyNames(mapping.p_objs), sense=sense, source="pyomo",
+        meta={"pyomo": mapping})
+
+
+def from_pyomo(model):
+    """``Problem(pyomo_to_model(model))``: the compiled problem of a Pyomo model."""
+    from caspar_backend.problem import Problem
+
+    return Problem(pyomo_to_model(model))
+
+
+# ------------------------------------------------------------------ objective
+def _objective(model, Objective, walker, g):
+    objs = _unique(model.component_data_objects(Objective, active=True, descend_into=True))
+    if len(objs) > 1:
+        names = ", ".join(o.name for o in objs[:_MAX_LISTED])
+        more = f" and {len(objs) - _MAX_LISTED} more" if len(objs) > _MAX_LISTED else ""
+        raise ModelError(f"the model has {len(objs)} active objectives ({names}{more}); "
+                         "caspar needs exactly one, or none for a feasibility problem "
+                         "(deactivate the others)")
+    if not objs:
+        return None, g.const(0.0), 1
+    obj = objs[0]
+    walker.context = obj
+    if obj.expr is None:
+        raise ModelError(f"objective {obj.name} has no expression")
+    f = walker.walk(obj.expr)
+    sense = -1 if int(obj.sense) < 0 else 1
+    return obj, (g.neg(f) if sense < 0 else f), sense
+
+
+# ---------------------------------------------------------------- constraints
+class _Rows:
+    """Accumulators of the constraint loop (a plain record; final)."""
+
+    __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks")
+
+    def __init__(self):
+        self.cons, self.roots, self.shift = [], [], []
+        self.lo, self.hi = [], []
+        self.bound_exprs, self.skipped, self.blocks = [], [], []
+
+
+def _constraints(model, Constraint, walker, g) -> _Rows:
+    from pyomo.common.numeric_types import native_numeric_types as native
+    from pyomo.core.expr.visitor import value
+
+    rows = _Rows()
+    cons, roots, shift, lo, hi = rows.cons, rows.roots, rows.shift, rows.lo, rows.hi
+    seen: set[int] = set()
+    last_comp, start = None, 0
+    walk = walker.walk
+    for con in model.component_data_objects(Constraint, active=True, descend_into=True):
+        key = id(con)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            lb, body, ub = con.to_bounded_expression()
+        except ValueError as exc:  # e.g. a ranged constraint with a variable bound
+            raise ModelError(f"constraint {con.name}: {exc}") from None
+        # -- bounds: numbers stay numbers; expressions of Params are evaluated
+        #    now and remembered, so refresh() can re-read them without recompiling
+        lo_v = -_INF if lb is None else (lb if lb.__class__ in native else None)
+        hi_v = _INF if ub is None else (ub if ub.__class__ in native else None)
+        if lo_v is None or hi_v is None:
+            lo_v, hi_v = _bound_exprs(con, lb, ub, lo_v, hi_v, value, rows.bound_exprs,
+                                      len(cons))
+        if lo_v == -_INF and hi_v == _INF:
+            rows.skipped.append(con)
+            continue
+        walker.context = con
+        node = walk(body)
+        c = 0.0
+        if node.op == "sum" and node.args[-1].op == "const":
+            c = node.args[-1].attr
+            node = g.sum(node.args[:-1])
+        comp = con.parent_component()
+        if comp is not last_comp:
+            if last_comp is not None:
+                rows.blocks.append((last_comp, start, len(cons)))
+            last_comp, start = comp, len(cons)
+        cons.append(con)
+        roots.append(node)
+        shift.append(c)
+        lo.append(lo_v)
+        hi.append(hi_v)
+    if last_comp is not None:
+        rows.blocks.append((last_comp, start, len(cons)))
+    rows.lo = np.array(lo, dtype=float)
+    rows.hi = np.array(hi, dtype=float)
+    _check_bounds(rows.lo, rows.hi, cons, "constraint")
+    return rows
+
+
+def _bound_exprs(con, lb, ub, lo_v, hi_v, value, record, j):
+    """Evaluate bounds that are fixed expressions; remember them for refresh."""
+    le = ue = None
+    try:
+        if lo_v is None:
+            le, lo_v = lb, float(value(lb))
+        if hi_v is None:
+            ue, hi_v = ub, float(value(ub))
+    except (TypeError, ValueError) as exc:  # a Param without a value, ...
+        raise ModelError(f"constraint {con.name}: cannot evaluate its bound: {exc}") from None
+    if math.isnan(lo_v) or math.isnan(hi_v):
+        raise NonFiniteError(f"constraint {con.name} has a non-finite bound "
+                             f"(lower {lo_v!r}, upper {hi_v!r})")
+    if not (lo_v == -_INF and hi_v == _INF):
+        record.append((j, le, ue))
+    return lo_v, hi_v
+
+
+# --------------------------------------------------------------------- checks
+def _reject_discrete(x_vars) -> None:
+    bad = [v for v in x_vars if not v.is_continuous()]
+    if bad:
+        names = ", ".join(f"{v.name} ({v.domain})" for v in bad[:_MAX_LISTED])
+        more = f" and {len(bad) - _MAX_LISTED} more" if len(bad) > _MAX_LISTED else ""
+        raise ModelError(f"caspar is a continuous NLP solver; the model has "
+                         f"{len(bad)} discrete variable(s): {names}{more} "
+                         "(relax them, e.g. with TransformationFactory('core.relax_integer_vars'), "
+                         "or fix them)")
+
+
+def _unique(objs) -> list:
+    seen: set[int] = set()
+    out = []
+    for o in objs:
+        if id(o) not in seen:
+            seen.add(id(o))
+            out.append(o)
+    return out

@@ -1,0 +1,232 @@
+"""The correspondence between an extracted NLP and the Pyomo model it came from.
+
+For the NLP ``min f(x; p) s.t. lbg <= g(x; p) <= ubg, lbx <= x <= ubx``:
+
+* ``x[i]``  is ``x_vars[i].value``  (free ``VarData`` that appear in an active
+  objective or constraint, in order of first appearance);
+* ``p[k]``  is ``p_objs[k].value``  (mutable ``ParamData`` and fixed ``VarData``);
+* row ``j`` of ``g`` is ``constraints[j]`` (a ``ConstraintData``) with
+
+      body_j(x; p) = g_j(x; p) + shift[j],   lbg[j] = lb_j - shift[j],   ubg[j] = ub_j - shift[j]
+
+  (the numeric constant of the body's top-level sum is moved into the bounds,
+  as the NL writer does); ``lbg[j] == ubg[j]`` for an equality;
+* ``f = sense * objective.expr`` with ``sense = -1`` for a maximization
+  (``NLPModel.objective`` is then ``-expr``), ``objective is None`` and
+  ``f = 0`` for a feasibility problem.
+
+A re-solve after the user changes mutable Params or fixed-Var values needs no
+recompilation: :meth:`PyomoMapping.refresh` reads the new ``p``, the variable
+bounds and any constraint bounds that are expressions of Params, and
+:meth:`PyomoMapping.check_structure` tells whether the model changed in a way
+that does need a new extraction (a Var fixed or unfixed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import final
+
+import numpy as np
+
+from caspar_backend.errors import ModelError, NonFiniteError
+
+_INF = math.inf
+
+
+@final
+class LazyNames(Sequence):
+    """``names[i] == objs[i].name``, computed on first access and cached.
+
+    Pyomo's fully qualified names cost several microseconds each (they format
+    the index); most names of a large model are never printed, so they are
+    built only when an error message, a log or a user asks for them.
+    """
+
+    __slots__ = ("_objs", "_cache")
+
+    def __init__(self, objs):
+        self._objs = objs
+        self._cache: list = [None] * len(objs)
+
+    def __len__(self) -> int:
+        return len(self._objs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        s = self._cache[i]
+        if s is None:
+            s = self._cache[i] = self._objs[i].name
+        return s
+
+    def __repr__(self) -> str:
+        return f"LazyNames({len(self)} names)"
+
+
+@final
+@dataclass(frozen=True)
+class PyomoData:
+    """The numbers of an extracted model, re-read from Pyomo (float64 arrays)."""
+
+    p: np.ndarray
+    lbx: np.ndarray
+    ubx: np.ndarray
+    lbg: np.ndarray
+    ubg: np.ndarray
+    x0: np.ndarray
+
+
+@final
+@dataclass(eq=False)
+class PyomoMapping:
+    """Ordered Pyomo components behind x, p and g (see the module docstring)."""
+
+    model: object
+    x_vars: list
+    p_objs: list
+    constraints: list
+    objective: object | None
+    sense: int
+    shift: np.ndarray
+    #: rows whose bounds are Pyomo expressions (mutable Params, fixed Vars):
+    #: ``(j, lower expr or None, upper expr or None)``, re-evaluated by refresh
+    bound_exprs: list = field(default_factory=list)
+    #: numeric bounds of Pyomo's constraints before the shift, float64 (m,)
+    con_lb: np.ndarray | None = None
+    con_ub: np.ndarray | None = None
+    #: active constraints with neither bound (skipped, as the NL writer does)
+    skipped: list = field(default_factory=list)
+    #: ``(Constraint component, start, stop)``: runs of rows from one component
+    blocks: list = field(default_factory=list)
+
+    # ------------------------------------------------------------ sizes/names
+    @property
+    def n(self) -> int:
+        return len(self.x_vars)
+
+    @property
+    def m(self) -> int:
+        return len(self.constraints)
+
+    @property
+    def var_names(self) -> LazyNames:
+        return LazyNames(self.x_vars)
+
+    @property
+    def con_names(self) -> LazyNames:
+        return LazyNames(self.constraints)
+
+    @property
+    def param_names(self) -> LazyNames:
+        return LazyNames(self.p_objs)
+
+    # ---------------------------------------------------------- reading data
+    def param_values(self) -> np.ndarray:
+        """``p`` from the current values of the mutable Params and fixed Vars."""
+        vals = [o.value for o in self.p_objs]
+        try:
+            p = np.array(vals, dtype=float)
+        except (TypeError, ValueError):
+            p = None
+        if p is None or p.size != len(vals):
+            for o, v in zip(self.p_objs, vals):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise ModelError(_no_value(o, v)) from None
+        bad = np.flatnonzero(~np.isfinite(p))
+        if bad.size:
+            o = self.p_objs[bad[0]]
+            raise NonFiniteError(f"{_kind(o)} {o.name} has the non-finite value {p[bad[0]]!r}")
+        return p
+
+    def var_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lbx, ubx)`` from the Vars' bounds and domains (None -> -inf/+inf)."""
+        lb, ub = zip(*[v.bounds for v in self.x_vars]) if self.x_vars else ((), ())
+        lbx = np.array([-_INF if b is None else b for b in lb], dtype=float)
+        ubx = np.array([_INF if b is None else b for b in ub], dtype=float)
+        _check_bounds(lbx, ubx, self.x_vars, "variable")
+        return lbx, ubx
+
+    def initial_point(self, lbx=None, ubx=None) -> np.ndarray:
+        """Current Var values; ``None`` becomes 0 projected into the bounds."""
+        vals = [v.value for v in self.x_vars]
+        x0 = np.array([0.0 if v is None else v for v in vals], dtype=float)
+        missing = np.array([v is None for v in vals], dtype=bool)
+        if missing.any():
+            if lbx is None:
+                lbx, ubx = self.var_bounds()
+            x0[missing] = np.minimum(np.maximum(0.0, lbx[missing]), ubx[missing])
+        return x0
+
+    def con_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lbg, ubg)``: the constraints' bounds (expressions re-evaluated)
+        minus the constant shift."""
+        lo, hi = self.con_lb.copy(), self.con_ub.copy()
+        if self.bound_exprs:
+            from pyomo.core.expr.visitor import value
+
+            for j, le, ue in self.bound_exprs:
+                if le is not None:
+                    lo[j] = value(le)
+                if ue is not None:
+                    hi[j] = value(ue)
+            _check_bounds(lo, hi, self.constraints, "constraint")
+        return lo - self.shift, hi - self.shift
+
+    def refresh(self) -> PyomoData:
+        """Every number of the NLP re-read from the Pyomo model (structure unchanged;
+        call :meth:`check_structure` first if Vars may have been (un)fixed)."""
+        lbx, ubx = self.var_bounds()
+        lbg, ubg = self.con_bounds()
+        return PyomoData(self.param_values(), lbx, ubx, lbg, ubg,
+                         self.initial_point(lbx, ubx))
+
+    def check_structure(self) -> None:
+        """Raise :class:`ModelError` if a Var in x was fixed or a fixed Var in p was
+        unfixed since extraction: the NLP must then be extracted again."""
+        for v in self.x_vars:
+            if v.fixed:
+                raise ModelError(f"variable {v.name} was fixed after the model was "
+                                 "extracted; extract the model again")
+        for o in self.p_objs:
+            if o.is_variable_type() and not o.fixed:
+                raise ModelError(f"variable {o.name} was unfixed after the model was "
+                                 "extracted; extract the model again")
+
+    # --------------------------------------------------------- writing back
+    def load_x(self, x) -> None:
+        """Set ``x_vars[i].value = x[i]`` (no bound or domain validation: an
+        interior-point iterate may sit a hair outside a bound)."""
+        x = np.asarray(x, dtype=float).reshape(-1)
+        if x.size != self.n:
+            raise ModelError(f"x has {x.size} entries, the model has {self.n} variables")
+        for v, val in zip(self.x_vars, x.tolist()):
+            v.set_value(val, skip_validation=True)
+
+    def body_values(self, g) -> np.ndarray:
+        """Pyomo's constraint bodies from ``g``: ``body = g + shift``."""
+        return np.asarray(g, dtype=float).reshape(-1) + self.shift
+
+
+# ----------------------------------------------------------------- helpers
+def _kind(o) -> str:
+    return "fixed variable" if o.is_variable_type() else "parameter"
+
+
+def _no_value(o, v) -> str:
+    if v is None:
+        return f"{_kind(o)} {o.name} has no value"
+    return f"{_kind(o)} {o.name} has the non-numeric value {v!r}"
+
+
+def _check_bounds(lo, hi, objs, what) -> None:
+    """NaN or an infinity on the wrong side is an error naming the component."""
+    bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi) | (lo == _INF) | (hi == -_INF))
+    if bad.size:
+        j = bad[0]
+        raise NonFiniteError(f"{what} {objs[j].name} has a non-finite bound "
+                             f"(lower {lo[j]!r}, upper {hi[j]!r})")
