@@ -1,0 +1,124 @@
+"""CUDA evaluator against the NumPy evaluator (differential), and the NVRTC cache.
+
+GPU tests: marked ``gpu``; they skip cleanly without CuPy or a CUDA device.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from caspar_backend import Graph, NLPModel, Problem
+from exprgen import ALL_OPS, ExprGen
+
+pytestmark = pytest.mark.gpu
+
+
+def _random_model(seed=0, n=12, per_op=6, n_params=3):
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    gen = ExprGen(g, rng, range(n), range(n_params))
+    roots = [gen.expr_with(3, op) for op in ALL_OPS if op not in ("var",) for _ in range(per_op)]
+    obj = g.sum(roots[:10])
+    m = len(roots)
+    model = NLPModel(g, obj, roots, lbx=-np.inf * np.ones(n), ubx=np.inf * np.ones(n),
+                     lbg=-np.inf * np.ones(m), ubg=np.inf * np.ones(m),
+                     p=rng.uniform(0.5, 1.5, n_params))
+    return Problem(model), rng
+
+
+def _chain_model(N=20000):
+    g = Graph()
+    x = [g.var(i) for i in range(N + 2)]
+    p = g.param(0)
+    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
+    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5 + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
+            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
+    cons += [x[i] * x[i] + x[i + 1] for i in range(N)]
+    n, m = N + 2, len(cons)
+    return Problem(NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
+                            np.zeros(m), np.zeros(m), p=[1.3]))
+
+
+def _close(a, b, rtol=1e-12):
+    a, b = np.asarray(a), np.asarray(b)
+    fin = np.isfinite(b)
+    assert np.array_equal(np.isfinite(a), fin)
+    scale = np.maximum(1.0, np.abs(b[fin]))
+    err = np.max(np.abs(a[fin] - b[fin]) / scale) if fin.any() else 0.0
+    assert err <= rtol, err
+
+
+@pytest.mark.parametrize("build", ["random", "chain"])
+def test_cuda_matches_numpy(build):
+    import cupy as cp
+
+    prob, rng = _random_model() if build == "random" else (_chain_model(), np.random.default_rng(1))
+    cpu, gpu = prob.evaluator("cpu"), prob.evaluator("cuda")
+    assert gpu.xp is cp
+    np.testing.assert_array_equal(cp.asnumpy(gpu.jac_rows), cpu.jac_rows)
+    np.testing.assert_array_equal(cp.asnumpy(gpu.hess_cols), cpu.hess_cols)
+    for _ in range(3):
+        x = rng.uniform(-1.5, 1.5, prob.n)
+        lam = rng.standard_normal(prob.m)
+        xd, ld = cp.asarray(x), cp.asarray(lam)
+        _close(gpu.obj(xd), cpu.obj(x))
+        _close(cp.asnumpy(gpu.grad(xd)), cpu.grad(x))
+        _close(cp.asnumpy(gpu.cons(xd)), cpu.cons(x))
+        _close(cp.asnumpy(gpu.jac_values(xd)), cpu.jac_values(x))
+        _close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7)), cpu.hess_values(x, lam, 0.7))
+
+
+def test_outputs_written_in_place_without_allocation():
+    import cupy as cp
+
+    prob = _chain_model(1000)
+    ev = prob.evaluator("cuda")
+    x = cp.asarray(np.random.default_rng(0).uniform(-1, 1, prob.n))
+    out = cp.empty(ev.nnz_jac)
+    assert ev.jac_values(x, out) is out
+    lam = cp.ones(prob.m)
+    h = cp.empty(ev.nnz_hess)
+    assert ev.hess_values(x, lam, 1.0, h) is h
+
+
+def test_parameters_change_without_recompiling():
+    import cupy as cp
+
+    prob = _chain_model(100)
+    ev = prob.evaluator("cuda")
+    x = np.random.default_rng(0).uniform(-1, 1, prob.n)
+    c1 = cp.asnumpy(ev.cons(cp.asarray(x), p=[1.0]))
+    c2 = cp.asnumpy(ev.cons(cp.asarray(x), p=[2.0]))
+    np.testing.assert_allclose(c1[:100] - c2[:100], 3.0, rtol=1e-12)
+
+
+def test_second_process_reuses_compile_cache(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from caspar_backend import Graph, NLPModel, Problem
+        g = Graph(); x = [g.var(i) for i in range(3)]
+        m = NLPModel(g, g.sum([g.exp(x[i]) * x[i + 1] for i in range(2)]), [g.atan2(x[0], x[2])],
+                     lbx=[-1] * 3, ubx=[1] * 3, lbg=[0], ubg=[0])
+        print(Problem(m).evaluator('cuda').compiled_from_cache)
+    """)
+    env = {**__import__("os").environ, "CASPAR_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert first.stdout.strip() == "False", first.stderr
+    assert second.stdout.strip() == "True", second.stderr
+    assert list(tmp_path.glob("cuda/*.cu")) and list(tmp_path.glob("cuda/*.cubin"))
+
+
+def test_nvrtc_failure_carries_source_and_log():
+    from caspar_backend.cuda_compile import CudaCompileError, compile_module
+
+    bad = 'extern "C" __global__ void k(double* o) { o[0] = undefined_name; }\n'
+    with pytest.raises(CudaCompileError) as e:
+        compile_module(bad, "bad.cu")
+    assert e.value.source == bad
+    assert "undefined_name" in e.value.log
