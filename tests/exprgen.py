@@ -78,8 +78,11 @@ class ExprGen:
 
     def leaf(self) -> Node:
         g, r = self.g, self.rng.random()
-        if r < 0.6 or not self.params:
+        if r < 0.45 or (r >= 0.6 and not self.params):
             return g.var(self.choice(self.vars))
+        if r < 0.6:         # two variables, so expressions couple their variables
+            a, b = g.var(self.choice(self.vars)), g.var(self.choice(self.vars))
+            return g.apply(self.choice(("add", "sub", "mul")), a, b)
         if r < 0.75:
             return g.param(self.choice(self.params))
         if r < 0.85:
@@ -155,7 +158,17 @@ class ExprGen:
             # integer-valued on both sides, so equality really happens at points
             return g.cmp(op, g.floor(g.mul(g.const(1.5), self.any(depth - 1))),
                          g.const(float(self.rng.integers(-2, 2))))
-        return g.cmp(op, self.any(depth - 1), self.any(depth - 1))
+        return g.cmp(op, *self.distinct_pair(depth - 1))
+
+    def distinct_pair(self, depth: int):
+        """Two expressions that are not the same node.  (``x < x`` is a constant
+        CasADi folds away but caspar keeps; avoided so structures stay comparable.)"""
+        a = self.any(depth)
+        for _ in range(20):
+            b = self.any(depth)
+            if b is not a:
+                return a, b
+        return a, self.g.add(a, self.c())
 
     def expr(self, depth: int, root_op: str | None = None) -> Node:
         if root_op is None:
@@ -193,8 +206,12 @@ def _b_lincomb(gen, d):
     coefs, terms = [], []
     for _ in range(k):
         r = gen.rng.random()
-        coefs.append(gen.g.param(gen.choice(gen.params)) if (r < 0.2 and gen.params)
-                     else gen.c())
+        if r < 0.2 and gen.params:
+            coefs.append(gen.g.param(gen.choice(gen.params)))
+        elif r < 0.35:      # a variable coefficient: lincomb is bilinear in its pairs
+            coefs.append(gen.bounded(d))
+        else:
+            coefs.append(gen.c())
         terms.append(gen.g.var(gen.choice(gen.vars)) if gen.rng.random() < 0.6
                      else gen.any(d))
     return gen.g.lincomb(coefs, terms)
@@ -218,7 +235,7 @@ def _b_pow(gen, d):
 
 def _b_cmp(op):
     def build(gen, d):
-        return gen.g.cmp(op, gen.any(d), gen.any(d))
+        return gen.g.cmp(op, *gen.distinct_pair(d))
     return build
 
 
