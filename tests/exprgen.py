@@ -522,3 +522,85 @@ def rel_err(a, b, floor=1.0):
     """Elementwise |a - b| / max(|b|, floor)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     return np.abs(a - b) / np.maximum(np.abs(b), floor)
+
+
+# --------------------------------------------------------------------------
+# a large flat model of three repeated shapes (tests/test_patterns.py, benchmarks)
+# --------------------------------------------------------------------------
+def three_shape_model(m: int, n: int, seed: int = 0, n_params: int = 7):
+    """An NLPModel with ``m`` constraints drawn, in shuffled order, from three shapes
+    over random variable pairs a != b in range(n) (so Hessian entries collide
+    across instances), and an objective that is a sum of ``n`` squares::
+
+        A_i = c_i x_a x_a + sin(x_b) x_a - p_k      (x_a repeated inside the instance)
+        B_i = exp(x_a - x_b) + c_i x_b**3
+        C_i = x_a x_b / (1 + x_a**2)
+        f   = sum_j w_j (x_j - t_j)**2
+
+    Constants are drawn from [0.5, 2] (never 0 or 1, which would simplify a
+    shape away).  Returns ``(model, info)`` with the per-constraint shape code
+    (0, 1, 2), indices and constants, for hand-written reference derivatives.
+    """
+    from caspar_backend.model import NLPModel
+
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    shape = rng.integers(0, 3, size=m)
+    a = rng.integers(0, n, size=m)
+    b = (a + rng.integers(1, n, size=m)) % n          # b != a
+    c = rng.uniform(0.5, 2.0, size=m)
+    k = rng.integers(0, n_params, size=m)
+    w = rng.uniform(0.5, 2.0, size=n)
+    t = rng.uniform(-1.0, 1.0, size=n)
+    xs = [g.var(j) for j in range(n)]
+    ps = [g.param(q) for q in range(n_params)]
+    one = g.const(1.0)
+    cons = []
+    for i in range(m):
+        xa, xb, ci = xs[a[i]], xs[b[i]], g.const(c[i])
+        if shape[i] == 0:
+            e = g.sub(g.add(g.mul(g.mul(ci, xa), xa), g.mul(g.sin(xb), xa)), ps[k[i]])
+        elif shape[i] == 1:
+            e = g.add(g.exp(g.sub(xa, xb)), g.mul(ci, g.powi(xb, 3)))
+        else:
+            e = g.div(g.mul(xa, xb), g.add(one, g.powi(xa, 2)))
+        cons.append(e)
+    obj = g.sum([g.mul(g.const(w[j]), g.powi(g.sub(xs[j], g.const(t[j])), 2))
+                 for j in range(n)])
+    p = rng.uniform(0.5, 1.5, size=n_params)
+    model = NLPModel(g, obj, cons, lbx=np.full(n, -5.0), ubx=np.full(n, 5.0),
+                     lbg=np.full(m, -1.0), ubg=np.full(m, 1.0),
+                     x0=rng.uniform(-1.0, 1.0, size=n), p=p)
+    info = dict(shape=shape, a=a, b=b, c=c, k=k, w=w, t=t, p=p)
+    return model, info
+
+
+def three_shape_reference(info, x, lam, sigma):
+    """Hand-derived values, Jacobian and lower-triangle Lagrangian Hessian of
+    :func:`three_shape_model` (scipy.sparse, duplicates summed)."""
+    import scipy.sparse as sp
+
+    s, a, b, c, k = info["shape"], info["a"], info["b"], info["c"], info["k"]
+    w, t, p = info["w"], info["t"], info["p"]
+    n, m = len(w), len(s)
+    xa, xb = x[a], x[b]
+    E = np.exp(xa - xb)
+    D = 1.0 + xa ** 2
+    val = np.select([s == 0, s == 1],
+                    [c * xa * xa + np.sin(xb) * xa - p[k], E + c * xb ** 3],
+                    xa * xb / D)
+    ja = np.select([s == 0, s == 1], [2 * c * xa + np.sin(xb), E], xb * (1 - xa ** 2) / D ** 2)
+    jb = np.select([s == 0, s == 1], [np.cos(xb) * xa, -E + 3 * c * xb ** 2], xa / D)
+    haa = np.select([s == 0, s == 1], [2 * c, E], -2 * xa * xb * (3 - xa ** 2) / D ** 3)
+    hab = np.select([s == 0, s == 1], [np.cos(xb), -E], (1 - xa ** 2) / D ** 2)
+    hbb = np.select([s == 0, s == 1], [-np.sin(xb) * xa, E + 6 * c * xb], 0.0 * xa)
+    rows = np.arange(m)
+    J = sp.csr_matrix((np.r_[ja, jb], (np.r_[rows, rows], np.r_[a, b])), shape=(m, n))
+    hi, hj = np.maximum(a, b), np.minimum(a, b)
+    Hl = sp.csr_matrix((np.r_[lam * haa, lam * hab, lam * hbb, sigma * 2 * w],
+                        (np.r_[a, hi, b, np.arange(n)], np.r_[a, hj, b, np.arange(n)])),
+                       shape=(n, n))
+    Hfull = (Hl + Hl.T - sp.diags(Hl.diagonal())).tocsr()
+    f = float(np.sum(w * (x - t) ** 2))
+    grad = 2 * w * (x - t)
+    return dict(f=f, grad=grad, g=val, J=J, H=Hfull)
