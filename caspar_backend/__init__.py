@@ -19,6 +19,23 @@ from .errors import (  # noqa: F401  (cheap, dependency-free)
     UnsupportedOpError,
 )
 
+def _source_checkout_path() -> None:
+    # In a source checkout (not installed), adapters/ and kernels/ sit beside this
+    # package and are installed as caspar_backend.adapters / .kernels; let the
+    # checkout import them the same way.
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if (not os.path.isdir(os.path.join(here, "adapters"))
+            and os.path.isfile(os.path.join(root, "pyproject.toml"))
+            and os.path.isdir(os.path.join(root, "adapters"))
+            and root not in __path__):
+        __path__.append(root)
+
+
+_source_checkout_path()
+
 _LAZY = {
     "Graph": ("caspar_backend.expr", "Graph"),
     "NLPModel": ("caspar_backend.model", "NLPModel"),
