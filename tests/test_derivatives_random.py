@@ -470,3 +470,67 @@ def test_check_derivatives_passes_and_catches_errors():
     rep = check_derivatives(bad, small.x, small.lam, small.sigma)
     assert [(k, r, c) for k, r, c, *_ in rep.errors] == [
         ("hess", small.problem.var_names[col], small.problem.var_names[col])], str(rep)
+
+
+# ----------------------------------------------------- edge-shaped models
+def _deep(g, x, P):
+    e = x[0]
+    for i in range(300):
+        e = g.sin(e) + x[i % 3] * 0.01
+    return e, [e]
+
+
+_EDGE = [
+    ("bare var, const and param constraints",
+     lambda g, x, P: (x[1], [x[0], g.const(2.0), P[0], x[0] + P[0]])),
+    ("no constraints", lambda g, x, P: (g.sin(x[0]) * x[1], [])),
+    ("parameter-only objective", lambda g, x, P: (P[0] * 2.0, [x[0] * x[1]])),
+    ("constant objective", lambda g, x, P: (g.const(3.0), [x[0] * x[1]])),
+    ("wide sums (helper path)",
+     lambda g, x, P: (g.sum([x[i] * x[(i + 1) % 40] for i in range(40)]),
+                      [g.sum([g.sin(x[i]) * x[(i + 3) % 40] for i in range(40)])])),
+    ("wide lincomb with variable coefficients",
+     lambda g, x, P: (g.lincomb([x[i] for i in range(40)], [g.exp(x[(i + 1) % 40]) for i in range(40)]),
+                      [g.lincomb([float(i + 2) for i in range(39)],
+                                 [x[i] * x[i + 1] for i in range(39)])])),
+    ("lincomb objective split into terms",
+     lambda g, x, P: (g.lincomb([2.0, x[0], P[0]], [x[1], x[2], x[0] * x[0]]), [x[0]])),
+    ("objective sum with nested lincomb and constant",
+     lambda g, x, P: (g.sum([x[0] * x[1], g.lincomb([2.0, 3.0], [x[0] * x[0], x[1]]),
+                             g.sin(x[2]), g.const(5.0)]), [x[0]])),
+    ("objective sum of a repeated term", lambda g, x, P: (g.sum([x[0] * x[1], x[0] * x[1]]), [x[0]])),
+    ("deep chain (300 levels)", _deep),
+    ("same variable in base and exponent",
+     lambda g, x, P: (g.pow(g.exp(x[0]), x[0]), [g.pow(1.5 + x[0] * x[0], x[0] * x[1])])),
+    ("negative powi", lambda g, x, P: (g.powi(2 + x[0], -3), [g.powi(x[0] + 3, -1) * x[1],
+                                                               g.powi(g.powi(x[1] + 2, -1), 2)])),
+    ("fmin/fmax of one node", lambda g, x, P: (g.fmin(x[0], x[0]) * x[1],
+                                                [g.fmax(x[0] * x[1], x[0] * x[1])])),
+    ("objective node is a constraint node", lambda g, x, P: (x[0] * x[1], [x[0] * x[1]] * 2)),
+]
+
+
+@pytest.mark.parametrize("name,build", _EDGE, ids=[e[0] for e in _EDGE])
+def test_edge_models_match_casadi(name, build):
+    n, p = 40, np.array([1.5])
+    g = Graph()
+    x = [g.var(i) for i in range(n)]
+    obj, cons = build(g, x, [g.param(0)])
+    m = len(cons)
+    model = NLPModel(g, obj, cons, np.full(n, -5.0), np.full(n, 5.0), np.full(m, -np.inf),
+                     np.full(m, np.inf), p=p)
+    ev = Problem(model).evaluator()
+    rng = np.random.default_rng(1)
+    z, lam = rng.uniform(-1, 1, n), rng.uniform(-1, 1, m)
+    xs, ps = ca.SX.sym("x", n), ca.SX.sym("p", 1)
+    out = to_casadi([obj] + cons, xs, ps)
+    gv = ca.vertcat(*out[1:]) if cons else ca.SX(0, 1)
+    lag = 0.7 * out[0] + (ca.dot(ca.DM(lam), gv) if cons else 0)
+    fun = ca.Function("f", [xs, ps], [out[0], gv, ca.gradient(out[0], xs),
+                                      ca.jacobian(gv, xs), ca.hessian(lag, xs)[0]])
+    f, gc, gr, J, Hs = (np.array(v.full()) for v in fun(z, p))
+    assert ev.obj(z) == pytest.approx(float(f[0, 0]), rel=1e-13, abs=1e-14)
+    np.testing.assert_allclose(ev.cons(z), gc.reshape(-1), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(ev.grad(z), gr.reshape(-1), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ev.jac(z).toarray(), J.reshape(m, n), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ev.hess(z, lam, 0.7).toarray(), Hs, rtol=1e-12, atol=1e-14)
