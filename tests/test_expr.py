@@ -147,6 +147,19 @@ def test_sum_flattening_and_constants(g, xyz):
     assert g.sum([x]) is x
     assert g.sum([x, g.const(0.0)]) is x
     assert g.sum([g.const(1), g.const(2)]).attr == 3.0
+    # gathering constants that overflow keeps the terms (like add), no NonFiniteError
+    big = g.sum([g.const(1e308), x, g.const(1e308)])
+    assert not math.isfinite(val(big))
+    assert g.lincomb([1e308, 1e308], [g.const(10.0), x]).op == "lincomb"
+
+
+@pytest.mark.xfail(strict=True, reason="core bug (.notes/expr-bugs.md #9): the overflow path "
+                   "drops constants that came from a nested sum")
+def test_sum_constant_overflow_keeps_every_term(g, xyz):
+    x, _, _ = xyz
+    e = g.sum([g.sum([x, g.const(1e308)]), g.const(1e308)])
+    consts = [a.attr for a in e.args if a.op == "const"]
+    assert sum(c / 1e308 for c in consts) == 2.0, to_str(e)
 
 
 def test_lincomb(g, xyz):

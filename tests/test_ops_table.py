@@ -361,3 +361,21 @@ def test_nonsmooth_ops_have_no_second_derivative_rules():
         spec = ops.OPS[name]
         g, xs, node = build(name, spec.arity or 2, None)
         assert spec.d2(g, node) == {}, name
+
+
+def _fold_accepts_numpy_scalars(name):
+    rng = np.random.default_rng(3)
+    args, attr = sample(name, rng, 1)
+    f = ops.OPS[name].fold
+    a = [np.float64(v) for v in args]
+    got = f(*a, attr) if name == "powi" else f(*a)
+    assert float(got) == fold(name, [float(v) for v in args], attr)
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=TypeError,
+                                            reason="core bug (.notes/expr-bugs.md #5)"))
+    if n == "sign" else n for n in ALL])
+def test_fold_accepts_numpy_scalars(name):
+    """Adapters may fold NumPy scalars (Pyomo/CasADi data); fold must not care."""
+    _fold_accepts_numpy_scalars(name)
