@@ -1,0 +1,112 @@
+"""The full augmented KKT system, optionally with a low-rank Hessian term.
+
+Matrix (symmetric, size ``N = nw + m + r``)::
+
+    K = [ W + Sigma + delta_w I      A^T          Q   ]
+        [ A                       -delta_c I      0   ]
+        [ Q^T                        0           -C   ]
+
+``W``: lower-triangle COO ``(hess_rows, hess_cols)`` in w-space, duplicates summed;
+``A``: COO ``(jac_rows, jac_cols)``, shape ``(m, nw)``, no duplicates; ``Sigma``: dense
+diagonal, length ``nw``; ``Q``: dense ``(nw, r)`` and ``C = diag(c)`` with ``c_k = +-1``:
+the low-rank block used by L-BFGS.  Eliminating the last block row gives
+``W + Q C Q^T + Sigma + delta_w I`` in the top-left block, so with ``r > 0`` this matrix
+represents the system with Hessian ``W + Q C Q^T`` exactly (no Sherman-Morrison step), and
+by Haynsworth's inertia additivity
+``In(K) = In(K_reduced) + In(-C)``: the required inertia is
+``(nw + #{c_k < 0}, m + #{c_k > 0}, 0)``.
+
+The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
+``(i, j)`` of the lower triangle of K is stored as ``(j, i)``.  Every diagonal entry is
+present.  The map from the concatenated source vector
+
+    src = [hess_values (nnz_h), Sigma+delta_w (nw), jac_values (nnz_j), -delta_c (m),
+           Q column-major (nw*r), -c (r)]
+
+to CSC positions is computed once; ``build()`` sums duplicates with ``bincount``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linsolve.base import SparseStructure
+from .base import KKTSystem
+
+
+class AugmentedKKT(KKTSystem):
+    """Final."""
+
+    def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
+                 n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10):
+        self.xp = xp
+        self.nw, self.m, self.r = int(nw), int(m), int(n_lowrank)
+        nw, m, r = self.nw, self.m, self.r
+        N = self.N = nw + m + r
+        hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
+        jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
+        dw, dc, dr = np.arange(nw), nw + np.arange(m), nw + m + np.arange(r)
+        qrow = np.tile(np.arange(nw), r)
+        qcol = np.repeat(nw + m + np.arange(r), nw)
+        # upper-triangle (row <= col) coordinates of every source entry
+        rows = np.concatenate([np.minimum(hr, hc), dw, jc, dc, qrow, dr])
+        cols = np.concatenate([np.maximum(hr, hc), dw, nw + jr, dc, qcol, dr])
+        key = cols * N + rows
+        uniq, self._map = np.unique(key, return_inverse=True)
+        ucol, urow = uniq // N, uniq % N
+        indptr = np.zeros(N + 1, np.int64)
+        np.cumsum(np.bincount(ucol, minlength=N), out=indptr[1:])
+        self.structure = SparseStructure(N, indptr, urow.astype(np.int64))
+        self.nnz = len(uniq)
+        self._off = np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r])
+        self._src = np.zeros(self._off[-1])
+        o = self._off
+        # views into src: the method writes its values here directly
+        self.hess_values = self._src[o[0]:o[1]]
+        self._diag_w = self._src[o[1]:o[2]]
+        self.jac_values = self._src[o[2]:o[3]]
+        self._diag_c = self._src[o[3]:o[4]]
+        self.lowrank_Q = self._src[o[4]:o[5]].reshape(r, nw).T   # (nw, r) view
+        self._diag_r = self._src[o[5]:o[6]]
+        self.lowrank_c = -np.ones(r)
+        self.sigma = np.zeros(nw)
+        self.values = np.zeros(self.nnz)
+        self.solver = linear_solver
+        self.solver.analyse(self.structure)
+        self.max_refinement_steps = max_refinement_steps
+        self.residual_ratio_max = residual_ratio_max
+        self._rhs = np.zeros(N)
+
+    # ------------------------------------------------------------------ values
+    def build(self) -> None:
+        self._diag_w[:] = self.sigma + self.delta_w
+        self._diag_c[:] = -self.delta_c
+        self._diag_r[:] = -self.lowrank_c
+        self.values[:] = np.bincount(self._map, weights=self._src, minlength=self.nnz)
+
+    def expected_inertia(self):
+        neg_c = int(np.count_nonzero(self.lowrank_c < 0))
+        return (self.nw + neg_c, self.m + (self.r - neg_c), 0)
+
+    def factorize(self):
+        fact = self.solver.factorize(self.values)
+        ok = fact.ok and fact.inertia == self.expected_inertia()
+        return fact, ok
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, rhs_w, rhs_c):
+        nw, m = self.nw, self.m
+        b = self._rhs
+        b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
+        x = self.solver.solve(b)
+        bnorm = np.max(np.abs(b)) if b.size else 0.0
+        # iterative refinement on the full system: QDLDL does not pivot, so tiny pivots
+        # can cost accuracy that a few residual corrections recover
+        for _ in range(self.max_refinement_steps):
+            res = b - self.solver.matvec(x)
+            rn = np.max(np.abs(res)) if res.size else 0.0
+            xn = np.max(np.abs(x)) if x.size else 0.0
+            if not np.isfinite(rn) or rn <= self.residual_ratio_max * (1.0 + bnorm + xn):
+                break
+            x += self.solver.solve(res)
+        return x[:nw].copy(), x[nw:nw + m].copy()

@@ -1,0 +1,74 @@
+"""Abstract sparse symmetric (indefinite) linear solver with inertia.
+
+A solver is used in three phases, so that the symbolic work is done once per structure:
+
+1. ``analyse(structure)`` with a :class:`SparseStructure`: an ``N x N`` symmetric matrix
+   given by its **upper triangle in CSC** (``indptr`` int64 length N+1, ``indices`` int64
+   row indices, sorted within each column, 0-based, no duplicates, every diagonal entry
+   present even if its value may be zero).
+2. ``factorize(values)``: ``values`` float64 length ``nnz`` in the order of
+   ``structure.indices``.  Returns a :class:`Factorization` with the inertia
+   ``(n_pos, n_neg, n_zero)`` of the matrix.  A pivot that is exactly zero or not finite
+   counts toward ``n_zero`` (the matrix is treated as singular and must not be solved).
+3. ``solve(rhs, out=None)``: solution of ``K x = rhs`` with the last successful
+   factorization.
+
+Inertia is the number of positive, negative and zero eigenvalues; an LDL^T solver reads it
+from the signs of D (Sylvester's law of inertia), which is exact for a diagonal D.  A
+solver whose D has 2x2 blocks must count those blocks' eigenvalues.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SparseStructure:
+    """Upper-triangle CSC pattern of a symmetric N x N matrix (see module doc)."""
+
+    n: int
+    indptr: np.ndarray
+    indices: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])
+
+
+@dataclass(frozen=True)
+class Factorization:
+    ok: bool
+    n_pos: int
+    n_neg: int
+    n_zero: int
+
+    @property
+    def inertia(self) -> tuple:
+        return (self.n_pos, self.n_neg, self.n_zero)
+
+
+class LinearSolver(ABC):
+    """Abstract linear solver; implementations are final."""
+
+    #: name of the option value selecting it
+    name: str = ""
+    #: True when it reports exact inertia (the interior-point method requires it)
+    provides_inertia: bool = True
+
+    @abstractmethod
+    def analyse(self, structure: SparseStructure) -> None: ...
+
+    @abstractmethod
+    def factorize(self, values) -> Factorization: ...
+
+    @abstractmethod
+    def solve(self, rhs, out=None): ...
+
+    @abstractmethod
+    def matvec(self, x, out=None):
+        """``K x`` with the values of the last :meth:`factorize` (the full symmetric
+        matrix, both triangles); used for iterative refinement."""

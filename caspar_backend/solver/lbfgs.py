@@ -1,0 +1,80 @@
+"""Limited-memory BFGS approximation of the Lagrangian Hessian in compact form.
+
+With the last ``k`` pairs ``S = [s_i]``, ``Y = [y_i]`` (``nx x k``) and
+``B0 = sigma I`` (``sigma = s^T y / s^T s`` of the newest pair, clipped to [1e-8, 1e8];
+``1`` before any pair), Byrd, Nocedal & Schnabel's compact form is
+
+    B = sigma I - [sigma S, Y] M^{-1} [sigma S, Y]^T,
+    M = [[sigma S^T S, L], [L^T, -D]],
+
+``L`` the strictly lower part of ``S^T Y`` and ``D`` its diagonal.  ``-M^{-1}`` is symmetric
+indefinite; with its eigen-decomposition ``-M^{-1} = E diag(lam) E^T`` we write
+
+    B = sigma I + Q C Q^T,   Q = [sigma S, Y] E |lam|^{1/2},   C = diag(sign(lam)),
+
+which is what :class:`~caspar_backend.kkt.augmented.AugmentedKKT` takes as its low-rank
+block (unused columns: ``Q = 0``, ``C = -1``).  The Hessian values are the diagonal
+``sigma`` on the x-block, written into the KKT system's Hessian buffer through
+:meth:`fill_kkt`, which therefore needs a structural diagonal: the interior-point method
+adds ``sigma`` through ``Sigma`` instead (the KKT Hessian values are set to zero).
+
+Pairs with ``s^T y <= eps ||s|| ||y||`` are skipped (IPOPT's default ``bfgs`` update);
+after ``max_skipping`` consecutive skips the memory is reset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class LBFGS:
+    """Final."""
+
+    def __init__(self, nx, max_history, max_skipping=2):
+        self.nx, self.k = nx, max_history
+        self.S = np.zeros((nx, 0))
+        self.Y = np.zeros((nx, 0))
+        self.sigma = 1.0
+        self.skipped = 0
+        self.max_skipping = max_skipping
+
+    def update(self, s, y):
+        sy = float(s @ y)
+        if not np.isfinite(sy) or sy <= np.sqrt(np.finfo(float).eps) * \
+                np.linalg.norm(s) * np.linalg.norm(y):
+            self.skipped += 1
+            if self.skipped >= self.max_skipping:
+                self.S = np.zeros((self.nx, 0))
+                self.Y = np.zeros((self.nx, 0))
+                self.sigma = 1.0
+                self.skipped = 0
+            return
+        self.skipped = 0
+        self.S = np.column_stack([self.S, s])[:, -self.k:]
+        self.Y = np.column_stack([self.Y, y])[:, -self.k:]
+        self.sigma = float(np.clip(sy / float(s @ s), 1e-8, 1e8))
+
+    def lowrank(self):
+        """(Q, c): B = sigma I + Q diag(c) Q^T."""
+        S, Y, sig = self.S, self.Y, self.sigma
+        p = S.shape[1]
+        if p == 0:
+            return np.zeros((self.nx, 0)), np.zeros(0)
+        SY = S.T @ Y
+        L = np.tril(SY, -1)
+        D = np.diag(np.diag(SY))
+        M = np.block([[sig * S.T @ S, L], [L.T, -D]])
+        lam, E = np.linalg.eigh(-np.linalg.inv(M))
+        W = np.hstack([sig * S, Y]) @ E
+        return W * np.sqrt(np.abs(lam)), np.sign(lam)
+
+    def fill_kkt(self, kkt, nw):
+        """Write sigma (added to Sigma's diagonal on the x-block) and the low-rank block."""
+        kkt.hess_values[:] = 0.0
+        kkt.sigma[:self.nx] += self.sigma
+        Q, c = self.lowrank()
+        r = Q.shape[1]
+        kkt.lowrank_Q[:] = 0.0
+        kkt.lowrank_c[:] = -1.0
+        kkt.lowrank_Q[:self.nx, :r] = Q
+        kkt.lowrank_c[:r] = np.where(c == 0, -1.0, c)

@@ -1,0 +1,104 @@
+"""Barrier parameter updates.
+
+Monotone (Fiacco-McCormick, W&B eq. 7): while the barrier problem is solved to
+``E_mu <= kappa_eps mu`` (or the last step was tiny),
+
+    mu <- max(tol / 10, min(kappa_mu mu, mu^theta_mu)),   tau <- max(tau_min, 1 - mu)
+
+and the filter is reset; several decreases in one iteration are allowed (IPOPT's
+``mu_allow_fast_monotone_decrease``).
+
+Adaptive (Nocedal, Waechter & Waltz 2009, IPOPT's ``mu_strategy adaptive`` with the LOQO
+oracle and the ``kkt-error`` globalization): in *free* mode
+``mu = sigma * avg(complementarity)`` with ``sigma = 0.1 min(0.05 (1-xi)/xi, 2)^3`` and
+``xi = min(complementarity)/avg``, as long as the KKT error
+``dual^2 + constr^2 + compl^2`` decreases to 0.9999 of the largest of the last 4 accepted
+values; otherwise *fixed* mode: monotone updates starting from ``0.8 avg`` until the KKT
+error makes sufficient progress again.  The filter is reset whenever mu changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def update_mu(ipm, e) -> None:
+    if ipm.opts.mu_strategy == "adaptive" and not ipm.resto:
+        _adaptive(ipm, e)
+    else:
+        _monotone(ipm)
+
+
+def _monotone_step(ipm):
+    o = ipm.opts
+    return max(o.tol / (o.barrier_tol_factor + 1.0),
+               min(o.mu_linear_decrease_factor * ipm.mu,
+                   ipm.mu ** o.mu_superlinear_decrease_power))
+
+
+def _monotone(ipm):
+    o = ipm.opts
+    tiny = getattr(ipm, "tiny_step", False)
+    changed = False
+    floor = o.tol / (o.barrier_tol_factor + 1.0)
+    while ipm.mu > floor:
+        e = ipm.errors(ipm.mu)
+        if not (e["Emu"] <= o.barrier_tol_factor * ipm.mu or tiny):
+            break
+        ipm.mu = _monotone_step(ipm)
+        ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
+        changed = True
+        if tiny:
+            break
+    if changed:
+        ipm.filter.reset()
+
+
+def _avg_compl(ipm):
+    sL, sU = ipm.slacks(ipm.w)
+    c = np.concatenate([sL * ipm.zL, sU * ipm.zU])
+    if c.size == 0:
+        return 0.0, 0.0
+    return float(np.mean(c)), float(np.min(c))
+
+
+def _adaptive(ipm, e):
+    o = ipm.opts
+    st = ipm.mu_state
+    if st is None:
+        st = ipm.mu_state = dict(free=True, refs=[])
+    kkt = e["dual"] ** 2 + e["constr"] ** 2 + e["compl"] ** 2
+    avg, mn = _avg_compl(ipm)
+    if avg == 0.0:
+        # no bounds at all: the barrier plays no role, take mu to its floor
+        new = max(o.mu_min, o.tol / (o.barrier_tol_factor + 1.0))
+        if new != ipm.mu:
+            ipm.mu = new
+            ipm.filter.reset()
+        return
+    if st["free"]:
+        refs = st["refs"]
+        if not refs or kkt <= 0.9999 * max(refs):
+            refs.append(kkt)
+            del refs[:-4]
+        else:
+            st["free"] = False
+            new = 0.8 * avg
+            ipm.mu = min(o.mu_max, max(o.mu_min, new))
+            ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
+            ipm.filter.reset()
+            st["fixed_start"] = kkt
+            return
+        xi = mn / avg
+        sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
+        new = min(o.mu_max, max(o.mu_min, sigma * avg))
+        if new != ipm.mu:
+            ipm.mu = new
+            ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
+            ipm.filter.reset()
+    else:
+        if kkt <= 0.9999 * max(st["refs"] or [st["fixed_start"]]):
+            st["free"] = True
+            st["refs"] = [kkt]
+            return
+        _monotone(ipm)

@@ -1,0 +1,263 @@
+"""The solver's option table: IPOPT's names, defaults and meanings.
+
+Every option is one :class:`Option` row of :data:`OPTIONS` (name, type, default, allowed
+values or range, documentation).  :func:`resolve_options` validates a user dict against
+the table and returns a complete, read-only :class:`Options` mapping:
+
+* an unknown name raises :class:`~caspar_backend.errors.OptionError` listing the closest
+  valid names (``difflib``), so ``tol_acceptable`` suggests ``acceptable_tol``;
+* a value of the wrong type, outside its range, or not among the allowed strings raises
+  :class:`OptionError` naming the option and what it accepts.
+
+caspar-only options (``device``, ``stream``, ``max_wall_time`` semantics as IPOPT) are in
+the same table; there is no second place where options live.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..errors import OptionError
+
+_INF = math.inf
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option row: ``type`` is ``float``, ``int``, ``str``, ``bool`` or ``object``;
+    ``choices`` lists allowed strings; ``low``/``high`` bound numbers (inclusive)."""
+
+    name: str
+    type: type
+    default: Any
+    doc: str
+    choices: tuple = ()
+    low: float = -_INF
+    high: float = _INF
+
+
+def _o(name, typ, default, doc, choices=(), low=-_INF, high=_INF):
+    return Option(name, typ, default, doc, tuple(choices), low, high)
+
+
+_ROWS = [
+    # ---------------------------------------------------------------- termination
+    _o("tol", float, 1e-8, "Relative convergence tolerance on the scaled overall NLP "
+       "error E_0 (Waechter & Biegler eq. 5).", low=0.0),
+    _o("max_iter", int, 3000, "Maximum number of iterations (restoration included).", low=0),
+    _o("max_wall_time", float, 1e20, "Maximum wall-clock seconds of the solve.", low=0.0),
+    _o("dual_inf_tol", float, 1.0, "Absolute tolerance on the unscaled dual infeasibility.",
+       low=0.0),
+    _o("constr_viol_tol", float, 1e-4, "Absolute tolerance on the unscaled constraint "
+       "violation.", low=0.0),
+    _o("compl_inf_tol", float, 1e-4, "Absolute tolerance on the unscaled complementarity.",
+       low=0.0),
+    _o("acceptable_tol", float, 1e-6, "'Acceptable' tolerance on the scaled NLP error.",
+       low=0.0),
+    _o("acceptable_iter", int, 15, "Consecutive acceptable iterations before stopping with "
+       "Solved_To_Acceptable_Level (0 disables).", low=0),
+    _o("acceptable_constr_viol_tol", float, 1e-2, "Acceptable unscaled constraint violation.",
+       low=0.0),
+    _o("acceptable_dual_inf_tol", float, 1e10, "Acceptable unscaled dual infeasibility.",
+       low=0.0),
+    _o("acceptable_compl_inf_tol", float, 1e-2, "Acceptable unscaled complementarity.",
+       low=0.0),
+    _o("acceptable_obj_change_tol", float, 1e20, "Acceptable relative objective change "
+       "between iterations.", low=0.0),
+    _o("diverging_iterates_tol", float, 1e20, "Iterates with max-norm above this stop the "
+       "solve with Diverging_Iterates.", low=0.0),
+    # ---------------------------------------------------------------- barrier parameter
+    _o("mu_strategy", str, "monotone", "Barrier update: Fiacco-McCormick 'monotone' or "
+       "'adaptive' (LOQO oracle with monotone safeguard).", ("monotone", "adaptive")),
+    _o("mu_init", float, 0.1, "Initial barrier parameter.", low=0.0),
+    _o("mu_min", float, 1e-11, "Lower bound on mu in adaptive mode.", low=0.0),
+    _o("mu_max", float, 1e5, "Upper bound on mu in adaptive mode.", low=0.0),
+    _o("mu_linear_decrease_factor", float, 0.2, "kappa_mu: linear part of the monotone "
+       "update mu <- max(tol/10, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0),
+    _o("mu_superlinear_decrease_power", float, 1.5, "theta_mu of the monotone update.",
+       low=1.0, high=2.0),
+    _o("barrier_tol_factor", float, 10.0, "kappa_eps: the barrier problem counts as solved "
+       "when E_mu <= kappa_eps mu.", low=0.0),
+    _o("tau_min", float, 0.99, "Lower bound on the fraction-to-the-boundary parameter.",
+       low=0.0, high=1.0),
+    # ---------------------------------------------------------------- initialisation
+    _o("bound_push", float, 1e-2, "kappa_1: minimum relative distance of x0 from bounds.",
+       low=0.0),
+    _o("bound_frac", float, 1e-2, "kappa_2: minimum distance of x0 from bounds as a "
+       "fraction of the bound interval.", low=0.0, high=0.5),
+    _o("slack_bound_push", float, 1e-2, "bound_push for the slacks of inequalities.",
+       low=0.0),
+    _o("slack_bound_frac", float, 1e-2, "bound_frac for the slacks of inequalities.",
+       low=0.0, high=0.5),
+    _o("bound_relax_factor", float, 1e-8, "Bounds are relaxed by this factor times "
+       "max(1, |bound|) (equality constraints and fixed variables excepted).", low=0.0),
+    _o("bound_mult_init_val", float, 1.0, "Initial value of the bound multipliers.",
+       low=0.0),
+    _o("constr_mult_init_max", float, 1e3, "Least-squares constraint multipliers larger "
+       "than this (max-norm) are discarded for zero.", low=0.0),
+    _o("least_square_init_duals", bool, False, "Also estimate the bound multipliers by "
+       "least squares (kept at bound_mult_init_val when False).", ()),
+    # ---------------------------------------------------------------- scaling
+    _o("nlp_scaling_method", str, "gradient-based", "Problem scaling: 'gradient-based' "
+       "scales f and each g_i so their gradient max-norm at x0 is at most "
+       "nlp_scaling_max_gradient.", ("gradient-based", "none")),
+    _o("nlp_scaling_max_gradient", float, 100.0, "Target gradient max-norm of the scaling.",
+       low=0.0),
+    _o("nlp_scaling_min_value", float, 1e-8, "Smallest scaling factor.", low=0.0),
+    _o("obj_scaling_factor", float, 1.0, "User factor multiplying the objective (on top of "
+       "gradient-based scaling); negative maximises.", ),
+    # ---------------------------------------------------------------- Hessian
+    _o("hessian_approximation", str, "exact", "'exact' Lagrangian Hessian or "
+       "'limited-memory' L-BFGS (compact form inside the augmented system).",
+       ("exact", "limited-memory")),
+    _o("limited_memory_max_history", int, 6, "Number of (s, y) pairs kept by L-BFGS.",
+       low=1),
+    _o("limited_memory_max_skipping", int, 2, "Reset L-BFGS after this many consecutive "
+       "skipped updates.", low=1),
+    # ---------------------------------------------------------------- linear algebra
+    _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia.",
+       ("qdldl",)),
+    _o("max_refinement_steps", int, 10, "Maximum iterative-refinement steps per solve.",
+       low=0),
+    _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "
+       "residual.", low=0.0),
+    _o("first_hessian_perturbation", float, 1e-4, "delta_w^0: first trial Hessian "
+       "perturbation.", low=0.0),
+    _o("min_hessian_perturbation", float, 1e-20, "delta_w^min.", low=0.0),
+    _o("max_hessian_perturbation", float, 1e20, "delta_w^max: above it the step "
+       "computation fails.", low=0.0),
+    _o("perturb_inc_fact_first", float, 100.0, "kappa_w^+bar.", low=1.0),
+    _o("perturb_inc_fact", float, 8.0, "kappa_w^+.", low=1.0),
+    _o("perturb_dec_fact", float, 1.0 / 3.0, "kappa_w^-.", low=0.0, high=1.0),
+    _o("jacobian_regularization_value", float, 1e-8, "delta_c bar.", low=0.0),
+    _o("jacobian_regularization_exponent", float, 0.25, "kappa_c: delta_c = "
+       "delta_c_bar mu^kappa_c.", low=0.0),
+    # ---------------------------------------------------------------- line search
+    _o("max_soc", int, 4, "Maximum number of second-order corrections per iteration.",
+       low=0),
+    _o("kappa_soc", float, 0.99, "Required reduction of the infeasibility per "
+       "second-order correction.", low=0.0),
+    _o("theta_max_fact", float, 1e4, "theta_max = theta_max_fact max(1, theta(x0)).",
+       low=0.0),
+    _o("theta_min_fact", float, 1e-4, "theta_min = theta_min_fact max(1, theta(x0)).",
+       low=0.0),
+    _o("kappa_d", float, 1e-5, "Weight of the linear damping term for variables bounded "
+       "on one side only.", low=0.0),
+    _o("alpha_red_factor", float, 0.5, "Backtracking step reduction factor.",
+       low=0.0, high=1.0),
+    _o("obj_max_inc", float, 5.0, "Reject trial points whose barrier objective grows by "
+       "more than this many orders of magnitude.", low=1.0),
+    _o("kappa_sigma", float, 1e10, "Bound-multiplier safeguard factor.", low=1.0),
+    # ---------------------------------------------------------------- restoration
+    _o("start_with_resto", bool, False, "Begin with the feasibility restoration phase."),
+    _o("required_infeasibility_reduction", float, 0.9, "kappa_resto: restoration returns "
+       "once theta <= this times its value at restoration start.", low=0.0, high=1.0),
+    _o("resto_penalty_parameter", float, 1000.0, "rho of the restoration objective.",
+       low=0.0),
+    _o("max_resto_iter", int, 3000000, "Iteration limit of one restoration phase.", low=0),
+    # ---------------------------------------------------------------- output
+    _o("print_level", int, 5, "0 is silent; >= 1 prints the summary; >= 5 adds the "
+       "iteration log.", low=0, high=12),
+    _o("print_user_options", bool, False, "Print the options the user set."),
+    _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
+    _o("stream", object, None, "File-like object for the output (default sys.stdout)."),
+    # ---------------------------------------------------------------- caspar
+    _o("device", str, "cpu", "Where the solver runs: 'cpu' (this implementation), "
+       "'cuda' or 'auto' (not implemented yet).", ("cpu", "cuda", "auto")),
+]
+
+#: the option table, by name
+OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in _ROWS})
+
+
+def _check_value(opt: Option, value):
+    if opt.type is object:
+        return value
+    if opt.type is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("yes", "no"):
+            return value.lower() == "yes"       # IPOPT spells booleans yes/no
+        raise OptionError(f"option {opt.name!r} expects a bool (or 'yes'/'no'), "
+                          f"got {value!r}")
+    if opt.type is str:
+        if not isinstance(value, str):
+            raise OptionError(f"option {opt.name!r} expects a string, got {value!r}")
+        if opt.choices and value not in opt.choices:
+            raise OptionError(f"option {opt.name!r} must be one of {list(opt.choices)}, "
+                              f"got {value!r}")
+        return value
+    if opt.type is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if not ok and isinstance(value, float) and value.is_integer():
+            value, ok = int(value), True
+        if not ok:
+            raise OptionError(f"option {opt.name!r} expects an int, got {value!r}")
+    elif opt.type is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            try:
+                import numpy as np
+
+                if isinstance(value, np.generic) and np.isrealobj(value):
+                    value = float(value)
+                else:
+                    raise TypeError
+            except TypeError:
+                raise OptionError(f"option {opt.name!r} expects a number, got {value!r}")
+        value = float(value)
+    if not (opt.low <= value <= opt.high):
+        raise OptionError(f"option {opt.name!r} must lie in [{opt.low}, {opt.high}], "
+                          f"got {value!r}")
+    return value
+
+
+def unknown_option_message(name: str) -> str:
+    close = difflib.get_close_matches(name, list(OPTIONS), n=5, cutoff=0.5)
+    # difflib misses reordered words (tol_acceptable vs acceptable_tol): add token matches
+    words = set(name.lower().split("_"))
+    for cand in OPTIONS:
+        if cand not in close and len(close) < 5 and words and words == set(cand.split("_")):
+            close.append(cand)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown solver option {name!r}{hint}"
+
+
+def resolve_options(user: Mapping[str, Any] | None) -> "Options":
+    """Validate ``user`` against :data:`OPTIONS`; return the complete option mapping."""
+    values = {name: opt.default for name, opt in OPTIONS.items()}
+    given = {}
+    for name, value in dict(user or {}).items():
+        opt = OPTIONS.get(name)
+        if opt is None:
+            raise OptionError(unknown_option_message(name))
+        values[name] = given[name] = _check_value(opt, value)
+    return Options(values, given)
+
+
+class Options(Mapping):
+    """Read-only validated options; attribute access ``opts.tol`` and mapping access."""
+
+    __slots__ = ("_values", "user")
+
+    def __init__(self, values: dict, user: dict):
+        self._values = values
+        self.user = dict(user)
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __getattr__(self, key):
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)

@@ -1,0 +1,175 @@
+"""Feasibility restoration phase (W&B 2006 sec. 3.3), solved by the same interior-point
+method.
+
+From the current iterate ``w_R`` with constraint residual ``c = h(w_R)``, the restoration
+problem in variables ``v = [w (nw); p (m); n (m)]`` is
+
+    min  rho sum(p + n) + zeta/2 sum_{i < nx} D_i^2 (w_i - w_R,i)^2
+    s.t. h(w) - p + n = 0,   wL <= w <= wU,   p >= 0,   n >= 0,
+
+with ``rho = resto_penalty_parameter``, ``zeta = sqrt(mu_R)``, ``D_i = min(1, 1/|w_R,i|)`` and
+``mu_R = max(mu, ||c||_inf)``.  It starts from ``w_R`` and the ``p, n`` that solve the
+restoration barrier problem's optimality conditions for fixed ``w``:
+
+    n = (mu_R - rho c)/(2 rho) + sqrt(((mu_R - rho c)/(2 rho))^2 + mu_R c/(2 rho)),  p = c + n.
+
+Its Jacobian (COO) is the original one followed by ``-1`` at ``(i, nw + i)`` and ``+1`` at
+``(i, nw + m + i)``; its Hessian (lower COO) is the original one (evaluated with objective
+factor 0) followed by the diagonal ``zeta D^2`` on the x-block.
+
+The phase returns as soon as the original problem's constraint violation has dropped to
+``kappa_resto`` times its value at the start and the point is acceptable to the original
+filter (which was augmented with the starting point).  If the restoration problem itself
+converges while the original point is still infeasible, the problem is locally infeasible.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .ipm import InteriorPoint, SolverStop
+from .nlp import BarrierNLP
+
+
+class RestorationNLP(BarrierNLP):
+    """Final."""
+
+    def __init__(self, orig: BarrierNLP, w_R, zeta, rho):
+        self.orig = orig
+        nw, m, nx = orig.nw, orig.m, orig.nx
+        self.nw, self.m, self.nx = nw + 2 * m, m, nx
+        self.w_R = w_R.copy()
+        self.zeta, self.rho = zeta, rho
+        self.D2 = np.minimum(1.0, 1.0 / np.maximum(np.abs(w_R[:nx]), 1e-300)) ** 2
+        self.wL = np.concatenate([orig.wL, np.zeros(2 * m)])
+        self.wU = np.concatenate([orig.wU, np.full(2 * m, np.inf)])
+        rows = np.arange(m)
+        self.jac_rows = np.concatenate([orig.jac_rows, rows, rows])
+        self.jac_cols = np.concatenate([orig.jac_cols, nw + rows, nw + m + rows])
+        self._nj = len(orig.jac_rows)
+        d = np.arange(nx)
+        self.hess_rows = np.concatenate([orig.hess_rows, d])
+        self.hess_cols = np.concatenate([orig.hess_cols, d])
+        self._nh = len(orig.hess_rows)
+        self._h = np.zeros(m)
+
+    def _split(self, v):
+        nw, m = self.orig.nw, self.m
+        return v[:nw], v[nw:nw + m], v[nw + m:]
+
+    def f(self, v):
+        w, p, n = self._split(v)
+        dx = w[:self.nx] - self.w_R[:self.nx]
+        return float(self.rho * (np.sum(p) + np.sum(n)) + 0.5 * self.zeta * np.sum(self.D2 * dx * dx))
+
+    def grad(self, v, out):
+        nw = self.orig.nw
+        w = v[:nw]
+        out[:] = 0.0
+        out[:self.nx] = self.zeta * self.D2 * (w[:self.nx] - self.w_R[:self.nx])
+        out[nw:] = self.rho
+        return out
+
+    def h(self, v, out):
+        w, p, n = self._split(v)
+        self.orig.h(w, out)
+        out += n - p
+        return out
+
+    def jac(self, v, out):
+        self.orig.jac(v[:self.orig.nw], out[:self._nj])
+        out[self._nj:self._nj + self.m] = -1.0
+        out[self._nj + self.m:] = 1.0
+        return out
+
+    def hess(self, v, y, obj_factor, out):
+        self.orig.hess(v[:self.orig.nw], y, 0.0, out[:self._nh])
+        out[self._nh:] = obj_factor * self.zeta * self.D2
+        return out
+
+    def original_objective(self, v):
+        return self.orig.f(v[:self.orig.nw]) / getattr(self.orig, "df", 1.0)
+
+    def describe_nonfinite(self, v) -> str:
+        return self.orig.describe_nonfinite(v[:self.orig.nw])
+
+
+def restoration_phase(ipm: InteriorPoint) -> None:
+    """Run the restoration phase from ``ipm``'s iterate; on return ``ipm`` holds a new,
+    filter-acceptable iterate.  Raises :class:`SolverStop` when it fails."""
+    o, sh = ipm.opts, ipm.sh
+    if ipm.m == 0:
+        raise SolverStop("Search_Direction_Becomes_Too_Small" if ipm.mu <= o.tol
+                         else "Restoration_Failed",
+                         "line search failed on a problem without constraints")
+    sh.n_resto += 1
+    theta0 = ipm.theta(ipm.hv)
+    ipm.filter.add(theta0, ipm.phi(ipm.w, ipm.f))
+    c = ipm.hv.copy()
+    mu_R = max(ipm.mu, float(np.max(np.abs(c))))
+    rho = o.resto_penalty_parameter
+    nlp = RestorationNLP(ipm.nlp, ipm.w, math.sqrt(mu_R), rho)
+    a = (mu_R - rho * c) / (2.0 * rho)
+    n = a + np.sqrt(a * a + mu_R * c / (2.0 * rho))
+    p = c + n
+    v0 = np.concatenate([ipm.w, p, n])
+    inner = InteriorPoint(nlp, sh, resto=True)
+    inner.mu = mu_R
+    inner.tau = max(o.tau_min, 1.0 - mu_R)
+    nL = len(ipm.iL)
+    zL0 = np.concatenate([np.minimum(rho, ipm.zL), mu_R / p, mu_R / n])
+    zU0 = np.minimum(rho, ipm.zU)
+    assert len(inner.iL) == nL + 2 * ipm.m
+    inner.initialize(v0, y0=np.zeros(ipm.m), zL0=zL0, zU0=zU0, push=False)
+    nw = ipm.nw
+    h_o = np.zeros(ipm.m)
+
+    def back_to_original(inner_ipm):
+        w = inner_ipm.w[:nw]
+        f_o, ok = ipm.eval_zeroth(w, h_o)
+        if not ok:
+            return None
+        th = ipm.theta(h_o)
+        ph = ipm.phi(w, f_o)
+        if th <= o.required_infeasibility_reduction * theta0 and math.isfinite(ph) \
+                and ipm.filter.acceptable(th, ph):
+            return "resto_success"
+        return None
+
+    inner.stop_hook = back_to_original
+    status = inner.run()
+    w = inner.w[:nw].copy()
+    f_o, ok = ipm.eval_zeroth(w, h_o)
+    if status != "resto_success":
+        if status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
+            uc = float(np.max(np.abs(h_o / getattr(ipm.nlp, "dc", 1.0))))
+            if not (ok and uc <= o.constr_viol_tol * 1e-2):
+                _adopt(ipm, inner, w, f_o, h_o, nL)
+                raise SolverStop("Infeasible_Problem_Detected",
+                                 "restoration phase converged to a point of local "
+                                 "infeasibility")
+            ipm.filter.reset()     # feasible point the filter would reject: start afresh
+        elif status in ("Maximum_Iterations_Exceeded", "Maximum_WallTime_Exceeded"):
+            _adopt(ipm, inner, w, f_o, h_o, nL)
+            raise SolverStop(status)
+        else:
+            raise SolverStop("Restoration_Failed", f"restoration phase ended: {status}")
+    _adopt(ipm, inner, w, f_o, h_o, nL)
+
+
+def _adopt(ipm, inner, w, f_o, h_o, nL):
+    o = ipm.opts
+    ipm.w[:] = w
+    ipm.f = f_o
+    ipm.hv[:] = h_o
+    ipm.eval_first_order(ipm.w)
+    ipm.zL[:] = inner.zL[:nL]
+    ipm.zU[:] = inner.zU[:len(ipm.iU)]
+    # IPOPT's bound_mult_reset_threshold (1000): large multipliers are reset
+    if max(np.max(ipm.zL, initial=0.0), np.max(ipm.zU, initial=0.0)) > 1e3:
+        ipm.zL[:] = 1.0
+        ipm.zU[:] = 1.0
+    ipm.y[:] = ipm.least_squares_y()
+    ipm.info.update(inner.info)
