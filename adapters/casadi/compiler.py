@@ -1,0 +1,240 @@
+"""Compile any casadi Function into a :class:`~.program.Program`, each once.
+
+Dispatch on the Function's class:
+
+=============  ==============================================================
+SXFunction     :class:`~.program.SXProgram` over its instruction program
+Map            :class:`~.program.MapProgram`: the inner Function replayed N times
+MXFunction     inlined one level, then split at its call nodes
+               (:class:`MXCallProgram`); without calls, ``expand()`` to SX
+anything else  ``expand()`` through an MX wrapper (works for every Function
+               casadi can evaluate on SX), else UnsupportedOpError
+=============  ==============================================================
+
+Splitting an MX graph at its calls.  With call ``j`` computing
+``Y_j = F_j(A_j)``, replace every ``Y_j`` in the graph by a fresh symbol
+(``graph_substitute``) and build one *outer* Function
+
+    outer(inputs, Y_1..Y_K) = (A_1..A_K, outputs)
+
+which has no calls left, so casadi's ``expand()`` gives one SX program.  A run
+executes the outer program and runs call ``j`` (compiled once per Function,
+replayed per call site) as soon as its arguments ``A_j`` exist, filling the
+``Y_j`` input slots before any step reads them.  Listing the ``A_j`` first in
+the outer outputs makes casadi's depth-first instruction order compute them
+before the ``Y_j`` are read; the schedule is checked, and if casadi ever orders
+differently the graph is expanded whole instead (correct, without the reuse).
+"""
+
+from __future__ import annotations
+
+import warnings
+from bisect import bisect_right
+
+import casadi as ca
+
+from caspar_backend.errors import ModelError, UnsupportedOpError
+
+from . import optable as T
+from .program import CALL, MapProgram, Program, SXProgram, offsets
+
+_CALL_CODE = T.CODES["OP_CALL"]
+
+
+def casadi_message(err: Exception) -> str:
+    """The informative last line of a casadi RuntimeError."""
+    lines = [ln.strip() for ln in str(err).strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else str(err)
+
+
+def make_function(name, ins, outs) -> "ca.Function":
+    """``Function(name, ins, outs)`` with free symbols reported as a ModelError."""
+    try:
+        fn = ca.Function(name, ins, outs, {"allow_free": True})
+    except RuntimeError as e:
+        raise ModelError(f"casadi could not build {name!r}: {casadi_message(e)}") from None
+    if fn.has_free():
+        free = fn.free_sx() if fn.is_a("SXFunction") else fn.free_mx()
+        names = ", ".join(str(s) for s in free)
+        raise ModelError(f"the expressions depend on symbols that are neither in 'x' nor in "
+                         f"'p': {names}")
+    return fn
+
+
+def expand(fn) -> "ca.Function":
+    """casadi's ``expand()`` (MX -> SX) with failures as UnsupportedOpError."""
+    if fn.is_a("SXFunction"):
+        return fn
+    try:
+        return fn.expand()
+    except RuntimeError as e:
+        raise UnsupportedOpError(
+            f"casadi Function {fn.name()!r} ({fn.class_name()}) cannot be expanded to SX: "
+            f"{casadi_message(e)}") from None
+
+
+class Compiler:
+    """Compiles casadi Functions to programs, caching one program per Function (final).
+
+    ``keep_calls=False`` expands every MX graph whole (casadi's own behaviour,
+    N copies of a mapped body); the default keeps call and map structure.
+    """
+
+    def __init__(self, keep_calls: bool = True):
+        self.keep_calls = keep_calls
+        self._cache: dict[int, tuple] = {}
+        #: (name, class, instances) of every Function compiled as a call target
+        self.stats = {"functions": 0, "maps": []}
+
+    def compile(self, fn) -> Program:
+        key = hash(fn)  # casadi hashes a Function by its internal pointer
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1]
+        prog = self._compile(fn)
+        self._cache[key] = (fn, prog)  # keep fn alive so the pointer is not reused
+        self.stats["functions"] += 1
+        return prog
+
+    def _compile(self, fn) -> Program:
+        if fn.is_a("SXFunction"):
+            return SXProgram(fn, self)
+        if fn.is_a("Map", True) and self.keep_calls:
+            prog = MapProgram(fn, self)
+            self.stats["maps"].append((fn.name(), prog.N))
+            return prog
+        if fn.is_a("MXFunction"):
+            if not self.keep_calls:
+                return SXProgram(expand(fn), self)
+            ins = fn.mx_in()
+            # always_inline: this Function's body, its own calls kept as calls
+            outs = fn.call(ins, True, False)
+            return self.compile_mx(fn.name(), ins, outs)
+        # Interpolants, external code, ...: whatever casadi can evaluate on SX
+        ins = fn.mx_in()
+        try:
+            wrapper = ca.Function(fn.name() + "_wrap", ins, fn.call(ins))
+        except RuntimeError as e:
+            raise UnsupportedOpError(f"casadi Function {fn.name()!r} ({fn.class_name()}) "
+                                     f"cannot be called symbolically: {casadi_message(e)}"
+                                     ) from None
+        return SXProgram(expand(wrapper), self)
+
+    def compile_mx(self, name, ins, outs) -> Program:
+        """A program for MX expressions ``outs`` of MX inputs ``ins``."""
+        fn = make_function(name, ins, outs)
+        if self.keep_calls:
+            calls = [fn.instruction_MX(k) for k in range(fn.n_instructions())
+                     if fn.instruction_id(k) == _CALL_CODE]
+            if calls:
+                prog = MXCallProgram(name, ins, outs, calls, self)
+                if prog.outer is not None:
+                    return prog
+                warnings.warn(f"caspar: casadi ordered {name!r} unexpectedly; expanding it "
+                              "whole (correct, but mapped Functions are not reused)",
+                              stacklevel=2)
+        return SXProgram(expand(fn), self)
+
+
+class MXCallProgram(Program):
+    """An MX graph split at its call nodes: one outer SX program plus the calls'
+    programs, run in a checked schedule (final; see the module docstring).
+
+    ``outer`` is None when the schedule check failed (the caller then expands).
+    """
+
+    def __init__(self, name, ins, outs, calls, compiler):
+        self.name = name
+        self.n_in = [int(e.nnz()) for e in ins]
+        self.n_out = [int(e.nnz()) for e in outs]
+        olds, ys, args, sites = [], [], [], []
+        for j, c in enumerate(calls):
+            f = c.which_function()
+            for i in range(f.n_out()):
+                olds.append(c.get_output(i))
+                ys.append(ca.MX.sym(f"caspar_y{j}_{i}", f.sparsity_out(i)))
+            for i in range(f.n_in()):
+                args.append(_conform(c.dep(i), f.sparsity_in(i), f.name()))
+            sites.append((f, f.n_in(), sum(f.nnz_out(i) for i in range(f.n_out()))))
+        subst = ca.graph_substitute(args + list(outs), olds, ys)
+        outer = make_function(name + "_outer", list(ins) + ys, subst)
+        if any(outer.instruction_id(k) == _CALL_CODE for k in range(outer.n_instructions())):
+            self.outer = None  # a call escaped substitution: let the caller expand
+            return
+        self.outer = SXProgram(expand(outer), compiler)
+        self.progs = [compiler.compile(f) for f, _, _ in sites]
+        self._schedule(sites, args)
+
+    def _schedule(self, sites, args) -> None:
+        outer = self.outer
+        n_orig = sum(self.n_in)
+        # SSA layout of the outer inputs: originals, then Y_1..Y_K
+        y_start = offsets([n for _, _, n in sites])
+        y_lo = [n_orig + s for s in y_start]
+        n_y = y_start[-1]
+        # outer outputs: A_1..A_K, then the original outputs
+        a_sizes = [int(a.nnz()) for a in args]
+        a_off = offsets(a_sizes)
+        first = []  # first SSA index of each step's values
+        s = outer.first_step_ssa
+        for op, _a, b in outer.steps:
+            first.append(s)
+            s += outer.calls[op][2] if b == CALL else 1
+        pos_of_call: list[int] = []
+        plan = []
+        k_arg = 0
+        for j, (f, n_args, n_res) in enumerate(sites):
+            ssa = outer.out_ssa[a_off[k_arg]:a_off[k_arg + n_args]]
+            k_arg += n_args
+            pos = 0
+            for v in ssa:
+                if v >= outer.first_step_ssa:
+                    pos = max(pos, bisect_right(first, v))
+                elif n_orig <= v < n_orig + n_y:  # another call's result
+                    i = bisect_right(y_lo, v) - 1
+                    if i >= j:  # not topological: give up on the split
+                        self.outer = None
+                        return
+                    pos = max(pos, pos_of_call[i])
+            pos_of_call.append(pos)
+            plan.append((pos, j, ssa, y_lo[j], n_res))
+        # each Y_j must be filled before its first reader
+        first_read = [len(outer.steps)] * len(sites)
+        hi = n_orig + n_y
+        for k, (op, a, b) in enumerate(outer.steps):
+            reads = outer.calls[op][1] if b == CALL else ((a, b) if b >= 0 else (a,))
+            for v in reads:
+                if n_orig <= v < hi:
+                    j = bisect_right(y_lo, v) - 1
+                    if k < first_read[j]:
+                        first_read[j] = k
+        if any(pos_of_call[j] > first_read[j] for j in range(len(sites))):
+            self.outer = None
+            return
+        plan.sort(key=lambda t: (t[0], t[1]))
+        self.plan = plan
+        self.n_y = n_y
+        self.final = outer.out_ssa[a_off[-1]:]
+
+    def run(self, g, inputs: list) -> list:
+        outer = self.outer
+        v = outer.start(g, list(inputs) + [None] * self.n_y)
+        builders = T.bind(g)
+        lo = 0
+        for pos, j, ssa, y0, n_res in self.plan:
+            outer.execute(g, v, lo, pos, builders)
+            lo = pos
+            res = self.progs[j].run(g, [v[s] for s in ssa])
+            v[y0:y0 + n_res] = res
+        outer.execute(g, v, lo, len(outer.steps), builders)
+        return [v[s] for s in self.final]
+
+
+def _conform(arg, sp, fname):
+    """A call argument with exactly the callee's input sparsity."""
+    if arg.sparsity() == sp:
+        return arg
+    if arg.size1() == sp.size1() and arg.size2() == sp.size2():
+        return ca.project(arg, sp)
+    raise ModelError(f"argument of shape {arg.size1()}x{arg.size2()} passed to casadi "
+                     f"Function {fname!r} expecting {sp.size1()}x{sp.size2()}")

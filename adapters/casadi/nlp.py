@@ -1,0 +1,171 @@
+"""The ``nlpsol`` problem dict -> :class:`~caspar_backend.model.NLPModel`.
+
+    nlp = {'x': x, 'f': f, 'g': g, 'p': p}       (SX or MX, as casadi.nlpsol takes)
+
+    min_x f(x; p)   s.t.  lbg <= g(x; p) <= ubg,   lbx <= x <= ubx
+
+Conventions follow ``casadi.nlpsol``: the decision variables are the
+nonzeros of ``x`` (column-major), the constraints the nonzeros of ``g``, the
+parameters the nonzeros of ``p``; defaults are ``x0 = 0``, ``p = 0``,
+``lbx = lbg = -inf``, ``ubx = ubg = +inf`` (``casadi.nlpsol_default_in``).
+Bounds may be scalars (broadcast), sequences, NumPy arrays or DM.
+
+Variable and parameter names come from the symbols: an SX element keeps its
+own name (``x_0``), an MX symbol ``X`` gives ``X[0], X[1], ...`` (a plain
+``X`` when scalar); anything else falls back to ``x[i]`` / ``p[i]``.
+Constraints are named ``g[i]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import casadi as ca
+
+from caspar_backend.errors import ModelError
+from caspar_backend.expr import Graph
+from caspar_backend.model import NLPModel
+
+from .compiler import Compiler, make_function
+from .program import SXProgram
+from .sums import flatten_sums
+
+_KEYS = ("x", "f", "g", "p")
+
+
+def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
+                    expand: bool = True, keep_calls: bool = True) -> NLPModel:
+    """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
+
+    ``expand`` must be True for MX input: caspar reads SX instruction programs,
+    so MX is lowered with casadi's ``expand()`` (the name mirrors nlpsol's
+    option).  ``keep_calls`` (default) keeps ``Function.map`` and Function
+    calls as structure: each called Function is compiled once and replayed per
+    call or map instance; False expands the whole MX graph as casadi would.
+    """
+    x, f, g, pp, sym = _unpack(nlp)
+    if sym is ca.MX and not expand:
+        raise ModelError("expand=False: caspar reads SX instruction programs, so MX input "
+                         "must be expanded (pass expand=True, the default)")
+    n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
+    graph = Graph()
+    var_names = _names(x, "x")
+    param_names = _names(pp, "p")
+    graph.var_names, graph.param_names = var_names, param_names
+    leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
+    compiler = Compiler(keep_calls=keep_calls)
+    if sym is ca.SX:
+        fn = make_function("caspar_nlp", [x, pp], [f, g])
+        prog = SXProgram(fn, compiler)
+    else:
+        prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g])
+    out = prog.run(graph, leaves)
+    objective = out[0] if f.nnz() else graph.const(0.0)
+    objective, *constraints = flatten_sums(graph, [objective] + out[f.nnz():])
+    return NLPModel(
+        graph, objective, constraints,
+        lbx=_vector("lbx", lbx, n, -np.inf), ubx=_vector("ubx", ubx, n, np.inf),
+        lbg=_vector("lbg", lbg, m, -np.inf), ubg=_vector("ubg", ubg, m, np.inf),
+        x0=_vector("x0", x0, n, 0.0), p=_vector("p", p, q, 0.0),
+        var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
+        param_names=param_names, source="casadi",
+        meta={"casadi_type": sym.__name__, "functions_compiled": compiler.stats["functions"],
+              "maps": list(compiler.stats["maps"])},
+    )
+
+
+def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
+                expand: bool = True, keep_calls: bool = True):
+    """A :class:`~caspar_backend.problem.Problem` for an ``nlpsol`` problem dict.
+
+    Same arguments as :func:`casadi_to_model`; ``x0``, bounds and ``p`` as in
+    ``casadi.nlpsol``'s call.
+    """
+    from caspar_backend.problem import Problem
+
+    return Problem(casadi_to_model(nlp, x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p,
+                                   expand=expand, keep_calls=keep_calls))
+
+
+# ------------------------------------------------------------------- helpers
+def _unpack(nlp):
+    """``(x, f, g, p, SX|MX)`` with missing entries filled and shapes checked."""
+    if not isinstance(nlp, dict):
+        raise ModelError(f"expected the nlpsol problem dict {{'x', 'f', 'g', 'p'}}, got "
+                         f"{type(nlp).__name__}")
+    unknown = sorted(set(nlp) - set(_KEYS))
+    if unknown:
+        raise ModelError(f"unknown keys {unknown} in the problem dict (allowed: x, f, g, p)")
+    if "x" not in nlp:
+        raise ModelError("the problem dict has no 'x'")
+    x = nlp["x"]
+    if isinstance(x, ca.SX):
+        sym = ca.SX
+    elif isinstance(x, ca.MX):
+        sym = ca.MX
+    else:
+        raise ModelError(f"'x' must be casadi SX or MX, got {type(x).__name__}")
+    parts = {}
+    for key in ("f", "g", "p"):
+        v = nlp.get(key)
+        if v is None:
+            v = sym(1, 1) if key == "f" else sym(0, 1)
+        elif isinstance(v, (ca.SX, ca.MX)):
+            if not isinstance(v, sym):
+                raise ModelError(f"'{key}' is {type(v).__name__} but 'x' is {sym.__name__}; "
+                                 "use one symbol type")
+        else:
+            try:
+                v = sym(ca.DM(v))
+            except (NotImplementedError, RuntimeError, TypeError):
+                raise ModelError(f"'{key}' must be {sym.__name__}, DM or a number, got "
+                                 f"{type(v).__name__}") from None
+        parts[key] = v
+    f, g, pp = parts["f"], parts["g"], parts["p"]
+    if f.numel() != 1:
+        raise ModelError(f"'f' must be scalar, got shape {f.size1()}x{f.size2()}")
+    for key, v in (("x", x), ("p", pp)):
+        if v.nnz() != v.numel():
+            raise ModelError(f"'{key}' must be dense (a vector of symbols)")
+    return x, f, g, pp, sym
+
+
+def _names(v, base) -> list:
+    """Per-nonzero names of a symbolic vector ``v`` (module doc)."""
+    n = int(v.nnz())
+    if isinstance(v, ca.SX):
+        els = v.nonzeros()
+        if all(e.is_symbolic() for e in els):
+            return [e.name() for e in els]
+        return [f"{base}[{i}]" for i in range(n)]
+    prims = v.primitives() if n else []
+    if prims and all(pr.is_symbolic() for pr in prims) and sum(pr.nnz() for pr in prims) == n:
+        names = []
+        for pr in prims:
+            k = pr.nnz()
+            names += [pr.name()] if k == 1 and pr.numel() == 1 else \
+                [f"{pr.name()}[{j}]" for j in range(k)]
+        return names
+    return [f"{base}[{i}]" for i in range(n)]
+
+
+def _vector(name, value, size, default) -> np.ndarray:
+    """A float64 vector of length ``size`` from None/scalar/sequence/DM."""
+    if value is None:
+        return np.full(size, float(default))
+    if isinstance(value, (ca.DM, ca.SX, ca.MX)):
+        if not isinstance(value, ca.DM):
+            raise ModelError(f"{name} must be numeric, got a symbolic {type(value).__name__}")
+        value = value.full().ravel(order="F")
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name} must be numeric, got {type(value).__name__}") from None
+    a = a.ravel(order="F")
+    if a.size == 1:
+        return np.full(size, float(a[0]))
+    if a.size != size:
+        what = {"x0": "x", "lbx": "x", "ubx": "x", "lbg": "g", "ubg": "g", "p": "p"}[name]
+        raise ModelError(f"{name} has {a.size} entries, expected {size} (one per nonzero "
+                         f"of '{what}')")
+    return a.copy()

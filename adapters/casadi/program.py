@@ -1,0 +1,282 @@
+"""Replayable programs: a casadi Function compiled once, run on caspar nodes.
+
+A :class:`Program` maps the flat input nonzeros of a casadi Function (all
+inputs concatenated, each column-major over its sparsity) to its flat output
+nonzeros, on :class:`~caspar_backend.expr.Node` s of a graph:
+
+    outputs = program.run(g, inputs)           # lists of Node
+
+Compiling reads casadi's instruction program once; running only builds nodes.
+That is what makes ``F.map(N)`` cheap: the inner ``F`` is compiled once and
+:class:`MapProgram` replays it N times with each instance's inputs, so the N
+instances come out structurally identical (one pattern group) without casadi
+expanding N copies.
+
+:class:`SXProgram` is the workhorse.  CasADi's SX virtual machine reuses work
+slots (``w[o] = op(w[i1], w[i2])`` with ``o`` overwritten later); compiling
+renames every slot write to a fresh *SSA index*, so the compiled program is a
+straight-line single-assignment list
+
+    v[0 : n_in]              the inputs
+    v[n_in : n_in + n_const]  the constants
+    v[...]                    one value per step, appended in order
+
+and a run is ``v.append(builder[op](v[a], v[b]))`` per step.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from itertools import accumulate
+
+from caspar_backend.errors import ModelError
+
+from . import optable as T
+
+_INPUT = T.CODES["OP_INPUT"]
+_OUTPUT = T.CODES["OP_OUTPUT"]
+_CONST = T.CODES["OP_CONST"]
+_CALL = T.CODES["OP_CALL"]
+_PARAMETER = T.CODES["OP_PARAMETER"]
+
+# step encodings: (op, a, b) with b >= 0 binary, b == UNARY unary, b == CALL a call
+UNARY = -1
+CALL = -2
+
+
+def offsets(sizes) -> list[int]:
+    """``[0, s0, s0+s1, ...]``."""
+    return [0, *accumulate(sizes)]
+
+
+class Program(ABC):
+    """A compiled casadi Function (abstract; implementations are final).
+
+    ``n_in``/``n_out``: nonzero counts per input/output; ``name``: the
+    Function's name for messages.
+    """
+
+    name: str
+    n_in: list
+    n_out: list
+
+    @abstractmethod
+    def run(self, g, inputs: list) -> list:
+        """Output nonzeros (flat list of nodes) for flat input nonzeros ``inputs``."""
+
+    def run_many(self, g, batch: list) -> list:
+        """``[run(g, inputs) for inputs in batch]`` (implementations may share setup)."""
+        return [self.run(g, args) for args in batch]
+
+
+class SXProgram(Program):
+    """An SXFunction's instruction program in single-assignment form (final).
+
+    ``calls`` holds ``(program, dep_ssa, n_res)`` per casadi call node inside the
+    SX graph (``Function`` called with ``never_inline`` or an SX function that
+    embeds one); its results take ``n_res`` consecutive SSA indices.
+    """
+
+    def __init__(self, fn, compiler):
+        self.name = fn.name()
+        self.n_in = [fn.nnz_in(i) for i in range(fn.n_in())]
+        self.n_out = [fn.nnz_out(i) for i in range(fn.n_out())]
+        self._compile(fn, compiler)
+
+    # ------------------------------------------------------------- compiling
+    def _compile(self, fn, compiler) -> None:
+        n = fn.n_instructions()
+        rng = range(n)
+        # Bulk reads through SWIG: map() over bound methods is the fastest way the
+        # Python API offers (about 1 us per call); constants are read only for
+        # OP_CONST instructions.
+        ids = list(map(fn.instruction_id, rng))
+        ins = list(map(fn.instruction_input, rng))
+        outs = list(map(fn.instruction_output, rng))
+        in_off = offsets(self.n_in)
+        out_off = offsets(self.n_out)
+        n_in = in_off[-1]
+        n_const = ids.count(_CONST)
+        consts: list[float] = []
+        steps: list[tuple] = []
+        calls: list[tuple] = []
+        out_ssa = [-1] * out_off[-1]
+        # slot -> SSA index of the value the slot holds now
+        S: list[int] = [-1] * max(fn.sz_w(), 1)
+        kind = T.KIND
+        nxt = n_in + n_const
+        ci = n_in
+        call_exprs = None
+        for k in rng:
+            op = ids[k]
+            kd = kind[op] if op < len(kind) else T.K_REFUSED
+            if kd == T.K_BINARY:
+                a, b = ins[k]
+                steps.append((op, S[a], S[b]))
+                S[outs[k][0]] = nxt
+                nxt += 1
+            elif kd == T.K_UNARY:
+                steps.append((op, S[ins[k][0]], UNARY))
+                S[outs[k][0]] = nxt
+                nxt += 1
+            elif kd == T.K_INPUT:
+                i, nz = ins[k]
+                S[outs[k][0]] = in_off[i] + nz
+            elif kd == T.K_CONST:
+                consts.append(fn.instruction_constant(k))
+                S[outs[k][0]] = ci
+                ci += 1
+            elif kd == T.K_OUTPUT:
+                i, nz = outs[k]
+                out_ssa[out_off[i] + nz] = S[ins[k][0]]
+            elif kd == T.K_ALIAS:
+                S[outs[k][0]] = S[ins[k][0]]
+            elif kd == T.K_CALL:
+                if call_exprs is None:
+                    call_exprs = fn.instructions_sx()
+                callee = call_exprs[k].which_function()
+                prog = compiler.compile(callee)
+                deps = [S[d] for d in ins[k]]
+                res = outs[k]
+                calls.append((prog, deps, len(res)))
+                steps.append((len(calls) - 1, -1, CALL))
+                for j, r in enumerate(res):
+                    if r >= 0:
+                        S[r] = nxt + j
+                nxt += len(res)
+            else:
+                raise self._refusal(fn, k, op)
+        if -1 in out_ssa:
+            raise ModelError(f"casadi Function {self.name!r}: output nonzero "
+                             f"{out_ssa.index(-1)} is never written")
+        self.consts = consts
+        self.steps = steps
+        self.calls = calls
+        self.out_ssa = out_ssa
+        self.n_ssa = nxt
+        self.first_step_ssa = n_in + n_const
+
+    def _refusal(self, fn, k, op) -> Exception:
+        try:  # name the offending expression; only on the error path
+            expr = str(fn.instructions_sx()[k])
+            if op == _PARAMETER:
+                expr = ", ".join(str(s) for s in fn.free_sx()) or expr
+        except Exception:  # noqa: BLE001 - best effort for the message only
+            expr = ""
+        return T.refuse(op, f"casadi Function {self.name!r}", expr[:200])
+
+    def n_instructions(self) -> int:
+        return len(self.steps)
+
+    # --------------------------------------------------------------- running
+    def start(self, g, inputs) -> list:
+        """The value list before the first step: inputs, then constants."""
+        if len(inputs) != self.first_step_ssa - len(self.consts):
+            raise ModelError(f"casadi Function {self.name!r} takes "
+                             f"{self.first_step_ssa - len(self.consts)} input nonzeros, "
+                             f"got {len(inputs)}")
+        const = g.const
+        v = list(inputs)
+        v.extend([const(c) for c in self.consts])
+        return v
+
+    def execute(self, g, v: list, lo: int, hi: int, builders=None) -> None:
+        """Run steps ``lo:hi``, appending their values to ``v``."""
+        un, bi = builders or T.bind(g)
+        app = v.append
+        calls = self.calls
+        for op, a, b in self.steps[lo:hi]:
+            if b >= 0:
+                app(bi[op](v[a], v[b]))
+            elif b == UNARY:
+                app(un[op](v[a]))
+            else:
+                prog, deps, _ = calls[op]
+                v.extend(prog.run(g, [v[d] for d in deps]))
+
+    def run(self, g, inputs: list) -> list:
+        v = self.start(g, inputs)
+        self.execute(g, v, 0, len(self.steps))
+        return [v[i] for i in self.out_ssa]
+
+    def run_many(self, g, batch: list) -> list:
+        builders = T.bind(g)
+        cnodes = [g.const(c) for c in self.consts]
+        steps, out_ssa, calls = self.steps, self.out_ssa, self.calls
+        n_in = self.first_step_ssa - len(self.consts)
+        un, bi = builders
+        result = []
+        for inputs in batch:
+            if len(inputs) != n_in:
+                raise ModelError(f"casadi Function {self.name!r} takes {n_in} input "
+                                 f"nonzeros, got {len(inputs)}")
+            v = list(inputs)
+            v.extend(cnodes)
+            app = v.append
+            for op, a, b in steps:
+                if b >= 0:
+                    app(bi[op](v[a], v[b]))
+                elif b == UNARY:
+                    app(un[op](v[a]))
+                else:
+                    prog, deps, _ = calls[op]
+                    v.extend(prog.run(g, [v[d] for d in deps]))
+            result.append([v[i] for i in out_ssa])
+        return result
+
+
+class MapProgram(Program):
+    """``F.map(N)``: the inner program replayed once per instance (final).
+
+    Input ``i`` of the map holds N copies of inner input ``i`` side by side
+    (columns), so with column-major nonzeros instance ``k`` owns the contiguous
+    block ``[k * nnz_i, (k+1) * nnz_i)``; outputs are laid out the same way.
+    """
+
+    def __init__(self, fn, compiler):
+        self.name = fn.name()
+        inner = fn.get_function(fn.get_function()[0])
+        self.inner = compiler.compile(inner)
+        self.n_in = [fn.nnz_in(i) for i in range(fn.n_in())]
+        self.n_out = [fn.nnz_out(i) for i in range(fn.n_out())]
+        self.N = _map_count(fn, inner)
+        self.inner_in = list(self.inner.n_in)
+        self.inner_out = list(self.inner.n_out)
+        if ([c * self.N for c in self.inner_in] != self.n_in
+                or [c * self.N for c in self.inner_out] != self.n_out):
+            raise ModelError(f"casadi map {self.name!r}: input/output sizes are not "
+                             f"{self.N} copies of {inner.name()!r}")
+
+    def run(self, g, inputs: list) -> list:
+        N = self.N
+        in_off = offsets(self.n_in)
+        batch = []
+        for k in range(N):
+            args = []
+            for i, c in enumerate(self.inner_in):
+                s = in_off[i] + k * c
+                args.extend(inputs[s:s + c])
+            batch.append(args)
+        results = self.inner.run_many(g, batch)
+        out = []
+        o_off = offsets(self.inner_out)
+        for j, c in enumerate(self.inner_out):
+            lo, hi = o_off[j], o_off[j] + c
+            for r in results:
+                out.extend(r[lo:hi])
+        return out
+
+
+def _map_count(fn, inner) -> int:
+    """N of a Map: its column count over the inner function's, checked on all
+    inputs and outputs that have columns."""
+    ratios = set()
+    for i in range(fn.n_in()):
+        if inner.size2_in(i):
+            ratios.add(fn.size2_in(i) // inner.size2_in(i))
+    for i in range(fn.n_out()):
+        if inner.size2_out(i):
+            ratios.add(fn.size2_out(i) // inner.size2_out(i))
+    if len(ratios) != 1:
+        raise ModelError(f"cannot tell the instance count of casadi map {fn.name()!r}")
+    return ratios.pop()
