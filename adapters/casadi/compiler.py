@@ -83,6 +83,7 @@ class Compiler:
     def __init__(self, keep_calls: bool = True):
         self.keep_calls = keep_calls
         self._cache: dict[int, tuple] = {}
+        self._active: set[int] = set()
         #: (name, class, instances) of every Function compiled as a call target
         self.stats = {"functions": 0, "maps": []}
 
@@ -91,7 +92,17 @@ class Compiler:
         hit = self._cache.get(key)
         if hit is not None:
             return hit[1]
-        prog = self._compile(fn)
+        if key in self._active:
+            # expand() kept fn as an opaque SX call node (external code, integrators,
+            # ...): there is no scalar program to read
+            raise UnsupportedOpError(
+                f"casadi Function {fn.name()!r} ({fn.class_name()}) cannot be lowered to "
+                "SX: casadi can only call it as a black box")
+        self._active.add(key)
+        try:
+            prog = self._compile(fn)
+        finally:
+            self._active.discard(key)
         self._cache[key] = (fn, prog)  # keep fn alive so the pointer is not reused
         self.stats["functions"] += 1
         return prog
