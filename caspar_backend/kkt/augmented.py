@@ -16,6 +16,10 @@ by Haynsworth's inertia additivity
 ``In(K) = In(K_reduced) + In(-C)``: the required inertia is
 ``(nw + #{c_k < 0}, m + #{c_k > 0}, 0)``.
 
+``static_regularization = eps`` adds ``eps`` to the first block's diagonal and ``-eps`` to
+the second's in the *factorized* matrix only; iterative refinement uses K itself, so the
+solution is K's wherever K is nonsingular and refinement converges.
+
 The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
 ``(i, j)`` of the lower triangle of K is stored as ``(j, i)``.  Every diagonal entry is
 present.  The map from the concatenated source vector
@@ -38,7 +42,8 @@ class AugmentedKKT(KKTSystem):
     """Final."""
 
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
-                 n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10):
+                 n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
+                 static_regularization=0.0):
         self.xp = xp
         self.nw, self.m, self.r = int(nw), int(m), int(n_lowrank)
         nw, m, r = self.nw, self.m, self.r
@@ -76,11 +81,23 @@ class AugmentedKKT(KKTSystem):
         self.max_refinement_steps = max_refinement_steps
         self.residual_ratio_max = residual_ratio_max
         self._rhs = np.zeros(N)
+        # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
+        # against K, so a solver without pivoting survives zero pivots of a nonsingular K
+        # while the computed step is K's (to the refinement tolerance)
+        self.static_regularization = float(static_regularization)
+        self._dstat = np.concatenate([np.full(nw, self.static_regularization),
+                                      np.full(m, -self.static_regularization), np.zeros(r)])
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:
-        self._diag_w[:] = self.sigma + self.delta_w
-        self._diag_c[:] = -self.delta_c
+        # the static term only stands in for a missing perturbation: once delta_w or
+        # delta_c is on, that block is factorized exactly as the method asked
+        ew = self.static_regularization if self.delta_w == 0.0 else 0.0
+        ec = self.static_regularization if self.delta_c == 0.0 else 0.0
+        self._dstat[:self.nw] = ew
+        self._dstat[self.nw:self.nw + self.m] = -ec
+        self._diag_w[:] = self.sigma + self.delta_w + ew
+        self._diag_c[:] = -self.delta_c - ec
         self._diag_r[:] = -self.lowrank_c
         self.values[:] = np.bincount(self._map, weights=self._src, minlength=self.nnz)
 
@@ -95,18 +112,28 @@ class AugmentedKKT(KKTSystem):
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs_w, rhs_c):
+        """(dw, dy); ``last_residual_ratio`` is the final relative residual against K
+        (large when K is singular and only the static regularization made it solvable)."""
         nw, m = self.nw, self.m
         b = self._rhs
         b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
         x = self.solver.solve(b)
         bnorm = np.max(np.abs(b)) if b.size else 0.0
+        self.last_residual_ratio = 0.0
         # iterative refinement on the full system: QDLDL does not pivot, so tiny pivots
         # can cost accuracy that a few residual corrections recover
         for _ in range(self.max_refinement_steps):
-            res = b - self.solver.matvec(x)
+            res = b - self.solver.matvec(x) + self._dstat * x
             rn = np.max(np.abs(res)) if res.size else 0.0
             xn = np.max(np.abs(x)) if x.size else 0.0
+            self.last_residual_ratio = rn / (1.0 + bnorm + xn)
             if not np.isfinite(rn) or rn <= self.residual_ratio_max * (1.0 + bnorm + xn):
                 break
             x += self.solver.solve(res)
+        if self.max_refinement_steps and self.static_regularization > 0:
+            # relative to the right-hand side: a singular K solved only thanks to eps
+            # gives a huge x whose residual is of the order of b itself
+            res = b - self.solver.matvec(x) + self._dstat * x
+            rn = float(np.max(np.abs(res), initial=0.0))
+            self.last_residual_ratio = rn / bnorm if bnorm > 0 else 0.0
         return x[:nw].copy(), x[nw:nw + m].copy()

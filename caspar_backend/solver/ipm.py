@@ -78,7 +78,8 @@ class InteriorPoint:
         self.kkt = AugmentedKKT(nw, m, nlp.hess_rows, nlp.hess_cols, nlp.jac_rows,
                                 nlp.jac_cols, make_linear_solver(o.linear_solver),
                                 n_lowrank=nlow, max_refinement_steps=o.max_refinement_steps,
-                                residual_ratio_max=o.residual_ratio_max)
+                                residual_ratio_max=o.residual_ratio_max,
+                                static_regularization=o.kkt_static_regularization)
         self.jr, self.jc = np.asarray(nlp.jac_rows), np.asarray(nlp.jac_cols)
         # iterate and its function values, preallocated
         self.w, self.y = np.zeros(nw), np.zeros(m)
@@ -245,8 +246,8 @@ class InteriorPoint:
         df = getattr(nlp, "df", 1.0)
         dc = getattr(nlp, "dc", None)
         constr = e["constr"]
-        if dc is not None and self.m:
-            constr = float(np.max(np.abs(self.hv / dc)))
+        if hasattr(nlp, "unscaled_constr_viol"):
+            constr = nlp.unscaled_constr_viol(self.w, self.hv)
         return dict(dual=e["dual"] / df, constr=constr, compl=e["compl"] / df)
 
     # ================================================================ main loop
@@ -335,12 +336,19 @@ class InteriorPoint:
         gphi = self.grad_phi()
         rhs_w = -(gphi + self.Aty(self.jv, self.y))
         rhs_c = -self.hv
-        dw_ok = self.regularize_and_factorize()
-        if not dw_ok:
+        if not self.regularize_and_factorize():
             return None
         t = time.perf_counter()
         dw, dy = k.solve(rhs_w, rhs_c)
         sh.t_solve += time.perf_counter() - t
+        if k.last_residual_ratio > 1e-6 and k.delta_w == 0.0:
+            # refinement against K failed: K is (numerically) singular and only the static
+            # pivot regularization let it factorize; regularize as IPOPT does
+            if not self.regularize_and_factorize(singular=True):
+                return None
+            t = time.perf_counter()
+            dw, dy = k.solve(rhs_w, rhs_c)
+            sh.t_solve += time.perf_counter() - t
         if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(dy))):
             return None
         dzL = (self.mu - self.zL * sL - self.zL * dw[self.iL]) / sL
@@ -354,19 +362,24 @@ class InteriorPoint:
         self.sh.t_factor += time.perf_counter() - t
         return fact, ok
 
-    def regularize_and_factorize(self):
-        """IPOPT's inertia correction (Waechter & Biegler Algorithm IC)."""
+    def regularize_and_factorize(self, singular=False):
+        """IPOPT's inertia correction (Waechter & Biegler Algorithm IC).  ``singular``:
+        the unperturbed matrix is known to be singular; start perturbing at once."""
         o, k = self.opts, self.kkt
         k.delta_w, k.delta_c = 0.0, 0.0
         if self.delta_c_used:
             # the Jacobian was found degenerate before: regularize from the start
             k.delta_c = o.jacobian_regularization_value * self.mu ** \
                 o.jacobian_regularization_exponent
-        fact, ok = self._factor()
         self.info["delta_w"] = 0.0
+        if singular:
+            ok = False
+            fact = type("F", (), {"n_zero": 1})()
+        else:
+            fact, ok = self._factor()
         if ok:
             return True
-        if fact.n_zero > 0 and k.delta_c == 0.0:
+        if fact.n_zero > 0 and k.delta_c == 0.0 and self.m > 0:
             k.delta_c = o.jacobian_regularization_value * self.mu ** \
                 o.jacobian_regularization_exponent
             self.delta_c_used = True

@@ -100,10 +100,13 @@ def _acceptable(ipm, theta, phi, gBD, alpha, theta_t, phi_t):
     if not ipm.filter.acceptable(theta_t, phi_t):
         return ""
     switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA
+    armijo = _le(phi_t - phi, ETA_PHI * alpha * gBD, phi)
     if theta <= ipm.theta_min and switching:
-        return "f" if _le(phi_t - phi, ETA_PHI * alpha * gBD, phi) else ""
+        return "f" if armijo else ""
     if _le(theta_t, (1 - G_THETA) * theta, theta) or _le(phi_t, phi - G_PHI * theta, phi):
-        return "h"
+        # IPOPT labels (and keeps out of the filter) every step meeting both the switching
+        # and the Armijo condition, whichever test accepted it
+        return "f" if (switching and armijo) else "h"
     return ""
 
 

@@ -221,6 +221,16 @@ class SlackNLP(BarrierNLP):
         except Exception as exc:     # a diagnostic must never mask the real status
             return f"(describe_nonfinite failed: {exc})"
 
+    def unscaled_constr_viol(self, w, hv) -> float:
+        """Max-norm violation of the user's constraints (sides, not slacks) at w."""
+        if self.m == 0:
+            return 0.0
+        g = hv / self.dc + self.g_offset
+        g[self.ineq] += w[self.nx:] / self.dc[self.ineq]
+        v = np.where(self.eq, np.abs(g - self.lbg),
+                     np.maximum(0.0, np.maximum(self.lbg - g, g - self.ubg)))
+        return float(np.max(v))
+
     # ------------------------------------------------------------------ results
     def unscale(self, w, y, zL, zU, iL, iU):
         """Primal and CasADi-convention multipliers in the user's full space."""

@@ -125,6 +125,9 @@ _ROWS = [
        low=0),
     _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "
        "residual.", low=0.0),
+    _o("kkt_static_regularization", float, 1e-9, "caspar: +-eps added to the KKT "
+       "diagonal blocks when factorizing without pivoting (qdldl); removed again by "
+       "iterative refinement.", low=0.0),
     _o("first_hessian_perturbation", float, 1e-4, "delta_w^0: first trial Hessian "
        "perturbation.", low=0.0),
     _o("min_hessian_perturbation", float, 1e-20, "delta_w^min.", low=0.0),

@@ -1,0 +1,68 @@
+"""Benchmark: caspar-CPU vs IPOPT (CasADi's bundled 3.14 with MUMPS) on the test bank.
+
+    python benchmarks/bench_solver_bank.py [--fast] [--filter SUBSTRING] [--options k=v ...]
+
+Prints one row per problem: status, objective, iterations and wall time of both solvers
+(IPOPT's time is its own t_wall_total; caspar's is the whole solve_nlp call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+from problem_bank import bank  # noqa: E402
+from solver_harness import run_caspar, run_ipopt  # noqa: E402
+
+
+def _parse(kv):
+    out = {}
+    for item in kv:
+        k, v = item.split("=", 1)
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                pass
+        out[k] = v
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fast", action="store_true", help="skip the large instances")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--options", nargs="*", default=[])
+    a = ap.parse_args(argv)
+    opts = _parse(a.options)
+    hdr = (f"{'problem':34s} {'IPOPT status':28s} {'caspar status':28s} {'f IPOPT':>14s} "
+           f"{'f caspar':>14s} {'it I':>5s} {'it c':>5s} {'t I [s]':>8s} {'t c [s]':>8s}")
+    print(hdr)
+    print("-" * len(hdr))
+    ratios = []
+    for p in bank(include_slow=not a.fast):
+        if a.filter not in p.name:
+            continue
+        d = p.build()
+        ri = run_ipopt(d, opts)
+        t = time.perf_counter()
+        rc = run_caspar(d, opts)
+        tc = time.perf_counter() - t
+        ratios.append(rc.iterations / max(ri["iter"], 1))
+        print(f"{p.name:34s} {ri['status']:28s} {rc.status:28s} {ri['f']:14.7e} {rc.f:14.7e} "
+              f"{ri['iter']:5d} {rc.iterations:5d} {ri['t']:8.3f} {tc:8.3f}", flush=True)
+    if ratios:
+        print(f"\nmedian iteration ratio caspar/IPOPT = {np.median(ratios):.3f} "
+              f"over {len(ratios)} problems")
+
+
+if __name__ == "__main__":
+    main()
