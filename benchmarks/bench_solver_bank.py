@@ -51,7 +51,7 @@ def main(argv=None):
     for p in bank(include_slow=not a.fast):
         if a.filter not in p.name:
             continue
-        d = p.build()
+        d = dict(p.build(), options=p.options)
         ri = run_ipopt(d, opts)
         t = time.perf_counter()
         rc = run_caspar(d, opts)

@@ -28,14 +28,15 @@ class BankProblem:
     f_opt: Optional[float] = None
     slow: bool = False
     note: str = ""
+    options: tuple = ()        # (name, value) pairs given to both solvers
 
 
 BANK: list = []
 
 
-def problem(name, kind="optimal", f_opt=None, slow=False, note=""):
+def problem(name, kind="optimal", f_opt=None, slow=False, note="", options=()):
     def deco(fn):
-        BANK.append(BankProblem(name, fn, kind, f_opt, slow, note))
+        BANK.append(BankProblem(name, fn, kind, f_opt, slow, note, tuple(options)))
         return fn
     return deco
 
@@ -65,7 +66,7 @@ def hs001():
     return _nlp(x, _rosen(x), x0=[-2, 1], lbx=[-INF, -1.5])
 
 
-@problem("hs002", f_opt=0.0504261879)
+@problem("hs002", f_opt=None, note="IPOPT and caspar both reach the local minimum f = 4.94 from the standard start")
 def hs002():
     x = _x(2)
     return _nlp(x, _rosen(x), x0=[-2, 1], lbx=[-INF, 1.5])
@@ -429,8 +430,8 @@ def _extended(n):
 
 
 for _n in (10, 100, 1000):
-    problem(f"chained_rosenbrock_{_n}", f_opt=0.0)(lambda n=_n: _chained(n))
-problem("chained_rosenbrock_10000", f_opt=0.0, slow=True)(lambda: _chained(10000))
+    problem(f"chained_rosenbrock_{_n}", note="local minimum 3.98662 from this start")(lambda n=_n: _chained(n))
+problem("chained_rosenbrock_10000", slow=True)(lambda: _chained(10000))
 problem("extended_rosenbrock_1000", f_opt=0.0)(lambda: _extended(1000))
 problem("extended_rosenbrock_10000", f_opt=0.0, slow=True)(lambda: _extended(10000))
 
@@ -482,12 +483,36 @@ def fixed_vars():
                 lbg=-INF, ubg=6)
 
 
-@problem("needs_restoration_wachter_biegler", f_opt=1.0,
-         note="Waechter & Biegler (2000) example: plain IPMs fail, restoration needed")
+@problem("restoration_to_local_infeasibility_wb", kind="infeasible",
+         note="Waechter & Biegler (2000) example from x0 = (-2, 1, 1): the restoration "
+              "phase ends at the local infeasibility minimizer x1 = -1 (IPOPT 3.14 too)")
 def wb_example():
     x = _x(3)
     g = cs.vertcat(x[0] ** 2 - x[1] - 1, x[0] - x[2] - 0.5)
     return _nlp(x, x[0], g, x0=[-2, 1, 1], lbx=[-INF, 0, 0])
+
+
+@problem("needs_restoration_circle", f_opt=-math.sqrt(2),
+         note="min x1 + x2 on the unit circle from (0.1, -3), through the restoration "
+              "phase (start_with_resto, as in IPOPT)", options=[("start_with_resto", True)])
+def resto_circle():
+    x = _x(2)
+    return _nlp(x, x[0] + x[1], x[0] ** 2 + x[1] ** 2 - 1, x0=[0.1, -3])
+
+
+@problem("needs_restoration_exp", note="exp(x1) - x2 = 5, x2 = x3 >= 0 from (-5, 5, 5)",
+         options=[("start_with_resto", True)])
+def resto_exp():
+    x = _x(3)
+    g = cs.vertcat(cs.exp(x[0]) - x[1] - 5, x[1] - x[2])
+    return _nlp(x, x[0] ** 2 + x[1] ** 2, g, x0=[-5, 5, 5], lbx=[-INF, 0, 0])
+
+
+@problem("nonconvex_sin_equalities", note="sin(x1) + x2^2 = 1.5, x1 x3 = 2 from (-3, 0, -3)")
+def sin_equalities():
+    x = _x(3)
+    g = cs.vertcat(cs.sin(x[0]) + x[1] ** 2 - 1.5, x[0] * x[2] - 2)
+    return _nlp(x, cs.sumsqr(x - 1), g, x0=[-3, 0, -3])
 
 
 @problem("infeasible_disc_halfplane", kind="infeasible",

@@ -18,14 +18,19 @@ def make_evaluator(d):
     return CasadiEvaluator(d["x"], d["f"], d["g"])
 
 
+def _yes(v):
+    return ("yes" if v else "no") if isinstance(v, bool) else v
+
+
 def run_ipopt(d, options=None):
+    options = dict(d.get("options", ()), **(options or {}))
     nlp = {"x": d["x"], "f": d["f"]}
     if d["g"] is not None:
         nlp["g"] = d["g"]
     ipopt_opts = {"print_level": 0, "sb": "yes"}
     for k, v in (options or {}).items():
         if k not in ("device", "stream"):
-            ipopt_opts[k] = v
+            ipopt_opts[k] = _yes(v)
     S = cs.nlpsol("ipopt", "ipopt", nlp, {"ipopt": ipopt_opts, "print_time": False,
                                           "error_on_fail": False})
     args = dict(x0=d["x0"], lbx=d["lbx"], ubx=d["ubx"])
@@ -42,5 +47,6 @@ def run_ipopt(d, options=None):
 def run_caspar(d, options=None):
     ev = make_evaluator(d)
     opts = {"print_level": 0}
+    opts.update(dict(d.get("options", ())))
     opts.update(options or {})
     return solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], d["x0"], options=opts)

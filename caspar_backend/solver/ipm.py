@@ -270,6 +270,12 @@ class InteriorPoint:
             st = self.check_termination(e, ue)
             if st is not None:
                 return st
+            if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
+                    and self.m > 0:
+                from .restoration import restoration_phase
+
+                restoration_phase(self)
+                continue
             update_mu(self, e)
             d = self.compute_direction()
             if d is None:

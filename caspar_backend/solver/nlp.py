@@ -157,7 +157,8 @@ class SlackNLP(BarrierNLP):
                     self.ev.jac_values(x, self._jv)
                 rows = np.asarray(self.ev.jac_rows)[self._jkeep]
                 rowmax = np.zeros(self.m)
-                np.maximum.at(rowmax, rows, np.abs(self._jv[self._jkeep]))
+                with np.errstate(invalid="ignore"):     # NaN rows are left unscaled
+                    np.maximum.at(rowmax, rows, np.abs(self._jv[self._jkeep]))
                 big = np.isfinite(rowmax) & (rowmax > gmax)
                 dc[big] = np.maximum(gmin, gmax / rowmax[big])
         self.df, self.dc = float(df), dc

@@ -1,0 +1,227 @@
+"""Options, statuses, output format, NaN handling, limits, L-BFGS and adaptive mu."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import casadi as cs
+import numpy as np
+import pytest
+
+from caspar_backend.errors import DeviceError, OptionError
+from caspar_backend.solver import solve_nlp
+from caspar_backend.solver.options import OPTIONS, resolve_options
+from caspar_backend.solver.status import KINDS, STATUSES
+from casadi_evaluator import CasadiEvaluator
+from problem_bank import BANK
+from solver_harness import run_caspar, run_ipopt
+
+BY_NAME = {p.name: p for p in BANK}
+
+
+# ------------------------------------------------------------------ options
+def test_every_option_has_type_default_doc():
+    for name, o in OPTIONS.items():
+        assert o.name == name and o.doc and o.type in (int, float, str, bool, object)
+        if o.type is not object:
+            assert isinstance(o.default, o.type), name
+        if o.choices:
+            assert o.default in o.choices, name
+        if o.type in (int, float):
+            assert o.low <= o.default <= o.high, name
+    resolve_options({})                      # defaults validate against their own rows
+
+
+def test_ipopt_defaults():
+    o = resolve_options(None)
+    assert (o.tol, o.max_iter, o.print_level, o.acceptable_tol, o.acceptable_iter) == \
+        (1e-8, 3000, 5, 1e-6, 15)
+    assert (o.mu_strategy, o.mu_init, o.bound_push, o.bound_frac, o.bound_relax_factor) == \
+        ("monotone", 0.1, 1e-2, 1e-2, 1e-8)
+    assert (o.nlp_scaling_method, o.nlp_scaling_max_gradient, o.linear_solver) == \
+        ("gradient-based", 100.0, "qdldl")
+    assert (o.constr_viol_tol, o.dual_inf_tol, o.compl_inf_tol, o.constr_mult_init_max) == \
+        (1e-4, 1.0, 1e-4, 1e3)
+
+
+@pytest.mark.parametrize("bad, suggestion", [("tol_acceptable", "acceptable_tol"),
+                                             ("max_iters", "max_iter"),
+                                             ("mu_stratgy", "mu_strategy")])
+def test_unknown_option_suggests(bad, suggestion):
+    with pytest.raises(OptionError) as e:
+        resolve_options({bad: 1})
+    assert suggestion in str(e.value) and bad in str(e.value)
+
+
+@pytest.mark.parametrize("opts", [{"tol": "small"}, {"max_iter": 2.5}, {"print_level": -1},
+                                  {"mu_strategy": "fast"}, {"max_iter": True}])
+def test_wrong_option_value(opts):
+    with pytest.raises(OptionError):
+        resolve_options(opts)
+
+
+def test_device_other_than_cpu_is_a_clear_error():
+    d = BY_NAME["hs071"].build()
+    with pytest.raises(DeviceError, match="cpu"):
+        run_caspar(d, {"device": "cuda"})
+
+
+# ------------------------------------------------------------------ statuses
+REQUIRED = ["Solve_Succeeded", "Solved_To_Acceptable_Level", "Infeasible_Problem_Detected",
+            "Search_Direction_Becomes_Too_Small", "Diverging_Iterates",
+            "User_Requested_Stop", "Feasible_Point_Found", "Maximum_Iterations_Exceeded",
+            "Restoration_Failed", "Error_In_Step_Computation", "Maximum_WallTime_Exceeded",
+            "Not_Enough_Degrees_Of_Freedom", "Invalid_Problem_Definition", "Invalid_Option",
+            "Invalid_Number_Detected"]
+
+
+def test_status_table_complete():
+    for name in REQUIRED:
+        assert name in STATUSES
+    for s in STATUSES.values():
+        assert isinstance(s.success, bool) and s.kind in KINDS and s.exit_message
+    assert {s.name for s in STATUSES.values() if s.success} == {
+        "Solve_Succeeded", "Solved_To_Acceptable_Level", "Feasible_Point_Found"}
+
+
+def test_every_status_the_solver_emits_is_in_the_table():
+    import pathlib
+
+    import caspar_backend.solver as pkg
+
+    src = "".join(p.read_text() for p in pathlib.Path(pkg.__file__).parent.glob("*.py"))
+    used = set(re.findall(r'"([A-Z][a-z]+(?:_[A-Za-z]+)+)"', src))
+    used = {u for u in used if u[0].isupper() and "_" in u and u != "Option"}
+    missing = {u for u in used if u not in STATUSES and not u.startswith("Solve_")}
+    assert not {m for m in missing if m.endswith(("Detected", "Exceeded", "Failed",
+                                                  "Computation", "Iterates", "Freedom",
+                                                  "Definition"))}
+
+
+# ------------------------------------------------------------------ output
+def test_iteration_log_and_summary_format():
+    d = BY_NAME["hs071"].build()
+    buf = io.StringIO()
+    r = run_caspar(d, {"print_level": 5, "stream": buf, "print_timing_statistics": True})
+    out = buf.getvalue()
+    assert ("iter    objective    inf_pr   inf_du lg(mu)  ||d||  lg(rg) alpha_du "
+            "alpha_pr  ls") in out
+    rows = [l for l in out.splitlines() if re.match(r"^ *\d+[ r] ", l)]
+    assert len(rows) == r.iterations + 1
+    assert re.match(r"^ +0  +1\.6109693e\+01 ", rows[0])
+    assert f"Number of Iterations....: {r.iterations}" in out
+    for label in ("Objective", "Dual infeasibility", "Constraint violation",
+                  "Complementarity", "Overall NLP error", "(scaled)", "(unscaled)",
+                  "Number of objective function evaluations", "Timing statistics",
+                  "kkt_factorization"):
+        assert label in out
+    assert out.rstrip().endswith("EXIT: Optimal Solution Found.")
+    assert set(r.timings) >= {"function_evaluations", "kkt_factorization", "other", "total"}
+    assert len(r.history) == r.iterations + 1
+
+
+def test_restoration_iterations_are_marked_r():
+    p = BY_NAME["needs_restoration_circle"]
+    d = dict(p.build(), options=p.options)
+    buf = io.StringIO()
+    r = run_caspar(d, {"print_level": 5, "stream": buf})
+    assert r.status == "Solve_Succeeded"
+    assert re.search(r"^ +\d+r", buf.getvalue(), re.M)
+
+
+def test_print_level_zero_is_silent(capsys):
+    run_caspar(BY_NAME["hs035"].build(), {"print_level": 0})
+    assert capsys.readouterr().out == ""
+
+
+# ------------------------------------------------------------------ NaN / Inf
+def test_invalid_number_at_start_names_the_expression():
+    x = cs.SX.sym("x", 2)
+    f = cs.log(x[0]) + x[1] ** 2
+    ev = CasadiEvaluator(x, f)
+    r = solve_nlp(ev, [-np.inf] * 2, [np.inf] * 2, [], [], [-1.0, 1.0],
+                  options={"print_level": 0})
+    assert r.status == "Invalid_Number_Detected" and not r.success
+    assert "log" in r.message
+
+
+def test_invalid_number_in_constraint_names_it():
+    x = cs.SX.sym("x", 2)
+    ev = CasadiEvaluator(x, cs.sumsqr(x), cs.vertcat(x[0] + x[1], cs.sqrt(x[0]) - x[1]),
+                         con_names=["sum", "root_link"])
+    r = solve_nlp(ev, [-np.inf] * 2, [np.inf] * 2, [1, 0], [1, 0], [-4.0, 1.0],
+                  options={"print_level": 0})
+    assert r.status == "Invalid_Number_Detected"
+    assert "root_link" in r.message and "sqrt" in r.message
+
+
+def test_nan_in_trial_point_is_cut_back():
+    # no bound keeps the iterates inside the disc; the full Newton steps leave it
+    r = run_caspar(BY_NAME["undefined_outside_log_barrier"].build())
+    assert r.status == "Solve_Succeeded"
+    assert r.counts["obj"] >= r.iterations
+
+
+# ------------------------------------------------------------------ limits and inputs
+def test_max_iter_and_wall_time():
+    d = BY_NAME["chained_rosenbrock_100"].build()
+    r = run_caspar(d, {"max_iter": 5})
+    assert r.status == "Maximum_Iterations_Exceeded" and r.iterations == 5
+    r = run_caspar(d, {"max_wall_time": 1e-9})
+    assert r.status == "Maximum_WallTime_Exceeded"
+
+
+def test_invalid_bounds_and_degrees_of_freedom():
+    x = cs.SX.sym("x", 2)
+    ev = CasadiEvaluator(x, cs.sumsqr(x), cs.vertcat(x[0], x[1], x[0] + x[1]))
+    r = solve_nlp(ev, [1, 0], [0, 1], [0] * 3, [0] * 3, [0, 0], options={"print_level": 0})
+    assert r.status == "Invalid_Problem_Definition"
+    r = solve_nlp(ev, [-1, -1], [1, 1], [0] * 3, [0] * 3, [0, 0], options={"print_level": 0})
+    assert r.status == "Not_Enough_Degrees_Of_Freedom"
+
+
+def test_warm_start_multipliers_accepted():
+    d = BY_NAME["hs071"].build()
+    cold = run_caspar(d)
+    ev = CasadiEvaluator(d["x"], d["f"], d["g"])
+    warm = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], cold.x,
+                     lam_g0=cold.lam_g, lam_x0=cold.lam_x,
+                     options={"print_level": 0, "mu_init": 1e-6, "bound_push": 1e-9,
+                              "bound_frac": 1e-9})
+    assert warm.success and abs(warm.f - cold.f) < 1e-7
+    assert warm.iterations <= cold.iterations
+
+
+# ------------------------------------------------------------------ algorithm variants
+LBFGS_SET = ["hs071", "hs035", "rosenbrock", "hs076", "needs_restoration_circle",
+             "optimal_control_200"]
+
+
+@pytest.mark.parametrize("name", LBFGS_SET)
+def test_limited_memory_vs_ipopt(name):
+    d = BY_NAME[name].build()
+    opts = {"hessian_approximation": "limited-memory"}
+    ri, rc = run_ipopt(d, opts), run_caspar(d, opts)
+    assert ri["status"] == rc.status == "Solve_Succeeded"
+    assert abs(rc.f - ri["f"]) <= 1e-6 * max(1.0, abs(ri["f"])) + 1e-8
+    assert rc.iterations <= 2 * ri["iter"] + 5
+
+
+@pytest.mark.parametrize("name", ["hs071", "hs035", "hs076", "hs043", "bound_only_quadratic",
+                                  "optimal_control_200", "hs019"])
+def test_adaptive_mu_vs_ipopt(name):
+    d = BY_NAME[name].build()
+    opts = {"mu_strategy": "adaptive"}
+    ri, rc = run_ipopt(d, opts), run_caspar(d, opts)
+    assert rc.success, rc.status
+    assert abs(rc.f - ri["f"]) <= 1e-6 * max(1.0, abs(ri["f"])) + 1e-8
+    assert rc.iterations <= 2 * ri["iter"] + 5
+
+
+def test_no_scaling_and_obj_scaling_factor():
+    d = BY_NAME["hs071"].build()
+    a = run_caspar(d, {"nlp_scaling_method": "none"})
+    b = run_caspar(d, {"obj_scaling_factor": 10.0})
+    assert a.success and b.success and abs(a.f - b.f) < 1e-7
