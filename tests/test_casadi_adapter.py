@@ -285,8 +285,10 @@ def test_bad_dicts():
         casadi_to_model({"x": x, "f": x[0], "h": x})
     with pytest.raises(ModelError, match="SX or MX"):
         casadi_to_model({"x": [1, 2], "f": 0})
-    with pytest.raises(ModelError, match="casadi could not build"):
+    with pytest.raises(ModelError, match="vector of symbols"):
         casadi_to_model({"x": 2 * x, "f": x[0]})
+    with pytest.raises(ModelError, match="vector of symbols"):
+        casadi_to_model({"x": x, "f": x[0], "p": 2 * ca.SX.sym("q")})
     X = ca.MX.sym("X")
     with pytest.raises(ModelError, match="expand"):
         casadi_to_model({"x": X, "f": X ** 2}, expand=False)

@@ -12,8 +12,10 @@ A spine node reached by more than one spine edge (a partial sum shared by
 several roots, as in cumulative sums ``s_i = s_{i-1} + x_i``) is kept as a
 single term instead of being copied into every user: the pass stays linear in
 the graph size and every user of a shared sum sees the same term, so
-structurally identical roots stay identical.  Spines of fewer than three terms
-are left alone.
+structurally identical roots stay identical.  A root is rebuilt only when its
+spine has at least ``min_terms`` terms (per root: the objective is split into
+terms for grouping, so every spine counts there; in a constraint a short spine
+is harmless and rebuilding it would only cost nodes).
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from __future__ import annotations
 _SPINE = frozenset(("add", "sub", "neg", "sum"))
 
 
-def flatten_sums(g, roots: list) -> list:
-    """``roots`` with each additive spine rebuilt as one n-ary ``sum`` (module doc)."""
+def flatten_sums(g, roots: list, min_terms) -> list:
+    """``roots`` with each additive spine of at least ``min_terms`` terms (an int,
+    or one int per root) rebuilt as one n-ary ``sum`` (module doc)."""
+    if isinstance(min_terms, int):
+        min_terms = [min_terms] * len(roots)
     refs: dict[int, int] = {}
     seen: set[int] = set()
     stack = []
@@ -40,17 +45,18 @@ def flatten_sums(g, roots: list) -> list:
                 refs[a.id] = refs.get(a.id, 0) + 1
                 if a.id not in seen:
                     stack.append(a)
-    return [_flatten(g, r, refs) if r.op in _SPINE else r for r in roots]
+    return [_flatten(g, r, refs, k) if r.op in _SPINE else r
+            for r, k in zip(roots, min_terms)]
 
 
-def _flatten(g, root, refs):
+def _flatten(g, root, refs, min_terms):
     terms = []
     stack = [(root, False)]
     while stack:
         n, neg = stack.pop()
         op = n.op
         if n is not root and (op not in _SPINE or refs.get(n.id, 0) > 1):
-            terms.append(g.neg(n) if neg else n)
+            terms.append((n, neg))
         elif op == "add":
             stack.append((n.args[1], neg))
             stack.append((n.args[0], neg))
@@ -61,6 +67,7 @@ def _flatten(g, root, refs):
             stack.append((n.args[0], not neg))
         else:  # sum
             stack.extend((a, neg) for a in reversed(n.args))
-    if len(terms) < 3:
+    if len(terms) < max(min_terms, 3):
         return root
-    return g.sum(terms)
+    neg = g.neg
+    return g.sum([neg(n) if s else n for n, s in terms])
