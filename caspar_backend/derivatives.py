@@ -39,10 +39,38 @@ def _active(order: list[Node]) -> set[int]:
     return act
 
 
+def _guarded(order: list[Node]) -> set[int]:
+    """Ids of nodes below a value argument of an ``if_else`` (inside a branch)."""
+    guard: set[int] = set()
+    for n in reversed(order):
+        if n.op == "if_else":
+            guard.add(n.args[1].id)
+            guard.add(n.args[2].id)
+        if n.id in guard:
+            guard.update(a.id for a in n.args)
+    return guard
+
+
+def _safe(g: Graph, a: Node, c: Node) -> Node:
+    """``c`` where the adjoint ``a`` is non-zero, else exactly 0.
+
+    Inside an untaken ``if_else`` branch the adjoint is exactly 0 but partials
+    may be NaN (``sqrt`` of a negative number, say); IEEE gives 0 * NaN = NaN,
+    CasADi gives 0.  Selecting keeps CasADi's convention.
+    """
+    return g.if_else(a, c, g.const(0.0))
+
+
 def adjoints(g: Graph, root: Node) -> tuple[list[Node], set[int], dict[int, Node]]:
-    """Reverse sweep: ``(order, active ids, adjoint node per active node id)``."""
+    """Reverse sweep: ``(order, active ids, adjoint node per active node id)``.
+
+    ``if_else(c, a, b)`` passes its adjoint to the taken branch only, as a
+    select, and contributions inside branches go through :func:`_safe`.
+    """
     order = topo_order([root])
     act = _active(order)
+    guard = _guarded(order)
+    zero = g.const(0.0)
     terms: dict[int, list[Node]] = {root.id: [g.const(1.0)]}
     adj: dict[int, Node] = {}
     for n in reversed(order):
@@ -55,12 +83,19 @@ def adjoints(g: Graph, root: Node) -> tuple[list[Node], set[int], dict[int, Node
         adj[n.id] = a
         if n.op == "var":
             continue
+        if n.op == "if_else":
+            c, ua, ub = n.args
+            for u, t in ((ua, g.if_else(c, a, zero)), (ub, g.if_else(c, zero, a))):
+                if u.id in act:
+                    terms.setdefault(u.id, []).append(t)
+            continue
         spec = _ops.OPS[n.op]
         for i, u in enumerate(n.args):
             if u.id in act:
                 c = g.mul(a, spec.d1(g, n, i))
-                if not (c.op == "const" and c.attr == 0.0):
-                    terms.setdefault(u.id, []).append(c)
+                if c.op == "const" and c.attr == 0.0:
+                    continue
+                terms.setdefault(u.id, []).append(_safe(g, a, c) if n.id in guard else c)
     return order, act, adj
 
 
@@ -75,6 +110,8 @@ def gradient_and_hessian(g: Graph, root: Node) -> tuple[dict[int, Node], dict[tu
     """Gradient as in :func:`gradient` and the lower-triangle Hessian
     ``{(r, c): d2 root / dx_r dx_c}`` with ``r >= c`` (variable indices)."""
     order, act, adj = adjoints(g, root)
+    guard = _guarded(order)
+    zero = g.const(0.0)
     grad = {n.attr: adj[n.id] for n in order if n.op == "var" and n.id in adj}
 
     # forward sparse gradients of active nodes (only needed below nodes with d2)
@@ -84,6 +121,13 @@ def gradient_and_hessian(g: Graph, root: Node) -> tuple[dict[int, Node], dict[tu
             continue
         if n.op == "var":
             fwd[n.id] = {n.attr: g.const(1.0)}
+            continue
+        if n.op == "if_else":  # select, so a NaN in the untaken branch stays there
+            c, ua, ub = n.args
+            fa = fwd.get(ua.id, {}) if ua.id in act else {}
+            fb = fwd.get(ub.id, {}) if ub.id in act else {}
+            fwd[n.id] = {v: g.if_else(c, fa.get(v, zero), fb.get(v, zero))
+                         for v in sorted(set(fa) | set(fb))}
             continue
         spec = _ops.OPS[n.op]
         acc: dict[int, list[Node]] = {}
@@ -111,6 +155,11 @@ def gradient_and_hessian(g: Graph, root: Node) -> tuple[dict[int, Node], dict[tu
                 continue
             w = g.mul(a, dij)
             fi, fj = fwd[ui.id], fwd[uj.id]
+            if n.id in guard:
+                # inside an if_else branch: a zero adjoint must give a zero term
+                fi = {v: _safe(g, a, e) for v, e in fi.items()}
+                fj = fi if i == j else {v: _safe(g, a, e) for v, e in fj.items()}
+                w = _safe(g, a, w)
             if i == j:
                 # (grad u)(grad u)^T, lower triangle
                 items = list(fi.items())

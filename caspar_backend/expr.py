@@ -36,6 +36,8 @@ from typing import Iterable, Sequence
 from . import ops as _ops
 from .errors import ModelError, NonFiniteError, UnsupportedOpError
 
+_OPS = _ops.OPS
+
 Number = (int, float)
 
 
@@ -73,34 +75,34 @@ class Node:
         return self.graph.as_node(other)
 
     def __add__(self, o):
-        return self.graph.add(self, self._c(o))
+        return self.graph.add(self, o)
 
     def __radd__(self, o):
-        return self.graph.add(self._c(o), self)
+        return self.graph.add(o, self)
 
     def __sub__(self, o):
-        return self.graph.sub(self, self._c(o))
+        return self.graph.sub(self, o)
 
     def __rsub__(self, o):
-        return self.graph.sub(self._c(o), self)
+        return self.graph.sub(o, self)
 
     def __mul__(self, o):
-        return self.graph.mul(self, self._c(o))
+        return self.graph.mul(self, o)
 
     def __rmul__(self, o):
-        return self.graph.mul(self._c(o), self)
+        return self.graph.mul(o, self)
 
     def __truediv__(self, o):
-        return self.graph.div(self, self._c(o))
+        return self.graph.div(self, o)
 
     def __rtruediv__(self, o):
-        return self.graph.div(self._c(o), self)
+        return self.graph.div(o, self)
 
     def __pow__(self, o):
-        return self.graph.pow(self, self._c(o))
+        return self.graph.pow(self, o)
 
     def __rpow__(self, o):
-        return self.graph.pow(self._c(o), self)
+        return self.graph.pow(o, self)
 
     def __neg__(self):
         return self.graph.neg(self)
@@ -146,7 +148,8 @@ class Graph:
 
     # -- construction ----------------------------------------------------------
     def _intern(self, op, args, attr=None) -> Node:
-        key = (op, attr, tuple(a.id for a in args))
+        # Nodes hash and compare by identity, so the args tuple itself is the key.
+        key = (op, attr, args)
         node = self._table.get(key)
         if node is None:
             node = Node(self, op, args, attr, len(self.nodes))
@@ -155,6 +158,10 @@ class Graph:
         return node
 
     def const(self, value) -> Node:
+        if type(value) is float or type(value) is int:  # fast path: already interned
+            node = self._table.get(("const", value, ()))
+            if node is not None:
+                return node
         v = float(value)
         if not math.isfinite(v):
             raise NonFiniteError(f"non-finite constant {value!r} in an expression")
@@ -188,20 +195,23 @@ class Graph:
 
     def _fold(self, op, args, attr=None):
         """Constant-fold ``op(args)`` if every arg is constant and the result finite."""
-        if all(a.op == "const" for a in args):
-            f = _ops.OPS[op].fold
-            try:
-                v = f(*(a.attr for a in args), attr) if op == "powi" else f(*(a.attr for a in args))
-            except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        for a in args:
+            if a.op != "const":
                 return None
-            if v is not None and math.isfinite(v):
-                return self.const(v)
+        f = _OPS[op].fold
+        try:
+            v = f(*(a.attr for a in args), attr) if op == "powi" else f(*(a.attr for a in args))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            return None
+        if v is not None and math.isfinite(v):
+            return self.const(v)
         return None
 
     def apply(self, op: str, *args, attr=None) -> Node:
         """Build ``op(*args)`` with the simplifications of the module docstring."""
-        spec = _ops.get(op)
-        args = tuple(self.as_node(a) for a in args)
+        spec = _OPS.get(op) or _ops.get(op)  # the latter raises a clear error
+        args = tuple([a if type(a) is Node and a.graph is self else self.as_node(a)
+                      for a in args])
         if spec.arity is not None and len(args) != spec.arity:
             raise ModelError(f"{op} takes {spec.arity} arguments, got {len(args)}")
         special = _SIMPLIFY.get(op)
@@ -213,26 +223,29 @@ class Graph:
         return self._intern(op, args, attr)
 
     # convenient names ------------------------------------------------------
+    def _n(self, a) -> Node:
+        return a if type(a) is Node and a.graph is self else self.as_node(a)
+
     def add(self, a, b):
-        return self.apply("add", a, b)
+        return _s_add(self, self._n(a), self._n(b))
 
     def sub(self, a, b):
-        return self.apply("sub", a, b)
+        return _s_sub(self, self._n(a), self._n(b))
 
     def mul(self, a, b):
-        return self.apply("mul", a, b)
+        return _s_mul(self, self._n(a), self._n(b))
 
     def div(self, a, b):
-        return self.apply("div", a, b)
+        return _s_div(self, self._n(a), self._n(b))
 
     def neg(self, a):
-        return self.apply("neg", a)
+        return _s_neg(self, self._n(a))
 
     def pow(self, a, b):
-        return self.apply("pow", a, b)
+        return _s_pow(self, self._n(a), self._n(b))
 
     def powi(self, a, n: int):
-        return self.apply("powi", a, attr=int(n))
+        return _s_powi(self, self._n(a), int(n))
 
     def cmp(self, op: str, a, b):
         if op not in _ops.COMPARISONS:
@@ -340,17 +353,19 @@ def _s_powi(g, a, n):
 
 def _s_sum(g, *args):
     flat, c = [], 0.0
+    consts = []
     for a in args:
         for t in (a.args if a.op == "sum" else (a,)):
             if t.op == "const":
                 c += t.attr
+                consts.append(t)
             else:
                 flat.append(t)
     if c != 0.0:
         if math.isfinite(c):
             flat.append(g.const(c))
         else:  # overflow while gathering: keep the constants as they were
-            flat += [a for a in args if a.op == "const"]
+            flat += consts
     if not flat:
         return g._zero
     if len(flat) == 1:
@@ -495,13 +510,19 @@ def to_str(node: Node, max_len: int = 2000) -> str:
             rec(n.args[0], 3, depth)
             if parent_prec >= 3:
                 emit(")")
-        elif op == "powi":
-            rec(n.args[0], 4, depth)
-            emit(f"**{n.attr}")
-        elif op == "pow":
-            rec(n.args[0], 4, depth)
-            emit("**")
-            rec(n.args[1], 4, depth)
+        elif op in ("powi", "pow"):
+            # ** is right-associative and binds tighter than unary minus: the base
+            # needs parentheses when it is itself a power, a negation or negative
+            if parent_prec >= 5:
+                emit("(")
+            rec(n.args[0], 5, depth)
+            if op == "powi":
+                emit(f"**{n.attr}")
+            else:
+                emit("**")
+                rec(n.args[1], 4, depth)
+            if parent_prec >= 5:
+                emit(")")
         elif op in _CMP_SYM:
             emit("(")
             rec(n.args[0], 0, depth)

@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from .errors import UnsupportedOpError
+
 LEAVES = ("const", "var", "param", "data")
 
 _SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
@@ -129,10 +131,11 @@ _reg("lincomb", None, lambda *a: math.fsum(a[k] * a[k + 1] for k in range(0, len
 
 
 def _powi_np(a, n):
-    if n == 2:
-        return f"({a[0]} * {a[0]})"
-    if n == -1:
-        return f"(1.0 / {a[0]})"
+    # small integer powers as products: np.power takes glibc's slow path for
+    # negative bases (~90x slower than a product chain)
+    if 1 <= abs(n) <= 8:
+        chain = " * ".join([a[0]] * abs(n))
+        return f"({chain})" if n > 0 else f"(1.0 / ({chain}))"
     return f"np.power({a[0]}, {float(n)!r})"
 
 
@@ -278,7 +281,7 @@ _reg("hypot", 2, _safe(math.hypot),
 
 
 def _sign(v):
-    return float((v > 0) - (v < 0)) if v == v else math.nan
+    return float(v > 0) - float(v < 0) if v == v else math.nan
 
 
 _unary("abs", abs, "np.abs", "fabs", lambda g, x, n: g.sign(x), None, smooth=False)
@@ -350,8 +353,6 @@ LOGICAL = ("and", "or", "not")
 
 def get(name: str) -> Op:
     """The op named ``name``; a clear error for anything else."""
-    from .errors import UnsupportedOpError
-
     try:
         return OPS[name]
     except KeyError:

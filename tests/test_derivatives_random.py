@@ -404,8 +404,6 @@ def test_nonsmooth_conventions_match_casadi_through_the_evaluator(name, build, p
     np.testing.assert_allclose(ev.hess(x, [1.0], 0.0).toarray(), hs, rtol=1e-12, atol=0)
 
 
-@pytest.mark.xfail(strict=True, reason="core bug (.notes/expr-bugs.md #6): 0 * NaN from the "
-                   "untaken branch's derivative")
 def test_if_else_ignores_the_untaken_branch():
     """if_else(x > 0, sqrt(x)*x, -x*x) at x = -1: the untaken branch is NaN there, the
     value and derivatives are those of -x (CasADi's if_else does the same)."""

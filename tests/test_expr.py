@@ -153,8 +153,6 @@ def test_sum_flattening_and_constants(g, xyz):
     assert g.lincomb([1e308, 1e308], [g.const(10.0), x]).op == "lincomb"
 
 
-@pytest.mark.xfail(strict=True, reason="core bug (.notes/expr-bugs.md #9): the overflow path "
-                   "drops constants that came from a nested sum")
 def test_sum_constant_overflow_keeps_every_term(g, xyz):
     x, _, _ = xyz
     e = g.sum([g.sum([x, g.const(1e308)]), g.const(1e308)])
@@ -329,8 +327,6 @@ def _print_and_eval(e, x, p):
     return text, float(eval(text_py, _py_namespace(x, p)))  # noqa: S307 - our own text
 
 
-@pytest.mark.xfail(strict=True, reason="core bug (.notes/expr-bugs.md #4): to_str prints "
-                   "(x**-1)**2 as 'x**-1**2'")
 def test_printed_random_expressions_evaluate_like_the_graph():
     """Printing is faithful: the printed text, read back as Python, has the
     graph's value (checks precedence and parenthesization on 400 random
@@ -353,15 +349,9 @@ def test_printed_random_expressions_evaluate_like_the_graph():
     assert not bad, f"{len(bad)} printed expressions read back wrong, e.g.\n" + "\n".join(bad[:5])
 
 
-_XF4 = pytest.mark.xfail(strict=True, reason="core bug (.notes/expr-bugs.md #4): a power "
-                         "base that is a power prints without parentheses")
-
-
 @pytest.mark.parametrize("build", [lambda g, x, y: g.powi(-x, 2),
-                                   pytest.param(lambda g, x, y: g.powi(g.powi(x, -1), 2),
-                                                marks=_XF4),
-                                   pytest.param(lambda g, x, y: g.pow(g.pow(x, y), x),
-                                                marks=_XF4),
+                                   lambda g, x, y: g.powi(g.powi(x, -1), 2),
+                                   lambda g, x, y: g.pow(g.pow(x, y), x),
                                    lambda g, x, y: g.pow(g.const(-2.0), y) + x,
                                    lambda g, x, y: -g.powi(x, 2) + g.powi(-y, 3)])
 def test_printing_power_bases(build):

@@ -372,10 +372,7 @@ def _fold_accepts_numpy_scalars(name):
     assert float(got) == fold(name, [float(v) for v in args], attr)
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=TypeError,
-                                            reason="core bug (.notes/expr-bugs.md #5)"))
-    if n == "sign" else n for n in ALL])
+@pytest.mark.parametrize("name", ALL)
 def test_fold_accepts_numpy_scalars(name):
     """Adapters may fold NumPy scalars (Pyomo/CasADi data); fold must not care."""
     _fold_accepts_numpy_scalars(name)
