@@ -6,7 +6,7 @@ The NLP is IPOPT's
 
 * f: the single active ``Objective`` (``-expr`` with ``sense = -1`` for a
   maximization), or ``0`` when there is none;
-* g: every active ``ConstraintData`` reachable through active Blocks, each
+* g: every active ``ConstraintData`` of the active Blocks (and of active References), each
   once (References and aliases are deduplicated by identity), in Pyomo's
   component order, through ``to_bounded_expression()``; the numeric constant
   of the body's top-level sum moves into the bounds; rows with neither bound
@@ -119,7 +119,7 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
     seen: set[int] = set()
     last_comp, start = None, 0
     walk = walker.walk
-    for con in model.component_data_objects(Constraint, active=True, descend_into=True):
+    for con in _active_constraints(model, Constraint):
         key = id(con)
         if key in seen:
             continue
@@ -160,6 +160,31 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
     rows.hi = np.array(hi, dtype=float)
     _check_bounds(rows.lo, rows.hi, cons, "constraint")
     return rows
+
+
+def _active_constraints(model, Constraint):
+    """Active ConstraintData in block order; a Reference's members come last.
+
+    Each Block's own Constraint components are visited in declaration order,
+    Blocks in pre-order.  A Reference only aliases data that live elsewhere,
+    so References are visited after everything else: their members then sit at
+    their owners' positions, and members reachable only through a Reference
+    (owner outside the active tree) are still included.  Duplicates are
+    removed by the caller.
+    """
+    refs = []
+    for blk in model.block_data_objects(active=True, descend_into=True):
+        for comp in blk.component_objects(Constraint, active=True, descend_into=False):
+            if comp.is_reference():
+                refs.append(comp)
+                continue
+            for con in comp.values():
+                if con.active:
+                    yield con
+    for comp in refs:
+        for con in comp.values():
+            if con.active:
+                yield con
 
 
 def _bound_exprs(con, lb, ub, lo_v, hi_v, value, record, j):

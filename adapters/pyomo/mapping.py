@@ -128,12 +128,14 @@ class PyomoMapping:
         """``p`` from the current values of the mutable Params and fixed Vars."""
         vals = [o.value for o in self.p_objs]
         try:
-            p = np.array(vals, dtype=float)
+            p = np.array(vals, dtype=float)  # note: None silently becomes NaN here
         except (TypeError, ValueError):
             p = None
-        if p is None or p.size != len(vals):
+        if p is None or p.shape != (len(vals),) or np.isnan(p).any():
             for o, v in zip(self.p_objs, vals):
                 try:
+                    if v is None:
+                        raise TypeError
                     float(v)
                 except (TypeError, ValueError):
                     raise ModelError(_no_value(o, v)) from None
@@ -145,7 +147,16 @@ class PyomoMapping:
 
     def var_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lbx, ubx)`` from the Vars' bounds and domains (None -> -inf/+inf)."""
-        lb, ub = zip(*[v.bounds for v in self.x_vars]) if self.x_vars else ((), ())
+        try:
+            lb, ub = zip(*[v.bounds for v in self.x_vars]) if self.x_vars else ((), ())
+        except ValueError:  # Pyomo rejects a NaN bound (e.g. a NaN Param) on access
+            for v in self.x_vars:
+                try:
+                    v.bounds
+                except ValueError as exc:
+                    raise NonFiniteError(f"variable {v.name} has an invalid bound: "
+                                         f"{exc}") from None
+            raise
         lbx = np.array([-_INF if b is None else b for b in lb], dtype=float)
         ubx = np.array([_INF if b is None else b for b in ub], dtype=float)
         _check_bounds(lbx, ubx, self.x_vars, "variable")
