@@ -27,6 +27,7 @@ and a run is ``v.append(builder[op](v[a], v[b]))`` per step.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import partial
 from itertools import accumulate
 
 from caspar_backend.errors import ModelError
@@ -42,6 +43,19 @@ _PARAMETER = T.CODES["OP_PARAMETER"]
 # step encodings: (op, a, b) with b >= 0 binary, b == UNARY unary, b == CALL a call
 UNARY = -1
 CALL = -2
+
+
+def _reader(fn, method):
+    """``fn.<method>`` as a fast callable of the instruction index.
+
+    The SWIG proxy method adds a Python frame per call that costs more than the
+    C++ call itself; the raw ``casadi._casadi.Function_<method>`` skips it.
+    Falls back to the proxy where that private name does not exist.
+    """
+    import casadi
+
+    raw = getattr(getattr(casadi, "_casadi", None), "Function_" + method, None)
+    return partial(raw, fn) if raw is not None else getattr(fn, method)
 
 
 def offsets(sizes) -> list[int]:
@@ -85,14 +99,10 @@ class SXProgram(Program):
 
     # ------------------------------------------------------------- compiling
     def _compile(self, fn, compiler) -> None:
-        n = fn.n_instructions()
-        rng = range(n)
-        # Bulk reads through SWIG: map() over bound methods is the fastest way the
-        # Python API offers (about 1 us per call); constants are read only for
-        # OP_CONST instructions.
-        ids = list(map(fn.instruction_id, rng))
-        ins = list(map(fn.instruction_input, rng))
-        outs = list(map(fn.instruction_output, rng))
+        rng = range(fn.n_instructions())
+        ids = list(map(_reader(fn, "instruction_id"), rng))
+        ins = list(map(_reader(fn, "instruction_input"), rng))
+        outs = list(map(_reader(fn, "instruction_output"), rng))
         in_off = offsets(self.n_in)
         out_off = offsets(self.n_out)
         n_in = in_off[-1]
@@ -103,47 +113,44 @@ class SXProgram(Program):
         out_ssa = [-1] * out_off[-1]
         # slot -> SSA index of the value the slot holds now
         S: list[int] = [-1] * max(fn.sz_w(), 1)
-        kind = T.KIND
         nxt = n_in + n_const
         ci = n_in
         call_exprs = None
-        for k in rng:
-            op = ids[k]
-            kd = kind[op] if op < len(kind) else T.K_REFUSED
-            if kd == T.K_BINARY:
-                a, b = ins[k]
-                steps.append((op, S[a], S[b]))
-                S[outs[k][0]] = nxt
+        # everything the loop touches is a local: ~10^6 iterations
+        kind = T.KIND + [T.K_REFUSED] * 1024  # pads codes from newer casadi versions
+        K_BIN, K_UN, K_IN, K_OUT = T.K_BINARY, T.K_UNARY, T.K_INPUT, T.K_OUTPUT
+        K_CONST, K_ALIAS, K_CALL = T.K_CONST, T.K_ALIAS, T.K_CALL
+        step = steps.append
+        for k, (op, i, o) in enumerate(zip(ids, ins, outs)):
+            kd = kind[op]
+            if kd == K_BIN:
+                step((op, S[i[0]], S[i[1]]))
+                S[o[0]] = nxt
                 nxt += 1
-            elif kd == T.K_UNARY:
-                steps.append((op, S[ins[k][0]], UNARY))
-                S[outs[k][0]] = nxt
+            elif kd == K_UN:
+                step((op, S[i[0]], UNARY))
+                S[o[0]] = nxt
                 nxt += 1
-            elif kd == T.K_INPUT:
-                i, nz = ins[k]
-                S[outs[k][0]] = in_off[i] + nz
-            elif kd == T.K_CONST:
+            elif kd == K_IN:
+                S[o[0]] = in_off[i[0]] + i[1]
+            elif kd == K_OUT:
+                out_ssa[out_off[o[0]] + o[1]] = S[i[0]]
+            elif kd == K_CONST:
                 consts.append(fn.instruction_constant(k))
-                S[outs[k][0]] = ci
+                S[o[0]] = ci
                 ci += 1
-            elif kd == T.K_OUTPUT:
-                i, nz = outs[k]
-                out_ssa[out_off[i] + nz] = S[ins[k][0]]
-            elif kd == T.K_ALIAS:
-                S[outs[k][0]] = S[ins[k][0]]
-            elif kd == T.K_CALL:
+            elif kd == K_ALIAS:
+                S[o[0]] = S[i[0]]
+            elif kd == K_CALL:
                 if call_exprs is None:
                     call_exprs = fn.instructions_sx()
-                callee = call_exprs[k].which_function()
-                prog = compiler.compile(callee)
-                deps = [S[d] for d in ins[k]]
-                res = outs[k]
-                calls.append((prog, deps, len(res)))
-                steps.append((len(calls) - 1, -1, CALL))
-                for j, r in enumerate(res):
+                prog = compiler.compile(call_exprs[k].which_function())
+                calls.append((prog, [S[d] for d in i], len(o)))
+                step((len(calls) - 1, -1, CALL))
+                for j, r in enumerate(o):
                     if r >= 0:
                         S[r] = nxt + j
-                nxt += len(res)
+                nxt += len(o)
             else:
                 raise self._refusal(fn, k, op)
         if -1 in out_ssa:
