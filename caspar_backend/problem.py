@@ -19,6 +19,28 @@ from .model import NLPModel
 from .patterns import group_expressions, objective_terms
 
 
+#: a constraint whose body is a sum of at least this many terms is split into its
+#: terms, each grouped on its own (like objective terms) and summed into the row:
+#: one wide row would otherwise be one huge template (straight-line code per term)
+SPLIT_MIN_TERMS = 8
+
+
+def constraint_instances(constraints) -> tuple[list, np.ndarray]:
+    """``(instances, rows)``: each constraint body, or its terms when it is a wide
+    sum (:data:`SPLIT_MIN_TERMS`), with the row each instance adds into."""
+    inst, rows = [], []
+    for i, r in enumerate(constraints):
+        width = len(r.args) // 2 if r.op == "lincomb" else len(r.args)
+        if r.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS:
+            terms = objective_terms(r)
+            inst += terms
+            rows += [i] * len(terms)
+        else:
+            inst.append(r)
+            rows.append(i)
+    return inst, np.asarray(rows, dtype=np.int64)
+
+
 class Problem:
     """The compiled form of one NLP (final)."""
 
@@ -26,7 +48,8 @@ class Problem:
         t0 = time.perf_counter()
         self.model = model
         self.objective_groups = group_expressions(objective_terms(model.objective), "objective")
-        self.constraint_groups = group_expressions(list(model.constraints), "constraints")
+        inst, rows = constraint_instances(model.constraints)
+        self.constraint_groups = group_expressions(inst, "constraints", rows)
         self.compile_time = time.perf_counter() - t0
         self._evaluators: dict = {}
 

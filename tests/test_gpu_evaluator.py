@@ -44,6 +44,18 @@ def _chain_model(N=20000):
                             np.zeros(m), np.zeros(m), p=[1.3]))
 
 
+def _wide_model(N=5000):
+    """Wide rows (split into terms, summed into the row) with repeated variables, so
+    the raw Jacobian has duplicate (row, col) pairs that must be summed."""
+    g = Graph()
+    x = [g.var(i) for i in range(N)]
+    cons = [g.lincomb(list(np.linspace(1, 2, N)), x), g.sum([xi * xi for xi in x]),
+            g.sum([x[0] * x[i] for i in range(1, 12)] + [g.exp(x[0])]), x[3] * x[4]]
+    m = len(cons)
+    return Problem(NLPModel(g, g.sum([g.sin(xi) for xi in x]), cons, -np.ones(N), np.ones(N),
+                            np.zeros(m), np.zeros(m)))
+
+
 def _close(a, b, rtol=1e-12):
     a, b = np.asarray(a), np.asarray(b)
     fin = np.isfinite(b)
@@ -53,11 +65,15 @@ def _close(a, b, rtol=1e-12):
     assert err <= rtol, err
 
 
-@pytest.mark.parametrize("build", ["random", "chain"])
+@pytest.mark.parametrize("build", ["random", "chain", "wide"])
 def test_cuda_matches_numpy(build):
     import cupy as cp
 
-    prob, rng = _random_model() if build == "random" else (_chain_model(), np.random.default_rng(1))
+    if build == "random":
+        prob, rng = _random_model()
+    else:
+        prob = _chain_model() if build == "chain" else _wide_model()
+        rng = np.random.default_rng(1)
     cpu, gpu = prob.evaluator("cpu"), prob.evaluator("cuda")
     assert gpu.xp is cp
     np.testing.assert_array_equal(cp.asnumpy(gpu.jac_rows), cpu.jac_rows)

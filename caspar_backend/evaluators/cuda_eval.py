@@ -17,7 +17,7 @@ from ..codegen_cuda import generate_cuda_source, kernel_file
 from ..cuda_compile import compile_module
 from ..device import resolve_device
 from .base import Evaluator
-from .layout import Layout
+from .layout import Layout, SegmentPlan
 
 _THREADS = 256
 
@@ -65,8 +65,16 @@ class CudaEvaluator(Evaluator):
         lay = Layout.of(problem)
         self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
         self.hess_rows, self.hess_cols = cp.asarray(lay.hess_rows), cp.asarray(lay.hess_cols)
-        for b, jb, hb in zip(self._con, lay.con_jac_base, lay.con_hess_base):
-            b.jac_base, b.hess_base = jb, hb
+        for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,
+                                    lay.con_direct, lay.con_term_base):
+            b.jac_base, b.hess_base, b.direct = jb, hb, d
+            if not d:  # split rows: values go to the term buffer, summed into rows
+                b.val_dst = cp.arange(tb, tb + b.N, dtype=cp.int32)
+        self._term_buf = cp.zeros(max(len(lay.term_rows), 1))
+        self._terms = self._plan(SegmentPlan.of(lay.term_rows)) if len(lay.term_rows) else None
+        self._raw_jac = (cp.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None)
+        self._jac_plan = (self._plan(SegmentPlan.of(lay.jac_map, len(lay.jac_rows)))
+                          if lay.jac_map is not None else None)
         pos = 0
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
@@ -74,18 +82,21 @@ class CudaEvaluator(Evaluator):
             pos += b.N
         self._obj_buf = cp.zeros(max(pos, 1))
         self._grad_buf = cp.zeros(max(len(lay.grad_idx), 1))
-        # CSR of gradient terms by variable: fixed summation order
-        order = np.argsort(lay.grad_idx, kind="stable")
-        ptr = np.zeros(self.n + 1, dtype=np.int64)
-        np.add.at(ptr, lay.grad_idx + 1, 1)
-        self._gperm = cp.asarray(order.astype(np.int32))
-        self._gptr = cp.asarray(np.cumsum(ptr))
         self._segsum = cp.RawModule(code=kernel_file("segment_sum.cu")).get_function(
             "caspar_segment_sum")
+        self._grad_plan = self._plan(SegmentPlan.of(lay.grad_idx, self.n))
         self._dummy_i = cp.zeros(1, dtype=cp.int32)
         self._dummy_d = cp.zeros(1)
         self.p = cp.zeros(max(self.n_params, 1))
         self.set_params(problem.p)
+
+    def _plan(self, plan):
+        cp = self.xp
+        return (cp.asarray(plan.perm), cp.asarray(plan.ptr), cp.asarray(plan.dst), len(plan.dst))
+
+    def _segment_sum(self, plan, v, out):
+        perm, ptr, dst, k = plan
+        self._segsum((_blocks(k),), (_THREADS,), (v, perm, ptr, dst, out, np.int32(k)))
 
     @property
     def compiled_from_cache(self) -> bool:
@@ -126,8 +137,7 @@ class CudaEvaluator(Evaluator):
             b.k_jac(b.grid, (_THREADS,), b.args(x, self.p) + (self._grad_buf, np.int64(b.jac_base)))
         if out is None:
             out = self.xp.empty(self.n)
-        self._segsum((_blocks(self.n),), (_THREADS,),
-                     (self._grad_buf, self._gperm, self._gptr, out, np.int32(self.n)))
+        self._segment_sum(self._grad_plan, self._grad_buf, out)
         return out
 
     def cons(self, x, out=None, p=None):
@@ -136,7 +146,12 @@ class CudaEvaluator(Evaluator):
         if out is None:
             out = self.xp.empty(self.m)
         for b in self._con:
-            b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (out, b.dst))
+            if b.direct:
+                b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (out, b.dst))
+            else:
+                b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (self._term_buf, b.val_dst))
+        if self._terms is not None:
+            self._segment_sum(self._terms, self._term_buf, out)
         return out
 
     def jac_values(self, x, out=None, p=None):
@@ -144,8 +159,11 @@ class CudaEvaluator(Evaluator):
         x = self._dev(x)
         if out is None:
             out = self.xp.empty(self.nnz_jac)
+        raw = out if self._raw_jac is None else self._raw_jac
         for b in self._con:
-            b.k_jac(b.grid, (_THREADS,), b.args(x, self.p) + (out, np.int64(b.jac_base)))
+            b.k_jac(b.grid, (_THREADS,), b.args(x, self.p) + (raw, np.int64(b.jac_base)))
+        if self._jac_plan is not None:
+            self._segment_sum(self._jac_plan, raw, out)
         return out
 
     def hess_values(self, x, lam, obj_factor=1.0, out=None, p=None):

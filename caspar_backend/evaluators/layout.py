@@ -1,8 +1,19 @@
 """The global COO layout of a compiled problem, shared by every evaluator.
 
-* Jacobian ``(jac_rows, jac_cols)``: constraint groups in order; group k owns
-  ``[con_jac_base[k], con_jac_base[k] + E_k * N_k)`` (entry e of instance i at
-  ``base + e*N + i``); no duplicates.
+Constraint *instances* are whole constraint bodies, or -- for wide sums, see
+:func:`caspar_backend.problem.constraint_instances` -- the terms of one body;
+several instances may then belong to one row.
+
+* Constraint values: a group is *direct* when each of its rows has exactly one
+  instance; it writes ``g[rows]``.  Other groups write one value per instance
+  into a term buffer (``con_term_base[k]`` onwards) that is summed into the
+  rows ``term_rows`` by a fixed-order segment sum.
+* Jacobian: groups write the *raw* COO ``(raw_jac_rows, raw_jac_cols)`` in group
+  order, group k from ``con_jac_base[k]`` (entry e of instance i at
+  ``base + e*N + i``).  Split rows can repeat a (row, col) pair; then
+  ``jac_map`` (raw position -> unique position) sums them into the public COO
+  ``(jac_rows, jac_cols)``, which never has duplicates.  ``jac_map`` is ``None``
+  when the raw COO is already duplicate-free (the common case: written in place).
 * Objective gradient terms: objective groups in order from ``obj_grad_base[k]``,
   same layout; ``grad_idx`` gives each term's variable (summed into grad f).
 * Lagrangian Hessian ``(hess_rows, hess_cols)``, lower triangle: objective
@@ -24,15 +35,46 @@ def _cat(parts):
 
 
 @dataclass(frozen=True)
+class SegmentPlan:
+    """Fixed-order segment sum ``out[dst[j]] = sum_{k in seg j} v[perm[k]]`` (final).
+
+    Built once from ``idx`` (segment of each input); segments are the distinct
+    values of ``idx`` in increasing order (``dst`` lists them), or all of
+    ``0..size-1`` when ``size`` is given (empty segments sum to 0).
+    """
+
+    perm: np.ndarray  # int64 (K,) inputs sorted by segment (stable)
+    ptr: np.ndarray   # int64 (S+1,) segment starts in perm
+    dst: np.ndarray   # int64 (S,) output index of each segment
+
+    @classmethod
+    def of(cls, idx: np.ndarray, size: int | None = None) -> "SegmentPlan":
+        idx = np.asarray(idx, dtype=np.int64)
+        perm = np.argsort(idx, kind="stable")
+        if size is None:
+            dst, counts = np.unique(idx, return_counts=True)
+        else:
+            dst, counts = np.arange(size), np.bincount(idx, minlength=size)
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(perm.astype(np.int64), ptr, dst.astype(np.int64))
+
+
+@dataclass(frozen=True)
 class Layout:
     """Index structures of one problem (final)."""
 
     jac_rows: np.ndarray
     jac_cols: np.ndarray
+    raw_jac_rows: np.ndarray
+    raw_jac_cols: np.ndarray
+    jac_map: np.ndarray | None
     grad_idx: np.ndarray
     hess_rows: np.ndarray
     hess_cols: np.ndarray
     con_jac_base: tuple
+    con_direct: tuple
+    con_term_base: tuple
+    term_rows: np.ndarray
     obj_grad_base: tuple
     obj_hess_base: tuple
     con_hess_base: tuple
@@ -49,9 +91,29 @@ class Layout:
                 cols.append(c)
             return rows, cols, base, pos
 
-        jr, jc, jb, _ = stack(problem.constraint_groups, lambda g: g.jac_structure())
+        cgroups = problem.constraint_groups
+        jr, jc, jb, _ = stack(cgroups, lambda g: g.jac_structure())
+        raw_r, raw_c = _cat(jr), _cat(jc)
+        key = raw_r * max(problem.n, 1) + raw_c
+        uniq, inv = np.unique(key, return_inverse=True)
+        if len(uniq) == len(key):
+            jac_r, jac_c, jac_map = raw_r, raw_c, None
+        else:
+            jac_r, jac_c, jac_map = uniq // max(problem.n, 1), uniq % max(problem.n, 1), inv
+        # direct groups own their rows; the rest accumulate through a term buffer
+        count = np.bincount(_cat([g.rows for g in cgroups]), minlength=problem.m)
+        direct, term_base, term_rows, pos = [], [], [], 0
+        for g in cgroups:
+            d = bool(np.all(count[g.rows] == 1))
+            direct.append(d)
+            term_base.append(pos)
+            if not d:
+                term_rows.append(g.rows)
+                pos += g.size
         gi, _, gb, _ = stack(problem.objective_groups, lambda g: (g.grad_index(), g.grad_index()))
-        ohr, ohc, ohb, pos = stack(problem.objective_groups, lambda g: g.hess_structure())
-        chr_, chc, chb, _ = stack(problem.constraint_groups, lambda g: g.hess_structure())
-        return cls(_cat(jr), _cat(jc), _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
-                   tuple(jb), tuple(gb), tuple(ohb), tuple(b + pos for b in chb))
+        ohr, ohc, ohb, hpos = stack(problem.objective_groups, lambda g: g.hess_structure())
+        chr_, chc, chb, _ = stack(cgroups, lambda g: g.hess_structure())
+        return cls(jac_r.astype(np.int64), jac_c.astype(np.int64), raw_r, raw_c, jac_map,
+                   _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
+                   tuple(jb), tuple(direct), tuple(term_base), _cat(term_rows),
+                   tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))

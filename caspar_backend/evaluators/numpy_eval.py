@@ -26,7 +26,8 @@ from .layout import Layout
 class _Bound:
     """A pattern group with its compiled functions and offsets (internal)."""
 
-    __slots__ = ("group", "fn", "N", "rows", "rows_slice", "jac_base", "hess_base", "P")
+    __slots__ = ("group", "fn", "N", "rows", "rows_slice", "jac_base", "hess_base", "P",
+                 "direct", "term_base")
 
     def __init__(self, group, name):
         self.group = group
@@ -57,8 +58,15 @@ class NumpyEvaluator(Evaluator):
         self.hess_rows, self.hess_cols = lay.hess_rows, lay.hess_cols
         self._grad_idx = lay.grad_idx
         self._grad_buf = np.zeros(len(lay.grad_idx))
-        for b, jb, hb in zip(self._con, lay.con_jac_base, lay.con_hess_base):
-            b.jac_base, b.hess_base = jb, hb
+        # split rows: per-instance values summed into rows; duplicate Jacobian pairs summed
+        self._term_rows = lay.term_rows
+        self._term_buf = np.zeros(len(lay.term_rows))
+        self._acc_rows = np.unique(lay.term_rows)
+        self._jac_map = lay.jac_map
+        self._raw_jac = np.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None
+        for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,
+                                    lay.con_direct, lay.con_term_base):
+            b.jac_base, b.hess_base, b.direct, b.term_base = jb, hb, d, tb
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
         self.set_params(problem.p)
@@ -113,10 +121,15 @@ class NumpyEvaluator(Evaluator):
         with np.errstate(all="ignore"):
             for b in self._con:
                 v = b.fn.val(self._x(x, b), b.P, b.group.data_table, b.N)
-                if b.rows_slice is not None:
+                if not b.direct:
+                    self._term_buf[b.term_base:b.term_base + b.N] = v
+                elif b.rows_slice is not None:
                     out[b.rows_slice] = v
                 else:
                     out[b.rows] = v
+        if len(self._acc_rows):
+            out[self._acc_rows] = np.bincount(self._term_rows, weights=self._term_buf,
+                                              minlength=self.m)[self._acc_rows]
         return out
 
     def jac_values(self, x, out=None, p=None):
@@ -124,9 +137,12 @@ class NumpyEvaluator(Evaluator):
         x = np.asarray(x, dtype=float)
         if out is None:
             out = np.empty(self.nnz_jac)
+        raw = out if self._jac_map is None else self._raw_jac
         with np.errstate(all="ignore"):
             for b in self._con:
-                b.fn.jac(self._x(x, b), b.P, b.group.data_table, out, b.jac_base, b.N)
+                b.fn.jac(self._x(x, b), b.P, b.group.data_table, raw, b.jac_base, b.N)
+        if self._jac_map is not None:
+            out[:] = np.bincount(self._jac_map, weights=raw, minlength=self.nnz_jac)
         return out
 
     def hess_values(self, x, lam, obj_factor=1.0, out=None, p=None):
@@ -156,7 +172,7 @@ class NumpyEvaluator(Evaluator):
         bad = np.flatnonzero(~np.isfinite(c))
         if bad.size == 0:
             jv = self.jac_values(x)
-            bad = np.unique(self.jac_rows[~np.isfinite(jv)])
+            bad = np.unique(np.asarray(self.jac_rows)[~np.isfinite(jv)])
         if bad.size:
             k = int(bad[0])
             return f"constraint {model.describe(k)}"
