@@ -43,6 +43,7 @@ _LAZY = {
     "from_pyomo": ("caspar_backend.adapters.pyomo", "from_pyomo"),
     "from_casadi": ("caspar_backend.adapters.casadi", "from_casadi"),
     "check_derivatives": ("caspar_backend.derivative_check", "check_derivatives"),
+    "solve_nlp": ("caspar_backend.solver", "solve_nlp"),
 }
 
 __all__ = sorted(_LAZY) + ["CasparError", "ModelError", "__version__"]

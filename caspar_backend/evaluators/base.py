@@ -24,6 +24,10 @@ written in place, so a solver loop allocates nothing.  Parameters are bound
 with :meth:`set_params` before evaluation; they are not an argument of every
 call because they do not change inside a solve.
 
+Optional: ``describe_nonfinite(x) -> str`` names the objective or constraint (in
+readable form) whose value or derivatives are NaN/Inf at ``x``; the solver calls it
+for its Invalid_Number_Detected message when an evaluator has it.
+
 Convenience methods (``jac``, ``hess`` returning scipy.sparse, ``cons`` returning a
 new array) are defined once here on top of the abstract ones.
 """
