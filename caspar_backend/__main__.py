@@ -1,0 +1,24 @@
+"""Command line: ``caspar demo`` (also ``python -m caspar_backend demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="caspar", description="caspar: NLP compiler and solver")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="solve a built-in model with caspar and IPOPT, compare")
+    d.add_argument("-N", type=int, default=2000, help="shooting intervals (default 2000)")
+    d.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol for both solvers")
+    args = ap.parse_args(argv)
+    if args.cmd == "demo":
+        from .demo import run
+
+        return run(N=args.N, tol=args.tol)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""``caspar demo``: solve a realistic model with caspar and with IPOPT, side by side.
+
+The model is the Van der Pol optimal-control problem of
+:func:`caspar_backend.adapters.casadi.models.vanderpol_ocp` (direct multiple
+shooting, one pattern group for all N shooting intervals).  IPOPT 3.14 from the
+casadi wheel solves the same CasADi problem in the same run; the table shows
+status, objective, iterations and wall times, and the demo fails (exit status 1)
+when the objectives disagree.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .device import cuda_problem
+
+
+def _ipopt(nlp, args, tol):
+    import casadi as ca
+
+    t = time.perf_counter()
+    S = ca.nlpsol("ipopt", "ipopt", nlp, {"expand": True, "print_time": False,
+                                          "ipopt": {"print_level": 0, "sb": "yes", "tol": tol}})
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    r = S(**args)
+    wall = time.perf_counter() - t
+    st = S.stats()
+    return dict(status=st["return_status"], f=float(r["f"]), iterations=st["iter_count"],
+                build=build, solve=wall)
+
+
+def _caspar(nlp, args, tol, device):
+    from .adapters.casadi import from_casadi
+
+    from . import solver  # noqa: F401  (import time is not solve time)
+
+    t = time.perf_counter()
+    prob = from_casadi(nlp, **args)
+    prob.evaluator(device)  # code generation belongs to the build, as IPOPT's expand does
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    r = prob.solve(tol=tol, print_level=0, device=device)
+    return dict(status=r.status, f=float(r.f), iterations=r.iterations, build=build,
+                solve=time.perf_counter() - t, groups=len(prob.groups), n=prob.n, m=prob.m)
+
+
+def run(N: int = 2000, tol: float = 1e-8, out=print) -> int:
+    """Run the demo; returns the process exit status."""
+    from .adapters.casadi.models import vanderpol_ocp
+
+    why_not_gpu = cuda_problem()
+    device = "cpu"
+    note = ("no usable GPU (" + why_not_gpu.split(";")[0] + ")" if why_not_gpu else
+            "a GPU is present, but the GPU interior-point solver is not built yet")
+    out(f"caspar demo: Van der Pol optimal control, direct multiple shooting, N = {N}, "
+        f"tol = {tol:g}")
+    out(f"device: {device} ({note})")
+    nlp, args = vanderpol_ocp(N)
+    ours = _caspar(nlp, args, tol, device)
+    ref = _ipopt(nlp, args, tol)
+    out(f"n = {ours['n']} variables, m = {ours['m']} constraints, "
+        f"{ours['groups']} pattern groups\n")
+    out(f"| solver | device | status | objective | iterations | build s | solve s |")
+    out(f"|---|---|---|---|---|---|---|")
+    for name, r, dev in (("caspar", ours, device), ("IPOPT 3.14 (casadi)", ref, "cpu")):
+        out(f"| {name} | {dev} | {r['status']} | {r['f']:.10g} | {r['iterations']} | "
+            f"{r['build']:.2f} | {r['solve']:.2f} |")
+    rel = abs(ours["f"] - ref["f"]) / max(1.0, abs(ref["f"]))
+    same = rel <= 1e-6 and ours["status"] == ref["status"]
+    out(f"\nobjectives {'match' if same else 'DIFFER'}: relative difference {rel:.1e}")
+    return 0 if same else 1
