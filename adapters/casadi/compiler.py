@@ -5,11 +5,16 @@ Dispatch on the Function's class:
 =============  ==============================================================
 SXFunction     :class:`~.program.SXProgram` over its instruction program
 Map            :class:`~.program.MapProgram`: the inner Function replayed N times
-MXFunction     inlined one level, then split at its call nodes
-               (:class:`MXCallProgram`); without calls, ``expand()`` to SX
+MXFunction     inlined one level, then split at the call nodes that reach a
+               Map (:class:`MXCallProgram`); without such calls, ``expand()``
+               to SX (which inlines every other call)
 anything else  ``expand()`` through an MX wrapper (works for every Function
                casadi can evaluate on SX), else UnsupportedOpError
 =============  ==============================================================
+
+Only calls that reach a Map are split off: replaying a plain call per call
+site costs more Python time than letting casadi's C++ ``expand()`` inline it,
+and hash-consing makes the result the same DAG either way.
 
 Splitting an MX graph at its calls.  With call ``j`` computing
 ``Y_j = F_j(A_j)``, replace every ``Y_j`` in the graph by a fresh symbol
@@ -84,6 +89,8 @@ class Compiler:
         self.keep_calls = keep_calls
         self._cache: dict[int, tuple] = {}
         self._active: set[int] = set()
+        self._maps_inside: dict[int, bool] = {}
+        self._keep: list = []  # Functions whose hash is a key above stay alive
         #: (name, class, instances) of every Function compiled as a call target
         self.stats = {"functions": 0, "maps": []}
 
@@ -131,12 +138,29 @@ class Compiler:
                                      ) from None
         return SXProgram(expand(wrapper), self)
 
+    def _has_map(self, fn) -> bool:
+        """Whether calling ``fn`` runs a Map (itself, or inside an MX body)."""
+        key = hash(fn)
+        hit = self._maps_inside.get(key)
+        if hit is None:
+            if fn.is_a("Map", True):
+                hit = True
+            elif fn.is_a("MXFunction"):
+                self._maps_inside[key] = False  # guards against recursion
+                hit = any(self._has_map(c.which_function()) for c in _calls(fn))
+            else:
+                hit = False
+            self._maps_inside[key] = hit
+            self._keep.append(fn)
+        return hit
+
     def compile_mx(self, name, ins, outs) -> Program:
         """A program for MX expressions ``outs`` of MX inputs ``ins``."""
         fn = make_function(name, ins, outs)
         if self.keep_calls:
-            calls = [fn.instruction_MX(k) for k in range(fn.n_instructions())
-                     if fn.instruction_id(k) == _CALL_CODE]
+            # only calls that reach a Map are worth keeping: any other call is
+            # cheaper to let expand() inline than to replay per call site
+            calls = [c for c in _calls(fn) if self._has_map(c.which_function())]
             if calls:
                 prog = MXCallProgram(name, ins, outs, calls, self)
                 if prog.outer is not None:
@@ -168,7 +192,13 @@ class MXCallProgram(Program):
                 args.append(_conform(c.dep(i), f.sparsity_in(i), f.name()))
             sites.append((f, f.n_in(), sum(f.nnz_out(i) for i in range(f.n_out()))))
         subst = ca.graph_substitute(args + list(outs), olds, ys)
-        outer = make_function(name + "_outer", list(ins) + ys, subst)
+        # one input holding every Y and one output holding every A (their nonzeros
+        # concatenated in order): casadi warns past 10^4 inputs/outputs, and an
+        # MX graph with 10^4 call sites would have that many
+        a_all = ca.veccat(*subst[:len(args)]) if args else ca.MX(0, 1)
+        y_all = ca.veccat(*ys) if ys else ca.MX(0, 1)
+        outer = make_function(name + "_outer", list(ins) + [y_all],
+                              [a_all] + subst[len(args):])
         if any(outer.instruction_id(k) == _CALL_CODE for k in range(outer.n_instructions())):
             self.outer = None  # a call escaped substitution: let the caller expand
             return
@@ -239,6 +269,12 @@ class MXCallProgram(Program):
             v[y0:y0 + n_res] = res
         outer.execute(g, v, lo, len(outer.steps), builders)
         return [v[s] for s in self.final]
+
+
+def _calls(fn) -> list:
+    """The call nodes of an MXFunction's instruction program."""
+    return [fn.instruction_MX(k) for k in range(fn.n_instructions())
+            if fn.instruction_id(k) == _CALL_CODE]
 
 
 def _conform(arg, sp, fname):

@@ -28,6 +28,7 @@ composition gives the true derivative ``sign(x) * copysign(1, y)``.
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 
 import casadi as _ca
@@ -155,13 +156,24 @@ def kind_of(code: int) -> int:
     return KIND[code] if 0 <= code < _NCODE else K_REFUSED
 
 
+_BOUND: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def bind(g) -> tuple[list, list]:
     """Builders bound to graph ``g``: ``(unary, binary)`` lists indexed by op code,
     ``unary[c](a) -> Node`` and ``binary[c](a, b) -> Node``.
 
     ``functools.partial(g.apply, name)`` keeps the per-instruction cost at one
     call into the graph (the compiler's inner loop is a list index and a call).
+    Cached per graph: a program replayed at 10^4 call sites binds once.
     """
+    hit = _BOUND.get(g)
+    if hit is None:
+        hit = _BOUND[g] = _bind(g)
+    return hit
+
+
+def _bind(g) -> tuple[list, list]:
     un: list = [None] * _NCODE
     bi: list = [None] * _NCODE
     for k, v in DIRECT.items():

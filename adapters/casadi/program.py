@@ -182,9 +182,10 @@ class SXProgram(Program):
             raise ModelError(f"casadi Function {self.name!r} takes "
                              f"{self.first_step_ssa - len(self.consts)} input nonzeros, "
                              f"got {len(inputs)}")
-        const = g.const
         v = list(inputs)
-        v.extend([const(c) for c in self.consts])
+        if self.consts:
+            const = g.const
+            v.extend([const(c) for c in self.consts])
         return v
 
     def execute(self, g, v: list, lo: int, hi: int, builders=None) -> None:
