@@ -125,6 +125,20 @@ class Problem:
                                              f"{kind} group {k} ({g.size} instances)"))
         return "\n".join(parts)
 
+    # ------------------------------------------------------ parameter derivatives
+    def parameter_derivatives(self, x, lam_g, p=None, obj_factor: float = 1.0) -> dict:
+        """Derivatives with respect to the parameters at ``(x, p)`` (default: the
+        current ``p``): ``grad_p``, ``jac_p`` (m x n_p), ``hess_xp`` (n x n_p) and
+        ``lam_p`` = dL/dp with ``L = obj_factor f + lam_g^T g`` -- what CasADi's
+        ``lam_p`` output and solution sensitivities need.  The augmented problem
+        over ``(x, p)`` is compiled on first use and cached."""
+        from .passes import parameter_derivatives_problem, parametric_derivatives
+
+        if getattr(self, "_augmented", None) is None:
+            self._augmented = parameter_derivatives_problem(self.model)
+        p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
+        return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
+
     # ------------------------------------------------------------------ solve
     def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, **options):
         """Solve with caspar's interior-point method; see
