@@ -42,11 +42,22 @@ def pyomo_to_model(model) -> NLPModel:
     The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
     x, p and g back to the model's components.
     """
-    from pyomo.core.base import Constraint, Objective
+    from pyomo.common.gc_manager import PauseGC
 
     if not hasattr(model, "component_data_objects"):
         raise ModelError(f"from_pyomo expects a Pyomo model or Block, got "
                          f"{type(model).__name__}")
+    # Extraction allocates millions of small objects while the model holds
+    # millions more; the cyclic collector would rescan them all many times
+    # over for nothing (nothing made here is garbage), so it is paused, as
+    # Pyomo's own writers do.
+    with PauseGC():
+        return _extract(model)
+
+
+def _extract(model) -> NLPModel:
+    from pyomo.core.base import Constraint, Objective
+
     g = Graph()
     walker = ExpressionWalker(g)
     try:

@@ -23,19 +23,24 @@ relational / logical (in ``Expr_if``)  ``le lt eq ne``, ``and or not``
 
 Why it is shaped like this:
 
-* **Iterative**, with an explicit stack, so a chain nested 10^5 deep does not
-  hit Python's recursion limit.
+* **Two engines, one result.**  Recursive descent with one small handler per
+  Pyomo class is the fastest way to walk in CPython, but a chain nested
+  10^5 deep would hit the recursion limit; so below ``depth_limit`` levels
+  the walker recurses, and a subtree deeper than that is handed to an
+  explicit-stack engine (:meth:`ExpressionWalker._walk_iterative`).  Both
+  share the memo and the builders, so they build identical nodes.
 * **Each object is walked once**: every interior object and every leaf is
   memoized by ``id``.  Shared subexpressions and named Expressions become one
   shared subgraph (the Graph's hash-consing would merge them anyway; the memo
   avoids walking them again).  ``id`` is only a safe key while the object is
   alive, so the walker keeps every root it was given (which keeps the whole
-  tree alive) until it is discarded.
+  tree alive) until :meth:`~ExpressionWalker.release`.
 * **Linear fast path**: the linear terms of a sum (``MonomialTermExpression``
-  and bare variables, which is everything in a ``LinearExpression``) never
-  go on the stack; they are gathered straight into one ``lincomb`` node.
-* Dispatch is a dict from the object's class to a small integer kind or a
-  builder, filled on first sight of each class, so the hot loop does no
+  and bare variables, which is everything in a ``LinearExpression``) are
+  gathered straight into one ``lincomb`` node, never walked one by one;
+  negated and nested sums are flattened with a sign.
+* Dispatch is a dict from the object's class to a handler or a leaf kind,
+  filled on first sight of each class, so the hot path does no
   ``isinstance`` chains.
 """
 
@@ -49,6 +54,10 @@ from .functions import COMPARISON, LOGICAL, UNARY
 
 # Leaf kinds (the dispatch table's values for non-expression classes).
 _NATIVE, _LOGICAL_CONST, _VAR, _PARAM, _CONST, _EXPR, _BAD = range(7)
+
+#: expression levels walked recursively before switching to the explicit stack
+#: (each level is two Python frames; CPython's default limit is 1000 frames)
+DEPTH_LIMIT = 150
 
 
 def _pyomo_classes():
@@ -70,184 +79,237 @@ class ExpressionWalker:
     ``context`` names the component being walked, for error messages.
     """
 
-    def __init__(self, graph):
+    def __init__(self, graph, depth_limit: int = DEPTH_LIMIT):
         from pyomo.common.numeric_types import native_logical_types, native_numeric_types
 
         self.g = graph
         self.x_vars: list = []
         self.p_objs: list = []
         self.context = None
+        self.depth_limit = depth_limit
         self._memo: dict[int, object] = {}
         self._alive: list = []
         self._native = native_numeric_types
         self._logical = native_logical_types
         self._kinds: dict[type, int] = {}
-        self._builders: dict[type, object] = {}
+        self._handlers: dict[type, object] = {}   # class -> handler(e, depth) -> Node
+        self._builders: dict[type, object] = {}   # class -> build(e, child nodes) -> Node
         ne, re, le = _pyomo_classes()
-        self._sum_classes = ne.SumExpression
         self._monomial = ne.MonomialTermExpression
-        self._negation = ne.NegationExpression
-        b = self._by_base = {}
-        b[ne.SumExpression] = None  # handled by the sum frame
-        b[ne.NegationExpression] = lambda e, a: graph.neg(a[0])
-        b[ne.ProductExpression] = lambda e, a: graph.mul(a[0], a[1])
-        b[ne.DivisionExpression] = lambda e, a: graph.div(a[0], a[1])
-        b[ne.PowExpression] = lambda e, a: graph.pow(a[0], a[1])
-        b[ne.UnaryFunctionExpression] = self._unary
-        b[ne.Expr_ifExpression] = lambda e, a: graph.if_else(a[0], a[1], a[2])
-        b[ne.MaxExpression] = lambda e, a: self._fold("fmax", a)
-        b[ne.MinExpression] = lambda e, a: self._fold("fmin", a)
-        b[ne.ExternalFunctionExpression] = _EXTERNAL
-        b[re.InequalityExpression] = lambda e, a: graph.cmp(
-            COMPARISON["InequalityExpression", bool(e.strict)], a[0], a[1])
-        b[re.EqualityExpression] = lambda e, a: graph.cmp("eq", a[0], a[1])
-        b[re.NotEqualExpression] = lambda e, a: graph.cmp("ne", a[0], a[1])
-        b[re.RangedExpression] = self._ranged
-        b[le.AndExpression] = lambda e, a: self._fold(LOGICAL["AndExpression"], a)
-        b[le.OrExpression] = lambda e, a: self._fold(LOGICAL["OrExpression"], a)
-        b[le.NotExpression] = lambda e, a: graph.apply(LOGICAL["NotExpression"], a[0])
+        self._coef: dict[float, object] = {}  # coefficient value -> const node
+        g, node = graph, self._node
+
+        def unary_op(build):
+            return (lambda e, d: build(e, (node(e._args_[0], d),))), build
+
+        def binary_op(fn):
+            def handler(e, d):
+                a, b = e._args_
+                return fn(node(a, d), node(b, d))
+            return handler, (lambda e, a: fn(a[0], a[1]))
+
+        def n_ary(build):
+            return (lambda e, d: build(e, [node(c, d) for c in e.args])), build
+
+        neg = unary_op(lambda e, a: g.neg(a[0]))
+        self._neg_builder = neg[1]
+        # base class -> (recursive handler, iterative builder); subclasses (NPV_*,
+        # MonomialTermExpression, LinearExpression, AbsExpression...) resolve
+        # through their MRO on first sight.
+        self._by_base = {
+            ne.SumExpression: (self._h_sum, _SUM),
+            ne.NegationExpression: neg,
+            ne.ProductExpression: binary_op(g.mul),
+            ne.DivisionExpression: binary_op(g.div),
+            ne.PowExpression: binary_op(g.pow),
+            ne.UnaryFunctionExpression: unary_op(self._unary),
+            ne.Expr_ifExpression: n_ary(lambda e, a: g.if_else(a[0], a[1], a[2])),
+            ne.MaxExpression: n_ary(lambda e, a: self._fold("fmax", a)),
+            ne.MinExpression: n_ary(lambda e, a: self._fold("fmin", a)),
+            ne.ExternalFunctionExpression: (self._external, _EXTERNAL),
+            re.InequalityExpression: n_ary(lambda e, a: g.cmp(
+                COMPARISON["InequalityExpression", bool(e.strict)], a[0], a[1])),
+            re.EqualityExpression: n_ary(lambda e, a: g.cmp("eq", a[0], a[1])),
+            re.NotEqualExpression: n_ary(lambda e, a: g.cmp("ne", a[0], a[1])),
+            re.RangedExpression: n_ary(self._ranged),
+            le.AndExpression: n_ary(lambda e, a: self._fold(LOGICAL["AndExpression"], a)),
+            le.OrExpression: n_ary(lambda e, a: self._fold(LOGICAL["OrExpression"], a)),
+            le.NotExpression: n_ary(lambda e, a: g.apply(LOGICAL["NotExpression"], a[0])),
+        }
 
     # ------------------------------------------------------------------ public
     def walk(self, expr):
         """The node of ``expr`` (a Pyomo expression, leaf or number)."""
         self._alive.append(expr)
-        return self._walk(expr)
+        return self._node(expr, 0)
 
     def release(self) -> None:
         """Forget the memo and the objects kept alive for it."""
         self._memo.clear()
         self._alive.clear()
 
-    # ------------------------------------------------------------- the loop
-    def _walk(self, root):
-        node = self._quick(root)
-        if node is not None:
-            return node
-        memo, kinds, native = self._memo, self._kinds, self._native
-        stack = [self._frame(root)]
+    # ------------------------------------------------------ recursive engine
+    def _node(self, e, depth):
+        cls = e.__class__
+        if cls in self._native:
+            return self.g.const(e)
+        memo = self._memo
+        n = memo.get(id(e))
+        if n is not None:
+            return n
+        h = self._handlers.get(cls)
+        if h is None:
+            kind = self._kinds.get(cls)
+            if kind is None:
+                kind = self._classify(cls, e)
+            if kind != _EXPR:
+                return self._leaf(e, kind)
+            h = self._resolve(cls, e)[0]
+        n = h(e, depth + 1) if depth < self.depth_limit else self._walk_iterative(e)
+        memo[id(e)] = n
+        return n
+
+    def _h_sum(self, e, depth):
+        frame = self._sum_frame(e, depth)
+        res = frame[3]
+        for t in frame[2]:
+            res.append(self._node(t, depth))
+        return self._build_sum(frame)
+
+    def _h_named(self, e, depth):
+        return self._node(self._named_inner(e), depth)
+
+    # ------------------------------------------------------ iterative engine
+    def _walk_iterative(self, root):
+        """Explicit-stack post-order walk (any depth); frames are
+        ``[expr, builder, children to walk, their nodes, sum data or None]``."""
+        memo, kinds, native, const = self._memo, self._kinds, self._native, self.g.const
+        stack = []
+        frame = self._frame(root)
         while True:
-            frame = stack[-1]
+            # resolve every child that needs no frame of its own in one tight loop
             todo, res = frame[2], frame[3]
-            i = len(res)
-            if i < len(todo):
+            i, n = len(res), len(todo)
+            while i < n:
                 child = todo[i]
                 cls = child.__class__
                 if cls in native:
-                    res.append(self.g.const(child))
-                    continue
-                node = memo.get(id(child))
-                if node is not None:
-                    res.append(node)
-                    continue
-                kind = kinds.get(cls)
-                if kind is None:
-                    kind = self._classify(cls, child)
-                if kind == _EXPR:
-                    stack.append(self._frame(child))
+                    res.append(const(child))
                 else:
-                    res.append(self._leaf(child, kind))
+                    node = memo.get(id(child))
+                    if node is None:
+                        kind = kinds.get(cls)
+                        if kind is None:
+                            kind = self._classify(cls, child)
+                        if kind == _EXPR:
+                            break
+                        node = self._leaf(child, kind)
+                    res.append(node)
+                i += 1
+            if i < n:  # descend into the first child that is an expression
+                stack.append(frame)
+                frame = self._frame(todo[i])
                 continue
-            stack.pop()
             node = frame[1](frame[0], res) if frame[4] is None else self._build_sum(frame)
             memo[id(frame[0])] = node
             if not stack:
                 return node
-            stack[-1][3].append(node)
-
-    def _quick(self, obj):
-        """The node of ``obj`` if it needs no walking (number, leaf, memo hit)."""
-        cls = obj.__class__
-        if cls in self._native:
-            return self.g.const(obj)
-        node = self._memo.get(id(obj))
-        if node is not None:
-            return node
-        kind = self._kinds.get(cls)
-        if kind is None:
-            kind = self._classify(cls, obj)
-        return None if kind == _EXPR else self._leaf(obj, kind)
+            frame = stack.pop()
+            frame[3].append(node)
 
     def _frame(self, e):
-        """``[expr, builder, children to walk, their nodes, sum data or None]``."""
         cls = e.__class__
         build = self._builders.get(cls)
         if build is None:
-            build = self._resolve(cls, e)
+            build = self._resolve(cls, e)[1]
         if build is _SUM:
-            return self._sum_frame(e)
+            return self._sum_frame(e, self.depth_limit)
         if build is _EXTERNAL:
-            self._external(e)
+            self._external(e, 0)
         if build is _NAMED:
-            inner = e.expr
-            if inner is None:
-                raise ModelError(f"named expression {e.name} has no expression "
-                                 f"(used in {self._where()})")
-            return [e, _first, [inner], [], None]
+            return [e, _first, [self._named_inner(e)], [], None]
         return [e, build, e.args, [], None]
 
     # ------------------------------------------------------------------ sums
-    def _sum_frame(self, e):
-        """Split a sum into constant + linear part (no stack) + other terms.
+    def _sum_frame(self, e, depth):
+        """Split a sum into constant + linear part + other terms (to walk).
 
         Negations and sums nested inside the sum are flattened with a sign, so
         Pyomo's ``lhs - rhs`` bodies (``sum(lhs..., neg(sum(rhs...)))``) give
         one ``lincomb`` and one constant, as the NL writer's linear repn does.
+        Frame layout as in :meth:`_walk_iterative`; the sum data is
+        ``(lincomb args [c0, x0, c1, x1, ...], constant, signs of the terms)``.
         """
-        coefs, terms, todo, signs = [], [], [], []
-        const = 0.0
+        flat, todo, signs = [], [], []
+        const = self._collect(e.args, 1.0, flat, todo, signs, depth, 0)
+        return [e, None, todo, [], (flat, const, signs)]
+
+    def _collect(self, args, s, flat, todo, signs, depth, nest):
+        """Append ``s * args`` to the sum data; return their constant part."""
         native, memo, kinds, mono = self._native, self._memo, self._kinds, self._monomial
-        builders, neg_cls = self._builders, self._negation
-        stack = [(iter(e.args), 1.0)]
-        while stack:
-            it, s = stack[-1]
-            a = next(it, _END)
-            if a is _END:
-                stack.pop()
-                continue
+        coef = self._coef
+        const = 0.0
+        for a in args:
             cls = a.__class__
-            if cls in native:
-                const += s * a
-                continue
             if cls is mono:
                 k, v = a._args_
                 if k.__class__ in native:
-                    coefs.append(s * k)
+                    c = s * k
+                    flat.append(coef.get(c) or self._new_coef(c))
                 else:
-                    kn = self._walk(k)
-                    coefs.append(kn if s > 0 else self.g.neg(kn))
-                node = memo.get(id(v))
-                terms.append(node if node is not None else self._walk(v))
+                    kn = self._node(k, depth)
+                    flat.append(kn if s > 0 else self.g.neg(kn))
+                n = memo.get(id(v))
+                flat.append(n if n is not None else self._node(v, depth))
                 continue
-            node = memo.get(id(a))
+            if cls in native:
+                const += s * a
+                continue
+            n = memo.get(id(a))
+            if n is not None:
+                if n.op == "var":
+                    flat.append(coef.get(s) or self._new_coef(s))
+                    flat.append(n)
+                else:
+                    todo.append(a)
+                    signs.append(s)
+                continue
             kind = kinds.get(cls)
             if kind is None:
                 kind = self._classify(cls, a)
             if kind == _VAR:
-                coefs.append(s)
-                terms.append(node if node is not None else self._leaf(a, kind))
-            elif kind == _LOGICAL_CONST:
-                const += s * float(a)
-            elif kind == _EXPR and node is None:
-                build = builders.get(cls)
+                flat.append(coef.get(s) or self._new_coef(s))
+                flat.append(self._leaf(a, kind))
+            elif kind == _EXPR and nest < _FLATTEN_DEPTH:
+                build = self._builders.get(cls)
                 if build is None:
-                    build = self._resolve(cls, a)
+                    build = self._resolve(cls, a)[1]
                 if build is _SUM:
-                    stack.append((iter(a.args), s))
-                elif issubclass(cls, neg_cls):
-                    stack.append((iter(a.args), -s))
+                    const += self._collect(a.args, s, flat, todo, signs, depth, nest + 1)
+                elif build is self._neg_builder:
+                    const += self._collect(a.args, -s, flat, todo, signs, depth, nest + 1)
                 else:
                     todo.append(a)
                     signs.append(s)
+            elif kind == _LOGICAL_CONST:
+                const += s * float(a)
             else:
                 todo.append(a)
                 signs.append(s)
-        return [e, None, todo, [], (coefs, terms, const, signs)]
+        return const
+
+    def _new_coef(self, c):
+        node = self._coef[c] = self.g.const(c)
+        return node
 
     def _build_sum(self, frame):
-        coefs, terms, const, signs = frame[4]
+        flat, const, signs = frame[4]
         g = self.g
-        parts = [g.lincomb(coefs, terms)] if terms else []
-        for node, s in zip(frame[3], signs):
+        res = frame[3]
+        if not res and not const and flat:  # purely linear: the lincomb is the sum
+            return g.apply("lincomb", *flat)
+        parts = [g.apply("lincomb", *flat)] if flat else []
+        for node, s in zip(res, signs):
             parts.append(node if s > 0 else g.neg(node))
         if const:
             parts.append(g.const(const))
@@ -261,14 +323,14 @@ class ExpressionWalker:
 
     def _g_leaf(self, obj, kind):
         g = self.g
-        if kind == _NATIVE or kind == _LOGICAL_CONST:
-            return g.const(float(obj))
         if kind == _VAR:
             if obj.fixed:
                 self.p_objs.append(obj)
                 return g.param(len(self.p_objs) - 1)
             self.x_vars.append(obj)
             return g.var(len(self.x_vars) - 1)
+        if kind == _NATIVE or kind == _LOGICAL_CONST:
+            return g.const(float(obj))
         if kind == _PARAM and not obj.is_constant():
             self.p_objs.append(obj)
             return g.param(len(self.p_objs) - 1)
@@ -308,30 +370,31 @@ class ExpressionWalker:
 
     # ------------------------------------------------------------- builders
     def _resolve(self, cls, e):
-        """Find the builder of an expression class through its MRO (once)."""
+        """``(handler, builder)`` of an expression class, found through its MRO once."""
         if e.is_named_expression_type():
-            build = _NAMED
+            pair = (self._h_named, _NAMED)
         else:
-            build = None
-            for base in cls.__mro__:
-                if base in self._by_base:
-                    build = self._by_base[base]
-                    if base is self._sum_classes:
-                        build = _SUM
-                    break
-            if build is None:
+            pair = next((self._by_base[b] for b in cls.__mro__ if b in self._by_base), None)
+            if pair is None:
                 raise UnsupportedOpError(
                     f"unsupported Pyomo expression {type(e).__name__} "
                     f"({_short(e)}) in {self._where()}")
-        self._builders[cls] = build
-        return build
+        self._handlers[cls], self._builders[cls] = pair
+        return pair
+
+    def _named_inner(self, e):
+        inner = e.expr
+        if inner is None:
+            raise ModelError(f"named expression {e.name} has no expression "
+                             f"(used in {self._where()})")
+        return inner
 
     def _unary(self, e, a):
-        name = e.getname()
-        op = UNARY.get(name)
+        op = UNARY.get(e._name)
         if op is None:
             raise UnsupportedOpError(
-                f"unsupported Pyomo function {name!r} in {self._where()}: {_short(e)}")
+                f"unsupported Pyomo function {e.getname()!r} in {self._where()}: "
+                f"{_short(e)}")
         return self.g.apply(op, a[0])
 
     def _fold(self, op, a):
@@ -346,7 +409,7 @@ class ExpressionWalker:
         second = self.g.cmp("lt" if hi else "le", a[1], a[2])
         return self.g.apply("and", first, second)
 
-    def _external(self, e):
+    def _external(self, e, depth):
         fcn = getattr(e, "_fcn", None)
         label = getattr(fcn, "name", None) or e.getname()
         raise UnsupportedOpError(
@@ -360,7 +423,8 @@ class ExpressionWalker:
 _SUM = object()
 _NAMED = object()
 _EXTERNAL = object()
-_END = object()
+#: nesting of sums / negations flattened into one sum (deeper ones are walked)
+_FLATTEN_DEPTH = 32
 
 
 def _first(e, a):
