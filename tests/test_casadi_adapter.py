@@ -326,3 +326,17 @@ def test_graph_is_fresh_per_call():
     nlp = _small()
     a, b = casadi_to_model(nlp), casadi_to_model(nlp)
     assert isinstance(a.graph, Graph) and a.graph is not b.graph
+
+
+def test_addition_chains_become_sums():
+    x = ca.SX.sym("x", 50)
+    m = casadi_to_model({"x": x, "f": ca.sumsqr(x) - ca.sum1(ca.sin(x)),
+                         "g": ca.mtimes(ca.DM.ones(1, 50), x) + x[0] - x[1]})
+    assert m.objective.op == "sum" and len(m.objective.args) == 100
+    assert m.constraints[0].op == "sum" and len(m.constraints[0].args) == 52
+    # no intermediate partial sums were built
+    assert sum(1 for nd in m.graph.nodes if nd.op == "add") == 0
+    from caspar_backend.problem import Problem
+
+    prob = Problem(m)
+    assert sorted(gr.size for gr in prob.groups if gr.kind == "objective") == [50, 50]

@@ -41,7 +41,7 @@ import casadi as ca
 from caspar_backend.errors import ModelError, UnsupportedOpError
 
 from . import optable as T
-from .program import CALL, MapProgram, Program, SXProgram, offsets
+from .program import CALL, SUM, UNARY, MapProgram, Program, SXProgram, offsets
 
 _CALL_CODE = T.CODES["OP_CALL"]
 
@@ -216,11 +216,11 @@ class MXCallProgram(Program):
         # outer outputs: A_1..A_K, then the original outputs
         a_sizes = [int(a.nnz()) for a in args]
         a_off = offsets(a_sizes)
-        first = []  # first SSA index of each step's values
-        s = outer.first_step_ssa
-        for op, _a, b in outer.steps:
-            first.append(s)
-            s += outer.calls[op][2] if b == CALL else 1
+        # position just after the step that writes each SSA value
+        after: dict[int, int] = {}
+        for k, (op, _a, b, t) in enumerate(outer.steps):
+            for v in range(t, t + (outer.calls[op][2] if b == CALL else 1)):
+                after[v] = k + 1
         pos_of_call: list[int] = []
         plan = []
         k_arg = 0
@@ -230,7 +230,7 @@ class MXCallProgram(Program):
             pos = 0
             for v in ssa:
                 if v >= outer.first_step_ssa:
-                    pos = max(pos, bisect_right(first, v))
+                    pos = max(pos, after[v])
                 elif n_orig <= v < n_orig + n_y:  # another call's result
                     i = bisect_right(y_lo, v) - 1
                     if i >= j:  # not topological: give up on the split
@@ -242,8 +242,15 @@ class MXCallProgram(Program):
         # each Y_j must be filled before its first reader
         first_read = [len(outer.steps)] * len(sites)
         hi = n_orig + n_y
-        for k, (op, a, b) in enumerate(outer.steps):
-            reads = outer.calls[op][1] if b == CALL else ((a, b) if b >= 0 else (a,))
+        for k, (op, a, b, _t) in enumerate(outer.steps):
+            if b >= 0:
+                reads = (a, b)
+            elif b == UNARY:
+                reads = (a,)
+            elif b == SUM:
+                reads = [i if i >= 0 else ~i for i in a]
+            else:
+                reads = outer.calls[op][1]
             for v in reads:
                 if n_orig <= v < hi:
                     j = bisect_right(y_lo, v) - 1

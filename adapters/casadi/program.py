@@ -15,13 +15,14 @@ expanding N copies.
 :class:`SXProgram` is the workhorse.  CasADi's SX virtual machine reuses work
 slots (``w[o] = op(w[i1], w[i2])`` with ``o`` overwritten later); compiling
 renames every slot write to a fresh *SSA index*, so the compiled program is a
-straight-line single-assignment list
+straight-line single-assignment list over a value list
 
     v[0 : n_in]              the inputs
     v[n_in : n_in + n_const]  the constants
-    v[...]                    one value per step, appended in order
+    v[...]                    one value per step result
 
-and a run is ``v.append(builder[op](v[a], v[b]))`` per step.
+and a run is ``v[t] = builder[op](v[a], v[b])`` per step.  Chains of
+single-use additions become one n-ary ``sum`` step (:func:`_fuse_sums`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ _OUTPUT = T.CODES["OP_OUTPUT"]
 _CONST = T.CODES["OP_CONST"]
 _CALL = T.CODES["OP_CALL"]
 _PARAMETER = T.CODES["OP_PARAMETER"]
+_ADD = T.CODES["OP_ADD"]
+_SUB = T.CODES["OP_SUB"]
 
-# step encodings: (op, a, b) with b >= 0 binary, b == UNARY unary, b == CALL a call
+# step encodings: (op, a, b, t) writes v[t]; b >= 0 binary op(v[a], v[b]),
+# b == UNARY op(v[a]), b == SUM sum of the terms a, b == CALL call number op
 UNARY = -1
 CALL = -2
+SUM = -3
 
 
 def _reader(fn, method):
@@ -157,11 +162,11 @@ class SXProgram(Program):
             raise ModelError(f"casadi Function {self.name!r}: output nonzero "
                              f"{out_ssa.index(-1)} is never written")
         self.consts = consts
-        self.steps = steps
         self.calls = calls
         self.out_ssa = out_ssa
         self.n_ssa = nxt
         self.first_step_ssa = n_in + n_const
+        self.steps = _fuse_sums(steps, calls, out_ssa, n_in + n_const, nxt)
 
     def _refusal(self, fn, k, op) -> Exception:
         try:  # name the offending expression; only on the error path
@@ -177,60 +182,107 @@ class SXProgram(Program):
 
     # --------------------------------------------------------------- running
     def start(self, g, inputs) -> list:
-        """The value list before the first step: inputs, then constants."""
-        if len(inputs) != self.first_step_ssa - len(self.consts):
-            raise ModelError(f"casadi Function {self.name!r} takes "
-                             f"{self.first_step_ssa - len(self.consts)} input nonzeros, "
+        """The value list before the first step: inputs, constants, then a slot
+        per SSA value the steps write."""
+        n_in = self.first_step_ssa - len(self.consts)
+        if len(inputs) != n_in:
+            raise ModelError(f"casadi Function {self.name!r} takes {n_in} input nonzeros, "
                              f"got {len(inputs)}")
         v = list(inputs)
         if self.consts:
             const = g.const
             v.extend([const(c) for c in self.consts])
+        v.extend([None] * (self.n_ssa - self.first_step_ssa))
         return v
 
     def execute(self, g, v: list, lo: int, hi: int, builders=None) -> None:
-        """Run steps ``lo:hi``, appending their values to ``v``."""
-        un, bi = builders or T.bind(g)
-        app = v.append
-        calls = self.calls
-        for op, a, b in self.steps[lo:hi]:
-            if b >= 0:
-                app(bi[op](v[a], v[b]))
-            elif b == UNARY:
-                app(un[op](v[a]))
-            else:
-                prog, deps, _ = calls[op]
-                v.extend(prog.run(g, [v[d] for d in deps]))
+        """Run steps ``lo:hi`` on the value list ``v`` (from :meth:`start`)."""
+        _execute(g, self.steps[lo:hi], self.calls, v, builders or T.bind(g))
 
     def run(self, g, inputs: list) -> list:
         v = self.start(g, inputs)
-        self.execute(g, v, 0, len(self.steps))
+        _execute(g, self.steps, self.calls, v, T.bind(g))
         return [v[i] for i in self.out_ssa]
 
     def run_many(self, g, batch: list) -> list:
         builders = T.bind(g)
-        cnodes = [g.const(c) for c in self.consts]
-        steps, out_ssa, calls = self.steps, self.out_ssa, self.calls
-        n_in = self.first_step_ssa - len(self.consts)
-        un, bi = builders
+        steps, calls, out_ssa = self.steps, self.calls, self.out_ssa
         result = []
         for inputs in batch:
-            if len(inputs) != n_in:
-                raise ModelError(f"casadi Function {self.name!r} takes {n_in} input "
-                                 f"nonzeros, got {len(inputs)}")
-            v = list(inputs)
-            v.extend(cnodes)
-            app = v.append
-            for op, a, b in steps:
-                if b >= 0:
-                    app(bi[op](v[a], v[b]))
-                elif b == UNARY:
-                    app(un[op](v[a]))
-                else:
-                    prog, deps, _ = calls[op]
-                    v.extend(prog.run(g, [v[d] for d in deps]))
+            v = self.start(g, inputs)
+            _execute(g, steps, calls, v, builders)
             result.append([v[i] for i in out_ssa])
         return result
+
+
+def _execute(g, steps, calls, v, builders) -> None:
+    """The interpreter loop: ``v[t] = builder(v[a], v[b])`` per step (hot path)."""
+    un, bi = builders
+    gsum, neg = g.sum, g.neg
+    for op, a, b, t in steps:
+        if b >= 0:
+            v[t] = bi[op](v[a], v[b])
+        elif b == UNARY:
+            v[t] = un[op](v[a])
+        elif b == SUM:
+            v[t] = gsum([v[i] if i >= 0 else neg(v[~i]) for i in a])
+        else:
+            prog, deps, n_res = calls[op]
+            v[t:t + n_res] = prog.run(g, [v[d] for d in deps])
+
+
+def _fuse_sums(steps, calls, out_ssa, first, n_ssa) -> list:
+    """Give every step its target SSA index ``(op, a, b, t)`` and fuse chains of
+    single-use ``+``/``-`` into one n-ary ``sum`` step.
+
+    casadi has only binary addition, so ``sum1``, ``sumsqr``, ``dot`` and
+    ``mtimes`` arrive as chains ``((t0 + t1) + t2) + ...``.  A chain link used
+    once (by the next link) is never needed on its own, so the chain becomes
+    ``sum(t0, t1, t2, ...)``: no intermediate nodes, and caspar splits an
+    objective ``sum`` into its terms for grouping.  A sum step's ``a`` is the
+    tuple of its terms, ``~i`` standing for ``-v[i]``.
+    """
+    uses = [0] * n_ssa
+    for op, a, b in steps:
+        if b >= 0:
+            uses[a] += 1
+            uses[b] += 1
+        elif b == UNARY:
+            uses[a] += 1
+        else:
+            for d in calls[op][1]:
+                uses[d] += 1
+    for i in out_ssa:
+        uses[i] += 1
+    terms: dict[int, list] = {}   # chain value -> its terms, while unconsumed
+    out: list = []
+    t = first
+    for op, a, b in steps:
+        if b >= 0 and (op == _ADD or op == _SUB):
+            la = terms.pop(a) if uses[a] == 1 and a in terms else [a]
+            lb = terms.pop(b) if uses[b] == 1 and b in terms else [b]
+            la.extend(lb if op == _ADD else [~i for i in lb])
+            terms[t] = la
+            out.append((op, a, b, t))
+            t += 1
+        elif b == CALL:
+            out.append((op, a, b, t))
+            t += calls[op][2]
+        else:
+            out.append((op, a, b, t))
+            t += 1
+    # emit: consumed links vanish, chain heads of 3+ terms become sums
+    final = []
+    for step in out:
+        op, a, b, t = step
+        if b >= 0 and (op == _ADD or op == _SUB):
+            lst = terms.get(t)
+            if lst is None:
+                continue  # consumed by the next link
+            if len(lst) > 2:
+                step = (op, tuple(lst), SUM, t)
+        final.append(step)
+    return final
 
 
 class MapProgram(Program):
