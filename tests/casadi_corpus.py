@@ -323,6 +323,18 @@ def mx_chained_maps():
 
 
 @case
+def mx_map_unused_output():
+    # a two-output mapped Function whose second output is never used
+    N = 5
+    a = ca.SX.sym("a", 2)
+    F = ca.Function("F2out", [a], [a[0] * ca.cos(a[1]), ca.exp(a[0] - a[1])])
+    X = ca.MX.sym("X", 2, N)
+    used, _unused = F.map(N)(X)
+    return Case("mx_map_unused_output", {"x": X, "f": ca.sumsqr(X), "g": used.T},
+                (-1.0, 1.0), groups=1)
+
+
+@case
 def mx_call_and_logic():
     x = ca.MX.sym("x", 3)
     p = ca.MX.sym("p")

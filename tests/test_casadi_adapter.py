@@ -340,3 +340,23 @@ def test_addition_chains_become_sums():
 
     prob = Problem(m)
     assert sorted(gr.size for gr in prob.groups if gr.kind == "objective") == [50, 50]
+
+
+def test_schedule_fallback_expands_whole(monkeypatch):
+    """If casadi ever orders the outer program so that a call result is read
+    before the call can run, the graph is expanded whole (warned, still right)."""
+    from caspar_backend.adapters.casadi import compiler
+
+    def refuse_schedule(self, sites, args):
+        self.outer = None
+
+    monkeypatch.setattr(compiler.MXCallProgram, "_schedule", refuse_schedule)
+    case = build("mx_map")
+    with pytest.warns(UserWarning, match="expanding it whole"):
+        m = casadi_to_model(case.nlp, **case.kw)
+    assert m.meta["maps"] == []
+    ref = casadi_to_model(case.nlp, keep_calls=False, **case.kw)
+    from caspar_backend.expr import evaluate
+
+    x = np.linspace(-1, 1, m.n)
+    _close(evaluate(m.constraints, x, m.p), evaluate(ref.constraints, x, ref.p), VAL_TOL)

@@ -162,9 +162,11 @@ class Compiler:
             # cheaper to let expand() inline than to replay per call site
             calls = [c for c in _calls(fn) if self._has_map(c.which_function())]
             if calls:
+                n_maps = len(self.stats["maps"])
                 prog = MXCallProgram(name, ins, outs, calls, self)
                 if prog.outer is not None:
                     return prog
+                del self.stats["maps"][n_maps:]  # compiled but not used
                 warnings.warn(f"caspar: casadi ordered {name!r} unexpectedly; expanding it "
                               "whole (correct, but mapped Functions are not reused)",
                               stacklevel=2)
