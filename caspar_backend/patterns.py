@@ -73,10 +73,24 @@ def shape_key(root: Node):
             s = par_slot[a.attr] = len(par_slot)
         return ("p", s)
 
-    if not root.args:
-        root_ref = leaf_ref(root)
-    else:
-        stack = [root]
+    def visit(n, depth):
+        # recursive post-order (faster than an explicit stack in CPython); deep
+        # expressions fall back to the iterative walk below
+        if depth > 200:
+            return walk(n)
+        refs = []
+        for a in n.args:
+            if a.args:
+                r = local.get(a.id)
+                refs.append(visit(a, depth + 1) if r is None else r)
+            else:
+                refs.append(leaf_ref(a))
+        local[n.id] = k = len(items)
+        items.append((n.op, n.attr, tuple(refs)))
+        return k
+
+    def walk(top):
+        stack = [top]
         while stack:
             n = stack[-1]
             if n.id in local:
@@ -90,7 +104,9 @@ def shape_key(root: Node):
             refs = tuple(local[a.id] if a.args else leaf_ref(a) for a in n.args)
             local[n.id] = len(items)
             items.append((n.op, n.attr, refs))
-        root_ref = local[root.id]
+        return local[top.id]
+
+    root_ref = visit(root, 0) if root.args else leaf_ref(root)
     key = (tuple(items), root_ref, len(var_slot), len(par_slot), len(data))
     return key, list(var_slot), list(par_slot), data
 
