@@ -97,15 +97,21 @@ class ExpressionWalker:
         ne, re, le = _pyomo_classes()
         self._monomial = ne.MonomialTermExpression
         self._coef: dict[float, object] = {}  # coefficient value -> const node
-        g, node = graph, self._node
+        self._one = self._coef[1.0] = graph.const(1.0)
+        g, node, memo_get = graph, self._node, self._memo.get
 
+        # (the handlers try the memo before calling _node: most children are
+        # leaves seen before, and a dict lookup is cheaper than a call)
         def unary_op(build):
-            return (lambda e, d: build(e, (node(e._args_[0], d),))), build
+            def handler(e, d):
+                a = e._args_[0]
+                return build(e, (memo_get(id(a)) or node(a, d),))
+            return handler, build
 
         def binary_op(fn):
             def handler(e, d):
                 a, b = e._args_
-                return fn(node(a, d), node(b, d))
+                return fn(memo_get(id(a)) or node(a, d), memo_get(id(b)) or node(b, d))
             return handler, (lambda e, a: fn(a[0], a[1]))
 
         def n_ary(build):
@@ -170,11 +176,11 @@ class ExpressionWalker:
         return n
 
     def _h_sum(self, e, depth):
-        frame = self._sum_frame(e, depth)
-        res = frame[3]
-        for t in frame[2]:
-            res.append(self._node(t, depth))
-        return self._build_sum(frame)
+        flat, todo, signs = [], [], []
+        const = self._collect(e.args, 1.0, flat, todo, signs, depth, 0)
+        node, memo_get = self._node, self._memo.get
+        return self._sum_of(flat, [memo_get(id(t)) or node(t, depth) for t in todo],
+                            signs, const)
 
     def _h_named(self, e, depth):
         return self._node(self._named_inner(e), depth)
@@ -304,11 +310,18 @@ class ExpressionWalker:
 
     def _build_sum(self, frame):
         flat, const, signs = frame[4]
+        return self._sum_of(flat, frame[3], signs, const)
+
+    def _sum_of(self, flat, res, signs, const):
+        """``lincomb(flat) + sum(sign * res) + const`` (the Graph simplifies)."""
         g = self.g
-        res = frame[3]
-        if not res and not const and flat:  # purely linear: the lincomb is the sum
-            return g.apply("lincomb", *flat)
-        parts = [g.apply("lincomb", *flat)] if flat else []
+        if len(flat) == 2:  # one linear term: what lincomb would reduce it to
+            lin = flat[1] if flat[0] is self._one else g.mul(flat[0], flat[1])
+        else:
+            lin = g.apply("lincomb", *flat) if flat else None
+        if not res and not const and lin is not None:  # purely linear
+            return lin
+        parts = [lin] if lin is not None else []
         for node, s in zip(res, signs):
             parts.append(node if s > 0 else g.neg(node))
         if const:
