@@ -1,0 +1,637 @@
+"""``nlpsol(name, 'caspar', nlp, opts)``: caspar as a CasADi NLP solver Function.
+
+    from caspar_backend.casadi import nlpsol
+    S = nlpsol("S", "caspar", {"x": x, "p": p, "f": f, "g": g},
+               {"caspar": {"tol": 1e-8, "print_level": 0}, "print_time": False})
+    r = S(x0=x0, p=p0, lbg=0, ubg=0)          # numeric: a dict of DM
+    X = S(x0=x0, p=P)["x"]                    # symbolic (MX): a node in any casadi graph
+    S.stats()["return_status"]
+
+Any other solver name is handed to ``casadi.nlpsol`` unchanged, so switching is one
+import.  The Function solves
+
+    min_x f(x; p)   s.t.   lbg <= g(x; p) <= ubg,   lbx <= x <= ubx
+
+with CasADi's interface (``casadi.nlpsol_in()/nlpsol_out()``): inputs ``x0, p, lbx, ubx,
+lbg, ubg, lam_x0, lam_g0`` with defaults ``0, 0, -inf, +inf, -inf, +inf, 0, 0``; outputs
+``x, f, g, lam_x, lam_g, lam_p``.  Signs are CasADi's: with ``l = f + lam_g^T g``,
+``grad_x l + lam_x = 0`` (``lam < 0`` at an active lower bound, ``> 0`` at an upper one)
+and ``lam_p = -grad_p l`` at the solution, so that ``d f* / d p = -lam_p`` and
+``d f* / d lbg_i = -lam_g_i`` for an active lower bound.  The problem is compiled once
+when the Function is built; ``p`` and all bounds change per call without recompiling.
+
+**How it is built, and why.**  The solve runs in a ``casadi.Callback`` subclass
+(:class:`SolverCallback`), which is what makes the result a real node of casadi graphs:
+symbolic calls create call nodes, numeric calls reach our ``eval``, and derivatives go
+through the callback's ``get_forward``/``get_reverse`` (:mod:`.sensitivity`, the KKT
+system at the solution).  Two things a bare Callback cannot do are added around it:
+
+* *default inputs*: a Callback's missing keyword inputs default to 0 (``ubx = 0`` would
+  be a silent disaster), and ``default_in`` is not a Callback option.  The callback is
+  therefore wrapped in an MX Function with ``default_in = nlpsol_default_in``;
+* *stats()*: ``Function.stats`` is not virtual for Callbacks (casadi 3.8 has no
+  ``get_stats`` hook), so the returned object is :class:`NlpsolFunction`, a Python
+  subclass of ``casadi.Function`` built from that wrapper (a real ``casadi.Function``:
+  ``isinstance`` holds, it can be called, embedded, mapped) whose ``stats()`` returns
+  the last solve's statistics, and raises casadi's "No stats available" before the
+  first numeric call.  ``stats()`` of a casadi Function that merely *contains* the
+  solver does not show them (as with ipopt).
+
+**Lifetime.**  casadi keeps a raw pointer to the Python callback object and does not
+own it; if the Python object is collected while any casadi Function still calls it,
+evaluation fails with "Callback object has been deleted".  Because a solver embedded in
+a user's graph may outlive every Python reference to :class:`NlpsolFunction`, every
+callback made by :func:`nlpsol` is kept in the module-level :data:`_ALIVE` list for the
+life of the process (a deliberate, bounded leak: one compiled problem per ``nlpsol``
+call).  Derivative callbacks are kept alive by their parent.
+
+Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like
+casadi: "Unknown option: ..." with suggestions): see :data:`OPTIONS`.  Solver options
+go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
+(:mod:`caspar_backend.solver.options`); ``'caspar.tol'`` at top level is the same as
+``{'caspar': {'tol': ...}}``.  Errors in them are raised when the Function is built.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, final
+
+import numpy as np
+
+import casadi as ca
+
+from caspar_backend.errors import CasparError, ModelError, NonFiniteError, OptionError
+from caspar_backend.solver.options import resolve_options
+from caspar_backend.solver.status import STATUSES
+
+#: casadi's nlpsol input and output names, in order
+NLPSOL_IN = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_x0", "lam_g0")
+NLPSOL_OUT = ("x", "f", "g", "lam_x", "lam_g", "lam_p")
+#: casadi.nlpsol_default_in(), in NLPSOL_IN order
+DEFAULT_IN = (0.0, 0.0, -math.inf, math.inf, -math.inf, math.inf, 0.0, 0.0)
+
+#: IPOPT status -> casadi's unified_return_status, as casadi's IpoptInterface sets it
+#: (ipopt_interface.cpp: success -> SUCCESS; Maximum_Iterations/CpuTime/WallTime ->
+#: LIMITED; everything else keeps Nlpsol's initial SOLVER_RET_UNKNOWN, including
+#: Infeasible_Problem_Detected -- casadi's ipopt never reports SOLVER_RET_INFEASIBLE).
+#: A test checks every row of caspar's status table is here.
+UNIFIED_RETURN_STATUS = {
+    name: ("SOLVER_RET_SUCCESS" if st.success else
+           "SOLVER_RET_LIMITED" if name in ("Maximum_Iterations_Exceeded",
+                                            "Maximum_CpuTime_Exceeded",
+                                            "Maximum_WallTime_Exceeded") else
+           "SOLVER_RET_UNKNOWN")
+    for name, st in STATUSES.items()
+}
+
+# solver options the front end handles itself (IPOPT names, not in the core table)
+_FRONT_SOLVER_OPTIONS = ("warm_start_init_point", "sb")
+
+
+@final
+class NlpsolOptionError(OptionError, RuntimeError):
+    """An unknown or ill-typed ``nlpsol`` option (final).  A RuntimeError as casadi's
+    option errors are, and a :class:`~caspar_backend.errors.CasparError`."""
+
+
+@final
+class NlpsolFailure(CasparError, RuntimeError):
+    """The solve did not succeed and ``error_on_fail`` is set (final)."""
+
+
+@final
+@dataclass(frozen=True)
+class FrontOption:
+    """One top-level option: name, accepted Python type(s), default, meaning."""
+
+    name: str
+    type: Any
+    default: Any
+    doc: str
+
+
+_ROWS = [
+    FrontOption("caspar", dict, None, "Options of caspar's interior-point solver, IPOPT's "
+                "names (caspar_backend.solver.options.OPTIONS), plus 'warm_start_init_point' "
+                "('yes' uses lam_x0/lam_g0 as IPOPT does) and 'sb' (accepted, no banner)."),
+    FrontOption("error_on_fail", bool, False, "Raise when the solve does not succeed "
+                "(casadi's Nlpsol default is False)."),
+    FrontOption("print_time", bool, True, "Print a timing table after every solve."),
+    FrontOption("expand", bool, False, "Accepted for compatibility: caspar always lowers MX "
+                "to SX instruction programs (Function.map and calls are kept as structure)."),
+    FrontOption("calc_lam_p", bool, True, "Compute lam_p = -grad_p(f + lam_g^T g)."),
+    FrontOption("calc_lam_x", bool, False, "Recompute lam_x = -grad_x(f + lam_g^T g) "
+                "instead of returning the solver's bound multipliers."),
+    FrontOption("calc_f", bool, False, "Accepted: f is always evaluated at the returned x."),
+    FrontOption("calc_g", bool, False, "Accepted: g is always evaluated at the returned x."),
+    FrontOption("bound_consistency", bool, False, "Clip x and g into their bounds and "
+                "zero multipliers of the wrong sign (casadi's rule)."),
+    FrontOption("min_lam", float, 0.0, "Multipliers with |lam| <= min_lam count as "
+                "inactive when differentiating the solution."),
+    FrontOption("equality", list, None, "Accepted (Opti passes it): caspar reads equality "
+                "from lbg == ubg."),
+    FrontOption("discrete", list, None, "Integer markers per variable; caspar solves "
+                "continuous NLPs: any True raises ModelError naming the variable."),
+]
+
+#: the top-level option table
+OPTIONS = {o.name: o for o in _ROWS}
+
+#: every callback made by nlpsol(), kept alive for the process (module docstring)
+_ALIVE: list = []
+
+
+# ====================================================================== nlpsol
+def nlpsol(name, solver, nlp, opts=None, *args):
+    """``casadi.nlpsol``'s signature; ``solver == 'caspar'`` builds caspar's solver
+    (:class:`NlpsolFunction`), any other name is ``casadi.nlpsol`` itself."""
+    if solver != "caspar":
+        rest = ([] if opts is None else [opts]) + list(args)
+        return ca.nlpsol(name, solver, nlp, *rest)
+    if args:
+        raise TypeError("nlpsol(name, 'caspar', nlp, opts) takes no further arguments")
+    core = NlpsolCore(name, nlp, opts or {})
+    return core.function(register=True)
+
+
+def split_options(opts) -> tuple[dict, dict]:
+    """``(front, solver)``: the validated top-level options (every name of
+    :data:`OPTIONS`, defaults filled) and the ``'caspar'`` solver options (including
+    dotted ``'caspar.name'`` keys)."""
+    if not isinstance(opts, dict):
+        raise NlpsolOptionError(f"nlpsol options must be a dict, got {type(opts).__name__}")
+    front = {k: o.default for k, o in OPTIONS.items()}
+    solver = {}
+    for key, value in opts.items():
+        if not isinstance(key, str):
+            raise NlpsolOptionError(f"option names must be strings, got {key!r}")
+        if key.startswith("caspar."):
+            solver[key[len("caspar."):]] = value
+            continue
+        opt = OPTIONS.get(key)
+        if opt is None:
+            raise NlpsolOptionError(_unknown(key))
+        front[key] = _typed(opt, value)
+    solver = {**(front.pop("caspar") or {}), **solver}
+    front["caspar"] = None
+    return front, solver
+
+
+def _unknown(key) -> str:
+    close = difflib.get_close_matches(key, list(OPTIONS), n=5, cutoff=0.4)
+    lines = [f"Unknown option: {key}"]
+    if key == "ipopt" or key.startswith("ipopt."):
+        lines.append("caspar's solver options go under 'caspar' (they use IPOPT's names), "
+                     "e.g. {'caspar': {'tol': 1e-8, 'print_level': 0}}")
+    if close:
+        lines.append("\nDid you mean one of the following?")
+        lines += [f'> "{c}"  {OPTIONS[c].doc}' for c in close]
+    lines.append(f"Options of nlpsol(..., 'caspar', ...): {', '.join(sorted(OPTIONS))}")
+    return "\n".join(lines)
+
+
+def _typed(opt: FrontOption, value):
+    if opt.type is bool:
+        # casadi accepts 0/1 for booleans
+        if isinstance(value, (bool, np.bool_)) or value in (0, 1):
+            return bool(value)
+    elif opt.type is float:
+        if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            return float(value)
+    elif opt.type is list:
+        if isinstance(value, (list, tuple, np.ndarray)):
+            return list(value)
+    elif isinstance(value, opt.type):
+        return value
+    raise NlpsolOptionError(f"option {opt.name!r} expects {opt.type.__name__}, got "
+                            f"{value!r}")
+
+
+def nlp_dict(nlp) -> dict:
+    """The ``{'x', 'f', 'g', 'p'}`` dict of an ``nlpsol`` problem given as a dict or as
+    a casadi Function with inputs ``x, p`` and outputs ``f, g`` (the nlpsol oracle form;
+    its body is kept as one call, replayed by the adapter)."""
+    if isinstance(nlp, dict):
+        return dict(nlp)
+    if isinstance(nlp, ca.Function):
+        names_in, names_out = nlp.name_in(), nlp.name_out()
+        if "x" not in names_in or "f" not in names_out and "g" not in names_out:
+            raise ModelError(f"an nlpsol Function must have inputs 'x' (and 'p') and outputs "
+                             f"'f'/'g'; {nlp.name()!r} has {names_in} -> {names_out}")
+        syms = {k: ca.MX.sym(k, nlp.sparsity_in(k)) for k in names_in}
+        out = nlp.call(syms)
+        d = {k: syms[k] for k in ("x", "p") if k in syms}
+        d.update({k: out[k] for k in ("f", "g") if k in out})
+        return d
+    if isinstance(nlp, str):
+        raise ModelError("nlpsol(..., 'caspar', <file name>) is not supported: pass the "
+                         "problem dict {'x', 'f', 'g', 'p'}")
+    raise ModelError(f"expected the nlpsol problem dict {{'x', 'f', 'g', 'p'}}, got "
+                     f"{type(nlp).__name__}")
+
+
+# ====================================================================== the core
+@final
+class NlpsolCore:
+    """The compiled problem, the options and the last solve's statistics (final).
+
+    Plain Python: :class:`SolverCallback` and :class:`NlpsolFunction` hold one and
+    delegate to it, so the solve logic is testable without casadi's call machinery.
+    """
+
+    def __init__(self, name: str, nlp, opts: dict):
+        from .nlp import from_casadi
+
+        self.name = name
+        self.front, solver = split_options(opts)
+        self.warm_start = _yes(solver.pop("warm_start_init_point", "no"),
+                               "warm_start_init_point")
+        solver.pop("sb", None)               # caspar prints no banner
+        resolve_options(solver)              # unknown/ill-typed solver options fail now
+        self.solver_options = solver
+        self.nlp = nlp_dict(nlp)
+        t0 = time.perf_counter()
+        self.problem = from_casadi(self.nlp, expand=True)
+        self.compile_time = time.perf_counter() - t0
+        self.n, self.m, self.q = self.problem.n, self.problem.m, self.problem.n_params
+        disc = self.front["discrete"]
+        if disc is not None:
+            if len(disc) != self.n:
+                raise ModelError(f"option 'discrete' has {len(disc)} entries, expected "
+                                 f"{self.n} (one per variable)")
+            bad = [self.problem.var_names[i] for i, d in enumerate(disc) if d]
+            if bad:
+                raise ModelError(f"variable {bad[0]} is discrete (integer): caspar solves "
+                                 "continuous NLPs only"
+                                 + (f" ({len(bad)} discrete variables)" if len(bad) > 1 else ""))
+        x = self.nlp["x"]
+        sym = type(x)
+        p = self.nlp.get("p")
+        g = self.nlp.get("g")
+        self.sp_x = x.sparsity()
+        self.sp_p = p.sparsity() if isinstance(p, (ca.SX, ca.MX)) else ca.Sparsity.dense(self.q, 1)
+        gs = g.sparsity() if isinstance(g, (ca.SX, ca.MX)) else None
+        self.sp_g = gs if gs is not None and gs.is_dense() and gs.is_column() \
+            else ca.Sparsity.dense(self.m, 1)
+        self.sym = sym
+        self._lifted = None
+        self._stats = None
+        self._sens_cache = None
+
+    # ---------------------------------------------------------------- sparsity
+    def sparsity_in(self, i):
+        return (self.sp_x, self.sp_p, self.sp_x, self.sp_x, self.sp_g, self.sp_g,
+                self.sp_x, self.sp_g)[i]
+
+    def sparsity_out(self, i):
+        return (self.sp_x, ca.Sparsity.dense(1, 1), self.sp_g, self.sp_x, self.sp_g,
+                self.sp_p)[i]
+
+    def function(self, register: bool) -> "NlpsolFunction":
+        """The user-facing Function; ``register`` keeps the callback alive for the
+        process (see the module docstring)."""
+        cb = SolverCallback(self.name + "_caspar", self)
+        if register:
+            _ALIVE.append(cb)
+        ins = [ca.MX.sym(nm, self.sparsity_in(i)) for i, nm in enumerate(NLPSOL_IN)]
+        wrapper = ca.Function(self.name, ins, cb.call(ins), list(NLPSOL_IN),
+                              list(NLPSOL_OUT), {"default_in": list(DEFAULT_IN)})
+        return NlpsolFunction(wrapper, cb, self)
+
+    # ---------------------------------------------------------------- checks
+    def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
+        """Raise a ModelError naming the first bad component (wording as the model's
+        own validation, plus the input's name)."""
+        pr = self.problem
+        for lo, hi, names, what, a, b in ((lbx, ubx, pr.var_names, "variable", "lbx", "ubx"),
+                                          (lbg, ubg, pr.con_names, "constraint", "lbg", "ubg")):
+            bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
+            if bad.size:
+                i = bad[0]
+                raise NonFiniteError(f"{what} {names[i]} has a NaN bound ({a}[{i}]={lo[i]!r}, "
+                                     f"{b}[{i}]={hi[i]!r})")
+            bad = np.flatnonzero(lo > hi)
+            if bad.size:
+                i = bad[0]
+                raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > upper "
+                                 f"bound {float(hi[i])!r} ({a}[{i}] > {b}[{i}])")
+            bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
+            if bad.size:
+                i = bad[0]
+                raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong "
+                                     f"side ({a}[{i}]={float(lo[i])!r}, "
+                                     f"{b}[{i}]={float(hi[i])!r})")
+        bad = np.flatnonzero(~np.isfinite(x0))
+        if bad.size:
+            i = bad[0]
+            raise NonFiniteError(f"variable {pr.var_names[i]} has a non-finite initial value "
+                                 f"{float(x0[i])!r} (x0[{i}])")
+        bad = np.flatnonzero(~np.isfinite(p))
+        if bad.size:
+            i = bad[0]
+            raise NonFiniteError(f"parameter {pr.param_names[i]} has a non-finite value "
+                                 f"{float(p[i])!r} (p[{i}])")
+
+    # ---------------------------------------------------------------- solve
+    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0) -> dict:
+        """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
+        outputs as vectors (``f`` a float) and records :meth:`stats`."""
+        from caspar_backend.solver import solve_nlp
+
+        t_wall, t_proc = time.perf_counter(), time.process_time()
+        self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
+        pr = self.problem
+        pr.p = p
+        opts = dict(self.solver_options)
+        ev = pr.evaluator(opts.pop("device", "cpu"))
+        res = solve_nlp(ev, lbx, ubx, lbg, ubg, x0,
+                        lam_g0=lam_g0 if self.warm_start else None,
+                        lam_x0=lam_x0 if self.warm_start else None,
+                        var_names=pr.var_names, con_names=pr.con_names, options=opts)
+        x, lam_g = np.asarray(res.x, float), np.asarray(res.lam_g, float)
+        f = float(res.f) * pr.model.sense
+        g, lam_x = np.asarray(res.g, float), np.asarray(res.lam_x, float)
+        if self.front["calc_lam_x"]:
+            lam_x = -(ev.grad(x) + (ev.jac(x).T @ lam_g if self.m else 0.0))
+        lam_p = np.full(self.q, np.nan)
+        if self.front["calc_lam_p"] and self.q:
+            lam_p = self.lam_p(x, p, lam_g)
+        if self.front["bound_consistency"]:
+            x, lam_x = _bound_consistency(x, lam_x, lbx, ubx)
+            g, lam_g = _bound_consistency(g, lam_g, lbg, ubg)
+        wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
+        self._stats = self._make_stats(res, wall, proc)
+        if self.front["print_time"]:
+            self._print_time(res, wall, proc)
+        if self.front["error_on_fail"] and not res.success:
+            raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
+                                "Set 'error_on_fail' option to false to ignore this error.")
+        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+
+    def stats(self) -> dict:
+        if self._stats is None:
+            raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
+                               "get statistics, first evaluate it numerically.")
+        return dict(self._stats)
+
+    def _make_stats(self, res, wall, proc) -> dict:
+        c = res.counts
+        hist = [r for r in res.history]
+        st = {
+            "return_status": res.status,
+            "success": bool(res.success),
+            "unified_return_status": UNIFIED_RETURN_STATUS[res.status],
+            "iter_count": int(res.iterations),
+            "t_wall_total": wall,
+            "t_proc_total": proc,
+            "n_call_nlp_f": int(c.get("obj", 0)),
+            "n_call_nlp_grad_f": int(c.get("grad", 0)),
+            "n_call_nlp_g": int(c.get("cons", 0)),
+            "n_call_nlp_jac_g": int(c.get("jac", 0)),
+            "n_call_nlp_hess_l": int(c.get("hess", 0)),
+            "iterations": {
+                "obj": [r.objective for r in hist],
+                "inf_pr": [r.inf_pr for r in hist],
+                "inf_du": [r.inf_du for r in hist],
+                "mu": [r.mu for r in hist],
+                "d_norm": [r.d_norm for r in hist],
+                "regularization_size": [r.regularization for r in hist],
+                "alpha_pr": [r.alpha_pr for r in hist],
+                "alpha_du": [r.alpha_du for r in hist],
+                "ls_trials": [r.ls for r in hist],
+            },
+            # caspar's own detail, under one key so casadi's names stay casadi's
+            "caspar": {
+                "message": res.message,
+                "kind": res.kind,
+                "timings": dict(res.timings),
+                "final_errors": dict(res.final_errors),
+                "compile_time": self.compile_time,
+            },
+        }
+        if res.timings:
+            st["t_wall_nlp_eval"] = float(res.timings.get("function_evaluations", 0.0))
+        return st
+
+    def _print_time(self, res, wall, proc) -> None:
+        # casadi's layout (ProfilingData rows); caspar times its phases, not each oracle
+        t, c = res.timings, res.counts
+        rows = [("nlp_eval", None, t.get("function_evaluations", 0.0), sum(c.values())),
+                ("kkt_factor", None, t.get("kkt_factorization", 0.0), 0),
+                ("kkt_solve", None, t.get("kkt_solve", 0.0), 0),
+                ("total", proc, wall, 1)]
+        w = sys.stdout.write
+        w(f"{self.name:>12s}  :   t_proc      (avg)   t_wall      (avg)    n_eval\n")
+        for label, tp, tw, n in rows:
+            k = max(n, 1)
+            proc_s = f"{_fmt(tp)} ({_fmt(tp / k)})" if tp is not None else " " * 21
+            w(f"{label:>12s}  | {proc_s} {_fmt(tw)} ({_fmt(tw / k)}) {n:9d}\n")
+
+    # ---------------------------------------------------------------- p-derivatives
+    def lifted(self):
+        """The problem with ``z = (x, p)`` as variables, compiled on first use: its
+        evaluator gives the derivatives with respect to p that the solve's evaluator
+        (p bound as data) does not -- lam_p and the sensitivity blocks L_xp, L_pp, g_p."""
+        if self._lifted is None:
+            from .nlp import from_casadi
+
+            d = {"x": ca.vertcat(ca.vec(self.nlp["x"]), ca.vec(self.nlp["p"]))}
+            for k in ("f", "g"):
+                if self.nlp.get(k) is not None:
+                    d[k] = self.nlp[k]
+            self._lifted = from_casadi(d, expand=True)
+        return self._lifted.evaluator()
+
+    def lam_p(self, x, p, lam_g) -> np.ndarray:
+        """``-grad_p (f + lam_g^T g)`` at ``(x, p)``."""
+        ev = self.lifted()
+        z = np.concatenate([x, p])
+        gz = np.asarray(ev.grad(z), float)
+        if self.m:
+            gz = gz + ev.jac(z).T @ lam_g
+        return -gz[self.n:]
+
+    def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
+        """The :class:`~.sensitivity.KKTSensitivity` at a solution (cached for the last
+        point: casadi asks for several batches of directions at the same point)."""
+        from .sensitivity import KKTSensitivity
+
+        key = tuple(np.asarray(a, float).tobytes() for a in (p, lbx, ubx, lbg, ubg, x, lam_x,
+                                                               lam_g))
+        if self._sens_cache is not None and self._sens_cache[0] == key:
+            return self._sens_cache[1]
+        n = self.n
+        ev = self.lifted()
+        z = np.concatenate([x, p])
+        Hz = ev.hess(z, lam_g if self.m else np.zeros(0), 1.0).tocsr()
+        Jz = ev.jac(z).tocsr()
+        gz = np.asarray(ev.grad(z), float)
+        sens = KKTSensitivity(Hz[:n, :n], Jz[:, :n], gz[:n], Hz[:n, n:], Hz[n:, n:],
+                              Jz[:, n:], gz[n:], x=x, g=g, lam_x=lam_x, lam_g=lam_g,
+                              lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg,
+                              min_lam=self.front["min_lam"])
+        self._sens_cache = (key, sens)
+        return sens
+
+
+def _fmt(t: float) -> str:
+    """casadi's time format: 3 significant digits with a unit, 8 wide."""
+    for scale, unit in ((1.0, " s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if t >= scale or unit == "ns":
+            return f"{t / scale:6.2f}{unit}"
+    return f"{t:6.2f} s"
+
+
+def _yes(v, name) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("yes", "no"):
+        return v.lower() == "yes"
+    raise NlpsolOptionError(f"option {name!r} expects 'yes' or 'no', got {v!r}")
+
+
+def _bound_consistency(z, lam, lb, ub):
+    """casadi's ``Nlpsol::bound_consistency``: clip into the bounds; a multiplier may
+    only have the sign of the nearer finite bound."""
+    z = np.minimum(np.maximum(z, lb), ub)
+    lam = lam.copy()
+    both_inf = np.isinf(lb) & np.isinf(ub)
+    near_up = ~both_inf & (np.isinf(lb) | (z - lb > ub - z))
+    near_lo = ~both_inf & ~near_up & (np.isinf(ub) | (z - lb < ub - z))
+    lam[both_inf] = 0.0
+    lam[near_up] = np.maximum(0.0, lam[near_up])
+    lam[near_lo] = np.minimum(0.0, lam[near_lo])
+    return z, lam
+
+
+def _vec(dm) -> np.ndarray:
+    return np.array(dm.nonzeros(), dtype=float)
+
+
+# ====================================================================== casadi side
+@final
+class SolverCallback(ca.Callback):
+    """The casadi node that runs a solve (final).  Inputs/outputs as casadi's nlpsol
+    (without defaults; :class:`NlpsolFunction` adds them)."""
+
+    def __init__(self, name: str, core: NlpsolCore):
+        ca.Callback.__init__(self)
+        self.core = core
+        self._derivatives = {}          # keeps derivative callbacks alive (see module doc)
+        self.construct(name, {})
+
+    def get_n_in(self):
+        return len(NLPSOL_IN)
+
+    def get_n_out(self):
+        return len(NLPSOL_OUT)
+
+    def get_name_in(self, i):
+        return NLPSOL_IN[i]
+
+    def get_name_out(self, i):
+        return NLPSOL_OUT[i]
+
+    def get_sparsity_in(self, i):
+        return self.core.sparsity_in(i)
+
+    def get_sparsity_out(self, i):
+        return self.core.sparsity_out(i)
+
+    def eval(self, arg):
+        out = self.core.solve(*[_vec(a) for a in arg])
+        return [ca.DM(self.core.sparsity_out(i), np.atleast_1d(out[k]))
+                for i, k in enumerate(NLPSOL_OUT)]
+
+    # derivatives use the nominal outputs (the solution): say so
+    def uses_output(self):
+        return True
+
+    def has_forward(self, nfwd):
+        return True
+
+    def get_forward(self, nfwd, name, inames, onames, opts):
+        from .sensitivity import ForwardSensitivity
+
+        cb = ForwardSensitivity(name, self.core, nfwd, inames, onames)
+        self._derivatives[("fwd", name, nfwd)] = cb
+        return cb
+
+    def has_reverse(self, nadj):
+        return True
+
+    def get_reverse(self, nadj, name, inames, onames, opts):
+        from .sensitivity import ReverseSensitivity
+
+        cb = ReverseSensitivity(name, self.core, nadj, inames, onames)
+        self._derivatives[("rev", name, nadj)] = cb
+        return cb
+
+
+@final
+class NlpsolFunction(ca.Function):
+    """What ``nlpsol(..., 'caspar', ...)`` returns (final): a ``casadi.Function`` with
+    casadi's nlpsol signature and defaults, plus :meth:`stats`.  Numeric calls check the
+    inputs first, so a bad bound raises caspar's ModelError naming the variable or
+    constraint (inside a casadi graph the same check raises through casadi, as a
+    RuntimeError carrying the message)."""
+
+    def __init__(self, wrapper: ca.Function, callback: SolverCallback, core: NlpsolCore):
+        ca.Function.__init__(self, wrapper)
+        self._callback = callback       # the wrapper calls it: keep it alive
+        self._core = core
+
+    def stats(self, mem=0) -> dict:
+        """casadi's nlpsol statistics of the last numeric solve: ``return_status``,
+        ``success``, ``unified_return_status``, ``iter_count``, ``t_wall_total``,
+        ``t_proc_total``, ``n_call_nlp_*``, ``iterations`` (per-iteration lists) and
+        ``caspar`` (message, timings, final errors, compile time).  Before any numeric
+        call: RuntimeError "No stats available", as casadi."""
+        return self._core.stats()
+
+    @property
+    def problem(self):
+        """The compiled :class:`~caspar_backend.problem.Problem`."""
+        return self._core.problem
+
+    def __call__(self, *args, **kwargs):
+        values = self._numeric_inputs(args, kwargs)
+        if values is not None:
+            self._core.check_inputs(*values)
+        return ca.Function.__call__(self, *args, **kwargs)
+
+    def _numeric_inputs(self, args, kwargs):
+        """``(x0, p, lbx, ubx, lbg, ubg)`` as vectors when the call is numeric, else
+        None (symbolic calls are checked when they are evaluated)."""
+        if args and kwargs:
+            return None
+        if kwargs:
+            given = kwargs
+        elif len(args) == len(NLPSOL_IN):
+            given = dict(zip(NLPSOL_IN, args))
+        else:
+            return None
+        if any(k not in NLPSOL_IN for k in given):
+            return None                  # let casadi report the bad name
+        out = []
+        for i, name in enumerate(NLPSOL_IN[:6]):
+            v = given.get(name, DEFAULT_IN[i])
+            if isinstance(v, (ca.MX, ca.SX)):
+                return None
+            try:
+                d = ca.DM(v)
+            except (NotImplementedError, TypeError, RuntimeError):
+                return None
+            sp = self._core.sparsity_in(i)
+            a = _vec(d)
+            if d.numel() == 1 and sp.nnz() != 1:
+                a = np.full(sp.nnz(), float(d))
+            elif a.size != sp.nnz():
+                return None              # casadi reports the dimension mismatch
+            out.append(a)
+        return out

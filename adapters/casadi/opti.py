@@ -1,0 +1,282 @@
+"""``Opti``: ``casadi.Opti`` with ``solver('caspar', ...)``.
+
+    from caspar_backend.casadi import Opti
+    opti = Opti()
+    x = opti.variable(2); p = opti.parameter()
+    opti.minimize((x[0] - p) ** 2 + x[1] ** 2)
+    c = x[0] + x[1] >= 1
+    opti.subject_to(c)
+    opti.set_value(p, 0.2)
+    opti.solver("caspar", {"print_time": False}, {"print_level": 0})
+    sol = opti.solve()
+    sol.value(x), opti.value(x), sol.value(opti.dual(c)), opti.stats()["return_status"]
+
+**How.**  casadi creates Opti's solver with ``nlpsol("solver", name, nlp, opts)`` inside
+C++, and its plugin loader only finds compiled plugins, so ``solver('caspar')`` cannot be
+routed through casadi's ``Opti.solve``.  This subclass therefore intercepts
+``solver('caspar', plugin_opts, solver_opts)`` and, at ``solve()``, does what
+``OptiNode::solve`` does with public ``OptiAdvanced`` calls on the *same* problem node
+(``casadi.OptiAdvanced(opti)`` shares it; ``opti.advanced`` would be a copy):
+
+1. ``bake()`` when the problem changed; the nlp is ``opti.x, opti.p, opti.f, opti.g``
+   (the baked, scaled problem casadi would hand to ``nlpsol``); it is compiled by
+   :func:`~.frontend.nlpsol` only when the problem or the options changed, so
+   ``set_value``/``set_initial`` re-solves do not recompile;
+2. ``solve_prepare()`` and ``arg()``: initial guess, parameter values, lbg/ubg evaluated
+   for the current parameters, initial duals;
+3. the caspar solve, then ``res(...)``: casadi stores the solution exactly as after its
+   own solve, so ``opti.value``, ``opti.dual``, ``opti.debug.value`` and duals work
+   unchanged; on failure it raises casadi's "Solver failed..." message after storing
+   the last iterate, as casadi does (``solve_limited`` accepts iteration/time limits).
+
+What differs from casadi (honestly):
+
+* ``solve()`` returns :class:`OptiSol`, a Python object with ``value``,
+  ``value_variables``, ``value_parameters``, ``stats`` and ``opti``; it is not an
+  instance of ``casadi.OptiSol`` (casadi exposes no constructor for one).
+* ``stats()`` and ``return_status()`` are answered here (casadi would ask its own
+  solver object, which caspar replaces); so are ``debug``/``advanced`` (a
+  ``casadi.OptiAdvanced`` subclass with the same answers and a Python
+  ``show_infeasibilities``).  ``copy()`` keeps the caspar selection.
+* ``to_function`` is rebuilt in Python with the caspar solver (same construction as
+  casadi's); ``callback`` (per-iteration callbacks) is not called by caspar.
+* integer variables (``set_domain(x, 'integer')``) raise ModelError naming them;
+  ``Opti('conic')`` problems are solved as NLPs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import final
+
+import casadi as ca
+
+from .frontend import _ALIVE, NlpsolFailure, nlpsol, split_options
+
+_FAILED = ("Solver failed. You may use opti.debug.value to investigate the latest values "
+           "of variables. return_status is '{}'")
+
+
+@final
+class Opti(ca.Opti):
+    """``casadi.Opti`` whose ``solver('caspar', plugin_opts, solver_opts)`` selects
+    caspar (final).  Every other solver name is casadi's own path."""
+
+    def __init__(self, *args):
+        ca.Opti.__init__(self, *args)
+        self._caspar_opts = None     # nlpsol options while 'caspar' is selected
+        self._fn = None              # the compiled NlpsolFunction
+        self._fn_key = None          # (x, p, f, g) it was compiled for
+        self._stats = None
+
+    # ------------------------------------------------------------ selection
+    def solver(self, name, plugin_options=None, solver_options=None):
+        """casadi's ``solver(name, plugin_options, solver_options)``; ``'caspar'``
+        options are validated now (casadi would at ``solve``)."""
+        plugin_options = dict(plugin_options or {})
+        solver_options = dict(solver_options or {})
+        if name != "caspar":
+            self._caspar_opts = None
+            self._fn = None
+            return ca.Opti.solver(self, name, plugin_options, solver_options)
+        opts = dict(plugin_options)
+        opts["caspar"] = {**dict(opts.get("caspar") or {}), **solver_options}
+        split_options(opts)
+        self._caspar_opts = opts
+        self._fn = None
+
+    @property
+    def uses_caspar(self) -> bool:
+        return self._caspar_opts is not None
+
+    # ------------------------------------------------------------ solve
+    def solve(self):
+        if not self.uses_caspar:
+            return ca.Opti.solve(self)
+        return self._solve(accept_limit=False)
+
+    def solve_limited(self):
+        if not self.uses_caspar:
+            return ca.Opti.solve_limited(self)
+        return self._solve(accept_limit=True)
+
+    def _solve(self, accept_limit: bool) -> "OptiSol":
+        adv = ca.OptiAdvanced(self)           # the same node, not a copy
+        fn = self._function(adv)
+        adv.solve_prepare()
+        arg = adv.arg()
+        self._stats = None
+        r = fn(x0=arg["x0"], p=arg["p"], lbg=arg["lbg"], ubg=arg["ubg"],
+               lam_g0=arg["lam_g0"])
+        adv.res(r)
+        self._stats = fn.stats()
+        st = self._stats
+        ok = st["success"] or (accept_limit
+                               and st["unified_return_status"] == "SOLVER_RET_LIMITED")
+        if not ok:
+            raise NlpsolFailure(_FAILED.format(st["return_status"]))
+        return OptiSol(ca.Opti.copy(self), st)
+
+    def _function(self, adv):
+        """The caspar nlpsol Function for the baked problem (compiled again only when
+        the problem or the options changed)."""
+        if adv.problem_dirty():
+            adv.bake()
+        key = (self.x, self.p, self.f, self.g)
+        if self._fn is not None and all(ca.is_equal(a, b, 0)
+                                        for a, b in zip(key, self._fn_key)):
+            return self._fn
+        nlp = {"x": key[0], "p": key[1], "g": key[3]}
+        if not key[2].is_empty():
+            nlp["f"] = key[2]
+        opts = dict(self._caspar_opts)
+        disc = _discrete(adv)
+        if any(disc):
+            opts["discrete"] = disc
+        self._fn = nlpsol("solver", "caspar", nlp, opts)
+        self._fn_key = key
+        return self._fn
+
+    # ------------------------------------------------------------ results
+    def stats(self):
+        if not self.uses_caspar:
+            return ca.Opti.stats(self)
+        ca.OptiAdvanced(self).assert_solved()
+        if self._stats is None:
+            raise RuntimeError("No stats available: the caspar solver has not run.")
+        return dict(self._stats)
+
+    def return_status(self):
+        if not self.uses_caspar:
+            return ca.Opti.return_status(self)
+        return self._stats["return_status"] if self._stats else "unknown"
+
+    @property
+    def debug(self):
+        if not self.uses_caspar:
+            return ca.Opti.debug.fget(self)
+        return OptiDebug(ca.Opti.copy(self), self._stats)
+
+    @property
+    def advanced(self):
+        if not self.uses_caspar:
+            return ca.Opti.advanced.fget(self)
+        return OptiDebug(ca.Opti.copy(self), self._stats)
+
+    def copy(self):
+        other = Opti.__new__(Opti)
+        ca.Opti.__init__(other, ca.Opti.copy(self))   # shares the fresh deep copy
+        other._caspar_opts = None if self._caspar_opts is None else dict(self._caspar_opts)
+        other._fn, other._fn_key, other._stats = self._fn, self._fn_key, self._stats
+        return other
+
+    def to_function(self, name, args, res, name_in=None, name_out=None, opts=None):
+        """casadi's ``to_function`` (args: symbols of the problem; res: expressions of
+        them), with the caspar solver inside (casadi's construction, in Python)."""
+        rest = [a for a in (name_in, name_out) if a is not None]
+        if not self.uses_caspar:
+            return ca.Opti.to_function(self, name, args, res, *rest,
+                                       *([opts] if opts is not None else []))
+        adv = ca.OptiAdvanced(self)
+        fn = self._function(adv)
+        _ALIVE.append(fn._callback)           # the Function may outlive this Opti
+        groups = {}
+        for kind in (ca.OPTI_VAR, ca.OPTI_PAR, ca.OPTI_DUAL_G):
+            syms = list(adv.active_symvar(kind))
+            vals = [ca.MX(v) for v in adv.active_values(kind)]
+            groups[kind] = (syms, vals)
+        for k, a in enumerate(args):
+            if not a.is_valid_input():
+                raise ValueError(f"Argument {k} is not purely symbolic.")
+            for prim in a.primitives():
+                for kind, (syms, vals) in groups.items():
+                    for i, s in enumerate(syms):
+                        if ca.is_equal(prim, s, 0):
+                            vals[i] = prim
+        xs, x0 = groups[ca.OPTI_VAR]
+        ps, p = groups[ca.OPTI_PAR]
+        ls, l0 = groups[ca.OPTI_DUAL_G]
+        P = ca.veccat(*p)
+        bounds = ca.Function("bounds", [self.p], [self.lbg, self.ubg])
+        lbg, ubg = bounds(P)
+        r = fn(x0=ca.veccat(*x0), p=P, lbg=lbg, ubg=ubg, lam_g0=ca.veccat(*l0))
+        helper = ca.Function("helper", [ca.veccat(*xs), ca.veccat(*ps), ca.veccat(*ls)],
+                             list(res))
+        out = helper(r["x"], P, r["lam_g"])
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        extra = [x for x in (name_in, name_out) if x is not None]
+        return ca.Function(name, list(args), out, *extra, *([opts] if opts else []))
+
+
+def _discrete(adv) -> list:
+    """Per variable nonzero: is it integer (``set_domain(x, 'integer')``)?"""
+    out = []
+    for v in adv.active_symvar(ca.OPTI_VAR):
+        out += [adv.get_meta(v).domain == ca.OPTI_DOMAIN_INTEGER] * int(v.nnz())
+    return out
+
+
+@final
+class OptiSol:
+    """What :meth:`Opti.solve` returns with caspar (final): a snapshot of the solved
+    problem, as ``casadi.OptiSol`` (``value``, ``value_variables``,
+    ``value_parameters``, ``stats``, ``opti``)."""
+
+    def __init__(self, snapshot: ca.Opti, stats: dict):
+        self._opti = snapshot
+        self._stats = dict(stats)
+
+    def value(self, x, values=None):
+        return self._opti.value(x, list(values or []))
+
+    def value_variables(self):
+        return self._opti.value_variables()
+
+    def value_parameters(self):
+        return self._opti.value_parameters()
+
+    def stats(self) -> dict:
+        return dict(self._stats)
+
+    def opti(self):
+        return self._opti
+
+    def __repr__(self):
+        return f"OptiSol(caspar: {self._stats.get('return_status')})"
+
+    __str__ = __repr__
+
+
+@final
+class OptiDebug(ca.OptiAdvanced):
+    """``opti.debug`` / ``opti.advanced`` after a caspar solve (final): casadi's
+    ``OptiAdvanced`` on a copy of the problem, with ``stats``, ``return_status`` and
+    ``show_infeasibilities`` answered from the caspar solve."""
+
+    def __init__(self, snapshot: ca.Opti, stats):
+        ca.OptiAdvanced.__init__(self, snapshot)
+        self._stats = None if stats is None else dict(stats)
+
+    def stats(self):
+        self.assert_solved()
+        if self._stats is None:
+            raise RuntimeError("No stats available: the caspar solver has not run.")
+        return dict(self._stats)
+
+    def return_status(self):
+        return self._stats["return_status"] if self._stats else "unknown"
+
+    def show_infeasibilities(self, tol=0.0, opts=None):
+        """casadi's listing of the constraints violated by more than ``tol`` at the
+        current values (unscaled), in order of declaration."""
+        g = self.value(self.g).full().ravel()
+        lbg = self.value(self.lbg).full().ravel()
+        ubg = self.value(self.ubg).full().ravel()
+        w = sys.stdout.write
+        w(f"Violated constraints (tol {tol:g}), in order of declaration:\n")
+        for i in range(g.size):
+            err = max(g[i] - ubg[i], lbg[i] - g[i])
+            if err >= tol:
+                w(f"------- i = {i}/{g.size} ------ \n")
+                w(f"{lbg[i]:g} <= {g[i]:g} <= {ubg[i]:g} (viol {err:g})\n")
+                w(self.g_describe(i, dict(opts or {})) + "\n")

@@ -1,0 +1,38 @@
+"""caspar for CasADi users: ``from caspar_backend.casadi import nlpsol, Opti``.
+
+    S = nlpsol("S", "caspar", {"x": x, "p": p, "f": f, "g": g}, {"caspar": {"tol": 1e-8}})
+    opti = Opti(); ...; opti.solver("caspar"); sol = opti.solve()
+
+``nlpsol`` has ``casadi.nlpsol``'s signature and passes every other solver name to
+casadi unchanged; ``Opti`` is ``casadi.Opti`` with ``solver('caspar', ...)``.  The
+implementations live in ``caspar_backend.adapters.casadi.frontend`` / ``.opti``; this
+module only forwards to them, on first use, so importing it costs nothing and
+``import caspar_backend`` never imports casadi.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "nlpsol": ("caspar_backend.adapters.casadi.frontend", "nlpsol"),
+    "NlpsolFunction": ("caspar_backend.adapters.casadi.frontend", "NlpsolFunction"),
+    "NlpsolFailure": ("caspar_backend.adapters.casadi.frontend", "NlpsolFailure"),
+    "Opti": ("caspar_backend.adapters.casadi.opti", "Opti"),
+    "OptiSol": ("caspar_backend.adapters.casadi.opti", "OptiSol"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(mod), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'caspar_backend.casadi' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
