@@ -158,10 +158,8 @@ def _names(v, base) -> list:
     """Per-nonzero names of a symbolic vector ``v`` (module doc)."""
     n = int(v.nnz())
     if isinstance(v, ca.SX):
-        els = v.nonzeros()
-        if all(e.is_symbolic() for e in els):
-            return [e.name() for e in els]
-        return [f"{base}[{i}]" for i in range(n)]
+        # _unpack checked is_valid_input(): every nonzero is a distinct symbol
+        return [e.name() for e in v.nonzeros()]
     prims = v.primitives() if n else []
     if prims and all(pr.is_symbolic() for pr in prims) and sum(pr.nnz() for pr in prims) == n:
         names = []
