@@ -27,7 +27,7 @@ from caspar_backend.adapters.pyomo import (  # noqa: E402
     PyomoMapping, from_pyomo, pyomo_to_model)
 from caspar_backend.adapters.pyomo.functions import UNARY, UNSUPPORTED_UNARY  # noqa: E402
 from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError  # noqa: E402
-from caspar_backend.expr import evaluate  # noqa: E402
+from caspar_backend.expr import evaluate, to_str  # noqa: E402
 
 from pyomo_corpus import CORPUS, SAMPLE_BOX  # noqa: E402
 
@@ -153,6 +153,24 @@ def from_pyomo_model(nlp):
 
 def test_corpus_is_large_enough():
     assert len(CORPUS) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_iterative_engine_builds_the_same_graph(name):
+    """depth_limit=0 sends every expression through the explicit-stack engine."""
+    m = CORPUS[name]()
+    a, b = pyomo_to_model(m), pyomo_to_model(m, depth_limit=0)
+    assert to_str(a.objective) == to_str(b.objective)
+    assert [to_str(r) for r in a.constraints] == [to_str(r) for r in b.constraints]
+    assert len(a.graph) == len(b.graph)
+
+
+def test_public_entry_point():
+    import caspar_backend
+
+    assert caspar_backend.from_pyomo is from_pyomo
+    prob = caspar_backend.from_pyomo(CORPUS["hs071"]())
+    assert (prob.n, prob.m) == (4, 2)
 
 
 # ------------------------------------------------------------------ tables

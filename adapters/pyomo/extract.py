@@ -30,17 +30,19 @@ from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
 from .mapping import LazyNames, PyomoMapping, _check_bounds
-from .walker import ExpressionWalker
+from .walker import DEPTH_LIMIT, ExpressionWalker
 
 _INF = math.inf
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model) -> NLPModel:
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
     The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
-    x, p and g back to the model's components.
+    x, p and g back to the model's components.  ``depth_limit``: expression
+    levels walked recursively before the walker switches to its explicit
+    stack (any value gives the same result; see :mod:`.walker`).
     """
     from pyomo.common.gc_manager import PauseGC
 
@@ -52,14 +54,14 @@ def pyomo_to_model(model) -> NLPModel:
     # over for nothing (nothing made here is garbage), so it is paused, as
     # Pyomo's own writers do.
     with PauseGC():
-        return _extract(model)
+        return _extract(model, depth_limit)
 
 
-def _extract(model) -> NLPModel:
+def _extract(model, depth_limit) -> NLPModel:
     from pyomo.core.base import Constraint, Objective
 
     g = Graph()
-    walker = ExpressionWalker(g)
+    walker = ExpressionWalker(g, depth_limit)
     try:
         objective, f, sense = _objective(model, Objective, walker, g)
         rows = _constraints(model, Constraint, walker, g)
