@@ -330,8 +330,10 @@ def mx_map_unused_output():
     F = ca.Function("F2out", [a], [a[0] * ca.cos(a[1]), ca.exp(a[0] - a[1])])
     X = ca.MX.sym("X", 2, N)
     used, _unused = F.map(N)(X)
-    return Case("mx_map_unused_output", {"x": X, "f": ca.sumsqr(X), "g": used.T},
-                (-1.0, 1.0), groups=1)
+    # and a plain (non-map) call beside the map: inlined by expand()
+    H = ca.Function("H", [a], [ca.sumsqr(a) * a[0]])
+    return Case("mx_map_unused_output", {"x": X, "f": ca.sumsqr(X) + H(X[:, 0]),
+                                         "g": used.T}, (-1.0, 1.0), groups=1)
 
 
 @case

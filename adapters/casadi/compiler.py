@@ -201,8 +201,8 @@ class MXCallProgram(Program):
         y_all = ca.veccat(*ys) if ys else ca.MX(0, 1)
         outer = make_function(name + "_outer", list(ins) + [y_all],
                               [a_all] + subst[len(args):])
-        if any(outer.instruction_id(k) == _CALL_CODE for k in range(outer.n_instructions())):
-            self.outer = None  # a call escaped substitution: let the caller expand
+        if any(compiler._has_map(c.which_function()) for c in _calls(outer)):
+            self.outer = None  # a map call escaped substitution: let the caller expand
             return
         self.outer = SXProgram(expand(outer), compiler)
         self.progs = [compiler.compile(f) for f, _, _ in sites]
