@@ -44,9 +44,16 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
     so MX is lowered with casadi's ``expand()`` (the name mirrors nlpsol's
-    option).  ``keep_calls`` (default) keeps ``Function.map`` and Function
-    calls as structure: each called Function is compiled once and replayed per
-    call or map instance; False expands the whole MX graph as casadi would.
+    option).  ``keep_calls`` (default) keeps the structure of ``Function.map``
+    (also nested, or inside called Functions): each mapped Function is compiled
+    once and replayed per instance, so the instances form one pattern group;
+    every other call is inlined by ``expand()``.  ``keep_calls=False`` expands
+    the whole MX graph as casadi would (N copies read one by one).
+
+    Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
+    free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
+    non-finite ``x0``/``p``) and :class:`~caspar_backend.errors.UnsupportedOpError`
+    (an op or a Function caspar cannot read), each naming the culprit.
     """
     x, f, g, pp, sym = _unpack(nlp)
     if sym is ca.MX and not expand:

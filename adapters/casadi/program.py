@@ -35,10 +35,7 @@ from caspar_backend.errors import ModelError
 
 from . import optable as T
 
-_INPUT = T.CODES["OP_INPUT"]
-_OUTPUT = T.CODES["OP_OUTPUT"]
 _CONST = T.CODES["OP_CONST"]
-_CALL = T.CODES["OP_CALL"]
 _PARAMETER = T.CODES["OP_PARAMETER"]
 _ADD = T.CODES["OP_ADD"]
 _SUB = T.CODES["OP_SUB"]
