@@ -36,6 +36,17 @@ def _source_checkout_path() -> None:
 
 _source_checkout_path()
 
+
+def _watch_pyomo() -> None:
+    # SolverFactory('caspar') in Pyomo: registered now if Pyomo is loaded, else
+    # right after `import pyomo.environ` (an import hook; Pyomo is not imported here)
+    from . import _pyomo_hook
+
+    _pyomo_hook.install()
+
+
+_watch_pyomo()
+
 _LAZY = {
     "Graph": ("caspar_backend.expr", "Graph"),
     "NLPModel": ("caspar_backend.model", "NLPModel"),
