@@ -591,7 +591,7 @@ class CasparSolver(SolverBase):
         results.iteration_count = res.iterations
         extra = results.extra_info
         extra.iteration_count = res.iterations
-        extra.solver_message = contrib_message(_message(row.ampl_message), row.ampl_code)
+        extra.solver_message = contrib_message(_message(row.message), row.ampl_code)
         extra.return_status = res.status
         unscaled = res.final_errors.get("unscaled", {})
         for key, name in (("dual", "dual_infeasibility"), ("constr", "constraint_violation"),
@@ -712,7 +712,7 @@ class LegacyCasparSolver(OptSolver):
         results, smap = legacy_results(
             model, row, out.solution, sense=mapping.sense, n=mapping.n, m=mapping.m,
             has_objective=mapping.objective is not None,
-            message=_message(row.ampl_message), iterations=out.result.iterations,
+            message=_message(row.message), iterations=out.result.iterations,
             seconds=out.seconds, suffixes=suffixes)
         t_load = time.perf_counter()
         results._smap = None
@@ -754,14 +754,19 @@ def _wanted_suffixes(patterns) -> set:
 # ================================================================ registration
 def register() -> None:
     """Register ``'caspar'`` with ``pyomo.contrib.solver``'s SolverFactory and, through
-    it, the legacy ``pyomo.opt`` SolverFactory (idempotent)."""
+    it, the legacy ``pyomo.opt`` SolverFactory (idempotent; replaces the deferred
+    entries :mod:`caspar_backend._pyomo_hook` registers)."""
     from pyomo.contrib.solver.common.factory import SolverFactory
 
-    if "caspar" in SolverFactory and SolverFactory.get_class(SOLVER_NAME) is CasparSolver:
+    if SOLVER_NAME in SolverFactory and SolverFactory.get_class(SOLVER_NAME) is CasparSolver:
         return
     SolverFactory.register(SOLVER_NAME, legacy_name=SOLVER_NAME,
                            doc="caspar interior-point NLP solver (IPOPT's algorithm)"
                            )(CasparSolver, LegacyCasparSolver)
+
+
+# as every Pyomo solver plugin: importing the module registers it
+register()
 
 
 __all__ = ["CasparSolver", "LegacyCasparSolver", "CasparConfig", "CasparResults",

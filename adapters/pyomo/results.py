@@ -72,7 +72,7 @@ class PyomoStatus:
 
     caspar: str
     ampl_code: int | None
-    ampl_message: str
+    message: str        # IPOPT's AMPL message (its log's EXIT line where that says more)
     solver_status: str
     termination: str
     solution_status: str
@@ -116,10 +116,14 @@ _ROWS = [
     _row("Search_Direction_Becomes_Too_Small", 500, "Search Direction becomes Too Small.",
          *_FAIL),
     _row("Restoration_Failed", 501, "Restoration Phase Failed.", *_FAIL),
-    _row("Error_In_Step_Computation", 502, "Unknown Error", *_FAIL),
-    _row("Invalid_Number_Detected", 502, "Unknown Error", *_FAIL),
-    _row("User_Requested_Stop", 502, "Unknown Error", *_FAIL),
-    _row("Internal_Error", 502, "Unknown Error", *_FAIL),
+    # IPOPT's AMPL driver says "Unknown Error" for the rest; the exit message of
+    # the log says more
+    _row("Error_In_Step_Computation", 502, "Error in step computation!", *_FAIL),
+    _row("Invalid_Number_Detected", 502,
+         "Invalid number in NLP function or derivative detected.", *_FAIL),
+    _row("User_Requested_Stop", 502,
+         "Stopping optimization at current point as requested by user.", *_FAIL),
+    _row("Internal_Error", 502, "Internal Error.", *_FAIL),
     _row("Not_Enough_Degrees_Of_Freedom", None, "Problem has too few degrees of freedom.",
          *_NOSOL),
     _row("Invalid_Problem_Definition", None, "Problem has inconsistent variable bounds "
