@@ -469,3 +469,21 @@ def test_import_stays_cheap():
             "print('pyomo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_rows_of_one_component_share_a_shape():
+    """A fixed Var seen first or from the memo gives the same row structure."""
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(50)
+    m.x = pyo.Var(m.I, bounds=(-1, 1))
+    m.z = pyo.Var(initialize=2.0)
+    m.z.fix()
+    m.c = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.z + 2.5 * m.x[i] ** 2 <= i)
+    m.d = pyo.Constraint(expr=m.z + m.x[1] >= -3)  # z again, bare: still one parameter
+    s = m.x[2] + m.x[3]
+    m.e = pyo.Constraint(expr=pyo.exp(s) + s <= 4)  # s walked alone, then flattened
+    m.f = pyo.Constraint(expr=m.x[4] ** 2 + s <= 4)
+    prob = from_pyomo(m)
+    assert prob.n_params == 1
+    assert [g.size for g in prob.constraint_groups] == [50, 1, 1, 1]
+    assert to_str(prob.model.constraints[-1]) == "x[4]**2 + 1*x[2] + 1*x[3]"

@@ -98,6 +98,7 @@ class ExpressionWalker:
         self._monomial = ne.MonomialTermExpression
         self._coef: dict[float, object] = {}  # coefficient value -> const node
         self._one = self._coef[1.0] = graph.const(1.0)
+        self._minus_one = self._coef[-1.0] = graph.const(-1.0)
         g, node, memo_get = graph, self._node, self._memo.get
 
         # (the handlers try the memo before calling _node: most children are
@@ -254,6 +255,7 @@ class ExpressionWalker:
         """Append ``s * args`` to the sum data; return their constant part."""
         native, memo, kinds, mono = self._native, self._memo, self._kinds, self._monomial
         coef = self._coef
+        unit = self._one if s > 0 else self._minus_one  # coefficient of a bare Var
         const = 0.0
         for a in args:
             cls = a.__class__
@@ -272,20 +274,24 @@ class ExpressionWalker:
                 const += s * a
                 continue
             n = memo.get(id(a))
-            if n is not None:
-                if n.op == "var":
-                    flat.append(coef.get(s) or self._new_coef(s))
-                    flat.append(n)
-                else:
-                    todo.append(a)
-                    signs.append(s)
+            if n is not None and n.op == "var":
+                flat.append(unit)
+                flat.append(n)
                 continue
+            # (a memo hit that is a sum or negation is still flattened below, so
+            # a row's shape never depends on what was walked before it)
             kind = kinds.get(cls)
             if kind is None:
                 kind = self._classify(cls, a)
             if kind == _VAR:
-                flat.append(coef.get(s) or self._new_coef(s))
-                flat.append(self._leaf(a, kind))
+                if n is None:
+                    n = self._leaf(a, kind)
+                if n.op == "var":
+                    flat.append(unit)
+                    flat.append(n)
+                else:  # a fixed Var: a parameter term, as on a memo hit above
+                    todo.append(a)
+                    signs.append(s)
             elif kind == _EXPR and nest < _FLATTEN_DEPTH:
                 build = self._builders.get(cls)
                 if build is None:
