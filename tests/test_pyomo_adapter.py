@@ -486,4 +486,4 @@ def test_rows_of_one_component_share_a_shape():
     prob = from_pyomo(m)
     assert prob.n_params == 1
     assert [g.size for g in prob.constraint_groups] == [50, 1, 1, 1]
-    assert to_str(prob.model.constraints[-1]) == "x[4]**2 + 1*x[2] + 1*x[3]"
+    assert to_str(prob.model.constraints[-1]) == "1*x[2] + 1*x[3] + x[4]**2"
