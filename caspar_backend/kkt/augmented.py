@@ -27,14 +27,27 @@ present.  The map from the concatenated source vector
     src = [hess_values (nnz_h), Sigma+delta_w (nw), jac_values (nnz_j), -delta_c (m),
            Q column-major (nw*r), -c (r)]
 
-to CSC positions is computed once; ``build()`` sums duplicates with ``bincount``.
+to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host;
+``build()`` sums duplicates with a fixed-order segment sum
+(:class:`~caspar_backend.kkt.arrays.SegmentSum`: bincount's order on the host, the
+deterministic ``kernels/segment_sum.cu`` on the device) into the preallocated
+``values`` (float64, length ``nnz``).
+
+Array module: ``xp`` (numpy or cupy).  ``src``, ``values``, ``sigma``, the right-hand
+side and the refinement buffers live in ``xp`` and are allocated once; only the
+structure (``SparseStructure``, host int64) and ``lowrank_c`` (host, length ``r``: the
+inertia count needs it on the host) stay on the host.  One iteration's ``build`` /
+``solve`` allocate nothing of size ``nnz``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..linsolve.base import SparseStructure
+from .arrays import amax_abs, scalars, segment_sum
 from .base import KKTSystem
 
 
@@ -64,7 +77,8 @@ class AugmentedKKT(KKTSystem):
         self.structure = SparseStructure(N, indptr, urow.astype(np.int64))
         self.nnz = len(uniq)
         self._off = np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r])
-        self._src = np.zeros(self._off[-1])
+        self._assemble = segment_sum(xp, self._map, self.nnz)
+        self._src = xp.zeros(int(self._off[-1]))
         o = self._off
         # views into src: the method writes its values here directly
         self.hess_values = self._src[o[0]:o[1]]
@@ -74,19 +88,20 @@ class AugmentedKKT(KKTSystem):
         self.lowrank_Q = self._src[o[4]:o[5]].reshape(r, nw).T   # (nw, r) view
         self._diag_r = self._src[o[5]:o[6]]
         self.lowrank_c = -np.ones(r)
-        self.sigma = np.zeros(nw)
-        self.values = np.zeros(self.nnz)
+        self.sigma = xp.zeros(nw)
+        self.values = xp.zeros(self.nnz)
         self.solver = linear_solver
         self.solver.analyse(self.structure)
         self.max_refinement_steps = max_refinement_steps
         self.residual_ratio_max = residual_ratio_max
-        self._rhs = np.zeros(N)
+        self._rhs = xp.zeros(N)
         # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
         self.static_regularization = float(static_regularization)
-        self._dstat = np.concatenate([np.full(nw, self.static_regularization),
-                                      np.full(m, -self.static_regularization), np.zeros(r)])
+        self._dstat = xp.asarray(np.concatenate([np.full(nw, self.static_regularization),
+                                                 np.full(m, -self.static_regularization),
+                                                 np.zeros(r)]))
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:
@@ -96,10 +111,13 @@ class AugmentedKKT(KKTSystem):
         ec = self.static_regularization if self.delta_c == 0.0 else 0.0
         self._dstat[:self.nw] = ew
         self._dstat[self.nw:self.nw + self.m] = -ec
-        self._diag_w[:] = self.sigma + self.delta_w + ew
+        # (sigma + delta_w) + ew, in place: the association of the original expression
+        self.xp.add(self.sigma, self.delta_w, out=self._diag_w)
+        self._diag_w += ew
         self._diag_c[:] = -self.delta_c - ec
-        self._diag_r[:] = -self.lowrank_c
-        self.values[:] = np.bincount(self._map, weights=self._src, minlength=self.nnz)
+        if self.r:
+            self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
+        self._assemble(self._src, self.values)
 
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))
@@ -114,26 +132,30 @@ class AugmentedKKT(KKTSystem):
     def solve(self, rhs_w, rhs_c):
         """(dw, dy); ``last_residual_ratio`` is the final relative residual against K
         (large when K is singular and only the static regularization made it solvable)."""
-        nw, m = self.nw, self.m
+        nw, m, xp = self.nw, self.m, self.xp
         b = self._rhs
         b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
         x = self.solver.solve(b)
-        bnorm = np.max(np.abs(b)) if b.size else 0.0
         self.last_residual_ratio = 0.0
-        # iterative refinement on the full system: QDLDL does not pivot, so tiny pivots
-        # can cost accuracy that a few residual corrections recover
+        # iterative refinement on the full system: QDLDL does not pivot and cuDSS pivots
+        # only statically, so tiny pivots can cost accuracy that a few residual
+        # corrections recover.  One host transfer per step for the three norms.
+        bnorm = None
         for _ in range(self.max_refinement_steps):
             res = b - self.solver.matvec(x) + self._dstat * x
-            rn = np.max(np.abs(res)) if res.size else 0.0
-            xn = np.max(np.abs(x)) if x.size else 0.0
+            if bnorm is None:
+                bnorm, rn, xn = scalars(xp, amax_abs(xp, b), amax_abs(xp, res),
+                                        amax_abs(xp, x))
+            else:
+                rn, xn = scalars(xp, amax_abs(xp, res), amax_abs(xp, x))
             self.last_residual_ratio = rn / (1.0 + bnorm + xn)
-            if not np.isfinite(rn) or rn <= self.residual_ratio_max * (1.0 + bnorm + xn):
+            if not math.isfinite(rn) or rn <= self.residual_ratio_max * (1.0 + bnorm + xn):
                 break
             x += self.solver.solve(res)
         if self.max_refinement_steps and self.static_regularization > 0:
             # relative to the right-hand side: a singular K solved only thanks to eps
             # gives a huge x whose residual is of the order of b itself
             res = b - self.solver.matvec(x) + self._dstat * x
-            rn = float(np.max(np.abs(res), initial=0.0))
+            rn, bnorm = scalars(xp, amax_abs(xp, res), amax_abs(xp, b))
             self.last_residual_ratio = rn / bnorm if bnorm > 0 else 0.0
         return x[:nw].copy(), x[nw:nw + m].copy()

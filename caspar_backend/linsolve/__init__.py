@@ -4,11 +4,24 @@ from .base import LinearSolver, Factorization, SparseStructure  # noqa: F401
 
 
 def make_linear_solver(name: str, xp=None) -> "LinearSolver":
-    """The linear solver registered under ``name`` (option ``linear_solver``)."""
-    from ..errors import OptionError
+    """The linear solver registered under ``name`` (option ``linear_solver``) for arrays
+    of module ``xp`` (numpy when None): qdldl works on host arrays, cudss on CuPy arrays."""
+    import numpy as np
 
+    from ..errors import DeviceError, OptionError
+
+    on_host = xp is None or xp is np
     if name == "qdldl":
+        if not on_host:
+            raise DeviceError("linear_solver='qdldl' runs on the host; with device='cuda' "
+                              "use linear_solver='cudss'")
         from .qdldl import QDLDLSolver
 
         return QDLDLSolver()
-    raise OptionError(f"unknown linear_solver {name!r}; available: ['qdldl']")
+    if name == "cudss":
+        if on_host:
+            raise DeviceError("linear_solver='cudss' needs device arrays (device='cuda')")
+        from .cudss import CudssSolver
+
+        return CudssSolver()
+    raise OptionError(f"unknown linear_solver {name!r}; available: ['qdldl', 'cudss']")

@@ -1,5 +1,19 @@
-"""``solve_nlp``: validate, build the slack problem, run the interior-point method, map
-the solution back to the user's space, print IPOPT's output."""
+"""``solve_nlp``: validate, choose the device, build the slack problem, run the
+interior-point method, map the solution back to the user's space, print IPOPT's output.
+
+Devices (option ``device``):
+
+* ``'cpu'``: NumPy evaluator, qdldl;
+* ``'cuda'``: CUDA evaluator (CuPy arrays), cuDSS through nvmath-python; every iterate
+  stays in device memory.  Not usable -> :class:`~caspar_backend.errors.DeviceError`
+  saying what is missing and how to install it;
+* ``'auto'``: ``'cuda'`` when usable and ``n + m >= AUTO_MIN_SIZE``, else ``'cpu'``.
+
+When the option is not given, the solve runs where the evaluator lives
+(``evaluator.device``).  The result has the same form on every device: host NumPy
+arrays; ``result.extra`` records ``device``, ``linear_solver`` and cuDSS's one-time
+analysis seconds.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +23,7 @@ import time
 import numpy as np
 
 from ..errors import DeviceError
+from ..kkt.arrays import host
 from .ipm import InteriorPoint, Shared, SolverStop
 from .log import IterationLog, summary
 from .nlp import EvalCounter, SlackNLP
@@ -28,6 +43,51 @@ def _vec(a, n, name, fill):
     return v.copy()
 
 
+#: ``device='auto'`` runs on the GPU from this many variables + constraints on.
+#: Provisional (10^4, the issue's starting point) until measured: cuDSS's one-time
+#: analysis and kernel-launch latency make the GPU slower on small problems.
+AUTO_MIN_SIZE = 10_000
+
+
+def gpu_problem() -> str | None:
+    """``None`` when the GPU path (CuPy + a CUDA device + nvmath-python/cuDSS) is
+    usable, else what is missing."""
+    from ..device import cuda_problem
+
+    why = cuda_problem()
+    if why is None:
+        from ..linsolve.cudss import cudss_problem
+
+        why = cudss_problem()
+    return why
+
+
+def choose_device(device: str, n: int, m: int) -> str:
+    """'cpu' or 'cuda' for the option value ``device`` and a problem of size (n, m);
+    raises DeviceError when 'cuda' is asked for and not usable."""
+    if device == "cpu":
+        return "cpu"
+    if device == "cuda":
+        why = gpu_problem()
+        if why is not None:
+            raise DeviceError(f"device='cuda' requested but {why}; or use device='cpu'")
+        return "cuda"
+    if device == "auto":
+        return "cuda" if n + m >= AUTO_MIN_SIZE and gpu_problem() is None else "cpu"
+    raise DeviceError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'auto'")
+
+
+def _evaluator_on(evaluator, device):
+    if getattr(evaluator, "device", "cpu") == device:
+        return evaluator
+    problem = getattr(evaluator, "problem", None)
+    if problem is None:
+        raise DeviceError(f"device={device!r} needs an evaluator on that device; this "
+                          f"{type(evaluator).__name__} runs on "
+                          f"{getattr(evaluator, 'device', 'cpu')!r}")
+    return problem.evaluator(device)
+
+
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
               var_names=None, con_names=None, options=None) -> SolveResult:
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
@@ -36,9 +96,15 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     (:mod:`.options`); an unknown option raises OptionError."""
     t0 = time.perf_counter()
     opts = resolve_options(options)
-    if opts.device != "cpu":
-        raise DeviceError(f"device={opts.device!r} is not available in this solver yet; "
-                          f"use device='cpu'")
+    if "device" in opts.user:
+        evaluator = _evaluator_on(evaluator, choose_device(opts.device, evaluator.n,
+                                                           evaluator.m))
+    device = getattr(evaluator, "device", "cpu")
+    if device == "cuda" and gpu_problem() is not None:
+        raise DeviceError(f"a CUDA evaluator was given but {gpu_problem()}; or use "
+                          f"device='cpu'")
+    linear_solver = opts.linear_solver if "linear_solver" in opts.user else \
+        ("cudss" if device == "cuda" else "qdldl")
     stream = opts.stream if opts.stream is not None else sys.stdout
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
@@ -48,7 +114,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         stream.write("List of user-set options:\n")
         for k, v in opts.user.items():
             stream.write(f"  {k:<40s} = {v!r}\n")
-    counter = EvalCounter()
+    counter = EvalCounter(getattr(evaluator, "xp", np))
 
     def early(status, msg):
         x = np.clip(x0, lbx, ubx)
@@ -71,21 +137,24 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
                      f"{n_eq} equality constraints but only {nlp.nx} free variables")
     log = IterationLog(stream) if opts.print_level > 0 else None
     sh = Shared(opts, counter, log, t0)
+    sh.linear_solver = linear_solver
+    sh.iter_hook = opts.iteration_callback
     ipm = InteriorPoint(nlp, sh)
+    xp = ipm.xp
     message = ""
     try:
         w0 = nlp.initial_w(x0)
         y0 = None
         if lam_g0 is not None:
-            y0 = _vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc
+            y0 = xp.asarray(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc)
         zL0 = zU0 = None
         if lam_x0 is not None:
             lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
             zw = np.zeros(nlp.nw)
             zw[:nlp.nx] = lx
             floor = opts.bound_mult_init_val * 1e-2
-            zL0 = np.maximum(-zw[ipm.iL], floor)
-            zU0 = np.maximum(zw[ipm.iU], floor)
+            zL0 = xp.asarray(np.maximum(-zw[host(ipm.iL)], floor))
+            zU0 = xp.asarray(np.maximum(zw[host(ipm.iU)], floor))
         ipm.initialize(w0, y0=y0, zL0=zL0, zU0=zU0)
         status = ipm.run()
     except SolverStop as stop:
@@ -95,15 +164,19 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     x, lam_g, lam_x = nlp.unscale(ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.iL, ipm.iU)
     with np.errstate(all="ignore"):
         try:
-            f = float(evaluator.obj(x))
-            g = np.array(evaluator.cons(x, np.zeros(m)), dtype=float) if m else np.zeros(0)
+            xd = xp.asarray(x)
+            f = float(evaluator.obj(xd))
+            g = host(evaluator.cons(xd, xp.zeros(m))).astype(float) if m else np.zeros(0)
         except Exception:
             f, g = float("nan"), np.full(m, np.nan)
     total = time.perf_counter() - t0
     t_fun = counter.seconds
-    timings = dict(function_evaluations=t_fun, kkt_factorization=sh.t_factor,
-                   kkt_solve=sh.t_solve, total=total,
-                   other=max(0.0, total - t_fun - sh.t_factor - sh.t_solve))
+    t_lin = sh.t_build + sh.t_factor + sh.t_solve
+    timings = dict(function_evaluations=t_fun, kkt_assembly=sh.t_build,
+                   kkt_factorization=sh.t_factor, kkt_solve=sh.t_solve, total=total,
+                   other=max(0.0, total - t_fun - t_lin))
+    extra = dict(device=device, linear_solver=linear_solver,
+                 analysis_seconds=float(getattr(ipm.kkt.solver, "plan_seconds", 0.0)))
     fe = {}
     if hasattr(ipm, "final_errors"):
         e, ue = ipm.final_errors
@@ -114,7 +187,8 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
                                 E0=max(ue["dual"], ue["constr"], ue["compl"])))
     res = SolveResult(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
                       iterations=sh.iter, message=message, timings=timings,
-                      counts=dict(counter.counts), history=sh.history, final_errors=fe)
+                      counts=dict(counter.counts), history=sh.history, final_errors=fe,
+                      extra=extra)
     if opts.print_level > 0:
         summary(stream, res, fe.get("scaled", {}), fe.get("unscaled", {}), counter.counts,
                 timings, exit_msg, opts.print_timing_statistics)

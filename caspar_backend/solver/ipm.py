@@ -19,6 +19,14 @@ unscaled tolerances), barrier update (:mod:`.mu`), Newton step from the KKT syst
 inertia correction (delta_w, delta_c), fraction-to-the-boundary, filter line search with
 second-order corrections (:mod:`.linesearch`), restoration phase if the line search fails
 (:mod:`.restoration`).  The same class runs the restoration problem, recursively.
+
+Arrays: every vector lives in the NLP's array module ``xp`` (numpy, or cupy with a CUDA
+evaluator and the cuDSS solver); the index sets ``iL``/``iU`` and the damping index
+sets are device int64 arrays; the host sees only the scalars the algorithm branches on
+(norms, step sizes, filter values), read in batches through
+:func:`~caspar_backend.kkt.arrays.scalars`.  Work arrays are allocated in ``__init__``;
+an iteration allocates no array of the size of the Jacobian or Hessian (vector-sized
+temporaries come from CuPy's memory pool and go back to it).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import time
 import numpy as np
 
 from ..kkt import AugmentedKKT
+from ..kkt.arrays import amax, amax_abs, errstate, host, scalars, segment_sum, synchronize
 from ..linsolve import make_linear_solver
 from .filter import Filter
 
@@ -50,7 +59,10 @@ class Shared:
         self.opts, self.counter, self.log, self.t0 = opts, counter, log, t0
         self.iter = 0
         self.t_factor = 0.0
+        self.t_build = 0.0
         self.t_solve = 0.0
+        self.linear_solver = opts.linear_solver
+        self.iter_hook = None          # called with the InteriorPoint once per iteration
         self.history = []
         self.n_resto = 0
 
@@ -64,31 +76,47 @@ class InteriorPoint:
 
         self.nlp, self.sh, self.opts, self.resto = nlp, shared, shared.opts, resto
         o = self.opts
+        xp = self.xp = getattr(nlp, "xp", np)
         nw, m = self.nw, self.m = nlp.nw, nlp.m
-        self.iL = np.flatnonzero(np.isfinite(nlp.wL))
-        self.iU = np.flatnonzero(np.isfinite(nlp.wU))
-        self.dampL = ~np.isfinite(nlp.wU[self.iL])
-        self.dampU = ~np.isfinite(nlp.wL[self.iU])
+        wL, wU = host(nlp.wL), host(nlp.wU)
+        iL, iU = np.flatnonzero(np.isfinite(wL)), np.flatnonzero(np.isfinite(wU))
+        self.iL, self.iU = xp.asarray(iL), xp.asarray(iU)
+        self.nL, self.nU = len(iL), len(iU)
+        dampL, dampU = ~np.isfinite(wU[iL]), ~np.isfinite(wL[iU])
+        # 0/1 floats (kd * damp as with the booleans) and the index sets (gathers, not
+        # boolean masks: a mask's size is data-dependent, which costs a device sync)
+        self.dampL, self.dampU = xp.asarray(dampL.astype(float)), xp.asarray(dampU.astype(float))
+        self.idampL = xp.asarray(np.flatnonzero(dampL))
+        self.idampU = xp.asarray(np.flatnonzero(dampU))
+        self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
         self.lbfgs = None
         nlow = 0
         if o.hessian_approximation == "limited-memory":
             self.lbfgs = LBFGS(nlp.nx, o.limited_memory_max_history,
-                               o.limited_memory_max_skipping)
+                               o.limited_memory_max_skipping, xp=xp)
             nlow = 2 * o.limited_memory_max_history
         self.kkt = AugmentedKKT(nw, m, nlp.hess_rows, nlp.hess_cols, nlp.jac_rows,
-                                nlp.jac_cols, make_linear_solver(o.linear_solver),
-                                n_lowrank=nlow, max_refinement_steps=o.max_refinement_steps,
+                                nlp.jac_cols, make_linear_solver(shared.linear_solver, xp),
+                                n_lowrank=nlow, xp=xp,
+                                max_refinement_steps=o.max_refinement_steps,
                                 residual_ratio_max=o.residual_ratio_max,
                                 static_regularization=o.kkt_static_regularization)
-        self.jr, self.jc = np.asarray(nlp.jac_rows), np.asarray(nlp.jac_cols)
+        jr, jc = np.asarray(nlp.jac_rows, np.int64), np.asarray(nlp.jac_cols, np.int64)
+        self.jr, self.nnz_j = xp.asarray(jr), len(jr)
+        # A^T y = segment sum over the Jacobian columns of jv * y[jr]
+        self._aty_sum = segment_sum(xp, jc, nw)
+        self._jt = xp.zeros(len(jr))        # jv * y[jr]
+        self._aty = xp.zeros(nw)
         # iterate and its function values, preallocated
-        self.w, self.y = np.zeros(nw), np.zeros(m)
-        self.zL, self.zU = np.zeros(len(self.iL)), np.zeros(len(self.iU))
-        self.gradf, self.hv = np.zeros(nw), np.zeros(m)
-        self.jv = np.zeros(len(self.jr))
+        self.w, self.y = xp.zeros(nw), xp.zeros(m)
+        self.zL, self.zU = xp.zeros(self.nL), xp.zeros(self.nU)
+        self.gradf, self.hv = xp.zeros(nw), xp.zeros(m)
+        self.jv = xp.zeros(len(jr))
         self.f = 0.0
         # trial buffers (line search)
-        self.w_t, self.h_t = np.zeros(nw), np.zeros(m)
+        self.w_t, self.h_t = xp.zeros(nw), xp.zeros(m)
+        # finiteness checks without a temporary of the Jacobian's/Hessian's size
+        self._fin = xp.zeros(max(len(jr), len(nlp.hess_rows), nw, m, 1), dtype=bool)
         self.filter = Filter()
         self.mu = o.mu_init
         self.tau = max(o.tau_min, 1.0 - self.mu)
@@ -104,27 +132,41 @@ class InteriorPoint:
 
     # ================================================================ vector helpers
     def slacks(self, w):
-        return w[self.iL] - self.nlp.wL[self.iL], self.nlp.wU[self.iU] - w[self.iU]
+        return w[self.iL] - self.wLL, self.wUU - w[self.iU]
 
-    def Aty(self, jv, y):
-        """A^T y with A in COO (jr, jc, jv)."""
-        return np.bincount(self.jc, weights=jv * y[self.jr], minlength=self.nw)
+    def Aty(self, jv, y, out=None):
+        """A^T y with A in COO (jr, jc, jv), into ``out`` (default: a work vector that the
+        next call overwrites)."""
+        xp = self.xp
+        xp.take(y, self.jr, out=self._jt)
+        xp.multiply(jv, self._jt, out=self._jt)
+        return self._aty_sum(self._jt, self._aty if out is None else out)
+
+    def allfinite(self, v) -> bool:
+        buf = self._fin[:v.size]
+        self.xp.isfinite(v, out=buf)
+        return bool(buf.all())
 
     def theta(self, h):
-        return float(np.sum(np.abs(h)))
+        return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
 
     def phi(self, w, f, mu=None):
         mu = self.mu if mu is None else mu
+        xp = self.xp
         sL, sU = self.slacks(w)
-        if (sL <= 0).any() or (sU <= 0).any():
+        # one transfer: the positivity test and the four sums
+        with errstate(xp):
+            smin, lL, lU, dL, dU = scalars(
+                xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
+                xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU]))
+        if smin <= 0:
             return math.inf
         kd = self.opts.kappa_d * mu
-        return (f - mu * (np.sum(np.log(sL)) + np.sum(np.log(sU)))
-                + kd * (np.sum(sL[self.dampL]) + np.sum(sU[self.dampU])))
+        return (f - mu * (lL + lU)) + kd * (dL + dU)
 
     def grad_phi(self):
         sL, sU = self.slacks(self.w)
-        g = self.gradf.copy()
+        g = self.gradf.copy()  # vector-sized; kept by the direction
         kd = self.opts.kappa_d * self.mu
         g[self.iL] += -self.mu / sL + kd * self.dampL
         g[self.iU] += self.mu / sU - kd * self.dampU
@@ -135,13 +177,13 @@ class InteriorPoint:
         """f, h at w are current; evaluate grad and Jacobian (raise on NaN/Inf)."""
         self.nlp.grad(w, self.gradf)
         self.nlp.jac(w, self.jv)
-        if not (np.all(np.isfinite(self.gradf)) and np.all(np.isfinite(self.jv))):
+        if not (self.allfinite(self.gradf) and self.allfinite(self.jv)):
             self.invalid(w, "derivative")
 
     def eval_zeroth(self, w, hout):
         f = self.nlp.f(w)
         self.nlp.h(w, hout)
-        ok = math.isfinite(f) and bool(np.all(np.isfinite(hout)))
+        ok = math.isfinite(f) and self.allfinite(hout)
         return f, ok
 
     def invalid(self, w, what):
@@ -151,7 +193,8 @@ class InteriorPoint:
 
     # ================================================================ initialisation
     def push_into_bounds(self, w, kappa1, kappa2, slack_kappa1, slack_kappa2):
-        wL, wU, nx = self.nlp.wL, self.nlp.wU, self.nlp.nx
+        """Once per solve, on the host (NumPy in, NumPy out)."""
+        wL, wU, nx = host(self.nlp.wL), host(self.nlp.wU), self.nlp.nx
         k1 = np.full(self.nw, kappa1)
         k2 = np.full(self.nw, kappa2)
         k1[nx:], k2[nx:] = slack_kappa1, slack_kappa2
@@ -171,12 +214,13 @@ class InteriorPoint:
         return out
 
     def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True):
-        o = self.opts
-        w = np.asarray(w0, float)
+        o, xp = self.opts, self.xp
         if push:
-            w = self.push_into_bounds(w, o.bound_push, o.bound_frac, o.slack_bound_push,
-                                      o.slack_bound_frac)
-        self.w[:] = w
+            w = self.push_into_bounds(host(w0).astype(float), o.bound_push, o.bound_frac,
+                                      o.slack_bound_push, o.slack_bound_frac)
+            self.w[:] = xp.asarray(w)
+        else:
+            self.w[:] = w0
         self.f, ok = self.eval_zeroth(self.w, self.hv)
         if not ok:
             self.invalid(self.w, "function")
@@ -198,44 +242,48 @@ class InteriorPoint:
         rd = self.gradf.copy()
         rd[self.iL] -= self.zL
         rd[self.iU] += self.zU
+        xp = self.xp
         k.hess_values[:] = 0.0
         k.jac_values[:] = self.jv
         k.sigma[:] = 0.0
         k.lowrank_Q[:] = 0.0
         k.lowrank_c[:] = -1.0
-        y = np.zeros(self.m)
+        y = xp.zeros(self.m)
         for dc in (0.0, 1e-10):
             k.delta_w, k.delta_c = 1.0, dc
-            k.build()
-            t = time.perf_counter()
-            fact, ok = k.factorize()
-            self.sh.t_factor += time.perf_counter() - t
+            fact, ok = self._factor()
             if ok:
-                _, y = k.solve(-rd, np.zeros(self.m))
+                t = time.perf_counter()
+                _, y = k.solve(-rd, xp.zeros(self.m))
+                synchronize(xp)
+                self.sh.t_solve += time.perf_counter() - t
                 break
-        if not np.all(np.isfinite(y)) or np.max(np.abs(y), initial=0.0) > \
-                self.opts.constr_mult_init_max:
-            y = np.zeros(self.m)
+        ymax, = scalars(xp, amax_abs(xp, y))
+        if not math.isfinite(ymax) or ymax > self.opts.constr_mult_init_max:
+            y = xp.zeros(self.m)
         return y
 
     # ================================================================ errors
     def errors(self, mu=0.0):
-        """Scaled (dual, constr, compl) max-norms, s_d, s_c, and the barrier error."""
+        """Scaled (dual, constr, compl) max-norms, s_d, s_c, and the barrier error
+        (one device-to-host transfer)."""
+        xp = self.xp
         rd = self.gradf + self.Aty(self.jv, self.y)
         rd[self.iL] -= self.zL
         rd[self.iU] += self.zU
         sL, sU = self.slacks(self.w)
-        dual = float(np.max(np.abs(rd), initial=0.0))
-        constr = float(np.max(np.abs(self.hv), initial=0.0))
         cL, cU = sL * self.zL, sU * self.zU
-        compl = max(float(np.max(np.abs(cL), initial=0.0)),
-                    float(np.max(np.abs(cU), initial=0.0)))
-        compl_mu = max(float(np.max(np.abs(cL - mu), initial=0.0)),
-                       float(np.max(np.abs(cU - mu), initial=0.0)))
+        (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax) = scalars(
+            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), amax_abs(xp, cL), amax_abs(xp, cU),
+            amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(xp.abs(self.zL)),
+            xp.sum(xp.abs(self.zU)), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w))
+        self.wmax = wmax
+        compl = max(cLm, cUm)
+        compl_mu = max(cLmu, cUmu)
         smax = 100.0
-        nz = len(self.zL) + len(self.zU)
-        zsum = float(np.sum(np.abs(self.zL)) + np.sum(np.abs(self.zU)))
-        sd = max(smax, (np.sum(np.abs(self.y)) + zsum) / max(1, self.m + nz)) / smax
+        nz = self.nL + self.nU
+        zsum = zLs + zUs
+        sd = max(smax, (ys + zsum) / max(1, self.m + nz)) / smax
         sc = max(smax, zsum / max(1, nz)) / smax
         return dict(dual=dual, constr=constr, compl=compl, compl_mu=compl_mu, sd=sd, sc=sc,
                     E0=max(dual / sd, constr, compl / sc),
@@ -259,6 +307,8 @@ class InteriorPoint:
         o, sh = self.opts, self.sh
         self.start_iter = sh.iter
         while True:
+            if sh.iter_hook is not None:
+                sh.iter_hook(self)
             e = self.errors(self.mu)
             ue = self.unscaled(e)
             self.log_iteration(e, ue)
@@ -315,7 +365,7 @@ class InteriorPoint:
                     return "Solved_To_Acceptable_Level"
             else:
                 self.acceptable_count = 0
-        if np.max(np.abs(self.w), initial=0.0) > o.diverging_iterates_tol:
+        if self.wmax > o.diverging_iterates_tol:
             return "Diverging_Iterates"
         if sh.iter >= o.max_iter:
             return "Maximum_Iterations_Exceeded"
@@ -327,15 +377,16 @@ class InteriorPoint:
     def compute_direction(self):
         """Solve the primal-dual system with inertia correction; returns the direction
         dict (dw, dy, dzL, dzU, grad_phi) or None when regularization failed."""
-        o, k, sh = self.opts, self.kkt, self.sh
+        o, k, sh, xp = self.opts, self.kkt, self.sh, self.xp
         sL, sU = self.slacks(self.w)
         k.sigma[:] = 0.0
-        np.add.at(k.sigma, self.iL, self.zL / sL)
-        np.add.at(k.sigma, self.iU, self.zU / sU)
+        # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
+        k.sigma[self.iL] += self.zL / sL
+        k.sigma[self.iU] += self.zU / sU
         k.jac_values[:] = self.jv
         if self.lbfgs is None:
             self.nlp.hess(self.w, self.y, 1.0, k.hess_values)
-            if not np.all(np.isfinite(k.hess_values)):
+            if not self.allfinite(k.hess_values):
                 self.invalid(self.w, "Hessian")
         else:
             self.lbfgs.fill_kkt(k, self.nw)
@@ -346,6 +397,7 @@ class InteriorPoint:
             return None
         t = time.perf_counter()
         dw, dy = k.solve(rhs_w, rhs_c)
+        synchronize(xp)
         sh.t_solve += time.perf_counter() - t
         if k.last_residual_ratio > 1e-6 and k.delta_w == 0.0:
             # refinement against K failed: K is (numerically) singular and only the static
@@ -354,8 +406,9 @@ class InteriorPoint:
                 return None
             t = time.perf_counter()
             dw, dy = k.solve(rhs_w, rhs_c)
+            synchronize(xp)
             sh.t_solve += time.perf_counter() - t
-        if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(dy))):
+        if not (self.allfinite(dw) and self.allfinite(dy)):
             return None
         dzL = (self.mu - self.zL * sL - self.zL * dw[self.iL]) / sL
         dzU = (self.mu - self.zU * sU + self.zU * dw[self.iU]) / sU
@@ -364,8 +417,12 @@ class InteriorPoint:
     def _factor(self):
         t = time.perf_counter()
         self.kkt.build()
+        synchronize(self.xp)
+        t1 = time.perf_counter()
         fact, ok = self.kkt.factorize()
-        self.sh.t_factor += time.perf_counter() - t
+        t2 = time.perf_counter()
+        self.sh.t_build += t1 - t
+        self.sh.t_factor += t2 - t1
         return fact, ok
 
     def regularize_and_factorize(self, singular=False):
@@ -411,24 +468,22 @@ class InteriorPoint:
                 return False
 
     def fraction_to_boundary(self, dw, tau):
+        """max alpha in (0, 1] with s + alpha ds >= (1 - tau) s (one transfer; the
+        ratios are those of the entries with ds < 0, others are +inf)."""
         sL, sU = self.slacks(self.w)
-        a = 1.0
-        dL, dU = dw[self.iL], -dw[self.iU]
-        neg = dL < 0
-        if neg.any():
-            a = min(a, float(np.min(-tau * sL[neg] / dL[neg])))
-        neg = dU < 0
-        if neg.any():
-            a = min(a, float(np.min(-tau * sU[neg] / dU[neg])))
-        return a
+        return self._ftb(((sL, dw[self.iL]), (sU, -dw[self.iU])), tau)
 
     def fraction_to_boundary_z(self, dzL, dzU, tau):
-        a = 1.0
-        for z, dz in ((self.zL, dzL), (self.zU, dzU)):
-            neg = dz < 0
-            if neg.any():
-                a = min(a, float(np.min(-tau * z[neg] / dz[neg])))
-        return a
+        return self._ftb(((self.zL, dzL), (self.zU, dzU)), tau)
+
+    def _ftb(self, pairs, tau):
+        xp = self.xp
+        mins = []
+        with errstate(xp):
+            for s, ds in pairs:
+                if s.size:
+                    mins.append(xp.min(xp.where(ds < 0, -tau * s / ds, xp.inf)))
+        return min([1.0] + scalars(xp, *mins))
 
     # ================================================================ log
     def log_iteration(self, e, ue):
@@ -446,3 +501,11 @@ class InteriorPoint:
         self.sh.history.append(rec)
         if self.sh.log is not None:
             self.sh.log.iteration(rec)
+
+
+def _min_pos(xp, sL, sU):
+    """min over both slack vectors (+inf when both are empty), a 0-d array."""
+    parts = [xp.min(v) for v in (sL, sU) if v.size]
+    if not parts:
+        return xp.full((), np.inf)
+    return parts[0] if len(parts) == 1 else xp.minimum(parts[0], parts[1])

@@ -20,53 +20,61 @@ adds ``sigma`` through ``Sigma`` instead (the KKT Hessian values are set to zero
 
 Pairs with ``s^T y <= eps ||s|| ||y||`` are skipped (IPOPT's default ``bfgs`` update);
 after ``max_skipping`` consecutive skips the memory is reset.
+
+Arrays: ``S``, ``Y`` and ``Q`` live in the array module ``xp``; the small ``2k x 2k``
+matrices (``S^T S``, ``S^T Y``, ``M`` and its eigen-decomposition) are formed on the
+device and decomposed on the host, ``c`` is a host array.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..kkt.arrays import host, scalars
+
 
 class LBFGS:
     """Final."""
 
-    def __init__(self, nx, max_history, max_skipping=2):
-        self.nx, self.k = nx, max_history
-        self.S = np.zeros((nx, 0))
-        self.Y = np.zeros((nx, 0))
+    def __init__(self, nx, max_history, max_skipping=2, xp=np):
+        self.nx, self.k, self.xp = nx, max_history, xp
+        self.S = xp.zeros((nx, 0))
+        self.Y = xp.zeros((nx, 0))
         self.sigma = 1.0
         self.skipped = 0
         self.max_skipping = max_skipping
 
     def update(self, s, y):
-        sy = float(s @ y)
-        if not np.isfinite(sy) or sy <= np.sqrt(np.finfo(float).eps) * \
-                np.linalg.norm(s) * np.linalg.norm(y):
+        xp = self.xp
+        sy, ns, ny, ss = scalars(xp, s @ y, xp.linalg.norm(s), xp.linalg.norm(y), s @ s)
+        if not np.isfinite(sy) or sy <= np.sqrt(np.finfo(float).eps) * ns * ny:
             self.skipped += 1
             if self.skipped >= self.max_skipping:
-                self.S = np.zeros((self.nx, 0))
-                self.Y = np.zeros((self.nx, 0))
+                self.S = xp.zeros((self.nx, 0))
+                self.Y = xp.zeros((self.nx, 0))
                 self.sigma = 1.0
                 self.skipped = 0
             return
         self.skipped = 0
-        self.S = np.column_stack([self.S, s])[:, -self.k:]
-        self.Y = np.column_stack([self.Y, y])[:, -self.k:]
-        self.sigma = float(np.clip(sy / float(s @ s), 1e-8, 1e8))
+        self.S = xp.column_stack([self.S, s])[:, -self.k:]
+        self.Y = xp.column_stack([self.Y, y])[:, -self.k:]
+        self.sigma = float(np.clip(sy / ss, 1e-8, 1e8))
 
     def lowrank(self):
         """(Q, c): B = sigma I + Q diag(c) Q^T."""
+        xp = self.xp
         S, Y, sig = self.S, self.Y, self.sigma
         p = S.shape[1]
         if p == 0:
-            return np.zeros((self.nx, 0)), np.zeros(0)
-        SY = S.T @ Y
+            return xp.zeros((self.nx, 0)), np.zeros(0)
+        SY = host(S.T @ Y)
+        StS = host(sig * S.T @ S)
         L = np.tril(SY, -1)
         D = np.diag(np.diag(SY))
-        M = np.block([[sig * S.T @ S, L], [L.T, -D]])
+        M = np.block([[StS, L], [L.T, -D]])
         lam, E = np.linalg.eigh(-np.linalg.inv(M))
-        W = np.hstack([sig * S, Y]) @ E
-        return W * np.sqrt(np.abs(lam)), np.sign(lam)
+        W = xp.hstack([sig * S, Y]) @ xp.asarray(E)
+        return W * xp.asarray(np.sqrt(np.abs(lam))), np.sign(lam)
 
     def fill_kkt(self, kkt, nw):
         """Write sigma (added to Sigma's diagonal on the x-block) and the low-rank block."""

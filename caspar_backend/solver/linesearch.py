@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from ..kkt.arrays import amax_abs, scalars
+
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05
 _EPS = np.finfo(float).eps
@@ -36,18 +38,20 @@ def _le(a, b, ref):
 
 def line_search(ipm, d) -> bool:
     o = ipm.opts
+    xp = ipm.xp
     w, dw = ipm.w, d["dw"]
     tau = ipm.tau
     alpha_max = ipm.fraction_to_boundary(dw, tau)
     alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
     theta = ipm.theta(ipm.hv)
     phi = ipm.phi(w, ipm.f)
-    gBD = float(d["gphi"] @ dw)
+    # one transfer for the directional derivative and the two step norms
+    gBD, d_norm, rel = scalars(xp, d["gphi"] @ dw, amax_abs(xp, dw),
+                               amax_abs(xp, dw / (1.0 + xp.abs(w))))
     info = ipm.info
-    info["d_norm"] = float(np.max(np.abs(dw), initial=0.0))
+    info["d_norm"] = d_norm
 
     # tiny step: accept the full step without line search (IPOPT's tiny_step_tol)
-    rel = np.max(np.abs(dw) / (1.0 + np.abs(w)), initial=0.0)
     if rel < 10.0 * _EPS:
         f_t, ok = ipm.eval_zeroth(w + alpha_max * dw, ipm.h_t)
         if ok:
@@ -71,7 +75,7 @@ def line_search(ipm, d) -> bool:
     while alpha >= amin or n_trials == 0:
         n_trials += 1
         wt = ipm.w_t
-        np.add(w, alpha * dw, out=wt)
+        xp.add(w, alpha * dw, out=wt)
         f_t, ok = ipm.eval_zeroth(wt, ipm.h_t)
         if ok:
             all_invalid = False
@@ -117,7 +121,7 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
     theta_old = theta
     for p in range(o.max_soc):
         dw_soc, _ = ipm.kkt.solve(d["rhs_w"], -c_soc)
-        if not np.all(np.isfinite(dw_soc)):
+        if not ipm.allfinite(dw_soc):
             return False
         a_soc = ipm.fraction_to_boundary(dw_soc, ipm.tau)
         wt = w + a_soc * dw_soc
@@ -157,12 +161,13 @@ def _accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, filter_pair):
     # keep each z within a factor kappa_sigma of mu / slack (W&B eq. 16)
     ks, mu = ipm.opts.kappa_sigma, ipm.mu
     sL, sU = ipm.slacks(ipm.w)
-    np.clip(ipm.zL, mu / (ks * sL), ks * mu / sL, out=ipm.zL)
-    np.clip(ipm.zU, mu / (ks * sU), ks * mu / sU, out=ipm.zU)
+    xp = ipm.xp
+    xp.clip(ipm.zL, mu / (ks * sL), ks * mu / sL, out=ipm.zL)
+    xp.clip(ipm.zU, mu / (ks * sU), ks * mu / sU, out=ipm.zU)
     if ipm.lbfgs is not None:
         nx = ipm.nlp.nx
         s = ipm.w[:nx] - w_old[:nx]
-        gnew = (ipm.gradf + ipm.Aty(ipm.jv, ipm.y))[:nx]
+        gnew = (ipm.gradf + ipm.Aty(ipm.jv, ipm.y))[:nx]  # new array: Aty's buffer reused
         gold_ = (gold + ipm.Aty(jold, ipm.y))[:nx]
         ipm.lbfgs.update(s, gnew - gold_)
     ipm.info.update(alpha_pr=alpha, alpha_du=alpha_z, ls=ls, tag=kind[:1])

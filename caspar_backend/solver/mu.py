@@ -19,7 +19,7 @@ error makes sufficient progress again.  The filter is reset whenever mu changes.
 
 from __future__ import annotations
 
-import numpy as np
+from ..kkt.arrays import scalars
 
 
 def update_mu(ipm, e) -> None:
@@ -55,11 +55,13 @@ def _monotone(ipm):
 
 
 def _avg_compl(ipm):
+    xp = ipm.xp
     sL, sU = ipm.slacks(ipm.w)
-    c = np.concatenate([sL * ipm.zL, sU * ipm.zU])
+    c = xp.concatenate([sL * ipm.zL, sU * ipm.zU])
     if c.size == 0:
         return 0.0, 0.0
-    return float(np.mean(c)), float(np.min(c))
+    mean, mn = scalars(xp, xp.mean(c), xp.min(c))
+    return mean, mn
 
 
 def _adaptive(ipm, e):

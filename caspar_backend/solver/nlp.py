@@ -22,10 +22,18 @@ SlackNLP
 
   ``h`` keeps the user's constraint order (row i of h is constraint i).
 
-Structures (0-based int64, w-space): Jacobian COO ``(jac_rows, jac_cols)`` = the user's
-entries in free columns (renumbered) followed by one ``-1`` per slack; Hessian lower
-COO = the user's entries with both indices free.  Slack entries never change, so
-:meth:`jac` writes them each time only into a preallocated output.
+Structures (0-based int64 **host** NumPy arrays, w-space): Jacobian COO
+``(jac_rows, jac_cols)`` = the user's entries in free columns (renumbered) followed by
+one ``-1`` per slack; Hessian lower COO = the user's entries with both indices free.
+Slack entries never change, so :meth:`jac` writes them each time only into a
+preallocated output.
+
+Array module: ``xp`` is the evaluator's (numpy or cupy).  Vectors (``wL``, ``wU``,
+``dc``, the evaluation buffers, every argument and output of ``f/grad/h/jac/hess``)
+live in ``xp``; index structures stay on the host, device copies of the gathers the
+evaluations need are made once.  Evaluations write into preallocated outputs with
+``out=`` arguments: no array of the size of the Jacobian or Hessian is allocated per
+call.  Scaling factors are computed once at construction (on the host).
 """
 
 from __future__ import annotations
@@ -35,11 +43,14 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from ..kkt.arrays import amax, errstate, host, is_host, scalars, synchronize
+
 
 class BarrierNLP(ABC):
     """Abstract; see the module doc.  ``nx`` leading entries of w are the variables whose
     Hessian block is W (L-BFGS approximates that block), the rest have zero Hessian."""
 
+    xp = np
     nw: int
     nx: int
     m: int
@@ -70,11 +81,13 @@ class BarrierNLP(ABC):
 
 
 class EvalCounter:
-    """Counts and times evaluations (shared by nested problems)."""
+    """Counts and times evaluations (shared by nested problems).  ``xp``: the device is
+    synchronized before the clock is read, so device evaluations are timed whole."""
 
-    def __init__(self):
+    def __init__(self, xp=np):
         self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
         self.seconds = 0.0
+        self.xp = xp
 
     def timed(self, kind):
         counter = self
@@ -85,6 +98,7 @@ class EvalCounter:
                 self.t = time.perf_counter()
 
             def __exit__(self, *a):
+                synchronize(counter.xp)
                 counter.seconds += time.perf_counter() - self.t
 
         return _T()
@@ -95,6 +109,7 @@ class SlackNLP(BarrierNLP):
 
     def __init__(self, ev, lbx, ubx, lbg, ubg, x0, opts, counter: EvalCounter):
         self.ev, self.counter = ev, counter
+        xp = self.xp = getattr(ev, "xp", np)
         n, m = ev.n, ev.m
         lbx, ubx = np.asarray(lbx, float), np.asarray(ubx, float)
         lbg, ubg = np.asarray(lbg, float), np.asarray(ubg, float)
@@ -102,28 +117,38 @@ class SlackNLP(BarrierNLP):
         self.fixed = lbx == ubx
         self.free = np.flatnonzero(~self.fixed)
         self.nx = nx = len(self.free)
-        self.x_full = np.array(x0, dtype=float)
-        self.x_full[self.fixed] = lbx[self.fixed]
+        self.all_free = nx == n
+        x_full = np.array(x0, dtype=float)
+        x_full[self.fixed] = lbx[self.fixed]
+        self.x_full = xp.asarray(x_full)
         self.eq = lbg == ubg
         self.ineq = np.flatnonzero(~self.eq)
         self.ns = ns = len(self.ineq)
         self.nw = nx + ns
         colmap = -np.ones(n, np.int64)
         colmap[self.free] = np.arange(nx)
-        jr, jc = np.asarray(ev.jac_rows, np.int64), np.asarray(ev.jac_cols, np.int64)
+        jr, jc = host(ev.jac_rows).astype(np.int64), host(ev.jac_cols).astype(np.int64)
+        self._ev_jac_rows, self._ev_jac_cols = jr, jc
         self._jkeep = np.flatnonzero(colmap[jc] >= 0)
         self.jac_rows = np.concatenate([jr[self._jkeep], self.ineq])
         self.jac_cols = np.concatenate([colmap[jc[self._jkeep]], nx + np.arange(ns)])
         self._nj_user = len(self._jkeep)
-        hr, hc = np.asarray(ev.hess_rows, np.int64), np.asarray(ev.hess_cols, np.int64)
+        hr, hc = host(ev.hess_rows).astype(np.int64), host(ev.hess_cols).astype(np.int64)
         self._hkeep = np.flatnonzero((colmap[hr] >= 0) & (colmap[hc] >= 0))
         self.hess_rows, self.hess_cols = colmap[hr[self._hkeep]], colmap[hc[self._hkeep]]
+        self._hkeep_all = len(self._hkeep) == len(hr)
+        # device copies of the gathers used in every evaluation
+        self._free_d = xp.asarray(self.free)
+        self._ineq_d = xp.asarray(self.ineq)
+        self._jkeep_d = xp.asarray(self._jkeep)
+        self._hkeep_d = xp.asarray(self._hkeep)
         # buffers for the user evaluator (full size), allocated once
-        self._g = np.zeros(m)
-        self._gradf = np.zeros(n)
-        self._jv = np.zeros(len(jr))
-        self._hv = np.zeros(len(hr))
-        self._lam = np.zeros(m)
+        self._g = xp.zeros(m)
+        self._gradf = xp.zeros(n)
+        self._jv = xp.zeros(len(jr))
+        self._jtmp = xp.zeros(self._nj_user)
+        self._hv = xp.zeros(len(hr))
+        self._lam = xp.zeros(m)
         self.lbg, self.ubg = lbg, ubg
         self.df, self.dc = 1.0, np.ones(m)
         self._compute_scaling(opts)
@@ -136,12 +161,20 @@ class SlackNLP(BarrierNLP):
         xl, xu = lbx[self.free], ubx[self.free]
         gl, gu = lbg[self.ineq], ubg[self.ineq]
         dci = self.dc[self.ineq]
-        self.wL = np.concatenate([relax(xl, -1), dci * relax(gl, -1)])
-        self.wU = np.concatenate([relax(xu, +1), dci * relax(gu, +1)])
-        self.g_offset = np.where(self.eq, lbg, 0.0)   # h_E = dc (g - lbg)
+        self.wL = xp.asarray(np.concatenate([relax(xl, -1), dci * relax(gl, -1)]))
+        self.wU = xp.asarray(np.concatenate([relax(xu, +1), dci * relax(gu, +1)]))
+        g_offset = np.where(self.eq, lbg, 0.0)   # h_E = dc (g - lbg)
+        # device copies of the scaling (dc stays on the host too: driver and results)
+        self.dc_d = xp.asarray(self.dc)
+        self._dci_d = xp.asarray(dci)
+        self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
+        self.g_offset = xp.asarray(g_offset)
+        self._eq_d = xp.asarray(self.eq)
+        self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
 
     # ------------------------------------------------------------------ scaling
     def _compute_scaling(self, opts):
+        """Once, on the host: df, dc (NumPy)."""
         df = opts.obj_scaling_factor
         dc = np.ones(self.m)
         if opts.nlp_scaling_method == "gradient-based":
@@ -149,34 +182,41 @@ class SlackNLP(BarrierNLP):
             x = self.x_full
             with self.counter.timed("grad"):
                 self.ev.grad(x, self._gradf)
-            gf = np.max(np.abs(self._gradf[self.free])) if self.nx else 0.0
+            gradf = host(self._gradf)
+            gf = np.max(np.abs(gradf[self.free])) if self.nx else 0.0
             if np.isfinite(gf) and gf > gmax:
                 df *= max(gmin, gmax / gf)
             if self.m:
                 with self.counter.timed("jac"):
                     self.ev.jac_values(x, self._jv)
-                rows = np.asarray(self.ev.jac_rows)[self._jkeep]
+                jv = host(self._jv)
+                rows = self._ev_jac_rows[self._jkeep]
                 rowmax = np.zeros(self.m)
                 with np.errstate(invalid="ignore"):     # NaN rows are left unscaled
-                    np.maximum.at(rowmax, rows, np.abs(self._jv[self._jkeep]))
+                    np.maximum.at(rowmax, rows, np.abs(jv[self._jkeep]))
                 big = np.isfinite(rowmax) & (rowmax > gmax)
                 dc[big] = np.maximum(gmin, gmax / rowmax[big])
         self.df, self.dc = float(df), dc
 
     # ------------------------------------------------------------------ maps
     def set_x(self, w):
-        self.x_full[self.free] = w[:self.nx]
+        if self.all_free:
+            self.x_full[:] = w[:self.nx]
+        else:
+            self.x_full[self._free_d] = w[:self.nx]
         return self.x_full
 
     def initial_w(self, x0):
-        """Unpushed initial w: x0's free entries and slacks equal to the scaled g(x0)."""
-        w = np.zeros(self.nw)
-        w[:self.nx] = np.asarray(x0, float)[self.free]
+        """Unpushed initial w (xp): x0's free entries and slacks equal to the scaled
+        g(x0)."""
+        xp = self.xp
+        w = xp.zeros(self.nw)
+        w[:self.nx] = xp.asarray(np.asarray(x0, float)[self.free])
         if self.ns:
             self.set_x(w)
             with self.counter.timed("cons"):
                 self.ev.cons(self.x_full, self._g)
-            w[self.nx:] = self.dc[self.ineq] * self._g[self.ineq]
+            w[self.nx:] = self._dci_d * self._g[self._ineq_d]
         return w
 
     # ------------------------------------------------------------------ evaluations
@@ -185,40 +225,65 @@ class SlackNLP(BarrierNLP):
             return self.df * float(self.ev.obj(self.set_x(w)))
 
     def grad(self, w, out):
+        xp = self.xp
         with self.counter.timed("grad"):
             self.ev.grad(self.set_x(w), self._gradf)
-        out[:self.nx] = self.df * self._gradf[self.free]
+        if self.all_free:
+            xp.multiply(self.df, self._gradf, out=out[:self.nx])
+        else:
+            xp.take(self._gradf, self._free_d, out=out[:self.nx])
+            out[:self.nx] *= self.df
         out[self.nx:] = 0.0
         return out
 
     def h(self, w, out):
+        xp = self.xp
         with self.counter.timed("cons"):
             self.ev.cons(self.set_x(w), self._g)
-        out[:] = self.dc * (self._g - self.g_offset)
-        out[self.ineq] -= w[self.nx:]
+        xp.subtract(self._g, self.g_offset, out=out)
+        xp.multiply(self.dc_d, out, out=out)
+        if self.ns:
+            out[self._ineq_d] -= w[self.nx:]
         return out
 
     def jac(self, w, out):
+        xp = self.xp
         with self.counter.timed("jac"):
             self.ev.jac_values(self.set_x(w), self._jv)
         k = self._nj_user
-        out[:k] = self.dc[self.jac_rows[:k]] * self._jv[self._jkeep]
+        if k == len(self._jv):
+            xp.multiply(self._dcj_d, self._jv, out=out[:k])
+        else:
+            xp.take(self._jv, self._jkeep_d, out=self._jtmp)
+            xp.multiply(self._dcj_d, self._jtmp, out=out[:k])
         out[k:] = -1.0
         return out
 
     def hess(self, w, y, obj_factor, out):
-        self._lam[:] = self.dc * y
+        xp = self.xp
+        xp.multiply(self.dc_d, y, out=self._lam)
         with self.counter.timed("hess"):
-            self.ev.hess_values(self.set_x(w), self._lam, self.df * obj_factor, self._hv)
-        out[:] = self._hv[self._hkeep]
+            if self._hkeep_all:
+                # no fixed variable: the evaluator writes the KKT buffer directly
+                self.ev.hess_values(self.set_x(w), self._lam, self.df * obj_factor, out)
+            else:
+                self.ev.hess_values(self.set_x(w), self._lam, self.df * obj_factor,
+                                    self._hv)
+        if not self._hkeep_all:
+            xp.take(self._hv, self._hkeep_d, out=out)
         return out
 
     def describe_nonfinite(self, w) -> str:
-        fn = getattr(self.ev, "describe_nonfinite", None)
+        ev = self.ev
+        fn = getattr(ev, "describe_nonfinite", None)
+        x = self.set_x(w)
+        if fn is None and not is_host(self.xp) and hasattr(ev, "problem"):
+            # the device evaluator has no diagnostics: ask the host one (failure path)
+            fn, x = ev.problem.evaluator("cpu").describe_nonfinite, host(x)
         if fn is None:
             return ""
         try:
-            return str(fn(self.set_x(w)))
+            return str(fn(x))
         except Exception as exc:     # a diagnostic must never mask the real status
             return f"(describe_nonfinite failed: {exc})"
 
@@ -226,16 +291,21 @@ class SlackNLP(BarrierNLP):
         """Max-norm violation of the user's constraints (sides, not slacks) at w."""
         if self.m == 0:
             return 0.0
-        g = hv / self.dc + self.g_offset
-        g[self.ineq] += w[self.nx:] / self.dc[self.ineq]
-        v = np.where(self.eq, np.abs(g - self.lbg),
-                     np.maximum(0.0, np.maximum(self.lbg - g, g - self.ubg)))
-        return float(np.max(v))
+        xp = self.xp
+        g = hv / self.dc_d + self.g_offset
+        if self.ns:
+            g[self._ineq_d] += w[self.nx:] / self._dci_d
+        with errstate(xp):
+            v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
+                         xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
+        return scalars(xp, xp.max(v))[0]
 
     # ------------------------------------------------------------------ results
     def unscale(self, w, y, zL, zU, iL, iU):
-        """Primal and CasADi-convention multipliers in the user's full space."""
-        x = self.set_x(w).copy()
+        """Primal and CasADi-convention multipliers in the user's full space, as host
+        NumPy arrays (the only device-to-host copy of vectors in a solve)."""
+        x = host(self.set_x(w)).copy()
+        w, y, zL, zU, iL, iU = (host(a) for a in (w, y, zL, zU, iL, iU))
         lam_g = y * self.dc / self.df
         zw = np.zeros(self.nw)
         zw[iU] += zU
@@ -244,13 +314,13 @@ class SlackNLP(BarrierNLP):
         lam_x[self.free] = zw[:self.nx] / self.df
         if self.fixed.any():
             # multiplier of a fixed variable: minus its reduced gradient
+            xd = self.xp.asarray(x)
             with self.counter.timed("grad"):
-                self.ev.grad(x, self._gradf)
+                self.ev.grad(xd, self._gradf)
             with self.counter.timed("jac"):
-                self.ev.jac_values(x, self._jv)
-            jr = np.asarray(self.ev.jac_rows)
-            jc = np.asarray(self.ev.jac_cols)
-            r = self._gradf.copy()
-            np.add.at(r, jc, self._jv * lam_g[jr])
+                self.ev.jac_values(xd, self._jv)
+            jr, jc = self._ev_jac_rows, self._ev_jac_cols
+            r = host(self._gradf).copy()
+            np.add.at(r, jc, host(self._jv) * lam_g[jr])
             lam_x[self.fixed] = -r[self.fixed]
         return x, lam_g, lam_x

@@ -119,8 +119,9 @@ _ROWS = [
     _o("limited_memory_max_skipping", int, 2, "Reset L-BFGS after this many consecutive "
        "skipped updates.", low=1),
     # ---------------------------------------------------------------- linear algebra
-    _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia.",
-       ("qdldl",)),
+    _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia: "
+       "'qdldl' (host) or 'cudss' (CUDA, through nvmath-python).  Left unset, the device "
+       "decides: qdldl on the CPU, cudss on CUDA.", ("qdldl", "cudss")),
     _o("max_refinement_steps", int, 10, "Maximum iterative-refinement steps per solve.",
        low=0),
     _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "
@@ -169,8 +170,13 @@ _ROWS = [
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
     _o("stream", object, None, "File-like object for the output (default sys.stdout)."),
     # ---------------------------------------------------------------- caspar
-    _o("device", str, "cpu", "Where the solver runs: 'cpu' (this implementation), "
-       "'cuda' or 'auto' (not implemented yet).", ("cpu", "cuda", "auto")),
+    _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "
+       "(CUDA evaluator + cuDSS, iterates in device memory; an error saying what to "
+       "install when not usable) or 'auto' (CUDA when usable and n + m >= "
+       "caspar_backend.solver.driver.AUTO_MIN_SIZE, provisionally 10^4 until measured). "
+       "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
+    _o("iteration_callback", object, None, "caspar: callable(ipm) called at the start of "
+       "every iteration with the interior-point state (diagnostics and tests)."),
 ]
 
 #: the option table, by name

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from ..kkt.arrays import amax, amax_abs, scalars
 from .ipm import InteriorPoint, SolverStop
 from .nlp import BarrierNLP
 
@@ -38,13 +39,14 @@ class RestorationNLP(BarrierNLP):
 
     def __init__(self, orig: BarrierNLP, w_R, zeta, rho):
         self.orig = orig
+        xp = self.xp = getattr(orig, "xp", np)
         nw, m, nx = orig.nw, orig.m, orig.nx
         self.nw, self.m, self.nx = nw + 2 * m, m, nx
         self.w_R = w_R.copy()
         self.zeta, self.rho = zeta, rho
-        self.D2 = np.minimum(1.0, 1.0 / np.maximum(np.abs(w_R[:nx]), 1e-300)) ** 2
-        self.wL = np.concatenate([orig.wL, np.zeros(2 * m)])
-        self.wU = np.concatenate([orig.wU, np.full(2 * m, np.inf)])
+        self.D2 = xp.minimum(1.0, 1.0 / xp.maximum(xp.abs(w_R[:nx]), 1e-300)) ** 2
+        self.wL = xp.concatenate([orig.wL, xp.zeros(2 * m)])
+        self.wU = xp.concatenate([orig.wU, xp.full(2 * m, np.inf)])
         rows = np.arange(m)
         self.jac_rows = np.concatenate([orig.jac_rows, rows, rows])
         self.jac_cols = np.concatenate([orig.jac_cols, nw + rows, nw + m + rows])
@@ -53,16 +55,18 @@ class RestorationNLP(BarrierNLP):
         self.hess_rows = np.concatenate([orig.hess_rows, d])
         self.hess_cols = np.concatenate([orig.hess_cols, d])
         self._nh = len(orig.hess_rows)
-        self._h = np.zeros(m)
+        self._h = xp.zeros(m)
 
     def _split(self, v):
         nw, m = self.orig.nw, self.m
         return v[:nw], v[nw:nw + m], v[nw + m:]
 
     def f(self, v):
+        xp = self.xp
         w, p, n = self._split(v)
         dx = w[:self.nx] - self.w_R[:self.nx]
-        return float(self.rho * (np.sum(p) + np.sum(n)) + 0.5 * self.zeta * np.sum(self.D2 * dx * dx))
+        sp, sn, sq = scalars(xp, xp.sum(p), xp.sum(n), xp.sum(self.D2 * dx * dx))
+        return float(self.rho * (sp + sn) + 0.5 * self.zeta * sq)
 
     def grad(self, v, out):
         nw = self.orig.nw
@@ -107,24 +111,25 @@ def restoration_phase(ipm: InteriorPoint) -> None:
     sh.n_resto += 1
     theta0 = ipm.theta(ipm.hv)
     ipm.filter.add(theta0, ipm.phi(ipm.w, ipm.f))
+    xp = ipm.xp
     c = ipm.hv.copy()
-    mu_R = max(ipm.mu, float(np.max(np.abs(c))))
+    mu_R = max(ipm.mu, scalars(xp, amax_abs(xp, c))[0])
     rho = o.resto_penalty_parameter
     nlp = RestorationNLP(ipm.nlp, ipm.w, math.sqrt(mu_R), rho)
     a = (mu_R - rho * c) / (2.0 * rho)
-    n = a + np.sqrt(a * a + mu_R * c / (2.0 * rho))
+    n = a + xp.sqrt(a * a + mu_R * c / (2.0 * rho))
     p = c + n
-    v0 = np.concatenate([ipm.w, p, n])
+    v0 = xp.concatenate([ipm.w, p, n])
     inner = InteriorPoint(nlp, sh, resto=True)
     inner.mu = mu_R
     inner.tau = max(o.tau_min, 1.0 - mu_R)
     nL = len(ipm.iL)
-    zL0 = np.concatenate([np.minimum(rho, ipm.zL), mu_R / p, mu_R / n])
-    zU0 = np.minimum(rho, ipm.zU)
+    zL0 = xp.concatenate([xp.minimum(rho, ipm.zL), mu_R / p, mu_R / n])
+    zU0 = xp.minimum(rho, ipm.zU)
     assert len(inner.iL) == nL + 2 * ipm.m
-    inner.initialize(v0, y0=np.zeros(ipm.m), zL0=zL0, zU0=zU0, push=False)
+    inner.initialize(v0, y0=xp.zeros(ipm.m), zL0=zL0, zU0=zU0, push=False)
     nw = ipm.nw
-    h_o = np.zeros(ipm.m)
+    h_o = xp.zeros(ipm.m)
 
     def back_to_original(inner_ipm):
         w = inner_ipm.w[:nw]
@@ -144,7 +149,7 @@ def restoration_phase(ipm: InteriorPoint) -> None:
     f_o, ok = ipm.eval_zeroth(w, h_o)
     if status != "resto_success":
         if status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
-            uc = float(np.max(np.abs(h_o / getattr(ipm.nlp, "dc", 1.0))))
+            uc = scalars(xp, amax_abs(xp, h_o / getattr(ipm.nlp, "dc_d", 1.0)))[0]
             if not (ok and uc <= o.constr_viol_tol * 1e-2):
                 _adopt(ipm, inner, w, f_o, h_o, nL)
                 raise SolverStop("Infeasible_Problem_Detected",
@@ -168,7 +173,8 @@ def _adopt(ipm, inner, w, f_o, h_o, nL):
     ipm.zL[:] = inner.zL[:nL]
     ipm.zU[:] = inner.zU[:len(ipm.iU)]
     # IPOPT's bound_mult_reset_threshold (1000): large multipliers are reset
-    if max(np.max(ipm.zL, initial=0.0), np.max(ipm.zU, initial=0.0)) > 1e3:
+    xp = ipm.xp
+    if max(scalars(xp, amax(xp, ipm.zL), amax(xp, ipm.zU))) > 1e3:
         ipm.zL[:] = 1.0
         ipm.zU[:] = 1.0
     ipm.y[:] = ipm.least_squares_y()
