@@ -182,6 +182,18 @@ def split_options(opts) -> tuple[dict, dict]:
     return front, solver
 
 
+def validate_options(opts) -> tuple[dict, dict, bool]:
+    """``(front, solver, warm_start)``: :func:`split_options`, then the solver options
+    checked against caspar's option table (an unknown or ill-typed one raises now, not
+    at the first solve) with the front end's own ``warm_start_init_point`` and ``sb``
+    taken out."""
+    front, solver = split_options(opts)
+    warm = _yes(solver.pop("warm_start_init_point", "no"), "warm_start_init_point")
+    solver.pop("sb", None)                   # caspar prints no banner
+    resolve_options(solver)
+    return front, solver, warm
+
+
 def _unknown(key) -> str:
     close = difflib.get_close_matches(key, list(OPTIONS), n=5, cutoff=0.4)
     lines = [f"Unknown option: {key}"]
@@ -248,11 +260,7 @@ class NlpsolCore:
         from .nlp import from_casadi
 
         self.name = name
-        self.front, solver = split_options(opts)
-        self.warm_start = _yes(solver.pop("warm_start_init_point", "no"),
-                               "warm_start_init_point")
-        solver.pop("sb", None)               # caspar prints no banner
-        resolve_options(solver)              # unknown/ill-typed solver options fail now
+        self.front, solver, self.warm_start = validate_options(opts)
         self.solver_options = solver
         self.nlp = nlp_dict(nlp)
         t0 = time.perf_counter()

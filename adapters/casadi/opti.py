@@ -51,7 +51,7 @@ from typing import final
 
 import casadi as ca
 
-from .frontend import _ALIVE, NlpsolFailure, nlpsol, split_options
+from .frontend import _ALIVE, NlpsolFailure, nlpsol, validate_options
 
 _FAILED = ("Solver failed. You may use opti.debug.value to investigate the latest values "
            "of variables. return_status is '{}'")
@@ -81,7 +81,7 @@ class Opti(ca.Opti):
             return ca.Opti.solver(self, name, plugin_options, solver_options)
         opts = dict(plugin_options)
         opts["caspar"] = {**dict(opts.get("caspar") or {}), **solver_options}
-        split_options(opts)
+        validate_options(opts)
         self._caspar_opts = opts
         self._fn = None
 
