@@ -264,6 +264,16 @@ def test_constant_moved_into_bounds_and_sides():
 def test_maximize_and_feasibility_and_objective_count():
     nlp = pyomo_to_model(CORPUS["maximize"]())
     assert nlp.sense == -1 and nlp.meta["pyomo"].sense == -1
+    m = pyo.ConcreteModel()  # a maximized sum still splits into per-term groups
+    m.I = pyo.RangeSet(200)
+    m.x = pyo.Var(m.I, bounds=(0.5, 2))
+    m.o = pyo.Objective(expr=sum(pyo.log(m.x[i]) + 0.5 * i * m.x[i] for i in m.I) + 3,
+                        sense=pyo.maximize)
+    prob = from_pyomo(m)
+    assert max(grp.size for grp in prob.objective_groups) >= 200
+    x = np.linspace(0.6, 1.9, 200)
+    m_val = sum(math.log(x[i - 1]) + 0.5 * i * x[i - 1] for i in range(1, 201)) + 3
+    assert abs(-prob.evaluator().obj(x) - m_val) <= 1e-10 * abs(m_val)
     nlp = pyomo_to_model(CORPUS["feasibility"]())
     assert nlp.objective.op == "const" and nlp.objective.attr == 0.0
     m = CORPUS["hs071"]()

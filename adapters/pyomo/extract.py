@@ -108,7 +108,22 @@ def _objective(model, Objective, walker, g):
         raise ModelError(f"objective {obj.name} has no expression")
     f = walker.walk(obj.expr)
     sense = -1 if int(obj.sense) < 0 else 1
-    return obj, (g.neg(f) if sense < 0 else f), sense
+    return obj, (_negate(g, f) if sense < 0 else f), sense
+
+
+def _negate(g, f):
+    """``-f`` with the minus pushed into a top-level sum / lincomb.
+
+    ``-(t1 + ... + tn)`` becomes ``(-t1) + ... + (-tn)`` so a maximized sum
+    still splits into per-term pattern groups (``neg(sum(...))`` would be one
+    giant template).
+    """
+    if f.op == "sum":
+        return g.sum([_negate(g, t) for t in f.args])
+    if f.op == "lincomb":
+        a = f.args
+        return g.apply("lincomb", *[g.neg(x) if k % 2 == 0 else x for k, x in enumerate(a)])
+    return g.neg(f)
 
 
 # ---------------------------------------------------------------- constraints
