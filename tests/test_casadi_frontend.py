@@ -649,8 +649,14 @@ def test_opti_stats_before_solve_and_bad_input():
     with pytest.raises(RuntimeError, match="not solved"):
         opti.stats()
     opti.subject_to(opti.bounded(3, x[0], 2))
-    with pytest.raises(ModelError, match=r"g\[0\] has lower bound 3.0 > upper bound 2.0"):
+    opti.set_initial(x, [0.3, 0.4])
+    # names the constraint and the line that declared it; values left as they were
+    with pytest.raises(ModelError, match=r"g\[0\] \(Opti constraint of shape 1x1, called "
+                       r"from .*test_casadi_frontend.py:\d+.*\) has lower bound 3.0 > upper "
+                       r"bound 2.0"):
         opti.solve()
+    assert not ca.OptiAdvanced(opti).solved()
+    close(opti.debug.value(x, opti.initial()), [0.3, 0.4], 0, 0)
     opti = Opti()
     x, k = opti.variable(), opti.variable()
     opti.set_domain(k, "integer")

@@ -57,6 +57,7 @@ from __future__ import annotations
 import difflib
 import math
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, final
@@ -265,7 +266,14 @@ class NlpsolCore:
         self.nlp = nlp_dict(nlp)
         t0 = time.perf_counter()
         self.problem = from_casadi(self.nlp, expand=True)
+        # the evaluator (generated code) is part of compiling: build it now, so that the
+        # first solve's t_wall_total is a solve's
+        self.device = self.solver_options.get("device", "cpu")
+        self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
+        # one solve at a time: the problem's parameter slots are shared state, and
+        # casadi may call from several threads (map(..., 'thread'))
+        self._lock = threading.Lock()
         self.n, self.m, self.q = self.problem.n, self.problem.m, self.problem.n_params
         disc = self.front["discrete"]
         if disc is not None:
@@ -290,6 +298,9 @@ class NlpsolCore:
         self._lifted = None
         self._stats = None
         self._sens_cache = None
+        #: optional ``i -> text`` describing variable / constraint ``i`` where it was
+        #: declared, appended to error messages (Opti sets them from its g_describe)
+        self.describe = {"variable": None, "constraint": None}
 
     # ---------------------------------------------------------------- sparsity
     def sparsity_in(self, i):
@@ -316,8 +327,10 @@ class NlpsolCore:
         """Raise a ModelError naming the first bad component (wording as the model's
         own validation, plus the input's name)."""
         pr = self.problem
-        for lo, hi, names, what, a, b in ((lbx, ubx, pr.var_names, "variable", "lbx", "ubx"),
-                                          (lbg, ubg, pr.con_names, "constraint", "lbg", "ubg")):
+        for lo, hi, names, what, a, b in ((lbx, ubx, self._names("variable"), "variable",
+                                           "lbx", "ubx"),
+                                          (lbg, ubg, self._names("constraint"), "constraint",
+                                           "lbg", "ubg")):
             bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
             if bad.size:
                 i = bad[0]
@@ -337,7 +350,7 @@ class NlpsolCore:
         bad = np.flatnonzero(~np.isfinite(x0))
         if bad.size:
             i = bad[0]
-            raise NonFiniteError(f"variable {pr.var_names[i]} has a non-finite initial value "
+            raise NonFiniteError(f"variable {self._names('variable')[i]} has a non-finite initial value "
                                  f"{float(x0[i])!r} (x0[{i}])")
         bad = np.flatnonzero(~np.isfinite(p))
         if bad.size:
@@ -345,10 +358,23 @@ class NlpsolCore:
             raise NonFiniteError(f"parameter {pr.param_names[i]} has a non-finite value "
                                  f"{float(p[i])!r} (p[{i}])")
 
+    def _names(self, what):
+        """Names for error messages, with the declaration site when one is known."""
+        pr = self.problem
+        base = pr.var_names if what == "variable" else pr.con_names
+        desc = self.describe[what]
+        if desc is None:
+            return base
+        return _Described(base, desc)
+
     # ---------------------------------------------------------------- solve
     def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
         outputs as vectors (``f`` a float) and records :meth:`stats`."""
+        with self._lock:
+            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0)
+
+    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0) -> dict:
         from caspar_backend.solver import solve_nlp
 
         t_wall, t_proc = time.perf_counter(), time.process_time()
@@ -356,7 +382,8 @@ class NlpsolCore:
         pr = self.problem
         pr.p = p
         opts = dict(self.solver_options)
-        ev = pr.evaluator(opts.pop("device", "cpu"))
+        opts.pop("device", None)
+        ev = pr.evaluator(self.device)
         res = solve_nlp(ev, lbx, ubx, lbg, ubg, x0,
                         lam_g0=lam_g0 if self.warm_start else None,
                         lam_x0=lam_x0 if self.warm_start else None,
@@ -429,16 +456,18 @@ class NlpsolCore:
     def _print_time(self, res, wall, proc) -> None:
         # casadi's layout (ProfilingData rows); caspar times its phases, not each oracle
         t, c = res.timings, res.counts
+        # (label, t_proc or None, t_wall, number of calls or None where not counted)
         rows = [("nlp_eval", None, t.get("function_evaluations", 0.0), sum(c.values())),
-                ("kkt_factor", None, t.get("kkt_factorization", 0.0), 0),
-                ("kkt_solve", None, t.get("kkt_solve", 0.0), 0),
+                ("kkt_factor", None, t.get("kkt_factorization", 0.0), None),
+                ("kkt_solve", None, t.get("kkt_solve", 0.0), None),
                 ("total", proc, wall, 1)]
         w = sys.stdout.write
         w(f"{self.name:>12s}  :   t_proc      (avg)   t_wall      (avg)    n_eval\n")
         for label, tp, tw, n in rows:
-            k = max(n, 1)
-            proc_s = f"{_fmt(tp)} ({_fmt(tp / k)})" if tp is not None else " " * 21
-            w(f"{label:>12s}  | {proc_s} {_fmt(tw)} ({_fmt(tw / k)}) {n:9d}\n")
+            k = max(n or 1, 1)
+            proc_s = f"{_fmt(tp)} ({_fmt(tp / k)})" if tp is not None else " " * 20
+            avg = f"({_fmt(tw / k)})" if n else " " * 10
+            w(f"{label:>12s}  | {proc_s} {_fmt(tw)} {avg} {'' if n is None else n:>9}\n")
 
     # ---------------------------------------------------------------- p-derivatives
     def lifted(self):
@@ -485,6 +514,18 @@ class NlpsolCore:
                               min_lam=self.front["min_lam"])
         self._sens_cache = (key, sens)
         return sens
+
+
+@final
+class _Described:
+    """``names[i]`` followed by ``describe(i)``, computed only for the entry an error
+    message asks for (final)."""
+
+    def __init__(self, names, describe):
+        self.names, self.describe = names, describe
+
+    def __getitem__(self, i):
+        return f"{self.names[i]} ({self.describe(int(i))})"
 
 
 def _fmt(t: float) -> str:

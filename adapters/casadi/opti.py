@@ -135,6 +135,10 @@ class Opti(ca.Opti):
             opts["discrete"] = disc
         self._fn = nlpsol("solver", "caspar", nlp, opts)
         self._fn_key = key
+        # bad-input messages point at the line that declared the constraint/variable
+        self._fn._core.describe.update(
+            constraint=lambda i: ca.OptiAdvanced(self).g_describe(i, {}).replace("\n", " "),
+            variable=lambda i: ca.OptiAdvanced(self).x_describe(i, {}).replace("\n", " "))
         return self._fn
 
     # ------------------------------------------------------------ results
