@@ -542,6 +542,15 @@ def _opti_model(opti, kind):
                 opti.bounded(1, x, 5)]
         opti.set_initial(x, [1, 5, 5, 1])
         vals, p = {}, None
+    elif kind == "scaled":   # set_linear_scale on x and a constraint scale
+        x = opti.variable(2)
+        p = None
+        opti.set_linear_scale(x, [10, 0.1], [1, 0])
+        opti.minimize((x[0] - 12) ** 2 + 100 * (x[1] - 0.3) ** 2)
+        cons = [x[0] + 10 * x[1] <= 10, x[0] * x[1] >= 0.1]
+        opti.subject_to(cons[0], 5.0)
+        opti.subject_to(cons[1])
+        return x, p, cons
     else:  # "control": matrix variable, vector parameter, parameter in a bound
         N = 15
         X, U = opti.variable(2, N + 1), opti.variable(1, N)
@@ -576,7 +585,7 @@ def _opti_solved(kind):
     return out
 
 
-@pytest.mark.parametrize("kind", ["param_quad", "hs071", "control"])
+@pytest.mark.parametrize("kind", ["param_quad", "hs071", "control", "scaled"])
 def test_opti_matches_ipopt(kind):
     res = _opti_solved(kind)
     (oi, xi, _pi, ci, si), (oc, xc, _pc, cc, sc) = res["ipopt"], res["caspar"]

@@ -126,9 +126,7 @@ class Opti(ca.Opti):
         if self._fn is not None and all(ca.is_equal(a, b, 0)
                                         for a, b in zip(key, self._fn_key)):
             return self._fn
-        nlp = {"x": key[0], "p": key[1], "g": key[3]}
-        if not key[2].is_empty():
-            nlp["f"] = key[2]
+        nlp = _scaled_nlp(adv, *key)
         opts = dict(self._caspar_opts)
         disc = _discrete(adv)
         if any(disc):
@@ -210,6 +208,30 @@ class Opti(ca.Opti):
         out = list(out) if isinstance(out, (list, tuple)) else [out]
         extra = [x for x in (name_in, name_out) if x is not None]
         return ca.Function(name, list(args), out, *extra, *([opts] if opts else []))
+
+
+def _scaled_nlp(adv, x, p, f, g) -> dict:
+    """The problem in the solver's (scaled) space, as casadi's ``bake`` builds it and
+    ``arg``/``res`` expect: with ``x = s * xi + o`` (``set_linear_scale``), the solver
+    sees ``f(s xi + o) / f_scale`` and ``g(s xi + o) / g_scale`` in the variable ``xi``
+    (Opti's ``f``/``g`` properties are the unscaled forms; the scaled ones are not
+    exposed).  No scaling set: the expressions as they are."""
+    s, o = ca.DM(adv.x_linear_scale), ca.DM(adv.x_linear_scale_offset)
+    gs, fs = ca.DM(adv.g_linear_scale), float(adv.f_linear_scale)
+    nlp = {"x": x, "p": p}
+    if not f.is_empty():
+        nlp["f"] = f
+    nlp["g"] = g
+    if (all(v == 1.0 for v in s.nonzeros()) and all(v == 0.0 for v in o.nonzeros())
+            and all(v == 1.0 for v in gs.nonzeros()) and fs == 1.0):
+        return nlp
+    outs = [f if not f.is_empty() else ca.MX(0), g]
+    unscaled = ca.Function("opti_unscaled", [x, p], outs)
+    fx, gx = unscaled(x * s + o, p)
+    if not f.is_empty():
+        nlp["f"] = fx / fs
+    nlp["g"] = gx / gs if g.numel() else gx
+    return nlp
 
 
 def _discrete(adv) -> list:
