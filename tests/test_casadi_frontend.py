@@ -356,6 +356,17 @@ def test_derivatives_with_respect_to_bounds(name, key):
     assert np.abs(Jc[:, idx]).max() > 0.1      # some bound in the set is active
 
 
+def test_derivatives_without_parameters():
+    nlp, args, _ = _bank_case("hs071")
+    S = nlpsol("S", "caspar", nlp, _opts(QC, tol=1e-11))
+    I = ca.nlpsol("I", "ipopt", nlp, {**_opts(QI, tol=1e-11), "clip_inactive_lam": True})
+    args = {**args, "lbg": np.array([25.0, 40.0])}
+    Jc, Ji = _jac(S, args, "lbg"), _jac(I, args, "lbg")
+    np.testing.assert_allclose(Jc[:, 0], Ji[:, 0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(Jc[:, 0], _fd_solution(S, args, "lbg", idx=[0])[:, 0],
+                               rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["hs071p", "mx_control", "box_param"])
 def test_reverse_mode_is_the_transpose_of_forward(name):
     nlp, args = PARAMETRIC[name]()
@@ -447,6 +458,12 @@ def test_options():
                                     "print_time": False, "expand": True})
     S(**args)
     assert S.stats()["return_status"] == "Maximum_Iterations_Exceeded"
+    # casadi's multiplier options
+    S = nlpsol("S", "caspar", nlp, {**QC, "calc_lam_x": True, "calc_lam_p": False,
+                                    "bound_consistency": True})
+    r = S(**args)
+    assert np.all(np.isnan(arr(r["lam_p"])))
+    close(r["lam_x"], solved("param", "quad_lin")[2]["lam_x"], rtol=0, atol=1e-7)
     # pass-through: casadi's own solver
     I = nlpsol("I", "ipopt", nlp, QI)
     assert "IpoptInterface" in repr(I) and not isinstance(I, FE.NlpsolFunction)

@@ -477,7 +477,9 @@ class NlpsolCore:
         if self._lifted is None:
             from .nlp import from_casadi
 
-            d = {"x": ca.vertcat(ca.vec(self.nlp["x"]), ca.vec(self.nlp["p"]))}
+            p = self.nlp.get("p")
+            parts = [ca.vec(self.nlp["x"])] + ([ca.vec(p)] if p is not None and p.nnz() else [])
+            d = {"x": ca.vertcat(*parts)}
             for k in ("f", "g"):
                 if self.nlp.get(k) is not None:
                     d[k] = self.nlp[k]
