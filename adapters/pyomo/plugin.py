@@ -76,10 +76,13 @@ FRONTEND_OPTIONS = MappingProxyType({
     "warm_start_init_point": "'yes': start the multipliers from the model's 'dual' and "
                              "'ipopt_zL_in'/'ipopt_zU_in' export Suffixes (IPOPT's "
                              "AMPL driver does the same).",
-    "warm_start_bound_push": "With warm_start_init_point=yes: bound_push.",
-    "warm_start_bound_frac": "With warm_start_init_point=yes: bound_frac.",
-    "warm_start_slack_bound_push": "With warm_start_init_point=yes: slack_bound_push.",
-    "warm_start_slack_bound_frac": "With warm_start_init_point=yes: slack_bound_frac.",
+    "warm_start_bound_push": "With warm_start_init_point=yes: bound_push (IPOPT's "
+                             "default 1e-3 then).",
+    "warm_start_bound_frac": "With warm_start_init_point=yes: bound_frac (default 1e-3).",
+    "warm_start_slack_bound_push": "With warm_start_init_point=yes: slack_bound_push "
+                                   "(default 1e-3).",
+    "warm_start_slack_bound_frac": "With warm_start_init_point=yes: slack_bound_frac "
+                                   "(default 1e-3).",
     "warm_start_mult_bound_push": "Accepted for IPOPT recipes; caspar floors warm-start "
                                   "bound multipliers at 1e-2 * bound_mult_init_val.",
 })
@@ -88,6 +91,8 @@ _WARM_ALIASES = {"warm_start_bound_push": "bound_push",
                  "warm_start_bound_frac": "bound_frac",
                  "warm_start_slack_bound_push": "slack_bound_push",
                  "warm_start_slack_bound_frac": "slack_bound_frac"}
+#: IPOPT's defaults of the warm_start_* push options (WarmStartIterateInitializer)
+_WARM_DEFAULTS = {name: 1e-3 for name in _WARM_ALIASES.values()}
 
 #: options a user may not set through the front-end, with the reason
 REFUSED_OPTIONS = MappingProxyType({
@@ -110,7 +115,7 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
     options-file options.  Raises :class:`OptionError` for a refused option; the
     solver's table rejects unknown names.
     """
-    out, warm_opts, warm = {}, {}, False
+    out, warm_opts, warm = {}, dict(_WARM_DEFAULTS), False
     for key, val in dict(options or {}).items():
         key = str(key)
         if strip_of_prefix and key.startswith("OF_"):
@@ -133,7 +138,9 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
         else:
             out[key] = val
     if warm:
-        out.update(warm_opts)                      # IPOPT ignores them otherwise
+        # a warm start pushes x by the warm_start_* values and never by bound_push
+        # (IPOPT); they are ignored otherwise
+        out.update(warm_opts)
     if time_limit is not None:
         out["max_wall_time"] = float(time_limit)
     return out, warm
@@ -317,8 +324,8 @@ class _Engine:
                              "instance first)")
         t0 = time.perf_counter()
         opts, warm = split_options(options, time_limit, strip_of_prefix=legacy)
-        device = opts.pop("device", "cpu")
         resolve_options(opts)                  # unknown/invalid options fail here
+        device = opts.pop("device", "cpu")     # the evaluator's device (as Problem.solve)
         compiled = self._compiled_for(model)
         mapping = compiled.mapping
         data = mapping.refresh()
@@ -712,11 +719,17 @@ class LegacyCasparSolver(OptSolver):
         results, smap = legacy_results(
             model, row, out.solution, sense=mapping.sense, n=mapping.n, m=mapping.m,
             has_objective=mapping.objective is not None,
-            message=_message(row.message), iterations=out.result.iterations,
+            message=_message(row.message), solver_name=f"{SOLVER_NAME} {__version__}",
+            iterations=out.result.iterations,
             seconds=out.seconds, suffixes=suffixes)
         t_load = time.perf_counter()
         results._smap = None
         results._smap_id = None
+        if not hasattr(model, "solutions"):
+            # a sub-Block: Pyomo's Block.write adds the container the same way
+            from pyomo.core.base.PyomoModel import ModelSolutions
+
+            model.solutions = ModelSolutions(model)
         if smap is not None:
             model.solutions.add_symbol_map(smap)
             results._smap_id = id(smap)

@@ -276,14 +276,15 @@ class PyomoSolution:
 # ======================================================= legacy results
 def legacy_results(model, row: PyomoStatus, solution: PyomoSolution | None, *,
                    sense: int, n: int, m: int, has_objective: bool, message: str,
-                   iterations: int, seconds: float, suffixes):
+                   solver_name: str, iterations: int, seconds: float, suffixes):
     """Legacy ``SolverResults`` plus its ``SymbolMap`` (``None`` without a solution).
 
     The layout is the one ``SolverFactory('ipopt')`` produces from the ``.sol``
     file: variables ``v<i>`` with ``Value`` (and ``ipopt_zL_out``,
     ``ipopt_zU_out``, ``Rc`` when asked for), constraints ``c<j>`` with ``Dual``,
     so that ``model.solutions.load_from(results)`` loads it the usual way.
-    ``suffixes`` is the set of import suffix names to fill.
+    ``suffixes`` is the set of import suffix names to fill; ``seconds`` the solve's
+    wall time (``solver.time`` and ``solver.wallclock_time``).
     """
     from pyomo.core.expr.symbol_map import SymbolMap
     from pyomo.opt import (ProblemSense, SolutionStatus, SolverResults, SolverStatus,
@@ -305,7 +306,7 @@ def legacy_results(model, row: PyomoStatus, solution: PyomoSolution | None, *,
             prob.lower_bound, prob.upper_bound = -_INF, solution.objective
 
     slv = res.solver
-    slv.name = "caspar"
+    slv.name = solver_name                 # "<solver> <version>", as Pyomo's direct solvers
     slv.status = enum_member(SolverStatus, row.solver_status)
     slv.termination_condition = enum_member(TerminationCondition, row.termination)
     # the .sol reader masks ':' because results are written as YAML
