@@ -605,7 +605,7 @@ def _opti_solved(kind):
 @pytest.mark.parametrize("kind", ["param_quad", "hs071", "control", "scaled"])
 def test_opti_matches_ipopt(kind):
     res = _opti_solved(kind)
-    (oi, xi, _pi, ci, si), (oc, xc, _pc, cc, sc) = res["ipopt"], res["caspar"]
+    (oi, xi, _, ci, si), (oc, xc, _, cc, sc) = res["ipopt"], res["caspar"]
     close(sc.value(xc), si.value(xi), rtol=1e-5, atol=1e-6)
     close(oc.value(xc), si.value(xi), rtol=1e-5, atol=1e-6)
     close(sc.value(oc.f), si.value(oi.f), rtol=1e-7, atol=1e-8)

@@ -90,10 +90,6 @@ UNIFIED_RETURN_STATUS = {
     for name, st in STATUSES.items()
 }
 
-# solver options the front end handles itself (IPOPT names, not in the core table)
-_FRONT_SOLVER_OPTIONS = ("warm_start_init_point", "sb")
-
-
 @final
 class NlpsolOptionError(OptionError, RuntimeError):
     """An unknown or ill-typed ``nlpsol`` option (final).  A RuntimeError as casadi's
@@ -211,7 +207,8 @@ def _unknown(key) -> str:
 def _typed(opt: FrontOption, value):
     if opt.type is bool:
         # casadi accepts 0/1 for booleans
-        if isinstance(value, (bool, np.bool_)) or value in (0, 1):
+        if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
+                                                   and value in (0, 1)):
             return bool(value)
     elif opt.type is float:
         if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
