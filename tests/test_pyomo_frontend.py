@@ -601,3 +601,39 @@ def test_registration_before_and_after_pyomo():
     second = _run("import sys; pre = set(); import pyomo.environ as pyo; "
                   "import caspar_backend; " + check)
     assert second == "LegacyCasparSolver CasparSolver True False"
+
+
+# ------------------------------------------------------------- legacy details
+def test_primal_start_is_the_models_values():
+    """A re-solve starts from the loaded solution, as IPOPT from the NL file's
+    initial values does (same iteration count as the reference from there)."""
+    m = nlpm.rosenbrock()
+    pyo.SolverFactory("caspar").solve(m, options=QUIET)
+    ref = solve_reference(m)
+    res = pyo.SolverFactory("caspar").solve(m, options=QUIET)
+    assert res.solver.statistics.black_box.number_of_iterations == ref.iterations <= 1
+
+
+def test_sub_block_and_requested_suffixes():
+    m = pyo.ConcreteModel()
+    m.b = pyo.Block()
+    m.b.x = pyo.Var(initialize=0.0)
+    m.b.c = pyo.Constraint(expr=m.b.x >= 1)
+    m.b.o = pyo.Objective(expr=m.b.x ** 2)
+    res = pyo.SolverFactory("caspar").solve(m.b, options=QUIET, load_solutions=False,
+                                            suffixes=["dual", "ipopt_z.*"])
+    entry = res.solution(0).variable["v0"]
+    assert set(entry) == {"Value", "ipopt_zL_out", "ipopt_zU_out"}
+    assert _close(res.solution(0).constraint["c0"]["Dual"], 2.0, 1e-6)
+    m.b.solutions.load_from(res)
+    assert _close(m.b.x.value, 1.0, 1e-6)
+
+
+def test_results_write_stays_yaml():
+    m = nlpm.hs035()
+    res = pyo.SolverFactory("caspar").solve(m)
+    out = io.StringIO()
+    res.write(ostream=out)
+    text = out.getvalue()
+    assert "Termination condition: optimal" in text and "iter    objective" not in text
+    assert "EXIT: Optimal Solution Found" in res.solver_log
