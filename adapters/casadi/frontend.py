@@ -265,7 +265,11 @@ class NlpsolCore:
         self.problem = from_casadi(self.nlp, expand=True)
         # the evaluator (generated code) is part of compiling: build it now, so that the
         # first solve's t_wall_total is a solve's
-        self.device = self.solver_options.get("device", "cpu")
+        # 'auto' weighs the problem size once, here (solver.driver.choose_device)
+        from caspar_backend.solver.driver import choose_device
+
+        self.device = choose_device(self.solver_options.get("device", "cpu"), self.problem.n,
+                                    self.problem.m)
         self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
         # one solve at a time: the problem's parameter slots are shared state, and
@@ -389,7 +393,9 @@ class NlpsolCore:
         f = float(res.f) * pr.model.sense
         g, lam_x = np.asarray(res.g, float), np.asarray(res.lam_x, float)
         if self.front["calc_lam_x"]:
-            lam_x = -(ev.grad(x) + (ev.jac(x).T @ lam_g if self.m else 0.0))
+            cpu = pr.evaluator("cpu")          # host arrays, whatever the solve ran on
+            lam_x = -(np.asarray(cpu.grad(x), float)
+                      + (cpu.jac(x).T @ lam_g if self.m else 0.0))
         lam_p = np.full(self.q, np.nan)
         if self.front["calc_lam_p"] and self.q:
             lam_p = self.lam_p(x, p, lam_g)
@@ -444,6 +450,8 @@ class NlpsolCore:
                 "timings": dict(res.timings),
                 "final_errors": dict(res.final_errors),
                 "compile_time": self.compile_time,
+                "device": self.device,
+                "extra": res.extra,
             },
         }
         if res.timings:
