@@ -637,3 +637,21 @@ def test_results_write_stays_yaml():
     text = out.getvalue()
     assert "Termination condition: optimal" in text and "iter    objective" not in text
     assert "EXIT: Optimal Solution Found" in res.solver_log
+
+
+def test_device_option():
+    """'auto' runs (on the CPU for a small model); an unusable 'cuda' is a
+    DeviceError raised before the model is touched."""
+    from caspar_backend.errors import DeviceError
+    from caspar_backend.solver.driver import gpu_problem
+
+    m = nlpm.hs035()
+    res = pyo.SolverFactory("caspar").solve(m, options={**QUIET, "device": "auto"})
+    assert res.solver.termination_condition == TerminationCondition.optimal
+    if gpu_problem() is None:
+        pytest.skip("a GPU is usable here")
+    m = nlpm.hs035()
+    before = _snapshot(m)
+    with pytest.raises(DeviceError):
+        ContribFactory("caspar").solve(m, solver_options={**QUIET, "device": "cuda"})
+    assert _snapshot(m) == before

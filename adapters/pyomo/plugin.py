@@ -325,11 +325,13 @@ class _Engine:
         t0 = time.perf_counter()
         opts, warm = split_options(options, time_limit, strip_of_prefix=legacy)
         resolve_options(opts)                  # unknown/invalid options fail here
-        device = opts.pop("device", "cpu")     # the evaluator's device (as Problem.solve)
         compiled = self._compiled_for(model)
         mapping = compiled.mapping
         data = mapping.refresh()
         _check_consistent(mapping, data)
+        # the evaluator's device, chosen as Problem.solve does ('auto' weighs the
+        # size); an unusable GPU is a DeviceError here, before the model is touched
+        device = _choose_device(opts.pop("device", "cpu"), mapping.n, mapping.m)
         if mapping.n == 0:
             compiled = None
         lam_g0 = lam_x0 = None
@@ -373,6 +375,14 @@ class _Engine:
             solution = PyomoSolution.from_result(mapping, result, data.lbx, data.ubx)
         return _Outcome(mapping, result, row, solution, writer.getvalue(),
                         time.perf_counter() - t0)
+
+
+def _choose_device(device: str, n: int, m: int) -> str:
+    try:
+        from caspar_backend.solver.driver import choose_device
+    except ImportError:                        # a core without device selection
+        return device
+    return choose_device(device, n, m)
 
 
 def _tee_streams(tee) -> list:

@@ -1,4 +1,4 @@
-"""Status and sign maps between caspar's solver and Pyomo, and loading a solution.
+"""Status and sign maps between caspar's solver and Pyomo; the legacy results layout.
 
 Signs
 -----
