@@ -145,6 +145,20 @@ class NLPModel:
                     f"{kind} index {node.attr} out of range (n = {n}, {q} parameters) "
                     f"in {label}: {to_str(root, 300)}")
 
+    def validated_bounds(self, name: str, values=None) -> np.ndarray:
+        """The model's bound vector ``name`` ('lbx', 'ubx', 'lbg', 'ubg'), or
+        ``values`` checked against it (size, NaN, lb > ub)."""
+        own = getattr(self, name)
+        if values is None:
+            return own
+        v = _vec(name, values, len(own))
+        kind, names = ("variable", self.var_names) if name.endswith("x") else \
+            ("constraint", self.con_names)
+        bad = np.flatnonzero(np.isnan(v))
+        if bad.size:
+            raise NonFiniteError(f"{kind} {names[bad[0]]} has a NaN bound in {name}")
+        return v
+
     def describe(self, k: int) -> str:
         """Name and readable expression of constraint ``k``."""
         return f"{self.con_names[k]}: {to_str(self.constraints[k], 300)}"

@@ -10,6 +10,7 @@ solves without recompiling.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -140,18 +141,24 @@ class Problem:
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 
     # ------------------------------------------------------------------ solve
-    def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, **options):
+    def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
+              lbg=None, ubg=None, **options):
         """Solve with caspar's interior-point method; see
-        :func:`caspar_backend.solver.solve_nlp` for the options and the result."""
+        :func:`caspar_backend.solver.solve_nlp` for the options and the result.
+        Bounds default to the model's; new ones need no recompilation."""
         from .solver import solve_nlp
+        from .solver.driver import choose_device
 
         if p is not None:
             self.p = p
-        ev = self.evaluator(options.pop("device", "cpu"))
+        # 'auto' weighs the problem size (solver.driver.AUTO_MIN_SIZE)
+        ev = self.evaluator(choose_device(options.pop("device", "cpu"), self.n, self.m))
         x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-        res = solve_nlp(ev, self.lbx, self.ubx, self.lbg, self.ubg, x0,
+        bounds = [self.model.validated_bounds(name, v) for name, v in
+                  (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
+        res = solve_nlp(ev, *bounds, x0,
                         lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                         con_names=self.con_names, options=options)
-        if self.model.sense == -1:
-            res.f = -res.f
+        if self.model.sense == -1:  # the model minimizes -f
+            res = dataclasses.replace(res, f=-res.f)
         return res
