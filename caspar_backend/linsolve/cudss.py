@@ -72,7 +72,9 @@ def _import_nvmath():
 
     try:
         import nvmath.sparse.advanced as adv
-        from nvmath.bindings import cudss  # noqa: F401  (loads libcudss)
+        from nvmath.bindings import cudss
+
+        cudss.get_property(0)         # loads libcudss now: a missing library fails here
     except Exception as e:   # ImportError, or the cuDSS shared library failing to load
         raise DeviceError(f"the cuDSS linear solver needs nvmath-python and cuDSS "
                           f"({type(e).__name__}: {e}); {INSTALL_HINT}") from e
@@ -137,7 +139,7 @@ class CudssSolver(LinearSolver):
     def analyse(self, structure: SparseStructure) -> None:
         import cupyx.scipy.sparse as csp
 
-        cp, adv = self.cp, self._adv
+        cp = self.cp
         n = structure.n
         if structure.nnz >= 2 ** 31:
             from ..errors import DeviceError
@@ -167,9 +169,8 @@ class CudssSolver(LinearSolver):
             multithreading_lib=mtlib,
             # nvmath logs each phase at INFO on the root logger by default
             logger=logging.getLogger("caspar_backend.cudss"))
-        execution = adv.ExecutionCUDA(
-            hybrid_memory_mode_options=adv.HybridMemoryModeOptions(
-                hybrid_memory_mode=self.hybrid_memory))
+        execution = "cuda" if not self.hybrid_memory else adv.ExecutionCUDA(
+            hybrid_memory_mode_options=adv.HybridMemoryModeOptions(hybrid_memory_mode=True))
         try:
             return adv.DirectSolver(self._A, self._b, options=opts, execution=execution)
         except Exception:

@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from ..kkt import AugmentedKKT
-from ..kkt.arrays import amax, amax_abs, errstate, host, scalars, segment_sum, synchronize
+from ..kkt.arrays import amax_abs, errstate, host, scalars, segment_sum, synchronize
 from ..linsolve import make_linear_solver
 from .filter import Filter
 
@@ -138,6 +138,10 @@ class InteriorPoint:
         """A^T y with A in COO (jr, jc, jv), into ``out`` (default: a work vector that the
         next call overwrites)."""
         xp = self.xp
+        if not self.nnz_j:            # no Jacobian entry (m = 0): nothing to gather
+            out = self._aty if out is None else out
+            out[:] = 0.0
+            return out
         xp.take(y, self.jr, out=self._jt)
         xp.multiply(jv, self._jt, out=self._jt)
         return self._aty_sum(self._jt, self._aty if out is None else out)

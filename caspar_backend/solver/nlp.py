@@ -43,7 +43,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..kkt.arrays import amax, errstate, host, is_host, scalars, synchronize
+from ..kkt.arrays import errstate, host, is_host, scalars, synchronize
 
 
 class BarrierNLP(ABC):

@@ -1,0 +1,363 @@
+"""The interior-point method on the device: cuDSS KKT solves, iterates in device memory.
+
+Two layers:
+
+* CPU-run tests (no marker): the device code path of the method — every array in a
+  module that is *not* NumPy, host transfers only through ``.get()`` — runs on a strict
+  NumPy stand-in for CuPy (:class:`_DevArray` refuses to mix with host arrays, as CuPy
+  does), with qdldl standing in for cuDSS; it must reproduce the CPU solve exactly.  And
+  the ``device`` option's errors and 'auto' choice on a machine without a GPU.
+* GPU tests (``@pytest.mark.gpu``, skipped without CuPy and a CUDA device; the bank
+  tests also need nvmath-python/cuDSS, casadi and qdldl): bank problems solved with
+  ``device='cuda'`` reach the CPU path's and IPOPT's status and objective (1e-6
+  relative); the iteration loop copies no vector to the host and its CuPy memory-pool
+  usage is the same at every iteration.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from caspar_backend import Graph, NLPModel, Problem
+
+
+def _chain_model(N=200):
+    """Chained Rosenbrock objective with a chain of nonlinear equalities (the first
+    family of test_gpu_evaluator's chain model), n = N + 2, m = N."""
+    g = Graph()
+    x = [g.var(i) for i in range(N + 2)]
+    p = g.param(0)
+    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
+    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5
+            + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
+            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
+    n, m = N + 2, len(cons)
+    return Problem(NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
+                            np.zeros(m), np.zeros(m), p=[1.3]))
+
+
+def _bounded_model(N=100):
+    """Bounds, inequalities, a fixed variable: every index set of the method non-empty."""
+    g = Graph()
+    x = [g.var(i) for i in range(N)]
+    obj = g.sum([(x[i] - 0.3 * i / N) ** 2 + 0.1 * x[i] * x[i + 1] for i in range(N - 1)])
+    cons = [x[i] ** 2 + x[i + 1] ** 2 for i in range(N - 1)] + [g.sum(x)]
+    m = len(cons)
+    lbx, ubx = -np.ones(N), np.full(N, 0.5)
+    lbx[3] = ubx[3] = 0.2
+    lbg = np.concatenate([np.full(N - 1, -np.inf), [1.0]])
+    ubg = np.concatenate([np.full(N - 1, 0.5), [1.0]])
+    return Problem(NLPModel(g, obj, cons, lbx, ubx, lbg, ubg, x0=np.zeros(N)))
+
+
+# ====================================================================== CPU emulation
+class _DevArray(np.ndarray):
+    """A NumPy array posing as device memory: ``.get()`` copies to the host; mixing it
+    with a host array of rank >= 1 in an operation raises, as CuPy does."""
+
+    def get(self):
+        return np.array(self.view(np.ndarray))
+
+    @staticmethod
+    def _check(objs):
+        for a in objs:
+            if isinstance(a, (list, tuple)):
+                _DevArray._check(a)
+            elif isinstance(a, np.ndarray) and not isinstance(a, _DevArray) and a.ndim:
+                raise TypeError("host array in a device operation")
+
+    @staticmethod
+    def _strip(a):
+        if isinstance(a, _DevArray):
+            return a.view(np.ndarray)
+        if isinstance(a, (list, tuple)):
+            return type(a)(_DevArray._strip(v) for v in a)
+        return a
+
+    @staticmethod
+    def _wrap(r):
+        if isinstance(r, tuple):
+            return tuple(_DevArray._wrap(v) for v in r)
+        if isinstance(r, (np.ndarray, np.generic)):
+            return np.asarray(r).view(_DevArray)
+        return r
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kw):
+        self._check(inputs + (out or ()))
+        if out is not None:
+            kw["out"] = tuple(self._strip(o) for o in out)
+        r = getattr(ufunc, method)(*self._strip(inputs), **kw)
+        return out[0] if out is not None and len(out) == 1 else self._wrap(r)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        self._check(list(args) + list(kwargs.values()))
+        out = kwargs.get("out")
+        r = func(*self._strip(args), **{k: self._strip(v) for k, v in kwargs.items()})
+        return out if out is not None else self._wrap(r)
+
+    def __getitem__(self, key):
+        self._check([key])
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        self._check([key, value])
+        super().__setitem__(key, value)
+
+
+def _fake_xp():
+    def dev(fn):
+        return lambda *a, **k: np.asarray(fn(*a, **k)).view(_DevArray)
+
+    stream = types.SimpleNamespace(synchronize=lambda: None)
+    ns = types.SimpleNamespace(
+        zeros=dev(np.zeros), ones=dev(np.ones), full=dev(np.full), empty=dev(np.empty),
+        arange=dev(np.arange),
+        asarray=lambda a, dtype=None: np.array(a, dtype=dtype).view(_DevArray)
+        if not isinstance(a, _DevArray) else a,
+        cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
+    for name in ("take", "multiply", "add", "subtract", "where", "maximum", "minimum",
+                 "abs", "sum", "max", "min", "mean", "log", "sqrt", "isfinite", "clip",
+                 "concatenate", "stack", "hstack", "column_stack", "inf", "float64",
+                 "linalg"):
+        setattr(ns, name, getattr(np, name))
+    return ns
+
+
+class _EmulatedEvaluator:
+    """The NumPy evaluator behind device-array inputs and outputs."""
+
+    device = "cuda"
+
+    def __init__(self, ev, xp):
+        self.ev, self.xp, self.problem = ev, xp, ev.problem
+        self.n, self.m = ev.n, ev.m
+        for k in ("jac_rows", "jac_cols", "hess_rows", "hess_cols"):
+            setattr(self, k, xp.asarray(getattr(ev, k)))
+
+    @staticmethod
+    def _h(a):
+        assert isinstance(a, _DevArray), type(a)
+        return a.view(np.ndarray)
+
+    def obj(self, x):
+        return self.ev.obj(self._h(x))
+
+    def grad(self, x, out):
+        self.ev.grad(self._h(x), self._h(out))
+        return out
+
+    def cons(self, x, out):
+        self.ev.cons(self._h(x), self._h(out))
+        return out
+
+    def jac_values(self, x, out):
+        self.ev.jac_values(self._h(x), self._h(out))
+        return out
+
+    def hess_values(self, x, lam, obj_factor, out):
+        self.ev.hess_values(self._h(x), self._h(lam), obj_factor, self._h(out))
+        return out
+
+
+def _emulated_solver_class():
+    from caspar_backend.linsolve.qdldl import QDLDLSolver
+
+    class EmulatedCudss:
+        """qdldl behind device arrays (stands in for cuDSS)."""
+
+        name = "cudss"
+
+        def __init__(self):
+            self.inner = QDLDLSolver()
+
+        def analyse(self, structure):
+            self.inner.analyse(structure)
+
+        def factorize(self, values):
+            return self.inner.factorize(_EmulatedEvaluator._h(values))
+
+        def solve(self, rhs):
+            return self.inner.solve(_EmulatedEvaluator._h(rhs)).view(_DevArray)
+
+        def matvec(self, x):
+            return self.inner.matvec(_EmulatedEvaluator._h(x)).view(_DevArray)
+
+    return EmulatedCudss
+
+
+@pytest.mark.parametrize("build, opts", [
+    (_chain_model, {}),
+    (_bounded_model, {}),
+    (_bounded_model, {"hessian_approximation": "limited-memory"}),
+    (_bounded_model, {"mu_strategy": "adaptive"}),
+])
+def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
+    pytest.importorskip("qdldl")
+    import caspar_backend.kkt.arrays as arrays
+    import caspar_backend.linsolve.cudss as cudss_mod
+    import caspar_backend.solver.driver as driver
+    from caspar_backend.solver import solve_nlp
+
+    prob = build()
+    xp = _fake_xp()
+
+    class HostLikeSegmentSum(arrays.HostSegmentSum):
+        def __init__(self, cp, idx, size):
+            super().__init__(idx, size)
+
+        def __call__(self, v, out):
+            assert isinstance(v, _DevArray) and isinstance(out, _DevArray)
+            super().__call__(v.view(np.ndarray), out.view(np.ndarray))
+            return out
+
+    monkeypatch.setattr(arrays, "DeviceSegmentSum", HostLikeSegmentSum)
+    monkeypatch.setattr(cudss_mod, "CudssSolver", _emulated_solver_class())
+    monkeypatch.setattr(driver, "gpu_problem", lambda: None)
+    seen = []
+    o = dict(print_level=0, **opts)
+    ref = solve_nlp(prob.evaluator("cpu"), prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0,
+                    options=o)
+    ev = _EmulatedEvaluator(prob.evaluator("cpu"), xp)
+    res = solve_nlp(ev, prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0,
+                    options=dict(o, iteration_callback=lambda ipm: seen.append(
+                        all(isinstance(a, _DevArray) for a in (ipm.w, ipm.y, ipm.zL,
+                                                                ipm.zU, ipm.kkt.values)))))
+    assert res.extra, (res.status, res.message)
+    assert res.extra["device"] == "cuda" and res.extra["linear_solver"] == "cudss"
+    assert ref.extra["device"] == "cpu" and ref.extra["linear_solver"] == "qdldl"
+    assert seen and all(seen)
+    assert res.status == ref.status == "Solve_Succeeded"
+    assert res.iterations == ref.iterations
+    for a, b in ((res.x, ref.x), (res.lam_g, ref.lam_g), (res.lam_x, ref.lam_x),
+                 (res.g, ref.g)):
+        assert type(a) is np.ndarray and a.dtype == np.float64
+        np.testing.assert_array_equal(a, b)
+    assert res.f == ref.f
+
+
+def test_cuda_without_gpu_stack_is_a_clear_error(monkeypatch):
+    import caspar_backend.solver.driver as driver
+    from caspar_backend.errors import DeviceError
+
+    monkeypatch.setattr(driver, "gpu_problem", lambda: "CuPy is not importable (test)")
+    with pytest.raises(DeviceError, match="CuPy is not importable.*device='cpu'"):
+        _chain_model(5).solve(device="cuda", print_level=0)
+
+
+def test_auto_runs_small_problems_on_cpu():
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver.driver import AUTO_MIN_SIZE
+
+    prob = _chain_model(20)
+    assert prob.n + prob.m < AUTO_MIN_SIZE
+    res = prob.solve(device="auto", print_level=0)
+    assert res.success and res.extra["device"] == "cpu"
+    assert set(res.timings) >= {"function_evaluations", "kkt_assembly",
+                                "kkt_factorization", "kkt_solve", "other", "total"}
+
+
+# ====================================================================== on the GPU
+def _gpu_stack():
+    from caspar_backend.solver.driver import gpu_problem
+
+    why = gpu_problem()
+    if why is not None:
+        pytest.skip(why)
+
+
+#: bank problems solved on the GPU: bounds, inequalities, equalities, fixed variables,
+#: restoration, infeasible, undefined regions, degenerate, L-BFGS-free; < 2 min in all
+GPU_BANK = ["hs001", "hs006", "hs014", "hs035", "hs071", "hs076", "hs078", "rosenbrock",
+            "equality_only", "bound_only", "degenerate_dup", "fixed_variables",
+            "needs_restoration_circle", "infeasible", "undefined_log", "maratos",
+            "optimal_control_200"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", GPU_BANK)
+def test_bank_on_cuda_matches_cpu_and_ipopt(name):
+    _gpu_stack()
+    pytest.importorskip("casadi")
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver.status import STATUSES
+    from problem_bank import bank
+    from solver_harness import run_caspar, run_ipopt
+
+    p = {b.name: b for b in bank()}[name]
+    d = dict(p.build(), options=p.options)
+    ri = run_ipopt(d)
+    rc = run_caspar(d)
+    rg = run_caspar(d, {"device": "cuda"})
+    assert rg.extra["device"] == "cuda" and rg.extra["linear_solver"] == "cudss"
+    assert rg.status == rc.status, (rg.status, rg.message, rc.status)
+    assert rg.kind == STATUSES[ri["status"]].kind
+    if rg.kind == "optimal":
+        for f_ref in (rc.f, ri["f"]):
+            assert abs(rg.f - f_ref) <= 1e-6 * max(1.0, abs(f_ref)), (rg.f, f_ref)
+    assert type(rg.x) is np.ndarray and rg.x.shape == rc.x.shape
+    assert type(rg.lam_g) is np.ndarray and rg.lam_g.shape == rc.lam_g.shape
+    assert set(rg.timings) == set(rc.timings)
+
+
+@pytest.mark.gpu
+def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
+    _gpu_stack()
+    import cupy as cp
+
+    prob = _chain_model(3000)
+    pool = cp.get_default_memory_pool()
+    state = dict(inside=False, big=0, small=0, used=[], types=[])
+    orig_get, orig_asnumpy = cp.ndarray.get, cp.asnumpy
+
+    def counted_get(self, *a, **k):
+        if state["inside"]:
+            state["big" if self.size > 32 else "small"] += 1
+        return orig_get(self, *a, **k)
+
+    def counted_asnumpy(a, *args, **k):
+        if state["inside"] and getattr(a, "size", 0) > 32:
+            state["big"] += 1
+        return orig_asnumpy(a, *args, **k)
+
+    def hook(ipm):
+        state["inside"] = True
+        state["types"].append(all(isinstance(a, cp.ndarray) for a in (
+            ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.gradf, ipm.jv, ipm.kkt.values)))
+        cp.cuda.get_current_stream().synchronize()
+        state["used"].append(pool.used_bytes())
+
+    patched = True
+    try:
+        monkeypatch.setattr(cp.ndarray, "get", counted_get)
+    except (TypeError, AttributeError):
+        patched = False           # a CuPy whose ndarray type is closed: types only
+    monkeypatch.setattr(cp, "asnumpy", counted_asnumpy)
+    res = prob.solve(device="cuda", print_level=0, iteration_callback=hook)
+    state["inside"] = False
+    assert res.success, res.message
+    assert res.extra["device"] == "cuda"
+    assert len(state["types"]) >= 5 and all(state["types"])
+    assert state["big"] == 0, f"{state['big']} vector copies to the host inside the loop"
+    if patched:
+        assert state["small"] > 0          # the scalars the method branches on
+    used = state["used"][2:]
+    assert max(used) - min(used) <= 64 * 1024, used
+
+
+@pytest.mark.gpu
+def test_problem_solve_result_form_identical_across_devices():
+    _gpu_stack()
+    pytest.importorskip("qdldl")
+    prob = _bounded_model(200)
+    rc = prob.solve(device="cpu", print_level=0)
+    rg = prob.solve(device="cuda", print_level=0)
+    assert rc.status == rg.status == "Solve_Succeeded"
+    assert abs(rg.f - rc.f) <= 1e-6 * max(1.0, abs(rc.f))
+    for k in ("x", "g", "lam_g", "lam_x"):
+        a, b = getattr(rg, k), getattr(rc, k)
+        assert type(a) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert set(rg.timings) == set(rc.timings) and set(rg.counts) == set(rc.counts)
