@@ -52,7 +52,7 @@ COMPARISON: dict[tuple[str, bool], str] = {
     ("NotEqualExpression", False): "ne",
 }
 
-#: logical-expression class name -> (caspar op, arity of the caspar op).
+#: logical-expression class name -> caspar op (binary and/or, unary not).
 #: Pyomo's And/Or are n-ary; they fold left into caspar's binary ops.
 LOGICAL: dict[str, str] = {
     "AndExpression": "and",
