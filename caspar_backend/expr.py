@@ -140,6 +140,9 @@ class Graph:
         self.nodes: list[Node] = []
         self.var_names = var_names
         self.param_names = param_names
+        # leaf index ranges seen so far: lets a model skip the full validation walk
+        self.max_var_index = self.max_param_index = -1
+        self.leaf_range_ok = True   # no negative index was ever created
         self._zero = self.const(0.0)
         self._one = self.const(1.0)
 
@@ -176,13 +179,24 @@ class Graph:
         return node
 
     def var(self, index: int) -> Node:
-        return self._intern("var", (), int(index))
+        i = int(index)
+        if not 0 <= i <= self.max_var_index:
+            self.leaf_range_ok = self.leaf_range_ok and i >= 0
+            self.max_var_index = max(self.max_var_index, i)
+        return self._intern("var", (), i)
 
     def param(self, index: int) -> Node:
-        return self._intern("param", (), int(index))
+        i = int(index)
+        if not 0 <= i <= self.max_param_index:
+            self.leaf_range_ok = self.leaf_range_ok and i >= 0
+            self.max_param_index = max(self.max_param_index, i)
+        return self._intern("param", (), i)
 
     def data(self, index: int) -> Node:
+        self.has_data = True
         return self._intern("data", (), int(index))
+
+    has_data = False
 
     def as_node(self, v) -> Node:
         if isinstance(v, Node):

@@ -129,6 +129,10 @@ class NLPModel:
                 if not isinstance(r, Node) or r.graph is not self.graph:
                     raise ModelError(f"{what} {k} is not a node of the model's graph")
         n, q = self.n, self.n_params
+        gr = self.graph
+        if (gr.leaf_range_ok and not gr.has_data and gr.max_var_index < n
+                and gr.max_param_index < q):
+            return  # every leaf the graph ever made is in range: no walk needed
         roots = [self.objective, *self.constraints]
         if any(_bad_leaf(node, n, q) for node in topo_order(roots)):
             # rare path: find the first offending root so the message can name it
