@@ -45,6 +45,15 @@ callback made by :func:`nlpsol` is kept in the module-level :data:`_ALIVE` list 
 life of the process (a deliberate, bounded leak: one compiled problem per ``nlpsol``
 call).  Derivative callbacks are kept alive by their parent.
 
+Not available (yet): second derivatives through the solver (the derivative callbacks
+are evaluated numerically and are not differentiable themselves; casadi's ipopt path
+builds them as MX graphs), ``iteration_callback``, ``save``/``serialize``/code
+generation of the Function (a Python callback cannot be serialized), and parallel
+evaluation: solves are serialized by a lock, so ``map(n, 'thread')`` runs one at a
+time.  The solve runs on the device chosen once at construction (``'caspar':
+{'device': 'cpu' | 'cuda' | 'auto'}``); lam_p, calc_lam_x and the sensitivities are
+evaluated on the CPU.
+
 Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like
 casadi: "Unknown option: ..." with suggestions): see :data:`OPTIONS`.  Solver options
 go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
