@@ -469,6 +469,21 @@ def test_options():
     assert "IpoptInterface" in repr(I) and not isinstance(I, FE.NlpsolFunction)
 
 
+def test_device_is_chosen_once_and_reported():
+    nlp, args = quad_lin()
+    S = nlpsol("S", "caspar", nlp, _opts(QC, device="auto"))
+    S(**args)
+    st = S.stats()["caspar"]
+    assert st["device"] == st["extra"]["device"]
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        from caspar_backend.errors import DeviceError
+
+        with pytest.raises(DeviceError, match="device='cuda'"):
+            nlpsol("S", "caspar", nlp, _opts(QC, device="cuda"))
+
+
 def test_print_time_and_log(capsys):
     nlp, args = quad_lin()
     S = nlpsol("S", "caspar", nlp, {"caspar": {"print_level": 5}})
