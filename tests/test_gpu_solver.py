@@ -271,8 +271,10 @@ def _gpu_stack():
 #: bank problems solved on the GPU: bounds, inequalities, equalities, fixed variables,
 #: restoration, infeasible, undefined regions, degenerate, L-BFGS-free; < 2 min in all
 GPU_BANK = ["hs001", "hs006", "hs014", "hs035", "hs071", "hs076", "hs078", "rosenbrock",
-            "equality_only", "bound_only", "degenerate_dup", "fixed_variables",
-            "needs_restoration_circle", "infeasible", "undefined_log", "maratos",
+            "equality_only_min_norm", "bound_only_nonconvex", "degenerate_duplicate_constraints",
+            "fixed_variables",
+            "needs_restoration_circle", "infeasible_disc_halfplane", "undefined_outside_sqrt",
+            "maratos",
             "optimal_control_200"]
 
 
