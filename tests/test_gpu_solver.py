@@ -311,7 +311,7 @@ def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
 
     prob = _chain_model(3000)
     pool = cp.get_default_memory_pool()
-    state = dict(inside=False, big=0, small=0, used=[], types=[])
+    state = dict(inside=False, big=0, small=0, used=[], types=[], big_at_hook=[])
     orig_get, orig_asnumpy = cp.ndarray.get, cp.asnumpy
 
     def counted_get(self, *a, **k):
@@ -330,6 +330,8 @@ def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
             ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.gradf, ipm.jv, ipm.kkt.values)))
         cp.cuda.get_current_stream().synchronize()
         state["used"].append(pool.used_bytes())
+        # copies made after the last iteration (building the host result) do not count
+        state["big_at_hook"].append(state["big"])
 
     patched = True
     try:
@@ -342,7 +344,8 @@ def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
     assert res.success, res.message
     assert res.extra["device"] == "cuda"
     assert len(state["types"]) >= 5 and all(state["types"])
-    assert state["big"] == 0, f"{state['big']} vector copies to the host inside the loop"
+    copies = state["big_at_hook"][-1]
+    assert copies == 0, f"{copies} vector copies to the host inside the loop"
     if patched:
         assert state["small"] > 0          # the scalars the method branches on
     used = state["used"][2:]
