@@ -12,11 +12,18 @@ def main(argv=None) -> int:
     d = sub.add_parser("demo", help="solve a built-in model with caspar and IPOPT, compare")
     d.add_argument("-N", type=int, default=2000, help="shooting intervals (default 2000)")
     d.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol for both solvers")
+    d.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                   help="where caspar runs (auto: the GPU when usable)")
     args = ap.parse_args(argv)
     if args.cmd == "demo":
         from .demo import run
+        from .errors import CasparError
 
-        return run(N=args.N, tol=args.tol)
+        try:
+            return run(N=args.N, tol=args.tol, device=args.device)
+        except CasparError as e:  # a user-facing problem (e.g. no GPU): no traceback
+            print(f"caspar: {e}", file=sys.stderr)
+            return 2
     return 2
 
 

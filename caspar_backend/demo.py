@@ -45,14 +45,29 @@ def _caspar(nlp, args, tol, device):
                 solve=time.perf_counter() - t, groups=len(prob.groups), n=prob.n, m=prob.m)
 
 
-def run(N: int = 2000, tol: float = 1e-8, out=print) -> int:
-    """Run the demo; returns the process exit status."""
+def _device(requested: str) -> tuple[str, str]:
+    """The device the demo runs on and a sentence saying why."""
+    from .solver.driver import gpu_problem
+
+    why_not = cuda_problem() or gpu_problem()
+    if requested == "cpu":
+        return "cpu", "as requested" + ("" if why_not else "; `--device cuda` runs it on the GPU")
+    if why_not is None:
+        return "cuda", "GPU usable: CUDA evaluator and cuDSS"
+    if requested == "cuda":
+        from .errors import DeviceError
+
+        raise DeviceError(f"--device cuda: {why_not}")
+    return "cpu", "no usable GPU: " + why_not.split(";")[0]
+
+
+def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu") -> int:
+    """Run the demo; returns the process exit status.  ``device``: 'cpu', 'cuda' or
+    'auto' (the GPU when usable).  The default stays 'cpu' until the GPU path has been
+    measured on this model (benchmarks/RESULTS.md)."""
     from .adapters.casadi.models import vanderpol_ocp
 
-    why_not_gpu = cuda_problem()
-    device = "cpu"
-    note = ("no usable GPU (" + why_not_gpu.split(";")[0] + ")" if why_not_gpu else
-            "a GPU is present, but the GPU interior-point solver is not built yet")
+    device, note = _device(device)
     out(f"caspar demo: Van der Pol optimal control, direct multiple shooting, N = {N}, "
         f"tol = {tol:g}")
     out(f"device: {device} ({note})")
