@@ -225,3 +225,17 @@ def test_no_scaling_and_obj_scaling_factor():
     a = run_caspar(d, {"nlp_scaling_method": "none"})
     b = run_caspar(d, {"obj_scaling_factor": 10.0})
     assert a.success and b.success and abs(a.f - b.f) < 1e-7
+
+
+def test_stationary_infeasible_start_detects_local_infeasibility():
+    """x^2 + y^2 = 1, x = y from (0, 0) with f = 0: the start is a stationary point of the
+    constraint violation, the Newton step is zero.  IPOPT does not take it as a 'tiny
+    step' (violation > 1e-4), the line search fails, the restoration phase converges at
+    the same point and reports local infeasibility after 7 iterations."""
+    x = cs.SX.sym("x", 2)
+    d = dict(x=x, f=cs.SX(0), g=cs.vertcat(x[0] ** 2 + x[1] ** 2, x[0] - x[1]),
+             x0=[0.0, 0.0], lbx=[-np.inf] * 2, ubx=[np.inf] * 2, lbg=[1, 0], ubg=[1, 0])
+    ri, rc = run_ipopt(d), run_caspar(d)
+    assert ri["status"] == rc.status == "Infeasible_Problem_Detected"
+    assert rc.iterations <= ri["iter"] + 2
+    assert any(r.restoration for r in rc.history)

@@ -29,6 +29,8 @@ from ..kkt.arrays import amax_abs, scalars
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05
 _EPS = np.finfo(float).eps
+#: IPOPT's DetectTinyStep: no tiny step while the constraint violation (1-norm) exceeds this
+TINY_STEP_MAX_THETA = 1e-4
 
 
 def _le(a, b, ref):
@@ -51,8 +53,12 @@ def line_search(ipm, d) -> bool:
     info = ipm.info
     info["d_norm"] = d_norm
 
-    # tiny step: accept the full step without line search (IPOPT's tiny_step_tol)
-    if rel < 10.0 * _EPS:
+    # tiny step: accept the full step without line search (IPOPT's tiny_step_tol), but
+    # only near feasibility: a tiny step at a large constraint violation means the
+    # iterate is (close to) a stationary point of the infeasibility, and accepting it
+    # would loop forever; IPOPT's DetectTinyStep then lets the line search fail and the
+    # restoration phase decide (feasible point, or local infeasibility)
+    if rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA:
         f_t, ok = ipm.eval_zeroth(w + alpha_max * dw, ipm.h_t)
         if ok:
             ipm.tiny_step = True
