@@ -62,13 +62,29 @@ class NLPModel:
     sense: int = 1
     source: str = "expr"
     meta: dict = field(default_factory=dict)
+    #: pre-grouped input (:mod:`caspar_backend.blocks`): instances add into rows / f
+    constraint_blocks: list = field(default_factory=list)
+    objective_blocks: list = field(default_factory=list)
+    #: row of each flat constraint (default: constraint k is row k); several
+    #: instances may add into one row
+    constraint_rows: np.ndarray | None = None
+    #: number of rows m; default len(constraints), or len(lbg) with blocks/rows
+    n_rows: int | None = None
 
     def __post_init__(self):
         if self.lbx is None or np.ndim(self.lbx) != 1:
             raise ModelError("lbx must be a 1-D array with one entry per variable "
                              f"(got {type(self.lbx).__name__})")
         n = len(self.lbx)
-        m = len(self.constraints)
+        self.constraints = list(self.constraints)
+        pre_grouped = bool(self.constraint_blocks) or self.constraint_rows is not None
+        if self.n_rows is None:
+            self.n_rows = (len(self.constraints) if not pre_grouped or np.ndim(self.lbg) != 1
+                           else len(self.lbg))
+        m = self._m = int(self.n_rows)
+        self.constraint_rows = (np.arange(len(self.constraints), dtype=np.int64)
+                                if self.constraint_rows is None else
+                                np.asarray(self.constraint_rows, dtype=np.int64).reshape(-1))
         self.lbx = _vec("lbx", self.lbx, n)
         self.ubx = _vec("ubx", self.ubx, n)
         self.lbg = _vec("lbg", self.lbg, m)
@@ -93,7 +109,7 @@ class NLPModel:
 
     @property
     def m(self) -> int:
-        return len(self.constraints)
+        return self._m
 
     @property
     def n_params(self) -> int:
@@ -128,6 +144,7 @@ class NLPModel:
             for k, r in enumerate(roots):
                 if not isinstance(r, Node) or r.graph is not self.graph:
                     raise ModelError(f"{what} {k} is not a node of the model's graph")
+        self._validate_rows_and_blocks()
         n, q = self.n, self.n_params
         gr = self.graph
         if (gr.leaf_range_ok and not gr.has_data and gr.max_var_index < n
@@ -136,8 +153,9 @@ class NLPModel:
         roots = [self.objective, *self.constraints]
         if any(_bad_leaf(node, n, q) for node in topo_order(roots)):
             # rare path: find the first offending root so the message can name it
-            for label, root in [("objective", self.objective)] + list(
-                    zip(self.con_names, self.constraints)):
+            for label, root in [("objective", self.objective)] + [
+                    (self.con_names[r], c) for c, r in zip(self.constraints,
+                                                           self.constraint_rows)]:
                 node = next((v for v in topo_order([root]) if _bad_leaf(v, n, q)), None)
                 if node is None:
                     continue
@@ -148,6 +166,34 @@ class NLPModel:
                 raise IndexOutOfRangeError(
                     f"{kind} index {node.attr} out of range (n = {n}, {q} parameters) "
                     f"in {label}: {to_str(root, 300)}")
+
+    def _validate_rows_and_blocks(self) -> None:
+        m, rows = self.m, self.constraint_rows
+        if len(rows) != len(self.constraints):
+            raise ModelError(f"{len(rows)} constraint_rows for {len(self.constraints)} "
+                             "constraints")
+        for b in self.constraint_blocks:
+            if b.rows is None:
+                raise ModelError(f"constraint block {b.name} has no rows")
+            b.validate(self.n, self.n_params, m)
+        for b in self.objective_blocks:
+            b.validate(self.n, self.n_params, None)
+        if rows.size and (rows.min() < 0 or rows.max() >= m):
+            raise IndexOutOfRangeError(f"a constraint row index is outside 0..{m - 1}")
+        count = np.bincount(rows, minlength=m)
+        for b in self.constraint_blocks:
+            count += np.bincount(b.rows, minlength=m)
+        empty = np.flatnonzero(count == 0)
+        if empty.size:
+            raise ModelError(f"constraint {self.con_names[empty[0]]} (row {empty[0]}) has no "
+                             "expression: no flat constraint or block instance adds into it")
+
+    def row_expressions(self, k: int) -> list:
+        """The expressions that add into row ``k`` (block instances materialized)."""
+        out = [c for c, r in zip(self.constraints, self.constraint_rows) if r == k]
+        for b in self.constraint_blocks:
+            out += [b.instance(int(i), self.graph) for i in np.flatnonzero(b.rows == k)]
+        return out
 
     def validated_bounds(self, name: str, values=None) -> np.ndarray:
         """The model's bound vector ``name`` ('lbx', 'ubx', 'lbg', 'ubg'), or
@@ -165,4 +211,6 @@ class NLPModel:
 
     def describe(self, k: int) -> str:
         """Name and readable expression of constraint ``k``."""
-        return f"{self.con_names[k]}: {to_str(self.constraints[k], 300)}"
+        parts = self.row_expressions(k)
+        body = parts[0] if len(parts) == 1 else self.graph.sum(parts)
+        return f"{self.con_names[k]}: {to_str(body, 300)}"

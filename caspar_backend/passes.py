@@ -51,7 +51,23 @@ def parameters_as_variables(model: NLPModel) -> NLPModel:
         lbx=np.concatenate([model.lbx, p]), ubx=np.concatenate([model.ubx, p]),
         lbg=model.lbg, ubg=model.ubg, x0=np.concatenate([model.x0, p]), p=None,
         var_names=list(model.var_names) + list(model.param_names),
-        con_names=list(model.con_names), sense=model.sense, source=model.source)
+        con_names=list(model.con_names), sense=model.sense, source=model.source,
+        constraint_blocks=[_block_params_as_vars(b, n) for b in model.constraint_blocks],
+        objective_blocks=[_block_params_as_vars(b, n) for b in model.objective_blocks],
+        constraint_rows=model.constraint_rows, n_rows=model.m)
+
+
+def _block_params_as_vars(block, n: int):
+    """The block with parameter slot j as variable slot k + j (global n + index)."""
+    from .blocks import TemplateBlock
+
+    k = block.var_table.shape[0]
+    t = Graph()
+    images = {"var": lambda v: t.var(v.attr), "param": lambda v: t.var(k + v.attr),
+              "data": lambda v: t.data(v.attr), "const": lambda v: t.const(v.attr)}
+    (root,) = rebuild([block.root], t, lambda v: images[v.op](v))
+    vt = np.vstack([block.var_table, block.param_table + n])
+    return TemplateBlock(t, root, vt, None, block.data_table, block.rows, block.name)
 
 
 def parameter_derivatives_problem(model: NLPModel):

@@ -210,6 +210,17 @@ def group_expressions(roots: list[Node], kind: str, rows=None) -> list[PatternGr
     return groups
 
 
+def block_group(block, kind: str) -> PatternGroup:
+    """A :class:`~caspar_backend.blocks.TemplateBlock` as a pattern group (its
+    template derived once; the tables are used as given)."""
+    rows = block.rows if kind == "constraints" else np.zeros(0, np.int64)
+    grp = PatternGroup(kind=kind, size=block.size, graph=block.graph, root=block.root,
+                       var_table=block.var_table, param_table=block.param_table,
+                       data_table=block.data_table, rows=rows)
+    grp.derive()
+    return grp
+
+
 def objective_terms(obj: Node) -> list[Node]:
     """Split a summed objective into terms, each grouped on its own."""
     g = obj.graph

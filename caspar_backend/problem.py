@@ -17,7 +17,7 @@ import numpy as np
 
 from .device import resolve_device
 from .model import NLPModel
-from .patterns import group_expressions, objective_terms
+from .patterns import block_group, group_expressions, objective_terms
 
 
 #: a constraint whose body is a sum of at least this many terms is split into its
@@ -26,11 +26,13 @@ from .patterns import group_expressions, objective_terms
 SPLIT_MIN_TERMS = 8
 
 
-def constraint_instances(constraints) -> tuple[list, np.ndarray]:
+def constraint_instances(constraints, row_of=None) -> tuple[list, np.ndarray]:
     """``(instances, rows)``: each constraint body, or its terms when it is a wide
-    sum (:data:`SPLIT_MIN_TERMS`), with the row each instance adds into."""
+    sum (:data:`SPLIT_MIN_TERMS`), with the row each instance adds into
+    (``row_of[k]``, default k, for constraint k)."""
     inst, rows = [], []
-    for i, r in enumerate(constraints):
+    for k, r in enumerate(constraints):
+        i = k if row_of is None else int(row_of[k])
         width = len(r.args) // 2 if r.op == "lincomb" else len(r.args)
         if r.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS:
             terms = objective_terms(r)
@@ -48,9 +50,27 @@ class Problem:
     def __init__(self, model: NLPModel):
         t0 = time.perf_counter()
         self.model = model
-        self.objective_groups = group_expressions(objective_terms(model.objective), "objective")
-        inst, rows = constraint_instances(model.constraints)
-        self.constraint_groups = group_expressions(inst, "constraints", rows)
+        obj_terms = objective_terms(model.objective)
+        inst, rows = constraint_instances(model.constraints, model.constraint_rows)
+        obj_blocks, con_blocks = [], []
+        # block instances that repeat a variable across slots go the flat way
+        for blocks, out, kind in ((model.objective_blocks, obj_blocks, "objective"),
+                                  (model.constraint_blocks, con_blocks, "constraints")):
+            for b in blocks:
+                rep = b.repeated_var_instances()
+                if rep.size:
+                    keep = np.setdiff1d(np.arange(b.size), rep)
+                    flat = [b.instance(int(i), model.graph) for i in rep]
+                    if kind == "objective":
+                        obj_terms += flat
+                    else:
+                        inst += flat
+                        rows = np.concatenate([rows, b.rows[rep]])
+                    b = b.subset(keep)
+                if b.size:
+                    out.append(block_group(b, kind))
+        self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
+        self.constraint_groups = group_expressions(inst, "constraints", rows) + con_blocks
         self.compile_time = time.perf_counter() - t0
         self._evaluators: dict = {}
 

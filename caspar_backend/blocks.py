@@ -1,0 +1,126 @@
+"""Pre-grouped model input: N instances of one template, given as tables.
+
+A front-end that already knows a repeated structure (a CasADi ``Function.map``,
+an ExaModels-style generator, a Pyomo rule over a large index set) can hand it
+over without building N expression trees:
+
+    g_{rows[i]}  +=  T( x[var_table[:, i]], p[param_table[:, i]], data_table[:, i] ),
+                     i = 0 .. N-1
+
+where ``T`` is a template expression in its own :class:`~caspar_backend.expr.Graph`
+whose leaves are ``var(j)`` (local variable slot j), ``param(j)`` and ``data(j)``.
+Tables: ``var_table`` int64 (k, N), ``param_table`` int64 (q, N), ``data_table``
+float64 (r, N), ``rows`` int64 (N,) (constraint blocks; objective blocks add their
+instances to f).  Several instances, flat or from blocks, may add into one row.
+
+Such a block becomes one :class:`~caspar_backend.patterns.PatternGroup` directly
+(the template is derived once), so model size costs only the tables.  An
+instance that uses one global variable in two slots would need its Hessian's
+off-diagonal slot pair counted twice on the diagonal; those (rare) instances are
+materialized as ordinary expressions and grouped like flat input instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import IndexOutOfRangeError, ModelError, NonFiniteError
+from .expr import Graph, Node, to_str, topo_order
+
+
+def _table(name, a, dtype, N=None):
+    t = np.asarray(a, dtype=dtype)
+    if t.ndim == 1 and t.size == 0:
+        t = t.reshape(0, 0 if N is None else N)
+    if t.ndim != 2:
+        raise ModelError(f"template block: {name} must be 2-D (slots x instances), "
+                         f"got shape {t.shape}")
+    return np.ascontiguousarray(t)
+
+
+@dataclass(eq=False)
+class TemplateBlock:
+    """N instances of one template expression (final).  See the module docstring."""
+
+    graph: Graph
+    root: Node
+    var_table: np.ndarray
+    param_table: np.ndarray | None = None
+    data_table: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    name: str = "block"
+
+    def __post_init__(self):
+        self.var_table = _table("var_table", self.var_table, np.int64)
+        N = self.var_table.shape[1]
+        self.param_table = _table("param_table", np.zeros((0, N)) if self.param_table is None
+                                  else self.param_table, np.int64, N)
+        self.data_table = _table("data_table", np.zeros((0, N)) if self.data_table is None
+                                 else self.data_table, np.float64, N)
+        if self.rows is not None:
+            self.rows = np.asarray(self.rows, dtype=np.int64).reshape(-1)
+        for nm, t in (("param_table", self.param_table), ("data_table", self.data_table)):
+            if t.shape[1] != N:
+                raise ModelError(f"template block {self.name}: {nm} has {t.shape[1]} "
+                                 f"instances, var_table has {N}")
+        if self.rows is not None and len(self.rows) != N:
+            raise ModelError(f"template block {self.name}: {len(self.rows)} rows for {N} "
+                             "instances")
+        if not isinstance(self.root, Node) or self.root.graph is not self.graph:
+            raise ModelError(f"template block {self.name}: root is not a node of its graph")
+        slots = {"var": self.var_table.shape[0], "param": self.param_table.shape[0],
+                 "data": self.data_table.shape[0]}
+        for n in topo_order([self.root]):
+            if n.op in slots and not 0 <= n.attr < slots[n.op]:
+                raise IndexOutOfRangeError(
+                    f"template block {self.name}: {n.op}({n.attr}) but the {n.op} table has "
+                    f"{slots[n.op]} slots, in {to_str(self.root, 200)}")
+
+    @property
+    def size(self) -> int:
+        return self.var_table.shape[1]
+
+    def validate(self, n: int, q: int, m: int | None) -> None:
+        """Index ranges against a model with n variables, q parameters, m rows."""
+        for what, t, hi in (("variable", self.var_table, n), ("parameter", self.param_table, q)):
+            if t.size and (t.min() < 0 or t.max() >= hi):
+                bad = int(np.flatnonzero((t < 0) | (t >= hi))[0])
+                j, i = divmod(bad, t.shape[1])
+                raise IndexOutOfRangeError(
+                    f"template block {self.name}, instance {i}: {what} index {int(t[j, i])} "
+                    f"out of range ({hi}) in slot {j} of {to_str(self.root, 200)}")
+        if not np.all(np.isfinite(self.data_table)):
+            j, i = np.argwhere(~np.isfinite(self.data_table))[0]
+            raise NonFiniteError(f"template block {self.name}, instance {i}: data slot {j} "
+                                 f"is {self.data_table[j, i]!r}")
+        if m is not None and self.rows is not None and self.rows.size and (
+                self.rows.min() < 0 or self.rows.max() >= m):
+            raise IndexOutOfRangeError(f"template block {self.name}: a row index is outside "
+                                       f"0..{m - 1}")
+
+    def repeated_var_instances(self) -> np.ndarray:
+        """Instances whose variable slots are not all distinct (sorted indices)."""
+        vt = self.var_table
+        if vt.shape[0] < 2:
+            return np.zeros(0, dtype=np.int64)
+        s = np.sort(vt, axis=0)
+        return np.flatnonzero(np.any(s[1:] == s[:-1], axis=0))
+
+    def instance(self, i: int, target: Graph) -> Node:
+        """Instance ``i`` as an ordinary expression in ``target``."""
+        from .passes import rebuild
+
+        vt, pt, dt = self.var_table[:, i], self.param_table[:, i], self.data_table[:, i]
+        image = {"var": lambda v: target.var(int(vt[v.attr])),
+                 "param": lambda v: target.param(int(pt[v.attr])),
+                 "data": lambda v: target.const(float(dt[v.attr])),
+                 "const": lambda v: target.const(v.attr)}
+        return rebuild([self.root], target, lambda v: image[v.op](v))[0]
+
+    def subset(self, keep: np.ndarray) -> "TemplateBlock":
+        """The block restricted to instances ``keep``."""
+        return TemplateBlock(self.graph, self.root, self.var_table[:, keep],
+                             self.param_table[:, keep], self.data_table[:, keep],
+                             None if self.rows is None else self.rows[keep], self.name)
