@@ -16,9 +16,11 @@ by Haynsworth's inertia additivity
 ``In(K) = In(K_reduced) + In(-C)``: the required inertia is
 ``(nw + #{c_k < 0}, m + #{c_k > 0}, 0)``.
 
-``static_regularization = eps`` adds ``eps`` to the first block's diagonal and ``-eps`` to
-the second's in the *factorized* matrix only; iterative refinement uses K itself, so the
-solution is K's wherever K is nonsingular and refinement converges.
+``static_regularization = eps`` adds ``eps`` to the first block's diagonal (while
+``delta_w = 0``) and ``-(max(eps, delta_c) - delta_c)`` to the second's in the
+*factorized* matrix only; iterative refinement uses K itself, so the solution is K's
+wherever K is nonsingular and refinement converges.  When refinement fails anyway,
+:meth:`AugmentedKKT.increase_quality` raises eps (IPOPT's ``IncreaseQuality``).
 
 The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
 ``(i, j)`` of the lower triangle of K is stored as ``(j, i)``.  Every diagonal entry is
@@ -53,6 +55,9 @@ from .base import KKTSystem
 
 class AugmentedKKT(KKTSystem):
     """Final."""
+
+    #: largest static regularization :meth:`increase_quality` goes to
+    STATIC_REGULARIZATION_MAX = 1e-6
 
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
                  n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
@@ -105,10 +110,14 @@ class AugmentedKKT(KKTSystem):
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:
-        # the static term only stands in for a missing perturbation: once delta_w or
-        # delta_c is on, that block is factorized exactly as the method asked
-        ew = self.static_regularization if self.delta_w == 0.0 else 0.0
-        ec = self.static_regularization if self.delta_c == 0.0 else 0.0
+        # the static term stands in for a missing Hessian perturbation: once delta_w is
+        # on, the first block is factorized exactly as the method asked.  The constraint
+        # block always carries at least -eps: delta_c = 1e-8 mu^0.25 is ~1e-10 late in a
+        # solve, and constraint pivots that small make the factors of a non-pivoting
+        # LDL^T grow without bound; refinement against K removes the excess.
+        eps = self.static_regularization
+        ew = eps if self.delta_w == 0.0 else 0.0
+        ec = max(0.0, eps - self.delta_c)
         self._dstat[:self.nw] = ew
         self._dstat[self.nw:self.nw + self.m] = -ec
         # (sigma + delta_w) + ew, in place: the association of the original expression
@@ -118,6 +127,24 @@ class AugmentedKKT(KKTSystem):
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
+
+    def increase_quality(self) -> bool:
+        """Make the next factorizations more stable, as IPOPT asks its linear solver when
+        iterative refinement fails (IpPDFullSpaceSolver: ``IncreaseQuality``, e.g. a
+        larger pivot tolerance in MA27/MA57).  A factorization without pivoting has no
+        pivot tolerance; its counterpart is the static regularization eps: LDL^T of a
+        saddle-point matrix whose constraint pivots are ~-eps can have factors growing
+        like 1/eps (case197_snem: |D| up to 4e13 with eps = 1e-9, refinement diverging),
+        while a larger eps bounds the growth and refinement against K still returns K's
+        solution.  eps grows tenfold per call, for the rest of the solve (IPOPT keeps
+        an increased pivot tolerance too), up to ``STATIC_REGULARIZATION_MAX``, kept
+        below the smallest eigenvalues that matter so that the inertia of the factorized
+        matrix stays K's.  Returns False when it cannot increase any more."""
+        eps = self.static_regularization
+        if eps <= 0.0 or eps >= self.STATIC_REGULARIZATION_MAX:
+            return False
+        self.static_regularization = min(10.0 * eps, self.STATIC_REGULARIZATION_MAX)
+        return True
 
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))

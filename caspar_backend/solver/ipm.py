@@ -42,6 +42,9 @@ from ..linsolve import make_linear_solver
 from .filter import Filter
 
 _EPS = np.finfo(float).eps
+#: relative KKT residual (after refinement) above which a solve counts as failed
+#: (IPOPT's residual_ratio_singular role; caspar's ratio is ||K x - b||_inf / ||b||_inf)
+RESIDUAL_RATIO_SINGULAR = 1e-6
 
 
 class SolverStop(Exception):
@@ -399,24 +402,36 @@ class InteriorPoint:
         rhs_c = -self.hv
         if not self.regularize_and_factorize():
             return None
-        t = time.perf_counter()
-        dw, dy = k.solve(rhs_w, rhs_c)
-        synchronize(xp)
-        sh.t_solve += time.perf_counter() - t
-        if k.last_residual_ratio > 1e-6 and k.delta_w == 0.0:
-            # refinement against K failed: K is (numerically) singular and only the static
-            # pivot regularization let it factorize; regularize as IPOPT does
-            if not self.regularize_and_factorize(singular=True):
+        dw, dy = self._solve(rhs_w, rhs_c)
+        # Refinement against K failed (IPOPT's PDFullSpaceSolver::Solve): first ask the
+        # linear algebra for a more stable factorization and redo the inertia correction
+        # with it (a factorization with huge element growth also misreports inertia);
+        # when it cannot do better, K is taken as (numerically) singular, once, and
+        # perturbed as IPOPT's PerturbForSingularity does.
+        pretended = False
+        while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
+            if k.increase_quality():
+                ok = self.regularize_and_factorize()
+            elif not pretended and k.delta_w == 0.0:
+                pretended = True
+                ok = self.regularize_and_factorize(singular=True)
+            else:
+                break
+            if not ok:
                 return None
-            t = time.perf_counter()
-            dw, dy = k.solve(rhs_w, rhs_c)
-            synchronize(xp)
-            sh.t_solve += time.perf_counter() - t
+            dw, dy = self._solve(rhs_w, rhs_c)
         if not (self.allfinite(dw) and self.allfinite(dy)):
             return None
         dzL = (self.mu - self.zL * sL - self.zL * dw[self.iL]) / sL
         dzU = (self.mu - self.zU * sU + self.zU * dw[self.iU]) / sU
         return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+
+    def _solve(self, rhs_w, rhs_c):
+        t = time.perf_counter()
+        dw, dy = self.kkt.solve(rhs_w, rhs_c)
+        synchronize(self.xp)
+        self.sh.t_solve += time.perf_counter() - t
+        return dw, dy
 
     def _factor(self):
         t = time.perf_counter()
