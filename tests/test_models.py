@@ -178,8 +178,8 @@ def test_case197_snem_full_steps_as_ipopt():
     ref = ipopt_casadi(nlp, args, tol=TOL)
     r = cb.from_casadi(nlp, **args).solve(tol=TOL, print_level=0)
     assert r.status == "Solve_Succeeded", r.status
-    assert r.f == pytest.approx(ref.f, rel=1e-6)
-    assert r.iterations <= ref.iterations + 3, (r.iterations, ref.iterations)
+    assert r.f == pytest.approx(ref.f, rel=1e-9)
+    assert r.iterations <= ref.iterations + 1, (r.iterations, ref.iterations)
     assert max(h.d_norm for h in r.history) < 1e3
 
 

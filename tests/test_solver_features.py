@@ -239,3 +239,23 @@ def test_stationary_infeasible_start_detects_local_infeasibility():
     assert ri["status"] == rc.status == "Infeasible_Problem_Detected"
     assert rc.iterations <= ri["iter"] + 2
     assert any(r.restoration for r in rc.history)
+
+
+def test_nlp_error_measures_inequalities_by_bound_violation():
+    """E_0 uses IPOPT's curr_nlp_constraint_violation: an inequality inside its bounds
+    counts as satisfied even while g - s != 0 (the slack residual belongs to the barrier
+    error only)."""
+    from caspar_backend.solver.ipm import InteriorPoint, Shared
+    from caspar_backend.solver.nlp import EvalCounter, SlackNLP
+
+    x = cs.SX.sym("x", 2)
+    ev = CasadiEvaluator(x, cs.sumsqr(x), cs.vertcat(x[0] + x[1], x[0] - x[1]))
+    opts = resolve_options({"print_level": 0})
+    nlp = SlackNLP(ev, [-np.inf] * 2, [np.inf] * 2, [0.0, 1.0], [2.0, 1.0], [0.5, 0.0],
+                   opts, EvalCounter())
+    ipm = InteriorPoint(nlp, Shared(opts, nlp.counter, None, 0.0))
+    ipm.initialize(nlp.initial_w([0.5, 0.0]))
+    ipm.w[2] = 1.5                        # slack moved: g - s = -1, g = 0.5 inside [0, 2]
+    nlp.h(ipm.w, ipm.hv)
+    e = ipm.errors()
+    assert e["constr"] == pytest.approx(1.0) and e["nlp_constr"] == pytest.approx(0.5)

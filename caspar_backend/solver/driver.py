@@ -180,7 +180,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     fe = {}
     if hasattr(ipm, "final_errors"):
         e, ue = ipm.final_errors
-        fe = dict(scaled=dict(obj=ipm.f, dual=e["dual"], constr=e["constr"],
+        fe = dict(scaled=dict(obj=ipm.f, dual=e["dual"], constr=e["nlp_constr"],
                               compl=e["compl"], E0=e["E0"]),
                   unscaled=dict(obj=f, dual=ue["dual"], constr=ue["constr"],
                                 compl=ue["compl"],

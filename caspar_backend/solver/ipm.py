@@ -280,8 +280,11 @@ class InteriorPoint:
         rd[self.iU] += self.zU
         sL, sU = self.slacks(self.w)
         cL, cU = sL * self.zL, sU * self.zU
-        (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax) = scalars(
-            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), amax_abs(xp, cL), amax_abs(xp, cU),
+        viol = getattr(self.nlp, "nlp_constr_viol", None)
+        nlp_constr = viol(self.w, self.hv) if viol is not None else amax_abs(xp, self.hv)
+        (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax) = scalars(
+            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr, amax_abs(xp, cL),
+            amax_abs(xp, cU),
             amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(xp.abs(self.zL)),
             xp.sum(xp.abs(self.zU)), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w))
         self.wmax = wmax
@@ -292,8 +295,12 @@ class InteriorPoint:
         zsum = zLs + zUs
         sd = max(smax, (ys + zsum) / max(1, self.m + nz)) / smax
         sc = max(smax, zsum / max(1, nz)) / smax
-        return dict(dual=dual, constr=constr, compl=compl, compl_mu=compl_mu, sd=sd, sc=sc,
-                    E0=max(dual / sd, constr, compl / sc),
+        # E_0 measures the constraints as IPOPT's curr_nlp_error does (inequalities by
+        # their bound violation, not by g - s); E_mu keeps the primal infeasibility of the
+        # barrier problem (curr_barrier_error)
+        return dict(dual=dual, constr=constr, nlp_constr=nconstr, compl=compl,
+                    compl_mu=compl_mu, sd=sd, sc=sc,
+                    E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
     def unscaled(self, e):

@@ -43,7 +43,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..kkt.arrays import errstate, host, is_host, scalars, synchronize
+from ..kkt.arrays import amax, amax_abs, errstate, host, is_host, scalars, synchronize
 
 
 class BarrierNLP(ABC):
@@ -170,6 +170,7 @@ class SlackNLP(BarrierNLP):
         self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
         self.g_offset = xp.asarray(g_offset)
         self._eq_d = xp.asarray(self.eq)
+        self._eqi_d = xp.asarray(np.flatnonzero(self.eq))
         self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
 
     # ------------------------------------------------------------------ scaling
@@ -286,6 +287,23 @@ class SlackNLP(BarrierNLP):
             return str(fn(x))
         except Exception as exc:     # a diagnostic must never mask the real status
             return f"(describe_nonfinite failed: {exc})"
+
+    def nlp_constr_viol(self, w, hv):
+        """IPOPT's ``curr_nlp_constraint_violation`` (max-norm, scaled space), a 0-d
+        array: |h_E| for equalities and, for inequalities, how far the scaled g_I lies
+        outside its (relaxed) bounds -- not the slack residual g_I - s, which the
+        barrier error and the line search use.  The overall NLP error E_0 of the
+        termination test is built on this one (IpOptErrorConvCheck / curr_nlp_error)."""
+        xp = self.xp
+        if not self.ns:
+            return amax_abs(xp, hv)
+        gI = hv[self._ineq_d] + w[self.nx:]
+        with errstate(xp):
+            vI = xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
+        vmax = amax(xp, vI)
+        if self.ns == self.m:
+            return vmax
+        return xp.maximum(vmax, amax_abs(xp, hv[self._eqi_d]))
 
     def unscaled_constr_viol(self, w, hv) -> float:
         """Max-norm violation of the user's constraints (sides, not slacks) at w."""
