@@ -188,10 +188,36 @@ def test_warm_start_multipliers_accepted():
     ev = CasadiEvaluator(d["x"], d["f"], d["g"])
     warm = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], cold.x,
                      lam_g0=cold.lam_g, lam_x0=cold.lam_x,
-                     options={"print_level": 0, "mu_init": 1e-6, "bound_push": 1e-9,
-                              "bound_frac": 1e-9})
+                     options={"print_level": 0, "mu_init": 1e-6,
+                              "warm_start_init_point": "yes", "warm_start_bound_push": 1e-9,
+                              "warm_start_bound_frac": 1e-9,
+                              "warm_start_mult_bound_push": 1e-9})
     assert warm.success and abs(warm.f - cold.f) < 1e-7
     assert warm.iterations <= cold.iterations
+
+
+def test_warm_start_as_ipopt():
+    """warm_start_init_point: 'no' ignores lam_g0/lam_x0 (IPOPT does); 'yes' uses them
+    with the warm_start_* pushes: same iteration count and multipliers as IPOPT."""
+    d = BY_NAME["hs071"].build()
+    cold = run_caspar(d)
+    ev = CasadiEvaluator(d["x"], d["f"], d["g"])
+    x0 = np.asarray(d["x0"], float)
+    ignored = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], x0,
+                        lam_g0=cold.lam_g * 7, lam_x0=cold.lam_x * 7,
+                        options={"print_level": 0})
+    plain = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], x0,
+                      options={"print_level": 0})
+    assert ignored.iterations == plain.iterations and ignored.f == plain.f
+    ws = {"warm_start_init_point": "yes", "mu_init": 1e-4, "sb": "yes"}
+    S = cs.nlpsol("w", "ipopt", {"x": d["x"], "f": d["f"], "g": d["g"]},
+                  {"ipopt": dict(ws, print_level=0), "print_time": False})
+    ri = S(x0=cold.x, lbx=d["lbx"], ubx=d["ubx"], lbg=d["lbg"], ubg=d["ubg"],
+           lam_g0=cold.lam_g, lam_x0=cold.lam_x)
+    rc = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], cold.x, lam_g0=cold.lam_g,
+                   lam_x0=cold.lam_x, options=dict(ws, print_level=0))
+    assert rc.success and rc.iterations == S.stats()["iter_count"]
+    np.testing.assert_allclose(rc.lam_g, np.asarray(ri["lam_g"]).ravel(), rtol=1e-6)
 
 
 # ------------------------------------------------------------------ algorithm variants

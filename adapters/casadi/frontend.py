@@ -195,7 +195,9 @@ def validate_options(opts) -> tuple[dict, dict, bool]:
     taken out."""
     front, solver = split_options(opts)
     warm = _yes(solver.pop("warm_start_init_point", "no"), "warm_start_init_point")
-    solver.pop("sb", None)                   # caspar prints no banner
+    # the solver's table has IPOPT's warm_start_init_point (multipliers used only when
+    # it is on) and sb; the front end also keeps the flag to pass lam_x0/lam_g0
+    solver["warm_start_init_point"] = warm
     resolve_options(solver)
     return front, solver, warm
 

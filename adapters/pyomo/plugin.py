@@ -92,7 +92,7 @@ _WARM_ALIASES = {"warm_start_bound_push": "bound_push",
                  "warm_start_slack_bound_push": "slack_bound_push",
                  "warm_start_slack_bound_frac": "slack_bound_frac"}
 #: IPOPT's defaults of the warm_start_* push options (WarmStartIterateInitializer)
-_WARM_DEFAULTS = {name: 1e-3 for name in _WARM_ALIASES.values()}
+_WARM_DEFAULTS: dict = {}
 
 #: options a user may not set through the front-end, with the reason
 REFUSED_OPTIONS = MappingProxyType({
@@ -129,18 +129,17 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
                 raise OptionError(f"option 'warm_start_init_point' expects 'yes' or "
                                   f"'no', got {val!r}")
             warm = val is True or (isinstance(val, str) and val.lower() == "yes")
-        elif key in _WARM_ALIASES:
-            warm_opts[_WARM_ALIASES[key]] = val
-        elif key == "warm_start_mult_bound_push":
-            pass                                   # see FRONTEND_OPTIONS
+        elif key in _WARM_ALIASES or key == "warm_start_mult_bound_push":
+            warm_opts[key] = val                   # the solver's table has them
         elif key == "max_cpu_time":
             out["max_wall_time"] = val
         else:
             out[key] = val
     if warm:
-        # a warm start pushes x by the warm_start_* values and never by bound_push
-        # (IPOPT); they are ignored otherwise
+        # the solver applies IPOPT's warm start (warm_start_* pushes, multipliers from
+        # the Suffixes); without it the warm_start_* values are ignored, as in IPOPT
         out.update(warm_opts)
+        out["warm_start_init_point"] = True
     if time_limit is not None:
         out["max_wall_time"] = float(time_limit)
     return out, warm

@@ -88,6 +88,25 @@ def _evaluator_on(evaluator, device):
     return problem.evaluator(device)
 
 
+def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
+    """(y0, zL0, zU0) in the solver's scaled space from CasADi-convention multipliers,
+    as IPOPT's WarmStartIterateInitializer: y clipped to +-warm_start_mult_init_max;
+    bound multipliers of x from lam_x0 (negative part for lower bounds, positive for
+    upper), those of inequality slacks from y (s >= gL: -y; s <= gU: y), all raised to
+    at least warm_start_mult_bound_push.  Missing vectors count as zeros.  Host work,
+    once per solve."""
+    m, n = nlp.m, nlp.n_full
+    cap, push = opts.warm_start_mult_init_max, opts.warm_start_mult_bound_push
+    y = np.clip(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc, -cap, cap)
+    lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
+    zw = np.concatenate([lx, y[nlp.ineq]])      # dL/dw_i of the bound terms: zU - zL
+    iL, iU = host(ipm.iL), host(ipm.iU)
+    zL = np.clip(-zw[iL], push, cap)
+    zU = np.clip(zw[iU], push, cap)
+    xp = ipm.xp
+    return xp.asarray(y), xp.asarray(zL), xp.asarray(zU)
+
+
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
               var_names=None, con_names=None, options=None) -> SolveResult:
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
@@ -144,18 +163,14 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     message = ""
     try:
         w0 = nlp.initial_w(x0)
-        y0 = None
-        if lam_g0 is not None:
-            y0 = xp.asarray(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc)
-        zL0 = zU0 = None
-        if lam_x0 is not None:
-            lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
-            zw = np.zeros(nlp.nw)
-            zw[:nlp.nx] = lx
-            floor = opts.bound_mult_init_val * 1e-2
-            zL0 = xp.asarray(np.maximum(-zw[host(ipm.iL)], floor))
-            zU0 = xp.asarray(np.maximum(zw[host(ipm.iU)], floor))
-        ipm.initialize(w0, y0=y0, zL0=zL0, zU0=zU0)
+        if opts.warm_start_init_point:
+            ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
+                           bound_push=(opts.warm_start_bound_push, opts.warm_start_bound_frac,
+                                       opts.warm_start_slack_bound_push,
+                                       opts.warm_start_slack_bound_frac))
+        else:
+            # IPOPT ignores given multipliers unless warm_start_init_point = yes
+            ipm.initialize(w0)
         status = ipm.run()
     except SolverStop as stop:
         status, message = stop.status, stop.message

@@ -220,11 +220,16 @@ class InteriorPoint:
         out[bad] = 0.5 * (wL[bad] + wU[bad])
         return out
 
-    def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True):
+    def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True,
+                   bound_push=None):
+        """``bound_push``: (push, frac, slack_push, slack_frac), default the bound_push,
+        bound_frac, slack_bound_push, slack_bound_frac options."""
         o, xp = self.opts, self.xp
         if push:
-            w = self.push_into_bounds(host(w0).astype(float), o.bound_push, o.bound_frac,
-                                      o.slack_bound_push, o.slack_bound_frac)
+            if bound_push is None:
+                bound_push = (o.bound_push, o.bound_frac, o.slack_bound_push,
+                              o.slack_bound_frac)
+            w = self.push_into_bounds(host(w0).astype(float), *bound_push)
             self.w[:] = xp.asarray(w)
         else:
             self.w[:] = w0

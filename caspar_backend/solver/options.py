@@ -101,6 +101,21 @@ _ROWS = [
        "than this (max-norm) are discarded for zero.", low=0.0),
     _o("least_square_init_duals", bool, False, "Also estimate the bound multipliers by "
        "least squares (kept at bound_mult_init_val when False).", ()),
+    _o("warm_start_init_point", bool, False, "'yes': start from the given multipliers "
+       "lam_g0 / lam_x0 (IPOPT's WarmStartIterateInitializer, with the warm_start_* "
+       "pushes below); 'no': ignore them, as IPOPT does (least-squares y, bound "
+       "multipliers bound_mult_init_val)."),
+    _o("warm_start_bound_push", float, 1e-3, "bound_push of a warm start.", low=0.0),
+    _o("warm_start_bound_frac", float, 1e-3, "bound_frac of a warm start.", low=0.0,
+       high=0.5),
+    _o("warm_start_slack_bound_push", float, 1e-3, "slack_bound_push of a warm start.",
+       low=0.0),
+    _o("warm_start_slack_bound_frac", float, 1e-3, "slack_bound_frac of a warm start.",
+       low=0.0, high=0.5),
+    _o("warm_start_mult_bound_push", float, 1e-3, "Warm-start bound multipliers (variables "
+       "and inequality slacks) are raised to at least this.", low=0.0),
+    _o("warm_start_mult_init_max", float, 1e6, "Warm-start multipliers are clipped to "
+       "this magnitude.", low=0.0),
     # ---------------------------------------------------------------- scaling
     _o("nlp_scaling_method", str, "gradient-based", "Problem scaling: 'gradient-based' "
        "scales f and each g_i so their gradient max-norm at x0 is at most "
@@ -168,6 +183,7 @@ _ROWS = [
        "iteration log.", low=0, high=12),
     _o("print_user_options", bool, False, "Print the options the user set."),
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
+    _o("sb", bool, False, "IPOPT's 'suppress banner'; accepted (caspar prints no banner)."),
     _o("stream", object, None, "File-like object for the output (default sys.stdout)."),
     # ---------------------------------------------------------------- caspar
     _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "
