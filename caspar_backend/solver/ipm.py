@@ -471,6 +471,12 @@ class InteriorPoint:
             fact = type("F", (), {"n_zero": 1})()
         else:
             fact, ok = self._factor()
+        # a zero pivot of a factorization without pivoting need not mean a singular K
+        # (catmix(20), iteration 8: K has the required inertia, min |eig| 9e-7, and
+        # qdldl breaks down); as IPOPT's linear solver would pivot, first try more
+        # stable factorizations before perturbing K itself
+        while not ok and not singular and fact.n_zero > 0 and k.increase_quality():
+            fact, ok = self._factor()
         if ok:
             return True
         if fact.n_zero > 0 and k.delta_c == 0.0 and self.m > 0:
