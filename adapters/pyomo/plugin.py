@@ -785,6 +785,9 @@ def register() -> None:
     SolverFactory.register(SOLVER_NAME, legacy_name=SOLVER_NAME,
                            doc="caspar interior-point NLP solver (IPOPT's algorithm)"
                            )(CasparSolver, LegacyCasparSolver)
+    from caspar_backend._pyomo_hook import _register_v2_alias
+
+    _register_v2_alias(LegacyCasparSolver)
 
 
 # as every Pyomo solver plugin: importing the module registers it
