@@ -37,6 +37,7 @@ import warnings
 from bisect import bisect_right
 
 import casadi as ca
+import numpy as np
 
 from caspar_backend.errors import ModelError, UnsupportedOpError
 
@@ -154,8 +155,16 @@ class Compiler:
             self._keep.append(fn)
         return hit
 
-    def compile_mx(self, name, ins, outs) -> Program:
-        """A program for MX expressions ``outs`` of MX inputs ``ins``."""
+    def compile_mx(self, name, ins, outs, inline_wrappers: bool = False) -> Program:
+        """A program for MX expressions ``outs`` of MX inputs ``ins``.
+
+        ``inline_wrappers``: first inline the MX Functions called at the top level
+        that merely reach a Map (casadi's ``thread`` maps and maps with reduced
+        inputs/outputs are such wrappers), so the Map calls themselves are split
+        off here and :meth:`MXCallProgram.run_blocks` can see their arguments
+        and results."""
+        if inline_wrappers and self.keep_calls:
+            outs = self._inline_wrappers(name, ins, outs)
         fn = make_function(name, ins, outs)
         if self.keep_calls:
             # only calls that reach a Map are worth keeping: any other call is
@@ -171,6 +180,27 @@ class Compiler:
                               "whole (correct, but mapped Functions are not reused)",
                               stacklevel=2)
         return SXProgram(expand(fn), self)
+
+
+    def _inline_wrappers(self, name, ins, outs, depth: int = 4) -> list:
+        for _ in range(depth):
+            fn = make_function(name, ins, outs)
+            wrappers = [c for c in _calls(fn)
+                        if c.which_function().is_a("MXFunction")
+                        and not c.which_function().is_a("Map", True)
+                        and self._has_map(c.which_function())]
+            if not wrappers:
+                break
+            olds, news = [], []
+            for c in wrappers:
+                f = c.which_function()
+                args = [_conform(c.dep(i), f.sparsity_in(i), f.name()) for i in range(f.n_in())]
+                res = f.call(args, True, False)  # its body, its own calls kept
+                for i in range(f.n_out()):
+                    olds.append(c.get_output(i))
+                    news.append(res[i])
+            outs = ca.graph_substitute(list(outs), olds, news)
+        return list(outs)
 
 
 class MXCallProgram(Program):
@@ -264,6 +294,7 @@ class MXCallProgram(Program):
         plan.sort(key=lambda t: (t[0], t[1]))
         self.plan = plan
         self.n_y = n_y
+        self.first_out = a_off[-1]
         self.final = outer.out_ssa[a_off[-1]:]
 
     def run(self, g, inputs: list) -> list:
@@ -278,6 +309,57 @@ class MXCallProgram(Program):
             v[y0:y0 + n_res] = res
         outer.execute(g, v, lo, len(outer.steps), builders)
         return [v[s] for s in self.final]
+
+    def run_blocks(self, g, inputs: list, n_x: int) -> tuple[list, list]:
+        """``(outputs, blocks)``: like :meth:`run`, but the instances of map call
+        sites that :mod:`.mapblocks` can take as tables come back as
+        :class:`~caspar_backend.blocks.TemplateBlock` s (their ``rows``: positions in
+        ``outputs``) and enter ``outputs`` as 0.  For the top-level program, whose
+        inputs are ``n_x`` variables followed by the parameters."""
+        from .mapblocks import MapSite, affine_links, analyse, make_blocks
+
+        outer = self.outer
+        n_p = sum(self.n_in) - n_x
+        links = None
+        sites = {}
+        for _pos, j, ssa, y0, _n in self.plan:
+            prog = self.progs[j]
+            if not isinstance(prog, MapProgram):
+                continue
+            if links is None:
+                links = affine_links(outer)
+            site = MapSite(prog, ssa, y0)
+            hit = analyse(site, outer, n_x, n_p, links, self.first_out)
+            if hit[0].any():
+                sites[j] = (site, *hit)
+        self.block_stats = []
+        if not sites:
+            return self.run(g, inputs), []
+        v = outer.start(g, list(inputs) + [None] * self.n_y)
+        builders = T.bind(g)
+        zero = g.const(0.0)
+        blocks = []
+        lo = 0
+        for pos, j, ssa, y0, n_res in self.plan:
+            outer.execute(g, v, lo, pos, builders)
+            lo = pos
+            hit = sites.get(j)
+            if hit is None:
+                v[y0:y0 + n_res] = self.progs[j].run(g, [v[s] for s in ssa])
+                continue
+            site, blocked, kinds, rel, coef = hit
+            v[y0:y0 + n_res] = [zero] * n_res
+            replay = np.flatnonzero(~blocked)
+            if replay.size:
+                batch = [[v[s] for s in col] for col in site.arg_ssa[:, replay].T.tolist()]
+                res = site.prog.inner.run_many(g, batch)
+                for col, r in zip(site.y_ssa[:, replay].T.tolist(), res):
+                    for s, node in zip(col, r):
+                        v[s] = node
+            blocks += make_blocks(site, outer, n_x, blocked, kinds, rel, coef)
+            self.block_stats.append((site.prog.name, int(blocked.sum()), int(replay.size)))
+        outer.execute(g, v, lo, len(outer.steps), builders)
+        return [v[s] for s in self.final], blocks
 
 
 def _calls(fn) -> list:

@@ -25,11 +25,12 @@ import numpy as np
 
 import casadi as ca
 
+from caspar_backend.blocks import TemplateBlock
 from caspar_backend.errors import ModelError
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
-from .compiler import Compiler, make_function
+from .compiler import Compiler, MXCallProgram, make_function
 from .program import SXProgram
 from .sums import flatten_sums
 
@@ -39,7 +40,8 @@ _MIN_CON_TERMS = 8
 
 
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
-                    expand: bool = True, keep_calls: bool = True) -> NLPModel:
+                    expand: bool = True, keep_calls: bool = True,
+                    blocks: bool = True) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -73,25 +75,47 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
         if sym is ca.SX:
             prog = SXProgram(make_function("caspar_nlp", [x, pp], [f, g]), compiler)
         else:
-            prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g])
+            prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
         leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
-        out = prog.run(graph, leaves)
-        objective = out[0] if f.nnz() else graph.const(0.0)
-        roots = [objective] + out[f.nnz():]
+        found = []
+        if blocks and isinstance(prog, MXCallProgram):
+            out, found = prog.run_blocks(graph, leaves, n)
+        else:
+            out = prog.run(graph, leaves)
+        nf = int(f.nnz())
+        objective = out[0] if nf else graph.const(0.0)
+        roots = [objective] + out[nf:]
         objective, *constraints = flatten_sums(
             graph, roots, [3] + [_MIN_CON_TERMS] * (len(roots) - 1))
+        meta = {"casadi_type": sym.__name__,
+                "functions_compiled": compiler.stats["functions"],
+                "maps": list(compiler.stats["maps"])}
+        if not found:
+            return NLPModel(
+                graph, objective, constraints, **bounds,
+                var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
+                param_names=param_names, source="casadi", meta=meta)
+        con_blocks, obj_blocks = _split_blocks(found, nf)
+        absorbed = np.zeros(m, dtype=bool)
+        con_blocks = [nb for b in con_blocks
+                      for nb in _absorb_leaf_rests(b, constraints, absorbed, m, con_blocks)]
+        # a row whose flat part is 0 (or went into a block) needs no flat term
+        covered = np.zeros(m, dtype=bool)
+        for b in con_blocks:
+            covered[b.rows] = True
+        keep = [k for k, c in enumerate(constraints)
+                if not absorbed[k] and not (covered[k] and c.op == "const" and c.attr == 0.0)]
+        meta["map_blocks"] = list(prog.block_stats)
         return NLPModel(
-            graph, objective, constraints, **bounds,
+            graph, objective, [constraints[k] for k in keep], **bounds,
             var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
-            param_names=param_names, source="casadi",
-            meta={"casadi_type": sym.__name__,
-                  "functions_compiled": compiler.stats["functions"],
-                  "maps": list(compiler.stats["maps"])},
-        )
+            param_names=param_names, source="casadi", meta=meta,
+            constraint_blocks=con_blocks, objective_blocks=obj_blocks,
+            constraint_rows=np.asarray(keep, dtype=np.int64), n_rows=m)
 
 
 def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
-                expand: bool = True, keep_calls: bool = True):
+                expand: bool = True, keep_calls: bool = True, blocks: bool = True):
     """A :class:`~caspar_backend.problem.Problem` for an ``nlpsol`` problem dict.
 
     Same arguments as :func:`casadi_to_model`; ``x0``, bounds and ``p`` as in
@@ -100,10 +124,83 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     from caspar_backend.problem import Problem
 
     return Problem(casadi_to_model(nlp, x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p,
-                                   expand=expand, keep_calls=keep_calls))
+                                   expand=expand, keep_calls=keep_calls,
+                                   blocks=blocks))
 
 
 # ------------------------------------------------------------------- helpers
+def _absorb_leaf_rests(b, constraints, absorbed, m, all_blocks) -> list:
+    """``b`` with the flat part ``c * x_j`` of its rows moved into the template.
+
+    A defect row ``g = F(x_k, u_k) - x_{k+1}`` arrives as a block instance
+    ``F(...)`` plus the flat term ``-x_{k+1}``; when that term is a variable
+    times a constant and the row has no other block instance, the instance
+    becomes ``F(...) + c * var(extra)`` (one group instead of a block plus a
+    flat group).  Marks the rows taken in ``absorbed``; returns the blocks
+    replacing ``b`` (instances without such a term stay in ``b``).
+    """
+    per_row = np.zeros(m, dtype=np.int64)
+    for other in all_blocks:
+        per_row += np.bincount(other.rows, minlength=m)
+    N = b.size
+    xi = np.full(N, -1, dtype=np.int64)
+    cf = np.zeros(N)
+    for k, r in enumerate(b.rows.tolist()):
+        if per_row[r] != 1 or absorbed[r]:
+            continue
+        c = constraints[r]
+        if c.op == "var":
+            xi[k], cf[k] = c.attr, 1.0
+        elif c.op == "neg" and c.args[0].op == "var":
+            xi[k], cf[k] = c.args[0].attr, -1.0
+        elif c.op == "mul" and c.args[0].op == "const" and c.args[1].op == "var":
+            xi[k], cf[k] = c.args[1].attr, c.args[0].attr
+        elif c.op == "mul" and c.args[1].op == "const" and c.args[0].op == "var":
+            xi[k], cf[k] = c.args[0].attr, c.args[1].attr
+    take = np.flatnonzero(xi >= 0)
+    if not take.size:
+        return [b]
+    absorbed[b.rows[take]] = True
+    g = Graph()
+    image = {"var": g.var, "param": g.param, "data": g.data}
+    from caspar_backend.passes import rebuild
+
+    root = rebuild([b.root], g, lambda v: image[v.op](v.attr) if v.op in image
+                   else g.const(v.attr))[0]
+    vt = np.vstack([b.var_table[:, take], xi[None, take]])
+    dt = b.data_table[:, take]
+    c = cf[take]
+    extra = g.var(b.var_table.shape[0])
+    if np.all(c == c[0]):
+        term = g.mul(g.const(float(c[0])), extra)
+    else:
+        term = g.mul(g.data(dt.shape[0]), extra)
+        dt = np.vstack([dt, c[None, :]])
+    out = [TemplateBlock(g, g.add(root, term), vt, b.param_table[:, take], dt,
+                         rows=b.rows[take], name=b.name)]
+    rest = np.flatnonzero(xi < 0)
+    if rest.size:
+        out.append(b.subset(rest))
+    return out
+
+
+def _split_blocks(found, nf) -> tuple[list, list]:
+    """Blocks whose rows are output positions (``nf`` objective nonzeros, then
+    g) -> (constraint blocks with g rows, objective blocks)."""
+    con, obj = [], []
+    for b in found:
+        to_f = b.rows < nf
+        if to_f.any():
+            o = b.subset(np.flatnonzero(to_f))
+            o.rows = None
+            obj.append(o)
+        if not to_f.all():
+            c = b.subset(np.flatnonzero(~to_f))
+            c.rows = c.rows - nf
+            con.append(c)
+    return con, obj
+
+
 @contextmanager
 def _no_gc():
     """Pause the cyclic garbage collector.  Extraction allocates ~10 objects per
