@@ -54,6 +54,7 @@ from pyomo.contrib.solver.common.solution_loader import SolutionLoader
 from pyomo.contrib.solver.common.util import NoOptimalSolutionError, NoSolutionError
 from pyomo.core.base import Constraint, Expression, Objective
 from pyomo.core.base.block import BlockData
+from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.suffix import Suffix, active_import_suffix_generator
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.opt.base.solvers import OptSolver
@@ -218,10 +219,41 @@ class _Outcome:
     seconds: float
 
 
+def _con_token(c):
+    """What the compiled rows of ``c`` were built from, as one object compared by
+    identity (a new object: recompile).
+
+    * AML ``ConstraintData`` stores its relational expression (``c.expr``), which
+      ``set_value`` replaces;
+    * ``MatrixConstraint`` rows (pyomo.repn.beta.matrix) store no expression and
+      build a new ``body`` on every access, but cannot be changed after
+      compilation (``set_value`` raises): the row itself is the token;
+    * pyomo.kernel constraints store body and bounds separately (``c.expr`` is
+      rebuilt on every access), so the token is ``(lower, body, upper)``; a kernel
+      ``linear_constraint`` rebuilds its body too, and its stored terms stand in.
+    """
+    if isinstance(c, ConstraintData):
+        try:
+            return c.expr
+        except AttributeError:                  # MatrixConstraint row (immutable)
+            return c
+    body = c.body
+    if body is not c.body:                      # rebuilt per access (linear_constraint)
+        body = tuple(x for term in c.terms for x in term) if hasattr(c, "terms") else object()
+    return (c.lower, body, c.upper)
+
+
+def _same_token(a, b) -> bool:
+    if a is b:
+        return True
+    return (type(a) is tuple and type(b) is tuple and len(a) == len(b)
+            and all(_same_token(x, y) for x, y in zip(a, b)))
+
+
 def _structure(model) -> tuple:
     objs = tuple((o, o.expr, int(o.sense)) for o in
                  model.component_data_objects(Objective, active=True, descend_into=True))
-    cons = tuple((c, c.expr) for c in
+    cons = tuple((c, _con_token(c)) for c in
                  model.component_data_objects(Constraint, active=True, descend_into=True))
     named = tuple((e, e.expr) for e in
                   model.component_data_objects(Expression, descend_into=True))
@@ -235,7 +267,7 @@ def _same_structure(a: tuple, b: tuple) -> bool:
         if len(part_a) != len(part_b):
             return False
         for ra, rb in zip(part_a, part_b):
-            if any(x is not y for x, y in zip(ra[:2], rb[:2])) or ra[2:] != rb[2:]:
+            if any(not _same_token(x, y) for x, y in zip(ra[:2], rb[:2])) or ra[2:] != rb[2:]:
                 return False
     return True
 

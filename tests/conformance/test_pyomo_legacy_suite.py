@@ -37,8 +37,6 @@ DRIVERS = ["test_writers", "test_pickle", "test_no_solution_behavior"]
 KNOWN = {
     "_kernel": "pyomo.kernel blocks are refused by SolverFactory('caspar') "
                "(expects a ConcreteModel or Block); ipopt's NL route accepts them",
-    "Test_LP_compiled.": "MatrixConstraint (pyomo.repn.beta.matrix) rows have no _expr: "
-                         "the walker fails with AttributeError",
 }
 
 
