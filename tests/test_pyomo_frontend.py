@@ -655,3 +655,71 @@ def test_device_option():
     with pytest.raises(DeviceError):
         ContribFactory("caspar").solve(m, solver_options={**QUIET, "device": "cuda"})
     assert _snapshot(m) == before
+
+
+# ------------------------------------------------------------- pyomo.kernel
+def _kernel_model():
+    import pyomo.kernel as pmo
+
+    m = pmo.block()
+    m.x = pmo.variable(lb=0.0)
+    m.y = pmo.variable(value=0.0)
+    m.unused = pmo.variable(value=7.0)
+    m.p = pmo.parameter(2.0)
+    m.e = pmo.expression(m.p * m.x)
+    m.o = pmo.objective(m.e + (m.y - 3.0) ** 2)
+    m.c = pmo.constraint_list([pmo.constraint(m.x + m.y >= 1.0),
+                               pmo.constraint(body=m.y, ub=m.p)])
+    m.b = pmo.block()
+    m.b.z = pmo.variable()
+    m.b.c = pmo.constraint(m.b.z == m.x + 1.0)
+    m.dual = pmo.suffix(direction=pmo.suffix.IMPORT)
+    return m
+
+
+def test_kernel_block_legacy_solve_loads_values_and_duals():
+    """min 2x + (y-3)^2, x + y >= 1, y <= p=2, x >= 0: y = 2 (upper row active,
+    dual -2), x = 0; z follows x.  Kernel suffixes get the duals, a parameter
+    change re-solves without recompiling."""
+    m = _kernel_model()
+    opt = pyo.SolverFactory("caspar")
+    res = opt.solve(m, options=QUIET)
+    assert res.solver.termination_condition == TerminationCondition.optimal
+    assert _close(m.x.value, 0.0, 1e-6, 1e-7) and _close(m.y.value, 2.0, 1e-6)
+    assert _close(m.b.z.value, 1.0, 1e-6)
+    assert m.unused.value == 7.0 and m.unused.stale
+    assert _close(m.dual[m.c[1]], -2.0, 1e-5) and _close(m.dual[m.c[0]], 0.0, 0, 1e-6)
+    m.p.value = 1.5
+    opt.solve(m, options=QUIET)
+    assert opt.compilations == 1 and _close(m.y.value, 1.5, 1e-6)
+    m.c[1].ub = 1.0                        # a new bound object: recompiled
+    opt.solve(m, options=QUIET)
+    assert opt.compilations == 2 and _close(m.y.value, 1.0, 1e-6)
+
+
+def test_kernel_block_load_later_from_results():
+    m = _kernel_model()
+    res = pyo.SolverFactory("caspar").solve(m, options=QUIET, load_solutions=False)
+    assert m.y.value == 0.0
+    m.load_solution(res.solution(0))
+    assert _close(m.y.value, 2.0, 1e-6) and _close(m.dual[m.c[1]], -2.0, 1e-5)
+
+
+def test_matrix_constraint_rows_and_reuse():
+    """Rows compiled into a MatrixConstraint (pyomo.repn.beta.matrix) solve like
+    the constraints they came from, and a re-solve reuses the compiled problem."""
+    from pyomo.repn.beta.matrix import compile_block_linear_constraints
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([1, 2], bounds=(0, None))
+    m.o = pyo.Objective(expr=(m.x[1] - 2) ** 2 + (m.x[2] - 2) ** 2)
+    m.c1 = pyo.Constraint(expr=m.x[1] + m.x[2] <= 2)
+    m.c2 = pyo.Constraint(expr=(-1, m.x[1] - m.x[2], 1))
+    compile_block_linear_constraints(m, "A")
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    opt = pyo.SolverFactory("caspar")
+    opt.solve(m, options=QUIET)
+    assert _close(m.x[1].value, 1.0, 1e-6) and _close(m.x[2].value, 1.0, 1e-6)
+    assert _close(m.dual[m.A[0]], -2.0, 1e-5)
+    opt.solve(m, options=QUIET)
+    assert opt.compilations == 1

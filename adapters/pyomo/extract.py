@@ -1,5 +1,9 @@
 """A Pyomo model -> :class:`~caspar_backend.model.NLPModel` (+ its :class:`PyomoMapping`).
 
+The model is an AML ``ConcreteModel``/Block or a pyomo.kernel ``block`` (both
+offer ``component_data_objects``; kernel constraints and MatrixConstraint rows
+are read through the public ``to_bounded_expression()`` only).
+
 The NLP is IPOPT's
 
     min f(x; p)   s.t.   lbg <= g(x; p) <= ubg,   lbx <= x <= ubx
@@ -172,7 +176,7 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
         if node.op == "sum" and node.args[-1].op == "const":
             c = node.args[-1].attr
             node = g.sum(node.args[:-1])
-        comp = con.parent_component()
+        comp = _owner(con)
         if comp is not last_comp:
             if last_comp is not None:
                 rows.blocks.append((last_comp, start, len(cons)))
@@ -200,6 +204,12 @@ def _active_constraints(model, Constraint):
     (owner outside the active tree) are still included.  Duplicates are
     removed by the caller.
     """
+    if _is_kernel(model):
+        # pyomo.kernel has no References (an object has one parent), and its
+        # component_data_objects walks active blocks and containers in
+        # declaration order, which is what the NL writer uses for kernel models
+        yield from model.component_data_objects(Constraint, active=True, descend_into=True)
+        return
     refs = []
     for blk in model.block_data_objects(active=True, descend_into=True):
         for comp in blk.component_objects(Constraint, active=True, descend_into=False):
@@ -231,6 +241,22 @@ def _bound_exprs(con, lb, ub, lo_v, hi_v, value, record, j):
     if not (lo_v == -_INF and hi_v == _INF):
         record.append((j, le, ue))
     return lo_v, hi_v
+
+
+def _is_kernel(model) -> bool:
+    """A pyomo.kernel block (``pmo.block``) rather than an AML Block."""
+    from pyomo.core.kernel.block import IBlock
+
+    return isinstance(model, IBlock)
+
+
+def _owner(con):
+    """The component a row belongs to: the AML's indexed Constraint, or the
+    kernel container (``constraint_list``/``dict``, or the block) holding it."""
+    try:
+        return con.parent_component()
+    except AttributeError:          # kernel objects know only their parent
+        return con.parent
 
 
 # --------------------------------------------------------------------- checks

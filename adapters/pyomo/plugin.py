@@ -688,7 +688,10 @@ class LegacyCasparSolver(OptSolver):
     Loading goes through ``model.solutions.load_from`` as for every legacy
     solver: ok statuses load silently, warning statuses (infeasible, limits) load
     the last iterate with Pyomo's warning, error statuses raise ``ValueError``
-    with ``load_solutions=True``.  The primal start is always the model's current
+    with ``load_solutions=True``.  A pyomo.kernel block is loaded as
+    ``OptSolver.solve`` loads one: ``model.load_solution(results.solution(0))``
+    with the symbol map on the solution (kept there with ``load_solutions=False``
+    for a later ``load_solution``), kernel import suffixes filled.  The primal start is always the model's current
     values (IPOPT's start from the NL file), hence ``warmstart`` is accepted;
     ``keepfiles`` and ``symbolic_solver_labels`` are accepted and unused.
     """
@@ -729,10 +732,13 @@ class LegacyCasparSolver(OptSolver):
         self._engine.reset()
 
     def solve(self, *args, **kwds):
-        if len(args) != 1 or not isinstance(args[0], BlockData):
+        from pyomo.core.kernel.block import IBlock
+
+        if len(args) != 1 or not isinstance(args[0], (BlockData, IBlock)):
             raise ValueError("SolverFactory('caspar').solve expects one Pyomo model "
-                             f"(a ConcreteModel or Block), got {args!r}")
+                             f"(a ConcreteModel, Block or pyomo.kernel block), got {args!r}")
         model = args[0]
+        kernel = isinstance(model, IBlock)
         options = dict(self.options)
         options.update(kwds.pop("options", None) or {})
         options.update(self._options_string_to_dict(kwds.pop("options_string", "")))
@@ -755,8 +761,7 @@ class LegacyCasparSolver(OptSolver):
         out = self._engine.solve(prep, _tee_streams(tee))
         self._log = out.log
         mapping, row = out.mapping, out.row
-        suffixes = _wanted_suffixes(
-            wanted + [name for name, _ in active_import_suffix_generator(model)])
+        suffixes = _wanted_suffixes(wanted + _model_import_suffixes(model, kernel))
         results, smap = legacy_results(
             model, row, out.solution, sense=mapping.sense, n=mapping.n, m=mapping.m,
             has_objective=mapping.objective is not None,
@@ -766,22 +771,10 @@ class LegacyCasparSolver(OptSolver):
         t_load = time.perf_counter()
         results._smap = None
         results._smap_id = None
-        if not hasattr(model, "solutions"):
-            # a sub-Block: Pyomo's Block.write adds the container the same way
-            from pyomo.core.base.PyomoModel import ModelSolutions
-
-            model.solutions = ModelSolutions(model)
-        if smap is not None:
-            model.solutions.add_symbol_map(smap)
-            results._smap_id = id(smap)
-        if load_solutions:
-            # Pyomo's own loader: warning statuses log and load, error raises
-            model.solutions.load_from(results, select=0, default_variable_value=None)
-            results._smap_id = None
-            results.solution.clear()
-        elif smap is not None:
-            results._smap = smap
-            model.solutions.delete_symbol_map(id(smap))
+        if kernel:
+            _load_kernel(model, results, smap, load_solutions)
+        else:
+            _load_aml(model, results, smap, load_solutions)
         t_load = time.perf_counter() - t_load
         object.__setattr__(results, "solver_log", out.log)
         if logfile is not None:
@@ -792,6 +785,54 @@ class LegacyCasparSolver(OptSolver):
             print(f"      {out.seconds:6.2f} seconds required for solver")
             print(f"      {t_load:6.2f} seconds required for postsolve")
         return results
+
+
+def _model_import_suffixes(model, kernel: bool) -> list:
+    """Names of the model's active import Suffixes (top level for kernel, as
+    ``OptSolver.solve`` collects them)."""
+    if kernel:
+        from pyomo.core.kernel.suffix import import_suffix_generator
+
+        return [s.storage_key for s in
+                import_suffix_generator(model, active=True, descend_into=False)]
+    return [name for name, _ in active_import_suffix_generator(model)]
+
+
+def _load_aml(model, results, smap, load_solutions) -> None:
+    """Load through ``model.solutions`` as every legacy solver does for an AML
+    model: warning statuses log and load, error statuses raise."""
+    if not hasattr(model, "solutions"):
+        # a sub-Block: Pyomo's Block.write adds the container the same way
+        from pyomo.core.base.PyomoModel import ModelSolutions
+
+        model.solutions = ModelSolutions(model)
+    if smap is not None:
+        model.solutions.add_symbol_map(smap)
+        results._smap_id = id(smap)
+    if load_solutions:
+        model.solutions.load_from(results, select=0, default_variable_value=None)
+        results._smap_id = None
+        results.solution.clear()
+    elif smap is not None:
+        results._smap = smap
+        model.solutions.delete_symbol_map(id(smap))
+
+
+def _load_kernel(model, results, smap, load_solutions) -> None:
+    """Load as ``OptSolver.solve`` does for a pyomo.kernel block: kernel has no
+    ``model.solutions``; the symbol map travels on the solution itself, so a
+    caller with ``load_solutions=False`` can ``model.load_solution(results.solution(0))``
+    later.  Without a solution nothing is loaded and, when loading was asked
+    for, Pyomo's "No solution is available" error is logged."""
+    del results._smap_id
+    if len(results.solution) == 1:
+        soln = results.solution(0)
+        soln.symbol_map = smap
+        soln.default_variable_value = None
+        if load_solutions:
+            model.load_solution(soln)
+    elif load_solutions:
+        logging.getLogger("pyomo.opt").error("No solution is available")
 
 
 def _wanted_suffixes(patterns) -> set:

@@ -10,6 +10,7 @@ Pyomo                                  caspar
 int / float / bool / numpy scalar      ``const(v)``
 free ``VarData``                       ``var(i)``, ``i`` its position in x
 fixed ``VarData``, mutable ``Param``   ``param(k)``, ``k`` its position in p
+(and pyomo.kernel ``parameter``)
 immutable Param, ``NumericConstant``   ``const(value)``
 named ``Expression``                   ``N(e.expr)``, walked once (memo by id)
 ``c0 + sum_k a_k x_k + sum_j t_j``     ``sum(lincomb(a, x), N(t_j)..., c0)``
@@ -379,6 +380,12 @@ class ExpressionWalker:
         elif obj.is_variable_type():
             kind = _VAR if obj.is_numeric_type() else _BAD
         elif obj.is_parameter_type():
+            kind = _PARAM
+        elif (obj.is_numeric_type() and obj.is_fixed() and not obj.is_constant()
+              and not obj.is_potentially_variable() and hasattr(obj, "value")):
+            # pyomo.kernel's parameter is not a "parameter type" (that name is
+            # the AML's ParamData) but it is what a mutable Param is: fixed
+            # data with a value the user may change between solves
             kind = _PARAM
         elif obj.is_numeric_type() and obj.is_constant():
             kind = _CONST

@@ -34,10 +34,8 @@ if _BASE_DIR:
 
 DRIVERS = ["test_writers", "test_pickle", "test_no_solution_behavior"]
 
-KNOWN = {
-    "_kernel": "pyomo.kernel blocks are refused by SolverFactory('caspar') "
-               "(expects a ConcreteModel or Block); ipopt's NL route accepts them",
-}
+# caspar cases of these drivers that are expected to fail (none today)
+KNOWN: dict[str, str] = {}
 
 
 def _cases():
