@@ -10,7 +10,7 @@ Pyomo                                  caspar
 int / float / bool / numpy scalar      ``const(v)``
 free ``VarData``                       ``var(i)``, ``i`` its position in x
 fixed ``VarData``, mutable ``Param``   ``param(k)``, ``k`` its position in p
-(and pyomo.kernel ``parameter``)
+kernel ``parameter``                   ``param(k)`` (a mutable Param by another name)
 immutable Param, ``NumericConstant``   ``const(value)``
 named ``Expression``                   ``N(e.expr)``, walked once (memo by id)
 ``c0 + sum_k a_k x_k + sum_j t_j``     ``sum(lincomb(a, x), N(t_j)..., c0)``
