@@ -723,3 +723,61 @@ def test_matrix_constraint_rows_and_reuse():
     assert _close(m.dual[m.A[0]], -2.0, 1e-5)
     opt.solve(m, options=QUIET)
     assert opt.compilations == 1
+
+
+# ------------------------------------------------------- trivial constraints
+def _trivial_model():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var()
+    m.p = pyo.Param(initialize=0.0, mutable=True)
+    m.obj = pyo.Objective(expr=m.y)
+    m.c1 = pyo.Constraint(expr=m.y >= m.x)
+    m.c2 = pyo.Constraint(expr=m.y >= -m.x)
+    m.c3 = pyo.Constraint(expr=m.x >= m.p)          # trivial once x is fixed
+    m.c4 = pyo.Constraint(expr=2 * m.x == m.x + 1)  # trivial equality, x fixed at 1
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.x.fix(1.0)
+    return m
+
+
+def test_trivial_rows_feasible_have_zero_duals_and_do_not_recompile():
+    """Rows with every Var fixed are checked, not solved (the NL writer's rule):
+    feasible ones leave the solve alone and get dual 0; values of fixed Vars and
+    Params are re-read each solve, within the NL writer's absolute 1e-8."""
+    m = _trivial_model()
+    opt = pyo.SolverFactory("caspar")
+    res = opt.solve(m, options=QUIET)
+    assert res.solver.termination_condition == TerminationCondition.optimal
+    assert _close(m.y.value, 1.0, 1e-6)
+    assert m.dual[m.c3] == 0.0 and m.dual[m.c4] == 0.0
+    assert _close(m.dual[m.c1], -1.0, 1e-6)          # c1 is x - y <= 0 in Pyomo
+    m.p.set_value(1.0 + 1e-9)                       # violated by less than TOL
+    res = opt.solve(m, options=QUIET)
+    assert res.solver.termination_condition == TerminationCondition.optimal
+    m.p.set_value(1.0 + 1e-6)                       # violated: no solve
+    m.y.set_value(5.0)
+    with LoggingIntercept() as log:
+        res = opt.solve(m, options=QUIET)
+    assert res.solver.status == SolverStatus.warning
+    assert res.solver.termination_condition == TerminationCondition.infeasible
+    assert len(res.solution) == 0 and m.y.value == 5.0
+    assert "c3" in log.getvalue() and res.solver.statistics.black_box.number_of_iterations == 0
+    assert opt.compilations == 1
+
+
+def test_trivial_rows_contrib_proven_infeasible():
+    m = _trivial_model()
+    opt = ContribFactory("caspar")
+    res = opt.solve(m, solver_options=QUIET)
+    assert res.solution_status == SolutionStatus.optimal
+    m.x.fix(2.0)                                    # c4: 4 == 3, violated
+    with pytest.raises(NoOptimalSolutionError):
+        opt.solve(m, solver_options=QUIET)
+    res = opt.solve(m, solver_options=QUIET, raise_exception_on_nonoptimal_result=False,
+                    load_solutions=False)
+    assert res.termination_condition == ContribTC.provenInfeasible
+    assert res.solution_status == SolutionStatus.noSolution
+    assert res.incumbent_objective is None and res.iteration_count == 0
+    assert "c4" in res.extra_info.solver_message
+    assert opt.compilations == 1

@@ -14,7 +14,9 @@ The NLP is IPOPT's
   once (References and aliases are deduplicated by identity), in Pyomo's
   component order, through ``to_bounded_expression()``; the numeric constant
   of the body's top-level sum moves into the bounds; rows with neither bound
-  are skipped (as the NL writer does);
+  are skipped (as the NL writer does); rows whose body has no free variable
+  are kept but marked (``PyomoMapping.trivial_rows``): the front-end checks
+  them against their bounds at each solve instead of solving them;
 * x: the free Vars that appear in f or g, in order of first appearance; their
   bounds are Pyomo's ``VarData.bounds`` (explicit bounds intersected with the
   domain); a missing value starts at 0 projected into the bounds (IPOPT's rule);
@@ -73,11 +75,14 @@ def _extract(model, depth_limit) -> NLPModel:
         walker.release()
     _reject_discrete(walker.x_vars)
 
+    trivial = _constant_rows(rows.roots)
     mapping = PyomoMapping(
         model=model, x_vars=walker.x_vars, p_objs=walker.p_objs,
         constraints=rows.cons, objective=objective, sense=sense,
         shift=np.asarray(rows.shift, dtype=float), bound_exprs=rows.bound_exprs,
-        con_lb=rows.lo, con_ub=rows.hi, skipped=rows.skipped, blocks=rows.blocks)
+        con_lb=rows.lo, con_ub=rows.hi, skipped=rows.skipped, blocks=rows.blocks,
+        trivial_rows=np.asarray(trivial, dtype=np.intp),
+        trivial_roots=[rows.roots[j] for j in trivial])
     lbx, ubx = mapping.var_bounds()
     lbg, ubg = mapping.con_lb - mapping.shift, mapping.con_ub - mapping.shift
     return NLPModel(
@@ -241,6 +246,32 @@ def _bound_exprs(con, lb, ub, lo_v, hi_v, value, record, j):
     if not (lo_v == -_INF and hi_v == _INF):
         record.append((j, le, ue))
     return lo_v, hi_v
+
+
+def _constant_rows(roots) -> list:
+    """Rows whose body depends on no variable of x (every Var in it fixed, or
+    none at all): the NL writer's "trivial" constraints.  Which rows these are
+    depends only on which Vars are fixed, a structural fact (fixing or unfixing
+    recompiles), so it is found once here; their values are checked each solve.
+    One memo over all rows: shared subexpressions are looked at once."""
+    has_var: dict[int, bool] = {}
+    out = []
+    for j, root in enumerate(roots):
+        stack = [root]
+        while stack:                      # post-order without recursion
+            n = stack[-1]
+            if n.id in has_var:
+                stack.pop()
+                continue
+            todo = [a for a in n.args if a.id not in has_var]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            has_var[n.id] = n.op == "var" or any(has_var[a.id] for a in n.args)
+        if not has_var[root.id]:
+            out.append(j)
+    return out
 
 
 def _is_kernel(model) -> bool:

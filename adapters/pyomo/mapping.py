@@ -101,6 +101,10 @@ class PyomoMapping:
     skipped: list = field(default_factory=list)
     #: ``(Constraint component, start, stop)``: runs of rows from one component
     blocks: list = field(default_factory=list)
+    #: rows whose body depends on no variable of x ("trivial" rows in the NL
+    #: writer's words), int (t,), and their g nodes (functions of p only)
+    trivial_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    trivial_roots: list = field(default_factory=list)
 
     # ------------------------------------------------------------ sizes/names
     @property
@@ -207,6 +211,22 @@ class PyomoMapping:
             if o.is_variable_type() and not o.fixed:
                 raise ModelError(f"variable {o.name} was unfixed after the model was "
                                  "extracted; extract the model again")
+
+    def trivial_violation(self, data: PyomoData, tol: float):
+        """The first trivial row outside its bounds by more than ``tol`` (absolute,
+        as the NL writer tests them) at the current p, as ``(j, body value)``, or
+        None.  ``lbg - g == lb - body`` (the shift cancels)."""
+        if not self.trivial_roots:
+            return None
+        from caspar_backend.expr import evaluate
+
+        g = np.asarray(evaluate(self.trivial_roots, (), data.p), dtype=float)
+        rows = self.trivial_rows
+        bad = np.flatnonzero((data.lbg[rows] - g > tol) | (g - data.ubg[rows] > tol))
+        if not bad.size:
+            return None
+        j = int(rows[bad[0]])
+        return j, float(g[bad[0]] + self.shift[j])
 
     # --------------------------------------------------------- writing back
     def load_x(self, x) -> None:

@@ -31,6 +31,7 @@ consumes a few more that Pyomo users set for IPOPT (:data:`FRONTEND_OPTIONS`).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import io
 import logging
@@ -204,12 +205,14 @@ class _Prepared:
     lam_g0: np.ndarray | None
     lam_x0: np.ndarray | None
     t_extract: float
+    #: why the problem is infeasible without solving (a trivial row violated), or None
+    infeasible: str | None = None
 
 
 @final
 @dataclass(eq=False)
 class _Outcome:
-    """One finished solve."""
+    """One finished solve (``result`` None: decided without running the solver)."""
 
     mapping: object
     result: object
@@ -360,6 +363,7 @@ class _Engine:
         mapping = compiled.mapping
         data = mapping.refresh()
         _check_consistent(mapping, data)
+        data, infeasible = _trivial_rows(mapping, data)
         # the evaluator's device, chosen as Problem.solve does ('auto' weighs the
         # size); an unusable GPU is a DeviceError here, before the model is touched
         device = _choose_device(opts.pop("device", "cpu"), mapping.n, mapping.m)
@@ -369,7 +373,7 @@ class _Engine:
         if warm and compiled is not None:
             lam_g0, lam_x0 = self._warm_multipliers(model, mapping)
         return _Prepared(model, compiled, data, opts, device, lam_g0, lam_x0,
-                         time.perf_counter() - t0)
+                         time.perf_counter() - t0, infeasible)
 
     @staticmethod
     def _warm_multipliers(model, mapping):
@@ -404,8 +408,42 @@ class _Engine:
         solution = None
         if row.has_iterate:
             solution = PyomoSolution.from_result(mapping, result, data.lbx, data.ubx)
+            # a constant row constrains nothing: its dual is exactly 0
+            solution.dual[mapping.trivial_rows] = 0.0
         return _Outcome(mapping, result, row, solution, writer.getvalue(),
                         time.perf_counter() - t0)
+
+
+def _trivial_rows(mapping, data):
+    """``(data, message)``: the NL writer's treatment of rows with no free variable.
+
+    Pyomo's NL writer leaves such rows out of the problem and raises
+    ``InfeasibleConstraintException`` when one is outside its bounds by more than
+    its ``TOL`` (absolute), so ipopt reports infeasibility without running.  The
+    compiled problem keeps the rows (which rows are constant is structural, but
+    whether they hold depends on Param and fixed-Var values, re-read every
+    solve), so here: a violated one gives the message naming it; otherwise their
+    bounds are opened to (-inf, inf) for this solve, so a row with no Jacobian
+    entries neither makes the KKT system singular (an equality) nor enters the
+    barrier (an inequality).
+    """
+    rows = mapping.trivial_rows
+    if not rows.size:
+        return data, None
+    from pyomo.repn.ampl import TOL      # the NL writer's tolerance for trivial rows
+
+    hit = mapping.trivial_violation(data, TOL)
+    if hit is not None:
+        j, val = hit
+        c = mapping.constraints[j]
+        lo = float(data.lbg[j] + mapping.shift[j])
+        hi = float(data.ubg[j] + mapping.shift[j])
+        return data, (f"constraint {c.name} is trivially infeasible: its body depends on "
+                      f"no free variable and has the value {val!r} outside its bounds "
+                      f"[{lo!r}, {hi!r}]")
+    lbg, ubg = data.lbg.copy(), data.ubg.copy()
+    lbg[rows], ubg[rows] = -math.inf, math.inf
+    return dataclasses.replace(data, lbg=lbg, ubg=ubg), None
 
 
 def _choose_device(device: str, n: int, m: int) -> str:
@@ -599,6 +637,13 @@ class CasparSolver(SolverBase):
             results.termination_condition = TerminationCondition.emptyModel
             results.solution_status = SolutionStatus.noSolution
             results.extra_info.iteration_count = results.iteration_count = 0
+        elif prep.infeasible is not None:
+            # as contrib's ipopt when the NL writer finds a trivially infeasible row
+            results.termination_condition = TerminationCondition.provenInfeasible
+            results.solution_status = SolutionStatus.noSolution
+            results.extra_info.iteration_count = results.iteration_count = 0
+            results.extra_info.solver_message = prep.infeasible
+            results.solver_log = prep.infeasible + "\n"
         else:
             timer.start("solve")
             try:
@@ -758,16 +803,27 @@ class LegacyCasparSolver(OptSolver):
         if prep.compiled is None:
             raise ValueError(f"No variables appear in the active constraints or objective "
                              f"of model {model.name}; there is nothing for caspar to solve")
-        out = self._engine.solve(prep, _tee_streams(tee))
+        if prep.infeasible is not None:
+            # IPOPT, given the violated constant row (the legacy NL route keeps
+            # trivial rows), ends with Infeasible_Problem_Detected: that status
+            # pair, reported without solving, so there is no iterate to load
+            out = _Outcome(prep.compiled.mapping, None,
+                           pyomo_status("Infeasible_Problem_Detected"), None,
+                           prep.infeasible + "\n", 0.0)
+            for s in _tee_streams(tee):
+                s.write(out.log)
+            message, iterations = _message(prep.infeasible), 0
+        else:
+            out = self._engine.solve(prep, _tee_streams(tee))
+            message, iterations = _message(out.row.message), out.result.iterations
         self._log = out.log
         mapping, row = out.mapping, out.row
         suffixes = _wanted_suffixes(wanted + _model_import_suffixes(model, kernel))
         results, smap = legacy_results(
             model, row, out.solution, sense=mapping.sense, n=mapping.n, m=mapping.m,
             has_objective=mapping.objective is not None,
-            message=_message(row.message), solver_name=f"{SOLVER_NAME} {__version__}",
-            iterations=out.result.iterations,
-            seconds=out.seconds, suffixes=suffixes)
+            message=message, solver_name=f"{SOLVER_NAME} {__version__}",
+            iterations=iterations, seconds=out.seconds, suffixes=suffixes)
         t_load = time.perf_counter()
         results._smap = None
         results._smap_id = None

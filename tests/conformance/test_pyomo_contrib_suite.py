@@ -23,9 +23,6 @@ KNOWN = {
                                "IPOPT converges to a point of local infeasibility",
     "test_objective_changes": "core: max 3y (unbounded) ends at the iteration limit; "
                               "IPOPT stops on diverging iterates (unbounded)",
-    "test_trivial_constraints": "a constant constraint -1 >= 0 (all vars fixed) is solved as "
-                                "locallyInfeasible with a solution; Pyomo's ipopt reports "
-                                "provenInfeasible/noSolution without running",
 }
 
 
