@@ -781,3 +781,24 @@ def test_trivial_rows_contrib_proven_infeasible():
     assert res.incumbent_objective is None and res.iteration_count == 0
     assert "c4" in res.extra_info.solver_message
     assert opt.compilations == 1
+
+
+def test_kernel_matrix_and_linear_constraints_reuse_until_changed():
+    """Kernel matrix/linear constraint rows build a new body on each access; the
+    reuse check compares their terms and bounds, so re-solving reuses the
+    compiled problem and changing a coefficient recompiles."""
+    import pyomo.kernel as pmo
+
+    m = pmo.block()
+    m.x = pmo.variable_list([pmo.variable(lb=0.0) for _ in range(2)])
+    m.o = pmo.objective((m.x[0] - 2) ** 2 + (m.x[1] - 2) ** 2)
+    m.A = pmo.matrix_constraint(np.array([[1.0, 1.0]]), ub=2.0, x=list(m.x))
+    m.lin = pmo.linear_constraint(variables=[m.x[0]], coefficients=[1.0], ub=5.0)
+    opt = pyo.SolverFactory("caspar")
+    for _ in range(2):
+        opt.solve(m, options=QUIET)
+        assert _close(m.x[0].value, 1.0, 1e-6) and opt.compilations == 1
+    m.lin.terms = [(m.x[0], 2.0)]
+    m.lin.ub = 1.0
+    opt.solve(m, options=QUIET)
+    assert opt.compilations == 2 and _close(m.x[0].value, 0.5, 1e-6)

@@ -247,8 +247,15 @@ def _con_token(c):
 
 
 def _same_token(a, b) -> bool:
+    """Identity for Pyomo objects; numbers by value (kernel matrix rows hand out
+    fresh NumPy scalars on every access, and an equal coefficient or bound
+    compiles to the same problem); tuples element by element."""
     if a is b:
         return True
+    from pyomo.common.numeric_types import native_numeric_types
+
+    if a.__class__ in native_numeric_types and b.__class__ in native_numeric_types:
+        return a == b
     return (type(a) is tuple and type(b) is tuple and len(a) == len(b)
             and all(_same_token(x, y) for x, y in zip(a, b)))
 
