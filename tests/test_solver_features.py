@@ -285,3 +285,20 @@ def test_nlp_error_measures_inequalities_by_bound_violation():
     nlp.h(ipm.w, ipm.hv)
     e = ipm.errors()
     assert e["constr"] == pytest.approx(1.0) and e["nlp_constr"] == pytest.approx(0.5)
+
+
+def test_infeasible_lp_diverges_as_ipopt():
+    """min y s.t. y >= x, y <= x - 1 (x, y free; Pyomo's test_results_infeasible).  The
+    Hessian is zero and the Jacobian rank one, so the step along (1, 1) is ~1/delta_w and
+    the iterates grow geometrically only while delta_w keeps falling (to 1e-20 in IPOPT,
+    which stops with Diverging_Iterates after 37 iterations).  qdldl lost delta_w below
+    ~1e-10 to cancellation (exact zero pivot), the inertia correction stalled there and
+    the iterates grew linearly until max_iter; a zero pivot at delta_w > 0 now retries
+    with a pivoting factorization."""
+    x = cs.SX.sym("x", 2)
+    d = dict(x=x, f=x[1], g=cs.vertcat(x[1] - x[0], x[1] - x[0] + 1), x0=[0.0, 0.0],
+             lbx=[-np.inf] * 2, ubx=[np.inf] * 2, lbg=[0, -np.inf], ubg=[np.inf, 0])
+    ri, rc = run_ipopt(d), run_caspar(d)
+    assert ri["status"] == rc.status == "Diverging_Iterates"
+    assert rc.iterations <= 2 * ri["iter"]
+

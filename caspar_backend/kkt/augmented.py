@@ -146,6 +146,18 @@ class AugmentedKKT(KKTSystem):
         self.static_regularization = min(10.0 * eps, self.STATIC_REGULARIZATION_MAX)
         return True
 
+    def enable_pivoting(self) -> bool:
+        """Factorize with the linear solver's pivoting mode from now on, where it has one
+        (qdldl: dense Bunch-Kaufman on small systems), for a pivot that a fixed
+        elimination order loses to cancellation (see the inertia correction).  A
+        pivoting factorization needs no static term, so K itself is factorized from
+        then on, as IPOPT's does.  Returns False when no such mode is available or it is
+        already on."""
+        if not self.solver.enable_pivoting():
+            return False
+        self.static_regularization = 0.0
+        return True
+
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))
         return (self.nw + neg_c, self.m + (self.r - neg_c), 0)

@@ -68,6 +68,13 @@ class LinearSolver(ABC):
     @abstractmethod
     def solve(self, rhs, out=None): ...
 
+    def enable_pivoting(self) -> bool:
+        """Switch the following :meth:`factorize` calls to a pivoting factorization
+        (1x1 and 2x2 pivots chosen by magnitude), for matrices where a fixed elimination
+        order loses pivots to cancellation.  Returns False when the solver has no such
+        mode, or it is already on (the default: no such mode)."""
+        return False
+
     @abstractmethod
     def matvec(self, x, out=None):
         """``K x`` with the values of the last :meth:`factorize` (the full symmetric

@@ -9,6 +9,16 @@ indefinite matrix; QDLDL then stops and leaves the remaining pivots at zero, whi
 report as ``n_zero > 0``.  The interior-point method reacts as for a singular matrix, by
 adding the dual regularization ``-delta_c I`` (and, if needed, ``delta_w I``), which makes
 the augmented system quasi-definite and always factorizable without pivoting.
+
+Without pivoting, a pivot that is small only relative to the entries eliminated before it
+is lost to cancellation: in ``[[delta_w I, A^T], [A, -delta_c I]]`` with a rank-deficient
+``A`` the pivots of ``A``'s null space are ``delta_w - (a - a)`` with ``a ~ |A|^2/delta_c``,
+so any ``delta_w`` below ``~1e-16 |A|^2/delta_c`` comes out as an exact zero, and the
+inertia correction can never lower ``delta_w`` below that floor (IPOPT's MUMPS pivots
+and lowers it to 1e-20).  :meth:`QDLDLSolver.enable_pivoting` switches a
+small system (``N <= DENSE_PIVOTING_MAX_N``) to LAPACK's dense Bunch-Kaufman LDL^T
+(``dsytrf``/``dsytrs``: 1x1 and 2x2 pivots, inertia from D's blocks) for the rest of the
+solve.
 """
 
 from __future__ import annotations
@@ -17,6 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .base import Factorization, LinearSolver, SparseStructure
+
+#: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
+#: pivoting factorization (an N x N dense matrix, O(N^3) per factorization)
+DENSE_PIVOTING_MAX_N = 1000
 
 
 class QDLDLSolver(LinearSolver):
@@ -28,6 +42,45 @@ class QDLDLSolver(LinearSolver):
         self.structure = None
         self._solver = None
         self._matrix = None
+        self._dense = None          # (ldu, ipiv) once switched to Bunch-Kaufman
+        self.pivoting = False
+
+    def enable_pivoting(self) -> bool:
+        if self.pivoting or self.structure is None \
+                or self.structure.n > DENSE_PIVOTING_MAX_N:
+            return False
+        self.pivoting = True
+        return True
+
+    def _factorize_dense(self) -> Factorization:
+        from scipy.linalg import lapack
+
+        a = self._matrix
+        # full symmetric matrix from the upper triangle (LAPACK reads the lower one)
+        k = (a + a.T).toarray()
+        k[np.diag_indices_from(k)] -= a.diagonal()
+        ldu, ipiv, info = lapack.dsytrf(k, lower=1)
+        n = k.shape[0]
+        d1 = np.diag(ldu)
+        # LAPACK (1-based): ipiv[i] < 0 and ipiv[i+1] == ipiv[i] mark a 2x2 block of D
+        # in rows i, i+1; its off-diagonal entry is ldu[i+1, i]
+        n_pos = n_neg = 0
+        i = 0
+        while i < n:
+            if ipiv[i] < 0 and i + 1 < n:
+                ev = np.linalg.eigvalsh(np.array([[d1[i], ldu[i + 1, i]],
+                                                  [ldu[i + 1, i], d1[i + 1]]]))
+                vals = ev
+                i += 2
+            else:
+                vals = d1[i:i + 1]
+                i += 1
+            ok = np.isfinite(vals)
+            n_pos += int(np.count_nonzero(vals[ok] > 0))
+            n_neg += int(np.count_nonzero(vals[ok] < 0))
+        n_zero = n - n_pos - n_neg
+        self._dense = (ldu, ipiv) if n_zero == 0 and info >= 0 else None
+        return Factorization(self._dense is not None, n_pos, n_neg, n_zero)
 
     def analyse(self, structure: SparseStructure) -> None:
         self.structure = structure
@@ -43,6 +96,8 @@ class QDLDLSolver(LinearSolver):
 
         # data is replaced in place; the pattern (and qdldl's analysis) stays
         self._matrix.data[:] = values
+        if self.pivoting:
+            return self._factorize_dense()
         try:
             if self._solver is None:
                 self._solver = qdldl.Solver(self._matrix, upper=True)
@@ -59,7 +114,14 @@ class QDLDLSolver(LinearSolver):
         return Factorization(n_zero == 0, n_pos, n_neg, n_zero)
 
     def solve(self, rhs, out=None):
-        x = self._solver.solve(np.ascontiguousarray(rhs, dtype=np.float64))
+        b = np.ascontiguousarray(rhs, dtype=np.float64)
+        if self.pivoting:
+            from scipy.linalg import lapack
+
+            ldu, ipiv = self._dense
+            x = lapack.dsytrs(ldu, ipiv, b[:, None], lower=1)[0][:, 0]
+        else:
+            x = self._solver.solve(b)
         if out is None:
             return x
         out[:] = x

@@ -499,6 +499,14 @@ class InteriorPoint:
             if fact.n_zero > 0 and k.delta_c == 0.0:
                 k.delta_c = o.jacobian_regularization_value * self.mu ** \
                     o.jacobian_regularization_exponent
+            elif fact.n_zero > 0 and k.delta_w > 0.0 and k.enable_pivoting():
+                # with delta_w > 0 and delta_c > 0 an exact zero pivot is a numerical
+                # artefact (a delta_w below the factorization's resolution cancelled
+                # away), not a sign of missing curvature: raising delta_w would stall it
+                # at that floor (min y s.t. y >= x, y <= x - 1: delta_w stuck near 1e-10,
+                # iterates growing linearly instead of diverging as in IPOPT); retry the
+                # same delta_w with a pivoting factorization (IPOPT's MUMPS pivots)
+                continue
             k.delta_w *= o.perturb_inc_fact_first if self.delta_w_last == 0.0 \
                 else o.perturb_inc_fact
             if k.delta_w > o.max_hessian_perturbation:
