@@ -302,3 +302,22 @@ def test_infeasible_lp_diverges_as_ipopt():
     assert ri["status"] == rc.status == "Diverging_Iterates"
     assert rc.iterations <= 2 * ri["iter"]
 
+
+
+def test_unbounded_lp_after_minimize_diverges():
+    """Pyomo's test_objective_changes: min 3y s.t. y >= x + 1, y >= -x + 1, then the same
+    problem maximized from the minimizer (Pyomo passes the loaded values as x0).  IPOPT
+    stops with Diverging_Iterates (Pyomo: unbounded) after 6 iterations; caspar must too,
+    and a second solve must not inherit anything from the first.  (caspar takes 39: its
+    first delta_w = 0 step is cut by the static regularization of qdldl's x-block.)"""
+    x = cs.SX.sym("x", 2)
+    g = cs.vertcat(x[1] - x[0], x[1] + x[0])
+    base = dict(x=x, g=g, lbx=[-np.inf] * 2, ubx=[np.inf] * 2, lbg=[1, 1],
+                ubg=[np.inf, np.inf])
+    rmin = run_caspar(dict(base, f=3 * x[1], x0=[0.0, 0.0]))
+    assert rmin.status == "Solve_Succeeded" and rmin.f == pytest.approx(3.0, rel=1e-7)
+    dmax = dict(base, f=-3 * x[1], x0=list(rmin.x))
+    ri = run_ipopt(dmax)
+    statuses = {run_caspar(dmax).status for _ in range(2)}
+    assert ri["status"] == "Diverging_Iterates" and statuses == {"Diverging_Iterates"}
+    assert run_caspar(dmax).iterations <= 50

@@ -19,8 +19,6 @@ _MOD = load()
 
 # caspar differs from Pyomo's ipopt here (reasons in the conformance report)
 KNOWN = {
-    "test_objective_changes": "core: max 3y (unbounded) ends at the iteration limit; "
-                              "IPOPT stops on diverging iterates (unbounded)",
 }
 
 
