@@ -10,7 +10,9 @@ instructions) over N intervals,
 written three ways:
 
 * ``MX map``           ``F.map(N)`` in an MX graph: the adapter compiles F once and
-                       replays it N times (default, ``keep_calls=True``);
+                       hands the N instances over as a TemplateBlock (default);
+* ``MX map, replay``   the same with ``blocks=False``: F replayed N times, one
+                       expression per instance;
 * ``MX map, expanded`` the same graph with ``keep_calls=False``: casadi's
                        ``expand()`` makes N copies, the adapter walks them all;
 * ``SX``               the same NLP built in SX (N expanded copies from the start).
@@ -88,6 +90,7 @@ def main(N=100_000):
     mx = mx_problem(N)
     print(f"  (building the MX graph: {time.perf_counter() - t0:.2f} s)")
     run("MX map", mx)
+    run("MX map, replay", mx, blocks=False)
     run("MX map, expanded", mx, keep_calls=False)
     t0 = time.perf_counter()
     sx = sx_problem(N)

@@ -52,6 +52,12 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     every other call is inlined by ``expand()``.  ``keep_calls=False`` expands
     the whole MX graph as casadi would (N copies read one by one).
 
+    ``blocks`` (default) hands the instances of a top-level map call whose
+    arguments are leaves (entries of x, p, constants) and whose results reach
+    ``g``/``f`` affinely to caspar as :class:`~caspar_backend.blocks.TemplateBlock` s
+    (the body built once, tables gathered with NumPy; :mod:`.mapblocks`);
+    ``blocks=False`` replays them as expressions (same values, slower).
+
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
     non-finite ``x0``/``p``) and :class:`~caspar_backend.errors.UnsupportedOpError`
