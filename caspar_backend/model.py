@@ -28,13 +28,21 @@ from .errors import IndexOutOfRangeError, ModelError, NonFiniteError
 from .expr import Graph, Node, to_str, topo_order
 
 
-def _vec(name, v, size):
+def as_vector(name: str, v, size: int, fill: float | None = None) -> np.ndarray:
+    """``v`` as a fresh float64 vector of length ``size``: a scalar (or length-1
+    input) is broadcast, ``None`` becomes ``fill`` everywhere (when given);
+    another length is a :class:`ModelError` naming ``name``."""
+    if v is None and fill is not None:
+        return np.full(size, fill, dtype=float)
     a = np.asarray(v, dtype=float).reshape(-1)
     if a.size == 1 and size != 1:
         a = np.full(size, float(a[0]))
     if a.size != size:
         raise ModelError(f"{name} has {a.size} entries, expected {size}")
     return a.copy()
+
+
+_vec = as_vector
 
 
 def _bad_leaf(node: Node, n: int, q: int) -> bool:

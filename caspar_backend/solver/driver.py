@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from ..errors import DeviceError
+from ..model import as_vector
 from ..kkt.arrays import host
 from .ipm import InteriorPoint, Shared, SolverStop
 from .log import IterationLog, summary
@@ -33,14 +34,7 @@ from .status import STATUSES
 
 
 def _vec(a, n, name, fill):
-    if a is None:
-        return np.full(n, fill, dtype=float)
-    v = np.asarray(a, dtype=float).reshape(-1)
-    if v.size == 1 and n != 1:
-        v = np.full(n, float(v[0]))
-    if v.size != n:
-        raise ValueError(f"{name} has length {v.size}, expected {n}")
-    return v.copy()
+    return as_vector(name, a, n, fill)
 
 
 #: ``device='auto'`` runs on the GPU from this many variables + constraints on.
