@@ -26,9 +26,6 @@ MISMATCHES = {
     "hs013": "objective: IPOPT Solve_Succeeded 55 it f=0.99457854, caspar "
              "Solved_To_Acceptable_Level 65 it f=0.99228904 (degenerate cusp optimum, "
              "both stop slightly infeasible)",
-    "hs072": "published optimum: IPOPT Solve_Succeeded 16 it f=727.6788662, caspar "
-             "Solve_Succeeded 16 it f=727.6784889; within 1e-6 of IPOPT (5.2e-7 rel) but "
-             "1.2e-6 rel below the published 727.67937 (badly scaled constraints)",
 }
 
 
