@@ -18,7 +18,7 @@ from pyomo.contrib.solver.common.solution_loader import SolutionLoader
 from pyomo.contrib.solver.common.util import NoOptimalSolutionError, NoSolutionError
 from pyomo.core.staleflag import StaleFlagManager
 
-from .engine import VERSION, _Engine, _message, _record_dict, logger
+from .engine import EngineAccess, VERSION, _Engine, _message, _record_dict, logger
 from .results import PyomoSolution, contrib_message, enum_member
 
 
@@ -119,7 +119,7 @@ class CasparResults(Results):
 
 
 @final
-class CasparSolver(SolverBase):
+class CasparSolver(EngineAccess, SolverBase):
     """caspar's interior-point NLP solver as a ``pyomo.contrib.solver`` interface.
 
     ``solve(model, **config)`` mirrors ``pyomo.contrib.solver``'s ipopt: the
@@ -148,20 +148,6 @@ class CasparSolver(SolverBase):
 
     def is_persistent(self) -> bool:
         return False
-
-    @property
-    def compiled_problem(self):
-        """The compiled :class:`~caspar_backend.problem.Problem` of the last solve."""
-        return None if self._engine.compiled is None else self._engine.compiled.problem
-
-    @property
-    def compilations(self) -> int:
-        """How many times a model was extracted and compiled by this solver."""
-        return self._engine.compilations
-
-    def reset(self) -> None:
-        """Forget the compiled problem (the next solve recompiles)."""
-        self._engine.reset()
 
     def solve(self, model, **kwds):
         start = time.perf_counter()

@@ -294,6 +294,25 @@ def _suffix_values(model, name, objs, direction_test):
 
 
 @final
+class EngineAccess:
+    """Abstract mixin: what both solver interfaces expose of their ``self._engine``
+    (an :class:`_Engine`) -- the cached compiled problem and its reset."""
+
+    @property
+    def compiled_problem(self):
+        """The compiled :class:`~caspar_backend.problem.Problem` of the last solve."""
+        return None if self._engine.compiled is None else self._engine.compiled.problem
+
+    @property
+    def compilations(self) -> int:
+        """How many times a model was extracted and compiled by this solver."""
+        return self._engine.compilations
+
+    def reset(self) -> None:
+        """Forget the compiled problem (the next solve recompiles)."""
+        self._engine.reset()
+
+
 class _Engine:
     """Compile (or reuse), validate, solve: shared by both Pyomo interfaces."""
 

@@ -14,7 +14,7 @@ from pyomo.core.base.suffix import active_import_suffix_generator
 from pyomo.opt.base.solvers import OptSolver
 
 from caspar_backend import __version__
-from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, _Engine, _message,
+from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, EngineAccess, _Engine, _message,
                      _Outcome, _tee_streams)
 from .results import legacy_results, pyomo_status
 
@@ -25,7 +25,7 @@ _LEGACY_IGNORED = ("keepfiles", "symbolic_solver_labels", "solnfile", "warmstart
 
 
 @final
-class LegacyCasparSolver(OptSolver):
+class LegacyCasparSolver(EngineAccess, OptSolver):
     """caspar as ``pyomo.environ.SolverFactory('caspar')`` (the legacy interface).
 
     ``solve(model, tee=False, load_solutions=True, options=None, options_string='',
@@ -70,20 +70,6 @@ class LegacyCasparSolver(OptSolver):
 
     def _get_version(self):
         return VERSION + (0,)
-
-    @property
-    def compiled_problem(self):
-        """The compiled :class:`~caspar_backend.problem.Problem` of the last solve."""
-        return None if self._engine.compiled is None else self._engine.compiled.problem
-
-    @property
-    def compilations(self) -> int:
-        """How many times a model was extracted and compiled by this solver."""
-        return self._engine.compilations
-
-    def reset(self) -> None:
-        """Forget the compiled problem (the next solve recompiles)."""
-        self._engine.reset()
 
     def solve(self, *args, **kwds):
         from pyomo.core.kernel.block import IBlock
