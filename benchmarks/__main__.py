@@ -1,6 +1,6 @@
 """``python -m benchmarks``: the benchmark runner, the same as ``caspar bench``.
 
-    python -m benchmarks [--suite acopf|cops|ocp|all] [--max-buses 500]
+    python -m benchmarks [--suite acopf|cops|ocp|all] [--min-buses 0] [--max-buses 500]
                          [--cops-scale 1|10|small] [--ocp-N 1000,10000]
                          [--device cpu|cuda|auto] [--tol 1e-6] [--out benchmarks/out]
 

@@ -135,11 +135,11 @@ class Case:
     build: Callable           # () -> ('casadi', nlp, args, extra) | ('pyomo', model, extra)
 
 
-def _acopf_cases(bm, max_buses: int, names=None, front: str = "casadi"):
+def _acopf_cases(bm, max_buses: int, names=None, front: str = "casadi", min_buses: int = 0):
     from benchmarks.models.acopf import acopf_casadi, acopf_data, acopf_pyomo
     from benchmarks.models.matpower import load_pglib, pglib_baseline, pglib_cases
 
-    for name in pglib_cases("typ", max_buses=max_buses):
+    for name in pglib_cases("typ", max_buses=max_buses, min_buses=min_buses):
         if names and name not in names:
             continue
 
@@ -396,6 +396,7 @@ def plot(rows, path, title) -> str:
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--suite", default="all", help="acopf, cops, ocp, all, or a comma list")
     ap.add_argument("--max-buses", type=int, default=500, help="largest PGLib case (buses)")
+    ap.add_argument("--min-buses", type=int, default=0, help="smallest PGLib case (buses)")
     ap.add_argument("--acopf-front", choices=("casadi", "pyomo"), default="casadi",
                     help="which AC-OPF model caspar and IPOPT solve")
     ap.add_argument("--cops-scale", choices=("small", "1", "10"), default="1",
@@ -428,7 +429,8 @@ def run(args, err=sys.stderr) -> int:
 
     cases = []
     if "acopf" in suites:
-        cases += list(_acopf_cases(bm, args.max_buses, names, args.acopf_front))
+        cases += list(_acopf_cases(bm, args.max_buses, names, args.acopf_front,
+                                   getattr(args, "min_buses", 0)))
     if "cops" in suites:
         cases += list(_cops_cases(bm, args.cops_scale, names))
     if "ocp" in suites:
