@@ -168,6 +168,22 @@ def test_acopf_matches_baseline(name):
 
 
 @pytest.mark.slow
+def test_case1803_snem_static_regularization_not_kept():
+    """Regression: raising the static regularization on a zero pivot (the catmix(20)
+    fix) and keeping it for the rest of the solve put eps = 1e-6 into every KKT
+    factorization from iteration 2 on; this badly scaled case then needed 1547
+    iterations (IPOPT: 123, tol 1e-6).  The raised eps now lasts one iteration."""
+    nlp, args = acopf.acopf_casadi("case1803_snem")
+    args.pop("data")
+    ref = ipopt_casadi(nlp, args, tol=1e-6)
+    assert ref.success, ref.status
+    r = cb.from_casadi(nlp, **args).solve(tol=1e-6, print_level=0, max_iter=1000)
+    assert r.status == "Solve_Succeeded", r.status
+    assert r.f == pytest.approx(ref.f, rel=1e-6)
+    assert r.iterations <= 3 * ref.iterations, (r.iterations, ref.iterations)
+
+
+@pytest.mark.slow
 def test_case197_snem_full_steps_as_ipopt():
     """Regression: at iteration 12 the KKT matrix is nonsingular with the right inertia
     (min |eig| 7e-6), but qdldl without pivoting had |D| up to 4e13 and refinement

@@ -125,6 +125,7 @@ class InteriorPoint:
         self.tau = max(o.tau_min, 1.0 - self.mu)
         self.delta_w_last = 0.0
         self.delta_c_used = False
+        self.eps_restore = None     # static regularization to restore next iteration
         self.tiny_step_last = False
         self.acceptable_count = 0
         self.last_obj = None
@@ -397,6 +398,8 @@ class InteriorPoint:
         """Solve the primal-dual system with inertia correction; returns the direction
         dict (dw, dy, dzL, dzU, grad_phi) or None when regularization failed."""
         o, k, sh, xp = self.opts, self.kkt, self.sh, self.xp
+        if self.eps_restore is not None:
+            k.static_regularization, self.eps_restore = self.eps_restore, None
         sL, sU = self.slacks(self.w)
         k.sigma[:] = 0.0
         # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
@@ -423,6 +426,7 @@ class InteriorPoint:
         pretended = False
         while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
             if k.increase_quality():
+                self.eps_restore = None     # a refinement failure raises eps for good
                 ok = self.regularize_and_factorize()
             elif not pretended and k.delta_w == 0.0:
                 pretended = True
@@ -474,8 +478,14 @@ class InteriorPoint:
         # a zero pivot of a factorization without pivoting need not mean a singular K
         # (catmix(20), iteration 8: K has the required inertia, min |eig| 9e-7, and
         # qdldl breaks down); as IPOPT's linear solver would pivot, first try more
-        # stable factorizations before perturbing K itself
+        # stable factorizations before perturbing K itself.  The raised eps is for this
+        # iteration only (restored by compute_direction): kept for the rest of the solve
+        # it costs accuracy on badly scaled problems (case1803_snem: eps 1e-6 from
+        # iteration 2 on, 1547 iterations instead of ~200; IPOPT 123)
+        eps = k.static_regularization
         while not ok and not singular and fact.n_zero > 0 and k.increase_quality():
+            if self.eps_restore is None:
+                self.eps_restore = eps
             fact, ok = self._factor()
         if ok:
             return True
