@@ -18,19 +18,16 @@ import time
 
 import numpy as np
 
-from caspar_backend import Graph, NLPModel, Problem
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.models.chain import chain_blocks  # noqa: E402
+from caspar_backend import Problem  # noqa: E402
 
 PEAK_BW = 4.8e12  # H200 HBM3e bytes/s (spec sheet)
 
 
 def chain(N):
-    g = Graph()
-    x = [g.var(i) for i in range(N + 2)]
-    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
-    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5 + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
-            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) for i in range(N)]
-    n, m = N + 2, len(cons)
-    return NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n), np.zeros(m), np.zeros(m))
+    return chain_blocks(N)
 
 
 def time_cpu(f, reps=5):

@@ -1,21 +1,29 @@
-"""Interior point on the CPU (NumPy + qdldl) vs the GPU (CUDA evaluator + cuDSS), and
-IPOPT + MUMPS (casadi) when casadi is importable.
+"""caspar on the GPU (CUDA evaluator + cuDSS) against IPOPT + MUMPS on the same machine's
+CPU, and caspar on the CPU (NumPy + qdldl), on three scalable problems:
 
-Problem: chained Rosenbrock objective with a chain of nonlinear equality constraints
-(tests/test_gpu_solver.py::_chain_model), n = N + 2 variables, m = N constraints,
-x0 = 0, built with caspar_backend.Graph.  Same tolerance everywhere (``--tol``, default
-1e-8, IPOPT's and caspar's default).
+* ``chain``: the constrained chained Rosenbrock problem (:mod:`benchmarks.models.chain`,
+  built from two TemplateBlocks), n = N + 2, m = N;
+* ``ocp``: the Van der Pol direct multiple-shooting problem built with casadi's
+  ``Function.map`` (``caspar_backend.adapters.casadi.models.vanderpol_ocp``),
+  n = 3N + 2, m = 2N, read by caspar's CasADi adapter;
+* ``acopf``: PGLib-OPF AC optimal power flow (:mod:`benchmarks.models.acopf`, the CasADi
+  model), sizes are case names.
 
-For each size it prints: iterations, objective, solve wall time, and the time per
-iteration split into evaluation / KKT assembly / factorization / solve / other (the
-solver's own timers; on the GPU each timer synchronizes the device first).  One-time
-costs are reported apart: CUDA compilation (first ``problem.evaluator('cuda')`` in this
-process, disk cache permitting) and cuDSS's symbolic analysis (``plan``), which the
-factorization column excludes.  GPU figures are the median of ``--repeat`` solves after
-one warm-up solve.
+For each size and each tolerance (``--tols``, IPOPT's ``tol``, the same for every
+solver) it records iterations, objective, solve wall time and the time per iteration
+split into evaluation / KKT assembly / factorization / solve / other (the solver's own
+timers; on the GPU each synchronizes the device first), and the one-time costs apart:
+model build, caspar build (adapter + grouping + derivatives), CUDA compilation cold
+(first ``evaluator('cuda')``; run with an empty ``CASPAR_CACHE_DIR`` for a true cold
+figure) and from the disk cache (a second evaluator), and cuDSS's symbolic analysis,
+which the GPU solve time and factorization column exclude (the GPU row is the median of
+``--repeat`` solves after one warm-up solve).  IPOPT's time is ``nlpsol`` call time (its
+setup, which builds casadi's derivative functions, is listed apart).
 
-    python benchmarks/bench_gpu_solver.py --sizes 10000 100000 [--no-gpu] [--no-ipopt]
-        [--ipopt-max N] [--json out.json]
+    python benchmarks/bench_gpu_solver.py --problem chain --sizes 10000 100000 1000000 \\
+        --tols 1e-6 1e-8 [--no-cpu] [--cpu-max N] [--ipopt-max N] [--repeat 3] [--json f]
+
+A table (markdown) is printed last; one JSON line per (size, tol) as it goes.
 """
 
 from __future__ import annotations
@@ -26,48 +34,64 @@ import os
 import sys
 import time
 
-import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-
-from caspar_backend import Graph, NLPModel, Problem  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PHASES = ("function_evaluations", "kkt_assembly", "kkt_factorization", "kkt_solve", "other")
 SHORT = dict(function_evaluations="eval", kkt_assembly="KKT asm", kkt_factorization="factor",
              kkt_solve="solve", other="other")
 
 
-def chain_problem(N):
-    g = Graph()
-    x = [g.var(i) for i in range(N + 2)]
-    p = g.param(0)
-    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
-    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5
-            + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
-            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
-    n, m = N + 2, len(cons)
-    return Problem(NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
-                            np.zeros(m), np.zeros(m), p=[1.3]))
+# ----------------------------------------------------------------------- problems
+def build(problem: str, size: str):
+    """(caspar Problem, casadi (nlp, args) for IPOPT, seconds to build the model,
+    seconds for caspar's build)."""
+    from caspar_backend import Problem
 
-
-def ipopt_chain(N, tol):
-    import casadi as cs
-
-    x = cs.SX.sym("x", N + 2)
-    obj = cs.sum1(100 * (x[1:N + 1] - x[:N] ** 2) ** 2 + (1 - x[:N]) ** 2)
-    a, b, c = x[:N], x[1:N + 1], x[2:N + 2]
-    g = 3 * b ** 3 + 2 * c - 5 + cs.sin(b - c) * cs.sin(b + c) + 4 * b - a * cs.exp(a - b) \
-        - 3 * 1.3
     t0 = time.perf_counter()
-    S = cs.nlpsol("s", "ipopt", {"x": x, "f": obj, "g": g},
-                  {"ipopt": {"print_level": 0, "sb": "yes", "tol": tol}, "print_time": False})
-    t_setup = time.perf_counter() - t0
+    if problem == "chain":
+        from benchmarks.models.chain import chain_blocks, chain_casadi
+
+        N = int(float(size))
+        model = chain_blocks(N)
+        t1 = time.perf_counter()
+        prob = Problem(model)
+        t2 = time.perf_counter()
+        return prob, (lambda: chain_casadi(N)), t1 - t0, t2 - t1
+    if problem == "ocp":
+        from caspar_backend.adapters.casadi.models import vanderpol_ocp as make
+        nlp, args = make(int(float(size)))
+    elif problem == "acopf":
+        from benchmarks.models.acopf import acopf_casadi
+
+        nlp, args = acopf_casadi(size)
+        args.pop("data", None)
+    else:
+        raise SystemExit(f"unknown problem {problem!r}")
+    import caspar_backend as cb
+
+    t1 = time.perf_counter()
+    prob = cb.from_casadi(nlp, **args)
+    t2 = time.perf_counter()
+    return prob, (lambda: (nlp, args)), t1 - t0, t2 - t1
+
+
+def ipopt(nlp_args, tol):
+    import casadi as ca
+
+    nlp, args = nlp_args()
+    opts = {"ipopt": {"print_level": 0, "sb": "yes", "tol": tol}, "print_time": False}
+    if isinstance(nlp["x"], ca.MX):
+        opts["expand"] = True
     t0 = time.perf_counter()
-    r = S(x0=np.zeros(N + 2), lbg=0, ubg=0)
+    S = ca.nlpsol("s", "ipopt", nlp, opts)
+    setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r = S(**{k: v for k, v in args.items() if k in ("x0", "lbx", "ubx", "lbg", "ubg", "p")})
     t = time.perf_counter() - t0
     st = S.stats()
     return dict(status=st["return_status"], iter=int(st["iter_count"]), f=float(r["f"]),
-                t=t, setup=t_setup)
+                t=t, setup=setup)
 
 
 def per_iter(res, analysis=0.0):
@@ -77,81 +101,121 @@ def per_iter(res, analysis=0.0):
     return {k: 1e3 * t[k] / it for k in PHASES}
 
 
-def run_size(N, args, out):
-    row = dict(N=N)
-    t0 = time.perf_counter()
-    prob = chain_problem(N)
-    row.update(n=prob.n, m=prob.m, build_s=time.perf_counter() - t0)
-    opts = dict(print_level=0, tol=args.tol)
-    if not args.no_cpu:
-        rc = prob.solve(device="cpu", **opts)
-        row["cpu"] = dict(status=rc.status, iter=rc.iterations, f=rc.f,
-                          t=rc.timings["total"], per_iter_ms=per_iter(rc))
+def summary(r, key="cpu", analysis=0.0, **more):
+    return dict(status=r.status, iter=r.iterations, f=r.f,
+                t=r.timings["total"] - analysis, per_iter_ms=per_iter(r, analysis),
+                kkt=r.extra.get("kkt_system", "augmented"), **more)
+
+
+# ----------------------------------------------------------------------- running
+def run_size(problem, size, args, out):
+    prob, nlp_args, model_s, build_s = build(problem, size)
+    n_count = float(size) if problem != "acopf" else prob.n
+    base = dict(problem=problem, size=size, n=prob.n, m=prob.m, model_s=model_s,
+                build_s=build_s)
+    compile_s = cached_s = None
     if not args.no_gpu:
         t0 = time.perf_counter()
         prob.evaluator("cuda")
         compile_s = time.perf_counter() - t0
-        runs = []
-        for k in range(args.repeat + 1):
-            rg = prob.solve(device="cuda", **opts)
-            if k:
-                runs.append(rg)
-        med = sorted(runs, key=lambda r: r.timings["total"])[len(runs) // 2]
-        an = med.extra["analysis_seconds"]
-        row["gpu"] = dict(status=med.status, iter=med.iterations, f=med.f,
-                          t=med.timings["total"] - an, t_all=[r.timings["total"] for r in runs],
-                          analysis_s=an, compile_s=compile_s,
-                          per_iter_ms=per_iter(med, an))
-    if not args.no_ipopt and N <= args.ipopt_max:
-        try:
-            row["ipopt"] = ipopt_chain(N, args.tol)
-        except ImportError:
-            pass
-    out.append(row)
-    print(json.dumps(row), flush=True)
+        prob._evaluators.pop("cuda", None)
+        t0 = time.perf_counter()
+        prob.evaluator("cuda")
+        cached_s = time.perf_counter() - t0
+    for tol in args.tols:
+        row = dict(base, tol=tol)
+        opts = dict(print_level=0, tol=tol, max_iter=args.max_iter,
+                    max_wall_time=args.time_limit, **args.extra_opts)
+        if not args.no_gpu:
+            runs = []
+            for k in range(args.repeat + 1):
+                rg = prob.solve(device="cuda", **opts)
+                if k:
+                    runs.append(rg)
+                if rg.timings["total"] > 60:      # long solves: no repeats
+                    runs = runs or [rg]
+                    break
+            med = sorted(runs, key=lambda r: r.timings["total"])[len(runs) // 2]
+            an = med.extra["analysis_seconds"]
+            row["gpu"] = summary(med, analysis=an, analysis_s=an, compile_s=compile_s,
+                                 cached_s=cached_s, t_all=[r.timings["total"] for r in runs])
+        if not args.no_cpu and n_count <= args.cpu_max:
+            row["cpu"] = summary(prob.solve(device="cpu", **opts))
+        if not args.no_ipopt and n_count <= args.ipopt_max:
+            row["ipopt"] = ipopt(nlp_args, tol)
+            if "gpu" in row:
+                row["gpu_vs_ipopt"] = row["ipopt"]["t"] / row["gpu"]["t"]
+        out.append(row)
+        print(json.dumps(row), flush=True)
 
 
 def table(rows):
-    lines = ["| N | n+m | solver | status | iter | objective | solve s | per iteration (ms): "
-             + " / ".join(SHORT[k] for k in PHASES) + " | one-time |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| problem | size | n | m | tol | solver | status | iter | objective | solve s | "
+             "per iteration ms: " + " / ".join(SHORT[k] for k in PHASES) + " | one-time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        for key in ("cpu", "gpu", "ipopt"):
+        head = f"| {r['problem']} | {r['size']} | {r['n']} | {r['m']} | {r['tol']:g} |"
+        for key in ("gpu", "cpu", "ipopt"):
             d = r.get(key)
             if d is None:
                 continue
             if key == "ipopt":
-                split, once = "—", f"casadi setup {d['setup']:.1f} s"
-                name = "IPOPT+MUMPS"
+                split, once, name = "—", f"casadi setup {d['setup']:.1f} s", "IPOPT+MUMPS (CPU)"
             else:
                 split = " / ".join(f"{d['per_iter_ms'][k]:.2f}" for k in PHASES)
-                once = (f"compile {d['compile_s']:.1f} s, cuDSS analysis "
-                        f"{d['analysis_s']:.2f} s" if key == "gpu" else "—")
-                name = "caspar CPU (qdldl)" if key == "cpu" else "caspar GPU (cuDSS)"
-            lines.append(f"| {r['N']} | {r['n'] + r['m']} | {name} | {d['status']} | "
-                         f"{d['iter']} | {d['f']:.10g} | {d['t']:.3f} | {split} | {once} |")
+                once = f"model {r['model_s']:.1f} s, caspar build {r['build_s']:.1f} s"
+                if key == "gpu":
+                    once += (f", CUDA compile {d['compile_s']:.2f} s cold / "
+                             f"{d['cached_s']:.2f} s cached, cuDSS analysis "
+                             f"{d['analysis_s']:.2f} s")
+                name = (f"caspar GPU (cuDSS, {d['kkt']})" if key == "gpu"
+                        else f"caspar CPU (qdldl, {d['kkt']})")
+            lines.append(f"{head} {name} | {d['status']} | {d['iter']} | {d['f']:.10g} | "
+                         f"{d['t']:.3f} | {split} | {once} |")
+        if "gpu_vs_ipopt" in r:
+            lines.append(f"{head} **IPOPT / caspar-GPU** | | | | "
+                         f"**{r['gpu_vs_ipopt']:.1f}x** | | |")
     return "\n".join(lines)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    ap.add_argument("--tol", type=float, default=1e-8)
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--problem", choices=("chain", "ocp", "acopf"), default="chain")
+    ap.add_argument("--sizes", nargs="+", default=["10000", "100000"],
+                    help="N (chain, ocp) or PGLib case names (acopf)")
+    ap.add_argument("--tols", type=float, nargs="+", default=[1e-6, 1e-8])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-iter", type=int, default=3000)
+    ap.add_argument("--time-limit", type=float, default=500.0)
     ap.add_argument("--no-gpu", action="store_true")
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--no-ipopt", action="store_true")
-    ap.add_argument("--ipopt-max", type=int, default=10 ** 9,
-                    help="IPOPT only up to this N (casadi's setup takes 20 s at N=1e5)")
+    ap.add_argument("--cpu-max", type=float, default=1e5, help="caspar CPU only up to this size")
+    ap.add_argument("--ipopt-max", type=float, default=1e9, help="IPOPT only up to this size")
+    ap.add_argument("--opt", action="append", default=[],
+                    help="extra caspar option key=value (e.g. kkt_system=condensed)")
     ap.add_argument("--json")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    args.extra_opts = {}
+    for kv in args.opt:
+        k, v = kv.split("=", 1)
+        try:
+            v = float(v) if any(c in v for c in ".e") else int(v)
+        except ValueError:
+            pass
+        args.extra_opts[k] = v
     rows = []
-    for N in args.sizes:
-        run_size(N, args, rows)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+    for size in args.sizes:
+        try:
+            run_size(args.problem, size, args, rows)
+        except Exception as e:   # one failing size must not lose the others' rows
+            print(json.dumps(dict(problem=args.problem, size=size,
+                                  error=f"{type(e).__name__}: {e}")), flush=True)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(rows, fh, indent=1)
     print(table(rows))
+    return rows
 
 
 if __name__ == "__main__":

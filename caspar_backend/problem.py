@@ -69,6 +69,11 @@ class Problem:
                     b = b.subset(keep)
                 if b.size:
                     out.append(block_group(b, kind))
+        # a zero term adds nothing but a kernel launch (the flat objective of a model
+        # given wholly as blocks is the constant 0); keep one term when it is all there is
+        nonzero = [t for t in obj_terms if not (t.is_const and t.attr == 0.0)]
+        if nonzero or obj_blocks:
+            obj_terms = nonzero
         self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
         self.constraint_groups = group_expressions(inst, "constraints", rows) + con_blocks
         self.compile_time = time.perf_counter() - t0

