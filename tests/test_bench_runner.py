@@ -1,6 +1,7 @@
 """The issue-7 benchmark runner (``caspar bench`` / ``python -m benchmarks``) on the
 smallest models: PGLib case5_pjm, COPS chain at its test size, the Van der Pol OCP at
-N = 50 (CPU only), writing its markdown table and CSV into a tmp dir."""
+N = 50 and bundle adjustment with 100 points (CPU only), writing its markdown table and
+CSV into a tmp dir."""
 
 import csv
 import subprocess
@@ -20,15 +21,16 @@ def test_bench_runner_smallest(tmp_path, capsys):
     from caspar_backend.__main__ import main
 
     rc = main(["bench", "--suite", "all", "--max-buses", "5", "--cops-scale", "small",
-               "--models", "case5_pjm,chain,vanderpol", "--ocp-N", "50", "--device", "cpu",
-               "--out", str(tmp_path)])
+               "--models", "case5_pjm,chain,vanderpol,bundle", "--ocp-N", "50",
+               "--lsq-sizes", "100", "--device", "cpu", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 0, err
-    assert "[1/3] acopf case5_pjm" in err and "[3/3] ocp vanderpol N=50" in err
+    assert "[1/4] acopf case5_pjm" in err and "[3/4] ocp vanderpol N=50" in err
+    assert "[4/4] lsq bundle points=100 cameras=10" in err
 
     rows = list(csv.DictReader(open(tmp_path / "results.csv")))
     assert [(r["suite"], r["model"]) for r in rows] == [
-        ("acopf", "case5_pjm"), ("cops", "chain"), ("ocp", "vanderpol")]
+        ("acopf", "case5_pjm"), ("cops", "chain"), ("ocp", "vanderpol"), ("lsq", "bundle")]
     for r in rows:
         assert r["cpu_match"] == "True", r
         assert r["ipopt_status"] == "Solve_Succeeded" and r["cpu_status"] == "Solve_Succeeded"
@@ -38,10 +40,12 @@ def test_bench_runner_smallest(tmp_path, capsys):
     assert rows[0]["size"] == "5 buses" and rows[0]["ipopt_matches_published"] == "True"
     assert abs(float(rows[0]["ipopt_f"]) - 17551.89) < 0.1
     assert rows[2]["size"] == "N=50" and rows[2]["n"] == "152"
+    assert rows[3]["n"] == str(3 * 100 + 9 * 10) and rows[3]["m"] == "0"
 
     md = (tmp_path / "results.md").read_text()
     for s in ("commit:", "date:", "hardware:", "cores", "tol = 1e-06", "| case5_pjm |",
-              "| chain |", "| vanderpol |", "objective mismatches: none"):
+              "| chain |", "| vanderpol |", "| bundle |", "hess_lag",
+              "objective mismatches: none"):
         assert s in md, s
     assert "**NO**" not in md
     try:
@@ -56,6 +60,7 @@ def test_python_m_benchmarks_help():
     r = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--cops-scale" in r.stdout and "--ocp-N" in r.stdout
+    assert "--lsq-sizes" in r.stdout and "lsq" in r.stdout
 
 
 def test_bench_needs_checkout(monkeypatch, tmp_path, capsys):
