@@ -118,7 +118,7 @@ def _fake_xp():
         asarray=lambda a, dtype=None: np.array(a, dtype=dtype).view(_DevArray)
         if not isinstance(a, _DevArray) else a,
         cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
-    for name in ("take", "multiply", "add", "subtract", "where", "maximum", "minimum",
+    for name in ("take", "multiply", "add", "subtract", "divide", "where", "maximum", "minimum",
                  "abs", "sum", "max", "min", "mean", "log", "sqrt", "isfinite", "clip",
                  "concatenate", "stack", "hstack", "column_stack", "inf", "float64",
                  "linalg"):
@@ -193,6 +193,10 @@ def _emulated_solver_class():
     (_bounded_model, {}),
     (_bounded_model, {"hessian_approximation": "limited-memory"}),
     (_bounded_model, {"mu_strategy": "adaptive"}),
+    (_chain_model, {"kkt_system": "condensed"}),
+    (_bounded_model, {"kkt_system": "condensed"}),
+    # the restoration phase's elastic columns in the condensed system
+    (_bounded_model, {"kkt_system": "condensed", "start_with_resto": True}),
 ])
 def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
     pytest.importorskip("qdldl")
@@ -213,7 +217,21 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
             super().__call__(v.view(np.ndarray), out.view(np.ndarray))
             return out
 
+    class HostLikeIndexedMatVec(arrays.HostIndexedMatVec):
+        def __init__(self, cp, rows, cols, src, n_rows):
+            super().__init__(rows, cols, src, n_rows)
+
+        def update(self, val):
+            assert isinstance(val, _DevArray)
+            super().update(val.view(np.ndarray))
+
+        def __call__(self, x, out):
+            assert isinstance(x, _DevArray) and isinstance(out, _DevArray)
+            super().__call__(x.view(np.ndarray), out.view(np.ndarray))
+            return out
+
     monkeypatch.setattr(arrays, "DeviceSegmentSum", HostLikeSegmentSum)
+    monkeypatch.setattr(arrays, "DeviceIndexedMatVec", HostLikeIndexedMatVec)
     monkeypatch.setattr(cudss_mod, "CudssSolver", _emulated_solver_class())
     monkeypatch.setattr(driver, "gpu_problem", lambda: None)
     seen = []
@@ -305,7 +323,8 @@ def test_bank_on_cuda_matches_cpu_and_ipopt(name):
 
 
 @pytest.mark.gpu
-def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
+@pytest.mark.parametrize("kkt_system", ["augmented", "condensed"])
+def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch, kkt_system):
     _gpu_stack()
     import cupy as cp
 
@@ -339,10 +358,11 @@ def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch):
     except (TypeError, AttributeError):
         patched = False           # a CuPy whose ndarray type is closed: types only
     monkeypatch.setattr(cp, "asnumpy", counted_asnumpy)
-    res = prob.solve(device="cuda", print_level=0, iteration_callback=hook)
+    res = prob.solve(device="cuda", print_level=0, iteration_callback=hook,
+                     kkt_system=kkt_system)
     state["inside"] = False
     assert res.success, res.message
-    assert res.extra["device"] == "cuda"
+    assert res.extra["device"] == "cuda" and res.extra["kkt_system"] == kkt_system
     assert len(state["types"]) >= 5 and all(state["types"])
     copies = state["big_at_hook"][-1]
     assert copies == 0, f"{copies} vector copies to the host inside the loop"

@@ -44,17 +44,18 @@ inertia count needs it on the host) stay on the host.  One iteration's ``build``
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..linsolve.base import SparseStructure
-from .arrays import amax_abs, scalars, segment_sum
+from .arrays import segment_sum
 from .base import KKTSystem
+from .refinement import refine
 
 
 class AugmentedKKT(KKTSystem):
     """Final."""
+
+    name = "augmented"
 
     #: largest static regularization :meth:`increase_quality` goes to
     STATIC_REGULARIZATION_MAX = 1e-6
@@ -175,43 +176,11 @@ class AugmentedKKT(KKTSystem):
         b = self._rhs
         b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
         x = self.solver.solve(b)
-        # iterative refinement on the full system: QDLDL does not pivot and cuDSS pivots
-        # only statically, so tiny pivots can cost accuracy that a few residual
-        # corrections recover.  One host transfer per step for the norms.  The stopping
-        # test: ||r|| / (1 + ||b|| + min(||x||, 1e6 ||b||)) <= residual_ratio_max (the
-        # cap on ||x|| is IPOPT's ComputeResidualRatio: a huge x must not make any
-        # residual look small).  A solve that passes it has succeeded, whatever its
-        # residual relative to b alone.  At least one refinement step is always taken
-        # (IPOPT's min_refinement_steps = 1): near the end, with slacks ~1e-14 from
-        # their bounds, the first solve can pass the ratio test (||b|| ~ mu/s) while
-        # leaving ~1e-8 in the constraint rows (hs072 stopped 1e-8 outside the
-        # relaxed bounds, f 5e-7 low).
-        bnorm = None
-        converged = False
-        rn = 0.0
-        for step in range(self.max_refinement_steps + 1):
-            res = b - self.solver.matvec(x) + self._dstat * x
-            if bnorm is None:
-                bnorm, rn, xn = scalars(xp, amax_abs(xp, b), amax_abs(xp, res),
-                                        amax_abs(xp, x))
-            else:
-                rn, xn = scalars(xp, amax_abs(xp, res), amax_abs(xp, x))
-            ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
-            if not math.isfinite(ratio):
-                break
-            if ratio <= self.residual_ratio_max and step >= 1:
-                converged = True
-                break
-            if step == self.max_refinement_steps:
-                break
-            x += self.solver.solve(res)
-        if converged or not self.max_refinement_steps:
-            self.last_residual_ratio = ratio if converged else 0.0
-        else:
-            # refinement did not converge: measure the residual relative to the
-            # right-hand side alone (a singular K solved only thanks to eps gives a huge
-            # x whose residual is of the order of b itself; IPOPT's linear solver would
-            # have reported the singularity instead)
-            self.last_residual_ratio = (rn / bnorm if bnorm > 0 else 0.0) \
-                if self.static_regularization > 0 else ratio
+        # iterative refinement on the full system (:mod:`.refinement`): QDLDL does not
+        # pivot and cuDSS pivots only statically, so tiny pivots can cost accuracy that
+        # a few residual corrections recover; the static term is not part of K
+        self.last_residual_ratio = refine(
+            xp, b, x, lambda v: b - self.solver.matvec(v) + self._dstat * v,
+            self.solver.solve, self.max_refinement_steps, self.residual_ratio_max,
+            regularized=self.static_regularization > 0)
         return x[:nw].copy(), x[nw:nw + m].copy()

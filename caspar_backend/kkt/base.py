@@ -24,7 +24,13 @@ A KKT system owns
   is the required one), ``solve(rhs_w, rhs_c)`` with iterative refinement.
 
 Implementations are written against the array module ``xp`` of the evaluator so that a
-GPU implementation only swaps arrays and the linear solver.
+GPU implementation only swaps arrays and the linear solver:
+
+* :class:`~caspar_backend.kkt.augmented.AugmentedKKT` factorizes the matrix above
+  (symmetric indefinite LDL^T, inertia from the factorization);
+* :class:`~caspar_backend.kkt.condensed.CondensedKKT` eliminates the slacks and
+  multipliers of a problem whose every constraint row has a slack and factorizes a
+  positive definite matrix of the size of x (positive pivots are the inertia test).
 """
 
 from __future__ import annotations
@@ -35,14 +41,34 @@ from abc import ABC, abstractmethod
 class KKTSystem(ABC):
     """Abstract; implementations are final."""
 
+    #: value of the ``kkt_system`` option selecting it
+    name: str = ""
     nw: int
     m: int
     delta_w: float = 0.0
     delta_c: float = 0.0
+    #: columns of a low-rank Hessian block (L-BFGS); 0 for systems without one
+    r: int = 0
+    #: static pivot regularization of the factorized matrix (0: none)
+    static_regularization: float = 0.0
+    #: relative residual of the last :meth:`solve` after refinement
+    last_residual_ratio: float = 0.0
+    #: True when a solve that iterative refinement cannot make accurate means that the
+    #: inertia test was passed wrongly (rounding hid a negative eigenvalue), so that the
+    #: inertia correction must go on raising delta_w; False when it means a singular K
+    inaccurate_solve_means_wrong_inertia: bool = False
+    #: True when every factorization should carry the constraint regularization
+    #: delta_c > 0 (IPOPT adds it only once the Jacobian was found degenerate)
+    regularize_constraints_always: bool = False
 
     @abstractmethod
     def build(self) -> None:
         """Assemble the current values (hess_values, jac_values, sigma, deltas)."""
+
+    @abstractmethod
+    def expected_inertia(self) -> tuple:
+        """Inertia ``(n_pos, n_neg, n_zero)`` of the factorized matrix when the Newton
+        matrix has the required inertia ``(nw, m, 0)``."""
 
     @abstractmethod
     def factorize(self):
@@ -52,3 +78,14 @@ class KKTSystem(ABC):
     def solve(self, rhs_w, rhs_c):
         """Return ``(dw, dy)`` solving the system for the right-hand side ``(rhs_w, rhs_c)``
         with the last factorization (new arrays owned by the caller)."""
+
+    def increase_quality(self) -> bool:
+        """Make the following factorizations more accurate after a failed refinement
+        (IPOPT's ``IncreaseQuality``); False when there is nothing to increase (the
+        default)."""
+        return False
+
+    def enable_pivoting(self) -> bool:
+        """Factorize with pivoting from now on; False when not available (the
+        default)."""
+        return False

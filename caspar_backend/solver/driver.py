@@ -11,8 +11,9 @@ Devices (option ``device``):
 
 When the option is not given, the solve runs where the evaluator lives
 (``evaluator.device``).  The result has the same form on every device: host NumPy
-arrays; ``result.extra`` records ``device``, ``linear_solver`` and cuDSS's one-time
-analysis seconds.
+arrays; ``result.extra`` records ``device``, ``linear_solver``, ``kkt_system`` (the KKT
+system of the main phase; restoration phases run on the same kind) and cuDSS's
+one-time analysis seconds.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
     cap, push = opts.warm_start_mult_init_max, opts.warm_start_mult_bound_push
     y = np.clip(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc, -cap, cap)
     lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
-    zw = np.concatenate([lx, y[nlp.ineq]])      # dL/dw_i of the bound terms: zU - zL
+    zw = np.concatenate([lx, y[nlp.slack_rows]])  # dL/dw_i of the bound terms: zU - zL
     iL, iU = host(ipm.iL), host(ipm.iU)
     zL = np.clip(-zw[iL], push, cap)
     zU = np.clip(zw[iU], push, cap)
@@ -184,7 +185,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     timings = dict(function_evaluations=t_fun, kkt_assembly=sh.t_build,
                    kkt_factorization=sh.t_factor, kkt_solve=sh.t_solve, total=total,
                    other=max(0.0, total - t_fun - t_lin))
-    extra = dict(device=device, linear_solver=linear_solver,
+    extra = dict(device=device, linear_solver=linear_solver, kkt_system=ipm.kkt.name,
                  analysis_seconds=float(getattr(ipm.kkt.solver, "plan_seconds", 0.0)))
     fe = {}
     if hasattr(ipm, "final_errors"):

@@ -20,7 +20,14 @@ SlackNLP
       h_E(w) = dc_E (g_E(x) - lbg_E) = 0,      h_I(w) = dc_I g_I(x) - s = 0,
       s bounds: dc_I lbg_I <= s <= dc_I ubg_I.
 
-  ``h`` keeps the user's constraint order (row i of h is constraint i).
+  ``h`` keeps the user's constraint order (row i of h is constraint i).  With
+  ``kkt_system = 'condensed'`` the equalities are relaxed too (MadNLP's
+  ``RelaxEquality``): ``b_i - d_i <= g_i <= b_i + d_i`` with ``d_i = min(constr_viol_tol,
+  equality_relax_factor * max(1, |b_i|))``, so *every* row gets a slack (``ns = m``,
+  ``h = dc g(x) - s``, slack i is column ``nx + i``), the structure
+  :class:`~caspar_backend.kkt.condensed.CondensedKKT` condenses.  ``slack_rows`` lists
+  the rows with a slack; ``eq`` stays the user's equality rows (the violation reported
+  for them is ``|g_i - b_i|``).
 
 Structures (0-based int64 **host** NumPy arrays, w-space): Jacobian COO
 ``(jac_rows, jac_cols)`` = the user's entries in free columns (renumbered) followed by
@@ -48,9 +55,12 @@ from ..kkt.arrays import amax, amax_abs, errstate, host, is_host, scalars, synch
 
 class BarrierNLP(ABC):
     """Abstract; see the module doc.  ``nx`` leading entries of w are the variables whose
-    Hessian block is W (L-BFGS approximates that block), the rest have zero Hessian."""
+    Hessian block is W (L-BFGS approximates that block), the rest have zero Hessian.
+    ``relaxed_equality_slacks`` (host int64 w-indices, empty unless equalities were
+    relaxed) are the slacks that exist only because of that relaxation."""
 
     xp = np
+    relaxed_equality_slacks = np.zeros(0, np.int64)
     nw: int
     nx: int
     m: int
@@ -122,15 +132,18 @@ class SlackNLP(BarrierNLP):
         x_full[self.fixed] = lbx[self.fixed]
         self.x_full = xp.asarray(x_full)
         self.eq = lbg == ubg
-        self.ineq = np.flatnonzero(~self.eq)
-        self.ns = ns = len(self.ineq)
+        self.relax_equalities = opts.kkt_system == "condensed"
+        self.slack_rows = np.arange(m) if self.relax_equalities else np.flatnonzero(~self.eq)
+        if self.relax_equalities:           # slack i is column nx + i
+            self.relaxed_equality_slacks = nx + np.flatnonzero(self.eq)
+        self.ns = ns = len(self.slack_rows)
         self.nw = nx + ns
         colmap = -np.ones(n, np.int64)
         colmap[self.free] = np.arange(nx)
         jr, jc = host(ev.jac_rows).astype(np.int64), host(ev.jac_cols).astype(np.int64)
         self._ev_jac_rows, self._ev_jac_cols = jr, jc
         self._jkeep = np.flatnonzero(colmap[jc] >= 0)
-        self.jac_rows = np.concatenate([jr[self._jkeep], self.ineq])
+        self.jac_rows = np.concatenate([jr[self._jkeep], self.slack_rows])
         self.jac_cols = np.concatenate([colmap[jc[self._jkeep]], nx + np.arange(ns)])
         self._nj_user = len(self._jkeep)
         hr, hc = host(ev.hess_rows).astype(np.int64), host(ev.hess_cols).astype(np.int64)
@@ -139,7 +152,7 @@ class SlackNLP(BarrierNLP):
         self._hkeep_all = len(self._hkeep) == len(hr)
         # device copies of the gathers used in every evaluation
         self._free_d = xp.asarray(self.free)
-        self._ineq_d = xp.asarray(self.ineq)
+        self._slack_d = xp.asarray(self.slack_rows)
         self._jkeep_d = xp.asarray(self._jkeep)
         self._hkeep_d = xp.asarray(self._hkeep)
         # buffers for the user evaluator (full size), allocated once
@@ -155,22 +168,26 @@ class SlackNLP(BarrierNLP):
         # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol)
         brf = opts.bound_relax_factor
 
-        def relax(b, sign):
-            return b + sign * np.minimum(opts.constr_viol_tol, brf * np.maximum(1.0, np.abs(b)))
+        def relax(b, sign, factor=brf):
+            return b + sign * np.minimum(opts.constr_viol_tol,
+                                         factor * np.maximum(1.0, np.abs(b)))
 
         xl, xu = lbx[self.free], ubx[self.free]
-        gl, gu = lbg[self.ineq], ubg[self.ineq]
-        dci = self.dc[self.ineq]
-        self.wL = xp.asarray(np.concatenate([relax(xl, -1), dci * relax(gl, -1)]))
-        self.wU = xp.asarray(np.concatenate([relax(xu, +1), dci * relax(gu, +1)]))
-        g_offset = np.where(self.eq, lbg, 0.0)   # h_E = dc (g - lbg)
+        gl, gu = lbg[self.slack_rows], ubg[self.slack_rows]
+        # relaxed equalities get their own (positive) band
+        erf = np.where(self.eq[self.slack_rows], opts.equality_relax_factor, brf)
+        dci = self.dc[self.slack_rows]
+        self.wL = xp.asarray(np.concatenate([relax(xl, -1), dci * relax(gl, -1, erf)]))
+        self.wU = xp.asarray(np.concatenate([relax(xu, +1), dci * relax(gu, +1, erf)]))
+        enforced = self.eq & (not self.relax_equalities)
+        g_offset = np.where(enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
         self._dci_d = xp.asarray(dci)
         self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
         self.g_offset = xp.asarray(g_offset)
         self._eq_d = xp.asarray(self.eq)
-        self._eqi_d = xp.asarray(np.flatnonzero(self.eq))
+        self._enforced_d = xp.asarray(np.flatnonzero(enforced))
         self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
 
     # ------------------------------------------------------------------ scaling
@@ -217,7 +234,7 @@ class SlackNLP(BarrierNLP):
             self.set_x(w)
             with self.counter.timed("cons"):
                 self.ev.cons(self.x_full, self._g)
-            w[self.nx:] = self._dci_d * self._g[self._ineq_d]
+            w[self.nx:] = self._dci_d * self._g[self._slack_d]
         return w
 
     # ------------------------------------------------------------------ evaluations
@@ -244,7 +261,7 @@ class SlackNLP(BarrierNLP):
         xp.subtract(self._g, self.g_offset, out=out)
         xp.multiply(self.dc_d, out, out=out)
         if self.ns:
-            out[self._ineq_d] -= w[self.nx:]
+            out[self._slack_d] -= w[self.nx:]
         return out
 
     def jac(self, w, out):
@@ -297,13 +314,13 @@ class SlackNLP(BarrierNLP):
         xp = self.xp
         if not self.ns:
             return amax_abs(xp, hv)
-        gI = hv[self._ineq_d] + w[self.nx:]
+        gI = hv[self._slack_d] + w[self.nx:]
         with errstate(xp):
             vI = xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
         vmax = amax(xp, vI)
         if self.ns == self.m:
             return vmax
-        return xp.maximum(vmax, amax_abs(xp, hv[self._eqi_d]))
+        return xp.maximum(vmax, amax_abs(xp, hv[self._enforced_d]))
 
     def unscaled_constr_viol(self, w, hv) -> float:
         """Max-norm violation of the user's constraints (sides, not slacks) at w."""
@@ -312,7 +329,7 @@ class SlackNLP(BarrierNLP):
         xp = self.xp
         g = hv / self.dc_d + self.g_offset
         if self.ns:
-            g[self._ineq_d] += w[self.nx:] / self._dci_d
+            g[self._slack_d] += w[self.nx:] / self._dci_d
         with errstate(xp):
             v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
                          xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))

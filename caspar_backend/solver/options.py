@@ -137,6 +137,21 @@ _ROWS = [
     _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia: "
        "'qdldl' (host) or 'cudss' (CUDA, through nvmath-python).  Left unset, the device "
        "decides: qdldl on the CPU, cudss on CUDA.", ("qdldl", "cudss")),
+    _o("kkt_system", str, "augmented", "caspar: the Newton system factorized each "
+       "iteration (restoration phases included; result.extra['kkt_system'] says which "
+       "ran).  'augmented': the full symmetric indefinite system (LDL^T with inertia).  "
+       "'condensed': equalities are relaxed to a band (equality_relax_factor), every "
+       "constraint gets a slack, and slacks and multipliers are eliminated, leaving a "
+       "positive definite system in the variables (Shin, Pacaud & Anitescu's lifted KKT "
+       "system; MadNLP's SparseCondensedKKTSystem); needs "
+       "hessian_approximation='exact'.", ("augmented", "condensed")),
+    _o("equality_relax_factor", float, 1e-9, "caspar, with kkt_system='condensed': each "
+       "equality g_i = b_i becomes b_i - d_i <= g_i <= b_i + d_i with d_i = "
+       "min(constr_viol_tol, equality_relax_factor * max(1, |b_i|)).  The band moves the "
+       "optimum by about sum |y_i| d_i (AC-OPF case300: 6e-7 relative at 1e-8, 6e-8 at "
+       "1e-9); "
+       "positive: a band of width zero leaves the slack no interior.", low=1e-16,
+       high=1.0),
     _o("max_refinement_steps", int, 10, "Maximum iterative-refinement steps per solve.",
        low=0),
     _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "

@@ -43,6 +43,7 @@ class RestorationNLP(BarrierNLP):
         nw, m, nx = orig.nw, orig.m, orig.nx
         self.nw, self.m, self.nx = nw + 2 * m, m, nx
         self.w_R = w_R.copy()
+        self.relaxed_equality_slacks = orig.relaxed_equality_slacks   # w leads v
         self.zeta, self.rho = zeta, rho
         self.D2 = xp.minimum(1.0, 1.0 / xp.maximum(xp.abs(w_R[:nx]), 1e-300)) ** 2
         self.wL = xp.concatenate([orig.wL, xp.zeros(2 * m)])

@@ -1,0 +1,300 @@
+"""The condensed ("lifted") KKT system: a positive definite system in the variables only.
+
+For problems in which every constraint row has a slack of its own (caspar's SlackNLP with
+``kkt_system='condensed'`` relaxes each equality ``g_i = b_i`` to a band
+``b_i - d_i <= g_i <= b_i + d_i``; Shin, Pacaud & Anitescu's *lifted* KKT system, MadNLP's
+``SparseCondensedKKTSystem`` with ``RelaxEquality``), the primal vector splits as
+
+    w = [x (nx);  s (m: column nx + i is the slack of row i);  e (ne)]
+
+where every column of ``s`` and ``e`` has exactly one Jacobian entry and no Hessian
+entry.  ``e`` are *elastic* columns (the restoration phase's ``p`` and ``n``), each in
+one row, with a positive barrier term.  The Newton system of :mod:`.base`,
+
+    [ W + Sx + dw I        0              0           Jx^T  ] [dx]   [r_x]
+    [ 0             Ss + dw I             0           diag(a)] [ds] = [r_s]
+    [ 0                  0           Se + dw I        Ee^T  ] [de]   [r_e]
+    [ Jx              diag(a)            Ee          -dc I  ] [dy]   [r_c]
+
+(``a``: the slack coefficients, -1 in SlackNLP; ``Ee``: the elastic entries; ``Sx``,
+``Ss``, ``Se``: the parts of Sigma; ``dw``, ``dc``: delta_w, delta_c), is reduced by
+eliminating ``de``, then ``ds`` and ``dy`` row by row.  With ``Ss' = Ss + dw``,
+``Se' = Se + dw`` (required > 0) and, per row i,
+
+    delta_i = dc + sum_{e in row i} a_e^2 / Se'_e            (dual diagonal)
+    rc'_i   = r_c,i - sum_{e in row i} a_e r_e,e / Se'_e
+    den_i   = a_i^2 + delta_i Ss'_i,     D_i = Ss'_i / den_i,
+    t_i     = D_i rc'_i - a_i r_s,i / den_i,
+
+the step solves the **condensed system** of order nx
+
+    K_c dx = r_x + Jx^T t,        K_c = W + Sx + dw I + Jx^T D Jx,
+
+and the rest follows without dividing by ``Ss'`` (a slack without bounds has ``Ss = 0``):
+
+    dy = D (Jx dx) - t,   ds_i = (rc'_i - (Jx dx)_i + delta_i dy_i) / a_i,
+    de = (r_e - a_e dy_row(e)) / Se'.
+
+Inertia: the (s, y) block of each row, ``[[Ss', a], [a, -delta]]``, has determinant
+``-(a^2 + delta Ss') < 0``, i.e. one positive and one negative eigenvalue, and the
+``e`` block is positive definite, so by Haynsworth's inertia additivity the Newton
+matrix has the required inertia ``(nw, m, 0)`` **iff K_c is positive definite**: a
+factorization of K_c with ``nx`` positive pivots is the inertia test (a Cholesky
+factorization succeeding; qdldl's and cuDSS's LDL^T count the signs of D).
+
+Formats: ``W`` lower-triangle COO ``(hess_rows, hess_cols)``, both indices < nx,
+duplicates summed; ``A = [Jx, diag(a), Ee]`` COO ``(jac_rows, jac_cols)`` in w-space, no
+duplicates.  ``Jx^T D Jx`` has a fixed pattern: for every row and every pair of its
+x-entries ``(p, q)`` (``p`` before or equal to ``q`` in the row) one contribution
+``J_p J_q D_row`` to entry ``(col_p, col_q)``.  The linear solver receives K_c's
+**upper triangle in CSC** (0-based int64, every diagonal present), assembled from
+
+    src = [hess_values (nnz_h),  Sx + dw (nx),  J_p J_q D_row (one per pair)]
+
+by the fixed-order segment sum of :mod:`.arrays` through a map computed once on the
+host (as :class:`~caspar_backend.kkt.augmented.AugmentedKKT` does).  ``build()`` is
+gathers and products into preallocated buffers (``D_row J_p`` per Jacobian entry, then
+one product per pair) plus the segment sum.
+
+``solve`` refines iteratively (:mod:`.refinement`) against the **full** Newton matrix
+above, applied as an :class:`~caspar_backend.kkt.arrays.IndexedMatVec` over the value
+buffers (no matrix is assembled), with the condensed solve as the correction (MadNLP's
+Richardson iteration): the condensation multiplies entries by ``D``, which grows like
+``z^2/mu`` on the slack of an active constraint, and refinement restores the accuracy
+of the full system that the factorization of K_c loses.
+
+Regularization: ``D_i <= 1/delta_i <= 1/dc``.  A relaxed equality's slack lives in a
+band of width ``2d`` (``d`` ~1e-9 relative), so on the central path, where
+``z (s - l) = mu``, ``Ss >= mu/(2d)^2``: 2.5e16 at mu = 0.1.  Then ``Jx^T D Jx`` reaches
+1e20, rounding in the factorization (~1e4) hides the curvature of W (the pivots' signs
+become noise: AC-OPF case118 needed delta_w ~ 1e2-1e4 in most iterations, 89
+iterations instead of 23) and refinement diverges.  The system therefore asks for the
+constraint regularization ``dc = jacobian_regularization_value *
+mu^jacobian_regularization_exponent`` (IPOPT's for a degenerate Jacobian, ~1e-8 mu^0.25)
+in every factorization (:attr:`regularize_constraints_always`), which bounds ``D`` by
+~1e8 mu^-0.25 (MadNLP's condensed system, too, adds the dual regularization to every
+perturbed factorization); it vanishes with mu.  When refinement still fails,
+the positive pivots are not trusted (:attr:`inaccurate_solve_means_wrong_inertia`) and
+the inertia correction raises delta_w.
+
+Array module: ``xp`` (numpy or cupy).  Value buffers and vectors live in ``xp`` and are
+allocated once; structures are host int64.  An iteration allocates nothing of the size
+of the Jacobian, the Hessian or K_c; vector-sized temporaries only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linsolve.base import Factorization, SparseStructure
+from .arrays import csc_pattern, gather, indexed_matvec, segment_sum, stable_order
+from .base import KKTSystem
+from .refinement import refine
+
+
+def row_pairs(rows):
+    """All pairs ``(p, q)``, ``p <= q``, of entries with the same row, for entries given
+    by their rows (host int64).  Returns ``(p, q)`` int64 index arrays into ``rows``,
+    grouped by row (rows in increasing order, entries of a row in their given order)."""
+    rows = np.asarray(rows, np.int64)
+    k = len(rows)
+    if k == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = stable_order(rows, int(rows.max()) + 1)
+    r = rows[order]
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    counts = np.diff(np.r_[starts, k])
+    pos = np.arange(k) - np.repeat(starts, counts)        # position within the row
+    lengths = np.repeat(counts, counts) - pos              # partners at or after it
+    total = int(lengths.sum())
+    first = np.repeat(np.arange(k), lengths)               # sorted index of p
+    offset = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return order[first], order[first + offset]
+
+
+class CondensedKKT(KKTSystem):
+    """Final.  See the module doc; ``nx`` leading entries of w are the variables."""
+
+    name = "condensed"
+    #: K_c's entries span ``|W|`` to ``|J|^2 D`` (up to 1e20 with D ~ 1e16): its
+    #: positive pivots prove positive definiteness only to that rounding
+    inaccurate_solve_means_wrong_inertia = True
+    #: D <= 1/delta: delta_c > 0 bounds K_c's entries (module doc)
+    regularize_constraints_always = True
+
+    def __init__(self, nw, m, nx, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
+                 xp=np, max_refinement_steps=10, residual_ratio_max=1e-10):
+        self.xp = xp
+        self.nw, self.m, self.nx = int(nw), int(m), int(nx)
+        nw, m, nx = self.nw, self.m, self.nx
+        ne = self.ne = nw - nx - m
+        hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
+        jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
+        self._check_structure(hr, hc, jr, jc)
+        # ---- Jacobian parts (positions into jac_values)
+        xpos = np.flatnonzero(jc < nx)
+        spos = np.empty(m, np.int64)
+        is_s = (jc >= nx) & (jc < nx + m)
+        spos[jc[is_s] - nx] = np.flatnonzero(is_s)
+        epos = np.empty(ne, np.int64)
+        is_e = jc >= nx + m
+        epos[jc[is_e] - nx - m] = np.flatnonzero(is_e)
+        jxr, jxc = jr[xpos], jc[xpos]
+        # ---- condensed matrix K_c: upper-triangle CSC of order nx
+        pa, pb = row_pairs(jxr)
+        rows = np.concatenate([np.minimum(hr, hc), np.arange(nx),
+                               np.minimum(jxc[pa], jxc[pb])])
+        cols = np.concatenate([np.maximum(hr, hc), np.arange(nx),
+                               np.maximum(jxc[pa], jxc[pb])])
+        indptr, indices, cmap = csc_pattern(rows, cols, nx)
+        self.structure = SparseStructure(nx, indptr, indices)
+        self.nnz = len(indices)
+        self.n_pairs = len(pa)
+        nh = self._nh = len(hr)
+        self._assemble = segment_sum(xp, cmap, self.nnz)
+        self._csrc = xp.zeros(nh + nx + len(pa))
+        self._pair_a, self._pair_b = xp.asarray(pa), xp.asarray(pb)
+        self._pair_tmp = xp.zeros(len(pa))
+        self.values = xp.zeros(self.nnz)
+        # ---- the full Newton matrix as (out, in, value) triples, for refinement:
+        # value source src = [hess_values, jac_values, Sigma + dw (nw), -dc (m)]
+        N = self.N = nw + m
+        nj = len(jr)
+        off = hr != hc
+        kh, kj = np.arange(nh), nh + np.arange(nj)
+        kd = nh + nj + np.arange(N)
+        mv_out = np.concatenate([hr, hc[off], nw + jr, jc, np.arange(N)])
+        mv_in = np.concatenate([hc, hr[off], jc, nw + jr, np.arange(N)])
+        mv_val = np.concatenate([kh, kh[off], kj, kj, kd])
+        self._src = xp.zeros(nh + nj + N)
+        self.hess_values = self._src[:nh]
+        self.jac_values = self._src[nh:nh + nj]
+        self._diag_w = self._src[nh + nj:nh + nj + nw]
+        self._diag_c = self._src[nh + nj + nw:]
+        self._kmv = indexed_matvec(xp, mv_out, mv_in, mv_val, N)
+        self._kx = xp.zeros(N)
+        # ---- Jx and Jx^T products, per-row and per-entry vectors
+        self._jmv = indexed_matvec(xp, jxr, jxc, xpos, m)
+        self._jtmv = indexed_matvec(xp, jxc, jxr, xpos, nx)
+        self._jx_pos, self._jx_row = xp.asarray(xpos), xp.asarray(jxr)
+        self._jxv = xp.zeros(len(xpos))            # Jx's values, gathered by build
+        self._jxd = xp.zeros(len(xpos))            # D_row J_p
+        self._s_pos, self._e_pos = xp.asarray(spos), xp.asarray(epos)
+        self._e_row = xp.asarray(jr[epos])
+        self._e_sum = segment_sum(xp, jr[epos], m)
+        self._a_s, self._a_e = xp.zeros(m), xp.zeros(ne)
+        self._e_tmp = xp.zeros(ne)
+        self._delta = xp.zeros(m)
+        self._den = xp.zeros(m)
+        self._D = xp.zeros(m)
+        self.sigma = xp.zeros(nw)
+        self._rhs = xp.zeros(N)
+        self.solver = linear_solver
+        if nx:
+            self.solver.analyse(self.structure)
+        self.max_refinement_steps = max_refinement_steps
+        self.residual_ratio_max = residual_ratio_max
+        self.last_residual_ratio = 0.0
+
+    def _check_structure(self, hr, hc, jr, jc):
+        nw, m, nx, ne = self.nw, self.m, self.nx, self.ne
+        if ne < 0:
+            raise ValueError(f"condensed KKT: nw = {nw} < nx + m = {nx + m}: not every "
+                             f"constraint row has a slack")
+        if len(hr) and max(hr.max(), hc.max()) >= nx:
+            raise ValueError("condensed KKT: Hessian entries outside the x block")
+        cols = jc[jc >= nx]
+        counts = np.bincount(cols - nx, minlength=m + ne) if len(cols) else np.zeros(m + ne)
+        if len(counts) != m + ne or np.any(counts != 1):
+            raise ValueError("condensed KKT: every slack/elastic column needs exactly one "
+                             "Jacobian entry")
+        s = (jc >= nx) & (jc < nx + m)
+        if np.any(jr[s] != jc[s] - nx):
+            raise ValueError("condensed KKT: column nx + i must be the slack of row i")
+
+    # ------------------------------------------------------------------ values
+    def build(self) -> None:
+        xp, nx, m = self.xp, self.nx, self.m
+        xp.add(self.sigma, self.delta_w, out=self._diag_w)
+        self._diag_c[:] = -self.delta_c
+        for mv, val in ((self._kmv, self._src), (self._jmv, self.jac_values),
+                        (self._jtmv, self.jac_values)):
+            mv.update(val)
+        # dual diagonal delta and the row factors D (module doc)
+        sig_s = self._diag_w[nx:nx + m]
+        gather(xp, self.jac_values, self._s_pos, self._a_s)
+        if self.ne:
+            gather(xp, self.jac_values, self._e_pos, self._a_e)
+            xp.multiply(self._a_e, self._a_e, out=self._e_tmp)
+            self._e_tmp /= self._diag_w[nx + m:]
+            self._e_sum(self._e_tmp, self._delta)
+            self._delta += self.delta_c
+        else:
+            self._delta[:] = self.delta_c
+        xp.multiply(self._delta, sig_s, out=self._den)
+        self._den += self._a_s * self._a_s
+        xp.divide(sig_s, self._den, out=self._D)
+        # K_c's source entries: W, Sx + dw, (D_row J_p) J_q
+        gather(xp, self.jac_values, self._jx_pos, self._jxv)
+        gather(xp, self._D, self._jx_row, self._jxd)
+        self._jxd *= self._jxv
+        nh = self._nh
+        self._csrc[:nh] = self.hess_values
+        self._csrc[nh:nh + nx] = self._diag_w[:nx]
+        prod = self._csrc[nh + nx:]
+        gather(xp, self._jxd, self._pair_a, prod)
+        gather(xp, self._jxv, self._pair_b, self._pair_tmp)
+        prod *= self._pair_tmp
+        self._assemble(self._csrc, self.values)
+
+    def expected_inertia(self):
+        return (self.nx, 0, 0)
+
+    def factorize(self):
+        if not self.nx:
+            return Factorization(True, 0, 0, 0), True
+        fact = self.solver.factorize(self.values)
+        return fact, fact.ok and fact.inertia == self.expected_inertia()
+
+    # ------------------------------------------------------------------ solve
+    def _condensed_solve(self, b):
+        """The solution (length N, new array) of the Newton system for the right-hand
+        side ``b = [r_x, r_s, r_e, r_c]``, through K_c (module doc)."""
+        xp, nx, m, nw = self.xp, self.nx, self.m, self.nw
+        r_x, r_s, r_e, r_c = b[:nx], b[nx:nx + m], b[nx + m:nw], b[nw:]
+        sig_e = self._diag_w[nx + m:]
+        rc = r_c.copy()
+        if self.ne:
+            xp.multiply(self._a_e, r_e, out=self._e_tmp)
+            self._e_tmp /= sig_e
+            rc -= self._e_sum(self._e_tmp, xp.zeros(m))
+        t = self._D * rc - self._a_s * r_s / self._den
+        rhs = r_x + self._jtmv(t, xp.zeros(nx))
+        out = xp.zeros(self.N)
+        if nx:
+            out[:nx] = self.solver.solve(rhs)
+        dx = out[:nx]
+        jdx = self._jmv(dx, xp.zeros(m))
+        dy = out[nw:]
+        xp.multiply(self._D, jdx, out=dy)
+        dy -= t
+        out[nx:nx + m] = (rc - jdx + self._delta * dy) / self._a_s
+        if self.ne:
+            out[nx + m:nw] = (r_e - self._a_e * xp.take(dy, self._e_row)) / sig_e
+        return out
+
+    def _residual(self, b, v):
+        """b - K v with the full Newton matrix (new array)."""
+        return b - self._kmv(v, self._kx)
+
+    def solve(self, rhs_w, rhs_c):
+        """(dw, dy); ``last_residual_ratio`` is the final relative residual against the
+        full Newton matrix (see :mod:`.refinement`)."""
+        nw = self.nw
+        b = self._rhs
+        b[:nw], b[nw:] = rhs_w, rhs_c
+        x = self._condensed_solve(b)
+        self.last_residual_ratio = refine(
+            self.xp, b, x, lambda v: self._residual(b, v), self._condensed_solve,
+            self.max_refinement_steps, self.residual_ratio_max, regularized=False)
+        return x[:nw].copy(), x[nw:].copy()
