@@ -39,9 +39,11 @@ def _vec(a, n, name, fill):
 
 
 #: ``device='auto'`` runs on the GPU from this many variables + constraints on.
-#: Provisional (10^4, the issue's starting point) until measured: cuDSS's one-time
-#: analysis and kernel-launch latency make the GPU slower on small problems.
-AUTO_MIN_SIZE = 10_000
+#: Measured on the H200 machine (benchmarks/RESULTS.md, 2026-11-30, warm solves against
+#: caspar's CPU path on its 16-core host): n + m = 5,002 (OCP) CPU 2.4x faster; 20,002
+#: (chain) even; 50,002 (OCP) GPU 2.3x faster; 62,899 (AC-OPF case2869) GPU faster.
+#: Below ~3e4 kernel launches and host syncs per iteration cost more than the work.
+AUTO_MIN_SIZE = 30_000
 
 
 def gpu_problem() -> str | None:
