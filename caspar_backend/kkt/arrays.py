@@ -143,13 +143,19 @@ class DeviceSegmentSum(SegmentSum):
     THREADS = 256
 
     def __init__(self, cp, idx, size):
-        from ..evaluators.layout import SegmentPlan
-
-        plan = SegmentPlan.of(np.asarray(idx, np.int64), int(size))
+        # the plan of SegmentPlan.of(idx, size), built on the device (a host argsort of
+        # 10^7 entries takes seconds, once per solve): sorting the distinct keys
+        # idx * K + k gives the stable order whatever sort the device uses
         self.cp = cp
-        self.perm, self.ptr, self.dst = (cp.asarray(plan.perm), cp.asarray(plan.ptr),
-                                         cp.asarray(plan.dst))
-        self.n = len(plan.dst)
+        idx = cp.asarray(np.asarray(idx, np.int64))
+        K, size = int(idx.size), int(size)
+        self.perm = cp.argsort(idx * max(K, 1) + cp.arange(K, dtype=cp.int64)) if K \
+            else cp.zeros(0, cp.int64)
+        self.ptr = cp.zeros(size + 1, cp.int64)
+        if K:
+            cp.cumsum(cp.bincount(idx, minlength=size), out=self.ptr[1:])
+        self.dst = cp.arange(size, dtype=cp.int64)
+        self.n = size
         self.kernel = _segment_kernel(cp)
         self.grid = (max(1, (self.n + self.THREADS - 1) // self.THREADS),)
 
@@ -158,6 +164,25 @@ class DeviceSegmentSum(SegmentSum):
             self.kernel(self.grid, (self.THREADS,),
                         (v, self.perm, self.ptr, self.dst, out, np.int32(self.n)))
         return out
+
+
+def unique_inverse(xp, key):
+    """``numpy.unique(key, return_inverse=True)`` (host int64 in, host int64 out),
+    sorted on ``xp``'s device when it has one (the KKT structure of a 10^6-row problem:
+    seconds on the host, milliseconds on a GPU)."""
+    key = np.asarray(key, np.int64)
+    if is_host(xp) or key.size == 0:
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq.astype(np.int64), inv.astype(np.int64).reshape(-1)
+    k = xp.asarray(key)
+    order = xp.argsort(k)
+    ks = k[order]
+    new = xp.ones(ks.size, dtype=bool)
+    new[1:] = ks[1:] != ks[:-1]
+    pos = xp.cumsum(new) - 1
+    inv = xp.empty_like(pos)
+    inv[order] = pos
+    return host(ks[new]).astype(np.int64), host(inv).astype(np.int64)
 
 
 def segment_sum(xp, idx, size) -> SegmentSum:

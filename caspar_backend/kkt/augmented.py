@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linsolve.base import SparseStructure
-from .arrays import segment_sum
+from .arrays import segment_sum, unique_inverse
 from .base import KKTSystem
 from .refinement import refine
 
@@ -76,7 +76,7 @@ class AugmentedKKT(KKTSystem):
         rows = np.concatenate([np.minimum(hr, hc), dw, jc, dc, qrow, dr])
         cols = np.concatenate([np.maximum(hr, hc), dw, nw + jr, dc, qcol, dr])
         key = cols * N + rows
-        uniq, self._map = np.unique(key, return_inverse=True)
+        uniq, self._map = unique_inverse(xp, key)
         ucol, urow = uniq // N, uniq % N
         indptr = np.zeros(N + 1, np.int64)
         np.cumsum(np.bincount(ucol, minlength=N), out=indptr[1:])

@@ -103,19 +103,22 @@ def _mtlayer_path() -> str | None:
     return None
 
 
-def full_symmetric_csr(structure: SparseStructure):
+def full_symmetric_csr(structure: SparseStructure, xp=np):
     """Both triangles of the matrix given by its upper CSC, as CSR ``(ptr, col, src)``
-    (int64): ``src[k]`` is the position of entry k in the upper-triangle values."""
-    n, indptr, rows = structure.n, structure.indptr, structure.indices
-    cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    pos = np.arange(len(rows), dtype=np.int64)
+    (int64 arrays of ``xp``, computed there): ``src[k]`` is the position of entry k in
+    the upper-triangle values."""
+    n = structure.n
+    indptr, rows = xp.asarray(structure.indptr), xp.asarray(structure.indices)
+    pos = xp.arange(rows.size, dtype=xp.int64)
+    cols = xp.searchsorted(indptr, pos, side="right") - 1     # column of each entry
     off = rows != cols
-    r = np.concatenate([rows, cols[off]])
-    c = np.concatenate([cols, rows[off]])
-    s = np.concatenate([pos, pos[off]])
-    order = np.lexsort((c, r))
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(r, minlength=n), out=ptr[1:])
+    r = xp.concatenate([rows, cols[off]])
+    c = xp.concatenate([cols, rows[off]])
+    s = xp.concatenate([pos, pos[off]])
+    order = xp.argsort(r * n + c)          # distinct keys: (row, col) order
+    ptr = xp.zeros(n + 1, xp.int64)
+    if r.size:
+        xp.cumsum(xp.bincount(r, minlength=n), out=ptr[1:])
     return ptr, c[order], s[order]
 
 
@@ -152,8 +155,7 @@ class CudssSolver(LinearSolver):
             (cp.zeros(structure.nnz), cp.asarray(structure.indices.astype(np.int32)),
              cp.asarray(structure.indptr.astype(np.int32))), shape=(n, n))
         self._b = cp.zeros(n)
-        ptr, col, src = full_symmetric_csr(structure)
-        self._full = (cp.asarray(ptr), cp.asarray(col), cp.asarray(src))
+        self._full = full_symmetric_csr(structure, cp)
         self._mv = cp.RawModule(code=_MATVEC_SRC).get_function("caspar_sym_matvec")
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
         self._solver = self._make_solver(_mtlayer_path())

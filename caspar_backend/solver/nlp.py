@@ -138,17 +138,24 @@ class SlackNLP(BarrierNLP):
             self.relaxed_equality_slacks = nx + np.flatnonzero(self.eq)
         self.ns = ns = len(self.slack_rows)
         self.nw = nx + ns
-        colmap = -np.ones(n, np.int64)
-        colmap[self.free] = np.arange(nx)
         jr, jc = host(ev.jac_rows).astype(np.int64), host(ev.jac_cols).astype(np.int64)
-        self._ev_jac_rows, self._ev_jac_cols = jr, jc
-        self._jkeep = np.flatnonzero(colmap[jc] >= 0)
-        self.jac_rows = np.concatenate([jr[self._jkeep], self.slack_rows])
-        self.jac_cols = np.concatenate([colmap[jc[self._jkeep]], nx + np.arange(ns)])
-        self._nj_user = len(self._jkeep)
         hr, hc = host(ev.hess_rows).astype(np.int64), host(ev.hess_cols).astype(np.int64)
-        self._hkeep = np.flatnonzero((colmap[hr] >= 0) & (colmap[hc] >= 0))
-        self.hess_rows, self.hess_cols = colmap[hr[self._hkeep]], colmap[hc[self._hkeep]]
+        self._ev_jac_rows, self._ev_jac_cols = jr, jc
+        if self.all_free:
+            # identity column map: skip the gathers (seconds of host work at 10^6 rows)
+            self._jkeep, self._hkeep = np.arange(len(jc)), np.arange(len(hr))
+            jr_kept, jc_kept = jr, jc
+            self.hess_rows, self.hess_cols = hr, hc
+        else:
+            colmap = -np.ones(n, np.int64)
+            colmap[self.free] = np.arange(nx)
+            self._jkeep = np.flatnonzero(colmap[jc] >= 0)
+            jr_kept, jc_kept = jr[self._jkeep], colmap[jc[self._jkeep]]
+            self._hkeep = np.flatnonzero((colmap[hr] >= 0) & (colmap[hc] >= 0))
+            self.hess_rows, self.hess_cols = colmap[hr[self._hkeep]], colmap[hc[self._hkeep]]
+        self.jac_rows = np.concatenate([jr_kept, self.slack_rows])
+        self.jac_cols = np.concatenate([jc_kept, nx + np.arange(ns)])
+        self._nj_user = len(self._jkeep)
         self._hkeep_all = len(self._hkeep) == len(hr)
         # device copies of the gathers used in every evaluation
         self._free_d = xp.asarray(self.free)
