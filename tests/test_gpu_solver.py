@@ -299,9 +299,19 @@ def _bank_names():
 #: variables, restoration, infeasible, unbounded, undefined regions, degenerate
 GPU_BANK = _bank_names()
 
+#: known differences on the GPU, seen on the H200 (2026-11-30)
+GPU_KNOWN = {
+    "unbounded_linear": "cuDSS has no pivoting factorization for the exact zero pivots of "
+                        "this unbounded LP (the CPU path switches qdldl to dense "
+                        "Bunch-Kaufman): Maximum_Iterations_Exceeded instead of "
+                        "Diverging_Iterates",
+}
+
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", GPU_BANK)
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=GPU_KNOWN[n]))
+    if n in GPU_KNOWN else n for n in GPU_BANK])
 def test_bank_on_cuda_matches_cpu_and_ipopt(name):
     _gpu_stack()
     pytest.importorskip("casadi")
