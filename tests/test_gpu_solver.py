@@ -25,18 +25,10 @@ from caspar_backend import Graph, NLPModel, Problem
 
 
 def _chain_model(N=200):
-    """Chained Rosenbrock objective with a chain of nonlinear equalities (the first
-    family of test_gpu_evaluator's chain model), n = N + 2, m = N."""
-    g = Graph()
-    x = [g.var(i) for i in range(N + 2)]
-    p = g.param(0)
-    obj = g.sum([100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(N)])
-    cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5
-            + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
-            + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
-    n, m = N + 2, len(cons)
-    return Problem(NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
-                            np.zeros(m), np.zeros(m), p=[1.3]))
+    """The chained benchmark problem (benchmarks/models/chain.py), n = N + 2, m = N."""
+    from benchmarks.models.chain import chain_graph
+
+    return Problem(chain_graph(N))
 
 
 def _bounded_model(N=100):

@@ -45,23 +45,6 @@ import numpy as np
 
 from .base import Factorization, LinearSolver, SparseStructure
 
-_MATVEC_SRC = r"""
-// y[i] = sum_{k = ptr[i]}^{ptr[i+1]-1} val[src[k]] * x[col[k]]   (one thread per row i)
-// val: the upper-triangle values; (ptr, col, src): the full symmetric matrix in CSR with,
-// for each entry, its position in val.  Fixed summation order: deterministic.
-extern "C" __global__ void caspar_sym_matvec(const long long* __restrict__ ptr,
-                                             const long long* __restrict__ col,
-                                             const long long* __restrict__ src,
-                                             const double* __restrict__ val,
-                                             const double* __restrict__ x,
-                                             double* __restrict__ y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    double s = 0.0;
-    for (long long k = ptr[i]; k < ptr[i + 1]; ++k) s += val[src[k]] * x[col[k]];
-    y[i] = s;
-}
-"""
 
 _THREADS = 256
 
@@ -156,7 +139,10 @@ class CudssSolver(LinearSolver):
              cp.asarray(structure.indptr.astype(np.int32))), shape=(n, n))
         self._b = cp.zeros(n)
         self._full = full_symmetric_csr(structure, cp)
-        self._mv = cp.RawModule(code=_MATVEC_SRC).get_function("caspar_sym_matvec")
+        # the refinement's K x: the upper-triangle values read through the full CSR
+        from ..kkt.arrays import _indexed_matvec_kernel
+
+        self._mv = _indexed_matvec_kernel(cp)
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
         self._solver = self._make_solver(_mtlayer_path())
         self.planned = False
