@@ -321,3 +321,41 @@ def test_unbounded_lp_after_minimize_diverges():
     statuses = {run_caspar(dmax).status for _ in range(2)}
     assert ri["status"] == "Diverging_Iterates" and statuses == {"Diverging_Iterates"}
     assert run_caspar(dmax).iterations <= 50
+
+
+@pytest.mark.parametrize("name", ["maratos", "hs006"])
+def test_accepted_second_order_correction_replaces_the_whole_direction(name, monkeypatch):
+    """IPOPT's line search takes the dual step of an accepted second-order correction
+    from the corrected direction itself (actual_delta = delta_soc): its dy, the bound-
+    multiplier steps of dw_soc and their own fraction-to-boundary length.  Checked on the
+    bank problems whose solves accept a correction, which must still match IPOPT."""
+    import caspar_backend.solver.linesearch as L
+    from caspar_backend.kkt.augmented import AugmentedKKT
+
+    solves, seen = [], []
+    orig_solve, orig_accept = AugmentedKKT.solve, L._accept
+
+    def solve(self, rhs_w, rhs_c):
+        out = orig_solve(self, rhs_w, rhs_c)
+        solves.append(out)
+        return out
+
+    def accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, pair):
+        if kind in ("F", "H"):
+            dw, dy = solves[-1]
+            dzL, dzU = ipm.bound_multiplier_steps(dw)
+            assert d["dw"] is dw and d["dy"] is dy
+            np.testing.assert_array_equal(d["dzL"], dzL)
+            np.testing.assert_array_equal(d["dzU"], dzU)
+            assert alpha_z == ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
+            seen.append(kind)
+        return orig_accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, pair)
+
+    monkeypatch.setattr(AugmentedKKT, "solve", solve)
+    monkeypatch.setattr(L, "_accept", accept)
+    p = next(b for b in BANK if b.name == name)
+    d = dict(p.build(), options=p.options)
+    r, ref = run_caspar(d), run_ipopt(d)
+    assert seen, "no second-order correction was accepted"
+    assert r.status == ref["status"] and r.iterations == ref["iter"]
+    assert r.f == pytest.approx(ref["f"], rel=1e-8, abs=1e-10)

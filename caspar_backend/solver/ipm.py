@@ -458,9 +458,17 @@ class InteriorPoint:
             dw, dy = self._solve(rhs_w, rhs_c)
         if not (self.allfinite(dw) and self.allfinite(dy)):
             return None
+        dzL, dzU = self.bound_multiplier_steps(dw, sL, sU)
+        return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+
+    def bound_multiplier_steps(self, dw, sL=None, sU=None):
+        """(dzL, dzU) of the primal step ``dw``: the eliminated rows of the primal-dual
+        system, Z dw + S dz = mu e - S z, at the current slacks."""
+        if sL is None:
+            sL, sU = self.slacks(self.w)
         dzL = (self.mu - self.zL * sL - self.zL * dw[self.iL]) / sL
         dzU = (self.mu - self.zU * sU + self.zU * dw[self.iU]) / sU
-        return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+        return dzL, dzU
 
     def _solve(self, rhs_w, rhs_c):
         t = time.perf_counter()

@@ -14,7 +14,9 @@ A trial point ``w + alpha dw`` is accepted when it is acceptable to the filter,
 
 If the first trial is rejected with ``theta_t >= theta``, up to ``max_soc`` second-order
 corrections ``A dw_soc = -c_soc``, ``c_soc <- alpha_soc c_soc + h(w_soc)`` are tried with the
-same factorization.  A trial whose f or h is NaN/Inf is rejected and the step is cut.  The
+same factorization; an accepted correction replaces the whole direction (its dy, the
+bound-multiplier steps of dw_soc and their own fraction-to-boundary step, as IPOPT's
+``actual_delta = delta_soc``).  A trial whose f or h is NaN/Inf is rejected and the step is cut.  The
 search fails (restoration) below ``alpha_min``.
 """
 
@@ -126,7 +128,7 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
     c_soc = alpha * ipm.hv + ipm.h_t
     theta_old = theta
     for p in range(o.max_soc):
-        dw_soc, _ = ipm.kkt.solve(d["rhs_w"], -c_soc)
+        dw_soc, dy_soc = ipm.kkt.solve(d["rhs_w"], -c_soc)
         if not ipm.allfinite(dw_soc):
             return False
         a_soc = ipm.fraction_to_boundary(dw_soc, ipm.tau)
@@ -138,7 +140,11 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
         phi_t = ipm.phi(wt, f_t)
         kind = _acceptable(ipm, theta, phi, gBD, alpha, theta_t, phi_t)
         if kind:
-            d = dict(d, dw=dw_soc)
+            # the corrected step replaces the whole direction, duals included, and the
+            # dual step length is recomputed for it (IPOPT: actual_delta = delta_soc)
+            dzL, dzU = ipm.bound_multiplier_steps(dw_soc)
+            alpha_z = ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
+            d = dict(d, dw=dw_soc, dy=dy_soc, dzL=dzL, dzU=dzU)
             _accept(ipm, d, a_soc, alpha_z, wt, f_t, n_trials + p + 1, kind.upper(),
                     (theta, phi))
             return True
