@@ -127,7 +127,7 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
     w = ipm.w
     c_soc = alpha * ipm.hv + ipm.h_t
     theta_old = theta
-    for p in range(o.max_soc):
+    for _ in range(o.max_soc):
         dw_soc, dy_soc = ipm.kkt.solve(d["rhs_w"], -c_soc)
         if not ipm.allfinite(dw_soc):
             return False
@@ -145,7 +145,7 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
             dzL, dzU = ipm.bound_multiplier_steps(dw_soc)
             alpha_z = ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
             d = dict(d, dw=dw_soc, dy=dy_soc, dzL=dzL, dzU=dzU)
-            _accept(ipm, d, a_soc, alpha_z, wt, f_t, n_trials + p + 1, kind.upper(),
+            _accept(ipm, d, a_soc, alpha_z, wt, f_t, n_trials, kind.upper(),
                     (theta, phi))
             return True
         if theta_t > o.kappa_soc * theta_old:
