@@ -77,21 +77,10 @@ def build(problem: str, size: str):
 
 
 def ipopt(nlp_args, tol):
-    import casadi as ca
+    from benchmarks.models.reference import ipopt_casadi
 
-    nlp, args = nlp_args()
-    opts = {"ipopt": {"print_level": 0, "sb": "yes", "tol": tol}, "print_time": False}
-    if isinstance(nlp["x"], ca.MX):
-        opts["expand"] = True
-    t0 = time.perf_counter()
-    S = ca.nlpsol("s", "ipopt", nlp, opts)
-    setup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    r = S(**{k: v for k, v in args.items() if k in ("x0", "lbx", "ubx", "lbg", "ubg", "p")})
-    t = time.perf_counter() - t0
-    st = S.stats()
-    return dict(status=st["return_status"], iter=int(st["iter_count"]), f=float(r["f"]),
-                t=t, setup=setup)
+    r = ipopt_casadi(*nlp_args(), tol=tol, expand_mx=True)
+    return dict(status=r.status, iter=r.iterations, f=r.f, t=r.solve, setup=r.build)
 
 
 def per_iter(res, analysis=0.0):

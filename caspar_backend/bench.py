@@ -238,30 +238,13 @@ def _lsq_cases(points, names=None):
 
 # --------------------------------------------------------------------- solving
 def _ipopt(nlp, args, tol, max_iter, time_limit, setup=None):
-    """IPOPT (casadi wheel) on a CasADi problem dict; MX graphs are expanded to SX
-    first, as ``caspar demo`` does, so IPOPT evaluates SX code.  ``setup``: a
-    callable returning nlpsol options that override these (timed as build)."""
-    import casadi as ca
-    import numpy as np
+    """IPOPT (casadi wheel) on a CasADi problem dict, MX expanded to SX first
+    (:func:`benchmarks.models.reference.ipopt_casadi`); ``setup``: a callable returning
+    nlpsol options that override these (timed as build)."""
+    from benchmarks.models.reference import ipopt_casadi
 
-    from benchmarks.models.reference import RefResult, _ipopt_opts
-
-    opts = _ipopt_opts(tol, max_iter, {"max_wall_time": float(time_limit)})
-    if isinstance(nlp["x"], ca.MX):
-        opts["expand"] = True
-    args = {k: v for k, v in args.items() if k in ("x0", "lbx", "ubx", "lbg", "ubg", "p")}
-    t = time.perf_counter()
-    if setup is not None:
-        opts.update(setup())
-    S = ca.nlpsol("ipopt_ref", "ipopt", nlp, opts)
-    build = time.perf_counter() - t
-    t = time.perf_counter()
-    r = S(**args)
-    solve = time.perf_counter() - t
-    st = S.stats()
-    return RefResult(status=st["return_status"], f=float(r["f"]), iterations=int(st["iter_count"]),
-                     build=build, solve=solve, x=np.asarray(r["x"]).ravel(),
-                     success=bool(st["success"]))
+    return ipopt_casadi(nlp, args, tol, max_iter, {"max_wall_time": float(time_limit)},
+                        expand_mx=True, setup=setup)
 
 
 def _caspar(kind, obj, args, device, tol, max_iter, time_limit) -> dict:

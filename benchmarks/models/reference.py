@@ -39,13 +39,22 @@ def _ipopt_opts(tol: float, max_iter: int, extra: dict | None):
     return {"print_time": False, "ipopt": o}
 
 
-def ipopt_casadi(nlp, args, tol: float = 1e-8, max_iter: int = 3000, options=None) -> RefResult:
-    """Solve a CasADi problem dict with IPOPT.  ``args``: ``x0, lbx, ubx, lbg, ubg``."""
+def ipopt_casadi(nlp, args, tol: float = 1e-8, max_iter: int = 3000, options=None,
+                 expand_mx: bool = False, setup=None) -> RefResult:
+    """Solve a CasADi problem dict with IPOPT.  ``args``: ``x0, lbx, ubx, lbg, ubg, p``.
+    ``options``: IPOPT options; ``expand_mx``: expand an MX graph to SX first (so IPOPT
+    evaluates SX code, as ``caspar demo`` does); ``setup``: a callable returning nlpsol
+    options that override these, timed as part of the build."""
     import casadi as ca
 
     args = {k: v for k, v in args.items() if k in ("x0", "lbx", "ubx", "lbg", "ubg", "p")}
+    opts = _ipopt_opts(tol, max_iter, options)
+    if expand_mx and isinstance(nlp["x"], ca.MX):
+        opts["expand"] = True
     t = time.perf_counter()
-    S = ca.nlpsol("ipopt_ref", "ipopt", nlp, _ipopt_opts(tol, max_iter, options))
+    if setup is not None:
+        opts.update(setup())
+    S = ca.nlpsol("ipopt_ref", "ipopt", nlp, opts)
     build = time.perf_counter() - t
     t = time.perf_counter()
     r = S(**args)
