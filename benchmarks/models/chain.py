@@ -29,12 +29,14 @@ import numpy as np
 P_VALUE = 1.3
 
 
-def _model(g, obj, cons, N, **kw):
+def _model(g, obj, cons, N, m=None, **kw):
+    """The NLPModel over n = N + 2 free variables, x0 = 0, p = P_VALUE, with m (default
+    N) equality rows = 0."""
     from caspar_backend import NLPModel
 
-    n = N + 2
+    n, m = N + 2, N if m is None else m
     return NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
-                    np.zeros(N), np.zeros(N), x0=np.zeros(n), p=[P_VALUE], **kw)
+                    np.zeros(m), np.zeros(m), x0=np.zeros(n), p=[P_VALUE], **kw)
 
 
 def chain_graph(N: int, extra_rows: bool = False):
@@ -50,14 +52,9 @@ def chain_graph(N: int, extra_rows: bool = False):
     cons = [3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5
             + g.sin(x[i + 1] - x[i + 2]) * g.sin(x[i + 1] + x[i + 2])
             + 4 * x[i + 1] - x[i] * g.exp(x[i] - x[i + 1]) - 3 * p for i in range(N)]
-    if not extra_rows:
-        return _model(g, obj, cons, N)
-    cons += [x[i] * x[i] + x[i + 1] for i in range(N)]
-    from caspar_backend import NLPModel
-
-    n, m = N + 2, len(cons)
-    return NLPModel(g, obj, cons, -np.inf * np.ones(n), np.inf * np.ones(n),
-                    np.zeros(m), np.zeros(m), x0=np.zeros(n), p=[P_VALUE])
+    if extra_rows:
+        cons += [x[i] * x[i] + x[i + 1] for i in range(N)]
+    return _model(g, obj, cons, N, m=len(cons))
 
 
 def chain_blocks(N: int):
