@@ -47,6 +47,8 @@ def _watch_pyomo() -> None:
 
 _watch_pyomo()
 
+from ._lazy import lazy_attributes  # noqa: E402
+
 _LAZY = {
     "Graph": ("caspar_backend.expr", "Graph"),
     "NLPModel": ("caspar_backend.model", "NLPModel"),
@@ -60,12 +62,4 @@ _LAZY = {
 __all__ = sorted(_LAZY) + ["CasparError", "ModelError", "__version__"]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        mod, attr = _LAZY[name]
-        value = getattr(importlib.import_module(mod), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'caspar_backend' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -12,7 +12,7 @@ module only forwards to them, on first use, so importing it costs nothing and
 
 from __future__ import annotations
 
-import importlib
+from ._lazy import lazy_attributes
 
 _LAZY = {
     "nlpsol": ("caspar_backend.adapters.casadi.frontend", "nlpsol"),
@@ -25,14 +25,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        mod, attr = _LAZY[name]
-        value = getattr(importlib.import_module(mod), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'caspar_backend.casadi' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
