@@ -51,6 +51,35 @@ def _bad_leaf(node: Node, n: int, q: int) -> bool:
             or op == "data")
 
 
+def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
+    """Raise for the first component ``names[i]`` (a ``what``: 'variable' or
+    'constraint') with a NaN bound, ``lo > hi``, or an infinite bound on the wrong side.
+    ``inputs``: the names of the two bound arrays (e.g. ``('lbx', 'ubx')``), quoted with
+    the offending entries when given."""
+    def where(i):
+        if inputs is None:
+            return f"lb={float(lo[i])!r}, ub={float(hi[i])!r}"
+        a, b = inputs
+        return f"{a}[{i}]={float(lo[i])!r}, {b}[{i}]={float(hi[i])!r}"
+
+    bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
+    if bad.size:
+        i = bad[0]
+        raise NonFiniteError(f"{what} {names[i]} has a NaN bound"
+                             + (f" ({where(i)})" if inputs else ""))
+    bad = np.flatnonzero(lo > hi)
+    if bad.size:
+        i = bad[0]
+        suffix = f" ({inputs[0]}[{i}] > {inputs[1]}[{i}])" if inputs else ""
+        raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > upper "
+                         f"bound {float(hi[i])!r}{suffix}")
+    bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
+    if bad.size:
+        i = bad[0]
+        raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong side "
+                             f"({where(i)})")
+
+
 @dataclass
 class NLPModel:
     """A continuous NLP over one expression graph (final)."""
@@ -127,19 +156,7 @@ class NLPModel:
         """Raise a :class:`ModelError` naming the first bad component."""
         for lo, hi, names, what in ((self.lbx, self.ubx, self.var_names, "variable"),
                                     (self.lbg, self.ubg, self.con_names, "constraint")):
-            bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
-            if bad.size:
-                raise NonFiniteError(f"{what} {names[bad[0]]} has a NaN bound")
-            bad = np.flatnonzero(lo > hi)
-            if bad.size:
-                i = bad[0]
-                raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > "
-                                 f"upper bound {float(hi[i])!r}")
-            bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
-            if bad.size:
-                i = bad[0]
-                raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong "
-                                     f"side (lb={float(lo[i])!r}, ub={float(hi[i])!r})")
+            check_bounds(lo, hi, names, what)
         bad = np.flatnonzero(~np.isfinite(self.x0))
         if bad.size:
             raise NonFiniteError(f"variable {self.var_names[bad[0]]} has a non-finite "

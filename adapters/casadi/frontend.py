@@ -76,6 +76,7 @@ import numpy as np
 import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError, NonFiniteError, OptionError
+from caspar_backend.model import check_bounds
 from caspar_backend.solver.options import resolve_options
 from caspar_backend.solver.status import STATUSES
 
@@ -343,22 +344,7 @@ class NlpsolCore:
                                            "lbx", "ubx"),
                                           (lbg, ubg, self._names("constraint"), "constraint",
                                            "lbg", "ubg")):
-            bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
-            if bad.size:
-                i = bad[0]
-                raise NonFiniteError(f"{what} {names[i]} has a NaN bound ({a}[{i}]={lo[i]!r}, "
-                                     f"{b}[{i}]={hi[i]!r})")
-            bad = np.flatnonzero(lo > hi)
-            if bad.size:
-                i = bad[0]
-                raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > upper "
-                                 f"bound {float(hi[i])!r} ({a}[{i}] > {b}[{i}])")
-            bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
-            if bad.size:
-                i = bad[0]
-                raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong "
-                                     f"side ({a}[{i}]={float(lo[i])!r}, "
-                                     f"{b}[{i}]={float(hi[i])!r})")
+            check_bounds(lo, hi, names, what, (a, b))
         bad = np.flatnonzero(~np.isfinite(x0))
         if bad.size:
             i = bad[0]
