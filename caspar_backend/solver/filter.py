@@ -5,6 +5,18 @@ already shifted by the margins ``gamma_theta``/``gamma_phi`` when they were adde
 point ``(theta, phi)`` is acceptable iff no entry dominates it, i.e. for every entry
 ``theta < theta_j or phi < phi_j``.  Pairs are stored in two growing lists; IPOPT keeps
 the full set too (it is reset whenever the barrier parameter changes).
+
+The filter also keeps the state of IPOPT's filter reset heuristic (FilterLSAcceptor):
+``rejected_by_filter`` says whether the last rejected trial point of the current line
+search failed the filter (rather than the tests against the current iterate), and
+``filter_rejections`` counts the successive line searches whose accepted point came after
+such a rejection; :meth:`note_acceptance` empties the filter when that count reaches
+``filter_reset_trigger``, at most ``max_filter_resets`` times per solve — the option's
+documented meaning.  (IPOPT 3.14 compares its reset counter with ``max_filter_resets`` but
+never increments it, so it resets without limit; followed literally, the Pyomo model
+``x^2 + y^2 <= 1, x + y >= 3`` then accepts ever shorter h-type steps between resets for
+all 3000 iterations instead of reaching the restoration phase and "locally infeasible",
+as IPOPT's own run does.)
 """
 
 from __future__ import annotations
@@ -13,15 +25,32 @@ from __future__ import annotations
 class Filter:
     """Final."""
 
-    __slots__ = ("theta", "phi")
+    __slots__ = ("theta", "phi", "rejected_by_filter", "filter_rejections", "n_resets")
 
     def __init__(self):
         self.theta: list = []
         self.phi: list = []
+        self.rejected_by_filter = False
+        self.filter_rejections = 0
+        self.n_resets = 0           # heuristic resets of this solve (reset() keeps it)
 
     def reset(self):
         self.theta.clear()
         self.phi.clear()
+        self.rejected_by_filter = False
+        self.filter_rejections = 0
+
+    def note_acceptance(self, max_resets: int, trigger: int) -> None:
+        """A trial point was accepted: the filter reset heuristic's bookkeeping."""
+        if self.n_resets < max_resets:
+            if self.rejected_by_filter:
+                self.filter_rejections += 1
+                if self.filter_rejections >= trigger:
+                    self.reset()
+                    self.n_resets += 1
+            else:
+                self.filter_rejections = 0
+        self.rejected_by_filter = False
 
     def acceptable(self, theta: float, phi: float) -> bool:
         for tj, pj in zip(self.theta, self.phi):

@@ -40,6 +40,7 @@ from ..kkt import make_kkt_system
 from ..kkt.arrays import amax_abs, errstate, host, scalars, segment_sum, synchronize
 from ..linsolve import make_linear_solver
 from .filter import Filter
+from .linesearch import Watchdog
 
 _EPS = np.finfo(float).eps
 #: relative KKT residual (after refinement) above which a solve counts as failed
@@ -136,6 +137,9 @@ class InteriorPoint:
         self.delta_c_used = self.kkt.regularize_constraints_always
         self.eps_restore = None     # static regularization to restore next iteration
         self.tiny_step_last = False
+        self.watchdog = Watchdog()
+        self.soft_resto = False        # in IPOPT's soft restoration phase (linesearch.py)
+        self.soft_resto_count = 0
         self.acceptable_count = 0
         self.last_obj = None
         self.stop_hook = None          # restoration's convergence test
@@ -325,6 +329,22 @@ class InteriorPoint:
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
+    def primal_dual_error(self, mu):
+        """IPOPT's primal-dual system error (curr_primal_dual_system_error): the 1-norms
+        of the Lagrangian gradient, the constraint residual and the relaxed
+        complementarity S z - mu, each divided by its length (one transfer)."""
+        xp = self.xp
+        rd = self.gradf + self.Aty(self.jv, self.y)
+        rd[self.iL] -= self.zL
+        rd[self.iU] += self.zU
+        sL, sU = self.slacks(self.w)
+        dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(self.hv)),
+                                       xp.sum(xp.abs(sL * self.zL - mu)),
+                                       xp.sum(xp.abs(sU * self.zU - mu)))
+        nz = self.nL + self.nU
+        return (dual / max(self.nw, 1) + (primal / self.m if self.m else 0.0)
+                + ((cL + cU) / nz if nz else 0.0))
+
     def unscaled(self, e):
         nlp = self.nlp
         df = getattr(nlp, "df", 1.0)
@@ -378,6 +398,8 @@ class InteriorPoint:
                 from .restoration import restoration_phase
 
                 restoration_phase(self)    # counts its own iterations
+                self.watchdog.reset()
+                self.soft_resto, self.soft_resto_count = False, 0
                 continue
             sh.iter += 1
 

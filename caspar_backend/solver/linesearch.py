@@ -17,7 +17,31 @@ corrections ``A dw_soc = -c_soc``, ``c_soc <- alpha_soc c_soc + h(w_soc)`` are t
 same factorization; an accepted correction replaces the whole direction (its dy, the
 bound-multiplier steps of dw_soc and their own fraction-to-boundary step, as IPOPT's
 ``actual_delta = delta_soc``).  A trial whose f or h is NaN/Inf is rejected and the step is cut.  The
-search fails (restoration) below ``alpha_min``.
+search fails (restoration) below ``alpha_min``.  A sufficient-reduction (h-type) test also
+rejects a barrier objective that grows by more than ``obj_max_inc`` orders of magnitude.
+
+Watchdog (IPOPT's BacktrackingLineSearch, Chamberlain et al.'s non-monotone safeguard):
+after ``watchdog_shortened_iter_trigger`` consecutive iterations whose first trial step
+was rejected, the current iterate, its direction and its reference values
+(theta, phi, gphi^T dw) are stored and up to ``watchdog_trial_iter_max`` iterations take
+the full fraction-to-the-boundary step unchecked (log tag ``w``), each first tested
+against the stored reference values and the filter; when one passes, the procedure ends
+there.  When none does, the stored iterate is restored and searched along its stored
+direction by ordinary backtracking from the second trial step on.  A change of mu ends the
+procedure without restoring (IPOPT resets the watchdog whenever mu changes).
+
+Soft restoration (IPOPT's TrySoftRestoStep): when backtracking fails, the filter is
+augmented with the current point and the direction is tried once more with one step
+length for primal and dual variables, ``alpha = min(alpha_primal_max, alpha_dual_max)``.
+A trial point acceptable to the filter and to the current iterate (sufficient reduction,
+no Armijo test) is taken and ends the phase (tag ``S``); otherwise it is taken (tag
+``s``) when it reduces the primal-dual system error
+
+    E(w, y, z; mu) = ||grad L||_1 / n_w + ||h||_1 / m + ||S z - mu||_1 / n_z
+
+by the factor ``soft_resto_pderror_reduction_factor``, and the following iterations keep
+taking such steps (at most ``max_soft_resto_iters`` in a row) until one meets the
+original criterion.  Only when no soft step is possible does the restoration phase start.
 """
 
 from __future__ import annotations
@@ -40,47 +64,180 @@ def _le(a, b, ref):
     return a - b <= 10.0 * _EPS * abs(ref)
 
 
+class Watchdog:
+    """The line search's watchdog state (one per interior-point object).  Final."""
+
+    def __init__(self):
+        self.last_mu = None
+        self.shortened = 0          # consecutive iterations with a shortened step
+        self.active = False
+        self.trials = 0
+        self.saved = None           # (w, y, zL, zU, d, ref) at the watchdog start
+
+    def reset(self):
+        self.active, self.saved, self.shortened, self.trials = False, None, 0, 0
+
+    def start(self, ipm, d, ref):
+        self.active, self.trials = True, 0
+        self.saved = (ipm.w.copy(), ipm.y.copy(), ipm.zL.copy(), ipm.zU.copy(), d, ref)
+
+    def stop(self, ipm):
+        """Restore the stored iterate; returns its (direction, reference values)."""
+        w, y, zL, zU, d, ref = self.saved
+        ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:] = w, y, zL, zU
+        ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
+        ipm.eval_first_order(ipm.w)
+        self.active, self.saved, self.shortened = False, None, 0
+        return d, ref
+
+
+def _reference(ipm, d):
+    """(theta, phi, gphi^T dw) at the current iterate, and the step norms."""
+    xp = ipm.xp
+    dw = d["dw"]
+    gBD, d_norm, rel = scalars(xp, d["gphi"] @ dw, amax_abs(xp, dw),
+                               amax_abs(xp, dw / (1.0 + xp.abs(ipm.w))))
+    return (ipm.theta(ipm.hv), ipm.phi(ipm.w, ipm.f), gBD), d_norm, rel
+
+
 def line_search(ipm, d) -> bool:
     o = ipm.opts
-    xp = ipm.xp
     w, dw = ipm.w, d["dw"]
     tau = ipm.tau
-    alpha_max = ipm.fraction_to_boundary(dw, tau)
-    alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
-    theta = ipm.theta(ipm.hv)
-    phi = ipm.phi(w, ipm.f)
-    # one transfer for the directional derivative and the two step norms
-    gBD, d_norm, rel = scalars(xp, d["gphi"] @ dw, amax_abs(xp, dw),
-                               amax_abs(xp, dw / (1.0 + xp.abs(w))))
-    info = ipm.info
-    info["d_norm"] = d_norm
+    wd = ipm.watchdog
+    if wd.last_mu != ipm.mu:
+        wd.reset()
+        wd.last_mu = ipm.mu
+    ref, d_norm, rel = _reference(ipm, d)
+    theta = ref[0]
+    ipm.info["d_norm"] = d_norm
 
     # tiny step: accept the full step without line search (IPOPT's tiny_step_tol), but
     # only near feasibility: a tiny step at a large constraint violation means the
     # iterate is (close to) a stationary point of the infeasibility, and accepting it
     # would loop forever; IPOPT's DetectTinyStep then lets the line search fail and the
     # restoration phase decide (feasible point, or local infeasibility)
-    if rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA:
+    tiny = rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
+    soc = True
+    if tiny and wd.active:
+        # a tiny step while the watchdog runs: resume from the stored iterate instead
+        d, ref = wd.stop(ipm)
+        tiny, soc = False, False        # its factorization is gone: no corrections
+    elif (o.watchdog_shortened_iter_trigger > 0 and not wd.active and not tiny
+          and wd.shortened >= o.watchdog_shortened_iter_trigger):
+        wd.start(ipm, d, ref)
+    if tiny:
+        alpha_max = ipm.fraction_to_boundary(dw, tau)
+        alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
         f_t, ok = ipm.eval_zeroth(w + alpha_max * dw, ipm.h_t)
         if ok:
             ipm.tiny_step = True
             _accept(ipm, d, alpha_max, alpha_z, w + alpha_max * dw, f_t, 1, "T", None)
+            wd.shortened = 0
             return True
     ipm.tiny_step = False
 
-    if gBD < 0:
-        if theta <= ipm.theta_min:
-            amin = min(G_THETA, G_PHI * theta / -gBD, DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
-        else:
-            amin = min(G_THETA, G_PHI * theta / -gBD)
-    else:
-        amin = G_THETA
-    amin *= ALPHA_MIN_FRAC
+    if ipm.soft_resto:
+        ipm.soft_resto_count += 1
+        kind = None
+        if ipm.soft_resto_count <= o.max_soft_resto_iters:
+            kind = _soft_resto_step(ipm, d, ref)
+        if kind == "S":
+            ipm.soft_resto, ipm.soft_resto_count = False, 0
+        return kind is not None      # a failure goes to the restoration phase
 
-    alpha = alpha_max
-    n_trials = 0
+    skip_first = False
+    while True:
+        status, n_trials, f_t = _backtrack(ipm, d, ref, skip_first,
+                                           soc and not skip_first, single=wd.active)
+        if not wd.active:
+            break
+        if status == "accepted":           # the watchdog succeeded
+            wd.active, wd.saved = False, None
+            break
+        wd.trials += 1
+        if status == "invalid" or wd.trials > o.watchdog_trial_iter_max:
+            d, ref = wd.stop(ipm)
+            skip_first = True
+            continue
+        # take the rejected full step (still in w_t, h_t) unchecked, without
+        # augmenting the filter
+        alpha_max = ipm.fraction_to_boundary(d["dw"], tau)
+        alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
+        _accept(ipm, d, alpha_max, alpha_z, ipm.w_t.copy(), f_t, 1, "w", None)
+        return True
+    if status != "accepted":
+        if ipm.resto or o.soft_resto_pderror_reduction_factor == 0.0:
+            return False
+        theta, phi = ref[0], ref[1]
+        ipm.filter.add((1 - G_THETA) * theta, phi - G_PHI * theta)
+        kind = _soft_resto_step(ipm, d, ref)
+        if kind == "s":
+            ipm.soft_resto, ipm.soft_resto_count = True, 0
+        return kind is not None
+    wd.shortened = 0 if n_trials == 1 else wd.shortened + 1
+    return True
+
+
+def _soft_resto_step(ipm, d, ref):
+    """One soft-restoration trial (see the module docstring): 'S' (acceptable to the
+    filter and the current iterate), 's' (reduces the primal-dual error) or None
+    (rejected; the iterate is unchanged)."""
+    theta, phi, gBD = ref
+    tau = ipm.tau
+    alpha = min(ipm.fraction_to_boundary(d["dw"], tau),
+                ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau))
+    wt = ipm.w + alpha * d["dw"]
+    f_t, ok = ipm.eval_zeroth(wt, ipm.h_t)
+    if not ok:
+        return None
+    if _acceptable(ipm, theta, phi, gBD, 0.0, ipm.theta(ipm.h_t), ipm.phi(wt, f_t)):
+        _accept(ipm, d, alpha, alpha, wt, f_t, 1, "S", None)
+        return "S"
+    err = ipm.primal_dual_error(ipm.mu)
+    saved = (ipm.w.copy(), ipm.y.copy(), ipm.zL.copy(), ipm.zU.copy(), ipm.f,
+             ipm.hv.copy(), ipm.gradf.copy(), ipm.jv.copy())
+    _accept(ipm, d, alpha, alpha, wt, f_t, 1, "s", None)
+    if ipm.primal_dual_error(ipm.mu) <= ipm.opts.soft_resto_pderror_reduction_factor * err:
+        return "s"
+    w, y, zL, zU, f, hv, gradf, jv = saved
+    ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:], ipm.hv[:] = w, y, zL, zU, hv
+    ipm.gradf[:], ipm.jv[:], ipm.f = gradf, jv, f
+    return None
+
+
+def _backtrack(ipm, d, ref, skip_first, soc, single):
+    """Backtracking from the fraction-to-the-boundary step along ``d``, each trial tested
+    against the reference values ``ref = (theta, phi, gphi^T dw)``.  ``skip_first``:
+    start at the second trial step; ``soc``: second-order corrections allowed;
+    ``single``: the first trial only (the watchdog).  Returns ``(status, n_trials, f_t)``:
+    status 'accepted', 'rejected' or 'invalid' (no trial point could be evaluated), and
+    the objective of the last trial point (which ``ipm.w_t`` / ``ipm.h_t`` still hold)."""
+    o = ipm.opts
+    xp = ipm.xp
+    w, dw = ipm.w, d["dw"]
+    tau = ipm.tau
+    theta, phi, gBD = ref
+    alpha_max = ipm.fraction_to_boundary(dw, tau)
+    alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
+    if single:
+        amin = alpha_max
+    else:
+        if gBD < 0:
+            if theta <= ipm.theta_min:
+                amin = min(G_THETA, G_PHI * theta / -gBD,
+                           DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
+            else:
+                amin = min(G_THETA, G_PHI * theta / -gBD)
+        else:
+            amin = G_THETA
+        amin *= ALPHA_MIN_FRAC
+
+    alpha = alpha_max * (o.alpha_red_factor if skip_first else 1.0)
+    n_trials = 1 if skip_first else 0
+    first = n_trials
     all_invalid = True
-    while alpha >= amin or n_trials == 0:
+    while alpha >= amin or n_trials == first:
         n_trials += 1
         wt = ipm.w_t
         xp.add(w, alpha * dw, out=wt)
@@ -93,40 +250,59 @@ def line_search(ipm, d) -> bool:
             if kind:
                 _accept(ipm, d, alpha, alpha_z, wt.copy(), f_t, n_trials, kind,
                         (theta, phi))
-                return True
-            if n_trials == 1 and theta_t >= theta and o.max_soc > 0:
+                return "accepted", n_trials, f_t
+            if single:
+                return "rejected", n_trials, f_t
+            if n_trials == 1 and soc and theta_t >= theta and o.max_soc > 0:
                 if _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD,
-                                            n_trials):
-                    return True
+                                            n_trials, theta_t):
+                    return "accepted", n_trials, None
+        elif single:
+            return "invalid", n_trials, None
         alpha *= o.alpha_red_factor
     ipm.line_search_all_invalid = all_invalid
     if all_invalid:
         ipm.invalid(w + alpha_max * dw, "function")
-    return False
+    return "rejected", n_trials, None
 
 
 def _acceptable(ipm, theta, phi, gBD, alpha, theta_t, phi_t):
-    """'f' (Armijo step), 'h' (filter step) or '' (rejected)."""
+    """'f' (Armijo step), 'h' (filter step) or '' (rejected), in IPOPT's order
+    (CheckAcceptabilityOfTrialPoint): theta_max, then the test against the current
+    iterate, then the filter; an acceptance runs the filter reset heuristic."""
     if not math.isfinite(phi_t) or theta_t > ipm.theta_max:
         return ""
-    if not ipm.filter.acceptable(theta_t, phi_t):
-        return ""
+    o = ipm.opts
+    flt = ipm.filter
     switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA
     armijo = _le(phi_t - phi, ETA_PHI * alpha * gBD, phi)
     if theta <= ipm.theta_min and switching:
-        return "f" if armijo else ""
-    if _le(theta_t, (1 - G_THETA) * theta, theta) or _le(phi_t, phi - G_PHI * theta, phi):
-        # IPOPT labels (and keeps out of the filter) every step meeting both the switching
-        # and the Armijo condition, whichever test accepted it
-        return "f" if (switching and armijo) else "h"
-    return ""
+        ok = armijo
+    else:
+        ok = not (phi_t > phi and math.log10(phi_t - phi) > o.obj_max_inc + (
+            math.log10(abs(phi)) if abs(phi) > 10.0 else 1.0)) and (
+            _le(theta_t, (1 - G_THETA) * theta, theta) or
+            _le(phi_t, phi - G_PHI * theta, phi))
+    if not ok:
+        flt.rejected_by_filter = False
+        return ""
+    if not flt.acceptable(theta_t, phi_t):
+        flt.rejected_by_filter = True
+        return ""
+    flt.note_acceptance(o.max_filter_resets, o.filter_reset_trigger)
+    # IPOPT labels (and keeps out of the filter) every step meeting both the switching
+    # and the Armijo condition, whichever test accepted it
+    return "f" if (switching and armijo) else "h"
 
 
-def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials):
+def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials, theta_t):
+    """IPOPT's TrySecondOrderCorrection: each correction must reduce the infeasibility of
+    the trial point before it (the rejected first trial point for the first one) by
+    kappa_soc for the next to be tried."""
     o = ipm.opts
     w = ipm.w
     c_soc = alpha * ipm.hv + ipm.h_t
-    theta_old = theta
+    theta_old = theta_t
     for _ in range(o.max_soc):
         dw_soc, dy_soc = ipm.kkt.solve(d["rhs_w"], -c_soc)
         if not ipm.allfinite(dw_soc):

@@ -1,0 +1,135 @@
+"""IPOPT's line-search safeguards: the watchdog, the soft restoration phase, the filter
+reset heuristic, obj_max_inc and the second-order correction's kappa_soc test.
+
+Each is checked against IPOPT (CasADi's bundled 3.14, run in the test on the same model
+through Pyomo's NL writer) or against published values, and switched off through its
+IPOPT option to show that it is what made the difference.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+import caspar_backend as cb
+import pyomo_nlp_models as nlpm
+from benchmarks.models import cops
+from benchmarks.models.reference import ipopt_casadi, nl_problem
+from caspar_backend.solver.filter import Filter
+from caspar_backend.solver.linesearch import _acceptable
+from caspar_backend.solver.options import resolve_options
+
+
+def _ipopt(model, tol=1e-8):
+    nlp, args, sense = nl_problem(model)
+    ref = ipopt_casadi(nlp, args, tol=tol)
+    return ref.status, ref.iterations, sense * ref.f
+
+
+def _tags(result):
+    return "".join(h.step_type for h in result.history)
+
+
+def test_watchdog_on_cops_rocket():
+    """COPS rocket (nh = 400, tol 1e-8): ten shortened steps in a row start the watchdog;
+    its unchecked full steps ('w') leave the stretch of 1/128 steps that took 124
+    iterations before it existed.  Same objective as IPOPT and the COPS report."""
+    st, it, f_ip = _ipopt(cops.rocket(400))
+    assert st == "Solve_Succeeded"
+    r = cb.from_pyomo(cops.rocket(400)).solve(tol=1e-8, print_level=0)
+    assert r.status == "Solve_Succeeded"
+    assert r.f == pytest.approx(f_ip, rel=1e-8)
+    assert abs(r.f + 1.01283) < 1e-5          # the report's h(t_f) = 1.01283
+    assert "w" in _tags(r)
+    assert r.iterations <= 70
+    off = cb.from_pyomo(cops.rocket(400)).solve(tol=1e-8, print_level=0,
+                                                watchdog_shortened_iter_trigger=0)
+    assert "w" not in _tags(off) and off.iterations > r.iterations
+
+
+def test_soft_restoration_on_local_infeasibility():
+    """x^2 + y^2 <= 1, x + y >= 3: IPOPT's log has soft restoration steps ('s') before
+    it declares local infeasibility; caspar takes them too and reaches the same status."""
+    st, _, _ = _ipopt(nlpm.infeasible())
+    assert st == "Infeasible_Problem_Detected"
+    r = cb.from_pyomo(nlpm.infeasible()).solve(print_level=0)
+    assert r.status == "Infeasible_Problem_Detected"
+    assert "s" in _tags(r)
+    off = cb.from_pyomo(nlpm.infeasible()).solve(print_level=0,
+                                                 soft_resto_pderror_reduction_factor=0.0)
+    assert "s" not in _tags(off)
+
+
+def test_filter_reset_takes_ipopts_path_on_gasoil():
+    """COPS gasoil (nh = 100): with IPOPT's max_filter_resets = 5 caspar takes IPOPT's
+    17 iterations (37 without the heuristic, caspar's default) to the same objective."""
+    st, it, f_ip = _ipopt(cops.gasoil(100))
+    assert st == "Solve_Succeeded"
+    on = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0, max_filter_resets=5)
+    off = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0)
+    assert on.status == off.status == "Solve_Succeeded"
+    assert on.f == pytest.approx(f_ip, rel=1e-8) and off.f == pytest.approx(f_ip, rel=1e-8)
+    assert on.iterations == it
+    assert off.iterations > on.iterations
+
+
+def test_filter_reset_bookkeeping():
+    flt = Filter()
+    flt.add(1.0, 1.0)
+    for k in range(4):                      # four line searches ending after a filter rejection
+        flt.rejected_by_filter = True
+        flt.note_acceptance(max_resets=2, trigger=5)
+        assert len(flt) == 1 and flt.filter_rejections == k + 1
+    flt.rejected_by_filter = True
+    flt.note_acceptance(max_resets=2, trigger=5)          # the fifth resets the filter
+    assert len(flt) == 0 and flt.n_resets == 1 and flt.filter_rejections == 0
+    flt.add(1.0, 1.0)
+    flt.rejected_by_filter = False
+    flt.note_acceptance(max_resets=2, trigger=5)          # a rejection by the current-iterate
+    assert flt.filter_rejections == 0                     # test breaks the run
+    flt.reset()                                           # mu changed: the count of resets stays
+    assert flt.n_resets == 1
+    for _ in range(10):
+        flt.rejected_by_filter = True
+        flt.note_acceptance(max_resets=1, trigger=1)      # limit reached: no more resets
+        flt.add(1.0, 1.0)
+    assert flt.n_resets == 1 and len(flt) == 1
+
+
+def _stub(**opts):
+    return SimpleNamespace(opts=resolve_options(opts), filter=Filter(), theta_max=1e4,
+                           theta_min=1e-4)
+
+
+def test_obj_max_inc_rejects_a_barrier_objective_that_explodes():
+    """A trial that reduces theta enough is still rejected when phi grows by more than
+    obj_max_inc orders of magnitude above max(1, log10 |phi|) (IPOPT's
+    IsAcceptableToCurrentIterate)."""
+    ipm = _stub()
+    # theta 1 -> 0.5 (sufficient reduction), phi 100 -> 100 + 10^7.5: log10(inc) = 7.5 > 5 + 2
+    assert _acceptable(ipm, 1.0, 100.0, 1.0, 0.5, 0.5, 100.0 + 10 ** 7.5) == ""
+    assert _acceptable(ipm, 1.0, 100.0, 1.0, 0.5, 0.5, 100.0 + 10 ** 6.5) == "h"
+    assert _acceptable(_stub(obj_max_inc=8.0), 1.0, 100.0, 1.0, 0.5, 0.5,
+                       100.0 + 10 ** 7.5) == "h"
+
+
+def test_condensed_soft_restoration_finds_the_feasible_optimum_of_wb():
+    """Waechter & Biegler's example from x0 = (-2, 1, 1): IPOPT (and caspar's augmented
+    system) end at the local infeasibility minimizer x1 = -1; the condensed system's
+    relaxed-equality directions let a soft restoration step through, and it converges
+    to the feasible minimizer (1, 0, 0.5), f = 1 (x1 >= 1 on the feasible set)."""
+    import casadi as ca
+
+    x = ca.SX.sym("x", 3)
+    nlp = {"x": x, "f": x[0], "g": ca.vertcat(x[0] ** 2 - x[1] - 1, x[0] - x[2] - 0.5)}
+    P = cb.from_casadi(nlp, x0=[-2, 1, 1], lbx=[-math.inf, 0, 0], ubx=[math.inf] * 3,
+                       lbg=[0, 0], ubg=[0, 0])
+    aug = P.solve(print_level=0)
+    assert aug.status == "Infeasible_Problem_Detected"
+    r = P.solve(print_level=0, kkt_system="condensed")
+    assert r.status == "Solve_Succeeded"
+    assert "s" in _tags(r) or "S" in _tags(r)
+    assert r.f == pytest.approx(1.0, abs=1e-7)
+    assert r.x == pytest.approx([1.0, 0.0, 0.5], abs=1e-6)
