@@ -180,7 +180,7 @@ def _emulated_solver_class():
     return EmulatedCudss
 
 
-@pytest.mark.parametrize("build, opts", [
+PARAMS_EMULATED = [
     (_chain_model, {}),
     (_bounded_model, {}),
     (_bounded_model, {"hessian_approximation": "limited-memory"}),
@@ -189,15 +189,17 @@ def _emulated_solver_class():
     (_bounded_model, {"kkt_system": "condensed"}),
     # the restoration phase's elastic columns in the condensed system
     (_bounded_model, {"kkt_system": "condensed", "start_with_resto": True}),
-])
-def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
+]
+
+
+def _solve_emulated(prob, opts, monkeypatch):
+    """(CPU result, emulated-device result, per-iteration 'all on device' flags)."""
     pytest.importorskip("qdldl")
     import caspar_backend.kkt.arrays as arrays
     import caspar_backend.linsolve.cudss as cudss_mod
     import caspar_backend.solver.driver as driver
     from caspar_backend.solver import solve_nlp
 
-    prob = build()
     xp = _fake_xp()
 
     class HostLikeSegmentSum(arrays.HostSegmentSum):
@@ -235,6 +237,12 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
                     options=dict(o, iteration_callback=lambda ipm: seen.append(
                         all(isinstance(a, _DevArray) for a in (ipm.w, ipm.y, ipm.zL,
                                                                 ipm.zU, ipm.kkt.values)))))
+    return ref, res, seen
+
+
+@pytest.mark.parametrize("build, opts", PARAMS_EMULATED)
+def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
+    ref, res, seen = _solve_emulated(build(), opts, monkeypatch)
     assert res.extra, (res.status, res.message)
     assert res.extra["device"] == "cuda" and res.extra["linear_solver"] == "cudss"
     assert ref.extra["device"] == "cpu" and ref.extra["linear_solver"] == "qdldl"
@@ -246,6 +254,25 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
         assert type(a) is np.ndarray and a.dtype == np.float64
         np.testing.assert_array_equal(a, b)
     assert res.f == ref.f
+
+
+def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
+    """The watchdog's stored iterate and the soft restoration's trial state on device
+    arrays: x^2 + y^2 <= 1, x + y >= 3 with the watchdog triggered after one shortened
+    step takes 'w' and 's' steps and ends locally infeasible, identically on both
+    paths."""
+    pytest.importorskip("pyomo")
+    import caspar_backend as cb
+    import pyomo_nlp_models as nlpm
+
+    ref, res, seen = _solve_emulated(cb.from_pyomo(nlpm.infeasible()),
+                                     {"watchdog_shortened_iter_trigger": 1}, monkeypatch)
+    assert seen and all(seen)
+    tags = "".join(h.step_type for h in res.history)
+    assert "w" in tags and "s" in tags
+    assert res.status == ref.status == "Infeasible_Problem_Detected"
+    assert res.iterations == ref.iterations
+    np.testing.assert_array_equal(res.x, ref.x)
 
 
 def test_cuda_without_gpu_stack_is_a_clear_error(monkeypatch):
