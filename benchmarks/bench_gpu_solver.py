@@ -7,7 +7,12 @@ CPU, and caspar on the CPU (NumPy + qdldl), on three scalable problems:
   ``Function.map`` (``caspar_backend.adapters.casadi.models.vanderpol_ocp``),
   n = 3N + 2, m = 2N, read by caspar's CasADi adapter;
 * ``acopf``: PGLib-OPF AC optimal power flow (:mod:`benchmarks.models.acopf`, the CasADi
-  model), sizes are case names.
+  model), sizes are case names;
+* ``lsq``: synthetic bundle adjustment (:mod:`benchmarks.models.bundle`, ``Function.map``
+  over the observations), sizes are point counts with the runner's camera count
+  (``caspar_backend.bench.lsq_cameras``) and 4 observations per point; n = 9 nc + 3 np,
+  unconstrained.  IPOPT gets the assembled exact Hessian (casadi's own Hessian
+  colouring of the mapped MX graph is the slow part of its setup), as in the runner.
 
 For each size and each tolerance (``--tols``, IPOPT's ``tol``, the same for every
 solver) it records iterations, objective, solve wall time and the time per iteration
@@ -66,6 +71,24 @@ def build(problem: str, size: str):
 
         nlp, args = acopf_casadi(size)
         args.pop("data", None)
+    elif problem == "lsq":
+        from benchmarks.models.bundle import bundle_adjustment, bundle_adjustment_hessian
+        from caspar_backend.bench import LSQ_OBS_PER_POINT, lsq_cameras
+
+        n_pts = int(float(size))
+        n_cam = lsq_cameras(n_pts)
+        nlp, args = bundle_adjustment(n_cam, n_pts, LSQ_OBS_PER_POINT)
+        import caspar_backend as cb
+
+        t1 = time.perf_counter()
+        prob = cb.from_casadi(nlp, **args)
+        t2 = time.perf_counter()
+
+        def setup():
+            return {"expand": False, "hess_lag": bundle_adjustment_hessian(
+                n_cam, n_pts, LSQ_OBS_PER_POINT)}
+
+        return prob, (lambda: (nlp, args, setup)), t1 - t0, t2 - t1
     else:
         raise SystemExit(f"unknown problem {problem!r}")
     import caspar_backend as cb
@@ -77,9 +100,13 @@ def build(problem: str, size: str):
 
 
 def ipopt(nlp_args, tol):
+    """``nlp_args()``: ``(nlp, args)`` or ``(nlp, args, setup)`` (nlpsol options timed as
+    IPOPT's setup)."""
     from benchmarks.models.reference import ipopt_casadi
 
-    r = ipopt_casadi(*nlp_args(), tol=tol, expand_mx=True)
+    nlp, args, *setup = nlp_args()
+    r = ipopt_casadi(nlp, args, tol=tol, expand_mx=True,
+                     setup=setup[0] if setup else None)
     return dict(status=r.status, iter=r.iterations, f=r.f, t=r.solve, setup=r.build)
 
 
@@ -169,9 +196,9 @@ def table(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problem", choices=("chain", "ocp", "acopf"), default="chain")
+    ap.add_argument("--problem", choices=("chain", "ocp", "acopf", "lsq"), default="chain")
     ap.add_argument("--sizes", nargs="+", default=["10000", "100000"],
-                    help="N (chain, ocp) or PGLib case names (acopf)")
+                    help="N (chain, ocp), PGLib case names (acopf) or points (lsq)")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-6, 1e-8])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--max-iter", type=int, default=3000)
