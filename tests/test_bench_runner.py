@@ -37,6 +37,12 @@ def test_bench_runner_smallest(tmp_path, capsys):
         assert r["cuda_solve_s"] == ""          # --device cpu: no GPU columns
         assert float(r["model_s"]) >= 0 and float(r["cpu_build_s"]) > 0
         assert abs(float(r["cpu_f"]) - float(r["ipopt_f"])) <= 1e-6 * max(1, abs(float(r["ipopt_f"])))
+        # per-iteration phases: each nonnegative, together at most the solve call's time
+        phases = [float(r[f"cpu_{k}_ms"]) for k in ("eval", "kkt_asm", "factor", "solve",
+                                                     "other")]
+        assert all(v >= 0 for v in phases) and phases[0] > 0
+        assert sum(phases) * int(r["cpu_iter"]) <= 1e3 * float(r["cpu_solve_s"]) * 1.001
+        assert r["cuda_eval_ms"] == ""
     assert rows[0]["size"] == "5 buses" and rows[0]["ipopt_matches_published"] == "True"
     assert abs(float(rows[0]["ipopt_f"]) - 17551.89) < 0.1
     assert rows[2]["size"] == "N=50" and rows[2]["n"] == "152"
