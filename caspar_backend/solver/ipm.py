@@ -329,18 +329,27 @@ class InteriorPoint:
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
-    def primal_dual_error(self, mu):
-        """IPOPT's primal-dual system error (curr_primal_dual_system_error): the 1-norms
-        of the Lagrangian gradient, the constraint residual and the relaxed
-        complementarity S z - mu, each divided by its length (one transfer)."""
+    def primal_dual_error(self, mu, w=None, y=None, zL=None, zU=None, gradf=None, jv=None,
+                          hv=None):
+        """IPOPT's primal-dual system error (curr_/trial_primal_dual_system_error): the
+        1-norms of the Lagrangian gradient, the constraint residual and the relaxed
+        complementarity S z - mu, each divided by its length (one transfer).  The
+        current iterate's, or the point given by the keyword arrays."""
         xp = self.xp
-        rd = self.gradf + self.Aty(self.jv, self.y)
-        rd[self.iL] -= self.zL
-        rd[self.iU] += self.zU
-        sL, sU = self.slacks(self.w)
-        dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(self.hv)),
-                                       xp.sum(xp.abs(sL * self.zL - mu)),
-                                       xp.sum(xp.abs(sU * self.zU - mu)))
+        w = self.w if w is None else w
+        y = self.y if y is None else y
+        zL = self.zL if zL is None else zL
+        zU = self.zU if zU is None else zU
+        gradf = self.gradf if gradf is None else gradf
+        jv = self.jv if jv is None else jv
+        hv = self.hv if hv is None else hv
+        rd = gradf + self.Aty(jv, y)
+        rd[self.iL] -= zL
+        rd[self.iU] += zU
+        sL, sU = self.slacks(w)
+        dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(hv)),
+                                       xp.sum(xp.abs(sL * zL - mu)),
+                                       xp.sum(xp.abs(sU * zU - mu)))
         nz = self.nL + self.nU
         return (dual / max(self.nw, 1) + (primal / self.m if self.m else 0.0)
                 + ((cL + cU) / nz if nz else 0.0))

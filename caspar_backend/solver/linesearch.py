@@ -124,7 +124,7 @@ def line_search(ipm, d) -> bool:
         d, ref = wd.stop(ipm)
         tiny, soc = False, False        # its factorization is gone: no corrections
     elif (o.watchdog_shortened_iter_trigger > 0 and not wd.active and not tiny
-          and wd.shortened >= o.watchdog_shortened_iter_trigger):
+          and not ipm.soft_resto and wd.shortened >= o.watchdog_shortened_iter_trigger):
         wd.start(ipm, d, ref)
     if tiny:
         alpha_max = ipm.fraction_to_boundary(dw, tau)
@@ -194,15 +194,20 @@ def _soft_resto_step(ipm, d, ref):
     if _acceptable(ipm, theta, phi, gBD, 0.0, ipm.theta(ipm.h_t), ipm.phi(wt, f_t)):
         _accept(ipm, d, alpha, alpha, wt, f_t, 1, "S", None)
         return "S"
+    # the trial point's primal-dual error, before anything moves (IPOPT measures it
+    # before the bound-multiplier correction; and a rejected trial must leave no trace,
+    # e.g. in the L-BFGS memory that _accept updates)
+    xp = ipm.xp
+    grad_t, jac_t = xp.empty_like(ipm.gradf), xp.empty_like(ipm.jv)
+    ipm.nlp.grad(wt, grad_t)
+    ipm.nlp.jac(wt, jac_t)
     err = ipm.primal_dual_error(ipm.mu)
-    saved = (ipm.w.copy(), ipm.y.copy(), ipm.zL.copy(), ipm.zU.copy(), ipm.f,
-             ipm.hv.copy(), ipm.gradf.copy(), ipm.jv.copy())
-    _accept(ipm, d, alpha, alpha, wt, f_t, 1, "s", None)
-    if ipm.primal_dual_error(ipm.mu) <= ipm.opts.soft_resto_pderror_reduction_factor * err:
+    err_t = ipm.primal_dual_error(
+        ipm.mu, w=wt, y=ipm.y + alpha * d["dy"], zL=ipm.zL + alpha * d["dzL"],
+        zU=ipm.zU + alpha * d["dzU"], gradf=grad_t, jv=jac_t, hv=ipm.h_t)
+    if err_t <= ipm.opts.soft_resto_pderror_reduction_factor * err:
+        _accept(ipm, d, alpha, alpha, wt, f_t, 1, "s", None)
         return "s"
-    w, y, zL, zU, f, hv, gradf, jv = saved
-    ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:], ipm.hv[:] = w, y, zL, zU, hv
-    ipm.gradf[:], ipm.jv[:], ipm.f = gradf, jv, f
     return None
 
 
