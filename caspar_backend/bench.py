@@ -336,6 +336,10 @@ def _err(e) -> str:
     return f"ERROR {type(e).__name__}: {e}".replace("|", "/").replace("\n", " ")[:120]
 
 
+def _match_word(m) -> str:
+    return "no reference" if m == "" else ("yes" if m else "NO")
+
+
 def objectives_match(f, f_ref, rel: float = REL_TOL) -> bool:
     if not (math.isfinite(f) and math.isfinite(f_ref)):
         return False
@@ -373,7 +377,10 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
             c = _caspar(kind, obj, cargs, dev, tol, max_iter, time_limit)
             row.update({f"{dev}_build_s": c["build"], f"{dev}_solve_s": c["solve"],
                         f"{dev}_status": c["status"], f"{dev}_iter": c["iter"],
-                        f"{dev}_f": c["f"], f"{dev}_match": objectives_match(c["f"], ref.f),
+                        # no finite IPOPT objective (its time limit, an error): nothing
+                        # to match against, neither a match nor a mismatch
+                        f"{dev}_f": c["f"], f"{dev}_match": (
+                            objectives_match(c["f"], ref.f) if math.isfinite(ref.f) else ""),
                         f"{dev}_ratio": (c["solve"] / ref.solve if ref.solve > 0
                                          else float("nan"))})
             row.update({f"{dev}_{short}_ms": c["phases"].get(short, "")
@@ -583,7 +590,7 @@ def run(args, err=None) -> int:
         parts = [f"IPOPT {r['ipopt_solve_s']:.2f}s f={r['ipopt_f']:.8g}"]
         for dev in devices:
             parts.append(f"caspar-{dev} {r[f'{dev}_solve_s']:.2f}s {r[f'{dev}_status']} "
-                         f"match={'yes' if r[f'{dev}_match'] else 'NO'}")
+                         f"match={_match_word(r[f'{dev}_match'])}")
         print("    " + "; ".join(parts), file=err, flush=True)
 
     csv_path = os.path.join(out_dir, "results.csv")
@@ -596,11 +603,15 @@ def run(args, err=None) -> int:
                 f"caspar vs IPOPT, tol {args.tol:g}, {hw['cpu']}" + (f", {hw['gpu']}" if hw["gpu"]
                                                                       else ""))
     mismatches = [f"{r['model']} {r['size']} ({d})" for r in rows for d in devices
-                  if not r[f"{d}_match"]]
+                  if r[f"{d}_match"] is False]
+    unreferenced = [f"{r['model']} {r['size']} ({r['ipopt_status']})" for r in rows
+                    if not math.isfinite(r["ipopt_f"])]
     header.append(f"- {note}")
     header.append("")
     summary = (f"\n{len(rows)}/{len(cases)} models ran; objective mismatches: "
-               f"{', '.join(mismatches) if mismatches else 'none'}\n")
+               f"{', '.join(mismatches) if mismatches else 'none'}"
+               + (f"; no IPOPT reference: {', '.join(unreferenced)}" if unreferenced else "")
+               + "\n")
     md_path = os.path.join(out_dir, "results.md")
     with open(md_path, "w") as f:
         f.write(markdown(rows, header, devices) + summary)

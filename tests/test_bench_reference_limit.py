@@ -49,3 +49,18 @@ def test_reference_error_is_a_status(monkeypatch):
     nlp, args = _tiny()
     r = bench._ipopt_bounded(nlp, args, 1e-8, 100, 5.0)
     assert r.status.startswith("ERROR RuntimeError: colouring failed") and math.isnan(r.f)
+
+
+def test_runner_row_without_reference_is_not_a_mismatch(monkeypatch):
+    """A case whose IPOPT reference hit the deadline: caspar's row has no match verdict
+    (neither yes nor a mismatch) and the summary lists it as unreferenced."""
+    def hang(*a, **k):
+        time.sleep(60)
+
+    monkeypatch.setattr(bench, "_ipopt", hang)
+    nlp, args = _tiny()
+    case = bench.Case("ocp", "tiny", "n=2", lambda: ("casadi", nlp, args, {}))
+    row = bench.run_case(case, ("cpu",), 1e-8, 100, 0.5)
+    assert row["ipopt_status"].startswith("Time limit") and math.isnan(row["ipopt_f"])
+    assert row["cpu_status"] == "Solve_Succeeded" and row["cpu_match"] == ""
+    assert bench._match_word(row["cpu_match"]) == "no reference"
