@@ -127,7 +127,7 @@ def gpu_devices(device: str) -> tuple[list[str], str]:
     """The caspar devices to run and a note on the GPU."""
     if device == "cpu":
         return ["cpu"], "GPU not requested (--device cpu)"
-    from .solver.driver import gpu_problem
+    from .device import gpu_problem
 
     why = gpu_problem()
     if why is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from .device import cuda_problem
+from .device import gpu_problem
 
 
 def _ipopt(nlp, args, tol):
@@ -47,9 +47,7 @@ def _caspar(nlp, args, tol, device):
 
 def _device(requested: str) -> tuple[str, str]:
     """The device the demo runs on and a sentence saying why."""
-    from .solver.driver import gpu_problem
-
-    why_not = cuda_problem() or gpu_problem()
+    why_not = gpu_problem()
     if requested == "cpu":
         return "cpu", "as requested" + ("" if why_not else "; `--device cuda` runs it on the GPU")
     if why_not is None:

@@ -1,8 +1,13 @@
-"""Which devices are usable, and clear errors when one is not.
+"""Which devices are usable, and the one place that chooses where work runs.
 
-``resolve_device('cuda')`` raises :class:`~caspar_backend.errors.DeviceError`
-saying what is missing (CuPy, a CUDA device, nvmath-python/cuDSS) and how to
-install it; ``'auto'`` picks the GPU only when it is usable.
+Two things can run on the GPU: an evaluator (CuPy and a CUDA device) and a solve
+(also nvmath-python with cuDSS: ``solver=True``).  :func:`resolve_device` maps the
+option values ``'cpu' | 'cuda' | 'auto'`` to ``'cpu'`` or ``'cuda'``:
+
+* ``'cuda'`` that is not usable raises :class:`~caspar_backend.errors.DeviceError`
+  saying what is missing and how to install it;
+* ``'auto'`` picks the GPU when it is usable and, given the problem ``size``
+  (``n + m``), when that size is at least :data:`AUTO_MIN_SIZE`.
 """
 
 from __future__ import annotations
@@ -35,15 +40,37 @@ def cuda_usable() -> bool:
     return cuda_problem() is None
 
 
-def resolve_device(device: str) -> str:
-    """Map 'cpu' | 'cuda' | 'auto' to the device that will run."""
+def gpu_problem(solver: bool = True) -> str | None:
+    """``None`` when the GPU path is usable — CuPy and a CUDA device, and for a
+    ``solver`` nvmath-python with cuDSS too — else what is missing."""
+    why = cuda_problem()
+    if why is None and solver:
+        from .linsolve.cudss import cudss_problem
+
+        why = cudss_problem()
+    return why
+
+
+#: ``device='auto'`` solves on the GPU from this many variables + constraints on.
+#: Measured on the H200 machine (benchmarks/RESULTS.md, 2026-11-30, warm solves against
+#: caspar's CPU path on its 16-core host): n + m = 5,002 (OCP) CPU 2.4x faster; 20,002
+#: (chain) even; 50,002 (OCP) GPU 2.3x faster; 62,899 (AC-OPF case2869) GPU faster.
+#: Below ~3e4 kernel launches and host syncs per iteration cost more than the work.
+AUTO_MIN_SIZE = 30_000
+
+
+def resolve_device(device: str, *, size: int | None = None, solver: bool = False) -> str:
+    """'cpu' or 'cuda' for the option value ``device`` ('cpu' | 'cuda' | 'auto').
+    ``solver``: the GPU must also run the KKT solves (cuDSS); ``size``: ``n + m`` of
+    the problem, weighed by 'auto' (None: any size)."""
     if device == "cpu":
         return "cpu"
     if device == "cuda":
-        why = cuda_problem()
+        why = gpu_problem(solver)
         if why is not None:
-            raise DeviceError(f"device='cuda' requested but {why}")
+            raise DeviceError(f"device='cuda' requested but {why}; or use device='cpu'")
         return "cuda"
     if device == "auto":
-        return "cuda" if cuda_usable() else "cpu"
+        large = size is None or size >= AUTO_MIN_SIZE
+        return "cuda" if large and gpu_problem(solver) is None else "cpu"
     raise DeviceError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'auto'")

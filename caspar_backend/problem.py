@@ -172,12 +172,12 @@ class Problem:
         :func:`caspar_backend.solver.solve_nlp` for the options and the result.
         Bounds default to the model's; new ones need no recompilation."""
         from .solver import solve_nlp
-        from .solver.driver import choose_device
 
         if p is not None:
             self.p = p
-        # 'auto' weighs the problem size (solver.driver.AUTO_MIN_SIZE)
-        ev = self.evaluator(choose_device(options.pop("device", "cpu"), self.n, self.m))
+        # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
+        ev = self.evaluator(resolve_device(options.pop("device", "cpu"),
+                                           size=self.n + self.m, solver=True))
         x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
         bounds = [self.model.validated_bounds(name, v) for name, v in
                   (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]

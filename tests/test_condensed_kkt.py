@@ -266,7 +266,7 @@ GPU_BANK = ["hs006", "hs014", "hs071", "hs076", "equality_only_min_norm",
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", GPU_BANK)
 def test_condensed_on_cuda_matches_cpu_and_ipopt(name):
-    from caspar_backend.solver.driver import gpu_problem
+    from caspar_backend.device import gpu_problem
 
     why = gpu_problem()
     if why is not None:

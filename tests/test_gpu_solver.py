@@ -197,7 +197,7 @@ def _solve_emulated(prob, opts, monkeypatch):
     pytest.importorskip("qdldl")
     import caspar_backend.kkt.arrays as arrays
     import caspar_backend.linsolve.cudss as cudss_mod
-    import caspar_backend.solver.driver as driver
+    import caspar_backend.device as devices
     from caspar_backend.solver import solve_nlp
 
     xp = _fake_xp()
@@ -227,7 +227,7 @@ def _solve_emulated(prob, opts, monkeypatch):
     monkeypatch.setattr(arrays, "DeviceSegmentSum", HostLikeSegmentSum)
     monkeypatch.setattr(arrays, "DeviceIndexedMatVec", HostLikeIndexedMatVec)
     monkeypatch.setattr(cudss_mod, "CudssSolver", _emulated_solver_class())
-    monkeypatch.setattr(driver, "gpu_problem", lambda: None)
+    monkeypatch.setattr(devices, "gpu_problem", lambda solver=True: None)
     seen = []
     o = dict(print_level=0, **opts)
     ref = solve_nlp(prob.evaluator("cpu"), prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0,
@@ -276,17 +276,18 @@ def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
 
 
 def test_cuda_without_gpu_stack_is_a_clear_error(monkeypatch):
-    import caspar_backend.solver.driver as driver
+    import caspar_backend.device as devices
     from caspar_backend.errors import DeviceError
 
-    monkeypatch.setattr(driver, "gpu_problem", lambda: "CuPy is not importable (test)")
+    monkeypatch.setattr(devices, "gpu_problem",
+                        lambda solver=True: "CuPy is not importable (test)")
     with pytest.raises(DeviceError, match="CuPy is not importable.*device='cpu'"):
         _chain_model(5).solve(device="cuda", print_level=0)
 
 
 def test_auto_runs_small_problems_on_cpu():
     pytest.importorskip("qdldl")
-    from caspar_backend.solver.driver import AUTO_MIN_SIZE
+    from caspar_backend.device import AUTO_MIN_SIZE
 
     prob = _chain_model(20)
     assert prob.n + prob.m < AUTO_MIN_SIZE
@@ -298,7 +299,7 @@ def test_auto_runs_small_problems_on_cpu():
 
 # ====================================================================== on the GPU
 def _gpu_stack():
-    from caspar_backend.solver.driver import gpu_problem
+    from caspar_backend.device import gpu_problem
 
     why = gpu_problem()
     if why is not None:

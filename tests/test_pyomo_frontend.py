@@ -643,7 +643,7 @@ def test_device_option():
     """'auto' runs (on the CPU for a small model); an unusable 'cuda' is a
     DeviceError raised before the model is touched."""
     from caspar_backend.errors import DeviceError
-    from caspar_backend.solver.driver import gpu_problem
+    from caspar_backend.device import gpu_problem
 
     m = nlpm.hs035()
     res = pyo.SolverFactory("caspar").solve(m, options={**QUIET, "device": "auto"})

@@ -277,11 +277,11 @@ class NlpsolCore:
         self.problem = from_casadi(self.nlp, expand=True)
         # the evaluator (generated code) is part of compiling: build it now, so that the
         # first solve's t_wall_total is a solve's
-        # 'auto' weighs the problem size once, here (solver.driver.choose_device)
-        from caspar_backend.solver.driver import choose_device
+        # 'auto' weighs the problem size once, here (device.resolve_device)
+        from caspar_backend.device import resolve_device
 
-        self.device = choose_device(self.solver_options.get("device", "cpu"), self.problem.n,
-                                    self.problem.m)
+        self.device = resolve_device(self.solver_options.get("device", "cpu"),
+                                     size=self.problem.n + self.problem.m, solver=True)
         self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
         # one solve at a time: the problem's parameter slots are shared state, and

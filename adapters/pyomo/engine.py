@@ -19,6 +19,7 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.suffix import Suffix
 
 from caspar_backend import __version__
+from caspar_backend.device import resolve_device
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError
 from .results import PyomoSolution, pyomo_status, warm_start_multipliers
 
@@ -360,7 +361,8 @@ class _Engine:
         data, infeasible = _trivial_rows(mapping, data)
         # the evaluator's device, chosen as Problem.solve does ('auto' weighs the
         # size); an unusable GPU is a DeviceError here, before the model is touched
-        device = _choose_device(opts.pop("device", "cpu"), mapping.n, mapping.m)
+        device = resolve_device(opts.pop("device", "cpu"), size=mapping.n + mapping.m,
+                                solver=True)
         if mapping.n == 0:
             compiled = None
         lam_g0 = lam_x0 = None
@@ -438,14 +440,6 @@ def _trivial_rows(mapping, data):
     lbg, ubg = data.lbg.copy(), data.ubg.copy()
     lbg[rows], ubg[rows] = -math.inf, math.inf
     return dataclasses.replace(data, lbg=lbg, ubg=ubg), None
-
-
-def _choose_device(device: str, n: int, m: int) -> str:
-    try:
-        from caspar_backend.solver.driver import choose_device
-    except ImportError:                        # a core without device selection
-        return device
-    return choose_device(device, n, m)
 
 
 def _tee_streams(tee) -> list:

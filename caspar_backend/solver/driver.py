@@ -7,7 +7,8 @@ Devices (option ``device``):
 * ``'cuda'``: CUDA evaluator (CuPy arrays), cuDSS through nvmath-python; every iterate
   stays in device memory.  Not usable -> :class:`~caspar_backend.errors.DeviceError`
   saying what is missing and how to install it;
-* ``'auto'``: ``'cuda'`` when usable and ``n + m >= AUTO_MIN_SIZE``, else ``'cpu'``.
+* ``'auto'``: ``'cuda'`` when usable and ``n + m >= AUTO_MIN_SIZE``, else ``'cpu'``
+  (:func:`caspar_backend.device.resolve_device`).
 
 When the option is not given, the solve runs where the evaluator lives
 (``evaluator.device``).  The result has the same form on every device: host NumPy
@@ -23,6 +24,7 @@ import time
 
 import numpy as np
 
+from .. import device as devices
 from ..errors import DeviceError
 from ..model import as_vector
 from ..kkt.arrays import host
@@ -36,42 +38,6 @@ from .status import STATUSES
 
 def _vec(a, n, name, fill):
     return as_vector(name, a, n, fill)
-
-
-#: ``device='auto'`` runs on the GPU from this many variables + constraints on.
-#: Measured on the H200 machine (benchmarks/RESULTS.md, 2026-11-30, warm solves against
-#: caspar's CPU path on its 16-core host): n + m = 5,002 (OCP) CPU 2.4x faster; 20,002
-#: (chain) even; 50,002 (OCP) GPU 2.3x faster; 62,899 (AC-OPF case2869) GPU faster.
-#: Below ~3e4 kernel launches and host syncs per iteration cost more than the work.
-AUTO_MIN_SIZE = 30_000
-
-
-def gpu_problem() -> str | None:
-    """``None`` when the GPU path (CuPy + a CUDA device + nvmath-python/cuDSS) is
-    usable, else what is missing."""
-    from ..device import cuda_problem
-
-    why = cuda_problem()
-    if why is None:
-        from ..linsolve.cudss import cudss_problem
-
-        why = cudss_problem()
-    return why
-
-
-def choose_device(device: str, n: int, m: int) -> str:
-    """'cpu' or 'cuda' for the option value ``device`` and a problem of size (n, m);
-    raises DeviceError when 'cuda' is asked for and not usable."""
-    if device == "cpu":
-        return "cpu"
-    if device == "cuda":
-        why = gpu_problem()
-        if why is not None:
-            raise DeviceError(f"device='cuda' requested but {why}; or use device='cpu'")
-        return "cuda"
-    if device == "auto":
-        return "cuda" if n + m >= AUTO_MIN_SIZE and gpu_problem() is None else "cpu"
-    raise DeviceError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'auto'")
 
 
 def _evaluator_on(evaluator, device):
@@ -113,12 +79,12 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     t0 = time.perf_counter()
     opts = resolve_options(options)
     if "device" in opts.user:
-        evaluator = _evaluator_on(evaluator, choose_device(opts.device, evaluator.n,
-                                                           evaluator.m))
+        evaluator = _evaluator_on(evaluator, devices.resolve_device(
+            opts.device, size=evaluator.n + evaluator.m, solver=True))
     device = getattr(evaluator, "device", "cpu")
-    if device == "cuda" and gpu_problem() is not None:
-        raise DeviceError(f"a CUDA evaluator was given but {gpu_problem()}; or use "
-                          f"device='cpu'")
+    why = devices.gpu_problem() if device == "cuda" else None
+    if why is not None:
+        raise DeviceError(f"a CUDA evaluator was given but {why}; or use device='cpu'")
     linear_solver = opts.linear_solver if "linear_solver" in opts.user else \
         ("cudss" if device == "cuda" else "qdldl")
     stream = opts.stream if opts.stream is not None else sys.stdout
