@@ -133,3 +133,49 @@ def test_condensed_soft_restoration_finds_the_feasible_optimum_of_wb():
     assert "s" in _tags(r) or "S" in _tags(r)
     assert r.f == pytest.approx(1.0, abs=1e-7)
     assert r.x == pytest.approx([1.0, 0.0, 0.5], abs=1e-6)
+
+
+def test_primal_dual_error_is_ipopts_definition():
+    """The soft restoration's measure at an interior iterate (hs071, iteration 3) against
+    the formula written out with SciPy: ||grad f + A^T y - zL + zU||_1 / n_w +
+    ||h||_1 / m + ||S z - mu||_1 / n_z, for the current point and for explicit arrays."""
+    import casadi as ca
+    import numpy as np
+    import scipy.sparse as sp
+
+    x = ca.SX.sym("x", 4)
+    nlp = {"x": x, "f": x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2],
+           "g": ca.vertcat(x[0] * x[1] * x[2] * x[3], ca.sumsqr(x))}
+    P = cb.from_casadi(nlp, x0=[1, 5, 5, 1], lbx=[1] * 4, ubx=[5] * 4, lbg=[25, 40],
+                       ubg=[math.inf, 40])
+    got = []
+
+    def grab(ipm):
+        if ipm.sh.iter == 3 and not got:
+            nlp_ = ipm.nlp
+            A = sp.coo_matrix((np.asarray(ipm.jv), (np.asarray(nlp_.jac_rows),
+                                                    np.asarray(nlp_.jac_cols))),
+                              shape=(ipm.m, ipm.nw)).tocsr()
+            rd = ipm.gradf + A.T @ ipm.y
+            np.subtract.at(rd, ipm.iL, ipm.zL)
+            np.add.at(rd, ipm.iU, ipm.zU)
+            sL, sU = ipm.slacks(ipm.w)
+            mu = 0.1
+            want = (np.abs(rd).sum() / ipm.nw + np.abs(ipm.hv).sum() / ipm.m
+                    + (np.abs(sL * ipm.zL - mu).sum() + np.abs(sU * ipm.zU - mu).sum())
+                    / (ipm.nL + ipm.nU))
+            got.append((ipm.primal_dual_error(mu), want))
+            # the same through the keyword arrays (scaled duals: a different point)
+            y2, zL2, zU2 = 2 * ipm.y, 2 * ipm.zL, 2 * ipm.zU
+            rd2 = ipm.gradf + A.T @ y2
+            np.subtract.at(rd2, ipm.iL, zL2)
+            np.add.at(rd2, ipm.iU, zU2)
+            want2 = (np.abs(rd2).sum() / ipm.nw + np.abs(ipm.hv).sum() / ipm.m
+                     + (np.abs(sL * zL2 - mu).sum() + np.abs(sU * zU2 - mu).sum())
+                     / (ipm.nL + ipm.nU))
+            got.append((ipm.primal_dual_error(mu, y=y2, zL=zL2, zU=zU2), want2))
+
+    r = P.solve(print_level=0, iteration_callback=grab)
+    assert r.status == "Solve_Succeeded" and len(got) == 2
+    for value, want in got:
+        assert value == pytest.approx(want, rel=1e-12)
