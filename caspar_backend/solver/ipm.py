@@ -40,7 +40,7 @@ from ..kkt import make_kkt_system
 from ..kkt.arrays import amax_abs, errstate, host, scalars, segment_sum, synchronize
 from ..linsolve import make_linear_solver
 from .filter import Filter
-from .linesearch import Watchdog
+from .watchdog import Watchdog
 
 _EPS = np.finfo(float).eps
 #: relative KKT residual (after refinement) above which a solve counts as failed
@@ -357,7 +357,6 @@ class InteriorPoint:
     def unscaled(self, e):
         nlp = self.nlp
         df = getattr(nlp, "df", 1.0)
-        dc = getattr(nlp, "dc", None)
         constr = e["constr"]
         if hasattr(nlp, "unscaled_constr_viol"):
             constr = nlp.unscaled_constr_viol(self.w, self.hv)
@@ -444,7 +443,7 @@ class InteriorPoint:
     def compute_direction(self):
         """Solve the primal-dual system with inertia correction; returns the direction
         dict (dw, dy, dzL, dzU, grad_phi) or None when regularization failed."""
-        o, k, sh, xp = self.opts, self.kkt, self.sh, self.xp
+        k = self.kkt
         if self.eps_restore is not None:
             k.static_regularization, self.eps_restore = self.eps_restore, None
         sL, sU = self.slacks(self.w)

@@ -20,15 +20,9 @@ bound-multiplier steps of dw_soc and their own fraction-to-boundary step, as IPO
 search fails (restoration) below ``alpha_min``.  A sufficient-reduction (h-type) test also
 rejects a barrier objective that grows by more than ``obj_max_inc`` orders of magnitude.
 
-Watchdog (IPOPT's BacktrackingLineSearch, Chamberlain et al.'s non-monotone safeguard):
-after ``watchdog_shortened_iter_trigger`` consecutive iterations whose first trial step
-was rejected, the current iterate, its direction and its reference values
-(theta, phi, gphi^T dw) are stored and up to ``watchdog_trial_iter_max`` iterations take
-the full fraction-to-the-boundary step unchecked (log tag ``w``), each first tested
-against the stored reference values and the filter; when one passes, the procedure ends
-there.  When none does, the stored iterate is restored and searched along its stored
-direction by ordinary backtracking from the second trial step on.  A change of mu ends the
-procedure without restoring (IPOPT resets the watchdog whenever mu changes).
+Watchdog (:mod:`.watchdog`): after ``watchdog_shortened_iter_trigger`` shortened
+iterations in a row, up to ``watchdog_trial_iter_max`` unchecked full steps (tag ``w``),
+then either acceptance against the stored reference or a return to the stored iterate.
 
 Soft restoration (IPOPT's TrySoftRestoStep): when backtracking fails, the filter is
 augmented with the current point and the direction is tried once more with one step
@@ -62,33 +56,6 @@ TINY_STEP_MAX_THETA = 1e-4
 def _le(a, b, ref):
     """a <= b up to IPOPT's relative round-off allowance."""
     return a - b <= 10.0 * _EPS * abs(ref)
-
-
-class Watchdog:
-    """The line search's watchdog state (one per interior-point object).  Final."""
-
-    def __init__(self):
-        self.last_mu = None
-        self.shortened = 0          # consecutive iterations with a shortened step
-        self.active = False
-        self.trials = 0
-        self.saved = None           # (w, y, zL, zU, d, ref) at the watchdog start
-
-    def reset(self):
-        self.active, self.saved, self.shortened, self.trials = False, None, 0, 0
-
-    def start(self, ipm, d, ref):
-        self.active, self.trials = True, 0
-        self.saved = (ipm.w.copy(), ipm.y.copy(), ipm.zL.copy(), ipm.zU.copy(), d, ref)
-
-    def stop(self, ipm):
-        """Restore the stored iterate; returns its (direction, reference values)."""
-        w, y, zL, zU, d, ref = self.saved
-        ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:] = w, y, zL, zU
-        ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
-        ipm.eval_first_order(ipm.w)
-        self.active, self.saved, self.shortened = False, None, 0
-        return d, ref
 
 
 def _reference(ipm, d):
