@@ -297,13 +297,18 @@ class InteriorPoint:
         return y
 
     # ================================================================ errors
+    def lagrangian_gradient(self, gradf, jv, y, zL, zU):
+        """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
+        rd = gradf + self.Aty(jv, y)
+        rd[self.iL] -= zL
+        rd[self.iU] += zU
+        return rd
+
     def errors(self, mu=0.0):
         """Scaled (dual, constr, compl) max-norms, s_d, s_c, and the barrier error
         (one device-to-host transfer)."""
         xp = self.xp
-        rd = self.gradf + self.Aty(self.jv, self.y)
-        rd[self.iL] -= self.zL
-        rd[self.iU] += self.zU
+        rd = self.lagrangian_gradient(self.gradf, self.jv, self.y, self.zL, self.zU)
         sL, sU = self.slacks(self.w)
         cL, cU = sL * self.zL, sU * self.zU
         viol = getattr(self.nlp, "nlp_constr_viol", None)
@@ -343,9 +348,7 @@ class InteriorPoint:
         gradf = self.gradf if gradf is None else gradf
         jv = self.jv if jv is None else jv
         hv = self.hv if hv is None else hv
-        rd = gradf + self.Aty(jv, y)
-        rd[self.iL] -= zL
-        rd[self.iU] += zU
+        rd = self.lagrangian_gradient(gradf, jv, y, zL, zU)
         sL, sU = self.slacks(w)
         dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(hv)),
                                        xp.sum(xp.abs(sL * zL - mu)),
