@@ -168,12 +168,14 @@ def _soft_resto_step(ipm, d, ref):
     grad_t, jac_t = xp.empty_like(ipm.gradf), xp.empty_like(ipm.jv)
     ipm.nlp.grad(wt, grad_t)
     ipm.nlp.jac(wt, jac_t)
+    if not (ipm.allfinite(grad_t) and ipm.allfinite(jac_t)):
+        return None           # an evaluation error rejects the soft step (IPOPT)
     err = ipm.primal_dual_error(ipm.mu)
     err_t = ipm.primal_dual_error(
         ipm.mu, w=wt, y=ipm.y + alpha * d["dy"], zL=ipm.zL + alpha * d["dzL"],
         zU=ipm.zU + alpha * d["dzU"], gradf=grad_t, jv=jac_t, hv=ipm.h_t)
     if err_t <= ipm.opts.soft_resto_pderror_reduction_factor * err:
-        _accept(ipm, d, alpha, alpha, wt, f_t, 1, "s", None)
+        _accept(ipm, d, alpha, alpha, wt, f_t, 1, "s", None, first_order=(grad_t, jac_t))
         return "s"
     return None
 
@@ -303,18 +305,22 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials, 
     return False
 
 
-def _accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, filter_pair):
-    """Move to the trial point; augment the filter for h-type steps; dual step."""
+def _accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, filter_pair, first_order=None):
+    """Move to the trial point; augment the filter for h-type steps; dual step.
+    ``first_order``: the trial point's (gradient, Jacobian values) when the caller has
+    already evaluated them (finite), else they are evaluated here."""
     if filter_pair is not None and kind in ("h", "H"):
         theta, phi = filter_pair
         ipm.filter.add((1 - G_THETA) * theta, phi - G_PHI * theta)
-    w_old = ipm.w.copy()
+    if ipm.lbfgs is not None:       # the pair (s, y) of the quasi-Newton update
+        w_old, gold, jold = ipm.w.copy(), ipm.gradf.copy(), ipm.jv.copy()
     ipm.w[:] = wt
     ipm.f = f_t
     ipm.hv[:] = ipm.h_t
-    if ipm.lbfgs is not None:
-        gold, jold = ipm.gradf.copy(), ipm.jv.copy()
-    ipm.eval_first_order(ipm.w)
+    if first_order is None:
+        ipm.eval_first_order(ipm.w)
+    else:
+        ipm.gradf[:], ipm.jv[:] = first_order
     ipm.y += alpha * d["dy"]
     ipm.zL += alpha_z * d["dzL"]
     ipm.zU += alpha_z * d["dzU"]
