@@ -10,7 +10,7 @@ CPU, and caspar on the CPU (NumPy + qdldl), on three scalable problems:
   model), sizes are case names;
 * ``lsq``: synthetic bundle adjustment (:mod:`benchmarks.models.bundle`, ``Function.map``
   over the observations), sizes are point counts with the runner's camera count
-  (``caspar_backend.bench.lsq_cameras``) and 4 observations per point; n = 9 nc + 3 np,
+  (``caspar_backend.bench.lsq_problem``) and 4 observations per point; n = 9 nc + 3 np,
   unconstrained.  IPOPT gets the assembled exact Hessian (casadi's own Hessian
   colouring of the mapped MX graph is the slow part of its setup), as in the runner.
 
@@ -72,22 +72,14 @@ def build(problem: str, size: str):
         nlp, args = acopf_casadi(size)
         args.pop("data", None)
     elif problem == "lsq":
-        from benchmarks.models.bundle import bundle_adjustment, bundle_adjustment_hessian
-        from caspar_backend.bench import LSQ_OBS_PER_POINT, lsq_cameras
+        from caspar_backend.bench import lsq_problem
 
-        n_pts = int(float(size))
-        n_cam = lsq_cameras(n_pts)
-        nlp, args = bundle_adjustment(n_cam, n_pts, LSQ_OBS_PER_POINT)
+        nlp, args, setup = lsq_problem(int(float(size)))
         import caspar_backend as cb
 
         t1 = time.perf_counter()
         prob = cb.from_casadi(nlp, **args)
         t2 = time.perf_counter()
-
-        def setup():
-            return {"expand": False, "hess_lag": bundle_adjustment_hessian(
-                n_cam, n_pts, LSQ_OBS_PER_POINT)}
-
         return prob, (lambda: (nlp, args, setup)), t1 - t0, t2 - t1
     else:
         raise SystemExit(f"unknown problem {problem!r}")

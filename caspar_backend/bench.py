@@ -220,24 +220,32 @@ def lsq_cameras(n_points: int) -> int:
     return max(10, n_points // LSQ_POINTS_PER_CAMERA)
 
 
-def _lsq_cases(points, names=None):
+def lsq_problem(n_points: int):
+    """The ``lsq`` case with ``n_points`` points: ``(nlp, args, ipopt_setup)``, where
+    ``ipopt_setup()`` returns the nlpsol options that give IPOPT the assembled exact
+    Hessian (module docstring).  Shared with ``benchmarks/bench_gpu_solver.py``."""
     from benchmarks.models.bundle import bundle_adjustment, bundle_adjustment_hessian
 
+    n_cam = lsq_cameras(n_points)
+    nlp, args = bundle_adjustment(n_cam, n_points, LSQ_OBS_PER_POINT)
+
+    def ipopt_setup():
+        return {"expand": False, "hess_lag": bundle_adjustment_hessian(
+            n_cam, n_points, LSQ_OBS_PER_POINT)}
+
+    return nlp, args, ipopt_setup
+
+
+def _lsq_cases(points, names=None):
     for n_pts in points:
         if names and "bundle" not in names:
             continue
-        n_cam = lsq_cameras(n_pts)
 
-        def build(n_pts=n_pts, n_cam=n_cam):
-            nlp, args = bundle_adjustment(n_cam, n_pts, LSQ_OBS_PER_POINT)
-
-            def ipopt_setup():
-                return {"expand": False, "hess_lag": bundle_adjustment_hessian(
-                    n_cam, n_pts, LSQ_OBS_PER_POINT)}
-
+        def build(n_pts=n_pts):
+            nlp, args, ipopt_setup = lsq_problem(n_pts)
             return "casadi", nlp, args, dict(published="", check=None, ipopt_setup=ipopt_setup)
 
-        yield Case("lsq", "bundle", f"points={n_pts} cameras={n_cam}", build)
+        yield Case("lsq", "bundle", f"points={n_pts} cameras={lsq_cameras(n_pts)}", build)
 
 
 # --------------------------------------------------------------------- solving
