@@ -102,16 +102,11 @@ def ipopt(nlp_args, tol):
     return dict(status=r.status, iter=r.iterations, f=r.f, t=r.solve, setup=r.build)
 
 
-def per_iter(res, analysis=0.0):
-    it = max(1, res.iterations)
-    t = dict(res.timings)
-    t["kkt_factorization"] = max(0.0, t["kkt_factorization"] - analysis)
-    return {k: 1e3 * t[k] / it for k in PHASES}
-
-
 def summary(r, key="cpu", analysis=0.0, **more):
+    from caspar_backend.bench import phase_ms
+
     return dict(status=r.status, iter=r.iterations, f=r.f,
-                t=r.timings["total"] - analysis, per_iter_ms=per_iter(r, analysis),
+                t=r.timings["total"] - analysis, per_iter_ms=phase_ms(r),
                 kkt=r.extra.get("kkt_system", "augmented"), **more)
 
 

@@ -330,14 +330,15 @@ PHASES = (("eval", "function_evaluations"), ("kkt_asm", "kkt_assembly"),
 
 
 def phase_ms(result) -> dict:
-    """Milliseconds per iteration of each solver phase, keyed by the short names of
-    :data:`PHASES`; the GPU's one-time cuDSS analysis is taken out of the factorization
-    (it is not a per-iteration cost)."""
+    """Milliseconds per iteration of each solver phase, keyed by the solver's timer names
+    (the second column of :data:`PHASES`); the GPU's one-time cuDSS analysis is taken
+    out of the factorization (it is not a per-iteration cost).  Also used by
+    ``benchmarks/bench_gpu_solver.py``."""
     it = max(1, int(result.iterations))
     t = dict(result.timings)
     t["kkt_factorization"] = max(0.0, t.get("kkt_factorization", 0.0)
                                  - float(result.extra.get("analysis_seconds", 0.0)))
-    return {short: 1e3 * t.get(key, 0.0) / it for short, key in PHASES}
+    return {key: 1e3 * t.get(key, 0.0) / it for _, key in PHASES}
 
 
 def _err(e) -> str:
@@ -391,8 +392,8 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
                             objectives_match(c["f"], ref.f) if math.isfinite(ref.f) else ""),
                         f"{dev}_ratio": (c["solve"] / ref.solve if ref.solve > 0
                                          else float("nan"))})
-            row.update({f"{dev}_{short}_ms": c["phases"].get(short, "")
-                        for short, _ in PHASES})
+            row.update({f"{dev}_{short}_ms": c["phases"].get(key, "")
+                        for short, key in PHASES})
         else:
             row.update({f"{dev}_build_s": "", f"{dev}_solve_s": "", f"{dev}_status": "",
                         f"{dev}_iter": "", f"{dev}_f": "", f"{dev}_match": "", f"{dev}_ratio": ""})
