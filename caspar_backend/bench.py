@@ -150,11 +150,14 @@ class Case:
     # () -> nlpsol options merged into IPOPT's (run inside IPOPT's build time)
 
 
-def _acopf_cases(bm, max_buses: int, names=None, front: str = "casadi", min_buses: int = 0):
+def _acopf_cases(bm, max_buses: int, names=None, front: str = "casadi", min_buses: int = 0,
+                 variants=("typ",)):
     from benchmarks.models.acopf import acopf_casadi, acopf_data, acopf_pyomo
     from benchmarks.models.matpower import load_pglib, pglib_baseline, pglib_cases
 
-    for name in pglib_cases("typ", max_buses=max_buses, min_buses=min_buses):
+    # PGLib's three operating conditions: typical, congested (api), small angle (sad)
+    for name in (n for v in variants
+                 for n in pglib_cases(v, max_buses=max_buses, min_buses=min_buses)):
         if names and name not in names:
             continue
 
@@ -511,6 +514,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--suite", default="all", help="acopf, cops, ocp, lsq, all, or a comma list")
     ap.add_argument("--max-buses", type=int, default=500, help="largest PGLib case (buses)")
     ap.add_argument("--min-buses", type=int, default=0, help="smallest PGLib case (buses)")
+    ap.add_argument("--variants", default="typ",
+                    help="PGLib operating conditions, comma-separated: typ, api, sad")
     ap.add_argument("--acopf-front", choices=("casadi", "pyomo"), default="casadi",
                     help="which AC-OPF model caspar and IPOPT solve")
     ap.add_argument("--cops-scale", choices=("small", "1", "10"), default="1",
@@ -550,8 +555,13 @@ def run(args, err=None) -> int:
 
     cases = []
     if "acopf" in suites:
+        variants = tuple(v.strip() for v in getattr(args, "variants", "typ").split(",")
+                         if v.strip())
+        bad = [v for v in variants if v not in ("typ", "api", "sad")]
+        if bad:
+            raise BenchError(f"unknown PGLib variant(s) {bad}; use typ, api or sad")
         cases += list(_acopf_cases(bm, args.max_buses, names, args.acopf_front,
-                                   getattr(args, "min_buses", 0)))
+                                   getattr(args, "min_buses", 0), variants))
     if "cops" in suites:
         cases += list(_cops_cases(bm, args.cops_scale, names))
     if "ocp" in suites:
@@ -578,7 +588,8 @@ def run(args, err=None) -> int:
         f"|f - f_IPOPT| <= {REL_TOL:g} * max(1, |f_IPOPT|)",
         f"- reference: IPOPT (casadi {casadi.__version__} wheel, MUMPS); Pyomo models through "
         "Pyomo's NL writer + casadi.NlpBuilder.import_nl",
-        f"- suites: {', '.join(suites)}; AC-OPF front: {args.acopf_front}; COPS scale: "
+        f"- suites: {', '.join(suites)}; AC-OPF front: {args.acopf_front}; PGLib variants: "
+        f"{getattr(args, 'variants', 'typ')}; COPS scale: "
         f"{args.cops_scale}; times in wall seconds (model = building the model; build = "
         "NL write/nlpsol setup or caspar adapter + codegen; solve = the solve call)",
     ]
