@@ -1,71 +1,82 @@
-"""LDL^T with inertia on the GPU: cuDSS through nvmath-python's ``DirectSolver``.
+"""LDL^T with inertia on the GPU: cuDSS through nvmath-python's low-level bindings.
 
 Input (see :mod:`.base`): an ``N x N`` symmetric matrix by its **upper triangle in CSC**
 (int64 ``indptr``/``indices``, 0-based, sorted, every diagonal present) and float64
 values on the device.  The upper triangle in CSC *is* the lower triangle in CSR (entry
 ``(i, j), i <= j`` of column ``j`` is entry ``(j, i)`` of row ``j``), so cuDSS receives
-the same index arrays (as int32, which cuDSS requires) as a ``cupyx.scipy.sparse``
-CSR matrix with
+the same index arrays (as int32, which cuDSS requires) as a CSR matrix with
 
-    sparse_system_type = SYMMETRIC,   sparse_system_view = LOWER.
+    matrix type = SYMMETRIC,   matrix view = LOWER.
 
-Phases, matching the interface:
+The cuDSS objects live in a :class:`~.cudss_handle.CudssHandle` (the C API only); this
+module keeps caspar's side.  Phases, matching the interface:
 
-* ``analyse``: builds the CSR operand, a device right-hand side buffer and the
-  ``DirectSolver``; the symbolic analysis (reordering, ``plan()``) runs once, at the
-  first :meth:`factorize`, and is timed separately (:attr:`plan_seconds`).
-* ``factorize(values)``: copies ``values`` into the operand's data array **in place**
-  (nvmath keeps pointers to GPU operands, so the next ``factorize()`` sees the new
-  values: nvmath's in-place update path, no ``reset_operands``), refactorizes
-  numerically and reads ``info`` and ``inertia = (n_pos, n_neg)`` back from the
-  factorization result; ``n_zero = N - n_pos - n_neg``.  ``info != 0`` (a zero pivot
-  or failure) is reported as singular.
-* ``solve(rhs)``: copies ``rhs`` into the right-hand side buffer and solves.
+* ``analyse``: allocates, once, the device arrays cuDSS keeps pointers to (the CSR
+  values, the right-hand side ``b`` and the solution ``x``) and creates the handle; the
+  symbolic analysis (reordering, cuDSS's ANALYSIS phase) runs once, at the first
+  :meth:`factorize`, and is timed separately (:attr:`plan_seconds`).
+* ``factorize(values)``: copies ``values`` into the CSR values array **in place** (the
+  next phase reads the new values through the same pointer), refactorizes numerically,
+  waits for the stream and reads ``info`` and ``inertia = (n_pos, n_neg)`` back;
+  ``n_zero = N - n_pos - n_neg``.  ``info != 0`` (a zero pivot or failure) is reported
+  as singular.
+* ``solve(rhs, out=None)``: copies ``rhs`` into ``b``, solves into ``x``, and returns a
+  copy of ``x`` (or writes it into ``out``): the caller's iterative refinement keeps the
+  first solution while it solves for corrections.
 
-cuDSS's symmetric-indefinite LDL^T pivots only *statically* (tiny pivots are replaced
-by +-eps rather than exchanged), so a singular or badly conditioned matrix can factorize
-with a plausible inertia.  The caller therefore refines iteratively against the true
-matrix and checks the residual (:meth:`AugmentedKKT.solve
+Pivoting depends on the loaded cuDSS (:attr:`CudssSolver.pivoting`).  cuDSS 0.8's
+symmetric-indefinite LDL^T pivots only *statically* (tiny pivots are replaced by +-eps
+rather than exchanged), so a singular or badly conditioned matrix can factorize with a
+plausible inertia.  From cuDSS 1.0 on, caspar selects Bunch-Kaufman pivoting (1x1 and
+2x2 pivots chosen by magnitude, ``CUDSS_PIVOT_BUNCH_KAUFMAN``; ``pivoting = True``),
+which keeps pivots that a fixed elimination order loses to cancellation and reads the
+inertia off a pivoting factorization.  Either way the caller refines iteratively against
+the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 <caspar_backend.kkt.augmented.AugmentedKKT.solve>`); :meth:`matvec` computes ``K x``
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
 allocation when ``out`` is given).
 
-nvmath-python and cuDSS are imported lazily; when they are missing,
-:class:`~caspar_backend.errors.DeviceError` names the pip extra to install.
+Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).
+nvmath-python and cuDSS are imported lazily; when they are missing, or the loaded cuDSS
+is of another version, :class:`~caspar_backend.errors.DeviceError` says so and names the
+pip extra to install.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
 
 import numpy as np
 
+from . import cudss_handle
 from .base import Factorization, LinearSolver, SparseStructure
 
 
 _THREADS = 256
 
 
-def _import_nvmath():
+def _import_nvmath() -> tuple:
+    """``(major, minor, patch)`` of the loaded cuDSS, after checking that nvmath-python's
+    cuDSS bindings import, the library loads and its version is supported."""
     from ..device import INSTALL_HINT
     from ..errors import DeviceError
 
     try:
-        import nvmath.sparse.advanced as adv
-        from nvmath.bindings import cudss
-
-        cudss.get_property(0)         # loads libcudss now: a missing library fails here
+        version = cudss_handle.cudss_version()   # loads libcudss: a missing one fails here
     except Exception as e:   # ImportError, or the cuDSS shared library failing to load
         raise DeviceError(f"the cuDSS linear solver needs nvmath-python and cuDSS "
                           f"({type(e).__name__}: {e}); {INSTALL_HINT}") from e
-    return adv
+    if not cudss_handle.supported(version):
+        raise DeviceError(f"the loaded cuDSS is version {'.'.join(map(str, version))}, "
+                          f"caspar supports cuDSS {cudss_handle.SUPPORTED_TEXT}; "
+                          f"{INSTALL_HINT}")
+    return version
 
 
 def cudss_problem() -> str | None:
-    """``None`` when nvmath-python with cuDSS imports, else why not."""
+    """``None`` when nvmath-python with a supported cuDSS imports, else why not."""
     try:
         _import_nvmath()
     except Exception as e:
@@ -73,16 +84,25 @@ def cudss_problem() -> str | None:
     return None
 
 
-def _mtlayer_path() -> str | None:
-    """cuDSS's OpenMP threading layer shipped in the cuDSS wheel (speeds up planning);
-    ``CUDSS_THREADING_LIB`` overrides."""
+#: sonames of cuDSS's OpenMP threading layer: ``.so.<cuDSS major version>``
+_MTLAYER = "libcudss_mtlayer_gomp.so.{}"
+_MTLAYER_MAJORS = (0, 1)
+
+
+def _mtlayer_path(major: int | None = None) -> str | None:
+    """cuDSS's OpenMP threading layer shipped in the cuDSS wheel (speeds up planning),
+    under ``nvidia/cu13/lib`` or ``nvidia/cu12/lib`` on ``sys.path``: the soname of the
+    loaded cuDSS's ``major`` version first (cuDSS 0.x ships ``.so.0``, 1.x ``.so.1``);
+    ``CUDSS_THREADING_LIB`` overrides.  ``None`` when there is none."""
     env = os.environ.get("CUDSS_THREADING_LIB")
     if env:
         return env if os.path.isfile(env) else None
-    for base in sys.path:
-        p = os.path.join(base or ".", "nvidia", "cu13", "lib", "libcudss_mtlayer_gomp.so.0")
-        if os.path.isfile(p):
-            return p
+    for m in sorted(_MTLAYER_MAJORS, key=lambda m: m != major):
+        for base in sys.path:
+            for cu in ("cu13", "cu12"):
+                p = os.path.join(base or ".", "nvidia", cu, "lib", _MTLAYER.format(m))
+                if os.path.isfile(p):
+                    return p
     return None
 
 
@@ -105,26 +125,61 @@ def full_symmetric_csr(structure: SparseStructure, xp=np):
     return ptr, c[order], s[order]
 
 
+#: ``cudaMemPoolAttrReleaseThreshold`` (CUDA's driver_types.h)
+_RELEASE_THRESHOLD = 4
+
+
+def _workspace_pool(cp) -> int | None:
+    """The device's current CUDA memory pool, for cuDSS's workspace (stream-ordered
+    ``cudaMallocFromPoolAsync`` instead of ``cudaMalloc``/``cudaFree``, which
+    synchronize), as nvmath-python's ``DirectSolver`` sets it up.  Like the cuda.core
+    memory resource nvmath-python takes it from, a pool that releases everything at
+    each synchronization (threshold 0, CUDA's default) is made to keep its memory:
+    otherwise every factorization would map its workspace afresh.  ``None`` when the
+    device has no memory pools (cuDSS's default allocator then)."""
+    rt = cp.cuda.runtime
+    try:
+        pool = rt.deviceGetMemPool(cp.cuda.Device().id)
+    except Exception:
+        return None
+    try:
+        if int(rt.memPoolGetAttribute(pool, _RELEASE_THRESHOLD)) == 0:
+            rt.memPoolSetAttribute(pool, _RELEASE_THRESHOLD, 2 ** 64 - 1)
+    except Exception:
+        pass            # only a speed-up
+    return pool
+
+
+def _factorization(info: int, n_pos: int, n_neg: int, n: int) -> Factorization:
+    """The :class:`Factorization` of cuDSS's ``info`` and inertia ``(n_pos, n_neg)``:
+    ``info != 0`` (zero pivot, failure) is singular with unknown inertia."""
+    if info != 0:
+        return Factorization(False, 0, 0, n)
+    zero = n - n_pos - n_neg
+    return Factorization(zero == 0, n_pos, n_neg, zero)
+
+
 class CudssSolver(LinearSolver):
     """Final.  ``hybrid_memory``: keep the factors in host memory (cuDSS hybrid memory
-    mode) for systems whose factors do not fit on the device."""
+    mode) for systems whose factors do not fit on the device.  :attr:`pivoting`: whether
+    the factorization pivots (Bunch-Kaufman, cuDSS >= 1; see the module doc);
+    :attr:`version`: the loaded cuDSS's ``(major, minor, patch)``."""
 
     name = "cudss"
 
     def __init__(self, hybrid_memory: bool = False):
-        self._adv = _import_nvmath()
+        self.version = _import_nvmath()
         import cupy as cp
 
         self.cp = cp
         self.hybrid_memory = bool(hybrid_memory)
+        self.pivoting = cudss_handle.pivots(self.version)
         self.structure = None
-        self._solver = None
+        self._handle = None
         self.plan_seconds = 0.0
         self.planned = False
 
     def analyse(self, structure: SparseStructure) -> None:
-        import cupyx.scipy.sparse as csp
-
         cp = self.cp
         n = structure.n
         if structure.nnz >= 2 ** 31:
@@ -132,80 +187,71 @@ class CudssSolver(LinearSolver):
 
             raise DeviceError("KKT matrix has more than 2^31 entries: beyond cuDSS int32 "
                               "indices")
+        self.free()
         self.structure = structure
-        # upper CSC read as lower CSR (same arrays)
-        self._A = csp.csr_matrix(
-            (cp.zeros(structure.nnz), cp.asarray(structure.indices.astype(np.int32)),
-             cp.asarray(structure.indptr.astype(np.int32))), shape=(n, n))
+        # upper CSC read as lower CSR (same arrays); cuDSS keeps pointers to all five
+        self._indptr = cp.asarray(structure.indptr.astype(np.int32))
+        self._indices = cp.asarray(structure.indices.astype(np.int32))
+        self._values = cp.zeros(structure.nnz)
         self._b = cp.zeros(n)
+        self._x = cp.zeros(n)
         self._full = full_symmetric_csr(structure, cp)
         # the refinement's K x: the upper-triangle values read through the full CSR
         from ..kkt.arrays import _indexed_matvec_kernel
 
         self._mv = _indexed_matvec_kernel(cp)
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
-        self._solver = self._make_solver(_mtlayer_path())
+        self._handle = self._make_handle()
         self.planned = False
 
-    def _make_solver(self, mtlib):
-        adv = self._adv
-        from nvmath.bindings import cudss
+    def _make_handle(self):
+        return cudss_handle.CudssHandle(
+            self._indptr, self._indices, self._values, self._b, self._x,
+            pivoting=self.pivoting, hybrid_memory=self.hybrid_memory,
+            threading_lib=_mtlayer_path(self.version[0]),
+            workspace_pool=_workspace_pool(self.cp))
 
-        opts = adv.DirectSolverOptions(
-            sparse_system_type=cudss.MatrixType.SYMMETRIC,
-            sparse_system_view=cudss.MatrixViewType.LOWER,
-            multithreading_lib=mtlib,
-            # nvmath logs each phase at INFO on the root logger by default
-            logger=logging.getLogger("caspar_backend.cudss"))
-        execution = "cuda" if not self.hybrid_memory else adv.ExecutionCUDA(
-            hybrid_memory_mode_options=adv.HybridMemoryModeOptions(hybrid_memory_mode=True))
-        try:
-            return adv.DirectSolver(self._A, self._b, options=opts, execution=execution)
-        except Exception:
-            if mtlib is None:
-                raise
-            # the threading layer is an optimization: never fail because of it
-            return self._make_solver(None)
+    def _stream(self) -> int:
+        return self.cp.cuda.get_current_stream().ptr
 
     def factorize(self, values) -> Factorization:
         cp = self.cp
-        n = self.structure.n
-        cp.copyto(self._A.data, values)
+        cp.copyto(self._values, values)
         if not self.planned:
             t = time.perf_counter()
-            self._solver.plan()
+            self._handle.analyse(self._stream())
             cp.cuda.get_current_stream().synchronize()
             self.plan_seconds += time.perf_counter() - t
             self.planned = True
-        fi = self._solver.factorize()
-        # reading info/inertia copies from cuDSS's device data: wait for the factorization
+        self._handle.factorize(self._stream())
+        # info and inertia are copied from cuDSS's device data: wait for the factorization
         cp.cuda.get_current_stream().synchronize()
-        if int(fi.info) != 0:
-            return Factorization(False, 0, 0, n)
-        pos, neg = (int(v) for v in np.asarray(fi.inertia).reshape(-1)[:2])
-        zero = n - pos - neg
-        return Factorization(zero == 0, pos, neg, zero)
+        return _factorization(*self._handle.info_inertia(), self.structure.n)
 
     def solve(self, rhs, out=None):
         self.cp.copyto(self._b, rhs)
-        x = self._solver.solve()
+        self._handle.solve(self._stream())
         if out is None:
-            return x
-        out[...] = x
+            return self._x.copy()
+        out[...] = self._x
         return out
 
     def matvec(self, x, out=None):
         if out is None:
             out = self.cp.empty(self.structure.n)
         ptr, col, src = self._full
-        self._mv(self._grid, (_THREADS,), (ptr, col, src, self._A.data, x, out,
+        self._mv(self._grid, (_THREADS,), (ptr, col, src, self._values, x, out,
                                            np.int32(self.structure.n)))
         return out
 
     def free(self) -> None:
-        if self._solver is not None:
-            self._solver.free()
-            self._solver = None
+        h, self._handle = self._handle, None
+        if h is not None:
+            try:
+                # cuDSS may still be working on these buffers in the stream
+                self.cp.cuda.get_current_stream().synchronize()
+            finally:
+                h.free()
 
     def __del__(self):
         try:

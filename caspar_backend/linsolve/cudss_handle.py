@@ -1,0 +1,232 @@
+"""One cuDSS sparse LDL^T solve through nvmath-python's low-level bindings.
+
+:class:`CudssHandle` owns the cuDSS objects of one system ``A x = b`` with
+
+* ``A``: ``N x N`` symmetric, given by **one triangle in CSR** (0-based, int32 row
+  offsets and column indices, float64 values, on the device), read as
+  ``CUDSS_MTYPE_SYMMETRIC`` with ``CUDSS_MVIEW_LOWER``;
+* ``b`` and ``x``: fixed device vectors (float64, length N), dense column-major N x 1.
+
+cuDSS keeps the *pointers* of these arrays: new values are written into the same arrays
+(never reallocated) and the next phase reads them.  The phases, on the stream given to
+each call (``cudssSetStream`` first, as nvmath-python does):
+
+=============  =====================================================  ============
+phase          computes                                               when
+=============  =====================================================  ============
+ANALYSIS       reordering and symbolic factorization of A's pattern  once
+FACTORIZATION  numerical ``P A P^T = L D L^T`` with A's values        every update
+SOLVE          ``x = A^{-1} b``                                        every rhs
+=============  =====================================================  ============
+
+After a factorization, :meth:`CudssHandle.info_inertia` reads ``CUDSS_DATA_INFO`` (0:
+success; otherwise a zero pivot or a failure) and ``CUDSS_DATA_INERTIA`` (numbers of
+positive and negative eigenvalues of D, in the index type, int32).
+
+Pivoting: cuDSS 0.8's LDL^T pivots only statically (a tiny pivot is replaced by
+``+-eps``); cuDSS 1.x adds Bunch-Kaufman pivoting (1x1 and 2x2 pivots by magnitude,
+``CUDSS_PIVOT_BUNCH_KAUFMAN``), set through ``CUDSS_CONFIG_PIVOT_TYPE`` before ANALYSIS
+when ``pivoting`` is requested.  :func:`pivots` says which versions have it.
+
+nvmath-python's high-level ``DirectSolver`` runs only with cuDSS 0.8; its bindings
+(``nvmath.bindings.cudss``) have no version gate, so this wrapper runs with every
+version in :data:`SUPPORTED_CUDSS`.  Every call copies the argument order of nvmath-python
+1.0's ``DirectSolver`` (the combination that ran on cuDSS 0.8 and 1.0); the table of
+calls is :data:`CALL_SEQUENCE`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: cuDSS versions caspar runs on, as ``(major, minor)`` with ``None`` for any minor:
+#: 0.8 is the one nvmath-python 1.0 was built against, 1.x adds Bunch-Kaufman pivoting
+SUPPORTED_CUDSS = ((0, 8), (1, None))
+#: :data:`SUPPORTED_CUDSS` in words, for error messages
+SUPPORTED_TEXT = "0.8.x or 1.x"
+#: first cuDSS major version with Bunch-Kaufman pivoting for symmetric indefinite LDL^T
+BUNCH_KAUFMAN_SINCE_MAJOR = 1
+
+#: ``cudaDataType_t`` values (CUDA's library_types.h; nvmath's NAME_TO_DATA_TYPE maps
+#: 'float64' and 'int32' to them)
+CUDA_R_64F = 1
+CUDA_R_32I = 10
+
+#: the binding calls this module makes, in order (``c`` is ``nvmath.bindings.cudss``)
+CALL_SEQUENCE = (
+    "create()",
+    "config_create()",
+    "data_create(handle)",
+    "set_threading_layer(handle, path)            [optional; failure ignored]",
+    "config_set(config, HYBRID_MEMORY_MODE, ptr, nbytes)",
+    "config_set(config, USE_CUDA_REGISTER_MEMORY, ptr, nbytes)",
+    "config_set(config, PIVOT_TYPE, ptr, nbytes)  [pivoting only: BUNCH_KAUFMAN]",
+    "set_async_workspace_allocator(handle, pool)  [optional; failure ignored]",
+    "matrix_create_csr(N, N, nnz, indptr, 0, indices, values, CUDA_R_32I, CUDA_R_32I, "
+    "CUDA_R_64F, SYMMETRIC, LOWER, ZERO)",
+    "matrix_create_dn(N, 1, N, b, CUDA_R_64F, COL_MAJOR)",
+    "matrix_create_dn(N, 1, N, x, CUDA_R_64F, COL_MAJOR)",
+    "set_stream(handle, stream); execute(handle, phase, config, data, A, x, b)",
+    "data_get(handle, data, INFO | INERTIA, ptr, nbytes, size_written_ptr)",
+    "matrix_destroy(x), matrix_destroy(b), matrix_destroy(A)",
+    "data_destroy(handle, data)",
+    "config_destroy(config)",
+    "destroy(handle)",
+)
+
+_CUDSS = None        # nvmath.bindings.cudss once imported (tests put a fake here)
+
+
+def bindings():
+    """The ``nvmath.bindings.cudss`` module (imported on first use)."""
+    global _CUDSS
+    if _CUDSS is None:
+        from nvmath.bindings import cudss
+
+        _CUDSS = cudss
+    return _CUDSS
+
+
+def cudss_version() -> tuple:
+    """``(major, minor, patch)`` of the loaded cuDSS library (loading it now: a missing
+    library raises here)."""
+    c = bindings()
+    return tuple(int(c.get_property(i)) for i in range(3))
+
+
+def supported(version) -> bool:
+    """Whether caspar runs on cuDSS ``version`` (see :data:`SUPPORTED_CUDSS`)."""
+    major, minor = int(version[0]), int(version[1])
+    return any(major == ma and (mi is None or minor == mi) for ma, mi in SUPPORTED_CUDSS)
+
+
+def pivots(version) -> bool:
+    """Whether cuDSS ``version`` has Bunch-Kaufman pivoting (caspar then uses it)."""
+    return int(version[0]) >= BUNCH_KAUFMAN_SINCE_MAJOR
+
+
+def _ptr(a) -> int:
+    """Device pointer of a CuPy array."""
+    return int(a.data.ptr)
+
+
+class CudssHandle:
+    """Final.  The cuDSS handle, configuration, data and matrix objects of one system
+    (module doc).  ``indptr`` (N+1), ``indices`` (nnz) int32 and ``values`` (nnz)
+    float64: one triangle of A in CSR, viewed LOWER; ``rhs`` and ``sol`` float64
+    (N): the fixed b and x buffers.  All are contiguous device arrays that must outlive
+    the handle (it keeps references).  ``pivoting``: Bunch-Kaufman (cuDSS >= 1 only);
+    ``hybrid_memory``: factors in host memory; ``threading_lib``: path of cuDSS's
+    threading layer (faster ANALYSIS; ``None``, or one that fails to load: without);
+    ``workspace_pool``: a ``cudaMemPool_t`` for cuDSS's workspace (stream-ordered
+    allocation instead of cudaMalloc/cudaFree; ``None``: cuDSS's default)."""
+
+    def __init__(self, indptr, indices, values, rhs, sol, *, pivoting: bool = False,
+                 hybrid_memory: bool = False, threading_lib: str | None = None,
+                 workspace_pool: int | None = None):
+        c = self._c = bindings()
+        self.n = int(rhs.size)
+        self.nnz = int(values.size)
+        self.pivoting = bool(pivoting)
+        self.hybrid_memory = bool(hybrid_memory)
+        self.threading_lib = None
+        # cuDSS holds raw pointers into these: keep them alive as long as the handle
+        self._arrays = (indptr, indices, values, rhs, sol)
+        self._handle = self._config = self._data = None
+        self._matrices = []          # A, b, x: destroyed in reverse order
+        # host buffers data_get writes into (allocated once)
+        self._info = np.zeros(1, dtype=c.get_data_param_dtype(c.DataParam.INFO))
+        self._inertia = np.zeros(2, dtype=np.int32)    # the index type, as nvmath reads it
+        self._written = np.zeros(1, dtype=np.uint64)
+        try:
+            self._create(threading_lib, workspace_pool)
+        except BaseException:
+            self.free()
+            raise
+
+    def _create(self, threading_lib, workspace_pool) -> None:
+        c = self._c
+        indptr, indices, values, rhs, sol = self._arrays
+        n = self.n
+        self._handle = c.create()
+        self._config = c.config_create()
+        self._data = c.data_create(self._handle)
+        if threading_lib is not None:
+            try:
+                c.set_threading_layer(self._handle, threading_lib)
+                self.threading_lib = threading_lib
+            except Exception:
+                pass    # an optimization of ANALYSIS only: never fail because of it
+        self._config_set(c.ConfigParam.HYBRID_MEMORY_MODE, int(self.hybrid_memory))
+        self._config_set(c.ConfigParam.USE_CUDA_REGISTER_MEMORY, 1)
+        if self.pivoting:
+            # before ANALYSIS: the symbolic phase plans for the pivoting factorization
+            self._config_set(c.ConfigParam.PIVOT_TYPE, c.PivotType.PIVOT_BUNCH_KAUFMAN)
+        if workspace_pool is not None:
+            try:
+                c.set_async_workspace_allocator(self._handle, int(workspace_pool))
+            except Exception:
+                pass    # cuDSS's synchronous default allocator then
+        self._matrices.append(c.matrix_create_csr(
+            n, n, self.nnz, _ptr(indptr), 0, _ptr(indices), _ptr(values),
+            CUDA_R_32I, CUDA_R_32I, CUDA_R_64F, c.MatrixType.SYMMETRIC,
+            c.MatrixViewType.LOWER, c.IndexBase.ZERO))
+        for v in (rhs, sol):
+            self._matrices.append(c.matrix_create_dn(n, 1, n, _ptr(v), CUDA_R_64F,
+                                                     c.Layout.COL_MAJOR))
+
+    def _config_set(self, param, value) -> None:
+        v = np.zeros(1, dtype=self._c.get_config_param_dtype(param))
+        v[0] = value
+        self._c.config_set(self._config, param, v.ctypes.data, v.dtype.itemsize)
+
+    def _execute(self, phase, stream: int) -> None:
+        c = self._c
+        a, b, x = self._matrices
+        c.set_stream(self._handle, int(stream))
+        c.execute(self._handle, phase, self._config, self._data, a, x, b)
+
+    def analyse(self, stream: int = 0) -> None:
+        """Reordering and symbolic factorization (reads A's pattern and values)."""
+        self._execute(self._c.Phase.ANALYSIS, stream)
+
+    def factorize(self, stream: int = 0) -> None:
+        """Numerical factorization of A's current values (asynchronous on ``stream``)."""
+        self._execute(self._c.Phase.FACTORIZATION, stream)
+
+    def solve(self, stream: int = 0) -> None:
+        """``x = A^{-1} b`` into the solution buffer (asynchronous on ``stream``)."""
+        self._execute(self._c.Phase.SOLVE, stream)
+
+    def info_inertia(self) -> tuple:
+        """``(info, n_pos, n_neg)`` of the last factorization; the caller synchronizes
+        the stream first."""
+        c = self._c
+        for param, buf in ((c.DataParam.INFO, self._info),
+                           (c.DataParam.INERTIA, self._inertia)):
+            c.data_get(self._handle, self._data, param, buf.ctypes.data, buf.nbytes,
+                       self._written.ctypes.data)
+        return int(self._info[0]), int(self._inertia[0]), int(self._inertia[1])
+
+    def free(self) -> None:
+        """Destroy the matrices, data, configuration and handle (reverse order of
+        creation); idempotent."""
+        c = self._c
+        while self._matrices:
+            c.matrix_destroy(self._matrices.pop())
+        if self._data is not None:
+            data, self._data = self._data, None
+            c.data_destroy(self._handle, data)
+        if self._config is not None:
+            config, self._config = self._config, None
+            c.config_destroy(config)
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            c.destroy(handle)
+        self._arrays = ()
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
