@@ -158,9 +158,10 @@ def _emulated_solver_class():
     from caspar_backend.linsolve.qdldl import QDLDLSolver
 
     class EmulatedCudss:
-        """qdldl behind device arrays (stands in for cuDSS)."""
+        """qdldl behind device arrays (stands in for cuDSS 0.8: no pivoting)."""
 
         name = "cudss"
+        pivoting = False
 
         def __init__(self):
             self.inner = QDLDLSolver()
