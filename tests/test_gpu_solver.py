@@ -158,10 +158,9 @@ def _emulated_solver_class():
     from caspar_backend.linsolve.qdldl import QDLDLSolver
 
     class EmulatedCudss:
-        """qdldl behind device arrays (stands in for cuDSS 0.8: no pivoting)."""
+        """qdldl behind device arrays (stands in for cuDSS)."""
 
         name = "cudss"
-        pivoting = False
 
         def __init__(self):
             self.inner = QDLDLSolver()

@@ -63,24 +63,3 @@ def test_singular_matrix_reports_zero_pivot():
     assert not f.ok and f.n_zero >= 1
     f = solver.factorize(np.array([1.0, 2.0, 1.0]))
     assert f.ok and f.inertia == (1, 1, 0)
-
-
-def test_pivoting_solver_factorizes_k_without_static_term():
-    """A solver that pivots (cuDSS >= 1.0) gets K itself: no static regularization,
-    so the factorized matrix and the refinement's K agree; a non-pivoting one keeps
-    the requested eps."""
-    qd = make_linear_solver("qdldl")
-    k = AugmentedKKT(2, 1, [0, 1], [0, 1], [0], [0], qd, static_regularization=1e-9)
-    assert k.static_regularization == 1e-9
-    qd = make_linear_solver("qdldl")
-    qd.pivoting = True          # stands in for cuDSS 1.x's Bunch-Kaufman
-    k = AugmentedKKT(2, 1, [0, 1], [0, 1], [0], [0], qd, static_regularization=1e-9)
-    assert k.static_regularization == 0.0 and not k.increase_quality()
-    k.hess_values[:] = [2.0, 3.0]
-    k.jac_values[:] = [1.0]
-    k.build()
-    fact, ok = k.factorize()
-    assert ok and fact.inertia == (2, 1, 0)
-    dw, dy = k.solve(np.array([1.0, 2.0]), np.array([0.5]))
-    K = np.array([[2.0, 0, 1], [0, 3, 0], [1, 0, 0]])
-    np.testing.assert_allclose(K @ np.r_[dw, dy], [1.0, 2.0, 0.5], atol=1e-12)

@@ -104,13 +104,7 @@ class AugmentedKKT(KKTSystem):
         # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
-        # A pivoting factorization (cuDSS >= 1.0's Bunch-Kaufman) needs no static term:
-        # K itself is factorized, as IPOPT's MUMPS does.  The term would cost accuracy
-        # where K's smallest eigenvalues are below it: the OCP with 10^6 intervals (dt =
-        # 1e-5) has refinement against K fail with eps = 1e-9, and the first step then
-        # differs from IPOPT's (38 iterations instead of IPOPT's 11).
-        self.static_regularization = 0.0 if linear_solver.pivoting \
-            else float(static_regularization)
+        self.static_regularization = float(static_regularization)
         self._dstat = xp.asarray(np.concatenate([np.full(nw, self.static_regularization),
                                                  np.full(m, -self.static_regularization),
                                                  np.zeros(r)]))

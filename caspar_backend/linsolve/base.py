@@ -58,9 +58,6 @@ class LinearSolver(ABC):
     name: str = ""
     #: True when it reports exact inertia (the interior-point method requires it)
     provides_inertia: bool = True
-    #: True while :meth:`factorize` pivots (1x1 and 2x2 pivots by magnitude): the
-    #: augmented KKT system then factorizes K itself, without a static regularization
-    pivoting: bool = False
 
     @abstractmethod
     def analyse(self, structure: SparseStructure) -> None: ...
