@@ -59,6 +59,10 @@ class AugmentedKKT(KKTSystem):
 
     #: largest static regularization :meth:`increase_quality` goes to
     STATIC_REGULARIZATION_MAX = 1e-6
+    #: smallest static regularization :meth:`decrease_static_regularization` goes to,
+    #: and its step
+    STATIC_REGULARIZATION_MIN = 1e-14
+    STATIC_REGULARIZATION_DECREASE = 1e3
 
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
                  n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
@@ -146,6 +150,22 @@ class AugmentedKKT(KKTSystem):
             return False
         self.static_regularization = min(10.0 * eps, self.STATIC_REGULARIZATION_MAX)
         return True
+
+    def decrease_static_regularization(self) -> float | None:
+        """Divide the static regularization by ``STATIC_REGULARIZATION_DECREASE`` (not
+        below ``STATIC_REGULARIZATION_MIN``) and return the previous value, or ``None``
+        when it is off or at the floor.  Refinement against K converges only when
+        ``eps ||(K + E)^{-1}||`` is small: where K's smallest eigenvalues lie below eps
+        (an OCP with 10^6 intervals, dt = 1e-5: entries O(dt) in the control rows and
+        the Hessian) a *smaller* eps is what makes the solve accurate again, where a
+        larger one (:meth:`increase_quality`) only moves the factorized matrix further
+        from K."""
+        eps = self.static_regularization
+        if eps <= self.STATIC_REGULARIZATION_MIN:
+            return None
+        self.static_regularization = max(eps / self.STATIC_REGULARIZATION_DECREASE,
+                                         self.STATIC_REGULARIZATION_MIN)
+        return eps
 
     def enable_pivoting(self) -> bool:
         """Factorize with the linear solver's pivoting mode from now on, where it has one

@@ -85,6 +85,12 @@ class KKTSystem(ABC):
         default)."""
         return False
 
+    def decrease_static_regularization(self) -> float | None:
+        """Lower the static regularization after a failed refinement and return its
+        previous value (to restore when that does not help); ``None`` when there is
+        nothing to lower (the default)."""
+        return None
+
     def enable_pivoting(self) -> bool:
         """Factorize with pivoting from now on; False when not available (the
         default)."""

@@ -467,7 +467,9 @@ class InteriorPoint:
         if not self.regularize_and_factorize():
             return None
         dw, dy = self._solve(rhs_w, rhs_c)
-        # Refinement against K failed (IPOPT's PDFullSpaceSolver::Solve): first ask the
+        # Refinement against K failed (IPOPT's PDFullSpaceSolver::Solve): first (once) the
+        # same matrix with a smaller static term, which is what a K with eigenvalues
+        # below eps needs; then ask the
         # linear algebra for a more stable factorization and redo the inertia correction
         # with it (a factorization with huge element growth also misreports inertia);
         # when it cannot do better, K is taken as (numerically) singular, once, and
@@ -475,7 +477,14 @@ class InteriorPoint:
         # test rounding can fool (the condensed one) then goes on raising delta_w, as
         # MadNLP does after a failed Richardson iteration.
         pretended = False
+        smaller_tried = False
         while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
+            if not smaller_tried and self.eps_restore is None:
+                smaller_tried = True
+                solved = self._solve_with_smaller_static_term(rhs_w, rhs_c)
+                if solved is not None:
+                    dw, dy = solved
+                    break
             if k.increase_quality():
                 self.eps_restore = None     # a refinement failure raises eps for good
                 ok = self.regularize_and_factorize()
@@ -493,6 +502,30 @@ class InteriorPoint:
             return None
         dzL, dzU = self.bound_multiplier_steps(dw, sL, sU)
         return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+
+    def _solve_with_smaller_static_term(self, rhs_w, rhs_c):
+        """After a failed refinement, once per direction: factorize the same matrix
+        (same delta_w, delta_c) with a smaller static regularization and solve again.
+        Refinement against K converges only while eps is small against K's smallest
+        eigenvalues, so where those lie below eps (the OCP with 10^6 intervals: eps =
+        1e-9 turns the first step away from IPOPT's, eps = 1e-12 gives it) a smaller eps
+        is what helps, not a larger one.  Returns ``(dw, dy)`` and keeps the smaller eps
+        for the solve when the inertia is right and the refinement converges; otherwise
+        restores eps and its factorization and returns None."""
+        k = self.kkt
+        eps = k.decrease_static_regularization()
+        if eps is None:
+            return None
+        ratio = k.last_residual_ratio
+        _, ok = self._factor()
+        if ok:
+            dw, dy = self._solve(rhs_w, rhs_c)
+            if k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR:
+                return dw, dy
+        k.static_regularization = eps
+        self._factor()
+        k.last_residual_ratio = ratio
+        return None
 
     def bound_multiplier_steps(self, dw, sL=None, sU=None):
         """(dzL, dzU) of the primal step ``dw``: the eliminated rows of the primal-dual
