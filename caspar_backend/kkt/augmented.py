@@ -17,9 +17,12 @@ by Haynsworth's inertia additivity
 ``(nw + #{c_k < 0}, m + #{c_k > 0}, 0)``.
 
 ``static_regularization = eps`` adds ``eps`` to the first block's diagonal (while
-``delta_w = 0``) and ``-(max(eps, delta_c) - delta_c)`` to the second's in the
-*factorized* matrix only; iterative refinement uses K itself, so the solution is K's
-wherever K is nonsingular and refinement converges.  When refinement fails anyway,
+``delta_w = 0``) and ``-max(eps_i - delta_c, 0)`` to row i of the second's, with
+``eps_i = eps min(1, |A_i|_2^2)`` (``A_i`` the Jacobian's row i), in the *factorized*
+matrix only; iterative refinement uses K itself, so the solution is K's wherever K is
+nonsingular and refinement converges.  The row scaling keeps the perturbation of a
+constraint pivot (~ ``|A_i|^2 / h``) relative: a uniform eps dominates the pivots of rows
+with small coefficients, and refinement then converges slowly or not at all.  When refinement fails anyway,
 :meth:`AugmentedKKT.increase_quality` raises eps (IPOPT's ``IncreaseQuality``).
 
 The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
@@ -109,6 +112,10 @@ class AugmentedKKT(KKTSystem):
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
         self.static_regularization = float(static_regularization)
+        # the constraint block's static term per row: eps min(1, |A_i|^2) (module doc)
+        self._row_sq = segment_sum(xp, jr, m)
+        self._jsq = xp.zeros(len(jr))
+        self._ec = xp.zeros(m)
         self._dstat = xp.asarray(np.concatenate([np.full(nw, self.static_regularization),
                                                  np.full(m, -self.static_regularization),
                                                  np.zeros(r)]))
@@ -116,19 +123,27 @@ class AugmentedKKT(KKTSystem):
     # ------------------------------------------------------------------ values
     def build(self) -> None:
         # the static term stands in for a missing Hessian perturbation: once delta_w is
-        # on, the first block is factorized exactly as the method asked.  The constraint
-        # block always carries at least -eps: delta_c = 1e-8 mu^0.25 is ~1e-10 late in a
+        # on, the first block is factorized exactly as the method asked.  Constraint row
+        # i always carries at least -eps_i: delta_c = 1e-8 mu^0.25 is ~1e-10 late in a
         # solve, and constraint pivots that small make the factors of a non-pivoting
         # LDL^T grow without bound; refinement against K removes the excess.
+        xp = self.xp
         eps = self.static_regularization
         ew = eps if self.delta_w == 0.0 else 0.0
-        ec = max(0.0, eps - self.delta_c)
+        ec = self._ec
+        xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
+        self._row_sq(self._jsq, ec)
+        xp.minimum(ec, 1.0, out=ec)
+        ec *= eps
+        ec -= self.delta_c
+        xp.maximum(ec, 0.0, out=ec)
         self._dstat[:self.nw] = ew
-        self._dstat[self.nw:self.nw + self.m] = -ec
+        xp.multiply(ec, -1.0, out=self._dstat[self.nw:self.nw + self.m])
         # (sigma + delta_w) + ew, in place: the association of the original expression
-        self.xp.add(self.sigma, self.delta_w, out=self._diag_w)
+        xp.add(self.sigma, self.delta_w, out=self._diag_w)
         self._diag_w += ew
-        self._diag_c[:] = -self.delta_c - ec
+        xp.multiply(ec, -1.0, out=self._diag_c)
+        self._diag_c -= self.delta_c
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
