@@ -36,7 +36,9 @@ the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
 allocation when ``out`` is given).
 
-Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).
+Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).  The
+install extras pin 0.8: nvmath-python loads cuDSS through cuda-pathfinder, which looks for
+``libcudss.so.0`` only, so a pip-installed 1.x (``libcudss.so.1``) is not found by it.
 nvmath-python and cuDSS are imported lazily; when they are missing, or the loaded cuDSS
 is of another version, :class:`~caspar_backend.errors.DeviceError` says so and names the
 pip extra to install.
