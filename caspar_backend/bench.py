@@ -404,6 +404,12 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
     row["published"] = extra.get("published", "")
     chk = extra.get("check")
     row["ipopt_matches_published"] = bool(chk(ref.f)) if chk else ""
+    # caspar against the published value too (PGLib's BASELINE.md, the COPS report): two
+    # solvers agreeing on a wrong local optimum, or one right where IPOPT is not, shows here
+    for dev in ("cpu", "cuda"):
+        f = row.get(f"{dev}_f", "")
+        row[f"{dev}_matches_published"] = (bool(chk(f)) if chk and isinstance(f, float)
+                                           else "")
     return row
 
 
@@ -414,7 +420,8 @@ COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "cpu_ratio", *(f"cpu_{short}_ms" for short, _ in PHASES),
            "cuda_build_s", "cuda_solve_s", "cuda_status", "cuda_iter", "cuda_f", "cuda_match",
            "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
-           "published", "ipopt_matches_published"]
+           "published", "ipopt_matches_published", "cpu_matches_published",
+           "cuda_matches_published"]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 
@@ -457,6 +464,8 @@ def markdown(rows, header: list[str], devices) -> str:
                      (f"{lab} objective matches", f"{dev}_match", ""),
                      (f"{lab} ms/it eval / KKT asm / factor / solve / other", dev, "ph")]
     cols += [("published", "published", ""), ("IPOPT = published", "ipopt_matches_published", "")]
+    cols += [(f"{lab} = published", f"{dev}_matches_published", "")
+             for dev, lab in (("cpu", "caspar-CPU"), ("cuda", "caspar-GPU")) if dev in devices]
     out = list(header)
     out.append("| " + " | ".join(c[0] for c in cols) + " |")
     out.append("|" + "---|" * len(cols))

@@ -44,13 +44,16 @@ def test_bench_runner_smallest(tmp_path, capsys):
         assert sum(phases) * int(r["cpu_iter"]) <= 1e3 * float(r["cpu_solve_s"]) * 1.001
         assert r["cuda_eval_ms"] == ""
     assert rows[0]["size"] == "5 buses" and rows[0]["ipopt_matches_published"] == "True"
+    # caspar checked against BASELINE.md as well (1.7552e+04), not only against IPOPT
+    assert rows[0]["cpu_matches_published"] == "True" and rows[0]["cuda_matches_published"] == ""
+    assert rows[2]["cpu_matches_published"] == ""      # the OCP has no published value
     assert abs(float(rows[0]["ipopt_f"]) - 17551.89) < 0.1
     assert rows[2]["size"] == "N=50" and rows[2]["n"] == "152"
     assert rows[3]["n"] == str(3 * 100 + 9 * 10) and rows[3]["m"] == "0"
 
     md = (tmp_path / "results.md").read_text()
     for s in ("commit:", "date:", "hardware:", "cores", "tol = 1e-06", "| case5_pjm |",
-              "| chain |", "| vanderpol |", "| bundle |", "hess_lag",
+              "| chain |", "| vanderpol |", "| bundle |", "hess_lag", "caspar-CPU = published",
               "objective mismatches: none"):
         assert s in md, s
     assert "**NO**" not in md
