@@ -84,3 +84,31 @@ def test_bench_needs_checkout(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     assert bench.main(["--suite", "ocp", "--out", str(tmp_path)]) == 2
     assert "needs a source checkout" in capsys.readouterr().err
+
+
+def test_bench_runner_pglib_variants(tmp_path, capsys):
+    """``--variants``: PGLib's congested (api) and small-angle (sad) cases, checked
+    against their own BASELINE.md tables."""
+    from caspar_backend.__main__ import main
+
+    rc = main(["bench", "--suite", "acopf", "--variants", "api,sad", "--max-buses", "5",
+               "--device", "cpu", "--out", str(tmp_path)])
+    assert rc == 0, capsys.readouterr().err
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert [r["model"] for r in rows] == ["case3_lmbd__api", "case5_pjm__api",
+                                         "case3_lmbd__sad", "case5_pjm__sad"]
+    for r in rows:
+        assert r["cpu_match"] == "True" and r["cpu_matches_published"] == "True", r
+        assert r["ipopt_matches_published"] == "True", r
+    # the variants' own optima, not the typical case's (case5_pjm: 1.7552e+04)
+    assert rows[1]["published"] == "7.8950e+04" and rows[3]["published"] == "2.6109e+04"
+    assert "PGLib variants: api,sad" in (tmp_path / "results.md").read_text()
+
+
+def test_bench_runner_unknown_variant(tmp_path, capsys):
+    from caspar_backend.__main__ import main
+
+    rc = main(["bench", "--suite", "acopf", "--variants", "heavy", "--device", "cpu",
+               "--out", str(tmp_path)])
+    assert rc == 2
+    assert "unknown PGLib variant(s) ['heavy']; use typ, api or sad" in capsys.readouterr().err
