@@ -30,7 +30,9 @@ rather than exchanged), so a singular or badly conditioned matrix can factorize 
 plausible inertia.  From cuDSS 1.0 on, caspar selects Bunch-Kaufman pivoting (1x1 and
 2x2 pivots chosen by magnitude, ``CUDSS_PIVOT_BUNCH_KAUFMAN``; ``pivoting = True``),
 which keeps pivots that a fixed elimination order loses to cancellation and reads the
-inertia off a pivoting factorization.  Either way the caller refines iteratively against
+inertia off a pivoting factorization; an *exactly* zero pivot it perturbs rather than
+reports (info 0, measured on an H200 with cuDSS 1.0.0), so even then a singular K shows
+in the refinement's residual, not in ``info``.  Either way the caller refines iteratively against
 the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 <caspar_backend.kkt.augmented.AugmentedKKT.solve>`); :meth:`matvec` computes ``K x``
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
