@@ -22,8 +22,9 @@ by Haynsworth's inertia additivity
 matrix only; iterative refinement uses K itself, so the solution is K's wherever K is
 nonsingular and refinement converges.  The row scaling keeps the perturbation of a
 constraint pivot (~ ``|A_i|^2 / h``) relative: a uniform eps dominates the pivots of rows
-with small coefficients, and refinement then converges slowly or not at all.  When refinement fails anyway,
-:meth:`AugmentedKKT.increase_quality` raises eps (IPOPT's ``IncreaseQuality``).
+with small coefficients, and refinement then converges slowly or not at all.  When
+refinement fails anyway, :meth:`AugmentedKKT.decrease_static_regularization` and then
+:meth:`AugmentedKKT.increase_quality` (IPOPT's ``IncreaseQuality``) change eps.
 
 The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
 ``(i, j)`` of the lower triangle of K is stored as ``(j, i)``.  Every diagonal entry is
@@ -116,9 +117,7 @@ class AugmentedKKT(KKTSystem):
         self._row_sq = segment_sum(xp, jr, m)
         self._jsq = xp.zeros(len(jr))
         self._ec = xp.zeros(m)
-        self._dstat = xp.asarray(np.concatenate([np.full(nw, self.static_regularization),
-                                                 np.full(m, -self.static_regularization),
-                                                 np.zeros(r)]))
+        self._dstat = xp.zeros(N)         # diag(eps I, -eps_i, 0): set by build()
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

@@ -215,26 +215,24 @@ class CudssSolver(LinearSolver):
             threading_lib=_mtlayer_path(self.version[0]),
             workspace_pool=_workspace_pool(self.cp))
 
-    def _stream(self) -> int:
-        return self.cp.cuda.get_current_stream().ptr
-
     def factorize(self, values) -> Factorization:
         cp = self.cp
+        stream = cp.cuda.get_current_stream()
         cp.copyto(self._values, values)
         if not self.planned:
             t = time.perf_counter()
-            self._handle.analyse(self._stream())
-            cp.cuda.get_current_stream().synchronize()
+            self._handle.analyse(stream.ptr)
+            stream.synchronize()
             self.plan_seconds += time.perf_counter() - t
             self.planned = True
-        self._handle.factorize(self._stream())
+        self._handle.factorize(stream.ptr)
         # info and inertia are copied from cuDSS's device data: wait for the factorization
-        cp.cuda.get_current_stream().synchronize()
+        stream.synchronize()
         return _factorization(*self._handle.info_inertia(), self.structure.n)
 
     def solve(self, rhs, out=None):
         self.cp.copyto(self._b, rhs)
-        self._handle.solve(self._stream())
+        self._handle.solve(self.cp.cuda.get_current_stream().ptr)
         if out is None:
             return self._x.copy()
         out[...] = self._x
