@@ -207,8 +207,9 @@ PROBLEMS = {p.name: p for p in list(bank()) + list(hs_extra())}
 #: name -> why caspar with kkt_system='condensed' and IPOPT disagree, as observed
 KNOWN_MISMATCHES = {
     "hs013": "objective: IPOPT Solve_Succeeded 55 it f=0.99457854, caspar condensed "
-             "Solved_To_Acceptable_Level 66 it f=0.99264922 (the degenerate cusp optimum "
-             "that the augmented system misses too: test_hs_extra.MISMATCHES)",
+             "Solved_To_Acceptable_Level 66 it f=0.99264922 (the degenerate cusp optimum; "
+             "the augmented system reaches IPOPT's since its static term is bounded "
+             "by the slacks' pivots)",
     "restoration_to_local_infeasibility_wb":
         "status: IPOPT Infeasible_Problem_Detected, caspar condensed Solve_Succeeded at the "
         "feasible minimizer (1, 0, 0.5), reached through soft restoration steps "

@@ -18,11 +18,22 @@ by Haynsworth's inertia additivity
 
 ``static_regularization = eps`` adds ``eps`` to the first block's diagonal (while
 ``delta_w = 0``) and ``-max(eps_i - delta_c, 0)`` to row i of the second's, with
-``eps_i = eps min(1, |A_i|_2^2)`` (``A_i`` the Jacobian's row i), in the *factorized*
-matrix only; iterative refinement uses K itself, so the solution is K's wherever K is
-nonsingular and refinement converges.  The row scaling keeps the perturbation of a
-constraint pivot (~ ``|A_i|^2 / h``) relative: a uniform eps dominates the pivots of rows
-with small coefficients, and refinement then converges slowly or not at all.  When
+
+    eps_i = min( eps min(1, |A_i|_2^2),  kappa p_i ),
+    p_i   = sum over the private columns j of row i of  A_ij^2 / (Sigma_j + delta_w),
+
+(``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
+Jacobian entry and no Hessian entry: a slack, or the elastic columns of the restoration
+phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``), in the
+*factorized* matrix only; iterative refinement uses K itself, so the solution is K's
+wherever K is nonsingular and refinement converges.  Both bounds keep the perturbation of a
+constraint pivot relative.  A constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates
+the pivots of rows with small coefficients.  Eliminating a private column first (it has
+one neighbour, so a fill-reducing order does) makes row i's pivot at most ``-p_i``: that
+row needs no static term, and when the slack of an active inequality sits at its bound
+(``Sigma_j ~ 1e12``, ``p_i ~ 1e-12``) an eps above ``p_i`` would replace the row's true pivot,
+so that the step stops satisfying the linearized row and refinement against K cannot
+recover it (case9241_pegase stalled at a primal infeasibility of 6e-6 this way).  When
 refinement fails anyway, :meth:`AugmentedKKT.decrease_static_regularization` and then
 :meth:`AugmentedKKT.increase_quality` (IPOPT's ``IncreaseQuality``) change eps.
 
@@ -67,6 +78,10 @@ class AugmentedKKT(KKTSystem):
     #: and its step
     STATIC_REGULARIZATION_MIN = 1e-14
     STATIC_REGULARIZATION_DECREASE = 1e3
+    #: ``kappa``: a row's static term is at most this fraction of the part of its pivot
+    #: that its private columns give (module doc), so refinement against K contracts by
+    #: about this factor per step on that row
+    PRIVATE_PIVOT_FRACTION = 1e-2
 
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
                  n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
@@ -118,6 +133,21 @@ class AugmentedKKT(KKTSystem):
         self._jsq = xp.zeros(len(jr))
         self._ec = xp.zeros(m)
         self._dstat = xp.zeros(N)         # diag(eps I, -eps_i, 0): set by build()
+        # private columns: one Jacobian entry, no Hessian entry (none with a low-rank
+        # block, which couples every column); host work once, device gathers per build
+        count = np.bincount(jc, minlength=nw)
+        in_hess = np.zeros(nw, bool)
+        in_hess[hr], in_hess[hc] = True, True
+        priv = np.flatnonzero((count[jc] == 1) & ~in_hess[jc]) if r == 0 \
+            else np.zeros(0, np.int64)
+        self._priv_entry, self._priv_col = xp.asarray(priv), xp.asarray(jc[priv])
+        self._priv_row_sum = segment_sum(xp, jr[priv], m)
+        self._priv_v = xp.zeros(len(priv))
+        self._priv_d = xp.zeros(len(priv))
+        self._priv = xp.zeros(m)
+        # +inf on rows without a private column: their bound is min(., +inf)
+        self._priv_none = xp.asarray(np.where(np.bincount(jr[priv], minlength=m) > 0,
+                                              0.0, np.inf))
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:
@@ -134,6 +164,7 @@ class AugmentedKKT(KKTSystem):
         self._row_sq(self._jsq, ec)
         xp.minimum(ec, 1.0, out=ec)
         ec *= eps
+        ec = xp.minimum(ec, self._private_pivots(), out=ec)
         ec -= self.delta_c
         xp.maximum(ec, 0.0, out=ec)
         self._dstat[:self.nw] = ew
@@ -146,6 +177,22 @@ class AugmentedKKT(KKTSystem):
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
+
+    def _private_pivots(self):
+        """``kappa p_i`` of the module doc (``+inf`` where row i has no private column),
+        in a preallocated buffer."""
+        xp, v, d = self.xp, self._priv_v, self._priv_d
+        xp.take(self.jac_values, self._priv_entry, out=v)
+        v *= v
+        xp.take(self.sigma, self._priv_col, out=d)
+        d += self.delta_w
+        # a slack of a row with no finite bound has Sigma = 0: its pivot term is unbounded
+        xp.maximum(d, np.finfo(float).tiny, out=d)
+        v /= d
+        self._priv_row_sum(v, self._priv)
+        self._priv *= self.PRIVATE_PIVOT_FRACTION
+        self._priv += self._priv_none
+        return self._priv
 
     def increase_quality(self) -> bool:
         """Make the next factorizations more stable, as IPOPT asks its linear solver when
