@@ -24,8 +24,8 @@ by Haynsworth's inertia additivity
 
 (``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
 Jacobian entry and no Hessian entry: a slack, or the elastic columns of the restoration
-phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``), in the
-*factorized* matrix only; iterative refinement uses K itself, so the solution is K's
+phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the
+second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative refinement uses K itself, so the solution is K's
 wherever K is nonsingular and refinement converges.  Both bounds keep the perturbation of a
 constraint pivot relative.  A constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates
 the pivots of rows with small coefficients.  Eliminating a private column first (it has
@@ -164,7 +164,14 @@ class AugmentedKKT(KKTSystem):
         self._row_sq(self._jsq, ec)
         xp.minimum(ec, 1.0, out=ec)
         ec *= eps
-        ec = xp.minimum(ec, self._private_pivots(), out=ec)
+        # the slack-pivot bound only while the constraint block is not perturbed itself:
+        # with delta_c > 0 (a degenerate Jacobian) the full term keeps a singular K
+        # visible as a zero pivot, which sends an LP with a rank-one Jacobian and no
+        # curvature to the pivoting factorization and IPOPT's Diverging_Iterates
+        # (test_solver_features.test_infeasible_lp_diverges_as_ipopt); case9241_pegase,
+        # which the bound is for, is solved with or without this restriction
+        if self.delta_c == 0.0:
+            xp.minimum(ec, self._private_pivots(), out=ec)
         ec -= self.delta_c
         xp.maximum(ec, 0.0, out=ec)
         self._dstat[:self.nw] = ew
@@ -186,8 +193,9 @@ class AugmentedKKT(KKTSystem):
         v *= v
         xp.take(self.sigma, self._priv_col, out=d)
         d += self.delta_w
-        # a slack of a row with no finite bound has Sigma = 0: its pivot term is unbounded
-        xp.maximum(d, np.finfo(float).tiny, out=d)
+        # a slack of a row with no finite bound has Sigma = 0: its pivot term is unbounded.
+        # The floor keeps A_ij^2 / d finite (a bound of >= 1e30 A_ij^2 is no bound at all)
+        xp.maximum(d, 1e-30, out=d)
         v /= d
         self._priv_row_sum(v, self._priv)
         self._priv *= self.PRIVATE_PIVOT_FRACTION
