@@ -25,9 +25,9 @@ by Haynsworth's inertia additivity
 (``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
 Jacobian entry and no Hessian entry: a slack, or the elastic columns of the restoration
 phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the
-second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative refinement uses K itself, so the solution is K's
-wherever K is nonsingular and refinement converges.  Both bounds keep the perturbation of a
-constraint pivot relative.  A constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates
+second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative
+refinement uses K itself, so the solution is K's wherever K is nonsingular and refinement
+converges.  Both bounds keep the perturbation of a constraint pivot relative.  A constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates
 the pivots of rows with small coefficients.  Eliminating a private column first (it has
 one neighbour, so a fill-reducing order does) makes row i's pivot at most ``-p_i``: that
 row needs no static term, and when the slack of an active inequality sits at its bound
