@@ -27,13 +27,14 @@ Jacobian entry and no Hessian entry: a slack, or the elastic columns of the rest
 phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the
 second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative
 refinement uses K itself, so the solution is K's wherever K is nonsingular and refinement
-converges.  Both bounds keep the perturbation of a constraint pivot relative.  A constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates
-the pivots of rows with small coefficients.  Eliminating a private column first (it has
-one neighbour, so a fill-reducing order does) makes row i's pivot at most ``-p_i``: that
-row needs no static term, and when the slack of an active inequality sits at its bound
-(``Sigma_j ~ 1e12``, ``p_i ~ 1e-12``) an eps above ``p_i`` would replace the row's true pivot,
-so that the step stops satisfying the linearized row and refinement against K cannot
-recover it (case9241_pegase stalled at a primal infeasibility of 6e-6 this way).  When
+converges.  Both bounds keep the perturbation of a constraint pivot relative.  A
+constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates the pivots of rows with
+small coefficients.  Eliminating a private column first (it has one neighbour, so a
+fill-reducing order does) makes row i's pivot at most ``-p_i``: that row needs no static
+term, and when the slack of an active inequality sits at its bound (``Sigma_j ~ 1e12``,
+``p_i ~ 1e-12``) an eps above ``p_i`` would replace the row's true pivot, so that the step
+stops satisfying the linearized row and refinement against K cannot recover it
+(case9241_pegase stalled at a primal infeasibility of 6e-6 this way).  When
 refinement fails anyway, :meth:`AugmentedKKT.decrease_static_regularization` and then
 :meth:`AugmentedKKT.increase_quality` (IPOPT's ``IncreaseQuality``) change eps.
 
