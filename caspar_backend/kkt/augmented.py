@@ -161,18 +161,21 @@ class AugmentedKKT(KKTSystem):
         eps = self.static_regularization
         ew = eps if self.delta_w == 0.0 else 0.0
         ec = self._ec
-        xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
-        self._row_sq(self._jsq, ec)
-        xp.minimum(ec, 1.0, out=ec)
-        ec *= eps
-        # the slack-pivot bound only while the constraint block is not perturbed itself:
-        # with delta_c > 0 (a degenerate Jacobian) the full term keeps a singular K
-        # visible as a zero pivot, which sends an LP with a rank-one Jacobian and no
-        # curvature to the pivoting factorization and IPOPT's Diverging_Iterates
-        # (test_solver_features.test_infeasible_lp_diverges_as_ipopt); case9241_pegase,
-        # which the bound is for, is solved with or without this restriction
-        if self.delta_c == 0.0:
-            xp.minimum(ec, self._private_pivots(), out=ec)
+        if eps == 0.0:              # no static term (pivoting factorization, or off)
+            ec.fill(0.0)
+        else:
+            xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
+            self._row_sq(self._jsq, ec)
+            xp.minimum(ec, 1.0, out=ec)
+            ec *= eps
+            # the slack-pivot bound only while the constraint block is not perturbed
+            # itself: with delta_c > 0 (a degenerate Jacobian) the full term keeps a
+            # singular K visible as a zero pivot, which sends an LP with a rank-one
+            # Jacobian and no curvature to the pivoting factorization and IPOPT's
+            # Diverging_Iterates (test_solver_features.test_infeasible_lp_diverges_as_
+            # ipopt); case9241_pegase, which the bound is for, is solved either way
+            if self.delta_c == 0.0:
+                xp.minimum(ec, self._private_pivots(), out=ec)
         ec -= self.delta_c
         xp.maximum(ec, 0.0, out=ec)
         self._dstat[:self.nw] = ew

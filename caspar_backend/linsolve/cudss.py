@@ -32,8 +32,8 @@ plausible inertia.  From cuDSS 1.0 on, caspar selects Bunch-Kaufman pivoting (1x
 which keeps pivots that a fixed elimination order loses to cancellation and reads the
 inertia off a pivoting factorization; an *exactly* zero pivot it perturbs rather than
 reports (info 0, measured on an H200 with cuDSS 1.0.0), so even then a singular K shows
-in the refinement's residual, not in ``info``.  Either way the caller refines iteratively against
-the true matrix and checks the residual (:meth:`AugmentedKKT.solve
+in the refinement's residual, not in ``info``.  Either way the caller refines iteratively
+against the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 <caspar_backend.kkt.augmented.AugmentedKKT.solve>`); :meth:`matvec` computes ``K x``
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
 allocation when ``out`` is given).

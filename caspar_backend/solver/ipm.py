@@ -470,8 +470,8 @@ class InteriorPoint:
         # Refinement against K failed (IPOPT's PDFullSpaceSolver::Solve): first (once) the
         # same matrix with a smaller static term, which is what a K with eigenvalues
         # below eps needs; then ask the linear algebra for a more stable factorization
-        # and redo the inertia correction
-        # with it (a factorization with huge element growth also misreports inertia);
+        # and redo the inertia correction with it (a factorization with huge element
+        # growth also misreports inertia);
         # when it cannot do better, K is taken as (numerically) singular, once, and
         # perturbed as IPOPT's PerturbForSingularity does.  A KKT system whose inertia
         # test rounding can fool (the condensed one) then goes on raising delta_w, as

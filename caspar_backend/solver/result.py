@@ -17,8 +17,9 @@ class IterationRecord:
     ``inf_pr`` is the unscaled constraint violation (max-norm) -- of the original problem
     also during the restoration phase, as IPOPT prints it --, ``inf_du`` the scaled dual
     infeasibility (max-norm; the restoration problem's during restoration),
-    ``regularization`` delta_w (0 when none), ``ls`` the number of line-search trials, ``step_type`` IPOPT's one-letter tag ('f', 'h', 'F', 'H', 'r',
-    ...) and ``restoration`` whether the iteration belongs to the restoration phase."""
+    ``regularization`` delta_w (0 when none), ``ls`` the number of line-search trials,
+    ``step_type`` IPOPT's one-letter tag ('f', 'h', 'F', 'H', 'r', ...) and
+    ``restoration`` whether the iteration belongs to the restoration phase."""
 
     iter: int
     objective: float
