@@ -1,7 +1,8 @@
 """Markdown table of the PGLib api/sad GPU rows of this directory.
 
-Joins the caspar-GPU rows (``bench_gpu_solver.py --json``: apisad_gpu_*.json, rest_gpu_*.json)
-with IPOPT's (ipopt_part*.jsonl, the same command on the same host), PGLib's BASELINE.md
+Joins the caspar-GPU rows (``bench_gpu_solver.py --json``: apisad_gpu_*.json, rest_gpu_*.json,
+../gpu_2026-11-30_d/rest40_gpu_*.json) with IPOPT's (ipopt_part*.jsonl,
+../gpu_2026-11-30_d/ipopt_rest40.jsonl: the same command on the same host), PGLib's BASELINE.md
 and the caspar-CPU / IPOPT ratio of the CPU tables (../pglib_apisad_cpu_2026-11-30/*.csv,
 2-core development machine).  Run from the repository root with PGLIB_OPF_DIR set:
 ``python benchmarks/results/gpu_2026-11-30_c/table.py``."""
@@ -16,12 +17,18 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(here))))
 from benchmarks.models.matpower import pglib_baseline  # noqa: E402
 
-gpu = {}
-for f in sorted(glob.glob(f"{here}/apisad_gpu_*.json") + glob.glob(f"{here}/rest_gpu_*.json")):
+# The sixth session's command (../gpu_2026-11-30_d, commit 95543ed) added the 40 smallest cases;
+# its rows are marked with a dagger.
+later = f"{here}/../gpu_2026-11-30_d"
+gpu, dagger = {}, set()
+for f in sorted(glob.glob(f"{here}/apisad_gpu_*.json") + glob.glob(f"{here}/rest_gpu_*.json")
+                + glob.glob(f"{later}/rest40_gpu_*.json")):
     for r in json.load(open(f)):
         gpu[r["size"]] = r
+        if f.startswith(later):
+            dagger.add(r["size"])
 ipopt = {}
-for f in sorted(glob.glob(f"{here}/ipopt_part*.jsonl")):
+for f in sorted(glob.glob(f"{here}/ipopt_part*.jsonl") + glob.glob(f"{later}/ipopt_rest40.jsonl")):
     for line in open(f):
         r = json.loads(line)
         ipopt[r["case"]] = r
@@ -52,16 +59,17 @@ for r in rows:
     if ip:
         ratio = g["t"] / ip["solve"]
         lim = "" if ip["status"] == "Solve_Succeeded" else " (IPOPT stopped)"
-        rat = f"**{ratio:.3f}** ({1 / ratio:.1f}x){lim}"
+        speed = f"{1 / ratio:.1f}x" if ratio < 1 else f"{ratio:.1f}x slower"
+        rat = f"**{ratio:.3f}** ({speed}){lim}"
         tally["faster"] += ratio < 1
         rel = abs(g["f"] - ip["f"]) / abs(ip["f"])
         same = ok and ip["status"] == "Solve_Succeeded" and rel <= 1e-6
         tally["same"] += same
-        ipc, ipt, rd = f"{ip['status']}, {ip['iter']}", f"{ip['solve']:.2f}", f"{rel:.0e}"
+        ipc, ipt, rd = f"{ip['status']}, {ip['iter']}", f"{ip['solve']:.3f}", f"{rel:.0e}"
     else:
         ipc, ipt, rat, rd = "not reached in the command", "—", "—", "—"
     cr = f"{cpu_ratio[c]:.2f}" if c in cpu_ratio else "—"
-    print(f"| {c} | {r['n']:,} | {r['m']:,} | {g['status']}, {g['iter']} | {g['t']:.3f} | {split} "
+    print(f"| {c}{' †' if c in dagger else ''} | {r['n']:,} | {r['m']:,} | {g['status']}, {g['iter']} | {g['t']:.3f} | {split} "
           f"| {g['f']:.6e} | {'yes' if at_base else 'no'} | {ipc} | {ipt} | {rat} | {rd} | {cr} |")
 print()
 print(f"rows {tally['rows']}, caspar Solve_Succeeded {tally['ok']}, at BASELINE {tally['base']}, "
