@@ -577,3 +577,53 @@ def test_real_cudss_pivoting_and_inertia():
     x = cp.asnumpy(s.solve(cp.asarray(b)))
     np.testing.assert_allclose(regular @ x, b, atol=1e-8)
     s.free()
+
+
+@pytest.mark.gpu
+def test_real_cudss_dense_eigen_switch_of_a_small_system():
+    """On a statically pivoting cuDSS (0.8) a small system switches to the dense
+    eigendecomposition on the device: diag(0, 2, -3) reports its zero eigenvalue (an
+    exact zero; rounding would leave a singular K's at ~eps ||K||, for the refinement to
+    catch), diag(1e-20, 1e3) keeps its 1e-20 pivot (cuDSS 0.8 replaces it), the
+    regular one solves to rounding; the vectors stay CuPy arrays.  cuDSS 1.x pivots
+    (Bunch-Kaufman) and has no such switch.  A system above DENSE_MAX_N is not switched."""
+    from caspar_backend.device import gpu_problem
+    from caspar_backend.linsolve.dense_eigen import DENSE_MAX_N
+
+    why = gpu_problem()
+    if why is not None:
+        pytest.skip(why)
+    import cupy as cp
+
+    s = cudss_mod.CudssSolver()
+    singular = np.diag([0.0, 2.0, -3.0])
+    regular = np.array([[0.0, 1, 1], [1, 0, 1], [1, 1, -1e-12]])
+    st, vs = _upper_csc(singular)
+    _, vr = _upper_csc(regular)
+    s.analyse(st)
+    assert s.perturbs_pivots is not s.pivoting
+    if s.pivoting:
+        assert not s.enable_pivoting()
+        return
+    assert s.enable_pivoting() and not s.perturbs_pivots and not s.enable_pivoting()
+    f = s.factorize(cp.asarray(vs))
+    assert not f.ok and f.inertia == (1, 1, 1)
+    f = s.factorize(cp.asarray(vr))
+    assert f.ok and f.inertia == (1, 2, 0)
+    b = cp.asarray([1.0, -2.0, 0.5])
+    x = s.solve(b)
+    assert isinstance(x, cp.ndarray)
+    np.testing.assert_allclose(regular @ cp.asnumpy(x), cp.asnumpy(b), atol=1e-12)
+    np.testing.assert_allclose(cp.asnumpy(s.matvec(x)), regular @ cp.asnumpy(x), atol=1e-14)
+    st2, v2 = _upper_csc(np.diag([1e-20, 1e3]))
+    s.analyse(st2)
+    assert s.enable_pivoting()
+    f = s.factorize(cp.asarray(v2))
+    assert f.ok and f.inertia == (2, 0, 0)
+    np.testing.assert_allclose(cp.asnumpy(s.solve(cp.asarray([1.0, 1.0]))), [1e20, 1e-3],
+                               rtol=1e-14)
+    big = np.eye(DENSE_MAX_N + 1)
+    st3, _ = _upper_csc(big)
+    s.analyse(st3)
+    assert not s.enable_pivoting() and s.perturbs_pivots
+    s.free()

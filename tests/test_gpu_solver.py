@@ -155,9 +155,10 @@ class _EmulatedEvaluator:
 
 
 def _emulated_solver_class():
+    from caspar_backend.linsolve.base import LinearSolver
     from caspar_backend.linsolve.qdldl import QDLDLSolver
 
-    class EmulatedCudss:
+    class EmulatedCudss(LinearSolver):
         """qdldl behind device arrays (stands in for cuDSS)."""
 
         name = "cudss"
@@ -192,13 +193,13 @@ PARAMS_EMULATED = [
 ]
 
 
-def _solve_emulated(prob, opts, monkeypatch):
-    """(CPU result, emulated-device result, per-iteration 'all on device' flags)."""
-    pytest.importorskip("qdldl")
+def _emulate_device(monkeypatch, solver_class=None):
+    """The device code path on host arrays posing as device memory: the fake array
+    module, the host segment sums and matvecs behind it, ``solver_class`` (default:
+    qdldl) as cuDSS.  Returns the fake array module."""
     import caspar_backend.kkt.arrays as arrays
     import caspar_backend.linsolve.cudss as cudss_mod
     import caspar_backend.device as devices
-    from caspar_backend.solver import solve_nlp
 
     xp = _fake_xp()
 
@@ -226,8 +227,17 @@ def _solve_emulated(prob, opts, monkeypatch):
 
     monkeypatch.setattr(arrays, "DeviceSegmentSum", HostLikeSegmentSum)
     monkeypatch.setattr(arrays, "DeviceIndexedMatVec", HostLikeIndexedMatVec)
-    monkeypatch.setattr(cudss_mod, "CudssSolver", _emulated_solver_class())
+    monkeypatch.setattr(cudss_mod, "CudssSolver", solver_class or _emulated_solver_class())
     monkeypatch.setattr(devices, "gpu_problem", lambda solver=True: None)
+    return xp
+
+
+def _solve_emulated(prob, opts, monkeypatch):
+    """(CPU result, emulated-device result, per-iteration 'all on device' flags)."""
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver import solve_nlp
+
+    xp = _emulate_device(monkeypatch)
     seen = []
     o = dict(print_level=0, **opts)
     ref = solve_nlp(prob.evaluator("cpu"), prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0,
@@ -275,6 +285,130 @@ def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
     np.testing.assert_array_equal(res.x, ref.x)
 
 
+#: the pivot epsilon of the emulated static pivoting (cuDSS 0.8 replaces pivots below its
+#: pivot epsilon by +-epsilon)
+STATIC_PIVOT_EPS = 1e-13
+
+
+def _static_pivot_cudss_class():
+    """:class:`CudssSolver` with its cuDSS calls emulated as cuDSS 0.8 factorizes a small
+    K: ``K = V diag(lam) V^T`` with every ``|lam| < STATIC_PIVOT_EPS`` replaced by
+    ``+-STATIC_PIVOT_EPS`` (the sign of lam, + for 0) and the inertia counted from the
+    replaced values, so a (nearly) singular K factorizes with no zero pivot.  The rest
+    (``perturbs_pivots``, ``enable_pivoting``, the switch to the dense eigendecomposition
+    on device arrays) is CudssSolver's own code."""
+    from caspar_backend.linsolve.base import Factorization
+    from caspar_backend.linsolve.cudss import CudssSolver
+
+    h = _EmulatedEvaluator._h
+
+    class StaticPivotCudss(CudssSolver):
+        def __init__(self):
+            self.cp, self.pivoting, self.structure, self._dense = _fake_xp(), False, None, None
+
+        def analyse(self, structure):
+            self.structure, self._dense = structure, None
+            n = structure.n
+            self._cols = np.repeat(np.arange(n), np.diff(structure.indptr))
+
+        def _factorize_cudss(self, values):
+            a = np.zeros((self.structure.n,) * 2)
+            a[self.structure.indices, self._cols] = h(values)
+            a[self._cols, self.structure.indices] = h(values)
+            lam, self._v = np.linalg.eigh(a)
+            sign = np.where(lam >= 0, 1.0, -1.0)
+            self._lam = np.where(np.abs(lam) < STATIC_PIVOT_EPS, sign * STATIC_PIVOT_EPS, lam)
+            self._a = a
+            n_pos = int(np.count_nonzero(self._lam > 0))
+            return Factorization(True, n_pos, self.structure.n - n_pos, 0)
+
+        def _solve_cudss(self, rhs, out):
+            v = self._v
+            return (v @ ((v.T @ h(rhs)) / self._lam)).view(_DevArray)
+
+        def _matvec_cudss(self, x, out):
+            return (self._a @ h(x)).view(_DevArray)
+
+        def free(self):
+            pass
+
+    return StaticPivotCudss
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_static_pivoting_switches_small_system_to_dense_eigen(switch, monkeypatch):
+    """min -x1 - x2 + 0.01 x2^2, x2 <= 1 (the bank's unbounded_linear) on the device
+    code path with a statically pivoting cuDSS: delta_w falls below the pivot epsilon,
+    the replaced pivot caps the x1 step and the refinement against K fails.  With the
+    switch to the dense eigendecomposition (CudssSolver.enable_pivoting, asked by the
+    KKT system's increase_quality) the iterates diverge as on the CPU path and in IPOPT;
+    without it (as on the H200 with cuDSS 0.8 before) they grow linearly until the
+    iteration limit."""
+    pytest.importorskip("casadi")
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver import solve_nlp
+    from problem_bank import bank
+    from solver_harness import make_evaluator, run_caspar, run_ipopt
+
+    cls = _static_pivot_cudss_class()
+    if not switch:
+        monkeypatch.setattr(cls, "enable_pivoting", lambda self: False)
+    xp = _emulate_device(monkeypatch, cls)
+    p = {b.name: b for b in bank()}["unbounded_linear"]
+    d = dict(p.build(), options=p.options)
+    ev = _EmulatedEvaluator(make_evaluator(d), xp)
+    res = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], d["x0"],
+                    options=dict(print_level=0, max_iter=300))
+    assert res.extra["device"] == "cuda" and res.extra["linear_solver"] == "cudss"
+    if switch:
+        assert res.status == run_caspar(d).status == "Diverging_Iterates"
+        assert run_ipopt(d)["status"] == "Diverging_Iterates"
+    else:
+        assert res.status == "Maximum_Iterations_Exceeded"
+
+
+def test_dense_eigen_inertia_and_solve():
+    """The dense eigendecomposition: the inertia of a random symmetric K with known
+    eigenvalues, an exact zero (a zero row and column) reported as zero, a 1e-20
+    eigenvalue of a diagonal K kept (not rounded to zero), K x = b to rounding."""
+    import scipy.sparse as sp
+    from caspar_backend.linsolve.base import SparseStructure
+    from caspar_backend.linsolve.dense_eigen import DenseEigenSolver
+
+    rng = np.random.default_rng(3)
+    n = 40
+    b = rng.standard_normal(n)
+    for singular in (False, True):
+        q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+        lam = np.concatenate([rng.uniform(1e-3, 10, 25), -rng.uniform(1e-3, 10, 15)])
+        k = (q * lam) @ q.T
+        k = (k + k.T) / 2
+        if singular:        # the first row and column zero: eigenvalue exactly 0
+            k[0, :] = k[:, 0] = 0.0
+            k[1:, 1:] = (q[1:, 1:] * lam[1:]) @ q[1:, 1:].T
+            k[1:, 1:] = (k[1:, 1:] + k[1:, 1:].T) / 2
+        u = sp.csc_matrix(sp.triu(k))
+        u.sort_indices()
+        st = SparseStructure(n, u.indptr.astype(np.int64), u.indices.astype(np.int64))
+        s = DenseEigenSolver(np)
+        s.analyse(st)
+        f = s.factorize(u.data)
+        assert f.inertia == ((24, 15, 1) if singular else (25, 15, 0))
+        assert f.ok is not singular
+        if not singular:
+            x = s.solve(b)
+            assert np.abs(k @ x - b).max() <= 1e-10 * np.abs(b).max() * np.linalg.cond(k)
+            np.testing.assert_allclose(s.matvec(x), k @ x, rtol=0, atol=1e-12)
+    bad = u.data.copy()
+    bad[0] = np.nan
+    assert not s.factorize(bad).ok
+    tiny = SparseStructure(2, np.array([0, 1, 2]), np.array([0, 1]))
+    s.analyse(tiny)
+    f = s.factorize(np.array([1e-20, 1e3]))
+    assert f.inertia == (2, 0, 0) and f.ok
+    np.testing.assert_allclose(s.solve(np.array([1.0, 1.0])), [1e20, 1e-3], rtol=1e-15)
+
+
 def test_cuda_without_gpu_stack_is_a_clear_error(monkeypatch):
     import caspar_backend.device as devices
     from caspar_backend.errors import DeviceError
@@ -319,29 +453,14 @@ def _bank_names():
 #: variables, restoration, infeasible, unbounded, undefined regions, degenerate
 GPU_BANK = _bank_names()
 
-#: known differences on the GPU with cuDSS 0.8, whose LDL^T pivots only statically,
-#: seen on the H200 (2026-11-30); cuDSS 1.x factorizes with Bunch-Kaufman pivoting and
-#: matches the CPU path on these
-GPU_KNOWN = {
-    "unbounded_linear": "cuDSS 0.8 has no pivoting factorization for the exact zero "
-                        "pivots of this unbounded LP (the CPU path switches qdldl to "
-                        "dense Bunch-Kaufman): Maximum_Iterations_Exceeded instead of "
-                        "Diverging_Iterates",
-}
-
-
-def _cudss_pivots() -> bool:
-    from caspar_backend.linsolve.cudss_handle import cudss_version, pivots
-
-    return pivots(cudss_version())
-
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", GPU_BANK)
-def test_bank_on_cuda_matches_cpu_and_ipopt(name, request):
+def test_bank_on_cuda_matches_cpu_and_ipopt(name):
+    """With cuDSS 0.8 (static pivoting) too: unbounded_linear needs the switch of its
+    small KKT system to the dense eigendecomposition (Diverging_Iterates as IPOPT; the
+    iteration limit without it, H200 2026-11-30)."""
     _gpu_stack()
-    if name in GPU_KNOWN and not _cudss_pivots():
-        request.applymarker(pytest.mark.xfail(strict=True, reason=GPU_KNOWN[name]))
     pytest.importorskip("casadi")
     pytest.importorskip("qdldl")
     from caspar_backend.solver.status import STATUSES

@@ -217,7 +217,14 @@ class AugmentedKKT(KKTSystem):
         solution.  eps grows tenfold per call, for the rest of the solve (IPOPT keeps
         an increased pivot tolerance too), up to ``STATIC_REGULARIZATION_MAX``, kept
         below the smallest eigenvalues that matter so that the inertia of the factorized
-        matrix stays K's.  Returns False when it cannot increase any more."""
+        matrix stays K's.  Returns False when it cannot increase any more.
+
+        A linear solver that perturbs tiny pivots silently (cuDSS without Bunch-Kaufman)
+        is first asked for its exact mode (:meth:`enable_pivoting`: the dense
+        eigendecomposition of a small system): there the failed refinement is the only
+        sign of a pivot it replaced, and no static term brings that pivot back."""
+        if self.solver.perturbs_pivots and self.enable_pivoting():
+            return True
         eps = self.static_regularization
         if eps <= 0.0 or eps >= self.STATIC_REGULARIZATION_MAX:
             return False
@@ -242,7 +249,8 @@ class AugmentedKKT(KKTSystem):
 
     def enable_pivoting(self) -> bool:
         """Factorize with the linear solver's pivoting mode from now on, where it has one
-        (qdldl: dense Bunch-Kaufman on small systems), for a pivot that a fixed
+        (small systems: qdldl's dense Bunch-Kaufman, cuDSS 0.8's dense eigendecomposition
+        on the device), for a pivot that a fixed
         elimination order loses to cancellation (see the inertia correction).  A
         pivoting factorization needs no static term, so K itself is factorized from
         then on, as IPOPT's does.  Returns False when no such mode is available or it is

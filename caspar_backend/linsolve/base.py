@@ -58,6 +58,10 @@ class LinearSolver(ABC):
     name: str = ""
     #: True when it reports exact inertia (the interior-point method requires it)
     provides_inertia: bool = True
+    #: True while its factorization replaces tiny pivots by +-epsilon without reporting
+    #: them (static pivoting): a singular or nearly singular K then factorizes with a
+    #: plausible inertia and only the refinement's residual shows it
+    perturbs_pivots: bool = False
 
     @abstractmethod
     def analyse(self, structure: SparseStructure) -> None: ...
@@ -70,8 +74,9 @@ class LinearSolver(ABC):
 
     def enable_pivoting(self) -> bool:
         """Switch the following :meth:`factorize` calls to a pivoting factorization
-        (1x1 and 2x2 pivots chosen by magnitude), for matrices where a fixed elimination
-        order loses pivots to cancellation.  Returns False when the solver has no such
+        (1x1 and 2x2 pivots chosen by magnitude) or another one that keeps every
+        eigenvalue (a dense eigendecomposition), for matrices where a fixed elimination
+        order loses pivots to cancellation or static pivoting replaces them.  Returns False when the solver has no such
         mode, or it is already on (the default: no such mode)."""
         return False
 

@@ -38,6 +38,15 @@ against the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
 allocation when ``out`` is given).
 
+Without Bunch-Kaufman (cuDSS 0.8, :attr:`CudssSolver.perturbs_pivots`), a small system
+(``N <= DENSE_MAX_N``) can be switched for the rest of the solve to the dense
+eigendecomposition on the device (:class:`~.dense_eigen.DenseEigenSolver`, cuSOLVER
+``syevd``: exact inertia, a zero eigenvalue reported as zero) by :meth:`enable_pivoting`,
+which the KKT system calls when the refinement fails against a statically pivoted
+factorization (an unbounded LP whose delta_w falls below cuDSS's pivot epsilon: the
+perturbed pivot caps the step, the iterates grow linearly instead of diverging as in
+IPOPT) or when the factorization reports a zero pivot with delta_w > 0.
+
 Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).  The
 install extras pin 0.8: nvmath-python loads cuDSS through cuda-pathfinder, which looks for
 ``libcudss.so.0`` only, so a pip-installed 1.x (``libcudss.so.1``) is not found by it.
@@ -56,6 +65,7 @@ import numpy as np
 
 from . import cudss_handle
 from .base import Factorization, LinearSolver, SparseStructure
+from .dense_eigen import DENSE_MAX_N, DenseEigenSolver
 
 
 _THREADS = 256
@@ -180,6 +190,7 @@ class CudssSolver(LinearSolver):
         self.pivoting = cudss_handle.pivots(self.version)
         self.structure = None
         self._handle = None
+        self._dense = None      # the DenseEigenSolver once enable_pivoting switched to it
         self.plan_seconds = 0.0
         self.planned = False
 
@@ -207,6 +218,23 @@ class CudssSolver(LinearSolver):
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
         self._handle = self._make_handle()
         self.planned = False
+        self._dense = None
+
+    @property
+    def perturbs_pivots(self) -> bool:
+        """cuDSS without Bunch-Kaufman pivots statically (module doc)."""
+        return not self.pivoting and self._dense is None
+
+    def enable_pivoting(self) -> bool:
+        """Switch a small system (``N <= DENSE_MAX_N``) on a statically pivoting cuDSS to
+        the dense eigendecomposition on the device; False when cuDSS pivots itself, the
+        system is larger, or the switch was made already."""
+        if not self.perturbs_pivots or self.structure is None \
+                or self.structure.n > DENSE_MAX_N:
+            return False
+        self._dense = DenseEigenSolver(self.cp)
+        self._dense.analyse(self.structure)
+        return True
 
     def _make_handle(self):
         return cudss_handle.CudssHandle(
@@ -216,6 +244,21 @@ class CudssSolver(LinearSolver):
             workspace_pool=_workspace_pool(self.cp))
 
     def factorize(self, values) -> Factorization:
+        if self._dense is not None:
+            return self._dense.factorize(values)
+        return self._factorize_cudss(values)
+
+    def solve(self, rhs, out=None):
+        if self._dense is not None:
+            return self._dense.solve(rhs, out)
+        return self._solve_cudss(rhs, out)
+
+    def matvec(self, x, out=None):
+        if self._dense is not None:
+            return self._dense.matvec(x, out)
+        return self._matvec_cudss(x, out)
+
+    def _factorize_cudss(self, values) -> Factorization:
         cp = self.cp
         stream = cp.cuda.get_current_stream()
         cp.copyto(self._values, values)
@@ -230,7 +273,7 @@ class CudssSolver(LinearSolver):
         stream.synchronize()
         return _factorization(*self._handle.info_inertia(), self.structure.n)
 
-    def solve(self, rhs, out=None):
+    def _solve_cudss(self, rhs, out):
         self.cp.copyto(self._b, rhs)
         self._handle.solve(self.cp.cuda.get_current_stream().ptr)
         if out is None:
@@ -238,7 +281,7 @@ class CudssSolver(LinearSolver):
         out[...] = self._x
         return out
 
-    def matvec(self, x, out=None):
+    def _matvec_cudss(self, x, out):
         if out is None:
             out = self.cp.empty(self.structure.n)
         ptr, col, src = self._full
