@@ -107,6 +107,7 @@ def summary(r, key="cpu", analysis=0.0, **more):
 
     return dict(status=r.status, iter=r.iterations, f=r.f,
                 t=r.timings["total"] - analysis, per_iter_ms=phase_ms(r),
+                setup_s=r.timings.get("setup", 0.0),
                 kkt=r.extra.get("kkt_system", "augmented"), **more)
 
 
@@ -166,7 +167,8 @@ def table(rows):
                 split, once, name = "—", f"casadi setup {d['setup']:.1f} s", "IPOPT+MUMPS (CPU)"
             else:
                 split = " / ".join(f"{d['per_iter_ms'][k]:.2f}" for k in PHASES)
-                once = f"model {r['model_s']:.1f} s, caspar build {r['build_s']:.1f} s"
+                once = (f"model {r['model_s']:.1f} s, caspar build {r['build_s']:.1f} s, "
+                        f"solver setup {d.get('setup_s', 0.0):.3f} s (in solve s)")
                 if key == "gpu":
                     once += (f", CUDA compile {d['compile_s']:.2f} s cold / "
                              f"{d['cached_s']:.2f} s cached, cuDSS analysis "

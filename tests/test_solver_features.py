@@ -118,7 +118,12 @@ def test_iteration_log_and_summary_format():
                   "kkt_factorization"):
         assert label in out
     assert out.rstrip().endswith("EXIT: Optimal Solution Found.")
-    assert set(r.timings) >= {"function_evaluations", "kkt_factorization", "other", "total"}
+    phases = ("setup", "function_evaluations", "kkt_assembly", "kkt_factorization",
+              "kkt_solve", "other")
+    assert set(r.timings) == set(phases) | {"total"}
+    assert all(r.timings[k] >= 0.0 for k in phases)
+    # the phases partition the wall time of the solve (other is the remainder, >= 0)
+    assert abs(sum(r.timings[k] for k in phases) - r.timings["total"]) <= 1e-9
     assert len(r.history) == r.iterations + 1
 
 

@@ -58,6 +58,7 @@ def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_
     w(f"Total seconds in caspar (IPOPT algorithm)         = {timings['total']:.3f}\n")
     if print_timing:
         w("\nTiming statistics:\n")
-        for k in ("function_evaluations", "kkt_factorization", "kkt_solve", "other"):
+        for k in ("setup", "function_evaluations", "kkt_factorization", "kkt_solve",
+                  "other"):
             w(f"  {k:<28s} = {timings[k]:10.3f} s\n")
     w(f"\nEXIT: {exit_message}\n")
