@@ -448,7 +448,11 @@ class InteriorPoint:
         dict (dw, dy, dzL, dzU, grad_phi) or None when regularization failed."""
         k = self.kkt
         if self.eps_restore is not None:
-            k.static_regularization, self.eps_restore = self.eps_restore, None
+            # an eps raised for one iteration goes back, unless the KKT system has since
+            # switched to a pivoting factorization (eps 0 from then on: K itself)
+            if k.static_regularization > 0.0:
+                k.static_regularization = self.eps_restore
+            self.eps_restore = None
         sL, sU = self.slacks(self.w)
         k.sigma[:] = 0.0
         # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
