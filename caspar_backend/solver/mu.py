@@ -26,7 +26,7 @@ def update_mu(ipm, e) -> None:
     if ipm.opts.mu_strategy == "adaptive" and not ipm.resto:
         _adaptive(ipm, e)
     else:
-        _monotone(ipm)
+        _monotone(ipm, e)
 
 
 def _monotone_step(ipm):
@@ -36,13 +36,17 @@ def _monotone_step(ipm):
                    ipm.mu ** o.mu_superlinear_decrease_power))
 
 
-def _monotone(ipm):
+def _monotone(ipm, e):
+    """IPOPT's monotone (Fiacco-McCormick) update: while the barrier problem is solved to
+    kappa_eps mu, decrease mu.  ``e``: the errors of the current iterate at the current
+    mu (the convergence test's); they are recomputed only for a decreased mu."""
     o = ipm.opts
     tiny = getattr(ipm, "tiny_step", False)
     changed = False
     floor = o.tol / (o.barrier_tol_factor + 1.0)
     while ipm.mu > floor:
-        e = ipm.errors(ipm.mu)
+        if changed:
+            e = ipm.errors(ipm.mu)
         if not (e["Emu"] <= o.barrier_tol_factor * ipm.mu or tiny):
             break
         ipm.mu = _monotone_step(ipm)
@@ -103,4 +107,4 @@ def _adaptive(ipm, e):
             st["free"] = True
             st["refs"] = [kkt]
             return
-        _monotone(ipm)
+        _monotone(ipm, e)
