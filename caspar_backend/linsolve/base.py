@@ -76,8 +76,9 @@ class LinearSolver(ABC):
         """Switch the following :meth:`factorize` calls to a pivoting factorization
         (1x1 and 2x2 pivots chosen by magnitude) or another one that keeps every
         eigenvalue (a dense eigendecomposition), for matrices where a fixed elimination
-        order loses pivots to cancellation or static pivoting replaces them.  Returns False when the solver has no such
-        mode, or it is already on (the default: no such mode)."""
+        order loses pivots to cancellation or static pivoting replaces them.  Returns
+        False when the solver has no such mode, or it is already on (the default: no
+        such mode)."""
         return False
 
     @abstractmethod
