@@ -136,6 +136,37 @@ def test_restoration_iterations_are_marked_r():
     assert re.search(r"^ +\d+r", buf.getvalue(), re.M)
 
 
+@pytest.mark.parametrize("name, status", [("hs071", "Solve_Succeeded"),
+                                          ("rosenbrock", "Error_In_Step_Computation")])
+def test_failed_step_computation_falls_back_to_restoration(monkeypatch, name, status):
+    """IPOPT's emergency mode (ActivateFallbackMechanism): when the KKT system cannot be
+    regularized at iteration 2 of a constrained problem, the restoration phase takes over
+    and the solve goes on to the optimum; without constraints (no restoration phase) the
+    solve stops with Error_In_Step_Computation, as IPOPT's does."""
+    from caspar_backend.solver.ipm import InteriorPoint
+
+    orig = InteriorPoint.compute_direction
+    failed = []
+
+    def flaky(self):
+        if not self.resto and self.sh.iter == 2 and not failed:
+            failed.append(True)
+            return None
+        return orig(self)
+
+    monkeypatch.setattr(InteriorPoint, "compute_direction", flaky)
+    p = BY_NAME[name]
+    d = dict(p.build(), options=p.options)
+    buf = io.StringIO()
+    r = run_caspar(d, {"print_level": 5, "stream": buf})
+    assert failed and r.status == status
+    if status == "Solve_Succeeded":
+        assert re.search(r"^ +\d+r", buf.getvalue(), re.M)      # restoration iterations
+        assert r.f == pytest.approx(run_ipopt(d)["f"], rel=1e-6)
+    else:
+        assert r.iterations == 2
+
+
 def test_print_level_zero_is_silent(capsys):
     run_caspar(BY_NAME["hs035"].build(), {"print_level": 0})
     assert capsys.readouterr().out == ""

@@ -399,20 +399,30 @@ class InteriorPoint:
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "step computation failed in "
                                      "the restoration phase")
-                raise SolverStop("Error_In_Step_Computation",
-                                 "the KKT system could not be regularized")
+                if self.m == 0:
+                    raise SolverStop("Error_In_Step_Computation",
+                                     "the KKT system could not be regularized")
+                # IPOPT's emergency mode (ActivateFallbackMechanism): with constraints,
+                # a failed step computation sends the iterate to the restoration phase
+                self._restore()
+                continue
             accepted = line_search(self, d)
             if not accepted:
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "line search failed in the "
                                      "restoration phase")
-                from .restoration import restoration_phase
-
-                restoration_phase(self)    # counts its own iterations
-                self.watchdog.reset()
-                self.soft_resto, self.soft_resto_count = False, 0
+                self._restore()
                 continue
             sh.iter += 1
+
+    def _restore(self):
+        """Run the restoration phase from the current iterate (it counts its own
+        iterations) and restart the line-search safeguards after it."""
+        from .restoration import restoration_phase
+
+        restoration_phase(self)
+        self.watchdog.reset()
+        self.soft_resto, self.soft_resto_count = False, 0
 
     def check_termination(self, e, ue):
         o, sh = self.opts, self.sh
