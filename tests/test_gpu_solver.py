@@ -181,8 +181,20 @@ def _emulated_solver_class():
     return EmulatedCudss
 
 
+def _large_bound_model(B=1e8):
+    """min x0 + x1^2, x0 >= B, x0 - x1 <= 3B: the bound is active at the optimum, and at
+    |x0| = 1e8 the slack x0 - B resolves 1.5e-8 only, below mu / z late in the solve
+    (IPOPT's safe slacks, tests/test_solver_features.py)."""
+    g = Graph()
+    x = [g.var(0), g.var(1)]
+    return Problem(NLPModel(g, x[0] + x[1] ** 2, [x[0] - x[1]], np.array([B, -np.inf]),
+                            np.array([np.inf, np.inf]), np.array([-np.inf]),
+                            np.array([3 * B]), x0=np.array([2 * B, 1.0])))
+
+
 PARAMS_EMULATED = [
     (_chain_model, {}),
+    (_large_bound_model, {"tol": 1e-8}),
     (_bounded_model, {}),
     (_bounded_model, {"hessian_approximation": "limited-memory"}),
     (_bounded_model, {"mu_strategy": "adaptive"}),

@@ -98,6 +98,9 @@ class InteriorPoint:
         self.idampL = xp.asarray(np.flatnonzero(dampL))
         self.idampU = xp.asarray(np.flatnonzero(dampU))
         self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
+        # IPOPT's safe slacks (CalculateSafeSlack) in every slack from the first one lost
+        # to rounding on (see phi); off until then, so that no solve pays for them
+        self.safe_slack_mode = False
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.lbfgs = None
         nlow = 0
@@ -149,7 +152,10 @@ class InteriorPoint:
 
     # ================================================================ vector helpers
     def slacks(self, w):
-        return w[self.iL] - self.wLL, self.wUU - w[self.iU]
+        sL, sU = w[self.iL] - self.wLL, self.wUU - w[self.iU]
+        if self.safe_slack_mode:
+            return self.safe_slacks(sL, sU)
+        return sL, sU
 
     def Aty(self, jv, y, out=None):
         """A^T y with A in COO (jr, jc, jv), into ``out`` (default: a work vector that the
@@ -175,15 +181,46 @@ class InteriorPoint:
         mu = self.mu if mu is None else mu
         xp = self.xp
         sL, sU = self.slacks(w)
-        # one transfer: the positivity test and the four sums
+        # one transfer: the smallest slack and the four sums
         with errstate(xp):
             smin, lL, lU, dL, dU = scalars(
                 xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
                 xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU]))
-        if smin <= 0:
+        if smin < self.safe_slack_min() and self.opts.slack_move > 0 \
+                and not self.safe_slack_mode:
+            # a slack lost to rounding (w agrees with its bound to machine precision,
+            # a bound of magnitude 1e8 resolves slacks of 1.5e-8 only): IPOPT's safe
+            # slacks from now on, wherever slacks are formed
+            self.safe_slack_mode = True
+            sL, sU = self.slacks(w)
+            with errstate(xp):
+                smin, lL, lU, dL, dU = scalars(
+                    xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
+                    xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU]))
+        if not smin > 0:
             return math.inf
         kd = self.opts.kappa_d * mu
         return (f - mu * (lL + lU)) + kd * (dL + dU)
+
+    def safe_slack_min(self) -> float:
+        return _EPS * min(1.0, self.mu)
+
+    def safe_slacks(self, sL, sU):
+        """IPOPT's CalculateSafeSlack: a slack s below s_min = eps min(1, mu) is replaced
+        by min(max(mu / z, s_min), max(s, 0) + slack_move max(1, |bound|)) (z its bound
+        multiplier at the current iterate), the others kept; new arrays.  IPOPT also moves
+        the bound to match; a bound of magnitude 1e8 cannot hold a slack of 1e-9 that
+        way, so the slacks are corrected wherever they are formed instead."""
+        xp, mu, smin = self.xp, self.mu, self.safe_slack_min()
+        move = self.opts.slack_move
+        out = []
+        with errstate(xp):
+            for s, z, b in ((sL, self.zL, self.wLL), (sU, self.zU, self.wUU)):
+                pos = xp.maximum(s, 0.0)
+                new = xp.minimum(xp.maximum(mu / z, smin),
+                                 pos + move * xp.maximum(1.0, xp.abs(b)))
+                out.append(xp.where(s < smin, new, s))
+        return out
 
     def grad_phi(self):
         sL, sU = self.slacks(self.w)

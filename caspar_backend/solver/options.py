@@ -95,6 +95,11 @@ _ROWS = [
        low=0.0, high=0.5),
     _o("bound_relax_factor", float, 1e-8, "Bounds are relaxed by this factor times "
        "max(1, |bound|) (equality constraints and fixed variables excepted).", low=0.0),
+    # eps^(3/4), IPOPT's default
+    _o("slack_move", float, 2.0 ** -39, "Correction size for very "
+       "small slacks: a slack below eps min(1, mu) is replaced by min(max(mu / z, eps "
+       "min(1, mu)), slack + slack_move max(1, |bound|)) and the bound moved to match.",
+       low=0.0),
     _o("bound_mult_init_val", float, 1.0, "Initial value of the bound multipliers.",
        low=0.0),
     _o("constr_mult_init_max", float, 1e3, "Least-squares constraint multipliers larger "
