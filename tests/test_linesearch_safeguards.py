@@ -35,7 +35,9 @@ def _tags(result):
 def test_watchdog_on_cops_rocket():
     """COPS rocket (nh = 400, tol 1e-8): ten shortened steps in a row start the watchdog;
     its unchecked full steps ('w') leave the stretch of 1/128 steps that took 124
-    iterations before it existed.  Same objective as IPOPT and the COPS report."""
+    iterations before it existed (85 now with IPOPT's filter reset heuristic, 103 without
+    the watchdog; 64 with neither heuristic; IPOPT 27).  Same objective as IPOPT and the
+    COPS report."""
     st, it, f_ip = _ipopt(cops.rocket(400))
     assert st == "Solve_Succeeded"
     r = cb.from_pyomo(cops.rocket(400)).solve(tol=1e-8, print_level=0)
@@ -43,7 +45,7 @@ def test_watchdog_on_cops_rocket():
     assert r.f == pytest.approx(f_ip, rel=1e-8)
     assert abs(r.f + 1.01283) < 1e-5          # the report's h(t_f) = 1.01283
     assert "w" in _tags(r)
-    assert r.iterations <= 70
+    assert r.iterations <= 90
     off = cb.from_pyomo(cops.rocket(400)).solve(tol=1e-8, print_level=0,
                                                 watchdog_shortened_iter_trigger=0)
     assert "w" not in _tags(off) and off.iterations > r.iterations
@@ -63,12 +65,12 @@ def test_soft_restoration_on_local_infeasibility():
 
 
 def test_filter_reset_takes_ipopts_path_on_gasoil():
-    """COPS gasoil (nh = 100): with IPOPT's max_filter_resets = 5 caspar takes IPOPT's
-    17 iterations (37 without the heuristic, caspar's default) to the same objective."""
+    """COPS gasoil (nh = 100): with IPOPT's max_filter_resets = 5 (the default) caspar
+    takes IPOPT's 17 iterations (37 without the heuristic) to the same objective."""
     st, it, f_ip = _ipopt(cops.gasoil(100))
     assert st == "Solve_Succeeded"
-    on = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0, max_filter_resets=5)
-    off = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0)
+    on = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0)
+    off = cb.from_pyomo(cops.gasoil(100)).solve(tol=1e-8, print_level=0, max_filter_resets=0)
     assert on.status == off.status == "Solve_Succeeded"
     assert on.f == pytest.approx(f_ip, rel=1e-8) and off.f == pytest.approx(f_ip, rel=1e-8)
     assert on.iterations == it

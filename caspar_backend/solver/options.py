@@ -188,12 +188,12 @@ _ROWS = [
        "on one side only.", low=0.0),
     _o("alpha_red_factor", float, 0.5, "Backtracking step reduction factor.",
        low=0.0, high=1.0),
-    # IPOPT's default is 5 (and, through a counter it never increments, unlimited);
-    # caspar's is 0: measured on COPS 3.0 the heuristic is neutral in total (gasoil 37 ->
-    # 17 iterations, rocket 64 -> 85), and it turned the Pyomo model x^2 + y^2 <= 1,
-    # x + y >= 3 from IPOPT's "locally infeasible" into 3000 iterations of ever
-    # shorter h-type steps
-    _o("max_filter_resets", int, 0, "Maximal number of filter resets per solve (the "
+    # IPOPT's default, 5, counted as documented (IPOPT 3.14 never increments its counter
+    # and resets without limit).  Against 0, measured 2026-11-30 (benchmarks/RESULTS.md):
+    # the bank, 78 PGLib cases up to 2,000 buses and 13 of 15 COPS problems unchanged;
+    # COPS gasoil 37 -> 17 iterations (IPOPT's path), rocket 61 -> 82 (IPOPT 24); the
+    # Pyomo model x^2 + y^2 <= 1, x + y >= 3 "locally infeasible" as in IPOPT
+    _o("max_filter_resets", int, 5, "Maximal number of filter resets per solve (the "
        "filter reset heuristic; 0 disables it).", low=0),
     _o("filter_reset_trigger", int, 5, "Number of successive iterations whose last "
        "rejected trial point failed the filter that trigger a filter reset.", low=1),
