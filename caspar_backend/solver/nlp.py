@@ -176,8 +176,11 @@ class SlackNLP(BarrierNLP):
         brf = opts.bound_relax_factor
 
         def relax(b, sign, factor=brf):
-            return b + sign * np.minimum(opts.constr_viol_tol,
-                                         factor * np.maximum(1.0, np.abs(b)))
+            # infinite bounds stay as they are (0 * inf would make them NaN)
+            fin = np.isfinite(b)
+            step = np.minimum(opts.constr_viol_tol,
+                              factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
+            return np.where(fin, b + sign * step, b)
 
         xl, xu = lbx[self.free], ubx[self.free]
         gl, gu = lbg[self.slack_rows], ubg[self.slack_rows]
