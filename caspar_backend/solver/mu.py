@@ -3,7 +3,12 @@
 Monotone (Fiacco-McCormick, W&B eq. 7): while the barrier problem is solved to
 ``E_mu <= kappa_eps mu`` (or the last step was tiny),
 
-    mu <- max(tol / 10, min(kappa_mu mu, mu^theta_mu)),   tau <- max(tau_min, 1 - mu)
+    mu <- max(mu_floor, min(kappa_mu mu, mu^theta_mu)),   tau <- max(tau_min, 1 - mu)
+
+with IPOPT's ``mu_floor = min(tol, compl_inf_tol df) / (kappa_eps + 1)``: ``compl_inf_tol``
+(a bound on the *unscaled* complementarity) posed to the scaled problem through the
+objective scaling factor ``df``, so that a problem whose objective is scaled down can
+still reach the unscaled tolerance (hs099, f ~ -8e8: floor 4e-12 instead of 9e-10).
 
 and the filter is reset; several decreases in one iteration are allowed (IPOPT's
 ``mu_allow_fast_monotone_decrease``).
@@ -29,11 +34,23 @@ def update_mu(ipm, e) -> None:
         _monotone(ipm, e)
 
 
+def mu_floor(ipm) -> float:
+    """IPOPT's lower bound on mu (MonotoneMuUpdate::CalcNewMuAndTau, and the adaptive
+    update's ``mu_min`` when the user did not set it): min(tol, compl_inf_tol df) /
+    (barrier_tol_factor + 1), df the objective scaling factor of the problem solved."""
+    o = ipm.opts
+    df = float(getattr(ipm.nlp, "df", 1.0))
+    return min(o.tol, o.compl_inf_tol * df) / (o.barrier_tol_factor + 1.0)
+
+
+def _mu_min(ipm) -> float:
+    return ipm.opts.mu_min if "mu_min" in ipm.opts.user else mu_floor(ipm)
+
+
 def _monotone_step(ipm):
     o = ipm.opts
-    return max(o.tol / (o.barrier_tol_factor + 1.0),
-               min(o.mu_linear_decrease_factor * ipm.mu,
-                   ipm.mu ** o.mu_superlinear_decrease_power))
+    return max(mu_floor(ipm), min(o.mu_linear_decrease_factor * ipm.mu,
+                                  ipm.mu ** o.mu_superlinear_decrease_power))
 
 
 def _monotone(ipm, e):
@@ -43,7 +60,7 @@ def _monotone(ipm, e):
     o = ipm.opts
     tiny = getattr(ipm, "tiny_step", False)
     changed = False
-    floor = o.tol / (o.barrier_tol_factor + 1.0)
+    floor = mu_floor(ipm)
     while ipm.mu > floor:
         if changed:
             e = ipm.errors(ipm.mu)
@@ -77,7 +94,7 @@ def _adaptive(ipm, e):
     avg, mn = _avg_compl(ipm)
     if avg == 0.0:
         # no bounds at all: the barrier plays no role, take mu to its floor
-        new = max(o.mu_min, o.tol / (o.barrier_tol_factor + 1.0))
+        new = max(_mu_min(ipm), mu_floor(ipm))
         if new != ipm.mu:
             ipm.mu = new
             ipm.filter.reset()
@@ -90,14 +107,14 @@ def _adaptive(ipm, e):
         else:
             st["free"] = False
             new = 0.8 * avg
-            ipm.mu = min(o.mu_max, max(o.mu_min, new))
+            ipm.mu = min(o.mu_max, max(_mu_min(ipm), new))
             ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
             ipm.filter.reset()
             st["fixed_start"] = kkt
             return
         xi = mn / avg
         sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
-        new = min(o.mu_max, max(o.mu_min, sigma * avg))
+        new = min(o.mu_max, max(_mu_min(ipm), sigma * avg))
         if new != ipm.mu:
             ipm.mu = new
             ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
