@@ -179,28 +179,28 @@ class InteriorPoint:
 
     def phi(self, w, f, mu=None):
         mu = self.mu if mu is None else mu
-        xp = self.xp
-        sL, sU = self.slacks(w)
-        # one transfer: the smallest slack and the four sums
-        with errstate(xp):
-            smin, lL, lU, dL, dU = scalars(
-                xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
-                xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU]))
+        smin, lL, lU, dL, dU = self._barrier_sums(w)
         if smin < self.safe_slack_min() and self.opts.slack_move > 0 \
                 and not self.safe_slack_mode:
             # a slack lost to rounding (w agrees with its bound to machine precision,
             # a bound of magnitude 1e8 resolves slacks of 1.5e-8 only): IPOPT's safe
             # slacks from now on, wherever slacks are formed
             self.safe_slack_mode = True
-            sL, sU = self.slacks(w)
-            with errstate(xp):
-                smin, lL, lU, dL, dU = scalars(
-                    xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
-                    xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU]))
+            smin, lL, lU, dL, dU = self._barrier_sums(w)
         if not smin > 0:
             return math.inf
         kd = self.opts.kappa_d * mu
         return (f - mu * (lL + lU)) + kd * (dL + dU)
+
+    def _barrier_sums(self, w):
+        """(smallest slack, sum log sL, sum log sU, damped sums of sL and sU) at ``w``,
+        with one transfer."""
+        xp = self.xp
+        sL, sU = self.slacks(w)
+        with errstate(xp):
+            return scalars(xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)),
+                           xp.sum(xp.log(sU)), xp.sum(sL[self.idampL]),
+                           xp.sum(sU[self.idampU]))
 
     def safe_slack_min(self) -> float:
         return _EPS * min(1.0, self.mu)

@@ -17,8 +17,9 @@ corrections ``A dw_soc = -c_soc``, ``c_soc <- alpha_soc c_soc + h(w_soc)`` are t
 same factorization; an accepted correction replaces the whole direction (its dy, the
 bound-multiplier steps of dw_soc and their own fraction-to-boundary step, as IPOPT's
 ``actual_delta = delta_soc``).  A trial whose f or h is NaN/Inf is rejected and the step is
-cut.  The search fails (restoration) below ``alpha_min``.  A sufficient-reduction (h-type) test also
-rejects a barrier objective that grows by more than ``obj_max_inc`` orders of magnitude.
+cut.  The search fails (restoration) below ``alpha_min``.  A sufficient-reduction (h-type)
+test also rejects a barrier objective that grows by more than ``obj_max_inc`` orders of
+magnitude.
 
 Watchdog (:mod:`.watchdog`): after ``watchdog_shortened_iter_trigger`` shortened
 iterations in a row, up to ``watchdog_trial_iter_max`` unchecked full steps (tag ``w``),

@@ -79,7 +79,7 @@ _ROWS = [
        "as in IPOPT.", low=0.0),
     _o("mu_max", float, 1e5, "Upper bound on mu in adaptive mode.", low=0.0),
     _o("mu_linear_decrease_factor", float, 0.2, "kappa_mu: linear part of the monotone "
-       "update mu <- max(tol/10, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0),
+       "update mu <- max(mu floor, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0),
     _o("mu_superlinear_decrease_power", float, 1.5, "theta_mu of the monotone update.",
        low=1.0, high=2.0),
     _o("barrier_tol_factor", float, 10.0, "kappa_eps: the barrier problem counts as solved "
@@ -100,7 +100,7 @@ _ROWS = [
     # eps^(3/4), IPOPT's default
     _o("slack_move", float, 2.0 ** -39, "Correction size for very "
        "small slacks: a slack below eps min(1, mu) is replaced by min(max(mu / z, eps "
-       "min(1, mu)), slack + slack_move max(1, |bound|)) and the bound moved to match.",
+       "min(1, mu)), slack + slack_move max(1, |bound|)) (z its bound multiplier).",
        low=0.0),
     _o("bound_mult_init_val", float, 1.0, "Initial value of the bound multipliers.",
        low=0.0),
