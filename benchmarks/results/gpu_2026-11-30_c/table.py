@@ -2,7 +2,8 @@
 
 Joins the caspar-GPU rows (``bench_gpu_solver.py --json``: apisad_gpu_*.json, rest_gpu_*.json,
 ../gpu_2026-11-30_d/rest40_gpu_*.json) with IPOPT's (ipopt_part*.jsonl,
-../gpu_2026-11-30_d/ipopt_rest40.jsonl: the same command on the same host), PGLib's BASELINE.md
+../gpu_2026-11-30_d/ipopt_rest40.jsonl: the same command on the same host;
+../gpu_2026-11-30_e/ipopt_rest28.jsonl: IPOPT alone on the same host, a later command), PGLib's BASELINE.md
 and the caspar-CPU / IPOPT ratio of the CPU tables (../pglib_apisad_cpu_2026-11-30/*.csv,
 2-core development machine).  Run from the repository root with PGLIB_OPF_DIR set:
 ``python benchmarks/results/gpu_2026-11-30_c/table.py``."""
@@ -27,11 +28,18 @@ for f in sorted(glob.glob(f"{here}/apisad_gpu_*.json") + glob.glob(f"{here}/rest
         gpu[r["size"]] = r
         if f.startswith(later):
             dagger.add(r["size"])
-ipopt = {}
-for f in sorted(glob.glob(f"{here}/ipopt_part*.jsonl") + glob.glob(f"{later}/ipopt_rest40.jsonl")):
+# The seventh session's command (../gpu_2026-11-30_e, IPOPT alone on the same host, 14 processes
+# at a time) gave IPOPT rows for 26 of the 28 cases the earlier commands had not reached; their
+# IPOPT cells are marked with a double dagger.
+latest = f"{here}/../gpu_2026-11-30_e"
+ipopt, ddagger = {}, set()
+for f in sorted(glob.glob(f"{here}/ipopt_part*.jsonl") + glob.glob(f"{later}/ipopt_rest40.jsonl")
+                + glob.glob(f"{latest}/ipopt_rest28.jsonl")):
     for line in open(f):
         r = json.loads(line)
         ipopt[r["case"]] = r
+        if f.startswith(latest):
+            ddagger.add(r["case"])
 cpu_ratio = {}
 for f in glob.glob(f"{here}/../pglib_apisad_cpu_2026-11-30/*.csv"):
     for r in csv.DictReader(open(f)):
@@ -65,9 +73,9 @@ for r in rows:
         rel = abs(g["f"] - ip["f"]) / abs(ip["f"])
         same = ok and ip["status"] == "Solve_Succeeded" and rel <= 1e-6
         tally["same"] += same
-        ipc, ipt, rd = f"{ip['status']}, {ip['iter']}", f"{ip['solve']:.3f}", f"{rel:.0e}"
+        ipc, ipt, rd = f"{ip['status']}, {ip['iter']}{' ‡' if c in ddagger else ''}", f"{ip['solve']:.3f}", f"{rel:.0e}"
     else:
-        ipc, ipt, rat, rd = "not reached in the command", "—", "—", "—"
+        ipc, ipt, rat, rd = "not run (model build + solve past a command's 10 minutes)", "—", "—", "—"
     cr = f"{cpu_ratio[c]:.2f}" if c in cpu_ratio else "—"
     print(f"| {c}{' †' if c in dagger else ''} | {r['n']:,} | {r['m']:,} | {g['status']}, {g['iter']} | {g['t']:.3f} | {split} "
           f"| {g['f']:.6e} | {'yes' if at_base else 'no'} | {ipc} | {ipt} | {rat} | {rd} | {cr} |")
