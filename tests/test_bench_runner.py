@@ -21,16 +21,18 @@ def test_bench_runner_smallest(tmp_path, capsys):
     from caspar_backend.__main__ import main
 
     rc = main(["bench", "--suite", "all", "--max-buses", "5", "--cops-scale", "small",
-               "--models", "case5_pjm,chain,vanderpol,bundle", "--ocp-N", "50",
+               "--models", "case5_pjm,chain,vanderpol,vanderpol_colloc,bundle", "--ocp-N", "50",
                "--lsq-sizes", "100", "--device", "cpu", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 0, err
-    assert "[1/4] acopf case5_pjm" in err and "[3/4] ocp vanderpol N=50" in err
-    assert "[4/4] lsq bundle points=100 cameras=10" in err
+    assert "[1/5] acopf case5_pjm" in err and "[3/5] ocp vanderpol N=50" in err
+    assert "[4/5] ocp vanderpol_colloc N=50" in err
+    assert "[5/5] lsq bundle points=100 cameras=10" in err
 
     rows = list(csv.DictReader(open(tmp_path / "results.csv")))
     assert [(r["suite"], r["model"]) for r in rows] == [
-        ("acopf", "case5_pjm"), ("cops", "chain"), ("ocp", "vanderpol"), ("lsq", "bundle")]
+        ("acopf", "case5_pjm"), ("cops", "chain"), ("ocp", "vanderpol"), ("ocp", "vanderpol_colloc"),
+        ("lsq", "bundle")]
     for r in rows:
         assert r["cpu_match"] == "True", r
         assert r["ipopt_status"] == "Solve_Succeeded" and r["cpu_status"] == "Solve_Succeeded"
@@ -49,11 +51,12 @@ def test_bench_runner_smallest(tmp_path, capsys):
     assert rows[2]["cpu_matches_published"] == ""      # the OCP has no published value
     assert abs(float(rows[0]["ipopt_f"]) - 17551.89) < 0.1
     assert rows[2]["size"] == "N=50" and rows[2]["n"] == "152"
-    assert rows[3]["n"] == str(3 * 100 + 9 * 10) and rows[3]["m"] == "0"
+    assert rows[3]["size"] == "N=50" and (rows[3]["n"], rows[3]["m"]) == ("452", "400")
+    assert rows[4]["n"] == str(3 * 100 + 9 * 10) and rows[4]["m"] == "0"
 
     md = (tmp_path / "results.md").read_text()
     for s in ("commit:", "date:", "hardware:", "cores", "tol = 1e-06", "| case5_pjm |",
-              "| chain |", "| vanderpol |", "| bundle |", "hess_lag", "caspar-CPU = published",
+              "| chain |", "| vanderpol |", "| vanderpol_colloc |", "| bundle |", "hess_lag", "caspar-CPU = published",
               "objective mismatches: none"):
         assert s in md, s
     assert "**NO**" not in md

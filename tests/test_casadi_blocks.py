@@ -108,3 +108,52 @@ def test_partly_blockable_map_replays_only_the_other_instances():
     rng = np.random.default_rng(3)
     _same_evaluation(pb, pr, [rng.uniform(-1, 1, N + 1) for _ in range(3)],
                      [np.array([0.3]), np.array([-1.1])])
+
+
+def test_collocation_coefficients_equal_casadis():
+    """Our Lagrange-polynomial coefficients against casadi's own ``collocation_coeff``
+    (which leaves out tau_0's column of C and its zero quadrature weight)."""
+    from caspar_backend.adapters.casadi.models import collocation_coefficients
+
+    for d, scheme in ((3, "legendre"), (4, "radau"), (2, "legendre")):
+        tau, C, D, B = collocation_coefficients(d, scheme)
+        Cc, Dc, Bc = ca.collocation_coeff(ca.collocation_points(d, scheme))
+        np.testing.assert_allclose(C[:, 1:], np.array(Cc), atol=1e-12)
+        np.testing.assert_allclose(D, np.array(Dc).ravel(), atol=1e-12)
+        np.testing.assert_allclose(B[1:], np.array(Bc).ravel(), atol=1e-12)
+        assert abs(B[0]) < 1e-12
+
+
+def test_collocation_ocp_blocks_and_ipopt():
+    """The direct-collocation Van der Pol problem: one map block whose evaluation equals the
+    replayed graph's; caspar's solve equals IPOPT's (same iterations); and the collocation
+    optimum agrees with the multiple-shooting discretization's (an independent one) as both
+    converge to the continuous optimum."""
+    from caspar_backend.adapters.casadi.models import vanderpol_collocation
+
+    N = 40
+    nlp, args = vanderpol_collocation(N)
+    mb = casadi_to_model(nlp, **args)
+    mr = casadi_to_model(nlp, blocks=False, **args)
+    assert mb.meta["map_blocks"] == [(f"map{N}_interval", N, 0)] and not mr.constraint_blocks
+    pb, pr = Problem(mb), Problem(mr)
+    assert (pb.n, pb.m) == (9 * N + 2, 8 * N)
+    rng = np.random.default_rng(1)
+    _same_evaluation(pb, pr, [rng.uniform(-1, 1, pb.n) for _ in range(2)] + [mb.x0])
+
+    S = ca.nlpsol("s", "ipopt", nlp, {"ipopt.print_level": 0, "print_time": 0,
+                                       "ipopt.tol": 1e-8})
+    ref = S(**args)
+    r = pb.solve(print_level=0, tol=1e-8)
+    assert r.status == "Solve_Succeeded" == S.stats()["return_status"]
+    assert r.iterations == S.stats()["iter_count"]
+    assert r.f == pytest.approx(float(ref["f"]), rel=1e-9)
+    np.testing.assert_allclose(r.x, np.array(ref["x"]).ravel(), atol=1e-6)
+
+    colloc, shoot = (_solve_casadi(*make(400)) for make in (vanderpol_collocation, vanderpol_ocp))
+    assert colloc.status == shoot.status == "Solve_Succeeded"
+    assert colloc.f == pytest.approx(shoot.f, rel=1e-4)
+
+
+def _solve_casadi(nlp, args):
+    return Problem(casadi_to_model(nlp, **args)).solve(print_level=0)

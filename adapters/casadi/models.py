@@ -49,3 +49,82 @@ def vanderpol_ocp(N: int = 2000, T: float = 10.0):
     x0 = np.zeros(n)
     x0[1:2 * (N + 1):2] = 1.0
     return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=np.zeros(2 * N), ubg=np.zeros(2 * N))
+
+
+def collocation_coefficients(d: int = 3, scheme: str = "legendre"):
+    r"""The coefficients of degree-``d`` orthogonal collocation on one interval.
+
+    With ``tau_0 = 0`` and ``tau_1..tau_d`` casadi's ``collocation_points(d, scheme)``, and
+    ``L_j`` the Lagrange polynomial of ``tau_0..tau_d`` that is 1 at ``tau_j``:
+
+        C[j, r] = L_j'(tau_r)      (the state derivative at ``tau_r`` is sum_j C[j, r] X_j / h)
+        D[j]    = L_j(1)           (the state at the interval's end)
+        B[j]    = int_0^1 L_j      (the quadrature weights)
+
+    Returns ``(tau, C, D, B)`` as NumPy arrays of shapes ``(d+1,)``, ``(d+1, d+1)``,
+    ``(d+1,)``, ``(d+1,)``.
+    """
+    import casadi as ca
+    from numpy.polynomial import polynomial as P
+
+    tau = np.concatenate([[0.0], np.asarray(ca.collocation_points(d, scheme), float)])
+    C, D, B = np.zeros((d + 1, d + 1)), np.zeros(d + 1), np.zeros(d + 1)
+    for j in range(d + 1):
+        L = np.array([1.0])
+        for r in range(d + 1):
+            if r != j:
+                L = P.polymul(L, np.array([-tau[r], 1.0]) / (tau[j] - tau[r]))
+        D[j] = P.polyval(1.0, L)
+        C[j] = P.polyval(tau, P.polyder(L))
+        B[j] = P.polyval(1.0, P.polyint(L))
+    return tau, C, D, B
+
+
+def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3):
+    """Van der Pol oscillator, optimal control by direct collocation.
+
+    The problem of :func:`vanderpol_ocp`, discretized on ``N`` intervals of length
+    ``h = T / N`` with a degree-``d`` polynomial (Legendre points,
+    :func:`collocation_coefficients`) per interval; the control is constant on an interval.
+    Per interval ``k`` with state ``X_k``, collocation states ``Xc_k = (X_k1..X_kd)`` and
+    control ``U_k``:
+
+        h f(X_kr, U_k) = sum_j C[j, r] X_kj            r = 1..d   (collocation, X_k0 = X_k)
+        X_{k+1}        = sum_j D[j] X_kj                          (continuity)
+        objective     += h sum_j B[j] q(X_kj, U_k)                (quadrature)
+
+    with ``f`` the dynamics and ``q = x1^2 + x2^2 + u^2``; ``x1 >= -0.25`` at every state
+    and collocation point, ``-1 <= u <= 1``, ``x(0) = (0, 1)``.  One casadi Function per
+    interval applied to all N with ``Function.map``, so caspar reads each of its rows as
+    one template.  Variables are ordered ``X[:, 0..N]``, ``Xc[:, 0..N-1]`` (``2d`` rows,
+    column-major), ``U[0..N-1]``: n = (2d + 3) N + 2, m = (2d + 2) N.
+    """
+    import casadi as ca
+
+    _, C, D, B = collocation_coefficients(d)
+    h = T / N
+    x, u = ca.SX.sym("x", 2), ca.SX.sym("u")
+    f = ca.Function("f", [x, u], [ca.vertcat((1 - x[1] ** 2) * x[0] - x[1] + u, x[0]),
+                                  x[0] ** 2 + x[1] ** 2 + u ** 2])
+    xk, xk1, xc = ca.SX.sym("xk", 2), ca.SX.sym("xk1", 2), ca.SX.sym("xc", 2 * d)
+    pts = [xk] + [xc[2 * r:2 * r + 2] for r in range(d)]
+    rows, J = [], 0
+    for r in range(1, d + 1):
+        dx, q = f(pts[r], u)
+        rows.append(h * dx - sum(C[j, r] * pts[j] for j in range(d + 1)))
+        J += h * B[r] * q
+    rows.append(xk1 - sum(D[j] * pts[j] for j in range(d + 1)))
+    interval = ca.Function("interval", [xk, xc, u, xk1], [ca.vertcat(*rows), J])
+    X, XC, U = ca.MX.sym("X", 2, N + 1), ca.MX.sym("Xc", 2 * d, N), ca.MX.sym("U", 1, N)
+    G, Q = interval.map(N)(X[:, :N], XC, U, X[:, 1:])
+    nlp = {"x": ca.veccat(X, XC, U), "f": ca.sum2(Q), "g": ca.vec(G)}
+    nX, nC = 2 * (N + 1), 2 * d * N
+    n = nX + nC + N
+    lbx, ubx = np.full(n, -np.inf), np.full(n, np.inf)
+    lbx[0:nX + nC:2] = -0.25                 # x1 >= -0.25 at states and collocation points
+    lbx[:2], ubx[:2] = [0.0, 1.0], [0.0, 1.0]  # initial state fixed
+    lbx[nX + nC:], ubx[nX + nC:] = -1.0, 1.0
+    x0 = np.zeros(n)
+    x0[1:nX + nC:2] = 1.0
+    m = (2 * d + 2) * N
+    return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=np.zeros(m), ubg=np.zeros(m))
