@@ -24,15 +24,10 @@ PROBLEMS = {p.name: p for p in hs_extra()}
 # name -> what differs (IPOPT status/iters/f vs caspar status/iters/f, as observed)
 # (hs013, the degenerate cusp optimum, matches since the static term of a row with a
 # slack is bounded by the slack's pivot: Solve_Succeeded, f = IPOPT's to 5e-9; hs099,
-# f ~ -8e8, since the mu floor poses compl_inf_tol to the scaled problem as IPOPT does)
-MISMATCHES: dict = {
-    "hs054": "IPOPT Solve_Succeeded, 15 it, f = -0.90807476 (published optimum) vs caspar "
-             "Solve_Succeeded, 30 it, f = -0.90269578: x3 = 2.3e6, x6 = 5.0e7 left near the "
-             "start where the published x* has 2e6, 1e8 (gradients 5e-9, 2e-10 there); the "
-             "paths part at iteration 12, where K's x6 pivot is 3.4e-18 next to O(1) "
-             "entries and caspar's step for x6 is 0.5 against Newton's 5e7 (an unscaled "
-             "LDL^T; IPOPT's MUMPS scales and pivots)",
-}
+# f ~ -8e8, since the mu floor poses compl_inf_tol to the scaled problem as IPOPT does;
+# hs054 (IPOPT's 15 iterations, f = -0.90807476) since the first block's static term is
+# relative to each column: x6's pivot is 3.4e-18, tests/test_primal_static_term.py)
+MISMATCHES: dict = {}
 
 
 def run_caspar_public(d, options=()):

@@ -16,8 +16,13 @@ by Haynsworth's inertia additivity
 ``In(K) = In(K_reduced) + In(-C)``: the required inertia is
 ``(nw + #{c_k < 0}, m + #{c_k > 0}, 0)``.
 
-``static_regularization = eps`` adds ``eps`` to the first block's diagonal (while
+``static_regularization = eps`` adds ``ew_j`` to the first block's diagonal (while
 ``delta_w = 0``) and ``-max(eps_i - delta_c, 0)`` to row i of the second's, with
+
+    ew_j  = eps min(1, |K_j|_2),   |K_j|_2^2 = sum_k W_jk^2 + Sigma_j^2 + sum_i A_ij^2
+
+(column j of K's first block row; ``ew_j = eps`` for every column while a low-rank block is
+present) and
 
     eps_i = min( eps min(1, |A_i|_2^2),  kappa p_i ),
     p_i   = sum over the private columns j of row i of  A_ij^2 / (Sigma_j + delta_w),
@@ -27,7 +32,11 @@ Jacobian entry and no Hessian entry: a slack, or the elastic columns of the rest
 phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the
 second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative
 refinement uses K itself, so the solution is K's wherever K is nonsingular and refinement
-converges.  Both bounds keep the perturbation of a constraint pivot relative.  A
+converges.  The column scale keeps the term relative on a badly scaled variable:
+refinement removes a term e from a pivot d only at the rate e / (d + e) per step, so an
+absolute eps = 1e-9 on hs054's x6 (K's pivot 3.4e-18, entries of that size only) left
+its Newton step at 0.5 against 5.6e7 while the residual test, dominated by the O(1)
+rows, passed.  Both bounds keep the perturbation of a constraint pivot relative.  A
 constraint pivot is ~ ``|A_i|^2 / h``: a uniform eps dominates the pivots of rows with
 small coefficients.  Eliminating a private column first (it has one neighbour, so a
 fill-reducing order does) makes row i's pivot at most ``-p_i``: that row needs no static
@@ -133,7 +142,14 @@ class AugmentedKKT(KKTSystem):
         self._row_sq = segment_sum(xp, jr, m)
         self._jsq = xp.zeros(len(jr))
         self._ec = xp.zeros(m)
-        self._dstat = xp.zeros(N)         # diag(eps I, -eps_i, 0): set by build()
+        self._dstat = xp.zeros(N)         # diag(ew_j, -eps_i, 0): set by build()
+        # the first block's static term per column: eps min(1, |K_j|_2) (module doc); the
+        # squares of W's entries go to both their row and column, off the diagonal
+        off = np.flatnonzero(hr != hc)
+        self._hoff = xp.asarray(off)
+        self._col_sq = segment_sum(xp, np.concatenate([hr, hc[off], jc, dw]), nw)
+        self._csq = xp.zeros(len(hr) + len(off) + len(jc) + nw)
+        self._ew = xp.zeros(nw)
         # private columns: one Jacobian entry, no Hessian entry (none with a low-rank
         # block, which couples every column); host work once, device gathers per build
         count = np.bincount(jc, minlength=nw)
@@ -159,7 +175,7 @@ class AugmentedKKT(KKTSystem):
         # LDL^T grow without bound; refinement against K removes the excess.
         xp = self.xp
         eps = self.static_regularization
-        ew = eps if self.delta_w == 0.0 else 0.0
+        ew = self._primal_static_term(eps if self.delta_w == 0.0 else 0.0)
         ec = self._ec
         if eps == 0.0:              # no static term (pivoting factorization, or off)
             ec.fill(0.0)
@@ -188,6 +204,24 @@ class AugmentedKKT(KKTSystem):
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
+
+    def _primal_static_term(self, eps):
+        """``ew_j = eps min(1, |K_j|_2)`` of the module doc in a preallocated buffer (the
+        scalar ``eps`` itself when it is 0 or a low-rank block couples every column)."""
+        if eps == 0.0 or self.r:
+            return eps
+        xp, q = self.xp, self._csq
+        nh, noff, nj = int(self._off[1]), len(self._hoff), int(self._off[3] - self._off[2])
+        xp.multiply(self.hess_values, self.hess_values, out=q[:nh])
+        xp.take(q[:nh], self._hoff, out=q[nh:nh + noff])
+        xp.multiply(self.jac_values, self.jac_values, out=q[nh + noff:nh + noff + nj])
+        xp.multiply(self.sigma, self.sigma, out=q[nh + noff + nj:])
+        ew = self._ew
+        self._col_sq(q, ew)
+        xp.sqrt(ew, out=ew)
+        xp.minimum(ew, 1.0, out=ew)
+        ew *= eps
+        return ew
 
     def _private_pivots(self):
         """``kappa p_i`` of the module doc (``+inf`` where row i has no private column),
