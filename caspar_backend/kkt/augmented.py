@@ -140,15 +140,17 @@ class AugmentedKKT(KKTSystem):
         self.static_regularization = float(static_regularization)
         # the constraint block's static term per row: eps min(1, |A_i|^2) (module doc)
         self._row_sq = segment_sum(xp, jr, m)
-        self._jsq = xp.zeros(len(jr))
         self._ec = xp.zeros(m)
         self._dstat = xp.zeros(N)         # diag(ew_j, -eps_i, 0): set by build()
         # the first block's static term per column: eps min(1, |K_j|_2) (module doc); the
-        # squares of W's entries go to both their row and column, off the diagonal
+        # squares of W's entries go to both their row and column, off the diagonal.  The
+        # squares [W^2, W_off^2, A^2, Sigma^2] share one buffer; A^2 (``_jsq``) also
+        # serves the rows' term
         off = np.flatnonzero(hr != hc)
         self._hoff = xp.asarray(off)
         self._col_sq = segment_sum(xp, np.concatenate([hr, hc[off], jc, dw]), nw)
         self._csq = xp.zeros(len(hr) + len(off) + len(jc) + nw)
+        self._jsq = self._csq[len(hr) + len(off):len(hr) + len(off) + len(jc)]
         self._ew = xp.zeros(nw)
         # private columns: one Jacobian entry, no Hessian entry (none with a low-rank
         # block, which couples every column); host work once, device gathers per build
@@ -175,12 +177,13 @@ class AugmentedKKT(KKTSystem):
         # LDL^T grow without bound; refinement against K removes the excess.
         xp = self.xp
         eps = self.static_regularization
+        if eps != 0.0:              # A^2: both static terms read it
+            xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
         ew = self._primal_static_term(eps if self.delta_w == 0.0 else 0.0)
         ec = self._ec
         if eps == 0.0:              # no static term (pivoting factorization, or off)
             ec.fill(0.0)
         else:
-            xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
             self._row_sq(self._jsq, ec)
             xp.minimum(ec, 1.0, out=ec)
             ec *= eps
@@ -207,14 +210,14 @@ class AugmentedKKT(KKTSystem):
 
     def _primal_static_term(self, eps):
         """``ew_j = eps min(1, |K_j|_2)`` of the module doc in a preallocated buffer (the
-        scalar ``eps`` itself when it is 0 or a low-rank block couples every column)."""
+        scalar ``eps`` itself when it is 0 or a low-rank block couples every column).
+        Reads the Jacobian's squares from ``_jsq`` (:meth:`build` has just written them)."""
         if eps == 0.0 or self.r:
             return eps
         xp, q = self.xp, self._csq
-        nh, noff, nj = int(self._off[1]), len(self._hoff), int(self._off[3] - self._off[2])
+        nh, noff, nj = int(self._off[1]), len(self._hoff), len(self._jsq)
         xp.multiply(self.hess_values, self.hess_values, out=q[:nh])
         xp.take(q[:nh], self._hoff, out=q[nh:nh + noff])
-        xp.multiply(self.jac_values, self.jac_values, out=q[nh + noff:nh + noff + nj])
         xp.multiply(self.sigma, self.sigma, out=q[nh + noff + nj:])
         ew = self._ew
         self._col_sq(q, ew)

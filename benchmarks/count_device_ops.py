@@ -1,0 +1,142 @@
+"""Array operations and host reads per interior-point iteration on the device code path.
+
+    python benchmarks/count_device_ops.py [--problem acopf|chain|colloc] [SIZE] [--top 25]
+
+On the GPU every array operation of the solver is a kernel launch with CuPy's Python
+overhead (~10–40 µs each), and every scalar read back to the host synchronizes the
+device; at 10^4–10^5 variables these, not the kernels, are the per-iteration floor (the
+"other" column of the GPU benchmarks).  This script runs the *device* code path on the
+CPU through the emulation the GPU tests use (tests/test_gpu_solver.py: NumPy arrays posing
+as device memory, qdldl posing as cuDSS) and counts, from the second iteration on:
+
+* operations: ufunc calls and array functions on device arrays (each a launch on a GPU;
+  the evaluator's and the linear solver's own kernels are not counted), per source line;
+* host reads: ``.get()``, ``bool()`` and ``float()`` of device arrays, per source line.
+
+SIZE: a PGLib case name (acopf, default case118_ieee), N (chain, default 10^4; colloc,
+default 1111).  A benchmark, not a test: prints tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+
+
+def _site(skip=("kkt/arrays.py",)):
+    """The innermost caspar_backend source line of the current stack (not the helpers
+    in ``skip``)."""
+    for fr in reversed(traceback.extract_stack()[:-2]):
+        if "caspar_backend" in fr.filename.replace(os.sep, "/") or "/adapters/" in fr.filename:
+            if not any(s in fr.filename for s in skip):
+                tail = fr.filename.replace(os.sep, "/").split("caspar_backend/")[-1]
+                return f"{tail}:{fr.lineno} {fr.name}"
+    return "?"
+
+
+DEFAULT_SIZE = dict(acopf="case118_ieee", chain="10000", colloc="1111")
+
+
+def build(problem: str, size: str):
+    if problem == "acopf":
+        import caspar_backend as cb
+        from benchmarks.models.acopf import acopf_casadi
+
+        nlp, args = acopf_casadi(size)
+        args.pop("data", None)
+        return cb.from_casadi(nlp, **args)
+    from benchmarks.bench_gpu_solver import build as build_solver_problem
+
+    return build_solver_problem(problem, size)[0]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problem", default="acopf", choices=("acopf", "chain", "colloc"))
+    ap.add_argument("size", nargs="?")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args(argv)
+    size = args.size or DEFAULT_SIZE[args.problem]
+
+    import test_gpu_solver as T
+    from _pytest.monkeypatch import MonkeyPatch
+
+    from caspar_backend.solver import solve_nlp
+
+    ops, op_sites, reads = collections.Counter(), collections.Counter(), collections.Counter()
+    counting = [False]
+    D = T._DevArray
+    ufunc, func, get = D.__array_ufunc__, D.__array_function__, D.get
+
+    def count_ufunc(self, uf, method, *a, **k):
+        if counting[0]:
+            ops[f"ufunc {uf.__name__}.{method}"] += 1
+            op_sites[_site()] += 1
+        return ufunc(self, uf, method, *a, **k)
+
+    def count_func(self, fn, types_, a, k):
+        if counting[0]:
+            ops[f"function {fn.__name__}"] += 1
+            op_sites[_site()] += 1
+        return func(self, fn, types_, a, k)
+
+    def count_get(self):
+        if counting[0]:
+            reads[".get " + _site()] += 1
+        return get(self)
+
+    def count_bool(self):
+        if counting[0]:
+            reads["bool " + _site()] += 1
+        return bool(self.view(np.ndarray))
+
+    def count_float(self):
+        if counting[0]:
+            reads["float " + _site()] += 1
+        return float(self.view(np.ndarray))
+
+    mp = MonkeyPatch()
+    for name, f in (("__array_ufunc__", count_ufunc), ("__array_function__", count_func),
+                    ("get", count_get), ("__bool__", count_bool), ("__float__", count_float)):
+        mp.setattr(D, name, f)
+    try:
+        xp = T._emulate_device(mp)
+        prob = build(args.problem, size)
+        ev = T._EmulatedEvaluator(prob.evaluator("cpu"), xp)
+        iters = [0]
+
+        def hook(ipm):      # called after each iteration: count from the second on
+            iters[0] += 1
+            counting[0] = True
+
+        r = solve_nlp(ev, prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0,
+                      options=dict(print_level=0, iteration_callback=hook))
+    finally:
+        mp.undo()
+    n = max(1, r.iterations - 1)
+    print(f"# {args.problem} {size}: n = {prob.n}, m = {prob.m}, {r.status}, "
+          f"{r.iterations} iterations (counted from the second)")
+    print(f"\noperations per iteration: {sum(ops.values()) / n:.1f}; host reads per iteration: "
+          f"{sum(reads.values()) / n:.1f}\n")
+    print("| operation | per iteration |\n|---|---|")
+    for k, v in ops.most_common(args.top):
+        print(f"| {k} | {v / n:.1f} |")
+    print("\n| source line (operations) | per iteration |\n|---|---|")
+    for k, v in op_sites.most_common(args.top):
+        print(f"| {k} | {v / n:.1f} |")
+    print("\n| host read | per iteration |\n|---|---|")
+    for k, v in reads.most_common(args.top):
+        print(f"| {k} | {v / n:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
