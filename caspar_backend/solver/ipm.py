@@ -169,10 +169,16 @@ class InteriorPoint:
         xp.multiply(jv, self._jt, out=self._jt)
         return self._aty_sum(self._jt, self._aty if out is None else out)
 
-    def allfinite(self, v) -> bool:
-        buf = self._fin[:v.size]
-        self.xp.isfinite(v, out=buf)
-        return bool(buf.all())
+    def allfinite(self, *vs) -> bool:
+        """Every entry of the arrays ``vs`` finite, with one host read for all of them
+        (on the device each read synchronizes; the reductions queue in stream order, so
+        the shared buffer is read before the next array overwrites it)."""
+        xp, ok = self.xp, None
+        for v in vs:
+            buf = self._fin[:v.size]
+            xp.isfinite(v, out=buf)
+            ok = buf.all() if ok is None else ok & buf.all()
+        return bool(ok)
 
     def theta(self, h):
         return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
@@ -235,7 +241,7 @@ class InteriorPoint:
         """f, h at w are current; evaluate grad and Jacobian (raise on NaN/Inf)."""
         self.nlp.grad(w, self.gradf)
         self.nlp.jac(w, self.jv)
-        if not (self.allfinite(self.gradf) and self.allfinite(self.jv)):
+        if not self.allfinite(self.gradf, self.jv):
             self.invalid(w, "derivative")
 
     def eval_zeroth(self, w, hout):
@@ -549,7 +555,7 @@ class InteriorPoint:
             if not ok:
                 return None
             dw, dy = self._solve(rhs_w, rhs_c)
-        if not (self.allfinite(dw) and self.allfinite(dy)):
+        if not self.allfinite(dw, dy):
             return None
         dzL, dzU = self.bound_multiplier_steps(dw, sL, sU)
         return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
@@ -687,20 +693,34 @@ class InteriorPoint:
     def fraction_to_boundary(self, dw, tau):
         """max alpha in (0, 1] with s + alpha ds >= (1 - tau) s (one transfer; the
         ratios are those of the entries with ds < 0, others are +inf)."""
-        sL, sU = self.slacks(self.w)
-        return self._ftb(((sL, dw[self.iL]), (sU, -dw[self.iU])), tau)
+        return min([1.0] + scalars(self.xp, *self._ftb_primal(dw, tau)))
 
     def fraction_to_boundary_z(self, dzL, dzU, tau):
-        return self._ftb(((self.zL, dzL), (self.zU, dzU)), tau)
+        return min([1.0] + scalars(self.xp, *self._ftb_mins(
+            ((self.zL, dzL), (self.zU, dzU)), tau)))
 
-    def _ftb(self, pairs, tau):
+    def step_bounds(self, d, tau):
+        """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
+        with one transfer for both."""
+        p = self._ftb_primal(d["dw"], tau)
+        vals = scalars(self.xp, *p, *self._ftb_mins(((self.zL, d["dzL"]),
+                                                     (self.zU, d["dzU"])), tau))
+        return min([1.0] + vals[:len(p)]), min([1.0] + vals[len(p):])
+
+    def _ftb_primal(self, dw, tau):
+        sL, sU = self.slacks(self.w)
+        return self._ftb_mins(((sL, dw[self.iL]), (sU, -dw[self.iU])), tau)
+
+    def _ftb_mins(self, pairs, tau):
+        """min over i with ds_i < 0 of -tau s_i / ds_i for each nonempty pair, as 0-d
+        arrays (not read back)."""
         xp = self.xp
         mins = []
         with errstate(xp):
             for s, ds in pairs:
                 if s.size:
                     mins.append(xp.min(xp.where(ds < 0, -tau * s / ds, xp.inf)))
-        return min([1.0] + scalars(xp, *mins))
+        return mins
 
     # ================================================================ log
     def log_iteration(self, e, ue):

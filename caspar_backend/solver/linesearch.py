@@ -95,8 +95,7 @@ def line_search(ipm, d) -> bool:
           and not ipm.soft_resto and wd.shortened >= o.watchdog_shortened_iter_trigger):
         wd.start(ipm, d, ref)
     if tiny:
-        alpha_max = ipm.fraction_to_boundary(dw, tau)
-        alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
+        alpha_max, alpha_z = ipm.step_bounds(d, tau)
         f_t, ok = ipm.eval_zeroth(w + alpha_max * dw, ipm.h_t)
         if ok:
             ipm.tiny_step = True
@@ -130,8 +129,7 @@ def line_search(ipm, d) -> bool:
             continue
         # take the rejected full step (still in w_t, h_t) unchecked, without
         # augmenting the filter
-        alpha_max = ipm.fraction_to_boundary(d["dw"], tau)
-        alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
+        alpha_max, alpha_z = ipm.step_bounds(d, tau)
         _accept(ipm, d, alpha_max, alpha_z, ipm.w_t.copy(), f_t, 1, "w", None)
         return True
     if status != "accepted":
@@ -153,8 +151,7 @@ def _soft_resto_step(ipm, d, ref):
     (rejected; the iterate is unchanged)."""
     theta, phi, gBD = ref
     tau = ipm.tau
-    alpha = min(ipm.fraction_to_boundary(d["dw"], tau),
-                ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau))
+    alpha = min(ipm.step_bounds(d, tau))
     wt = ipm.w + alpha * d["dw"]
     f_t, ok = ipm.eval_zeroth(wt, ipm.h_t)
     if not ok:
@@ -169,7 +166,7 @@ def _soft_resto_step(ipm, d, ref):
     grad_t, jac_t = xp.empty_like(ipm.gradf), xp.empty_like(ipm.jv)
     ipm.nlp.grad(wt, grad_t)
     ipm.nlp.jac(wt, jac_t)
-    if not (ipm.allfinite(grad_t) and ipm.allfinite(jac_t)):
+    if not ipm.allfinite(grad_t, jac_t):
         return None           # an evaluation error rejects the soft step (IPOPT)
     err = ipm.primal_dual_error(ipm.mu)
     err_t = ipm.primal_dual_error(
@@ -193,8 +190,7 @@ def _backtrack(ipm, d, ref, skip_first, soc, single):
     w, dw = ipm.w, d["dw"]
     tau = ipm.tau
     theta, phi, gBD = ref
-    alpha_max = ipm.fraction_to_boundary(dw, tau)
-    alpha_z = ipm.fraction_to_boundary_z(d["dzL"], d["dzU"], tau)
+    alpha_max, alpha_z = ipm.step_bounds(d, tau)
     if single:
         amin = alpha_max
     else:
