@@ -183,9 +183,11 @@ class InteriorPoint:
     def theta(self, h):
         return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
 
-    def phi(self, w, f, mu=None):
+    def phi(self, w, f, mu=None, sums=None):
+        """The barrier function at ``w`` (objective value ``f``); ``sums``: the
+        :meth:`_barrier_terms` at ``w``, already read back."""
         mu = self.mu if mu is None else mu
-        smin, lL, lU, dL, dU = self._barrier_sums(w)
+        smin, lL, lU, dL, dU = self._barrier_sums(w) if sums is None else sums
         if smin < self.safe_slack_min() and self.opts.slack_move > 0 \
                 and not self.safe_slack_mode:
             # a slack lost to rounding (w agrees with its bound to machine precision,
@@ -201,12 +203,31 @@ class InteriorPoint:
     def _barrier_sums(self, w):
         """(smallest slack, sum log sL, sum log sU, damped sums of sL and sU) at ``w``,
         with one transfer."""
+        return scalars(self.xp, *self._barrier_terms(w))
+
+    def _barrier_terms(self, w):
+        """The five :meth:`_barrier_sums` as 0-d arrays, not read back."""
         xp = self.xp
         sL, sU = self.slacks(w)
         with errstate(xp):
-            return scalars(xp, _min_pos(xp, sL, sU), xp.sum(xp.log(sL)),
-                           xp.sum(xp.log(sU)), xp.sum(sL[self.idampL]),
-                           xp.sum(sU[self.idampU]))
+            return [_min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
+                    xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
+
+    def trial_point(self, w, hout):
+        """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
+        :meth:`eval_zeroth`, :meth:`theta` and :meth:`phi` one after the other, with one
+        host read for the finiteness of h, theta and the barrier sums (the objective is
+        read by the evaluator).  ``theta`` and ``phi`` are meaningless when not ``ok``."""
+        xp = self.xp
+        f = self.nlp.f(w)
+        self.nlp.h(w, hout)
+        buf = self._fin[:hout.size]
+        xp.isfinite(hout, out=buf)
+        fin, theta, *sums = scalars(xp, buf.all(), xp.sum(xp.abs(hout)),
+                                    *self._barrier_terms(w))
+        if not (math.isfinite(f) and fin):
+            return f, False, math.nan, math.nan
+        return f, True, theta, self.phi(w, f, sums=sums)
 
     def safe_slack_min(self) -> float:
         return _EPS * min(1.0, self.mu)

@@ -63,9 +63,10 @@ def _reference(ipm, d):
     """(theta, phi, gphi^T dw) at the current iterate, and the step norms."""
     xp = ipm.xp
     dw = d["dw"]
-    gBD, d_norm, rel = scalars(xp, d["gphi"] @ dw, amax_abs(xp, dw),
-                               amax_abs(xp, dw / (1.0 + xp.abs(ipm.w))))
-    return (ipm.theta(ipm.hv), ipm.phi(ipm.w, ipm.f), gBD), d_norm, rel
+    gBD, d_norm, rel, theta, *sums = scalars(
+        xp, d["gphi"] @ dw, amax_abs(xp, dw), amax_abs(xp, dw / (1.0 + xp.abs(ipm.w))),
+        xp.sum(xp.abs(ipm.hv)), *ipm._barrier_terms(ipm.w))
+    return (theta, ipm.phi(ipm.w, ipm.f, sums=sums), gBD), d_norm, rel
 
 
 def line_search(ipm, d) -> bool:
@@ -212,11 +213,9 @@ def _backtrack(ipm, d, ref, skip_first, soc, single):
         n_trials += 1
         wt = ipm.w_t
         xp.add(w, alpha * dw, out=wt)
-        f_t, ok = ipm.eval_zeroth(wt, ipm.h_t)
+        f_t, ok, theta_t, phi_t = ipm.trial_point(wt, ipm.h_t)
         if ok:
             all_invalid = False
-            theta_t = ipm.theta(ipm.h_t)
-            phi_t = ipm.phi(wt, f_t)
             kind = _acceptable(ipm, theta, phi, gBD, alpha, theta_t, phi_t)
             if kind:
                 _accept(ipm, d, alpha, alpha_z, wt.copy(), f_t, n_trials, kind,
@@ -280,11 +279,9 @@ def _second_order_correction(ipm, d, alpha, alpha_z, theta, phi, gBD, n_trials, 
             return False
         a_soc = ipm.fraction_to_boundary(dw_soc, ipm.tau)
         wt = w + a_soc * dw_soc
-        f_t, ok = ipm.eval_zeroth(wt, ipm.h_t)
+        f_t, ok, theta_t, phi_t = ipm.trial_point(wt, ipm.h_t)
         if not ok:
             return False
-        theta_t = ipm.theta(ipm.h_t)
-        phi_t = ipm.phi(wt, f_t)
         kind = _acceptable(ipm, theta, phi, gBD, alpha, theta_t, phi_t)
         if kind:
             # the corrected step replaces the whole direction, duals included, and the
