@@ -377,11 +377,15 @@ class InteriorPoint:
         cL, cU = sL * self.zL, sU * self.zU
         viol = getattr(self.nlp, "nlp_constr_viol", None)
         nlp_constr = viol(self.w, self.hv) if viol is not None else amax_abs(xp, self.hv)
-        (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax) = scalars(
+        # the user's (unscaled) constraint violation, for the log and constr_viol_tol,
+        # read with the rest
+        uviol = getattr(self.nlp, "unscaled_constr_viol_term", None)
+        (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, *uconstr) = scalars(
             xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr, amax_abs(xp, cL),
             amax_abs(xp, cU),
             amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(xp.abs(self.zL)),
-            xp.sum(xp.abs(self.zU)), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w))
+            xp.sum(xp.abs(self.zU)), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w),
+            *([uviol(self.w, self.hv)] if uviol is not None else []))
         self.wmax = wmax
         compl = max(cLm, cUm)
         compl_mu = max(cLmu, cUmu)
@@ -395,6 +399,7 @@ class InteriorPoint:
         # barrier problem (curr_barrier_error)
         return dict(dual=dual, constr=constr, nlp_constr=nconstr, compl=compl,
                     compl_mu=compl_mu, sd=sd, sc=sc,
+                    uconstr=uconstr[0] if uconstr else None,
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
@@ -424,9 +429,7 @@ class InteriorPoint:
     def unscaled(self, e):
         nlp = self.nlp
         df = getattr(nlp, "df", 1.0)
-        constr = e["constr"]
-        if hasattr(nlp, "unscaled_constr_viol"):
-            constr = nlp.unscaled_constr_viol(self.w, self.hv)
+        constr = e["constr"] if e.get("uconstr") is None else e["uconstr"]
         return dict(dual=e["dual"] / df, constr=constr, compl=e["compl"] / df)
 
     # ================================================================ main loop

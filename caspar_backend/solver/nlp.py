@@ -334,16 +334,21 @@ class SlackNLP(BarrierNLP):
 
     def unscaled_constr_viol(self, w, hv) -> float:
         """Max-norm violation of the user's constraints (sides, not slacks) at w."""
-        if self.m == 0:
-            return 0.0
+        return scalars(self.xp, self.unscaled_constr_viol_term(w, hv))[0]
+
+    def unscaled_constr_viol_term(self, w, hv):
+        """:meth:`unscaled_constr_viol` as a 0-d array, not read back (the optimality
+        errors read it with their own values)."""
         xp = self.xp
+        if self.m == 0:
+            return xp.zeros(())
         g = hv / self.dc_d + self.g_offset
         if self.ns:
             g[self._slack_d] += w[self.nx:] / self._dci_d
         with errstate(xp):
             v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
                          xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
-        return scalars(xp, xp.max(v))[0]
+        return xp.max(v)
 
     # ------------------------------------------------------------------ results
     def unscale(self, w, y, zL, zU, iL, iU):
