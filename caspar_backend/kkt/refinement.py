@@ -13,7 +13,8 @@ and stops when
 
 after at least one correction (IPOPT's ``min_refinement_steps = 1``: near the end, with
 slacks ~1e-14 from their bounds, the first solve can pass the ratio test while leaving
-~1e-8 in the constraint rows).  The cap on ``||x||`` is IPOPT's ComputeResidualRatio: a
+~1e-8 in the constraint rows); the first solve's residual is therefore corrected without
+reading its norms back.  The cap on ``||x||`` is IPOPT's ComputeResidualRatio: a
 huge ``x`` must not make any residual look small.  Each step reads its norms back in one
 host transfer (:func:`~caspar_backend.kkt.arrays.scalars`).
 """
@@ -33,12 +34,19 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
     singular K solved only thanks to the regularization gives a huge ``x`` whose residual
     is of the order of ``b``; IPOPT's linear solver would have reported the singularity),
     or the last ratio."""
+    if not max_steps:
+        return 0.0
     bnorm = None
     converged = False
     rn = 0.0
     ratio = 0.0
     for step in range(max_steps + 1):
         res = residual(x)
+        if step == 0:
+            # the first solve's ratio is never tested (at least one correction): read
+            # nothing back for it (a non-finite x stays non-finite and fails below)
+            x += correct(res)
+            continue
         if bnorm is None:
             bnorm, rn, xn = scalars(xp, amax_abs(xp, b), amax_abs(xp, res), amax_abs(xp, x))
         else:
