@@ -725,11 +725,27 @@ class InteriorPoint:
 
     def step_bounds(self, d, tau):
         """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
-        with one transfer for both."""
+        from the current iterate, with one transfer for both; kept in ``d`` (a direction
+        belongs to the iterate it was computed at, also when the watchdog restores both)."""
+        hit = d.get("step_bounds")
+        if hit is not None and hit[0] == (tau, self.safe_slack_mode):
+            return hit[1]
+        terms = self.step_bound_terms(d, tau)
+        return self.keep_step_bounds(d, tau, terms, scalars(self.xp, *terms))
+
+    def step_bound_terms(self, d, tau):
+        """The 0-d minima :meth:`step_bounds` takes, not read back: primal ones first
+        (from the slacks as formed now: the safe-slack mode is part of the record)."""
         p = self._ftb_primal(d["dw"], tau)
-        vals = scalars(self.xp, *p, *self._ftb_mins(((self.zL, d["dzL"]),
-                                                     (self.zU, d["dzU"])), tau))
-        return min([1.0] + vals[:len(p)]), min([1.0] + vals[len(p):])
+        d["_n_primal_bounds"], d["_bounds_mode"] = len(p), self.safe_slack_mode
+        return p + self._ftb_mins(((self.zL, d["dzL"]), (self.zU, d["dzU"])), tau)
+
+    def keep_step_bounds(self, d, tau, terms, values):
+        """Record in ``d`` the step bounds from the read-back ``values`` of ``terms``."""
+        k = d["_n_primal_bounds"]
+        bounds = (min([1.0] + values[:k]), min([1.0] + values[k:len(terms)]))
+        d["step_bounds"] = ((tau, d["_bounds_mode"]), bounds)
+        return bounds
 
     def _ftb_primal(self, dw, tau):
         sL, sU = self.slacks(self.w)

@@ -60,13 +60,17 @@ def _le(a, b, ref):
 
 
 def _reference(ipm, d):
-    """(theta, phi, gphi^T dw) at the current iterate, and the step norms."""
+    """(theta, phi, gphi^T dw) at the current iterate, and the step norms; the step
+    bounds of ``d`` (:meth:`~.ipm.InteriorPoint.step_bounds`) in the same transfer."""
     xp = ipm.xp
     dw = d["dw"]
-    gBD, d_norm, rel, theta, *sums = scalars(
+    bounds = ipm.step_bound_terms(d, ipm.tau)
+    gBD, d_norm, rel, theta, *rest = scalars(
         xp, d["gphi"] @ dw, amax_abs(xp, dw), amax_abs(xp, dw / (1.0 + xp.abs(ipm.w))),
-        xp.sum(xp.abs(ipm.hv)), *ipm._barrier_terms(ipm.w))
-    return (theta, ipm.phi(ipm.w, ipm.f, sums=sums), gBD), d_norm, rel
+        xp.sum(xp.abs(ipm.hv)), *ipm._barrier_terms(ipm.w), *bounds)
+    ipm.keep_step_bounds(d, ipm.tau, bounds, rest[5:])
+    # (should phi switch to safe slacks, the bounds kept are recomputed from those)
+    return (theta, ipm.phi(ipm.w, ipm.f, sums=rest[:5]), gBD), d_norm, rel
 
 
 def line_search(ipm, d) -> bool:
