@@ -124,6 +124,10 @@ class InteriorPoint:
         self._aty = xp.zeros(nw)
         # iterate and its function values, preallocated
         self.w, self.y = xp.zeros(nw), xp.zeros(m)
+        # the current iterate's slacks, formed once per iterate (:meth:`slacks`); every
+        # write to self.w calls :meth:`iterate_moved`
+        self._w_version = 0
+        self._slack_cache = None
         self.zL, self.zU = xp.zeros(self.nL), xp.zeros(self.nU)
         self.gradf, self.hv = xp.zeros(nw), xp.zeros(m)
         self.jv = xp.zeros(len(jr))
@@ -152,10 +156,24 @@ class InteriorPoint:
 
     # ================================================================ vector helpers
     def slacks(self, w):
+        """(w[iL] - wL, wU - w[iU]), IPOPT's safe slacks in safe-slack mode; new arrays
+        that callers do not modify.  Those of the current iterate are formed once (on the
+        device each is four launches, and an iteration asks ~7 times)."""
+        current = w is self.w and not self.safe_slack_mode
+        key = (self._w_version, w)
+        c = self._slack_cache
+        if current and c is not None and c[0][0] == key[0] and c[0][1] is w:
+            return c[1]
         sL, sU = w[self.iL] - self.wLL, self.wUU - w[self.iU]
         if self.safe_slack_mode:
             return self.safe_slacks(sL, sU)
+        if current:
+            self._slack_cache = (key, (sL, sU))
         return sL, sU
+
+    def iterate_moved(self):
+        """self.w was written: its slacks are formed anew."""
+        self._w_version += 1
 
     def Aty(self, jv, y, out=None):
         """A^T y with A in COO (jr, jc, jv), into ``out`` (default: a work vector that the
@@ -309,8 +327,10 @@ class InteriorPoint:
                               o.slack_bound_frac)
             w = self.push_into_bounds(host(w0).astype(float), *bound_push)
             self.w[:] = xp.asarray(w)
+            self.iterate_moved()
         else:
             self.w[:] = w0
+            self.iterate_moved()
         self.f, ok = self.eval_zeroth(self.w, self.hv)
         if not ok:
             self.invalid(self.w, "function")

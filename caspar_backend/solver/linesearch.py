@@ -313,6 +313,7 @@ def _accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, filter_pair, first_order=
     if ipm.lbfgs is not None:       # the pair (s, y) of the quasi-Newton update
         w_old, gold, jold = ipm.w.copy(), ipm.gradf.copy(), ipm.jv.copy()
     ipm.w[:] = wt
+    ipm.iterate_moved()
     ipm.f = f_t
     ipm.hv[:] = ipm.h_t
     if first_order is None:

@@ -178,6 +178,7 @@ def restoration_phase(ipm: InteriorPoint) -> None:
 def _adopt(ipm, inner, w, f_o, h_o, nL):
     o = ipm.opts
     ipm.w[:] = w
+    ipm.iterate_moved()
     ipm.f = f_o
     ipm.hv[:] = h_o
     ipm.eval_first_order(ipm.w)

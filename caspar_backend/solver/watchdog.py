@@ -37,6 +37,7 @@ class Watchdog:
         """Restore the stored iterate; returns its (direction, reference values)."""
         w, y, zL, zU, d, ref = self.saved
         ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:] = w, y, zL, zU
+        ipm.iterate_moved()
         ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
         ipm.eval_first_order(ipm.w)
         self.active, self.saved, self.shortened = False, None, 0
