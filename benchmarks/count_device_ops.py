@@ -9,8 +9,9 @@ device; at 10^4–10^5 variables these, not the kernels, are the per-iteration f
 CPU through the emulation the GPU tests use (tests/test_gpu_solver.py: NumPy arrays posing
 as device memory, qdldl posing as cuDSS) and counts, from the second iteration on:
 
-* operations: ufunc calls and array functions on device arrays (each a launch on a GPU;
-  the evaluator's and the linear solver's own kernels are not counted), per source line;
+* operations: ufunc calls, array functions, gathers ``x[idx]``, assignments ``x[...] = v``
+  and copies (``astype``, ``copy``, ``fill``) on device arrays -- each a launch on a GPU
+  (the evaluator's and the linear solver's own kernels are not counted), per source line;
 * host reads: ``.get()``, ``bool()`` and ``float()`` of device arrays, per source line.
 
 SIZE: a PGLib case name (acopf, default case118_ieee), N (chain, default 10^4; colloc,
@@ -76,6 +77,36 @@ def main(argv=None):
     counting = [False]
     D = T._DevArray
     ufunc, func, get = D.__array_ufunc__, D.__array_function__, D.get
+    getitem, setitem, astype = D.__getitem__, D.__setitem__, np.ndarray.astype
+    copy, fill = np.ndarray.copy, np.ndarray.fill
+
+    def launch(name):
+        if counting[0]:
+            ops[name] += 1
+            op_sites[_site()] += 1
+
+    def count_getitem(self, key):       # a gather kernel when the index is an array
+        if isinstance(key, np.ndarray) or (isinstance(key, tuple) and any(
+                isinstance(k, np.ndarray) for k in key)):
+            launch("gather x[idx]")
+        return getitem(self, key)
+
+    def count_setitem(self, key, value):
+        launch("assignment x[...] = v")
+        return setitem(self, key, value)
+
+    def count_astype(self, dtype, *a, **k):
+        if k.get("copy", True) or np.dtype(dtype) != self.dtype:
+            launch("astype (copy)")
+        return astype(self, dtype, *a, **k)
+
+    def count_copy(self, *a, **k):
+        launch("copy")
+        return copy(self, *a, **k)
+
+    def count_fill(self, value):
+        launch("fill")
+        return fill(self, value)
 
     def count_ufunc(self, uf, method, *a, **k):
         if counting[0]:
@@ -106,7 +137,9 @@ def main(argv=None):
 
     mp = MonkeyPatch()
     for name, f in (("__array_ufunc__", count_ufunc), ("__array_function__", count_func),
-                    ("get", count_get), ("__bool__", count_bool), ("__float__", count_float)):
+                    ("get", count_get), ("__bool__", count_bool), ("__float__", count_float),
+                    ("__getitem__", count_getitem), ("__setitem__", count_setitem),
+                    ("astype", count_astype), ("copy", count_copy), ("fill", count_fill)):
         mp.setattr(D, name, f)
     try:
         xp = T._emulate_device(mp)

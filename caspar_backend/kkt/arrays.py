@@ -49,7 +49,9 @@ def scalars(xp, *values) -> list:
     dev = [i for i, v in enumerate(values) if hasattr(v, "get")]
     out = [v if i not in dev else None for i, v in enumerate(values)]
     if dev:
-        got = xp.stack([values[i].reshape(()).astype(xp.float64) for i in dev]).get()
+        # astype without a copy: each copy of a float64 value would be one more launch
+        got = xp.stack([values[i].reshape(()).astype(xp.float64, copy=False)
+                        for i in dev]).get()
         for i, g in zip(dev, got):
             out[i] = float(g)
     return [float(v) for v in out]
