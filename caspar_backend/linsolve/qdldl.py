@@ -90,12 +90,14 @@ class QDLDLSolver(LinearSolver):
             (np.zeros(structure.nnz), structure.indices.astype(np.int32),
              structure.indptr.astype(np.int32)), shape=(structure.n, structure.n))
         self._solver = None   # the qdldl object needs values: created at first factorize
+        self._diag = np.zeros(structure.n)
 
     def factorize(self, values) -> Factorization:
         import qdldl
 
         # data is replaced in place; the pattern (and qdldl's analysis) stays
         self._matrix.data[:] = values
+        self._diag = self._matrix.diagonal()      # for matvec, once per factorization
         if self.pivoting:
             return self._factorize_dense()
         try:
@@ -129,7 +131,7 @@ class QDLDLSolver(LinearSolver):
 
     def matvec(self, x, out=None):
         a = self._matrix
-        y = a @ x + a.T @ x - a.diagonal() * x
+        y = a @ x + a.T @ x - self._diag * x
         if out is None:
             return y
         out[:] = y

@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from ..kkt import make_kkt_system
-from ..kkt.arrays import amax_abs, errstate, host, scalars, segment_sum, synchronize
+from ..kkt.arrays import amax, amax_abs, errstate, host, scalars, segment_sum, synchronize
 from ..linsolve import make_linear_solver
 from .filter import Filter
 from .watchdog import Watchdog
@@ -400,11 +400,12 @@ class InteriorPoint:
         # the user's (unscaled) constraint violation, for the log and constr_viol_tol,
         # read with the rest
         uviol = getattr(self.nlp, "unscaled_constr_viol_term", None)
+        # slacks and bound multipliers are positive: |s z| = s z and |z| = z
         (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, *uconstr) = scalars(
-            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr, amax_abs(xp, cL),
-            amax_abs(xp, cU),
-            amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(xp.abs(self.zL)),
-            xp.sum(xp.abs(self.zU)), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w),
+            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr, amax(xp, cL),
+            amax(xp, cU),
+            amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(self.zL),
+            xp.sum(self.zU), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w),
             *([uviol(self.w, self.hv)] if uviol is not None else []))
         self.wmax = wmax
         compl = max(cLm, cUm)
