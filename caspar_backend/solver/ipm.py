@@ -747,25 +747,27 @@ class InteriorPoint:
     def step_bounds(self, d, tau):
         """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
         from the current iterate, with one transfer for both; kept in ``d`` (a direction
-        belongs to the iterate it was computed at, also when the watchdog restores both)."""
+        belongs to the iterate it was computed at, also when the watchdog restores both),
+        keyed by tau and the safe-slack mode the slacks were formed in."""
         hit = d.get("step_bounds")
         if hit is not None and hit[0] == (tau, self.safe_slack_mode):
             return hit[1]
-        terms = self.step_bound_terms(d, tau)
-        return self.keep_step_bounds(d, tau, terms, scalars(self.xp, *terms))
+        pending = self.step_bound_terms(d, tau)
+        return self.keep_step_bounds(d, pending, scalars(self.xp, *pending[2]))
 
     def step_bound_terms(self, d, tau):
-        """The 0-d minima :meth:`step_bounds` takes, not read back: primal ones first
-        (from the slacks as formed now: the safe-slack mode is part of the record)."""
+        """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
+        back, the primal ones first."""
         p = self._ftb_primal(d["dw"], tau)
-        d["_n_primal_bounds"], d["_bounds_mode"] = len(p), self.safe_slack_mode
-        return p + self._ftb_mins(((self.zL, d["dzL"]), (self.zU, d["dzU"])), tau)
+        z = self._ftb_mins(((self.zL, d["dzL"]), (self.zU, d["dzU"])), tau)
+        return (tau, self.safe_slack_mode), len(p), p + z
 
-    def keep_step_bounds(self, d, tau, terms, values):
-        """Record in ``d`` the step bounds from the read-back ``values`` of ``terms``."""
-        k = d["_n_primal_bounds"]
+    def keep_step_bounds(self, d, pending, values):
+        """Record in ``d`` the step bounds from the read-back ``values`` of the minima of
+        ``pending`` (:meth:`step_bound_terms`); returns them."""
+        key, k, terms = pending
         bounds = (min([1.0] + values[:k]), min([1.0] + values[k:len(terms)]))
-        d["step_bounds"] = ((tau, d["_bounds_mode"]), bounds)
+        d["step_bounds"] = (key, bounds)
         return bounds
 
     def _ftb_primal(self, dw, tau):
