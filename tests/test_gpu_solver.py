@@ -581,6 +581,10 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     m = re.search(r"operations per iteration: ([0-9.]+); host reads per iteration: ([0-9.]+)",
                   out)
     assert m and float(m.group(1)) > 50 and float(m.group(2)) > 5, out
+    # a guard on the per-iteration floor of the GPU loop (each read is a device
+    # synchronization): 366 launches / 18.8 reads at 70fbdc3, 267 / 9.0 since the
+    # bit-exact reductions; more needs a reason (benchmarks/RESULTS.md)
+    assert float(m.group(1)) <= 280 and float(m.group(2)) <= 9.5, out
     assert "solver/ipm.py" in out
     # the counters were removed again: a device array is back to the plain emulation
     assert _DevArray.__array_ufunc__.__name__ == "__array_ufunc__"
