@@ -282,15 +282,17 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
 
 def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
     """The watchdog's stored iterate and the soft restoration's trial state on device
-    arrays: x^2 + y^2 <= 1, x + y >= 3 with the watchdog triggered after one shortened
-    step takes 'w' and 's' steps and ends locally infeasible, identically on both
-    paths."""
+    arrays: x^2 + y^2 <= 1, x + y >= 3 with the watchdog triggered after four shortened
+    steps takes 'w' and 's' steps and ends locally infeasible, identically on both
+    paths.  (After one, the watchdog's restored searches now take IPOPT's smallest step
+    size and the iterates creep along a cycle of rejected watchdog steps to max_iter;
+    IPOPT leaves the same cycle after four rounds, an accident of rounding.)"""
     pytest.importorskip("pyomo")
     import caspar_backend as cb
     import pyomo_nlp_models as nlpm
 
     ref, res, seen = _solve_emulated(cb.from_pyomo(nlpm.infeasible()),
-                                     {"watchdog_shortened_iter_trigger": 1}, monkeypatch)
+                                     {"watchdog_shortened_iter_trigger": 4}, monkeypatch)
     assert seen and all(seen)
     tags = "".join(h.step_type for h in res.history)
     assert "w" in tags and "s" in tags

@@ -203,3 +203,23 @@ def test_restoration_log_shows_the_original_problem_infeasibility():
     assert h[k].objective == pytest.approx(h[k - 1].objective, rel=1e-12)
     resto = [rec.inf_pr for rec in h[k:] if rec.restoration]
     assert resto[-1] < 0.9 * resto[0] and min(resto) > 1e3      # the original's, ~2e4
+
+
+def test_watchdog_stop_and_failed_search_at_a_feasible_point_as_ipopt():
+    """min (x0 - 1)^2 + |x1 + 2| + x2^2 + |x2 - 3| from 0 (no constraints): the kinks
+    have no curvature, delta_w falls to 1e-20 and the steps to 1e14.  IPOPT's watchdog
+    fails, its restored search takes the smallest step size from the *latest* direction
+    (StopWatchDog leaves it as the current delta) and gives up; at a feasible point the
+    restoration phase has nothing to do and no acceptable iterate was kept:
+    Error_In_Step_Computation after 24 iterations.  caspar now does the same (before:
+    backtracking to alpha ~1e-20, max_iter after 20 s)."""
+    ca = pytest.importorskip("casadi")
+    import numpy as np
+
+    x = ca.SX.sym("x", 3)
+    nlp = {"x": x, "f": (x[0] - 1) ** 2 + ca.fabs(x[1] + 2) + x[2] ** 2 + ca.fabs(x[2] - 3)}
+    ref = ipopt_casadi(nlp, dict(x0=np.zeros(3)), tol=1e-8)
+    r = cb.from_casadi(nlp).solve(np.zeros(3), print_level=0)
+    assert ref.status == "Error_In_Step_Computation"
+    assert (r.status, r.iterations) == (ref.status, ref.iterations)
+    assert r.f == pytest.approx(ref.f, rel=1e-9)

@@ -148,7 +148,9 @@ class InteriorPoint:
         self.soft_resto = False        # in IPOPT's soft restoration phase (linesearch.py)
         self.soft_resto_count = 0
         self.acceptable_count = 0
+        self.acceptable_point = None   # (w, y, zL, zU) of the latest acceptable iterate
         self.last_obj = None
+        self.prev_obj = None
         self.stop_hook = None          # restoration's convergence test
         self.mu_state = None           # adaptive mu bookkeeping (mu.py)
         self.info = dict(alpha_du=0.0, alpha_pr=0.0, ls=0, d_norm=0.0, delta_w=0.0,
@@ -499,9 +501,49 @@ class InteriorPoint:
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "line search failed in the "
                                      "restoration phase")
-                self._restore()
+                self._line_search_failed()
                 continue
             sh.iter += 1
+
+    def _line_search_failed(self):
+        """IPOPT's fall-backs when the line search (and the soft restoration) found no
+        step (BacktrackingLineSearch::FindAcceptableTrialPoint): an acceptable current
+        iterate ends Solved_To_Acceptable_Level; at an almost feasible one (theta <=
+        1e-2 tol and the user's violation <= 0.1 constr_viol_tol) the restoration phase
+        has nothing to do -- the last acceptable iterate is restored
+        (Solved_To_Acceptable_Level) or the solve ends Error_In_Step_Computation;
+        otherwise the restoration phase runs.  The current iterate is the one the search
+        ended at (the watchdog may have restored an earlier one)."""
+        o = self.opts
+        e = self.errors(self.mu)
+        ue = self.unscaled(e)
+        if self._acceptable(e, ue, self._obj_change(update=False)):
+            self.final_errors = (e, ue)
+            raise SolverStop("Solved_To_Acceptable_Level",
+                             "restoration phase called at an acceptable point")
+        if self.theta(self.hv) <= 1e-2 * o.tol and ue["constr"] <= 0.1 * o.constr_viol_tol:
+            if self._restore_acceptable_point():
+                raise SolverStop("Solved_To_Acceptable_Level",
+                                 "restoration phase called at an almost feasible point; "
+                                 "the last acceptable iterate restored")
+            self.final_errors = (e, ue)
+            raise SolverStop("Error_In_Step_Computation",
+                             "line search failed at an almost feasible point: no fall-back")
+        self._restore()
+
+    def _restore_acceptable_point(self) -> bool:
+        """Make the last acceptable iterate (kept by :meth:`check_termination`) the
+        current one, with its errors; False when there is none."""
+        if self.acceptable_point is None:
+            return False
+        w, y, zL, zU = self.acceptable_point
+        self.w[:], self.y[:], self.zL[:], self.zU[:] = w, y, zL, zU
+        self.iterate_moved()
+        self.f, _ = self.eval_zeroth(self.w, self.hv)
+        self.eval_first_order(self.w)
+        e = self.errors(self.mu)
+        self.final_errors = (e, self.unscaled(e))
+        return True
 
     def _restore(self):
         """Run the restoration phase from the current iterate (it counts its own
@@ -518,15 +560,11 @@ class InteriorPoint:
             if (e["E0"] <= o.tol and ue["dual"] <= o.dual_inf_tol
                     and ue["constr"] <= o.constr_viol_tol and ue["compl"] <= o.compl_inf_tol):
                 return "Solve_Succeeded"
-            fval = self.f
-            objchg = (abs(fval - self.last_obj) / max(1.0, abs(fval))
-                      if self.last_obj is not None else math.inf)
-            self.last_obj = fval
-            if (o.acceptable_iter > 0 and e["E0"] <= o.acceptable_tol
-                    and ue["dual"] <= o.acceptable_dual_inf_tol
-                    and ue["constr"] <= o.acceptable_constr_viol_tol
-                    and ue["compl"] <= o.acceptable_compl_inf_tol
-                    and objchg <= o.acceptable_obj_change_tol):
+            if self._acceptable(e, ue, self._obj_change(update=True)):
+                # IPOPT keeps the latest acceptable iterate for a failed line search
+                # (StoreAcceptablePoint / RestoreAcceptablePoint)
+                self.acceptable_point = (self.w.copy(), self.y.copy(), self.zL.copy(),
+                                         self.zU.copy())
                 self.acceptable_count += 1
                 if self.acceptable_count >= o.acceptable_iter:
                     return "Solved_To_Acceptable_Level"
@@ -539,6 +577,25 @@ class InteriorPoint:
         if time.perf_counter() - sh.t0 > o.max_wall_time:
             return "Maximum_WallTime_Exceeded"
         return None
+
+    def _obj_change(self, update: bool) -> float:
+        """|f - f_prev| / max(1, |f|), f_prev the objective at the previous iteration's
+        check.  ``update``: this is the iteration's check (its f is kept for the next);
+        otherwise a later test within the same iteration (IPOPT's CurrentIsAcceptable
+        compares with the previous iteration's objective too)."""
+        if update:
+            self.prev_obj, self.last_obj = self.last_obj, self.f
+        ref = self.prev_obj
+        return abs(self.f - ref) / max(1.0, abs(self.f)) if ref is not None else math.inf
+
+    def _acceptable(self, e, ue, objchg) -> bool:
+        """IPOPT's CurrentIsAcceptable: the acceptable_* tolerances all hold."""
+        o = self.opts
+        return (o.acceptable_iter > 0 and e["E0"] <= o.acceptable_tol
+                and ue["dual"] <= o.acceptable_dual_inf_tol
+                and ue["constr"] <= o.acceptable_constr_viol_tol
+                and ue["compl"] <= o.acceptable_compl_inf_tol
+                and objchg <= o.acceptable_obj_change_tol)
 
     # ================================================================ Newton step
     def compute_direction(self):

@@ -92,9 +92,10 @@ def line_search(ipm, d) -> bool:
     # restoration phase decide (feasible point, or local infeasibility)
     tiny = rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
     soc = True
+    amin_gBD = None
     if tiny and wd.active:
         # a tiny step while the watchdog runs: resume from the stored iterate instead
-        d, ref = wd.stop(ipm)
+        d, ref, amin_gBD = _stop_watchdog(ipm, d)
         tiny, soc = False, False        # its factorization is gone: no corrections
     elif (o.watchdog_shortened_iter_trigger > 0 and not wd.active and not tiny
           and not ipm.soft_resto and wd.shortened >= o.watchdog_shortened_iter_trigger):
@@ -121,7 +122,8 @@ def line_search(ipm, d) -> bool:
     skip_first = False
     while True:
         status, n_trials, f_t = _backtrack(ipm, d, ref, skip_first,
-                                           soc and not skip_first, single=wd.active)
+                                           soc and not skip_first, single=wd.active,
+                                           amin_gBD=amin_gBD)
         if not wd.active:
             break
         if status == "accepted":           # the watchdog succeeded
@@ -129,7 +131,7 @@ def line_search(ipm, d) -> bool:
             break
         wd.trials += 1
         if status == "invalid" or wd.trials > o.watchdog_trial_iter_max:
-            d, ref = wd.stop(ipm)
+            d, ref, amin_gBD = _stop_watchdog(ipm, d)
             skip_first = True
             continue
         # take the rejected full step (still in w_t, h_t) unchecked, without
@@ -183,11 +185,26 @@ def _soft_resto_step(ipm, d, ref):
     return None
 
 
-def _backtrack(ipm, d, ref, skip_first, soc, single):
+def _stop_watchdog(ipm, d_latest):
+    """Restore the watchdog's stored iterate; returns its (direction, reference values)
+    and the ``gphi^T dw`` that IPOPT's smallest step size is computed from afterwards:
+    the restored iterate's barrier gradient times the *latest* direction, ``d_latest``
+    (IPOPT's StopWatchDog hands the stored direction to the search but leaves the
+    latest one as the current delta, which CalculateAlphaMin reads).  So a restored
+    search gives up at alpha_min_frac gamma_theta where that product is >= 0, instead
+    of backtracking to ~1e-20 (a nonsmooth objective at its kink: IPOPT's
+    Error_In_Step_Computation after 24 iterations, not max_iter)."""
+    d, ref = ipm.watchdog.stop(ipm)
+    return d, ref, scalars(ipm.xp, d["gphi"] @ d_latest["dw"])[0]
+
+
+def _backtrack(ipm, d, ref, skip_first, soc, single, amin_gBD=None):
     """Backtracking from the fraction-to-the-boundary step along ``d``, each trial tested
     against the reference values ``ref = (theta, phi, gphi^T dw)``.  ``skip_first``:
     start at the second trial step; ``soc``: second-order corrections allowed;
-    ``single``: the first trial only (the watchdog).  Returns ``(status, n_trials, f_t)``:
+    ``single``: the first trial only (the watchdog); ``amin_gBD``: the ``gphi^T dw``
+    for the smallest step size in place of ``ref``'s (:func:`_stop_watchdog`).
+    Returns ``(status, n_trials, f_t)``:
     status 'accepted', 'rejected' or 'invalid' (no trial point could be evaluated), and
     the objective of the last trial point (which ``ipm.w_t`` / ``ipm.h_t`` still hold)."""
     o = ipm.opts
@@ -199,12 +216,13 @@ def _backtrack(ipm, d, ref, skip_first, soc, single):
     if single:
         amin = alpha_max
     else:
-        if gBD < 0:
+        g = gBD if amin_gBD is None else amin_gBD
+        if g < 0:
             if theta <= ipm.theta_min:
-                amin = min(G_THETA, G_PHI * theta / -gBD,
-                           DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
+                amin = min(G_THETA, G_PHI * theta / -g,
+                           DELTA * theta ** S_THETA / (-g) ** S_PHI)
             else:
-                amin = min(G_THETA, G_PHI * theta / -gBD)
+                amin = min(G_THETA, G_PHI * theta / -g)
         else:
             amin = G_THETA
         amin *= ALPHA_MIN_FRAC
