@@ -223,3 +223,49 @@ def test_watchdog_stop_and_failed_search_at_a_feasible_point_as_ipopt():
     assert ref.status == "Error_In_Step_Computation"
     assert (r.status, r.iterations) == (ref.status, ref.iterations)
     assert r.f == pytest.approx(ref.f, rel=1e-9)
+
+
+def test_restoration_start_p_n_without_cancellation():
+    """The restoration phase's starting p, n (positive roots of IPOPT's quadratics,
+    p - n = c) against 50-digit arithmetic.  Where |c| >> mu / rho the textbook formula
+    a + sqrt(a^2 + b) returned 0 (a zero slack, then a division by zero): those entries
+    now take the stable form of the same root and are accurate; every value is
+    positive; the others keep the formula's values (as before, and as IPOPT's)."""
+    from decimal import Decimal, getcontext
+
+    import numpy as np
+
+    from caspar_backend.solver.restoration import _initial_p_n
+
+    getcontext().prec = 50
+    c = np.array([-1e12, -1e6, -1e3, -1.0, -1e-9, 0.0, 1e-9, 1.0, 1e3, 1e6, 1e12])
+    mu, rho = 0.1, 1000.0
+    p, n = _initial_p_n(np, c, mu, rho)
+    assert np.all(p > 0) and np.all(n > 0)
+    for ci, pi, ni in zip(c, p, n):
+        a = (Decimal(mu) - Decimal(rho) * Decimal(ci)) / (2 * Decimal(rho))
+        b = Decimal(mu) * Decimal(ci) / (2 * Decimal(rho))
+        n_ref = a + (a * a + b).sqrt()
+        p_ref = Decimal(ci) + n_ref
+        if abs(ci) <= 1e-9 or abs(ci) >= 1e12:  # no cancellation, or the stable root
+            assert abs(Decimal(ni) - n_ref) <= Decimal(1e-12) * n_ref, (ci, ni, n_ref)
+            assert abs(Decimal(pi) - p_ref) <= Decimal(1e-12) * p_ref, (ci, pi, p_ref)
+        else:                                   # partial cancellation: the formula's
+            assert abs(Decimal(ni) - n_ref) <= Decimal(1e-4) * n_ref
+            assert abs(Decimal(pi) - p_ref) <= Decimal(1e-4) * p_ref
+
+
+def test_restoration_inherits_safe_slacks():
+    """x^2 + y^2 <= 1, x + y >= 3 with the watchdog after two shortened steps: the outer
+    iterate reaches a bound to machine precision (safe-slack mode) before a restoration
+    phase, whose own iterate formed the raw slack 0 and divided by zero (Restoration_Failed
+    after 211 iterations).  The restoration phase now forms the slacks as the outer
+    iterate does; both solvers end locally infeasible (IPOPT: 224 iterations)."""
+    import numpy as np
+
+    m = nlpm.infeasible()
+    st, it, f = _ipopt(m)
+    with np.errstate(divide="raise", invalid="raise"):
+        r = cb.from_pyomo(nlpm.infeasible()).solve(print_level=0,
+                                                  watchdog_shortened_iter_trigger=2)
+    assert st == r.status == "Infeasible_Problem_Detected"

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..kkt.arrays import amax, amax_abs, scalars
+from ..kkt.arrays import amax, amax_abs, errstate, scalars
 from .ipm import InteriorPoint, SolverStop
 from .nlp import BarrierNLP
 
@@ -111,6 +111,31 @@ class RestorationNLP(BarrierNLP):
         return self.orig.describe_nonfinite(v[:self.orig.nw])
 
 
+def _initial_p_n(xp, c, mu, rho):
+    """IPOPT's starting p, n >= 0 with p - n = c: the minimizers of
+    rho (p + n) - mu (ln p + ln n), i.e. the positive roots
+
+        n = a + sqrt(a^2 + b),   a = (mu - rho c) / (2 rho),  b = mu c / (2 rho),
+        p = c + n.
+
+    Where that loses everything to cancellation (|c| >> mu / rho: a root of size
+    ~mu / (2 rho) computed as a difference of two numbers of size |c|, possibly 0, and a
+    zero slack divides by zero), the same root is taken as b / (sqrt(a^2 + b) - a), and p
+    from its own quadratic likewise; elsewhere the values are the formula's above."""
+    with errstate(xp):
+        a = (mu - rho * c) / (2.0 * rho)
+        b = mu * c / (2.0 * rho)
+        r = xp.sqrt(a * a + b)
+        n = a + r
+        n = xp.where(n > 0, n, b / (r - a))
+        p = c + n
+        ap = (mu + rho * c) / (2.0 * rho)
+        bp = -b
+        rp = xp.sqrt(ap * ap + bp)
+        p = xp.where(p > 0, p, bp / (rp - ap))
+    return p, n
+
+
 def restoration_phase(ipm: InteriorPoint) -> None:
     """Run the restoration phase from ``ipm``'s iterate; on return ``ipm`` holds a new,
     filter-acceptable iterate.  Raises :class:`SolverStop` when it fails."""
@@ -127,11 +152,12 @@ def restoration_phase(ipm: InteriorPoint) -> None:
     mu_R = max(ipm.mu, scalars(xp, amax_abs(xp, c))[0])
     rho = o.resto_penalty_parameter
     nlp = RestorationNLP(ipm.nlp, ipm.w, math.sqrt(mu_R), rho)
-    a = (mu_R - rho * c) / (2.0 * rho)
-    n = a + xp.sqrt(a * a + mu_R * c / (2.0 * rho))
-    p = c + n
+    p, n = _initial_p_n(xp, c, mu_R, rho)
     v0 = xp.concatenate([ipm.w, p, n])
     inner = InteriorPoint(nlp, sh, resto=True)
+    # the original bounds' slacks as the outer iterate forms them: where one was lost to
+    # rounding (safe-slack mode) the raw slack is 0 and would divide by zero in here
+    inner.safe_slack_mode = ipm.safe_slack_mode
     inner.mu = mu_R
     inner.tau = max(o.tau_min, 1.0 - mu_R)
     nL = len(ipm.iL)
