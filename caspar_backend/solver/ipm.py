@@ -347,9 +347,10 @@ class InteriorPoint:
         self.theta_max = o.theta_max_fact * max(1.0, th)
         self.theta_min = o.theta_min_fact * max(1.0, th)
 
-    def least_squares_y(self):
+    def least_squares_y(self, max_norm=None):
         """y minimizing ||grad f + A^T y - zL + zU||_2 through [[I, A^T], [A, 0]]; zero if
-        that is singular or its max-norm exceeds constr_mult_init_max (IPOPT).  The
+        that is singular or its max-norm exceeds ``max_norm`` (default
+        constr_mult_init_max; IPOPT's least_square_mults).  The
         slacks of relaxed equalities are held in place (RELAXED_SLACK_LS_WEIGHT): as
         variables of the estimate their rows would add ``y_i^2`` to it (their two bound
         multipliers start equal), shrinking the equality multipliers towards zero (a
@@ -378,7 +379,8 @@ class InteriorPoint:
                 self.sh.t_solve += time.perf_counter() - t
                 break
         ymax, = scalars(xp, amax_abs(xp, y))
-        if not math.isfinite(ymax) or ymax > self.opts.constr_mult_init_max:
+        limit = self.opts.constr_mult_init_max if max_norm is None else max_norm
+        if not math.isfinite(ymax) or ymax > limit:
             y = xp.zeros(self.m)
         return y
 

@@ -106,6 +106,11 @@ _ROWS = [
        low=0.0),
     _o("constr_mult_init_max", float, 1e3, "Least-squares constraint multipliers larger "
        "than this (max-norm) are discarded for zero.", low=0.0),
+    _o("constr_mult_reset_threshold", float, 0.0, "After the restoration phase the "
+       "constraint multipliers are the least-squares ones, discarded for zero above this "
+       "(max-norm); 0: always zero.", low=0.0),
+    _o("bound_mult_reset_threshold", float, 1e3, "After the restoration phase all bound "
+       "multipliers are reset to 1 when one exceeds this.", low=0.0),
     _o("least_square_init_duals", bool, False, "Also estimate the bound multipliers by "
        "least squares (kept at bound_mult_init_val when False).", ()),
     _o("warm_start_init_point", bool, False, "'yes': start from the given multipliers "

@@ -202,18 +202,37 @@ def restoration_phase(ipm: InteriorPoint) -> None:
 
 
 def _adopt(ipm, inner, w, f_o, h_o, nL):
+    """Make the restoration phase's result the outer iterate, with IPOPT's multipliers
+    (MinC_1NrmRestorationPhase::PerformRestoration): the bound multipliers take one
+    step as if the whole primal progress had been a single Newton step,
+
+        dz = (mu + z (s - s_new)) / s - z,    z += alpha_z dz
+
+    (alpha_z the dual fraction to the boundary), all reset to 1 when one exceeds
+    bound_mult_reset_threshold (1000); y the least-squares multipliers when
+    constr_mult_reset_threshold > 0 (zero above it), otherwise -- IPOPT's default, 0 --
+    zero."""
     o = ipm.opts
+    xp = ipm.xp
+    sL, sU = ipm.slacks(ipm.w)            # before the move
+    sL, sU = sL.copy(), sU.copy()
     ipm.w[:] = w
     ipm.iterate_moved()
     ipm.f = f_o
     ipm.hv[:] = h_o
     ipm.eval_first_order(ipm.w)
-    ipm.zL[:] = inner.zL[:nL]
-    ipm.zU[:] = inner.zU[:len(ipm.iU)]
-    # IPOPT's bound_mult_reset_threshold (1000): large multipliers are reset
-    xp = ipm.xp
-    if max(scalars(xp, amax(xp, ipm.zL), amax(xp, ipm.zU))) > 1e3:
+    tL, tU = ipm.slacks(ipm.w)
+    with errstate(xp):
+        dzL = (ipm.mu + ipm.zL * (sL - tL)) / sL - ipm.zL
+        dzU = (ipm.mu + ipm.zU * (sU - tU)) / sU - ipm.zU
+    alpha_z = ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
+    ipm.zL += alpha_z * dzL
+    ipm.zU += alpha_z * dzU
+    if max(scalars(xp, amax(xp, ipm.zL), amax(xp, ipm.zU))) > o.bound_mult_reset_threshold:
         ipm.zL[:] = 1.0
         ipm.zU[:] = 1.0
-    ipm.y[:] = ipm.least_squares_y()
+    if o.constr_mult_reset_threshold > 0.0:
+        ipm.y[:] = ipm.least_squares_y(max_norm=o.constr_mult_reset_threshold)
+    else:
+        ipm.y[:] = 0.0
     ipm.info.update(inner.info)
