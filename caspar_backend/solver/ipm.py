@@ -162,15 +162,14 @@ class InteriorPoint:
         that callers do not modify.  Those of the current iterate are formed once (on the
         device each is four launches, and an iteration asks ~7 times)."""
         current = w is self.w and not self.safe_slack_mode
-        key = (self._w_version, w)
-        c = self._slack_cache
-        if current and c is not None and c[0][0] == key[0] and c[0][1] is w:
-            return c[1]
+        c = self._slack_cache           # (version, w, (sL, sU))
+        if current and c is not None and c[0] == self._w_version and c[1] is w:
+            return c[2]
         sL, sU = w[self.iL] - self.wLL, self.wUU - w[self.iU]
         if self.safe_slack_mode:
             return self.safe_slacks(sL, sU)
         if current:
-            self._slack_cache = (key, (sL, sU))
+            self._slack_cache = (self._w_version, w, (sL, sU))
         return sL, sU
 
     def iterate_moved(self):
@@ -193,12 +192,16 @@ class InteriorPoint:
         """Every entry of the arrays ``vs`` finite, with one host read for all of them
         (on the device each read synchronizes; the reductions queue in stream order, so
         the shared buffer is read before the next array overwrites it)."""
-        xp, ok = self.xp, None
+        ok = None
         for v in vs:
-            buf = self._fin[:v.size]
-            xp.isfinite(v, out=buf)
-            ok = buf.all() if ok is None else ok & buf.all()
+            ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
         return bool(ok)
+
+    def _finite_flag(self, v):
+        """All of ``v`` finite, as a 0-d device bool (not read back)."""
+        buf = self._fin[:v.size]
+        self.xp.isfinite(v, out=buf)
+        return buf.all()
 
     def theta(self, h):
         return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
@@ -241,9 +244,7 @@ class InteriorPoint:
         xp = self.xp
         f = self.nlp.f(w)
         self.nlp.h(w, hout)
-        buf = self._fin[:hout.size]
-        xp.isfinite(hout, out=buf)
-        fin, theta, *sums = scalars(xp, buf.all(), xp.sum(xp.abs(hout)),
+        fin, theta, *sums = scalars(xp, self._finite_flag(hout), xp.sum(xp.abs(hout)),
                                     *self._barrier_terms(w))
         if not (math.isfinite(f) and fin):
             return f, False, math.nan, math.nan
@@ -565,8 +566,13 @@ class InteriorPoint:
             if self._acceptable(e, ue, self._obj_change(update=True)):
                 # IPOPT keeps the latest acceptable iterate for a failed line search
                 # (StoreAcceptablePoint / RestoreAcceptablePoint)
-                self.acceptable_point = (self.w.copy(), self.y.copy(), self.zL.copy(),
-                                         self.zU.copy())
+                if self.acceptable_point is None:      # buffers, allocated once
+                    self.acceptable_point = (self.w.copy(), self.y.copy(),
+                                             self.zL.copy(), self.zU.copy())
+                else:
+                    for buf, v in zip(self.acceptable_point,
+                                      (self.w, self.y, self.zL, self.zU)):
+                        buf[:] = v
                 self.acceptable_count += 1
                 if self.acceptable_count >= o.acceptable_iter:
                     return "Solved_To_Acceptable_Level"

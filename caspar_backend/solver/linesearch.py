@@ -65,12 +65,14 @@ def _reference(ipm, d):
     xp = ipm.xp
     dw = d["dw"]
     bounds = ipm.step_bound_terms(d, ipm.tau)
+    barrier = ipm._barrier_terms(ipm.w)
     gBD, d_norm, rel, theta, *rest = scalars(
         xp, d["gphi"] @ dw, amax_abs(xp, dw), amax_abs(xp, dw / (1.0 + xp.abs(ipm.w))),
-        xp.sum(xp.abs(ipm.hv)), *ipm._barrier_terms(ipm.w), *bounds[2])
-    ipm.keep_step_bounds(d, bounds, rest[5:])
+        xp.sum(xp.abs(ipm.hv)), *barrier, *bounds[2])
+    k = len(barrier)
+    ipm.keep_step_bounds(d, bounds, rest[k:])
     # (should phi switch to safe slacks, the bounds kept are recomputed from those)
-    return (theta, ipm.phi(ipm.w, ipm.f, sums=rest[:5]), gBD), d_norm, rel
+    return (theta, ipm.phi(ipm.w, ipm.f, sums=rest[:k]), gBD), d_norm, rel
 
 
 def line_search(ipm, d) -> bool:

@@ -214,14 +214,16 @@ def _adopt(ipm, inner, w, f_o, h_o, nL):
     zero."""
     o = ipm.opts
     xp = ipm.xp
-    sL, sU = ipm.slacks(ipm.w)            # before the move
-    sL, sU = sL.copy(), sU.copy()
+    sL, sU = ipm.slacks(ipm.w)            # before the move (new arrays, not overwritten)
     ipm.w[:] = w
     ipm.iterate_moved()
     ipm.f = f_o
     ipm.hv[:] = h_o
     ipm.eval_first_order(ipm.w)
     tL, tU = ipm.slacks(ipm.w)
+    # IPOPT's ComputeBoundMultiplierStep, in its order of operations (the same step as
+    # bound_multiplier_steps(w_new - w_old) up to rounding; restoration exits are
+    # sensitive to that)
     with errstate(xp):
         dzL = (ipm.mu + ipm.zL * (sL - tL)) / sL - ipm.zL
         dzU = (ipm.mu + ipm.zU * (sU - tU)) / sU - ipm.zU
