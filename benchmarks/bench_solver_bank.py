@@ -1,6 +1,7 @@
 """Benchmark: caspar-CPU vs IPOPT (CasADi's bundled 3.14 with MUMPS) on the test bank.
 
     python benchmarks/bench_solver_bank.py [--fast] [--filter SUBSTRING] [--options k=v ...]
+        [--caspar-options k=v ...]
 
 Prints one row per problem: status, objective, iterations and wall time of both solvers
 (IPOPT's time is its own t_wall_total; caspar's is the whole solve_nlp call).
@@ -40,9 +41,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--fast", action="store_true", help="skip the large instances")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--options", nargs="*", default=[])
+    ap.add_argument("--options", nargs="*", default=[], help="key=value for both solvers")
+    ap.add_argument("--caspar-options", nargs="*", default=[],
+                    help="key=value for caspar alone (its own options)")
     a = ap.parse_args(argv)
     opts = _parse(a.options)
+    copts = {**opts, **_parse(a.caspar_options)}
     hdr = (f"{'problem':34s} {'IPOPT status':28s} {'caspar status':28s} {'f IPOPT':>14s} "
            f"{'f caspar':>14s} {'it I':>5s} {'it c':>5s} {'t I [s]':>8s} {'t c [s]':>8s}")
     print(hdr)
@@ -54,7 +58,7 @@ def main(argv=None):
         d = dict(p.build(), options=p.options)
         ri = run_ipopt(d, opts)
         t = time.perf_counter()
-        rc = run_caspar(d, opts)
+        rc = run_caspar(d, copts)
         tc = time.perf_counter() - t
         ratios.append(rc.iterations / max(ri["iter"], 1))
         print(f"{p.name:34s} {ri['status']:28s} {rc.status:28s} {ri['f']:14.7e} {rc.f:14.7e} "

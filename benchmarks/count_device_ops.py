@@ -9,8 +9,9 @@ device; at 10^4–10^5 variables these, not the kernels, are the per-iteration f
 CPU through the emulation the GPU tests use (tests/test_gpu_solver.py: NumPy arrays posing
 as device memory, qdldl posing as cuDSS) and counts, from the second iteration on:
 
-* operations: ufunc calls, array functions, gathers ``x[idx]``, assignments ``x[...] = v``
-  and copies (``astype``, ``copy``, ``fill``) on device arrays -- each a launch on a GPU
+* operations: ufunc calls, array functions, gathers ``x[idx]``, assignments ``x[...] = v``,
+  copies (``astype``, ``copy``, ``fill``) on device arrays and the fused kernels of
+  ``caspar_backend/kkt/fused.py`` (one each) -- each a launch on a GPU
   (the evaluator's and the linear solver's own kernels are not counted), per source line;
 * host reads: ``.get()``, ``bool()`` and ``float()`` of device arrays, per source line.
 
@@ -135,7 +136,23 @@ def main(argv=None):
             reads["float " + _site()] += 1
         return float(self.view(np.ndarray))
 
+    fused_reference = T._fused_reference
+
+    def count_fused(*spec, **kw):     # one launch per fused kernel, not its NumPy ops
+        ref = fused_reference(*spec, **kw)
+        name = next(a for a in spec if isinstance(a, str) and a.startswith("caspar_"))
+
+        def run(*args):
+            was, counting[0] = counting[0], False
+            try:
+                return ref(*args)
+            finally:
+                counting[0] = was
+                launch("fused " + name[len("caspar_"):])
+        return run
+
     mp = MonkeyPatch()
+    mp.setattr(T, "_fused_reference", count_fused)
     for name, f in (("__array_ufunc__", count_ufunc), ("__array_function__", count_func),
                     ("get", count_get), ("__bool__", count_bool), ("__float__", count_float),
                     ("__getitem__", count_getitem), ("__setitem__", count_setitem),

@@ -101,6 +101,15 @@ class _DevArray(np.ndarray):
         super().__setitem__(key, value)
 
 
+def _fused_reference(*spec, **kw):
+    """Stand-in for ``cupy.ElementwiseKernel`` / ``ReductionKernel``: the kernel named
+    ``caspar_<op>`` as ``fused.OPS[op].reference``."""
+    from caspar_backend.kkt import fused
+
+    name = next(a for a in spec if isinstance(a, str) and a.startswith("caspar_"))
+    return fused.OPS[name[len("caspar_"):]].reference
+
+
 def _fake_xp():
     def dev(fn):
         return lambda *a, **k: np.asarray(fn(*a, **k)).view(_DevArray)
@@ -112,6 +121,9 @@ def _fake_xp():
         asarray=lambda a, dtype=None: np.array(a, dtype=dtype).view(_DevArray)
         if not isinstance(a, _DevArray) else a,
         cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
+    # CuPy's user kernels: a fused op (caspar_backend/kkt/fused.py) runs its NumPy
+    # reference on the posing arrays, with the kernel's arguments
+    ns.ElementwiseKernel = ns.ReductionKernel = _fused_reference
     for name in ("take", "multiply", "add", "subtract", "divide", "where", "maximum", "minimum",
                  "abs", "sum", "max", "min", "mean", "log", "sqrt", "isfinite", "clip",
                  "concatenate", "stack", "hstack", "column_stack", "inf", "float64",

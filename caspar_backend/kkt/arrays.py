@@ -83,7 +83,12 @@ def amax(xp, a):
 
 
 def amax_abs(xp, a):
-    return xp.max(xp.abs(a)) if a.size else xp.zeros(())
+    """max |a| as a 0-d array (0.0 for an empty ``a``); one fused kernel on the device."""
+    if is_host(xp):
+        return xp.max(xp.abs(a)) if a.size else xp.zeros(())
+    from .fused import call
+
+    return call(xp, "amax_abs", a)
 
 
 class SegmentSum(ABC):
@@ -184,7 +189,7 @@ def unique_inverse(xp, key):
     pos = xp.cumsum(new) - 1
     inv = xp.empty_like(pos)
     inv[order] = pos
-    return host(ks[new]).astype(np.int64), host(inv).astype(np.int64)
+    return np.asarray(host(ks[new]), np.int64), np.asarray(host(inv), np.int64)
 
 
 def segment_sum(xp, idx, size) -> SegmentSum:

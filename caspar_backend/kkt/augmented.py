@@ -72,6 +72,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linsolve.base import SparseStructure
+from . import fused
 from .arrays import segment_sum, unique_inverse
 from .base import KKTSystem
 from .refinement import refine
@@ -113,7 +114,7 @@ class AugmentedKKT(KKTSystem):
         ucol, urow = uniq // N, uniq % N
         indptr = np.zeros(N + 1, np.int64)
         np.cumsum(np.bincount(ucol, minlength=N), out=indptr[1:])
-        self.structure = SparseStructure(N, indptr, urow.astype(np.int64))
+        self.structure = SparseStructure(N, indptr, np.asarray(urow, np.int64))
         self.nnz = len(uniq)
         self._off = np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r])
         self._assemble = segment_sum(xp, self._map, self.nnz)
@@ -317,8 +318,9 @@ class AugmentedKKT(KKTSystem):
         # iterative refinement on the full system (:mod:`.refinement`): QDLDL does not
         # pivot and cuDSS pivots only statically, so tiny pivots can cost accuracy that
         # a few residual corrections recover; the static term is not part of K
-        self.last_residual_ratio = refine(
-            xp, b, x, lambda v: b - self.solver.matvec(v) + self._dstat * v,
+        self.last_residual_ratio, self.last_contraction = refine(
+            xp, b, x,
+            lambda v: fused.call(xp, "residual_static", b, self.solver.matvec(v), self._dstat, v),
             self.solver.solve, self.max_refinement_steps, self.residual_ratio_max,
             regularized=self.static_regularization > 0)
         return x[:nw].copy(), x[nw:nw + m].copy()

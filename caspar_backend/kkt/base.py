@@ -53,6 +53,8 @@ class KKTSystem(ABC):
     static_regularization: float = 0.0
     #: relative residual of the last :meth:`solve` after refinement
     last_residual_ratio: float = 0.0
+    #: the last refinement step's contraction ||r_k|| / ||r_{k-1}|| (0: not measured)
+    last_contraction: float = 0.0
     #: True when a solve that iterative refinement cannot make accurate means that the
     #: inertia test was passed wrongly (rounding hid a negative eigenvalue), so that the
     #: inertia correction must go on raising delta_w; False when it means a singular K

@@ -294,7 +294,7 @@ class CondensedKKT(KKTSystem):
         b = self._rhs
         b[:nw], b[nw:] = rhs_w, rhs_c
         x = self._condensed_solve(b)
-        self.last_residual_ratio = refine(
+        self.last_residual_ratio, self.last_contraction = refine(
             self.xp, b, x, lambda v: self._residual(b, v), self._condensed_solve,
             self.max_refinement_steps, self.residual_ratio_max, regularized=False)
         return x[:nw].copy(), x[nw:].copy()

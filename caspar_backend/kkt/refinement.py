@@ -17,6 +17,13 @@ slacks ~1e-14 from their bounds, the first solve can pass the ratio test while l
 reading its norms back.  The cap on ``||x||`` is IPOPT's ComputeResidualRatio: a
 huge ``x`` must not make any residual look small.  Each step reads its norms back in one
 host transfer (:func:`~caspar_backend.kkt.arrays.scalars`).
+
+The *contraction* of the last step, ``rho = ||r_k||_inf / ||r_{k-1}||_inf`` (0 when fewer
+than two residuals were read), tells how far the factorized matrix is from K: refinement
+against a static term E contracts the error by about ``||(K + E)^{-1} E||`` per step, and
+in directions where K's eigenvalues lie below E's entries by nearly 1, so that a ratio
+test dominated by well-resolved rows (or by a large ``||x||``) can pass while those
+directions are still wrong.  A contraction that is not small is the visible sign of it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from .arrays import amax_abs, scalars
 
 
 def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
-    """Refine ``x`` (an ``xp`` array, updated in place) and return the residual ratio the
+    """Refine ``x`` (an ``xp`` array, updated in place) and return ``(ratio, rho)``:
+    ``rho`` the last step's contraction (module doc) and ``ratio`` the residual ratio the
     caller reports as ``last_residual_ratio``: the final ratio when refinement converged
     (0.0 when ``max_steps`` is 0), otherwise — when the factorized matrix differed from
     K only by a static ``regularized`` term — the residual relative to ``b`` alone (a
@@ -35,10 +43,12 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
     is of the order of ``b``; IPOPT's linear solver would have reported the singularity),
     or the last ratio."""
     if not max_steps:
-        return 0.0
+        return 0.0, 0.0
     bnorm = None
     converged = False
     rn = 0.0
+    rn_prev = None
+    rho = 0.0
     ratio = 0.0
     for step in range(max_steps + 1):
         res = residual(x)
@@ -50,7 +60,9 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
         if bnorm is None:
             bnorm, rn, xn = scalars(xp, amax_abs(xp, b), amax_abs(xp, res), amax_abs(xp, x))
         else:
+            rn_prev = rn
             rn, xn = scalars(xp, amax_abs(xp, res), amax_abs(xp, x))
+            rho = rn / rn_prev if rn_prev > 0 else 0.0
         ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
         if not math.isfinite(ratio):
             break
@@ -60,8 +72,8 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
         if step == max_steps:
             break
         x += correct(res)
-    if converged or not max_steps:
-        return ratio if converged else 0.0
+    if converged:
+        return ratio, rho
     if regularized:
-        return rn / bnorm if bnorm > 0 else 0.0
-    return ratio
+        return (rn / bnorm if bnorm > 0 else 0.0), rho
+    return ratio, rho

@@ -37,7 +37,9 @@ import time
 import numpy as np
 
 from ..kkt import make_kkt_system
-from ..kkt.arrays import amax, amax_abs, errstate, host, scalars, segment_sum, synchronize
+from ..kkt import fused
+from ..kkt.arrays import (amax_abs, errstate, host, is_host, scalars, segment_sum,
+                          synchronize)
 from ..linsolve import make_linear_solver
 from .filter import Filter
 from .watchdog import Watchdog
@@ -165,7 +167,9 @@ class InteriorPoint:
         c = self._slack_cache           # (version, w, (sL, sU))
         if current and c is not None and c[0] == self._w_version and c[1] is w:
             return c[2]
-        sL, sU = w[self.iL] - self.wLL, self.wUU - w[self.iU]
+        xp = self.xp
+        sL = fused.call(xp, "gather_slack", w, self.iL, self.wLL, 1.0)
+        sU = fused.call(xp, "gather_slack", w, self.iU, self.wUU, -1.0)
         if self.safe_slack_mode:
             return self.safe_slacks(sL, sU)
         if current:
@@ -199,6 +203,8 @@ class InteriorPoint:
 
     def _finite_flag(self, v):
         """All of ``v`` finite, as a 0-d device bool (not read back)."""
+        if not is_host(self.xp):
+            return fused.call(self.xp, "all_finite", v)
         buf = self._fin[:v.size]
         self.xp.isfinite(v, out=buf)
         return buf.all()
@@ -233,7 +239,8 @@ class InteriorPoint:
         xp = self.xp
         sL, sU = self.slacks(w)
         with errstate(xp):
-            return [_min_pos(xp, sL, sU), xp.sum(xp.log(sL)), xp.sum(xp.log(sU)),
+            return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
+                    fused.call(xp, "sum_log", sU),
                     xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
 
     def trial_point(self, w, hout):
@@ -274,8 +281,9 @@ class InteriorPoint:
         sL, sU = self.slacks(self.w)
         g = self.gradf.copy()  # vector-sized; kept by the direction
         kd = self.opts.kappa_d * self.mu
-        g[self.iL] += -self.mu / sL + kd * self.dampL
-        g[self.iU] += self.mu / sU - kd * self.dampU
+        xp = self.xp
+        fused.call(xp, "add_barrier", self.iL, -self.mu, sL, kd, self.dampL, g)
+        fused.call(xp, "add_barrier", self.iU, self.mu, sU, -kd, self.dampU, g)
         return g
 
     # ================================================================ evaluations
@@ -389,8 +397,8 @@ class InteriorPoint:
     def lagrangian_gradient(self, gradf, jv, y, zL, zU):
         """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
         rd = gradf + self.Aty(jv, y)
-        rd[self.iL] -= zL
-        rd[self.iU] += zU
+        fused.call(self.xp, "add_scaled", self.iL, -1.0, zL, rd)
+        fused.call(self.xp, "add_scaled", self.iU, 1.0, zU, rd)
         return rd
 
     def errors(self, mu=0.0):
@@ -399,7 +407,7 @@ class InteriorPoint:
         xp = self.xp
         rd = self.lagrangian_gradient(self.gradf, self.jv, self.y, self.zL, self.zU)
         sL, sU = self.slacks(self.w)
-        cL, cU = sL * self.zL, sU * self.zU
+        zL, zU = self.zL, self.zU
         viol = getattr(self.nlp, "nlp_constr_viol", None)
         nlp_constr = viol(self.w, self.hv) if viol is not None else amax_abs(xp, self.hv)
         # the user's (unscaled) constraint violation, for the log and constr_viol_tol,
@@ -407,9 +415,10 @@ class InteriorPoint:
         uviol = getattr(self.nlp, "unscaled_constr_viol_term", None)
         # slacks and bound multipliers are positive: |s z| = s z and |z| = z
         (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, *uconstr) = scalars(
-            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr, amax(xp, cL),
-            amax(xp, cU),
-            amax_abs(xp, cL - mu), amax_abs(xp, cU - mu), xp.sum(self.zL),
+            xp, amax_abs(xp, rd), amax_abs(xp, self.hv), nlp_constr,
+            fused.call(xp, "max_prod", sL, zL), fused.call(xp, "max_prod", sU, zU),
+            fused.call(xp, "max_abs_shift", sL, zL, mu),
+            fused.call(xp, "max_abs_shift", sU, zU, mu), xp.sum(self.zL),
             xp.sum(self.zU), xp.sum(xp.abs(self.y)), amax_abs(xp, self.w),
             *([uviol(self.w, self.hv)] if uviol is not None else []))
         self.wmax = wmax
@@ -619,8 +628,8 @@ class InteriorPoint:
         sL, sU = self.slacks(self.w)
         k.sigma[:] = 0.0
         # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
-        k.sigma[self.iL] += self.zL / sL
-        k.sigma[self.iU] += self.zU / sU
+        fused.call(self.xp, "add_ratio", self.iL, self.zL, sL, k.sigma)
+        fused.call(self.xp, "add_ratio", self.iU, self.zU, sU, k.sigma)
         k.jac_values[:] = self.jv
         if self.lbfgs is None:
             self.nlp.hess(self.w, self.y, 1.0, k.hess_values)
@@ -645,6 +654,20 @@ class InteriorPoint:
         # MadNLP does after a failed Richardson iteration.
         pretended = False
         smaller_tried = False
+        # refinement_contraction_max: the residual test passed, but at a slow rate the
+        # directions where K's eigenvalues lie below the static term are not resolved
+        # (the collocation OCP with 10^5 intervals: ~0.4 per step at eps = 1e-9, a first
+        # step far from Newton's; 0.01 at 1e-12, Newton's step)
+        if (k.last_contraction > self.opts.refinement_contraction_max
+                and k.static_regularization > 0
+                and k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR
+                and self.eps_restore is None):
+            # converged, but slowly: the same matrix with a smaller static term (kept
+            # for the solve when its refinement converges)
+            smaller_tried = True
+            solved = self._solve_with_smaller_static_term(rhs_w, rhs_c)
+            if solved is not None:
+                dw, dy = solved
         while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
             if not smaller_tried and self.eps_restore is None:
                 smaller_tried = True
@@ -671,7 +694,8 @@ class InteriorPoint:
         return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
 
     def _solve_with_smaller_static_term(self, rhs_w, rhs_c):
-        """After a failed refinement, once per direction: factorize the same matrix
+        """After a failed or slow (``refinement_contraction_max``) refinement, once per
+        direction: factorize the same matrix
         (same delta_w, delta_c) with a smaller static regularization and solve again.
         Refinement against K converges only while eps is small against K's smallest
         eigenvalues, so where those lie below eps (the OCP with 10^6 intervals: eps =
@@ -699,8 +723,9 @@ class InteriorPoint:
         system, Z dw + S dz = mu e - S z, at the current slacks."""
         if sL is None:
             sL, sU = self.slacks(self.w)
-        dzL = (self.mu - self.zL * sL - self.zL * dw[self.iL]) / sL
-        dzU = (self.mu - self.zU * sU + self.zU * dw[self.iU]) / sU
+        xp = self.xp
+        dzL = fused.call(xp, "bound_mult_step", self.mu, self.zL, sL, dw, self.iL, 1.0)
+        dzU = fused.call(xp, "bound_mult_step", self.mu, self.zU, sU, dw, self.iU, -1.0)
         return dzL, dzU
 
     def _solve(self, rhs_w, rhs_c):
@@ -807,7 +832,7 @@ class InteriorPoint:
 
     def fraction_to_boundary_z(self, dzL, dzU, tau):
         return min([1.0] + scalars(self.xp, *self._ftb_mins(
-            ((self.zL, dzL), (self.zU, dzU)), tau)))
+            ((self.zL, dzL, 1.0), (self.zU, dzU, 1.0)), tau)))
 
     def step_bounds(self, d, tau):
         """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
@@ -824,7 +849,7 @@ class InteriorPoint:
         """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
         back, the primal ones first."""
         p = self._ftb_primal(d["dw"], tau)
-        z = self._ftb_mins(((self.zL, d["dzL"]), (self.zU, d["dzU"])), tau)
+        z = self._ftb_mins(((self.zL, d["dzL"], 1.0), (self.zU, d["dzU"], 1.0)), tau)
         return (tau, self.safe_slack_mode), len(p), p + z
 
     def keep_step_bounds(self, d, pending, values):
@@ -837,18 +862,13 @@ class InteriorPoint:
 
     def _ftb_primal(self, dw, tau):
         sL, sU = self.slacks(self.w)
-        return self._ftb_mins(((sL, dw[self.iL]), (sU, -dw[self.iU])), tau)
+        return self._ftb_mins(((sL, dw[self.iL], 1.0), (sU, dw[self.iU], -1.0)), tau)
 
     def _ftb_mins(self, pairs, tau):
-        """min over i with ds_i < 0 of -tau s_i / ds_i for each nonempty pair, as 0-d
-        arrays (not read back)."""
-        xp = self.xp
-        mins = []
-        with errstate(xp):
-            for s, ds in pairs:
-                if s.size:
-                    mins.append(xp.min(xp.where(ds < 0, -tau * s / ds, xp.inf)))
-        return mins
+        """min over i with sign ds_i < 0 of -tau s_i / (sign ds_i) for each nonempty
+        triple (s, ds, sign), as 0-d arrays (not read back)."""
+        return [fused.call(self.xp, "ftb_min", s, ds, tau, sign)
+                for s, ds, sign in pairs if s.size]
 
     # ================================================================ log
     def log_iteration(self, e, ue):

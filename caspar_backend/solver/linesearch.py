@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from ..kkt import fused
 from ..kkt.arrays import amax_abs, scalars
 
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
@@ -347,8 +348,8 @@ def _accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, filter_pair, first_order=
     ks, mu = ipm.opts.kappa_sigma, ipm.mu
     sL, sU = ipm.slacks(ipm.w)
     xp = ipm.xp
-    xp.clip(ipm.zL, mu / (ks * sL), ks * mu / sL, out=ipm.zL)
-    xp.clip(ipm.zU, mu / (ks * sU), ks * mu / sU, out=ipm.zU)
+    fused.call(xp, "clip_ratio", sL, mu, ks, ipm.zL)
+    fused.call(xp, "clip_ratio", sU, mu, ks, ipm.zU)
     if ipm.lbfgs is not None:
         nx = ipm.nlp.nx
         s = ipm.w[:nx] - w_old[:nx]

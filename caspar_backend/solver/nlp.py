@@ -138,8 +138,10 @@ class SlackNLP(BarrierNLP):
             self.relaxed_equality_slacks = nx + np.flatnonzero(self.eq)
         self.ns = ns = len(self.slack_rows)
         self.nw = nx + ns
-        jr, jc = host(ev.jac_rows).astype(np.int64), host(ev.jac_cols).astype(np.int64)
-        hr, hc = host(ev.hess_rows).astype(np.int64), host(ev.hess_cols).astype(np.int64)
+        # int64 views where the evaluator's are int64 already (copies of 10^6-10^7
+        # entries otherwise; nothing below writes to them)
+        jr, jc = (np.asarray(host(a), np.int64) for a in (ev.jac_rows, ev.jac_cols))
+        hr, hc = (np.asarray(host(a), np.int64) for a in (ev.hess_rows, ev.hess_cols))
         self._ev_jac_rows, self._ev_jac_cols = jr, jc
         if self.all_free:
             # identity column map: skip the gathers (seconds of host work at 10^6 rows)
@@ -157,17 +159,19 @@ class SlackNLP(BarrierNLP):
         self.jac_cols = np.concatenate([jc_kept, nx + np.arange(ns)])
         self._nj_user = len(self._jkeep)
         self._hkeep_all = len(self._hkeep) == len(hr)
-        # device copies of the gathers used in every evaluation
+        # device copies of the gathers used in every evaluation (none where every entry
+        # is kept: the evaluations then skip the gather)
+        jall = self._nj_user == len(jr)
         self._free_d = xp.asarray(self.free)
         self._slack_d = xp.asarray(self.slack_rows)
-        self._jkeep_d = xp.asarray(self._jkeep)
-        self._hkeep_d = xp.asarray(self._hkeep)
+        self._jkeep_d = None if jall else xp.asarray(self._jkeep)
+        self._hkeep_d = None if self._hkeep_all else xp.asarray(self._hkeep)
         # buffers for the user evaluator (full size), allocated once
         self._g = xp.zeros(m)
         self._gradf = xp.zeros(n)
         self._jv = xp.zeros(len(jr))
-        self._jtmp = xp.zeros(self._nj_user)
-        self._hv = xp.zeros(len(hr))
+        self._jtmp = xp.zeros(0 if jall else self._nj_user)
+        self._hv = xp.zeros(0 if self._hkeep_all else len(hr))
         self._lam = xp.zeros(m)
         self.lbg, self.ubg = lbg, ubg
         self.df, self.dc = 1.0, np.ones(m)
@@ -218,10 +222,13 @@ class SlackNLP(BarrierNLP):
                 with self.counter.timed("jac"):
                     self.ev.jac_values(x, self._jv)
                 jv = host(self._jv)
-                rows = self._ev_jac_rows[self._jkeep]
+                if self._nj_user == len(jv):
+                    rows, vals = self._ev_jac_rows, np.abs(jv)
+                else:
+                    rows, vals = self._ev_jac_rows[self._jkeep], np.abs(jv[self._jkeep])
                 rowmax = np.zeros(self.m)
                 with np.errstate(invalid="ignore"):     # NaN rows are left unscaled
-                    np.maximum.at(rowmax, rows, np.abs(jv[self._jkeep]))
+                    np.maximum.at(rowmax, rows, vals)
                 big = np.isfinite(rowmax) & (rowmax > gmax)
                 dc[big] = np.maximum(gmin, gmax / rowmax[big])
         self.df, self.dc = float(df), dc

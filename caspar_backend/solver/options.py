@@ -168,6 +168,11 @@ _ROWS = [
        low=0),
     _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "
        "residual.", low=0.0),
+    _o("refinement_contraction_max", float, 0.1, "caspar: a refinement with a static "
+       "term that converged with a last-step residual contraction above this is redone "
+       "with a smaller static term (kkt/refinement.py: slow contraction leaves the "
+       "directions of K's eigenvalues below the term unresolved); >= 1 turns it off.",
+       low=0.0),
     _o("kkt_static_regularization", float, 1e-9, "caspar: +-eps added to the KKT "
        "diagonal blocks when factorizing without pivoting (qdldl); removed again by "
        "iterative refinement.", low=0.0),
