@@ -106,9 +106,9 @@ def _add_barrier(idx, c1, s, c2, d, out):
 
 
 OPS = {
-    "amax_abs": FusedOp(("reduction", "T a", "T y", "abs(a)", "max(a, b)", "0", None),
+    "amax_abs": FusedOp(("reduction", "T v", "T y", "fabs(v)", "max(a, b)", "0", None),
                         lambda a: _max_or_zero(np.abs(a))),
-    "all_finite": FusedOp(("reduction", "T a", "bool y", "isfinite(a)", "a && b", "true",
+    "all_finite": FusedOp(("reduction", "T v", "bool y", "isfinite(v)", "a && b", "true",
                            "bool"), _all_finite),
     "ftb_min": FusedOp(("reduction", "T s, T ds, T tau, T sign", "T y",
                         "sign * ds < 0 ? -tau * s / (sign * ds) : CASPAR_INF", "min(a, b)",
@@ -117,7 +117,7 @@ OPS = {
                        lambda s: np.sum(np.log(s))),
     "max_prod": FusedOp(("reduction", "T s, T z", "T y", "s * z", "max(a, b)", "0", None),
                         lambda s, z: _max_or_zero(s * z)),
-    "max_abs_shift": FusedOp(("reduction", "T s, T z, T mu", "T y", "abs(s * z - mu)",
+    "max_abs_shift": FusedOp(("reduction", "T s, T z, T mu", "T y", "fabs(s * z - mu)",
                               "max(a, b)", "0", None),
                              lambda s, z, mu: _max_or_zero(np.abs(s * z - mu))),
     "gather_slack": FusedOp(("elementwise", "raw T w, raw int64 idx, T b, T sign", "T s",
