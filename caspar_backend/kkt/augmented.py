@@ -135,6 +135,7 @@ class AugmentedKKT(KKTSystem):
         self.max_refinement_steps = max_refinement_steps
         self.residual_ratio_max = residual_ratio_max
         self._rhs = xp.zeros(N)
+        self._rhs_mv = xp.zeros(N)          # primal_matvec's input
         # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
@@ -304,8 +305,17 @@ class AugmentedKKT(KKTSystem):
 
     def factorize(self):
         fact = self.solver.factorize(self.values)
-        ok = fact.ok and fact.inertia == self.expected_inertia()
+        ok = fact.ok and (not self.check_inertia or fact.inertia == self.expected_inertia())
         return fact, ok
+
+    def primal_matvec(self, v):
+        """``(W + Sigma + delta_w I) v`` (length nw, new array): K's first block row applied
+        to ``[v, 0]`` without the static term (no low-rank block)."""
+        u = self._rhs_mv
+        u[:self.nw] = v
+        u[self.nw:] = 0.0
+        out = self.solver.matvec(u)
+        return out[:self.nw] - self._dstat[:self.nw] * v
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs_w, rhs_c):

@@ -62,6 +62,9 @@ class KKTSystem(ABC):
     #: True when every factorization should carry the constraint regularization
     #: delta_c > 0 (IPOPT adds it only once the Jacobian was found degenerate)
     regularize_constraints_always: bool = False
+    #: False when the caller does not test the inertia (the inertia-free curvature test
+    #: accepts a factorization instead): :meth:`factorize` then reports only success
+    check_inertia: bool = True
 
     @abstractmethod
     def build(self) -> None:

@@ -40,6 +40,7 @@ from ..kkt import make_kkt_system
 from ..kkt import fused
 from ..kkt.arrays import (amax_abs, errstate, host, is_host, scalars, segment_sum,
                           synchronize)
+from ..errors import OptionError
 from ..linsolve import make_linear_solver
 from .filter import Filter
 from .watchdog import Watchdog
@@ -118,6 +119,12 @@ class InteriorPoint:
                                    n_lowrank=nlow, max_refinement_steps=o.max_refinement_steps,
                                    residual_ratio_max=o.residual_ratio_max,
                                    static_regularization=o.kkt_static_regularization)
+        if o.inertia_correction_method == "inertia-free":
+            if self.kkt.name != "augmented" or self.lbfgs is not None:
+                raise OptionError("inertia_correction_method 'inertia-free' needs "
+                                  "kkt_system 'augmented' and the exact Hessian")
+            self.kkt.check_inertia = False
+            self._zero_w = xp.zeros(nw)
         jr, jc = np.asarray(nlp.jac_rows, np.int64), np.asarray(nlp.jac_cols, np.int64)
         self.jr, self.nnz_j = xp.asarray(jr), len(jr)
         # A^T y = segment sum over the Jacobian columns of jv * y[jr]
@@ -688,10 +695,56 @@ class InteriorPoint:
             if not ok:
                 return None
             dw, dy = self._solve(rhs_w, rhs_c)
+        if not k.check_inertia:
+            solved = self._curvature_corrected(rhs_w, rhs_c, dw, dy)
+            if solved is None:
+                return None
+            dw, dy = solved
         if not self.allfinite(dw, dy):
             return None
         dzL, dzU = self.bound_multiplier_steps(dw, sL, sU)
         return dict(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+
+    def _curvature_corrected(self, rhs_w, rhs_c, dw, dy):
+        """The inertia-free acceptance of a factorization (Chiang & Zavala 2016; MadNLP's
+        InertiaFree), with ``inertia_correction_method = 'inertia-free'``: with the normal
+        step ``n`` (the solve of ``[0, rhs_c]``), ``t = dw - n``, ``H = W + Sigma +
+        delta_w I`` and ``g = -rhs_w`` (the barrier Lagrangian's gradient), accept the
+        direction ``(dw, dy)`` when
+
+            t'Ht + max(t'Hn - g'n, 0) >= inertia_free_tol t't,
+
+        else raise delta_w as Algorithm IC does (from the previous iteration's delta_w)
+        and solve again.  Returns the accepted ``(dw, dy)``, or None when delta_w exceeds
+        its maximum (one transfer per test)."""
+        k, xp, o = self.kkt, self.xp, self.opts
+        last = self.delta_w_last
+        perturbed = False
+        while True:
+            nrm = self._solve(self._zero_w, rhs_c)[0] if self.m else self._zero_w
+            t = dw - nrm
+            ht = k.primal_matvec(t)
+            tht, thn, bn, tt = scalars(xp, xp.dot(t, ht), xp.dot(ht, nrm), xp.dot(rhs_w, nrm),
+                                       xp.dot(t, t))
+            if math.isfinite(tht) and tht + max(thn + bn, 0.0) >= o.inertia_free_tol * tt:
+                break
+            self.delta_w_last = last      # Algorithm IC's schedule within one direction
+            if not self._next_delta_w():
+                return None
+            perturbed = True
+            fact, ok = self._factor()
+            while not ok:
+                if fact.n_zero > 0 and k.delta_c == 0.0 and self.m:
+                    k.delta_c = o.jacobian_regularization_value * self.mu ** \
+                        o.jacobian_regularization_exponent
+                elif not self._next_delta_w():
+                    return None
+                fact, ok = self._factor()
+            dw, dy = self._solve(rhs_w, rhs_c)
+        if perturbed:
+            self.delta_w_last = k.delta_w
+            self.info["delta_w"] = k.delta_w
+        return dw, dy
 
     def _solve_with_smaller_static_term(self, rhs_w, rhs_c):
         """After a failed or slow (``refinement_contraction_max``) refinement, once per

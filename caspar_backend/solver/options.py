@@ -176,6 +176,16 @@ _ROWS = [
     _o("kkt_static_regularization", float, 1e-9, "caspar: +-eps added to the KKT "
        "diagonal blocks when factorizing without pivoting (qdldl); removed again by "
        "iterative refinement.", low=0.0),
+    _o("inertia_correction_method", str, "inertia-based", "caspar (MadNLP's name): how a "
+       "factorization is accepted before delta_w is raised.  'inertia-based': the "
+       "inertia of the KKT matrix is (nw, m, 0) (IPOPT's Algorithm IC).  'inertia-free': "
+       "the inertia is not read; the direction passes Chiang & Zavala's curvature test "
+       "t'Ht + max(t'Hn - g'n, 0) >= inertia_free_tol t't (n the normal step, t = dw - n, "
+       "H = W + Sigma + delta_w I, g the barrier Lagrangian's gradient) -- one more "
+       "solve per factorization, for linear solvers whose inertia is not exact "
+       "(kkt_system 'augmented', exact Hessian).", ("inertia-based", "inertia-free")),
+    _o("inertia_free_tol", float, 0.0, "caspar (MadNLP's name): the curvature test's "
+       "margin with inertia_correction_method 'inertia-free'.", low=0.0),
     _o("first_hessian_perturbation", float, 1e-4, "delta_w^0: first trial Hessian "
        "perturbation.", low=0.0),
     _o("min_hessian_perturbation", float, 1e-20, "delta_w^min.", low=0.0),
