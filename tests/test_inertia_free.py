@@ -62,3 +62,31 @@ def test_reported_inertia_is_not_read(monkeypatch):
 def test_inertia_free_needs_augmented_exact_hessian(extra):
     with pytest.raises(OptionError, match="inertia-free"):
         run_caspar(_problem("hs007"), {**FREE, **extra})
+
+
+def test_primal_matvec_is_the_first_block_without_the_static_term():
+    """AugmentedKKT.primal_matvec: (W + Sigma + delta_w I) v against a dense product, with
+    an off-diagonal Hessian entry, a Jacobian and the static term on."""
+    import numpy as np
+
+    from caspar_backend.kkt.augmented import AugmentedKKT
+
+    k = AugmentedKKT(nw=3, m=1, hess_rows=[0, 1, 2, 2], hess_cols=[0, 1, 0, 2],
+                     jac_rows=[0, 0], jac_cols=[0, 2], linear_solver=QDLDLSolver(),
+                     static_regularization=1e-9)
+    k.hess_values[:] = [2.0, 1e-3, -0.5, 4.0]
+    k.jac_values[:] = [1.0, 3.0]
+    k.sigma[:] = [0.1, 0.0, 7.0]
+    k.delta_w = 1e-4
+    k.build()
+    k.factorize()                     # the product is the last factorized matrix's
+    W = np.array([[2.0, 0.0, -0.5], [0.0, 1e-3, 0.0], [-0.5, 0.0, 4.0]])
+    H = W + np.diag([0.1, 0.0, 7.0]) + 1e-4 * np.eye(3)
+    v = np.array([0.3, -1.2, 2.5])
+    np.testing.assert_allclose(k.primal_matvec(v), H @ v, rtol=1e-15, atol=1e-15)
+    k.delta_w = 0.0                   # the static term is in the factorized matrix only
+    k.build()
+    k.factorize()
+    assert np.any(k._dstat[:3] != 0.0)
+    np.testing.assert_allclose(k.primal_matvec(v), (H - 1e-4 * np.eye(3)) @ v, rtol=1e-14,
+                               atol=1e-15)

@@ -309,8 +309,9 @@ class AugmentedKKT(KKTSystem):
         return fact, ok
 
     def primal_matvec(self, v):
-        """``(W + Sigma + delta_w I) v`` (length nw, new array): K's first block row applied
-        to ``[v, 0]`` without the static term (no low-rank block)."""
+        """``(W + Sigma + delta_w I) v`` (length nw, new array) for the matrix of the last
+        :meth:`factorize`: its first block row applied to ``[v, 0]`` without the static
+        term (no low-rank block)."""
         u = self._rhs_mv
         u[:self.nw] = v
         u[self.nw:] = 0.0
