@@ -49,6 +49,8 @@ _EPS = np.finfo(float).eps
 #: relative KKT residual (after refinement) above which a solve counts as failed
 #: (IPOPT's residual_ratio_singular role; caspar's ratio is ||K x - b||_inf / ||b||_inf)
 RESIDUAL_RATIO_SINGULAR = 1e-6
+#: the smallest static term a slow (not failed) refinement lowers it to
+SLOW_REFINEMENT_EPS_FLOOR = 1e-12
 #: barrier-term stand-in that holds the slack of a relaxed equality in place in the
 #: least-squares multiplier estimate (its step is O(1/weight)), so that the estimate is
 #: the equality's, as without relaxation, up to ~1e-8 relative; the resulting D = 1e8
@@ -152,6 +154,11 @@ class InteriorPoint:
         # delta_c from the first factorization on where the KKT system asks for it
         self.delta_c_used = self.kkt.regularize_constraints_always
         self.eps_restore = None     # static regularization to restore next iteration
+        # the static term before a slow refinement lowered it (None: not lowered), and
+        # whether that lowering is off for the rest of the solve (it once led to a
+        # failed refinement: the smaller term costs the factorization its stability)
+        self.eps_before_slow = None
+        self.slow_rule_off = False
         self.tiny_step_last = False
         self.watchdog = Watchdog()
         self.soft_resto = False        # in IPOPT's soft restoration phase (linesearch.py)
@@ -666,15 +673,30 @@ class InteriorPoint:
         # (the collocation OCP with 10^5 intervals: ~0.4 per step at eps = 1e-9, a first
         # step far from Newton's; 0.01 at 1e-12, Newton's step)
         if (k.last_contraction > self.opts.refinement_contraction_max
-                and k.static_regularization > 0
+                and k.static_regularization > SLOW_REFINEMENT_EPS_FLOOR
                 and k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR
-                and self.eps_restore is None):
+                and self.eps_restore is None and not self.slow_rule_off):
             # converged, but slowly: the same matrix with a smaller static term (kept
             # for the solve when its refinement converges)
             smaller_tried = True
+            eps = k.static_regularization
             solved = self._solve_with_smaller_static_term(rhs_w, rhs_c)
             if solved is not None:
                 dw, dy = solved
+                if self.eps_before_slow is None:
+                    self.eps_before_slow = eps
+        if (k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR
+                and self.eps_before_slow is not None
+                and k.static_regularization < self.eps_before_slow):
+            # a refinement failing under the term a slow one lowered: that term, not K,
+            # is the trouble (COPS glider(1000): 1e-12 breaks a later factorization, and
+            # going on down and up from there lost the solve) -- back to the former term,
+            # and no more lowering for slowness
+            k.static_regularization = self.eps_before_slow
+            self.eps_before_slow, self.slow_rule_off = None, True
+            if not self.regularize_and_factorize():
+                return None
+            dw, dy = self._solve(rhs_w, rhs_c)
         while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
             if not smaller_tried and self.eps_restore is None:
                 smaller_tried = True
