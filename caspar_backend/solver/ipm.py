@@ -155,8 +155,8 @@ class InteriorPoint:
         self.delta_c_used = self.kkt.regularize_constraints_always
         self.eps_restore = None     # static regularization to restore next iteration
         # the static term before a slow refinement lowered it (None: not lowered), and
-        # whether that lowering is off for the rest of the solve (it once led to a
-        # failed refinement: the smaller term costs the factorization its stability)
+        # whether lowering for slowness is off for the rest of the solve (it once led to
+        # a failed refinement)
         self.eps_before_slow = None
         self.slow_rule_off = False
         self.tiny_step_last = False
@@ -676,11 +676,14 @@ class InteriorPoint:
                 and k.static_regularization > SLOW_REFINEMENT_EPS_FLOOR
                 and k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR
                 and self.eps_restore is None and not self.slow_rule_off):
-            # converged, but slowly: the same matrix with a smaller static term (kept
-            # for the solve when its refinement converges)
+            # converged, but slowly: the same matrix with a smaller static term, kept
+            # for the solve only when its refinement is no longer slow (where it is, the
+            # smaller term buys no accuracy and costs the factorization stability: COPS
+            # glider(1000) lost its solve to eps drifting between 1e-14 and 1e-6)
             smaller_tried = True
             eps = k.static_regularization
-            solved = self._solve_with_smaller_static_term(rhs_w, rhs_c)
+            solved = self._solve_with_smaller_static_term(
+                rhs_w, rhs_c, max_contraction=self.opts.refinement_contraction_max)
             if solved is not None:
                 dw, dy = solved
                 if self.eps_before_slow is None:
@@ -688,10 +691,8 @@ class InteriorPoint:
         if (k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR
                 and self.eps_before_slow is not None
                 and k.static_regularization < self.eps_before_slow):
-            # a refinement failing under the term a slow one lowered: that term, not K,
-            # is the trouble (COPS glider(1000): 1e-12 breaks a later factorization, and
-            # going on down and up from there lost the solve) -- back to the former term,
-            # and no more lowering for slowness
+            # a refinement failing under the term a slow one lowered: back to the former
+            # term, and no more lowering for slowness
             k.static_regularization = self.eps_before_slow
             self.eps_before_slow, self.slow_rule_off = None, True
             if not self.regularize_and_factorize():
@@ -768,7 +769,7 @@ class InteriorPoint:
             self.info["delta_w"] = k.delta_w
         return dw, dy
 
-    def _solve_with_smaller_static_term(self, rhs_w, rhs_c):
+    def _solve_with_smaller_static_term(self, rhs_w, rhs_c, max_contraction=None):
         """After a failed or slow (``refinement_contraction_max``) refinement, once per
         direction: factorize the same matrix
         (same delta_w, delta_c) with a smaller static regularization and solve again.
@@ -777,7 +778,8 @@ class InteriorPoint:
         1e-9 turns the first step away from IPOPT's, eps = 1e-12 gives it) a smaller eps
         is what helps, not a larger one.  Returns ``(dw, dy)`` and keeps the smaller eps
         for the solve when the inertia is right and the refinement converges; otherwise
-        restores eps and its factorization and returns None."""
+        restores eps and its factorization and returns None.  ``max_contraction``: the
+        refinement must also contract by at most this (kkt/refinement.py)."""
         k = self.kkt
         eps = k.decrease_static_regularization()
         if eps is None:
@@ -786,7 +788,8 @@ class InteriorPoint:
         _, ok = self._factor()
         if ok:
             dw, dy = self._solve(rhs_w, rhs_c)
-            if k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR:
+            if k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR and (
+                    max_contraction is None or k.last_contraction <= max_contraction):
                 return dw, dy
         k.static_regularization = eps
         self._factor()
