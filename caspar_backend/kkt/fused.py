@@ -15,32 +15,24 @@ duplicates (a bounded-variable list ``iL`` or ``iU``), ``sign`` +1.0 or -1.0 (th
 upper-bound twin of a lower-bound formula: multiplying by it is exact, so it changes no
 rounding).  Scalars are Python floats.
 
-=====================  ==========================================  ====================
-op (arguments)          value                                       kind
-=====================  ==========================================  ====================
-amax_abs(a)             max_i |a_i|  (0 when empty)                  reduction, 0-d
-all_finite(a)           all_i isfinite(a_i)  (True when empty)       reduction, 0-d bool
-ftb_min(s, ds, tau,     min over sign ds_i < 0 of                    reduction, 0-d
-sign)                   -tau s_i / (sign ds_i)  (+inf when none)
-sum_log(s)              sum_i log s_i                                reduction, 0-d
-max_prod(s, z)          max_i s_i z_i  (0 when empty)                reduction, 0-d
-max_abs_shift(s, z,     max_i |s_i z_i - mu|  (0 when empty)         reduction, 0-d
-mu)
-gather_slack(w, idx,    sign (w[idx] - b)                            new array
-b, sign)
-bound_mult_step(mu, z,  (mu - z s - sign z dw[idx]) / s              new array
-s, dw, idx, sign)
-add_ratio(idx, num, s,  out[idx] += num / s                          in place
-out)
-add_scaled(idx, c, v,   out[idx] += c v                              in place
-out)
-add_barrier(idx, c1,    out[idx] += c1 / s + c2 d                    in place
-s, c2, d, out)
-residual_static(b, kv,  b - kv + d v                                 new array
-d, v)
-clip_ratio(s, mu, ks,   z <- min(max(z, mu / (ks s)), ks mu / s)     in place
-z)
-=====================  ==========================================  ====================
+Reductions (a 0-d array, not read back; the identity for empty input):
+
+* ``amax_abs(a)``: max_i |a_i| (0 when empty)
+* ``all_finite(a)``: all_i isfinite(a_i) (True when empty; a bool)
+* ``ftb_min(s, ds, tau, sign)``: min over sign ds_i < 0 of -tau s_i / (sign ds_i) (+inf)
+* ``sum_log(s)``: sum_i log s_i
+* ``max_prod(s, z)``: max_i s_i z_i (0 when empty)
+* ``max_abs_shift(s, z, mu)``: max_i |s_i z_i - mu| (0 when empty)
+
+Elementwise (a new array, or in place in the last argument):
+
+* ``gather_slack(w, idx, b, sign)``: sign (w[idx] - b)
+* ``bound_mult_step(mu, z, s, dw, idx, sign)``: (mu - z s - sign z dw[idx]) / s
+* ``add_ratio(idx, num, s, out)``: out[idx] += num / s
+* ``add_scaled(idx, c, v, out)``: out[idx] += c v
+* ``add_barrier(idx, c1, s, c2, d, out)``: out[idx] += c1 / s + c2 d
+* ``residual_static(b, kv, d, v)``: b - kv + d v
+* ``clip_ratio(s, mu, ks, z)``: z <- min(max(z, mu / (ks s)), ks mu / s)
 """
 
 from __future__ import annotations
