@@ -189,8 +189,12 @@ def _emulated_solver_class():
         def solve(self, rhs):
             return self.inner.solve(_EmulatedEvaluator._h(rhs)).view(_DevArray)
 
-        def matvec(self, x):
-            return self.inner.matvec(_EmulatedEvaluator._h(x)).view(_DevArray)
+        def matvec(self, x, out=None):     # the LinearSolver interface's signature
+            y = self.inner.matvec(_EmulatedEvaluator._h(x)).view(_DevArray)
+            if out is None:
+                return y
+            out[...] = y
+            return out
 
     return EmulatedCudss
 

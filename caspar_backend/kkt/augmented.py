@@ -136,6 +136,7 @@ class AugmentedKKT(KKTSystem):
         self.residual_ratio_max = residual_ratio_max
         self._rhs = xp.zeros(N)
         self._rhs_mv = xp.zeros(N)          # primal_matvec's input
+        self._kv = xp.zeros(N)              # K v of the refinement and primal_matvec
         # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
@@ -315,8 +316,8 @@ class AugmentedKKT(KKTSystem):
         u = self._rhs_mv
         u[:self.nw] = v
         u[self.nw:] = 0.0
-        out = self.solver.matvec(u)
-        return out[:self.nw] - self._dstat[:self.nw] * v
+        kv = self.solver.matvec(u, self._kv)
+        return kv[:self.nw] - self._dstat[:self.nw] * v
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs_w, rhs_c):
@@ -331,7 +332,8 @@ class AugmentedKKT(KKTSystem):
         # a few residual corrections recover; the static term is not part of K
         self.last_residual_ratio, self.last_contraction = refine(
             xp, b, x,
-            lambda v: fused.call(xp, "residual_static", b, self.solver.matvec(v), self._dstat, v),
+            lambda v: fused.call(xp, "residual_static", b, self.solver.matvec(v, self._kv),
+                                 self._dstat, v),
             self.solver.solve, self.max_refinement_steps, self.residual_ratio_max,
             regularized=self.static_regularization > 0)
         return x[:nw].copy(), x[nw:nw + m].copy()

@@ -379,9 +379,7 @@ class InteriorPoint:
         multipliers start equal), shrinking the equality multipliers towards zero (a
         ridge estimate: AC-OPF case1354 then took 58 iterations instead of 37)."""
         k = self.kkt
-        rd = self.gradf.copy()
-        rd[self.iL] -= self.zL
-        rd[self.iU] += self.zU
+        rd = self._add_bound_multipliers(self.gradf.copy(), self.zL, self.zU)
         xp = self.xp
         k.hess_values[:] = 0.0
         k.jac_values[:] = self.jv
@@ -410,7 +408,10 @@ class InteriorPoint:
     # ================================================================ errors
     def lagrangian_gradient(self, gradf, jv, y, zL, zU):
         """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
-        rd = gradf + self.Aty(jv, y)
+        return self._add_bound_multipliers(gradf + self.Aty(jv, y), zL, zU)
+
+    def _add_bound_multipliers(self, rd, zL, zU):
+        """rd - zL + zU on the bounded entries, in place (iL and iU hold no duplicates)."""
         fused.call(self.xp, "add_scaled", self.iL, -1.0, zL, rd)
         fused.call(self.xp, "add_scaled", self.iU, 1.0, zU, rd)
         return rd
@@ -742,7 +743,6 @@ class InteriorPoint:
         its maximum (one transfer per test)."""
         k, xp, o = self.kkt, self.xp, self.opts
         last = self.delta_w_last
-        perturbed = False
         while True:
             nrm = self._solve(self._zero_w, rhs_c)[0] if self.m else self._zero_w
             t = dw - nrm
@@ -751,22 +751,12 @@ class InteriorPoint:
                                        xp.dot(t, t))
             if math.isfinite(tht) and tht + max(thn + bn, 0.0) >= o.inertia_free_tol * tt:
                 break
-            self.delta_w_last = last      # Algorithm IC's schedule within one direction
-            if not self._next_delta_w():
+            # Algorithm IC's schedule within one direction; without the inertia test its
+            # loop stops at the first successful factorization (and records delta_w)
+            self.delta_w_last = last
+            if not (self._next_delta_w() and self._perturb_until_inertia()):
                 return None
-            perturbed = True
-            fact, ok = self._factor()
-            while not ok:
-                if fact.n_zero > 0 and k.delta_c == 0.0 and self.m:
-                    k.delta_c = o.jacobian_regularization_value * self.mu ** \
-                        o.jacobian_regularization_exponent
-                elif not self._next_delta_w():
-                    return None
-                fact, ok = self._factor()
             dw, dy = self._solve(rhs_w, rhs_c)
-        if perturbed:
-            self.delta_w_last = k.delta_w
-            self.info["delta_w"] = k.delta_w
         return dw, dy
 
     def _solve_with_smaller_static_term(self, rhs_w, rhs_c, max_contraction=None):
@@ -909,8 +899,7 @@ class InteriorPoint:
         return min([1.0] + scalars(self.xp, *self._ftb_primal(dw, tau)))
 
     def fraction_to_boundary_z(self, dzL, dzU, tau):
-        return min([1.0] + scalars(self.xp, *self._ftb_mins(
-            ((self.zL, dzL, 1.0), (self.zU, dzU, 1.0)), tau)))
+        return min([1.0] + scalars(self.xp, *self._ftb_dual(dzL, dzU, tau)))
 
     def step_bounds(self, d, tau):
         """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
@@ -927,7 +916,7 @@ class InteriorPoint:
         """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
         back, the primal ones first."""
         p = self._ftb_primal(d["dw"], tau)
-        z = self._ftb_mins(((self.zL, d["dzL"], 1.0), (self.zU, d["dzU"], 1.0)), tau)
+        z = self._ftb_dual(d["dzL"], d["dzU"], tau)
         return (tau, self.safe_slack_mode), len(p), p + z
 
     def keep_step_bounds(self, d, pending, values):
@@ -941,6 +930,9 @@ class InteriorPoint:
     def _ftb_primal(self, dw, tau):
         sL, sU = self.slacks(self.w)
         return self._ftb_mins(((sL, dw[self.iL], 1.0), (sU, dw[self.iU], -1.0)), tau)
+
+    def _ftb_dual(self, dzL, dzU, tau):
+        return self._ftb_mins(((self.zL, dzL, 1.0), (self.zU, dzU, 1.0)), tau)
 
     def _ftb_mins(self, pairs, tau):
         """min over i with sign ds_i < 0 of -tau s_i / (sign ds_i) for each nonempty
