@@ -328,17 +328,19 @@ def test_missing_bindings_are_a_clear_error(monkeypatch):
 
 @pytest.mark.skipif(tomllib is None, reason="tomllib needs Python 3.11")
 def test_extras_pin_the_cudss_that_nvmath_can_load():
-    """pyproject's cuDSS pins are the supported release nvmath-python can load from a
-    wheel: cuda-pathfinder (nvmath's library loader) looks for ``libcudss.so.0`` only, so
-    a pip-installed cuDSS 1.x (``libcudss.so.1``) is not found; the extras stay on 0.8.x
-    while :data:`SUPPORTED_CUDSS` also admits 1.x loaded by other means."""
+    """pyproject's cuDSS pins are the 1.x release (Bunch-Kaufman pivoting) together with a
+    cuda-pathfinder that finds it: nvmath-python loads cuDSS through cuda-pathfinder, whose
+    catalog has ``libcudss.so.1`` from 1.9 on (before, ``libcudss.so.0`` only, and a
+    pip-installed 1.x would not load).  :data:`SUPPORTED_CUDSS` still admits 0.8."""
     assert (0, 8) in cudss_handle.SUPPORTED_CUDSS and (1, None) in cudss_handle.SUPPORTED_CUDSS
+    assert cudss_handle.pivots((1, 0, 0)) and not cudss_handle.pivots((0, 8, 0))
     root = Path(__file__).resolve().parents[1]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
     for extra, wheel in (("gpu-cuda12", "nvidia-cudss-cu12"),
                          ("gpu-cuda13", "nvidia-cudss-cu13")):
-        assert f"{wheel}>=0.8,<0.9" in extras[extra], extras[extra]
+        assert f"{wheel}>=1.0,<2" in extras[extra], extras[extra]
+        assert "cuda-pathfinder>=1.9,<2" in extras[extra], extras[extra]
 
 
 # ---------------------------------------------------------------------- the handle
@@ -581,12 +583,12 @@ def test_real_cudss_pivoting_and_inertia():
 
 @pytest.mark.gpu
 def test_real_cudss_dense_eigen_switch_of_a_small_system():
-    """On a statically pivoting cuDSS (0.8) a small system switches to the dense
-    eigendecomposition on the device: diag(0, 2, -3) reports its zero eigenvalue (an
-    exact zero; rounding would leave a singular K's at ~eps ||K||, for the refinement to
-    catch), diag(1e-20, 1e3) keeps its 1e-20 pivot (cuDSS 0.8 replaces it), the
-    regular one solves to rounding; the vectors stay CuPy arrays.  cuDSS 1.x pivots
-    (Bunch-Kaufman) and has no such switch.  A system above DENSE_MAX_N is not switched."""
+    """A small system switches to the dense eigendecomposition on the device, with cuDSS
+    0.8 (static pivots) and 1.x (Bunch-Kaufman, which still perturbs an exact zero pivot)
+    alike: diag(0, 2, -3) reports its zero eigenvalue (an exact zero; rounding would
+    leave a singular K's at ~eps ||K||, for the refinement to catch), diag(1e-20, 1e3)
+    keeps its 1e-20 pivot (cuDSS replaces it), the regular one solves to rounding; the
+    vectors stay CuPy arrays.  A system above DENSE_MAX_N is not switched."""
     from caspar_backend.device import gpu_problem
     from caspar_backend.linsolve.dense_eigen import DENSE_MAX_N
 
@@ -601,10 +603,7 @@ def test_real_cudss_dense_eigen_switch_of_a_small_system():
     st, vs = _upper_csc(singular)
     _, vr = _upper_csc(regular)
     s.analyse(st)
-    assert s.perturbs_pivots is not s.pivoting
-    if s.pivoting:
-        assert not s.enable_pivoting()
-        return
+    assert s.perturbs_pivots
     assert s.enable_pivoting() and not s.perturbs_pivots and not s.enable_pivoting()
     f = s.factorize(cp.asarray(vs))
     assert not f.ok and f.inertia == (1, 1, 1)

@@ -322,11 +322,13 @@ def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
 STATIC_PIVOT_EPS = 1e-13
 
 
-def _static_pivot_cudss_class():
-    """:class:`CudssSolver` with its cuDSS calls emulated as cuDSS 0.8 factorizes a small
+def _static_pivot_cudss_class(pivoting=False):
+    """:class:`CudssSolver` with its cuDSS calls emulated as cuDSS factorizes a small
     K: ``K = V diag(lam) V^T`` with every ``|lam| < STATIC_PIVOT_EPS`` replaced by
     ``+-STATIC_PIVOT_EPS`` (the sign of lam, + for 0) and the inertia counted from the
-    replaced values, so a (nearly) singular K factorizes with no zero pivot.  The rest
+    replaced values, so a (nearly) singular K factorizes with no zero pivot -- as cuDSS
+    0.8 does (``pivoting=False``) and 1.0 with Bunch-Kaufman (``pivoting=True``: it too
+    perturbs a zero pivot, info 0, H200 2026-11-30).  The rest
     (``perturbs_pivots``, ``enable_pivoting``, the switch to the dense eigendecomposition
     on device arrays) is CudssSolver's own code."""
     from caspar_backend.linsolve.base import Factorization
@@ -336,7 +338,8 @@ def _static_pivot_cudss_class():
 
     class StaticPivotCudss(CudssSolver):
         def __init__(self):
-            self.cp, self.pivoting, self.structure, self._dense = _fake_xp(), False, None, None
+            self.cp, self.pivoting, self.structure, self._dense = (
+                _fake_xp(), pivoting, None, None)
 
         def analyse(self, structure):
             self.structure, self._dense = structure, None
@@ -367,8 +370,8 @@ def _static_pivot_cudss_class():
     return StaticPivotCudss
 
 
-@pytest.mark.parametrize("switch", [True, False])
-def test_static_pivoting_switches_small_system_to_dense_eigen(switch, monkeypatch):
+@pytest.mark.parametrize("switch,pivoting", [(True, False), (True, True), (False, False)])
+def test_static_pivoting_switches_small_system_to_dense_eigen(switch, pivoting, monkeypatch):
     """min -x1 - x2 + 0.01 x2^2, x2 <= 1 (the bank's unbounded_linear) on the device
     code path with a statically pivoting cuDSS: delta_w falls below the pivot epsilon,
     the replaced pivot caps the x1 step and the refinement against K fails.  With the
@@ -382,7 +385,7 @@ def test_static_pivoting_switches_small_system_to_dense_eigen(switch, monkeypatc
     from problem_bank import bank
     from solver_harness import make_evaluator, run_caspar, run_ipopt
 
-    cls = _static_pivot_cudss_class()
+    cls = _static_pivot_cudss_class(pivoting)
     if not switch:
         monkeypatch.setattr(cls, "enable_pivoting", lambda self: False)
     xp = _emulate_device(monkeypatch, cls)
@@ -489,9 +492,10 @@ GPU_BANK = _bank_names()
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", GPU_BANK)
 def test_bank_on_cuda_matches_cpu_and_ipopt(name):
-    """With cuDSS 0.8 (static pivoting) too: unbounded_linear needs the switch of its
-    small KKT system to the dense eigendecomposition (Diverging_Iterates as IPOPT; the
-    iteration limit without it, H200 2026-11-30)."""
+    """With cuDSS 0.8 (static pivoting) and 1.0 (Bunch-Kaufman) alike: unbounded_linear
+    needs the switch of its small KKT system to the dense eigendecomposition
+    (Diverging_Iterates as IPOPT; the iteration limit without it, H200 2026-11-30, both
+    versions)."""
     _gpu_stack()
     pytest.importorskip("casadi")
     pytest.importorskip("qdldl")

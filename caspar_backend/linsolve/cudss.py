@@ -38,18 +38,23 @@ against the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
 allocation when ``out`` is given).
 
-Without Bunch-Kaufman (cuDSS 0.8, :attr:`CudssSolver.perturbs_pivots`), a small system
-(``N <= DENSE_MAX_N``) can be switched for the rest of the solve to the dense
-eigendecomposition on the device (:class:`~.dense_eigen.DenseEigenSolver`, cuSOLVER
-``syevd``: exact inertia, a zero eigenvalue reported as zero) by :meth:`enable_pivoting`,
-which the KKT system calls when the refinement fails against a statically pivoted
-factorization (an unbounded LP whose delta_w falls below cuDSS's pivot epsilon: the
-perturbed pivot caps the step, the iterates grow linearly instead of diverging as in
-IPOPT) or when the factorization reports a zero pivot with delta_w > 0.
+Since cuDSS replaces a tiny pivot by +-eps with or without Bunch-Kaufman
+(:attr:`CudssSolver.perturbs_pivots`), a small system (``N <= DENSE_MAX_N``) can be
+switched for the rest of the solve to the dense eigendecomposition on the device
+(:class:`~.dense_eigen.DenseEigenSolver`, cuSOLVER ``syevd``: exact inertia, a zero
+eigenvalue reported as zero) by :meth:`enable_pivoting`, which the KKT system calls when
+the refinement fails against a factorization with a replaced pivot (an unbounded LP whose
+delta_w falls below cuDSS's pivot epsilon: the perturbed pivot caps the step, the iterates
+grow linearly instead of diverging as in IPOPT; with cuDSS 0.8 and with 1.0's
+Bunch-Kaufman alike, H200 2026-11-30) or when the factorization reports a zero pivot with
+delta_w > 0.
 
 Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).  The
-install extras pin 0.8: nvmath-python loads cuDSS through cuda-pathfinder, which looks for
-``libcudss.so.0`` only, so a pip-installed 1.x (``libcudss.so.1``) is not found by it.
+install extras ask for 1.x: nvmath-python loads cuDSS through cuda-pathfinder, which
+finds ``libcudss.so.1`` from version 1.9 on (before, ``libcudss.so.0`` only), so the extras
+pin ``cuda-pathfinder>=1.9`` too.  Measured on the H200 (2026-11-30): with Bunch-Kaufman
+the direct-collocation OCP at n = 10^6 takes IPOPT's 9 / 12 iterations (tol 1e-6 / 1e-8),
+where cuDSS 0.8's static pivots misreport the inertia and cost 13 / 17.
 nvmath-python and cuDSS are imported lazily; when they are missing, or the loaded cuDSS
 is of another version, :class:`~caspar_backend.errors.DeviceError` says so and names the
 pip extra to install.
@@ -222,8 +227,9 @@ class CudssSolver(LinearSolver):
 
     @property
     def perturbs_pivots(self) -> bool:
-        """cuDSS without Bunch-Kaufman pivots statically (module doc)."""
-        return not self.pivoting and self._dense is None
+        """cuDSS replaces a tiny pivot by +-eps with or without Bunch-Kaufman (module
+        doc): only the dense eigendecomposition, once switched to, reports it."""
+        return self._dense is None
 
     def enable_pivoting(self) -> bool:
         """Switch a small system (``N <= DENSE_MAX_N``) on a statically pivoting cuDSS to
