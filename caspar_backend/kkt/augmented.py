@@ -289,7 +289,7 @@ class AugmentedKKT(KKTSystem):
 
     def enable_pivoting(self) -> bool:
         """Factorize with the linear solver's pivoting mode from now on, where it has one
-        (small systems: qdldl's dense Bunch-Kaufman, cuDSS 0.8's dense eigendecomposition
+        (small systems: qdldl's dense Bunch-Kaufman, cuDSS's switch to the dense eigendecomposition
         on the device), for a pivot that a fixed elimination order loses to cancellation
         or static pivoting replaces (see the inertia correction).  A
         pivoting factorization needs no static term, so K itself is factorized from
