@@ -26,15 +26,18 @@ pytest.importorskip("qdldl")
 
 
 def _kkt(two_rows=False, big=1e12, eps=1e-6):
-    """w = [x, s], row 0: x - s (s private to it); with ``two_rows`` a second row
-    1e-3 x, which shares x and has no private column."""
+    """w = [x, s], row 0: x - s (s private to it); with ``two_rows`` a variable z (with a
+    Hessian entry) and a second row 1e-3 (x + z), which shares x and has no private
+    column (nor is it a singleton row, whose column would count as private)."""
     rows, cols, vals = [0, 0], [0, 1], [1.0, -1.0]
+    hess = [0]
     if two_rows:
-        rows, cols, vals = rows + [1], cols + [0], vals + [1e-3]
-    k = AugmentedKKT(nw=2, m=1 + two_rows, hess_rows=[0], hess_cols=[0], jac_rows=rows,
+        rows, cols, vals, hess = rows + [1, 1], cols + [0, 2], vals + [1e-3, 1e-3], [0, 2]
+    nw = 2 + two_rows
+    k = AugmentedKKT(nw=nw, m=1 + two_rows, hess_rows=hess, hess_cols=hess, jac_rows=rows,
                      jac_cols=cols, linear_solver=QDLDLSolver(), static_regularization=eps)
-    k.hess_values[:] = [0.0]
-    k.sigma[:] = [big, big]
+    k.hess_values[:] = 0.0
+    k.sigma[:] = big
     k.jac_values[:] = vals
     return k, rows, cols
 
@@ -58,7 +61,7 @@ def test_static_term_of_a_slack_row_is_bounded_by_its_pivot():
     k.build()
     kappa, eps = k.PRIVATE_PIVOT_FRACTION, k.static_regularization
     # row 0: min(eps min(1, |A_0|^2), kappa * 1 / Sigma_s); row 1: eps |A_1|^2
-    np.testing.assert_allclose(-k._dstat[2:], [kappa * 1e-12, eps * 1e-6], rtol=1e-12)
+    np.testing.assert_allclose(-k._dstat[3:], [kappa * 1e-12, eps * 2e-6], rtol=1e-12)
 
 
 @pytest.mark.parametrize("bounded", [True, False])

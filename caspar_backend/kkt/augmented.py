@@ -29,8 +29,9 @@ present) and
 
 (``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
 Jacobian entry and no Hessian entry: a slack, or the elastic columns of the restoration
-phase; ``p_i = +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the
-second bound applies while ``delta_c = 0``), in the *factorized* matrix only; iterative
+phase; the one column of a *singleton* row counts as private to it as well; ``p_i =
++inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the second bound
+applies while ``delta_c = 0``), in the *factorized* matrix only; iterative
 refinement uses K itself, so the solution is K's wherever K is nonsingular and refinement
 converges.  The column scale keeps the term relative on a badly scaled variable:
 refinement removes a term e from a pivot d only at the rate e / (d + e) per step, so an
@@ -43,7 +44,14 @@ fill-reducing order does) makes row i's pivot at most ``-p_i``: that row needs n
 term, and when the slack of an active inequality sits at its bound (``Sigma_j ~ 1e12``,
 ``p_i ~ 1e-12``) an eps above ``p_i`` would replace the row's true pivot, so that the step
 stops satisfying the linearized row and refinement against K cannot recover it
-(case9241_pegase stalled at a primal infeasibility of 6e-6 this way).  When
+(case9241_pegase stalled at a primal infeasibility of 6e-6 this way).  A singleton
+row ``x_j = b`` (an initial condition written as a constraint) has one neighbour too, so
+a fill-reducing order eliminates the row first and its pivot is the static term itself;
+when x_j's bound is active (``b`` on it, the bound relaxed by 1e-8: ``Sigma_j`` grows to
+~1e12) the true pivot is ``-A_ij^2 / Sigma_j`` and an eps above it left the row
+unsatisfied by ~1e-8 at every step (Pyomo's lqcp example: the primal infeasibility stuck
+at 1e-8, the objective 7e-5 from IPOPT's); bounding it by ``kappa p_i`` keeps the element
+growth at ``Sigma_j / kappa``.  When
 refinement fails anyway, :meth:`AugmentedKKT.decrease_static_regularization` and then
 :meth:`AugmentedKKT.increase_quality` (IPOPT's ``IncreaseQuality``) change eps.
 
@@ -160,7 +168,9 @@ class AugmentedKKT(KKTSystem):
         count = np.bincount(jc, minlength=nw)
         in_hess = np.zeros(nw, bool)
         in_hess[hr], in_hess[hc] = True, True
-        priv = np.flatnonzero((count[jc] == 1) & ~in_hess[jc]) if r == 0 \
+        # ... and the entry of a singleton row (module doc)
+        single = np.bincount(jr, minlength=m)[jr] == 1
+        priv = np.flatnonzero(((count[jc] == 1) & ~in_hess[jc]) | single) if r == 0 \
             else np.zeros(0, np.int64)
         self._priv_entry, self._priv_col = xp.asarray(priv), xp.asarray(jc[priv])
         self._priv_row_sum = segment_sum(xp, jr[priv], m)
