@@ -49,6 +49,12 @@ _EPS = np.finfo(float).eps
 #: relative KKT residual (after refinement) above which a solve counts as failed
 #: (IPOPT's residual_ratio_singular role; caspar's ratio is ||K x - b||_inf / ||b||_inf)
 RESIDUAL_RATIO_SINGULAR = 1e-6
+#: delta_w above which a wrong inertia is taken as the non-pivoting factorization's error
+#: rather than missing curvature: the factorization is switched to its pivoting mode
+#: where it has one (a small system: dense Bunch-Kaufman) and the inertia retried.
+#: IPOPT (MUMPS, exact inertia) stays below 1e4 on CasADi's race-car OCP, where qdldl's
+#: inertia after element growth drove delta_w to 1e12 and 197 iterations (IPOPT's 35)
+PIVOTING_SWITCH_DELTA_W = 1e6
 #: the smallest static term a slow (not failed) refinement lowers it to
 SLOW_REFINEMENT_EPS_FLOOR = 1e-12
 #: barrier-term stand-in that holds the slack of a relaxed equality in place in the
@@ -889,6 +895,11 @@ class InteriorPoint:
                 # at that floor (min y s.t. y >= x, y <= x - 1: delta_w stuck near 1e-10,
                 # iterates growing linearly instead of diverging as in IPOPT); retry the
                 # same delta_w with a pivoting factorization (IPOPT's MUMPS pivots)
+                continue
+            elif k.delta_w > PIVOTING_SWITCH_DELTA_W and k.enable_pivoting():
+                # the inertia of an unpivoted factorization is not to be trusted this
+                # far: Algorithm IC again from delta_w = 0 with exact inertia
+                k.delta_w = 0.0
                 continue
             if not self._next_delta_w():
                 return False
