@@ -169,7 +169,7 @@ class AugmentedKKT(KKTSystem):
         in_hess = np.zeros(nw, bool)
         in_hess[hr], in_hess[hc] = True, True
         # ... and the entry of a singleton row (module doc)
-        single = np.bincount(jr, minlength=m)[jr] == 1
+        single = (np.bincount(jr, minlength=m) == 1)[jr]
         priv = np.flatnonzero(((count[jc] == 1) & ~in_hess[jc]) | single) if r == 0 \
             else np.zeros(0, np.int64)
         self._priv_entry, self._priv_col = xp.asarray(priv), xp.asarray(jc[priv])
