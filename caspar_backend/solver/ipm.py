@@ -85,6 +85,9 @@ class Shared:
         self.iter_hook = None          # called with the InteriorPoint once per iteration
         self.history = []
         self.n_resto = 0
+        # IPOPT's first_iter_resto_: the first mu update of the solve's first restoration
+        # phase keeps mu (MonotoneMuUpdate, set once when the restoration is initialized)
+        self.resto_mu_kept = False
 
 
 class InteriorPoint:

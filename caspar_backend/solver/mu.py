@@ -58,6 +58,13 @@ def _monotone(ipm, e):
     kappa_eps mu, decrease mu.  ``e``: the errors of the current iterate at the current
     mu (the convergence test's); they are recomputed only for a decreased mu."""
     o = ipm.opts
+    if ipm.resto and not ipm.sh.resto_mu_kept:
+        # IPOPT keeps mu at the first restoration iteration of a solve: the restoration
+        # problem's first step is taken at the mu it starts with (Pyomo's car_example:
+        # decreasing it there sent the restoration to tf = 0, a stationary point of the
+        # infeasibility, and "local infeasibility" where IPOPT solves)
+        ipm.sh.resto_mu_kept = True
+        return
     tiny = getattr(ipm, "tiny_step", False)
     changed = False
     floor = mu_floor(ipm)
@@ -69,6 +76,12 @@ def _monotone(ipm, e):
         ipm.mu = _monotone_step(ipm)
         ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
         changed = True
+        if ipm.resto:
+            # the restoration objective's proximity term is weighted by sqrt(mu)
+            # (IPOPT's Eta(mu)): its value and gradient at the iterate change with mu
+            ipm.nlp.set_mu(ipm.mu)
+            ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
+            ipm.eval_first_order(ipm.w)
         if tiny:
             break
     if changed:

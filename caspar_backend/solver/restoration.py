@@ -7,8 +7,9 @@ problem in variables ``v = [w (nw); p (m); n (m)]`` is
     min  rho sum(p + n) + zeta/2 sum_{i < nx} D_i^2 (w_i - w_R,i)^2
     s.t. h(w) - p + n = 0,   wL <= w <= wU,   p >= 0,   n >= 0,
 
-with ``rho = resto_penalty_parameter``, ``zeta = sqrt(mu_R)``, ``D_i = min(1, 1/|w_R,i|)`` and
-``mu_R = max(mu, ||c||_inf)``.  It starts from ``w_R`` and the ``p, n`` that solve the
+with ``rho = resto_penalty_parameter``, ``zeta = sqrt(mu)`` at the restoration problem's
+current barrier parameter mu (``mu_R`` at its start; :meth:`RestorationNLP.set_mu`),
+``D_i = min(1, 1/|w_R,i|)`` and ``mu_R = max(mu, ||c||_inf)``.  It starts from ``w_R`` and the ``p, n`` that solve the
 restoration barrier problem's optimality conditions for fixed ``w``:
 
     n = (mu_R - rho c)/(2 rho) + sqrt(((mu_R - rho c)/(2 rho))^2 + mu_R c/(2 rho)),  p = c + n.
@@ -57,6 +58,11 @@ class RestorationNLP(BarrierNLP):
         self.hess_cols = np.concatenate([orig.hess_cols, d])
         self._nh = len(orig.hess_rows)
         self._h = xp.zeros(m)
+
+    def set_mu(self, mu) -> None:
+        """The proximity weight follows the restoration problem's barrier parameter, as
+        IPOPT's ``Eta(mu) = mu^0.5`` (RestoIpoptNLP, resto_proximity_weight 1)."""
+        self.zeta = math.sqrt(mu)
 
     def _split(self, v):
         nw, m = self.orig.nw, self.m
