@@ -215,11 +215,6 @@ KNOWN_MISMATCHES = {
         "feasible minimizer (1, 0, 0.5), reached through soft restoration steps "
         "(test_linesearch_safeguards.test_condensed_soft_restoration_finds_the_feasible_"
         "optimum_of_wb)",
-    "hs056": "iterations: IPOPT Solve_Succeeded 10 it, caspar condensed 28 (same f): the "
-             "condensed system enters the restoration phase after 7 iterations (the "
-             "augmented one does not: 10 iterations), and since the restoration phase "
-             "leaves IPOPT's multipliers (y = 0, the bound multipliers stepped) it needs "
-             "21 more iterations instead of 12",
 }
 
 
