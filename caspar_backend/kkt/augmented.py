@@ -81,7 +81,7 @@ import numpy as np
 
 from ..linsolve.base import SparseStructure
 from . import fused
-from .arrays import segment_sum, unique_inverse
+from .arrays import host, segment_sum, unique_inverse
 from .base import KKTSystem
 from .refinement import refine
 
@@ -309,6 +309,12 @@ class AugmentedKKT(KKTSystem):
             return False
         self.static_regularization = 0.0
         return True
+
+    def factorize_accurate(self) -> bool:
+        """K = the factorized matrix minus the static term (``_dstat``), factorized by the
+        linear solver's accurate mode for this factorization's solves (qdldl: SuperLU);
+        the solves still refine against K."""
+        return self.solver.factorize_accurate(host(self._dstat))
 
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))

@@ -96,6 +96,12 @@ class KKTSystem(ABC):
         nothing to lower (the default)."""
         return None
 
+    def factorize_accurate(self) -> bool:
+        """Solve with an accurate pivoting factorization of K itself (no static term)
+        until the next :meth:`factorize`, after refinement against the current one
+        failed; False when there is none (the default)."""
+        return False
+
     def enable_pivoting(self) -> bool:
         """Factorize with pivoting from now on; False when not available (the
         default)."""

@@ -19,6 +19,14 @@ and lowers it to 1e-20).  :meth:`QDLDLSolver.enable_pivoting` switches a
 small system (``N <= DENSE_PIVOTING_MAX_N``) to LAPACK's dense Bunch-Kaufman LDL^T
 (``dsytrf``/``dsytrs``: 1x1 and 2x2 pivots, inertia from D's blocks) for the rest of the
 solve.
+
+When refinement against K fails with every static term, the factors themselves are the
+trouble (element growth without pivoting; Pyomo's lqcp example at n = 100: refinement
+stagnating at every eps, the primal infeasibility stuck at 1.5e-7 and the solve ending
+"acceptable" 2.6e-3 from IPOPT's objective).  :meth:`QDLDLSolver.factorize_accurate` then
+factorizes K itself once with SuperLU (SciPy's ``splu``: sparse LU with partial
+pivoting, COLAMD column order) for that iteration's solves; qdldl's factorization still
+gives the inertia, which an LU ``P K Q = L U`` does not.
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ from .base import Factorization, LinearSolver, SparseStructure
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
 #: pivoting factorization (an N x N dense matrix, O(N^3) per factorization)
 DENSE_PIVOTING_MAX_N = 1000
+#: largest N for which :meth:`QDLDLSolver.factorize_accurate` runs SuperLU (its fill
+#: on a large KKT matrix can exceed the memory qdldl's factors need many times over)
+ACCURATE_LU_MAX_N = 300_000
 
 
 class QDLDLSolver(LinearSolver):
@@ -43,6 +54,7 @@ class QDLDLSolver(LinearSolver):
         self._solver = None
         self._matrix = None
         self._dense = None          # (ldu, ipiv) once switched to Bunch-Kaufman
+        self._lu = None             # SuperLU of K for the solves of one factorization
         self.pivoting = False
 
     def enable_pivoting(self) -> bool:
@@ -52,13 +64,29 @@ class QDLDLSolver(LinearSolver):
         self.pivoting = True
         return True
 
+    def _full_matrix(self):
+        """The matrix with both triangles (CSC) from the stored upper triangle."""
+        a = self._matrix
+        return (a + a.T - sp.diags(self._diag)).tocsc()
+
+    def factorize_accurate(self, diag_shift) -> bool:
+        from scipy.sparse.linalg import splu
+
+        if self.structure is None or self.structure.n > ACCURATE_LU_MAX_N:
+            return False
+        try:
+            # partial pivoting (threshold 1): accuracy is the point
+            self._lu = splu(self._full_matrix() - sp.diags(diag_shift),
+                            permc_spec="COLAMD")
+        except RuntimeError:        # "Factor is exactly singular"
+            self._lu = None
+        return self._lu is not None
+
     def _factorize_dense(self) -> Factorization:
         from scipy.linalg import lapack
 
-        a = self._matrix
-        # full symmetric matrix from the upper triangle (LAPACK reads the lower one)
-        k = (a + a.T).toarray()
-        k[np.diag_indices_from(k)] -= a.diagonal()
+        # full symmetric matrix (LAPACK reads the lower triangle)
+        k = self._full_matrix().toarray()
         ldu, ipiv, info = lapack.dsytrf(k, lower=1)
         n = k.shape[0]
         d1 = np.diag(ldu)
@@ -98,6 +126,7 @@ class QDLDLSolver(LinearSolver):
         # data is replaced in place; the pattern (and qdldl's analysis) stays
         self._matrix.data[:] = values
         self._diag = self._matrix.diagonal()      # for matvec, once per factorization
+        self._lu = None
         if self.pivoting:
             return self._factorize_dense()
         try:
@@ -117,7 +146,9 @@ class QDLDLSolver(LinearSolver):
 
     def solve(self, rhs, out=None):
         b = np.ascontiguousarray(rhs, dtype=np.float64)
-        if self.pivoting:
+        if self._lu is not None:
+            x = self._lu.solve(b)
+        elif self.pivoting:
             from scipy.linalg import lapack
 
             ldu, ipiv = self._dense

@@ -718,6 +718,19 @@ class InteriorPoint:
             if k.increase_quality():
                 self.eps_restore = None     # a refinement failure raises eps for good
                 ok = self.regularize_and_factorize()
+            elif k.factorize_accurate():
+                # no static term made the factors accurate: they are the trouble, not K
+                # (element growth without pivoting; Pyomo's lqcp, n = 100, refinement
+                # stagnating at every eps, inf_pr stuck at 1.5e-7 and "acceptable" 2.6e-3
+                # from IPOPT's objective): this iteration's solves with a pivoting
+                # factorization of K itself, as IPOPT's linear solvers pivot, the
+                # inertia still from the one above.  Its direction is taken even where
+                # K is too ill-conditioned for refinement to pass (lqcp's iteration 24,
+                # cond ~1e36): K is not taken as singular while it factorizes, since the
+                # delta_c that brings stays for the rest of the solve and leaves every
+                # later step off the linearized constraints by delta_c |dy|
+                dw, dy = self._solve(rhs_w, rhs_c)
+                break
             elif not pretended and k.delta_w == 0.0:
                 pretended = True
                 ok = self.regularize_and_factorize(singular=True)
