@@ -717,3 +717,25 @@ def test_opti_switch_back_to_ipopt():
     opti.solver("ipopt", {"print_time": False}, {"print_level": 0, "sb": "yes"})
     sol = opti.solve()
     assert isinstance(sol, ca.OptiSol) and sol.value(x) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("kind", ["SX", "MX"])
+def test_casadi_tools_structures_as_ipopt(kind):
+    """casadi.tools' symbolic structures (struct_symSX / struct_symMX, as CasADi's
+    mhe_spring_damper and vdp_collocation2 examples pass them) go into nlpsol through
+    casadi's __SX__ / __MX__ conversion; the result equals IPOPT's."""
+    from casadi.tools import entry, struct_symMX, struct_symSX
+
+    sym = struct_symSX if kind == "SX" else struct_symMX
+    V = sym([entry("a", shape=3), entry("b")])
+    f = ca.sumsqr(V["a"] - ca.vertcat(1, 2, 3)) + (V["b"] - 1) ** 4 + V["a"][0] * V["b"]
+    g = ca.vertcat(V["a"][0] + V["a"][1] + V["b"], V["a"][2] ** 2 + V["b"] ** 2)
+    prob = {"x": V, "f": f, "g": g}
+    args = dict(x0=0.5, lbg=[-1, 0], ubg=[1, 4])
+    ref = ca.nlpsol("s", "ipopt", prob, {"print_time": False,
+                                         "ipopt": {"print_level": 0, "sb": "yes"}})(**args)
+    S = nlpsol("s", "caspar", prob, {"print_time": False, "caspar": {"print_level": 0}})
+    r = S(**args)
+    assert S.stats()["return_status"] == "Solve_Succeeded"
+    np.testing.assert_allclose(float(r["f"]), float(ref["f"]), rtol=1e-8)
+    np.testing.assert_allclose(np.array(r["x"]), np.array(ref["x"]), rtol=1e-6, atol=1e-8)

@@ -239,7 +239,9 @@ def nlp_dict(nlp) -> dict:
     a casadi Function with inputs ``x, p`` and outputs ``f, g`` (the nlpsol oracle form;
     its body is kept as one call, replayed by the adapter)."""
     if isinstance(nlp, dict):
-        return dict(nlp)
+        from .nlp import as_symbolic
+
+        return {k: as_symbolic(v) for k, v in nlp.items()}
     if isinstance(nlp, ca.Function):
         names_in, names_out = nlp.name_in(), nlp.name_out()
         if "x" not in names_in or "f" not in names_out and "g" not in names_out:

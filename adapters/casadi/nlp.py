@@ -221,6 +221,19 @@ def _no_gc():
             gc.enable()
 
 
+def as_symbolic(v):
+    """``v`` itself, or the SX/MX an object converts to through casadi's ``__SX__`` /
+    ``__MX__`` protocol (casadi.tools' ``struct_symSX`` / ``struct_symMX`` and their
+    expression structs), as casadi's own typemaps convert it for ``nlpsol``."""
+    if isinstance(v, (ca.SX, ca.MX, ca.DM)):
+        return v
+    for method in ("__SX__", "__MX__"):
+        convert = getattr(v, method, None)
+        if callable(convert):
+            return convert()
+    return v
+
+
 def _unpack(nlp):
     """``(x, f, g, p, SX|MX)`` with missing entries filled and shapes checked."""
     if not isinstance(nlp, dict):
@@ -231,6 +244,7 @@ def _unpack(nlp):
         raise ModelError(f"unknown keys {unknown} in the problem dict (allowed: x, f, g, p)")
     if "x" not in nlp:
         raise ModelError("the problem dict has no 'x'")
+    nlp = {k: as_symbolic(v) for k, v in nlp.items()}
     x = nlp["x"]
     if isinstance(x, ca.SX):
         sym = ca.SX
