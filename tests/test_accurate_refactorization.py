@@ -83,16 +83,12 @@ def test_accurate_factorization_solves_k_itself_until_the_next_factorize():
 def test_accurate_factorization_of_a_singular_matrix_fails():
     _, up = _saddle_upper(900, 700)
     s = _solver(up)
-    assert not s.factorize_accurate(np.zeros(up.shape[0]))   # nothing factorized yet
-    s.factorize(up.data)
-    shift = np.zeros(up.shape[0])
-    shift[-1] = up[-1, -1] + 0.0
-    cols = up.tocsc()
-    # the last constraint row of A made zero: K singular
-    z = cols.copy()
+    assert not s.factorize_accurate(np.zeros(up.shape[0]))   # the zero matrix
+    # the last constraint row of A made zero (its CSC column): K singular
+    z = up.copy()
     z.data[z.indptr[-2]:z.indptr[-1]] = 0.0
     s.factorize(z.data)
-    assert not s.factorize_accurate(shift)
+    assert not s.factorize_accurate(np.zeros(up.shape[0]))
 
 
 def _lqcp(n):

@@ -81,7 +81,7 @@ import numpy as np
 
 from ..linsolve.base import SparseStructure
 from . import fused
-from .arrays import host, segment_sum, unique_inverse
+from .arrays import segment_sum, unique_inverse
 from .base import KKTSystem
 from .refinement import refine
 
@@ -313,8 +313,10 @@ class AugmentedKKT(KKTSystem):
     def factorize_accurate(self) -> bool:
         """K = the factorized matrix minus the static term (``_dstat``), factorized by the
         linear solver's accurate mode for this factorization's solves (qdldl: SuperLU);
-        the solves still refine against K."""
-        return self.solver.factorize_accurate(host(self._dstat))
+        the solves still refine against K.  ``_dstat`` goes as it is: a solver without
+        such a mode (cuDSS) returns False before reading it, so nothing leaves the
+        device."""
+        return self.solver.factorize_accurate(self._dstat)
 
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))

@@ -83,10 +83,10 @@ class LinearSolver(ABC):
 
     def factorize_accurate(self, diag_shift) -> bool:
         """Factorize ``K_f - diag(diag_shift)`` (``K_f`` the matrix of the last
-        :meth:`factorize`, ``diag_shift`` a host float64 vector of length N) with a
-        pivoting factorization chosen for accuracy, not inertia, and use it for the
-        :meth:`solve` calls until the next :meth:`factorize`.  False when the solver has
-        none or that matrix is singular (the default: none)."""
+        :meth:`factorize`, ``diag_shift`` a float64 vector of length N in the solver's
+        array module) with a pivoting factorization chosen for accuracy, not inertia, and
+        use it for the :meth:`solve` calls until the next :meth:`factorize`.  False when
+        the solver has none or that matrix is singular (the default: none)."""
         return False
 
     @abstractmethod
