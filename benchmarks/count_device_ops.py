@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 
-def _site(skip=("kkt/arrays.py", "kkt/fused.py")):
+def _site(skip=("arrays/",)):
     """The innermost caspar_backend source line of the current stack (not the helpers
     in ``skip``)."""
     for fr in reversed(traceback.extract_stack()[:-2]):

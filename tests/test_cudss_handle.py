@@ -278,11 +278,11 @@ def _fake_cupy():
 
 @pytest.fixture
 def fake_cupy(monkeypatch):
-    import caspar_backend.kkt.arrays as arrays
+    import caspar_backend.arrays.raw_kernels as raw_kernels
 
     cp, stream = _fake_cupy()
     monkeypatch.setitem(sys.modules, "cupy", cp)
-    monkeypatch.setattr(arrays, "_MODULES", {})       # no fake kernel in the real cache
+    monkeypatch.setattr(raw_kernels, "_LOADED", {})       # no fake kernel in the real cache
     return cp, stream
 
 

@@ -13,7 +13,7 @@ import inspect
 import numpy as np
 import pytest
 
-from caspar_backend.kkt import fused
+from caspar_backend.arrays import fused
 
 RNG = np.random.default_rng(7)
 

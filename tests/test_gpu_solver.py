@@ -104,7 +104,7 @@ class _DevArray(np.ndarray):
 def _fused_reference(*spec, **kw):
     """Stand-in for ``cupy.ElementwiseKernel`` / ``ReductionKernel``: the kernel named
     ``caspar_<op>`` as ``fused.OPS[op].reference``."""
-    from caspar_backend.kkt import fused
+    from caspar_backend.arrays import fused
 
     name = next(a for a in spec if isinstance(a, str) and a.startswith("caspar_"))
     return fused.OPS[name[len("caspar_"):]].reference
@@ -227,13 +227,14 @@ def _emulate_device(monkeypatch, solver_class=None):
     """The device code path on host arrays posing as device memory: the fake array
     module, the host segment sums and matvecs behind it, ``solver_class`` (default:
     qdldl) as cuDSS.  Returns the fake array module."""
-    import caspar_backend.kkt.arrays as arrays
+    import caspar_backend.arrays.matvec as matvec
+    import caspar_backend.arrays.segments as segments
     import caspar_backend.linsolve.cudss as cudss_mod
     import caspar_backend.device as devices
 
     xp = _fake_xp()
 
-    class HostLikeSegmentSum(arrays.HostSegmentSum):
+    class HostLikeSegmentSum(segments.HostSegmentSum):
         def __init__(self, cp, idx, size):
             super().__init__(idx, size)
 
@@ -242,7 +243,7 @@ def _emulate_device(monkeypatch, solver_class=None):
             super().__call__(v.view(np.ndarray), out.view(np.ndarray))
             return out
 
-    class HostLikeIndexedMatVec(arrays.HostIndexedMatVec):
+    class HostLikeIndexedMatVec(matvec.HostIndexedMatVec):
         def __init__(self, cp, rows, cols, src, n_rows):
             super().__init__(rows, cols, src, n_rows)
 
@@ -255,8 +256,8 @@ def _emulate_device(monkeypatch, solver_class=None):
             super().__call__(x.view(np.ndarray), out.view(np.ndarray))
             return out
 
-    monkeypatch.setattr(arrays, "DeviceSegmentSum", HostLikeSegmentSum)
-    monkeypatch.setattr(arrays, "DeviceIndexedMatVec", HostLikeIndexedMatVec)
+    monkeypatch.setattr(segments, "DeviceSegmentSum", HostLikeSegmentSum)
+    monkeypatch.setattr(matvec, "DeviceIndexedMatVec", HostLikeIndexedMatVec)
     monkeypatch.setattr(cudss_mod, "CudssSolver", solver_class or _emulated_solver_class())
     monkeypatch.setattr(devices, "gpu_problem", lambda solver=True: None)
     return xp

@@ -64,7 +64,7 @@ present.  The map from the concatenated source vector
 
 to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host;
 ``build()`` sums duplicates with a fixed-order segment sum
-(:class:`~caspar_backend.kkt.arrays.SegmentSum`: bincount's order on the host, the
+(:class:`~caspar_backend.arrays.SegmentSum`: bincount's order on the host, the
 deterministic ``kernels/segment_sum.cu`` on the device) into the preallocated
 ``values`` (float64, length ``nnz``).
 
@@ -80,8 +80,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..linsolve.base import SparseStructure
-from . import fused
-from .arrays import segment_sum, unique_inverse
+from ..arrays import fused
+from ..arrays import segment_sum, unique_inverse
 from .base import KKTSystem
 from .refinement import refine
 

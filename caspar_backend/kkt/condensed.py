@@ -57,7 +57,7 @@ gathers and products into preallocated buffers (``D_row J_p`` per Jacobian entry
 one product per pair) plus the segment sum.
 
 ``solve`` refines iteratively (:mod:`.refinement`) against the **full** Newton matrix
-above, applied as an :class:`~caspar_backend.kkt.arrays.IndexedMatVec` over the value
+above, applied as an :class:`~caspar_backend.arrays.IndexedMatVec` over the value
 buffers (no matrix is assembled), with the condensed solve as the correction (MadNLP's
 Richardson iteration): the condensation multiplies entries by ``D``, which grows like
 ``z^2/mu`` on the slack of an active constraint, and refinement restores the accuracy
@@ -87,7 +87,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linsolve.base import Factorization, SparseStructure
-from .arrays import csc_pattern, gather, indexed_matvec, segment_sum, stable_order
+from ..arrays import csc_pattern, gather, indexed_matvec, segment_sum, stable_order
 from .base import KKTSystem
 from .refinement import refine
 

@@ -16,7 +16,7 @@ slacks ~1e-14 from their bounds, the first solve can pass the ratio test while l
 ~1e-8 in the constraint rows); the first solve's residual is therefore corrected without
 reading its norms back.  The cap on ``||x||`` is IPOPT's ComputeResidualRatio: a
 huge ``x`` must not make any residual look small.  Each step reads its norms back in one
-host transfer (:func:`~caspar_backend.kkt.arrays.scalars`).
+host transfer (:func:`~caspar_backend.arrays.scalars`).
 
 The *contraction* of the last step, ``rho = ||r_k||_inf / ||r_{k-1}||_inf`` (0 when fewer
 than two residuals were read), tells how far the factorized matrix is from K: refinement
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from .arrays import amax_abs, scalars
+from ..arrays import amax_abs, scalars
 
 
 def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):

@@ -217,9 +217,9 @@ class CudssSolver(LinearSolver):
         self._x = cp.zeros(n)
         self._full = full_symmetric_csr(structure, cp)
         # the refinement's K x: the upper-triangle values read through the full CSR
-        from ..kkt.arrays import _indexed_matvec_kernel
+        from ..arrays import indexed_matvec_kernel
 
-        self._mv = _indexed_matvec_kernel(cp)
+        self._mv = indexed_matvec_kernel(cp)
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
         self._handle = self._make_handle()
         self.planned = False

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kkt.arrays import scalars
+from ..arrays import scalars
 from .base import Factorization, LinearSolver, SparseStructure
 
 #: largest N for which a solver switches to this dense factorization (an N x N matrix,

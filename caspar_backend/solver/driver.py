@@ -27,7 +27,7 @@ import numpy as np
 from .. import device as devices
 from ..errors import DeviceError
 from ..model import as_vector
-from ..kkt.arrays import host
+from ..arrays import host
 from .ipm import InteriorPoint, Shared, SolverStop
 from .log import IterationLog, summary
 from .nlp import EvalCounter, SlackNLP

@@ -24,7 +24,7 @@ Arrays: every vector lives in the NLP's array module ``xp`` (numpy, or cupy with
 evaluator and the cuDSS solver); the index sets ``iL``/``iU`` and the damping index
 sets are device int64 arrays; the host sees only the scalars the algorithm branches on
 (norms, step sizes, filter values), read in batches through
-:func:`~caspar_backend.kkt.arrays.scalars`.  Work arrays are allocated in ``__init__``;
+:func:`~caspar_backend.arrays.scalars`.  Work arrays are allocated in ``__init__``;
 an iteration allocates no array of the size of the Jacobian or Hessian (vector-sized
 temporaries come from CuPy's memory pool and go back to it).
 """
@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from ..kkt import make_kkt_system
-from ..kkt import fused
-from ..kkt.arrays import (amax_abs, errstate, host, is_host, scalars, segment_sum,
+from ..arrays import fused
+from ..arrays import (amax_abs, errstate, host, is_host, scalars, segment_sum,
                           synchronize)
 from ..errors import OptionError
 from ..linsolve import make_linear_solver

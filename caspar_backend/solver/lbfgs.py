@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kkt.arrays import host, scalars
+from ..arrays import host, scalars
 
 
 class LBFGS:

@@ -45,8 +45,8 @@ import math
 
 import numpy as np
 
-from ..kkt import fused
-from ..kkt.arrays import amax_abs, scalars
+from ..arrays import fused
+from ..arrays import amax_abs, scalars
 
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05

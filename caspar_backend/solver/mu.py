@@ -24,7 +24,7 @@ error makes sufficient progress again.  The filter is reset whenever mu changes.
 
 from __future__ import annotations
 
-from ..kkt.arrays import scalars
+from ..arrays import scalars
 
 
 def update_mu(ipm, e) -> None:

@@ -50,7 +50,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..kkt.arrays import amax, amax_abs, errstate, host, is_host, scalars, synchronize
+from ..arrays import amax, amax_abs, errstate, host, is_host, scalars, synchronize
 
 
 class BarrierNLP(ABC):

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ..kkt.arrays import amax, amax_abs, errstate, scalars
+from ..arrays import amax, amax_abs, errstate, scalars
 from .ipm import InteriorPoint, SolverStop
 from .nlp import BarrierNLP
 

@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from .arrays import is_host
+from .xp import is_host
 
 _PREAMBLE = "#define CASPAR_INF __longlong_as_double(0x7ff0000000000000LL)\n"
 
@@ -166,3 +166,8 @@ def call(xp, name, *args):
             kernel(xp, name)(*args)
         return None
     return kernel(xp, name)(*args)
+
+
+def amax_abs(xp, a):
+    """max |a| as a 0-d array (0.0 for an empty ``a``): ``OPS['amax_abs']``."""
+    return call(xp, "amax_abs", a)

@@ -1,0 +1,74 @@
+"""Where NumPy and CuPy differ: the array module ``xp`` the solver is written against.
+
+The interior point, the KKT systems and the linear solvers are written once against an
+array module ``xp`` -- :mod:`numpy` on the CPU, :mod:`cupy` on a CUDA device -- taken
+from the evaluator (``evaluator.xp``).  Vectors and value arrays live in ``xp``;
+*structures* (COO/CSC index patterns) are computed once on the host with NumPy.
+
+* :func:`host` copies to a NumPy array (once per solve, never inside the iteration);
+* :func:`scalars` reads several 0-d device values back in **one** device-to-host
+  transfer (each transfer is a synchronisation, so the method batches the scalars it
+  branches on);
+* :func:`errstate` silences NumPy's floating-point warnings (CuPy has none);
+* :func:`synchronize` waits for the device before a clock is read;
+* :func:`gather` is ``out[:] = a[idx]`` without a temporary;
+* :func:`amax` is ``max(a)`` with 0 for an empty array.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+
+def is_host(xp) -> bool:
+    return xp is np
+
+
+def host(a) -> np.ndarray:
+    """``a`` as a NumPy array (a device array is copied to the host)."""
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)
+
+
+def scalars(xp, *values) -> list:
+    """Python floats of the 0-d arrays / numbers ``values``, with at most one
+    device-to-host transfer."""
+    if is_host(xp):
+        return [float(v) for v in values]
+    dev = [i for i, v in enumerate(values) if hasattr(v, "get")]
+    out = [v if i not in dev else None for i, v in enumerate(values)]
+    if dev:
+        # astype without a copy: each copy of a float64 value would be one more launch
+        got = xp.stack([values[i].reshape(()).astype(xp.float64, copy=False)
+                        for i in dev]).get()
+        for i, g in zip(dev, got):
+            out[i] = float(g)
+    return [float(v) for v in out]
+
+
+def errstate(xp):
+    return np.errstate(all="ignore") if is_host(xp) else contextlib.nullcontext()
+
+
+def synchronize(xp) -> None:
+    """Wait for the device (timers read the clock after this); no-op on the host."""
+    if not is_host(xp):
+        xp.cuda.get_current_stream().synchronize()
+
+
+def gather(xp, a, idx, out):
+    """``out[:] = a[idx]`` (``idx`` int64 in range, an ``xp`` array), in place.  NumPy's
+    ``take`` copies through a buffer when it must check the indices (``mode='raise'``);
+    the indices here are structures built in range, so the host clips instead."""
+    if is_host(xp):
+        return np.take(a, idx, out=out, mode="clip")
+    return xp.take(a, idx, out=out)
+
+
+def amax(xp, a):
+    """max(a) as a 0-d array, 0.0 for an empty ``a`` (NumPy's ``initial=0.0`` for
+    nonnegative data; CuPy's max has no ``initial``)."""
+    return xp.max(a) if a.size else xp.zeros(())
