@@ -544,7 +544,7 @@ def test_loop_keeps_vectors_on_device_and_allocates_nothing(monkeypatch, kkt_sys
     def hook(ipm):
         state["inside"] = True
         state["types"].append(all(isinstance(a, cp.ndarray) for a in (
-            ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.gradf, ipm.jv, ipm.kkt.values)))
+            ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.it.gradf, ipm.it.jv, ipm.kkt.values)))
         cp.cuda.get_current_stream().synchronize()
         state["used"].append(pool.used_bytes())
         # copies made after the last iteration (building the host result) do not count

@@ -18,7 +18,9 @@ import pyomo_nlp_models as nlpm
 from benchmarks.models import cops
 from benchmarks.models.reference import ipopt_casadi, nl_problem
 from caspar_backend.solver.filter import Filter
-from caspar_backend.solver.linesearch import _acceptable
+from caspar_backend.solver.linesearch import LineSearch
+
+_acceptable = LineSearch._acceptable
 from caspar_backend.solver.options import resolve_options
 
 
@@ -160,28 +162,29 @@ def test_primal_dual_error_is_ipopts_definition():
 
     def grab(ipm):
         if ipm.sh.iter == 3 and not got:
+            it, calc = ipm.it, ipm.calc
             nlp_ = ipm.nlp
-            A = sp.coo_matrix((np.asarray(ipm.jv), (np.asarray(nlp_.jac_rows),
-                                                    np.asarray(nlp_.jac_cols))),
+            A = sp.coo_matrix((np.asarray(it.jv), (np.asarray(nlp_.jac_rows),
+                                                   np.asarray(nlp_.jac_cols))),
                               shape=(ipm.m, ipm.nw)).tocsr()
-            rd = ipm.gradf + A.T @ ipm.y
-            np.subtract.at(rd, ipm.iL, ipm.zL)
-            np.add.at(rd, ipm.iU, ipm.zU)
-            sL, sU = ipm.slacks(ipm.w)
+            rd = it.gradf + A.T @ it.y
+            np.subtract.at(rd, calc.iL, it.zL)
+            np.add.at(rd, calc.iU, it.zU)
+            sL, sU = calc.slacks(it.w)
             mu = 0.1
-            want = (np.abs(rd).sum() / ipm.nw + np.abs(ipm.hv).sum() / ipm.m
-                    + (np.abs(sL * ipm.zL - mu).sum() + np.abs(sU * ipm.zU - mu).sum())
-                    / (ipm.nL + ipm.nU))
-            got.append((ipm.primal_dual_error(mu), want))
+            want = (np.abs(rd).sum() / ipm.nw + np.abs(it.h).sum() / ipm.m
+                    + (np.abs(sL * it.zL - mu).sum() + np.abs(sU * it.zU - mu).sum())
+                    / (calc.nL + calc.nU))
+            got.append((calc.primal_dual_error(mu), want))
             # the same through the keyword arrays (scaled duals: a different point)
-            y2, zL2, zU2 = 2 * ipm.y, 2 * ipm.zL, 2 * ipm.zU
-            rd2 = ipm.gradf + A.T @ y2
-            np.subtract.at(rd2, ipm.iL, zL2)
-            np.add.at(rd2, ipm.iU, zU2)
-            want2 = (np.abs(rd2).sum() / ipm.nw + np.abs(ipm.hv).sum() / ipm.m
+            y2, zL2, zU2 = 2 * it.y, 2 * it.zL, 2 * it.zU
+            rd2 = it.gradf + A.T @ y2
+            np.subtract.at(rd2, calc.iL, zL2)
+            np.add.at(rd2, calc.iU, zU2)
+            want2 = (np.abs(rd2).sum() / ipm.nw + np.abs(it.h).sum() / ipm.m
                      + (np.abs(sL * zL2 - mu).sum() + np.abs(sU * zU2 - mu).sum())
-                     / (ipm.nL + ipm.nU))
-            got.append((ipm.primal_dual_error(mu, y=y2, zL=zL2, zU=zU2), want2))
+                     / (calc.nL + calc.nU))
+            got.append((calc.primal_dual_error(mu, y=y2, zL=zL2, zU=zU2), want2))
 
     r = P.solve(print_level=0, iteration_callback=grab)
     assert r.status == "Solve_Succeeded" and len(got) == 2

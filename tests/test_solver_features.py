@@ -337,9 +337,10 @@ def test_nlp_error_measures_inequalities_by_bound_violation():
                    opts, EvalCounter())
     ipm = InteriorPoint(nlp, Shared(opts, nlp.counter, None, 0.0))
     ipm.initialize(nlp.initial_w([0.5, 0.0]))
-    ipm.w[2] = 1.5                        # slack moved: g - s = -1, g = 0.5 inside [0, 2]
-    nlp.h(ipm.w, ipm.hv)
-    e = ipm.errors()
+    ipm.it.w[2] = 1.5                     # slack moved: g - s = -1, g = 0.5 inside [0, 2]
+    ipm.it.moved()
+    nlp.h(ipm.it.w, ipm.it.h)
+    e = ipm.calc.errors()
     assert e["constr"] == pytest.approx(1.0) and e["nlp_constr"] == pytest.approx(0.5)
 
 
@@ -389,26 +390,27 @@ def test_accepted_second_order_correction_replaces_the_whole_direction(name, mon
     from caspar_backend.kkt.augmented import AugmentedKKT
 
     solves, seen = [], []
-    orig_solve, orig_accept = AugmentedKKT.solve, L._accept
+    orig_solve, orig_accept = AugmentedKKT.solve, L.LineSearch._accept
 
     def solve(self, rhs_w, rhs_c):
         out = orig_solve(self, rhs_w, rhs_c)
         solves.append(out)
         return out
 
-    def accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, pair):
+    def accept(search, d, alpha, alpha_z, wt, f_t, ls, kind, pair):
         if kind in ("F", "H"):
             dw, dy = solves[-1]
-            dzL, dzU = ipm.bound_multiplier_steps(dw)
-            assert d["dw"] is dw and d["dy"] is dy
-            np.testing.assert_array_equal(d["dzL"], dzL)
-            np.testing.assert_array_equal(d["dzU"], dzU)
-            assert alpha_z == ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
+            dzL, dzU = search.calc.bound_multiplier_steps(dw)
+            assert d.dw is dw and d.dy is dy
+            np.testing.assert_array_equal(d.dzL, dzL)
+            np.testing.assert_array_equal(d.dzU, dzU)
+            assert alpha_z == search.calc.fraction_to_boundary_z(dzL, dzU,
+                                                                  search.barrier.tau)
             seen.append(kind)
-        return orig_accept(ipm, d, alpha, alpha_z, wt, f_t, ls, kind, pair)
+        return orig_accept(search, d, alpha, alpha_z, wt, f_t, ls, kind, pair)
 
     monkeypatch.setattr(AugmentedKKT, "solve", solve)
-    monkeypatch.setattr(L, "_accept", accept)
+    monkeypatch.setattr(L.LineSearch, "_accept", accept)
     p = next(b for b in BANK if b.name == name)
     d = dict(p.build(), options=p.options)
     r, ref = run_caspar(d), run_ipopt(d)

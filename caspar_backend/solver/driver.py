@@ -28,12 +28,12 @@ from .. import device as devices
 from ..errors import DeviceError
 from ..model import as_vector
 from ..arrays import host
-from .ipm import InteriorPoint, Shared, SolverStop
+from .ipm import InteriorPoint, Shared
 from .log import IterationLog, summary
 from .nlp import EvalCounter, SlackNLP
 from .options import resolve_options
 from .result import SolveResult
-from .status import STATUSES
+from .status import STATUSES, SolverStop
 
 
 def _vec(a, n, name, fill):
@@ -63,7 +63,7 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
     y = np.clip(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc, -cap, cap)
     lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
     zw = np.concatenate([lx, y[nlp.slack_rows]])  # dL/dw_i of the bound terms: zU - zL
-    iL, iU = host(ipm.iL), host(ipm.iU)
+    iL, iU = host(ipm.calc.iL), host(ipm.calc.iU)
     zL = np.clip(-zw[iL], push, cap)
     zU = np.clip(zw[iU], push, cap)
     xp = ipm.xp
@@ -124,8 +124,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     ipm = InteriorPoint(nlp, sh)
     # one-time structural work (scaling, barrier problem, KKT pattern, device arrays,
     # solver handles), less the function evaluations and linear algebra done in it
-    t_setup = time.perf_counter() - t0 - counter.seconds \
-        - (sh.t_build + sh.t_factor + sh.t_solve)
+    t_setup = time.perf_counter() - t0 - counter.seconds - sh.timers.linear_algebra
     xp = ipm.xp
     message = ""
     try:
@@ -143,7 +142,8 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         status, message = stop.status, stop.message
     exit_msg = STATUSES[status].exit_message
     message = exit_msg + (f" {message}" if message else "")
-    x, lam_g, lam_x = nlp.unscale(ipm.w, ipm.y, ipm.zL, ipm.zU, ipm.iL, ipm.iU)
+    it = ipm.it
+    x, lam_g, lam_x = nlp.unscale(it.w, it.y, it.zL, it.zU, ipm.calc.iL, ipm.calc.iU)
     with np.errstate(all="ignore"):
         try:
             xd = xp.asarray(x)
@@ -153,16 +153,17 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
             f, g = float("nan"), np.full(m, np.nan)
     total = time.perf_counter() - t0
     t_fun = counter.seconds
-    t_lin = sh.t_build + sh.t_factor + sh.t_solve
-    timings = dict(function_evaluations=t_fun, kkt_assembly=sh.t_build,
-                   kkt_factorization=sh.t_factor, kkt_solve=sh.t_solve, setup=t_setup,
+    tm = sh.timers
+    t_lin = tm.linear_algebra
+    timings = dict(function_evaluations=t_fun, kkt_assembly=tm.build,
+                   kkt_factorization=tm.factor, kkt_solve=tm.solve, setup=t_setup,
                    total=total, other=max(0.0, total - t_setup - t_fun - t_lin))
     extra = dict(device=device, linear_solver=linear_solver, kkt_system=ipm.kkt.name,
                  analysis_seconds=float(getattr(ipm.kkt.solver, "plan_seconds", 0.0)))
     fe = {}
-    if hasattr(ipm, "final_errors"):
+    if ipm.final_errors is not None:
         e, ue = ipm.final_errors
-        fe = dict(scaled=dict(obj=ipm.f, dual=e["dual"], constr=e["nlp_constr"],
+        fe = dict(scaled=dict(obj=it.f, dual=e["dual"], constr=e["nlp_constr"],
                               compl=e["compl"], E0=e["E0"]),
                   unscaled=dict(obj=f, dual=ue["dual"], constr=ue["constr"],
                                 compl=ue["compl"],

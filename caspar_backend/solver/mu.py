@@ -25,116 +25,115 @@ error makes sufficient progress again.  The filter is reset whenever mu changes.
 from __future__ import annotations
 
 from ..arrays import scalars
+from .iterate import BarrierParameter
 
 
-def update_mu(ipm, e) -> None:
-    if ipm.opts.mu_strategy == "adaptive" and not ipm.resto:
-        _adaptive(ipm, e)
-    else:
-        _monotone(ipm, e)
+class MuUpdate:
+    """Final.  The barrier update of one interior-point run: ``resto`` marks the
+    restoration phase (always monotone); ``shared`` is the solve's
+    :class:`~.ipm.Shared` (whose ``resto_mu_kept`` flag spans restoration phases)."""
+
+    def __init__(self, opts, resto: bool, shared):
+        self.opts, self.resto, self.shared = opts, resto, shared
+        self.free = True            # adaptive: free (oracle) or fixed (monotone) mode
+        self.refs: list = []        # adaptive: the last accepted KKT errors
+        self.fixed_start = None
+
+    def update(self, barrier: BarrierParameter, e, tiny_step: bool, calc) -> bool:
+        """Update ``barrier`` in place from the current iterate's errors ``e`` (at the
+        current mu); ``tiny_step``: the last step was tiny (IPOPT's DetectTinyStep);
+        ``calc``: the run's :class:`~.quantities.BarrierQuantities` (errors at another mu,
+        complementarity).  Returns True when the line-search filter is to be reset."""
+        if self.opts.mu_strategy == "adaptive" and not self.resto:
+            return self._adaptive(barrier, e, tiny_step, calc)
+        return self._monotone(barrier, e, tiny_step, calc)
+
+    def mu_floor(self, df: float) -> float:
+        """IPOPT's lower bound on mu (MonotoneMuUpdate::CalcNewMuAndTau, and the adaptive
+        update's ``mu_min`` when the user did not set it): min(tol, compl_inf_tol df) /
+        (barrier_tol_factor + 1), df the objective scaling factor of the problem solved."""
+        o = self.opts
+        return min(o.tol, o.compl_inf_tol * float(df)) / (o.barrier_tol_factor + 1.0)
+
+    def _mu_min(self, df) -> float:
+        return self.opts.mu_min if "mu_min" in self.opts.user else self.mu_floor(df)
+
+    def _monotone(self, barrier, e, tiny, calc) -> bool:
+        """IPOPT's monotone (Fiacco-McCormick) update: while the barrier problem is solved
+        to kappa_eps mu, decrease mu.  ``e``: the errors of the current iterate at the
+        current mu (the convergence test's); they are recomputed only for a decreased
+        mu."""
+        o = self.opts
+        if self.resto and not self.shared.resto_mu_kept:
+            # IPOPT keeps mu at the first restoration iteration of a solve: the
+            # restoration problem's first step is taken at the mu it starts with
+            # (MonotoneMuUpdate's first_iter_resto_)
+            self.shared.resto_mu_kept = True
+            return False
+        changed = False
+        floor = self.mu_floor(calc.nlp.df)
+        while barrier.mu > floor:
+            if changed:
+                e = calc.errors(barrier.mu)
+            if not (e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny):
+                break
+            barrier.mu = max(floor, min(o.mu_linear_decrease_factor * barrier.mu,
+                                        barrier.mu ** o.mu_superlinear_decrease_power))
+            barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
+            changed = True
+            if self.resto:
+                # the restoration objective's proximity term is weighted by sqrt(mu)
+                # (IPOPT's Eta(mu)): its value and gradient at the iterate change with mu
+                calc.nlp.set_mu(barrier.mu)
+                calc.reevaluate(calc.it)
+            if tiny:
+                break
+        return changed
+
+    def _adaptive(self, barrier, e, tiny, calc) -> bool:
+        o = self.opts
+        df = calc.nlp.df
+        kkt = e["dual"] ** 2 + e["constr"] ** 2 + e["compl"] ** 2
+        avg, mn = _avg_compl(calc)
+        if avg == 0.0:
+            # no bounds at all: the barrier plays no role, take mu to its floor
+            new = max(self._mu_min(df), self.mu_floor(df))
+            if new != barrier.mu:
+                barrier.mu = new
+                return True
+            return False
+        if self.free:
+            refs = self.refs
+            if not refs or kkt <= 0.9999 * max(refs):
+                refs.append(kkt)
+                del refs[:-4]
+            else:
+                self.free = False
+                barrier.mu = min(o.mu_max, max(self._mu_min(df), 0.8 * avg))
+                barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
+                self.fixed_start = kkt
+                return True
+            xi = mn / avg
+            sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
+            new = min(o.mu_max, max(self._mu_min(df), sigma * avg))
+            if new != barrier.mu:
+                barrier.mu = new
+                barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
+                return True
+            return False
+        if kkt <= 0.9999 * max(self.refs or [self.fixed_start]):
+            self.free = True
+            self.refs = [kkt]
+            return False
+        return self._monotone(barrier, e, tiny, calc)
 
 
-def mu_floor(ipm) -> float:
-    """IPOPT's lower bound on mu (MonotoneMuUpdate::CalcNewMuAndTau, and the adaptive
-    update's ``mu_min`` when the user did not set it): min(tol, compl_inf_tol df) /
-    (barrier_tol_factor + 1), df the objective scaling factor of the problem solved."""
-    o = ipm.opts
-    df = float(getattr(ipm.nlp, "df", 1.0))
-    return min(o.tol, o.compl_inf_tol * df) / (o.barrier_tol_factor + 1.0)
-
-
-def _mu_min(ipm) -> float:
-    return ipm.opts.mu_min if "mu_min" in ipm.opts.user else mu_floor(ipm)
-
-
-def _monotone_step(ipm):
-    o = ipm.opts
-    return max(mu_floor(ipm), min(o.mu_linear_decrease_factor * ipm.mu,
-                                  ipm.mu ** o.mu_superlinear_decrease_power))
-
-
-def _monotone(ipm, e):
-    """IPOPT's monotone (Fiacco-McCormick) update: while the barrier problem is solved to
-    kappa_eps mu, decrease mu.  ``e``: the errors of the current iterate at the current
-    mu (the convergence test's); they are recomputed only for a decreased mu."""
-    o = ipm.opts
-    if ipm.resto and not ipm.sh.resto_mu_kept:
-        # IPOPT keeps mu at the first restoration iteration of a solve: the restoration
-        # problem's first step is taken at the mu it starts with (Pyomo's car_example:
-        # decreasing it there sent the restoration to tf = 0, a stationary point of the
-        # infeasibility, and "local infeasibility" where IPOPT solves)
-        ipm.sh.resto_mu_kept = True
-        return
-    tiny = getattr(ipm, "tiny_step", False)
-    changed = False
-    floor = mu_floor(ipm)
-    while ipm.mu > floor:
-        if changed:
-            e = ipm.errors(ipm.mu)
-        if not (e["Emu"] <= o.barrier_tol_factor * ipm.mu or tiny):
-            break
-        ipm.mu = _monotone_step(ipm)
-        ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
-        changed = True
-        if ipm.resto:
-            # the restoration objective's proximity term is weighted by sqrt(mu)
-            # (IPOPT's Eta(mu)): its value and gradient at the iterate change with mu
-            ipm.nlp.set_mu(ipm.mu)
-            ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
-            ipm.eval_first_order(ipm.w)
-        if tiny:
-            break
-    if changed:
-        ipm.filter.reset()
-
-
-def _avg_compl(ipm):
-    xp = ipm.xp
-    sL, sU = ipm.slacks(ipm.w)
-    c = xp.concatenate([sL * ipm.zL, sU * ipm.zU])
+def _avg_compl(calc):
+    """(mean, min) of the complementarity products s z at the current iterate."""
+    xp, it = calc.xp, calc.it
+    sL, sU = calc.slacks(it.w)
+    c = xp.concatenate([sL * it.zL, sU * it.zU])
     if c.size == 0:
         return 0.0, 0.0
     mean, mn = scalars(xp, xp.mean(c), xp.min(c))
     return mean, mn
-
-
-def _adaptive(ipm, e):
-    o = ipm.opts
-    st = ipm.mu_state
-    if st is None:
-        st = ipm.mu_state = dict(free=True, refs=[])
-    kkt = e["dual"] ** 2 + e["constr"] ** 2 + e["compl"] ** 2
-    avg, mn = _avg_compl(ipm)
-    if avg == 0.0:
-        # no bounds at all: the barrier plays no role, take mu to its floor
-        new = max(_mu_min(ipm), mu_floor(ipm))
-        if new != ipm.mu:
-            ipm.mu = new
-            ipm.filter.reset()
-        return
-    if st["free"]:
-        refs = st["refs"]
-        if not refs or kkt <= 0.9999 * max(refs):
-            refs.append(kkt)
-            del refs[:-4]
-        else:
-            st["free"] = False
-            new = 0.8 * avg
-            ipm.mu = min(o.mu_max, max(_mu_min(ipm), new))
-            ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
-            ipm.filter.reset()
-            st["fixed_start"] = kkt
-            return
-        xi = mn / avg
-        sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
-        new = min(o.mu_max, max(_mu_min(ipm), sigma * avg))
-        if new != ipm.mu:
-            ipm.mu = new
-            ipm.tau = max(o.tau_min, 1.0 - ipm.mu)
-            ipm.filter.reset()
-    else:
-        if kkt <= 0.9999 * max(st["refs"] or [st["fixed_start"]]):
-            st["free"] = True
-            st["refs"] = [kkt]
-            return
-        _monotone(ipm, e)

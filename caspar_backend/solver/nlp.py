@@ -86,8 +86,27 @@ class BarrierNLP(ABC):
     @abstractmethod
     def hess(self, w, y, obj_factor, out): ...
 
+    #: the objective's scaling factor (the user's f is ``f(w) / df``)
+    df = 1.0
+
     def describe_nonfinite(self, w) -> str:
+        """Which user component produced a NaN or Inf at ``w`` ('' when unknown)."""
         return ""
+
+    def nlp_constr_viol(self, w, hv):
+        """The constraint violation of the termination test (max-norm, scaled space), a
+        0-d array; by default max |h|."""
+        return amax_abs(self.xp, hv)
+
+    def unscaled_constr_viol_term(self, w, hv):
+        """The user's (unscaled) constraint violation as a 0-d array, not read back;
+        None where it is the scaled one, max |h|."""
+        return None
+
+    def unscaled_constr_viol(self, w, hv) -> float:
+        """The user's constraint violation at ``w`` (max-norm), read back."""
+        term = self.unscaled_constr_viol_term(w, hv)
+        return scalars(self.xp, amax_abs(self.xp, hv) if term is None else term)[0]
 
 
 class EvalCounter:
@@ -338,10 +357,6 @@ class SlackNLP(BarrierNLP):
         if self.ns == self.m:
             return vmax
         return xp.maximum(vmax, amax_abs(xp, hv[self._enforced_d]))
-
-    def unscaled_constr_viol(self, w, hv) -> float:
-        """Max-norm violation of the user's constraints (sides, not slacks) at w."""
-        return scalars(self.xp, self.unscaled_constr_viol_term(w, hv))[0]
 
     def unscaled_constr_viol_term(self, w, hv):
         """:meth:`unscaled_constr_viol` as a 0-d array, not read back (the optimality

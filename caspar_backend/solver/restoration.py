@@ -31,8 +31,8 @@ import math
 import numpy as np
 
 from ..arrays import amax, amax_abs, errstate, scalars
-from .ipm import InteriorPoint, SolverStop
 from .nlp import BarrierNLP
+from .status import SolverStop
 
 
 class RestorationNLP(BarrierNLP):
@@ -142,75 +142,89 @@ def _initial_p_n(xp, c, mu, rho):
     return p, n
 
 
-def restoration_phase(ipm: InteriorPoint) -> None:
-    """Run the restoration phase from ``ipm``'s iterate; on return ``ipm`` holds a new,
-    filter-acceptable iterate.  Raises :class:`SolverStop` when it fails."""
-    o, sh = ipm.opts, ipm.sh
-    if ipm.m == 0:
-        raise SolverStop("Search_Direction_Becomes_Too_Small" if ipm.mu <= o.tol
+def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
+                      least_squares_y) -> None:
+    """Run the restoration phase from the current iterate ``calc.it`` of the problem
+    ``calc.nlp`` (``calc``: that run's :class:`~.quantities.BarrierQuantities`, with its
+    iterate and barrier parameter); on return the iterate is a new, ``filter``-acceptable
+    point with IPOPT's multipliers (:func:`_adopt`).  ``make_inner(nlp)``: a new
+    interior-point run on the restoration problem ``nlp`` sharing ``shared``;
+    ``least_squares_y(limit)``: the least-squares multipliers at the current iterate;
+    ``info``: the log values, which take the restoration's last ones.  Raises
+    :class:`SolverStop` when the phase fails or proves local infeasibility."""
+    o, sh, it, nlp_o = opts, shared, calc.it, calc.nlp
+    m, mu = nlp_o.m, calc.barrier.mu
+    if m == 0:
+        raise SolverStop("Search_Direction_Becomes_Too_Small" if mu <= o.tol
                          else "Restoration_Failed",
                          "line search failed on a problem without constraints")
     sh.n_resto += 1
-    theta0 = ipm.theta(ipm.hv)
-    ipm.filter.add(theta0, ipm.phi(ipm.w, ipm.f))
-    xp = ipm.xp
-    c = ipm.hv.copy()
-    mu_R = max(ipm.mu, scalars(xp, amax_abs(xp, c))[0])
+    theta0 = calc.theta(it.h)
+    filter.add(theta0, calc.phi(it.w, it.f))
+    xp = calc.xp
+    c = it.h.copy()
+    mu_R = max(mu, scalars(xp, amax_abs(xp, c))[0])
     rho = o.resto_penalty_parameter
-    nlp = RestorationNLP(ipm.nlp, ipm.w, math.sqrt(mu_R), rho)
+    nlp = RestorationNLP(nlp_o, it.w, math.sqrt(mu_R), rho)
     p, n = _initial_p_n(xp, c, mu_R, rho)
-    v0 = xp.concatenate([ipm.w, p, n])
-    inner = InteriorPoint(nlp, sh, resto=True)
+    v0 = xp.concatenate([it.w, p, n])
+    inner = make_inner(nlp)
     # the original bounds' slacks as the outer iterate forms them: where one was lost to
     # rounding (safe-slack mode) the raw slack is 0 and would divide by zero in here
-    inner.safe_slack_mode = ipm.safe_slack_mode
-    inner.mu = mu_R
-    inner.tau = max(o.tau_min, 1.0 - mu_R)
-    nL = len(ipm.iL)
-    zL0 = xp.concatenate([xp.minimum(rho, ipm.zL), mu_R / p, mu_R / n])
-    zU0 = xp.minimum(rho, ipm.zU)
-    assert len(inner.iL) == nL + 2 * ipm.m
-    inner.initialize(v0, y0=xp.zeros(ipm.m), zL0=zL0, zU0=zU0, push=False)
-    nw = ipm.nw
-    h_o = xp.zeros(ipm.m)
+    inner.calc.safe_slack_mode = calc.safe_slack_mode
+    inner.barrier.mu = mu_R
+    inner.barrier.tau = max(o.tau_min, 1.0 - mu_R)
+    nL = calc.nL
+    zL0 = xp.concatenate([xp.minimum(rho, it.zL), mu_R / p, mu_R / n])
+    zU0 = xp.minimum(rho, it.zU)
+    assert inner.calc.nL == nL + 2 * m
+    inner.initialize(v0, y0=xp.zeros(m), zL0=zL0, zU0=zU0, push=False)
+    nw = nlp_o.nw
+    h_o = xp.zeros(m)
 
-    def back_to_original(inner_ipm):
-        w = inner_ipm.w[:nw]
-        f_o, ok = ipm.eval_zeroth(w, h_o)
+    def back_to_original(inner_it):
+        w = inner_it.w[:nw]
+        f_o, ok = calc.eval_zeroth(w, h_o)
         if not ok:
             return None
-        th = ipm.theta(h_o)
-        ph = ipm.phi(w, f_o)
+        th = calc.theta(h_o)
+        ph = calc.phi(w, f_o)
         if th <= o.required_infeasibility_reduction * theta0 and math.isfinite(ph) \
-                and ipm.filter.acceptable(th, ph):
+                and filter.acceptable(th, ph):
             return "resto_success"
         return None
 
-    inner.stop_hook = back_to_original
-    status = inner.run()
-    w = inner.w[:nw].copy()
-    f_o, ok = ipm.eval_zeroth(w, h_o)
+    status = inner.run(stop_test=back_to_original)
+    w = inner.it.w[:nw].copy()
+    f_o, ok = calc.eval_zeroth(w, h_o)
+
+    def adopt():
+        _adopt(o, calc, w, f_o, h_o, least_squares_y)
+        info.take(inner.info)
+
     if status != "resto_success":
         if status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
-            uc = scalars(xp, amax_abs(xp, h_o / getattr(ipm.nlp, "dc_d", 1.0)))[0]
+            dc = getattr(nlp_o, "dc_d", 1.0)
+            uc = scalars(xp, amax_abs(xp, h_o / dc))[0]
             if not (ok and uc <= o.constr_viol_tol * 1e-2):
-                _adopt(ipm, inner, w, f_o, h_o, nL)
+                adopt()
                 raise SolverStop("Infeasible_Problem_Detected",
                                  "restoration phase converged to a point of local "
                                  "infeasibility")
-            ipm.filter.reset()     # feasible point the filter would reject: start afresh
+            filter.reset()     # feasible point the filter would reject: start afresh
         elif status in ("Maximum_Iterations_Exceeded", "Maximum_WallTime_Exceeded"):
-            _adopt(ipm, inner, w, f_o, h_o, nL)
+            adopt()
             raise SolverStop(status)
         else:
             raise SolverStop("Restoration_Failed", f"restoration phase ended: {status}")
-    _adopt(ipm, inner, w, f_o, h_o, nL)
+    adopt()
 
 
-def _adopt(ipm, inner, w, f_o, h_o, nL):
-    """Make the restoration phase's result the outer iterate, with IPOPT's multipliers
-    (MinC_1NrmRestorationPhase::PerformRestoration): the bound multipliers take one
-    step as if the whole primal progress had been a single Newton step,
+def _adopt(o, calc, w, f_o, h_o, least_squares_y):
+    """Make the restoration phase's result ``(w, f_o, h_o)`` the current iterate of
+    ``calc``, with IPOPT's multipliers (MinC_1NrmRestorationPhase::PerformRestoration):
+    the bound multipliers take one step as if the whole primal progress had been a
+    single Newton step,
 
         dz = (mu + z (s - s_new)) / s - z,    z += alpha_z dz
 
@@ -218,29 +232,27 @@ def _adopt(ipm, inner, w, f_o, h_o, nL):
     bound_mult_reset_threshold (1000); y the least-squares multipliers when
     constr_mult_reset_threshold > 0 (zero above it), otherwise -- IPOPT's default, 0 --
     zero."""
-    o = ipm.opts
-    xp = ipm.xp
-    sL, sU = ipm.slacks(ipm.w)            # before the move (new arrays, not overwritten)
-    ipm.w[:] = w
-    ipm.iterate_moved()
-    ipm.f = f_o
-    ipm.hv[:] = h_o
-    ipm.eval_first_order(ipm.w)
-    tL, tU = ipm.slacks(ipm.w)
+    xp, it, mu, tau = calc.xp, calc.it, calc.barrier.mu, calc.barrier.tau
+    sL, sU = calc.slacks(it.w)            # before the move (new arrays, not overwritten)
+    it.w[:] = w
+    it.moved()
+    it.f = f_o
+    it.h[:] = h_o
+    calc.eval_first_order(it)
+    tL, tU = calc.slacks(it.w)
     # IPOPT's ComputeBoundMultiplierStep, in its order of operations (the same step as
     # bound_multiplier_steps(w_new - w_old) up to rounding; restoration exits are
     # sensitive to that)
     with errstate(xp):
-        dzL = (ipm.mu + ipm.zL * (sL - tL)) / sL - ipm.zL
-        dzU = (ipm.mu + ipm.zU * (sU - tU)) / sU - ipm.zU
-    alpha_z = ipm.fraction_to_boundary_z(dzL, dzU, ipm.tau)
-    ipm.zL += alpha_z * dzL
-    ipm.zU += alpha_z * dzU
-    if max(scalars(xp, amax(xp, ipm.zL), amax(xp, ipm.zU))) > o.bound_mult_reset_threshold:
-        ipm.zL[:] = 1.0
-        ipm.zU[:] = 1.0
+        dzL = (mu + it.zL * (sL - tL)) / sL - it.zL
+        dzU = (mu + it.zU * (sU - tU)) / sU - it.zU
+    alpha_z = calc.fraction_to_boundary_z(dzL, dzU, tau)
+    it.zL += alpha_z * dzL
+    it.zU += alpha_z * dzU
+    if max(scalars(xp, amax(xp, it.zL), amax(xp, it.zU))) > o.bound_mult_reset_threshold:
+        it.zL[:] = 1.0
+        it.zU[:] = 1.0
     if o.constr_mult_reset_threshold > 0.0:
-        ipm.y[:] = ipm.least_squares_y(max_norm=o.constr_mult_reset_threshold)
+        it.y[:] = least_squares_y(o.constr_mult_reset_threshold)
     else:
-        ipm.y[:] = 0.0
-    ipm.info.update(inner.info)
+        it.y[:] = 0.0

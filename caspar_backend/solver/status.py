@@ -64,3 +64,12 @@ KINDS = ("optimal", "infeasible", "unbounded", "limit", "error")
 
 def status(name: str) -> Status:
     return STATUSES[name]
+
+
+class SolverStop(Exception):
+    """Ends a solve with the status ``status`` (a key of :data:`STATUSES`) and an
+    optional message; raised inside the interior point, caught by the driver."""
+
+    def __init__(self, status, message=""):
+        super().__init__(status)
+        self.status, self.message = status, message

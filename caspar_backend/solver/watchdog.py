@@ -9,7 +9,7 @@ against the stored reference values and the filter; when one passes, the procedu
 there.  When none does, the stored iterate is restored and searched along its stored
 direction by ordinary backtracking from the second trial step on.  A change of mu ends
 the procedure without restoring (IPOPT resets the watchdog whenever mu changes).  The
-procedure itself is driven by :func:`~caspar_backend.solver.linesearch.line_search`;
+procedure itself is driven by :meth:`~caspar_backend.solver.linesearch.LineSearch.search`;
 this module holds its state.
 """
 
@@ -29,16 +29,17 @@ class Watchdog:
     def reset(self):
         self.active, self.saved, self.shortened, self.trials = False, None, 0, 0
 
-    def start(self, ipm, d, ref):
+    def start(self, it, d, ref):
+        """Store the iterate ``it`` (a copy), its direction and reference values."""
         self.active, self.trials = True, 0
-        self.saved = (ipm.w.copy(), ipm.y.copy(), ipm.zL.copy(), ipm.zU.copy(), d, ref)
+        self.saved = (*it.copy_primal_dual(), d, ref)
 
-    def stop(self, ipm):
-        """Restore the stored iterate; returns its (direction, reference values)."""
+    def stop(self, it, calc):
+        """Restore the stored point into ``it`` (re-evaluated with ``calc``, the run's
+        :class:`~.quantities.BarrierQuantities`); returns its (direction, reference
+        values)."""
         w, y, zL, zU, d, ref = self.saved
-        ipm.w[:], ipm.y[:], ipm.zL[:], ipm.zU[:] = w, y, zL, zU
-        ipm.iterate_moved()
-        ipm.f, _ = ipm.eval_zeroth(ipm.w, ipm.hv)
-        ipm.eval_first_order(ipm.w)
+        it.set_primal_dual(w, y, zL, zU)
+        calc.reevaluate(it)
         self.active, self.saved, self.shortened = False, None, 0
         return d, ref

@@ -1,0 +1,325 @@
+"""Inertia correction and the fall-backs of a failed refinement (IPOPT's
+PDPerturbationHandler and PDFullSpaceSolver; MadNLP's inertia correctors).
+
+The Newton step solves the primal-dual system through a KKT system
+(:mod:`caspar_backend.kkt`) whose matrix, with the perturbations ``delta_w`` and
+``delta_c``,
+
+    K = [ W + Sigma + delta_w I      A^T     ]
+        [ A                      -delta_c I  ]
+
+must have the inertia ``(nw, m, 0)``.  :class:`InertiaCorrector` runs Waechter &
+Biegler's Algorithm IC on it:
+
+1. factorize with ``delta_w = 0`` (``delta_c > 0`` from the start once the Jacobian was
+   found rank-deficient);
+2. a zero pivot: first a more stable factorization of the same K (a larger static term
+   for this iteration, the KKT system's ``increase_quality``), then ``delta_c =
+   jacobian_regularization_value mu^jacobian_regularization_exponent``;
+3. raise ``delta_w`` from ``max(min_hessian_perturbation, perturb_dec_fact
+   delta_w_last)`` (first: ``first_hessian_perturbation``) by ``perturb_inc_fact`` (first
+   time ``perturb_inc_fact_first``) until the inertia is right; above
+   :data:`PIVOTING_SWITCH_DELTA_W` the unpivoted inertia is not trusted and the
+   factorization switches to its pivoting mode where it has one (docs/pivoting-switch.md).
+
+After the solve, a refinement that did not reach :data:`RESIDUAL_RATIO_SINGULAR` (or
+converged slowly, ``refinement_contraction_max``) goes through the fall-backs of
+:meth:`InertiaCorrector.direction` (docs/kkt-regularization-and-refinement.md).  With
+``inertia_correction_method = 'inertia-free'`` the factorization's inertia is not used
+and a curvature test accepts the direction instead (:meth:`_curvature_corrected`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ..arrays import scalars, synchronize
+from .iterate import BarrierParameter, StepInfo, Timers
+
+#: relative KKT residual (after refinement) above which a solve counts as failed
+#: (IPOPT's residual_ratio_singular role; caspar's ratio is ||K x - b||_inf / ||b||_inf)
+RESIDUAL_RATIO_SINGULAR = 1e-6
+#: delta_w above which a wrong inertia is taken as the non-pivoting factorization's error
+#: rather than missing curvature: the factorization is switched to its pivoting mode
+#: where it has one (a small system: dense Bunch-Kaufman) and the inertia retried.
+#: IPOPT with an exactly pivoting solver stays far below this on problems whose
+#: unpivoted inertia drives delta_w towards its maximum
+PIVOTING_SWITCH_DELTA_W = 1e6
+#: the smallest static term a slow (not failed) refinement lowers it to
+SLOW_REFINEMENT_EPS_FLOOR = 1e-12
+
+
+class InertiaCorrector:
+    """Final.  Owns the perturbation state of one interior-point run: ``delta_w_last``
+    (the last nonzero delta_w), whether delta_c is in use for good, and the static
+    regularization changes made for one iteration or for the rest of the solve."""
+
+    def __init__(self, kkt, opts, m: int, barrier: BarrierParameter, timers: Timers,
+                 info: StepInfo, xp):
+        self.kkt, self.opts, self.m, self.barrier = kkt, opts, m, barrier
+        self.timers, self.info, self.xp = timers, info, xp
+        self.delta_w_last = 0.0
+        # delta_c from the first factorization on where the KKT system asks for it
+        self.delta_c_used = kkt.regularize_constraints_always
+        self.eps_restore = None     # static regularization to restore next iteration
+        # the static term before a slow refinement lowered it (None: not lowered), and
+        # whether lowering for slowness is off for the rest of the solve (it once led to
+        # a failed refinement)
+        self.eps_before_slow = None
+        self.slow_rule_off = False
+        self._zero_w = xp.zeros(kkt.nw) if not kkt.check_inertia else None
+
+    def _delta_c(self) -> float:
+        o = self.opts
+        return o.jacobian_regularization_value * self.barrier.mu ** \
+            o.jacobian_regularization_exponent
+
+    # ================================================================ timed calls
+    def solve(self, rhs_w, rhs_c):
+        t = time.perf_counter()
+        dw, dy = self.kkt.solve(rhs_w, rhs_c)
+        synchronize(self.xp)
+        self.timers.solve += time.perf_counter() - t
+        return dw, dy
+
+    def factor(self):
+        """Assemble and factorize the KKT system; ``(factorization, inertia ok)``."""
+        t = time.perf_counter()
+        self.kkt.build()
+        synchronize(self.xp)
+        t1 = time.perf_counter()
+        fact, ok = self.kkt.factorize()
+        t2 = time.perf_counter()
+        self.timers.build += t1 - t
+        self.timers.factor += t2 - t1
+        return fact, ok
+
+    # ================================================================ the direction
+    def begin_iteration(self) -> None:
+        """An eps raised for one iteration goes back, unless the KKT system has since
+        switched to a pivoting factorization (eps 0 from then on: K itself)."""
+        k = self.kkt
+        if self.eps_restore is not None:
+            if k.static_regularization > 0.0:
+                k.static_regularization = self.eps_restore
+            self.eps_restore = None
+
+    def direction(self, rhs_w, rhs_c):
+        """Factorize the assembled KKT system with inertia correction and solve for
+        ``(dw, dy)``; None when no regularization gives a usable factorization.
+
+        Refinement against K failed (IPOPT's PDFullSpaceSolver::Solve): first (once) the
+        same matrix with a smaller static term, which is what a K with eigenvalues below
+        eps needs; then ask the linear algebra for a more stable factorization and redo
+        the inertia correction with it (a factorization with huge element growth also
+        misreports inertia); when it cannot do better, an accurate (pivoting)
+        factorization of K itself for this iteration's solves; failing that, K is taken
+        as (numerically) singular, once, and perturbed as IPOPT's PerturbForSingularity
+        does.  A KKT system whose inertia test rounding can fool (the condensed one)
+        then goes on raising delta_w, as MadNLP does after a failed Richardson
+        iteration."""
+        k, o = self.kkt, self.opts
+        if not self.regularize_and_factorize():
+            return None
+        dw, dy = self.solve(rhs_w, rhs_c)
+        pretended = False
+        smaller_tried = False
+        # refinement_contraction_max: the residual test passed, but at a slow rate the
+        # directions where K's eigenvalues lie below the static term are not resolved
+        if (k.last_contraction > o.refinement_contraction_max
+                and k.static_regularization > SLOW_REFINEMENT_EPS_FLOOR
+                and k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR
+                and self.eps_restore is None and not self.slow_rule_off):
+            # converged, but slowly: the same matrix with a smaller static term, kept
+            # for the solve only when its refinement is no longer slow (where it is, the
+            # smaller term buys no accuracy and costs the factorization stability)
+            smaller_tried = True
+            eps = k.static_regularization
+            solved = self._solve_with_smaller_static_term(
+                rhs_w, rhs_c, max_contraction=o.refinement_contraction_max)
+            if solved is not None:
+                dw, dy = solved
+                if self.eps_before_slow is None:
+                    self.eps_before_slow = eps
+        if (k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR
+                and self.eps_before_slow is not None
+                and k.static_regularization < self.eps_before_slow):
+            # a refinement failing under the term a slow one lowered: back to the former
+            # term, and no more lowering for slowness
+            k.static_regularization = self.eps_before_slow
+            self.eps_before_slow, self.slow_rule_off = None, True
+            if not self.regularize_and_factorize():
+                return None
+            dw, dy = self.solve(rhs_w, rhs_c)
+        while k.last_residual_ratio > RESIDUAL_RATIO_SINGULAR:
+            if not smaller_tried and self.eps_restore is None:
+                smaller_tried = True
+                solved = self._solve_with_smaller_static_term(rhs_w, rhs_c)
+                if solved is not None:
+                    dw, dy = solved
+                    break
+            if k.increase_quality():
+                self.eps_restore = None     # a refinement failure raises eps for good
+                ok = self.regularize_and_factorize()
+            elif k.factorize_accurate():
+                # no static term made the factors accurate: they are the trouble, not K
+                # (element growth without pivoting).  This iteration's solves go through
+                # a pivoting factorization of K itself, as IPOPT's linear solvers pivot,
+                # the inertia still from the one above; its direction is taken even where
+                # K is too ill-conditioned for refinement to pass.  K is not taken as
+                # singular while it factorizes: the delta_c that brings stays for the
+                # rest of the solve and leaves every later step off the linearized
+                # constraints by delta_c |dy|
+                dw, dy = self.solve(rhs_w, rhs_c)
+                break
+            elif not pretended and k.delta_w == 0.0:
+                pretended = True
+                ok = self.regularize_and_factorize(singular=True)
+            elif k.inaccurate_solve_means_wrong_inertia:
+                ok = self._next_delta_w() and self._perturb_until_inertia()
+            else:
+                break
+            if not ok:
+                return None
+            dw, dy = self.solve(rhs_w, rhs_c)
+        if not k.check_inertia:
+            return self._curvature_corrected(rhs_w, rhs_c, dw, dy)
+        return dw, dy
+
+    def _curvature_corrected(self, rhs_w, rhs_c, dw, dy):
+        """The inertia-free acceptance of a factorization (Chiang & Zavala 2016; MadNLP's
+        InertiaFree), with ``inertia_correction_method = 'inertia-free'``: with the normal
+        step ``n`` (the solve of ``[0, rhs_c]``), ``t = dw - n``, ``H = W + Sigma +
+        delta_w I`` and ``g = -rhs_w`` (the barrier Lagrangian's gradient), accept the
+        direction ``(dw, dy)`` when
+
+            t'Ht + max(t'Hn - g'n, 0) >= inertia_free_tol t't,
+
+        else raise delta_w as Algorithm IC does (from the previous iteration's delta_w)
+        and solve again.  Returns the accepted ``(dw, dy)``, or None when delta_w exceeds
+        its maximum (one transfer per test)."""
+        k, xp, o = self.kkt, self.xp, self.opts
+        last = self.delta_w_last
+        while True:
+            nrm = self.solve(self._zero_w, rhs_c)[0] if self.m else self._zero_w
+            t = dw - nrm
+            ht = k.primal_matvec(t)
+            tht, thn, bn, tt = scalars(xp, xp.dot(t, ht), xp.dot(ht, nrm), xp.dot(rhs_w, nrm),
+                                       xp.dot(t, t))
+            if math.isfinite(tht) and tht + max(thn + bn, 0.0) >= o.inertia_free_tol * tt:
+                break
+            # Algorithm IC's schedule within one direction; without the inertia test its
+            # loop stops at the first successful factorization (and records delta_w)
+            self.delta_w_last = last
+            if not (self._next_delta_w() and self._perturb_until_inertia()):
+                return None
+            dw, dy = self.solve(rhs_w, rhs_c)
+        return dw, dy
+
+    def _solve_with_smaller_static_term(self, rhs_w, rhs_c, max_contraction=None):
+        """After a failed or slow (``refinement_contraction_max``) refinement, once per
+        direction: factorize the same matrix (same delta_w, delta_c) with a smaller
+        static regularization and solve again.  Refinement against K converges only
+        while eps is small against K's smallest eigenvalues, so where those lie below
+        eps a smaller eps is what helps, not a larger one.  Returns ``(dw, dy)`` and
+        keeps the smaller eps for the solve when the inertia is right and the refinement
+        converges; otherwise restores eps and its factorization and returns None.
+        ``max_contraction``: the refinement must also contract by at most this
+        (kkt/refinement.py)."""
+        k = self.kkt
+        eps = k.decrease_static_regularization()
+        if eps is None:
+            return None
+        ratio = k.last_residual_ratio
+        _, ok = self.factor()
+        if ok:
+            dw, dy = self.solve(rhs_w, rhs_c)
+            if k.last_residual_ratio <= RESIDUAL_RATIO_SINGULAR and (
+                    max_contraction is None or k.last_contraction <= max_contraction):
+                return dw, dy
+        k.static_regularization = eps
+        self.factor()
+        k.last_residual_ratio = ratio
+        return None
+
+    # ================================================================ Algorithm IC
+    def regularize_and_factorize(self, singular=False) -> bool:
+        """IPOPT's inertia correction (Waechter & Biegler Algorithm IC).  ``singular``:
+        the unperturbed matrix is known to be singular; start perturbing at once."""
+        k = self.kkt
+        k.delta_w, k.delta_c = 0.0, 0.0
+        if self.delta_c_used:
+            # the Jacobian was found degenerate before: regularize from the start
+            k.delta_c = self._delta_c()
+        self.info.delta_w = 0.0
+        if singular:
+            ok, n_zero = False, 1
+        else:
+            fact, ok = self.factor()
+            n_zero = fact.n_zero
+        # a zero pivot of a factorization without pivoting need not mean a singular K
+        # (K may have the required inertia with a small eigenvalue): as IPOPT's linear
+        # solver would pivot, first try more stable factorizations before perturbing K
+        # itself.  The raised eps is for this iteration only (restored by
+        # begin_iteration): kept for the rest of the solve it costs accuracy on badly
+        # scaled problems
+        eps = k.static_regularization
+        while not ok and not singular and n_zero > 0 and k.increase_quality():
+            if self.eps_restore is None:
+                self.eps_restore = eps
+            fact, ok = self.factor()
+            n_zero = fact.n_zero
+        if ok:
+            return True
+        if n_zero > 0 and k.delta_c == 0.0 and self.m > 0:
+            k.delta_c = self._delta_c()
+            self.delta_c_used = True
+            fact, ok = self.factor()
+            if ok:
+                return True
+        self._next_delta_w()
+        return self._perturb_until_inertia()
+
+    def _next_delta_w(self) -> bool:
+        """The next trial delta_w of Algorithm IC: the first one (from delta_w_last) when
+        there is none yet, else the current one times kappa_w^+ (bar on the first
+        perturbation of the solve); False when it exceeds delta_w^max."""
+        o, k = self.opts, self.kkt
+        if k.delta_w == 0.0:
+            if self.delta_w_last == 0.0:
+                k.delta_w = o.first_hessian_perturbation
+            else:
+                k.delta_w = max(o.min_hessian_perturbation,
+                                o.perturb_dec_fact * self.delta_w_last)
+            return True
+        k.delta_w *= o.perturb_inc_fact_first if self.delta_w_last == 0.0 \
+            else o.perturb_inc_fact
+        return k.delta_w <= o.max_hessian_perturbation
+
+    def _perturb_until_inertia(self) -> bool:
+        """Factorize with the current delta_w, raising it until the inertia is right
+        (the loop of Algorithm IC); False when delta_w exceeds delta_w^max."""
+        k = self.kkt
+        while True:
+            fact, ok = self.factor()
+            if ok:
+                self.delta_w_last = k.delta_w
+                self.info.delta_w = k.delta_w
+                return True
+            if fact.n_zero > 0 and k.delta_c == 0.0:
+                k.delta_c = self._delta_c()
+            elif fact.n_zero > 0 and k.delta_w > 0.0 and k.enable_pivoting():
+                # with delta_w > 0 and delta_c > 0 an exact zero pivot is a numerical
+                # artefact (a delta_w below the factorization's resolution cancelled
+                # away), not a sign of missing curvature: raising delta_w would stall it
+                # at that floor; retry the same delta_w with a pivoting factorization
+                # (IPOPT's MUMPS pivots)
+                continue
+            elif k.delta_w > PIVOTING_SWITCH_DELTA_W and k.enable_pivoting():
+                # the inertia of an unpivoted factorization is not to be trusted this
+                # far: Algorithm IC again from delta_w = 0 with exact inertia
+                k.delta_w = 0.0
+                continue
+            if not self._next_delta_w():
+                return False

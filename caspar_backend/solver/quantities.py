@@ -1,0 +1,360 @@
+"""Quantities of the barrier problem at a point (IPOPT's IpoptCalculatedQuantities).
+
+For the :class:`~caspar_backend.solver.nlp.BarrierNLP` ``min f(w) s.t. h(w) = 0,
+wL <= w <= wU`` with finite-bound index sets ``iL``, ``iU`` (int64, no duplicates) and
+the current :class:`~.iterate.Iterate` and :class:`~.iterate.BarrierParameter`:
+
+    slacks          sL = w[iL] - wL[iL],  sU = wU[iU] - w[iU]
+    barrier         phi(w) = f(w) - mu (sum ln sL + sum ln sU)
+                             + kappa_d mu (sum_{L only} sL + sum_{U only} sU)
+    infeasibility   theta(w) = ||h(w)||_1
+    optimality      grad L = grad f + A^T y - zL + zU  (bounded entries), the scaled
+                    errors E_0 and E_mu of the convergence test
+    step bounds     the fraction-to-the-boundary step lengths of a direction
+
+Every method takes the point it works at, or works at the current iterate when it says
+so; none changes the iterate.  Host reads are batched: each public quantity is at most
+one device-to-host transfer (:func:`~caspar_backend.arrays.scalars`).  The object owns
+the work buffers of these computations and the safe-slack mode (IPOPT's safe slacks
+from the first slack lost to rounding on).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..arrays import amax_abs, errstate, fused, host, is_host, scalars, segment_sum
+from .iterate import BarrierParameter, Direction, Iterate
+from .status import SolverStop
+
+_EPS = np.finfo(float).eps
+
+
+class BarrierQuantities:
+    """Final."""
+
+    def __init__(self, nlp, opts, it: Iterate, barrier: BarrierParameter):
+        self.nlp, self.opts, self.it, self.barrier = nlp, opts, it, barrier
+        xp = self.xp = nlp.xp
+        self.nw, self.m = nlp.nw, nlp.m
+        wL, wU = host(nlp.wL), host(nlp.wU)
+        iL, iU = np.flatnonzero(np.isfinite(wL)), np.flatnonzero(np.isfinite(wU))
+        self.iL, self.iU = xp.asarray(iL), xp.asarray(iU)
+        self.nL, self.nU = len(iL), len(iU)
+        dampL, dampU = ~np.isfinite(wU[iL]), ~np.isfinite(wL[iU])
+        # 0/1 floats (kd * damp as with the booleans) and the index sets (gathers, not
+        # boolean masks: a mask's size is data-dependent, which costs a device sync)
+        self.dampL, self.dampU = xp.asarray(dampL.astype(float)), xp.asarray(dampU.astype(float))
+        self.idampL = xp.asarray(np.flatnonzero(dampL))
+        self.idampU = xp.asarray(np.flatnonzero(dampU))
+        self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
+        # IPOPT's safe slacks (CalculateSafeSlack) in every slack from the first one lost
+        # to rounding on (see phi); off until then, so that no solve pays for them
+        self.safe_slack_mode = False
+        jr, jc = np.asarray(nlp.jac_rows, np.int64), np.asarray(nlp.jac_cols, np.int64)
+        self.jr, self.nnz_j = xp.asarray(jr), len(jr)
+        # A^T y = segment sum over the Jacobian columns of jv * y[jr]
+        self._aty_sum = segment_sum(xp, jc, self.nw)
+        self._jt = xp.zeros(len(jr))        # jv * y[jr]
+        self._aty = xp.zeros(self.nw)
+        # finiteness checks without a temporary of the Jacobian's/Hessian's size
+        self._fin = xp.zeros(max(len(jr), len(nlp.hess_rows), self.nw, self.m, 1),
+                             dtype=bool)
+        self._slack_cache = None            # (version, w, (sL, sU)) of the iterate
+
+    # ================================================================ vectors
+    def slacks(self, w):
+        """(w[iL] - wL, wU - w[iU]), IPOPT's safe slacks in safe-slack mode; new arrays
+        that callers do not modify.  Those of the current iterate are formed once per
+        version of its ``w`` (on the device each is four launches, and an iteration asks
+        ~7 times)."""
+        it = self.it
+        current = w is it.w and not self.safe_slack_mode
+        c = self._slack_cache
+        if current and c is not None and c[0] == it.version and c[1] is w:
+            return c[2]
+        xp = self.xp
+        sL = fused.call(xp, "gather_slack", w, self.iL, self.wLL, 1.0)
+        sU = fused.call(xp, "gather_slack", w, self.iU, self.wUU, -1.0)
+        if self.safe_slack_mode:
+            return self.safe_slacks(sL, sU)
+        if current:
+            self._slack_cache = (it.version, w, (sL, sU))
+        return sL, sU
+
+    def safe_slack_min(self) -> float:
+        return _EPS * min(1.0, self.barrier.mu)
+
+    def safe_slacks(self, sL, sU):
+        """IPOPT's CalculateSafeSlack: a slack s below s_min = eps min(1, mu) is replaced
+        by min(max(mu / z, s_min), max(s, 0) + slack_move max(1, |bound|)) (z its bound
+        multiplier at the current iterate), the others kept; new arrays.  IPOPT also moves
+        the bound to match; a bound of magnitude 1e8 cannot hold a slack of 1e-9 that
+        way, so the slacks are corrected wherever they are formed instead."""
+        xp, mu, smin = self.xp, self.barrier.mu, self.safe_slack_min()
+        move = self.opts.slack_move
+        out = []
+        with errstate(xp):
+            for s, z, b in ((sL, self.it.zL, self.wLL), (sU, self.it.zU, self.wUU)):
+                pos = xp.maximum(s, 0.0)
+                new = xp.minimum(xp.maximum(mu / z, smin),
+                                 pos + move * xp.maximum(1.0, xp.abs(b)))
+                out.append(xp.where(s < smin, new, s))
+        return out
+
+    def Aty(self, jv, y, out=None):
+        """A^T y with A in COO (jr, jc, jv), into ``out`` (default: a work vector that the
+        next call overwrites)."""
+        xp = self.xp
+        if not self.nnz_j:            # no Jacobian entry (m = 0): nothing to gather
+            out = self._aty if out is None else out
+            out[:] = 0.0
+            return out
+        xp.take(y, self.jr, out=self._jt)
+        xp.multiply(jv, self._jt, out=self._jt)
+        return self._aty_sum(self._jt, self._aty if out is None else out)
+
+    def add_bound_multipliers(self, rd, zL, zU):
+        """rd - zL + zU on the bounded entries, in place (iL and iU hold no duplicates)."""
+        fused.call(self.xp, "add_scaled", self.iL, -1.0, zL, rd)
+        fused.call(self.xp, "add_scaled", self.iU, 1.0, zU, rd)
+        return rd
+
+    def lagrangian_gradient(self, gradf, jv, y, zL, zU):
+        """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
+        return self.add_bound_multipliers(gradf + self.Aty(jv, y), zL, zU)
+
+    def grad_phi(self):
+        """The barrier gradient at the current iterate, a new array."""
+        it, mu = self.it, self.barrier.mu
+        sL, sU = self.slacks(it.w)
+        g = it.gradf.copy()  # vector-sized; kept by the direction
+        kd = self.opts.kappa_d * mu
+        xp = self.xp
+        fused.call(xp, "add_barrier", self.iL, -mu, sL, kd, self.dampL, g)
+        fused.call(xp, "add_barrier", self.iU, mu, sU, -kd, self.dampU, g)
+        return g
+
+    def bound_multiplier_steps(self, dw, sL=None, sU=None):
+        """(dzL, dzU) of the primal step ``dw`` at the current iterate: the eliminated
+        rows of the primal-dual system, Z dw + S dz = mu e - S z."""
+        it, mu = self.it, self.barrier.mu
+        if sL is None:
+            sL, sU = self.slacks(it.w)
+        xp = self.xp
+        dzL = fused.call(xp, "bound_mult_step", mu, it.zL, sL, dw, self.iL, 1.0)
+        dzU = fused.call(xp, "bound_mult_step", mu, it.zU, sU, dw, self.iU, -1.0)
+        return dzL, dzU
+
+    # ================================================================ finiteness
+    def allfinite(self, *vs) -> bool:
+        """Every entry of the arrays ``vs`` finite, with one host read for all of them
+        (on the device each read synchronizes; the reductions queue in stream order, so
+        the shared buffer is read before the next array overwrites it)."""
+        ok = None
+        for v in vs:
+            ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
+        return bool(ok)
+
+    def _finite_flag(self, v):
+        """All of ``v`` finite, as a 0-d device bool (not read back)."""
+        if not is_host(self.xp):
+            return fused.call(self.xp, "all_finite", v)
+        buf = self._fin[:v.size]
+        self.xp.isfinite(v, out=buf)
+        return buf.all()
+
+    def invalid(self, w, what):
+        """End the solve: a NaN or Inf in a ``what`` evaluation at ``w``."""
+        desc = self.nlp.describe_nonfinite(w)
+        msg = f"NaN or Inf in a {what} evaluation"
+        raise SolverStop("Invalid_Number_Detected", msg + (f": {desc}" if desc else ""))
+
+    # ================================================================ evaluations
+    def eval_zeroth(self, w, hout):
+        """``(f(w), ok)`` with h(w) into ``hout``; ok: both finite."""
+        f = self.nlp.f(w)
+        self.nlp.h(w, hout)
+        ok = math.isfinite(f) and self.allfinite(hout)
+        return f, ok
+
+    def eval_first_order(self, it: Iterate):
+        """The gradient and Jacobian values of ``it`` at its ``w`` (f and h are current);
+        a NaN or Inf ends the solve."""
+        self.nlp.grad(it.w, it.gradf)
+        self.nlp.jac(it.w, it.jv)
+        if not self.allfinite(it.gradf, it.jv):
+            self.invalid(it.w, "derivative")
+
+    def reevaluate(self, it: Iterate):
+        """f, h, gradient and Jacobian of ``it`` at its ``w`` (after its w was set)."""
+        it.f, _ = self.eval_zeroth(it.w, it.h)
+        self.eval_first_order(it)
+
+    # ================================================================ merit
+    def theta(self, h):
+        return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
+
+    def phi(self, w, f, mu=None, sums=None):
+        """The barrier function at ``w`` (objective value ``f``); ``sums``: the
+        :meth:`barrier_terms` at ``w``, already read back."""
+        mu = self.barrier.mu if mu is None else mu
+        smin, lL, lU, dL, dU = self._barrier_sums(w) if sums is None else sums
+        if smin < self.safe_slack_min() and self.opts.slack_move > 0 \
+                and not self.safe_slack_mode:
+            # a slack lost to rounding (w agrees with its bound to machine precision,
+            # a bound of magnitude 1e8 resolves slacks of 1.5e-8 only): IPOPT's safe
+            # slacks from now on, wherever slacks are formed
+            self.safe_slack_mode = True
+            smin, lL, lU, dL, dU = self._barrier_sums(w)
+        if not smin > 0:
+            return math.inf
+        kd = self.opts.kappa_d * mu
+        return (f - mu * (lL + lU)) + kd * (dL + dU)
+
+    def _barrier_sums(self, w):
+        """(smallest slack, sum log sL, sum log sU, damped sums of sL and sU) at ``w``,
+        with one transfer."""
+        return scalars(self.xp, *self.barrier_terms(w))
+
+    def barrier_terms(self, w):
+        """The five :meth:`_barrier_sums` as 0-d arrays, not read back."""
+        xp = self.xp
+        sL, sU = self.slacks(w)
+        with errstate(xp):
+            return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
+                    fused.call(xp, "sum_log", sU),
+                    xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
+
+    def trial_point(self, w, hout):
+        """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
+        :meth:`eval_zeroth`, :meth:`theta` and :meth:`phi` one after the other, with one
+        host read for the finiteness of h, theta and the barrier sums (the objective is
+        read by the evaluator).  ``theta`` and ``phi`` are meaningless when not ``ok``."""
+        xp = self.xp
+        f = self.nlp.f(w)
+        self.nlp.h(w, hout)
+        fin, theta, *sums = scalars(xp, self._finite_flag(hout), xp.sum(xp.abs(hout)),
+                                    *self.barrier_terms(w))
+        if not (math.isfinite(f) and fin):
+            return f, False, math.nan, math.nan
+        return f, True, theta, self.phi(w, f, sums=sums)
+
+    # ================================================================ errors
+    def errors(self, mu=0.0):
+        """At the current iterate: scaled (dual, constr, compl) max-norms, s_d, s_c, the
+        overall errors E0 and Emu, the unscaled constraint violation and max |w| (one
+        device-to-host transfer)."""
+        xp, it, nlp = self.xp, self.it, self.nlp
+        rd = self.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
+        sL, sU = self.slacks(it.w)
+        zL, zU = it.zL, it.zU
+        uviol = nlp.unscaled_constr_viol_term(it.w, it.h)
+        # slacks and bound multipliers are positive: |s z| = s z and |z| = z
+        (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, *uconstr) = scalars(
+            xp, amax_abs(xp, rd), amax_abs(xp, it.h), nlp.nlp_constr_viol(it.w, it.h),
+            fused.call(xp, "max_prod", sL, zL), fused.call(xp, "max_prod", sU, zU),
+            fused.call(xp, "max_abs_shift", sL, zL, mu),
+            fused.call(xp, "max_abs_shift", sU, zU, mu), xp.sum(zL),
+            xp.sum(zU), xp.sum(xp.abs(it.y)), amax_abs(xp, it.w),
+            *([uviol] if uviol is not None else []))
+        compl = max(cLm, cUm)
+        compl_mu = max(cLmu, cUmu)
+        smax = 100.0
+        nz = self.nL + self.nU
+        zsum = zLs + zUs
+        sd = max(smax, (ys + zsum) / max(1, self.m + nz)) / smax
+        sc = max(smax, zsum / max(1, nz)) / smax
+        # E_0 measures the constraints as IPOPT's curr_nlp_error does (inequalities by
+        # their bound violation, not by g - s); E_mu keeps the primal infeasibility of the
+        # barrier problem (curr_barrier_error)
+        return dict(dual=dual, constr=constr, nlp_constr=nconstr, compl=compl,
+                    compl_mu=compl_mu, sd=sd, sc=sc, wmax=wmax,
+                    uconstr=uconstr[0] if uconstr else None,
+                    E0=max(dual / sd, nconstr, compl / sc),
+                    Emu=max(dual / sd, constr, compl_mu / sc))
+
+    def unscaled(self, e):
+        """The user's (unscaled) dual, constraint and complementarity errors of ``e``."""
+        df = self.nlp.df
+        constr = e["constr"] if e.get("uconstr") is None else e["uconstr"]
+        return dict(dual=e["dual"] / df, constr=constr, compl=e["compl"] / df)
+
+    def primal_dual_error(self, mu, w=None, y=None, zL=None, zU=None, gradf=None, jv=None,
+                          hv=None):
+        """IPOPT's primal-dual system error (curr_/trial_primal_dual_system_error): the
+        1-norms of the Lagrangian gradient, the constraint residual and the relaxed
+        complementarity S z - mu, each divided by its length (one transfer).  The
+        current iterate's, or the point given by the keyword arrays."""
+        xp, it = self.xp, self.it
+        w = it.w if w is None else w
+        y = it.y if y is None else y
+        zL = it.zL if zL is None else zL
+        zU = it.zU if zU is None else zU
+        gradf = it.gradf if gradf is None else gradf
+        jv = it.jv if jv is None else jv
+        hv = it.h if hv is None else hv
+        rd = self.lagrangian_gradient(gradf, jv, y, zL, zU)
+        sL, sU = self.slacks(w)
+        dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(hv)),
+                                       xp.sum(xp.abs(sL * zL - mu)),
+                                       xp.sum(xp.abs(sU * zU - mu)))
+        nz = self.nL + self.nU
+        return (dual / max(self.nw, 1) + (primal / self.m if self.m else 0.0)
+                + ((cL + cU) / nz if nz else 0.0))
+
+    # ================================================================ step bounds
+    def fraction_to_boundary(self, dw, tau):
+        """max alpha in (0, 1] with s + alpha ds >= (1 - tau) s at the current iterate
+        (one transfer; the ratios are those of the entries with ds < 0, others +inf)."""
+        return min([1.0] + scalars(self.xp, *self._ftb_primal(dw, tau)))
+
+    def fraction_to_boundary_z(self, dzL, dzU, tau):
+        return min([1.0] + scalars(self.xp, *self._ftb_dual(dzL, dzU, tau)))
+
+    def step_bounds(self, d: Direction, tau):
+        """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
+        from the current iterate, with one transfer for both; cached in ``d``."""
+        hit = d.step_bounds
+        if hit is not None and hit[0] == (tau, self.safe_slack_mode):
+            return hit[1]
+        pending = self.step_bound_terms(d, tau)
+        return self.keep_step_bounds(d, pending, scalars(self.xp, *pending[2]))
+
+    def step_bound_terms(self, d: Direction, tau):
+        """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
+        back, the primal ones first."""
+        p = self._ftb_primal(d.dw, tau)
+        z = self._ftb_dual(d.dzL, d.dzU, tau)
+        return (tau, self.safe_slack_mode), len(p), p + z
+
+    def keep_step_bounds(self, d: Direction, pending, values):
+        """Record in ``d`` the step bounds from the read-back ``values`` of the minima of
+        ``pending`` (:meth:`step_bound_terms`); returns them."""
+        key, k, terms = pending
+        bounds = (min([1.0] + values[:k]), min([1.0] + values[k:len(terms)]))
+        d.step_bounds = (key, bounds)
+        return bounds
+
+    def _ftb_primal(self, dw, tau):
+        sL, sU = self.slacks(self.it.w)
+        return self._ftb_mins(((sL, dw[self.iL], 1.0), (sU, dw[self.iU], -1.0)), tau)
+
+    def _ftb_dual(self, dzL, dzU, tau):
+        return self._ftb_mins(((self.it.zL, dzL, 1.0), (self.it.zU, dzU, 1.0)), tau)
+
+    def _ftb_mins(self, pairs, tau):
+        """min over i with sign ds_i < 0 of -tau s_i / (sign ds_i) for each nonempty
+        triple (s, ds, sign), as 0-d arrays (not read back)."""
+        return [fused.call(self.xp, "ftb_min", s, ds, tau, sign)
+                for s, ds, sign in pairs if s.size]
+
+
+def _min_pos(xp, sL, sU):
+    """min over both slack vectors (+inf when both are empty), a 0-d array."""
+    parts = [xp.min(v) for v in (sL, sU) if v.size]
+    if not parts:
+        return xp.full((), np.inf)
+    return parts[0] if len(parts) == 1 else xp.minimum(parts[0], parts[1])
