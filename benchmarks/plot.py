@@ -89,32 +89,35 @@ def profile_ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
     return {s: sorted(r) for s, r in out.items()}
 
 
-def performance_profile(times: dict[str, list[float]], path: str, title: str) -> str:
-    """Draw the Dolan-More profile of ``times`` (as in :func:`profile_ratios`, keys
-    'ipopt', 'cpu', 'cuda') into ``path``; returns a note for the markdown."""
-    ratios = profile_ratios(times)
-    if not any(ratios.values()):
+def performance_profile(panels: list[tuple[str, dict[str, list[float]]]], path: str) -> str:
+    """Draw one Dolan-More profile per ``(title, times)`` panel (``times`` as in
+    :func:`profile_ratios`, keys 'ipopt', 'cpu', 'cuda') side by side into ``path``;
+    returns a note for the markdown."""
+    panels = [(t, profile_ratios(times)) for t, times in panels]
+    panels = [(t, r) for t, r in panels if any(r.values())]
+    if not panels:
         return "profile skipped: no solved problems"
     plt = _pyplot()
     if plt is None:
         return NO_MATPLOTLIB
-    finite = [r for rs in ratios.values() for r in rs if math.isfinite(r)]
-    top = max(1.0, math.log2(max(finite))) * 1.05
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for who, rs in ratios.items():
-        n = len(rs)
-        xs = [0.0] + [math.log2(r) for r in rs if math.isfinite(r)] + [top]
-        ys = [0.0] + [(k + 1) / n for k in range(len(xs) - 2)]
-        ys.append(ys[-1])
-        ax.step(xs, ys, where="post", color=COLORS.get(who), label=LABELS.get(who, who))
-    ax.set_xlim(0.0, top)
-    ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("log2 tau (solve time within a factor tau of the fastest)")
-    ax.set_ylabel("fraction of problems")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, (title, ratios) in zip(axes[0], panels):
+        finite = [r for rs in ratios.values() for r in rs if math.isfinite(r)]
+        top = max(1.0, math.log2(max(finite))) * 1.05
+        for who, rs in ratios.items():
+            n = len(rs)
+            xs = [0.0] + [math.log2(r) for r in rs if math.isfinite(r)] + [top]
+            ys = [0.0] + [(k + 1) / n for k in range(len(xs) - 2)]
+            ys.append(ys[-1])
+            ax.step(xs, ys, where="post", color=COLORS.get(who), label=LABELS.get(who, who))
+        ax.set_xlim(0.0, top)
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel("log2 tau (solve time within a factor tau of the fastest)")
+        ax.set_ylabel("fraction of problems")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return f"profile: {os.path.basename(path)}"

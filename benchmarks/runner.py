@@ -6,6 +6,8 @@ caspar (:mod:`benchmarks.measure`) and writes under ``--out`` (default
 
 * ``results.csv`` -- one row per case, columns :data:`benchmarks.table.COLUMNS`;
 * ``results.md`` -- a header (hardware, commit, date, tolerance) and one table;
+* ``meta.json`` -- commit, date, hardware, tolerance and command, for the report
+  (``benchmarks/results/README.md``);
 * ``solve_time.png`` -- log-log solve time against n (skipped with a note when
   matplotlib is missing).
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import os
 import platform
@@ -86,6 +89,14 @@ def gpu_devices(device: str) -> tuple[list[str], str]:
 
         raise DeviceError(f"--device cuda: {why}")
     return ["cpu"], "no usable GPU: " + why.split(";")[0]
+
+
+def write_meta(path: str, **meta) -> None:
+    """``meta.json`` beside ``results.csv``: commit, date, hardware, tol, command (what
+    ``benchmarks/report.py`` states above each table)."""
+    with open(path, "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -209,6 +220,11 @@ def run(args, err=None) -> int:
                f"{', '.join(mismatches) if mismatches else 'none'}"
                + (f"; no IPOPT reference: {', '.join(unreferenced)}" if unreferenced else "")
                + "\n")
+    write_meta(os.path.join(out_dir, "meta.json"), commit=commit(), date=date,
+               hardware=f"{hw['cpu']}, {hw['cores']} cores" + (f"; GPU: {hw['gpu']}"
+                                                               if "cuda" in devices else ""),
+               tol=args.tol, command=" ".join(["python -m benchmarks", *sys.argv[1:]]),
+               reference=f"IPOPT (casadi {casadi.__version__} wheel, MUMPS)")
     md_path = os.path.join(out_dir, "results.md")
     with open(md_path, "w") as f:
         f.write(markdown(rows, header, devices) + summary)
