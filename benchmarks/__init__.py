@@ -1,3 +1,4 @@
-"""caspar's benchmark suite (issue 7): real models (:mod:`benchmarks.models`) and the
-runner, ``python -m benchmarks`` (the same as ``caspar bench``, see
-:mod:`caspar_backend.bench`)."""
+"""caspar's benchmark suite: real models (:mod:`benchmarks.models`), the runner
+(``python -m benchmarks``, :mod:`benchmarks.runner`) and the report generator
+(``python -m benchmarks report``, :mod:`benchmarks.report`).  Not part of the installed
+package: it runs from a source checkout."""

@@ -13,7 +13,7 @@ CPU, and caspar on the CPU (NumPy + qdldl), on three scalable problems:
   model), sizes are case names;
 * ``lsq``: synthetic bundle adjustment (:mod:`benchmarks.models.bundle`, ``Function.map``
   over the observations), sizes are point counts with the runner's camera count
-  (``caspar_backend.bench.lsq_problem``) and 4 observations per point; n = 9 nc + 3 np,
+  (``benchmarks.cases.lsq_problem``) and 4 observations per point; n = 9 nc + 3 np,
   unconstrained.  IPOPT gets the assembled exact Hessian (casadi's own Hessian
   colouring of the mapped MX graph is the slow part of its setup), as in the runner.
 
@@ -77,7 +77,7 @@ def build(problem: str, size: str):
         nlp, args = acopf_casadi(size)
         args.pop("data", None)
     elif problem == "lsq":
-        from caspar_backend.bench import lsq_problem
+        from benchmarks.cases import lsq_problem
 
         nlp, args, setup = lsq_problem(int(float(size)))
         import caspar_backend as cb
@@ -108,7 +108,7 @@ def ipopt(nlp_args, tol):
 
 
 def summary(r, key="cpu", analysis=0.0, **more):
-    from caspar_backend.bench import phase_ms
+    from benchmarks.measure import phase_ms
 
     return dict(status=r.status, iter=r.iterations, f=r.f,
                 t=r.timings["total"] - analysis, per_iter_ms=phase_ms(r),

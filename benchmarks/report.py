@@ -1,0 +1,211 @@
+"""``benchmarks/RESULTS.md`` from the CSVs under ``benchmarks/results/``.
+
+    python -m benchmarks report [--results benchmarks/results] [--out benchmarks/RESULTS.md]
+    (also python -m benchmarks.report ...)
+
+It reads every ``<results>/<suite>/<device>/results.csv`` (the runner's columns,
+:data:`benchmarks.table.COLUMNS`) with its ``meta.json`` (commit, date, hardware, tol,
+command; ``benchmarks/results/README.md``) and writes
+
+* a header: what the file is and the command that regenerates it;
+* per suite (``acopf``, ``cops``, ``ocp``, ``lsq``, then any other folder), one table
+  per device folder: caspar on that device against IPOPT -- status, iterations,
+  objective match, build and solve seconds and the ratio r = caspar solve s / IPOPT
+  solve s -- under a line with the folder's commit, date, hardware and tolerance, and a
+  summary line (cases solved, mismatches, geometric mean of r);
+* per suite, ``<results>/profile_<suite>.png``: the Dolan-More performance profile of
+  the solve times (:func:`benchmarks.plot.performance_profile`), one panel per device
+  folder (caspar and IPOPT ran on the same host there), linked from the file; skipped
+  with a note when matplotlib is missing.
+
+A case counts as solved by a solver when its status is ``Solve_Succeeded`` or
+``Solved_To_Acceptable_Level`` and, for caspar, its objective does not disagree with
+IPOPT's.  Tables longer than ``MAX_ROWS`` are cut with a note (the CSV has them all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+from benchmarks.cases import SUITES
+
+COMMAND = "python -m benchmarks report"
+DEVICES = {"cpu": ("cpu", "caspar CPU"), "gpu": ("cuda", "caspar GPU")}
+SOLVED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
+SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable",
+         "Maximum_WallTime_Exceeded": "time limit", "Maximum_Iterations_Exceeded": "iter limit"}
+MAX_ROWS = 60
+
+
+@dataclass
+class Run:
+    """One ``<suite>/<device>/`` folder: its rows and meta."""
+    suite: str
+    device: str                       # the folder name: 'cpu' or 'gpu'
+    rows: list[dict]
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        """The CSV's column prefix of caspar on this device ('cpu' or 'cuda')."""
+        return DEVICES.get(self.device, (self.device, ""))[0]
+
+    @property
+    def label(self) -> str:
+        return DEVICES.get(self.device, ("", f"caspar {self.device}"))[1]
+
+
+def _value(v: str):
+    """A CSV cell as bool, int, float or text ('' stays '')."""
+    if v in ("True", "False"):
+        return v == "True"
+    for kind in (int, float):
+        try:
+            return kind(v)
+        except ValueError:
+            pass
+    return v
+
+
+def load(results: str) -> list[Run]:
+    """Every ``<suite>/<device>/results.csv`` under ``results``, suites in report order."""
+    runs = []
+    if not os.path.isdir(results):
+        return runs
+    suites = sorted(os.listdir(results), key=lambda s: (SUITES + (s,)).index(s))
+    for suite in suites:
+        sdir = os.path.join(results, suite)
+        if suite == "raw" or not os.path.isdir(sdir):
+            continue
+        for dev in sorted(os.listdir(sdir)):
+            path = os.path.join(sdir, dev, "results.csv")
+            if not os.path.isfile(path):
+                continue
+            with open(path, newline="") as f:
+                rows = [{k: _value(v) for k, v in r.items()} for r in csv.DictReader(f)]
+            meta_path = os.path.join(sdir, dev, "meta.json")
+            meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else {}
+            runs.append(Run(suite, dev, rows, meta))
+    return runs
+
+
+def _num(v, fmt: str = ".2f") -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "—"
+    return format(v, fmt)
+
+
+def solved(row: dict, who: str) -> bool:
+    """``who`` ('ipopt', 'cpu', 'cuda') solved the row's case (module docstring)."""
+    ok = row.get(f"{who}_status") in SOLVED
+    return ok and (who == "ipopt" or row.get(f"{who}_match") is not False)
+
+
+def _match(v) -> str:
+    return "yes" if v is True else ("**NO**" if v is False else "—")
+
+
+def table(run: Run) -> list[str]:
+    """The markdown lines of one device folder's table."""
+    d, m = run.prefix, run.meta
+    out = [f"### {run.suite}: {run.label} vs IPOPT", "",
+           f"- commit {m.get('commit', '?')}, {m.get('date', '?')}; "
+           f"{m.get('hardware', 'hardware not recorded')}; tol {m.get('tol', '?')}",
+           f"- command: `{m.get('command', '?')}`", ""]
+    out.append(f"| model | size | n | m | IPOPT status | IPOPT it | {run.label} status | "
+               f"{run.label} it | objective match | IPOPT build s | {run.label} build s | "
+               f"IPOPT solve s | {run.label} solve s | ratio |")
+    out.append("|" + "---|" * 14)
+    rows = [r for r in run.rows if r.get(f"{d}_status", "") != ""]
+    for r in rows[:MAX_ROWS]:
+        out.append("| " + " | ".join([
+            str(r.get("model", "")), str(r.get("size", "")), str(r.get("n", "")),
+            str(r.get("m", "")),
+            SHORT.get(r.get("ipopt_status"), r.get("ipopt_status") or "—"),
+            str(r.get("ipopt_iter", "") if r.get("ipopt_iter", "") != "" else "—"),
+            SHORT.get(r.get(f"{d}_status"), r.get(f"{d}_status")),
+            str(r.get(f"{d}_iter", "")), _match(r.get(f"{d}_match")),
+            _num(r.get("ipopt_build_s")), _num(r.get(f"{d}_build_s")),
+            _num(r.get("ipopt_solve_s"), ".3f"), _num(r.get(f"{d}_solve_s"), ".3f"),
+            _num(r.get(f"{d}_ratio"), ".3g")]) + " |")
+    if len(rows) > MAX_ROWS:
+        out.append(f"\n{len(rows) - MAX_ROWS} more rows in `{run.suite}/{run.device}/results.csv`.")
+    out += ["", summary(run, rows), ""]
+    return out
+
+
+def summary(run: Run, rows: list[dict]) -> str:
+    """Cases solved by each solver, objective mismatches, geometric mean of the ratio."""
+    d = run.prefix
+    ratios = [r[f"{d}_ratio"] for r in rows if solved(r, d) and solved(r, "ipopt")
+              and isinstance(r.get(f"{d}_ratio"), float) and r[f"{d}_ratio"] > 0]
+    bad = [str(r["model"]) for r in rows if r.get(f"{d}_match") is False]
+    geo = (f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3g} over {len(ratios)} "
+           "cases both solved" if ratios else "—")
+    return (f"Solved: {run.label} {sum(solved(r, d) for r in rows)}/{len(rows)}, IPOPT "
+            f"{sum(solved(r, 'ipopt') for r in rows)}/{len(rows)}; objective mismatches: "
+            f"{', '.join(bad) if bad else 'none'}; geometric mean ratio: {geo}.")
+
+
+def profile(suite: str, runs: list[Run], results: str) -> str:
+    """Draw ``profile_<suite>.png`` (one panel per device folder); a markdown line."""
+    from benchmarks.plot import NO_MATPLOTLIB, performance_profile
+
+    panels = []
+    for run in runs:
+        d = run.prefix
+        times = {who: [r[f"{who}_solve_s"] if solved(r, who) and
+                       isinstance(r.get(f"{who}_solve_s"), float) else math.inf
+                       for r in run.rows] for who in ("ipopt", d)}
+        panels.append((f"{suite}, {run.device} host (commit {run.meta.get('commit', '?')}, "
+                       f"tol {run.meta.get('tol', '?')})", times))
+    name = f"profile_{suite}.png"
+    note = performance_profile(panels, os.path.join(results, name))
+    if note == NO_MATPLOTLIB or not note.startswith("profile:"):
+        return f"({note})"
+    return f"Performance profile (Dolan-Moré, solve time): ![{suite}](results/{name})"
+
+
+def render(results: str) -> str:
+    runs = load(results)
+    lines = ["# caspar benchmark results", "",
+             f"Generated by `{COMMAND}` from the CSVs under `benchmarks/results/<suite>/"
+             "<device>/` (layout: `benchmarks/results/README.md`); do not edit by hand.",
+             "It holds only the current measurements; earlier ones are in git history and "
+             "`benchmarks/results/raw/`.", "",
+             "caspar's objective matches IPOPT's when |f - f_IPOPT| <= 1e-6 max(1, |f_IPOPT|); "
+             "ratio = caspar solve s / IPOPT solve s (below 1: caspar faster); build = "
+             "NL write / nlpsol setup for IPOPT, adapter + code generation for caspar.", ""]
+    if not runs:
+        lines.append("No results yet.")
+    suites = list(dict.fromkeys(r.suite for r in runs))
+    for suite in suites:
+        mine = [r for r in runs if r.suite == suite]
+        lines += [f"## {suite}", "", profile(suite, mine, results), ""]
+        for run in mine:
+            lines += table(run)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None) -> int:
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(prog=COMMAND, description="write RESULTS.md from the CSVs")
+    ap.add_argument("--results", default=os.path.join(here, "results"),
+                    help="the results folder (default benchmarks/results)")
+    ap.add_argument("--out", default=os.path.join(here, "RESULTS.md"),
+                    help="the markdown file to write (default benchmarks/RESULTS.md)")
+    args = ap.parse_args(argv)
+    text = render(args.results)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(f"wrote {args.out} ({text.count(chr(10))} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
