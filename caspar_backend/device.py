@@ -15,10 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .errors import DeviceError
-
-INSTALL_HINT = ("install the GPU extra matching your CUDA driver: "
-                "pip install 'caspar-backend[gpu-cuda13]' (CUDA 13) or "
-                "'caspar-backend[gpu-cuda12]' (CUDA 12)")
+from .gpu_install import INSTALL_HINT
 
 
 @lru_cache(maxsize=None)

@@ -196,10 +196,10 @@ class Problem:
         ``lam_p`` = dL/dp with ``L = obj_factor f + lam_g^T g`` -- what CasADi's
         ``lam_p`` output and solution sensitivities need.  The augmented problem
         over ``(x, p)`` is compiled on first use and cached."""
-        from .passes import parameter_derivatives_problem, parametric_derivatives
+        from .passes import parameters_as_variables, parametric_derivatives
 
         if getattr(self, "_augmented", None) is None:
-            self._augmented = parameter_derivatives_problem(self.model)
+            self._augmented = Problem(parameters_as_variables(self.model))
         p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 

@@ -79,8 +79,8 @@ _THREADS = 256
 def _import_nvmath() -> tuple:
     """``(major, minor, patch)`` of the loaded cuDSS, after checking that nvmath-python's
     cuDSS bindings import, the library loads and its version is supported."""
-    from ..device import INSTALL_HINT
     from ..errors import DeviceError
+    from ..gpu_install import INSTALL_HINT
 
     try:
         version = cudss_handle.cudss_version()   # loads libcudss: a missing one fails here
