@@ -6,7 +6,7 @@ The public entry points are loaded on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401
 
 from .errors import (  # noqa: F401  (cheap, dependency-free)
     CasparError,

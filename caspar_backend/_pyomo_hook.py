@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import sys
 
+from ._pyomo_alias import DOC as _DOC
+from ._pyomo_alias import register_v2_alias
+
 _TARGET = "pyomo.environ"
 _state = {"registered": False}
-
-
-_DOC = "caspar interior-point NLP solver (IPOPT's algorithm)"
 
 
 def _deferred(kind: str):
@@ -57,23 +57,12 @@ def _register() -> None:
             # contrib's register also registers the legacy entry (legacy_name)
             SolverFactory.register("caspar", legacy_name="caspar", doc=_DOC)(
                 _deferred("contrib"), _deferred("legacy"))
-        _register_v2_alias(_deferred("legacy"))
+        register_v2_alias(_deferred("legacy"))
     except Exception as exc:           # never break the user's import of Pyomo
         import warnings
 
         warnings.warn(f"caspar could not register SolverFactory('caspar') with Pyomo: "
                       f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
-
-
-def _register_v2_alias(legacy_cls) -> None:
-    """Pyomo names the legacy wrapper of a contrib solver ``<name>_v2`` when the
-    plain name is taken by an older plugin (``SolverFactory('ipopt_v2')``), and its
-    contrib test-suite reaches every solver that way.  caspar's plain name already
-    is the new interface; ``caspar_v2`` is the same legacy class, so that spelling
-    works too."""
-    from pyomo.opt.base.solvers import LegacySolverFactory
-
-    LegacySolverFactory.register("caspar_v2", _DOC + " (alias of 'caspar')")(legacy_cls)
 
 
 class _RegisterAfterExec:

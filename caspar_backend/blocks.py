@@ -28,6 +28,7 @@ import numpy as np
 
 from .errors import IndexOutOfRangeError, ModelError, NonFiniteError
 from .expr import Graph, Node, to_str, topo_order
+from .rebuild import rebuild
 
 
 def _table(name, a, dtype, N=None):
@@ -110,8 +111,6 @@ class TemplateBlock:
 
     def instance(self, i: int, target: Graph) -> Node:
         """Instance ``i`` as an ordinary expression in ``target``."""
-        from .passes import rebuild
-
         vt, pt, dt = self.var_table[:, i], self.param_table[:, i], self.data_table[:, i]
         image = {"var": lambda v: target.var(int(vt[v.attr])),
                  "param": lambda v: target.param(int(pt[v.attr])),

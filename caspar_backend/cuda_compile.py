@@ -54,7 +54,7 @@ def _nvrtc():
 
 
 def cache_key(source: str, arch: str, options=OPTIONS) -> str:
-    from . import __version__
+    from .version import __version__
 
     nvrtc = _nvrtc()
     h = hashlib.sha256()

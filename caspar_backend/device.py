@@ -15,10 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .errors import DeviceError
-
-INSTALL_HINT = ("install the GPU extra matching your CUDA driver: "
-                "pip install 'caspar-backend[gpu-cuda13]' (CUDA 13) or "
-                "'caspar-backend[gpu-cuda12]' (CUDA 12)")
+from .gpu_install import INSTALL_HINT
 
 
 @lru_cache(maxsize=None)
@@ -51,11 +48,10 @@ def gpu_problem(solver: bool = True) -> str | None:
     return why
 
 
-#: ``device='auto'`` solves on the GPU from this many variables + constraints on.
-#: Measured on the H200 machine (benchmarks/RESULTS.md, 2026-11-30, warm solves against
-#: caspar's CPU path on its 16-core host): n + m = 5,002 (OCP) CPU 2.4x faster; 20,002
-#: (chain) even; 50,002 (OCP) GPU 2.3x faster; 62,899 (AC-OPF case2869) GPU faster.
-#: Below ~3e4 kernel launches and host syncs per iteration cost more than the work.
+#: ``device='auto'`` solves on the GPU from this many variables + constraints on.  Reason:
+#: a GPU iteration costs milliseconds of kernel launches and host synchronizations
+#: whatever the size; below ~3e4 that costs more than the work, and the CPU path is
+#: faster.  The measured break-even: docs/device-choice.md.
 AUTO_MIN_SIZE = 30_000
 
 

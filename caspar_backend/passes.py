@@ -1,6 +1,5 @@
 """Pure model transformations: ``model -> model'`` with a way back.
 
-* :func:`rebuild` copies expressions into another graph, mapping leaves.
 * :func:`parameters_as_variables` turns the parameters into extra variables,
   ``z = (x, p)``, so the same compiler derives derivatives with respect to the
   parameters: ``grad_p f``, ``dg/dp`` and the mixed Lagrangian Hessian
@@ -11,24 +10,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
-from .expr import Graph, Node, topo_order
+from .blocks import TemplateBlock
+from .expr import Graph, Node
 from .model import NLPModel
-
-
-def rebuild(roots: list[Node], target: Graph, leaf: Callable[[Node], Node]) -> list[Node]:
-    """Copies of ``roots`` in ``target``; ``leaf(node)`` gives each leaf's image.
-    Simplification runs again in ``target`` (a leaf mapped to a constant folds)."""
-    image: dict[int, Node] = {}
-    for n in topo_order(roots):
-        if n.args:
-            image[n.id] = target.apply(n.op, *(image[a.id] for a in n.args), attr=n.attr)
-        else:
-            image[n.id] = leaf(n)
-    return [image[r.id] for r in roots]
+from .rebuild import rebuild
 
 
 def parameters_as_variables(model: NLPModel) -> NLPModel:
@@ -59,8 +46,6 @@ def parameters_as_variables(model: NLPModel) -> NLPModel:
 
 def _block_params_as_vars(block, n: int):
     """The block with parameter slot j as variable slot k + j (global n + index)."""
-    from .blocks import TemplateBlock
-
     k = block.var_table.shape[0]
     t = Graph()
     images = {"var": lambda v: t.var(v.attr), "param": lambda v: t.var(k + v.attr),
@@ -68,13 +53,6 @@ def _block_params_as_vars(block, n: int):
     (root,) = rebuild([block.root], t, lambda v: images[v.op](v))
     vt = np.vstack([block.var_table, block.param_table + n])
     return TemplateBlock(t, root, vt, None, block.data_table, block.rows, block.name)
-
-
-def parameter_derivatives_problem(model: NLPModel):
-    """The compiled :func:`parameters_as_variables` model."""
-    from .problem import Problem
-
-    return Problem(parameters_as_variables(model))
 
 
 def parametric_derivatives(augmented_problem, n: int, x, p, lam_g, obj_factor=1.0) -> dict:

@@ -22,13 +22,20 @@ local slot (its derivative entries are exact, not duplicated); a Hessian entry
 that several instances share appears once per instance in the COO output and
 is summed at assembly.
 
-Global COO layout (what :mod:`caspar_backend.evaluators` writes): a group with
-N instances and E Jacobian entries owns positions ``[jac_offset, jac_offset +
-E*N)``; entry e of instance i sits at ``jac_offset + e*N + i``.  Consecutive
-instances write consecutive positions (vectorized slices in NumPy, coalesced
-stores on the GPU).  The Hessian COO is laid out the same way from
-``hess_offset``.  Objective groups use the same layout for their gradient
-entries, which are summed into the dense gradient by variable index.
+Instances (:func:`split_terms`, :func:`constraint_instances`): a summed
+objective is grouped term by term when its terms share little
+(:data:`SPLIT_MAX_SHARING`); a constraint body is one instance, except a wide sum
+(at least :data:`SPLIT_MIN_TERMS` terms) whose terms share little, which is split
+into its terms, each adding into the row.  Reason: a template is straight-line
+code, so one wide row would be one huge template, while a sum whose terms share
+subexpressions would repeat the shared code in every term's template.
+
+Entry order inside a group (:meth:`PatternGroup.jac_structure`,
+:meth:`~PatternGroup.hess_structure`, :meth:`~PatternGroup.grad_index`): entry e of
+instance i is position ``e*N + i`` of the group's block, so consecutive instances
+write consecutive positions (vectorized slices in NumPy, coalesced stores on the
+GPU).  Where each group's block starts in the global COO arrays, and how split rows'
+duplicate entries are summed, is decided by :mod:`caspar_backend.evaluators.layout`.
 """
 
 from __future__ import annotations
@@ -39,8 +46,6 @@ import numpy as np
 
 from .derivatives import gradient_and_hessian
 from .expr import Graph, Node
-
-_EMPTY_I = np.zeros((0, 0), dtype=np.int64)
 
 
 def shape_key(root: Node):
@@ -143,8 +148,6 @@ class PatternGroup:
     rows: np.ndarray            # int64 (N,) constraint indices (empty for objective)
     grad: list = field(default_factory=list)   # [(local var slot, Node)]
     hess: list = field(default_factory=list)   # [((slot_r, slot_c), Node)], slot_r >= slot_c
-    jac_offset: int = 0
-    hess_offset: int = 0
 
     @property
     def n_local_vars(self) -> int:
@@ -157,19 +160,22 @@ class PatternGroup:
         self.hess = sorted(hess.items())
 
     def jac_structure(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, cols) of this group's Jacobian entries in the module's layout."""
+        """(rows, cols) of this group's Jacobian entries, entry e of instance i at
+        ``e*N + i`` (int64, 0-based; rows are constraint rows, cols variables)."""
         slots = np.array([s for s, _ in self.grad], dtype=np.int64)
         cols = self.var_table[slots].reshape(-1) if len(slots) else np.zeros(0, np.int64)
         rows = np.tile(self.rows, len(slots))
         return rows, cols
 
     def grad_index(self) -> np.ndarray:
-        """Variable index of each gradient entry (objective groups), same layout."""
+        """Variable index of each gradient entry (objective groups), entry e of
+        instance i at ``e*N + i``."""
         slots = np.array([s for s, _ in self.grad], dtype=np.int64)
         return self.var_table[slots].reshape(-1) if len(slots) else np.zeros(0, np.int64)
 
     def hess_structure(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, cols) of this group's lower-triangle Hessian entries."""
+        """(rows, cols) of this group's lower-triangle Hessian entries (row >= col),
+        entry e of instance i at ``e*N + i``."""
         if not self.hess:
             z = np.zeros(0, np.int64)
             return z, z
@@ -221,8 +227,28 @@ def block_group(block, kind: str) -> PatternGroup:
     return grp
 
 
+# ================================================================ instances
+
+#: a constraint whose body is a sum of at least this many terms is split into its terms
+#: (when they share little, :func:`split_terms`), each grouped on its own and summed
+#: into the row: one wide row would otherwise be one huge template (straight-line code
+#: per term), compiled and run as one instance.
+SPLIT_MIN_TERMS = 8
+
+
+#: a sum is split only when its terms' operation counts add up to at most this multiple
+#: of the sum's own plus one per term.  A subexpression that several terms use is code in
+#: each of their templates, so splitting a sum whose terms share a prefix (single
+#: shooting: the state after step k holds every step before it) makes the generated code
+#: quadratic in the number of terms; kept whole, the shared nodes are code once.  Leaves
+#: are loads, not code, and terms share them freely: hence the one per term.  The measured
+#: case: docs/grouping-rules.md.
+SPLIT_MAX_SHARING = 2.0
+
+
 def objective_terms(obj: Node) -> list[Node]:
-    """Split a summed objective into terms, each grouped on its own."""
+    """The terms of a sum, nested sums flattened: ``sum`` args, ``lincomb`` pairs as
+    products ``a_k * b_k``; any other node is its own single term."""
     g = obj.graph
     if obj.op == "sum":
         out = []
@@ -233,3 +259,50 @@ def objective_terms(obj: Node) -> list[Node]:
         a = obj.args
         return [g.mul(a[k], a[k + 1]) for k in range(0, len(a), 2)]
     return [obj]
+
+
+def _op_count(roots, limit: float) -> int:
+    """Distinct non-leaf nodes reachable from ``roots``; counting stops once it exceeds
+    ``limit``."""
+    seen, stack, ops = set(), list(roots), 0
+    while stack and ops <= limit:
+        n = stack.pop()
+        if n.id not in seen and n.args:
+            seen.add(n.id)
+            ops += 1
+            stack.extend(n.args)
+    return ops
+
+
+def split_terms(body: Node) -> list[Node]:
+    """The terms of a summed ``body`` (:func:`objective_terms`) when they share little
+    (:data:`SPLIT_MAX_SHARING`), else ``[body]``: one template, shared nodes once."""
+    terms = objective_terms(body)
+    if len(terms) < 2:
+        return terms
+    limit = SPLIT_MAX_SHARING * (_op_count([body], float("inf")) + len(terms))
+    total = 0
+    for t in terms:
+        total += _op_count([t], limit - total)
+        if total > limit:
+            return [body]
+    return terms
+
+
+def constraint_instances(constraints: list[Node], row_of=None) -> tuple[list, np.ndarray]:
+    """``(instances, rows)``: each constraint body, or its terms when it is a wide sum
+    (:data:`SPLIT_MIN_TERMS`) of terms that share little (:func:`split_terms`),
+    with the row each instance adds into (``row_of[k]``, default k, for constraint k;
+    ``rows`` int64)."""
+    inst, rows = [], []
+    for k, r in enumerate(constraints):
+        i = k if row_of is None else int(row_of[k])
+        width = len(r.args) // 2 if r.op == "lincomb" else len(r.args)
+        if r.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS:
+            terms = split_terms(r)
+            inst += terms
+            rows += [i] * len(terms)
+        else:
+            inst.append(r)
+            rows.append(i)
+    return inst, np.asarray(rows, dtype=np.int64)

@@ -17,69 +17,7 @@ import numpy as np
 
 from .device import resolve_device
 from .model import NLPModel
-from .patterns import block_group, group_expressions, objective_terms
-
-
-#: a constraint whose body is a sum of at least this many terms is split into its
-#: terms, each grouped on its own (like objective terms) and summed into the row:
-#: one wide row would otherwise be one huge template (straight-line code per term)
-SPLIT_MIN_TERMS = 8
-
-
-#: ... but only while its terms share little: a subexpression that several terms use is
-#: code in each of their templates, so the terms of a single-shooting row (the state at
-#: the end of an integration, a sum over the steps whose every term holds the whole
-#: trajectory before it) made code quadratic in the number of steps (CasADi's
-#: direct_single_shooting example: no result in 100 s, IPOPT 0.1 s).  A sum is split
-#: when its terms' operation counts add up to at most this multiple of the sum's own
-#: plus one per term (leaves, which terms share freely, are loads, not code).
-SPLIT_MAX_SHARING = 2.0
-
-
-def _op_count(roots, limit: float) -> int:
-    """Distinct non-leaf nodes reachable from ``roots``; counting stops once it exceeds
-    ``limit``."""
-    seen, stack, ops = set(), list(roots), 0
-    while stack and ops <= limit:
-        n = stack.pop()
-        if n.id not in seen and n.args:
-            seen.add(n.id)
-            ops += 1
-            stack.extend(n.args)
-    return ops
-
-
-def split_terms(body) -> list:
-    """The terms of a summed ``body`` (:func:`objective_terms`) when they share little
-    (:data:`SPLIT_MAX_SHARING`), else ``[body]``: one template, shared nodes once."""
-    terms = objective_terms(body)
-    if len(terms) < 2:
-        return terms
-    limit = SPLIT_MAX_SHARING * (_op_count([body], float("inf")) + len(terms))
-    total = 0
-    for t in terms:
-        total += _op_count([t], limit - total)
-        if total > limit:
-            return [body]
-    return terms
-
-
-def constraint_instances(constraints, row_of=None) -> tuple[list, np.ndarray]:
-    """``(instances, rows)``: each constraint body, or its terms when it is a wide
-    sum (:data:`SPLIT_MIN_TERMS`) of terms that share little (:func:`split_terms`),
-    with the row each instance adds into (``row_of[k]``, default k, for constraint k)."""
-    inst, rows = [], []
-    for k, r in enumerate(constraints):
-        i = k if row_of is None else int(row_of[k])
-        width = len(r.args) // 2 if r.op == "lincomb" else len(r.args)
-        if r.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS:
-            terms = split_terms(r)
-            inst += terms
-            rows += [i] * len(terms)
-        else:
-            inst.append(r)
-            rows.append(i)
-    return inst, np.asarray(rows, dtype=np.int64)
+from .patterns import block_group, constraint_instances, group_expressions, split_terms
 
 
 class Problem:
@@ -196,10 +134,10 @@ class Problem:
         ``lam_p`` = dL/dp with ``L = obj_factor f + lam_g^T g`` -- what CasADi's
         ``lam_p`` output and solution sensitivities need.  The augmented problem
         over ``(x, p)`` is compiled on first use and cached."""
-        from .passes import parameter_derivatives_problem, parametric_derivatives
+        from .passes import parameters_as_variables, parametric_derivatives
 
         if getattr(self, "_augmented", None) is None:
-            self._augmented = parameter_derivatives_problem(self.model)
+            self._augmented = Problem(parameters_as_variables(self.model))
         p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 

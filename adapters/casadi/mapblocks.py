@@ -38,7 +38,7 @@ import numpy as np
 
 from caspar_backend.blocks import TemplateBlock
 from caspar_backend.expr import Graph, topo_order
-from caspar_backend.passes import rebuild
+from caspar_backend.rebuild import rebuild
 
 from . import optable as T
 from .program import CALL, SUM, UNARY, offsets

@@ -169,7 +169,7 @@ def _absorb_leaf_rests(b, constraints, absorbed, m, all_blocks) -> list:
     absorbed[b.rows[take]] = True
     g = Graph()
     image = {"var": g.var, "param": g.param, "data": g.data}
-    from caspar_backend.passes import rebuild
+    from caspar_backend.rebuild import rebuild
 
     root = rebuild([b.root], g, lambda v: image[v.op](v.attr) if v.op in image
                    else g.const(v.attr))[0]

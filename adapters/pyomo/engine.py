@@ -18,7 +18,7 @@ from pyomo.core.base import Constraint, Expression, Objective
 from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.suffix import Suffix
 
-from caspar_backend import __version__
+from caspar_backend.version import __version__
 from caspar_backend.device import resolve_device
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError
 from .results import PyomoSolution, pyomo_status, warm_start_multipliers

@@ -13,7 +13,7 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.base.suffix import active_import_suffix_generator
 from pyomo.opt.base.solvers import OptSolver
 
-from caspar_backend import __version__
+from caspar_backend.version import __version__
 from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, EngineAccess, _Engine, _message,
                      _Outcome, _tee_streams)
 from .results import legacy_results, pyomo_status

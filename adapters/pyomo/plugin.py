@@ -35,6 +35,8 @@ from __future__ import annotations
 
 # the classes live in .contrib / .legacy and the shared machinery in .engine;
 # re-exported here, the module Pyomo users and caspar_backend._pyomo_hook import
+from caspar_backend._pyomo_alias import DOC, register_v2_alias
+
 from .contrib import CasparConfig, CasparResults, CasparSolutionLoader, CasparSolver
 from .engine import FRONTEND_OPTIONS, REFUSED_OPTIONS, SOLVER_NAME, VERSION, split_options
 from .legacy import LegacyCasparSolver
@@ -52,12 +54,9 @@ def register() -> None:
 
     if SOLVER_NAME in SolverFactory and SolverFactory.get_class(SOLVER_NAME) is CasparSolver:
         return
-    SolverFactory.register(SOLVER_NAME, legacy_name=SOLVER_NAME,
-                           doc="caspar interior-point NLP solver (IPOPT's algorithm)"
+    SolverFactory.register(SOLVER_NAME, legacy_name=SOLVER_NAME, doc=DOC
                            )(CasparSolver, LegacyCasparSolver)
-    from caspar_backend._pyomo_hook import _register_v2_alias
-
-    _register_v2_alias(LegacyCasparSolver)
+    register_v2_alias(LegacyCasparSolver)
 
 
 # as every Pyomo solver plugin: importing the module registers it

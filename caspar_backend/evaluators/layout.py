@@ -1,7 +1,7 @@
 """The global COO layout of a compiled problem, shared by every evaluator.
 
 Constraint *instances* are whole constraint bodies, or -- for wide sums, see
-:func:`caspar_backend.problem.constraint_instances` -- the terms of one body;
+:func:`caspar_backend.patterns.constraint_instances` -- the terms of one body;
 several instances may then belong to one row.
 
 * Constraint values: a group is *direct* when each of its rows has exactly one

@@ -31,8 +31,8 @@ plausible inertia.  From cuDSS 1.0 on, caspar selects Bunch-Kaufman pivoting (1x
 2x2 pivots chosen by magnitude, ``CUDSS_PIVOT_BUNCH_KAUFMAN``; ``pivoting = True``),
 which keeps pivots that a fixed elimination order loses to cancellation and reads the
 inertia off a pivoting factorization; an *exactly* zero pivot it perturbs rather than
-reports (info 0, measured on an H200 with cuDSS 1.0.0), so even then a singular K shows
-in the refinement's residual, not in ``info``.  Either way the caller refines iteratively
+reports (info 0), so even then a singular K shows in the refinement's residual, not in
+``info``.  Either way the caller refines iteratively
 against the true matrix and checks the residual (:meth:`AugmentedKKT.solve
 <caspar_backend.kkt.augmented.AugmentedKKT.solve>`); :meth:`matvec` computes ``K x``
 with both triangles by a deterministic CSR kernel (one thread per row, no atomics, no
@@ -43,19 +43,16 @@ Since cuDSS replaces a tiny pivot by +-eps with or without Bunch-Kaufman
 switched for the rest of the solve to the dense eigendecomposition on the device
 (:class:`~.dense_eigen.DenseEigenSolver`, cuSOLVER ``syevd``: exact inertia, a zero
 eigenvalue reported as zero) by :meth:`enable_pivoting`, which the KKT system calls when
-the refinement fails against a factorization with a replaced pivot (an unbounded LP whose
-delta_w falls below cuDSS's pivot epsilon: the perturbed pivot caps the step, the iterates
-grow linearly instead of diverging as in IPOPT; with cuDSS 0.8 and with 1.0's
-Bunch-Kaufman alike, H200 2026-11-30) or when the factorization reports a zero pivot with
-delta_w > 0.
+the refinement fails against a factorization with a replaced pivot or when the
+factorization reports a zero pivot with delta_w > 0.  Reason: where delta_w falls below
+cuDSS's pivot epsilon (an unbounded LP), the replaced pivot caps the step, so the iterates
+grow linearly instead of diverging and the solve never reports unboundedness.
 
 Supported cuDSS versions: :data:`~.cudss_handle.SUPPORTED_CUDSS` (0.8.x and 1.x).  The
 install extras ask for 1.x: nvmath-python loads cuDSS through cuda-pathfinder, which
 finds ``libcudss.so.1`` from version 1.9 on (before, ``libcudss.so.0`` only), so the extras
-pin ``cuda-pathfinder>=1.9`` too.  Measured on the H200 (2026-11-30): with Bunch-Kaufman
-the direct-collocation OCP at n = 10^6 takes IPOPT's 9 / 12 iterations (tol 1e-6 / 1e-8),
-where cuDSS 0.8's static pivots misreport the inertia and cost 13 / 17.
-nvmath-python and cuDSS are imported lazily; when they are missing, or the loaded cuDSS
+pin ``cuda-pathfinder>=1.9`` too.  The measurements behind these choices, with dates:
+``docs/cudss.md``.  nvmath-python and cuDSS are imported lazily; when they are missing, or the loaded cuDSS
 is of another version, :class:`~caspar_backend.errors.DeviceError` says so and names the
 pip extra to install.
 """
@@ -79,8 +76,8 @@ _THREADS = 256
 def _import_nvmath() -> tuple:
     """``(major, minor, patch)`` of the loaded cuDSS, after checking that nvmath-python's
     cuDSS bindings import, the library loads and its version is supported."""
-    from ..device import INSTALL_HINT
     from ..errors import DeviceError
+    from ..gpu_install import INSTALL_HINT
 
     try:
         version = cudss_handle.cudss_version()   # loads libcudss: a missing one fails here
