@@ -11,7 +11,7 @@ as device memory, qdldl posing as cuDSS) and counts, from the second iteration o
 
 * operations: ufunc calls, array functions, gathers ``x[idx]``, assignments ``x[...] = v``,
   copies (``astype``, ``copy``, ``fill``) on device arrays and the fused kernels of
-  ``caspar_backend/kkt/fused.py`` (one each) -- each a launch on a GPU
+  ``caspar_backend/arrays/fused.py`` (one each) -- each a launch on a GPU
   (the evaluator's and the linear solver's own kernels are not counted), per source line;
 * host reads: ``.get()``, ``bool()`` and ``float()`` of device arrays, per source line.
 

@@ -62,8 +62,15 @@ def hardware() -> dict:
 
             name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
             gpu = name.decode() if isinstance(name, bytes) else str(name)
+            gpu += f", CuPy {cupy.__version__}"
         except Exception:
             gpu = "CUDA device (name unavailable)"
+        try:
+            from caspar_backend.linsolve.cudss_handle import cudss_version
+
+            gpu += ", cuDSS " + ".".join(str(v) for v in cudss_version())
+        except Exception:
+            pass
     return dict(cpu=cpu, cores=os.cpu_count() or 0, gpu=gpu)
 
 
@@ -121,6 +128,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
                     help="caspar devices: cpu only, or also the GPU (cuda: required; "
                          "auto: when usable)")
+    ap.add_argument("--no-cpu", action="store_true",
+                    help="with the GPU: skip caspar on the CPU (the table is GPU vs IPOPT)")
     ap.add_argument("--tol", type=float, default=1e-6, help="IPOPT's tol, both solvers")
     ap.add_argument("--max-iter", type=int, default=3000)
     ap.add_argument("--time-limit", type=float, default=600.0,
@@ -138,6 +147,10 @@ def run(args, err=None) -> int:
     names = {s.strip().removeprefix("pglib_opf_") for s in args.models.split(",")
              if s.strip()} or None
     devices, gpu_note = gpu_devices(args.device)
+    if getattr(args, "no_cpu", False):
+        if "cuda" not in devices:
+            raise BenchError("--no-cpu needs the GPU (--device cuda, or auto with a usable GPU)")
+        devices = [d for d in devices if d != "cpu"]
     out_dir = args.out or os.path.join(_checkout(), "benchmarks", "out")
     os.makedirs(out_dir, exist_ok=True)
 

@@ -1,4 +1,4 @@
-"""The fused vector kernels (caspar_backend/kkt/fused.py).
+"""The fused vector kernels (caspar_backend/arrays/fused.py).
 
 CPU: the op table is complete and consistent (every op a kernel spec of a known kind,
 its parameter count the reference's), and the host results are the expressions the

@@ -121,7 +121,7 @@ def _fake_xp():
         asarray=lambda a, dtype=None: np.array(a, dtype=dtype).view(_DevArray)
         if not isinstance(a, _DevArray) else a,
         cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
-    # CuPy's user kernels: a fused op (caspar_backend/kkt/fused.py) runs its NumPy
+    # CuPy's user kernels: a fused op (caspar_backend/arrays/fused.py) runs its NumPy
     # reference on the posing arrays, with the kernel's arguments
     ns.ElementwiseKernel = ns.ReductionKernel = _fused_reference
     for name in ("take", "multiply", "add", "subtract", "divide", "where", "maximum", "minimum",
@@ -606,7 +606,7 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     assert m and float(m.group(1)) > 50 and float(m.group(2)) > 5, out
     # a guard on the per-iteration floor of the GPU loop (each read is a device
     # synchronization): 366 launches / 18.8 reads at 70fbdc3, 267 / 9.0 after the
-    # bit-exact reductions, 177 / 9.0 with the fused kernels (kkt/fused.py); more needs
+    # bit-exact reductions, 177 / 9.0 with the fused kernels (arrays/fused.py); more needs
     # a reason (benchmarks/RESULTS.md)
     assert float(m.group(1)) <= 190 and float(m.group(2)) <= 9.5, out
     assert "solver/ipm.py" in out and "fused " in out
