@@ -202,10 +202,9 @@ class AugmentedKKT(KKTSystem):
             ec *= eps
             # the slack-pivot bound only while the constraint block is not perturbed
             # itself: with delta_c > 0 (a degenerate Jacobian) the full term keeps a
-            # singular K visible as a zero pivot, which sends an LP with a rank-one
-            # Jacobian and no curvature to the pivoting factorization and IPOPT's
-            # Diverging_Iterates (test_solver_features.test_infeasible_lp_diverges_as_
-            # ipopt); case9241_pegase, which the bound is for, is solved either way
+            # singular K visible as a zero pivot, so that a rank-deficient Jacobian
+            # without curvature reaches the pivoting factorization as with IPOPT's
+            # pivoting solvers (docs/kkt-regularization-and-refinement.md)
             if self.delta_c == 0.0:
                 xp.minimum(ec, self._private_pivots(), out=ec)
         ec -= self.delta_c

@@ -211,10 +211,7 @@ _ROWS = [
     _o("alpha_red_factor", float, 0.5, "Backtracking step reduction factor.",
        low=0.0, high=1.0),
     # IPOPT's default, 5, counted as documented (IPOPT 3.14 never increments its counter
-    # and resets without limit).  Against 0, measured 2026-11-30 (benchmarks/RESULTS.md):
-    # the bank, 78 PGLib cases up to 2,000 buses and 13 of 15 COPS problems unchanged;
-    # COPS gasoil 37 -> 17 iterations (IPOPT's path), rocket 61 -> 82 (IPOPT 24); the
-    # Pyomo model x^2 + y^2 <= 1, x + y >= 3 "locally infeasible" as in IPOPT
+    # and resets without limit; solver/filter.py says why the limit is kept)
     _o("max_filter_resets", int, 5, "Maximal number of filter resets per solve (the "
        "filter reset heuristic; 0 disables it).", low=0),
     _o("filter_reset_trigger", int, 5, "Number of successive iterations whose last "
