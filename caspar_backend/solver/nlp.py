@@ -86,8 +86,10 @@ class BarrierNLP(ABC):
     @abstractmethod
     def hess(self, w, y, obj_factor, out): ...
 
-    #: the objective's scaling factor (the user's f is ``f(w) / df``)
+    #: the objective's scaling factor (the user's f is ``f(w) / df``) and the constraint
+    #: rows' (``h_i`` is the user's residual times ``dc_d[i]``; 1.0: unscaled)
     df = 1.0
+    dc_d = 1.0
 
     def describe_nonfinite(self, w) -> str:
         """Which user component produced a NaN or Inf at ``w`` ('' when unknown)."""

@@ -40,7 +40,7 @@ class RestorationNLP(BarrierNLP):
 
     def __init__(self, orig: BarrierNLP, w_R, zeta, rho):
         self.orig = orig
-        xp = self.xp = getattr(orig, "xp", np)
+        xp = self.xp = orig.xp
         nw, m, nx = orig.nw, orig.m, orig.nx
         self.nw, self.m, self.nx = nw + 2 * m, m, nx
         self.w_R = w_R.copy()
@@ -101,17 +101,15 @@ class RestorationNLP(BarrierNLP):
         return out
 
     def original_objective(self, v):
-        return self.orig.f(v[:self.orig.nw]) / getattr(self.orig, "df", 1.0)
+        return self.orig.f(v[:self.orig.nw]) / self.orig.df
 
     def original_constr_viol(self, v, h) -> float:
         """The original problem's unscaled constraint violation at ``v``'s w, from the
         restoration residual ``h = h_orig(w) + n - p`` (no evaluation): what IPOPT's
         ``inf_pr`` column shows during the restoration phase."""
-        xp = self.xp
         w, p, n = self._split(v)
         h_orig = h + p - n
-        viol = getattr(self.orig, "unscaled_constr_viol", None)
-        return viol(w, h_orig) if viol is not None else scalars(xp, amax_abs(xp, h_orig))[0]
+        return self.orig.unscaled_constr_viol(w, h_orig)
 
     def describe_nonfinite(self, v) -> str:
         return self.orig.describe_nonfinite(v[:self.orig.nw])
@@ -204,8 +202,7 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
 
     if status != "resto_success":
         if status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
-            dc = getattr(nlp_o, "dc_d", 1.0)
-            uc = scalars(xp, amax_abs(xp, h_o / dc))[0]
+            uc = scalars(xp, amax_abs(xp, h_o / nlp_o.dc_d))[0]
             if not (ok and uc <= o.constr_viol_tol * 1e-2):
                 adopt()
                 raise SolverStop("Infeasible_Problem_Detected",
