@@ -122,7 +122,7 @@ def _lqcp(n):
 
 def test_lqcp_100_as_ipopt(monkeypatch):
     pyo = pytest.importorskip("pyomo.environ")
-    from pyomo_ipopt_reference import objective_value, solve_reference
+    from tests.support.pyomo_ipopt_reference import objective_value, solve_reference
 
     import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
 

@@ -58,7 +58,7 @@ def test_initial_condition_rows_hold_and_objective_is_ipopts():
     pyo = pytest.importorskip("pyomo.environ")
     pytest.importorskip("casadi")
     import caspar_backend  # noqa: F401  (registers the solver)
-    from pyomo_ipopt_reference import solve_reference
+    from tests.support.pyomo_ipopt_reference import solve_reference
 
     ref = solve_reference(_heat_control(), {"tol": 1e-10})
     m = _heat_control()

@@ -16,7 +16,7 @@ from caspar_backend.adapters.casadi.program import SXProgram  # noqa: E402
 from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError  # noqa: E402
 from caspar_backend.expr import Graph  # noqa: E402
 
-from casadi_corpus import CASES, build  # noqa: E402
+from tests.support.casadi_corpus import CASES, build  # noqa: E402
 
 VAL_TOL = 1e-10
 DER_TOL = 1e-8

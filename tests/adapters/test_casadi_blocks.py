@@ -7,7 +7,7 @@ import pytest
 
 ca = pytest.importorskip("casadi")
 
-from casadi_corpus import CASES  # noqa: E402
+from tests.support.casadi_corpus import CASES  # noqa: E402
 
 from caspar_backend.adapters.casadi import casadi_to_model  # noqa: E402
 from caspar_backend.adapters.casadi.models import vanderpol_ocp  # noqa: E402

@@ -27,7 +27,7 @@ from caspar_backend.adapters.casadi import frontend as FE
 from caspar_backend.casadi import Opti, nlpsol
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError, UnsupportedOpError
 from caspar_backend.solver.status import STATUSES
-from problem_bank import bank
+from tests.support.problem_bank import bank
 
 QC = {"caspar": {"print_level": 0}, "print_time": False}
 QI = {"ipopt": {"print_level": 0, "sb": "yes"}, "print_time": False}

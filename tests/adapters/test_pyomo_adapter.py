@@ -29,7 +29,7 @@ from caspar_backend.adapters.pyomo.functions import UNARY, UNSUPPORTED_UNARY  # 
 from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError  # noqa: E402
 from caspar_backend.expr import evaluate, to_str  # noqa: E402
 
-from pyomo_corpus import CORPUS, SAMPLE_BOX  # noqa: E402
+from tests.support.pyomo_corpus import CORPUS, SAMPLE_BOX  # noqa: E402
 
 VAL_TOL, DER_TOL = 1e-10, 1e-8
 

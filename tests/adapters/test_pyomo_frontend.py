@@ -35,9 +35,9 @@ from pyomo.contrib.solver.common.util import (NoOptimalSolutionError,  # noqa: E
 from pyomo.core.staleflag import StaleFlagManager  # noqa: E402
 from pyomo.opt import SolverStatus, TerminationCondition  # noqa: E402
 
-import pyomo_corpus  # noqa: E402
-import pyomo_nlp_models as nlpm  # noqa: E402
-from pyomo_ipopt_reference import objective_value, solve_reference  # noqa: E402
+from tests.support import pyomo_corpus  # noqa: E402
+from tests.support import pyomo_nlp_models as nlpm  # noqa: E402
+from tests.support.pyomo_ipopt_reference import objective_value, solve_reference  # noqa: E402
 
 QUIET = {"print_level": 0}
 

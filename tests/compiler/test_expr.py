@@ -19,7 +19,7 @@ from caspar_backend.errors import (CasparError, IndexOutOfRangeError, ModelError
                                    NonFiniteError, UnsupportedOpError)
 from caspar_backend.expr import Graph, evaluate, to_str, topo_order, variables
 from caspar_backend.model import NLPModel
-from exprgen import ExprGen, sample_point
+from tests.support.exprgen import ExprGen, sample_point
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 
 from caspar_backend import ops
 from caspar_backend.expr import Graph, Node, evaluate
-from exprgen import COMPARISONS, richardson
+from tests.support.exprgen import COMPARISONS, richardson
 
 ALL = sorted(ops.OPS)
 SMOOTH_EXPECTED_FALSE = {"abs", "sign", "floor", "ceil", "fmin", "fmax", "and", "or", "not",
@@ -222,7 +222,7 @@ def test_cuda_helpers_are_defined_in_the_device_header():
         for attr in ((3, -2) if name == "powi" else (None,)):
             helpers |= set(re.findall(r"(caspar_\w+)\s*\(",
                                       spec.cuda([f"a{i}" for i in range(nargs)], attr)))
-    header = Path(__file__).resolve().parents[1] / "kernels" / "caspar_device.cuh"
+    header = Path(__file__).resolve().parents[2] / "kernels" / "caspar_device.cuh"
     if not header.exists():
         pytest.skip("kernels/caspar_device.cuh not written yet (the CUDA evaluator's issue)")
     text = header.read_text()
@@ -292,7 +292,7 @@ def _ours_and_casadi(build_expr, point):
     """Gradient of build_expr(leaves) at ``point``: ours (op-table d1 through a
     reverse sweep over expr.evaluate) and CasADi's AD."""
     import casadi as ca
-    from exprgen import to_casadi
+    from tests.support.exprgen import to_casadi
 
     from caspar_backend.expr import topo_order
 

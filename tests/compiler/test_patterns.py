@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 from caspar_backend.problem import Problem
-from exprgen import (rel_err, richardson, three_shape_model, three_shape_reference,
+from tests.support.exprgen import (rel_err, richardson, three_shape_model, three_shape_reference,
                      to_casadi)
 
 M_BIG, N_BIG = 100_000, 2_000

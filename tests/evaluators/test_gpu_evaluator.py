@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from caspar_backend import Graph, NLPModel, Problem
-from exprgen import ALL_OPS, ExprGen
+from tests.support.exprgen import ALL_OPS, ExprGen
 
 pytestmark = pytest.mark.gpu
 
@@ -139,7 +139,7 @@ def _corpus_problems():
     installed frameworks allow."""
     out = []
     try:
-        from casadi_corpus import CASES, build
+        from tests.support.casadi_corpus import CASES, build
 
         from caspar_backend import from_casadi
 
@@ -151,7 +151,7 @@ def _corpus_problems():
     except ImportError:
         pass
     try:
-        from pyomo_corpus import CORPUS
+        from tests.support.pyomo_corpus import CORPUS
 
         from caspar_backend.adapters.pyomo import from_pyomo
 

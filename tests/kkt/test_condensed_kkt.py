@@ -198,9 +198,9 @@ def test_condensed_refuses_lbfgs_and_reports_itself():
 pytest.importorskip("casadi")
 
 from caspar_backend.solver.status import STATUSES  # noqa: E402
-from hs_extra import hs_extra  # noqa: E402
-from problem_bank import bank  # noqa: E402
-from solver_harness import run_caspar, run_ipopt  # noqa: E402
+from tests.support.hs_extra import hs_extra  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import run_caspar, run_ipopt  # noqa: E402
 
 PROBLEMS = {p.name: p for p in list(bank()) + list(hs_extra())}
 

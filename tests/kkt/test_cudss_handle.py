@@ -334,7 +334,7 @@ def test_extras_pin_the_cudss_that_nvmath_can_load():
     pip-installed 1.x would not load).  :data:`SUPPORTED_CUDSS` still admits 0.8."""
     assert (0, 8) in cudss_handle.SUPPORTED_CUDSS and (1, None) in cudss_handle.SUPPORTED_CUDSS
     assert cudss_handle.pivots((1, 0, 0)) and not cudss_handle.pivots((0, 8, 0))
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
     for extra, wheel in (("gpu-cuda12", "nvidia-cudss-cu12"),

@@ -10,13 +10,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 ca = pytest.importorskip("casadi")
 

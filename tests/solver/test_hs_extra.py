@@ -16,8 +16,8 @@ import pytest
 
 from caspar_backend import from_casadi
 from caspar_backend.solver.status import STATUSES
-from hs_extra import hs_extra
-from solver_harness import run_ipopt
+from tests.support.hs_extra import hs_extra
+from tests.support.solver_harness import run_ipopt
 
 PROBLEMS = {p.name: p for p in hs_extra()}
 
@@ -62,7 +62,7 @@ def _params():
 def test_hs_extra_size():
     assert len(PROBLEMS) >= 25
     assert len(set(PROBLEMS)) == len(hs_extra())
-    import problem_bank
+    from tests.support import problem_bank
 
     assert not set(PROBLEMS) & {p.name for p in problem_bank.bank()}
 

@@ -14,8 +14,8 @@ pytest.importorskip("qdldl")
 
 from caspar_backend.errors import OptionError  # noqa: E402
 from caspar_backend.linsolve.qdldl import QDLDLSolver  # noqa: E402
-from problem_bank import bank  # noqa: E402
-from solver_harness import run_caspar, run_ipopt  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import run_caspar, run_ipopt  # noqa: E402
 
 FREE = {"inertia_correction_method": "inertia-free"}
 

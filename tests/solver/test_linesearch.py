@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 import caspar_backend as cb
-import pyomo_nlp_models as nlpm
+from tests.support import pyomo_nlp_models as nlpm
 from benchmarks.models import cops
 from benchmarks.models.reference import ipopt_casadi, nl_problem
 from caspar_backend.solver.filter import Filter

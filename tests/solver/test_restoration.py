@@ -45,7 +45,7 @@ def _car(nfe=15):
 
 def test_car_restoration_reaches_ipopts_optimum():
     import caspar_backend  # noqa: F401  (registers the solver)
-    from pyomo_ipopt_reference import solve_reference
+    from tests.support.pyomo_ipopt_reference import solve_reference
 
     ref = solve_reference(_car(), {"tol": 1e-8})
     m = _car()

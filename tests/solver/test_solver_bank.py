@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from caspar_backend.solver.status import STATUSES
-from problem_bank import bank
-from solver_harness import run_caspar, run_ipopt
+from tests.support.problem_bank import bank
+from tests.support.solver_harness import run_caspar, run_ipopt
 
 PROBLEMS = {p.name: p for p in bank()}
 

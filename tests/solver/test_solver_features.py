@@ -14,9 +14,9 @@ from caspar_backend.errors import DeviceError, OptionError
 from caspar_backend.solver import solve_nlp
 from caspar_backend.solver.options import OPTIONS, resolve_options
 from caspar_backend.solver.status import KINDS, STATUSES
-from casadi_evaluator import CasadiEvaluator
-from problem_bank import BANK
-from solver_harness import run_caspar, run_ipopt
+from tests.support.casadi_evaluator import CasadiEvaluator
+from tests.support.problem_bank import BANK
+from tests.support.solver_harness import run_caspar, run_ipopt
 
 BY_NAME = {p.name: p for p in BANK}
 

@@ -14,7 +14,7 @@ import math
 
 import casadi as cs
 
-from problem_bank import INF, BankProblem, _nlp, _x
+from tests.support.problem_bank import INF, BankProblem, _nlp, _x
 
 HS_EXTRA: list = []
 

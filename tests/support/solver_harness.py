@@ -11,7 +11,7 @@ import numpy as np
 
 from caspar_backend import from_casadi
 from caspar_backend.solver import solve_nlp
-from casadi_evaluator import CasadiEvaluator
+from tests.support.casadi_evaluator import CasadiEvaluator
 
 
 def make_evaluator(d):

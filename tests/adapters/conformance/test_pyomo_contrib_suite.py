@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("parameterized")   # the suite's own dependency
 
-from contrib_suite import load  # noqa: E402
+from tests.adapters.conformance.contrib_suite import load  # noqa: E402
 
 _MOD = load()
 

@@ -19,7 +19,7 @@ import unittest
 
 import pytest
 
-from pyomo_cases import install
+from tests.adapters.conformance.pyomo_cases import install
 
 install()
 

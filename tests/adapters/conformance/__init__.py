@@ -1,0 +1,1 @@
+"""Pyomo's own solver-test suites with caspar registered as a solver."""
