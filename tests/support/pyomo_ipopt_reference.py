@@ -3,7 +3,7 @@
 The model goes through Pyomo's own NL writer (``model.write(..., format='nl')``,
 the file ``SolverFactory('ipopt')`` would hand to the executable) and is solved
 by the IPOPT 3.14 that the ``casadi`` wheel bundles
-(``casadi.NlpBuilder().import_nl`` + ``casadi.nlpsol(..., 'ipopt', ...)``).
+(``casadi.NlpBuilder().import_nl`` + :func:`tests.support.ipopt.solve`).
 Variables and constraints are mapped back through the ``.col`` / ``.row`` label
 files (``symbolic_solver_labels``) and the writer's symbol map (``v<i>``/``c<j>`` -> component, checked against the labels).
 
@@ -33,6 +33,8 @@ import casadi
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
+
+from tests.support import ipopt
 
 _COMMENT = re.compile(r"\s*#.*$")
 
@@ -75,8 +77,6 @@ def _start(var) -> float:
 
 def solve_reference(model, options: dict | None = None) -> IpoptReference:
     """Solve ``model`` (unchanged: nothing is loaded into it) with IPOPT."""
-    opts = {"print_level": 0, "sb": "yes"}
-    opts.update(options or {})
     objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
     sense = -1 if objs and objs[0].sense == pyo.maximize else 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,21 +102,15 @@ def solve_reference(model, options: dict | None = None) -> IpoptReference:
     for comp, label in zip(variables + constraints, cols + rows):
         assert comp.name == label, (comp.name, label)
     nlp = {"x": casadi.vertcat(*nl.x), "f": nl.f, "g": casadi.vertcat(*nl.g)}
-    solver = casadi.nlpsol("reference", "ipopt", nlp,
-                           {"ipopt": opts, "print_time": False, "error_on_fail": False})
-    sol = solver(x0=[_start(v) for v in variables], lbx=nl.x_lb, ubx=nl.x_ub,
-                 lbg=nl.g_lb, ubg=nl.g_ub)
-    stats = solver.stats()
-    x = np.array(sol["x"], dtype=float).reshape(-1)
-    lam_g = np.array(sol["lam_g"], dtype=float).reshape(-1)
-    lam_x = np.array(sol["lam_x"], dtype=float).reshape(-1)
+    run = ipopt.solve(nlp, dict(x0=[_start(v) for v in variables], lbx=nl.x_lb,
+                                ubx=nl.x_ub, lbg=nl.g_lb, ubg=nl.g_ub), options)
+    x, lam_g, lam_x = run.x, run.lam_g, run.lam_x
     lbx, ubx = np.array(nl.x_lb, dtype=float), np.array(nl.x_ub, dtype=float)
     zl = np.where(np.isfinite(lbx), np.maximum(-lam_x, 0.0), 0.0)
     zu = np.where(np.isfinite(ubx), np.maximum(lam_x, 0.0), 0.0)
-    f = float(sol["f"])
+    f = run.f
     return IpoptReference(
-        status=stats["return_status"], success=bool(stats["success"]),
-        iterations=int(stats["iter_count"]),
+        status=run.status, success=run.success, iterations=run.iterations,
         objective=(sense * f) if objs else None, sense=sense,
         x=ComponentMap(zip(variables, x.tolist())),
         dual=ComponentMap(zip(constraints, (-sense * lam_g).tolist())),

@@ -4,22 +4,24 @@ problem.  Switching the tests to the CasADi adapter is a one-line change in
 
 from __future__ import annotations
 
-import time
-
-import casadi as cs
-import numpy as np
+import functools
 
 from caspar_backend import from_casadi
 from caspar_backend.solver import solve_nlp
+from tests.support import ipopt
 from tests.support.casadi_evaluator import CasadiEvaluator
+
+
+def _nlp(d):
+    nlp = {"x": d["x"], "f": d["f"]}
+    if d["g"] is not None:
+        nlp["g"] = d["g"]
+    return nlp
 
 
 def make_evaluator(d):
     """caspar's own pipeline: CasADi adapter -> pattern groups -> NumPy evaluator."""
-    nlp = {"x": d["x"], "f": d["f"]}
-    if d["g"] is not None:
-        nlp["g"] = d["g"]
-    return from_casadi(nlp).evaluator()
+    return from_casadi(_nlp(d)).evaluator()
 
 
 def make_reference_evaluator(d):
@@ -28,35 +30,47 @@ def make_reference_evaluator(d):
     return CasadiEvaluator(d["x"], d["f"], d["g"])
 
 
-def _yes(v):
-    return ("yes" if v else "no") if isinstance(v, bool) else v
-
-
 def run_ipopt(d, options=None):
+    """IPOPT on a bank problem's dict (its ``options`` and then ``options``; caspar's
+    ``device`` and ``stream`` are not IPOPT's), as a dict: status, f, iter, x, t,
+    lam_g, lam_x."""
     options = dict(d.get("options", ()), **(options or {}))
-    nlp = {"x": d["x"], "f": d["f"]}
-    if d["g"] is not None:
-        nlp["g"] = d["g"]
-    ipopt_opts = {"print_level": 0, "sb": "yes"}
-    for k, v in (options or {}).items():
-        if k not in ("device", "stream"):
-            ipopt_opts[k] = _yes(v)
-    S = cs.nlpsol("ipopt", "ipopt", nlp, {"ipopt": ipopt_opts, "print_time": False,
-                                          "error_on_fail": False})
     args = dict(x0=d["x0"], lbx=d["lbx"], ubx=d["ubx"])
     if d["g"] is not None:
         args.update(lbg=d["lbg"], ubg=d["ubg"])
-    t0 = time.perf_counter()
-    r = S(**args)
-    st = S.stats()
-    return dict(status=st["return_status"], f=float(r["f"]), iter=int(st["iter_count"]),
-                x=np.array(r["x"]).ravel(), t=time.perf_counter() - t0,
-                lam_g=np.array(r["lam_g"]).ravel(), lam_x=np.array(r["lam_x"]).ravel())
+    r = ipopt.solve(_nlp(d), args, {k: v for k, v in options.items()
+                                    if k not in ("device", "stream")})
+    return dict(status=r.status, f=r.f, iter=r.iterations, x=r.x, t=r.t,
+                lam_g=r.lam_g, lam_x=r.lam_x)
 
 
-def run_caspar(d, options=None):
-    ev = make_evaluator(d)
+def run_caspar(d, options=None, public=False):
+    """caspar on a bank problem's dict: ``solve_nlp`` on the compiled evaluator, or with
+    ``public`` the user's path ``from_casadi(nlp).solve(...)``."""
     opts = {"print_level": 0}
     opts.update(dict(d.get("options", ())))
     opts.update(options or {})
-    return solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], d["x0"], options=opts)
+    if public:
+        return from_casadi(_nlp(d)).solve(d["x0"], lbx=d["lbx"], ubx=d["ubx"],
+                                          lbg=d["lbg"], ubg=d["ubg"], **opts)
+    return solve_nlp(make_evaluator(d), d["lbx"], d["ubx"], d["lbg"], d["ubg"], d["x0"],
+                     options=opts)
+
+
+@functools.lru_cache(maxsize=None)
+def _ipopt_of(problem):
+    return run_ipopt(dict(problem.build(), options=problem.options))
+
+
+@functools.lru_cache(maxsize=None)
+def _caspar_of(problem, options, public):
+    return run_caspar(dict(problem.build(), options=problem.options), dict(options), public)
+
+
+def solved(problem, options=None, public=False):
+    """``(IPOPT's dict, caspar's result)`` for a :class:`~tests.support.problem_bank.
+    BankProblem` with its own options; caspar also gets ``options`` (``public`` as in
+    :func:`run_caspar`).  Cached for the session: several tests read one solve, and
+    the IPOPT solve is shared by every caspar configuration."""
+    return _ipopt_of(problem), _caspar_of(problem, tuple(sorted((options or {}).items())),
+                                          public)
