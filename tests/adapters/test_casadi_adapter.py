@@ -16,6 +16,7 @@ from caspar_backend.adapters.casadi.program import SXProgram  # noqa: E402
 from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError  # noqa: E402
 from caspar_backend.expr import Graph  # noqa: E402
 
+from tests.support.assertions import close  # noqa: E402
 from tests.support.casadi_corpus import CASES, build  # noqa: E402
 
 VAL_TOL = 1e-10
@@ -53,14 +54,6 @@ class Reference:
                 dense(H))
 
 
-def _close(a, b, tol):
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    scale = max(1.0, float(np.abs(b).max(initial=0.0)))
-    err = float(np.abs(a - b).max(initial=0.0))
-    assert err <= tol * scale, f"max error {err:.3e} (scale {scale:.3e})"
-
-
 # ---------------------------------------------------------- differential test
 def _host(a):
     return a.get() if hasattr(a, "get") else a
@@ -80,11 +73,11 @@ def test_corpus_agrees_with_casadi(name, device):
         lam = rng.uniform(-2.0, 2.0, prob.m)
         sigma = rng.uniform(0.5, 2.0)
         f, g, gr, J, H = ref(x, p, lam, sigma)
-        _close(float(ev.obj(x, p=p)), f, VAL_TOL)
-        _close(_host(ev.cons(x, p=p)), g, VAL_TOL)
-        _close(_host(ev.grad(x, p=p)), gr, DER_TOL)
-        _close(ev.jac(x, p=p).toarray(), J, DER_TOL)
-        _close(ev.hess(x, lam, sigma, p=p).toarray(), H, DER_TOL)
+        close(float(ev.obj(x, p=p)), f, VAL_TOL)
+        close(_host(ev.cons(x, p=p)), g, VAL_TOL)
+        close(_host(ev.grad(x, p=p)), gr, DER_TOL)
+        close(ev.jac(x, p=p).toarray(), J, DER_TOL)
+        close(ev.hess(x, lam, sigma, p=p).toarray(), H, DER_TOL)
     if case.name.startswith("mx_map") or "maps" in case.name:
         assert casadi_to_model(case.nlp, **case.kw).meta["maps"], "map structure lost"
     if case.groups is not None:
@@ -144,7 +137,7 @@ def test_map_of_10k_is_one_group_and_not_expanded():
     assert len(ogroups) == 1 and ogroups[0].size == N + 1
     xv = np.random.default_rng(1).uniform(-1, 1, N + 1)
     ref = np.array(ca.Function("r", [X], [g])(xv)).ravel()
-    _close(prob.evaluator().cons(xv), ref, VAL_TOL)
+    close(prob.evaluator().cons(xv), ref, VAL_TOL)
 
 
 def test_keep_calls_matches_full_expansion():
@@ -157,7 +150,7 @@ def test_keep_calls_matches_full_expansion():
     x = np.linspace(-0.9, 0.9, m1.n)
     v1 = evaluate([m1.objective, *m1.constraints], x, m1.p)
     v2 = evaluate([m2.objective, *m2.constraints], x, m2.p)
-    _close(v1, v2, VAL_TOL)
+    close(v1, v2, VAL_TOL)
 
 
 # ---------------------------------------------------------------- op table
@@ -367,4 +360,4 @@ def test_schedule_fallback_expands_whole(monkeypatch):
     from caspar_backend.expr import evaluate
 
     x = np.linspace(-1, 1, m.n)
-    _close(evaluate(m.constraints, x, m.p), evaluate(ref.constraints, x, ref.p), VAL_TOL)
+    close(evaluate(m.constraints, x, m.p), evaluate(ref.constraints, x, ref.p), VAL_TOL)

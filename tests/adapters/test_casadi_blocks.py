@@ -7,23 +7,12 @@ import pytest
 
 ca = pytest.importorskip("casadi")
 
+from tests.support.assertions import close  # noqa: E402
 from tests.support.casadi_corpus import CASES  # noqa: E402
 
 from caspar_backend.adapters.casadi import casadi_to_model  # noqa: E402
 from caspar_backend.adapters.casadi.models import vanderpol_ocp  # noqa: E402
 from caspar_backend.problem import Problem  # noqa: E402
-
-
-def _close(a, b, tol):
-    """Elementwise relative agreement; sparse matrices compared without densifying."""
-    if hasattr(a, "tocsr"):
-        assert a.shape == b.shape
-        d, b = (a - b).tocsr(), abs(b).tocsr()
-        assert abs(d).max() <= tol * (1 + b.max())
-        return
-    a, b = np.atleast_1d(np.asarray(a, float)), np.atleast_1d(np.asarray(b, float))
-    assert a.shape == b.shape
-    assert np.all(np.abs(a - b) <= tol * (1 + np.abs(b)))
 
 
 def _same_evaluation(pb, pr, xs, ps=(None,), tol=1e-12):
@@ -38,7 +27,7 @@ def _same_evaluation(pb, pr, xs, ps=(None,), tol=1e-12):
                            (eb.cons(x, **kw), er.cons(x, **kw)),
                            (eb.jac(x, **kw), er.jac(x, **kw)),
                            (eb.hess(x, lam, 0.7, **kw), er.hess(x, lam, 0.7, **kw))):
-                _close(fb, fr, tol)
+                close(fb, fr, tol)
 
 
 def test_demo_model_yields_blocks_and_matches_replay():

@@ -27,6 +27,7 @@ from caspar_backend.adapters.casadi import frontend as FE
 from caspar_backend.casadi import Opti, nlpsol
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError, UnsupportedOpError
 from caspar_backend.solver.status import STATUSES
+from tests.support.assertions import close
 from tests.support.problem_bank import bank
 
 QC = {"caspar": {"print_level": 0}, "print_time": False}
@@ -55,11 +56,6 @@ def pair(nlp, c_extra=None, i_extra=None, **solver):
 
 def arr(v):
     return np.array(v, dtype=float).ravel()
-
-
-def close(a, b, rtol, atol):
-    a, b = arr(a), arr(b)
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
 # =========================================================== parametric problems

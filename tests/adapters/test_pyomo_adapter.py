@@ -29,6 +29,7 @@ from caspar_backend.adapters.pyomo.functions import UNARY, UNSUPPORTED_UNARY  # 
 from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError  # noqa: E402
 from caspar_backend.expr import evaluate, to_str  # noqa: E402
 
+from tests.support.assertions import close  # noqa: E402
 from tests.support.pyomo_corpus import CORPUS, SAMPLE_BOX  # noqa: E402
 
 VAL_TOL, DER_TOL = 1e-10, 1e-8
@@ -95,13 +96,6 @@ def _grad_hess(expr, xvars):
     return grad, hess
 
 
-def _close(a, b, tol):
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    err = np.abs(a - b) / np.maximum(1.0, np.abs(b))
-    assert err.size == 0 or err.max() <= tol, f"max rel err {err.max():.3e}\n{a}\n{b}"
-
-
 def _sample(m, mapping: PyomoMapping, rng):
     box = getattr(m, "_sample_box", SAMPLE_BOX)
     lbx, ubx = mapping.var_bounds()
@@ -115,9 +109,9 @@ def _check_at(m, nlp, ev, x, rng):
     xvars, sense = mp.x_vars, mp.sense
     # values
     f_ref = pyo.value(mp.objective.expr) if mp.objective is not None else 0.0
-    _close(sense * ev.obj(x), f_ref, VAL_TOL)
+    close(sense * ev.obj(x), f_ref, VAL_TOL)
     bodies = [pyo.value(c.body) for c in mp.constraints]
-    _close(mp.body_values(ev.cons(x)), bodies, VAL_TOL)
+    close(mp.body_values(ev.cons(x)), bodies, VAL_TOL)
     # derivatives
     lam = rng.normal(size=nlp.m)
     sigma = float(rng.uniform(0.5, 2.0))
@@ -125,14 +119,14 @@ def _check_at(m, nlp, ev, x, rng):
         gf, hf = _grad_hess(mp.objective.expr, xvars)
     else:
         gf, hf = np.zeros(nlp.n), np.zeros((nlp.n, nlp.n))
-    _close(sense * ev.grad(x), gf, DER_TOL)
+    close(sense * ev.grad(x), gf, DER_TOL)
     jac = np.zeros((nlp.m, nlp.n))
     h = sigma * sense * hf
     for j, c in enumerate(mp.constraints):
         jac[j], hj = _grad_hess(c.body, xvars)
         h += lam[j] * hj
-    _close(ev.jac(x).toarray(), jac, DER_TOL)
-    _close(ev.hess(x, lam, obj_factor=sigma).toarray(), h, DER_TOL)
+    close(ev.jac(x).toarray(), jac, DER_TOL)
+    close(ev.hess(x, lam, obj_factor=sigma).toarray(), h, DER_TOL)
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))

@@ -37,6 +37,7 @@ from pyomo.opt import SolverStatus, TerminationCondition  # noqa: E402
 
 from tests.support import pyomo_corpus  # noqa: E402
 from tests.support import pyomo_nlp_models as nlpm  # noqa: E402
+from tests.support.assertions import close  # noqa: E402
 from tests.support.pyomo_ipopt_reference import objective_value, solve_reference  # noqa: E402
 
 QUIET = {"print_level": 0}
@@ -61,10 +62,6 @@ MATRIX = {**{f"corpus.{k}": pyomo_corpus.CORPUS[k] for k in CORPUS_SOLVABLE},
 def _add_import_suffixes(m):
     for name in ("dual", "rc", "ipopt_zL_out", "ipopt_zU_out"):
         m.add_component(name, pyo.Suffix(direction=pyo.Suffix.IMPORT))
-
-
-def _close(a, b, rtol=1e-6, atol=1e-6):
-    return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
 
 
 def _snapshot(m):
@@ -96,24 +93,24 @@ def test_legacy_matches_ipopt(name):
             if v.fixed] == fixed_before
     if ref.objective is not None:
         f = objective_value(m)
-        assert _close(f, ref.objective, rtol=1e-7, atol=1e-8), (f, ref.objective)
+        close(f, ref.objective, 1e-7, 1e-8, msg=(f, ref.objective))
         bound = res.problem.upper_bound if ref.sense > 0 else res.problem.lower_bound
-        assert _close(bound, f, 1e-9, 1e-12)
+        close(bound, f, 1e-9, 1e-12)
         if name.split(".")[-1] in nlpm.KNOWN_OPTIMA:
-            assert _close(f, nlpm.KNOWN_OPTIMA[name.split(".")[-1]], 1e-6, 1e-7)
+            close(f, nlpm.KNOWN_OPTIMA[name.split(".")[-1]], 1e-6, 1e-7)
     # the point is feasible in Pyomo's own evaluation
     for c in m.component_data_objects(pyo.Constraint, active=True):
         assert c.lslack() >= -1e-6 and c.uslack() >= -1e-6, c.name
     if name.split(".")[-1] in NON_UNIQUE:
         return
     for v, xv in ref.x.items():
-        assert _close(v.value, xv, 1e-5, 1e-6), (v.name, v.value, xv)
+        close(v.value, xv, 1e-5, 1e-6, msg=(v.name, v.value, xv))
     for c, d in ref.dual.items():
-        assert _close(m.dual[c], d, 1e-5, 1e-6), (c.name, m.dual[c], d)
+        close(m.dual[c], d, 1e-5, 1e-6, msg=(c.name, m.dual[c], d))
     for v in ref.x:
-        assert _close(m.ipopt_zL_out[v], ref.zl[v], 1e-5, 1e-6), v.name
-        assert _close(m.ipopt_zU_out[v], ref.zu[v], 1e-5, 1e-6), v.name
-        assert _close(m.rc[v], ref.rc[v], 1e-5, 1e-6), v.name
+        close(m.ipopt_zL_out[v], ref.zl[v], 1e-5, 1e-6, msg=v.name)
+        close(m.ipopt_zU_out[v], ref.zu[v], 1e-5, 1e-6, msg=v.name)
+        close(m.rc[v], ref.rc[v], 1e-5, 1e-6, msg=v.name)
 
 
 # ------------------------------------------------ signs by finite differences
@@ -181,10 +178,10 @@ def test_dual_sign_is_derivative_of_optimal_value(sense, kind):
     dual = m.dual[m.row]
     assert abs(dual) > 1e-2                      # the row is active
     fd = _fd_dual(build, "row", _active_side(m.row))
-    assert _close(dual, fd, 1e-4, 1e-5), (dual, fd)
+    close(dual, fd, 1e-4, 1e-5, msg=(dual, fd))
     ref = solve_reference(build())
     (con,) = list(ref.dual)
-    assert _close(dual, ref.dual[con], 1e-6, 1e-8)
+    close(dual, ref.dual[con], 1e-6, 1e-8)
 
 
 @pytest.mark.parametrize("sense", ["min", "max"])
@@ -212,15 +209,17 @@ def test_bound_multiplier_signs(sense, side):
         mm.x.setlb(lb + h) if side == "lower" else mm.x.setub(ub + h)
         vals.append(_solved_value(mm))
     fd = (vals[0] - vals[1]) / 2e-4
-    assert _close(rc, fd, 1e-4, 1e-5), (rc, fd)
+    close(rc, fd, 1e-4, 1e-5, msg=(rc, fd))
     s = 1 if sense == "min" else -1
     if side == "lower":
-        assert s * zl > 1 and zu == 0 and _close(zl, rc, 1e-9, 1e-12)
+        assert s * zl > 1 and zu == 0
+        close(zl, rc, 1e-9, 1e-12)
     else:
-        assert s * zu < -1 and zl == 0 and _close(zu, rc, 1e-9, 1e-12)
+        assert s * zu < -1 and zl == 0
+        close(zu, rc, 1e-9, 1e-12)
     ref = solve_reference(build())
-    assert _close(zl, ref.zl[ref_var(ref, "x")], 1e-6, 1e-8)
-    assert _close(zu, ref.zu[ref_var(ref, "x")], 1e-6, 1e-8)
+    close(zl, ref.zl[ref_var(ref, "x")], 1e-6, 1e-8)
+    close(zu, ref.zu[ref_var(ref, "x")], 1e-6, 1e-8)
 
 
 def ref_var(ref, name):
@@ -237,7 +236,7 @@ def test_matrix_duals_by_finite_differences(name):
     pyo.SolverFactory("caspar").solve(m, options={"print_level": 0, "tol": 1e-11})
     con = max(m.dual, key=lambda c: abs(m.dual[c]))
     fd = _fd_dual(build, con.name, _active_side(con))
-    assert _close(m.dual[con], fd, 1e-4, 1e-5), (con.name, m.dual[con], fd)
+    close(m.dual[con], fd, 1e-4, 1e-5, msg=(con.name, m.dual[con], fd))
 
 
 # ------------------------------------------------------------ status mapping
@@ -309,7 +308,8 @@ def test_load_later_from_results():
     res = _legacy(m, load_solutions=False)
     assert m.x[1].value == 0.5 and len(m.dual) == 0
     m.solutions.load_from(res)
-    assert _close(m.x[1].value, 4 / 3, 1e-6) and _close(m.dual[m.c], -2 / 9, 1e-6)
+    close(m.x[1].value, 4 / 3, 1e-6)
+    close(m.dual[m.c], -2 / 9, 1e-6)
 
 
 def test_contrib_status_mapping():
@@ -369,18 +369,20 @@ def test_contrib_matches_ipopt(name):
     assert res.termination_condition == ContribTC.convergenceCriteriaSatisfied
     assert res.solution_status == SolutionStatus.optimal
     assert res.solver_name == "caspar" and res.solver_version == opt.version()
-    assert _close(res.incumbent_objective, ref.objective, 1e-7, 1e-8)
+    close(res.incumbent_objective, ref.objective, 1e-7, 1e-8)
     assert res.objective_bound == (-math.inf if ref.sense > 0 else math.inf)
     assert res.iteration_count == res.extra_info.iteration_count > 0
     assert res.timing_info.wall_time > 0 and "EXIT: Optimal" in res.solver_log
     for v, xv in ref.x.items():
-        assert _close(v.value, xv, 1e-5, 1e-6)
+        close(v.value, xv, 1e-5, 1e-6)
     duals = res.solution_loader.get_duals()
     rcs = res.solution_loader.get_reduced_costs()
     for c, d in ref.dual.items():
-        assert _close(duals[c], d, 1e-5, 1e-6) and _close(m.dual[c], d, 1e-5, 1e-6)
+        close(duals[c], d, 1e-5, 1e-6)
+        close(m.dual[c], d, 1e-5, 1e-6)
     for v in ref.x:
-        assert _close(rcs[v], ref.rc[v], 1e-5, 1e-6) and _close(m.rc[v], rcs[v], 0, 0)
+        close(rcs[v], ref.rc[v], 1e-5, 1e-6)
+        close(m.rc[v], rcs[v], 0, 0)
     prim = res.solution_loader.get_vars()
     assert all(prim[v] == v.value for v in ref.x)
 
@@ -390,7 +392,8 @@ def test_contrib_load_solutions_false_and_partial_load():
     res = ContribFactory("caspar").solve(m, solver_options=QUIET, load_solutions=False)
     assert m.x[1].value == 0.5
     res.solution_loader.load_vars([m.x[1]])
-    assert _close(m.x[1].value, 4 / 3, 1e-6) and m.x[2].value == 0.5
+    close(m.x[1].value, 4 / 3, 1e-6)
+    assert m.x[2].value == 0.5
     with pytest.raises(ValueError, match="not part of the problem"):
         res.solution_loader.get_vars([pyo.Var()])
 
@@ -447,9 +450,9 @@ def test_resolve_with_new_params_does_not_recompile():
         res = opt.solve(m, options=QUIET)
         assert res.solver.termination_condition == TerminationCondition.optimal
         assert opt.compiled_problem is problem and opt.compilations == 1
-        assert _close(objective_value(m), ref.objective, 1e-7, 1e-9)
+        close(objective_value(m), ref.objective, 1e-7, 1e-9)
         for v, xv in ref.x.items():
-            assert _close(v.value, xv, 1e-6, 1e-8)
+            close(v.value, xv, 1e-6, 1e-8)
     # a structural change is noticed: new row -> recompiled
     m.extra = pyo.Constraint(expr=m.y >= 0.5)
     opt.solve(m, options=QUIET)
@@ -487,7 +490,7 @@ def test_warm_start_from_suffixes():
         "warm_start_mult_bound_push": 1e-9, "mu_init": 1e-9})
     n_warm = warm.solver.statistics.black_box.number_of_iterations
     assert warm.solver.termination_condition == TerminationCondition.optimal
-    assert _close(objective_value(m), f_cold, 1e-8, 1e-10)
+    close(objective_value(m), f_cold, 1e-8, 1e-10)
     assert n_warm < n_cold and n_warm <= 3, (n_cold, n_warm)
 
 
@@ -624,9 +627,9 @@ def test_sub_block_and_requested_suffixes():
                                             suffixes=["dual", "ipopt_z.*"])
     entry = res.solution(0).variable["v0"]
     assert set(entry) == {"Value", "ipopt_zL_out", "ipopt_zU_out"}
-    assert _close(res.solution(0).constraint["c0"]["Dual"], 2.0, 1e-6)
+    close(res.solution(0).constraint["c0"]["Dual"], 2.0, 1e-6)
     m.b.solutions.load_from(res)
-    assert _close(m.b.x.value, 1.0, 1e-6)
+    close(m.b.x.value, 1.0, 1e-6)
 
 
 def test_results_write_stays_yaml():
@@ -685,16 +688,20 @@ def test_kernel_block_legacy_solve_loads_values_and_duals():
     opt = pyo.SolverFactory("caspar")
     res = opt.solve(m, options=QUIET)
     assert res.solver.termination_condition == TerminationCondition.optimal
-    assert _close(m.x.value, 0.0, 1e-6, 1e-7) and _close(m.y.value, 2.0, 1e-6)
-    assert _close(m.b.z.value, 1.0, 1e-6)
+    close(m.x.value, 0.0, 1e-6, 1e-7)
+    close(m.y.value, 2.0, 1e-6)
+    close(m.b.z.value, 1.0, 1e-6)
     assert m.unused.value == 7.0 and m.unused.stale
-    assert _close(m.dual[m.c[1]], -2.0, 1e-5) and _close(m.dual[m.c[0]], 0.0, 0, 1e-6)
+    close(m.dual[m.c[1]], -2.0, 1e-5, 1e-6)
+    close(m.dual[m.c[0]], 0.0, 0, 1e-6)
     m.p.value = 1.5
     opt.solve(m, options=QUIET)
-    assert opt.compilations == 1 and _close(m.y.value, 1.5, 1e-6)
+    assert opt.compilations == 1
+    close(m.y.value, 1.5, 1e-6)
     m.c[1].ub = 1.0                        # a new bound object: recompiled
     opt.solve(m, options=QUIET)
-    assert opt.compilations == 2 and _close(m.y.value, 1.0, 1e-6)
+    assert opt.compilations == 2
+    close(m.y.value, 1.0, 1e-6)
 
 
 def test_kernel_block_load_later_from_results():
@@ -702,7 +709,8 @@ def test_kernel_block_load_later_from_results():
     res = pyo.SolverFactory("caspar").solve(m, options=QUIET, load_solutions=False)
     assert m.y.value == 0.0
     m.load_solution(res.solution(0))
-    assert _close(m.y.value, 2.0, 1e-6) and _close(m.dual[m.c[1]], -2.0, 1e-5)
+    close(m.y.value, 2.0, 1e-6)
+    close(m.dual[m.c[1]], -2.0, 1e-5, 1e-6)
 
 
 def test_matrix_constraint_rows_and_reuse():
@@ -719,8 +727,9 @@ def test_matrix_constraint_rows_and_reuse():
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     opt = pyo.SolverFactory("caspar")
     opt.solve(m, options=QUIET)
-    assert _close(m.x[1].value, 1.0, 1e-6) and _close(m.x[2].value, 1.0, 1e-6)
-    assert _close(m.dual[m.A[0]], -2.0, 1e-5)
+    close(m.x[1].value, 1.0, 1e-6)
+    close(m.x[2].value, 1.0, 1e-6)
+    close(m.dual[m.A[0]], -2.0, 1e-5, 1e-6)
     opt.solve(m, options=QUIET)
     assert opt.compilations == 1
 
@@ -749,9 +758,9 @@ def test_trivial_rows_feasible_have_zero_duals_and_do_not_recompile():
     opt = pyo.SolverFactory("caspar")
     res = opt.solve(m, options=QUIET)
     assert res.solver.termination_condition == TerminationCondition.optimal
-    assert _close(m.y.value, 1.0, 1e-6)
+    close(m.y.value, 1.0, 1e-6)
     assert m.dual[m.c3] == 0.0 and m.dual[m.c4] == 0.0
-    assert _close(m.dual[m.c1], -1.0, 1e-6)          # c1 is x - y <= 0 in Pyomo
+    close(m.dual[m.c1], -1.0, 1e-6)  # c1 is x - y <= 0 in Pyomo
     m.p.set_value(1.0 + 1e-9)                       # violated by less than TOL
     res = opt.solve(m, options=QUIET)
     assert res.solver.termination_condition == TerminationCondition.optimal
@@ -797,8 +806,10 @@ def test_kernel_matrix_and_linear_constraints_reuse_until_changed():
     opt = pyo.SolverFactory("caspar")
     for _ in range(2):
         opt.solve(m, options=QUIET)
-        assert _close(m.x[0].value, 1.0, 1e-6) and opt.compilations == 1
+        close(m.x[0].value, 1.0, 1e-6)
+        assert opt.compilations == 1
     m.lin.terms = [(m.x[0], 2.0)]
     m.lin.ub = 1.0
     opt.solve(m, options=QUIET)
-    assert opt.compilations == 2 and _close(m.x[0].value, 0.5, 1e-6)
+    assert opt.compilations == 2
+    close(m.x[0].value, 0.5, 1e-6)

@@ -13,9 +13,13 @@ import numpy as np
 import pytest
 
 from caspar_backend import Graph, NLPModel, Problem
+from tests.support.assertions import close
 from tests.support.exprgen import ALL_OPS, ExprGen
 
 pytestmark = pytest.mark.gpu
+
+# the CUDA evaluator against the NumPy one: the same formulas, rounding apart
+RTOL = 1e-12
 
 
 def _random_model(seed=0, n=12, per_op=6, n_params=3):
@@ -49,15 +53,6 @@ def _wide_model(N=5000):
                             np.zeros(m), np.zeros(m)))
 
 
-def _close(a, b, rtol=1e-12):
-    a, b = np.asarray(a), np.asarray(b)
-    fin = np.isfinite(b)
-    assert np.array_equal(np.isfinite(a), fin)
-    scale = np.maximum(1.0, np.abs(b[fin]))
-    err = np.max(np.abs(a[fin] - b[fin]) / scale) if fin.any() else 0.0
-    assert err <= rtol, err
-
-
 @pytest.mark.parametrize("build", ["random", "chain", "wide"])
 def test_cuda_matches_numpy(build):
     import cupy as cp
@@ -75,11 +70,11 @@ def test_cuda_matches_numpy(build):
         x = rng.uniform(-1.5, 1.5, prob.n)
         lam = rng.standard_normal(prob.m)
         xd, ld = cp.asarray(x), cp.asarray(lam)
-        _close(gpu.obj(xd), cpu.obj(x))
-        _close(cp.asnumpy(gpu.grad(xd)), cpu.grad(x))
-        _close(cp.asnumpy(gpu.cons(xd)), cpu.cons(x))
-        _close(cp.asnumpy(gpu.jac_values(xd)), cpu.jac_values(x))
-        _close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7)), cpu.hess_values(x, lam, 0.7))
+        close(gpu.obj(xd), cpu.obj(x), RTOL)
+        close(cp.asnumpy(gpu.grad(xd)), cpu.grad(x), RTOL)
+        close(cp.asnumpy(gpu.cons(xd)), cpu.cons(x), RTOL)
+        close(cp.asnumpy(gpu.jac_values(xd)), cpu.jac_values(x), RTOL)
+        close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7)), cpu.hess_values(x, lam, 0.7), RTOL)
 
 
 def test_outputs_written_in_place_without_allocation():
@@ -181,9 +176,9 @@ def test_cuda_matches_numpy_on_adapter_corpora(make):
         lam = rng.uniform(-2.0, 2.0, prob.m)
         xd, ld = cp.asarray(x), cp.asarray(lam)
         pd = None if p is None else cp.asarray(p)
-        _close(gpu.obj(xd, p=pd), cpu.obj(x, p=p))
-        _close(cp.asnumpy(gpu.grad(xd, p=pd)), cpu.grad(x, p=p))
-        _close(cp.asnumpy(gpu.cons(xd, p=pd)), cpu.cons(x, p=p))
-        _close(cp.asnumpy(gpu.jac_values(xd, p=pd)), cpu.jac_values(x, p=p))
-        _close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7, p=pd)),
-               cpu.hess_values(x, lam, 0.7, p=p))
+        close(gpu.obj(xd, p=pd), cpu.obj(x, p=p), RTOL)
+        close(cp.asnumpy(gpu.grad(xd, p=pd)), cpu.grad(x, p=p), RTOL)
+        close(cp.asnumpy(gpu.cons(xd, p=pd)), cpu.cons(x, p=p), RTOL)
+        close(cp.asnumpy(gpu.jac_values(xd, p=pd)), cpu.jac_values(x, p=p), RTOL)
+        close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7, p=pd)),
+               cpu.hess_values(x, lam, 0.7, p=p), RTOL)

@@ -11,9 +11,10 @@ import numpy as np
 
 def close(a, b, rtol, atol=None, msg=""):
     """Assert ``|a - b| <= max(atol, rtol |b|)`` elementwise (``atol`` defaults to ``rtol``:
-    a relative error with a unit floor).  ``b`` is the reference.  Shapes must agree;
-    non-finite entries must be equal (NaN matches NaN, an infinity the same infinity).
-    SciPy sparse matrices are compared on their nonzeros without densifying.
+    a relative error with a unit floor).  ``b`` is the reference.  Shapes must agree (up
+    to singleton axes); non-finite entries must be equal (NaN matches NaN, an infinity the
+    same infinity).  SciPy sparse matrices are compared where they differ, without
+    densifying.
 
     (The form with ``max`` is the strictest of the helpers this one replaced:
     ``atol + rtol |b|`` allows up to twice as much.)"""
@@ -23,12 +24,13 @@ def close(a, b, rtol, atol=None, msg=""):
 
         a, b = sp.csr_matrix(a), sp.csr_matrix(b)
         assert a.shape == b.shape, (a.shape, b.shape, msg)
-        d = (a - b).tocoo()
-        a = np.asarray(a[d.row, d.col]).ravel()
-        b = np.asarray(b[d.row, d.col]).ravel()
+        d = (a - b).tocoo()            # the entries that differ at all
+        a, b = (np.asarray(m[d.row, d.col], dtype=float).ravel() if d.nnz else np.zeros(0)
+                for m in (a, b))
     else:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        assert a.shape == b.shape, (a.shape, b.shape, msg)
+        # singleton axes aside: a CasADi column (n, 1) against a vector (n,)
+        a, b = np.squeeze(np.asarray(a, dtype=float)), np.squeeze(np.asarray(b, dtype=float))
+        assert a.shape == b.shape or a.size == b.size == 0, (a.shape, b.shape, msg)
         a, b = a.ravel(), b.ravel()
     fin = np.isfinite(b)
     assert np.array_equal(np.isfinite(a), fin), f"non-finite entries differ {msg}"
