@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import casadi as ca
 import numpy as np
 
+from tests.support import problems
+
 
 @dataclass
 class Case:
@@ -138,19 +140,14 @@ def sx_params():
 
 @case
 def sx_rosenbrock():
-    n = 20
-    x = ca.SX.sym("x", n)
-    f = ca.sum1(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
-    return Case("sx_rosenbrock", {"x": x, "f": f}, (-2.0, 2.0))
+    x = ca.SX.sym("x", 20)
+    return Case("sx_rosenbrock", {"x": x, "f": problems.chained_rosenbrock_f(x)}, (-2.0, 2.0))
 
 
 @case
 def sx_hs071():
-    x = ca.SX.sym("x", 4)
-    f = x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2]
-    g = ca.vertcat(x[0] * x[1] * x[2] * x[3], ca.sumsqr(x))
-    return Case("sx_hs071", {"x": x, "f": f, "g": g}, (1.0, 5.0),
-                kw=dict(lbx=1, ubx=5, lbg=[25, 40], ubg=[np.inf, 40], x0=[1, 5, 5, 1]))
+    nlp, args = problems.hs071()
+    return Case("sx_hs071", nlp, (1.0, 5.0), kw=args)
 
 
 @case

@@ -17,6 +17,8 @@ from typing import Callable, Optional
 import casadi as cs
 import numpy as np
 
+from tests.support import problems
+
 INF = np.inf
 
 
@@ -55,8 +57,7 @@ def _x(n):
     return cs.SX.sym("x", n)
 
 
-def _rosen(x):
-    return 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2
+_rosen = problems.rosenbrock_f
 
 
 # ----------------------------------------------------------------- Hock-Schittkowski
@@ -371,12 +372,10 @@ def hs065():
                 ubx=[4.5, 4.5, 5], lbg=0, ubg=INF)
 
 
-@problem("hs071", f_opt=17.0140173)
+@problem("hs071", f_opt=problems.HS071_F_OPT)
 def hs071():
-    x = _x(4)
-    f = x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2]
-    g = cs.vertcat(x[0] * x[1] * x[2] * x[3], cs.sumsqr(x))
-    return _nlp(x, f, g, x0=[1, 5, 5, 1], lbx=1, ubx=5, lbg=[25, 40], ubg=[INF, 40])
+    nlp, args = problems.hs071()
+    return _nlp(nlp["x"], nlp["f"], nlp["g"], **args)
 
 
 @problem("hs076", f_opt=-4.681818181)
@@ -410,13 +409,13 @@ def hs079():
 # ----------------------------------------------------------------- Rosenbrock family
 @problem("rosenbrock", f_opt=0.0)
 def rosenbrock():
-    x = _x(2)
-    return _nlp(x, _rosen(x), x0=[-1.2, 1])
+    nlp, args = problems.rosenbrock()
+    return _nlp(nlp["x"], nlp["f"], **args)
 
 
 def _chained(n, x0=None):
     x = _x(n)
-    f = cs.sum1(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    f = problems.chained_rosenbrock_f(x)
     if x0 is None:
         x0 = np.where(np.arange(n) % 2 == 0, -1.2, 1.0)
     return _nlp(x, f, x0=x0)

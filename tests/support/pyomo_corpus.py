@@ -13,6 +13,8 @@ from __future__ import annotations
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import MaxExpression, MinExpression
 
+from tests.support import problems
+
 SAMPLE_BOX = (-2.0, 2.0)
 CORPUS: dict = {}
 
@@ -305,16 +307,7 @@ def shared_subexpressions():
     return m
 
 
-@model
-def hs071():
-    """Hock-Schittkowski 71 (IPOPT's example)."""
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(pyo.RangeSet(4), bounds=(1, 5), initialize={1: 1, 2: 5, 3: 5, 4: 1})
-    x = m.x
-    m.obj = pyo.Objective(expr=x[1] * x[4] * (x[1] + x[2] + x[3]) + x[3])
-    m.ineq = pyo.Constraint(expr=x[1] * x[2] * x[3] * x[4] >= 25)
-    m.eq = pyo.Constraint(expr=sum(x[i] ** 2 for i in x) == 40)
-    return m
+CORPUS["hs071"] = problems.hs071_pyomo      # Hock-Schittkowski 71 (IPOPT's example)
 
 
 @model

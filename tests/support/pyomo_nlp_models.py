@@ -15,6 +15,8 @@ import math
 
 import pyomo.environ as pyo
 
+from tests.support import problems
+
 NLP_MODELS: dict = {}
 KNOWN_OPTIMA: dict = {}
 
@@ -237,13 +239,7 @@ def infeasible():
     return m
 
 
-def rosenbrock():
-    """Unconstrained Rosenbrock from (-1.2, 1): needs ~20 iterations."""
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(initialize=-1.2)
-    m.y = pyo.Var(initialize=1.0)
-    m.obj = pyo.Objective(expr=100 * (m.y - m.x ** 2) ** 2 + (1 - m.x) ** 2)
-    return m
+rosenbrock = problems.rosenbrock_pyomo
 
 
 def invalid_start():
