@@ -202,7 +202,7 @@ def _emulated_solver_class():
 def _large_bound_model(B=1e8):
     """min x0 + x1^2, x0 >= B, x0 - x1 <= 3B: the bound is active at the optimum, and at
     |x0| = 1e8 the slack x0 - B resolves 1.5e-8 only, below mu / z late in the solve
-    (IPOPT's safe slacks, tests/test_solver_features.py)."""
+    (IPOPT's safe slacks, tests/solver/test_solver_features.py)."""
     g = Graph()
     x = [g.var(0), g.var(1)]
     return Problem(NLPModel(g, x[0] + x[1] ** 2, [x[0] - x[1]], np.array([B, -np.inf]),
@@ -476,7 +476,7 @@ def _gpu_stack():
 
 
 def _bank_names():
-    """Every problem of the issue-4 bank (tests/problem_bank.py; it needs casadi)."""
+    """Every problem of the issue-4 bank (tests/support/problem_bank.py; it needs casadi)."""
     try:
         from tests.support.problem_bank import bank
     except ImportError:

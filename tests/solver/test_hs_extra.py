@@ -1,5 +1,5 @@
 """caspar vs IPOPT (CasADi's bundled build) on the extra Hock-Schittkowski problems of
-:mod:`tests.support.hs_extra`, the same checks as :mod:`tests.solver.test_solver_bank`: same status class,
+:mod:`tests.support.hs_extra`, the checks of :mod:`tests.solver.test_solver_bank`: same status class,
 objective within 1e-6 relative (+1e-8 absolute), the published optimum where the standard
 start leads IPOPT to it, and iterations at most 2x IPOPT's + 3.  caspar runs through its
 public entry point, ``from_casadi(nlp).solve(...)``.

@@ -525,7 +525,7 @@ def rel_err(a, b, floor=1.0):
 
 
 # --------------------------------------------------------------------------
-# a large flat model of three repeated shapes (tests/test_patterns.py, benchmarks)
+# a large flat model of three repeated shapes (tests/compiler/test_patterns.py, benchmarks)
 # --------------------------------------------------------------------------
 def three_shape_model(m: int, n: int, seed: int = 0, n_params: int = 7):
     """An NLPModel with ``m`` constraints drawn, in shuffled order, from three shapes
