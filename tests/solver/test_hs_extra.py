@@ -1,8 +1,8 @@
 """caspar vs IPOPT (CasADi's bundled build) on the extra Hock-Schittkowski problems of
-:mod:`tests.support.hs_extra`, the checks of :mod:`tests.solver.test_solver_bank`: same status class,
-objective within 1e-6 relative (+1e-8 absolute), the published optimum where the standard
-start leads IPOPT to it, and iterations at most 2x IPOPT's + 3.  caspar runs through its
-public entry point, ``from_casadi(nlp).solve(...)``.
+:mod:`tests.support.hs_extra`, the checks of :mod:`tests.solver.test_solver_bank`: same
+status class, objective within 1e-6 relative (+1e-8 absolute), the published optimum
+where the standard start leads IPOPT to it, and iterations at most 2x IPOPT's + 3.
+caspar runs through its public entry point, ``from_casadi(nlp).solve(...)``.
 
 Problems where caspar and IPOPT disagree stay in, marked ``xfail(strict=False)`` with what
 differs, so that they document the gap.
