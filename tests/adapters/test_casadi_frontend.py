@@ -139,7 +139,9 @@ def _bank_case(name):
 
 
 @functools.lru_cache(maxsize=None)
-def solved(kind, name):
+def solve_pair(kind, name):
+    """caspar's and IPOPT's nlpsol Functions (:func:`pair`) called on one bank or
+    parametric problem: ``S, I, r, ri, S.stats(), I.stats(), args``."""
     if kind == "bank":
         nlp, args, solver = _bank_case(name)
     else:
@@ -157,7 +159,7 @@ def test_matrix_is_large_enough():
 @pytest.mark.parametrize("kind,name", [("bank", n) for n in MATRIX_BANK]
                          + [("param", n) for n in PARAMETRIC])
 def test_matches_ipopt(kind, name):
-    S, I, r, ri, st, sti, _ = solved(kind, name)
+    S, I, r, ri, st, sti, _ = solve_pair(kind, name)
     assert st["return_status"] == sti["return_status"] == "Solve_Succeeded"
     assert st["success"] and st["unified_return_status"] == "SOLVER_RET_SUCCESS"
     fi = float(ri["f"])
@@ -197,7 +199,7 @@ def _fd_value(S, args, key, idx, h=1e-5, both=None):
     ("box_param", "lbx", 0, "lam_x", None),
 ])
 def test_multiplier_sign_is_the_value_sensitivity(name, key, idx, lam, both):
-    S, _I, r, _ri, _st, _sti, args = solved("param", name)
+    S, _I, r, _ri, _st, _sti, args = solve_pair("param", name)
     S = nlpsol("S", "caspar", PARAMETRIC[name]()[0], _opts(QC, tol=1e-11))
     m = arr(r[lam])[idx]
     assert abs(m) > 1e-3, "the bound must be active"
@@ -208,7 +210,7 @@ def test_multiplier_sign_is_the_value_sensitivity(name, key, idx, lam, both):
 
 @pytest.mark.parametrize("name", sorted(PARAMETRIC))
 def test_lam_p_is_minus_the_value_gradient(name):
-    S, _I, r, _ri, _st, _sti, args = solved("param", name)
+    S, _I, r, _ri, _st, _sti, args = solve_pair("param", name)
     S = nlpsol("S", "caspar", PARAMETRIC[name]()[0], _opts(QC, tol=1e-11))
     lam_p = arr(r["lam_p"])
     for k in range(lam_p.size):
@@ -460,7 +462,7 @@ def test_options():
                                     "bound_consistency": True})
     r = S(**args)
     assert np.all(np.isnan(arr(r["lam_p"])))
-    close(r["lam_x"], solved("param", "quad_lin")[2]["lam_x"], rtol=0, atol=1e-7)
+    close(r["lam_x"], solve_pair("param", "quad_lin")[2]["lam_x"], rtol=0, atol=1e-7)
     # pass-through: casadi's own solver
     I = nlpsol("I", "ipopt", nlp, QI)
     assert "IpoptInterface" in repr(I) and not isinstance(I, FE.NlpsolFunction)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import solver_harness as harness
 from tests.support.assertions import assert_matches_ipopt
 from tests.support.hs_extra import hs_extra
+from tests.support.solver_harness import solved
 
 PROBLEMS = {p.name: p for p in hs_extra()}
 
@@ -25,10 +25,6 @@ PROBLEMS = {p.name: p for p in hs_extra()}
 # hs054 (IPOPT's 15 iterations, f = -0.90807476) since the first block's static term is
 # relative to each column: x6's pivot is 3.4e-18, tests/kkt/test_static_regularization.py)
 MISMATCHES: dict = {}
-
-
-def solved(name):
-    return harness.solved(PROBLEMS[name], public=True)
 
 
 def _params():
@@ -53,5 +49,5 @@ def test_hs_extra_size():
 
 @pytest.mark.parametrize("name", _params())
 def test_hs_extra_against_ipopt(name):
-    ri, rc = solved(name)
+    ri, rc = solved(PROBLEMS[name], public=True)
     assert_matches_ipopt(PROBLEMS[name], ri, rc, ipopt_at_f_opt=True)

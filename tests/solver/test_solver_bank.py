@@ -10,15 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support import solver_harness as harness
 from tests.support.assertions import assert_matches_ipopt
 from tests.support.problem_bank import bank
+from tests.support.solver_harness import solved
 
 PROBLEMS = {p.name: p for p in bank()}
-
-
-def solved(name):
-    return harness.solved(PROBLEMS[name])
 
 
 def _params():
@@ -34,14 +30,14 @@ def test_bank_size():
 
 @pytest.mark.parametrize("name", _params())
 def test_against_ipopt(name):
-    ri, rc = solved(name)
+    ri, rc = solved(PROBLEMS[name])
     assert_matches_ipopt(PROBLEMS[name], ri, rc)
 
 
 def test_median_iteration_ratio():
     ratios = []
     for p in bank(include_slow=False):
-        ri, rc = solved(p.name)
+        ri, rc = solved(p)
         ratios.append(rc.iterations / max(1, ri["iter"]))
     med = float(np.median(ratios))
     print(f"median iteration ratio caspar/IPOPT = {med:.3f} over {len(ratios)} problems")
@@ -51,7 +47,7 @@ def test_median_iteration_ratio():
 @pytest.mark.parametrize("name", ["hs071", "hs076", "hs014", "fixed_variables",
                                   "optimal_control_200"])
 def test_multipliers_match_ipopt(name):
-    ri, rc = solved(name)
+    ri, rc = solved(PROBLEMS[name])
     np.testing.assert_allclose(rc.x, ri["x"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(rc.lam_g, ri["lam_g"], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(rc.lam_x, ri["lam_x"], rtol=1e-4, atol=1e-5)

@@ -1,9 +1,9 @@
-"""More Hock-Schittkowski problems (not in :mod:`problem_bank`) as CasADi SX expressions.
+"""More Hock-Schittkowski problems (not in :mod:`.problem_bank`) as CasADi SX expressions.
 
 Written from the published formulations (W. Hock, K. Schittkowski, "Test Examples for
 Nonlinear Programming Codes", LNEMS 187, 1981, and Schittkowski's 1987 collection):
 objective, constraints, bounds, the standard start point and the published optimal
-objective.  Same :class:`problem_bank.BankProblem` format as the main bank; ``f_opt`` is
+objective.  Same :class:`.problem_bank.BankProblem` format as the main bank; ``f_opt`` is
 left ``None`` (with a ``note``) where the standard start leads IPOPT to a different local
 solution than the published one.
 """
