@@ -1,1 +1,2 @@
-"""Pyomo's own solver-test suites with caspar registered as a solver."""
+"""The suites of the front ends' own projects run with caspar: Pyomo's solver tests
+(contrib and legacy drivers) and CasADi's nlpsol conformance problems."""
