@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.support
 
-from exprgen import three_shape_model  # noqa: E402
+from tests.support.exprgen import three_shape_model  # noqa: E402
 
 from caspar_backend.expr import topo_order  # noqa: E402
 from caspar_backend.problem import Problem  # noqa: E402

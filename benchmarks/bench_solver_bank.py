@@ -17,10 +17,10 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, ".."))  # the repository root: tests.support
 
-from problem_bank import bank  # noqa: E402
-from solver_harness import run_caspar, run_ipopt  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import run_caspar, run_ipopt  # noqa: E402
 
 
 def _parse(kv):

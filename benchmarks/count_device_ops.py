@@ -6,7 +6,7 @@ On the GPU every array operation of the solver is a kernel launch with CuPy's Py
 overhead (~10–40 µs each), and every scalar read back to the host synchronizes the
 device; at 10^4–10^5 variables these, not the kernels, are the per-iteration floor (the
 "other" column of the GPU benchmarks).  This script runs the *device* code path on the
-CPU through the emulation the GPU tests use (tests/test_gpu_solver.py: NumPy arrays posing
+CPU through the emulation the GPU tests use (tests/solver/test_gpu_solver.py: NumPy arrays posing
 as device memory, qdldl posing as cuDSS) and counts, from the second iteration on:
 
 * operations: ufunc calls, array functions, gathers ``x[idx]``, assignments ``x[...] = v``,
@@ -31,7 +31,6 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 
 def _site(skip=("arrays/",)):
@@ -69,7 +68,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     size = args.size or DEFAULT_SIZE[args.problem]
 
-    import test_gpu_solver as T
+    from tests.solver import test_gpu_solver as T
     from _pytest.monkeypatch import MonkeyPatch
 
     from caspar_backend.solver import solve_nlp

@@ -1,4 +1,6 @@
-"""Shared pytest configuration: the ``gpu`` marker skips cleanly without CUDA."""
+"""Shared pytest configuration: the ``gpu`` marker skips cleanly without CUDA, and the
+``ipopt`` fixture gives :func:`tests.support.ipopt.solve` (skipping without CasADi, whose
+wheel bundles the IPOPT the tests compare with)."""
 
 import pytest
 
@@ -18,3 +20,13 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture
+def ipopt():
+    """``ipopt(nlp, args, options, **nlpsol_options)``: IPOPT's run
+    (:class:`tests.support.ipopt.IpoptRun`)."""
+    pytest.importorskip("casadi")
+    from tests.support import ipopt as _ipopt
+
+    return _ipopt.solve

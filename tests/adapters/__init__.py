@@ -1,0 +1,1 @@
+"""Tests of the Pyomo and CasADi adapters and front ends."""

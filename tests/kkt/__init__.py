@@ -1,0 +1,1 @@
+"""Tests of the KKT systems, refinement, static regularization and the linear solvers."""

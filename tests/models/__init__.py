@@ -1,0 +1,1 @@
+"""Tests of the benchmark models (COPS, chain, bundle adjustment, ACOPF)."""
