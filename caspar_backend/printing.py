@@ -2,7 +2,7 @@
 
 ``to_str(node)`` prints the DAG as a tree with Python's operator precedences, so
 the text reads as math and, with ``and(``/``or(`` renamed, evaluates back to the
-node's value (tests/test_expr.py checks this on random expressions).  Leaves use
+node's value (tests/compiler/test_expr.py checks this on random expressions).  Leaves use
 the graph's ``var_names``/``param_names`` when given.  Output is cut at
 ``max_len`` characters and at depth 100, so printing is bounded on huge DAGs.
 """

@@ -1,7 +1,7 @@
 """Tables from Pyomo's expression vocabulary to caspar's op names.
 
 These are the things that are easy to forget, so they are tables, and
-``tests/test_pyomo_adapter.py`` checks them against what the installed Pyomo
+``tests/adapters/test_pyomo_adapter.py`` checks them against what the installed Pyomo
 actually produces (every intrinsic function Pyomo offers must appear in
 :data:`UNARY`, or be listed in :data:`UNSUPPORTED_UNARY` with a reason).
 

@@ -213,7 +213,7 @@ KNOWN_MISMATCHES = {
     "restoration_to_local_infeasibility_wb":
         "status: IPOPT Infeasible_Problem_Detected, caspar condensed Solve_Succeeded at the "
         "feasible minimizer (1, 0, 0.5), reached through soft restoration steps "
-        "(test_linesearch_safeguards.test_condensed_soft_restoration_finds_the_feasible_"
+        "(tests/solver/test_linesearch.py: test_condensed_soft_restoration_finds_the_feasible_"
         "optimum_of_wb)",
 }
 

@@ -3,13 +3,9 @@ device folder with its meta line, the regenerating command named, under 300 line
 
 import csv
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from benchmarks.report import COMMAND, main  # noqa: E402
-from benchmarks.table import COLUMNS  # noqa: E402
+from benchmarks.report import COMMAND, main
+from benchmarks.table import COLUMNS
 
 
 def _row(suite, model, dev, t_ipopt, t_caspar, match=True, status="Solve_Succeeded"):
