@@ -19,8 +19,9 @@ command; ``benchmarks/results/README.md``) and writes
   with a note when matplotlib is missing.
 
 A case counts as solved by a solver when its status is ``Solve_Succeeded`` or
-``Solved_To_Acceptable_Level`` and, for caspar, its objective does not disagree with
-IPOPT's.  Tables longer than ``MAX_ROWS`` are cut with a note (the CSV has them all).
+``Solved_To_Acceptable_Level`` and, for caspar, its objective does not disagree with the
+reference: IPOPT's where IPOPT solved the case, else the published optimum (PGLib's
+BASELINE, the COPS report) where there is one.  Tables longer than ``MAX_ROWS`` are cut with a note (the CSV has them all).
 """
 
 from __future__ import annotations
@@ -100,14 +101,28 @@ def _num(v, fmt: str = ".2f") -> str:
     return format(v, fmt)
 
 
+def reference_match(row: dict, who: str):
+    """Whether caspar's objective on ``who`` ('cpu', 'cuda') agrees with the reference:
+    IPOPT's where IPOPT solved the case, else the published optimum where the suite has
+    one; None without a reference."""
+    if row.get("ipopt_status") in SOLVED:
+        return row.get(f"{who}_match")
+    v = row.get(f"{who}_matches_published")
+    return v if isinstance(v, bool) else None
+
+
 def solved(row: dict, who: str) -> bool:
     """``who`` ('ipopt', 'cpu', 'cuda') solved the row's case (module docstring)."""
     ok = row.get(f"{who}_status") in SOLVED
-    return ok and (who == "ipopt" or row.get(f"{who}_match") is not False)
+    return ok and (who == "ipopt" or reference_match(row, who) is not False)
 
 
-def _match(v) -> str:
-    return "yes" if v is True else ("**NO**" if v is False else "—")
+def _match(row: dict, who: str) -> str:
+    v = reference_match(row, who)
+    word = "yes" if v is True else ("**NO**" if v is False else "—")
+    if v is not None and row.get("ipopt_status") not in SOLVED:
+        word += " (published)"
+    return word
 
 
 def table(run: Run) -> list[str]:
@@ -129,7 +144,7 @@ def table(run: Run) -> list[str]:
             SHORT.get(r.get("ipopt_status"), r.get("ipopt_status") or "—"),
             str(r.get("ipopt_iter", "") if r.get("ipopt_iter", "") != "" else "—"),
             SHORT.get(r.get(f"{d}_status"), r.get(f"{d}_status")),
-            str(r.get(f"{d}_iter", "")), _match(r.get(f"{d}_match")),
+            str(r.get(f"{d}_iter", "")), _match(r, d),
             _num(r.get("ipopt_build_s")), _num(r.get(f"{d}_build_s")),
             _num(r.get("ipopt_solve_s"), ".3f"), _num(r.get(f"{d}_solve_s"), ".3f"),
             _num(r.get(f"{d}_ratio"), ".3g")]) + " |")
@@ -144,7 +159,7 @@ def summary(run: Run, rows: list[dict]) -> str:
     d = run.prefix
     ratios = [r[f"{d}_ratio"] for r in rows if solved(r, d) and solved(r, "ipopt")
               and isinstance(r.get(f"{d}_ratio"), float) and r[f"{d}_ratio"] > 0]
-    bad = [str(r["model"]) for r in rows if r.get(f"{d}_match") is False]
+    bad = [str(r["model"]) for r in rows if reference_match(r, d) is False]
     geo = (f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3g} over {len(ratios)} "
            "cases both solved" if ratios else "—")
     return (f"Solved: {run.label} {sum(solved(r, d) for r in rows)}/{len(rows)}, IPOPT "
