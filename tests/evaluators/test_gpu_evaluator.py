@@ -162,7 +162,7 @@ def _corpus_problems():
 
 @pytest.mark.parametrize("make", _corpus_problems())
 def test_cuda_matches_numpy_on_adapter_corpora(make):
-    """Issue 6: the CUDA evaluator equals the NumPy one to 1e-12 relative on the
+    """The CUDA evaluator equals the NumPy one to 1e-12 relative on the
     CasADi and Pyomo adapter corpora (values, gradient, Jacobian, Hessian)."""
     import cupy as cp
 

@@ -477,7 +477,7 @@ def _gpu_stack():
 
 
 def _bank_names():
-    """Every problem of the issue-4 bank (tests/support/problem_bank.py; it needs casadi)."""
+    """Every problem of the 69-problem bank (tests/support/problem_bank.py; it needs casadi)."""
     try:
         from tests.support.problem_bank import bank
     except ImportError:
