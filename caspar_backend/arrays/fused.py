@@ -42,7 +42,6 @@ from typing import Callable
 
 import numpy as np
 
-from .xp import is_host
 
 _PREAMBLE = "#define CASPAR_INF __longlong_as_double(0x7ff0000000000000LL)\n"
 
@@ -58,8 +57,14 @@ class FusedOp:
     reference: Callable
 
 
+# Host references call the ufuncs' ``reduce`` directly: ``np.max``/``np.sum``/``np.min``
+# are these reductions behind a Python dispatch layer (the same pairwise sums, bit for
+# bit), and an iteration of a small problem makes hundreds of them.
+_max_reduce, _min_reduce, _sum_reduce = np.maximum.reduce, np.minimum.reduce, np.add.reduce
+
+
 def _max_or_zero(v):
-    return np.max(v) if v.size else np.zeros(())
+    return _max_reduce(v) if v.size else np.zeros(())
 
 
 def _add_scaled(idx, c, v, out):
@@ -74,15 +79,17 @@ def _clip_ratio(s, mu, ks, z):
 
 
 def _all_finite(a):
-    return np.isfinite(a).all()
+    return np.logical_and.reduce(np.isfinite(a))
 
 
 def _ftb_min(s, ds, tau, sign):
-    if not s.size:                  # the kernel's identity (callers skip empty pairs)
-        return np.full((), np.inf)
+    # the ratios of the entries with sign ds < 0 only (the same quotients; no division
+    # by zero elsewhere, so no floating-point state to silence)
     d = sign * ds
-    with np.errstate(all="ignore"):
-        return np.min(np.where(d < 0, -tau * s / d, np.inf))
+    neg = d < 0
+    if not neg.any():               # the kernel's identity, also for empty input
+        return np.full((), np.inf)
+    return _min_reduce(-tau * s[neg] / d[neg])
 
 
 def _bound_mult_step(mu, z, s, dw, idx, sign):
@@ -106,7 +113,7 @@ OPS = {
                         "sign * ds < 0 ? -tau * s / (sign * ds) : CASPAR_INF", "min(a, b)",
                         "CASPAR_INF", None), _ftb_min),
     "sum_log": FusedOp(("reduction", "T s", "T y", "log(s)", "a + b", "0", None),
-                       lambda s: np.sum(np.log(s))),
+                       lambda s: _sum_reduce(np.log(s))),
     "max_prod": FusedOp(("reduction", "T s, T z", "T y", "s * z", "max(a, b)", "0", None),
                         lambda s, z: _max_or_zero(s * z)),
     "max_abs_shift": FusedOp(("reduction", "T s, T z, T mu", "T y", "fabs(s * z - mu)",
@@ -131,6 +138,8 @@ OPS = {
     "clip_ratio": FusedOp(("elementwise", "T s, T mu, T ks", "T z",
                            "z = min(max(z, mu / (ks * s)), ks * mu / s)"), _clip_ratio),
 }
+
+_REFERENCE = {name: op.reference for name, op in OPS.items()}
 
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
@@ -159,8 +168,8 @@ def kernel(xp, name):
 def call(xp, name, *args):
     """``OPS[name]`` on ``args``: the NumPy reference on the host, the kernel on the
     device (one launch).  In-place ops return None."""
-    if is_host(xp):
-        return OPS[name].reference(*args)
+    if xp is np:                    # is_host, inlined: the hot path of every op
+        return _REFERENCE[name](*args)
     if name in IN_PLACE:
         if args[-1].size and args[0].size:
             kernel(xp, name)(*args)

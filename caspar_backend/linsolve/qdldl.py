@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import _sparsetools
 
 from .base import Factorization, LinearSolver, SparseStructure
 
@@ -119,13 +120,20 @@ class QDLDLSolver(LinearSolver):
              structure.indptr.astype(np.int32)), shape=(structure.n, structure.n))
         self._solver = None   # the qdldl object needs values: created at first factorize
         self._diag = np.zeros(structure.n)
+        # the diagonal is the last entry of each column (upper triangle, sorted rows,
+        # every diagonal present): a gather instead of scipy's diagonal() per factorization
+        self._diag_pos = (structure.indptr[1:] - 1).astype(np.int64)
+        # matvec work vectors (the products of both triangles, D x)
+        n = structure.n
+        self._mv_lo, self._mv_up, self._mv_d = np.zeros(n), np.zeros(n), np.zeros(n)
 
     def factorize(self, values) -> Factorization:
         import qdldl
 
         # data is replaced in place; the pattern (and qdldl's analysis) stays
         self._matrix.data[:] = values
-        self._diag = self._matrix.diagonal()      # for matvec, once per factorization
+        # for matvec, once per factorization (a new array: _full_matrix may keep it)
+        self._diag = self._matrix.data[self._diag_pos]
         self._lu = None
         if self.pivoting:
             return self._factorize_dense()
@@ -161,9 +169,22 @@ class QDLDLSolver(LinearSolver):
         return out
 
     def matvec(self, x, out=None):
+        """``(U + U^T - D) x`` for the stored upper triangle U and its diagonal D, with
+        scipy's own kernels called directly (``U @ x`` is csc_matvec, ``U.T @ x``
+        csr_matvec on the same arrays): the same sums in the same order as the operator
+        expression, without building the transposed matrix per call."""
         a = self._matrix
-        y = a @ x + a.T @ x - self._diag * x
+        n = a.shape[0]
+        if x.dtype != np.float64 or not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        up, lo, dx = self._mv_up, self._mv_lo, self._mv_d
+        up.fill(0.0)
+        lo.fill(0.0)
+        _sparsetools.csc_matvec(n, n, a.indptr, a.indices, a.data, x, up)
+        _sparsetools.csr_matvec(n, n, a.indptr, a.indices, a.data, x, lo)
+        np.add(up, lo, out=up)
+        np.multiply(self._diag, x, out=dx)
         if out is None:
-            return y
-        out[:] = y
+            return up - dx
+        np.subtract(up, dx, out=out)
         return out

@@ -128,16 +128,22 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     xp = ipm.xp
     message = ""
     try:
-        w0 = nlp.initial_w(x0)
-        if opts.warm_start_init_point:
-            ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
-                           bound_push=(opts.warm_start_bound_push, opts.warm_start_bound_frac,
-                                       opts.warm_start_slack_bound_push,
-                                       opts.warm_start_slack_bound_frac))
-        else:
-            # IPOPT ignores given multipliers unless warm_start_init_point = yes
-            ipm.initialize(w0)
-        status = ipm.run()
+        # NumPy's floating-point warnings off for the whole iteration, once: the method
+        # meets inf - inf on free sides, log of a rejected trial's slack, ... and tests
+        # what it uses for finiteness itself (an errstate per formula costs more than a
+        # small problem's vector operations)
+        with np.errstate(all="ignore"):
+            w0 = nlp.initial_w(x0)
+            if opts.warm_start_init_point:
+                ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
+                               bound_push=(opts.warm_start_bound_push,
+                                           opts.warm_start_bound_frac,
+                                           opts.warm_start_slack_bound_push,
+                                           opts.warm_start_slack_bound_frac))
+            else:
+                # IPOPT ignores given multipliers unless warm_start_init_point = yes
+                ipm.initialize(w0)
+            status = ipm.run()
     except SolverStop as stop:
         status, message = stop.status, stop.message
     exit_msg = STATUSES[status].exit_message

@@ -50,7 +50,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..arrays import amax, amax_abs, errstate, host, is_host, scalars, synchronize
+from ..arrays import amax, amax_abs, host, is_host, scalars, synchronize
 
 
 class BarrierNLP(ABC):
@@ -119,20 +119,35 @@ class EvalCounter:
         self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
         self.seconds = 0.0
         self.xp = xp
+        self._timers = {}
 
     def timed(self, kind):
-        counter = self
+        """A context manager counting one ``kind`` evaluation and adding its seconds
+        (one per kind, made at the first use: an iteration times ~10 evaluations)."""
+        t = self._timers.get(kind)
+        if t is None:
+            t = self._timers[kind] = _Timed(self, kind)
+        return t
 
-        class _T:
-            def __enter__(self):
-                counter.counts[kind] += 1
-                self.t = time.perf_counter()
 
-            def __exit__(self, *a):
-                synchronize(counter.xp)
-                counter.seconds += time.perf_counter() - self.t
+class _Timed:
+    """Final.  :meth:`EvalCounter.timed`'s context manager for one kind (not
+    reentrant: evaluations do not nest)."""
 
-        return _T()
+    __slots__ = ("counter", "kind", "t")
+
+    def __init__(self, counter: EvalCounter, kind: str):
+        self.counter, self.kind, self.t = counter, kind, 0.0
+
+    def __enter__(self):
+        self.counter.counts[self.kind] += 1
+        self.t = time.perf_counter()
+
+    def __exit__(self, *a):
+        c = self.counter
+        if c.xp is not np:
+            synchronize(c.xp)
+        c.seconds += time.perf_counter() - self.t
 
 
 class SlackNLP(BarrierNLP):
@@ -353,8 +368,9 @@ class SlackNLP(BarrierNLP):
         if not self.ns:
             return amax_abs(xp, hv)
         gI = hv[self._slack_d] + w[self.nx:]
-        with errstate(xp):
-            vI = xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
+        # (inf - inf on a free side: NaN, dropped by the maximum with the other side;
+        # the driver runs the iteration with NumPy's warnings off)
+        vI = xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
         vmax = amax(xp, vI)
         if self.ns == self.m:
             return vmax
@@ -369,9 +385,8 @@ class SlackNLP(BarrierNLP):
         g = hv / self.dc_d + self.g_offset
         if self.ns:
             g[self._slack_d] += w[self.nx:] / self._dci_d
-        with errstate(xp):
-            v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
-                         xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
+        v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
+                     xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
         return xp.max(v)
 
     # ------------------------------------------------------------------ results

@@ -223,10 +223,11 @@ class BarrierQuantities:
         """The five :meth:`_barrier_sums` as 0-d arrays, not read back."""
         xp = self.xp
         sL, sU = self.slacks(w)
-        with errstate(xp):
-            return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
-                    fused.call(xp, "sum_log", sU),
-                    xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
+        # (log of a slack <= 0: NaN / -inf, phi rejects it; the driver runs the
+        # iteration with NumPy's warnings off)
+        return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
+                fused.call(xp, "sum_log", sU),
+                xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
 
     def trial_point(self, w, hout):
         """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
