@@ -46,7 +46,17 @@ def _nlincomb(*a):
 
 
 #: names generated code may use
-NAMESPACE = {"np": np, "erf": _special.erf, "_nsum": _nsum, "_nlincomb": _nlincomb}
+def _full(v, N):
+    """``v`` as an (N,) array: itself when it is one already (np.broadcast_to costs
+    ~10 us of Python per call, and most values have the instances' shape), else a
+    read-only broadcast view of a scalar or 0-d value."""
+    if type(v) is np.ndarray and v.shape == (N,):
+        return v
+    return np.broadcast_to(v, (N,))
+
+
+NAMESPACE = {"np": np, "erf": _special.erf, "_nsum": _nsum, "_nlincomb": _nlincomb,
+             "_full": _full}
 
 
 def _leaf(n: Node) -> str:
@@ -93,7 +103,7 @@ def generate_source(root: Node, grad: list, hess: list, name: str = "group") -> 
     """Python source of ``val``, ``jac`` and ``hess`` for one template."""
     out = [f"# caspar generated: {name}", "def val(X, P, D, N):"]
     nm = _body([root], out)
-    out.append(f"    return np.broadcast_to({nm[root.id]}, (N,))")
+    out.append(f"    return _full({nm[root.id]}, N)")
     out.append("")
     out.append("def jac(X, P, D, out, base, N):")
     nm = _body([e for _, e in grad], out)

@@ -178,5 +178,8 @@ def call(xp, name, *args):
 
 
 def amax_abs(xp, a):
-    """max |a| as a 0-d array (0.0 for an empty ``a``): ``OPS['amax_abs']``."""
+    """max |a| as a 0-d array (0.0 for an empty ``a``): ``OPS['amax_abs']`` (on the host
+    its reference inlined: the most frequent reduction of an iteration)."""
+    if xp is np:
+        return _max_reduce(np.abs(a)) if a.size else np.zeros(())
     return call(xp, "amax_abs", a)

@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..arrays import amax_abs, fused, scalars
+from ..arrays import amax_abs, asum, fused, scalars
 from .filter import Filter
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo
 from .watchdog import Watchdog
@@ -110,7 +110,7 @@ class LineSearch:
         barrier = calc.barrier_terms(it.w)
         gBD, d_norm, rel, theta, *rest = scalars(
             xp, d.gphi @ dw, amax_abs(xp, dw), amax_abs(xp, dw / (1.0 + xp.abs(it.w))),
-            xp.sum(xp.abs(it.h)), *barrier, *bounds[2])
+            asum(xp, xp.abs(it.h)), *barrier, *bounds[2])
         k = len(barrier)
         calc.keep_step_bounds(d, bounds, rest[k:])
         # (should phi switch to safe slacks, the bounds kept are recomputed from those)

@@ -324,11 +324,12 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
 class Options(Mapping):
     """Read-only validated options; attribute access ``opts.tol`` and mapping access."""
 
-    __slots__ = ("_values", "user")
-
     def __init__(self, values: dict, user: dict):
         self._values = values
         self.user = dict(user)
+        # attribute reads are plain instance lookups (an iteration reads ~100 options);
+        # __getattr__ below is only reached for names that are not options
+        self.__dict__.update(values)
 
     def __getitem__(self, key):
         return self._values[key]

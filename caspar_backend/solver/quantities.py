@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..arrays import amax_abs, errstate, fused, host, is_host, scalars, segment_sum
+from ..arrays import amax_abs, asum, errstate, fused, host, is_host, scalars, segment_sum
 from .iterate import BarrierParameter, Direction, Iterate
 from .status import SolverStop
 
@@ -163,8 +163,8 @@ class BarrierQuantities:
         if not is_host(self.xp):
             return fused.call(self.xp, "all_finite", v)
         buf = self._fin[:v.size]
-        self.xp.isfinite(v, out=buf)
-        return buf.all()
+        np.isfinite(v, out=buf)
+        return np.logical_and.reduce(buf)     # buf.all() without its dispatch layer
 
     def invalid(self, w, what):
         """End the solve: a NaN or Inf in a ``what`` evaluation at ``w``."""
@@ -195,7 +195,7 @@ class BarrierQuantities:
 
     # ================================================================ merit
     def theta(self, h):
-        return scalars(self.xp, self.xp.sum(self.xp.abs(h)))[0]
+        return scalars(self.xp, asum(self.xp, self.xp.abs(h)))[0]
 
     def phi(self, w, f, mu=None, sums=None):
         """The barrier function at ``w`` (objective value ``f``); ``sums``: the
@@ -227,7 +227,7 @@ class BarrierQuantities:
         # iteration with NumPy's warnings off)
         return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
                 fused.call(xp, "sum_log", sU),
-                xp.sum(sL[self.idampL]), xp.sum(sU[self.idampU])]
+                asum(xp, sL[self.idampL]), asum(xp, sU[self.idampU])]
 
     def trial_point(self, w, hout):
         """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
@@ -237,7 +237,7 @@ class BarrierQuantities:
         xp = self.xp
         f = self.nlp.f(w)
         self.nlp.h(w, hout)
-        fin, theta, *sums = scalars(xp, self._finite_flag(hout), xp.sum(xp.abs(hout)),
+        fin, theta, *sums = scalars(xp, self._finite_flag(hout), asum(xp, xp.abs(hout)),
                                     *self.barrier_terms(w))
         if not (math.isfinite(f) and fin):
             return f, False, math.nan, math.nan
@@ -258,8 +258,8 @@ class BarrierQuantities:
             xp, amax_abs(xp, rd), amax_abs(xp, it.h), nlp.nlp_constr_viol(it.w, it.h),
             fused.call(xp, "max_prod", sL, zL), fused.call(xp, "max_prod", sU, zU),
             fused.call(xp, "max_abs_shift", sL, zL, mu),
-            fused.call(xp, "max_abs_shift", sU, zU, mu), xp.sum(zL),
-            xp.sum(zU), xp.sum(xp.abs(it.y)), amax_abs(xp, it.w),
+            fused.call(xp, "max_abs_shift", sU, zU, mu), asum(xp, zL),
+            asum(xp, zU), asum(xp, xp.abs(it.y)), amax_abs(xp, it.w),
             *([uviol] if uviol is not None else []))
         compl = max(cLm, cUm)
         compl_mu = max(cLmu, cUmu)
@@ -299,9 +299,9 @@ class BarrierQuantities:
         hv = it.h if hv is None else hv
         rd = self.lagrangian_gradient(gradf, jv, y, zL, zU)
         sL, sU = self.slacks(w)
-        dual, primal, cL, cU = scalars(xp, xp.sum(xp.abs(rd)), xp.sum(xp.abs(hv)),
-                                       xp.sum(xp.abs(sL * zL - mu)),
-                                       xp.sum(xp.abs(sU * zU - mu)))
+        dual, primal, cL, cU = scalars(xp, asum(xp, xp.abs(rd)), asum(xp, xp.abs(hv)),
+                                       asum(xp, xp.abs(sL * zL - mu)),
+                                       asum(xp, xp.abs(sU * zU - mu)))
         nz = self.nL + self.nU
         return (dual / max(self.nw, 1) + (primal / self.m if self.m else 0.0)
                 + ((cL + cU) / nz if nz else 0.0))
