@@ -8,6 +8,21 @@ of 10^5 terms would be one giant template, so each root's *additive spine*
 
     a + b - (c + d)   ->   sum(a, b, -c, -d)
 
+A *scaled wide spine* -- ``c * S``, ``S * c`` or ``S / c`` with ``c`` a constant
+and ``S`` a spine of at least :data:`SCALE_MIN_TERMS` terms -- is distributed
+into its terms:
+
+    a + 100 * (s_0 + ... + s_{n-1})   ->   sum(a, 100 * s_0, ..., 100 * s_{n-1})
+
+Reason: kept whole, ``100 * S`` is one term, hence one template with one
+instance whose straight-line code holds all n terms; deriving, generating and
+compiling it grew superlinearly in n (chained Rosenbrock written as
+``sumsqr(1 - x[:-1]) + 100 * sumsqr(x[1:] - x[:-1]**2)``: 4.5 s at n = 10^4,
+killed for memory at 3 * 10^5).  Distributed, the n terms are n instances of
+one template.  The value is the same sum rounded in another order (as any split
+sum is); shorter scaled spines are left as they are, so small models keep their
+arithmetic exactly.
+
 A spine node reached by more than one spine edge (a partial sum shared by
 several roots, as in cumulative sums ``s_i = s_{i-1} + x_i``) is kept as a
 single term instead of being copied into every user: the pass stays linear in
@@ -22,6 +37,26 @@ from __future__ import annotations
 
 _SPINE = frozenset(("add", "sub", "neg", "sum"))
 
+#: a constant times a spine of at least this many terms is distributed into the terms
+SCALE_MIN_TERMS = 8
+
+
+def _scaled(n):
+    """``(c, S, divide)`` when ``n`` is ``c * S``, ``S * c`` or ``S / c`` with ``c`` a
+    constant node and ``S`` a spine node, else None."""
+    op = n.op
+    if op == "mul":
+        a, b = n.args
+        if a.op == "const" and b.op in _SPINE:
+            return a, b, False
+        if b.op == "const" and a.op in _SPINE:
+            return b, a, False
+    elif op == "div":
+        a, b = n.args
+        if b.op == "const" and a.op in _SPINE:
+            return b, a, True
+    return None
+
 
 def flatten_sums(g, roots: list, min_terms) -> list:
     """``roots`` with each additive spine of at least ``min_terms`` terms (an int,
@@ -32,6 +67,10 @@ def flatten_sums(g, roots: list, min_terms) -> list:
     seen: set[int] = set()
     stack = []
     for r in roots:
+        s = _scaled(r)
+        if s is not None:
+            refs[r.id] = refs.get(r.id, 0) + 1
+            r = s[1]
         if r.op in _SPINE:
             refs[r.id] = refs.get(r.id, 0) + 1
             stack.append(r)
@@ -41,15 +80,23 @@ def flatten_sums(g, roots: list, min_terms) -> list:
             continue
         seen.add(n.id)
         for a in n.args:
+            s = _scaled(a)
+            if s is not None:   # a scaled spine counts as a spine node, and so does S
+                refs[a.id] = refs.get(a.id, 0) + 1
+                if a.id not in seen:
+                    seen.add(a.id)
+                    a = s[1]
             if a.op in _SPINE:
                 refs[a.id] = refs.get(a.id, 0) + 1
                 if a.id not in seen:
                     stack.append(a)
-    return [_flatten(g, r, refs, k) if r.op in _SPINE else r
+    return [_flatten(g, r, refs, k) if r.op in _SPINE or _scaled(r) is not None else r
             for r, k in zip(roots, min_terms)]
 
 
-def _flatten(g, root, refs, min_terms):
+def _spine_terms(root, refs) -> list:
+    """``[(node, negated)]``: the terms of ``root``'s spine in order; a shared spine
+    node (``refs > 1``) and any non-spine node is a term."""
     terms = []
     stack = [(root, False)]
     while stack:
@@ -67,7 +114,26 @@ def _flatten(g, root, refs, min_terms):
             stack.append((n.args[0], not neg))
         else:  # sum
             stack.extend((a, neg) for a in reversed(n.args))
-    if len(terms) < max(min_terms, 3):
+    return terms
+
+
+def _flatten(g, root, refs, min_terms):
+    out = []
+    neg, mul, div = g.neg, g.mul, g.div
+    top = _spine_terms(root, refs) if root.op in _SPINE else [(root, False)]
+    for n, s in top:
+        sc = _scaled(n) if n.op in ("mul", "div") and refs.get(n.id, 0) == 1 else None
+        if sc is not None and refs.get(sc[1].id, 0) > 1:
+            sc = None   # S is shared: one term, as any shared partial sum
+        inner = _spine_terms(sc[1], refs) if sc is not None else ()
+        if len(inner) < SCALE_MIN_TERMS:
+            out.append(neg(n) if s else n)
+            continue
+        c, _, divide = sc
+        # nested scaled spines inside S stay single terms of S (one level per root)
+        for t, ts in inner:
+            u = div(t, c) if divide else mul(c, t)
+            out.append(neg(u) if s != ts else u)
+    if len(out) < max(min_terms, 3):
         return root
-    neg = g.neg
-    return g.sum([neg(n) if s else n for n, s in terms])
+    return g.sum(out)

@@ -1,0 +1,159 @@
+"""Setup time of an objective written as ONE CasADi SX sum (time to first solution).
+
+The model is the chained Rosenbrock function, unconstrained,
+
+    f(x) = sumsqr(1 - x[:-1]) + 100 * sumsqr(x[1:] - x[:-1]**2),   x in R^N,
+
+built as one SX expression and handed to ``caspar_backend.casadi.nlpsol``.  Each size
+runs in its own child process (so the peak resident memory is that size's alone,
+``getrusage(RUSAGE_CHILDREN).ru_maxrss`` after the child exits), which times
+
+* ``read``    ``casadi_to_model``: the SX program read into caspar's DAG, sums flattened;
+* ``group``   ``Problem(model)`` less ``derive``: instances, structural hashing, tables;
+* ``derive``  the templates' gradients and Hessians (``PatternGroup.derive``);
+* ``codegen`` the CPU evaluator: NumPy source per group, compiled;
+* ``setup``   the whole ``nlpsol(...)`` call (the above plus option checks), wall and
+              process CPU seconds (on a shared machine the CPU time is the steadier one),
+
+and the number of pattern groups.  ``--solve N`` also solves at that size with caspar
+and with IPOPT (casadi's nlpsol, its construction timed too) from x0 = 0.5 and prints
+iterations and objectives side by side.
+
+    python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+DEFAULT_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
+#: the solve comparison's start (from 0 both solvers stop at 3000 iterations near
+#: the local minimum with x_0 < 0; from 0.5 both converge to f = 0)
+X0 = 0.5
+
+
+def rosenbrock(N):
+    import casadi as ca
+
+    x = ca.SX.sym("x", N)
+    return x, ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)
+
+
+def child(N: int, solve: bool) -> dict:
+    """One size, in this process: phase times, groups, optionally the solves."""
+    from caspar_backend.adapters.casadi import nlp as nlp_mod
+    from caspar_backend.casadi import nlpsol
+    from caspar_backend.evaluators import numpy_eval
+    from caspar_backend.patterns import PatternGroup
+    from caspar_backend.problem import Problem
+
+    t: dict = {"read": 0.0, "problem": 0.0, "derive": 0.0, "codegen": 0.0}
+
+    def timed(key, fn):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                t[key] += time.perf_counter() - t0
+        return wrapper
+
+    # timing hooks for this child only
+    nlp_mod.casadi_to_model = timed("read", nlp_mod.casadi_to_model)
+    PatternGroup.derive = timed("derive", PatternGroup.derive)
+    init = Problem.__init__
+    Problem.__init__ = timed("problem", init)
+    numpy_eval.NumpyEvaluator.__init__ = timed("codegen", numpy_eval.NumpyEvaluator.__init__)
+
+    x, f = rosenbrock(N)
+    t0, c0 = time.perf_counter(), time.process_time()
+    S = nlpsol("S", "caspar", {"x": x, "f": f},
+               {"print_time": False, "caspar": {"print_level": 0}})
+    setup, setup_cpu = time.perf_counter() - t0, time.process_time() - c0
+    pr = S.problem
+    out = dict(N=N, setup=setup, setup_cpu=setup_cpu, read=t["read"], group=t["problem"] - t["derive"],
+               derive=t["derive"], codegen=t["codegen"],
+               groups=len(pr.objective_groups) + len(pr.constraint_groups),
+               instances=[g.size for g in pr.groups])
+    if solve:
+        import casadi as ca
+
+        t0 = time.perf_counter()
+        r = S(x0=X0)
+        out["caspar"] = dict(iterations=S.stats()["iter_count"], f=float(r["f"]),
+                             status=S.stats()["return_status"],
+                             solve=time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ip = ca.nlpsol("I", "ipopt", {"x": x, "f": f},
+                       {"print_time": False, "ipopt": {"print_level": 0, "sb": "yes"}})
+        built = time.perf_counter() - t0
+        r = ip(x0=X0)
+        out["ipopt"] = dict(iterations=ip.stats()["iter_count"], f=float(r["f"]),
+                            status=ip.stats()["return_status"], setup=built,
+                            solve=time.perf_counter() - t0 - built)
+    return out
+
+
+def run_size(N: int, solve: bool) -> dict:
+    """:func:`child` in a fresh process; adds its peak RSS in MB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run([sys.executable, __file__, "--child", str(N)]
+                       + (["--solve-child"] if solve else []),
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return dict(N=N, error=(p.stderr.strip().splitlines() or ["killed"])[-1])
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    # ru_maxrss of children is the maximum over all waited-for children (kB on Linux);
+    # sizes run in increasing order, so a larger value is this child's
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out["rss_mb"] = after / 1024 if after > before else float("nan")
+    return out
+
+
+def table(rows) -> str:
+    head = ("|         N | setup CPU s | setup wall s | read s | group s | derive s | codegen s "
+            "| peak RSS MB | groups |")
+    lines = [head, "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['N']:>9} | failed: {r['error']} |")
+            continue
+        lines.append(f"| {r['N']:>9} | {r['setup_cpu']:11.2f} | {r['setup']:12.2f} | "
+                     f"{r['read']:6.2f} | "
+                     f"{r['group']:7.2f} | {r['derive']:8.3f} | {r['codegen']:9.3f} | "
+                     f"{r['rss_mb']:11.0f} | {r['groups']:6d} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=list(DEFAULT_SIZES))
+    ap.add_argument("--solve", type=int, nargs="*", default=[10_000],
+                    help="sizes at which to solve with caspar and IPOPT")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--solve-child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child is not None:
+        print(json.dumps(child(a.child, a.solve_child)))
+        return
+    rows = []
+    for N in sorted(a.sizes):
+        rows.append(run_size(N, N in a.solve))
+        print(json.dumps(rows[-1]), flush=True)
+    print(table(rows))
+    for r in rows:
+        if "caspar" in r:
+            c, i = r["caspar"], r["ipopt"]
+            print(f"N = {r['N']}: caspar {c['status']} {c['iterations']} iterations "
+                  f"f = {c['f']!r} (solve {c['solve']:.2f} s); IPOPT {i['status']} "
+                  f"{i['iterations']} iterations f = {i['f']!r} (nlpsol construction "
+                  f"{i['setup']:.2f} s, solve {i['solve']:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()
