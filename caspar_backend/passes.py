@@ -66,7 +66,8 @@ def parametric_derivatives(augmented_problem, n: int, x, p, lam_g, obj_factor=1.
 
     with ``L = obj_factor f + lam_g^T g``.
     """
-    ev = augmented_problem.evaluator("cpu")
+    # an evaluator of its own: callers may run in several threads at once
+    ev = augmented_problem.evaluator("cpu", p=augmented_problem.p)
     z = np.concatenate([np.asarray(x, float), np.asarray(p, float)])
     lam_g = np.asarray(lam_g, float)
     grad = ev.grad(z)

@@ -11,6 +11,7 @@ solves without recompiling.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 import numpy as np
@@ -53,7 +54,11 @@ class Problem:
         self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
         self.constraint_groups = group_expressions(inst, "constraints", rows) + con_blocks
         self.compile_time = time.perf_counter() - t0
+        # compiled evaluators by device, and the augmented problem of
+        # parameter_derivatives: built once, under the lock (threads may ask at once)
         self._evaluators: dict = {}
+        self._augmented = None
+        self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- sizes
     n = property(lambda self: self.model.n)
@@ -75,12 +80,16 @@ class Problem:
 
     @p.setter
     def p(self, values) -> None:
-        v = np.asarray(values, dtype=float).reshape(-1)
+        self.model.p = self._param_vector(values)
+
+    def _param_vector(self, values) -> np.ndarray:
+        """``values`` as a new float64 vector of length n_params (else ModelError)."""
+        v = np.array(values, dtype=float).reshape(-1)
         if v.size != self.n_params:
             from .errors import ModelError
 
             raise ModelError(f"parameter vector has {v.size} entries, expected {self.n_params}")
-        self.model.p = v.copy()
+        return v
 
     @property
     def groups(self) -> list:
@@ -92,18 +101,35 @@ class Problem:
                 f"groups={len(self.objective_groups)}+{len(self.constraint_groups)}>")
 
     # ----------------------------------------------------------- evaluators
-    def evaluator(self, device: str = "cpu"):
-        """An :class:`~caspar_backend.evaluators.base.Evaluator` on ``device``,
-        bound to the current parameter values."""
-        device = resolve_device(device)
+    def evaluator(self, device: str = "cpu", p=None):
+        """An :class:`~caspar_backend.evaluators.base.Evaluator` on ``device``.
+
+        ``p=None``: the problem's shared evaluator of that device, bound to the current
+        parameter values (one per device, reused by every such call: not for concurrent
+        use).  ``p`` given: a new evaluator of its own bound to ``p`` -- it shares the
+        compiled code, tables and structures and owns its parameter vector and work
+        buffers (:meth:`Evaluator.bound
+        <caspar_backend.evaluators.base.Evaluator.bound>`), so evaluators obtained this
+        way may be used from different threads at once."""
+        ev = self._compiled(resolve_device(device))
+        if p is not None:
+            return ev.bound(p)
+        ev.set_params(self.p)
+        return ev
+
+    def _compiled(self, device: str):
+        """The device's evaluator, generated and compiled on first use (once, even
+        when several threads ask at the same time)."""
         ev = self._evaluators.get(device)
         if ev is None:
-            if device == "cuda":
-                from .evaluators.cuda_eval import CudaEvaluator as cls
-            else:
-                from .evaluators.numpy_eval import NumpyEvaluator as cls
-            ev = self._evaluators[device] = cls(self)
-        ev.set_params(self.p)
+            with self._lock:
+                ev = self._evaluators.get(device)
+                if ev is None:
+                    if device == "cuda":
+                        from .evaluators.cuda_eval import CudaEvaluator as cls
+                    else:
+                        from .evaluators.numpy_eval import NumpyEvaluator as cls
+                    ev = self._evaluators[device] = cls(self)
         return ev
 
     def cuda_source(self) -> str:
@@ -136,8 +162,10 @@ class Problem:
         over ``(x, p)`` is compiled on first use and cached."""
         from .passes import parameters_as_variables, parametric_derivatives
 
-        if getattr(self, "_augmented", None) is None:
-            self._augmented = Problem(parameters_as_variables(self.model))
+        if self._augmented is None:
+            with self._lock:
+                if self._augmented is None:
+                    self._augmented = Problem(parameters_as_variables(self.model))
         p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 
@@ -146,14 +174,29 @@ class Problem:
               lbg=None, ubg=None, **options):
         """Solve with caspar's interior-point method; see
         :func:`caspar_backend.solver.solve_nlp` for the options and the result.
-        Bounds default to the model's; new ones need no recompilation."""
+        Bounds default to the model's; new ones need no recompilation.
+
+        ``p`` (default: the current parameter values) also becomes the current ``p``.
+
+        Thread safety: several threads may call ``solve`` on one ``Problem`` at once,
+        each with its own ``p``, ``x0``, bounds and options.  Each solve evaluates
+        through an evaluator of its own (:meth:`evaluator` with ``p``: own parameter
+        vector and work buffers, shared compiled code) and builds its own solver state,
+        so every thread gets the answer of its sequential solve, bit for bit.  Only the
+        current ``p`` is shared: pass ``p`` explicitly when threads solve with different
+        values.  The shared evaluators of :meth:`evaluator` (``p=None``) are not for
+        concurrent use."""
         from .solver import solve_nlp
 
-        if p is not None:
-            self.p = p
+        # this solve's own copy of p, whatever other threads store later
+        if p is None:
+            p = self._param_vector(self.p)
+        else:
+            p = self._param_vector(p)
+            self.model.p = p.copy()
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
         ev = self.evaluator(resolve_device(options.pop("device", "cpu"),
-                                           size=self.n + self.m, solver=True))
+                                           size=self.n + self.m, solver=True), p=p)
         x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
         bounds = [self.model.validated_bounds(name, v) for name, v in
                   (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]

@@ -286,8 +286,9 @@ class NlpsolCore:
                                      size=self.problem.n + self.problem.m, solver=True)
         self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
-        # one solve at a time: the problem's parameter slots are shared state, and
-        # casadi may call from several threads (map(..., 'thread'))
+        # one solve at a time: casadi may call from several threads (map(..., 'thread'))
+        # and stats() and the sensitivity caches record the last call; the core itself
+        # is thread safe (each solve evaluates through an evaluator of its own)
         self._lock = threading.Lock()
         self.n, self.m, self.q = self.problem.n, self.problem.m, self.problem.n_params
         disc = self.front["discrete"]
@@ -383,7 +384,7 @@ class NlpsolCore:
         pr.p = p
         opts = dict(self.solver_options)
         opts.pop("device", None)
-        ev = pr.evaluator(self.device)
+        ev = pr.evaluator(self.device, p=p)
         res = solve_nlp(ev, lbx, ubx, lbg, ubg, x0,
                         lam_g0=lam_g0 if self.warm_start else None,
                         lam_x0=lam_x0 if self.warm_start else None,
@@ -392,7 +393,7 @@ class NlpsolCore:
         f = float(res.f) * pr.model.sense
         g, lam_x = np.asarray(res.g, float), np.asarray(res.lam_x, float)
         if self.front["calc_lam_x"]:
-            cpu = pr.evaluator("cpu")          # host arrays, whatever the solve ran on
+            cpu = pr.evaluator("cpu", p=p)     # host arrays, whatever the solve ran on
             lam_x = -(np.asarray(cpu.grad(x), float)
                       + (cpu.jac(x).T @ lam_g if self.m else 0.0))
         lam_p = np.full(self.q, np.nan)

@@ -390,7 +390,8 @@ class _Engine:
         problem = c.problem
         writer = _TeeWriter(tee_streams)
         problem.p = data.p
-        ev = problem.evaluator(prep.device)
+        # an evaluator of its own for this solve's p (Problem.solve's thread-safety rule)
+        ev = problem.evaluator(prep.device, p=data.p)
         opts = dict(prep.options)
         opts["stream"] = writer
         # solve_nlp, not Problem.solve: the bounds just re-read from the model

@@ -35,6 +35,10 @@ every name is a member of Pyomo's enums).  The legacy columns reproduce what
 with one deliberate difference: IPOPT's AMPL codes 401/402 (CPU/wall time
 exceeded) fall in the 400-499 band that both readers call an *iteration* limit;
 caspar reports ``maxTimeLimit`` for them, which is what the user asked about.
+Likewise ``User_Requested_Stop`` (Ctrl-C, :mod:`caspar_backend.solver.interrupt`):
+its code 502 reads as a solver error in both readers; caspar reports what Pyomo's
+interface that sees IPOPT's status itself (pynumero's cyipopt) reports, legacy
+``aborted``/``userInterrupt``, and contrib's ``interrupted``, with the iterate reached.
 """
 
 from __future__ import annotations
@@ -121,8 +125,11 @@ _ROWS = [
     _row("Error_In_Step_Computation", 502, "Error in step computation!", *_FAIL),
     _row("Invalid_Number_Detected", 502,
          "Invalid number in NLP function or derivative detected.", *_FAIL),
+    # an interrupt (Ctrl-C), see the module docstring: Pyomo's own IPOPT interface
+    # (pynumero's cyipopt) says userInterrupt, pyomo.contrib.solver's enum interrupted
     _row("User_Requested_Stop", 502,
-         "Stopping optimization at current point as requested by user.", *_FAIL),
+         "Stopping optimization at current point as requested by user.",
+         "aborted", "userInterrupt", "stoppedByLimit", True, "interrupted", "unknown"),
     _row("Internal_Error", 502, "Internal Error.", *_FAIL),
     _row("Not_Enough_Degrees_Of_Freedom", None, "Problem has too few degrees of freedom.",
          *_NOSOL),

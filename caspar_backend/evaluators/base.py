@@ -67,6 +67,18 @@ class Evaluator(ABC):
     def set_params(self, p) -> None:
         """Bind parameter values (length ``n_params``) for later evaluations."""
 
+    def parameters(self) -> np.ndarray:
+        """The bound parameter values, a new host float64 vector of length n_params."""
+        return np.array(_host(self.p), dtype=float)[: self.n_params]
+
+    def bound(self, p) -> "Evaluator":
+        """A new evaluator of the same compiled problem for parameters ``p``, sharing
+        every read-only part (generated code, tables, structures) and owning its
+        mutable evaluation state (parameter vector, work buffers); what makes
+        concurrent solves of one problem safe (each solve evaluates through its own).
+        Evaluators that cannot do this raise NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} has no bound(p)")
+
     # Every evaluation method takes an optional ``p``: when given, it is bound
     # with set_params first (convenient for tests; solvers bind once).
     @abstractmethod

@@ -115,6 +115,24 @@ class CudaEvaluator(Evaluator):
         if v.size:
             self.p[: v.size] = self.xp.asarray(v)
 
+    def bound(self, p) -> "CudaEvaluator":
+        """A new evaluator for parameters ``p`` sharing the kernels, device tables and
+        structures (read-only); the parameter vector and the work buffers (objective
+        terms, gradient terms, split-row terms, raw Jacobian) are its own, so evaluators
+        from ``bound`` may run in different threads at once (see
+        :meth:`NumpyEvaluator.bound <caspar_backend.evaluators.numpy_eval.NumpyEvaluator.bound>`)."""
+        import copy
+
+        cp = self.xp
+        ev = copy.copy(self)
+        ev._obj_buf = cp.zeros_like(self._obj_buf)
+        ev._grad_buf = cp.zeros_like(self._grad_buf)
+        ev._term_buf = cp.zeros_like(self._term_buf)
+        ev._raw_jac = None if self._raw_jac is None else cp.zeros_like(self._raw_jac)
+        ev.p = cp.zeros_like(self.p)
+        ev.set_params(p)
+        return ev
+
     def _bind(self, p):
         if p is not None:
             self.set_params(p)

@@ -15,6 +15,8 @@ Structures are computed once at construction (see
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..codegen_numpy import compile_group
@@ -38,6 +40,13 @@ class _Bound:
         contiguous = len(r) > 0 and r[-1] - r[0] == len(r) - 1 and np.all(np.diff(r) == 1)
         self.rows_slice = slice(int(r[0]), int(r[-1]) + 1) if contiguous else None
         self.P = np.zeros((group.param_table.shape[0], self.N))
+
+    def with_params(self, p) -> "_Bound":
+        """A copy sharing the group and its compiled functions, with ``P =
+        p[param_table]`` of its own."""
+        b = copy.copy(self)
+        b.P = p[self.group.param_table]
+        return b
 
 
 class NumpyEvaluator(Evaluator):
@@ -73,14 +82,35 @@ class NumpyEvaluator(Evaluator):
 
     # ------------------------------------------------------------------ params
     def set_params(self, p) -> None:
+        p = self._checked(p)
+        self.p = p.copy()
+        for b in self._obj + self._con:
+            b.P = p[b.group.param_table]
+
+    def _checked(self, p) -> np.ndarray:
         p = np.asarray(p, dtype=float).reshape(-1)
         if p.size != self.n_params:
             from ..errors import ModelError
 
             raise ModelError(f"parameter vector has {p.size} entries, expected {self.n_params}")
-        self.p = p.copy()
-        for b in self._obj + self._con:
-            b.P = p[b.group.param_table]
+        return p
+
+    def bound(self, p) -> "NumpyEvaluator":
+        """A new evaluator for parameters ``p``: the compiled functions, tables and
+        structures are shared (read-only), the mutable evaluation state is its own --
+        the parameter vector, each group's gathered ``P`` and the work buffers (gradient
+        terms, split-row terms, raw Jacobian).  Evaluators from ``bound`` may run in
+        different threads at once; one evaluator is never safe to share between
+        threads (its buffers are written by every call)."""
+        p = self._checked(p)
+        ev = copy.copy(self)
+        ev.p = p.copy()
+        ev._obj = [b.with_params(p) for b in self._obj]
+        ev._con = [b.with_params(p) for b in self._con]
+        ev._grad_buf = np.zeros_like(self._grad_buf)
+        ev._term_buf = np.zeros_like(self._term_buf)
+        ev._raw_jac = None if self._raw_jac is None else np.zeros_like(self._raw_jac)
+        return ev
 
     def _bind(self, p):
         if p is not None:

@@ -28,6 +28,7 @@ from .. import device as devices
 from ..errors import DeviceError
 from ..model import as_vector
 from ..arrays import host
+from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import IterationLog, summary
 from .nlp import EvalCounter, SlackNLP
@@ -48,7 +49,8 @@ def _evaluator_on(evaluator, device):
         raise DeviceError(f"device={device!r} needs an evaluator on that device; this "
                           f"{type(evaluator).__name__} runs on "
                           f"{getattr(evaluator, 'device', 'cpu')!r}")
-    return problem.evaluator(device)
+    # an evaluator of its own, with this solve's parameters (thread safety)
+    return problem.evaluator(device, p=evaluator.parameters())
 
 
 def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
@@ -131,8 +133,9 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         # NumPy's floating-point warnings off for the whole iteration, once: the method
         # meets inf - inf on free sides, log of a rejected trial's slack, ... and tests
         # what it uses for finiteness itself (an errstate per formula costs more than a
-        # small problem's vector operations)
-        with np.errstate(all="ignore"):
+        # small problem's vector operations).  Ctrl-C: User_Requested_Stop after the
+        # current iteration
+        with np.errstate(all="ignore"), sigint_as_stop(sh):
             w0 = nlp.initial_w(x0)
             if opts.warm_start_init_point:
                 ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
@@ -146,6 +149,10 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
             status = ipm.run()
     except SolverStop as stop:
         status, message = stop.status, stop.message
+    except KeyboardInterrupt:
+        # raised inside an iteration (a second Ctrl-C, or by a callback or another
+        # handler): the iteration is abandoned; the iterate is returned as it stands
+        status, message = "User_Requested_Stop", "(interrupted inside an iteration)"
     exit_msg = STATUSES[status].exit_message
     message = exit_msg + (f" {message}" if message else "")
     it = ipm.it

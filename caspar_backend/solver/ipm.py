@@ -65,6 +65,8 @@ class Shared:
         self.iter_hook = None          # called with the InteriorPoint once per iteration
         self.history = []
         self.n_resto = 0
+        # a stop was requested (SIGINT, :mod:`.interrupt`); read once per iteration
+        self.interrupted = False
         # IPOPT's first_iter_resto_: the first mu update of the solve's first restoration
         # phase keeps mu (MonotoneMuUpdate, set once when the restoration is initialized)
         self.resto_mu_kept = False
@@ -173,6 +175,8 @@ class InteriorPoint:
             ue = calc.unscaled(e)
             self.log_iteration(e, ue)
             self.final_errors = (e, ue)
+            if sh.interrupted:     # Ctrl-C: where IPOPT asks its intermediate callback
+                raise SolverStop("User_Requested_Stop")
             if stop_test is not None and sh.iter > start_iter:
                 st = stop_test(self.it)
                 if st is not None:

@@ -54,8 +54,23 @@ from .watchdog import Watchdog
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05
 _EPS = np.finfo(float).eps
+_TINY = float(np.finfo(float).smallest_subnormal)
 #: IPOPT's DetectTinyStep: no tiny step while the constraint violation (1-norm) exceeds this
 TINY_STEP_MAX_THETA = 1e-4
+
+
+def _max_trials(alpha: float, r: float) -> int:
+    """How many trial step sizes ``alpha r^k`` (k = 0, 1, ...) backtracking may try: up
+    to the first k with ``alpha r^k <= _TINY`` (exact arithmetic), the smallest positive
+    float, i.e. ``K + 1`` trials with ``K = ceil(log(_TINY / alpha) / log r)``; one trial
+    when ``r`` is 0 or 1 or ``alpha`` is not above ``_TINY``.  Every representable
+    ``alpha_min > 0`` is passed within K reductions (up to the rounding of the last
+    subnormal steps), so the bound changes no search that ended on alpha_min; it ends
+    those that would not: ``alpha_min = 0`` (an underflowed theta or gphi^T dw) with
+    ``alpha`` rounded to 0.0 or stalled at the smallest subnormal (``r > 1/2``)."""
+    if not (0.0 < r < 1.0 and alpha > _TINY):
+        return 1
+    return int(math.ceil(math.log(_TINY / alpha) / math.log(r))) + 1
 
 
 def _le(a, b, ref):
@@ -271,7 +286,10 @@ class LineSearch:
         n_trials = 1 if skip_first else 0
         first = n_trials
         all_invalid = True
-        while alpha >= amin or n_trials == first:
+        # ends: alpha below amin (the rule), and -- what makes it finite for amin = 0
+        # -- alpha no longer positive or _max_trials trials made
+        last = first + _max_trials(alpha, o.alpha_red_factor)
+        while (amin <= alpha and alpha > 0.0 and n_trials < last) or n_trials == first:
             n_trials += 1
             wt = self.w_t
             xp.add(w, alpha * dw, out=wt)

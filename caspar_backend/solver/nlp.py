@@ -350,7 +350,9 @@ class SlackNLP(BarrierNLP):
         x = self.set_x(w)
         if fn is None and not is_host(self.xp) and hasattr(ev, "problem"):
             # the device evaluator has no diagnostics: ask the host one (failure path)
-            fn, x = ev.problem.evaluator("cpu").describe_nonfinite, host(x)
+            # (one of its own, with this solve's parameters)
+            cpu = ev.problem.evaluator("cpu", p=ev.parameters())
+            fn, x = cpu.describe_nonfinite, host(x)
         if fn is None:
             return ""
         try:

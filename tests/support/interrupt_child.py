@@ -1,0 +1,121 @@
+"""Child process of the Ctrl-C tests (``python -m tests.support.interrupt_child API``).
+
+Builds the chained-Rosenbrock problem (N = 200, :mod:`benchmarks.models.chain`), prints
+``READY``, runs a solve that would take minutes (``tol = 0``: no iterate converges;
+``acceptable_iter = 0``; max_iter 10^6, ~10 ms an iteration; one iteration first, so
+that imports and first-use work are done) through ``API`` -- ``core``
+(``Problem.solve``), ``legacy`` / ``contrib`` (Pyomo's two interfaces), ``casadi``
+(``nlpsol``) --, prints one JSON line describing how it ended (the parent sends SIGINT
+meanwhile), then a default solve of the same problem and its JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+N = 200
+LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0)
+
+
+def _pyomo_chain():
+    import pyomo.environ as pyo
+
+    from benchmarks.models.chain import P_VALUE
+
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, N + 1)
+    m.x = pyo.Var(m.I, initialize=0.0)
+    m.p = pyo.Param(initialize=P_VALUE, mutable=True)
+    x = m.x
+    m.obj = pyo.Objective(expr=sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+                                   for i in range(N)))
+    m.c = pyo.Constraint(pyo.RangeSet(0, N - 1), rule=lambda m, i: (
+        3 * x[i + 1] ** 3 + 2 * x[i + 2] - 5 + pyo.sin(x[i + 1] - x[i + 2])
+        * pyo.sin(x[i + 1] + x[i + 2]) + 4 * x[i + 1] - x[i] * pyo.exp(x[i] - x[i + 1])
+        - 3 * m.p == 0))
+    return m
+
+
+def _core():
+    from benchmarks.models.chain import chain_graph
+    from caspar_backend import Problem
+
+    pr = Problem(chain_graph(N))
+
+    def solve(**opts):
+        r = pr.solve(**opts)
+        return dict(status=r.status, success=r.success, iterations=r.iterations,
+                    finite=bool(np.all(np.isfinite(r.x)) and np.isfinite(r.f)),
+                    history=len(r.history), counts=sum(r.counts.values()),
+                    total=r.timings.get("total", 0.0))
+    return solve
+
+
+def _legacy():
+    import pyomo.environ as pyo
+
+    import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
+
+    m = _pyomo_chain()
+    opt = pyo.SolverFactory("caspar")
+
+    def solve(**opts):
+        res = opt.solve(m, options=opts)
+        xs = np.array([v.value for v in m.x.values()], dtype=float)
+        return dict(status=str(res.solver.status),
+                    termination=str(res.solver.termination_condition),
+                    finite=bool(np.all(np.isfinite(xs))), message=str(res.solver.message))
+    return solve
+
+
+def _contrib():
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    import caspar_backend  # noqa: F401
+
+    m = _pyomo_chain()
+    opt = SolverFactory("caspar")
+
+    def solve(**opts):
+        res = opt.solve(m, solver_options=opts, raise_exception_on_nonoptimal_result=False)
+        xs = np.array([v.value for v in m.x.values()], dtype=float)
+        return dict(termination=str(res.termination_condition.name),
+                    solution=str(res.solution_status.name),
+                    iterations=res.iteration_count, finite=bool(np.all(np.isfinite(xs))))
+    return solve
+
+
+def _casadi():
+    from benchmarks.models.chain import chain_casadi
+    from caspar_backend.casadi import nlpsol
+
+    nlp, args = chain_casadi(N)
+    made = {}
+
+    def solve(**opts):
+        opts = {"print_level": 0, **opts}
+        key = tuple(sorted(opts.items()))
+        if key not in made:       # an nlpsol Function per option set, as CasADi users do
+            made[key] = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": opts})
+        fn = made[key]
+        sol = fn(**args)
+        st = fn.stats()
+        x = np.array(sol["x"], dtype=float).ravel()
+        return dict(status=st["return_status"], success=bool(st["success"]),
+                    iterations=int(st["iter_count"]), finite=bool(np.all(np.isfinite(x))))
+    return solve
+
+
+def main(api: str) -> None:
+    solve = dict(core=_core, legacy=_legacy, contrib=_contrib, casadi=_casadi)[api]()
+    solve(**{**LONG, "max_iter": 1})   # imports and first-use work before READY
+    print("READY", flush=True)
+    print(json.dumps(solve(**LONG)), flush=True)
+    print(json.dumps(solve(print_level=0)), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
