@@ -13,6 +13,7 @@ import os
 import threading
 
 import numpy as np
+import pytest
 from caspar_backend import Graph, NLPModel, Problem
 
 PS = [1.0 + 0.5 * k for k in range(8)]
@@ -110,3 +111,19 @@ def test_option_device_keeps_the_solves_p():
     inf = np.full(2, np.inf)
     r = solve_nlp(ev, -inf, inf, [], [], pr.x0, options=dict(print_level=0, device=device))
     np.testing.assert_allclose(r.x, [2.5, 6.25], rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_concurrent_device_solves_equal_sequential_ones():
+    """The same on the GPU: each solve's bound CUDA evaluator has its own parameter
+    vector and buffers over the shared compiled kernels."""
+    from caspar_backend.device import gpu_problem
+
+    why = gpu_problem()
+    if why is not None:
+        pytest.skip(why)
+    pr = _rosenbrock_p()
+    seq = {q: _key(pr.solve(p=[q], print_level=0, device="cuda")) for q in PS}
+    for _ in range(3):
+        got = _concurrently(lambda q: _key(pr.solve(p=[q], print_level=0, device="cuda")), PS)
+        assert got == seq
