@@ -32,7 +32,6 @@ SOLVER_NAME = "caspar"
 
 #: IPOPT option names the front-end handles itself (not in the solver's table)
 FRONTEND_OPTIONS = MappingProxyType({
-    "max_cpu_time": "Alias of max_wall_time (caspar measures wall-clock time).",
     "warm_start_init_point": "'yes': start the multipliers from the model's 'dual' and "
                              "'ipopt_zL_in'/'ipopt_zU_in' export Suffixes (IPOPT's "
                              "AMPL driver does the same).",
@@ -75,7 +74,8 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
     """``(solver_options, warm)``: the options for the solver's table and whether
     the multipliers start from the model's Suffixes.
 
-    ``time_limit`` (seconds) overrides ``max_wall_time``/``max_cpu_time``;
+    ``time_limit`` (seconds) overrides ``max_wall_time`` (``max_cpu_time`` goes to the
+    solver's table, which measures CPU time as IPOPT);
     ``strip_of_prefix`` drops the ``OF_`` prefix the legacy IPOPT plugin used for
     options-file options.  Raises :class:`OptionError` for a refused option; the
     solver's table rejects unknown names.
@@ -96,8 +96,6 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
             warm = val is True or (isinstance(val, str) and val.lower() == "yes")
         elif key in _WARM_ALIASES or key == "warm_start_mult_bound_push":
             warm_opts[key] = val                   # the solver's table has them
-        elif key == "max_cpu_time":
-            out["max_wall_time"] = val
         else:
             out[key] = val
     if warm:

@@ -28,6 +28,8 @@ from .. import device as devices
 from ..errors import DeviceError
 from ..model import as_vector
 from ..arrays import host
+from .compat import linear_solver_for, open_output, run_derivative_test, \
+    warn_substitutions
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import IterationLog, summary
@@ -87,14 +89,26 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     why = devices.gpu_problem() if device == "cuda" else None
     if why is not None:
         raise DeviceError(f"a CUDA evaluator was given but {why}; or use device='cpu'")
-    linear_solver = opts.linear_solver if "linear_solver" in opts.user else \
-        ("cudss" if device == "cuda" else "qdldl")
-    stream = opts.stream if opts.stream is not None else sys.stdout
+    linear_solver = linear_solver_for(opts, device)
+    warn_substitutions(opts, linear_solver)
+    stream, out_file = open_output(opts, opts.stream if opts.stream is not None
+                                   else sys.stdout)
+    try:
+        return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
+                      device, linear_solver, stream)
+    finally:
+        if out_file is not None:
+            out_file.close()
+
+
+def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
+           linear_solver, stream):
+    """:func:`solve_nlp` after the options: ``stream`` None prints nothing."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
     x0 = _vec(x0, n, "x0", 0.0)
-    if opts.print_level > 0 and opts.print_user_options and opts.user:
+    if stream is not None and opts.print_user_options and opts.user:
         stream.write("List of user-set options:\n")
         for k, v in opts.user.items():
             stream.write(f"  {k:<40s} = {v!r}\n")
@@ -114,12 +128,13 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
                      + (f" in {bad}" if bad else ""))
     if not np.all(np.isfinite(x0)):
         return early("Invalid_Problem_Definition", "x0 contains NaN or Inf")
+    run_derivative_test(evaluator, np.clip(x0, lbx, ubx), opts, stream)
     nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter)
     n_eq = int(np.count_nonzero(nlp.eq))
     if n_eq > nlp.nx:
         return early("Not_Enough_Degrees_Of_Freedom",
                      f"{n_eq} equality constraints but only {nlp.nx} free variables")
-    log = IterationLog(stream) if opts.print_level > 0 else None
+    log = IterationLog(stream, opts.print_frequency_iter) if stream is not None else None
     sh = Shared(opts, counter, log, t0)
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
@@ -157,6 +172,12 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     message = exit_msg + (f" {message}" if message else "")
     it = ipm.it
     x, lam_g, lam_x = nlp.unscale(it.w, it.y, it.zL, it.zU, ipm.calc.iL, ipm.calc.iU)
+    if opts.honor_original_bounds:
+        # IPOPT's honor_original_bounds: the iterates satisfy the bounds relaxed by
+        # bound_relax_factor; the returned x is projected onto the user's bounds
+        x = np.clip(x, lbx, ubx)
+    if opts.fixed_variable_treatment == "make_parameter_nodual":
+        lam_x[nlp.fixed] = 0.0        # IPOPT: no multipliers for fixed variables
     with np.errstate(all="ignore"):
         try:
             xd = xp.asarray(x)
@@ -185,7 +206,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
                       iterations=sh.iter, message=message, timings=timings,
                       counts=dict(counter.counts), history=sh.history, final_errors=fe,
                       extra=extra)
-    if opts.print_level > 0:
+    if stream is not None:
         summary(stream, res, fe.get("scaled", {}), fe.get("unscaled", {}), counter.counts,
                 timings, exit_msg, opts.print_timing_statistics)
     return res

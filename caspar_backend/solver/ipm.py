@@ -33,6 +33,8 @@ temporaries come from CuPy's memory pool and go back to it).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..arrays import fused, host
@@ -59,6 +61,7 @@ class Shared:
 
     def __init__(self, opts, counter, log, t0):
         self.opts, self.counter, self.log, self.t0 = opts, counter, log, t0
+        self.cpu0 = time.process_time()     # max_cpu_time: CPU seconds since here
         self.iter = 0
         self.timers = Timers()
         self.linear_solver = opts.linear_solver
@@ -181,7 +184,8 @@ class InteriorPoint:
                 st = stop_test(self.it)
                 if st is not None:
                     return st
-            st = self.termination.check(e, ue, self.it, sh.iter, sh.t0)
+            st = self.termination.check(e, ue, self.it, sh.iter, sh.t0,
+                                         sh.cpu0)
             if st is not None:
                 return st
             if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \

@@ -13,16 +13,21 @@ def _lg(v):
 
 
 class IterationLog:
-    """Final.  Writes one line per iteration to ``stream``, the header every 10 lines."""
+    """Final.  Writes one line per iteration to ``stream``, the header every 10 lines;
+    with ``every`` = k (print_frequency_iter) only iterations whose number k divides,
+    as IPOPT's OrigIterationOutput."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, every=1):
         self.stream = stream
         self.lines = 0
+        self.every = every
 
     def write(self, text=""):
         self.stream.write(text + "\n")
 
     def iteration(self, r):
+        if r.iter % self.every:
+            return
         if self.lines % 10 == 0:
             self.write(HEADER)
         self.lines += 1

@@ -25,6 +25,10 @@ from ..errors import OptionError
 
 _INF = math.inf
 
+#: IPOPT's linear solver names; caspar has its own solvers and uses the device's one
+IPOPT_LINEAR_SOLVERS = ("ma27", "ma57", "ma77", "ma86", "ma97", "pardiso", "pardisomkl",
+                        "spral", "wsmp", "mumps", "custom")
+
 
 @dataclass(frozen=True)
 class Option:
@@ -50,6 +54,8 @@ _ROWS = [
        "error E_0 (Waechter & Biegler eq. 5).", low=0.0),
     _o("max_iter", int, 3000, "Maximum number of iterations (restoration included).", low=0),
     _o("max_wall_time", float, 1e20, "Maximum wall-clock seconds of the solve.", low=0.0),
+    _o("max_cpu_time", float, 1e20, "Maximum CPU seconds of the solve (this process's "
+       "time.process_time(), all threads); exceeded: Maximum_CpuTime_Exceeded.", low=0.0),
     _o("dual_inf_tol", float, 1.0, "Absolute tolerance on the unscaled dual infeasibility.",
        low=0.0),
     _o("constr_viol_tol", float, 1e-4, "Absolute tolerance on the unscaled constraint "
@@ -148,7 +154,9 @@ _ROWS = [
     # ---------------------------------------------------------------- linear algebra
     _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia: "
        "'qdldl' (host) or 'cudss' (CUDA, through nvmath-python).  Left unset, the device "
-       "decides: qdldl on the CPU, cudss on CUDA.", ("qdldl", "cudss")),
+       "decides: qdldl on the CPU, cudss on CUDA.  IPOPT's names (ma27, mumps, ...) are "
+       "accepted with a warning and mean 'left unset'.",
+       ("qdldl", "cudss") + IPOPT_LINEAR_SOLVERS),
     _o("kkt_system", str, "augmented", "caspar: the Newton system factorized each "
        "iteration (restoration phases included; result.extra['kkt_system'] says which "
        "ran).  'augmented': the full symmetric indefinite system (LDL^T with inertia).  "
@@ -157,6 +165,15 @@ _ROWS = [
        "positive definite system in the variables (Shin, Pacaud & Anitescu's lifted KKT "
        "system; MadNLP's SparseCondensedKKTSystem); needs "
        "hessian_approximation='exact'.", ("augmented", "condensed")),
+    _o("fixed_variable_treatment", str, "make_parameter", "Variables with equal bounds "
+       "are removed from the problem ('make_parameter', their multiplier is minus the "
+       "reduced gradient); the other IPOPT choices are accepted and treated as "
+       "make_parameter with a warning, except 'make_parameter_nodual' (multipliers of "
+       "fixed variables are 0).", ("make_parameter", "make_parameter_nodual",
+                                   "relax_bounds", "make_constraint")),
+    _o("honor_original_bounds", bool, False, "'yes': the returned x is projected onto "
+       "the user's bounds (the iterates live inside bounds relaxed by "
+       "bound_relax_factor).  IPOPT 3.14's default 'no'."),
     _o("equality_relax_factor", float, 1e-9, "caspar, with kkt_system='condensed': each "
        "equality g_i = b_i becomes b_i - d_i <= g_i <= b_i + d_i with d_i = "
        "min(constr_viol_tol, equality_relax_factor * max(1, |b_i|)).  The band moves the "
@@ -242,6 +259,23 @@ _ROWS = [
     _o("print_user_options", bool, False, "Print the options the user set."),
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
     _o("sb", bool, False, "IPOPT's 'suppress banner'; accepted (caspar prints no banner)."),
+    _o("print_frequency_iter", int, 1, "Print the iteration line of every k-th "
+       "iteration only (iteration number divisible by k).", low=1),
+    _o("output_file", str, "", "Also write the output to this file (empty: none), at "
+       "file_print_level."),
+    _o("file_print_level", int, 5, "print_level of output_file.", low=0, high=12),
+    _o("file_append", bool, False, "'yes': append to output_file instead of replacing it."),
+    _o("derivative_test", str, "none", "Finite-difference check of the derivatives at "
+       "the starting point before the solve (caspar_backend.derivative_check): "
+       "'first-order' gradient and Jacobian, 'second-order' also the Hessian, "
+       "'only-second-order' the Hessian only.",
+       ("none", "first-order", "second-order", "only-second-order")),
+    _o("derivative_test_tol", float, 1e-4, "Relative error above which derivative_test "
+       "reports an entry.", low=0.0),
+    _o("derivative_test_perturbation", float, 1e-8, "Relative finite-difference step of "
+       "derivative_test.", low=0.0),
+    _o("derivative_test_print_all", bool, False, "Accepted; caspar's derivative_test lists "
+       "the entries above tolerance."),
     _o("stream", object, None, "File-like object for the output (default sys.stdout)."),
     # ---------------------------------------------------------------- caspar
     _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "

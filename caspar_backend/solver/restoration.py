@@ -209,7 +209,8 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
                                  "restoration phase converged to a point of local "
                                  "infeasibility")
             filter.reset()     # feasible point the filter would reject: start afresh
-        elif status in ("Maximum_Iterations_Exceeded", "Maximum_WallTime_Exceeded"):
+        elif status in ("Maximum_Iterations_Exceeded", "Maximum_WallTime_Exceeded",
+                        "Maximum_CpuTime_Exceeded"):
             adopt()
             raise SolverStop(status)
         else:

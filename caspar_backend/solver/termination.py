@@ -11,7 +11,9 @@ With the scaled errors ``e`` and the user's unscaled ones ``ue`` of the current 
   CurrentIsAcceptable); the latest acceptable iterate is kept, for the line search's
   fall-back;
 * ``Diverging_Iterates``: ``max |w| > diverging_iterates_tol``;
-* ``Maximum_Iterations_Exceeded``, ``Maximum_WallTime_Exceeded``.
+* ``Maximum_Iterations_Exceeded``, ``Maximum_WallTime_Exceeded``,
+  ``Maximum_CpuTime_Exceeded`` (this process's CPU time since
+  the solve's start).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Termination:
         self.last_obj = None
         self.prev_obj = None
 
-    def check(self, e, ue, it: Iterate, iteration: int, t0: float):
+    def check(self, e, ue, it: Iterate, iteration: int, t0: float, cpu0: float = None):
         """The status the current iterate ends the solve with, or None.  Call once per
         iteration (it records the objective for the next call's change test)."""
         o = self.opts
@@ -59,6 +61,8 @@ class Termination:
             return "Maximum_Iterations_Exceeded"
         if time.perf_counter() - t0 > o.max_wall_time:
             return "Maximum_WallTime_Exceeded"
+        if cpu0 is not None and time.process_time() - cpu0 > o.max_cpu_time:
+            return "Maximum_CpuTime_Exceeded"
         return None
 
     def obj_change(self, f: float, update: bool) -> float:

@@ -1,0 +1,102 @@
+"""IPOPT options caspar accepts without having IPOPT's machinery behind them.
+
+Rule: a script written for IPOPT never fails on an option IPOPT knows.  Where caspar
+does something else, :func:`warn_substitutions` says so through :func:`warnings.warn`
+(naming the option and what caspar does instead) and the solve goes on:
+
+* ``linear_solver`` with one of IPOPT's names (ma27, mumps, ...): caspar's own solver
+  of the device (qdldl on the CPU, cudss on CUDA);
+* ``fixed_variable_treatment`` 'relax_bounds' / 'make_constraint': make_parameter.
+
+Also here: the output tee for ``output_file`` (:func:`open_output`) and the
+``derivative_test`` run before the solve (:func:`run_derivative_test`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .options import IPOPT_LINEAR_SOLVERS
+
+
+def linear_solver_for(opts, device: str) -> str:
+    """The linear solver a solve uses: the user's caspar name, else the device's own
+    (an IPOPT name counts as unset: caspar has none of those solvers)."""
+    name = opts.linear_solver if "linear_solver" in opts.user else None
+    if name in IPOPT_LINEAR_SOLVERS:
+        name = None
+    return name or ("cudss" if device == "cuda" else "qdldl")
+
+
+def warn_substitutions(opts, linear_solver: str) -> None:
+    """One warning per IPOPT option value caspar replaces by its own behaviour."""
+    if opts.user.get("linear_solver") in IPOPT_LINEAR_SOLVERS:
+        warnings.warn(f"linear_solver={opts.linear_solver!r} is not available in caspar; "
+                      f"using caspar's {linear_solver!r}", stacklevel=3)
+    fvt = opts.fixed_variable_treatment
+    if fvt in ("relax_bounds", "make_constraint"):
+        warnings.warn(f"fixed_variable_treatment={fvt!r} is not implemented in caspar; "
+                      f"fixed variables are treated as 'make_parameter'", stacklevel=3)
+
+
+class _Tee:
+    """Final.  A write-only stream copying every write to each of its streams."""
+
+    def __init__(self, streams):
+        self.streams = [s for s in streams if s is not None]
+
+    def write(self, text):
+        for s in self.streams:
+            s.write(text)
+        return len(text)
+
+    def flush(self):
+        for s in self.streams:
+            if hasattr(s, "flush"):
+                s.flush()
+
+
+def open_output(opts, stream):
+    """``(stream, file)``: the stream the solve writes to (None: nothing is printed)
+    and the ``output_file`` handle to close afterwards (None when none).  As IPOPT,
+    the console gets output at print_level > 0 and the file at file_print_level > 0;
+    caspar's levels are on/off (>= 1 summary and iteration log)."""
+    console = stream if opts.print_level > 0 else None
+    fh = None
+    if opts.output_file and opts.file_print_level > 0:
+        fh = open(opts.output_file, "a" if opts.file_append else "w", encoding="utf-8")
+    if fh is None:
+        return console, None
+    return (_Tee([console, fh]) if console is not None else fh), fh
+
+
+def run_derivative_test(evaluator, x0, opts, stream):
+    """IPOPT's derivative_test at the starting point (projected into the bounds by the
+    caller): the finite-difference check of :mod:`caspar_backend.derivative_check`,
+    printed to ``stream``; returns the report (None when not run).  Host evaluators
+    only: on CUDA it is skipped with a warning."""
+    mode = opts.derivative_test
+    if mode == "none":
+        return None
+    if getattr(evaluator, "device", "cpu") != "cpu":
+        warnings.warn(f"derivative_test={mode!r} runs on host evaluators only; skipped "
+                      f"on {evaluator.device!r}", stacklevel=3)
+        return None
+    from ..derivative_check import check_derivatives
+
+    rep = check_derivatives(evaluator, np.asarray(x0, dtype=float),
+                            tol=opts.derivative_test_tol,
+                            step=opts.derivative_test_perturbation,
+                            hessian=mode != "first-order")
+    if mode == "only-second-order":
+        rep.errors = [e for e in rep.errors if e[0] == "hess"]
+    if stream is not None:
+        stream.write(f"Starting derivative checker ({mode}).\n\n")
+        for kind, row, col, a, f, rel in rep.errors:
+            stream.write(f"* {kind}[{row},{col}] = {a: .16e} v  ~ {f: .16e}  "
+                         f"[{rel: .3e}]\n")
+        stream.write("\nNo errors detected by derivative checker.\n\n" if rep.ok else
+                     f"\nDerivative checker detected {len(rep.errors)} error(s).\n\n")
+    return rep
