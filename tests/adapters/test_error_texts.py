@@ -166,6 +166,19 @@ def test_casadi_errors(call, err, has, hasnt):
     _check(info.value, has, hasnt)
 
 
+@pytest.mark.parametrize("sym", [ca.SX, ca.MX])
+@pytest.mark.parametrize("build,has", [
+    (lambda x: {"f": ca.sumsqr(x), "g": ca.vertcat(x[0], x[1] * NAN)},
+     ["non-finite constant nan", "constraint g[1]"]),
+    (lambda x: {"f": ca.sumsqr(x) * INF, "g": x[0]}, ["inf", "the objective"]),
+])
+def test_casadi_non_finite_constant_names_the_output(sym, build, has):
+    x = sym.sym("x", 2)
+    with pytest.raises(NonFiniteError) as info:
+        nlpsol("S", "caspar", {"x": x, **build(x)}, {"print_time": False})
+    _check(info.value, has, ["in an expression"])
+
+
 # ------------------------------------------------------------------ helper
 def _check(exc, has, hasnt):
     text = str(exc)
