@@ -95,7 +95,7 @@ class TemplateBlock:
         if not np.all(np.isfinite(self.data_table)):
             j, i = np.argwhere(~np.isfinite(self.data_table))[0]
             raise NonFiniteError(f"template block {self.name}, instance {i}: data slot {j} "
-                                 f"is {self.data_table[j, i]!r}")
+                                 f"is {float(self.data_table[j, i])!r}")
         if m is not None and self.rows is not None and self.rows.size and (
                 self.rows.min() < 0 or self.rows.max() >= m):
             raise IndexOutOfRangeError(f"template block {self.name}: a row index is outside "

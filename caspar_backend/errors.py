@@ -8,6 +8,12 @@ readable form (see :func:`caspar_backend.expr.to_str`).
 from __future__ import annotations
 
 
+def num(v) -> str:
+    """A number in a message as a user writes it ('0.6', 'nan', 'inf'): the repr of
+    the Python float, never numpy's ``np.float64(0.6)``."""
+    return repr(float(v))
+
+
 class CasparError(Exception):
     """Base class of every error caspar raises on purpose."""
 

@@ -34,7 +34,7 @@ import math
 from typing import Iterable, Sequence
 
 from . import ops as _ops
-from .errors import ModelError, NonFiniteError, UnsupportedOpError
+from .errors import ModelError, NonFiniteError, UnsupportedOpError, num
 
 _OPS = _ops.OPS
 
@@ -167,7 +167,7 @@ class Graph:
                 return node
         v = float(value)
         if not math.isfinite(v):
-            raise NonFiniteError(f"non-finite constant {value!r} in an expression")
+            raise NonFiniteError(f"non-finite constant {num(value)} in an expression")
         if v == 0.0:
             v = 0.0  # -0.0 and 0.0 are one constant
         key = ("const", v, ())

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import IndexOutOfRangeError, ModelError, NonFiniteError
+from .errors import IndexOutOfRangeError, ModelError, NonFiniteError, num
 from .expr import Graph, Node, to_str, topo_order
 
 
@@ -78,6 +78,43 @@ def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
         i = bad[0]
         raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong side "
                              f"({where(i)})")
+
+
+#: offenders listed per kind in one message (the rest are counted)
+MAX_LISTED = 5
+
+
+def _listed(items: list) -> str:
+    more = f"; and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
+    return "; ".join(items[:MAX_LISTED]) + more
+
+
+def check_inputs(lbx, ubx, lbg, ubg, x0, var_names, con_names) -> None:
+    """Raise for bad solve inputs, naming every offending component with its index and
+    values: NaN bounds, lower > upper, an infinite bound on the wrong side, a NaN/Inf
+    x0.  Rule: a user's bad input is an error naming the model's components, like
+    CasADi's nlpsol (which raises for lbx > ubx); only the low-level ``solve_nlp``
+    answers with IPOPT's status Invalid_Problem_Definition, as IPOPT's C interface
+    does.  NonFiniteError when every problem is a non-finite value, else ModelError."""
+    found, finite_only = [], True
+    for lo, hi, names, what, a, b in ((lbx, ubx, var_names, "variable", "lbx", "ubx"),
+                                      (lbg, ubg, con_names, "constraint", "lbg", "ubg")):
+        nan = np.isnan(lo) | np.isnan(hi)
+        wrong = ~nan & ((lo > hi) | (lo == np.inf) | (hi == -np.inf))
+        for i in np.flatnonzero(nan | wrong):
+            infinite = bool(lo[i] == np.inf or hi[i] == -np.inf)
+            why = "a NaN bound" if nan[i] else (
+                "an infinite bound on the wrong side" if infinite
+                else "lower bound above upper bound")
+            finite_only &= bool(nan[i]) or infinite
+            found.append(f"{what} {names[i]} has {why} ({a}[{i}]={num(lo[i])}, "
+                         f"{b}[{i}]={num(hi[i])})")
+    bad = np.flatnonzero(~np.isfinite(x0))
+    found += [f"variable {var_names[i]} has a non-finite initial value {num(x0[i])} "
+              f"(x0[{i}])" for i in bad]
+    if found:
+        cls = NonFiniteError if finite_only else ModelError
+        raise cls(f"invalid solve input: {_listed(found)}")
 
 
 @dataclass
@@ -222,17 +259,12 @@ class NLPModel:
 
     def validated_bounds(self, name: str, values=None) -> np.ndarray:
         """The model's bound vector ``name`` ('lbx', 'ubx', 'lbg', 'ubg'), or
-        ``values`` checked against it (size, NaN, lb > ub)."""
+        ``values`` checked against its size."""
         own = getattr(self, name)
         if values is None:
             return own
-        v = _vec(name, values, len(own))
-        kind, names = ("variable", self.var_names) if name.endswith("x") else \
-            ("constraint", self.con_names)
-        bad = np.flatnonzero(np.isnan(v))
-        if bad.size:
-            raise NonFiniteError(f"{kind} {names[bad[0]]} has a NaN bound in {name}")
-        return v
+        # NaN and lb > ub are checked with the other bound (check_inputs)
+        return _vec(name, values, len(own))
 
     def describe(self, k: int) -> str:
         """Name and readable expression of constraint ``k``."""

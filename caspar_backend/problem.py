@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from .device import resolve_device
-from .model import NLPModel
+from .model import NLPModel, as_vector, check_inputs
 from .patterns import block_group, constraint_instances, group_expressions, split_terms
 
 
@@ -194,12 +194,14 @@ class Problem:
         else:
             p = self._param_vector(p)
             self.model.p = p.copy()
+        x0 = as_vector("x0", self.x0 if x0 is None else x0, self.n)
+        bounds = [self.model.validated_bounds(name, v) for name, v in
+                  (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
+        # bad input is a ModelError naming the variables, before any work is done
+        check_inputs(*bounds, x0, self.var_names, self.con_names)
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
         ev = self.evaluator(resolve_device(options.pop("device", "cpu"),
                                            size=self.n + self.m, solver=True), p=p)
-        x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-        bounds = [self.model.validated_bounds(name, v) for name, v in
-                  (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
         res = solve_nlp(ev, *bounds, x0,
                         lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                         con_names=self.con_names, options=options)

@@ -26,7 +26,7 @@ import numpy as np
 import casadi as ca
 
 from caspar_backend.blocks import TemplateBlock
-from caspar_backend.errors import ModelError
+from caspar_backend.errors import ModelError, NonFiniteError
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
@@ -84,10 +84,17 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
             prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
         leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
         found = []
-        if blocks and isinstance(prog, MXCallProgram):
-            out, found = prog.run_blocks(graph, leaves, n)
-        else:
-            out = prog.run(graph, leaves)
+        try:
+            if blocks and isinstance(prog, MXCallProgram):
+                out, found = prog.run_blocks(graph, leaves, n)
+            else:
+                out = prog.run(graph, leaves)
+        except NonFiniteError as exc:  # the graph names no output: find them
+            msg = str(exc)
+            if not msg.endswith(_ANON):
+                raise
+            raise NonFiniteError(msg[:-len(_ANON)] + _non_finite_outputs(x, pp, f, g)) \
+                from None
         nf = int(f.nnz())
         objective = out[0] if nf else graph.const(0.0)
         roots = [objective] + out[nf:]
@@ -315,3 +322,29 @@ def _vector(name, value, size, default) -> np.ndarray:
         raise ModelError(f"{name} has {a.size} entries, expected {size} (one per nonzero "
                          f"of '{what}')")
     return a.copy()
+
+
+#: the tail of the graph's message for a NaN/Inf constant, which names no output
+_ANON = " in an expression"
+
+
+def _non_finite_outputs(x, pp, f, g) -> str:
+    """' in constraint g[1], g[4]' / ' in the objective': the outputs whose expression
+    holds a NaN/Inf constant.  Error path only: one small SX Function per output."""
+    found = []
+    outs = [("the objective", f[i]) for i in range(f.nnz())] + \
+        [(f"g[{i}]", g[i]) for i in range(g.nnz())]
+    for label, e in outs:
+        fn = ca.Function("caspar_row", [x, pp], [e])
+        fn = fn.expand() if not fn.is_a("SXFunction") else fn
+        if any(fn.instruction_id(k) == ca.OP_CONST
+               and not np.isfinite(fn.instruction_constant(k))
+               for k in range(fn.n_instructions())):
+            found.append(label)
+    if not found:
+        return " in an expression"
+    cons = [s for s in found if s.startswith("g[")]
+    parts = (["the objective"] if found[0] == "the objective" else []) + (
+        [("constraint " if len(cons) == 1 else "constraints ") + ", ".join(cons[:5])
+         + (f" and {len(cons) - 5} more" if len(cons) > 5 else "")] if cons else [])
+    return " in " + " and ".join(parts)

@@ -20,7 +20,7 @@ from pyomo.core.base.suffix import Suffix
 
 from caspar_backend.version import __version__
 from caspar_backend.device import resolve_device
-from caspar_backend.errors import ModelError, NonFiniteError, OptionError
+from caspar_backend.errors import ModelError, NonFiniteError, OptionError, num
 from .results import PyomoSolution, pyomo_status, warm_start_multipliers
 
 logger = logging.getLogger(__name__)
@@ -264,20 +264,20 @@ def _check_consistent(mapping, data) -> None:
     bad = np.flatnonzero(data.lbx > data.ubx)
     if bad.size:
         v = mapping.x_vars[bad[0]]
-        raise ModelError(f"variable {v.name} has lower bound {data.lbx[bad[0]]!r} "
-                         f"above its upper bound {data.ubx[bad[0]]!r}")
+        raise ModelError(f"variable {v.name} has lower bound {num(data.lbx[bad[0]])} "
+                         f"above its upper bound {num(data.ubx[bad[0]])}")
     bad = np.flatnonzero(data.lbg > data.ubg)
     if bad.size:
         j = bad[0]
         c = mapping.constraints[j]
         raise ModelError(f"constraint {c.name} has lower bound "
-                         f"{data.lbg[j] + mapping.shift[j]!r} above its upper bound "
-                         f"{data.ubg[j] + mapping.shift[j]!r}")
+                         f"{num(data.lbg[j] + mapping.shift[j])} above its upper bound "
+                         f"{num(data.ubg[j] + mapping.shift[j])}")
     bad = np.flatnonzero(~np.isfinite(data.x0))
     if bad.size:
         v = mapping.x_vars[bad[0]]
         raise NonFiniteError(f"variable {v.name} has the non-finite value "
-                             f"{data.x0[bad[0]]!r}")
+                             f"{num(data.x0[bad[0]])}")
 
 
 def _suffix_values(model, name, objs, direction_test):
@@ -434,7 +434,7 @@ def _trivial_rows(mapping, data):
         lo = float(data.lbg[j] + mapping.shift[j])
         hi = float(data.ubg[j] + mapping.shift[j])
         return data, (f"constraint {c.name} is trivially infeasible: its body depends on "
-                      f"no free variable and has the value {val!r} outside its bounds "
+                      f"no free variable and has the value {num(val)} outside its bounds "
                       f"[{lo!r}, {hi!r}]")
     lbg, ubg = data.lbg.copy(), data.ubg.copy()
     lbg[rows], ubg[rows] = -math.inf, math.inf

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from caspar_backend.errors import ModelError, NonFiniteError
+from caspar_backend.errors import ModelError, NonFiniteError, num
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
@@ -242,7 +242,7 @@ def _bound_exprs(con, lb, ub, lo_v, hi_v, value, record, j):
         raise ModelError(f"constraint {con.name}: cannot evaluate its bound: {exc}") from None
     if math.isnan(lo_v) or math.isnan(hi_v):
         raise NonFiniteError(f"constraint {con.name} has a non-finite bound "
-                             f"(lower {lo_v!r}, upper {hi_v!r})")
+                             f"(lower {num(lo_v)}, upper {num(hi_v)})")
     if not (lo_v == -_INF and hi_v == _INF):
         record.append((j, le, ue))
     return lo_v, hi_v

@@ -13,6 +13,7 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.base.suffix import active_import_suffix_generator
 from pyomo.opt.base.solvers import OptSolver
 
+from caspar_backend.errors import ModelError
 from caspar_backend.version import __version__
 from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, EngineAccess, _Engine, _message,
                      _Outcome, _tee_streams)
@@ -96,8 +97,10 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
 
         prep = self._engine.prepare(model, options, timelimit, legacy=True)
         if prep.compiled is None:
-            raise ValueError(f"No variables appear in the active constraints or objective "
-                             f"of model {model.name}; there is nothing for caspar to solve")
+            # SolverFactory('ipopt') raises a ValueError here too (Pyomo's NL writer:
+            # "No variables appear in the Pyomo model constraints or objective");
+            # ModelError is one, and names the fixed variables.  The model is untouched.
+            raise ModelError(_no_free_variables(model, self._engine.compiled))
         if prep.infeasible is not None:
             # IPOPT, given the violated constant row (the legacy NL route keeps
             # trivial rows), ends with Infeasible_Problem_Detected: that status
@@ -136,6 +139,18 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
             print(f"      {out.seconds:6.2f} seconds required for solver")
             print(f"      {t_load:6.2f} seconds required for postsolve")
         return results
+
+
+def _no_free_variables(model, compiled) -> str:
+    """Why a model with no free variable cannot be solved, naming its fixed ones."""
+    fixed = [] if compiled is None else [
+        o.name for o in compiled.mapping.p_objs if o.is_variable_type()]
+    listed = ", ".join(fixed[:5]) + (f" and {len(fixed) - 5} more" if len(fixed) > 5 else "")
+    why = (f"every variable is fixed ({listed}); unfix some" if fixed
+           else "the model has no variables")
+    return (f"No variables appear in the active constraints or objective of model "
+            f"{model.name}: {why}; there is nothing for caspar to solve (as with "
+            "SolverFactory('ipopt'), whose NL writer raises the same ValueError)")
 
 
 def _model_import_suffixes(model, kernel: bool) -> list:

@@ -31,7 +31,7 @@ from typing import final
 
 import numpy as np
 
-from caspar_backend.errors import ModelError, NonFiniteError
+from caspar_backend.errors import ModelError, NonFiniteError, num
 
 _INF = math.inf
 
@@ -146,7 +146,7 @@ class PyomoMapping:
         bad = np.flatnonzero(~np.isfinite(p))
         if bad.size:
             o = self.p_objs[bad[0]]
-            raise NonFiniteError(f"{_kind(o)} {o.name} has the non-finite value {p[bad[0]]!r}")
+            raise NonFiniteError(f"{_kind(o)} {o.name} has the non-finite value {num(p[bad[0]])}")
         return p
 
     def var_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -260,4 +260,4 @@ def _check_bounds(lo, hi, objs, what) -> None:
     if bad.size:
         j = bad[0]
         raise NonFiniteError(f"{what} {objs[j].name} has a non-finite bound "
-                             f"(lower {lo[j]!r}, upper {hi[j]!r})")
+                             f"(lower {num(lo[j])}, upper {num(hi[j])})")

@@ -47,11 +47,13 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
+import math
 from typing import final
 
-from caspar_backend.errors import ModelError, UnsupportedOpError
+from caspar_backend.errors import ModelError, NonFiniteError, UnsupportedOpError
 
 from .functions import COMPARISON, LOGICAL, UNARY
+from .naming import describe, kind_of, located
 
 # Leaf kinds (the dispatch table's values for non-expression classes).
 _NATIVE, _LOGICAL_CONST, _VAR, _PARAM, _CONST, _EXPR, _BAD = range(7)
@@ -149,7 +151,10 @@ class ExpressionWalker:
     def walk(self, expr):
         """The node of ``expr`` (a Pyomo expression, leaf or number)."""
         self._alive.append(expr)
-        return self._node(expr, 0)
+        try:
+            return self._node(expr, 0)
+        except NonFiniteError as exc:  # name the component being walked
+            raise located(exc, describe(self.context)) from None
 
     def release(self) -> None:
         """Forget the memo and the objects kept alive for it."""
@@ -185,7 +190,10 @@ class ExpressionWalker:
                             signs, const)
 
     def _h_named(self, e, depth):
-        return self._node(self._named_inner(e), depth)
+        try:
+            return self._node(self._named_inner(e), depth)
+        except NonFiniteError as exc:
+            raise located(exc, f"expression {e.name}", expression=True) from None
 
     # ------------------------------------------------------ iterative engine
     def _walk_iterative(self, root):
@@ -359,10 +367,14 @@ class ExpressionWalker:
             if v is None:
                 raise ModelError(f"{_name(obj)} has no value (used in {self._where()})")
             try:
-                return g.const(float(v))
+                fv = float(v)
             except (TypeError, ValueError) as exc:
                 raise ModelError(f"{_name(obj)} has the non-numeric value {v!r} "
                                  f"(used in {self._where()})") from exc
+            if not math.isfinite(fv):  # name the Param, not only the constraint
+                raise NonFiniteError(f"{kind_of(obj)} {_name(obj)} has the non-finite "
+                                     f"value {fv!r} (used in {describe(self.context)})")
+            return g.const(fv)
         raise UnsupportedOpError(
             f"cannot use {_name(obj)} of type {type(obj).__name__} in an NLP expression "
             f"(in {self._where()}); caspar accepts continuous Vars, Params, numbers and "
