@@ -1,15 +1,19 @@
 """Benchmark: caspar-CPU vs IPOPT (CasADi's bundled 3.14 with MUMPS) on the test bank.
 
     python benchmarks/bench_solver_bank.py [--fast] [--filter SUBSTRING] [--options k=v ...]
-        [--caspar-options k=v ...]
+        [--caspar-options k=v ...] [--json PATH]
 
 Prints one row per problem: status, objective, iterations and wall time of both solvers
-(IPOPT's time is its own t_wall_total; caspar's is the whole solve_nlp call).
+(IPOPT's time is its own t_wall_total; caspar's is the whole solve_nlp call).  ``--json``
+also writes caspar's ``{problem: [status, iterations, repr(objective)]}``: two such files
+from two commits are equal exactly when a change left every answer bit for bit as it was
+(the check a refactor must pass).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -41,6 +45,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--fast", action="store_true", help="skip the large instances")
     ap.add_argument("--filter", default="")
+    ap.add_argument("--json", default=None, help="write caspar's status, iterations and "
+                    "repr(objective) per problem to this file")
     ap.add_argument("--options", nargs="*", default=[], help="key=value for both solvers")
     ap.add_argument("--caspar-options", nargs="*", default=[],
                     help="key=value for caspar alone (its own options)")
@@ -52,6 +58,7 @@ def main(argv=None):
     print(hdr)
     print("-" * len(hdr))
     ratios = []
+    answers = {}
     for p in bank(include_slow=not a.fast):
         if a.filter not in p.name:
             continue
@@ -61,8 +68,12 @@ def main(argv=None):
         rc = run_caspar(d, copts)
         tc = time.perf_counter() - t
         ratios.append(rc.iterations / max(ri["iter"], 1))
+        answers[p.name] = [rc.status, int(rc.iterations), repr(float(rc.f))]
         print(f"{p.name:34s} {ri['status']:28s} {rc.status:28s} {ri['f']:14.7e} {rc.f:14.7e} "
               f"{ri['iter']:5d} {rc.iterations:5d} {ri['t']:8.3f} {tc:8.3f}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(answers, f, indent=0)
     if ratios:
         print(f"\nmedian iteration ratio caspar/IPOPT = {np.median(ratios):.3f} "
               f"over {len(ratios)} problems")
