@@ -55,7 +55,7 @@ time.  The solve runs on the device chosen once at construction (``'caspar':
 evaluated on the CPU.
 
 Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like
-casadi: "Unknown option: ..." with suggestions): see :data:`OPTIONS`.  Solver options
+casadi: "Unknown option: ..." with suggestions): see :mod:`.nlpsol_options`.  Solver options
 go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 (:mod:`caspar_backend.solver.options`); ``'caspar.tol'`` at top level is the same as
 ``{'caspar': {'tol': ...}}``.  Errors in them are raised when the Function is built.
@@ -63,28 +63,21 @@ go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 
 from __future__ import annotations
 
-import difflib
-import math
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, final
+from typing import final
 
 import numpy as np
 
 import casadi as ca
 
-from caspar_backend.errors import CasparError, ModelError, NonFiniteError, OptionError
+from caspar_backend.errors import CasparError, ModelError, NonFiniteError
 from caspar_backend.model import check_bounds
-from caspar_backend.solver.options import resolve_options
 from caspar_backend.solver.status import STATUSES
 
-#: casadi's nlpsol input and output names, in order
-NLPSOL_IN = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_x0", "lam_g0")
-NLPSOL_OUT = ("x", "f", "g", "lam_x", "lam_g", "lam_p")
-#: casadi.nlpsol_default_in(), in NLPSOL_IN order
-DEFAULT_IN = (0.0, 0.0, -math.inf, math.inf, -math.inf, math.inf, 0.0, 0.0)
+from .nlpsol_function import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, NlpsolFunction, SolverCallback
+from .nlpsol_options import validate_options
 
 #: IPOPT status -> casadi's unified_return_status, as casadi's IpoptInterface sets it
 #: (ipopt_interface.cpp: success -> SUCCESS; Maximum_Iterations/CpuTime/WallTime ->
@@ -101,53 +94,9 @@ UNIFIED_RETURN_STATUS = {
 }
 
 @final
-class NlpsolOptionError(OptionError, RuntimeError):
-    """An unknown or ill-typed ``nlpsol`` option (final).  A RuntimeError as casadi's
-    option errors are, and a :class:`~caspar_backend.errors.CasparError`."""
-
-
-@final
 class NlpsolFailure(CasparError, RuntimeError):
     """The solve did not succeed and ``error_on_fail`` is set (final)."""
 
-
-@final
-@dataclass(frozen=True)
-class FrontOption:
-    """One top-level option: name, accepted Python type(s), default, meaning."""
-
-    name: str
-    type: Any
-    default: Any
-    doc: str
-
-
-_ROWS = [
-    FrontOption("caspar", dict, None, "Options of caspar's interior-point solver, IPOPT's "
-                "names (caspar_backend.solver.options.OPTIONS), plus 'warm_start_init_point' "
-                "('yes' uses lam_x0/lam_g0 as IPOPT does) and 'sb' (accepted, no banner)."),
-    FrontOption("error_on_fail", bool, False, "Raise when the solve does not succeed "
-                "(casadi's Nlpsol default is False)."),
-    FrontOption("print_time", bool, True, "Print a timing table after every solve."),
-    FrontOption("expand", bool, False, "Accepted for compatibility: caspar always lowers MX "
-                "to SX instruction programs (Function.map and calls are kept as structure)."),
-    FrontOption("calc_lam_p", bool, True, "Compute lam_p = -grad_p(f + lam_g^T g)."),
-    FrontOption("calc_lam_x", bool, False, "Recompute lam_x = -grad_x(f + lam_g^T g) "
-                "instead of returning the solver's bound multipliers."),
-    FrontOption("calc_f", bool, False, "Accepted: f is always evaluated at the returned x."),
-    FrontOption("calc_g", bool, False, "Accepted: g is always evaluated at the returned x."),
-    FrontOption("bound_consistency", bool, False, "Clip x and g into their bounds and "
-                "zero multipliers of the wrong sign (casadi's rule)."),
-    FrontOption("min_lam", float, 0.0, "Multipliers with |lam| <= min_lam count as "
-                "inactive when differentiating the solution."),
-    FrontOption("equality", list, None, "Accepted (Opti passes it): caspar reads equality "
-                "from lbg == ubg."),
-    FrontOption("discrete", list, None, "Integer markers per variable; caspar solves "
-                "continuous NLPs: any True raises ModelError naming the variable."),
-]
-
-#: the top-level option table
-OPTIONS = {o.name: o for o in _ROWS}
 
 #: every callback made by nlpsol(), kept alive for the process (module docstring)
 _ALIVE: list = []
@@ -164,74 +113,6 @@ def nlpsol(name, solver, nlp, opts=None, *args):
         raise TypeError("nlpsol(name, 'caspar', nlp, opts) takes no further arguments")
     core = NlpsolCore(name, nlp, opts or {})
     return core.function(register=True)
-
-
-def split_options(opts) -> tuple[dict, dict]:
-    """``(front, solver)``: the validated top-level options (every name of
-    :data:`OPTIONS`, defaults filled) and the ``'caspar'`` solver options (including
-    dotted ``'caspar.name'`` keys)."""
-    if not isinstance(opts, dict):
-        raise NlpsolOptionError(f"nlpsol options must be a dict, got {type(opts).__name__}")
-    front = {k: o.default for k, o in OPTIONS.items()}
-    solver = {}
-    for key, value in opts.items():
-        if not isinstance(key, str):
-            raise NlpsolOptionError(f"option names must be strings, got {key!r}")
-        if key.startswith("caspar."):
-            solver[key[len("caspar."):]] = value
-            continue
-        opt = OPTIONS.get(key)
-        if opt is None:
-            raise NlpsolOptionError(_unknown(key))
-        front[key] = _typed(opt, value)
-    solver = {**(front.pop("caspar") or {}), **solver}
-    front["caspar"] = None
-    return front, solver
-
-
-def validate_options(opts) -> tuple[dict, dict, bool]:
-    """``(front, solver, warm_start)``: :func:`split_options`, then the solver options
-    checked against caspar's option table (an unknown or ill-typed one raises now, not
-    at the first solve) with the front end's own ``warm_start_init_point`` and ``sb``
-    taken out."""
-    front, solver = split_options(opts)
-    warm = _yes(solver.pop("warm_start_init_point", "no"), "warm_start_init_point")
-    # the solver's table has IPOPT's warm_start_init_point (multipliers used only when
-    # it is on) and sb; the front end also keeps the flag to pass lam_x0/lam_g0
-    solver["warm_start_init_point"] = warm
-    resolve_options(solver)
-    return front, solver, warm
-
-
-def _unknown(key) -> str:
-    close = difflib.get_close_matches(key, list(OPTIONS), n=5, cutoff=0.4)
-    lines = [f"Unknown option: {key}"]
-    if key == "ipopt" or key.startswith("ipopt."):
-        lines.append("caspar's solver options go under 'caspar' (they use IPOPT's names), "
-                     "e.g. {'caspar': {'tol': 1e-8, 'print_level': 0}}")
-    if close:
-        lines.append("\nDid you mean one of the following?")
-        lines += [f'> "{c}"  {OPTIONS[c].doc}' for c in close]
-    lines.append(f"Options of nlpsol(..., 'caspar', ...): {', '.join(sorted(OPTIONS))}")
-    return "\n".join(lines)
-
-
-def _typed(opt: FrontOption, value):
-    if opt.type is bool:
-        # casadi accepts 0/1 for booleans
-        if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
-                                                   and value in (0, 1)):
-            return bool(value)
-    elif opt.type is float:
-        if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-            return float(value)
-    elif opt.type is list:
-        if isinstance(value, (list, tuple, np.ndarray)):
-            return list(value)
-    elif isinstance(value, opt.type):
-        return value
-    raise NlpsolOptionError(f"option {opt.name!r} expects {opt.type.__name__}, got "
-                            f"{value!r}")
 
 
 def nlp_dict(nlp) -> dict:
@@ -543,14 +424,6 @@ def _fmt(t: float) -> str:
     return f"{t:6.2f} s"
 
 
-def _yes(v, name) -> bool:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.lower() in ("yes", "no"):
-        return v.lower() == "yes"
-    raise NlpsolOptionError(f"option {name!r} expects 'yes' or 'no', got {v!r}")
-
-
 def _bound_consistency(z, lam, lb, ub):
     """casadi's ``Nlpsol::bound_consistency``: clip into the bounds; a multiplier may
     only have the sign of the nearer finite bound."""
@@ -565,129 +438,3 @@ def _bound_consistency(z, lam, lb, ub):
     return z, lam
 
 
-def _vec(dm) -> np.ndarray:
-    return np.array(dm.nonzeros(), dtype=float)
-
-
-# ====================================================================== casadi side
-@final
-class SolverCallback(ca.Callback):
-    """The casadi node that runs a solve (final).  Inputs/outputs as casadi's nlpsol
-    (without defaults; :class:`NlpsolFunction` adds them)."""
-
-    def __init__(self, name: str, core: NlpsolCore):
-        ca.Callback.__init__(self)
-        self.core = core
-        self._derivatives = {}          # keeps derivative callbacks alive (see module doc)
-        self.construct(name, {})
-
-    def get_n_in(self):
-        return len(NLPSOL_IN)
-
-    def get_n_out(self):
-        return len(NLPSOL_OUT)
-
-    def get_name_in(self, i):
-        return NLPSOL_IN[i]
-
-    def get_name_out(self, i):
-        return NLPSOL_OUT[i]
-
-    def get_sparsity_in(self, i):
-        return self.core.sparsity_in(i)
-
-    def get_sparsity_out(self, i):
-        return self.core.sparsity_out(i)
-
-    def eval(self, arg):
-        out = self.core.solve(*[_vec(a) for a in arg])
-        return [ca.DM(self.core.sparsity_out(i), np.atleast_1d(out[k]))
-                for i, k in enumerate(NLPSOL_OUT)]
-
-    # derivatives use the nominal outputs (the solution): say so
-    def uses_output(self):
-        return True
-
-    def has_forward(self, nfwd):
-        return True
-
-    def get_forward(self, nfwd, name, inames, onames, opts):
-        from .sensitivity import ForwardSensitivity
-
-        cb = ForwardSensitivity(name, self.core, nfwd, inames, onames)
-        self._derivatives[("fwd", name, nfwd)] = cb
-        return cb
-
-    def has_reverse(self, nadj):
-        return True
-
-    def get_reverse(self, nadj, name, inames, onames, opts):
-        from .sensitivity import ReverseSensitivity
-
-        cb = ReverseSensitivity(name, self.core, nadj, inames, onames)
-        self._derivatives[("rev", name, nadj)] = cb
-        return cb
-
-
-@final
-class NlpsolFunction(ca.Function):
-    """What ``nlpsol(..., 'caspar', ...)`` returns (final): a ``casadi.Function`` with
-    casadi's nlpsol signature and defaults, plus :meth:`stats`.  Numeric calls check the
-    inputs first, so a bad bound raises caspar's ModelError naming the variable or
-    constraint (inside a casadi graph the same check raises through casadi, as a
-    RuntimeError carrying the message)."""
-
-    def __init__(self, wrapper: ca.Function, callback: SolverCallback, core: NlpsolCore):
-        ca.Function.__init__(self, wrapper)
-        self._callback = callback       # the wrapper calls it: keep it alive
-        self._core = core
-
-    def stats(self, mem=0) -> dict:
-        """casadi's nlpsol statistics of the last numeric solve: ``return_status``,
-        ``success``, ``unified_return_status``, ``iter_count``, ``t_wall_total``,
-        ``t_proc_total``, ``n_call_nlp_*``, ``iterations`` (per-iteration lists) and
-        ``caspar`` (message, timings, final errors, compile time).  Before any numeric
-        call: RuntimeError "No stats available", as casadi."""
-        return self._core.stats()
-
-    @property
-    def problem(self):
-        """The compiled :class:`~caspar_backend.problem.Problem`."""
-        return self._core.problem
-
-    def __call__(self, *args, **kwargs):
-        values = self._numeric_inputs(args, kwargs)
-        if values is not None:
-            self._core.check_inputs(*values)
-        return ca.Function.__call__(self, *args, **kwargs)
-
-    def _numeric_inputs(self, args, kwargs):
-        """``(x0, p, lbx, ubx, lbg, ubg)`` as vectors when the call is numeric, else
-        None (symbolic calls are checked when they are evaluated)."""
-        if args and kwargs:
-            return None
-        if kwargs:
-            given = kwargs
-        elif len(args) == len(NLPSOL_IN):
-            given = dict(zip(NLPSOL_IN, args))
-        else:
-            return None
-        if any(k not in NLPSOL_IN for k in given):
-            return None                  # let casadi report the bad name
-        out = []
-        for i, name in enumerate(NLPSOL_IN[:6]):
-            v = given.get(name, DEFAULT_IN[i])
-            if isinstance(v, (ca.MX, ca.SX)):
-                return None
-            try:
-                d = ca.DM(v)
-            except (NotImplementedError, TypeError, RuntimeError):
-                return None
-            sp = self._core.sparsity_in(i)
-            a = _vec(d)
-            if d.numel() == 1 and sp.nnz() != 1:
-                a = np.full(sp.nnz(), float(d))
-            elif a.size != sp.nnz():
-                return None              # casadi reports the dimension mismatch
-            out.append(a)
-        return out

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from caspar_backend.adapters.casadi import frontend as FE
+from caspar_backend.adapters.casadi import nlpsol_options
 from caspar_backend.casadi import Opti, nlpsol
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError, UnsupportedOpError
 from caspar_backend.solver.status import STATUSES
@@ -447,7 +448,7 @@ def test_options():
     nlp, args = quad_lin()
     with pytest.raises(RuntimeError, match="Unknown option: bogus"):
         nlpsol("S", "caspar", nlp, {"bogus": 1})
-    with pytest.raises(FE.NlpsolOptionError, match="under 'caspar'"):
+    with pytest.raises(nlpsol_options.NlpsolOptionError, match="under 'caspar'"):
         nlpsol("S", "caspar", nlp, {"ipopt": {"tol": 1e-8}})
     with pytest.raises(OptionError, match="acceptable_tol"):
         nlpsol("S", "caspar", nlp, {"caspar": {"tol_acceptable": 1e-3}})
