@@ -51,6 +51,13 @@ def _bad_leaf(node: Node, n: int, q: int) -> bool:
             or op == "data")
 
 
+def _bound_masks(lo, hi):
+    """``(nan, order, wrong_inf)`` boolean masks of a bound pair: a NaN on either side,
+    ``lo > hi``, and an infinite bound on the wrong side (``lo = +inf`` or ``hi =
+    -inf``); the checks below report from these."""
+    return (np.isnan(lo) | np.isnan(hi), lo > hi, (lo == np.inf) | (hi == -np.inf))
+
+
 def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
     """Raise for the first component ``names[i]`` (a ``what``: 'variable' or
     'constraint') with a NaN bound, ``lo > hi``, or an infinite bound on the wrong side.
@@ -62,18 +69,19 @@ def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
         a, b = inputs
         return f"{a}[{i}]={float(lo[i])!r}, {b}[{i}]={float(hi[i])!r}"
 
-    bad = np.flatnonzero(np.isnan(lo) | np.isnan(hi))
+    nan, order, wrong_inf = _bound_masks(lo, hi)
+    bad = np.flatnonzero(nan)
     if bad.size:
         i = bad[0]
         raise NonFiniteError(f"{what} {names[i]} has a NaN bound"
                              + (f" ({where(i)})" if inputs else ""))
-    bad = np.flatnonzero(lo > hi)
+    bad = np.flatnonzero(order)
     if bad.size:
         i = bad[0]
         suffix = f" ({inputs[0]}[{i}] > {inputs[1]}[{i}])" if inputs else ""
         raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > upper "
                          f"bound {float(hi[i])!r}{suffix}")
-    bad = np.flatnonzero((lo == np.inf) | (hi == -np.inf))
+    bad = np.flatnonzero(wrong_inf)
     if bad.size:
         i = bad[0]
         raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong side "
@@ -99,14 +107,12 @@ def check_inputs(lbx, ubx, lbg, ubg, x0, var_names, con_names) -> None:
     found, finite_only = [], True
     for lo, hi, names, what, a, b in ((lbx, ubx, var_names, "variable", "lbx", "ubx"),
                                       (lbg, ubg, con_names, "constraint", "lbg", "ubg")):
-        nan = np.isnan(lo) | np.isnan(hi)
-        wrong = ~nan & ((lo > hi) | (lo == np.inf) | (hi == -np.inf))
-        for i in np.flatnonzero(nan | wrong):
-            infinite = bool(lo[i] == np.inf or hi[i] == -np.inf)
+        nan, order, wrong_inf = _bound_masks(lo, hi)
+        for i in np.flatnonzero(nan | order | wrong_inf):
             why = "a NaN bound" if nan[i] else (
-                "an infinite bound on the wrong side" if infinite
+                "an infinite bound on the wrong side" if wrong_inf[i]
                 else "lower bound above upper bound")
-            finite_only &= bool(nan[i]) or infinite
+            finite_only &= bool(nan[i] or wrong_inf[i])
             found.append(f"{what} {names[i]} has {why} ({a}[{i}]={num(lo[i])}, "
                          f"{b}[{i}]={num(hi[i])})")
     bad = np.flatnonzero(~np.isfinite(x0))
