@@ -14,16 +14,10 @@ import math
 
 import casadi as cs
 
-from tests.support.problem_bank import INF, BankProblem, _nlp, _x
+from tests.support.problem_bank import INF, _nlp, _x, registrar
 
 HS_EXTRA: list = []
-
-
-def problem(name, kind="optimal", f_opt=None, slow=False, note="", options=()):
-    def deco(fn):
-        HS_EXTRA.append(BankProblem(name, fn, kind, f_opt, slow, note, tuple(options)))
-        return fn
-    return deco
+problem = registrar(HS_EXTRA)
 
 
 def hs_extra(include_slow=True):

@@ -33,14 +33,19 @@ class BankProblem:
     options: tuple = ()        # (name, value) pairs given to both solvers
 
 
+def registrar(catalog: list):
+    """The ``@problem(name, ...)`` decorator that appends a :class:`BankProblem` to
+    ``catalog``."""
+    def problem(name, kind="optimal", f_opt=None, slow=False, note="", options=()):
+        def deco(fn):
+            catalog.append(BankProblem(name, fn, kind, f_opt, slow, note, tuple(options)))
+            return fn
+        return deco
+    return problem
+
+
 BANK: list = []
-
-
-def problem(name, kind="optimal", f_opt=None, slow=False, note="", options=()):
-    def deco(fn):
-        BANK.append(BankProblem(name, fn, kind, f_opt, slow, note, tuple(options)))
-        return fn
-    return deco
+problem = registrar(BANK)
 
 
 def _nlp(x, f, g=None, x0=None, lbx=None, ubx=None, lbg=None, ubg=None):
