@@ -208,3 +208,16 @@ class Problem:
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res
+
+    def solve_batch(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
+                    ubx=None, lbg=None, ubg=None, batch_size=None, **options):
+        """Solve B instances of this problem in one call: each input is ``None`` (the
+        model's value), one vector for every instance, or a (B, k) array with one row
+        per instance (:mod:`caspar_backend.batch.inputs`).  Returns a
+        :class:`~caspar_backend.batch.result.BatchResult` whose instance b equals the
+        :meth:`solve` of row b with the same options.  The current ``p`` is not
+        changed."""
+        from .batch.solve import solve_batch
+
+        return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
+                           ubg=ubg, batch_size=batch_size, **options)

@@ -1,0 +1,80 @@
+"""The result of a batched solve: one entry per instance, stacked.
+
+For B instances of a problem with n variables and m constraints:
+
+    x       float64 (B, n)     primal solutions (user's space)
+    f       float64 (B,)       objective values
+    g       float64 (B, m)     constraint values
+    lam_g   float64 (B, m)     constraint multipliers (CasADi's sign convention)
+    lam_x   float64 (B, n)     bound multipliers (CasADi's sign convention)
+    status  list[str] (B)      IPOPT status names (:mod:`caspar_backend.solver.status`)
+    iterations int64 (B,)      interior-point iterations of each instance
+    path    list[str] (B)      how each instance was solved: 'lockstep' (the vectorized
+                               interior point) or 'single' (its own solve; ``reason``
+                               says why)
+    reason  list[str] (B)      '' for 'lockstep', else why the instance left the batch
+
+``timings`` holds the batch's wall-clock seconds ('setup', 'lockstep', 'single',
+'total'); ``result[i]`` is instance i as a :class:`~caspar_backend.solver.result.SolveResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..solver.result import SolveResult
+from ..solver.status import STATUSES
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Final.  See the module doc for the fields' formats."""
+
+    x: np.ndarray
+    f: np.ndarray
+    g: np.ndarray
+    lam_g: np.ndarray
+    lam_x: np.ndarray
+    status: list
+    iterations: np.ndarray
+    message: list
+    path: list
+    reason: list
+    timings: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    @property
+    def success(self) -> np.ndarray:
+        """bool (B,): the instance ended with a successful status."""
+        return np.array([STATUSES[s].success for s in self.status], dtype=bool)
+
+    def __getitem__(self, i: int) -> SolveResult:
+        i = range(len(self))[i]
+        return SolveResult(x=self.x[i].copy(), f=float(self.f[i]), g=self.g[i].copy(),
+                           lam_g=self.lam_g[i].copy(), lam_x=self.lam_x[i].copy(),
+                           status=self.status[i], iterations=int(self.iterations[i]),
+                           message=self.message[i],
+                           extra=dict(path=self.path[i], reason=self.reason[i]))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @classmethod
+    def from_results(cls, results: list, paths: list, reasons: list, timings: dict,
+                     n: int, m: int, extra: dict | None = None) -> "BatchResult":
+        """Stack single-instance :class:`SolveResult` objects (in instance order)."""
+        def stack(name, k):
+            return (np.array([getattr(r, name) for r in results], dtype=float).reshape(-1, k)
+                    if results else np.zeros((0, k)))
+
+        return cls(x=stack("x", n), f=np.array([r.f for r in results], dtype=float),
+                   g=stack("g", m), lam_g=stack("lam_g", m), lam_x=stack("lam_x", n),
+                   status=[r.status for r in results],
+                   iterations=np.array([r.iterations for r in results], dtype=np.int64),
+                   message=[r.message for r in results], path=list(paths),
+                   reason=list(reasons), timings=dict(timings), extra=dict(extra or {}))
