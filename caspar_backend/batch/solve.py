@@ -5,14 +5,51 @@ in the parameters ``p``, the starting point and multipliers, and the variable an
 constraint bounds (:mod:`.inputs`).  Each instance's answer is that of its own
 :meth:`Problem.solve <caspar_backend.problem.Problem.solve>` with the same options:
 the same status, the same iterations and the same solution up to round-off.
+
+How: the instances are grouped by the structure of their slack problems
+(:func:`~.nlp.structure_key`); each group runs the lockstep interior point
+(:class:`~.ipm.LockstepIPM`) on all its instances at once -- one batched evaluation per
+function kind, one batched KKT factorization per inertia trial.  An instance that meets
+a path the lockstep method does not implement (restoration phase, watchdog, safe
+slacks, pivoting switch, refinement fall-backs: ``result.reason`` names it) is solved
+again from its start by its own single solve.  Options the lockstep method does not
+implement (:data:`SEQUENTIAL_OPTIONS`) solve every instance by its own solve
+(``result.path``/``reason`` say so).  No per-instance iteration log is printed.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from ..arrays import host
+from ..solver.initial import push_into_bounds
+from ..solver.options import resolve_options
+from ..solver.status import STATUSES
 from .inputs import batch_inputs
 from .result import BatchResult
+from .state import EJECT_REASONS
+
+#: option values for which every instance is solved by its own solve: (name, test of
+#: the value that keeps the lockstep path)
+SEQUENTIAL_OPTIONS = (
+    ("mu_strategy", lambda v: v == "monotone"),
+    ("hessian_approximation", lambda v: v == "exact"),
+    ("kkt_system", lambda v: v == "augmented"),
+    ("inertia_correction_method", lambda v: v == "inertia-based"),
+    ("start_with_resto", lambda v: not v),
+    ("warm_start_init_point", lambda v: not v),
+    ("iteration_callback", lambda v: v is None),
+    ("derivative_test", lambda v: v == "none"),
+)
+
+
+def _sequential_reason(opts) -> str:
+    for name, keeps in SEQUENTIAL_OPTIONS:
+        if name in opts and not keeps(opts[name]):
+            return f"option {name}={opts[name]!r}"
+    return ""
 
 
 def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
@@ -23,19 +60,129 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     t0 = time.perf_counter()
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
-    t_setup = time.perf_counter() - t0
-    results = [_single(problem, inp, b, options) for b in range(inp.size)]
+    device = options.pop("device", "cpu")
+    opts = resolve_options(options)
+    B = inp.size
+    out = _Collector(problem, B)
+    why = _sequential_reason(opts)
+    t_lock = 0.0
+    if why:
+        out.path[:] = "single"
+        out.reason[:] = why
+    else:
+        t1 = time.perf_counter()
+        for idx in _structure_groups(inp):
+            _lockstep(problem, inp, idx, opts, device, out, t0)
+        t_lock = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    single = np.flatnonzero(out.path == "single")
+    for b in single:
+        out.put_single(b, _single(problem, inp, int(b), options, device))
+    t_single = time.perf_counter() - t2
     total = time.perf_counter() - t0
-    timings = dict(setup=t_setup, lockstep=0.0, single=total - t_setup, total=total)
-    return BatchResult.from_results(results, ["single"] * inp.size,
-                                    ["sequential"] * inp.size, timings, problem.n,
-                                    problem.m)
+    timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
+                   total=total)
+    return out.result(timings)
 
 
-def _single(problem, inp, b, options):
-    """Instance b by its own solve; the model's current p is kept."""
+def _structure_groups(inp):
+    """Index arrays of the instances sharing one slack-problem structure (fixed
+    variables, equality rows, finite sides), largest first."""
+    feats = np.concatenate([inp.lbx == inp.ubx, inp.lbg == inp.ubg,
+                            np.isfinite(inp.lbx), np.isfinite(inp.ubx),
+                            np.isfinite(inp.lbg), np.isfinite(inp.ubg)], axis=1)
+    if feats.shape[1] == 0 or inp.size <= 1:
+        return [np.arange(inp.size)]
+    _, inv = np.unique(feats, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    groups = [np.flatnonzero(inv == g) for g in range(int(inv.max()) + 1)]
+    return sorted(groups, key=len, reverse=True)
+
+
+def _lockstep(problem, inp, idx, opts, device, out, t0):
+    """Run the instances ``idx`` in lockstep; record finished ones in ``out`` and mark
+    the others for single solves."""
+    from .backends import make_batch_evaluator, make_batch_ldl
+    from .ipm import STATUS_NAMES, LockstepIPM
+    from .nlp import BatchSlackNLP
+
+    sub = inp.subset(idx)
+    B = len(idx)
+    ev = make_batch_evaluator(problem, B, device)
+    ev.set_params(sub.p)
+    with np.errstate(all="ignore"):
+        nlp = BatchSlackNLP(ev, sub.lbx, sub.ubx, sub.lbg, sub.ubg, sub.x0, opts)
+        if int(np.count_nonzero(nlp.eq)) > nlp.nx:     # Not_Enough_Degrees_Of_Freedom
+            out.path[idx] = "single"
+            out.reason[idx] = "not enough degrees of freedom"
+            return
+        ipm = LockstepIPM(nlp, opts, make_batch_ldl)
+        W0 = push_into_bounds(nlp, host(nlp.initial_w()), opts.bound_push, opts.bound_frac,
+                              opts.slack_bound_push, opts.slack_bound_frac)
+        ipm.initialize(ev.xp.asarray(W0))
+        ipm.run(t0)
+        f = ipm.fates
+        fin = np.flatnonzero(f.status >= 0)
+        it = ipm.it
+        x, lam_g, lam_x = nlp.unscale(it.W, it.Y, it.ZL, it.ZU, ipm.calc.iL_h, ipm.calc.iU_h)
+        if opts.honor_original_bounds:
+            x = np.clip(x, sub.lbx, sub.ubx)
+        if opts.fixed_variable_treatment == "make_parameter_nodual":
+            lam_x[:, nlp.fixed] = 0.0
+        fv, gv = ev.xp.zeros(B), ev.xp.zeros((B, problem.m))
+        ev.zeroth(ev.xp.asarray(x), fv, gv)
+        fv, gv = host(fv).astype(float), host(gv).astype(float)
+    if problem.model.sense == -1:
+        fv = -fv
+    names = np.array(STATUS_NAMES, dtype=object)[f.status[fin]]
+    out.put_lockstep(idx[fin], x[fin], fv[fin], gv[fin], lam_g[fin], lam_x[fin],
+                     names, f.iterations[fin])
+    left = np.flatnonzero(f.status < 0)
+    out.path[idx[left]] = "single"
+    out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
+
+
+def _single(problem, inp, b, options, device):
+    """Instance b by its own solve (printing nothing unless asked); the model's current
+    p is kept."""
     keep = problem.model.p
+    opts = dict(options)
+    opts.setdefault("print_level", 0)
     try:
-        return problem.solve(**inp.row(b), **dict(options))
+        return problem.solve(**inp.row(b), device=device, **opts)
     finally:
         problem.model.p = keep
+
+
+class _Collector:
+    """Final.  The batch's results as they arrive (host arrays in instance order)."""
+
+    def __init__(self, problem, B):
+        n, m = problem.n, problem.m
+        self.n, self.m = n, m
+        self.x, self.lam_x = np.zeros((B, n)), np.zeros((B, n))
+        self.g, self.lam_g = np.zeros((B, m)), np.zeros((B, m))
+        self.f = np.zeros(B)
+        self.status = np.full(B, "", dtype=object)
+        self.message = np.full(B, "", dtype=object)
+        self.iterations = np.zeros(B, np.int64)
+        self.path = np.full(B, "lockstep", dtype=object)
+        self.reason = np.full(B, "", dtype=object)
+
+    def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations):
+        self.x[rows], self.f[rows], self.g[rows] = x, f, g
+        self.lam_g[rows], self.lam_x[rows] = lam_g, lam_x
+        self.status[rows] = status
+        self.message[rows] = [STATUSES[s].exit_message for s in status]
+        self.iterations[rows] = iterations
+
+    def put_single(self, b, r):
+        self.x[b], self.f[b], self.g[b] = r.x, r.f, r.g
+        self.lam_g[b], self.lam_x[b] = r.lam_g, r.lam_x
+        self.status[b], self.message[b], self.iterations[b] = r.status, r.message, r.iterations
+
+    def result(self, timings) -> BatchResult:
+        return BatchResult(x=self.x, f=self.f, g=self.g, lam_g=self.lam_g,
+                           lam_x=self.lam_x, status=list(self.status),
+                           iterations=self.iterations, message=list(self.message),
+                           path=list(self.path), reason=list(self.reason), timings=timings)

@@ -1,0 +1,304 @@
+"""The lockstep interior point: B instances of one slack problem, one iteration at a
+time for all of them (:mod:`caspar_backend.solver.ipm` with a leading batch axis).
+
+Every vector of the single method carries a leading batch axis and every scalar is a
+(B,) array: the barrier parameter ``mu`` and ``tau``, the filters, ``theta_min`` /
+``theta_max``, the inertia-correction state (``delta_w``, ``delta_c``,
+``delta_w_last``, whether delta_c is in use), the termination counters.  One iteration:
+
+1. the errors and the termination tests of every running instance (IPOPT's statuses);
+2. the monotone barrier update (several decreases per iteration, per instance);
+3. the Newton step: the KKT systems assembled and factorized together; Algorithm IC
+   refactorizes only the instances whose inertia was wrong, with their own delta_w;
+   one refined solve (:class:`~.kkt.BatchAugmentedKKT`);
+4. the filter line search (:class:`~.linesearch.BatchLineSearch`), one batched trial
+   evaluation per backtracking round, then one batched derivative evaluation.
+
+Instances that finish keep their iterate (updates are masked); the arithmetic of each
+instance is the single method's, so a lockstep instance takes the iterations of its own
+single solve.  Paths the lockstep method does not implement make an instance leave the
+batch (:class:`~.state.Fates`); :mod:`.solve` then runs its single solve from the start.
+The host reads what the algorithm branches on: a few reductions over the batch per
+iteration (any instance left? any inertia wrong?).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..arrays import host
+from ..linsolve.qdldl import DENSE_PIVOTING_MAX_N
+from ..solver.inertia import PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR, \
+    SLOW_REFINEMENT_EPS_FLOOR
+from ..solver.status import STATUSES
+from .kkt import BatchAugmentedKKT
+from .linesearch import BatchLineSearch
+from .quantities import BatchQuantities
+from .state import BatchFilter, BatchIterate, Fates
+
+#: statuses a lockstep instance can end with
+STATUS_NAMES = tuple(STATUSES)
+
+
+class LockstepIPM:
+    """Final.  ``nlp``: a :class:`~.nlp.BatchSlackNLP`; ``make_ldl(structure, B, xp)``
+    the batched factorization."""
+
+    def __init__(self, nlp, opts, make_ldl):
+        self.nlp, self.opts = nlp, opts
+        xp = self.xp = nlp.xp
+        B = self.B = nlp.B
+        self.nw, self.m = nlp.nw, nlp.m
+        self.calc = BatchQuantities(nlp, opts)
+        c = self.calc
+        self.it = BatchIterate.zeros(xp, B, nlp.nw, nlp.m, c.nL, c.nU, len(nlp.jac_rows))
+        self.kkt = BatchAugmentedKKT(B, nlp.nw, nlp.m, nlp.hess_rows, nlp.hess_cols,
+                                     nlp.jac_rows, nlp.jac_cols, make_ldl, xp,
+                                     opts.max_refinement_steps, opts.residual_ratio_max,
+                                     opts.kkt_static_regularization)
+        self.mu = xp.full(B, float(opts.mu_init))
+        self.tau = xp.full(B, max(opts.tau_min, 1.0 - opts.mu_init))
+        self.filter = BatchFilter(xp, B)
+        self.line_search = BatchLineSearch(self)
+        self.delta_w_last = xp.zeros(B)
+        self.delta_c_used = xp.zeros(B, bool)
+        self.acceptable_count = xp.zeros(B, np.int64)
+        self.last_obj = xp.full(B, np.nan)
+        self.fates = Fates(B, STATUS_NAMES)
+        self.needs_first_order = xp.zeros(B, bool)
+        self.iteration = 0
+        self.interrupted = False
+
+    # ================================================================ bookkeeping
+    def leave(self, mask, reason):
+        """The instances of ``mask`` (xp or host bool) leave the batch."""
+        mask = host(mask)
+        if mask.any():
+            self.fates.leave(mask, reason)
+
+    def running(self):
+        return self.xp.asarray(self.fates.running)
+
+    def _first_order(self, mask):
+        """Gradient and Jacobian at the moved instances' points (one evaluation of the
+        batch); a NaN or Inf makes the instance leave."""
+        xp, it = self.xp, self.it
+        G, JV = xp.empty_like(it.G), xp.empty_like(it.JV)
+        self.nlp.first(it.W, G, JV)
+        ok = xp.all(xp.isfinite(G), axis=1) & xp.all(xp.isfinite(JV), axis=1)
+        take = mask & ok
+        it.G[...] = xp.where(take[:, None], G, it.G)
+        it.JV[...] = xp.where(take[:, None], JV, it.JV)
+        self.leave(mask & ~ok, "invalid number in a derivative")
+
+    # ================================================================ start
+    def initialize(self, W0):
+        """The starting iterates from the pushed ``W0`` (B, nw) (IPOPT's default
+        initialization: z = bound_mult_init_val, least-squares y)."""
+        o, xp, it = self.opts, self.xp, self.it
+        it.W[...] = W0
+        self.nlp.zeroth(it.W, it.F, it.H)
+        ok = xp.isfinite(it.F) & xp.all(xp.isfinite(it.H), axis=1)
+        self.leave(~ok, "invalid number at the starting point")
+        self._first_order(xp.ones(self.B, bool))
+        it.ZL.fill(o.bound_mult_init_val)
+        it.ZU.fill(o.bound_mult_init_val)
+        if self.m:
+            self._least_squares_y()
+        self.line_search.start(xp.sum(xp.abs(it.H), axis=1))
+
+    def _least_squares_y(self):
+        """:func:`caspar_backend.solver.initial.least_squares_y` per instance."""
+        xp, it, k, o = self.xp, self.it, self.kkt, self.opts
+        rd = it.G.copy()
+        rd[:, self.calc.iL] -= it.ZL
+        rd[:, self.calc.iU] += it.ZU
+        k.hess_values.fill(0.0)
+        k.jac_values[...] = it.JV
+        k.sigma.fill(0.0)
+        k.delta_w.fill(1.0)
+        k.delta_c.fill(0.0)
+        k.build()
+        ok, _ = k.factorize()
+        y = xp.zeros((self.B, self.m))
+        zero_rhs = xp.zeros((self.B, self.m))
+        if bool(ok.any()):
+            _, y1, _, _ = k.solve(-rd, zero_rhs, rows=ok)
+            y = xp.where(ok[:, None], y1, y)
+        retry = ~ok
+        if bool(retry.any()):
+            k.delta_c[...] = xp.where(retry, 1e-10, 0.0)
+            k.build()
+            ok2, _ = k.factorize(xp.flatnonzero(retry))
+            ok2 &= retry
+            if bool(ok2.any()):
+                _, y2, _, _ = k.solve(-rd, zero_rhs, rows=ok2)
+                y = xp.where(ok2[:, None], y2, y)
+        with np.errstate(all="ignore"):
+            ymax = xp.max(xp.abs(y), axis=1)
+        keep = xp.isfinite(ymax) & (ymax <= o.constr_mult_init_max)
+        it.Y[...] = xp.where(keep[:, None], y, 0.0)
+
+    # ================================================================ main loop
+    def run(self, t0):
+        """Iterate until every instance has finished or left the batch."""
+        o, xp = self.opts, self.xp
+        cpu0 = time.process_time()
+        while self.fates.running.any():
+            run = self.running()
+            e = self.calc.errors(self.it, self.mu)
+            if self.interrupted:
+                self.fates.finish(self.fates.running, "User_Requested_Stop", self.iteration)
+                break
+            self._terminate(e, run, t0, cpu0)
+            run = self.running()
+            if not bool(run.any()):
+                break
+            if self._mu_update(e, run):
+                run = self.running()
+            d = self._direction(run)
+            run = self.running()
+            if not bool(run.any()):
+                break
+            self.needs_first_order.fill(False)
+            self.line_search.search(d, host(run))
+            self._first_order(self.needs_first_order & self.running())
+            self.iteration += 1
+
+    def _terminate(self, e, run, t0, cpu0):
+        """Termination.check per instance, in its order."""
+        o, xp, it, k = self.opts, self.xp, self.it, self.iteration
+        f = self.fates
+        done = run & (e["E0"] <= o.tol) & (e["udual"] <= o.dual_inf_tol) & \
+            (e["uconstr"] <= o.constr_viol_tol) & (e["ucompl"] <= o.compl_inf_tol)
+        f.finish(host(done), "Solve_Succeeded", k)
+        rest = run & ~done
+        prev = self.last_obj.copy()
+        self.last_obj[...] = xp.where(rest, it.F, self.last_obj)
+        with np.errstate(all="ignore"):
+            objchg = xp.where(xp.isnan(prev), np.inf,
+                              xp.abs(it.F - prev) / xp.maximum(1.0, xp.abs(it.F)))
+        acc = rest & (o.acceptable_iter > 0) & (e["E0"] <= o.acceptable_tol) & \
+            (e["udual"] <= o.acceptable_dual_inf_tol) & \
+            (e["uconstr"] <= o.acceptable_constr_viol_tol) & \
+            (e["ucompl"] <= o.acceptable_compl_inf_tol) & (objchg <= o.acceptable_obj_change_tol)
+        self.acceptable_count[...] = xp.where(acc, self.acceptable_count + 1,
+                                              xp.where(rest, 0, self.acceptable_count))
+        f.finish(host(acc & (self.acceptable_count >= o.acceptable_iter)),
+                 "Solved_To_Acceptable_Level", k)
+        f.finish(host(rest & (e["wmax"] > o.diverging_iterates_tol)), "Diverging_Iterates", k)
+        if k >= o.max_iter:
+            f.finish(f.running, "Maximum_Iterations_Exceeded", k)
+        if time.perf_counter() - t0 > o.max_wall_time:
+            f.finish(f.running, "Maximum_WallTime_Exceeded", k)
+        if time.process_time() - cpu0 > o.max_cpu_time:
+            f.finish(f.running, "Maximum_CpuTime_Exceeded", k)
+
+    def _mu_update(self, e, run) -> bool:
+        """MuUpdate._monotone per instance; resets the filters of the instances whose mu
+        changed.  Returns False (no instance leaves here)."""
+        o, xp = self.opts, self.xp
+        floor = xp.minimum(o.tol, o.compl_inf_tol * self.nlp.df_d) / (o.barrier_tol_factor + 1.0)
+        tiny = self.line_search.tiny_step
+        changed = xp.zeros(self.B, bool)
+        active = run.copy()
+        first = True
+        while True:
+            active &= self.mu > floor
+            if not bool(active.any()):
+                break
+            if not first:
+                e = self.calc.errors(self.it, self.mu)
+            first = False
+            dec = active & ((e["Emu"] <= o.barrier_tol_factor * self.mu) | tiny)
+            new_mu = xp.maximum(floor, xp.minimum(o.mu_linear_decrease_factor * self.mu,
+                                                  self.mu ** o.mu_superlinear_decrease_power))
+            self.mu[...] = xp.where(dec, new_mu, self.mu)
+            self.tau[...] = xp.where(dec, xp.maximum(o.tau_min, 1.0 - self.mu), self.tau)
+            changed |= dec
+            active = dec & ~tiny
+        if bool(changed.any()):
+            self.filter.reset(changed)
+        return False
+
+    # ================================================================ the step
+    def _direction(self, run):
+        """The Newton steps of the running instances (dict of (B, .) arrays), Algorithm
+        IC per instance; instances without a usable step leave the batch."""
+        o, xp, it, k, calc = self.opts, self.xp, self.it, self.kkt, self.calc
+        sL, sU = calc.slacks(it.W)
+        k.sigma.fill(0.0)
+        k.sigma[:, calc.iL] += it.ZL / sL
+        k.sigma[:, calc.iU] += it.ZU / sU
+        k.jac_values[...] = it.JV
+        self.nlp.hess(it.W, it.Y, xp.ones(self.B), k.hess_values)
+        self.leave(run & ~xp.all(xp.isfinite(k.hess_values), axis=1),
+                   "invalid number in a derivative")
+        gphi = calc.grad_phi(it.G, sL, sU, self.mu)
+        rhs_w = -(gphi + calc.Aty(it.JV, it.Y))
+        rhs_c = -it.H
+        self._factorize_with_inertia_correction()
+        run = self.running()
+        dW, dY, ratio, rho = k.solve(rhs_w, rhs_c, rows=run)
+        eps = k.static_regularization
+        slow = (rho > o.refinement_contraction_max) & (eps > SLOW_REFINEMENT_EPS_FLOOR) & \
+            (ratio <= RESIDUAL_RATIO_SINGULAR)
+        self.leave(run & (slow | (ratio > RESIDUAL_RATIO_SINGULAR) | ~xp.isfinite(ratio)),
+                   "iterative refinement fall-back")
+        run = self.running()
+        fin = xp.all(xp.isfinite(dW), axis=1) & xp.all(xp.isfinite(dY), axis=1)
+        self.leave(run & ~fin, "step not finite")
+        dzL, dzU = calc.bound_multiplier_steps(dW, it.ZL, it.ZU, sL, sU, self.mu)
+        return dict(dW=dW, dY=dY, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+
+    def _delta_c(self):
+        o = self.opts
+        return o.jacobian_regularization_value * self.mu ** o.jacobian_regularization_exponent
+
+    def _factorize_with_inertia_correction(self):
+        """InertiaCorrector.regularize_and_factorize per instance (the paths that change
+        the static term or switch to a pivoting factorization leave the batch)."""
+        o, xp, k = self.opts, self.xp, self.kkt
+        run = self.running()
+        k.delta_w.fill(0.0)
+        k.delta_c[...] = xp.where(self.delta_c_used, self._delta_c(), 0.0)
+        k.build()
+        ok, n_zero = k.factorize()
+        need = run & ~ok
+        # a zero pivot at delta_w = 0: the single path first tries stabler factorizations
+        # (a larger static term for the iteration)
+        self.leave(need & (n_zero > 0), "zero pivot at delta_w = 0 (stabler factorization)")
+        need &= self.running()
+        if not bool(need.any()):
+            return
+        dwl = self.delta_w_last
+        k.delta_w[...] = xp.where(need, xp.where(dwl == 0.0, o.first_hessian_perturbation,
+                                                 xp.maximum(o.min_hessian_perturbation,
+                                                            o.perturb_dec_fact * dwl)), 0.0)
+        pivoting = k.N <= DENSE_PIVOTING_MAX_N
+        while True:
+            k.build()
+            ok, n_zero = k.factorize(xp.flatnonzero(need))
+            good = need & ok
+            self.delta_w_last[...] = xp.where(good, k.delta_w, self.delta_w_last)
+            need &= ~ok
+            if not bool(need.any()):
+                return
+            zp = need & (n_zero > 0)
+            set_c = zp & (k.delta_c == 0.0)
+            k.delta_c[...] = xp.where(set_c, self._delta_c(), k.delta_c)
+            if pivoting:
+                switch = need & ~set_c & ((zp & (k.delta_w > 0.0))
+                                          | (k.delta_w > PIVOTING_SWITCH_DELTA_W))
+                self.leave(switch, "pivoting switch of the inertia correction")
+                need &= ~switch
+            k.delta_w[...] = xp.where(need, k.delta_w * xp.where(
+                self.delta_w_last == 0.0, o.perturb_inc_fact_first, o.perturb_inc_fact),
+                k.delta_w)
+            over = need & (k.delta_w > o.max_hessian_perturbation)
+            self.leave(over, "no regularization gave the right inertia")
+            need &= ~over
+            if not bool(need.any()):
+                return
