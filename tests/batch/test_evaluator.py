@@ -35,12 +35,18 @@ def _inputs(prob, sample, B, seed):
     return X, P, rng.standard_normal((B, prob.m)), rng.uniform(0.1, 3.0, B)
 
 
-@pytest.mark.parametrize("B", [1, 3, 17])
+#: (B, chunk_size): one chunk (the default for these small problems), chunks of 4 and a
+#: remainder of 1 (bound evaluators and a second replica), chunks of one instance
+SIZES = [(1, None), (3, None), (17, None), (17, 4), (5, 1)]
+
+
+@pytest.mark.parametrize("B, chunk", SIZES)
 @pytest.mark.parametrize("name", problems.ALL_NAMES)
-def test_every_instance_equals_its_single_evaluation(name, B):
+def test_every_instance_equals_its_single_evaluation(name, B, chunk):
     prob, sample = problems.build(name)
     X, P, Y, of = _inputs(prob, sample, B, seed=B)
-    be = BatchEvaluator(prob, B)
+    be = BatchEvaluator(prob, B, chunk_size=chunk)
+    assert be.chunk_size == (B if chunk is None else chunk)
     be.set_params(P)
     single = prob.evaluator("cpu")
     np.testing.assert_array_equal(be.jac_rows, single.jac_rows)
@@ -58,12 +64,13 @@ def test_every_instance_equals_its_single_evaluation(name, B):
         close(hess[b], ev.hess_values(X[b], Y[b], of[b]), RTOL, msg=msg)
 
 
-def test_outputs_other_than_f_are_bitwise_equal():
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_outputs_other_than_f_are_bitwise_equal(chunk):
     """Away from the objective's term sum, nothing is summed in another order: the
     split rows, duplicate Jacobian pairs and the gradient keep the single order."""
     prob, sample = problems.build("wide")
     X, P, Y, of = _inputs(prob, sample, 5, seed=0)
-    be = BatchEvaluator(prob, 5)
+    be = BatchEvaluator(prob, 5, chunk_size=chunk)
     be.set_params(P)
     _, g, grad, jac, hess = _outputs(be, X, Y, of)
     for b in range(5):
@@ -77,7 +84,7 @@ def test_outputs_other_than_f_are_bitwise_equal():
 def test_scalar_objective_factor_and_shared_parameters():
     prob, sample = problems.build("ik")
     X, _, Y, _ = _inputs(prob, sample, 4, seed=1)
-    be = BatchEvaluator(prob, 4)
+    be = BatchEvaluator(prob, 4, chunk_size=3)
     be.set_params([0.3, -1.2])  # one row for every instance
     np.testing.assert_array_equal(be.parameters(), np.tile([0.3, -1.2], (4, 1)))
     _, _, _, _, hess = _outputs(be, X, Y, 0.0)
@@ -89,8 +96,8 @@ def test_scalar_objective_factor_and_shared_parameters():
 def test_parameters_default_to_the_problems_current_values():
     prob, sample = problems.build("ik")
     X, _, Y, of = _inputs(prob, sample, 2, seed=2)
-    f = BatchEvaluator(prob, 2)
-    out = _outputs(f, X, Y, of)
+    be = BatchEvaluator(prob, 2)
+    out = _outputs(be, X, Y, of)
     ev = prob.evaluator("cpu")
     for b in range(2):
         close(out[0][b], ev.obj(X[b]), RTOL)
@@ -103,8 +110,20 @@ def test_bad_shapes_are_model_errors():
         be.set_params(np.zeros((2, 2)))
     with pytest.raises(ModelError, match="X has shape"):
         be.zeroth(np.zeros((2, 3)), np.zeros(2), np.zeros((2, 1)))
-    with pytest.raises(ModelError, match="at least 1"):
+    with pytest.raises(ModelError, match="batch size must be at least 1"):
         BatchEvaluator(prob, 0)
+    with pytest.raises(ModelError, match="chunk size must be at least 1"):
+        BatchEvaluator(prob, 3, chunk_size=-2)
+
+
+def test_default_chunk_bounds_the_widest_group():
+    from caspar_backend.batch.evaluator import CPU_CHUNK_ENTRIES, default_chunk
+
+    prob, _ = problems.build("optimal_control_200")
+    widest = max(g.size for g in prob.objective_groups + prob.constraint_groups)
+    C = default_chunk(prob)
+    assert C * widest <= CPU_CHUNK_ENTRIES < (C + 1) * widest
+    assert BatchEvaluator(prob, 3 * C + 1).chunk_size == C
 
 
 def test_describe_nonfinite_names_the_single_problems_row():
