@@ -49,11 +49,14 @@ class _DeviceGroup:
 
 
 class CudaEvaluator(Evaluator):
-    """Evaluator over CuPy arrays on the current CUDA device (final)."""
+    """Evaluator over CuPy arrays on the current CUDA device (final).
+
+    ``layout``: ``Layout.of(problem)`` when the caller has it already (it must be
+    equal; :mod:`caspar_backend.batch.replicate` tiles it from one instance's)."""
 
     device = "cuda"
 
-    def __init__(self, problem):
+    def __init__(self, problem, layout: Layout | None = None):
         resolve_device("cuda")
         import cupy as cp
 
@@ -62,7 +65,9 @@ class CudaEvaluator(Evaluator):
         self.n, self.m, self.n_params = problem.n, problem.m, problem.n_params
         self._obj = [_DeviceGroup(cp, g, f"o{k}") for k, g in enumerate(problem.objective_groups)]
         self._con = [_DeviceGroup(cp, g, f"c{k}") for k, g in enumerate(problem.constraint_groups)]
-        lay = Layout.of(problem)
+        # a caller that knows the layout already (the batch's replicated problem tiles
+        # it from one instance's) saves its sorts
+        lay = Layout.of(problem) if layout is None else layout
         self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
         self.hess_rows, self.hess_cols = cp.asarray(lay.hess_rows), cp.asarray(lay.hess_cols)
         for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,

@@ -50,19 +50,24 @@ class _Bound:
 
 
 class NumpyEvaluator(Evaluator):
-    """Evaluator over NumPy arrays (final)."""
+    """Evaluator over NumPy arrays (final).
+
+    ``layout``: ``Layout.of(problem)`` when the caller has it already (it must be
+    equal; :mod:`caspar_backend.batch.replicate` tiles it from one instance's)."""
 
     xp = np
     device = "cpu"
 
-    def __init__(self, problem):
+    def __init__(self, problem, layout: Layout | None = None):
         self.problem = problem
         self.n, self.m, self.n_params = problem.n, problem.m, problem.n_params
         self._obj = [_Bound(g, f"objective group {k}") for k, g in
                      enumerate(problem.objective_groups)]
         self._con = [_Bound(g, f"constraint group {k}") for k, g in
                      enumerate(problem.constraint_groups)]
-        lay = Layout.of(problem)
+        # a caller that knows the layout already (the batch's replicated problem tiles
+        # it from one instance's) saves its sorts
+        lay = Layout.of(problem) if layout is None else layout
         self.jac_rows, self.jac_cols = lay.jac_rows, lay.jac_cols
         self.hess_rows, self.hess_cols = lay.hess_rows, lay.hess_cols
         self._grad_idx = lay.grad_idx
