@@ -39,7 +39,8 @@ extern "C" __global__ void caspar_batch_ldl_factor(
     long long pos = 0, neg = 0;
     for (long long k = 0; k < n; ++k) {
         const double d = F[elim_diag_row[k] * B + b];
-        if (!isfinite(d) || d == 0.0) break;
+        // d - d is 0 for a finite d and NaN for +-inf and NaN (no math header needed)
+        if (__dsub_rn(d, d) != 0.0 || d == 0.0) break;
         if (d > 0.0) ++pos; else ++neg;
     }
     n_pos[b] = pos;
