@@ -11,7 +11,9 @@ NumPy calls:
 2. ``T[level rows] -= S G`` with S the 0/-1 CSR matrix of the level's targets:
    SciPy's ``csr_matvecs`` subtracts the products of each row in op order,
    ``s = ((C_ij - p_1) - p_2) - ...``, the recurrence of :mod:`.ldl_symbolic`;
-3. the level's pivots ``F = T`` and ``F[off rows] = T[off rows] / d[column]``.
+3. ``F[off rows] = T[off rows] / d[column]``, the pivots d read from T's pivot rows
+   (gathered, or broadcast when the level is one column); after the last level one
+   gather copies all pivots to ``D`` and F's pivot rows.
 
 So the Python-level work is O(levels), not O(nnz(L)); a level whose ops times B exceed
 ``WORK_ELEMENTS`` is split into chunks of whole target rows (only the memory of the
@@ -34,6 +36,33 @@ from .ldl_symbolic import LDLPlan
 
 #: largest product buffer of one step, in float64 elements (rows times B): 32 MiB
 WORK_ELEMENTS = 1 << 22
+#: the caller's (B, k) arrays are transposed to (k, B) and back in blocks of about this
+#: many elements (256 KiB: a block of rows stays in cache while its columns are read;
+#: NumPy's unblocked strided copy is 2-3x slower at B = 10^5)
+TRANSPOSE_ELEMENTS = 1 << 15
+
+
+def _block(k: int) -> int:
+    """Instances per transpose block for rows of k entries."""
+    return max(64, TRANSPOSE_ELEMENTS // max(k, 1))
+
+
+def to_rows(dst, rows, src, cols) -> None:
+    """``dst[rows[i], b] = src[b, cols[i]]`` for every b: ``src`` (B, k) C-order into the
+    row-major ``dst`` (r, B); ``rows`` / ``cols`` int64 index arrays or slices."""
+    B = src.shape[0]
+    step = _block(src.shape[1])
+    for b0 in range(0, B, step):
+        dst[rows, b0:b0 + step] = src[b0:b0 + step, cols].T
+
+
+def from_rows(dst, src, rows) -> None:
+    """``dst[b, q] = src[rows[q], b]`` for every b: the row-major ``src`` (r, B) into
+    ``dst`` (B, n) (C-order or not); ``rows`` an int64 index array (n,)."""
+    B = dst.shape[0]
+    step = _block(dst.shape[1])
+    for b0 in range(0, B, step):
+        dst[b0:b0 + step] = src[rows, b0:b0 + step].T
 
 
 def _chunks(ptr, lo, hi, cap):
@@ -90,8 +119,8 @@ class HostLDL:
         self._G = np.zeros(gmax * B)
         self._G2 = np.zeros(gmax * B)
         self._Y = np.zeros((n, B))
-        self._Y2 = np.zeros((n, B))
-        self._bad = np.zeros(n * B, bool)
+        self._Y2 = np.zeros((n, B))     # scratch: a subset's pivots
+        self._ok = np.zeros(n * B, bool)
         self._sign = np.zeros(n * B, bool)
         self._key = np.zeros(n * B, np.int64)
         self._elim_of_pos = np.ascontiguousarray(pl.order[:, None])
@@ -99,6 +128,54 @@ class HostLDL:
         self.n_neg = np.zeros(B, np.int64)
         self.n_zero = np.full(B, n, np.int64)
         self._mv = None                 # matvec's block-diagonal pattern, at first use
+        self._full = None               # the all-instance factorization program
+        self._fw, self._bw = self._solve_programs()
+
+    # ------------------------------------------------------------------ programs
+    # A *program* binds each step of a level to its index slices and to views of the
+    # work buffers, built once: running one is a fixed sequence of C calls per level
+    # with no slicing or reshaping in the loop.
+    def _factor_program(self, T, F, Ba) -> list:
+        """Per level ``(updates, divisions)`` for (n_f, Ba) arrays T and F (module
+        doc): an update ``(op_t, g, op_l, g2, csr_args)`` computes ``g = T[op_t] *
+        F[op_l]`` and ``T[rows] -= S g``; a division ``(rows, d, src, dst)`` computes
+        ``dst = src / d`` with ``d = T[rows]`` (rows None: d is the level's single
+        pivot row, broadcast)."""
+        pl, G, G2 = self.plan, self._G, self._G2
+        prog = []
+        for t0, tc, t1, ops, div in self._factor_steps:
+            upd = []
+            for ra, rb, ua, ub, ptr in ops:
+                U = ub - ua
+                upd.append((pl.op_t[ua:ub], G[:U * Ba].reshape(U, Ba), pl.op_l[ua:ub],
+                            G2[:U * Ba].reshape(U, Ba),
+                            (rb - ra, U, Ba, ptr, self._iota[:U], self._minus[:U],
+                             G[:U * Ba], T[ra:rb].reshape(-1))))
+            if tc - t0 == 1:
+                dv = [(None, T[t0:tc], T[tc:t1], F[tc:t1])] if t1 > tc else []
+            else:
+                dv = [(pl.pivot_row[oa:ob], G[:(ob - oa) * Ba].reshape(ob - oa, Ba),
+                       T[oa:ob], F[oa:ob]) for oa, ob in div]
+            prog.append((upd, dv))
+        return prog
+
+    def _solve_programs(self):
+        """Forward (levels up) and backward (levels down) steps ``(pos, g, lvals,
+        csr_args)``: ``g = y[pos] * lvals`` and ``y[rows] -= S g`` on the (n, B) work
+        vector ``_Y``, with L's values from ``Lrow`` (forward) and ``F`` (backward)."""
+        pl, B, G, y = self.plan, self.B, self._G, self._Y
+
+        def step(ra, rb, ua, ub, ptr, pos, lvals):
+            U = ub - ua
+            return (pos[ua:ub], G[:U * B].reshape(U, B), lvals,
+                    (rb - ra, U, B, ptr, self._iota[:U], self._minus[:U], G[:U * B],
+                     y[ra:rb].reshape(-1)))
+        fw = [step(*c, pl.fw_pos, self.Lrow[c[2]:c[3]])
+              for steps in self._fw_steps for c in steps]
+        # a level's backward rows of F are contiguous, in the op order
+        bw = [step(*c, pl.bw_pos, self.F[pl.bw_row[c[2]]:pl.bw_row[c[2]] + c[3] - c[2]])
+              for steps in reversed(self._bw_steps) for c in steps]
+        return fw, bw
 
     # ------------------------------------------------------------------ factorize
     def factorize(self, values, active=None):
@@ -109,10 +186,11 @@ class HostLDL:
         n, n_f, nnz_l = pl.n, pl.n_f, pl.nnz_l
         if active is None:
             T = self._T.reshape(n_f, B)
-            T[pl.a_row] = values.T
-            self._run(T, self.F)
-            np.take(self.F, pl.fw_row, axis=0, out=self.Lrow, mode="clip")
-            np.take(self.F, pl.diag_row, axis=0, out=self.D, mode="clip")
+            if self._full is None:
+                self._full = self._factor_program(T, self.F, B)
+            to_rows(T, pl.a_row, values, slice(None))
+            self._run(self._full, T, self.F, self.D)
+            self.F.take(pl.fw_row, 0, self.Lrow, "clip")
             self._inertia(self.D, B, self.n_pos, self.n_neg, self.n_zero)
             return
         Ba = len(active)
@@ -123,104 +201,94 @@ class HostLDL:
         # the subset's rows of values go through F2's buffer, which the subset's F
         # overwrites once T holds them: no (Ba, nnz) temporary
         sub = self._F2[:Ba * pl.nnz].reshape(Ba, pl.nnz)
-        np.take(values, active, axis=0, out=sub, mode="clip")
+        values.take(active, 0, sub, "clip")
         T = self._T[:n_f * Ba].reshape(n_f, Ba)
-        T[pl.a_row] = sub.T
+        to_rows(T, pl.a_row, sub, slice(None))
         F = self._F2[:n_f * Ba].reshape(n_f, Ba)
-        self._run(T, F)
+        d = self._Y2.reshape(-1)[:n * Ba].reshape(n, Ba)
+        self._run(self._factor_program(T, F, Ba), T, F, d)
         self.F[:, active] = F
-        # the subset's Lrow and D through T's buffer (T is not needed any more)
-        lrow = self._T[:nnz_l * Ba].reshape(nnz_l, Ba)
-        np.take(F, pl.fw_row, axis=0, out=lrow, mode="clip")
-        self.Lrow[:, active] = lrow
-        d = self._T[:n * Ba].reshape(n, Ba)
-        np.take(F, pl.diag_row, axis=0, out=d, mode="clip")
         self.D[:, active] = d
+        # the subset's Lrow through T's buffer (T is not needed any more)
+        lrow = self._T[:nnz_l * Ba].reshape(nnz_l, Ba)
+        F.take(pl.fw_row, 0, lrow, "clip")
+        self.Lrow[:, active] = lrow
         pos, neg, zero = (np.zeros(Ba, np.int64) for _ in range(3))
         self._inertia(d, Ba, pos, neg, zero)
         self.n_pos[active], self.n_neg[active], self.n_zero[active] = pos, neg, zero
 
-    def _run(self, T, F):
-        """Zero T's fill rows, then the level loop (pivots of 0 or inf give inf/nan in
-        that instance's columns only: no warnings)."""
-        T[self.plan.fill_rows] = 0.0
+    def _run(self, prog, T, F, D):
+        """Run a factorization program on T (C's values at the scattered rows) and F;
+        then ``D`` (n, Ba) = the pivots in level order, also written to F's pivot rows
+        (the divisions read pivots from T; pivots of 0 or inf give inf/nan in that
+        instance's columns only: no warnings)."""
+        pl = self.plan
+        T[pl.fill_rows] = 0.0
+        csr, mul, div = _sparsetools.csr_matvecs, np.multiply, np.divide
         with np.errstate(all="ignore"):
-            self._levels(T, F, T.shape[1])
-
-    def _levels(self, T, F, Ba):
-        """The level loop of the module doc on (n_f, Ba) arrays T (holding C's values
-        and zeros at fill rows on entry) and F."""
-        for t0, tc, t1, ops, div in self._factor_steps:
-            for ra, rb, ua, ub, ptr in ops:
-                U = ub - ua
-                g = self._G[:U * Ba].reshape(U, Ba)
-                g2 = self._G2[:U * Ba].reshape(U, Ba)
-                np.take(T, self.plan.op_t[ua:ub], axis=0, out=g, mode="clip")
-                np.take(F, self.plan.op_l[ua:ub], axis=0, out=g2, mode="clip")
-                g *= g2
-                _sparsetools.csr_matvecs(rb - ra, U, Ba, ptr, self._iota[:U],
-                                         self._minus[:U], g.ravel(), T[ra:rb].ravel())
-            F[t0:tc] = T[t0:tc]
-            for oa, ob in div:
-                d = self._G[:(ob - oa) * Ba].reshape(ob - oa, Ba)
-                np.take(T, self.plan.pivot_row[oa:ob], axis=0, out=d, mode="clip")
-                np.divide(T[oa:ob], d, out=F[oa:ob])
+            for upd, dv in prog:
+                for op_t, g, op_l, g2, args in upd:
+                    T.take(op_t, 0, g, "clip")
+                    F.take(op_l, 0, g2, "clip")
+                    mul(g, g2, out=g)
+                    csr(*args)
+                for rows, d, src, dst in dv:
+                    if rows is not None:
+                        T.take(rows, 0, d, "clip")
+                    div(src, d, out=dst)
+        T.take(pl.diag_row, 0, D, "clip")
+        F[pl.diag_row] = D
 
     def _inertia(self, D, Ba, pos, neg, zero):
         """Counts of positive / negative pivots before the first pivot (in elimination
         order) that is 0 or not finite; the rest count as zero.  ``D`` (n, Ba) level
         order."""
         n = self.plan.n
-        bad = self._bad[:n * Ba].reshape(n, Ba)
+        ok = self._ok[:n * Ba].reshape(n, Ba)
         sign = self._sign[:n * Ba].reshape(n, Ba)
-        key = self._key[:n * Ba].reshape(n, Ba)
-        np.isfinite(D, out=bad)
-        np.logical_not(bad, out=bad)
-        np.equal(D, 0.0, out=sign)
-        bad |= sign
-        # the elimination index of the first bad pivot per instance (n when none)
-        key.fill(n)
-        np.copyto(key, self._elim_of_pos, where=bad)
-        first = key.min(axis=0) if n else np.zeros(Ba, np.int64)
-        np.less(self._elim_of_pos, first, out=bad)          # bad := counted
+        np.isfinite(D, out=ok)
+        np.not_equal(D, 0.0, out=sign)
+        ok &= sign
         np.greater(D, 0.0, out=sign)
-        sign &= bad
+        if ok.all():                    # the usual case: every pivot counts
+            pos[:] = np.count_nonzero(sign, axis=0)
+            np.subtract(n, pos, out=neg)
+            zero.fill(0)
+            return
+        # the elimination index of the first bad pivot per instance (n when none)
+        key = self._key[:n * Ba].reshape(n, Ba)
+        key.fill(n)
+        np.logical_not(ok, out=ok)
+        np.copyto(key, self._elim_of_pos, where=ok)
+        first = key.min(axis=0)
+        np.less(self._elim_of_pos, first, out=ok)           # ok := counted
+        sign &= ok
         pos[:] = np.count_nonzero(sign, axis=0)
         np.less(D, 0.0, out=sign)
-        sign &= bad
+        sign &= ok
         neg[:] = np.count_nonzero(sign, axis=0)
         np.subtract(n - pos, neg, out=zero)
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs, out=None):
         """x (B, n) with ``K_b x_b = rhs_b`` (rhs float64 (B, n))."""
-        pl, B = self.plan, self.B
-        y = self._Y
-        np.take(rhs.T, pl.src, axis=0, out=y, mode="clip")
+        pl, y = self.plan, self._Y
+        to_rows(y, slice(None), rhs, pl.src)
+        csr, mul = _sparsetools.csr_matvecs, np.multiply
         with np.errstate(all="ignore"):
-            for steps in self._fw_steps:
-                for ra, rb, ua, ub, ptr in steps:
-                    self._step(y, pl.fw_pos[ua:ub], self.Lrow[ua:ub], ra, rb, ptr)
+            for pos, g, lvals, args in self._fw:
+                y.take(pos, 0, g, "clip")
+                mul(g, lvals, out=g)
+                csr(*args)
             y /= self.D
-            for steps in reversed(self._bw_steps):
-                for ra, rb, ua, ub, ptr in steps:
-                    f0 = int(pl.bw_row[ua])     # a level's backward rows are contiguous
-                    self._step(y, pl.bw_pos[ua:ub], self.F[f0:f0 + ub - ua], ra, rb, ptr)
-        np.take(y, pl.dst, axis=0, out=self._Y2, mode="clip")
+            for pos, g, lvals, args in self._bw:
+                y.take(pos, 0, g, "clip")
+                mul(g, lvals, out=g)
+                csr(*args)
         if out is None:
-            out = np.empty((B, pl.n))
-        np.copyto(out, self._Y2.T)
+            out = np.empty((self.B, pl.n))
+        from_rows(out, y, pl.dst)
         return out
-
-    def _step(self, y, pos, lvals, ra, rb, ptr):
-        """``y[r] -= sum_u lvals[u] * y[pos[u]]`` for the rows r in [ra, rb), u in each
-        row's op order (``ptr``)."""
-        U, B = len(pos), self.B
-        g = self._G[:U * B].reshape(U, B)
-        np.take(y, pos, axis=0, out=g, mode="clip")
-        g *= lvals
-        _sparsetools.csr_matvecs(rb - ra, U, B, ptr, self._iota[:U], self._minus[:U],
-                                 g.ravel(), y[ra:rb].ravel())
 
     # ------------------------------------------------------------------ matvec
     def matvec(self, values, x, out=None):
