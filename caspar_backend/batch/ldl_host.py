@@ -36,22 +36,26 @@ from .ldl_symbolic import LDLPlan
 
 #: largest product buffer of one step, in float64 elements (rows times B): 32 MiB
 WORK_ELEMENTS = 1 << 22
-#: the caller's (B, k) arrays are transposed to (k, B) and back in blocks of about this
-#: many elements (256 KiB: a block of rows stays in cache while its columns are read;
-#: NumPy's unblocked strided copy is 2-3x slower at B = 10^5)
+#: the caller's (B, k) arrays are transposed to (k, B) and back in blocks of B_blk
+#: instances, B_blk k ~ this many elements (256 KiB: a block's rows stay in cache while
+#: its columns are read; NumPy's unblocked strided copy is 2-3x slower at k = 10,
+#: B = 10^5).  Where B_blk would be under ``MIN_BLOCK`` (wide rows: each block row
+#: would be copied in short pieces) NumPy's own copy is as fast: one call.
 TRANSPOSE_ELEMENTS = 1 << 15
+MIN_BLOCK = 256
 
 
-def _block(k: int) -> int:
-    """Instances per transpose block for rows of k entries."""
-    return max(64, TRANSPOSE_ELEMENTS // max(k, 1))
+def _block(B: int, k: int) -> int:
+    """Instances per transpose block for B rows of k entries (B: a single block)."""
+    step = TRANSPOSE_ELEMENTS // max(k, 1)
+    return B if step < MIN_BLOCK else step
 
 
 def to_rows(dst, rows, src, cols) -> None:
     """``dst[rows[i], b] = src[b, cols[i]]`` for every b: ``src`` (B, k) C-order into the
     row-major ``dst`` (r, B); ``rows`` / ``cols`` int64 index arrays or slices."""
     B = src.shape[0]
-    step = _block(src.shape[1])
+    step = _block(B, src.shape[1])
     for b0 in range(0, B, step):
         dst[rows, b0:b0 + step] = src[b0:b0 + step, cols].T
 
@@ -60,7 +64,7 @@ def from_rows(dst, src, rows) -> None:
     """``dst[b, q] = src[rows[q], b]`` for every b: the row-major ``src`` (r, B) into
     ``dst`` (B, n) (C-order or not); ``rows`` an int64 index array (n,)."""
     B = dst.shape[0]
-    step = _block(dst.shape[1])
+    step = _block(B, dst.shape[1])
     for b0 in range(0, B, step):
         dst[b0:b0 + step] = src[rows, b0:b0 + step].T
 
