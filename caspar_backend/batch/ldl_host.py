@@ -51,22 +51,23 @@ def _block(B: int, k: int) -> int:
     return B if step < MIN_BLOCK else step
 
 
-def to_rows(dst, rows, src, cols) -> None:
-    """``dst[rows[i], b] = src[b, cols[i]]`` for every b: ``src`` (B, k) C-order into the
-    row-major ``dst`` (r, B); ``rows`` / ``cols`` int64 index arrays or slices."""
+def to_rows(dst, rows, src) -> None:
+    """``dst[rows[i], b] = src[b, i]`` for every b: ``src`` (B, k) C-order into the
+    row-major ``dst`` (r, B); ``rows`` an int64 index array (k,) or a slice.  The
+    index falls on the destination: no temporary."""
     B = src.shape[0]
     step = _block(B, src.shape[1])
     for b0 in range(0, B, step):
-        dst[rows, b0:b0 + step] = src[b0:b0 + step, cols].T
+        dst[rows, b0:b0 + step] = src[b0:b0 + step].T
 
 
-def from_rows(dst, src, rows) -> None:
-    """``dst[b, q] = src[rows[q], b]`` for every b: the row-major ``src`` (r, B) into
-    ``dst`` (B, n) (C-order or not); ``rows`` an int64 index array (n,)."""
+def from_rows(dst, cols, src) -> None:
+    """``dst[b, cols[r]] = src[r, b]`` for every b: the row-major ``src`` (n, B) into
+    ``dst`` (B, n) (C-order or not); ``cols`` an int64 index array (n,)."""
     B = dst.shape[0]
     step = _block(B, dst.shape[1])
     for b0 in range(0, B, step):
-        dst[b0:b0 + step] = src[rows, b0:b0 + step].T
+        dst[b0:b0 + step, cols] = src[:, b0:b0 + step].T
 
 
 def _chunks(ptr, lo, hi, cap):
@@ -192,7 +193,7 @@ class HostLDL:
             T = self._T.reshape(n_f, B)
             if self._full is None:
                 self._full = self._factor_program(T, self.F, B)
-            to_rows(T, pl.a_row, values, slice(None))
+            to_rows(T, pl.a_row, values)
             self._run(self._full, T, self.F, self.D)
             self.F.take(pl.fw_row, 0, self.Lrow, "clip")
             self._inertia(self.D, B, self.n_pos, self.n_neg, self.n_zero)
@@ -207,7 +208,7 @@ class HostLDL:
         sub = self._F2[:Ba * pl.nnz].reshape(Ba, pl.nnz)
         values.take(active, 0, sub, "clip")
         T = self._T[:n_f * Ba].reshape(n_f, Ba)
-        to_rows(T, pl.a_row, sub, slice(None))
+        to_rows(T, pl.a_row, sub)
         F = self._F2[:n_f * Ba].reshape(n_f, Ba)
         d = self._Y2.reshape(-1)[:n * Ba].reshape(n, Ba)
         self._run(self._factor_program(T, F, Ba), T, F, d)
@@ -277,7 +278,7 @@ class HostLDL:
     def solve(self, rhs, out=None):
         """x (B, n) with ``K_b x_b = rhs_b`` (rhs float64 (B, n))."""
         pl, y = self.plan, self._Y
-        to_rows(y, slice(None), rhs, pl.src)
+        to_rows(y, pl.dst, rhs)             # y[dst[q]] = rhs[:, q]: src's inverse
         csr, mul = _sparsetools.csr_matvecs, np.multiply
         with np.errstate(all="ignore"):
             for pos, g, lvals, args in self._fw:
@@ -291,7 +292,7 @@ class HostLDL:
                 csr(*args)
         if out is None:
             out = np.empty((self.B, pl.n))
-        from_rows(out, y, pl.dst)
+        from_rows(out, pl.src, y)
         return out
 
     # ------------------------------------------------------------------ matvec
