@@ -62,6 +62,11 @@ from ..linsolve.base import SparseStructure
 from .ldl_order import minimum_degree
 
 
+#: ops generated per slice by :func:`plan_ldl` (bounds its temporaries: ~10 int64
+#: arrays of this length); the op tables themselves take 16 bytes per op
+OPS_SLICE = 1 << 21
+
+
 def _csr_ptr(keys, size) -> np.ndarray:
     """Row pointer (size+1,) int64 of sorted keys in [0, size)."""
     ptr = np.zeros(size + 1, np.int64)
@@ -218,17 +223,30 @@ def plan_ldl(structure: SparseStructure, perm=None) -> LDLPlan:
     fill = np.ones(n_f, bool)
     fill[a_row] = False
     # factorization ops: in column k, every pair of entries p <= q (positions in li)
-    # updates the target (li[q], li[p]) from T(li[q], k) and L(li[p], k)
-    cend = np.repeat(lp[1:], ccount)                  # end of each entry's column
-    cnt = cend - np.arange(nnz_l)
-    total = int(cnt.sum())
-    p = np.repeat(np.arange(nnz_l, dtype=np.int64), cnt)
-    q = p + (np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-    ti, tj = li[q], li[p]
-    target = np.where(ti == tj, diag_row[lpos[tj]], l_off_row(ti, tj))
-    srt = np.lexsort((lcol[p], target))
+    # updates the target (li[q], li[p]) from T(li[q], k) and L(li[p], k).  Generated
+    # entry by entry (so k increasing) in slices of about OPS_SLICE ops, which bounds
+    # the temporaries; a stable sort by target then gives the (target, k) order.
+    cnt = np.repeat(lp[1:], ccount) - np.arange(nnz_l)     # ops with p = each entry
+    cum = np.concatenate([[0], np.cumsum(cnt)])
+    total = int(cum[-1])
+    target = np.empty(total, np.int64)
+    op_t = np.empty(total, np.int64)
+    op_l = np.empty(total, np.int64)
+    e0 = 0
+    while e0 < nnz_l:
+        e1 = max(int(np.searchsorted(cum, cum[e0] + OPS_SLICE, side="right")) - 1, e0 + 1)
+        u0, u1 = int(cum[e0]), int(cum[e1])
+        c = cnt[e0:e1]
+        p = np.repeat(np.arange(e0, e1, dtype=np.int64), c)
+        q = p + (np.arange(u1 - u0, dtype=np.int64) - np.repeat(cum[e0:e1] - u0, c))
+        ti, tj = li[q], li[p]
+        target[u0:u1] = np.where(ti == tj, diag_row[lpos[tj]], l_off_row(ti, tj))
+        op_t[u0:u1], op_l[u0:u1] = off_row[q], off_row[p]
+        e0 = e1
+    srt = np.argsort(target, kind="stable")
     op_ptr = _csr_ptr(target, n_f)
-    op_t, op_l = off_row[q][srt], off_row[p][srt]
+    del target
+    op_t, op_l = op_t[srt], op_l[srt]
     # forward solve: entries (j, k) by (lpos[j], k)
     fsrt = np.lexsort((lcol, lpos[li]))
     fw_ptr = _csr_ptr(lpos[li], n)

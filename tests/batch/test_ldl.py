@@ -136,6 +136,17 @@ def test_symbolic_pattern_is_the_dense_elimination(seed):
         assert np.array_equal(np.sort(rows), np.arange(pl.n_f))
 
 
+def test_op_tables_do_not_depend_on_the_generation_slices(monkeypatch):
+    from caspar_backend.batch import ldl_symbolic
+
+    s, _ = mpc_case(16, T=4, B=1)
+    whole = plan_ldl(s)
+    monkeypatch.setattr(ldl_symbolic, "OPS_SLICE", 7)
+    sliced = plan_ldl(s)
+    for name in ("op_ptr", "op_t", "op_l"):
+        assert np.array_equal(getattr(whole, name), getattr(sliced, name))
+
+
 def test_plan_rejects_a_non_permutation():
     s = _structure(np.eye(3))
     with pytest.raises(ValueError):
