@@ -78,21 +78,23 @@ class BatchLDL:
         all; else an int64 array of distinct indices in [0, B)); the other instances
         keep their factors.  Returns ``(n_pos, n_neg, n_zero)``, int64 (B,) each, the
         inertia of every instance's current factors (``(0, 0, N)`` before its first
-        factorization)."""
+        factorization).  These are the object's own arrays, overwritten by the next
+        call (no copies: on the device a copy is a launch): copy them to keep them."""
         xp, e = self.xp, self._engine
         values = xp.asarray(values, dtype=xp.float64)
         self._check(values, (self.batch_size, self.nnz), "values")
         if active is not None:
             active = xp.asarray(active, dtype=xp.int64).reshape(-1)
-            if active.size and (int(active.min()) < 0
-                                or int(active.max()) >= self.batch_size):
+            # one check (one device synchronization): an index out of range would be
+            # an out-of-bounds access in the kernel
+            if active.size and bool(((active < 0) | (active >= self.batch_size)).any()):
                 raise ValueError("active holds an index outside [0, batch_size)")
             if is_host(xp):
                 active = np.ascontiguousarray(active)
         if is_host(xp):
             values = np.ascontiguousarray(values)
         e.factorize(values, active)
-        return e.n_pos.copy(), e.n_neg.copy(), e.n_zero.copy()
+        return e.n_pos, e.n_neg, e.n_zero
 
     def solve(self, rhs, out=None):
         """``x_b = K_b^{-1} rhs_b`` with each instance's current factors: rhs float64
@@ -107,7 +109,7 @@ class BatchLDL:
 
     def matvec(self, values, x, out=None):
         """``K_b x_b`` for every b, both triangles of K_b (``values`` (B, nnz) upper
-        CSC, x (B, N)) -> (B, N) (``out`` when given; not ``x`` itself on the host)."""
+        CSC, x (B, N)) -> (B, N) (``out`` when given; it may be ``x`` itself)."""
         xp = self.xp
         values = xp.asarray(values, dtype=xp.float64)
         x = xp.asarray(x, dtype=xp.float64)
