@@ -112,7 +112,6 @@ class HostLDL:
             gmax = max(gmax, *(b - a for a, b in div)) if div else gmax
         self._minus = -np.ones(gmax)
         self._iota = np.arange(gmax, dtype=np.int64)
-        self._gmax = gmax
         # factors of all instances, and the work arrays of one factorization (flat:
         # a factorization of a subset of Ba instances uses their first n_f * Ba entries
         # as contiguous (n_f, Ba) arrays)
