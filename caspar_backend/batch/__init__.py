@@ -1,5 +1,7 @@
 """Batched solves: B instances of one compiled problem in one call.
 
 Entry points: :meth:`caspar_backend.problem.Problem.solve_batch` and
-:func:`.solve.solve_batch`; the result type :class:`.result.BatchResult`.
+:func:`.solve.solve_batch`; the result type :class:`.result.BatchResult`; the batched
+linear algebra of the lockstep interior point: :class:`.ldl.BatchLDL` (B LDL^T
+factorizations of one KKT pattern, with inertia).
 """

@@ -1,0 +1,122 @@
+"""Batched sparse LDL^T with inertia: B symmetric matrices of one pattern at once.
+
+For ``b = 0..B-1``::
+
+    P K_b P^T = (I + L_b) D_b (I + L_b)^T
+
+with one fill-reducing permutation P for all instances (minimum degree,
+:mod:`.ldl_order`), L_b strictly lower triangular with the pattern of the symbolic
+factor, D_b diagonal, and no pivoting: QDLDL's factorization
+(:mod:`caspar_backend.linsolve.qdldl`) for every instance at once.  By Sylvester's law
+the signs of D_b give K_b's inertia.  A pivot that is exactly 0 or not finite makes
+that instance's factorization fail: it and every later pivot (in elimination order)
+count as zero, ``n_zero > 0``; the instance's solves are then garbage (inf/nan), and no
+other instance's numbers change.
+
+Array formats (``xp`` is NumPy or CuPy; every array lives in ``xp``):
+
+* ``values``: float64 (B, nnz), row b = instance b's entries in the order of
+  ``structure.indices`` (the upper triangle in CSC, every diagonal present);
+* ``rhs``, ``x``, results of :meth:`BatchLDL.solve` / :meth:`BatchLDL.matvec`:
+  float64 (B, N), row b = instance b;
+* inertia: three int64 (B,) arrays ``(n_pos, n_neg, n_zero)``.
+
+The symbolic phase (:mod:`.ldl_symbolic`) runs once, on the host, at construction;
+:mod:`.ldl_host` (NumPy: level-scheduled over the elimination tree, vectorized over the
+batch) and :mod:`.ldl_device` (CuPy: one thread per instance) are the numeric phases,
+equal bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays.xp import is_host
+from ..linsolve.base import SparseStructure
+from .ldl_symbolic import plan_ldl
+
+
+class BatchLDL:
+    """Final.  ``P K_b P^T = (I + L_b) D_b (I + L_b)^T`` for b = 0..B-1, one pattern.
+
+    ``structure``: the pattern (:class:`SparseStructure`); ``batch_size``: B; ``xp``:
+    numpy or cupy; ``perm``: an int64 (N,) elimination order (``perm[k]`` = the
+    original index eliminated k-th), None for minimum degree."""
+
+    def __init__(self, structure: SparseStructure, batch_size: int, xp=np, perm=None):
+        self.structure = structure
+        self.xp = xp
+        self.plan = plan_ldl(structure, perm)
+        self.n = self.plan.n
+        self.nnz = self.plan.nnz
+        self.batch_size = int(batch_size)
+        if is_host(xp):
+            from .ldl_host import HostLDL
+
+            self._engine = HostLDL(self.plan, self.batch_size)
+        else:
+            from .ldl_device import DeviceLDL
+
+            self._engine = DeviceLDL(self.plan, self.batch_size, xp)
+
+    @property
+    def nnz_l(self) -> int:
+        """Structural nonzeros of L (strictly lower, fill included)."""
+        return self.plan.nnz_l
+
+    @property
+    def n_levels(self) -> int:
+        """Height of the elimination tree plus one: the NumPy backend's steps."""
+        return self.plan.n_levels
+
+    def _check(self, a, shape, name):
+        if tuple(a.shape) != shape:
+            raise ValueError(f"{name} has shape {tuple(a.shape)}, expected {shape}")
+
+    def factorize(self, values, active=None):
+        """Factorize ``K_b`` (``values`` (B, nnz)) for the instances ``active`` (None:
+        all; else an int64 array of distinct indices in [0, B)); the other instances
+        keep their factors.  Returns ``(n_pos, n_neg, n_zero)``, int64 (B,) each, the
+        inertia of every instance's current factors (``(0, 0, N)`` before its first
+        factorization).  These are the object's own arrays, overwritten by the next
+        call (no copies: on the device a copy is a launch): copy them to keep them."""
+        xp, e = self.xp, self._engine
+        values = xp.asarray(values, dtype=xp.float64)
+        self._check(values, (self.batch_size, self.nnz), "values")
+        if active is not None:
+            active = xp.asarray(active, dtype=xp.int64).reshape(-1)
+            # one check (one device synchronization): an index out of range would be
+            # an out-of-bounds access in the kernel
+            if active.size and bool(((active < 0) | (active >= self.batch_size)).any()):
+                raise ValueError("active holds an index outside [0, batch_size)")
+            if is_host(xp):
+                active = np.ascontiguousarray(active)
+        if is_host(xp):
+            values = np.ascontiguousarray(values)
+        e.factorize(values, active)
+        return e.n_pos, e.n_neg, e.n_zero
+
+    def solve(self, rhs, out=None):
+        """``x_b = K_b^{-1} rhs_b`` with each instance's current factors: rhs float64
+        (B, N) -> x (B, N) (``out`` when given; it may be ``rhs`` itself).  Rows of
+        instances whose last factorization failed are garbage."""
+        xp = self.xp
+        rhs = xp.asarray(rhs, dtype=xp.float64)
+        self._check(rhs, (self.batch_size, self.n), "rhs")
+        if out is not None:
+            self._check(out, (self.batch_size, self.n), "out")
+        return self._engine.solve(rhs, out)
+
+    def matvec(self, values, x, out=None):
+        """``K_b x_b`` for every b, both triangles of K_b (``values`` (B, nnz) upper
+        CSC, x (B, N)) -> (B, N) (``out`` when given; it may be ``x`` itself)."""
+        xp = self.xp
+        values = xp.asarray(values, dtype=xp.float64)
+        x = xp.asarray(x, dtype=xp.float64)
+        self._check(values, (self.batch_size, self.nnz), "values")
+        self._check(x, (self.batch_size, self.n), "x")
+        if out is not None:
+            self._check(out, (self.batch_size, self.n), "out")
+        if is_host(xp):
+            values, x = np.ascontiguousarray(values), np.ascontiguousarray(x)
+        return self._engine.matvec(values, x, out)

@@ -1,0 +1,124 @@
+"""CuPy numeric phases of the batched LDL^T: one CUDA thread per instance.
+
+The kernels of ``kernels/batch_ldl.cu`` loop over the op tables of
+:mod:`.ldl_symbolic`, copied to the device once here, so one compiled module serves
+every pattern.  One launch each for factorize, solve and matvec.  Factor and work
+arrays are row-major ``(rows, B)`` (element (r, b) at ``r*B + b``): the threads of a warp
+are consecutive instances and read consecutive addresses at every op.  The caller's
+arrays stay as given, (B, nnz) and (B, n) in C order; each thread reads its own row.
+
+The arithmetic is that of :mod:`.ldl_host` operation for operation (no fused
+multiply-add), so the two backends give the same numbers bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ldl_symbolic import LDLPlan
+
+#: the kernels of kernels/batch_ldl.cu
+KERNEL_FILE = "batch_ldl.cu"
+KERNELS = ("caspar_batch_ldl_factor", "caspar_batch_ldl_solve", "caspar_batch_ldl_matvec")
+
+
+def cuda_kernels(cp) -> dict:
+    """``{name: kernel}`` for :data:`KERNELS`, compiled once per process; a kernel is
+    called as ``kernel(grid, block, args)`` (CuPy's RawKernel convention)."""
+    from ..arrays.raw_kernels import raw_kernel
+
+    return {name: raw_kernel(cp, KERNEL_FILE, name) for name in KERNELS}
+
+
+class DeviceLDL:
+    """Final.  The CuPy backend of :class:`~.ldl.BatchLDL` (module doc).
+
+    ``kernels``: the launchable kernels by name (default :func:`cuda_kernels`); any
+    callables with RawKernel's ``(grid, block, args)`` convention will do, which lets
+    the tests run the same source compiled for the host."""
+
+    THREADS = 128
+
+    def __init__(self, plan: LDLPlan, batch_size: int, xp, kernels=None):
+        self.plan = pl = plan
+        self.xp = xp
+        self.B = B = int(batch_size)
+        n, n_f = pl.n, pl.n_f
+        a_src = np.full(n_f, -1, np.int64)
+        a_src[pl.a_row] = np.arange(pl.nnz, dtype=np.int64)
+        # diag_row by level-order position: the pivots the solve divides by
+        tables = dict(a_src=a_src, op_ptr=pl.op_ptr, op_t=pl.op_t, op_l=pl.op_l,
+                      pivot_row=pl.pivot_row, elim_diag_row=pl.elim_diag_row,
+                      src=pl.src, dst=pl.dst, fw_ptr=pl.fw_ptr, fw_row=pl.fw_row,
+                      fw_pos=pl.fw_pos, diag_row=pl.diag_row, bw_ptr=pl.bw_ptr,
+                      bw_row=pl.bw_row, bw_pos=pl.bw_pos, indptr=pl.indptr,
+                      indices=pl.indices)
+        # a zero-length device array may have a null pointer: pad every table
+        self.t = {k: xp.asarray(np.concatenate([np.asarray(v, np.int64), [0]]))
+                  for k, v in tables.items()}
+        self.T = xp.zeros(n_f * B)
+        self.F = xp.zeros(n_f * B)
+        self.Y = xp.zeros(n * B)
+        self.W = xp.zeros(n * B)
+        self.all = xp.arange(B, dtype=xp.int64)
+        self.n_pos = xp.zeros(B, xp.int64)
+        self.n_neg = xp.zeros(B, xp.int64)
+        self.n_zero = xp.full(B, n, xp.int64)
+        self.k = kernels if kernels is not None else cuda_kernels(xp)
+
+    def _grid(self, count):
+        return ((count + self.THREADS - 1) // self.THREADS,), (self.THREADS,)
+
+    def factorize(self, values, active=None):
+        """As :meth:`.ldl_host.HostLDL.factorize`; ``values`` and ``active`` on the
+        device."""
+        xp, pl, t = self.xp, self.plan, self.t
+        values = xp.ascontiguousarray(values, dtype=xp.float64)
+        act = self.all if active is None else xp.ascontiguousarray(active, dtype=xp.int64)
+        count = int(act.size)
+        if count == 0 or pl.n == 0:
+            return
+        grid, block = self._grid(count)
+        self.k["caspar_batch_ldl_factor"](grid, block, (
+            values, act, np.int32(count), np.int64(self.B), np.int64(pl.nnz),
+            np.int64(pl.n), np.int64(pl.n_f), t["a_src"], t["op_ptr"], t["op_t"],
+            t["op_l"], t["pivot_row"], t["elim_diag_row"], self.T, self.F, self.n_pos,
+            self.n_neg, self.n_zero))
+
+    def solve(self, rhs, out=None):
+        xp, pl, t, B = self.xp, self.plan, self.t, self.B
+        rhs = xp.ascontiguousarray(rhs, dtype=xp.float64)
+        dest = out if out is not None and out.flags.c_contiguous else xp.empty((B, pl.n))
+        if B and pl.n:
+            grid, block = self._grid(B)
+            self.k["caspar_batch_ldl_solve"](grid, block, (
+                rhs, dest, np.int32(B), np.int64(B), np.int64(pl.n), t["src"], t["dst"],
+                t["fw_ptr"], t["fw_row"], t["fw_pos"], t["diag_row"], t["bw_ptr"],
+                t["bw_row"], t["bw_pos"], self.F, self.Y))
+        if out is not None and dest is not out:
+            out[...] = dest
+            return out
+        return dest
+
+    def matvec(self, values, x, out=None):
+        xp, pl, t, B = self.xp, self.plan, self.t, self.B
+        values = xp.ascontiguousarray(values, dtype=xp.float64)
+        x = xp.ascontiguousarray(x, dtype=xp.float64)
+        # the kernel keeps (U^T x) in its output before reading x for the last time:
+        # an output that is x itself gets a separate buffer
+        direct = out is not None and out.flags.c_contiguous and not _shares(xp, out, x)
+        dest = out if direct else xp.empty((B, pl.n))
+        if B and pl.n:
+            grid, block = self._grid(B)
+            self.k["caspar_batch_ldl_matvec"](grid, block, (
+                values, x, dest, np.int32(B), np.int64(B), np.int64(pl.n),
+                np.int64(pl.nnz), t["indptr"], t["indices"], self.W))
+        if out is not None and not direct:
+            out[...] = dest
+            return out
+        return dest
+
+
+def _shares(xp, a, b) -> bool:
+    """Whether ``a`` and ``b`` may share memory (CuPy and NumPy both have this)."""
+    return bool(xp.may_share_memory(a, b))
