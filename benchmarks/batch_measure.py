@@ -187,17 +187,22 @@ def casadi_map(work: Workload, tol: float, threads: int, deadline: float = 3600.
 
     proc = ctx.Process(target=child, daemon=True)
     proc.start()
-    got = recv.recv() if recv.poll(deadline) else None
+    send.close()         # the child's end only: a dead child is an end of file here
+    answered = recv.poll(deadline)
+    try:
+        got = recv.recv() if answered else None
+    except EOFError:
+        got = None
+    proc.join(5.0)
     if proc.is_alive():
         proc.kill()
-    proc.join()
+        proc.join()
     extra = dict(threads=threads)
     if got is not None and got[0] == "ok":
         build, total, f = got[1]
         return Outcome(**unknown, f=f, total_s=total, build_s=build, extra=extra)
-    why = (got[1] if got is not None else
-           f"child exited with code {proc.exitcode}" if proc.exitcode else
-           f"no answer in {deadline:.0f} s")
+    why = (got[1] if got is not None else f"no answer in {deadline:.0f} s" if not answered
+           else f"child exited with code {proc.exitcode}")
     return Outcome(**unknown, f=np.full(B, np.nan), total_s=float("nan"),
                    extra=dict(extra, note="failed: " + why.replace("|", "/")))
 
