@@ -256,10 +256,15 @@ class SolverService:
 
     def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
               lbg=None, ubg=None, timeout: float | None = None):
-        """:meth:`submit` and wait for the answer (at most ``timeout`` seconds: else
-        TimeoutError); raises the request's error."""
-        return self.submit(x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
-                           ubg=ubg).result(timeout)
+        """:meth:`submit` and wait for the answer; raises the request's error.  After
+        ``timeout`` seconds TimeoutError, and the request is withdrawn unless its batch
+        has started (an interrupt while waiting withdraws it likewise)."""
+        fut = self.submit(x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
+        try:
+            return fut.result(timeout)
+        except BaseException:
+            fut.cancel()        # nobody will read the answer; no-op once it runs
+            raise
 
     def close(self, wait: bool = True, cancel_pending: bool = False) -> None:
         """Stop accepting requests; answer the queued ones (or cancel them with

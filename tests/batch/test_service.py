@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 import subprocess
 import sys
 import textwrap
@@ -315,3 +316,42 @@ def test_model_error_is_a_caspar_error():
     with SolverService(P, max_wait=0.0) as svc:
         with pytest.raises(ModelError, match="x0 has 3 entries, expected 2"):
             svc.solve(x0=[1.0, 2.0, 3.0])
+
+
+def test_solve_timeout_withdraws_the_request():
+    P = _rosenbrock_p()
+    gate = threading.Event()
+    spy = Spy(P, gate=gate)
+    with SolverService(P, max_batch_size=1, max_wait=0.0, print_level=0) as svc:
+        first = svc.submit(p=[1.5])
+        assert spy.entered.wait(30)
+        with pytest.raises(TimeoutError):
+            svc.solve(p=[2.0], timeout=0.05)       # queued behind the blocked batch
+        gate.set()
+        assert first.result(60).status == "Solve_Succeeded"
+    assert [size for _, size in spy.calls] == [1] and svc.stats.cancelled == 1
+
+
+def test_ctrl_c_while_waiting_does_not_hang():
+    script = textwrap.dedent("""
+        import time, numpy as np
+        from caspar_backend import Graph, NLPModel, Problem, SolverService
+        g = Graph()
+        x = g.var(0)
+        P = Problem(NLPModel(g, (x - 1) ** 2, [], np.array([-5.0]), np.array([5.0]),
+                             np.zeros(0), np.zeros(0), x0=np.zeros(1)))
+        P.solve_batch = lambda **kw: time.sleep(3600)   # a batch that never ends
+        svc = SolverService(P, max_batch_size=1, max_wait=0.0)
+        print("waiting", flush=True)
+        svc.solve()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "KeyboardInterrupt" in err and proc.returncode != 0
