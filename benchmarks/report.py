@@ -13,6 +13,8 @@ command; ``benchmarks/results/README.md``) and writes
   objective match, build and solve seconds and the ratio r = caspar solve s / IPOPT
   solve s -- under a line with the folder's commit, date, hardware and tolerance, and a
   summary line (cases solved, mismatches, geometric mean of r);
+* ``batch`` (``benchmarks/bench_batch.py``'s CSV, its own columns): the "Batched solves"
+  section of :mod:`benchmarks.report_batch`, after the runner's suites;
 * per suite, ``<results>/profile_<suite>.png``: the Dolan-More performance profile of
   the solve times (:func:`benchmarks.plot.performance_profile`), one panel per device
   folder (caspar and IPOPT ran on the same host there), linked from the file; skipped
@@ -41,6 +43,8 @@ SOLVED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
 SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable",
          "Maximum_WallTime_Exceeded": "time limit", "Maximum_Iterations_Exceeded": "iter limit"}
 MAX_ROWS = 60
+#: the folder of ``benchmarks/bench_batch.py``'s results (its own columns)
+BATCH_SUITE = "batch"
 
 
 @dataclass
@@ -125,29 +129,39 @@ def _match(row: dict, who: str) -> str:
     return word
 
 
+def meta_lines(run: Run) -> list[str]:
+    """The lines under a device folder's heading: commit, date, hardware, tolerance and
+    the command that produced its CSV (``meta.json``)."""
+    m = run.meta
+    return [f"- commit {m.get('commit', '?')}, {m.get('date', '?')}; "
+            f"{m.get('hardware', 'hardware not recorded')}; tol {m.get('tol', '?')}",
+            f"- command: `{m.get('command', '?')}`", ""]
+
+
+def pipe_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table: the header row, the rule, one line per row of cells."""
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
 def table(run: Run) -> list[str]:
     """The markdown lines of one device folder's table."""
-    d, m = run.prefix, run.meta
-    out = [f"### {run.suite}: {run.label} vs IPOPT", "",
-           f"- commit {m.get('commit', '?')}, {m.get('date', '?')}; "
-           f"{m.get('hardware', 'hardware not recorded')}; tol {m.get('tol', '?')}",
-           f"- command: `{m.get('command', '?')}`", ""]
-    out.append(f"| model | size | n | m | IPOPT status | IPOPT it | {run.label} status | "
-               f"{run.label} it | objective match | IPOPT build s | {run.label} build s | "
-               f"IPOPT solve s | {run.label} solve s | ratio |")
-    out.append("|" + "---|" * 14)
+    d = run.prefix
+    out = [f"### {run.suite}: {run.label} vs IPOPT", "", *meta_lines(run)]
     rows = [r for r in run.rows if r.get(f"{d}_status", "") != ""]
-    for r in rows[:MAX_ROWS]:
-        out.append("| " + " | ".join([
-            str(r.get("model", "")), str(r.get("size", "")), str(r.get("n", "")),
-            str(r.get("m", "")),
-            SHORT.get(r.get("ipopt_status"), r.get("ipopt_status") or "—"),
-            str(r.get("ipopt_iter", "") if r.get("ipopt_iter", "") != "" else "—"),
-            SHORT.get(r.get(f"{d}_status"), r.get(f"{d}_status")),
-            str(r.get(f"{d}_iter", "")), _match(r, d),
-            _num(r.get("ipopt_build_s")), _num(r.get(f"{d}_build_s")),
-            _num(r.get("ipopt_solve_s"), ".3f"), _num(r.get(f"{d}_solve_s"), ".3f"),
-            _num(r.get(f"{d}_ratio"), ".3g")]) + " |")
+    out += pipe_table(
+        ["model", "size", "n", "m", "IPOPT status", "IPOPT it", f"{run.label} status",
+         f"{run.label} it", "objective match", "IPOPT build s", f"{run.label} build s",
+         "IPOPT solve s", f"{run.label} solve s", "ratio"],
+        [[str(r.get("model", "")), str(r.get("size", "")), str(r.get("n", "")),
+          str(r.get("m", "")),
+          SHORT.get(r.get("ipopt_status"), r.get("ipopt_status") or "—"),
+          str(r.get("ipopt_iter", "") if r.get("ipopt_iter", "") != "" else "—"),
+          SHORT.get(r.get(f"{d}_status"), r.get(f"{d}_status")),
+          str(r.get(f"{d}_iter", "")), _match(r, d),
+          _num(r.get("ipopt_build_s")), _num(r.get(f"{d}_build_s")),
+          _num(r.get("ipopt_solve_s"), ".3f"), _num(r.get(f"{d}_solve_s"), ".3f"),
+          _num(r.get(f"{d}_ratio"), ".3g")] for r in rows[:MAX_ROWS]])
     if len(rows) > MAX_ROWS:
         out.append(f"\n{len(rows) - MAX_ROWS} more rows in `{run.suite}/{run.device}/results.csv`.")
     out += ["", summary(run, rows), ""]
@@ -201,6 +215,11 @@ def render(results: str) -> str:
     suites = list(dict.fromkeys(r.suite for r in runs))
     for suite in suites:
         mine = [r for r in runs if r.suite == suite]
+        if suite == BATCH_SUITE:     # benchmarks/bench_batch.py's rows, not the runner's
+            from benchmarks.report_batch import section
+
+            lines += section(mine)
+            continue
         lines += [f"## {suite}", "", profile(suite, mine, results), ""]
         for run in mine:
             lines += table(run)

@@ -57,6 +57,7 @@ _LAZY = {
     "from_casadi": ("caspar_backend.adapters.casadi", "from_casadi"),
     "check_derivatives": ("caspar_backend.derivative_check", "check_derivatives"),
     "solve_nlp": ("caspar_backend.solver", "solve_nlp"),
+    "SolverService": ("caspar_backend.batch.service", "SolverService"),
 }
 
 __all__ = sorted(_LAZY) + ["CasparError", "ModelError", "__version__"]

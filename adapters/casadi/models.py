@@ -80,7 +80,8 @@ def collocation_coefficients(d: int = 3, scheme: str = "legendre"):
     return tau, C, D, B
 
 
-def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3):
+def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3,
+                          initial_state_param: bool = False):
     """Van der Pol oscillator, optimal control by direct collocation.
 
     The problem of :func:`vanderpol_ocp`, discretized on ``N`` intervals of length
@@ -98,6 +99,11 @@ def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3):
     interval applied to all N with ``Function.map``, so caspar reads each of its rows as
     one template.  Variables are ordered ``X[:, 0..N]``, ``Xc[:, 0..N-1]`` (``2d`` rows,
     column-major), ``U[0..N-1]``: n = (2d + 3) N + 2, m = (2d + 2) N.
+
+    ``initial_state_param=True`` (one MPC step from any initial state): the initial state
+    is the parameter ``p = (x1(0), x2(0))`` instead of the fixed ``(0, 1)``; ``X_0`` is free
+    (no bounds: the measured state need not satisfy the path constraint) and two rows
+    ``X_0 - p = 0`` follow the others, so m = (2d + 2) N + 2; ``args`` gets ``p = (0, 1)``.
     """
     import casadi as ca
 
@@ -127,4 +133,11 @@ def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3):
     x0 = np.zeros(n)
     x0[1:nX + nC:2] = 1.0
     m = (2 * d + 2) * N
-    return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=np.zeros(m), ubg=np.zeros(m))
+    args = {}
+    if initial_state_param:
+        P = ca.MX.sym("x_init", 2)
+        nlp.update(p=P, g=ca.vertcat(nlp["g"], X[:, 0] - P))
+        lbx[:2], ubx[:2] = -np.inf, np.inf
+        m += 2
+        args["p"] = np.array([0.0, 1.0])
+    return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=np.zeros(m), ubg=np.zeros(m), **args)

@@ -1,0 +1,295 @@
+"""A solver service: many threads submit single solves, a batcher answers them in batches.
+
+``SolverService(problem, max_batch_size, max_wait, **options)`` owns a queue and
+``workers`` background threads (default one).  Each request (the inputs of one
+:meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is checked
+when submitted (:mod:`.request`) and answered through a
+:class:`concurrent.futures.Future` that resolves to its
+:class:`~caspar_backend.solver.result.SolveResult`.
+
+Batching rule: a worker takes the oldest waiting request, arrived at time t_0, and
+waits until ``max_batch_size`` requests are waiting or the clock reaches
+``t_0 + max_wait``, whichever comes first; it then takes the oldest
+``min(max_batch_size, waiting)`` requests, solves them with one
+``problem.solve_batch(**stacked, **options)`` and resolves their futures in request
+order.  So a lone request waits at most ``max_wait`` seconds before its solve starts
+(plus a running batch's time when every worker is busy), and under load the batches
+grow up to ``max_batch_size``.  Each answer is the request's ``problem.solve`` with the
+service's options (``solve_batch``'s contract: same status and iterations, the same
+solution up to round-off).
+
+Failure rules:
+
+* bad input (wrong lengths, NaN bounds, lower > upper, non-finite x0 or p) fails only
+  that request's future, with the error its single solve raises; it never joins a batch;
+* an exception raised by ``solve_batch`` (a bad option, a device error) fails the
+  futures of that batch, each with that exception; the service keeps serving;
+* a future cancelled by its client before its batch starts is left out of the batch.
+
+Shutdown: ``close()`` (or leaving a ``with`` block normally) stops new submits
+(:class:`ServiceClosedError`), answers every request already submitted, then returns;
+``close(cancel_pending=True)`` cancels those not yet in a batch instead, and
+``close(wait=False)`` does not wait for the running batch.  Leaving a ``with`` block by
+an exception (Ctrl-C's KeyboardInterrupt included) is ``close(wait=False,
+cancel_pending=True)``.  The workers are daemon threads and never hold a reference to
+the service: a service dropped without ``close`` is closed by its finalizer (pending
+requests cancelled), and at interpreter exit a still-open service is closed the same
+way without waiting, so neither Ctrl-C nor exit hangs on a running batch.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+
+from ..errors import CasparError, OptionError
+from .request import checked_request, stacked
+
+
+class ServiceClosedError(CasparError, RuntimeError):
+    """A request was submitted to a :class:`SolverService` after ``close()``."""
+
+
+@dataclass(frozen=True)
+class ServiceStats:
+    """Final.  Counts since the service started: ``submitted`` requests queued,
+    ``rejected`` at submission (bad input), ``answered`` with a result, ``failed`` by an
+    exception of their batch, ``cancelled`` before their batch started; ``batches``
+    ``solve_batch`` calls (successful or not), ``max_batch_size`` the largest;
+    ``solve_seconds`` wall seconds inside ``solve_batch`` (summed over workers),
+    ``wait_seconds`` the sum over batched requests of (batch start - submission)."""
+
+    submitted: int = 0
+    rejected: int = 0
+    answered: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    batches: int = 0
+    max_batch_size: int = 0
+    solve_seconds: float = 0.0
+    wait_seconds: float = 0.0
+
+    @property
+    def mean_batch_size(self) -> float:
+        """Requests per ``solve_batch`` call (0.0 before the first)."""
+        return (self.answered + self.failed) / self.batches if self.batches else 0.0
+
+    @property
+    def mean_wait(self) -> float:
+        """Mean seconds a batched request waited in the queue (0.0 before the first)."""
+        n = self.answered + self.failed
+        return self.wait_seconds / n if n else 0.0
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """Final.  A queued request: its checked inputs, its future, its arrival
+    (``time.monotonic()``)."""
+
+    request: object
+    future: Future
+    arrived: float
+
+
+class _Queue:
+    """Final.  The state the service shares with its workers: the waiting requests, the
+    closed flag and the statistics, all guarded by one condition variable."""
+
+    def __init__(self, problem, max_batch_size: int, max_wait: float, options: dict):
+        self.problem = problem
+        self.max_batch_size = max_batch_size
+        self.max_wait = max_wait
+        self.options = options
+        self.cond = threading.Condition()
+        self.items: deque = deque()
+        self.closed = False
+        self.stats = ServiceStats()
+
+    def count(self, **add) -> None:
+        """Add to the statistics' fields (the caller holds ``cond``)."""
+        s = self.stats
+        self.stats = replace(s, **{k: getattr(s, k) + v for k, v in add.items()})
+
+    def put(self, pending: _Pending) -> None:
+        with self.cond:
+            if self.closed:
+                raise ServiceClosedError("the solver service is closed")
+            self.items.append(pending)
+            self.count(submitted=1)
+            # a worker waits either for a first request or for a full batch
+            if len(self.items) == 1 or len(self.items) >= self.max_batch_size:
+                self.cond.notify()
+
+    def take(self) -> list | None:
+        """The next batch (the batching rule of the module doc), its futures marked
+        running; None once the service is closed and nothing is left."""
+        with self.cond:
+            while True:
+                while not self.items and not self.closed:
+                    self.cond.wait()
+                if not self.items:
+                    return None
+                deadline = self.items[0].arrived + self.max_wait
+                # closed: answer what is queued without waiting for more
+                while (self.items and len(self.items) < self.max_batch_size
+                       and not self.closed):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.cond.wait(left)
+                k = min(self.max_batch_size, len(self.items))
+                batch = [self.items.popleft() for _ in range(k)]
+                if self.items:
+                    self.cond.notify()   # the rest is another worker's (or ours, next)
+                live = [b for b in batch if b.future.set_running_or_notify_cancel()]
+                now = time.monotonic()
+                self.count(cancelled=k - len(live),
+                           wait_seconds=sum(now - b.arrived for b in live))
+                if live:
+                    return live
+
+    def run(self, batch: list) -> None:
+        """Solve ``batch`` with one ``solve_batch`` call and resolve its futures."""
+        t0 = time.perf_counter()
+        try:
+            res = self.problem.solve_batch(**stacked([b.request for b in batch]),
+                                           **self.options)
+            if len(res) != len(batch):
+                raise RuntimeError(f"solve_batch answered {len(res)} instances for a "
+                                   f"batch of {len(batch)}")
+            answers = [res[i] for i in range(len(batch))]
+        except BaseException as exc:   # noqa: BLE001 - the batch's clients get it
+            self._finish(len(batch), t0, failed=len(batch))
+            for b in batch:
+                b.future.set_exception(exc)
+            return
+        self._finish(len(batch), t0, answered=len(batch))
+        for b, r in zip(batch, answers):
+            b.future.set_result(r)
+
+    def _finish(self, size: int, t0: float, **add) -> None:
+        with self.cond:
+            self.count(batches=1, solve_seconds=time.perf_counter() - t0, **add)
+            if size > self.stats.max_batch_size:
+                self.stats = replace(self.stats, max_batch_size=size)
+
+    def shutdown(self, cancel_pending: bool) -> None:
+        """No more submits; with ``cancel_pending`` the queued requests are cancelled."""
+        with self.cond:
+            self.closed = True
+            if cancel_pending:
+                while self.items:
+                    self.items.popleft().future.cancel()
+                    self.count(cancelled=1)
+            self.cond.notify_all()
+
+
+def _work(queue: _Queue) -> None:
+    """A worker thread: batches until the queue is closed and empty."""
+    while (batch := queue.take()) is not None:
+        queue.run(batch)
+
+
+class SolverService:
+    """Final.  Concurrent single solves of one compiled problem, answered in batches
+    (module doc).  ``max_batch_size`` >= 1 requests per batch, ``max_wait`` >= 0 seconds
+    a batch's first request waits for company, ``workers`` >= 1 batches solved at once;
+    ``options`` are ``solve_batch``'s (IPOPT's names, ``device``) for every request."""
+
+    def __init__(self, problem, max_batch_size: int = 1024, max_wait: float = 0.002, *,
+                 workers: int = 1, **options):
+        if not (isinstance(max_batch_size, int) and max_batch_size >= 1):
+            raise OptionError(f"max_batch_size must be an integer >= 1, got "
+                              f"{max_batch_size!r}")
+        if not (isinstance(max_wait, (int, float)) and math.isfinite(max_wait)
+                and max_wait >= 0):
+            raise OptionError(f"max_wait must be a finite number of seconds >= 0, got "
+                              f"{max_wait!r}")
+        if not (isinstance(workers, int) and workers >= 1):
+            raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
+        self.problem = problem
+        self._queue = _Queue(problem, max_batch_size, float(max_wait), dict(options))
+        self._threads = [threading.Thread(target=_work, args=(self._queue,), daemon=True,
+                                          name=f"caspar-service-{k}")
+                         for k in range(workers)]
+        for t in self._threads:
+            t.start()
+        # garbage collection or interpreter exit of an open service: cancel, never wait
+        self._finalizer = weakref.finalize(self, self._queue.shutdown, True)
+
+    @property
+    def closed(self) -> bool:
+        return self._queue.closed
+
+    @property
+    def stats(self) -> ServiceStats:
+        """A snapshot of the statistics (:class:`ServiceStats`)."""
+        with self._queue.cond:
+            return self._queue.stats
+
+    def submit(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
+               lbg=None, ubg=None) -> Future:
+        """Queue one solve; inputs as :meth:`Problem.solve`'s, a missing one the model's
+        value now.  Returns a Future of its SolveResult; bad input gives a Future
+        already failed with the single solve's error.  Raises ServiceClosedError after
+        :meth:`close`."""
+        q = self._queue
+        if q.closed:
+            raise ServiceClosedError("the solver service is closed")
+        fut: Future = Future()
+        try:
+            req = checked_request(self.problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
+                                  lbg=lbg, ubg=ubg)
+        except Exception as exc:   # noqa: BLE001 - this request's answer
+            fut.set_running_or_notify_cancel()
+            fut.set_exception(exc)
+            with q.cond:
+                q.count(rejected=1)
+            return fut
+        q.put(_Pending(req, fut, time.monotonic()))
+        return fut
+
+    def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
+              lbg=None, ubg=None, timeout: float | None = None):
+        """:meth:`submit` and wait for the answer; raises the request's error.  After
+        ``timeout`` seconds TimeoutError, and the request is withdrawn unless its batch
+        has started (an interrupt while waiting withdraws it likewise)."""
+        fut = self.submit(x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
+        try:
+            return fut.result(timeout)
+        except BaseException:
+            fut.cancel()        # nobody will read the answer; no-op once it runs
+            raise
+
+    def close(self, wait: bool = True, cancel_pending: bool = False) -> None:
+        """Stop accepting requests; answer the queued ones (or cancel them with
+        ``cancel_pending``); with ``wait``, return when the workers are done.  Closing
+        again does nothing more."""
+        self._queue.shutdown(cancel_pending)
+        if wait:
+            me = threading.current_thread()
+            for t in self._threads:
+                if t is not me:    # close() from a future's callback in a worker
+                    t.join()
+
+    def __enter__(self) -> "SolverService":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.close(wait=False, cancel_pending=True)
+
+    def __repr__(self) -> str:
+        s = self.stats
+        q = self._queue
+        return (f"<caspar SolverService {'closed' if q.closed else 'open'} "
+                f"max_batch_size={q.max_batch_size} max_wait={q.max_wait:g} "
+                f"workers={len(self._threads)} batches={s.batches} "
+                f"mean_batch_size={s.mean_batch_size:.1f}>")
