@@ -63,7 +63,6 @@ go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from typing import final
@@ -74,24 +73,17 @@ import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError, NonFiniteError
 from caspar_backend.model import check_bounds
-from caspar_backend.solver.status import STATUSES
 
-from .nlpsol_function import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, NlpsolFunction, SolverCallback
+from .nlpsol_batch import BatchCallback
+from .nlpsol_function import NlpsolFunction, SolverCallback
+from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_options import validate_options
+from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
+                           solve_stats)
 
-#: IPOPT status -> casadi's unified_return_status, as casadi's IpoptInterface sets it
-#: (ipopt_interface.cpp: success -> SUCCESS; Maximum_Iterations/CpuTime/WallTime ->
-#: LIMITED; everything else keeps Nlpsol's initial SOLVER_RET_UNKNOWN, including
-#: Infeasible_Problem_Detected -- casadi's ipopt never reports SOLVER_RET_INFEASIBLE).
-#: A test checks every row of caspar's status table is here.
-UNIFIED_RETURN_STATUS = {
-    name: ("SOLVER_RET_SUCCESS" if st.success else
-           "SOLVER_RET_LIMITED" if name in ("Maximum_Iterations_Exceeded",
-                                            "Maximum_CpuTime_Exceeded",
-                                            "Maximum_WallTime_Exceeded") else
-           "SOLVER_RET_UNKNOWN")
-    for name, st in STATUSES.items()
-}
+#: re-exported: the status table lives with the statistics (nlpsol_stats)
+__all__ = ["NlpsolCore", "NlpsolFailure", "NlpsolFunction", "UNIFIED_RETURN_STATUS", "nlp_dict",
+           "nlpsol"]
 
 @final
 class NlpsolFailure(CasparError, RuntimeError):
@@ -208,16 +200,30 @@ class NlpsolCore:
         return (self.sp_x, ca.Sparsity.dense(1, 1), self.sp_g, self.sp_x, self.sp_g,
                 self.sp_p)[i]
 
-    def function(self, register: bool) -> "NlpsolFunction":
+    def function(self, register: bool, size: int = 1, name: str | None = None,
+                 reduce_in=(), reduce_out=(), sink=None) -> "NlpsolFunction":
         """The user-facing Function; ``register`` keeps the callback alive for the
-        process (see the module docstring)."""
-        cb = SolverCallback(self.name + "_caspar", self)
+        process (see the module docstring).  ``size`` > 1: the Function of ``size``
+        instances (:class:`~.nlpsol_batch.BatchCallback`) with the inputs of
+        ``reduce_in`` shared and the outputs of ``reduce_out`` summed over the
+        instances, recording its statistics into ``sink`` (default: this core)."""
+        name = name or self.name
+        cb = SolverCallback(name + "_caspar", self)
+        if size > 1:
+            cb = BatchCallback(name + "_caspar", self, size, sink or self, single=cb)
         if register:
             _ALIVE.append(cb)
-        ins = [ca.MX.sym(nm, self.sparsity_in(i)) for i, nm in enumerate(NLPSOL_IN)]
-        wrapper = ca.Function(self.name, ins, cb.call(ins), list(NLPSOL_IN),
-                              list(NLPSOL_OUT), {"default_in": list(DEFAULT_IN)})
-        return NlpsolFunction(wrapper, cb, self)
+        ins = [ca.MX.sym(nm, self.sparsity_in(i) if i in reduce_in
+                         else widened(self.sparsity_in(i), size))
+               for i, nm in enumerate(NLPSOL_IN)]
+        outs = cb.call(ins)
+        for j in reduce_out:
+            # the sum of the instances' column blocks
+            outs[j] = sum(ca.horzsplit(outs[j], self.sparsity_out(j).size2()))
+        wrapper = ca.Function(name, ins, outs, list(NLPSOL_IN), list(NLPSOL_OUT),
+                              {"default_in": list(DEFAULT_IN)})
+        return NlpsolFunction(wrapper, cb, self, size=size, sink=sink,
+                              plain=not (reduce_in or reduce_out))
 
     # ---------------------------------------------------------------- checks
     def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
@@ -270,11 +276,26 @@ class NlpsolCore:
                         lam_g0=lam_g0 if self.warm_start else None,
                         lam_x0=lam_x0 if self.warm_start else None,
                         var_names=pr.var_names, con_names=pr.con_names, options=opts)
-        x, lam_g = np.asarray(res.x, float), np.asarray(res.lam_g, float)
         f = float(res.f) * pr.model.sense
-        g, lam_x = np.asarray(res.g, float), np.asarray(res.lam_x, float)
+        x, g, lam_x, lam_g, lam_p = self._finish(res.x, res.g, res.lam_x, res.lam_g, p,
+                                                 lbx, ubx, lbg, ubg)
+        wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
+        self._stats = solve_stats(res, wall, proc, self.compile_time, self.device)
+        if self.front["print_time"]:
+            print_time(self.name, res, wall, proc)
+        if self.front["error_on_fail"] and not res.success:
+            raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
+                                "Set 'error_on_fail' option to false to ignore this error.")
+        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+
+    def _finish(self, x, g, lam_x, lam_g, p, lbx, ubx, lbg, ubg) -> tuple:
+        """``(x, g, lam_x, lam_g, lam_p)`` of one solution as the options ask:
+        ``calc_lam_x`` recomputes lam_x, ``calc_lam_p`` gives lam_p (else NaN),
+        ``bound_consistency`` clips (casadi's post-processing, in casadi's order)."""
+        x, g = np.asarray(x, float), np.asarray(g, float)
+        lam_x, lam_g = np.asarray(lam_x, float), np.asarray(lam_g, float)
         if self.front["calc_lam_x"]:
-            cpu = pr.evaluator("cpu", p=p)     # host arrays, whatever the solve ran on
+            cpu = self.problem.evaluator("cpu", p=p)   # host arrays, whatever the solve ran on
             lam_x = -(np.asarray(cpu.grad(x), float)
                       + (cpu.jac(x).T @ lam_g if self.m else 0.0))
         lam_p = np.full(self.q, np.nan)
@@ -283,77 +304,65 @@ class NlpsolCore:
         if self.front["bound_consistency"]:
             x, lam_x = _bound_consistency(x, lam_x, lbx, ubx)
             g, lam_g = _bound_consistency(g, lam_g, lbg, ubg)
-        wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        self._stats = self._make_stats(res, wall, proc)
-        if self.front["print_time"]:
-            self._print_time(res, wall, proc)
-        if self.front["error_on_fail"] and not res.success:
-            raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
+        return x, g, lam_x, lam_g, lam_p
+
+    def solve_batch(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
+        """B solves in one :meth:`Problem.solve_batch
+        <caspar_backend.problem.Problem.solve_batch>` call.  Inputs: float64 (B, k)
+        arrays, row b the nonzeros of instance b's input.  Returns the outputs as
+        (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
+        hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
+        ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
+        with self._lock:
+            t_wall, t_proc = time.perf_counter(), time.process_time()
+            self.check_rows(x0, p, lbx, ubx, lbg, ubg)
+            opts = dict(self.solver_options)
+            opts["device"] = self.device
+            res = self.problem.solve_batch(x0, p, lam_g0 if self.warm_start else None,
+                                           lam_x0 if self.warm_start else None, lbx=lbx,
+                                           ubx=ubx, lbg=lbg, ubg=ubg, **opts)
+            rows = [self._finish(res.x[b], res.g[b], res.lam_x[b], res.lam_g[b], p[b],
+                                 lbx[b], ubx[b], lbg[b], ubg[b]) for b in range(len(res))]
+            out = {k: np.array([r[i] for r in rows], float).reshape(len(res), -1)
+                   for i, k in enumerate(("x", "g", "lam_x", "lam_g", "lam_p"))}
+            out["f"] = np.asarray(res.f, float)
+            wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
+            record(batch_stats(res, wall, proc, self.compile_time, self.device))
+            if self.front["print_time"]:
+                print_batch_time(self.name, res, wall, proc)
+        failed = np.flatnonzero(~res.success)
+        if self.front["error_on_fail"] and failed.size:
+            b = int(failed[0])
+            raise NlpsolFailure(f"nlpsol process failed: {res.status[b]} ({res.message[b]}) "
+                                f"in instance {b} of {len(res)} ({failed.size} failed). "
                                 "Set 'error_on_fail' option to false to ignore this error.")
-        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+        return out
+
+    def check_rows(self, x0, p, lbx, ubx, lbg, ubg) -> None:
+        """:meth:`check_inputs` for (B, k) arrays: the masks over every row at once, then
+        the first bad row's message, prefixed with its instance."""
+        bad = np.zeros(x0.shape[0], bool)
+        for lo, hi in ((lbx, ubx), (lbg, ubg)):
+            # what check_bounds refuses: a NaN, lo > hi, an infinity on the wrong side
+            bad |= (np.isnan(lo) | np.isnan(hi) | (lo > hi) | (lo == np.inf)
+                    | (hi == -np.inf)).any(axis=1)
+        bad |= ~np.isfinite(x0).all(axis=1) | ~np.isfinite(p).all(axis=1)
+        if bad.any():
+            b = int(np.flatnonzero(bad)[0])
+            try:
+                self.check_inputs(x0[b], p[b], lbx[b], ubx[b], lbg[b], ubg[b])
+            except ModelError as exc:
+                raise type(exc)(f"instance {b}: {exc}") from None
+
+    def record(self, stats: dict) -> None:
+        """Keep ``stats`` as the last call's (what :meth:`stats` returns)."""
+        self._stats = stats
 
     def stats(self) -> dict:
         if self._stats is None:
             raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
                                "get statistics, first evaluate it numerically.")
         return dict(self._stats)
-
-    def _make_stats(self, res, wall, proc) -> dict:
-        c = res.counts
-        hist = [r for r in res.history]
-        st = {
-            "return_status": res.status,
-            "success": bool(res.success),
-            "unified_return_status": UNIFIED_RETURN_STATUS[res.status],
-            "iter_count": int(res.iterations),
-            "t_wall_total": wall,
-            "t_proc_total": proc,
-            "n_call_nlp_f": int(c.get("obj", 0)),
-            "n_call_nlp_grad_f": int(c.get("grad", 0)),
-            "n_call_nlp_g": int(c.get("cons", 0)),
-            "n_call_nlp_jac_g": int(c.get("jac", 0)),
-            "n_call_nlp_hess_l": int(c.get("hess", 0)),
-            "iterations": {
-                "obj": [r.objective for r in hist],
-                "inf_pr": [r.inf_pr for r in hist],
-                "inf_du": [r.inf_du for r in hist],
-                "mu": [r.mu for r in hist],
-                "d_norm": [r.d_norm for r in hist],
-                "regularization_size": [r.regularization for r in hist],
-                "alpha_pr": [r.alpha_pr for r in hist],
-                "alpha_du": [r.alpha_du for r in hist],
-                "ls_trials": [r.ls for r in hist],
-            },
-            # caspar's own detail, under one key so casadi's names stay casadi's
-            "caspar": {
-                "message": res.message,
-                "kind": res.kind,
-                "timings": dict(res.timings),
-                "final_errors": dict(res.final_errors),
-                "compile_time": self.compile_time,
-                "device": self.device,
-                "extra": res.extra,
-            },
-        }
-        if res.timings:
-            st["t_wall_nlp_eval"] = float(res.timings.get("function_evaluations", 0.0))
-        return st
-
-    def _print_time(self, res, wall, proc) -> None:
-        # casadi's layout (ProfilingData rows); caspar times its phases, not each oracle
-        t, c = res.timings, res.counts
-        # (label, t_proc or None, t_wall, number of calls or None where not counted)
-        rows = [("nlp_eval", None, t.get("function_evaluations", 0.0), sum(c.values())),
-                ("kkt_factor", None, t.get("kkt_factorization", 0.0), None),
-                ("kkt_solve", None, t.get("kkt_solve", 0.0), None),
-                ("total", proc, wall, 1)]
-        w = sys.stdout.write
-        w(f"{self.name:>12s}  :   t_proc      (avg)   t_wall      (avg)    n_eval\n")
-        for label, tp, tw, n in rows:
-            k = max(n or 1, 1)
-            proc_s = f"{_fmt(tp)} ({_fmt(tp / k)})" if tp is not None else " " * 20
-            avg = f"({_fmt(tw / k)})" if n else " " * 10
-            w(f"{label:>12s}  | {proc_s} {_fmt(tw)} {avg} {'' if n is None else n:>9}\n")
 
     # ---------------------------------------------------------------- p-derivatives
     def lifted(self):
@@ -414,14 +423,6 @@ class _Described:
 
     def __getitem__(self, i):
         return f"{self.names[i]} ({self.describe(int(i))})"
-
-
-def _fmt(t: float) -> str:
-    """casadi's time format: 3 significant digits with a unit, 8 wide."""
-    for scale, unit in ((1.0, " s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if t >= scale or unit == "ns":
-            return f"{t / scale:6.2f}{unit}"
-    return f"{t:6.2f} s"
 
 
 def _bound_consistency(z, lam, lb, ub):
