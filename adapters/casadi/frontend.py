@@ -6,6 +6,8 @@
     r = S(x0=x0, p=p0, lbg=0, ubg=0)          # numeric: a dict of DM
     X = S(x0=x0, p=P)["x"]                    # symbolic (MX): a node in any casadi graph
     S.stats()["return_status"]
+    R = S(x0=x0, p=P_cols)                    # B columns: B instances, one batched solve
+    M = S.map(B)                              # one batched solve per evaluation
 
 Any other solver name is handed to ``casadi.nlpsol`` unchanged, so switching is one
 import.  The Function solves
@@ -43,14 +45,22 @@ evaluation fails with "Callback object has been deleted".  Because a solver embe
 a user's graph may outlive every Python reference to :class:`NlpsolFunction`, every
 callback made by :func:`nlpsol` is kept in the module-level :data:`_ALIVE` list for the
 life of the process (a deliberate, bounded leak: one compiled problem per ``nlpsol``
-call).  Derivative callbacks are kept alive by their parent.
+call, plus one per mapped Function or per column count of a symbolic B-column call).
+Derivative callbacks are kept alive by their parent.
+
+**Batches.**  A call with B columns (casadi's npar rule) and the Functions of
+``S.map(B)`` solve their B instances in one :meth:`Problem.solve_batch
+<caspar_backend.problem.Problem.solve_batch>` call (:mod:`.nlpsol_batch`), with the
+shapes casadi's own evaluation gives; ``stats()`` then describes the batch
+(:mod:`.nlpsol_stats`).
 
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
 builds them as MX graphs), ``iteration_callback``, ``save``/``serialize``/code
 generation of the Function (a Python callback cannot be serialized), and parallel
-evaluation: solves are serialized by a lock, so ``map(n, 'thread')`` runs one at a
-time.  The solve runs on the device chosen once at construction (``'caspar':
+evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
+e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
+``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device chosen once at construction (``'caspar':
 {'device': 'cpu' | 'cuda' | 'auto'}``); lam_p, calc_lam_x and the sensitivities are
 evaluated on the CPU.
 
