@@ -88,6 +88,7 @@ from .nlpsol_batch import BatchCallback
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_options import validate_options
+from .nlpsol_post import LagrangianGradients, bound_consistency, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
                            solve_stats)
 
@@ -195,6 +196,8 @@ class NlpsolCore:
             else ca.Sparsity.dense(self.m, 1)
         self.sym = sym
         self._lifted = None
+        #: (x, p, lam_g) -> gradients of the Lagrangian, for B points (batched calls)
+        self.lagrangian_gradients = LagrangianGradients(self.nlp)
         self._stats = None
         self._sens_cache = None
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
@@ -312,8 +315,8 @@ class NlpsolCore:
         if self.front["calc_lam_p"] and self.q:
             lam_p = self.lam_p(x, p, lam_g)
         if self.front["bound_consistency"]:
-            x, lam_x = _bound_consistency(x, lam_x, lbx, ubx)
-            g, lam_g = _bound_consistency(g, lam_g, lbg, ubg)
+            x, lam_x = bound_consistency(x, lam_x, lbx, ubx)
+            g, lam_g = bound_consistency(g, lam_g, lbg, ubg)
         return x, g, lam_x, lam_g, lam_p
 
     def solve_batch(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
@@ -331,10 +334,9 @@ class NlpsolCore:
             res = self.problem.solve_batch(x0, p, lam_g0 if self.warm_start else None,
                                            lam_x0 if self.warm_start else None, lbx=lbx,
                                            ubx=ubx, lbg=lbg, ubg=ubg, **opts)
-            rows = [self._finish(res.x[b], res.g[b], res.lam_x[b], res.lam_g[b], p[b],
-                                 lbx[b], ubx[b], lbg[b], ubg[b]) for b in range(len(res))]
-            out = {k: np.array([r[i] for r in rows], float).reshape(len(res), -1)
-                   for i, k in enumerate(("x", "g", "lam_x", "lam_g", "lam_p"))}
+            # casadi's post-processing of all B solutions at once (nlpsol_post)
+            out = finish_rows(self, res.x, res.g, res.lam_x, res.lam_g, p, lbx, ubx, lbg,
+                              ubg)
             out["f"] = np.asarray(res.f, float)
             wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
             record(batch_stats(res, wall, proc, self.compile_time, self.device))
@@ -433,19 +435,3 @@ class _Described:
 
     def __getitem__(self, i):
         return f"{self.names[i]} ({self.describe(int(i))})"
-
-
-def _bound_consistency(z, lam, lb, ub):
-    """casadi's ``Nlpsol::bound_consistency``: clip into the bounds; a multiplier may
-    only have the sign of the nearer finite bound."""
-    z = np.minimum(np.maximum(z, lb), ub)
-    lam = lam.copy()
-    both_inf = np.isinf(lb) & np.isinf(ub)
-    near_up = ~both_inf & (np.isinf(lb) | (z - lb > ub - z))
-    near_lo = ~both_inf & ~near_up & (np.isinf(ub) | (z - lb < ub - z))
-    lam[both_inf] = 0.0
-    lam[near_up] = np.maximum(0.0, lam[near_up])
-    lam[near_lo] = np.minimum(0.0, lam[near_lo])
-    return z, lam
-
-

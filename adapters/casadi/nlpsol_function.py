@@ -262,5 +262,9 @@ def _columns(v) -> int:
     """The number of columns of a call argument (1 when it has no 2-D shape)."""
     if isinstance(v, (ca.DM, ca.MX, ca.SX)):
         return v.size2()
-    shape = np.shape(v) if not isinstance(v, (str, bytes)) else ()
+    try:
+        shape = np.shape(v) if not isinstance(v, (str, bytes)) else ()
+    except ValueError:
+        # a ragged list (of DMs, say): let casadi's argument rules read it
+        return 2
     return shape[1] if len(shape) == 2 else 1

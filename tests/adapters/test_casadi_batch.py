@@ -250,3 +250,30 @@ def test_error_on_fail_names_the_instance_and_keeps_stats(capsys):
     assert st["success"] == [True, True, False, True]
     out = capsys.readouterr().out
     assert out.count("t_wall") == 1 and "total" in out     # one table for the batch
+
+
+def mx_problem():
+    """The same problem in MX, with the objective through a casadi Function call."""
+    x, p = ca.MX.sym("x", 3), ca.MX.sym("p", 2)
+    u, v = ca.MX.sym("u", 2), ca.MX.sym("v", 2)
+    dist = ca.Function("dist", [u, v], [ca.sumsqr(u - v)])
+    f = dist(x[:2], p) + x[2] ** 2 + 0.5 * x[0] * x[2]
+    g = ca.vertcat(x[0] + x[1] + x[2], x[0] ** 2 + x[1] ** 2)
+    return {"x": x, "p": p, "f": f, "g": g}, problem()[1]
+
+
+@pytest.mark.parametrize("make, opts", [
+    (problem, {"calc_lam_x": True, "bound_consistency": True}),
+    (problem, {"calc_lam_p": False}),
+    (mx_problem, {"calc_lam_x": True}),
+])
+def test_post_processing_options_per_instance(make, opts, spy):
+    """calc_lam_x / calc_lam_p / bound_consistency on B solutions at once (casadi
+    gradients of the nlp) equal the single solves' (caspar's evaluator)."""
+    nlp, bounds = make()
+    S = nlpsol("S", "caspar", nlp, {**QC, **opts})
+    args = dict(x0=0, p=P, **bounds)
+    r = S(**args)
+    assert spy == [B]
+    assert_columns_equal(r, singles(S, args, B))
+    assert np.isnan(np.array(r["lam_p"])).all() == (opts.get("calc_lam_p") is False)
