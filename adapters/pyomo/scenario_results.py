@@ -92,7 +92,11 @@ class ScenarioResult:
         """The value of a variable (VarData, scalar Var or its name) in this
         scenario's solution; KeyError for a variable caspar did not solve for (fixed,
         or in no active constraint or objective) or when there is no iterate."""
-        v = self._model.find_component(var) if isinstance(var, str) else var
+        if isinstance(var, str):
+            find = getattr(self._model, "find_component", None)
+            v = find(var) if find else getattr(self._model, var, None)
+        else:
+            v = var
         if v is None or v not in self.values:
             name = var if isinstance(var, str) else getattr(var, "name", repr(var))
             raise KeyError(f"scenario {self.index} has no value for {name} (not a "
@@ -109,7 +113,7 @@ class ScenarioResult:
                              f": {self.message})")
         if params:
             for pd, v in self._outcome.assignments:
-                pd.set_value(v)
+                pd.value = v
         self._flavour.load(model, self._outcome, self._mapping)
 
     def __repr__(self) -> str:

@@ -8,12 +8,14 @@ names, or a list of ``(key, value)`` pairs; a key is
 * a ``ParamData`` of a mutable Param (``m.q[2]``) or a scalar mutable Param (``m.p``),
   the value a real number;
 * an indexed mutable Param (``m.q``), the value a mapping ``{index: number}``;
-* a string, the name of one of the above (``model.find_component``).
+* a ``pyomo.kernel`` parameter, the value a real number;
+* a string, the name of one of the above (``model.find_component``; a kernel block's
+  attribute).
 
 Scenario b is the model with those Params at those values and every other Param as
-the model has it, solved from the model's current variable values with the options of
-the call -- what ``solve`` gives after ``m.p = value`` ... -- and all B scenarios are
-one :meth:`Problem.solve_batch <caspar_backend.problem.Problem.solve_batch>` call on
+the model has it, solved from the model's current variable values (and, with
+``warm_start_init_point``, its multiplier Suffixes) with the options of the call: the
+answer ``solve`` gives after setting those Params.  All B scenarios are one :meth:`Problem.solve_batch <caspar_backend.problem.Problem.solve_batch>` call on
 the compiled problem (kept symbolic in the Params: new values need no recompilation).
 
 The Params' values enter as follows.  In the objective and constraint bodies they are
@@ -211,14 +213,16 @@ def _pairs(scen, b) -> list:
 
 def _entries(model, key, value, b):
     """``[(ParamData, value)]`` of one scenario entry."""
-    comp = model.find_component(key) if isinstance(key, str) else key
+    comp = _by_name(model, key) if isinstance(key, str) else key
     if comp is None:
         raise ModelError(f"scenario {b}: model {model.name} has no component named {key!r}")
     name = getattr(comp, "name", repr(comp))
     from pyomo.core.base.param import Param
+    from pyomo.core.kernel.parameter import IParameter
 
-    # an indexed Param container is no "parameter type" itself, its entries are
-    if not (getattr(comp, "ctype", None) is Param
+    # an indexed Param container is no "parameter type" itself, its entries are; a
+    # pyomo.kernel parameter is not one either (always mutable)
+    if not (getattr(comp, "ctype", None) in (Param, IParameter)
             or getattr(comp, "is_parameter_type", lambda: False)()):
         kind = ("a variable" if getattr(comp, "is_variable_type", lambda: False)()
                 else f"of type {type(comp).__name__}")
@@ -241,6 +245,14 @@ def _entries(model, key, value, b):
     return [(comp, value)]
 
 
+def _by_name(model, name):
+    """The component named ``name`` (relative to ``model``), or None; pyomo.kernel
+    blocks have no ``find_component``: their children are attributes."""
+    if hasattr(model, "find_component"):
+        return model.find_component(name)
+    return getattr(model, name, None)
+
+
 def _number(pd, v, b) -> float:
     """The value as a float: a finite real within the Param's domain."""
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -250,7 +262,8 @@ def _number(pd, v, b) -> float:
     if not math.isfinite(x):
         raise NonFiniteError(f"scenario {b}: parameter {pd.name} has the non-finite "
                              f"value {x!r}")
-    domain = getattr(pd.parent_component(), "domain", None)
+    parent = pd.parent_component() if hasattr(pd, "parent_component") else pd
+    domain = getattr(parent, "domain", None)
     if domain is not None and v not in domain:
         raise ModelError(f"scenario {b}: value {v!r} of parameter {pd.name} is not in "
                          f"its domain {domain.name if hasattr(domain, 'name') else domain}")
@@ -350,7 +363,7 @@ def _values_set(pairs):
     saved = [(pd, pd._value) for pd, _ in pairs]
     try:
         for pd, v in pairs:
-            pd.set_value(v)
+            pd.value = v
         yield
     finally:
         for pd, old in reversed(saved):

@@ -216,3 +216,32 @@ def test_constant_row_and_maximize():
     with pytest.raises(ValueError, match="scenario 1 has no solution"):
         res[1].load()
     assert len(res.batch) == 2
+
+
+def test_pyomo_kernel_block(spy):
+    """pyomo.kernel: parameters as keys (a bound too), names, loading."""
+    pmo = pytest.importorskip("pyomo.kernel")
+
+    def kernel(p):
+        b = pmo.block()
+        b.p = pmo.parameter(p)
+        b.x = pmo.variable(value=0.0, lb=-5, ub=b.p)
+        b.y = pmo.variable(value=0.0)
+        b.o = pmo.objective((b.x - 2 * b.p) ** 2 + (b.y - b.p) ** 2 + b.x * b.y)
+        b.c = pmo.constraint(b.x + b.y <= 3)
+        b.dual = pmo.suffix(direction=pmo.suffix.IMPORT)
+        return b
+
+    b = kernel(1.0)
+    res = pyo.SolverFactory("caspar").solve_scenarios(
+        b, [ComponentMap([(b.p, 0.5)]), {"p": 2.0}], print_level=0)
+    assert spy == [2] and b.p.value == 1.0 and b.x.value == 0.0
+    for r, p in zip(res, (0.5, 2.0)):
+        ref = kernel(p)
+        pyo.SolverFactory("caspar").solve(ref, options=QUIET)
+        close(r.objective, pmo.value(ref.o), rtol=1e-10, atol=1e-10)
+        close(r.value("x"), ref.x.value, rtol=1e-10, atol=1e-10)
+        close(r.duals[b.c], ref.dual[ref.c], rtol=1e-10, atol=1e-10)
+    res[1].load()
+    assert b.p.value == 2.0 and b.x.value == res[1].value(b.x)
+    close(b.dual[b.c], res[1].duals[b.c], rtol=0, atol=0)
