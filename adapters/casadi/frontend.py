@@ -190,7 +190,10 @@ class NlpsolCore:
         p = self.nlp.get("p")
         g = self.nlp.get("g")
         self.sp_x = x.sparsity()
-        self.sp_p = p.sparsity() if isinstance(p, (ca.SX, ca.MX)) else ca.Sparsity.dense(self.q, 1)
+        # no 'p' in the dict: casadi's nlpsol has a 0x0 p (and lam_p), not 0x1
+        self.sp_p = (p.sparsity() if isinstance(p, (ca.SX, ca.MX)) else
+                     ca.Sparsity(0, 0) if p is None and self.q == 0 else
+                     ca.Sparsity.dense(self.q, 1))
         gs = g.sparsity() if isinstance(g, (ca.SX, ca.MX)) else None
         self.sp_g = gs if gs is not None and gs.is_dense() and gs.is_column() \
             else ca.Sparsity.dense(self.m, 1)

@@ -69,8 +69,9 @@ class BatchResult:
                      n: int, m: int, extra: dict | None = None) -> "BatchResult":
         """Stack single-instance :class:`SolveResult` objects (in instance order)."""
         def stack(name, k):
-            return (np.array([getattr(r, name) for r in results], dtype=float).reshape(-1, k)
-                    if results else np.zeros((0, k)))
+            # reshape(B, k), not (-1, k): k may be 0 (no constraints)
+            return (np.array([getattr(r, name) for r in results], dtype=float)
+                    .reshape(len(results), k) if results else np.zeros((0, k)))
 
         return cls(x=stack("x", n), f=np.array([r.f for r in results], dtype=float),
                    g=stack("g", m), lam_g=stack("lam_g", m), lam_x=stack("lam_x", n),
