@@ -6,6 +6,8 @@
     r = S(x0=x0, p=p0, lbg=0, ubg=0)          # numeric: a dict of DM
     X = S(x0=x0, p=P)["x"]                    # symbolic (MX): a node in any casadi graph
     S.stats()["return_status"]
+    R = S(x0=x0, p=P_cols)                    # B columns: B instances, one batched solve
+    M = S.map(B)                              # one batched solve per evaluation
 
 Any other solver name is handed to ``casadi.nlpsol`` unchanged, so switching is one
 import.  The Function solves
@@ -43,14 +45,22 @@ evaluation fails with "Callback object has been deleted".  Because a solver embe
 a user's graph may outlive every Python reference to :class:`NlpsolFunction`, every
 callback made by :func:`nlpsol` is kept in the module-level :data:`_ALIVE` list for the
 life of the process (a deliberate, bounded leak: one compiled problem per ``nlpsol``
-call).  Derivative callbacks are kept alive by their parent.
+call, plus one per mapped Function or per column count of a symbolic B-column call).
+Derivative callbacks are kept alive by their parent.
+
+**Batches.**  A call with B columns (casadi's npar rule) and the Functions of
+``S.map(B)`` solve their B instances in one :meth:`Problem.solve_batch
+<caspar_backend.problem.Problem.solve_batch>` call (:mod:`.nlpsol_batch`), with the
+shapes casadi's own evaluation gives; ``stats()`` then describes the batch
+(:mod:`.nlpsol_stats`).
 
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
 builds them as MX graphs), ``iteration_callback``, ``save``/``serialize``/code
 generation of the Function (a Python callback cannot be serialized), and parallel
-evaluation: solves are serialized by a lock, so ``map(n, 'thread')`` runs one at a
-time.  The solve runs on the device chosen once at construction (``'caspar':
+evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
+e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
+``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device chosen once at construction (``'caspar':
 {'device': 'cpu' | 'cuda' | 'auto'}``); lam_p, calc_lam_x and the sensitivities are
 evaluated on the CPU.
 
@@ -63,7 +73,6 @@ go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from typing import final
@@ -74,24 +83,18 @@ import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError, NonFiniteError
 from caspar_backend.model import check_bounds
-from caspar_backend.solver.status import STATUSES
 
-from .nlpsol_function import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, NlpsolFunction, SolverCallback
+from .nlpsol_batch import BatchCallback
+from .nlpsol_function import NlpsolFunction, SolverCallback
+from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_options import validate_options
+from .nlpsol_post import LagrangianGradients, bound_consistency, finish_rows
+from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
+                           solve_stats)
 
-#: IPOPT status -> casadi's unified_return_status, as casadi's IpoptInterface sets it
-#: (ipopt_interface.cpp: success -> SUCCESS; Maximum_Iterations/CpuTime/WallTime ->
-#: LIMITED; everything else keeps Nlpsol's initial SOLVER_RET_UNKNOWN, including
-#: Infeasible_Problem_Detected -- casadi's ipopt never reports SOLVER_RET_INFEASIBLE).
-#: A test checks every row of caspar's status table is here.
-UNIFIED_RETURN_STATUS = {
-    name: ("SOLVER_RET_SUCCESS" if st.success else
-           "SOLVER_RET_LIMITED" if name in ("Maximum_Iterations_Exceeded",
-                                            "Maximum_CpuTime_Exceeded",
-                                            "Maximum_WallTime_Exceeded") else
-           "SOLVER_RET_UNKNOWN")
-    for name, st in STATUSES.items()
-}
+#: re-exported: the status table lives with the statistics (nlpsol_stats)
+__all__ = ["NlpsolCore", "NlpsolFailure", "NlpsolFunction", "UNIFIED_RETURN_STATUS", "nlp_dict",
+           "nlpsol"]
 
 @final
 class NlpsolFailure(CasparError, RuntimeError):
@@ -187,12 +190,17 @@ class NlpsolCore:
         p = self.nlp.get("p")
         g = self.nlp.get("g")
         self.sp_x = x.sparsity()
-        self.sp_p = p.sparsity() if isinstance(p, (ca.SX, ca.MX)) else ca.Sparsity.dense(self.q, 1)
+        # no 'p' in the dict: casadi's nlpsol has a 0x0 p (and lam_p), not 0x1
+        self.sp_p = (p.sparsity() if isinstance(p, (ca.SX, ca.MX)) else
+                     ca.Sparsity(0, 0) if p is None and self.q == 0 else
+                     ca.Sparsity.dense(self.q, 1))
         gs = g.sparsity() if isinstance(g, (ca.SX, ca.MX)) else None
         self.sp_g = gs if gs is not None and gs.is_dense() and gs.is_column() \
             else ca.Sparsity.dense(self.m, 1)
         self.sym = sym
         self._lifted = None
+        #: (x, p, lam_g) -> gradients of the Lagrangian, for B points (batched calls)
+        self.lagrangian_gradients = LagrangianGradients(self.nlp)
         self._stats = None
         self._sens_cache = None
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
@@ -208,16 +216,30 @@ class NlpsolCore:
         return (self.sp_x, ca.Sparsity.dense(1, 1), self.sp_g, self.sp_x, self.sp_g,
                 self.sp_p)[i]
 
-    def function(self, register: bool) -> "NlpsolFunction":
+    def function(self, register: bool, size: int = 1, name: str | None = None,
+                 reduce_in=(), reduce_out=(), sink=None) -> "NlpsolFunction":
         """The user-facing Function; ``register`` keeps the callback alive for the
-        process (see the module docstring)."""
-        cb = SolverCallback(self.name + "_caspar", self)
+        process (see the module docstring).  ``size`` > 1: the Function of ``size``
+        instances (:class:`~.nlpsol_batch.BatchCallback`) with the inputs of
+        ``reduce_in`` shared and the outputs of ``reduce_out`` summed over the
+        instances, recording its statistics into ``sink`` (default: this core)."""
+        name = name or self.name
+        cb = SolverCallback(name + "_caspar", self)
+        if size > 1:
+            cb = BatchCallback(name + "_caspar", self, size, sink or self, single=cb)
         if register:
             _ALIVE.append(cb)
-        ins = [ca.MX.sym(nm, self.sparsity_in(i)) for i, nm in enumerate(NLPSOL_IN)]
-        wrapper = ca.Function(self.name, ins, cb.call(ins), list(NLPSOL_IN),
-                              list(NLPSOL_OUT), {"default_in": list(DEFAULT_IN)})
-        return NlpsolFunction(wrapper, cb, self)
+        ins = [ca.MX.sym(nm, self.sparsity_in(i) if i in reduce_in
+                         else widened(self.sparsity_in(i), size))
+               for i, nm in enumerate(NLPSOL_IN)]
+        outs = cb.call(ins)
+        for j in reduce_out:
+            # the sum of the instances' column blocks
+            outs[j] = sum(ca.horzsplit(outs[j], self.sparsity_out(j).size2()))
+        wrapper = ca.Function(name, ins, outs, list(NLPSOL_IN), list(NLPSOL_OUT),
+                              {"default_in": list(DEFAULT_IN)})
+        return NlpsolFunction(wrapper, cb, self, size=size, sink=sink,
+                              plain=not (reduce_in or reduce_out))
 
     # ---------------------------------------------------------------- checks
     def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
@@ -270,90 +292,92 @@ class NlpsolCore:
                         lam_g0=lam_g0 if self.warm_start else None,
                         lam_x0=lam_x0 if self.warm_start else None,
                         var_names=pr.var_names, con_names=pr.con_names, options=opts)
-        x, lam_g = np.asarray(res.x, float), np.asarray(res.lam_g, float)
         f = float(res.f) * pr.model.sense
-        g, lam_x = np.asarray(res.g, float), np.asarray(res.lam_x, float)
+        x, g, lam_x, lam_g, lam_p = self._finish(res.x, res.g, res.lam_x, res.lam_g, p,
+                                                 lbx, ubx, lbg, ubg)
+        wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
+        self._stats = solve_stats(res, wall, proc, self.compile_time, self.device)
+        if self.front["print_time"]:
+            print_time(self.name, res, wall, proc)
+        if self.front["error_on_fail"] and not res.success:
+            raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
+                                "Set 'error_on_fail' option to false to ignore this error.")
+        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+
+    def _finish(self, x, g, lam_x, lam_g, p, lbx, ubx, lbg, ubg) -> tuple:
+        """``(x, g, lam_x, lam_g, lam_p)`` of one solution as the options ask:
+        ``calc_lam_x`` recomputes lam_x, ``calc_lam_p`` gives lam_p (else NaN),
+        ``bound_consistency`` clips (casadi's post-processing, in casadi's order)."""
+        x, g = np.asarray(x, float), np.asarray(g, float)
+        lam_x, lam_g = np.asarray(lam_x, float), np.asarray(lam_g, float)
         if self.front["calc_lam_x"]:
-            cpu = pr.evaluator("cpu", p=p)     # host arrays, whatever the solve ran on
+            cpu = self.problem.evaluator("cpu", p=p)   # host arrays, whatever the solve ran on
             lam_x = -(np.asarray(cpu.grad(x), float)
                       + (cpu.jac(x).T @ lam_g if self.m else 0.0))
         lam_p = np.full(self.q, np.nan)
         if self.front["calc_lam_p"] and self.q:
             lam_p = self.lam_p(x, p, lam_g)
         if self.front["bound_consistency"]:
-            x, lam_x = _bound_consistency(x, lam_x, lbx, ubx)
-            g, lam_g = _bound_consistency(g, lam_g, lbg, ubg)
-        wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        self._stats = self._make_stats(res, wall, proc)
-        if self.front["print_time"]:
-            self._print_time(res, wall, proc)
-        if self.front["error_on_fail"] and not res.success:
-            raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
+            x, lam_x = bound_consistency(x, lam_x, lbx, ubx)
+            g, lam_g = bound_consistency(g, lam_g, lbg, ubg)
+        return x, g, lam_x, lam_g, lam_p
+
+    def solve_batch(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
+        """B solves in one :meth:`Problem.solve_batch
+        <caspar_backend.problem.Problem.solve_batch>` call.  Inputs: float64 (B, k)
+        arrays, row b the nonzeros of instance b's input.  Returns the outputs as
+        (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
+        hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
+        ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
+        with self._lock:
+            t_wall, t_proc = time.perf_counter(), time.process_time()
+            self.check_rows(x0, p, lbx, ubx, lbg, ubg)
+            opts = dict(self.solver_options)
+            opts["device"] = self.device
+            res = self.problem.solve_batch(x0, p, lam_g0 if self.warm_start else None,
+                                           lam_x0 if self.warm_start else None, lbx=lbx,
+                                           ubx=ubx, lbg=lbg, ubg=ubg, **opts)
+            # casadi's post-processing of all B solutions at once (nlpsol_post)
+            out = finish_rows(self, res.x, res.g, res.lam_x, res.lam_g, p, lbx, ubx, lbg,
+                              ubg)
+            out["f"] = np.asarray(res.f, float)
+            wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
+            record(batch_stats(res, wall, proc, self.compile_time, self.device))
+            if self.front["print_time"]:
+                print_batch_time(self.name, res, wall, proc)
+        failed = np.flatnonzero(~res.success)
+        if self.front["error_on_fail"] and failed.size:
+            b = int(failed[0])
+            raise NlpsolFailure(f"nlpsol process failed: {res.status[b]} ({res.message[b]}) "
+                                f"in instance {b} of {len(res)} ({failed.size} failed). "
                                 "Set 'error_on_fail' option to false to ignore this error.")
-        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+        return out
+
+    def check_rows(self, x0, p, lbx, ubx, lbg, ubg) -> None:
+        """:meth:`check_inputs` for (B, k) arrays: the masks over every row at once, then
+        the first bad row's message, prefixed with its instance."""
+        bad = np.zeros(x0.shape[0], bool)
+        for lo, hi in ((lbx, ubx), (lbg, ubg)):
+            # what check_bounds refuses: a NaN, lo > hi, an infinity on the wrong side
+            bad |= (np.isnan(lo) | np.isnan(hi) | (lo > hi) | (lo == np.inf)
+                    | (hi == -np.inf)).any(axis=1)
+        bad |= ~np.isfinite(x0).all(axis=1) | ~np.isfinite(p).all(axis=1)
+        if bad.any():
+            b = int(np.flatnonzero(bad)[0])
+            try:
+                self.check_inputs(x0[b], p[b], lbx[b], ubx[b], lbg[b], ubg[b])
+            except ModelError as exc:
+                raise type(exc)(f"instance {b}: {exc}") from None
+
+    def record(self, stats: dict) -> None:
+        """Keep ``stats`` as the last call's (what :meth:`stats` returns)."""
+        self._stats = stats
 
     def stats(self) -> dict:
         if self._stats is None:
             raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
                                "get statistics, first evaluate it numerically.")
         return dict(self._stats)
-
-    def _make_stats(self, res, wall, proc) -> dict:
-        c = res.counts
-        hist = [r for r in res.history]
-        st = {
-            "return_status": res.status,
-            "success": bool(res.success),
-            "unified_return_status": UNIFIED_RETURN_STATUS[res.status],
-            "iter_count": int(res.iterations),
-            "t_wall_total": wall,
-            "t_proc_total": proc,
-            "n_call_nlp_f": int(c.get("obj", 0)),
-            "n_call_nlp_grad_f": int(c.get("grad", 0)),
-            "n_call_nlp_g": int(c.get("cons", 0)),
-            "n_call_nlp_jac_g": int(c.get("jac", 0)),
-            "n_call_nlp_hess_l": int(c.get("hess", 0)),
-            "iterations": {
-                "obj": [r.objective for r in hist],
-                "inf_pr": [r.inf_pr for r in hist],
-                "inf_du": [r.inf_du for r in hist],
-                "mu": [r.mu for r in hist],
-                "d_norm": [r.d_norm for r in hist],
-                "regularization_size": [r.regularization for r in hist],
-                "alpha_pr": [r.alpha_pr for r in hist],
-                "alpha_du": [r.alpha_du for r in hist],
-                "ls_trials": [r.ls for r in hist],
-            },
-            # caspar's own detail, under one key so casadi's names stay casadi's
-            "caspar": {
-                "message": res.message,
-                "kind": res.kind,
-                "timings": dict(res.timings),
-                "final_errors": dict(res.final_errors),
-                "compile_time": self.compile_time,
-                "device": self.device,
-                "extra": res.extra,
-            },
-        }
-        if res.timings:
-            st["t_wall_nlp_eval"] = float(res.timings.get("function_evaluations", 0.0))
-        return st
-
-    def _print_time(self, res, wall, proc) -> None:
-        # casadi's layout (ProfilingData rows); caspar times its phases, not each oracle
-        t, c = res.timings, res.counts
-        # (label, t_proc or None, t_wall, number of calls or None where not counted)
-        rows = [("nlp_eval", None, t.get("function_evaluations", 0.0), sum(c.values())),
-                ("kkt_factor", None, t.get("kkt_factorization", 0.0), None),
-                ("kkt_solve", None, t.get("kkt_solve", 0.0), None),
-                ("total", proc, wall, 1)]
-        w = sys.stdout.write
-        w(f"{self.name:>12s}  :   t_proc      (avg)   t_wall      (avg)    n_eval\n")
-        for label, tp, tw, n in rows:
-            k = max(n or 1, 1)
-            proc_s = f"{_fmt(tp)} ({_fmt(tp / k)})" if tp is not None else " " * 20
-            avg = f"({_fmt(tw / k)})" if n else " " * 10
-            w(f"{label:>12s}  | {proc_s} {_fmt(tw)} {avg} {'' if n is None else n:>9}\n")
 
     # ---------------------------------------------------------------- p-derivatives
     def lifted(self):
@@ -414,27 +438,3 @@ class _Described:
 
     def __getitem__(self, i):
         return f"{self.names[i]} ({self.describe(int(i))})"
-
-
-def _fmt(t: float) -> str:
-    """casadi's time format: 3 significant digits with a unit, 8 wide."""
-    for scale, unit in ((1.0, " s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if t >= scale or unit == "ns":
-            return f"{t / scale:6.2f}{unit}"
-    return f"{t:6.2f} s"
-
-
-def _bound_consistency(z, lam, lb, ub):
-    """casadi's ``Nlpsol::bound_consistency``: clip into the bounds; a multiplier may
-    only have the sign of the nearer finite bound."""
-    z = np.minimum(np.maximum(z, lb), ub)
-    lam = lam.copy()
-    both_inf = np.isinf(lb) & np.isinf(ub)
-    near_up = ~both_inf & (np.isinf(lb) | (z - lb > ub - z))
-    near_lo = ~both_inf & ~near_up & (np.isinf(ub) | (z - lb < ub - z))
-    lam[both_inf] = 0.0
-    lam[near_up] = np.maximum(0.0, lam[near_up])
-    lam[near_lo] = np.minimum(0.0, lam[near_lo])
-    return z, lam
-
-

@@ -5,25 +5,20 @@ and the ``casadi.Function`` returned to the user, both delegating to an
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, final
 
 import numpy as np
 
 import casadi as ca
 
+from .nlpsol_batch import MapStats, map_request
+from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of
+from .nlpsol_io import vec as _vec
+
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
 
-#: casadi's nlpsol input and output names, in order
-NLPSOL_IN = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_x0", "lam_g0")
-NLPSOL_OUT = ("x", "f", "g", "lam_x", "lam_g", "lam_p")
-#: casadi.nlpsol_default_in(), in NLPSOL_IN order
-DEFAULT_IN = (0.0, 0.0, -math.inf, math.inf, -math.inf, math.inf, 0.0, 0.0)
-
-
-def _vec(dm) -> np.ndarray:
-    return np.array(dm.nonzeros(), dtype=float)
+__all__ = ["DEFAULT_IN", "NLPSOL_IN", "NLPSOL_OUT", "NlpsolFunction", "SolverCallback"]
 
 
 # ====================================================================== casadi side
@@ -89,44 +84,157 @@ class SolverCallback(ca.Callback):
 @final
 class NlpsolFunction(ca.Function):
     """What ``nlpsol(..., 'caspar', ...)`` returns (final): a ``casadi.Function`` with
-    casadi's nlpsol signature and defaults, plus :meth:`stats`.  Numeric calls check the
-    inputs first, so a bad bound raises caspar's ModelError naming the variable or
-    constraint (inside a casadi graph the same check raises through casadi, as a
-    RuntimeError carrying the message)."""
+    casadi's nlpsol signature and defaults, plus :meth:`stats`.
 
-    def __init__(self, wrapper: ca.Function, callback: SolverCallback, core: "NlpsolCore"):
+    It solves ``size`` instances per evaluation: 1 for the Function nlpsol returns,
+    B for ``S.map(B)`` (inputs and outputs widened, :mod:`.nlpsol_io`).  Calls from
+    Python (``S(...)``, ``S.call(...)``) are read here first:
+
+    * numeric, one instance: the inputs are checked first, so a bad bound raises
+      caspar's ModelError naming the variable or constraint (inside a casadi graph the
+      same check raises through casadi, as a RuntimeError carrying the message);
+    * numeric, several instances (B columns by casadi's npar rule, or any call of a
+      mapped Function): one batched solve, :meth:`NlpsolCore.solve_batch
+      <.frontend.NlpsolCore.solve_batch>`, with the result casadi's own evaluation
+      gives (same shapes, dict or list as called);
+    * symbolic (MX) with B columns: one node of a B-instance Function (one batched
+      solve when the graph is evaluated) instead of casadi's B single-solve nodes;
+      otherwise casadi's call.
+
+    ``map`` returns a mapped Function of the same kind (:mod:`.nlpsol_batch`), a node
+    that solves its B instances in one batched solve, numerically and inside graphs.
+    Evaluations that casadi makes itself -- a Function containing ``S`` called with B
+    columns, or mapped by casadi -- evaluate ``S`` once per instance, as with any
+    casadi Function.
+    """
+
+    def __init__(self, wrapper: ca.Function, callback: ca.Callback, core: "NlpsolCore",
+                 size: int = 1, sink=None, plain: bool = True):
         ca.Function.__init__(self, wrapper)
         self._callback = callback       # the wrapper calls it: keep it alive
         self._core = core
+        self._size = size
+        # where the statistics of this Function's evaluations go: the core for the
+        # Function nlpsol returns (stats() of the last call), a MapStats for a map
+        self._sink = core if sink is None else sink
+        # no reduced inputs or outputs: every input and output is widened
+        self._plain = plain
+        self._identity = None
+        self._wider = {}
 
     def stats(self, mem=0) -> dict:
-        """casadi's nlpsol statistics of the last numeric solve: ``return_status``,
-        ``success``, ``unified_return_status``, ``iter_count``, ``t_wall_total``,
-        ``t_proc_total``, ``n_call_nlp_*``, ``iterations`` (per-iteration lists) and
-        ``caspar`` (message, timings, final errors, compile time).  Before any numeric
-        call: RuntimeError "No stats available", as casadi."""
-        return self._core.stats()
+        """casadi's nlpsol statistics of the last numeric evaluation
+        (:mod:`.nlpsol_stats`): for one solve ``return_status``, ``success``,
+        ``unified_return_status``, ``iter_count``, ``t_wall_total``, ``t_proc_total``,
+        ``n_call_nlp_*``, ``iterations`` (per-iteration lists) and ``caspar`` (message,
+        timings, final errors, compile time); after a batched call the last instance's
+        status and iterations, the call's times and per-instance lists under
+        ``'batch'``.  Before any numeric call: RuntimeError "No stats available", as
+        casadi (a mapped Function: ``{}``, as casadi's Map).  A mapped Function keeps
+        its own statistics; ``S.stats()`` is not changed by ``S.map(B)``'s calls (as
+        casadi)."""
+        return self._sink.stats()
 
     @property
     def problem(self):
         """The compiled :class:`~caspar_backend.problem.Problem`."""
         return self._core.problem
 
-    def __call__(self, *args, **kwargs):
-        values = self._numeric_inputs(args, kwargs)
-        if values is not None:
-            self._core.check_inputs(*values)
-        return ca.Function.__call__(self, *args, **kwargs)
+    @property
+    def batch_size(self) -> int:
+        """Instances solved per evaluation: 1, or B for ``map(B)``."""
+        return self._size
 
-    def _numeric_inputs(self, args, kwargs):
+    def call(self, arg, *flags):
+        """casadi's ``call`` (``arg`` a dict or a list of the inputs; ``flags``
+        ``always_inline``, ``never_inline``), read as the class doc says."""
+        wide = self._widen(arg) if self._plain else None
+        if wide is not None:
+            values, size = wide
+            if all(isinstance(v, ca.DM) for v in values):
+                out = self._solve_columns(values, size)
+            else:
+                out = ca.Function.call(self._wider_function(size), values, *flags)
+            return dict(zip(NLPSOL_OUT, out)) if isinstance(arg, dict) else out
+        if self._size == 1:
+            values = self._numeric_inputs(arg)
+            if values is not None:
+                self._core.check_inputs(*values)
+        return ca.Function.call(self, arg, *flags)
+
+    def map(self, *args):
+        """casadi's ``map`` (every overload): a Function of this kind solving its
+        instances in one batched solve (:mod:`.nlpsol_batch`); ``map(1)`` is this
+        Function.  Anything caspar does not batch -- options, a map of a map with
+        reductions, bad arguments -- is casadi's own ``map``."""
+        req = map_request(self, args)
+        if req is None or not self._plain:
+            return ca.Function.map(self, *args)
+        if req.size == 1:
+            return self
+        return self._core.function(register=True, size=self._size * req.size,
+                                   name=req.name, reduce_in=req.reduce_in,
+                                   reduce_out=req.reduce_out, sink=MapStats())
+
+    # ------------------------------------------------------------ several instances
+    def _widen(self, arg):
+        """``(inputs, size)`` for a call that solves ``size`` > 1 instances with
+        numeric inputs, or a symbolic call with more instances than this Function's;
+        None otherwise (and for calls casadi refuses: it reports them).  ``inputs``: the
+        arguments as casadi expands them (npar rule, defaults, scalars, transposed
+        vectors), widened to ``size`` instances."""
+        if self._size == 1 and not any(_columns(v) > 1 for v in
+                                       (arg.values() if isinstance(arg, dict) else arg)):
+            return None                  # the common one-instance call: no expansion
+        try:
+            # an identity Function with this one's inputs and defaults applies casadi's
+            # own argument rules; inlined, so a symbolic expansion is plain MX
+            out = self._identity_function().call(arg, True, False)
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):
+            return None
+        values = ([out["o_" + nm] for nm in NLPSOL_IN] if isinstance(out, dict)
+                  else list(out))
+        npar = values[0].size2() // max(self.size2_in(0), 1)
+        numeric = all(isinstance(v, ca.DM) for v in values)
+        size = self._size * npar
+        if size == 1 or (npar == 1 and not numeric):
+            return None
+        return values, size
+
+    def _identity_function(self) -> ca.Function:
+        if self._identity is None:
+            ins = [ca.MX.sym(nm, self.sparsity_in(i)) for i, nm in enumerate(NLPSOL_IN)]
+            self._identity = ca.Function(self.name(), ins, ins, list(NLPSOL_IN),
+                                         ["o_" + nm for nm in NLPSOL_IN],
+                                         {"default_in": list(DEFAULT_IN)})
+        return self._identity
+
+    def _wider_function(self, size: int) -> "NlpsolFunction":
+        """The Function of ``size`` instances that a symbolic call with that many
+        becomes one node of; its evaluations record into this Function's stats."""
+        if size not in self._wider:
+            self._wider[size] = self._core.function(register=True, size=size,
+                                                    name=f"{self.name()}_{size}",
+                                                    sink=self._sink)
+        return self._wider[size]
+
+    def _solve_columns(self, values, size: int) -> list:
+        """One batched solve of ``size`` instances from the expanded numeric inputs;
+        the outputs as DMs of the widened shapes."""
+        core = self._core
+        rows = [rows_of(v, core.sparsity_in(i), size) for i, v in enumerate(values)]
+        out = core.solve_batch(*rows, record=self._sink.record)
+        return [columns_of(out[k], core.sparsity_out(i), size)
+                for i, k in enumerate(NLPSOL_OUT)]
+
+    # ------------------------------------------------------------ one instance
+    def _numeric_inputs(self, arg):
         """``(x0, p, lbx, ubx, lbg, ubg)`` as vectors when the call is numeric, else
         None (symbolic calls are checked when they are evaluated)."""
-        if args and kwargs:
-            return None
-        if kwargs:
-            given = kwargs
-        elif len(args) == len(NLPSOL_IN):
-            given = dict(zip(NLPSOL_IN, args))
+        if isinstance(arg, dict):
+            given = arg
+        elif len(arg) == len(NLPSOL_IN):
+            given = dict(zip(NLPSOL_IN, arg))
         else:
             return None
         if any(k not in NLPSOL_IN for k in given):
@@ -148,3 +256,15 @@ class NlpsolFunction(ca.Function):
                 return None              # casadi reports the dimension mismatch
             out.append(a)
         return out
+
+
+def _columns(v) -> int:
+    """The number of columns of a call argument (1 when it has no 2-D shape)."""
+    if isinstance(v, (ca.DM, ca.MX, ca.SX)):
+        return v.size2()
+    try:
+        shape = np.shape(v) if not isinstance(v, (str, bytes)) else ()
+    except ValueError:
+        # a ragged list (of DMs, say): let casadi's argument rules read it
+        return 2
+    return shape[1] if len(shape) == 2 else 1

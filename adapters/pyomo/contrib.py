@@ -18,8 +18,10 @@ from pyomo.contrib.solver.common.solution_loader import SolutionLoader
 from pyomo.contrib.solver.common.util import NoOptimalSolutionError, NoSolutionError
 from pyomo.core.staleflag import StaleFlagManager
 
-from .engine import EngineAccess, VERSION, _Engine, _message, _record_dict, logger
+from .engine import EngineAccess, VERSION, _Engine, _message, _record_dict, _tee_streams, logger
 from .results import PyomoSolution, contrib_message, enum_member
+from .scenario_results import ScenarioFlavour
+from .scenarios import run_scenarios
 
 
 # ===================================================== contrib (SolverBase) API
@@ -213,6 +215,29 @@ class CasparSolver(EngineAccess, SolverBase):
         results.timing_info.wall_time = time.perf_counter() - start
         return results
 
+    def solve_scenarios(self, model, scenarios, *, load=None, tee=False,
+                        solver_options=None, time_limit=None, **more_solver_options):
+        """Solve ``model`` once per scenario, all in one batched solve, without
+        writing to the model unless ``load`` asks: ``scenarios`` a list of mappings
+        ``{mutable Param (or ParamData, or its name): value}`` (indexed Params:
+        ``{m.q: {index: value}}``); the other Params keep the model's values, every
+        scenario starts from the model's current variable values.  Returns a
+        :class:`~.scenario_results.ScenarioResults`, one result per scenario with this
+        interface's enums (``pyomo.contrib.solver``'s TerminationCondition and
+        SolutionStatus), objective, variable values, duals and iterations; nothing
+        raises for a non-optimal scenario.  ``load=i`` writes scenario i into the
+        model (its Param values, then the solution as ``solve`` loads one, import
+        Suffixes included); so does ``results[i].load()`` later.  Solver options:
+        the config's ``solver_options``, then ``solver_options``, then the keyword
+        arguments (IPOPT's names).  Bad keys or values raise a ModelError naming the
+        scenario and the component (:mod:`.scenarios`), before anything is solved."""
+        opts = dict(self.config.solver_options.value())
+        opts.update(solver_options or {})
+        opts.update(more_solver_options)
+        limit = self.config.time_limit if time_limit is None else time_limit
+        return run_scenarios(self._engine, _CONTRIB_SCENARIOS, model, scenarios, opts,
+                             limit, tee_streams=_tee_streams(tee), load=load)
+
     @staticmethod
     def _fill(results, prep, out) -> None:
         row, res = out.row, out.result
@@ -237,3 +262,26 @@ class CasparSolver(EngineAccess, SolverBase):
         timing.solver = out.seconds
         for k, v in res.timings.items():
             timing[f"solver_{k}"] = float(v)
+
+
+@final
+class _ContribScenarios(ScenarioFlavour):
+    """Statuses and loading of ``solve_scenarios`` as contrib's ``solve`` (final)."""
+
+    def statuses(self, outcome) -> dict:
+        if outcome.infeasible is not None:
+            # as solve, when the NL writer finds a trivially infeasible row
+            return {"termination_condition": TerminationCondition.provenInfeasible,
+                    "solution_status": SolutionStatus.noSolution}
+        row = outcome.row
+        return {"termination_condition": enum_member(TerminationCondition,
+                                                     row.contrib_termination),
+                "solution_status": enum_member(SolutionStatus, row.contrib_solution)}
+
+    def load(self, model, outcome, mapping) -> None:
+        # as solve: every Var stale until the solution is loaded
+        StaleFlagManager.mark_all_as_stale()
+        CasparSolutionLoader(model, outcome.solution).load_solution()
+
+
+_CONTRIB_SCENARIOS = _ContribScenarios()

@@ -17,7 +17,9 @@ from caspar_backend.errors import ModelError
 from caspar_backend.version import __version__
 from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, EngineAccess, _Engine, _message,
                      _Outcome, _tee_streams)
-from .results import legacy_results, pyomo_status
+from .results import enum_member, legacy_results, pyomo_status
+from .scenario_results import ScenarioFlavour
+from .scenarios import run_scenarios
 
 # ==================================================== legacy (OptSolver) API
 #: legacy solve() keywords that are accepted and have nothing to do here
@@ -139,6 +141,59 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
             print(f"      {out.seconds:6.2f} seconds required for solver")
             print(f"      {t_load:6.2f} seconds required for postsolve")
         return results
+
+    def solve_scenarios(self, model, scenarios, *, load=None, tee=False, options=None,
+                        timelimit=None, **solver_options):
+        """Solve ``model`` once per scenario, all in one batched solve, without
+        writing to the model unless ``load`` asks: ``scenarios`` a list of mappings
+        ``{mutable Param (or ParamData, or its name): value}`` (indexed Params:
+        ``{m.q: {index: value}}``); the other Params keep the model's values, every
+        scenario starts from the model's current variable values.  Returns a
+        :class:`~.scenario_results.ScenarioResults`, one result per scenario with this
+        interface's status enums (``pyomo.opt``'s TerminationCondition, SolverStatus,
+        SolutionStatus), objective, variable values, duals and iterations.
+        ``load=i`` writes scenario i into the model (its Param values, then the
+        solution as ``solve`` loads one, import Suffixes included); so does
+        ``results[i].load()`` later.  Options: ``self.options``, then ``options``,
+        then the keyword arguments (IPOPT's names); ``timelimit`` in seconds.  Bad
+        keys or values raise a ModelError naming the scenario and the component
+        (:mod:`.scenarios`), before anything is solved."""
+        opts = dict(self.options)
+        opts.update(options or {})
+        opts.update(solver_options)
+        return run_scenarios(self._engine, _LEGACY_SCENARIOS, model, scenarios, opts,
+                             timelimit, legacy=True, tee_streams=_tee_streams(tee),
+                             load=load)
+
+
+@final
+class _LegacyScenarios(ScenarioFlavour):
+    """Statuses and loading of ``solve_scenarios`` as the legacy ``solve`` (final)."""
+
+    def statuses(self, outcome) -> dict:
+        from pyomo.opt import SolutionStatus, SolverStatus, TerminationCondition
+
+        row = outcome.row
+        return {"termination_condition": enum_member(TerminationCondition, row.termination),
+                "solver_status": enum_member(SolverStatus, row.solver_status),
+                "solution_status": enum_member(SolutionStatus, row.solution_status)}
+
+    def load(self, model, outcome, mapping) -> None:
+        from pyomo.core.kernel.block import IBlock
+
+        kernel = isinstance(model, IBlock)
+        results, smap = legacy_results(
+            model, outcome.row, outcome.solution, sense=mapping.sense, n=mapping.n,
+            m=mapping.m, has_objective=mapping.objective is not None,
+            message=_message(outcome.row.message), solver_name=f"{SOLVER_NAME} {__version__}",
+            iterations=outcome.iterations, seconds=0.0,
+            suffixes=_wanted_suffixes(_model_import_suffixes(model, kernel)))
+        results._smap = None
+        results._smap_id = None
+        (_load_kernel if kernel else _load_aml)(model, results, smap, True)
+
+
+_LEGACY_SCENARIOS = _LegacyScenarios()
 
 
 def _no_free_variables(model, compiled) -> str:

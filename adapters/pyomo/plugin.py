@@ -8,6 +8,11 @@
   timelimit=...) -> SolverResults`` with the status pairs, suffixes and loading
   behaviour of ``SolverFactory('ipopt')``.
 
+Both also have ``solve_scenarios(model, scenarios, load=None, ...)``: the model solved
+for many values of its mutable Params in one batched solve, per-scenario results, the
+model untouched unless a scenario is loaded (:mod:`.scenarios`,
+:mod:`.scenario_results`).
+
 Modules: :mod:`.engine` (options, the compiled-problem cache, the solve),
 :mod:`.contrib` and :mod:`.legacy` (the two interfaces); this module registers
 them.  Both run the same :class:`~.engine._Engine`:

@@ -69,9 +69,9 @@ class BatchResult:
                      n: int, m: int, extra: dict | None = None) -> "BatchResult":
         """Stack single-instance :class:`SolveResult` objects (in instance order)."""
         def stack(name, k):
-            # (B, k) by both sizes: reshape(-1, 0) is ambiguous when k = 0 (m = 0)
-            return np.array([getattr(r, name) for r in results],
-                            dtype=float).reshape(len(results), k)
+            # reshape(B, k), not (-1, k): k may be 0 (no constraints)
+            return (np.array([getattr(r, name) for r in results], dtype=float)
+                    .reshape(len(results), k) if results else np.zeros((0, k)))
 
         return cls(x=stack("x", n), f=np.array([r.f for r in results], dtype=float),
                    g=stack("g", m), lam_g=stack("lam_g", m), lam_x=stack("lam_x", n),
