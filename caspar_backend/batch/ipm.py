@@ -46,8 +46,13 @@ class LockstepIPM:
     """Final.  ``nlp``: a :class:`~.nlp.BatchSlackNLP`; ``make_ldl(structure, B, xp)``
     the batched factorization."""
 
-    def __init__(self, nlp, opts, make_ldl):
+    #: the arrays are compacted to the running instances when at most this fraction of
+    #: their rows still runs (a batch's slowest instances then iterate alone)
+    COMPACT_FRACTION = 0.5
+
+    def __init__(self, nlp, opts, make_ldl, make_evaluator):
         self.nlp, self.opts = nlp, opts
+        self.make_evaluator = make_evaluator
         xp = self.xp = nlp.xp
         B = self.B = nlp.B
         self.nw, self.m = nlp.nw, nlp.m
@@ -67,19 +72,66 @@ class LockstepIPM:
         self.acceptable_count = xp.zeros(B, np.int64)
         self.last_obj = xp.full(B, np.nan)
         self.fates = Fates(B, STATUS_NAMES)
+        self.rows = np.arange(B)        # the instance (fates' numbering) of each row
+        # the end points of the instances that finished in lockstep (host, by instance)
+        self.final = dict(W=np.zeros((B, nlp.nw)), Y=np.zeros((B, nlp.m)),
+                          ZL=np.zeros((B, c.nL)), ZU=np.zeros((B, c.nU)))
         self.needs_first_order = xp.zeros(B, bool)
         self.iteration = 0
         self.interrupted = False
 
     # ================================================================ bookkeeping
+    def _instances(self, mask):
+        """A bool mask over the run's instances from one over the rows (xp or host)."""
+        out = np.zeros(len(self.fates.running), bool)
+        out[self.rows[host(mask)]] = True
+        return out
+
     def leave(self, mask, reason):
-        """The instances of ``mask`` (xp or host bool) leave the batch."""
+        """The instances of the rows ``mask`` (xp or host bool) leave the batch."""
         mask = host(mask)
         if mask.any():
-            self.fates.leave(mask, reason)
+            self.fates.leave(self._instances(mask), reason)
+
+    def finish(self, mask, status):
+        mask = host(mask)
+        if mask.any():
+            self.fates.finish(self._instances(mask), status, self.iteration)
+
+    def running_host(self):
+        """Host bool over the rows: the row's instance still runs."""
+        return self.fates.running[self.rows]
 
     def running(self):
-        return self.xp.asarray(self.fates.running)
+        return self.xp.asarray(self.running_host())
+
+    def _store_finished(self, rows_mask):
+        """Keep the end points of the rows ``rows_mask`` (host bool) whose instance
+        finished in lockstep."""
+        sel = host(rows_mask) & (self.fates.status[self.rows] >= 0)
+        if sel.any():
+            inst = self.rows[sel]
+            it = self.it
+            for name in self.final:
+                self.final[name][inst] = host(getattr(it, name)[self.xp.asarray(
+                    np.flatnonzero(sel))])
+
+    def _compact(self, keep):
+        """Keep only the rows ``keep`` (host int64: those of running instances) in every
+        per-instance array (the finished ones' end points are stored first)."""
+        self._store_finished(~self.running_host())
+        rows = self.xp.asarray(keep)
+        self.nlp = self.nlp.take(keep, self.make_evaluator)
+        self.B = len(keep)
+        self.calc = BatchQuantities(self.nlp, self.opts)
+        self.kkt = self.kkt.resized(self.B)
+        self.it = self.it.take(rows)
+        self.filter.keep(rows)
+        self.line_search.keep(rows)
+        for name in ("mu", "tau", "delta_w_last", "delta_c_used", "acceptable_count",
+                     "last_obj", "needs_first_order"):
+            setattr(self, name, getattr(self, name)[rows])
+        self.rows = self.rows[keep]
 
     def _first_order(self, mask):
         """Gradient and Jacobian at the moved instances' points (one evaluation of the
@@ -150,12 +202,17 @@ class LockstepIPM:
             run = self.running()
             e = self.calc.errors(self.it, self.mu)
             if self.interrupted:
-                self.fates.finish(self.fates.running, "User_Requested_Stop", self.iteration)
+                self.finish(run, "User_Requested_Stop")
                 break
             self._terminate(e, run, t0, cpu0)
-            run = self.running()
-            if not bool(run.any()):
+            n_run = int(self.running_host().sum())
+            if n_run == 0:
                 break
+            if n_run <= self.COMPACT_FRACTION * self.B:
+                keep = np.flatnonzero(self.running_host())
+                self._compact(keep)
+                e = {k: v[self.xp.asarray(keep)] for k, v in e.items()}
+            run = self.running()
             if self._mu_update(e, run):
                 run = self.running()
             d = self._direction(run)
@@ -166,14 +223,14 @@ class LockstepIPM:
             self.line_search.search(d, host(run))
             self._first_order(self.needs_first_order & self.running())
             self.iteration += 1
+        self._store_finished(np.ones(self.B, bool))
 
     def _terminate(self, e, run, t0, cpu0):
         """Termination.check per instance, in its order."""
         o, xp, it, k = self.opts, self.xp, self.it, self.iteration
-        f = self.fates
         done = run & (e["E0"] <= o.tol) & (e["udual"] <= o.dual_inf_tol) & \
             (e["uconstr"] <= o.constr_viol_tol) & (e["ucompl"] <= o.compl_inf_tol)
-        f.finish(host(done), "Solve_Succeeded", k)
+        self.finish(done, "Solve_Succeeded")
         rest = run & ~done
         prev = self.last_obj.copy()
         self.last_obj[...] = xp.where(rest, it.F, self.last_obj)
@@ -186,15 +243,15 @@ class LockstepIPM:
             (e["ucompl"] <= o.acceptable_compl_inf_tol) & (objchg <= o.acceptable_obj_change_tol)
         self.acceptable_count[...] = xp.where(acc, self.acceptable_count + 1,
                                               xp.where(rest, 0, self.acceptable_count))
-        f.finish(host(acc & (self.acceptable_count >= o.acceptable_iter)),
-                 "Solved_To_Acceptable_Level", k)
-        f.finish(host(rest & (e["wmax"] > o.diverging_iterates_tol)), "Diverging_Iterates", k)
+        self.finish(acc & (self.acceptable_count >= o.acceptable_iter),
+                    "Solved_To_Acceptable_Level")
+        self.finish(rest & (e["wmax"] > o.diverging_iterates_tol), "Diverging_Iterates")
         if k >= o.max_iter:
-            f.finish(f.running, "Maximum_Iterations_Exceeded", k)
+            self.finish(self.running_host(), "Maximum_Iterations_Exceeded")
         if time.perf_counter() - t0 > o.max_wall_time:
-            f.finish(f.running, "Maximum_WallTime_Exceeded", k)
+            self.finish(self.running_host(), "Maximum_WallTime_Exceeded")
         if time.process_time() - cpu0 > o.max_cpu_time:
-            f.finish(f.running, "Maximum_CpuTime_Exceeded", k)
+            self.finish(self.running_host(), "Maximum_CpuTime_Exceeded")
 
     def _mu_update(self, e, run) -> bool:
         """MuUpdate._monotone per instance; resets the filters of the instances whose mu

@@ -48,13 +48,37 @@ class _Structure(LinearSolver):
         raise NotImplementedError("structure only")
 
 
+def qdldl_order(structure, nw: int):
+    """The elimination order QDLDL (the single CPU path's factorization) uses for
+    ``structure``: its AMD permutation, read from a factorization of a quasi-definite
+    matrix of that pattern (identity first block, minus identity second, zeros
+    elsewhere: AMD reads only the pattern).  Factorizing in the same order makes the
+    batch's pivots those of the single path up to rounding; None without qdldl."""
+    try:
+        import qdldl
+    except ImportError:
+        return None
+    import scipy.sparse as sp
+
+    n = structure.n
+    col = np.repeat(np.arange(n), np.diff(structure.indptr))
+    row = np.asarray(structure.indices)
+    vals = np.where(row == col, np.where(col < nw, 1.0, -1.0), 0.0)
+    a = sp.csc_matrix((vals, row.astype(np.int32), structure.indptr.astype(np.int32)),
+                      shape=(n, n))
+    return np.asarray(qdldl.Solver(a, upper=True).factors()[2], np.int64)
+
+
 class BatchAugmentedKKT:
-    """Final.  See the module doc.  ``make_ldl(structure, B, xp)`` builds the batched
-    factorization (:class:`.ldl.BatchLDL`)."""
+    """Final.  See the module doc.  ``make_ldl(structure, B, xp, perm)`` builds the
+    batched factorization (:class:`.ldl.BatchLDL`) in the elimination order ``perm``."""
 
     def __init__(self, B, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, make_ldl, xp,
-                 max_refinement_steps, residual_ratio_max, static_regularization):
+                 max_refinement_steps, residual_ratio_max, static_regularization,
+                 ldl_like=None):
         self.xp, self.B, self.nw, self.m = xp, B, int(nw), int(m)
+        self._args = (nw, m, hess_rows, hess_cols, jac_rows, jac_cols, make_ldl, xp,
+                      max_refinement_steps, residual_ratio_max, static_regularization)
         single = AugmentedKKT(nw, m, hess_rows, hess_cols, jac_rows, jac_cols, _Structure())
         self.structure = single.structure
         self.N, self.nnz = single.N, single.nnz
@@ -98,9 +122,17 @@ class BatchAugmentedKKT:
         self._priv = xp.zeros((B, m))
         self._priv_none = xp.asarray(np.where(np.bincount(jr[priv], minlength=m) > 0,
                                               0.0, np.inf))
-        self.ldl = make_ldl(self.structure, B, xp)
+        if ldl_like is None:
+            self.ldl = make_ldl(self.structure, B, xp, qdldl_order(self.structure, self.nw))
+        else:   # the symbolic analysis of another batch size's factorization
+            self.ldl = make_ldl(self.structure, B, xp, plan=ldl_like.plan)
         self._rhs = xp.zeros((B, self.N))
         self._kv = xp.zeros((B, self.N))
+
+    def resized(self, B: int) -> "BatchAugmentedKKT":
+        """The same system for ``B`` instances (values not kept: they are assembled
+        every iteration), reusing the factorization's symbolic analysis."""
+        return BatchAugmentedKKT(B, *self._args, ldl_like=self.ldl)
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

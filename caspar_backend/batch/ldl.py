@@ -43,10 +43,12 @@ class BatchLDL:
     numpy or cupy; ``perm``: an int64 (N,) elimination order (``perm[k]`` = the
     original index eliminated k-th), None for minimum degree."""
 
-    def __init__(self, structure: SparseStructure, batch_size: int, xp=np, perm=None):
+    def __init__(self, structure: SparseStructure, batch_size: int, xp=np, perm=None,
+                 plan=None):
         self.structure = structure
         self.xp = xp
-        self.plan = plan_ldl(structure, perm)
+        # ``plan``: the symbolic analysis of another BatchLDL of this structure (reused)
+        self.plan = plan_ldl(structure, perm) if plan is None else plan
         self.n = self.plan.n
         self.nnz = self.plan.nnz
         self.batch_size = int(batch_size)

@@ -58,6 +58,14 @@ class BatchLineSearch:
         self.w_t = xp.zeros((B, ipm.nw))
         self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, ipm.m))
 
+    def keep(self, rows) -> None:
+        """Keep the state of the instances ``rows`` (an index array), in that order."""
+        for name in ("theta_min", "theta_max", "shortened", "last_mu", "tiny_step"):
+            setattr(self, name, getattr(self, name)[rows])
+        B, xp = len(rows), self.xp
+        self.w_t = xp.zeros((B, self.ipm.nw))
+        self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, self.ipm.m))
+
     def start(self, theta0):
         o = self.ipm.opts
         self.theta_max[...] = o.theta_max_fact * self.xp.maximum(1.0, theta0)
@@ -125,7 +133,7 @@ class BatchLineSearch:
         trig = o.watchdog_shortened_iter_trigger
         if trig > 0:
             ipm.leave(runx & ~tiny & (self.shortened >= trig), "watchdog")
-        runx = xp.asarray(ipm.fates.running) & runx
+        runx = xp.asarray(ipm.running_host()) & runx
         moved = xp.zeros(ipm.B, bool)
         # tiny steps: the full step, no line search (near feasibility only)
         tiny &= runx
@@ -181,7 +189,7 @@ class BatchLineSearch:
                 moved |= done
                 searching &= ~done
             alpha = xp.where(searching, alpha * o.alpha_red_factor, alpha)
-        failed = bt & ~moved & xp.asarray(ipm.fates.running)
+        failed = bt & ~moved & xp.asarray(ipm.running_host())
         ipm.leave(failed & all_invalid, "invalid number at every trial point")
         ipm.leave(failed, "line search failed (soft restoration / restoration phase)")
         return host(moved)

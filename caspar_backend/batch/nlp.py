@@ -138,6 +138,34 @@ class BatchSlackNLP:
                 dc[bigr] = np.maximum(gmin, gmax / rowmax[bigr])
         self.df, self.dc = df, dc
 
+    # ------------------------------------------------------------------ subsets
+    #: per-instance arrays (first axis = instance), kept by :meth:`take`
+    _PER_INSTANCE = ("x_full", "df", "dc", "wL", "wU", "g_offset", "df_d", "dc_d",
+                     "_dci_d", "_dcj_d", "_lbg_d", "_ubg_d")
+    #: per-instance work buffers, reallocated by :meth:`take`
+    _BUFFERS = ("_f", "_g", "_gradf", "_jv", "_hv", "_objf", "_lam")
+
+    def take(self, idx, make_evaluator) -> "BatchSlackNLP":
+        """The slack problem of the instances ``idx`` (host int64) of this one: a copy
+        sharing the structures, with the instances' rows of every per-instance array, new
+        work buffers and a new evaluator ``make_evaluator(problem, len(idx), device)``
+        bound to their parameters."""
+        import copy
+
+        xp = self.xp
+        new = copy.copy(self)
+        ev = make_evaluator(self.ev.problem, len(idx), self.ev.device)
+        ev.set_params(self.ev.parameters()[idx])
+        new.ev, new.B = ev, len(idx)
+        rows = xp.asarray(idx)
+        for name in self._PER_INSTANCE:
+            a = getattr(self, name)
+            setattr(new, name, a[idx] if isinstance(a, np.ndarray) else a[rows])
+        for name in self._BUFFERS:
+            a = getattr(self, name)
+            setattr(new, name, xp.zeros((len(idx),) + a.shape[1:]))
+        return new
+
     # ------------------------------------------------------------------ maps
     def set_x(self, W):
         self.x_full[:, self._free_d] = W[:, :self.nx]

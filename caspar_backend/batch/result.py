@@ -63,19 +63,3 @@ class BatchResult:
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
-
-    @classmethod
-    def from_results(cls, results: list, paths: list, reasons: list, timings: dict,
-                     n: int, m: int, extra: dict | None = None) -> "BatchResult":
-        """Stack single-instance :class:`SolveResult` objects (in instance order)."""
-        def stack(name, k):
-            # reshape(B, k), not (-1, k): k may be 0 (no constraints)
-            return (np.array([getattr(r, name) for r in results], dtype=float)
-                    .reshape(len(results), k) if results else np.zeros((0, k)))
-
-        return cls(x=stack("x", n), f=np.array([r.f for r in results], dtype=float),
-                   g=stack("g", m), lam_g=stack("lam_g", m), lam_x=stack("lam_x", n),
-                   status=[r.status for r in results],
-                   iterations=np.array([r.iterations for r in results], dtype=np.int64),
-                   message=[r.message for r in results], path=list(paths),
-                   reason=list(reasons), timings=dict(timings), extra=dict(extra or {}))

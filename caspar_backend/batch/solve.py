@@ -116,15 +116,17 @@ def _lockstep(problem, inp, idx, opts, device, out, t0):
             out.path[idx] = "single"
             out.reason[idx] = "not enough degrees of freedom"
             return
-        ipm = LockstepIPM(nlp, opts, make_batch_ldl)
+        ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
         W0 = push_into_bounds(nlp, host(nlp.initial_w()), opts.bound_push, opts.bound_frac,
                               opts.slack_bound_push, opts.slack_bound_frac)
         ipm.initialize(ev.xp.asarray(W0))
         ipm.run(t0)
         f = ipm.fates
         fin = np.flatnonzero(f.status >= 0)
-        it = ipm.it
-        x, lam_g, lam_x = nlp.unscale(it.W, it.Y, it.ZL, it.ZU, ipm.calc.iL_h, ipm.calc.iU_h)
+        end = ipm.final
+        xp = ev.xp
+        x, lam_g, lam_x = nlp.unscale(*(xp.asarray(end[k]) for k in ("W", "Y", "ZL", "ZU")),
+                                      ipm.calc.iL_h, ipm.calc.iU_h)
         if opts.honor_original_bounds:
             x = np.clip(x, sub.lbx, sub.ubx)
         if opts.fixed_variable_treatment == "make_parameter_nodual":

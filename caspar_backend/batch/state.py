@@ -42,6 +42,11 @@ class BatchIterate:
                    ZU=xp.zeros((B, nU)), F=xp.zeros(B), H=xp.zeros((B, m)),
                    G=xp.zeros((B, nw)), JV=xp.zeros((B, nnz_j)))
 
+    def take(self, rows) -> "BatchIterate":
+        """The iterates of the instances ``rows`` (an index array), new arrays."""
+        return BatchIterate(*(getattr(self, k)[rows] for k in
+                              ("W", "Y", "ZL", "ZU", "F", "H", "G", "JV")))
+
 
 class BatchFilter:
     """Final.  B filters (module doc); ``mask`` arguments are (B,) bool arrays selecting
@@ -54,6 +59,12 @@ class BatchFilter:
         self.rejected_by_filter = xp.zeros(B, bool)
         self.filter_rejections = xp.zeros(B, np.int64)
         self.n_resets = xp.zeros(B, np.int64)
+
+    def keep(self, rows) -> None:
+        """Keep the filters of the instances ``rows`` (an index array), in that order."""
+        for name in ("theta", "phi", "rejected_by_filter", "filter_rejections",
+                     "n_resets"):
+            setattr(self, name, getattr(self, name)[rows])
 
     def reset(self, mask) -> None:
         m2 = mask[:, None]
@@ -119,9 +130,11 @@ EJECT_REASONS = (
 
 
 class Fates:
-    """Final.  Host arrays over the B instances: ``running`` (bool), ``status`` (int
+    """Final.  Host arrays over the B instances of the run (its original numbering,
+    whatever rows the lockstep arrays hold now): ``running`` (bool), ``status`` (int
     code into ``names``, -1 while running or ejected), ``eject`` (int code into
-    :data:`EJECT_REASONS`, 0 = not ejected) and ``iterations``."""
+    :data:`EJECT_REASONS`, 0 = not ejected) and ``iterations``.  ``finish`` and
+    ``leave`` take a bool mask over those instances."""
 
     def __init__(self, B, names):
         self.names = list(names)
