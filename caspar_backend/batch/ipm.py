@@ -49,6 +49,13 @@ class LockstepIPM:
     #: the arrays are compacted to the running instances when at most this fraction of
     #: their rows still runs (a batch's slowest instances then iterate alone)
     COMPACT_FRACTION = 0.5
+    #: on the GPU an iteration costs about the same for any number of rows (launches,
+    #: not arithmetic, set its time), so the arrays are not compacted there; once the
+    #: running instances' factorization work (rows x (N + nnz(L))) is at most this, they
+    #: move to the host, where a few instances iterate in a fraction of a GPU
+    #: iteration's time (measured: IK, ~50 ms per GPU iteration at any B <= 10^5 against
+    #: ~3 ms + 14 us per instance on the host)
+    HOST_TAIL_WORK = 40_000
 
     def __init__(self, nlp, opts, make_ldl, make_evaluator):
         self.nlp, self.opts = nlp, opts
@@ -116,22 +123,26 @@ class LockstepIPM:
                 self.final[name][inst] = host(getattr(it, name)[self.xp.asarray(
                     np.flatnonzero(sel))])
 
-    def _compact(self, keep):
+    def _compact(self, keep, to_host=False):
         """Keep only the rows ``keep`` (host int64: those of running instances) in every
-        per-instance array (the finished ones' end points are stored first)."""
+        per-instance array (the finished ones' end points are stored first); with
+        ``to_host`` the arrays, evaluator and factorization move to the host (NumPy)."""
         self._store_finished(~self.running_host())
         rows = self.xp.asarray(keep)
-        self.nlp = self.nlp.take(keep, self.make_evaluator)
+        xp = np if to_host else self.xp
+        move = (lambda a: np.asarray(host(a))) if to_host else (lambda a: a)
+        self.nlp = self.nlp.take(keep, self.make_evaluator, "cpu" if to_host else None)
         self.B = len(keep)
         self.calc = BatchQuantities(self.nlp, self.opts)
-        self.kkt = self.kkt.resized(self.B)
-        self.it = self.it.take(rows)
-        self.filter.keep(rows)
-        self.line_search.keep(rows)
+        self.kkt = self.kkt.resized(self.B, xp)
+        self.it = BatchIterate(*(move(a) for a in vars(self.it.take(rows)).values()))
+        self.filter.keep(rows, move, xp)
+        self.line_search.keep(rows, move, xp)
         for name in ("mu", "tau", "delta_w_last", "delta_c_used", "acceptable_count",
                      "last_obj", "needs_first_order"):
-            setattr(self, name, getattr(self, name)[rows])
+            setattr(self, name, move(getattr(self, name)[rows]))
         self.rows = self.rows[keep]
+        self.xp = xp
 
     def _first_order(self, mask):
         """Gradient and Jacobian at the moved instances' points (one evaluation of the
@@ -208,9 +219,16 @@ class LockstepIPM:
             n_run = int(self.running_host().sum())
             if n_run == 0:
                 break
-            if n_run <= self.COMPACT_FRACTION * self.B:
+            keep = None
+            if self.xp is np:
+                if n_run <= self.COMPACT_FRACTION * self.B:
+                    keep = np.flatnonzero(self.running_host())
+                    self._compact(keep)
+            elif n_run * (self.kkt.N + self.kkt.ldl.nnz_l) <= self.HOST_TAIL_WORK:
                 keep = np.flatnonzero(self.running_host())
-                self._compact(keep)
+                e = {k: host(v) for k, v in e.items()}
+                self._compact(keep, to_host=True)
+            if keep is not None:
                 e = {k: v[self.xp.asarray(keep)] for k, v in e.items()}
             run = self.running()
             if self._mu_update(e, run):

@@ -129,10 +129,14 @@ class BatchAugmentedKKT:
         self._rhs = xp.zeros((B, self.N))
         self._kv = xp.zeros((B, self.N))
 
-    def resized(self, B: int) -> "BatchAugmentedKKT":
+    def resized(self, B: int, xp=None) -> "BatchAugmentedKKT":
         """The same system for ``B`` instances (values not kept: they are assembled
-        every iteration), reusing the factorization's symbolic analysis."""
-        return BatchAugmentedKKT(B, *self._args, ldl_like=self.ldl)
+        every iteration), reusing the factorization's symbolic analysis; ``xp``: another
+        array module."""
+        args = list(self._args)
+        if xp is not None:
+            args[7] = xp
+        return BatchAugmentedKKT(B, *args, ldl_like=self.ldl)
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

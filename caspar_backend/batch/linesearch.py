@@ -58,11 +58,13 @@ class BatchLineSearch:
         self.w_t = xp.zeros((B, ipm.nw))
         self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, ipm.m))
 
-    def keep(self, rows) -> None:
-        """Keep the state of the instances ``rows`` (an index array), in that order."""
+    def keep(self, rows, move=lambda a: a, xp=None) -> None:
+        """Keep the state of the instances ``rows`` (an index array), in that order,
+        passed through ``move`` (to another array module ``xp``)."""
         for name in ("theta_min", "theta_max", "shortened", "last_mu", "tiny_step"):
-            setattr(self, name, getattr(self, name)[rows])
-        B, xp = len(rows), self.xp
+            setattr(self, name, move(getattr(self, name)[rows]))
+        self.xp = xp = self.xp if xp is None else xp
+        B = len(rows)
         self.w_t = xp.zeros((B, self.ipm.nw))
         self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, self.ipm.m))
 

@@ -145,22 +145,30 @@ class BatchSlackNLP:
     #: per-instance work buffers, reallocated by :meth:`take`
     _BUFFERS = ("_f", "_g", "_gradf", "_jv", "_hv", "_objf", "_lam")
 
-    def take(self, idx, make_evaluator) -> "BatchSlackNLP":
+    #: device copies of shared index structures (moved by :meth:`take` to the host)
+    _STRUCTURES = ("_free_d", "_slack_d", "_jkeep_d", "_hkeep_d", "_eq_d", "_enforced_d")
+
+    def take(self, idx, make_evaluator, device=None) -> "BatchSlackNLP":
         """The slack problem of the instances ``idx`` (host int64) of this one: a copy
         sharing the structures, with the instances' rows of every per-instance array, new
         work buffers and a new evaluator ``make_evaluator(problem, len(idx), device)``
-        bound to their parameters."""
+        bound to their parameters.  ``device='cpu'`` moves it to the host (NumPy)."""
         import copy
 
-        xp = self.xp
         new = copy.copy(self)
-        ev = make_evaluator(self.ev.problem, len(idx), self.ev.device)
+        device = device or self.ev.device
+        to_host = device == "cpu" and self.xp is not np
+        xp = np if to_host else self.xp
+        move = (lambda a: np.asarray(host(a))) if to_host else (lambda a: a)
+        ev = make_evaluator(self.ev.problem, len(idx), device)
         ev.set_params(self.ev.parameters()[idx])
-        new.ev, new.B = ev, len(idx)
-        rows = xp.asarray(idx)
+        new.ev, new.B, new.xp = ev, len(idx), xp
+        rows = self.xp.asarray(idx)
         for name in self._PER_INSTANCE:
             a = getattr(self, name)
-            setattr(new, name, a[idx] if isinstance(a, np.ndarray) else a[rows])
+            setattr(new, name, a[idx] if isinstance(a, np.ndarray) else move(a[rows]))
+        for name in self._STRUCTURES:
+            setattr(new, name, move(getattr(self, name)))
         for name in self._BUFFERS:
             a = getattr(self, name)
             setattr(new, name, xp.zeros((len(idx),) + a.shape[1:]))

@@ -60,11 +60,13 @@ class BatchFilter:
         self.filter_rejections = xp.zeros(B, np.int64)
         self.n_resets = xp.zeros(B, np.int64)
 
-    def keep(self, rows) -> None:
-        """Keep the filters of the instances ``rows`` (an index array), in that order."""
+    def keep(self, rows, move=lambda a: a, xp=None) -> None:
+        """Keep the filters of the instances ``rows`` (an index array), in that order,
+        passed through ``move`` (to another array module ``xp``)."""
         for name in ("theta", "phi", "rejected_by_filter", "filter_rejections",
                      "n_resets"):
-            setattr(self, name, getattr(self, name)[rows])
+            setattr(self, name, move(getattr(self, name)[rows]))
+        self.xp = self.xp if xp is None else xp
 
     def reset(self, mask) -> None:
         m2 = mask[:, None]
