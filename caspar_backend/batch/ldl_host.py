@@ -102,8 +102,8 @@ class HostLDL:
             t0, t1 = int(pl.row_ptr[lv]), int(pl.row_ptr[lv + 1])
             tc = t0 + int(pl.lev_ptr[lv + 1] - pl.lev_ptr[lv])
             ops = [c for c in _chunks(pl.op_ptr, t0, t1, cap) if c[3] > c[2]]
-            div = [(oa, min(oa + cap, t1)) for oa in range(tc, t1, cap)]
-            self._factor_steps.append((t0, tc, t1, ops, div))
+            scl = [(oa, min(oa + cap, t1)) for oa in range(tc, t1, cap)]
+            self._factor_steps.append((t0, tc, t1, ops, scl))
             r0, r1 = int(pl.lev_ptr[lv]), int(pl.lev_ptr[lv + 1])
             fw = [c for c in _chunks(pl.fw_ptr, r0, r1, cap) if c[3] > c[2]]
             bw = [c for c in _chunks(pl.bw_ptr, r0, r1, cap) if c[3] > c[2]]
@@ -111,7 +111,7 @@ class HostLDL:
             self._bw_steps.append(bw)
             for c in ops + fw + bw:
                 gmax = max(gmax, c[3] - c[2])
-            gmax = max(gmax, *(b - a for a, b in div)) if div else gmax
+            gmax = max(gmax, *(b - a for a, b in scl)) if scl else gmax
         self._minus = -np.ones(gmax)
         self._iota = np.arange(gmax, dtype=np.int64)
         # factors of all instances, and the work arrays of one factorization (flat:
@@ -125,7 +125,7 @@ class HostLDL:
         self._F2 = None                 # F of a subset, made at the first such call
         self._G = np.zeros(gmax * B)
         self._G2 = np.zeros(gmax * B)
-        self._Y = np.zeros((n, B))
+        self._Y = np.zeros((n, B))      # the solve's work vector; a subset's dinv
         self._Y2 = np.zeros((n, B))     # scratch: a subset's pivots
         self._ok = np.zeros(n * B, bool)
         self._sign = np.zeros(n * B, bool)
@@ -143,15 +143,15 @@ class HostLDL:
     # work buffers, built once: running one is a fixed sequence of C calls per level
     # with no slicing or reshaping in the loop.
     def _factor_program(self, T, F, Ba) -> list:
-        """Per level ``(updates, pivots, divisions)`` for (n_f, Ba) arrays T and F
+        """Per level ``(updates, pivots, scalings)`` for (n_f, Ba) arrays T and F
         (module doc): an update ``(op_t, g, op_l, g2, csr_args)`` computes ``g =
-        T[op_t] * F[op_l]`` and ``T[rows] -= S g``; ``pivots = (d, dinv)`` the views
-        with ``dinv = 1 / d``; a division ``(rows, g, src, dst)`` computes ``dst = src *
-        g`` with ``g = F[rows]`` the pivots' reciprocals (rows None: g is the level's
-        single dinv row, broadcast)."""
+        T[op_t] * F[op_l]`` and ``T[rows] -= S g``; ``pivots = (d, dinv)``, the level's
+        pivot rows of T and F, gets ``dinv = 1 / d``; a scaling ``(rows, g, src, dst)``
+        computes ``dst = src * g`` with ``g = F[rows]`` the pivots' reciprocals (rows
+        None: g is the level's single dinv row, broadcast)."""
         pl, G, G2 = self.plan, self._G, self._G2
         prog = []
-        for t0, tc, t1, ops, div in self._factor_steps:
+        for t0, tc, t1, ops, scl in self._factor_steps:
             upd = []
             for ra, rb, ua, ub, ptr in ops:
                 U = ub - ua
@@ -160,11 +160,11 @@ class HostLDL:
                             (rb - ra, U, Ba, ptr, self._iota[:U], self._minus[:U],
                              G[:U * Ba], T[ra:rb].reshape(-1))))
             if tc - t0 == 1:
-                dv = [(None, F[t0:tc], T[tc:t1], F[tc:t1])] if t1 > tc else []
+                sc = [(None, F[t0:tc], T[tc:t1], F[tc:t1])] if t1 > tc else []
             else:
-                dv = [(pl.pivot_row[oa:ob], G[:(ob - oa) * Ba].reshape(ob - oa, Ba),
-                       T[oa:ob], F[oa:ob]) for oa, ob in div]
-            prog.append((upd, (T[t0:tc], F[t0:tc]), dv))
+                sc = [(pl.pivot_row[oa:ob], G[:(ob - oa) * Ba].reshape(ob - oa, Ba),
+                       T[oa:ob], F[oa:ob]) for oa, ob in scl]
+            prog.append((upd, (T[t0:tc], F[t0:tc]), sc))
         return prog
 
     def _solve_programs(self):
@@ -236,14 +236,14 @@ class HostLDL:
         T[pl.fill_rows] = 0.0
         csr, mul, div = _sparsetools.csr_matvecs, np.multiply, np.divide
         with np.errstate(all="ignore"):
-            for upd, (d, dinv), dv in prog:
+            for upd, (d, dinv), sc in prog:
                 for op_t, g, op_l, g2, args in upd:
                     T.take(op_t, 0, g, "clip")
                     F.take(op_l, 0, g2, "clip")
                     mul(g, g2, out=g)
                     csr(*args)
                 div(1.0, d, out=dinv)
-                for rows, g, src, dst in dv:
+                for rows, g, src, dst in sc:
                     if rows is not None:
                         F.take(rows, 0, g, "clip")
                     mul(src, g, out=dst)
