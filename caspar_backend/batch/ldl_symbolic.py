@@ -39,7 +39,8 @@ work: each value receives the same operations in the same order).
       dinv_k = 1 / d_k
 
   so each target (row k, column i <= k; i == k: the pivot) receives its products
-  ``T_kc L_ic`` in increasing ``rank_k(c)``, each rounded, then subtracted;
+  ``T_kc L_ic`` in increasing ``rank_k(c)``, each rounded, then subtracted (IEEE
+  products commute: the order of the two factors is free; no fused multiply-add);
 * forward solve ``(I + L) y = c`` (column by column): ``y_j = c_j - sum_k L_jk y_k``
   with k increasing; diagonal ``z = y * dinv``; backward ``(I + L)^T x = z``:
   ``x_k = z_k - sum_j L_jk x_j`` with j increasing.
