@@ -1,6 +1,7 @@
 """Benchmark: batched LDL^T (caspar_backend.batch.ldl.BatchLDL), factorize + solve.
 
     python benchmarks/bench_batch_ldl.py [--device cpu|cuda] [--repeats 5] [--quick]
+        [--case arm|kkt8|mpc ...] [--B 1000 10000 ...] [--order md|qdldl]
 
 Cases (KKT matrices assembled by AugmentedKKT, tests/batch/ldl_support.py):
 
@@ -14,7 +15,9 @@ Cases (KKT matrices assembled by AugmentedKKT, tests/batch/ldl_support.py):
 Values are computed for up to 1000 instances and tiled to B (the timings do not depend
 on them).  Printed per case: N, nnz, nnz(L), levels, the symbolic phase's seconds, and
 the median over ``--repeats`` of factorize (all instances), one solve and one matvec,
-in milliseconds and in microseconds per instance.  On a shared machine compare
+in milliseconds and in microseconds per instance.  ``--case`` runs only the named
+cases, ``--B`` replaces every case's batch sizes, ``--order qdldl`` eliminates in QDLDL's
+AMD order (as the batched KKT does) instead of caspar's minimum degree.  On a shared machine compare
 numbers within one run.
 """
 
@@ -40,6 +43,16 @@ def _cases(quick):
     yield "mpc", lambda: mpc_case(0, T=90, B=100), (100,) if quick else (100, 1000)
 
 
+def _qdldl_perm(s, values):
+    """QDLDL's AMD permutation of the structure ``s`` (read from a factorization of
+    one instance's values)."""
+    import qdldl
+    import scipy.sparse as sp
+
+    a = sp.csc_matrix((values, s.indices, s.indptr), shape=(s.n, s.n))
+    return np.asarray(qdldl.Solver(a, upper=True).factors()[2], np.int64)
+
+
 def _median_ms(fn, repeats, sync):
     times = []
     for _ in range(repeats):
@@ -56,6 +69,10 @@ def main(argv=None) -> int:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="the smaller B only")
+    ap.add_argument("--case", nargs="+", choices=("arm", "kkt8", "mpc"),
+                    help="only these cases")
+    ap.add_argument("--B", nargs="+", type=int, help="these batch sizes for every case")
+    ap.add_argument("--order", choices=("md", "qdldl"), default="md")
     args = ap.parse_args(argv)
     from caspar_backend.batch.ldl import BatchLDL
 
@@ -73,11 +90,15 @@ def main(argv=None) -> int:
           f"{'symb s':>7} {'fact ms':>9} {'solve ms':>9} {'matvec ms':>9} "
           f"{'fact us/inst':>12} {'solve us/inst':>13}")
     for name, make, sizes in _cases(args.quick):
+        if args.case and name not in args.case:
+            continue
+        sizes = args.B or sizes
         s, v0 = make()
+        perm = _qdldl_perm(s, v0[0]) if args.order == "qdldl" else None
         for B in sizes:
             v = xp.asarray(np.tile(v0, (-(-B // len(v0)), 1))[:B])
             t = time.perf_counter()
-            f = BatchLDL(s, B, xp=xp)
+            f = BatchLDL(s, B, xp=xp, perm=perm)
             symb = time.perf_counter() - t
             rhs = xp.asarray(np.random.default_rng(0).standard_normal((B, s.n)))
             out = xp.empty((B, s.n))

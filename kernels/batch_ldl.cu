@@ -7,11 +7,13 @@
 // caller's values (B, nnz), right-hand sides and vectors (B, n) are C-order rows.
 //
 // Arithmetic goes through __dmul_rn / __dadd_rn / __dsub_rn / __ddiv_rn (never fused
-// into an FMA) in the order of ldl_symbolic.py's recurrences, which the NumPy backend
-// (ldl_host.py) follows too: the two give the same factors and solutions bit for bit.
+// into an FMA) in QDLDL's order of operations as ldl_symbolic.py states it (the op
+// tables are sorted that way), which the NumPy backend (ldl_host.py) follows too: the
+// two give the same factors and solutions bit for bit, and QDLDL's.
 
 // P K_b P^T = (I + L) D (I + L)^T for the instances b = active[i], i < n_active.
-// T: the values s before the division by the pivot (T_ik), F: pivots and L (n_f, B).
+// T: the values s before the scaling by the pivot's reciprocal (T_kc; d_k at pivot
+// rows), F: L (L_kc = T_kc * dinv_c; dinv_k = 1 / d_k at pivot rows), both (n_f, B).
 // Inertia by Sylvester's law, pivots in elimination order: a pivot that is 0 or not
 // finite ends the count (it and every later one count as zero).
 extern "C" __global__ void caspar_batch_ldl_factor(
@@ -34,11 +36,11 @@ extern "C" __global__ void caspar_batch_ldl_factor(
             s = __dsub_rn(s, __dmul_rn(T[op_t[u] * B + b], F[op_l[u] * B + b]));
         T[t * B + b] = s;
         const long long p = pivot_row[t];      // p == t: t is a pivot
-        F[t * B + b] = p == t ? s : __ddiv_rn(s, F[p * B + b]);
+        F[t * B + b] = p == t ? __ddiv_rn(1.0, s) : __dmul_rn(s, F[p * B + b]);
     }
     long long pos = 0, neg = 0;
     for (long long k = 0; k < n; ++k) {
-        const double d = F[elim_diag_row[k] * B + b];
+        const double d = T[elim_diag_row[k] * B + b];
         // d - d is 0 for a finite d and NaN for +-inf and NaN (no math header needed)
         if (__dsub_rn(d, d) != 0.0 || d == 0.0) break;
         if (d > 0.0) ++pos; else ++neg;
@@ -67,8 +69,8 @@ extern "C" __global__ void caspar_batch_ldl_solve(
             s = __dsub_rn(s, __dmul_rn(Y[fw_pos[u] * B + b], F[fw_row[u] * B + b]));
         Y[r * B + b] = s;
     }
-    for (long long r = 0; r < n; ++r)            // z = y / d
-        Y[r * B + b] = __ddiv_rn(Y[r * B + b], F[diag_row[r] * B + b]);
+    for (long long r = 0; r < n; ++r)            // z = y * dinv
+        Y[r * B + b] = __dmul_rn(Y[r * B + b], F[diag_row[r] * B + b]);
     for (long long r = n - 1; r >= 0; --r) {     // (I + L)^T x = z, ancestors first
         double s = Y[r * B + b];
         for (long long u = bw_ptr[r]; u < bw_ptr[r + 1]; ++u)

@@ -52,8 +52,9 @@ def qdldl_order(structure, nw: int):
     """The elimination order QDLDL (the single CPU path's factorization) uses for
     ``structure``: its AMD permutation, read from a factorization of a quasi-definite
     matrix of that pattern (identity first block, minus identity second, zeros
-    elsewhere: AMD reads only the pattern).  Factorizing in the same order makes the
-    batch's pivots those of the single path up to rounding; None without qdldl."""
+    elsewhere: AMD reads only the pattern).  In this order the batched factorization
+    performs QDLDL's operations in QDLDL's order (:mod:`.ldl_symbolic`): its factors and
+    solves are the single path's bit for bit; None without qdldl."""
     try:
         import qdldl
     except ImportError:

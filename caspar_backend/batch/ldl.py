@@ -4,14 +4,19 @@ For ``b = 0..B-1``::
 
     P K_b P^T = (I + L_b) D_b (I + L_b)^T
 
-with one fill-reducing permutation P for all instances (minimum degree,
-:mod:`.ldl_order`), L_b strictly lower triangular with the pattern of the symbolic
-factor, D_b diagonal, and no pivoting: QDLDL's factorization
-(:mod:`caspar_backend.linsolve.qdldl`) for every instance at once.  By Sylvester's law
+with one fill-reducing permutation P for all instances (given, e.g. QDLDL's own AMD
+order; else minimum degree, :mod:`.ldl_order`), L_b strictly lower triangular with the
+pattern of the symbolic factor, D_b diagonal, and no pivoting: QDLDL's factorization
+(:mod:`caspar_backend.linsolve.qdldl`) for every instance at once, operation for
+operation (:mod:`.ldl_symbolic` states the order), so that in QDLDL's permutation the
+factors, solves and products (:meth:`BatchLDL.matvec`: the single path's
+``QDLDLSolver.matvec``) are the single path's bit for bit.  By Sylvester's law
 the signs of D_b give K_b's inertia.  A pivot that is exactly 0 or not finite makes
 that instance's factorization fail: it and every later pivot (in elimination order)
 count as zero, ``n_zero > 0``; the instance's solves are then garbage (inf/nan), and no
-other instance's numbers change.
+other instance's numbers change.  (QDLDL stops at its first zero pivot and goes on
+past non-finite ones, and the single path reports ``(0, 0, N)`` when qdldl raises: on a
+failed factorization both say ``n_zero > 0``, but the counts may differ.)
 
 Array formats (``xp`` is NumPy or CuPy; every array lives in ``xp``):
 
@@ -98,6 +103,21 @@ class BatchLDL:
         e.factorize(values, active)
         return e.n_pos, e.n_neg, e.n_zero
 
+    def factors(self, b: int):
+        """Instance b's current factors in the form of qdldl's ``Solver.factors()``:
+        ``(L, d, perm)``, L a SciPy CSC (N, N) matrix, strictly lower, in elimination
+        indices with rows increasing in each column; d float64 (N,) the pivots in
+        elimination order; perm int64 (N,) (``perm[k]`` = the original index
+        eliminated k-th).  Host arrays (copied from the device for CuPy)."""
+        import scipy.sparse as sp
+
+        pl = self.plan
+        if not 0 <= int(b) < self.batch_size:
+            raise ValueError(f"instance {b} is outside [0, {self.batch_size})")
+        lx, d = self._engine.factor_values(int(b))
+        L = sp.csc_matrix((lx, pl.li.copy(), pl.lp.copy()), shape=(pl.n, pl.n))
+        return L, d, pl.perm.copy()
+
     def solve(self, rhs, out=None):
         """``x_b = K_b^{-1} rhs_b`` with each instance's current factors: rhs float64
         (B, N) -> x (B, N) (``out`` when given; it may be ``rhs`` itself).  Rows of
@@ -111,7 +131,12 @@ class BatchLDL:
 
     def matvec(self, values, x, out=None):
         """``K_b x_b`` for every b, both triangles of K_b (``values`` (B, nnz) upper
-        CSC, x (B, N)) -> (B, N) (``out`` when given; it may be ``x`` itself)."""
+        CSC, x (B, N)) -> (B, N) (``out`` when given; it may be ``x`` itself).
+
+        Summed as the single path's ``QDLDLSolver.matvec``, bit for bit: with U the
+        upper triangle, ``(U x + U^T x) - diag(U) * x``, where ``(U x)_i`` accumulates
+        ``U_ij x_j`` from 0 in CSC order (SciPy's csc_matvec) and ``(U^T x)_j`` sums
+        column j's ``U_ij x_i`` from 0 in CSC order (csr_matvec on the same arrays)."""
         xp = self.xp
         values = xp.asarray(values, dtype=xp.float64)
         x = xp.asarray(x, dtype=xp.float64)

@@ -46,7 +46,8 @@ class DeviceLDL:
         n, n_f = pl.n, pl.n_f
         a_src = np.full(n_f, -1, np.int64)
         a_src[pl.a_row] = np.arange(pl.nnz, dtype=np.int64)
-        # diag_row by level-order position: the pivots the solve divides by
+        # diag_row by level-order position: the pivots' reciprocals the solve multiplies
+        # by (F's pivot rows)
         tables = dict(a_src=a_src, op_ptr=pl.op_ptr, op_t=pl.op_t, op_l=pl.op_l,
                       pivot_row=pl.pivot_row, elim_diag_row=pl.elim_diag_row,
                       src=pl.src, dst=pl.dst, fw_ptr=pl.fw_ptr, fw_row=pl.fw_row,
@@ -85,6 +86,14 @@ class DeviceLDL:
             t["op_l"], t["pivot_row"], t["elim_diag_row"], self.T, self.F, self.n_pos,
             self.n_neg, self.n_zero))
 
+    def factor_values(self, b: int):
+        """As :meth:`.ldl_host.HostLDL.factor_values` (instance b's column of F and T
+        copied to the host)."""
+        pl = self.plan
+        f = _to_host(self.F.reshape(pl.n_f, self.B)[:, b])
+        t = _to_host(self.T.reshape(pl.n_f, self.B)[:, b])
+        return f[pl.off_row], t[pl.elim_diag_row]
+
     def solve(self, rhs, out=None):
         xp, pl, t, B = self.xp, self.plan, self.t, self.B
         rhs = xp.ascontiguousarray(rhs, dtype=xp.float64)
@@ -117,6 +126,11 @@ class DeviceLDL:
             out[...] = dest
             return out
         return dest
+
+
+def _to_host(a) -> np.ndarray:
+    """A NumPy copy of a CuPy array (or of a NumPy array standing in for one)."""
+    return a.get() if hasattr(a, "get") else np.array(a)
 
 
 def _shares(xp, a, b) -> bool:

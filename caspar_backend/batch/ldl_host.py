@@ -6,14 +6,15 @@ or a fixed-order segment sum over rows of B contiguous floats.  The factorizatio
 the elimination tree's levels (:mod:`.ldl_symbolic`); one level costs a fixed number of
 NumPy calls:
 
-1. ``G = T[op_t]`` and ``G *= F[op_l]`` (the products ``T_ik L_jk`` of the level's ops,
-   sorted by target row then k);
+1. ``G = T[op_t]`` and ``G *= F[op_l]`` (the products ``T_kc L_ic`` of the level's
+   ops, sorted by target row, then by the row's processing order);
 2. ``T[level rows] -= S G`` with S the 0/-1 CSR matrix of the level's targets:
    SciPy's ``csr_matvecs`` subtracts the products of each row in op order,
-   ``s = ((C_ij - p_1) - p_2) - ...``, the recurrence of :mod:`.ldl_symbolic`;
-3. ``F[off rows] = T[off rows] / d[column]``, the pivots d read from T's pivot rows
-   (gathered, or broadcast when the level is one column); after the last level one
-   gather copies all pivots to ``D`` and F's pivot rows.
+   ``s = ((C_ki - p_1) - p_2) - ...``, QDLDL's sequence (:mod:`.ldl_symbolic`);
+3. ``F[pivot rows] = 1 / T[pivot rows]`` (the level's ``dinv``, one slice), then
+   ``F[off rows] = T[off rows] * dinv[column]`` (gathered, or broadcast when the level
+   is one column); after the last level one gather each copies the pivots to ``D``
+   and their reciprocals to ``Dinv``.
 
 So the Python-level work is O(levels), not O(nnz(L)); a level whose ops times B exceed
 ``WORK_ELEMENTS`` is split into chunks of whole target rows (only the memory of the
@@ -23,8 +24,9 @@ of ``kernels/batch_ldl.cu`` operation for operation (no fused multiply-add on ei
 side), so the two backends agree bit for bit.
 
 Storage for the current factors of all B instances: ``F`` (n_f, B) in the plan's
-layout, ``Lrow`` (nnz_l, B) = L's entries in forward-solve order (one gather per
-factorization saves one per solve level), ``D`` (n, B) the pivots in level order.
+layout (L and dinv), ``Lrow`` (nnz_l, B) = L's entries in forward-solve order (one
+gather per factorization saves one per solve level), ``D`` and ``Dinv`` (n, B) the
+pivots and their reciprocals in level order (the solve multiplies by ``Dinv``).
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ class HostLDL:
             t0, t1 = int(pl.row_ptr[lv]), int(pl.row_ptr[lv + 1])
             tc = t0 + int(pl.lev_ptr[lv + 1] - pl.lev_ptr[lv])
             ops = [c for c in _chunks(pl.op_ptr, t0, t1, cap) if c[3] > c[2]]
-            div = [(oa, min(oa + cap, t1)) for oa in range(tc, t1, cap)]
-            self._factor_steps.append((t0, tc, t1, ops, div))
+            scl = [(oa, min(oa + cap, t1)) for oa in range(tc, t1, cap)]
+            self._factor_steps.append((t0, tc, t1, ops, scl))
             r0, r1 = int(pl.lev_ptr[lv]), int(pl.lev_ptr[lv + 1])
             fw = [c for c in _chunks(pl.fw_ptr, r0, r1, cap) if c[3] > c[2]]
             bw = [c for c in _chunks(pl.bw_ptr, r0, r1, cap) if c[3] > c[2]]
@@ -109,7 +111,7 @@ class HostLDL:
             self._bw_steps.append(bw)
             for c in ops + fw + bw:
                 gmax = max(gmax, c[3] - c[2])
-            gmax = max(gmax, *(b - a for a, b in div)) if div else gmax
+            gmax = max(gmax, *(b - a for a, b in scl)) if scl else gmax
         self._minus = -np.ones(gmax)
         self._iota = np.arange(gmax, dtype=np.int64)
         # factors of all instances, and the work arrays of one factorization (flat:
@@ -118,11 +120,12 @@ class HostLDL:
         self.F = np.zeros((n_f, B))
         self.Lrow = np.zeros((nnz_l, B))
         self.D = np.zeros((n, B))
+        self.Dinv = np.zeros((n, B))
         self._T = np.zeros(n_f * B)
         self._F2 = None                 # F of a subset, made at the first such call
         self._G = np.zeros(gmax * B)
         self._G2 = np.zeros(gmax * B)
-        self._Y = np.zeros((n, B))
+        self._Y = np.zeros((n, B))      # the solve's work vector; a subset's dinv
         self._Y2 = np.zeros((n, B))     # scratch: a subset's pivots
         self._ok = np.zeros(n * B, bool)
         self._sign = np.zeros(n * B, bool)
@@ -140,14 +143,15 @@ class HostLDL:
     # work buffers, built once: running one is a fixed sequence of C calls per level
     # with no slicing or reshaping in the loop.
     def _factor_program(self, T, F, Ba) -> list:
-        """Per level ``(updates, divisions)`` for (n_f, Ba) arrays T and F (module
-        doc): an update ``(op_t, g, op_l, g2, csr_args)`` computes ``g = T[op_t] *
-        F[op_l]`` and ``T[rows] -= S g``; a division ``(rows, d, src, dst)`` computes
-        ``dst = src / d`` with ``d = T[rows]`` (rows None: d is the level's single
-        pivot row, broadcast)."""
+        """Per level ``(updates, pivots, scalings)`` for (n_f, Ba) arrays T and F
+        (module doc): an update ``(op_t, g, op_l, g2, csr_args)`` computes ``g =
+        T[op_t] * F[op_l]`` and ``T[rows] -= S g``; ``pivots = (d, dinv)``, the level's
+        pivot rows of T and F, gets ``dinv = 1 / d``; a scaling ``(rows, g, src, dst)``
+        computes ``dst = src * g`` with ``g = F[rows]`` the pivots' reciprocals (rows
+        None: g is the level's single dinv row, broadcast)."""
         pl, G, G2 = self.plan, self._G, self._G2
         prog = []
-        for t0, tc, t1, ops, div in self._factor_steps:
+        for t0, tc, t1, ops, scl in self._factor_steps:
             upd = []
             for ra, rb, ua, ub, ptr in ops:
                 U = ub - ua
@@ -156,11 +160,11 @@ class HostLDL:
                             (rb - ra, U, Ba, ptr, self._iota[:U], self._minus[:U],
                              G[:U * Ba], T[ra:rb].reshape(-1))))
             if tc - t0 == 1:
-                dv = [(None, T[t0:tc], T[tc:t1], F[tc:t1])] if t1 > tc else []
+                sc = [(None, F[t0:tc], T[tc:t1], F[tc:t1])] if t1 > tc else []
             else:
-                dv = [(pl.pivot_row[oa:ob], G[:(ob - oa) * Ba].reshape(ob - oa, Ba),
-                       T[oa:ob], F[oa:ob]) for oa, ob in div]
-            prog.append((upd, dv))
+                sc = [(pl.pivot_row[oa:ob], G[:(ob - oa) * Ba].reshape(ob - oa, Ba),
+                       T[oa:ob], F[oa:ob]) for oa, ob in scl]
+            prog.append((upd, (T[t0:tc], F[t0:tc]), sc))
         return prog
 
     def _solve_programs(self):
@@ -193,7 +197,7 @@ class HostLDL:
             if self._full is None:
                 self._full = self._factor_program(T, self.F, B)
             to_rows(T, pl.a_row, values)
-            self._run(self._full, T, self.F, self.D)
+            self._run(self._full, T, self.F, self.D, self.Dinv)
             self.F.take(pl.fw_row, 0, self.Lrow, "clip")
             self._inertia(self.D, B, self.n_pos, self.n_neg, self.n_zero)
             return
@@ -210,9 +214,11 @@ class HostLDL:
         to_rows(T, pl.a_row, sub)
         F = self._F2[:n_f * Ba].reshape(n_f, Ba)
         d = self._Y2.reshape(-1)[:n * Ba].reshape(n, Ba)
-        self._run(self._factor_program(T, F, Ba), T, F, d)
+        dinv = self._Y.reshape(-1)[:n * Ba].reshape(n, Ba)      # solve's scratch
+        self._run(self._factor_program(T, F, Ba), T, F, d, dinv)
         self.F[:, active] = F
         self.D[:, active] = d
+        self.Dinv[:, active] = dinv
         # the subset's Lrow through T's buffer (T is not needed any more)
         lrow = self._T[:nnz_l * Ba].reshape(nnz_l, Ba)
         F.take(pl.fw_row, 0, lrow, "clip")
@@ -221,27 +227,34 @@ class HostLDL:
         self._inertia(d, Ba, pos, neg, zero)
         self.n_pos[active], self.n_neg[active], self.n_zero[active] = pos, neg, zero
 
-    def _run(self, prog, T, F, D):
+    def _run(self, prog, T, F, D, Dinv):
         """Run a factorization program on T (C's values at the scattered rows) and F;
-        then ``D`` (n, Ba) = the pivots in level order, also written to F's pivot rows
-        (the divisions read pivots from T; pivots of 0 or inf give inf/nan in that
-        instance's columns only: no warnings)."""
+        then ``D`` and ``Dinv`` (n, Ba) = the pivots and their reciprocals in level
+        order (pivots of 0 or inf give inf/nan in that instance's columns only: no
+        warnings)."""
         pl = self.plan
         T[pl.fill_rows] = 0.0
         csr, mul, div = _sparsetools.csr_matvecs, np.multiply, np.divide
         with np.errstate(all="ignore"):
-            for upd, dv in prog:
+            for upd, (d, dinv), sc in prog:
                 for op_t, g, op_l, g2, args in upd:
                     T.take(op_t, 0, g, "clip")
                     F.take(op_l, 0, g2, "clip")
                     mul(g, g2, out=g)
                     csr(*args)
-                for rows, d, src, dst in dv:
+                div(1.0, d, out=dinv)
+                for rows, g, src, dst in sc:
                     if rows is not None:
-                        T.take(rows, 0, d, "clip")
-                    div(src, d, out=dst)
+                        F.take(rows, 0, g, "clip")
+                    mul(src, g, out=dst)
         T.take(pl.diag_row, 0, D, "clip")
-        F[pl.diag_row] = D
+        F.take(pl.diag_row, 0, Dinv, "clip")
+
+    def factor_values(self, b: int):
+        """Instance b's L entries in CSC order (nnz_l,) and pivots in elimination
+        order (n,), float64 copies."""
+        pl = self.plan
+        return self.F[pl.off_row, b], self.D[pl.lpos, b]
 
     def _inertia(self, D, Ba, pos, neg, zero):
         """Counts of positive / negative pivots before the first pivot (in elimination
@@ -284,7 +297,7 @@ class HostLDL:
                 y.take(pos, 0, g, "clip")
                 mul(g, lvals, out=g)
                 csr(*args)
-            y /= self.D
+            y *= self.Dinv
             for pos, g, lvals, args in self._bw:
                 y.take(pos, 0, g, "clip")
                 mul(g, lvals, out=g)

@@ -14,34 +14,52 @@ so every column that column j depends on has a smaller level: all columns of one
 can be computed at once.  *Level order* sorts columns by (level, j); ``lpos[j]`` is
 column j's position in it.
 
-Left-looking recurrences, in this exact order (the numeric phases follow it
-operation for operation, on the host and on the device):
+QDLDL's operations (osqp/qdldl ``QDLDL_factor`` / ``QDLDL_solve``, driven by the
+``qdldl`` Python package), in this exact order; the numeric phases perform every one of
+them, on the host and on the device, so that with QDLDL's own permutation the factors
+and solutions are QDLDL's bit for bit (the level schedule only regroups independent
+work: each value receives the same operations in the same order).
 
-* factorization, for each column j and each target ``i in {j} + R_j``::
+* *Input order* of row k: the entries ``C_ik``, i < k, of C's upper triangle column k
+  in the order qdldl's ``symperm`` appends them: K's structure entries in CSC order
+  (by original column, then position in it), those whose larger elimination index is k.
+* *Processing order* ``sigma_k`` of row k (QDLDL's ``yIdx``, read backwards): for each
+  input entry i in input order not yet reached, the tree path ``i, parent(i), ...``
+  up to (excluding) k or to the first column already reached is appended reversed to
+  a list; ``sigma_k`` is that list read from its end.  It holds every column c < k with
+  ``L_kc != 0`` once, descendants before ancestors.  ``rank_k(c)`` is c's position in it.
+* factorization, rows k = 0..n-1 (up-looking)::
 
-      s = C_ij
-      for k in increasing order with L_ik != 0 and L_jk != 0 (k < j):
-          s = s - T_ik * L_jk            # T_ik = the value of s for (i, k) before /d_k
-      i == j:  d_j = s                   # T_jj = d_j
-      i > j:   T_ij = s, L_ij = s / d_j
+      T_ki = C_ik for the input entries, 0 for the other i in sigma_k;  d_k = C_kk
+      for c in sigma_k:
+          for i in R_c with i < k:
+              T_ki = T_ki - L_ic * T_kc
+          L_kc = T_kc * dinv_c
+          d_k  = d_k - T_kc * L_kc
+      dinv_k = 1 / d_k
 
-* forward solve ``(I + L) y = c``: ``y_j = c_j - sum_k L_jk y_k``, k increasing;
-* diagonal ``z = y / d``; backward ``(I + L)^T x = z``:
-  ``x_k = z_k - sum_j L_jk x_j``, j increasing.
+  so each target (row k, column i <= k; i == k: the pivot) receives its products
+  ``T_kc L_ic`` in increasing ``rank_k(c)``, each rounded, then subtracted (IEEE
+  products commute: the order of the two factors is free; no fused multiply-add);
+* forward solve ``(I + L) y = c`` (column by column): ``y_j = c_j - sum_k L_jk y_k``
+  with k increasing; diagonal ``z = y * dinv``; backward ``(I + L)^T x = z``:
+  ``x_k = z_k - sum_j L_jk x_j`` with j increasing.
 
 Layout of factor arrays (``n_f = N + nnz_l`` rows): level by level, each level's
 block holds first the pivots of its columns (level order), then the off-diagonal
-entries of its columns (column by column in level order, rows increasing).  Rows
-of one level are contiguous, so a level's targets are one slice.  ``diag_row[r]`` is
-the row of the pivot at level-order position r, ``off_row[e]`` the row of L's CSC
-entry e.
+entries of its columns (column by column in level order, rows increasing).  Rows of
+one level are contiguous, so a level's targets are one slice.  ``diag_row[r]`` is the
+row of the pivot at level-order position r, ``off_row[e]`` the row of L's CSC entry e.
+The numeric phases keep two arrays of this layout: T (``T_kc`` at off rows, ``d_k`` at
+pivot rows) and F (``L_kc`` at off rows, ``dinv_k`` at pivot rows).
 
 Op tables (host int64):
 
-* factorization: ops sorted by (target row, k); ``op_ptr`` (n_f+1,), ``op_t`` the row
-  of ``T_ik``, ``op_l`` the row of ``L_jk``; ``a_row`` (nnz,) the row each structure
-  entry of K is scattered to (rows without one start at 0); ``pivot_row`` (n_f,) the
-  pivot row of each row's column (itself for a pivot);
+* factorization: ops sorted by (target row, ``rank_k(c)``) for the target (k, i) and
+  the product ``T_kc L_ic``; ``op_ptr`` (n_f+1,), ``op_t`` the row of ``T_kc``, ``op_l``
+  the row of ``L_ic`` (of ``L_kc`` for a pivot target); ``a_row`` (nnz,) the row each
+  structure entry of K is scattered to (rows without one start at 0); ``pivot_row``
+  (n_f,) the pivot row of each row's column (itself for a pivot);
 * forward: per level-order position r (row j), ``fw_ptr`` (N+1,), ``fw_row`` the row of
   ``L_jk``, ``fw_pos`` = ``lpos[k]``;
 * backward: per position r (column k), ``bw_ptr`` (N+1,), ``bw_row`` the row of
@@ -99,6 +117,42 @@ def factor_pattern(n: int, low_rows: list) -> tuple:
     np.cumsum([len(r) for r in rows], out=lp[1:])
     li = np.fromiter(itertools.chain.from_iterable(rows), np.int64, count=int(lp[-1]))
     return parent, lp, li
+
+
+def reach_ranks(n: int, up_rows: list, parent, lp) -> np.ndarray:
+    """``rank[e] = rank_k(c)`` (module doc) for every CSC entry e = (k, c) of L, int64
+    (nnz_l,), from the input order of each row (``up_rows[k]``: the i < k of C's upper
+    column k in input order) and the elimination tree.
+
+    Walks QDLDL's reach exactly as QDLDL_factor does (``mark[c] == k``: c already
+    reached in row k).  Row k's columns get their L entries in increasing k, so the
+    next free position of column c (``nxt[c]``) is the CSC entry (k, c); every column's
+    positions being used up exactly checks that the reach is L's symbolic pattern.
+    O(nnz + nnz_l) Python steps."""
+    par = parent.tolist()
+    nxt = lp[:-1].tolist()
+    rank = [0] * int(lp[-1])
+    mark = [-1] * n
+    for k in range(n):
+        paths = []
+        for i in up_rows[k]:
+            path = []
+            while i != -1 and i < k and mark[i] != k:
+                mark[i] = k
+                path.append(i)
+                i = par[i]
+            paths.append(path)
+        # QDLDL's yIdx holds each path reversed, in input order; sigma_k reads yIdx
+        # from its end: the paths in reverse input order, each from its first column up
+        r = 0
+        for path in reversed(paths):
+            for c in path:
+                rank[nxt[c]] = r
+                nxt[c] += 1
+                r += 1
+    if nxt != lp[1:].tolist():
+        raise RuntimeError("QDLDL's reach differs from the symbolic pattern")
+    return np.asarray(rank, np.int64)
 
 
 def etree_levels(parent) -> np.ndarray:
@@ -176,12 +230,17 @@ def plan_ldl(structure: SparseStructure, perm=None) -> LDLPlan:
     ecol = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
     a, b = pinv[indices], pinv[ecol]
     ei, ej = np.maximum(a, b), np.minimum(a, b)
+    # by column of C's lower (low) and upper (up) triangle, in structure order: the
+    # upper columns in qdldl's input order (module doc)
     low = [[] for _ in range(n)]
+    up = [[] for _ in range(n)]
     for i, j in zip(ei.tolist(), ej.tolist()):
         if i != j:
             low[j].append(i)
+            up[i].append(j)
     parent, lp, li = factor_pattern(n, low)
     nnz_l = int(lp[-1])
+    rank = reach_ranks(n, up, parent, lp)
     level = etree_levels(parent)
     n_levels = int(level.max()) + 1 if n else 0
     # level order: by (level, column)
@@ -222,16 +281,17 @@ def plan_ldl(structure: SparseStructure, perm=None) -> LDLPlan:
     a_row = np.where(ei == ej, diag_row[lpos[ej]], l_off_row(ei, ej))
     fill = np.ones(n_f, bool)
     fill[a_row] = False
-    # factorization ops: in column k, every pair of entries p <= q (positions in li)
-    # updates the target (li[q], li[p]) from T(li[q], k) and L(li[p], k).  Generated
-    # entry by entry (so k increasing) in slices of about OPS_SLICE ops, which bounds
-    # the temporaries; a stable sort by target then gives the (target, k) order.
+    # factorization ops: in column c, every pair of entries p <= q (positions in li)
+    # updates the target (k, i) = (li[q], li[p]) by T(k, c) L(i, c), in row k's
+    # processing order: the sort key is (target, rank_k(c) = rank[q]).  Generated
+    # entry by entry in slices of about OPS_SLICE ops, which bounds the temporaries.
     cnt = np.repeat(lp[1:], ccount) - np.arange(nnz_l)     # ops with p = each entry
     cum = np.concatenate([[0], np.cumsum(cnt)])
     total = int(cum[-1])
-    target = np.empty(total, np.int64)
+    key = np.empty(total, np.int64)
     op_t = np.empty(total, np.int64)
     op_l = np.empty(total, np.int64)
+    per_target = np.zeros(n_f, np.int64)
     e0 = 0
     while e0 < nnz_l:
         e1 = max(int(np.searchsorted(cum, cum[e0] + OPS_SLICE, side="right")) - 1, e0 + 1)
@@ -240,12 +300,16 @@ def plan_ldl(structure: SparseStructure, perm=None) -> LDLPlan:
         p = np.repeat(np.arange(e0, e1, dtype=np.int64), c)
         q = p + (np.arange(u1 - u0, dtype=np.int64) - np.repeat(cum[e0:e1] - u0, c))
         ti, tj = li[q], li[p]
-        target[u0:u1] = np.where(ti == tj, diag_row[lpos[tj]], l_off_row(ti, tj))
+        target = np.where(ti == tj, diag_row[lpos[tj]], l_off_row(ti, tj))
+        per_target += np.bincount(target, minlength=n_f)
+        # rank_k(c) < n; a target's ranks are distinct (one op per column c)
+        key[u0:u1] = target * n + rank[q]
         op_t[u0:u1], op_l[u0:u1] = off_row[q], off_row[p]
         e0 = e1
-    srt = np.argsort(target, kind="stable")
-    op_ptr = _csr_ptr(target, n_f)
-    del target
+    srt = np.argsort(key)
+    del key
+    op_ptr = np.zeros(n_f + 1, np.int64)
+    np.cumsum(per_target, out=op_ptr[1:])
     op_t, op_l = op_t[srt], op_l[srt]
     # forward solve: entries (j, k) by (lpos[j], k)
     fsrt = np.lexsort((lcol, lpos[li]))

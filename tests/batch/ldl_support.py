@@ -6,8 +6,10 @@
 * :func:`arm_case`: the same for the three-link-arm inverse kinematics NLP built in
   CasADi and compiled by caspar (real Hessian and Jacobian values);
 * :func:`mpc_case`: a banded MPC-like KKT (stage-wise variables and dynamics rows);
-* :func:`dense`, :func:`reference_ldl`, :func:`reference_inertia`: the straightforward
-  single-instance references;
+* :func:`dense`, :func:`reference_inertia`: the dense matrix of one instance and the
+  inertia rule of the batched factorization (QDLDL's scalar operations:
+  :mod:`.qdldl_reference`); :func:`csc`, :func:`qdldl_perm`: one instance as qdldl
+  takes it, and qdldl's AMD permutation;
 * :func:`host_kernels`: ``kernels/batch_ldl.cu`` compiled as C++ for the host, launched
   thread by thread (CuPy's RawKernel call convention), or None without a C++ compiler.
 """
@@ -160,26 +162,26 @@ def dense(s: SparseStructure, v) -> np.ndarray:
     return K
 
 
-def reference_ldl(K, perm):
-    """``C = K[perm][:, perm] = (I + L) D (I + L)^T`` by the left-looking recurrence of
-    :mod:`caspar_backend.batch.ldl_symbolic`, over every k < j (structural zeros add
-    exact zeros).  Returns (L (n, n) strictly lower, d (n,)); no early exit on a bad
-    pivot (later entries are then inf/nan, as in the batched factorization)."""
-    C = K[np.ix_(perm, perm)]
-    n = len(C)
-    T, L, d = np.zeros((n, n)), np.zeros((n, n)), np.zeros(n)
-    with np.errstate(all="ignore"):
-        for j in range(n):
-            for i in range(j, n):
-                s = C[i, j]
-                for k in range(j):
-                    s = s - T[i, k] * L[j, k]
-                if i == j:
-                    d[j] = s
-                else:
-                    T[i, j] = s
-                    L[i, j] = s / d[j]
-    return L, d
+def csc(s: SparseStructure, v):
+    """One instance's upper triangle as a SciPy CSC matrix (int32 indices, as the
+    single path's QDLDLSolver builds it)."""
+    import scipy.sparse as sp
+
+    return sp.csc_matrix((v, s.indices.astype(np.int32), s.indptr.astype(np.int32)),
+                         shape=(s.n, s.n))
+
+
+def qdldl_perm(s: SparseStructure, values) -> np.ndarray:
+    """qdldl's AMD permutation of the pattern (read from the first instance of
+    ``values`` (B, nnz) that qdldl factorizes; AMD reads only the pattern)."""
+    import qdldl
+
+    for v in values:
+        try:
+            return np.asarray(qdldl.Solver(csc(s, v), upper=True).factors()[2], np.int64)
+        except Exception:           # a zero pivot: try the next instance
+            continue
+    raise AssertionError("qdldl factorizes no instance")
 
 
 def reference_inertia(d):

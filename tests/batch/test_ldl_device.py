@@ -4,9 +4,12 @@
   contraction) and launched thread by thread through :class:`DeviceLDL`'s own launch
   code, with NumPy arrays standing in for device memory: factors, inertia, solves and
   products equal the NumPy backend's bit for bit, ``active`` subsets and bad pivots
-  included.  And the source compiles for sm_90 with nvcc where nvcc is installed.
-* GPU (``@pytest.mark.gpu``): ``BatchLDL(xp=cupy)`` against ``BatchLDL(xp=numpy)`` on
-  the same cases, bit for bit.
+  included, in minimum-degree and in qdldl's order; in qdldl's order the factors equal
+  ``qdldl.Solver.factors()`` too.  And the source compiles for sm_90 with nvcc where
+  nvcc is installed.
+* GPU (``@pytest.mark.gpu``): ``BatchLDL(xp=cupy)`` in qdldl's order against
+  ``BatchLDL(xp=numpy)`` on the same cases, bit for bit, and against qdldl itself
+  (factors and solves of the clean instances).
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from caspar_backend.batch.ldl_device import DeviceLDL
 from caspar_backend.batch.ldl_host import HostLDL
 from caspar_backend.batch.ldl_symbolic import plan_ldl
 
-from .ldl_support import ROOT, arm_case, host_kernels, kkt_case, mpc_case
+from .ldl_support import ROOT, arm_case, csc, host_kernels, kkt_case, mpc_case, qdldl_perm
 
-pytest.importorskip("qdldl")
+qdldl = pytest.importorskip("qdldl")
 
 CASES = {
     "quasi_definite": lambda: kkt_case(20, B=5),
@@ -56,11 +59,25 @@ def kernels(tmp_path_factory):
     return k
 
 
+def _assert_qdldl_factors(s, v, factors, solve, clean):
+    """``factors(b)`` -> (L's values in CSC order, d in elimination order) and the
+    batch's solutions ``solve(rhs)`` equal qdldl's for the instances ``clean``."""
+    rhs = np.random.default_rng(5).standard_normal((len(v), s.n))
+    x = solve(rhs)
+    for b in clean:
+        q = qdldl.Solver(csc(s, v[b]), upper=True)
+        L, d, _ = q.factors()
+        lx, db = factors(b)
+        assert np.array_equal(lx, L.data) and np.array_equal(db, d)
+        assert np.array_equal(x[b], q.solve(rhs[b]))
+
+
+@pytest.mark.parametrize("order", ["md", "qdldl"])
 @pytest.mark.parametrize("name", [*CASES, "arm"])
-def test_kernels_compiled_for_the_host_equal_the_numpy_backend(name, kernels):
+def test_kernels_compiled_for_the_host_equal_the_numpy_backend(name, order, kernels):
     s, v = _case(name)
     B, n = v.shape[0], s.n
-    pl = plan_ldl(s)
+    pl = plan_ldl(s, qdldl_perm(s, v) if order == "qdldl" else None)
     host, dev = HostLDL(pl, B), DeviceLDL(pl, B, np, kernels=kernels)
     rng = np.random.default_rng(1)
     for values, active in ((v, None), (_with_bad_instances(v), None),
@@ -80,6 +97,9 @@ def test_kernels_compiled_for_the_host_equal_the_numpy_backend(name, kernels):
     out = x.copy()
     assert dev.matvec(v, out, out=out) is out
     assert np.array_equal(out, host.matvec(v, x))
+    if order == "qdldl":
+        dev.factorize(v)
+        _assert_qdldl_factors(s, v, dev.factor_values, dev.solve, range(B))
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
@@ -98,8 +118,8 @@ def test_cupy_backend_equals_numpy_backend_bit_for_bit(name):
 
     s, v = _case(name)
     B, n = v.shape[0], s.n
-    cpu, gpu = BatchLDL(s, B), BatchLDL(s, B, xp=cp)
-    assert np.array_equal(cpu.plan.perm, gpu.plan.perm)
+    perm = qdldl_perm(s, v)
+    cpu, gpu = BatchLDL(s, B, perm=perm), BatchLDL(s, B, xp=cp, perm=perm)
     rng = np.random.default_rng(2)
     for values, active in ((v, None), (_with_bad_instances(v), None),
                            (v[::-1].copy(), np.array([2, 0]))):
@@ -120,6 +140,15 @@ def test_cupy_backend_equals_numpy_backend_bit_for_bit(name):
     out = cp.asarray(x)
     assert gpu.matvec(cp.asarray(v), out, out=out) is out
     assert np.array_equal(out.get(), cpu.matvec(v, x))
+    gpu.factorize(cp.asarray(v))
+    _assert_qdldl_factors(s, v, lambda b: _values(gpu, b),
+                          lambda r: gpu.solve(cp.asarray(r)).get(), range(B))
+
+
+def _values(f: BatchLDL, b: int):
+    """(L's values in CSC order, d) of instance b from :meth:`BatchLDL.factors`."""
+    L, d, _ = f.factors(b)
+    return L.data, d
 
 
 @pytest.mark.gpu
