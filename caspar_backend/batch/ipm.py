@@ -49,6 +49,10 @@ class LockstepIPM:
     #: the arrays are compacted to the running instances when at most this fraction of
     #: their rows still runs (a batch's slowest instances then iterate alone)
     COMPACT_FRACTION = 0.5
+    #: ... and when it drops at least this many rows (rebuilding the evaluator and the
+    #: factorization for a new size costs about as much as a few iterations of a
+    #: small batch)
+    COMPACT_MIN_DROP = 256
     #: on the GPU an iteration costs about the same for any number of rows (launches,
     #: not arithmetic, set its time), so the arrays are not compacted there; once the
     #: running instances' factorization work (rows x (N + nnz(L))) is at most this, they
@@ -221,7 +225,8 @@ class LockstepIPM:
                 break
             keep = None
             if self.xp is np:
-                if n_run <= self.COMPACT_FRACTION * self.B:
+                if (n_run <= self.COMPACT_FRACTION * self.B
+                        and self.B - n_run >= self.COMPACT_MIN_DROP):
                     keep = np.flatnonzero(self.running_host())
                     self._compact(keep)
             elif n_run * (self.kkt.N + self.kkt.ldl.nnz_l) <= self.HOST_TAIL_WORK:

@@ -117,3 +117,32 @@ def test_a_long_nonconvex_run_takes_each_single_solves_iterations():
     res = problem.solve_batch(X0, print_level=0)
     assert set(res.path) == {"lockstep"}
     assert_matches_single(problem, res, [dict(x0=X0[b]) for b in range(8)], print_level=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tail", [0, None], ids=["all-on-gpu", "tail-on-host"])
+def test_cuda_batch_equals_cpu_single_solves(ik, tail, monkeypatch):
+    from caspar_backend.batch.ipm import LockstepIPM
+
+    if tail is not None:
+        tail = LockstepIPM.HOST_TAIL_WORK
+    monkeypatch.setattr(LockstepIPM, "HOST_TAIL_WORK", tail)
+    T = ik_targets(48, seed=7)
+    res = ik.solve_batch(x0=X0_IK, p=T, print_level=0, device="cuda")
+    assert Counter(res.path)["lockstep"] == 48, Counter(res.reason)
+    assert_matches_single(ik, res, [dict(x0=X0_IK, p=t) for t in T], print_level=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bp", _BANK[1::6], ids=lambda p: p.name)
+def test_cuda_bank_batch_equals_cpu_single_solves(bp):
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    rng = np.random.default_rng(len(bp.name) + 1)
+    x0 = np.asarray(d["x0"], float)
+    X0 = np.array([x0] + [x0 + 0.05 * (1 + np.abs(x0)) * rng.standard_normal(x0.size)
+                          for _ in range(2)])
+    opts = dict(bp.options, print_level=0)
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    res = problem.solve_batch(x0=X0, **bounds, **opts, device="cuda")
+    assert_matches_single(problem, res, [dict(x0=X0[b], **bounds) for b in range(3)], **opts)
