@@ -183,6 +183,12 @@ class NLPModel:
             self.graph.param_names = self.param_names
         self.validate()
 
+    def __getstate__(self) -> dict:
+        """A pickle leaves ``meta`` behind: front ends keep their own objects there
+        (the Pyomo mapping, which holds the Pyomo model), which belong to the process
+        that built the model and are not needed to solve it."""
+        return dict(self.__dict__, meta={})
+
     @property
     def n(self) -> int:
         return len(self.lbx)

@@ -60,6 +60,22 @@ class Problem:
         self._augmented = None
         self._lock = threading.Lock()
 
+    # ------------------------------------------------------------- pickling
+    def __getstate__(self) -> dict:
+        """What a pickle keeps: the model and the pattern groups (everything a solve
+        needs).  Left behind: the compiled evaluators (generated code, device buffers),
+        the augmented problem of :meth:`parameter_derivatives` and the lock -- caches
+        of this process, rebuilt on first use by the process that unpickles.  This is
+        how :mod:`caspar_backend.batch.distributed` ships a problem to Dask workers."""
+        state = dict(self.__dict__)
+        state.update(_evaluators={}, _augmented=None)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # ---------------------------------------------------------------- sizes
     n = property(lambda self: self.model.n)
     m = property(lambda self: self.model.m)
@@ -210,14 +226,23 @@ class Problem:
         return res
 
     def solve_batch(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
-                    ubx=None, lbg=None, ubg=None, batch_size=None, **options):
+                    ubx=None, lbg=None, ubg=None, batch_size=None, client=None,
+                    chunk_size=None, retries=None, **options):
         """Solve B instances of this problem in one call: each input is ``None`` (the
         model's value), one vector for every instance, or a (B, k) array with one row
         per instance (:mod:`caspar_backend.batch.inputs`).  Returns a
         :class:`~caspar_backend.batch.result.BatchResult` whose instance b equals the
         :meth:`solve` of row b with the same options.  The current ``p`` is not
-        changed."""
+        changed.
+
+        ``client``: a ``dask.distributed.Client``; the instances are solved in chunks of
+        ``chunk_size`` on its workers, each on its own device (``device='auto'``: the
+        worker's GPU when it has one), a chunk whose task raised is run again up to
+        ``retries`` times, and the result is the same, bit for bit
+        (:mod:`caspar_backend.batch.distributed`, which says what a failed chunk's
+        instances get)."""
         from .batch.solve import solve_batch
 
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
-                           ubg=ubg, batch_size=batch_size, **options)
+                           ubg=ubg, batch_size=batch_size, client=client,
+                           chunk_size=chunk_size, retries=retries, **options)

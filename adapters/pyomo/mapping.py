@@ -65,6 +65,10 @@ class LazyNames(Sequence):
     def __repr__(self) -> str:
         return f"LazyNames({len(self)} names)"
 
+    def __reduce__(self):
+        # pickled as the plain list of names: the Pyomo components stay in this process
+        return (list, (list(self),))
+
 
 @final
 @dataclass(frozen=True)

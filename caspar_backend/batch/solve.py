@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from ..arrays import host
+from ..errors import ModelError
 from ..solver.initial import push_into_bounds
 from ..solver.options import resolve_options
 from ..solver.status import STATUSES
@@ -53,10 +54,24 @@ def _sequential_reason(opts) -> str:
 
 
 def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
-                ubx=None, lbg=None, ubg=None, batch_size=None, **options) -> BatchResult:
+                ubx=None, lbg=None, ubg=None, batch_size=None, client=None,
+                chunk_size=None, retries=None, **options) -> BatchResult:
     """Solve B instances of ``problem`` (a :class:`~caspar_backend.problem.Problem`);
     inputs as :mod:`.inputs` describes, options those of ``Problem.solve`` (IPOPT's
-    names, ``device``).  The model's current ``p`` is not changed."""
+    names, ``device``).  The model's current ``p`` is not changed.
+
+    ``client`` (a ``dask.distributed.Client``): the batch is solved in chunks of
+    ``chunk_size`` instances on the cluster's workers, a chunk whose task raised run
+    again up to ``retries`` times (:mod:`.distributed`); the same result."""
+    if client is not None:
+        from .distributed import solve_distributed
+
+        return solve_distributed(problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
+                                 lbg=lbg, ubg=ubg, batch_size=batch_size, client=client,
+                                 chunk_size=chunk_size, retries=retries, **options)
+    if chunk_size is not None or retries is not None:
+        raise ModelError("solve_batch: chunk_size and retries apply to a batch on a Dask "
+                         "cluster (client=...)")
     t0 = time.perf_counter()
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)

@@ -1,0 +1,93 @@
+"""What a Dask worker runs for a distributed batch (:mod:`.distributed`): the problem's
+arrival, the worker's device, and one chunk's solve.
+
+A chunk is instances ``[start, stop)`` of the batch.  Its inputs travel as
+:func:`chunk_rows` makes them -- per input ``None``, one shared vector (k,) when every
+instance of the batch has the same row, or the chunk's rows (stop - start, k) -- and
+the worker solves them with ``Problem.solve_batch``, the single-process code: an
+instance's lockstep result does not depend on which other instances share its batch
+(tests/batch/test_chunking.py), so the distributed result is the single-process one,
+bit for bit, however the batch is cut.
+
+Nothing here imports Dask at module level: :func:`solve_chunk` asks ``distributed`` for
+the worker's address only when it runs on one.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import final
+
+import numpy as np
+
+from ..device import gpu_problem, resolve_device
+from .inputs import INPUT_NAMES
+from .result import BatchResult
+
+
+def load_problem(blob: bytes):
+    """The :class:`~caspar_backend.problem.Problem` pickled in ``blob``.  A task of its
+    own on the cluster, so that the scheduler can run it again (from the bytes it keeps
+    in the task) when every worker that held the problem has died; the problem then
+    stays in the memory of the workers that use it, and its compiled evaluators with
+    it (one compilation per worker and device)."""
+    return pickle.loads(blob)
+
+
+def worker_device(device: str) -> str:
+    """'cpu' or 'cuda' on this process for the option value ``device``:
+
+    * ``'auto'``: 'cuda' when the whole GPU path is usable here (CuPy, a CUDA device,
+      cuDSS for the instances that leave the batch), else 'cpu' -- the problem's size
+      is not weighed, a chunk is many instances;
+    * ``'cuda'``: 'cuda', or :class:`~caspar_backend.errors.DeviceError` saying what
+      is missing;
+    * ``'cpu'``: 'cpu'."""
+    if device == "auto":
+        return "cuda" if gpu_problem(solver=True) is None else "cpu"
+    return resolve_device(device, solver=True)
+
+
+def gpu_report(_=None) -> str | None:
+    """``None`` when this process can solve on its GPU, else why not (what
+    :func:`.distributed.solve_distributed` asks every worker for ``device='cuda'``)."""
+    return gpu_problem(solver=True)
+
+
+def chunk_rows(inp, start: int, stop: int) -> dict:
+    """The inputs of instances ``[start, stop)`` of ``inp`` (a
+    :class:`~.inputs.BatchInputs`) as :meth:`Problem.solve_batch` keywords: a row all
+    instances share (a broadcast input: stride 0 along the batch) travels once, as a
+    vector; the others as a C-contiguous (stop - start, k) copy."""
+    out = {}
+    for name in INPUT_NAMES:
+        a = getattr(inp, name)
+        if a is None:
+            out[name] = None
+        elif a.strides[0] == 0:
+            out[name] = np.array(a[0])
+        else:
+            out[name] = np.ascontiguousarray(a[start:stop])
+    return out
+
+
+@final
+@dataclass(frozen=True)
+class ChunkResult:
+    """Final.  One chunk's :class:`~.result.BatchResult` (its instances in order), the
+    address of the worker that solved it and the device it used."""
+
+    result: BatchResult
+    worker: str
+    device: str
+
+
+def solve_chunk(problem, rows: dict, size: int, device: str, options: dict) -> ChunkResult:
+    """Solve the ``size`` instances of ``rows`` (:func:`chunk_rows`) on this worker's
+    device (:func:`worker_device`) with the single-process ``problem.solve_batch``."""
+    from distributed import get_worker
+
+    dev = worker_device(device)
+    res = problem.solve_batch(batch_size=size, device=dev, **rows, **options)
+    return ChunkResult(res, get_worker().address, dev)

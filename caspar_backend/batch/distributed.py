@@ -1,0 +1,248 @@
+"""Batches over a Dask cluster: ``Problem.solve_batch(..., client=client)``.
+
+For B instances and a ``distributed.Client`` whose cluster has W workers:
+
+1. the inputs and options are checked here, as without a client (bad ones raise before
+   anything is sent); with ``device='cuda'`` every worker is asked whether it can solve
+   on its GPU, and a :class:`~caspar_backend.errors.DeviceError` names those that
+   cannot;
+2. the problem is pickled once (:meth:`Problem.__getstate__
+   <caspar_backend.problem.Problem.__getstate__>`: no compiled code) and sent as one
+   task, ``caspar-problem-<sha256 of the bytes>`` (:func:`.chunk.load_problem`); it
+   stays in the memory of the workers that use it for as long as the Problem lives
+   here, so each worker compiles it once per device, and later batches of the same
+   Problem on the same client send nothing again;
+3. the batch is cut into chunks of ``chunk_size`` consecutive instances, by default
+
+       chunk_size = max(min(B, MIN_CHUNK), ceil(B / (CHUNKS_PER_WORKER * W)))
+
+   and each chunk is one task ``caspar-chunk-<start>-<stop>-<token>``
+   (:func:`.chunk.solve_chunk`) that solves it with the single-process
+   :func:`~.solve.solve_batch` on the worker's device (:func:`.chunk.worker_device`:
+   ``'auto'`` is the worker's GPU when it has a usable one, else its CPU);
+4. each chunk's rows are placed at their instances as it finishes: the result is in
+   input order and equals the single-process ``solve_batch`` bit for bit (an instance's
+   lockstep result does not depend on its batch-mates: tests/batch/test_chunking.py).
+
+Failures (docs/batch.md, "On a Dask cluster"), per chunk:
+
+* the task raises (a DeviceError, a MemoryError or CuPy's OutOfMemoryError, a bug):
+  Dask runs it again, ``retries`` times (default :data:`DEFAULT_RETRIES`), on a worker
+  the scheduler picks;
+* the worker dies while solving it (killed, crashed, stopped by its nanny's memory
+  limit): the scheduler runs it again on another worker, up to
+  ``distributed.scheduler.allowed-failures`` deaths (Dask's default 3), then the task
+  fails with ``KilledWorker``;
+* a chunk of more than one instance that still fails with a memory error is cut in two
+  halves, each a new task under the same rules;
+* otherwise its instances are given status ``'Insufficient_Memory'`` (a memory error)
+  or ``'Unrecoverable_Exception'`` (anything else, ``KilledWorker`` included), path
+  ``'failed'``, reason ``'<exception type>: <text>'``, NaN solutions and 0 iterations.
+
+Every instance has its row and status; no chunk is dropped.  A ``KeyboardInterrupt``
+(or a cancelled future) cancels the chunks still running and is raised.
+
+``timings``: ``setup`` (here, until every chunk is submitted), ``lockstep`` and
+``single`` (the chunks' own seconds, summed over chunks: worker seconds), ``total``
+(wall clock).  ``extra``: ``worker`` and ``device`` (per instance: the worker address
+and device that solved it, '' for a failed instance) and ``chunks`` (one dict per
+chunk in input order: ``start``, ``stop``, ``worker``, ``device``, ``seconds``,
+``error``: '' or why it failed or was split).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import pickle
+import time
+import uuid
+import weakref
+
+import numpy as np
+
+from ..errors import DeviceError, ModelError
+from ..solver.options import resolve_options
+from ..solver.status import STATUSES
+from . import chunk
+from .inputs import batch_inputs
+from .result import BatchResult
+
+#: chunks per worker by default: two, so that a lost worker costs half its share again
+#: and Dask's work stealing can even out chunks that take longer (more iterations,
+#: instances solved alone)
+CHUNKS_PER_WORKER = 2
+
+#: the smallest default chunk: the lockstep iteration costs Python work per iteration
+#: whatever the batch size, which 256 instances pay for many times over (the IK problem:
+#: about 0.1 ms of Python per iteration against 30 ms of array work at B = 10^4)
+MIN_CHUNK = 256
+
+#: Dask's ``retries`` of a chunk whose task raised
+DEFAULT_RETRIES = 1
+
+#: the problem's task on each client, per Problem (weak: it goes with the Problem)
+_SHIPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
+                      ubx=None, lbg=None, ubg=None, batch_size=None, client,
+                      chunk_size=None, retries=None, **options) -> BatchResult:
+    """``solve_batch`` of ``problem`` over the workers of ``client`` (module doc);
+    inputs and options those of :func:`~.solve.solve_batch`."""
+    t0 = time.perf_counter()
+    _check_client(client)
+    inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
+                       ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
+    device = options.pop("device", "cpu")
+    resolve_options(dict(options, device=device))
+    # a stream is this process's; the workers' output goes to their own logs
+    options.pop("stream", None)
+    retries = DEFAULT_RETRIES if retries is None else _count("retries", retries, 0)
+    workers = _workers(client, device)
+    B = inp.size
+    size = (max(min(B, MIN_CHUNK), math.ceil(B / (CHUNKS_PER_WORKER * workers)))
+            if chunk_size is None else _count("chunk_size", chunk_size, 1))
+    shipped = _shipped(client, problem)
+
+    def submit(start, stop):
+        key = f"caspar-chunk-{start}-{stop}-{uuid.uuid4().hex[:12]}"
+        return client.submit(chunk.solve_chunk, shipped, chunk.chunk_rows(inp, start, stop),
+                             stop - start, device, options, key=key, retries=retries,
+                             pure=False)
+
+    from distributed import as_completed
+
+    book = _Book(problem, B)
+    running = {}
+    try:
+        for start in range(0, B, size):
+            stop = min(B, start + size)
+            running[submit(start, stop)] = (start, stop)
+        t_setup = time.perf_counter() - t0
+        queue = as_completed(list(running))
+        for fut in queue:
+            start, stop = running.pop(fut)
+            try:
+                out = fut.result()
+            except Exception as exc:        # the chunk's error after Dask's retries
+                if _memory_error(exc) and stop - start > 1:
+                    mid = (start + stop) // 2
+                    for a, b in ((start, mid), (mid, stop)):
+                        f = submit(a, b)
+                        running[f] = (a, b)
+                        queue.add(f)
+                    book.note(start, stop, f"split in two after {_described(exc)}")
+                else:
+                    book.fail(start, stop, exc)
+            else:
+                book.put(start, stop, out)
+            fut.release()
+    finally:
+        if running:
+            client.cancel(list(running))
+    return book.result(dict(setup=t_setup, total=time.perf_counter() - t0))
+
+
+def _check_client(client) -> None:
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a dask.distributed.Client, got "
+                        f"{type(client).__name__}")
+
+
+def _count(name: str, value, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ModelError(f"solve_batch: {name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+def _workers(client, device: str) -> int:
+    """The number of workers now (at least 1: chunks wait for a worker as any Dask task
+    does); for ``device='cuda'``, a DeviceError unless every worker can solve on its
+    GPU (:func:`.chunk.gpu_report`)."""
+    if device == "cuda":
+        why = {w: r for w, r in client.run(chunk.gpu_report).items() if r is not None}
+        if why:
+            listed = "; ".join(f"{w}: {r}" for w, r in sorted(why.items()))
+            raise DeviceError(f"device='cuda' requested but {len(why)} worker(s) cannot "
+                              f"solve on a GPU ({listed}); use device='auto' (each worker "
+                              f"its GPU, else its CPU) or start GPU workers only")
+    return max(1, len(client.nthreads()))
+
+
+def _shipped(client, problem):
+    """The future of ``problem`` on ``client``'s cluster: one task per content, made
+    once per Problem and client (module doc, step 2)."""
+    held = _SHIPPED.setdefault(problem, {})
+    fut = held.get(client.id)
+    if fut is None or fut.status in ("error", "cancelled", "lost"):
+        try:
+            blob = pickle.dumps(problem, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise ModelError(f"solve_batch: the problem cannot be sent to Dask workers, "
+                             f"pickling it failed ({type(exc).__name__}: {exc})") from exc
+        key = f"caspar-problem-{hashlib.sha256(blob).hexdigest()[:32]}"
+        fut = held[client.id] = client.submit(chunk.load_problem, blob, key=key)
+    return fut
+
+
+def _memory_error(exc) -> bool:
+    """A MemoryError, or an exception class named OutOfMemoryError (CuPy's, also when
+    its class could not be rebuilt here)."""
+    return any(c.__name__ in ("MemoryError", "OutOfMemoryError") for c in type(exc).__mro__)
+
+
+def _described(exc) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Book:
+    """Final.  The batch's arrays as the chunks come back, in instance order."""
+
+    def __init__(self, problem, B):
+        n, m = problem.n, problem.m
+        self.x, self.lam_x = np.full((B, n), np.nan), np.full((B, n), np.nan)
+        self.g, self.lam_g = np.full((B, m), np.nan), np.full((B, m), np.nan)
+        self.f = np.full(B, np.nan)
+        self.iterations = np.zeros(B, np.int64)
+        self.text = {k: np.full(B, "", dtype=object) for k in
+                     ("status", "message", "path", "reason", "worker", "device")}
+        self.chunks = []
+        self.seconds = dict(lockstep=0.0, single=0.0)
+
+    def put(self, start, stop, out) -> None:
+        r, rows = out.result, slice(start, stop)
+        for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
+            getattr(self, k)[rows] = getattr(r, k)
+        for k in ("status", "message", "path", "reason"):
+            self.text[k][rows] = getattr(r, k)
+        self.text["worker"][rows], self.text["device"][rows] = out.worker, out.device
+        for k in self.seconds:
+            self.seconds[k] += r.timings.get(k, 0.0)
+        self.chunks.append(dict(start=start, stop=stop, worker=out.worker, device=out.device,
+                                seconds=r.timings.get("total", 0.0), error=""))
+
+    def fail(self, start, stop, exc) -> None:
+        status = "Insufficient_Memory" if _memory_error(exc) else "Unrecoverable_Exception"
+        why, rows = _described(exc), slice(start, stop)
+        self.text["status"][rows] = status
+        self.text["message"][rows] = (f"{STATUSES[status].exit_message} Instances "
+                                      f"[{start}, {stop}) failed on the cluster: {why}")
+        self.text["path"][rows], self.text["reason"][rows] = "failed", why
+        self.note(start, stop, why)
+
+    def note(self, start, stop, error: str) -> None:
+        self.chunks.append(dict(start=start, stop=stop, worker="", device="", seconds=0.0,
+                                error=error))
+
+    def result(self, timings: dict) -> BatchResult:
+        t = self.text
+        extra = dict(worker=list(t["worker"]), device=list(t["device"]),
+                     chunks=sorted(self.chunks, key=lambda c: (c["start"], -c["stop"])))
+        return BatchResult(x=self.x, f=self.f, g=self.g, lam_g=self.lam_g, lam_x=self.lam_x,
+                           status=list(t["status"]), iterations=self.iterations,
+                           message=list(t["message"]), path=list(t["path"]),
+                           reason=list(t["reason"]),
+                           timings=dict(timings, **self.seconds), extra=extra)
