@@ -31,6 +31,7 @@ def test_import_is_cheap():
     import sys
 
     code = ("import sys, caspar_backend; "
-            "print(any(m in sys.modules for m in ('cupy', 'pyomo', 'casadi')))")
+            "print(any(m in sys.modules for m in ('cupy', 'pyomo', 'casadi', 'dask', "
+            "'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr

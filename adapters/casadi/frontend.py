@@ -52,7 +52,9 @@ Derivative callbacks are kept alive by their parent.
 ``S.map(B)`` solve their B instances in one :meth:`Problem.solve_batch
 <caspar_backend.problem.Problem.solve_batch>` call (:mod:`.nlpsol_batch`), with the
 shapes casadi's own evaluation gives; ``stats()`` then describes the batch
-(:mod:`.nlpsol_stats`).
+(:mod:`.nlpsol_stats`).  With the option ``'client'`` (a ``dask.distributed.Client``)
+that batch is solved in chunks on the cluster's workers
+(:mod:`caspar_backend.batch.distributed`), with the same results.
 
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
@@ -158,6 +160,10 @@ class NlpsolCore:
         self.name = name
         self.front, solver, self.warm_start = validate_options(opts)
         self.solver_options = solver
+        if self.front["client"] is not None:
+            from caspar_backend.batch.distributed import check_client
+
+            check_client(self.front["client"])
         self.nlp = nlp_dict(nlp)
         t0 = time.perf_counter()
         self.problem = from_casadi(self.nlp, expand=True)
@@ -333,10 +339,12 @@ class NlpsolCore:
             t_wall, t_proc = time.perf_counter(), time.process_time()
             self.check_rows(x0, p, lbx, ubx, lbg, ubg)
             opts = dict(self.solver_options)
-            opts["device"] = self.device
+            client = self.front["client"]
+            # on a cluster each worker resolves the device option for itself
+            opts["device"] = opts.get("device", "cpu") if client is not None else self.device
             res = self.problem.solve_batch(x0, p, lam_g0 if self.warm_start else None,
                                            lam_x0 if self.warm_start else None, lbx=lbx,
-                                           ubx=ubx, lbg=lbg, ubg=ubg, **opts)
+                                           ubx=ubx, lbg=lbg, ubg=ubg, client=client, **opts)
             # casadi's post-processing of all B solutions at once (nlpsol_post)
             out = finish_rows(self, res.x, res.g, res.lam_x, res.lam_g, p, lbx, ubx, lbg,
                               ubg)

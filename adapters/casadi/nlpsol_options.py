@@ -57,6 +57,10 @@ _ROWS = [
                 "from lbg == ubg."),
     FrontOption("discrete", list, None, "Integer markers per variable; caspar solves "
                 "continuous NLPs: any True raises ModelError naming the variable."),
+    FrontOption("client", object, None, "A dask.distributed.Client: calls with B columns "
+                "and S.map(B) solve their instances in chunks on its workers, each with "
+                "the device option resolved there ('auto': the worker's GPU, else its "
+                "CPU); single solves stay here (caspar_backend.batch.distributed)."),
 ]
 
 #: the top-level option table

@@ -216,7 +216,8 @@ class CasparSolver(EngineAccess, SolverBase):
         return results
 
     def solve_scenarios(self, model, scenarios, *, load=None, tee=False,
-                        solver_options=None, time_limit=None, **more_solver_options):
+                        solver_options=None, time_limit=None, client=None,
+                        **more_solver_options):
         """Solve ``model`` once per scenario, all in one batched solve, without
         writing to the model unless ``load`` asks: ``scenarios`` a list of mappings
         ``{mutable Param (or ParamData, or its name): value}`` (indexed Params:
@@ -229,14 +230,17 @@ class CasparSolver(EngineAccess, SolverBase):
         model (its Param values, then the solution as ``solve`` loads one, import
         Suffixes included); so does ``results[i].load()`` later.  Solver options:
         the config's ``solver_options``, then ``solver_options``, then the keyword
-        arguments (IPOPT's names).  Bad keys or values raise a ModelError naming the
+        arguments (IPOPT's names).  ``client``: a ``dask.distributed.Client`` whose
+        workers solve the scenarios in chunks (``caspar_backend.batch.distributed``;
+        the same results).  Bad keys or values raise a ModelError naming the
         scenario and the component (:mod:`.scenarios`), before anything is solved."""
         opts = dict(self.config.solver_options.value())
         opts.update(solver_options or {})
         opts.update(more_solver_options)
         limit = self.config.time_limit if time_limit is None else time_limit
         return run_scenarios(self._engine, _CONTRIB_SCENARIOS, model, scenarios, opts,
-                             limit, tee_streams=_tee_streams(tee), load=load)
+                             limit, tee_streams=_tee_streams(tee), load=load,
+                             client=client)
 
     @staticmethod
     def _fill(results, prep, out) -> None:

@@ -143,7 +143,7 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
         return results
 
     def solve_scenarios(self, model, scenarios, *, load=None, tee=False, options=None,
-                        timelimit=None, **solver_options):
+                        timelimit=None, client=None, **solver_options):
         """Solve ``model`` once per scenario, all in one batched solve, without
         writing to the model unless ``load`` asks: ``scenarios`` a list of mappings
         ``{mutable Param (or ParamData, or its name): value}`` (indexed Params:
@@ -155,7 +155,9 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
         ``load=i`` writes scenario i into the model (its Param values, then the
         solution as ``solve`` loads one, import Suffixes included); so does
         ``results[i].load()`` later.  Options: ``self.options``, then ``options``,
-        then the keyword arguments (IPOPT's names); ``timelimit`` in seconds.  Bad
+        then the keyword arguments (IPOPT's names); ``timelimit`` in seconds.
+        ``client``: a ``dask.distributed.Client`` whose workers solve the scenarios in
+        chunks (``caspar_backend.batch.distributed``; the same results).  Bad
         keys or values raise a ModelError naming the scenario and the component
         (:mod:`.scenarios`), before anything is solved."""
         opts = dict(self.options)
@@ -163,7 +165,7 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
         opts.update(solver_options)
         return run_scenarios(self._engine, _LEGACY_SCENARIOS, model, scenarios, opts,
                              timelimit, legacy=True, tee_streams=_tee_streams(tee),
-                             load=load)
+                             load=load, client=client)
 
 
 @final

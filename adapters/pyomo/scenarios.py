@@ -49,7 +49,7 @@ import numpy as np
 
 from caspar_backend.errors import ModelError, NonFiniteError
 
-from .engine import _check_consistent, _TeeWriter, _trivial_rows
+from .engine import _check_consistent, _TeeWriter, _trivial_rows, split_options
 from .results import PyomoSolution, pyomo_status
 from .scenario_results import ScenarioFlavour, ScenarioResult, ScenarioResults
 
@@ -91,18 +91,19 @@ class ScenarioBatch:
 
 
 def run_scenarios(engine, flavour: ScenarioFlavour, model, scenarios, options,
-                  time_limit=None, *, legacy=False, tee_streams=(), load=None
+                  time_limit=None, *, legacy=False, tee_streams=(), load=None, client=None
                   ) -> ScenarioResults:
     """``solve_scenarios`` of a Pyomo interface: :func:`solve_scenarios`, the results in
     the interface's terms (``flavour``), and scenario ``load`` (an int, or None: the
-    model is not written) loaded into the model."""
+    model is not written) loaded into the model.  ``client``: a
+    ``dask.distributed.Client`` whose workers solve the scenarios in chunks."""
     scenarios = list(scenarios)
     if load is not None and (isinstance(load, bool) or not isinstance(load, int)
                              or not -len(scenarios) <= load < len(scenarios)):
         raise ValueError(f"load={load!r}: expected None or the index of one of the "
                          f"{len(scenarios)} scenarios")
     sb = solve_scenarios(engine, model, scenarios, options, time_limit, legacy=legacy,
-                         tee_streams=tee_streams)
+                         tee_streams=tee_streams, client=client)
     items = [ScenarioResult(o, model, sb.mapping, flavour) for o in sb.outcomes]
     results = ScenarioResults(items, sb.batch, sb.log, sb.seconds, sb.t_extract)
     if load is not None:
@@ -111,10 +112,13 @@ def run_scenarios(engine, flavour: ScenarioFlavour, model, scenarios, options,
 
 
 def solve_scenarios(engine, model, scenarios, options, time_limit=None, *, legacy=False,
-                    tee_streams=()) -> ScenarioBatch:
+                    tee_streams=(), client=None) -> ScenarioBatch:
     """Validate, compile (or reuse), build the (B, k) inputs and run one batched solve
-    (see the module doc).  Raises before anything is solved -- and without touching
-    the model -- for bad scenarios, options or models."""
+    (see the module doc), on the workers of ``client`` when one is given
+    (:mod:`caspar_backend.batch.distributed`: each worker resolves the ``device``
+    option for itself; the log of the instances that leave the batch stays on the
+    workers).  Raises before anything is solved -- and without touching the model --
+    for bad scenarios, options or models."""
     scenarios = list(scenarios)
     prep = engine.prepare(model, options, time_limit, legacy=legacy)
     if prep.compiled is None:
@@ -130,6 +134,8 @@ def solve_scenarios(engine, model, scenarios, options, time_limit=None, *, legac
     if solved:
         opts = dict(prep.options)
         opts.update(stream=writer, device=prep.device)
+        if client is not None:
+            opts.update(client=client, device=_device_option(options, time_limit, legacy))
         stack = {k: _stacked([rows[b][k] for b in solved]) for k in
                  ("p", "lbx", "ubx", "lbg", "ubg", "x0")}
         batch = prep.compiled.problem.solve_batch(
@@ -147,6 +153,12 @@ def solve_scenarios(engine, model, scenarios, options, time_limit=None, *, legac
         outcomes.append(_outcome(mapping, batch, at[b], b, assignments[b], rows[b]))
     return ScenarioBatch(outcomes, mapping, batch, writer.getvalue(),
                          time.perf_counter() - t0, prep.t_extract)
+
+
+def _device_option(options, time_limit, legacy) -> str:
+    """The ``device`` option as given ('cpu' by default): on a cluster each worker
+    resolves it (``'auto'``: the worker's GPU, else its CPU)."""
+    return split_options(options, time_limit, strip_of_prefix=legacy)[0].get("device", "cpu")
 
 
 def _outcome(mapping, batch, i, b, assignments, data) -> ScenarioOutcome:

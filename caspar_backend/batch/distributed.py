@@ -16,6 +16,8 @@ For B instances and a ``distributed.Client`` whose cluster has W workers:
 
        chunk_size = max(min(B, MIN_CHUNK), ceil(B / (CHUNKS_PER_WORKER * W)))
 
+   (one chunk per worker: :data:`CHUNKS_PER_WORKER` says why; a smaller ``chunk_size``
+   gives Dask's work stealing something to even out and makes a lost worker cost less),
    and each chunk is one task ``caspar-chunk-<start>-<stop>-<token>``
    (:func:`.chunk.solve_chunk`) that solves it with the single-process
    :func:`~.solve.solve_batch` on the worker's device (:func:`.chunk.worker_device`:
@@ -68,15 +70,17 @@ from . import chunk
 from .inputs import batch_inputs
 from .result import BatchResult
 
-#: chunks per worker by default: two, so that a lost worker costs half its share again
-#: and Dask's work stealing can even out chunks that take longer (more iterations,
-#: instances solved alone)
-CHUNKS_PER_WORKER = 2
+#: chunks per worker by default: one.  A chunk pays a fixed cost -- the lockstep loop's
+#: Python for every iteration up to its slowest instance's, whatever its size -- which
+#: more chunks pay more often: the IK problem at B = 10^4 on one core takes 3.2 s as one
+#: batch, 3.4 s as two chunks, 4.5 s as six and 8.3 s as 32 (about 0.17 s per chunk);
+#: on a GPU a lockstep iteration costs about the same at any B up to 10^5, so a second
+#: chunk per GPU costs a second run of every iteration
+CHUNKS_PER_WORKER = 1
 
-#: the smallest default chunk: the lockstep iteration costs Python work per iteration
-#: whatever the batch size, which 256 instances pay for many times over (the IK problem:
-#: about 0.1 ms of Python per iteration against 30 ms of array work at B = 10^4)
-MIN_CHUNK = 256
+#: the smallest default chunk: below it the fixed cost outweighs the work that a second
+#: worker would take (IK: 512 instances are about 0.15 s of work besides the 0.17 s)
+MIN_CHUNK = 512
 
 #: Dask's ``retries`` of a chunk whose task raised
 DEFAULT_RETRIES = 1
@@ -91,7 +95,7 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     """``solve_batch`` of ``problem`` over the workers of ``client`` (module doc);
     inputs and options those of :func:`~.solve.solve_batch`."""
     t0 = time.perf_counter()
-    _check_client(client)
+    check_client(client)
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
@@ -144,7 +148,7 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     return book.result(dict(setup=t_setup, total=time.perf_counter() - t0))
 
 
-def _check_client(client) -> None:
+def check_client(client) -> None:
     from distributed import Client
 
     if not isinstance(client, Client):

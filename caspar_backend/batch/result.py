@@ -11,11 +11,15 @@ For B instances of a problem with n variables and m constraints:
     iterations int64 (B,)      interior-point iterations of each instance
     path    list[str] (B)      how each instance was solved: 'lockstep' (the vectorized
                                interior point) or 'single' (its own solve; ``reason``
-                               says why)
+                               says why); on a Dask cluster also 'failed' (its chunk
+                               failed on the cluster: :mod:`.distributed`)
     reason  list[str] (B)      '' for 'lockstep', else why the instance left the batch
+                               (or, for 'failed', '<exception type>: <text>')
 
 ``timings`` holds the batch's wall-clock seconds ('setup', 'lockstep', 'single',
 'total'); ``result[i]`` is instance i as a :class:`~caspar_backend.solver.result.SolveResult`.
+``extra``: empty, or on a Dask cluster ``worker``, ``device`` (per instance) and
+``chunks`` (:mod:`.distributed`).
 """
 
 from __future__ import annotations

@@ -125,3 +125,22 @@ def build(name):
 
 
 ALL_NAMES = BANK_NAMES + CORPUS_NAMES + OTHER_NAMES
+
+
+def perturbed_bank(name, starts, seed=0):
+    """Bank problem ``name`` with ``starts`` starting points: the standard one, then
+    perturbations ``x0 + 0.05 (1 + |x0|) N(0, 1)``.  Returns ``(Problem, inputs,
+    options)``, ``inputs`` the ``solve_batch`` keywords (X0 (starts, n) and the bounds),
+    ``options`` the bank's options with ``print_level=0``."""
+    from caspar_backend import from_casadi
+    from tests.support.problem_bank import BANK
+    from tests.support.solver_harness import _nlp
+
+    bp = next(b for b in BANK if b.name == name)
+    d = bp.build()
+    x0 = np.asarray(d["x0"], float)
+    rng = np.random.default_rng(seed)
+    X0 = np.array([x0] + [x0 + 0.05 * (1 + np.abs(x0)) * rng.standard_normal(x0.size)
+                          for _ in range(starts - 1)])
+    inputs = dict(x0=X0, **{k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")})
+    return from_casadi(_nlp(d)), inputs, dict(bp.options, print_level=0)
