@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_distributed [--B 10000,100000] [--workers 2] [--gpus 0]
         [--device cpu|cuda|auto] [--scheduler ADDRESS] [--chunk-size N] [--repeats 3]
+        [--dask-malloc]
 
 The three-link IK of ``benchmarks/bench_small.py`` (p = the target, every instance from
 x0 = (0.1, 0.2, 0.3)), for each B of ``--B``:
@@ -14,9 +15,11 @@ x0 = (0.1, 0.2, 0.3)), for each B of ``--B``:
 The cluster: ``--scheduler`` an address to connect to (``dask scheduler`` / ``dask
 worker`` started by hand); else ``--gpus N`` > 0 starts N local worker processes, one
 per GPU (each with its own ``CUDA_VISIBLE_DEVICES``); else ``--workers`` local worker
-processes with one thread each.  Printed per B: seconds (median), milliseconds per
-instance, the speed-up over the single-process batch, and whether the two results are
-identical bit for bit (else the largest |x difference|).
+processes with one thread each; local workers start without Dask's
+``MALLOC_TRIM_THRESHOLD_=65536`` unless ``--dask-malloc`` keeps it.  Printed per B: seconds (median), milliseconds per
+instance, the speed-up over the single-process batch, whether the two results are
+identical bit for bit (else the largest |x difference|) and the longest chunk's seconds
+on its worker (the batch's critical path, without Dask's own costs).
 """
 
 from __future__ import annotations
@@ -49,8 +52,13 @@ def gpu_cluster(n: int):
 
 
 def cluster_and_client(args):
+    import dask
     from distributed import Client, LocalCluster
 
+    if not args.dask_malloc:
+        # Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which hands
+        # every large NumPy temporary back to the OS (docs/batch.md, "On a Dask cluster")
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
     if args.scheduler:
         return None, Client(args.scheduler)
     if args.gpus:
@@ -91,6 +99,8 @@ def main(argv=None) -> None:
     ap.add_argument("--scheduler", default="")
     ap.add_argument("--chunk-size", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dask-malloc", action="store_true",
+                    help="keep Dask's MALLOC_TRIM_THRESHOLD_=65536 in local workers")
     args = ap.parse_args(argv)
 
     from caspar_backend import from_casadi
@@ -113,11 +123,12 @@ def main(argv=None) -> None:
             first, t, res = timed(lambda: problem.solve_batch(
                 x0=X0, p=T, print_level=0, device=args.device, client=client,
                 chunk_size=args.chunk_size), args.repeats)
-            chunks = len(res.extra["chunks"])
+            chunks = res.extra["chunks"]
             devices = sorted(set(res.extra["device"]))
+            longest = max(c["seconds"] for c in chunks)
             print(f"{B:>8} {f'dask x{nw}':>15} {first:>8.3f} {t:>9.3f} {1e3 * t / B:>8.4f} "
-                  f"{t_ref / t:>8.2f}  {identical(res, ref)}; {chunks} chunks on "
-                  f"{'/'.join(devices)}")
+                  f"{t_ref / t:>8.2f}  {identical(res, ref)}; {len(chunks)} chunks on "
+                  f"{'/'.join(devices)}, the longest {longest:.3f} s on its worker")
     finally:
         client.close()
         if cluster is not None:

@@ -73,13 +73,13 @@ from .result import BatchResult
 #: chunks per worker by default: one.  A chunk pays a fixed cost -- the lockstep loop's
 #: Python for every iteration up to its slowest instance's, whatever its size -- which
 #: more chunks pay more often: the IK problem at B = 10^4 on one core takes 3.2 s as one
-#: batch, 3.4 s as two chunks, 4.5 s as six and 8.3 s as 32 (about 0.17 s per chunk);
+#: batch, 3.4 s as two chunks, 4.5 s as six and 8.3 s as 32 (0.17 to 0.26 s a chunk);
 #: on a GPU a lockstep iteration costs about the same at any B up to 10^5, so a second
 #: chunk per GPU costs a second run of every iteration
 CHUNKS_PER_WORKER = 1
 
 #: the smallest default chunk: below it the fixed cost outweighs the work that a second
-#: worker would take (IK: 512 instances are about 0.15 s of work besides the 0.17 s)
+#: worker would take (IK: 512 instances are about 0.15 s of work besides that cost)
 MIN_CHUNK = 512
 
 #: Dask's ``retries`` of a chunk whose task raised
@@ -103,10 +103,13 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     # a stream is this process's; the workers' output goes to their own logs
     options.pop("stream", None)
     retries = DEFAULT_RETRIES if retries is None else _count("retries", retries, 0)
-    workers = _workers(client, device)
+    size = None if chunk_size is None else _count("chunk_size", chunk_size, 1)
     B = inp.size
-    size = (max(min(B, MIN_CHUNK), math.ceil(B / (CHUNKS_PER_WORKER * workers)))
-            if chunk_size is None else _count("chunk_size", chunk_size, 1))
+    if B < 1:
+        raise ModelError(f"batch size must be at least 1, got {B}")
+    workers = _workers(client, device)
+    if size is None:
+        size = max(min(B, MIN_CHUNK), math.ceil(B / (CHUNKS_PER_WORKER * workers)))
     shipped = _shipped(client, problem)
 
     def submit(start, stop):

@@ -32,8 +32,12 @@ X0_IK = [0.1, 0.2, 0.3]
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    import dask
+
+    # workers without Dask's MALLOC_TRIM_THRESHOLD_, as docs/batch.md advises (faster)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                           processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster) as c:
         c.wait_for_workers(2)
         yield c
@@ -126,6 +130,8 @@ def test_bad_calls_raise_before_anything_is_sent(client, ik):
             ik.solve_batch(batch_size=2, client=client, chunk_size=bad)
     with pytest.raises(ModelError, match="retries must be an integer >= 0"):
         ik.solve_batch(batch_size=2, client=client, retries=-1)
+    with pytest.raises(ModelError, match="batch size must be at least 1"):
+        ik.solve_batch(batch_size=0, client=client)
     with pytest.raises(ModelError, match="instance 1"):
         ik.solve_batch(x0=[[0.0] * 3, [np.nan] * 3], client=client)
     with pytest.raises(TypeError, match="dask.distributed.Client"):
