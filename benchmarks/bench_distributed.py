@@ -18,8 +18,11 @@ per GPU (each with its own ``CUDA_VISIBLE_DEVICES``); else ``--workers`` local w
 processes with one thread each; local workers start without Dask's
 ``MALLOC_TRIM_THRESHOLD_=65536`` unless ``--dask-malloc`` keeps it.  Printed per B: seconds (median), milliseconds per
 instance, the speed-up over the single-process batch, whether the two results are
-identical bit for bit (else the largest |x difference|) and the longest chunk's seconds
-on its worker (the batch's critical path, without Dask's own costs).
+identical bit for bit (else the largest |x difference|), the longest chunk's seconds
+on its worker (the batch's critical path, without Dask's own costs), and CPU seconds
+(single-process: per call, the mean; dask: the workers' per chunk, summed and the
+largest) -- on a machine shared with other work, the CPU seconds are the comparison
+that waiting for a core does not distort.
 """
 
 from __future__ import annotations
@@ -116,8 +119,10 @@ def main(argv=None) -> None:
               f"{'speed-up':>8}  result")
         for B in [int(b) for b in args.B.split(",")]:
             T = ik_targets(B)
+            c0 = time.process_time()
             _, t_ref, ref = timed(lambda: problem.solve_batch(
                 x0=X0, p=T, print_level=0, device=args.device), args.repeats)
+            cpu_ref = (time.process_time() - c0) / (args.repeats + 1)
             print(f"{B:>8} {'single-process':>15} {'':>8} {t_ref:>9.3f} "
                   f"{1e3 * t_ref / B:>8.4f} {1.0:>8.2f}")
             first, t, res = timed(lambda: problem.solve_batch(
@@ -126,9 +131,12 @@ def main(argv=None) -> None:
             chunks = res.extra["chunks"]
             devices = sorted(set(res.extra["device"]))
             longest = max(c["seconds"] for c in chunks)
+            cpu = [c["cpu_seconds"] for c in chunks]
             print(f"{B:>8} {f'dask x{nw}':>15} {first:>8.3f} {t:>9.3f} {1e3 * t / B:>8.4f} "
                   f"{t_ref / t:>8.2f}  {identical(res, ref)}; {len(chunks)} chunks on "
-                  f"{'/'.join(devices)}, the longest {longest:.3f} s on its worker")
+                  f"{'/'.join(devices)}, the longest {longest:.3f} s on its worker; "
+                  f"CPU s: {cpu_ref:.3f} single-process, {sum(cpu):.3f} on all workers, "
+                  f"{max(cpu):.3f} the most on one chunk")
     finally:
         client.close()
         if cluster is not None:

@@ -16,6 +16,7 @@ the worker's address only when it runs on one.
 from __future__ import annotations
 
 import pickle
+import time
 from dataclasses import dataclass
 from typing import final
 
@@ -76,11 +77,14 @@ def chunk_rows(inp, start: int, stop: int) -> dict:
 @dataclass(frozen=True)
 class ChunkResult:
     """Final.  One chunk's :class:`~.result.BatchResult` (its instances in order), the
-    address of the worker that solved it and the device it used."""
+    address of the worker that solved it, the device it used and the worker process's
+    CPU seconds during the solve (all its threads: on a busy machine, wall seconds
+    include waiting for a core, these do not)."""
 
     result: BatchResult
     worker: str
     device: str
+    cpu_seconds: float
 
 
 def solve_chunk(problem, rows: dict, size: int, device: str, options: dict) -> ChunkResult:
@@ -89,5 +93,6 @@ def solve_chunk(problem, rows: dict, size: int, device: str, options: dict) -> C
     from distributed import get_worker
 
     dev = worker_device(device)
+    cpu = time.process_time()
     res = problem.solve_batch(batch_size=size, device=dev, **rows, **options)
-    return ChunkResult(res, get_worker().address, dev)
+    return ChunkResult(res, get_worker().address, dev, time.process_time() - cpu)

@@ -48,8 +48,9 @@ Every instance has its row and status; no chunk is dropped.  A ``KeyboardInterru
 ``single`` (the chunks' own seconds, summed over chunks: worker seconds), ``total``
 (wall clock).  ``extra``: ``worker`` and ``device`` (per instance: the worker address
 and device that solved it, '' for a failed instance) and ``chunks`` (one dict per
-chunk in input order: ``start``, ``stop``, ``worker``, ``device``, ``seconds``,
-``error``: '' or why it failed or was split).
+chunk in input order: ``start``, ``stop``, ``worker``, ``device``, ``seconds`` (its
+solve's wall clock on the worker), ``cpu_seconds`` (the worker process's CPU time
+meanwhile), ``error``: '' or why it failed or was split).
 """
 
 from __future__ import annotations
@@ -229,7 +230,8 @@ class _Book:
         for k in self.seconds:
             self.seconds[k] += r.timings.get(k, 0.0)
         self.chunks.append(dict(start=start, stop=stop, worker=out.worker, device=out.device,
-                                seconds=r.timings.get("total", 0.0), error=""))
+                                seconds=r.timings.get("total", 0.0),
+                                cpu_seconds=out.cpu_seconds, error=""))
 
     def fail(self, start, stop, exc) -> None:
         status = "Insufficient_Memory" if _memory_error(exc) else "Unrecoverable_Exception"
@@ -242,7 +244,7 @@ class _Book:
 
     def note(self, start, stop, error: str) -> None:
         self.chunks.append(dict(start=start, stop=stop, worker="", device="", seconds=0.0,
-                                error=error))
+                                cpu_seconds=0.0, error=error))
 
     def result(self, timings: dict) -> BatchResult:
         t = self.text
