@@ -16,7 +16,9 @@ the worker's address only when it runs on one.
 from __future__ import annotations
 
 import pickle
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import final
 
@@ -27,13 +29,33 @@ from .inputs import INPUT_NAMES
 from .result import BatchResult
 
 
+#: the problems this worker process has solved, by the SHA-256 of their pickle, least
+#: recently used first: the copy a chunk brings is replaced by the one kept here, whose
+#: evaluators are compiled.  Reason: Dask's memory manager drops the extra replicas of
+#: the problem between batches, so a worker may receive it again, as a new object
+_KEPT: OrderedDict = OrderedDict()
+_KEPT_LOCK = threading.Lock()
+
+#: how many problems a worker process keeps compiled
+KEEP = 4
+
+
 def load_problem(blob: bytes):
     """The :class:`~caspar_backend.problem.Problem` pickled in ``blob``.  A task of its
     own on the cluster, so that the scheduler can run it again (from the bytes it keeps
-    in the task) when every worker that held the problem has died; the problem then
-    stays in the memory of the workers that use it, and its compiled evaluators with
-    it (one compilation per worker and device)."""
+    in the task) when every worker that held the problem has died."""
     return pickle.loads(blob)
+
+
+def kept(digest: str, problem):
+    """This process's compiled copy of the problem ``digest`` (``problem`` itself the
+    first time): one compilation per worker process and device."""
+    with _KEPT_LOCK:
+        problem = _KEPT.setdefault(digest, problem)
+        _KEPT.move_to_end(digest)
+        while len(_KEPT) > KEEP:
+            _KEPT.popitem(last=False)
+    return problem
 
 
 def worker_device(device: str) -> str:
@@ -87,11 +109,14 @@ class ChunkResult:
     cpu_seconds: float
 
 
-def solve_chunk(problem, rows: dict, size: int, device: str, options: dict) -> ChunkResult:
+def solve_chunk(problem, digest: str, rows: dict, size: int, device: str,
+                options: dict) -> ChunkResult:
     """Solve the ``size`` instances of ``rows`` (:func:`chunk_rows`) on this worker's
-    device (:func:`worker_device`) with the single-process ``problem.solve_batch``."""
+    device (:func:`worker_device`) with the single-process ``solve_batch`` of the
+    problem (:func:`kept`: its compiled copy when this process has one)."""
     from distributed import get_worker
 
+    problem = kept(digest, problem)
     dev = worker_device(device)
     cpu = time.process_time()
     res = problem.solve_batch(batch_size=size, device=dev, **rows, **options)

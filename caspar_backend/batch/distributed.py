@@ -8,10 +8,11 @@ For B instances and a ``distributed.Client`` whose cluster has W workers:
    cannot;
 2. the problem is pickled once (:meth:`Problem.__getstate__
    <caspar_backend.problem.Problem.__getstate__>`: no compiled code) and sent as one
-   task, ``caspar-problem-<sha256 of the bytes>`` (:func:`.chunk.load_problem`); it
-   stays in the memory of the workers that use it for as long as the Problem lives
-   here, so each worker compiles it once per device, and later batches of the same
-   Problem on the same client send nothing again;
+   task, ``caspar-problem-<sha256 of the bytes>`` (:func:`.chunk.load_problem`), held
+   for as long as the Problem lives here (later batches of it on the same client
+   pickle nothing again); each batch first copies it to every worker (the scheduler
+   sends a task where its inputs are), and a worker process keeps its compiled copy
+   by that digest (:func:`.chunk.kept`): one compilation per worker and device;
 3. the batch is cut into chunks of ``chunk_size`` consecutive instances, by default
 
        chunk_size = max(min(B, MIN_CHUNK), ceil(B / (CHUNKS_PER_WORKER * W)))
@@ -111,13 +112,17 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     workers = _workers(client, device)
     if size is None:
         size = max(min(B, MIN_CHUNK), math.ceil(B / (CHUNKS_PER_WORKER * workers)))
-    shipped = _shipped(client, problem)
+    shipped, digest = _shipped(client, problem)
+    # a copy on every worker first: the scheduler gives a task to a worker that holds
+    # its inputs, so with the problem on one worker every chunk would queue there
+    # (until work stealing moved them), and die with it
+    client.replicate([shipped])
 
     def submit(start, stop):
         key = f"caspar-chunk-{start}-{stop}-{uuid.uuid4().hex[:12]}"
-        return client.submit(chunk.solve_chunk, shipped, chunk.chunk_rows(inp, start, stop),
-                             stop - start, device, options, key=key, retries=retries,
-                             pure=False)
+        return client.submit(chunk.solve_chunk, shipped, digest,
+                             chunk.chunk_rows(inp, start, stop), stop - start, device,
+                             options, key=key, retries=retries, pure=False)
 
     from distributed import as_completed
 
@@ -181,19 +186,21 @@ def _workers(client, device: str) -> int:
 
 
 def _shipped(client, problem):
-    """The future of ``problem`` on ``client``'s cluster: one task per content, made
-    once per Problem and client (module doc, step 2)."""
+    """``(future, digest)``: the task of ``problem`` on ``client``'s cluster and the
+    SHA-256 of its pickle; one task per content, made once per Problem and client
+    (module doc, step 2)."""
     held = _SHIPPED.setdefault(problem, {})
-    fut = held.get(client.id)
+    fut, digest = held.get(client.id, (None, ""))
     if fut is None or fut.status in ("error", "cancelled", "lost"):
         try:
             blob = pickle.dumps(problem, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             raise ModelError(f"solve_batch: the problem cannot be sent to Dask workers, "
                              f"pickling it failed ({type(exc).__name__}: {exc})") from exc
-        key = f"caspar-problem-{hashlib.sha256(blob).hexdigest()[:32]}"
-        fut = held[client.id] = client.submit(chunk.load_problem, blob, key=key)
-    return fut
+        digest = hashlib.sha256(blob).hexdigest()
+        fut = client.submit(chunk.load_problem, blob, key=f"caspar-problem-{digest[:32]}")
+        held[client.id] = (fut, digest)
+    return fut, digest
 
 
 def _memory_error(exc) -> bool:

@@ -112,6 +112,39 @@ def test_a_worker_killed_mid_batch_loses_no_instance(client, ik, tmp_path):
     client.wait_for_workers(2)
 
 
+def test_a_chunk_whose_worker_dies_too_often_gets_error_statuses(client, ik, tmp_path):
+    from tests.batch.dask_faults import KillOnce
+
+    # no second attempt after a death (Dask's default allows 3): KilledWorker at once
+    scheduler = client.cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    marker = tmp_path / "killed"
+    inp = ik_inputs(1200, seed=2)
+    client.register_plugin(KillOnce(str(marker)))
+    try:
+        res = ik.solve_batch(**inp, print_level=0, client=client, chunk_size=300)
+    finally:
+        client.unregister_worker_plugin(KillOnce.name)
+        scheduler.allowed_failures = allowed
+    # the chunk running on the killed worker failed (and any queued there with it:
+    # Dask counts a death against every task assigned to the worker)
+    killed = tuple(map(int, marker.read_text().split()[0].split("-")[2:4]))
+    failed = [(c["start"], c["stop"]) for c in res.extra["chunks"] if c["error"]]
+    assert killed in failed and len(failed) < 4
+    ref = ik.solve_batch(**inp, print_level=0)
+    for c in res.extra["chunks"]:
+        rows = slice(c["start"], c["stop"])
+        if c["error"]:
+            assert c["error"].startswith("KilledWorker: Attempted to run task")
+            assert set(res.status[rows]) == {"Unrecoverable_Exception"}
+            assert set(res.path[rows]) == {"failed"} and set(res.reason[rows]) == {c["error"]}
+            assert np.isnan(res.x[rows]).all() and not res.iterations[rows].any()
+        else:                               # the other chunks: their own results
+            np.testing.assert_array_equal(res.x[rows], ref.x[rows])
+            assert res.status[rows] == ref.status[rows]
+    client.wait_for_workers(2)
+
+
 @pytest.mark.skipif(gpu_problem(solver=True) is None, reason="the workers have a GPU")
 def test_cuda_on_workers_without_a_gpu_is_refused_before_anything_runs(client, ik):
     with pytest.raises(DeviceError, match=r"2 worker\(s\) cannot solve on a GPU.*'auto'"):
@@ -144,9 +177,14 @@ def test_a_problem_is_sent_once_per_client(client, ik):
     from caspar_backend.batch import distributed as dist
 
     ik.solve_batch(batch_size=3, client=client, print_level=0)
-    first = dist._SHIPPED[ik][client.id]
+    first, digest = dist._SHIPPED[ik][client.id]
     ik.solve_batch(batch_size=5, client=client, print_level=0)
-    assert dist._SHIPPED[ik][client.id] is first and first.key.startswith("caspar-problem-")
+    assert dist._SHIPPED[ik][client.id][0] is first
+    assert first.key == f"caspar-problem-{digest[:32]}"
+    # each worker process keeps its compiled copy under the digest
+    kept = client.run(lambda: [d for d in __import__(
+        "caspar_backend.batch.chunk", fromlist=["_KEPT"])._KEPT])
+    assert any(digest in ds for ds in kept.values())
 
 
 def test_casadi_columns_with_a_client_equal_those_without(client):

@@ -49,14 +49,14 @@ class Attempts:
     error = None
 
 
-def failing_chunk(problem, rows, size, device, options):
+def failing_chunk(problem, digest, rows, size, device, options):
     """:func:`caspar_backend.batch.chunk.solve_chunk` after ``Attempts.error``."""
     with Attempts.lock:
         Attempts.sizes.append(size)
     exc = Attempts.error(size, np.broadcast_to(rows["p"], (size, 2)))
     if exc is not None:
         raise exc
-    return REAL_CHUNK(problem, rows, size, device, options)
+    return REAL_CHUNK(problem, digest, rows, size, device, options)
 
 
 REAL_CHUNK = chunk.solve_chunk
