@@ -16,8 +16,9 @@ The cluster: ``--scheduler`` an address to connect to (``dask scheduler`` / ``da
 worker`` started by hand); else ``--gpus N`` > 0 starts N local worker processes, one
 per GPU (each with its own ``CUDA_VISIBLE_DEVICES``); else ``--workers`` local worker
 processes with one thread each; local workers start without Dask's
-``MALLOC_TRIM_THRESHOLD_=65536`` unless ``--dask-malloc`` keeps it.  Printed per B: seconds (median), milliseconds per
-instance, the speed-up over the single-process batch, whether the two results are
+``MALLOC_TRIM_THRESHOLD_=65536`` unless ``--dask-malloc`` keeps it.  Printed per B:
+seconds (median), milliseconds per instance, the speed-up over the single-process
+batch, whether the two results are
 identical bit for bit (else the largest |x difference|), the longest chunk's seconds
 on its worker (the batch's critical path, without Dask's own costs), and CPU seconds
 (single-process: per call, the mean; dask: the workers' per chunk, summed and the

@@ -8,11 +8,11 @@ For B instances and a ``distributed.Client`` whose cluster has W workers:
    cannot;
 2. the problem is pickled once (:meth:`Problem.__getstate__
    <caspar_backend.problem.Problem.__getstate__>`: no compiled code) and sent as one
-   task, ``caspar-problem-<sha256 of the bytes>`` (:func:`.chunk.load_problem`), held
-   for as long as the Problem lives here (later batches of it on the same client
+   task, ``caspar-problem-<sha256 of the bytes>-<token>`` (:func:`.chunk.load_problem`),
+   held for as long as the Problem lives here (later batches of it on the same client
    pickle nothing again); each batch first copies it to every worker (the scheduler
-   sends a task where its inputs are), and a worker process keeps its compiled copy
-   by that digest (:func:`.chunk.kept`): one compilation per worker and device;
+   sends a task where its inputs are), and a worker process keeps its compiled copy by
+   that digest (:func:`.chunk.kept`): one compilation per worker and device;
 3. the batch is cut into chunks of ``chunk_size`` consecutive instances, by default
 
        chunk_size = max(min(B, MIN_CHUNK), ceil(B / (CHUNKS_PER_WORKER * W)))
@@ -198,7 +198,9 @@ def _shipped(client, problem):
             raise ModelError(f"solve_batch: the problem cannot be sent to Dask workers, "
                              f"pickling it failed ({type(exc).__name__}: {exc})") from exc
         digest = hashlib.sha256(blob).hexdigest()
-        fut = client.submit(chunk.load_problem, blob, key=f"caspar-problem-{digest[:32]}")
+        # a key of its own: an erred task of the same key would answer again
+        key = f"caspar-problem-{digest[:32]}-{uuid.uuid4().hex[:8]}"
+        fut = client.submit(chunk.load_problem, blob, key=key)
         held[client.id] = (fut, digest)
     return fut, digest
 
