@@ -121,7 +121,7 @@ def _batch(B: int, tol: float, device: str, out) -> bool:
     same = sum(st == s for (_, st), s in zip(ref, res.status))
     rel = float(np.max(np.abs(res.f - f_ref) / np.maximum(1.0, np.abs(f_ref))))
     out(f"\nmany instances: three-link arm IK, {B} targets, one solve_batch call ({device})")
-    out(f"| solver | s | ms per target |\n|---|---|---|")
+    out("| solver | s | ms per target |\n|---|---|---|")
     out(f"| caspar solve_batch | {t_batch:.2f} | {1e3 * t_batch / B:.3f} |")
     out(f"| IPOPT, one call per target | {t_ipopt:.2f} | {1e3 * t_ipopt / B:.3f} |")
     ok = same == B and rel <= 1e-6

@@ -211,7 +211,6 @@ class LockstepIPM:
     # ================================================================ main loop
     def run(self, t0):
         """Iterate until every instance has finished or left the batch."""
-        o, xp = self.opts, self.xp
         cpu0 = time.process_time()
         while self.fates.running.any():
             run = self.running()
