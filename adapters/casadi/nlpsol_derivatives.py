@@ -86,10 +86,11 @@ class UserDerivatives:
         if name == "jac_g" and (sp.size1() != self.m or sp.size2() != self.n):
             raise NlpsolOptionError(f"nlp_jac_g must have {self.m} rows and {self.n} "
                                     f"columns, but has shape {sp.dim()} instead.")
-        if name == "hess_lag" and (sp.size1() != self.n or sp.size2() != self.n
-                                   or not sp.is_triu()):
-            raise NlpsolOptionError(f"option 'hess_lag': Hessian must be upper triangular "
-                                    f"{self.n} x {self.n}, got {sp.dim()}")
+        if name == "hess_lag" and (sp.size1() != self.n or sp.size2() != self.n):
+            raise NlpsolOptionError(f"option 'hess_lag': the Hessian must be {self.n}x"
+                                    f"{self.n}, got {sp.dim()}")
+        if name == "hess_lag" and not sp.is_triu():
+            raise NlpsolOptionError("option 'hess_lag': Hessian must be upper triangular")
 
     def check_once(self, evaluator, x0, p) -> None:
         """At the first call: compare every Function with ``evaluator``'s derivative at
