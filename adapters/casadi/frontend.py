@@ -92,15 +92,15 @@ from caspar_backend.errors import CasparError, ModelError
 
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
+from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
-from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_iteration import IterationCallback, solver_iterate
 from .nlpsol_options import check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
-from .simple_bounds import SimpleBounds, mark_infeasible
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
                            solve_stats)
+from .simple_bounds import SimpleBounds, mark_infeasible
 
 #: re-exported: the status table lives with the statistics (nlpsol_stats)
 __all__ = ["NlpsolCore", "NlpsolFailure", "NlpsolFunction", "UNIFIED_RETURN_STATUS", "nlp_dict",
