@@ -433,3 +433,16 @@ def test_calc_multipliers_and_no_nlp_grad_as_casadi():
     x = nlp["x"]
     S, I = solvers({"x": x, "f": nlp["f"]}, {"no_nlp_grad": True, "calc_f": False})
     close(S(x0=[0, 0])["x"], I(x0=[0, 0])["x"], 1e-6)
+
+
+def test_callback_sees_the_user_rows_with_detected_bounds():
+    """With detect_simple_bounds the callback gets the user's g and lam_g (all rows, the
+    detected ones split back), as the result: its last call is the result (casadi 3.8
+    passes the solver's shorter g into the user's longer input)."""
+    nlp, args = mixed_rows()
+    r, st, cb = run_with_callback("caspar", nlp, args, {"detect_simple_bounds": True})
+    assert st["return_status"] == "Solve_Succeeded"
+    assert len(cb.calls) == st["iter_count"] + 1
+    for name in ("x", "f", "g", "lam_x", "lam_g"):
+        close(cb.calls[-1][name], r[name], 1e-12, msg=name)
+    assert np.all(cb.calls[-1]["lam_p"] == 0)
