@@ -384,12 +384,19 @@ class SlackNLP(BarrierNLP):
         xp = self.xp
         if self.m == 0:
             return xp.zeros(())
-        g = hv / self.dc_d + self.g_offset
-        if self.ns:
-            g[self._slack_d] += w[self.nx:] / self._dci_d
+        g = self.user_g(w, hv)
         v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
                      xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
         return xp.max(v)
+
+    def user_g(self, w, hv):
+        """The user's ``g(x)`` at ``w`` (xp) from the residual ``hv = h(w)``, without an
+        evaluation: ``hv / dc + lbg`` on enforced equalities, ``(hv + s) / dc`` on the
+        rows with a slack ``s``."""
+        g = hv / self.dc_d + self.g_offset
+        if self.ns:
+            g[self._slack_d] += w[self.nx:] / self._dci_d
+        return g
 
     # ------------------------------------------------------------------ results
     def unscale(self, w, y, zL, zU, iL, iU):

@@ -107,9 +107,13 @@ class RestorationNLP(BarrierNLP):
         """The original problem's unscaled constraint violation at ``v``'s w, from the
         restoration residual ``h = h_orig(w) + n - p`` (no evaluation): what IPOPT's
         ``inf_pr`` column shows during the restoration phase."""
+        return self.orig.unscaled_constr_viol(*self.original_point(v, h))
+
+    def original_point(self, v, h):
+        """``(w, h_orig(w))``: the original problem's part of ``v`` and its residual,
+        from the restoration residual ``h = h_orig(w) + n - p`` (no evaluation)."""
         w, p, n = self._split(v)
-        h_orig = h + p - n
-        return self.orig.unscaled_constr_viol(w, h_orig)
+        return w, h + p - n
 
     def describe_nonfinite(self, v) -> str:
         return self.orig.describe_nonfinite(v[:self.orig.nw])
