@@ -180,7 +180,7 @@ def _emulated_solver_class():
         def __init__(self):
             self.inner = QDLDLSolver()
 
-        def analyse(self, structure):
+        def analyse(self, structure, symbolic=None):
             self.inner.analyse(structure)
 
         def factorize(self, values):
@@ -342,7 +342,7 @@ def _static_pivot_cudss_class(pivoting=False):
             self.cp, self.pivoting, self.structure, self._dense = (
                 _fake_xp(), pivoting, None, None)
 
-        def analyse(self, structure):
+        def analyse(self, structure, symbolic=None):
             self.structure, self._dense = structure, None
             n = structure.n
             self._cols = np.repeat(np.arange(n), np.diff(structure.indptr))
