@@ -16,8 +16,9 @@ by row: ``ew_j = eps min(1, |K_j|_2)`` while ``delta_w,b = 0``, ``ec_i = eps min
 Arrays (``xp``, float64, row b = instance b): ``hess_values`` (B, nnz_h), ``jac_values``
 (B, nnz_j), ``sigma`` (B, nw), ``delta_w``/``delta_c`` (B,), ``values`` (B, nnz) in the
 upper-CSC order of ``structure`` (the same structure and assembly map as the single
-system's: its :class:`~caspar_backend.kkt.pattern.AugmentedPattern` is built once for them).  Segment sums run through
-:class:`~.scatter.ScatterSum` (the single path's order).
+system's: its :class:`~caspar_backend.kkt.pattern.AugmentedPattern` is built once for
+them).  Segment sums run through :class:`~.scatter.ScatterSum` (the single path's
+order).
 """
 
 from __future__ import annotations

@@ -62,7 +62,9 @@ present.  The map from the concatenated source vector
     src = [hess_values (nnz_h), Sigma+delta_w (nw), jac_values (nnz_j), -delta_c (m),
            Q column-major (nw*r), -c (r)]
 
-to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host;
+to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host,
+with everything else that depends on the structure alone, as an
+:class:`~.pattern.AugmentedPattern` (which the solves of a compiled problem share);
 ``build()`` sums duplicates with a fixed-order segment sum
 (:class:`~caspar_backend.arrays.SegmentSum`: bincount's order on the host, the
 deterministic ``kernels/segment_sum.cu`` on the device) into the preallocated

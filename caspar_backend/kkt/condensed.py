@@ -52,7 +52,8 @@ x-entries ``(p, q)`` (``p`` before or equal to ``q`` in the row) one contributio
     src = [hess_values (nnz_h),  Sx + dw (nx),  J_p J_q D_row (one per pair)]
 
 by the fixed-order segment sum of :mod:`.arrays` through a map computed once on the
-host (as :class:`~caspar_backend.kkt.augmented.AugmentedKKT` does).  ``build()`` is
+host (as :class:`~caspar_backend.kkt.augmented.AugmentedKKT` does; with the rest of the
+structural work it is a :class:`~.pattern.CondensedPattern`).  ``build()`` is
 gathers and products into preallocated buffers (``D_row J_p`` per Jacobian entry, then
 one product per pair) plus the segment sum.
 

@@ -70,9 +70,10 @@ class QDLDLSymbolic:
     and elimination tree done; module doc).  :meth:`take` hands an idle object to one
     solver, :meth:`give` takes it back; each object serves one solve at a time."""
 
-    #: idle objects kept (each holds a factorization's memory); concurrent solves beyond
-    #: it analyse their own
-    MAX_IDLE = 2
+    #: idle objects kept: each holds the memory of a factorization between solves (L of
+    #: a large problem can be gigabytes), so one; concurrent solves beyond it analyse
+    #: their own
+    MAX_IDLE = 1
 
     def __init__(self, structure: SparseStructure):
         self.structure = structure

@@ -41,6 +41,15 @@ live in ``xp``; index structures stay on the host, device copies of the gathers 
 evaluations need are made once.  Evaluations write into preallocated outputs with
 ``out=`` arguments: no array of the size of the Jacobian or Hessian is allocated per
 call.  Scaling factors are computed once at construction (on the host).
+
+Structure and values: everything above that depends on the fixed set, the equality
+rows and the relaxation alone (the column maps, both COO structures, the slack rows,
+the device gathers) is a :class:`~.structure.SlackStructure`, taken from the compiled
+evaluator's :class:`~caspar_backend.structure_cache.StructureCache` when an earlier
+solve built it (:meth:`BarrierNLP.structure`: the solver's other structures, the bound
+index sets, KKT patterns and the linear solver's analysis, go through it too).  A solve
+builds only what depends on values: the scaling (``x0`` and ``p``), the relaxed bounds,
+the offsets and the evaluation buffers.
 """
 
 from __future__ import annotations
