@@ -46,6 +46,7 @@ values.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -82,8 +83,19 @@ class QDLDLSymbolic:
         # the diagonal is the last entry of each column (upper triangle, sorted rows,
         # every diagonal present): a gather instead of scipy's diagonal() per factorization
         self.diag_pos = read_only((structure.indptr[1:] - 1).astype(np.int64))
+        n = structure.n
+        self._template = sp.csc_matrix((np.zeros(structure.nnz), self.indices32,
+                                        self.indptr32), shape=(n, n))
         self._idle = []
         self._lock = threading.Lock()
+
+    def matrix(self):
+        """A CSC matrix of the structure with values of its own (zeros) over the shared
+        index arrays: a shallow copy of a template (SciPy's constructor validates the
+        index arrays each time, 20 us)."""
+        a = copy.copy(self._template)
+        a.data = np.zeros(self.structure.nnz)
+        return a
 
     def take(self):
         """An idle ``qdldl.Solver`` of the structure, now the caller's; None when none."""
@@ -173,8 +185,7 @@ class QDLDLSolver(LinearSolver):
         self._symbolic = sym
         self.structure = structure
         # this solver's matrix: its own values over the shared index arrays
-        self._matrix = sp.csc_matrix((np.zeros(structure.nnz), sym.indices32, sym.indptr32),
-                                     shape=(structure.n, structure.n))
+        self._matrix = sym.matrix()
         self._solver = None   # the qdldl object needs values: taken at first factorize
         self._diag = np.zeros(structure.n)
         self._diag_pos = sym.diag_pos

@@ -169,12 +169,15 @@ def test_solvers_sharing_a_symbolic_analysis_equal_a_private_one():
     second.analyse(st, sym)
     own.analyse(st)
     b = rng.standard_normal(st.n)
-    for m in (m2, m1):
+    for m in (m1, m2):
         fs, fo = second.factorize(m.data), own.factorize(m.data)
         assert fs == fo and fs.ok
         assert second.solve(b).tobytes() == own.solve(b).tobytes()
         assert second.matvec(b).tobytes() == own.matvec(b).tobytes()
     assert second._solver is borrowed
+    # each solver's matrix holds its own values over the shared index arrays
+    assert first._matrix.data.tobytes() == m1.data.tobytes()
+    assert second._matrix.indices.base is first._matrix.indices.base is not None
     second.release()
     assert sym.take() is borrowed and sym.take() is None
 
