@@ -213,23 +213,27 @@ class SlackNLP(BarrierNLP):
         self.lbg, self.ubg = lbg, ubg
         self.df, self.dc = 1.0, np.ones(m)
         self._compute_scaling(opts)
-        # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol)
-        brf = opts.bound_relax_factor
-
-        def relax(b, sign, factor=brf):
-            # infinite bounds stay as they are (0 * inf would make them NaN)
-            fin = np.isfinite(b)
-            step = np.minimum(opts.constr_viol_tol,
-                              factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-            return np.where(fin, b + sign * step, b)
-
-        xl, xu = lbx[self.free], ubx[self.free]
-        gl, gu = lbg[self.slack_rows], ubg[self.slack_rows]
-        # relaxed equalities get their own (positive) band
-        erf = np.where(self.eq[self.slack_rows], opts.equality_relax_factor, brf)
-        dci = self.dc[self.slack_rows]
-        self.wL = xp.asarray(np.concatenate([relax(xl, -1), dci * relax(gl, -1, erf)]))
-        self.wU = xp.asarray(np.concatenate([relax(xu, +1), dci * relax(gu, +1, erf)]))
+        # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol):
+        # b + sign min(constr_viol_tol, factor max(1, |b|)), sign -1 on lower and +1 on
+        # upper bounds, factor bound_relax_factor, equality_relax_factor on relaxed
+        # equalities (their own positive band); infinite bounds stay as they are (0 * inf
+        # would make them NaN).  The four sides [x_L, g_L, x_U, g_U] in one pass (entry
+        # by entry the same operations as side by side), the slacks' sides then scaled
+        brf, nw = opts.bound_relax_factor, self.nw
+        rows = self.slack_rows
+        b = np.concatenate([lbx[self.free], lbg[rows], ubx[self.free], ubg[rows]])
+        erf = np.where(self.eq[rows], opts.equality_relax_factor, brf)
+        xf = np.full(nx, brf)
+        factor = np.concatenate([xf, erf, xf, erf])
+        sign = np.repeat([-1.0, 1.0], nw)
+        fin = np.isfinite(b)
+        step = np.minimum(opts.constr_viol_tol,
+                          factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
+        r = np.where(fin, b + sign * step, b)
+        dci = self.dc[rows]
+        r[nx:nw] *= dci
+        r[nw + nx:] *= dci
+        self.wL, self.wU = xp.asarray(r[:nw]), xp.asarray(r[nw:])
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
