@@ -22,8 +22,10 @@ Rules for a cached value, which make a re-solve equal to a first solve bit for b
 the cache safe under concurrent solves:
 
 * it is a deterministic function of its key (a cached one equals a fresh one);
-* nothing writes to it after it is built (its host arrays are read-only views,
-  :func:`read_only`; device arrays are read only by convention);
+* nothing writes to it after it is built.  A convention, which the tests check (every
+  array of the cached structures keeps its bytes through later solves): NumPy's
+  ``take`` and SciPy's sparse kernels copy an index array flagged read-only on every
+  call, which would cost the iterations what the cache saves the setup;
 * it holds no per-solve state.  The one exception are pools of idle objects that a
   solve borrows whole (the qdldl factorization objects of
   :class:`~caspar_backend.linsolve.qdldl.QDLDLSymbolic`): each pool hands an object to
@@ -36,16 +38,6 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
-
-
-def read_only(a):
-    """A read-only view of the host array ``a`` (the array itself stays writable);
-    anything else (a device array, None) unchanged."""
-    if isinstance(a, np.ndarray):
-        v = a.view()
-        v.flags.writeable = False
-        return v
-    return a
 
 
 def mask_key(mask) -> tuple:

@@ -5,8 +5,8 @@ assembly maps, the linear solver's matrix structure, segment-sum plans, index se
 the device) plus per-solve values (buffers, regularization, the linear solver's
 factors).  A pattern is a deterministic function of its arguments ``(nw, m, [nx,]
 hess_rows, hess_cols, jac_rows, jac_cols, [r,] xp)``, holds no per-solve state and is
-never written after construction (host arrays read-only), so one pattern may serve any
-number of solves at once: the solver keeps it in the compiled problem's
+never written after construction, so one pattern may serve any number of solves at
+once: the solver keeps it in the compiled problem's
 :class:`~caspar_backend.structure_cache.StructureCache` (see
 :func:`caspar_backend.kkt.make_kkt_system`).  The formulas the maps implement are those
 of the two modules' docs.
@@ -18,7 +18,6 @@ import numpy as np
 
 from ..arrays import csc_pattern, indexed_matvec, segment_sum, stable_order, unique_inverse
 from ..linsolve.base import SparseStructure
-from ..structure_cache import read_only
 
 
 def row_pairs(rows):
@@ -41,9 +40,8 @@ def row_pairs(rows):
     return order[first], order[first + offset]
 
 
-def _frozen_structure(n, indptr, indices) -> SparseStructure:
-    return SparseStructure(n, read_only(np.asarray(indptr, np.int64)),
-                           read_only(np.asarray(indices, np.int64)))
+def _structure(n, indptr, indices) -> SparseStructure:
+    return SparseStructure(n, np.asarray(indptr, np.int64), np.asarray(indices, np.int64))
 
 
 class AugmentedPattern:
@@ -71,18 +69,18 @@ class AugmentedPattern:
         cols = np.concatenate([np.maximum(hr, hc), dw, nw + jr, dc, qcol, dr])
         key = cols * N + rows
         uniq, smap = unique_inverse(xp, key)
-        self.map = read_only(smap)
+        self.map = smap
         ucol, urow = uniq // N, uniq % N
         indptr = np.zeros(N + 1, np.int64)
         np.cumsum(np.bincount(ucol, minlength=N), out=indptr[1:])
-        self.structure = _frozen_structure(N, indptr, urow)
+        self.structure = _structure(N, indptr, urow)
         self.nnz = len(uniq)
-        self.off = read_only(np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r]))
+        self.off = np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r])
         self.assemble = segment_sum(xp, smap, self.nnz)
         self.row_sq = segment_sum(xp, jr, m)
         off = np.flatnonzero(hr != hc)
         self.n_off = len(off)
-        self.hoff = read_only(xp.asarray(off))
+        self.hoff = xp.asarray(off)
         self.col_sq = segment_sum(xp, np.concatenate([hr, hc[off], jc, dw]), nw)
         # private columns: one Jacobian entry, no Hessian entry (none with a low-rank
         # block, which couples every column) ...
@@ -94,10 +92,10 @@ class AugmentedPattern:
         priv = np.flatnonzero(((count[jc] == 1) & ~in_hess[jc]) | single) if r == 0 \
             else np.zeros(0, np.int64)
         self.n_priv = len(priv)
-        self.priv_entry, self.priv_col = (read_only(xp.asarray(a)) for a in (priv, jc[priv]))
+        self.priv_entry, self.priv_col = (xp.asarray(a) for a in (priv, jc[priv]))
         self.priv_row_sum = segment_sum(xp, jr[priv], m)
-        self.priv_none = read_only(xp.asarray(np.where(np.bincount(jr[priv], minlength=m) > 0,
-                                                       0.0, np.inf)))
+        self.priv_none = xp.asarray(np.where(np.bincount(jr[priv], minlength=m) > 0,
+                                             0.0, np.inf))
 
 
 class CondensedPattern:
@@ -132,13 +130,13 @@ class CondensedPattern:
         cols = np.concatenate([np.maximum(hr, hc), np.arange(nx),
                                np.maximum(jxc[pa], jxc[pb])])
         indptr, indices, cmap = csc_pattern(rows, cols, nx)
-        self.structure = _frozen_structure(nx, indptr, indices)
+        self.structure = _structure(nx, indptr, indices)
         self.nnz = len(indices)
         self.n_pairs = len(pa)
         nh = self.nh = len(hr)
         self.nnz_j = len(jr)
         self.assemble = segment_sum(xp, cmap, self.nnz)
-        self.pair_a, self.pair_b = read_only(xp.asarray(pa)), read_only(xp.asarray(pb))
+        self.pair_a, self.pair_b = xp.asarray(pa), xp.asarray(pb)
         # ---- the full Newton matrix as (out, in, value) triples, for refinement:
         # value source src = [hess_values, jac_values, Sigma + dw (nw), -dc (m)]
         N = self.N = nw + m
@@ -154,9 +152,9 @@ class CondensedPattern:
         self.jmv = indexed_matvec(xp, jxr, jxc, xpos, m)
         self.jtmv = indexed_matvec(xp, jxc, jxr, xpos, nx)
         self.n_jx = len(xpos)
-        self.jx_pos, self.jx_row = read_only(xp.asarray(xpos)), read_only(xp.asarray(jxr))
-        self.s_pos, self.e_pos = read_only(xp.asarray(spos)), read_only(xp.asarray(epos))
-        self.e_row = read_only(xp.asarray(jr[epos]))
+        self.jx_pos, self.jx_row = xp.asarray(xpos), xp.asarray(jxr)
+        self.s_pos, self.e_pos = xp.asarray(spos), xp.asarray(epos)
+        self.e_row = xp.asarray(jr[epos])
         self.e_sum = segment_sum(xp, jr[epos], m)
 
     def _check_structure(self, hr, hc, jr, jc):

@@ -53,7 +53,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import _sparsetools
 
-from ..structure_cache import read_only
 from .base import Factorization, LinearSolver, SparseStructure
 
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
@@ -66,10 +65,11 @@ ACCURATE_LU_MAX_N = 300_000
 
 class QDLDLSymbolic:
     """Final.  qdldl's symbolic work on one structure, for every solver of it: the CSC
-    index arrays as the solver's matrix holds them (int32, read-only), the positions of
-    the diagonal entries, and idle ``qdldl.Solver`` objects of the structure (AMD order
-    and elimination tree done; module doc).  :meth:`take` hands an idle object to one
-    solver, :meth:`give` takes it back; each object serves one solve at a time."""
+    index arrays as the solvers' matrices hold them (int32, never written), the
+    positions of the diagonal entries, and idle ``qdldl.Solver`` objects of the
+    structure (AMD order and elimination tree done; module doc).  :meth:`take` hands an
+    idle object to one solver, :meth:`give` takes it back; each object serves one solve
+    at a time."""
 
     #: idle objects kept: each holds the memory of a factorization between solves (L of
     #: a large problem can be gigabytes), so one; concurrent solves beyond it analyse
@@ -78,11 +78,11 @@ class QDLDLSymbolic:
 
     def __init__(self, structure: SparseStructure):
         self.structure = structure
-        self.indptr32 = read_only(structure.indptr.astype(np.int32))
-        self.indices32 = read_only(structure.indices.astype(np.int32))
+        self.indptr32 = structure.indptr.astype(np.int32)
+        self.indices32 = structure.indices.astype(np.int32)
         # the diagonal is the last entry of each column (upper triangle, sorted rows,
         # every diagonal present): a gather instead of scipy's diagonal() per factorization
-        self.diag_pos = read_only((structure.indptr[1:] - 1).astype(np.int64))
+        self.diag_pos = (structure.indptr[1:] - 1).astype(np.int64)
         n = structure.n
         self._template = sp.csc_matrix((np.zeros(structure.nnz), self.indices32,
                                         self.indptr32), shape=(n, n))

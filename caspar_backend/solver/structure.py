@@ -9,7 +9,7 @@ are finite.  Neither depends on a value of ``p``, ``x0`` or the bounds, so the s
 one compiled problem share them through its
 :class:`~caspar_backend.structure_cache.StructureCache` (keys: :func:`slack_key`, and
 :meth:`BoundStructure.key` below a problem's key).  Both are built once and never
-written: host arrays are read-only views, device arrays copies made once.
+written (:mod:`caspar_backend.structure_cache`); device arrays are copies made once.
 
 Notation (:mod:`.nlp`): ``n``, ``m`` the user's sizes, ``nx`` free variables, ``ns``
 slacks, ``nw = nx + ns``; 0-based int64 index arrays.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import host, segment_sum
-from ..structure_cache import mask_key, read_only
+from ..structure_cache import mask_key
 
 
 def slack_key(device, fixed, eq, relax_equalities) -> tuple:
@@ -51,25 +51,25 @@ class SlackStructure:
         n, m = ev.n, ev.m
         fixed, eq = np.array(fixed, bool), np.array(eq, bool)
         self.n, self.m = n, m
-        self.fixed = read_only(fixed)
+        self.fixed = fixed
         free = np.flatnonzero(~fixed)
-        self.free = read_only(free)
+        self.free = free
         self.nx = nx = len(free)
         self.all_free = nx == n
-        self.eq = read_only(eq)
+        self.eq = eq
         self.relax_equalities = bool(relax_equalities)
         slack_rows = np.arange(m) if relax_equalities else np.flatnonzero(~eq)
-        self.slack_rows = read_only(slack_rows)
+        self.slack_rows = slack_rows
         # slack i is column nx + i when every row has one
-        self.relaxed_equality_slacks = read_only(
-            nx + np.flatnonzero(eq) if relax_equalities else np.zeros(0, np.int64))
+        self.relaxed_equality_slacks = (nx + np.flatnonzero(eq) if relax_equalities
+                                        else np.zeros(0, np.int64))
         self.ns = ns = len(slack_rows)
         self.nw = nx + ns
         # int64 views where the evaluator's are int64 already (copies of 10^6-10^7
         # entries otherwise; nothing below writes to them)
         jr, jc = (np.asarray(host(a), np.int64) for a in (ev.jac_rows, ev.jac_cols))
         hr, hc = (np.asarray(host(a), np.int64) for a in (ev.hess_rows, ev.hess_cols))
-        self.ev_jac_rows, self.ev_jac_cols = read_only(jr), read_only(jc)
+        self.ev_jac_rows, self.ev_jac_cols = jr, jc
         self.nj_ev, self.nh_ev = len(jr), len(hr)
         if self.all_free:
             # identity column map: skip the gathers (seconds of host work at 10^6 rows)
@@ -83,22 +83,22 @@ class SlackStructure:
             jr_kept, jc_kept = jr[jkeep], colmap[jc[jkeep]]
             hkeep = np.flatnonzero((colmap[hr] >= 0) & (colmap[hc] >= 0))
             hess_rows, hess_cols = colmap[hr[hkeep]], colmap[hc[hkeep]]
-        self.jkeep, self.hkeep = read_only(jkeep), read_only(hkeep)
-        self.hess_rows, self.hess_cols = read_only(hess_rows), read_only(hess_cols)
-        self.jac_rows = read_only(np.concatenate([jr_kept, slack_rows]))
-        self.jac_cols = read_only(np.concatenate([jc_kept, nx + np.arange(ns)]))
+        self.jkeep, self.hkeep = jkeep, hkeep
+        self.hess_rows, self.hess_cols = hess_rows, hess_cols
+        self.jac_rows = np.concatenate([jr_kept, slack_rows])
+        self.jac_cols = np.concatenate([jc_kept, nx + np.arange(ns)])
         self.nj_user = len(jkeep)
         self.hkeep_all = len(hkeep) == len(hr)
         self.jall = self.nj_user == len(jr)
         enforced = eq & (not relax_equalities)
-        self.enforced = read_only(enforced)
+        self.enforced = enforced
         # device copies of the gathers used in every evaluation
-        self.free_d = read_only(xp.asarray(free))
-        self.slack_d = read_only(xp.asarray(slack_rows))
-        self.jkeep_d = None if self.jall else read_only(xp.asarray(jkeep))
-        self.hkeep_d = None if self.hkeep_all else read_only(xp.asarray(hkeep))
-        self.eq_d = read_only(xp.asarray(eq))
-        self.enforced_d = read_only(xp.asarray(np.flatnonzero(enforced)))
+        self.free_d = xp.asarray(free)
+        self.slack_d = xp.asarray(slack_rows)
+        self.jkeep_d = None if self.jall else xp.asarray(jkeep)
+        self.hkeep_d = None if self.hkeep_all else xp.asarray(hkeep)
+        self.eq_d = xp.asarray(eq)
+        self.enforced_d = xp.asarray(np.flatnonzero(enforced))
 
 
 class BoundStructure:
@@ -112,17 +112,17 @@ class BoundStructure:
 
     def __init__(self, finite_L, finite_U, jac_rows, jac_cols, nw, xp):
         iL, iU = np.flatnonzero(finite_L), np.flatnonzero(finite_U)
-        self.iL, self.iU = read_only(xp.asarray(iL)), read_only(xp.asarray(iU))
+        self.iL, self.iU = xp.asarray(iL), xp.asarray(iU)
         self.nL, self.nU = len(iL), len(iU)
         dampL, dampU = ~finite_U[iL], ~finite_L[iU]
         # 0/1 floats (kd * damp as with the booleans) and the index sets (gathers, not
         # boolean masks: a mask's size is data-dependent, which costs a device sync)
-        self.dampL = read_only(xp.asarray(dampL.astype(float)))
-        self.dampU = read_only(xp.asarray(dampU.astype(float)))
-        self.idampL = read_only(xp.asarray(np.flatnonzero(dampL)))
-        self.idampU = read_only(xp.asarray(np.flatnonzero(dampU)))
+        self.dampL = xp.asarray(dampL.astype(float))
+        self.dampU = xp.asarray(dampU.astype(float))
+        self.idampL = xp.asarray(np.flatnonzero(dampL))
+        self.idampU = xp.asarray(np.flatnonzero(dampU))
         jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
-        self.jr, self.nnz_j = read_only(xp.asarray(jr)), len(jr)
+        self.jr, self.nnz_j = xp.asarray(jr), len(jr)
         # A^T y = segment sum over the Jacobian columns of jv * y[jr]
         self.aty_sum = segment_sum(xp, jc, nw)
 
