@@ -134,6 +134,31 @@ def test_solves_leave_the_cached_structures_unchanged(opts):
     assert [a.tobytes() for a in arrays] == before
 
 
+def test_concurrent_solves_with_several_structures():
+    """Threads solving one compiled problem at once (each through an evaluator of its
+    own, ``Evaluator.bound``, all with one cache), with two structures (a variable fixed
+    or not), two starting points and restoration phases: each answer equals that data's
+    solve on a fresh evaluator."""
+    from tests.solver.test_concurrency import _concurrently
+
+    d = _data("needs_restoration_exp")
+    x0 = np.array(d["x0"], float)
+    fixed_lb, fixed_ub = np.array(d["lbx"], float), np.array(d["ubx"], float)
+    fixed_lb[2] = fixed_ub[2] = 5.0
+    cases = {}
+    for k, start in enumerate((x0, x0 + 0.5)):
+        cases[f"free{k}"] = dict(x0=start)
+        cases[f"fixed{k}"] = dict(x0=start, lbx=fixed_lb, ubx=fixed_ub)
+    want = {c: _answer(_solve(make_evaluator(d), d, {}, **kw)) for c, kw in cases.items()}
+    ev = make_evaluator(d)
+    # an evaluator of its own per solve (evaluation buffers), one cache for all
+    for _ in range(5):
+        got = _concurrently(lambda c: _answer(_solve(ev.bound(ev.parameters()), d, {},
+                                                     **cases[c])), list(cases))
+        assert got == want
+    assert ev.structure_cache.hits > 0
+
+
 # ------------------------------------------------------------------ qdldl reuse
 def _pattern_matrices(rng, n=40, density=0.15, k=3):
     """``k`` quasi-definite upper-triangle CSC matrices with one pattern (every
