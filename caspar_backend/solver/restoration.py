@@ -118,6 +118,11 @@ class RestorationNLP(BarrierNLP):
     def describe_nonfinite(self, v) -> str:
         return self.orig.describe_nonfinite(v[:self.orig.nw])
 
+    def structure(self, key, build):
+        """The original problem's, under ``('restoration', key)``: this problem's
+        structure is a function of the original's alone (module doc)."""
+        return self.orig.structure(("restoration", key), build)
+
 
 def _initial_p_n(xp, c, mu, rho):
     """IPOPT's starting p, n >= 0 with p - n = c: the minimizers of
@@ -196,7 +201,12 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
             return "resto_success"
         return None
 
-    status = inner.run(stop_test=back_to_original)
+    try:
+        status = inner.run(stop_test=back_to_original)
+    finally:
+        # however the run ends, its linear solver gives back what it borrowed from the
+        # shared symbolic analysis (initialize above factorizes nothing: y0 is given)
+        inner.release()
     w = inner.it.w[:nw].copy()
     f_o, ok = calc.eval_zeroth(w, h_o)
 
