@@ -51,7 +51,8 @@ class BulkRead:
 
 def read_bulk(x, f, g, pp) -> BulkRead | None:
     """Template blocks of the SX problem ``(x, f, g, p)``, or None (module doc)."""
-    fn = make_function("caspar_nlp", [x, pp], [f, g])
+    # every instruction its own work slot: resolving reads needs no sort (sxdag)
+    fn = make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
     alg = decode(fn)
     if alg is None:
         return None

@@ -31,6 +31,7 @@ from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
 from .bulk import read_bulk
+from .names import IndexedNames, SXNames
 from .compiler import Compiler, MXCallProgram, make_function
 from .program import SXProgram
 from .sums import flatten_sums
@@ -178,7 +179,7 @@ def _bulk_model(found, graph, compiler, x, f, g, pp, bounds, var_names, param_na
             "maps": [], "bulk": dict(found.stats)}
     return NLPModel(
         graph, objective, constraints, **bounds,
-        var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
+        var_names=var_names, con_names=IndexedNames("g", m),
         param_names=param_names, source="casadi", meta=meta,
         constraint_blocks=con_blocks, objective_blocks=obj_blocks,
         constraint_rows=rows.astype(np.int64), n_rows=m)
@@ -332,7 +333,7 @@ def _names(v, base) -> list:
     n = int(v.nnz())
     if isinstance(v, ca.SX):
         # _unpack checked is_valid_input(): every nonzero is a distinct symbol
-        return [e.name() for e in v.nonzeros()]
+        return SXNames(v)
     prims = v.primitives() if n else []
     if prims and all(pr.is_symbolic() for pr in prims) and sum(pr.nnz() for pr in prims) == n:
         names = []

@@ -64,18 +64,29 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
     return order
 
 
-def build_dag(alg) -> SXDag | None:
-    """The DAG of decoded program ``alg``; None when it holds something the bulk
-    path does not read (an op outside the caspar table, a read of an unwritten
-    slot, more than two inputs)."""
+def _single_writes(alg):
+    """``(arg0, arg1)`` when every slot is written once (casadi's
+    ``live_variables=False``): a read's writer is the slot's only writer."""
+    w = alg.w
+    wk = np.flatnonzero(w >= 0)
+    size = int(max(w.max(), alg.a.max(), alg.b.max())) + 1
+    writer = np.full(size, -1, np.int64)
+    writer[w[wk]] = wk
+    if np.count_nonzero(writer >= 0) != wk.size:
+        return None                      # a slot written twice: resolve by sorting
+    args = []
+    for r in (alg.a, alg.b):
+        src = np.where(r >= 0, writer[np.maximum(r, 0)], -1)
+        if np.any((r >= 0) & ((src < 0) | (src >= np.arange(alg.size)))):
+            return None                  # read before written: the sort path decides
+        args.append(src)
+    return tuple(args)
+
+
+def _sorted_reads(alg):
+    """``(arg0, arg1)`` for reused slots: events sorted by slot (module docstring);
+    None when a slot is read before any write."""
     K = alg.size
-    op = alg.op
-    kinds = np.asarray(T.KIND + [T.K_REFUSED], np.int64)
-    kd = kinds[np.clip(op, 0, len(T.KIND))]
-    if np.any(kd == T.K_REFUSED) or np.any(kd == T.K_CALL):
-        return None
-    if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
-        return None
     # events in program order: read a, read b, write (a read at k precedes k's write)
     slots = np.stack([alg.a, alg.b, alg.w], axis=1).reshape(-1)
     kind = np.tile(np.array([0, 1, 2], np.int8), K)
@@ -100,6 +111,27 @@ def build_dag(alg) -> SXDag | None:
     a_is = rkind == 0
     arg0[rk[a_is]] = writer[a_is]
     arg1[rk[~a_is]] = writer[~a_is]
+    return arg0, arg1
+
+
+def build_dag(alg) -> SXDag | None:
+    """The DAG of decoded program ``alg``; None when it holds something the bulk
+    path does not read (an op outside the caspar table, a read of an unwritten
+    slot, more than two inputs)."""
+    K = alg.size
+    op = alg.op
+    kinds = np.asarray(T.KIND + [T.K_REFUSED], np.int64)
+    kd = kinds[np.clip(op, 0, len(T.KIND))]
+    if np.any(kd == T.K_REFUSED) or np.any(kd == T.K_CALL):
+        return None
+    if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
+        return None
+    got = _single_writes(alg) if alg.size else None
+    if got is None:
+        got = _sorted_reads(alg)
+    if got is None:
+        return None
+    arg0, arg1 = got
     # aliases (OP_ASSIGN, ...): a use of the alias is a use of its first argument
     alias = np.isin(op, _ALIASES)
     if alias.any():

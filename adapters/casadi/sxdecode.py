@@ -6,36 +6,41 @@ SWIG calls, 1-3.5 us each).  Its C++ side can write the whole program at once as
 text: ``Function.export_code('matlab')`` prints one line per instruction, in
 instruction order, about 0.5 us each,
 
-    w<o> = argin_<i>(<nz+1>);           OP_INPUT
-    w<o> = <constant, %.16e>;           OP_CONST
-    w<o> = <op printed over w<a>, w<b>>;  unary and binary ops, e.g. (w3+w7), sin(w2)
-    argout_<i>{<nz+1>} = w<a>;          OP_OUTPUT
+    w<o> = argin_<i>(<nz+1>);             OP_INPUT
+    w<o> = <constant, %.16e>;             OP_CONST
+    w<o> = <op printed over w<a>, w<b>>;  unary and binary ops: (w3+w7), sin(w2), ...
+    argout_<i>{<nz+1>} = w<a>;            OP_OUTPUT
 
-and NumPy decodes that text without a Python step per line (:func:`decode`):
+and :func:`decode` reads that text with C-speed string and NumPy passes, none per
+line in Python:
 
-* a line's *op* is read off a key of 8 bytes: the first 6 characters of its
-  expression and the 2 after the expression's first digit run, digits written as
-  ``#`` (``(w#+w#`` + ``+w``: add).  The key -> op table is *calibrated* at first
-  use against casadi itself: a probe Function holding every op caspar reads is
-  exported, its lines re-rendered with operand numbers of 1..10 digits, and each
-  line's key checked against ``instruction_id`` of the probe.  Ops that casadi
-  prints alike (``OP_POW`` and ``OP_CONSTPOW``: ``w1.^w2``) are one class, read as
-  the class's first code; only ops that caspar builds alike may share a class.
-* operands are the digit runs after a ``w``; input and output indices the runs
-  after ``_``, ``(`` and ``{``; constants are parsed by NumPy from their fixed-width
-  ``%.16e`` text, which round-trips doubles exactly.
+* **numbers**: every character but the digits becomes a blank
+  (``bytes.translate``) and ``numpy.fromstring`` parses all digit runs at once,
+  in text order;
+* **forms**: deleting the digits instead leaves each line's *skeleton*
+  (``  w = (w+w);``), one per op.  A key of the skeleton's first 24 bytes and
+  its length finds the distinct skeletons (``numpy.unique``); each is looked up,
+  as a whole string, in a table *calibrated* at first use against casadi itself
+  (a probe Function holding every op caspar reads, exported and compared with
+  ``instruction_id``): its op, how many digit runs its lines hold and which runs
+  are the operands.  Ops that casadi prints alike (``OP_POW``, ``OP_CONSTPOW``:
+  ``w1.^w2``) share a skeleton only where caspar builds them alike;
+* **alignment**: the runs per line (per skeleton) summed up give each line's
+  first run; their total must equal the number of runs parsed;
+* **constants** are parsed by NumPy from their ``%.16e`` text (fixed width),
+  which round-trips doubles exactly.
 
 The result is checked against casadi's per-instruction API on a sample of
 instructions (the first and last ones and a spread in between).  Any surprise --
-export refused (a Function holding calls), a line of unknown form, a count or a
-sample that differs -- returns None, and the caller reads the program the
+export refused (a Function holding calls), a skeleton not in the table, a count
+or a sample that differs -- returns None, and the caller reads the program the
 per-instruction way.
 
 :class:`Algorithm` (all arrays int64 of length K = number of instructions, -1
-where a field does not apply): ``op`` the casadi op code (class representative),
-``w`` the work slot written, ``a``/``b`` the work slots read, ``idx``/``nz`` the
-input (OP_INPUT) or output (OP_OUTPUT) index and nonzero, ``value`` float64 (K,)
-the constant of OP_CONST (0 elsewhere).
+where a field does not apply): ``op`` the casadi op code (the first code of its
+skeleton), ``w`` the work slot written, ``a``/``b`` the work slots read,
+``idx``/``nz`` the input (OP_INPUT) or output (OP_OUTPUT) index and nonzero,
+``value`` float64 (K,) the constant of OP_CONST (0 elsewhere).
 """
 
 from __future__ import annotations
@@ -53,9 +58,11 @@ _INPUT, _OUTPUT, _CONST = (T.CODES[k] for k in ("OP_INPUT", "OP_OUTPUT", "OP_CON
 
 #: instructions compared with casadi's per-instruction API after decoding
 _SAMPLE = 96
-
-_W, _US, _LP, _LB = (ord(c) for c in "w_({")
-_NL, _SP, _HASH = 10, 32, ord("#")
+#: bytes of a skeleton line in its key (with the length; the table check is exact)
+_KEYW = 24
+_PAD = 64
+_DIGITS = b"0123456789"
+_BLANK_ALL_BUT_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
 
 
 @dataclass(eq=False)
@@ -76,71 +83,65 @@ class Algorithm:
 
 
 # ------------------------------------------------------------------ the text
-def _lines(text: str):
-    """``(buf, starts, ends)`` of the body lines (one per instruction): ``buf`` the
-    text as uint8, ``starts``/``ends`` int64 positions (``ends``: the newline)."""
+def _body(text: str) -> bytes | None:
+    """The instruction lines of a MATLAB export (each ending in a newline)."""
     head = text.rfind("= nonzeros_gen(varargin{")
     if head < 0:
         return None
     lo = text.find("\n", head) + 1
-    hi = text.find("\n  varargout{", lo)
-    if lo <= 0 or hi < 0:
+    hi = text.find("\n  varargout{", lo) + 1
+    if lo <= 0 or hi <= 0:
         return None
-    buf = np.frombuffer(text.encode("ascii"), np.uint8)
-    ends = lo + np.flatnonzero(buf[lo:hi + 1] == _NL)
+    return text[lo:hi].encode("ascii")
+
+
+def _line_starts(buf: np.ndarray) -> np.ndarray:
+    """Start of every line of ``buf`` (each line ends in a newline), int64."""
+    ends = np.flatnonzero(buf == 10)
     starts = np.empty_like(ends)
-    starts[0:1] = lo
+    starts[:1] = 0
     starts[1:] = ends[:-1] + 1
-    return buf, starts, ends
+    return starts
 
 
-def _runs(buf, lo, hi):
-    """Digit runs in ``buf[lo:hi]``: ``(start, end)`` int64 positions (end exclusive)."""
-    d = (buf[lo:hi] - 48) < 10              # uint8 wraps below '0'
-    edge = np.flatnonzero(d[1:] != d[:-1]) + 1
-    first = bool(d[0]) if d.size else False
-    edge = np.concatenate([[0], edge]) if first else edge
-    last = bool(d[-1]) if d.size else False
-    edge = np.concatenate([edge, [d.size]]) if last else edge
-    return edge[0::2] + lo, edge[1::2] + lo
+def _windows(buf: np.ndarray, pos, width: int) -> np.ndarray:
+    """(len(pos), width) uint8: ``buf[pos + j]`` (``buf`` ends in _PAD zero bytes)."""
+    view = np.lib.stride_tricks.as_strided(buf, (buf.size - _PAD, width), (1, 1))
+    return view[pos]
 
 
-def _values(buf, rs, re_):
-    """Decimal values of digit runs ``buf[rs:re_]`` (int64), read right to left."""
-    n = re_ - rs
-    v = np.zeros(rs.size, np.int64)
-    p = 1
-    for j in range(int(n.max()) if n.size else 0):
-        d = buf[np.maximum(re_ - 1 - j, 0)].astype(np.int64) - 48
-        v += np.where(n > j, d, 0) * p
-        p *= 10
-    return v
+def _skeleton_keys(skel: bytes):
+    """``(keys uint64, starts, lengths)`` of the lines of the digit-free body."""
+    buf = np.frombuffer(skel + bytes(_PAD), np.uint8)
+    starts = _line_starts(buf[:-_PAD])
+    lens = np.diff(np.append(starts, len(skel))) - 1      # without the newline
+    parts = _windows(buf, starts, _KEYW).view("<u8")      # (L, 3), past the line: 0'd
+    key = lens.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for j, m in enumerate((0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)):
+        keep = np.clip(lens - 8 * j, 0, 8).astype(np.uint64) * np.uint64(8)  # bits
+        mask = np.where(keep >= 64, ~np.uint64(0),
+                        (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1))
+        key = (key ^ ((parts[:, j] & mask) * np.uint64(m))) * np.uint64(0xFF51AFD7ED558CCD)
+        key ^= key >> np.uint64(29)
+    return key, starts, lens
 
 
-def _window(buf, pos, end, width):
-    """``width`` characters from ``pos`` (int64 array) as an (len, width) uint8 array,
-    digits as ``#`` and positions at or past ``end`` as 0."""
-    j = np.arange(width)
-    p = pos[:, None] + j
-    c = buf[np.minimum(p, buf.size - 1)]
-    c = np.where((c - 48) < 10, _HASH, c)
-    return np.where(p < end[:, None], c, 0).astype(np.uint8)
-
-
-def _keys(buf, starts, ends, rs, re_, run_line):
-    """Per normal line: ``(key uint64, expression start, index of its first run)``.
-
-    A normal line is ``  w<o> = <expr>;``: its first run is ``o`` (at column 3), its
-    expression starts 3 characters after that run."""
-    first = np.searchsorted(run_line, np.arange(starts.size))   # first run of each line
-    e = re_[np.minimum(first, re_.size - 1)] + 3
-    head = _window(buf, e, ends, 6)
-    nxt = first + 1
-    has2 = (nxt < rs.size) & (run_line[np.minimum(nxt, rs.size - 1)] == np.arange(starts.size))
-    tpos = np.where(has2, re_[np.minimum(nxt, re_.size - 1)], ends)
-    tail = _window(buf, tpos, ends, 2)
-    key = np.concatenate([head, tail], axis=1).view("<u8").reshape(-1)
-    return key, e, first
+def _distinct(key: np.ndarray):
+    """``(first, inv)``: the first line of each distinct key and each line's key
+    number.  A program has a few dozen line forms: their keys are binned by 16 of
+    their bits (linear time, no sort) and checked to be one key per bin; only
+    where two forms share a bin does it sort (``numpy.unique``)."""
+    b = (key >> np.uint64(48)).astype(np.int64)
+    n = key.size
+    first_of_bin = np.full(1 << 16, n, np.int64)
+    first_of_bin[b[::-1]] = np.arange(n - 1, -1, -1)     # last write wins: the first
+    used = np.flatnonzero(first_of_bin < n)
+    if np.array_equal(key, key[first_of_bin[b]]):
+        number = np.zeros(1 << 16, np.int64)
+        number[used] = np.arange(used.size)
+        return first_of_bin[used], number[b]
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return first, inv.reshape(-1)
 
 
 # --------------------------------------------------------------- calibration
@@ -155,37 +156,40 @@ def _probe_function():
     for name in list(T.DIRECT) + list(T.COMPOSED):
         c = T.CODES[name]
         outs.append(ca.SX.binary(c, x, y) if T.KIND[c] == T.K_BINARY else ca.SX.unary(c, x))
-    outs += [ca.SX(v) for v in (1.5, -2.25e-300, np.inf, -np.inf, np.nan)]
+    outs += [ca.SX(v) for v in (1.5, -2.25e-300, 2.5e-7, -3.0e8, np.inf, -np.inf, np.nan)]
     return ca.Function("caspar_probe", [x, y], outs)
 
 
+def _form(line: str, op: int) -> tuple:
+    """``(op, runs, i_a, i_b, i_idx, i_nz)`` of a line: its digit-run count and the
+    run numbers (within the line) of operand a, operand b, index, nonzero (-1: none)."""
+    runs = list(re.finditer(r"\d+", line))
+    after_w = [k for k, r in enumerate(runs) if line[r.start() - 1] == "w"]
+    if op == _OUTPUT:                    # argout_<i>{<nz+1>} = w<a>;
+        return (op, len(runs), after_w[0], -1, 0, 1)
+    if op == _INPUT:                     # w<o> = argin_<i>(<nz+1>);
+        return (op, len(runs), -1, -1, 1, 2)
+    if op == _CONST:
+        return (op, len(runs), -1, -1, -1, -1)
+    ops = after_w[1:]                    # after_w[0] is o
+    return (op, len(runs), ops[0], ops[1] if len(ops) > 1 else -1, -1, -1)
+
+
 def _calibrate() -> dict:
-    """key -> casadi op code of every normal line form (module docstring)."""
+    """skeleton line -> :func:`_form` of every line form the probe prints."""
     fn = _probe_function()
-    text = fn.export_code("matlab")
+    body = _body(fn.export_code("matlab"))
+    lines = body.decode("ascii").splitlines()
     ids = [fn.instruction_id(k) for k in range(fn.n_instructions())]
-    lo = text.rfind("= nonzeros_gen(varargin{")
-    lo = text.find("\n", lo) + 1
-    hi = text.find("\n  varargout{", lo) + 1
-    body = text[lo:hi].splitlines()
-    if len(body) != len(ids):
+    if len(lines) != len(ids):
         raise RuntimeError("casadi's MATLAB export does not print one line per instruction")
     table: dict = {}
-    for digits in range(1, 11):
-        lines = [re.sub(r"w(\d+)", lambda m: "w" + str(10 ** (digits - 1) + int(m.group(1))), s)
-                 for s in body]
-        keep = [k for k, s in enumerate(lines) if s.startswith("  w")]
-        txt = "function\n  argin_0 = nonzeros_gen(varargin{1});\n" + \
-            "\n".join(lines[k] for k in keep) + "\n  varargout{1} = 0;\n"
-        buf, starts, ends = _lines(txt)
-        rs, re_ = _runs(buf, int(starts[0]), int(ends[-1]))
-        run_line = np.searchsorted(starts, rs, side="right") - 1
-        key, _e, _f = _keys(buf, starts, ends, rs, re_, run_line)
-        for k, kk in zip(keep, key.tolist()):
-            op = ids[k]
-            old = table.setdefault(kk, op)
-            if old != op and _caspar_op(old) != _caspar_op(op):
-                table[kk] = -1  # printed alike, built differently: never decoded
+    for line, op in zip(lines, ids):
+        form = _form(line, op)
+        skel = re.sub(r"\d", "", line)
+        old = table.setdefault(skel, form)
+        if old != form and (_caspar_op(old[0]) != _caspar_op(op) or old[1:] != form[1:]):
+            table[skel] = None  # printed alike, read differently: never decoded
     return table
 
 
@@ -212,67 +216,63 @@ def decode(fn) -> Algorithm | None:
         text = fn.export_code("matlab")
     except RuntimeError:
         return None
-    got = _lines(text)
-    if got is None:
-        return None
-    buf, starts, ends = got
+    body = _body(text)
     del text
-    if starts.size != K:
+    if body is None:
         return None
-    rs, re_ = _runs(buf, int(starts[0]), int(ends[-1]))
-    run_line = np.searchsorted(starts, rs, side="right") - 1
-    third = buf[starts + 2]
-    is_out = third == ord("a")
-    if not np.all(is_out | (third == _W)):
+    alg = _decode(body, K)
+    return alg if alg is not None and _agrees(fn, alg) else None
+
+
+def _decode(body: bytes, K: int) -> Algorithm | None:
+    skel = body.translate(None, _DIGITS)
+    key, sstart, slen = _skeleton_keys(skel)
+    if key.size != K:
         return None
-    key, e, first = _keys(buf, starts, ends, rs, re_, run_line)
+    first, inv = _distinct(key)
     table = _table()
-    uk, inv = np.unique(key, return_inverse=True)
-    codes = np.array([table.get(k, -1) for k in uk.tolist()], np.int64)
-    op = codes[inv.reshape(-1)]
-    op[is_out] = _OUTPUT
-    if np.any(op < 0):
+    forms = []
+    for i in first.tolist():
+        s = int(sstart[i])
+        forms.append(table.get(skel[s:s + int(slen[i])].decode("ascii")))
+    del skel
+    if any(f is None for f in forms):
         return None
-    # operands: the runs after a 'w', in order, o first on normal lines
-    pc = buf[rs - 1]
-    val = np.zeros(rs.size, np.int64)
-    need = (pc == _W) | (pc == _US) | (pc == _LP) | (pc == _LB)
-    is_const = op == _CONST
-    need &= ~(is_const[run_line] & (rs >= e[run_line]))   # a constant's own digits
-    val[need] = _values(buf, rs[need], re_[need])
-    wrun = np.flatnonzero(pc == _W)
-    wl = run_line[wrun]
-    rank = np.arange(wrun.size) - np.searchsorted(wl, wl)     # position among the line's w-runs
-    slots = np.full((K, 3), -1, np.int64)
-    ok = rank < 3
-    slots[wl[ok], rank[ok]] = val[wrun[ok]]
-    n = np.full(K, -1, np.int64)
-    w = np.where(is_out, -1, slots[:, 0])
-    a = np.where(is_out, slots[:, 0], slots[:, 1])
-    b = np.where(is_out, -1, slots[:, 2])
-    idx, nz = n.copy(), n.copy()
-    for ch, dest in ((_US, idx), (_LP, nz), (_LB, nz)):
-        r = np.flatnonzero(pc == ch)
-        r = r[np.r_[True, run_line[r][1:] != run_line[r][:-1]]] if r.size else r
-        dest[run_line[r]] = val[r]
-    io = is_out | (op == _INPUT)
-    idx = np.where(io, idx, -1)
-    nz = np.where(io, nz - 1, -1)
+    op_f, nrun_f, ia_f, ib_f, ii_f, inz_f = (np.array(c, np.int64) for c in zip(*forms))
+    tok = np.fromstring(body.translate(_BLANK_ALL_BUT_DIGITS), dtype=np.int64, sep=" ")
+    nrun = nrun_f[inv]
+    off = np.cumsum(nrun) - nrun                     # the line's first run
+    if int(nrun.sum()) != tok.size:
+        return None
+
+    def run(i_f):
+        i = i_f[inv]
+        return np.where(i >= 0, tok[np.minimum(off + np.maximum(i, 0), tok.size - 1)], -1)
+
+    op = op_f[inv]
+    out = op == _OUTPUT
+    w = np.where(out, -1, tok[np.minimum(off, tok.size - 1)])
+    idx = run(ii_f)
+    nz = np.where(inz_f[inv] >= 0, run(inz_f) - 1, -1)
     value = np.zeros(K)
-    ci = np.flatnonzero(is_const)
+    ci = np.flatnonzero(op == _CONST)
     if ci.size:
-        width = 26
-        txt = _window_raw(buf, e[ci], ends[ci] - 1, width)   # without the ';'
-        value[ci] = txt.view(f"S{width}").reshape(-1).astype(np.float64)
-    alg = Algorithm(op, w, a, b, idx, nz, value)
-    return alg if _agrees(fn, alg) else None
+        value[ci] = _constants(body, w[ci], ci)
+    return Algorithm(op, w, run(ia_f), run(ib_f), idx, nz, value)
 
 
-def _window_raw(buf, pos, end, width):
-    j = np.arange(width)
-    p = pos[:, None] + j
-    c = buf[np.minimum(p, buf.size - 1)]
-    return np.ascontiguousarray(np.where(p < end[:, None], c, 0).astype(np.uint8))
+def _constants(body: bytes, o: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """Values of the constant lines ``lines`` (``  w<o> = <value>;``), float64."""
+    buf = np.frombuffer(body + bytes(_PAD), np.uint8)
+    starts = _line_starts(buf[:-_PAD])
+    s = starts[lines]
+    digits = np.searchsorted(10 ** np.arange(1, 19), o, side="right") + 1
+    e = s + 3 + digits + 3                               # after '  w<o> = '
+    end = np.append(starts, len(body))[lines + 1] - 2     # before ';\n'
+    width = 26
+    W = _windows(buf, e, width)
+    W = np.where(np.arange(width) < (end - e)[:, None], W, 0).astype(np.uint8)
+    return np.ascontiguousarray(W).view(f"S{width}").reshape(-1).astype(np.float64)
 
 
 def _agrees(fn, alg: Algorithm) -> bool:
@@ -283,7 +283,7 @@ def _agrees(fn, alg: Algorithm) -> bool:
     mid = np.linspace(0, K - 1, _SAMPLE // 3).astype(np.int64)
     for k in np.unique(np.concatenate([head, tail, mid])).tolist():
         op = fn.instruction_id(k)
-        if _canon(op) != _canon(int(alg.op[k])):
+        if _caspar_op(op) != _caspar_op(int(alg.op[k])):
             return False
         ins, outs = fn.instruction_input(k), fn.instruction_output(k)
         if op == _INPUT:
@@ -301,7 +301,3 @@ def _agrees(fn, alg: Algorithm) -> bool:
         if list(ins) != [int(v) for v in want_in] or list(outs) != [int(v) for v in want_out]:
             return False
     return True
-
-
-def _canon(code: int):
-    return _caspar_op(code)

@@ -108,6 +108,24 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     return F
 
 
+def _patterns(F: np.ndarray):
+    """``(patterns (P, Lv), inverse (N,))``: the distinct columns of ``F``; the common
+    case, one pattern, without sorting."""
+    N = F.shape[1]
+    if not F.shape[0] or np.all(F == F[:, :1]):
+        return F[:, :1].T, np.zeros(N, np.int64)
+    code = np.zeros(N, np.int64)
+    for row in F:           # Lv < 2^8 slots: exact positional code in base 256, folded
+        code = code * 257 + row + 1
+    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    pats = F[:, first].T
+    if not np.array_equal(pats[inv].T, F):     # a folded code collided: sort exactly
+        pats, inv = np.unique(F.T, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    return pats, inv
+
+
 def group_terms(dag: SXDag, node, root, coef, h, name: str) -> list:
     """TemplateBlocks for terms ``(node, root, coef)`` with shape hashes ``h``
     (module docstring); each block's ``rows`` are root indices."""
@@ -145,11 +163,7 @@ def _blocks(dag, rep_nodes, parent, arg, M, inst, root, coef, cls, bake, builder
     pc = [p for p, k in enumerate(kinds) if k == LEAF_CONST and p not in exp_pos]
     V = dag.attr[M[pv]] if pv else np.zeros((0, inst.size), np.int64)
     F = _first_occurrence(V)
-    if F.shape[0] and not np.all(F == np.arange(F.shape[0])[:, None]):
-        pats, pinv = np.unique(F.T, axis=0, return_inverse=True)
-        pinv = pinv.reshape(-1)
-    else:
-        pats, pinv = F[:, :1].T, np.zeros(inst.size, np.int64)
+    pats, pinv = _patterns(F)
     out = []
     for k in range(pats.shape[0]):
         sel = np.flatnonzero(pinv == k)

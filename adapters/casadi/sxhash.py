@@ -52,6 +52,14 @@ def _fmix(x):
     return x ^ (x >> np.uint64(31))
 
 
+def _distinct(ids: np.ndarray, claim: np.ndarray) -> np.ndarray:
+    """``ids`` without repeats (order kept up to which copy survives): each id claims
+    a scratch slot, the copy whose claim stands is kept."""
+    pos = np.arange(ids.size)
+    claim[ids] = pos
+    return ids[claim[ids] == pos]
+
+
 def baked(dag: SXDag) -> np.ndarray:
     """bool (K,): nodes whose second argument is a constant kept in the shape."""
     a1 = dag.arg1
@@ -68,7 +76,8 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         h[leaf == kind] = np.uint64(v)
     # inner nodes: non-leaves reachable from the terms, top-down, MAX_DEPTH levels
     inner = np.zeros(K, bool)
-    front = np.unique(nodes[leaf[nodes] == NOT_LEAF])
+    claim = np.full(K, -1, np.int64)      # deduplicates a level without sorting
+    front = _distinct(nodes[leaf[nodes] == NOT_LEAF], claim)
     inner[front] = True
     for _ in range(MAX_DEPTH):
         kids = np.concatenate([a0[front], a1[front]])
@@ -76,7 +85,7 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         kids = kids[(leaf[kids] == NOT_LEAF) & ~inner[kids]]
         if not kids.size:
             break
-        front = np.unique(kids)
+        front = _distinct(kids, claim)
         inner[front] = True
     ids = np.flatnonzero(inner)
     # heights and tree sizes by relaxation; an unvisited non-leaf argument is 'deep'
