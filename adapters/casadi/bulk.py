@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .compiler import make_function
 from .sxdag import LEAF_CONST, build_dag
 from .sxdecode import decode
 from .sxgroup import group_terms
@@ -49,10 +48,9 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(x, f, g, pp) -> BulkRead | None:
-    """Template blocks of the SX problem ``(x, f, g, p)``, or None (module doc)."""
-    # every instruction its own work slot: resolving reads needs no sort (sxdag)
-    fn = make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
+def read_bulk(fn, f, g) -> BulkRead | None:
+    """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
+    None (module doc)."""
     alg = decode(fn)
     if alg is None:
         return None

@@ -37,13 +37,15 @@ from .program import SXProgram
 from .sums import flatten_sums
 
 _KEYS = ("x", "f", "g", "p")
+#: SX programs of at least this many instructions go to the bulk reader by default
+BULK_MIN_INSTRUCTIONS = 50_000
 #: constraints whose additive spine has fewer terms keep their binary chain
 _MIN_CON_TERMS = 8
 
 
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     expand: bool = True, keep_calls: bool = True,
-                    blocks: bool = True, bulk: bool = True) -> NLPModel:
+                    blocks: bool = True, bulk: bool | None = None) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -60,11 +62,14 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     (the body built once, tables gathered with NumPy; :mod:`.mapblocks`);
     ``blocks=False`` replays them as expressions (same values, slower).
 
-    ``bulk`` (default): an SX problem is read by the bulk reader (:mod:`.bulk`:
-    the instruction program decoded into arrays, each root split into terms,
-    terms grouped by structural hash into template blocks, no Python step per
-    instruction); what it does not take goes the per-node way.  ``bulk=False``
-    reads every instruction into caspar's DAG (the reference path).
+    ``bulk``: ``True`` reads an SX problem with the bulk reader (:mod:`.bulk`: the
+    instruction program decoded into arrays, each root split into terms, terms
+    grouped by structural hash into template blocks, no Python step per
+    instruction; what it does not take goes the per-node way); ``False`` reads
+    every instruction into caspar's DAG (the reference path); ``None`` (default)
+    the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on.  Below
+    that the per-node reader takes well under a second, and small models keep
+    the templates (and the rounding) they always had.
 
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
@@ -86,12 +91,16 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     graph.var_names, graph.param_names = var_names, param_names
     compiler = Compiler(keep_calls=keep_calls)
     with _no_gc():
-        found = read_bulk(x, f, g, pp) if sym is ca.SX and bulk else None
-        if found is not None:
-            return _bulk_model(found, graph, compiler, x, f, g, pp, bounds, var_names,
-                               param_names)
         if sym is ca.SX:
-            prog = SXProgram(make_function("caspar_nlp", [x, pp], [f, g]), compiler)
+            # every instruction its own work slot: the bulk reader resolves reads without
+            # sorting (sxdag); the per-node reader reads either layout
+            fn = make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
+            if bulk or (bulk is None and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
+                found = read_bulk(fn, f, g)
+                if found is not None:
+                    return _bulk_model(found, graph, compiler, x, f, g, pp, bounds,
+                                       var_names, param_names)
+            prog = SXProgram(fn, compiler)
         else:
             prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
         leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
@@ -141,7 +150,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
 
 def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                 expand: bool = True, keep_calls: bool = True, blocks: bool = True,
-                bulk: bool = True):
+                bulk: bool | None = None):
     """A :class:`~caspar_backend.problem.Problem` for an ``nlpsol`` problem dict.
 
     Same arguments as :func:`casadi_to_model`; ``x0``, bounds and ``p`` as in

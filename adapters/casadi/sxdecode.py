@@ -89,7 +89,9 @@ def _body(text: str) -> bytes | None:
     if head < 0:
         return None
     lo = text.find("\n", head) + 1
-    hi = text.find("\n  varargout{", lo) + 1
+    # the body ends where the outputs are assembled: sparse ones first ('sp_m = ')
+    ends = [text.find(tail, lo) for tail in ("\n  varargout{", "\n  sp_m = ")]
+    hi = min(e for e in ends if e >= 0) + 1 if max(ends) >= 0 else 0
     if lo <= 0 or hi <= 0:
         return None
     return text[lo:hi].encode("ascii")
@@ -153,9 +155,10 @@ def _probe_function():
     each printed form."""
     x, y = ca.SX.sym("x"), ca.SX.sym("y")
     outs = []
-    for name in list(T.DIRECT) + list(T.COMPOSED):
+    for name in list(T.DIRECT) + list(T.COMPOSED) + list(T.ALIAS):
         c = T.CODES[name]
-        outs.append(ca.SX.binary(c, x, y) if T.KIND[c] == T.K_BINARY else ca.SX.unary(c, x))
+        two = T.KIND[c] == T.K_BINARY or T.ALIAS.get(name) == 2
+        outs.append(ca.SX.binary(c, x, y) if two else ca.SX.unary(c, x))
     outs += [ca.SX(v) for v in (1.5, -2.25e-300, 2.5e-7, -3.0e8, np.inf, -np.inf, np.nan)]
     return ca.Function("caspar_probe", [x, y], outs)
 

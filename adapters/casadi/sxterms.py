@@ -113,14 +113,15 @@ def split_terms(dag: SXDag, roots: np.ndarray) -> Terms:
     acc = f_up[members].copy()
     pos = np.full(K, -1, np.int64)
     pos[members] = np.arange(members.size)
-    while True:
-        live = np.flatnonzero(top >= 0)
-        live = live[flat[top[live]]]
-        if not live.size:
-            break
-        j = pos[top[live]]
+    # jump[i]: the member index of member i's top while that top is flattened too
+    jump = np.where(top >= 0, pos[np.maximum(top, 0)], -1)
+    live = np.flatnonzero(jump >= 0)
+    while live.size:
+        j = jump[live]
         acc[live] *= acc[j]
         top[live] = top[j]
+        jump[live] = jump[j]
+        live = live[jump[live] >= 0]
     root_of = np.full(K, _NONE, np.int64)
     on_root = top <= ROOT0
     root_of[members[on_root]] = ROOT0 - top[on_root]
