@@ -6,9 +6,11 @@ k*.  :func:`build_dag` resolves every read to the instruction that wrote it, so
 the program becomes a DAG whose node ids are instruction indices
 (single-assignment form), without a Python step per instruction:
 
-    events  (slot, k, kind)   reads of a and b, then the write, in instruction order
-    sorted  by slot, stably   (two 16-bit radix passes), so per slot in k order
-    writer  of a read         the last write event before it (a running maximum)
+* built with ``live_variables=False`` (what the bulk reader asks casadi for),
+  every slot is written once and a read's writer is a table lookup;
+* otherwise the events ``(slot, k, kind)`` -- reads of a and b, then the write,
+  in instruction order -- are sorted by slot, stably (two 16-bit radix passes),
+  and a read's writer is the last write event before it (a running maximum).
 
 :class:`SXDag` (arrays over the K instructions; only value nodes are meaningful):
 

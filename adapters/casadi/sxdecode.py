@@ -89,9 +89,10 @@ def _body(text: str) -> bytes | None:
     if head < 0:
         return None
     lo = text.find("\n", head) + 1
-    # the body ends where the outputs are assembled: sparse ones first ('sp_m = ')
-    ends = [text.find(tail, lo) for tail in ("\n  varargout{", "\n  sp_m = ")]
-    hi = min(e for e in ends if e >= 0) + 1 if max(ends) >= 0 else 0
+    # the last instruction writes an output (every value feeds one): the body ends
+    # with the last 'argout_<i>{...} = w<a>;' line, whatever trailer follows
+    last = text.rfind("\n  argout_")
+    hi = text.find("\n", last + 1) + 1 if last >= lo else 0
     if lo <= 0 or hi <= 0:
         return None
     return text[lo:hi].encode("ascii")

@@ -102,7 +102,9 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         if np.array_equal(new, height[ids]):
             break
         height[ids] = np.minimum(new, _BIG)
-    order = np.argsort(height[ids], kind="stable")
+    # heights above MAX_DEPTH are not hashed: as uint8 the sort is a radix sort
+    order = np.argsort(np.minimum(height[ids], MAX_DEPTH + 1).astype(np.uint8),
+                       kind="stable")
     ids, b0, b1c, has1 = ids[order], b0[order], b1c[order], has1[order]
     hs = height[ids]
     cut = np.searchsorted(hs, np.arange(1, MAX_DEPTH + 2))
