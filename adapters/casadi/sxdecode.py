@@ -251,7 +251,7 @@ def _decode(body: bytes, K: int) -> Algorithm | None:
 
     def run(i_f):
         i = i_f[inv]
-        return np.where(i >= 0, tok[np.minimum(off + np.maximum(i, 0), tok.size - 1)], -1)
+        return np.where(i >= 0, np.take(tok, off + i, mode="clip"), -1)
 
     op = op_f[inv]
     out = op == _OUTPUT
