@@ -93,14 +93,23 @@ def compare(a: Outcome, ref: Outcome) -> dict:
 
 def compile_caspar(work: Workload, device: str):
     """(Problem, seconds): ``from_casadi`` plus the device's evaluator, then one untimed
-    two-instance batch (lazy imports, CUDA contexts, first-call work)."""
+    batch of up to 64 instances kept on the device to its end (lazy imports, CUDA
+    contexts, and the first compile of every CuPy kernel the lockstep iteration uses:
+    a run whose tail moves to the host early would leave most of them to the timed
+    run)."""
     import caspar_backend as cb
+    from caspar_backend.batch.ipm import LockstepIPM
 
     t = time.perf_counter()
     P = cb.from_casadi(work.nlp, **work.args)
     P.evaluator(device)
     build = time.perf_counter() - t
-    P.solve_batch(p=work.params[:2], print_level=0, device=device)
+    keep = LockstepIPM.HOST_TAIL_WORK
+    LockstepIPM.HOST_TAIL_WORK = 0
+    try:
+        P.solve_batch(p=work.params[:64], print_level=0, device=device)
+    finally:
+        LockstepIPM.HOST_TAIL_WORK = keep
     return P, build
 
 

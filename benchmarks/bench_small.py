@@ -37,32 +37,18 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))  # the repository root: tests.support
 
-LINKS = (1.0, 0.8, 0.6)
-
-
 def ik_problem():
-    """The IK nlp dict (casadi SX) and its bounds."""
-    import casadi as ca
+    """The IK nlp dict (casadi SX) and its bounds (the demo's model)."""
+    from caspar_backend.adapters.casadi.models import arm_ik
 
-    q = ca.SX.sym("q", 3)
-    t = ca.SX.sym("t", 2)
-    ang, xe, ye = 0, 0, 0
-    for k, lk in enumerate(LINKS):
-        ang = ang + q[k]
-        xe = xe + lk * ca.cos(ang)
-        ye = ye + lk * ca.sin(ang)
-    f = (xe - t[0]) ** 2 + (ye - t[1]) ** 2 + 1e-3 * ca.sumsqr(q)
-    g = q[0] + q[1] + q[2]
-    bounds = dict(lbx=[-np.pi] * 3, ubx=[np.pi] * 3, lbg=-np.inf, ubg=2.5)
-    return {"x": q, "p": t, "f": f, "g": g}, bounds
+    return arm_ik()
 
 
 def ik_targets(n, seed=0):
     """``n`` reachable targets: radius in [0.3, 2.2] (reach 2.4), any direction."""
-    rng = np.random.default_rng(seed)
-    r = rng.uniform(0.3, 2.2, n)
-    a = rng.uniform(-np.pi, np.pi, n)
-    return np.stack([r * np.cos(a), r * np.sin(a)], axis=1)
+    from caspar_backend.adapters.casadi.models import arm_targets
+
+    return arm_targets(n, seed)
 
 
 def make_solvers(nlp):

@@ -39,7 +39,7 @@ def bench(argv: list[str]) -> int:
     return subprocess.call([sys.executable, "-m", "benchmarks", *argv], env=env)
 
 
-def demo(N: int, tol: float, device: str) -> int:
+def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
     from .errors import CasparError
 
     try:
@@ -51,7 +51,7 @@ def demo(N: int, tol: float, device: str) -> int:
               file=sys.stderr)
         return 2
     try:
-        return run(N=N, tol=tol, device=device)
+        return run(N=N, tol=tol, device=device, batch=batch)
     except CasparError as e:  # a user-facing problem (e.g. no GPU): no traceback
         print(f"caspar: {e}", file=sys.stderr)
         return 2
@@ -69,12 +69,14 @@ def main(argv=None) -> int:
     d.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol for both solvers")
     d.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where caspar runs (auto: the GPU when usable)")
+    d.add_argument("--batch", type=int, default=1000,
+                   help="IK targets solved in one batch call (default 1000; 0: skip)")
     sub.add_parser("bench", add_help=False,
                    help="benchmark caspar against IPOPT on real models (needs a source "
                         "checkout; `caspar bench --help` for its options)")
     args = ap.parse_args(argv)
     if args.cmd == "demo":
-        return demo(args.N, args.tol, args.device)
+        return demo(args.N, args.tol, args.device, args.batch)
     return 2
 
 

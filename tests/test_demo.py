@@ -9,10 +9,11 @@ def test_demo_matches_ipopt():
     from caspar_backend.adapters.casadi.demo import run
 
     lines = []
-    assert run(N=100, tol=1e-8, out=lines.append) == 0
+    assert run(N=100, tol=1e-8, out=lines.append, batch=50) == 0
     text = "\n".join(lines)
     assert "objectives match" in text and "Solve_Succeeded" in text
     assert "device: cpu" in text
+    assert "statuses equal 50/50" in text and "one solve_batch call" in text
 
 
 def test_console_entry_point():

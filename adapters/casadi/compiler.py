@@ -53,10 +53,10 @@ def casadi_message(err: Exception) -> str:
     return lines[-1] if lines else str(err)
 
 
-def make_function(name, ins, outs) -> "ca.Function":
-    """``Function(name, ins, outs)`` with free symbols reported as a ModelError."""
+def make_function(name, ins, outs, opts=None) -> "ca.Function":
+    """``Function(name, ins, outs, opts)`` with free symbols reported as a ModelError."""
     try:
-        fn = ca.Function(name, ins, outs, {"allow_free": True})
+        fn = ca.Function(name, ins, outs, {"allow_free": True, **(opts or {})})
     except RuntimeError as e:
         raise ModelError(f"casadi could not build {name!r}: {casadi_message(e)}") from None
     if fn.has_free():

@@ -5,7 +5,10 @@ The model is the Van der Pol optimal-control problem of
 shooting, one pattern group for all N shooting intervals).  IPOPT 3.14 from the
 casadi wheel solves the same CasADi problem in the same run; the table shows
 status, objective, iterations and wall times, and the demo fails (exit status 1)
-when the objectives disagree.
+when the objectives disagree.  A second part solves the three-link arm IK
+(:func:`~caspar_backend.adapters.casadi.models.arm_ik`) for many targets in one
+``solve_batch`` call against IPOPT called once per target, and fails likewise when a
+status or objective differs.
 
 It lives with the CasADi adapter because it needs casadi; the core's command line
 imports it only when ``caspar demo`` runs.
@@ -62,10 +65,12 @@ def _device(requested: str) -> tuple[str, str]:
     return "cpu", "no usable GPU: " + why_not.split(";")[0]
 
 
-def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu") -> int:
+def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu",
+        batch: int = 1000) -> int:
     """Run the demo; returns the process exit status.  ``device``: 'cpu', 'cuda' or
     'auto' (the GPU when usable).  The default stays 'cpu' until the GPU path has been
-    measured on this model (benchmarks/RESULTS.md)."""
+    measured on this model (benchmarks/RESULTS.md).  ``batch``: targets of the
+    many-instances part (0: skip it)."""
     from .models import vanderpol_ocp
 
     device, note = _device(device)
@@ -85,4 +90,41 @@ def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu") -> int
     rel = abs(ours["f"] - ref["f"]) / max(1.0, abs(ref["f"]))
     same = rel <= 1e-6 and ours["status"] == ref["status"]
     out(f"\nobjectives {'match' if same else 'DIFFER'}: relative difference {rel:.1e}")
-    return 0 if same else 1
+    batch_same = _batch(batch, tol, device, out) if batch else True
+    return 0 if same and batch_same else 1
+
+
+def _batch(B: int, tol: float, device: str, out) -> bool:
+    """Many instances: the three-link arm IK for B targets in one ``solve_batch`` call,
+    against IPOPT called once per target; True when every status and objective agrees."""
+    import casadi as ca
+    import numpy as np
+
+    from .models import arm_ik, arm_targets
+    from .nlp import from_casadi
+
+    nlp, bounds = arm_ik()
+    targets = arm_targets(B)
+    x0 = [0.1, 0.2, 0.3]
+    prob = from_casadi(nlp, **bounds)
+    prob.solve_batch(x0=x0, p=targets[:2], tol=tol, device=device)   # first-call work
+    t = time.perf_counter()
+    res = prob.solve_batch(x0=x0, p=targets, tol=tol, device=device)
+    t_batch = time.perf_counter() - t
+    S = ca.nlpsol("ipopt", "ipopt", nlp, {"print_time": False,
+                                          "ipopt": {"print_level": 0, "sb": "yes", "tol": tol}})
+    t = time.perf_counter()
+    ref = [(float(r["f"]), S.stats()["return_status"]) for r in
+           (S(x0=x0, p=tt, **bounds) for tt in targets)]
+    t_ipopt = time.perf_counter() - t
+    f_ref = np.array([f for f, _ in ref])
+    same = sum(st == s for (_, st), s in zip(ref, res.status))
+    rel = float(np.max(np.abs(res.f - f_ref) / np.maximum(1.0, np.abs(f_ref))))
+    out(f"\nmany instances: three-link arm IK, {B} targets, one solve_batch call ({device})")
+    out("| solver | s | ms per target |\n|---|---|---|")
+    out(f"| caspar solve_batch | {t_batch:.2f} | {1e3 * t_batch / B:.3f} |")
+    out(f"| IPOPT, one call per target | {t_ipopt:.2f} | {1e3 * t_ipopt / B:.3f} |")
+    ok = same == B and rel <= 1e-6
+    out(f"statuses equal {same}/{B}, largest relative objective difference {rel:.1e}: "
+        f"{'match' if ok else 'DIFFER'}")
+    return ok

@@ -58,7 +58,7 @@ that batch is solved in chunks on the cluster's workers
 
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
-builds them as MX graphs), ``iteration_callback``, ``save``/``serialize``/code
+builds them as MX graphs), ``save``/``serialize``/code
 generation of the Function (a Python callback cannot be serialized), and parallel
 evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
 e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
@@ -71,6 +71,13 @@ casadi: "Unknown option: ..." with suggestions): see :mod:`.nlpsol_options`.  So
 go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 (:mod:`caspar_backend.solver.options`); ``'caspar.tol'`` at top level is the same as
 ``{'caspar': {'tol': ...}}``.  Errors in them are raised when the Function is built.
+casadi's options that change what a solve does: ``iteration_callback``
+(:mod:`.nlpsol_iteration`), ``detect_simple_bounds`` (:mod:`.simple_bounds`: the solver
+solves the problem less its simple rows, ``self.oracle``; inputs and outputs are
+mapped per call), IPOPT's ``grad_f``/``jac_g``/``hess_lag`` (compared once with
+caspar's own derivatives, :mod:`.nlpsol_derivatives`), the ``calc_*`` family
+(:mod:`.nlpsol_post`).  With a user ``iteration_callback`` a call of B instances is B
+single solves, as casadi evaluates it.
 """
 
 from __future__ import annotations
@@ -83,16 +90,19 @@ import numpy as np
 
 import casadi as ca
 
-from caspar_backend.errors import CasparError, ModelError, NonFiniteError
-from caspar_backend.model import check_bounds
+from caspar_backend.errors import CasparError, ModelError
 
 from .nlpsol_batch import BatchCallback
+from .nlpsol_checks import InputChecks
+from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
-from .nlpsol_options import validate_options
-from .nlpsol_post import LagrangianGradients, bound_consistency, finish_rows
+from .nlpsol_iteration import IterationCallback, solver_iterate
+from .nlpsol_options import check_consistency, validate_options
+from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
                            solve_stats)
+from .simple_bounds import SimpleBounds, mark_infeasible
 
 #: re-exported: the status table lives with the statistics (nlpsol_stats)
 __all__ = ["NlpsolCore", "NlpsolFailure", "NlpsolFunction", "UNIFIED_RETURN_STATUS", "nlp_dict",
@@ -166,7 +176,15 @@ class NlpsolCore:
             check_client(self.front["client"])
         self.nlp = nlp_dict(nlp)
         t0 = time.perf_counter()
-        self.problem = from_casadi(self.nlp, expand=True)
+        #: detect_simple_bounds (simple_bounds): the rows that become bounds, or None
+        self.simple = (SimpleBounds.detect(self.nlp) if self.front["detect_simple_bounds"]
+                       else None)
+        #: the problem the solver solves (casadi's oracle): the nlp less its simple rows
+        self.oracle = self.nlp if self.simple is None else self.simple.reduced(self.nlp)
+        self.problem = from_casadi(self.oracle, expand=True)
+        if self.simple is not None:
+            # the solver's messages name the user's rows
+            self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
         # the evaluator (generated code) is part of compiling: build it now, so that the
         # first solve's t_wall_total is a solve's
         # 'auto' weighs the problem size once, here (device.resolve_device)
@@ -180,7 +198,9 @@ class NlpsolCore:
         # and stats() and the sensitivity caches record the last call; the core itself
         # is thread safe (each solve evaluates through an evaluator of its own)
         self._lock = threading.Lock()
-        self.n, self.m, self.q = self.problem.n, self.problem.m, self.problem.n_params
+        self.n, self.q = self.problem.n, self.problem.n_params
+        self.m = self.problem.m if self.simple is None else self.simple.m
+        check_consistency(self.front, self.q, self.m)
         disc = self.front["discrete"]
         if disc is not None:
             if len(disc) != self.n:
@@ -205,13 +225,31 @@ class NlpsolCore:
             else ca.Sparsity.dense(self.m, 1)
         self.sym = sym
         self._lifted = None
-        #: (x, p, lam_g) -> gradients of the Lagrangian, for B points (batched calls)
+        #: (x, p, lam_g) -> gradients of the Lagrangian, for B points (batched calls):
+        #: of the user's problem and of the solver's
         self.lagrangian_gradients = LagrangianGradients(self.nlp)
+        self.oracle_gradients = (self.lagrangian_gradients if self.simple is None
+                                 else LagrangianGradients(self.oracle))
+        #: the user's iteration_callback (nlpsol_iteration) and derivative Functions
+        #: (nlpsol_derivatives)
+        fn = self.front["iteration_callback"]
+        self.iteration = None if fn is None else IterationCallback(
+            fn, self.front["iteration_callback_step"],
+            self.front["iteration_callback_ignore_errors"],
+            [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
+        self.derivatives = UserDerivatives(
+            {k: self.front[k] for k in ("grad_f", "jac_g", "hess_lag")}, self.n,
+            self.problem.m, self.q, exact_hessian=self.solver_options.get(
+                "hessian_approximation", "exact") == "exact")
         self._stats = None
         self._sens_cache = None
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
         self.describe = {"variable": None, "constraint": None}
+        self.checks = InputChecks(
+            self.problem.var_names,
+            self.problem.con_names if self.simple is None else
+            [f"g[{i}]" for i in range(self.m)], self.problem.param_names, self.describe)
 
     # ---------------------------------------------------------------- sparsity
     def sparsity_in(self, i):
@@ -249,84 +287,106 @@ class NlpsolCore:
 
     # ---------------------------------------------------------------- checks
     def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
-        """Raise a ModelError naming the first bad component (wording as the model's
-        own validation, plus the input's name)."""
-        pr = self.problem
-        for lo, hi, names, what, a, b in ((lbx, ubx, self._names("variable"), "variable",
-                                           "lbx", "ubx"),
-                                          (lbg, ubg, self._names("constraint"), "constraint",
-                                           "lbg", "ubg")):
-            check_bounds(lo, hi, names, what, (a, b))
-        bad = np.flatnonzero(~np.isfinite(x0))
-        if bad.size:
-            i = bad[0]
-            raise NonFiniteError(f"variable {self._names('variable')[i]} has a non-finite initial value "
-                                 f"{float(x0[i])!r} (x0[{i}])")
-        bad = np.flatnonzero(~np.isfinite(p))
-        if bad.size:
-            i = bad[0]
-            raise NonFiniteError(f"parameter {pr.param_names[i]} has a non-finite value "
-                                 f"{float(p[i])!r} (p[{i}])")
+        """Raise a ModelError naming the first bad component (:mod:`.nlpsol_checks`)."""
+        self.checks.check(x0, p, lbx, ubx, lbg, ubg)
 
-    def _names(self, what):
-        """Names for error messages, with the declaration site when one is known."""
-        pr = self.problem
-        base = pr.var_names if what == "variable" else pr.con_names
-        desc = self.describe[what]
-        if desc is None:
-            return base
-        return _Described(base, desc)
+    def check_rows(self, x0, p, lbx, ubx, lbg, ubg) -> None:
+        """:meth:`check_inputs` for (B, k) arrays (:mod:`.nlpsol_checks`)."""
+        self.checks.check_rows(x0, p, lbx, ubx, lbg, ubg)
 
     # ---------------------------------------------------------------- solve
-    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0) -> dict:
+    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
-        outputs as vectors (``f`` a float) and records :meth:`stats`."""
+        outputs as vectors (``f`` a float) and hands the statistics to ``record``
+        (default: :meth:`record`, what :meth:`stats` returns)."""
         with self._lock:
-            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0)
+            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
 
-    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0) -> dict:
+    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
         from caspar_backend.solver import solve_nlp
 
         t_wall, t_proc = time.perf_counter(), time.process_time()
         self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
         pr = self.problem
         pr.p = p
+        # the solver's bounds and warm start: the user's, or merged with the simple rows
+        merged = None
+        bounds = (lbx, ubx, lbg, ubg, lam_x0, lam_g0)
+        if self.simple is not None:
+            merged = self.simple.merge(*(np.asarray(a, float)[None, :] for a in
+                                         (x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0)))
+            bounds = tuple(a[0] for a in (merged.lbx, merged.ubx, merged.lbg, merged.ubg,
+                                          merged.lam_x0, merged.lam_g0))
+        s_lbx, s_ubx, s_lbg, s_ubg, s_lx0, s_lg0 = bounds
         opts = dict(self.solver_options)
         opts.pop("device", None)
         ev = pr.evaluator(self.device, p=p)
-        res = solve_nlp(ev, lbx, ubx, lbg, ubg, x0,
-                        lam_g0=lam_g0 if self.warm_start else None,
-                        lam_x0=lam_x0 if self.warm_start else None,
+        if self.derivatives.functions:
+            self.derivatives.check_once(pr.evaluator("cpu", p=p), x0, p)
+        if self.iteration is not None:
+            opts["iteration_callback"] = self._hook(opts.get("iteration_callback"), merged, p)
+        res = solve_nlp(ev, s_lbx, s_ubx, s_lbg, s_ubg, x0,
+                        lam_g0=s_lg0 if self.warm_start else None,
+                        lam_x0=s_lx0 if self.warm_start else None,
                         var_names=pr.var_names, con_names=pr.con_names, options=opts)
+        if merged is not None and merged.infeasible[0]:
+            res = mark_infeasible(res, merged.infeasible)
         f = float(res.f) * pr.model.sense
-        x, g, lam_x, lam_g, lam_p = self._finish(res.x, res.g, res.lam_x, res.lam_g, p,
-                                                 lbx, ubx, lbg, ubg)
+        out = self._finish(res, p, (s_lbx, s_ubx, s_lbg, s_ubg), merged)
         wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        self._stats = solve_stats(res, wall, proc, self.compile_time, self.device)
+        (record or self.record)(solve_stats(res, wall, proc, self.compile_time, self.device))
         if self.front["print_time"]:
             print_time(self.name, res, wall, proc)
         if self.front["error_on_fail"] and not res.success:
             raise NlpsolFailure(f"nlpsol process failed: {res.status} ({res.message}). "
                                 "Set 'error_on_fail' option to false to ignore this error.")
-        return dict(x=x, f=f, g=g, lam_x=lam_x, lam_g=lam_g, lam_p=lam_p)
+        return dict(out, f=f)
 
-    def _finish(self, x, g, lam_x, lam_g, p, lbx, ubx, lbg, ubg) -> tuple:
-        """``(x, g, lam_x, lam_g, lam_p)`` of one solution as the options ask:
-        ``calc_lam_x`` recomputes lam_x, ``calc_lam_p`` gives lam_p (else NaN),
-        ``bound_consistency`` clips (casadi's post-processing, in casadi's order)."""
-        x, g = np.asarray(x, float), np.asarray(g, float)
-        lam_x, lam_g = np.asarray(lam_x, float), np.asarray(lam_g, float)
-        if self.front["calc_lam_x"]:
-            cpu = self.problem.evaluator("cpu", p=p)   # host arrays, whatever the solve ran on
-            lam_x = -(np.asarray(cpu.grad(x), float)
-                      + (cpu.jac(x).T @ lam_g if self.m else 0.0))
-        lam_p = np.full(self.q, np.nan)
-        if self.front["calc_lam_p"] and self.q:
-            lam_p = self.lam_p(x, p, lam_g)
-        if self.front["bound_consistency"]:
-            x, lam_x = bound_consistency(x, lam_x, lbx, ubx)
-            g, lam_g = bound_consistency(g, lam_g, lbg, ubg)
-        return x, g, lam_x, lam_g, lam_p
+    def _finish(self, res, p, bounds, merged) -> dict:
+        """``x, g, lam_x, lam_g, lam_p`` of one solution as the options ask
+        (:func:`~.nlpsol_post.finish_rows`, with the gradients from caspar's evaluators
+        on the CPU, whatever the solve ran on)."""
+        pr = self.problem
+
+        def grad_x(X, P, LG):
+            cpu = pr.evaluator("cpu", p=P[0])
+            x = X[0]
+            return (np.asarray(cpu.grad(x), float)
+                    + (cpu.jac(x).T @ LG[0] if pr.m else 0.0))[None, :]
+
+        def grad_p(X, P, LG):
+            return -self.lam_p(X[0], P[0], LG[0])[None, :]
+
+        rows = finish_rows(self, *(np.asarray(a, float)[None, :] for a in
+                                   (res.x, res.g, res.lam_x, res.lam_g, p, *bounds)),
+                           merged=merged, grad_x=grad_x, grad_p=grad_p)
+        return {k: v[0] for k, v in rows.items()}
+
+    def _hook(self, inner, merged, p):
+        """The solver hook of the user's iteration_callback (after the solver option's
+        own hook ``inner``, if any): the iterate in the user's space, its rows split
+        back when simple bounds were detected."""
+        sense = self.problem.model.sense
+
+        def iterate(ipm) -> dict:
+            v = solver_iterate(ipm)
+            v["f"] *= sense
+            if merged is not None:
+                g, lam_x, lam_g = self.simple.split(
+                    merged, *(a[None, :] for a in (v["x"], p, v["g"], v["lam_x"],
+                                                   v["lam_g"])))
+                v.update(g=g[0], lam_x=lam_x[0], lam_g=lam_g[0])
+            return v
+
+        user = self.iteration.hook(iterate)
+        if inner is None:
+            return user
+
+        def both(ipm):
+            inner(ipm)
+            user(ipm)
+
+        return both
 
     def solve_batch(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
         """B solves in one :meth:`Problem.solve_batch
@@ -335,6 +395,10 @@ class NlpsolCore:
         (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
         hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
         ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
+        if self.iteration is not None:
+            # the callback sees one solve at a time: casadi's own column-by-column
+            # evaluation (each solve records its statistics; the last one's remain)
+            return self._solve_one_by_one(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
         with self._lock:
             t_wall, t_proc = time.perf_counter(), time.process_time()
             self.check_rows(x0, p, lbx, ubx, lbg, ubg)
@@ -342,12 +406,19 @@ class NlpsolCore:
             client = self.front["client"]
             # on a cluster each worker resolves the device option for itself
             opts["device"] = opts.get("device", "cpu") if client is not None else self.device
+            merged = None
+            if self.simple is not None:
+                merged = self.simple.merge(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0)
+                lbx, ubx, lbg, ubg = merged.lbx, merged.ubx, merged.lbg, merged.ubg
+                lam_x0, lam_g0 = merged.lam_x0, merged.lam_g0
             res = self.problem.solve_batch(x0, p, lam_g0 if self.warm_start else None,
                                            lam_x0 if self.warm_start else None, lbx=lbx,
                                            ubx=ubx, lbg=lbg, ubg=ubg, client=client, **opts)
+            if merged is not None and merged.infeasible.any():
+                res = mark_infeasible(res, merged.infeasible)
             # casadi's post-processing of all B solutions at once (nlpsol_post)
             out = finish_rows(self, res.x, res.g, res.lam_x, res.lam_g, p, lbx, ubx, lbg,
-                              ubg)
+                              ubg, merged=merged)
             out["f"] = np.asarray(res.f, float)
             wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
             record(batch_stats(res, wall, proc, self.compile_time, self.device))
@@ -361,21 +432,12 @@ class NlpsolCore:
                                 "Set 'error_on_fail' option to false to ignore this error.")
         return out
 
-    def check_rows(self, x0, p, lbx, ubx, lbg, ubg) -> None:
-        """:meth:`check_inputs` for (B, k) arrays: the masks over every row at once, then
-        the first bad row's message, prefixed with its instance."""
-        bad = np.zeros(x0.shape[0], bool)
-        for lo, hi in ((lbx, ubx), (lbg, ubg)):
-            # what check_bounds refuses: a NaN, lo > hi, an infinity on the wrong side
-            bad |= (np.isnan(lo) | np.isnan(hi) | (lo > hi) | (lo == np.inf)
-                    | (hi == -np.inf)).any(axis=1)
-        bad |= ~np.isfinite(x0).all(axis=1) | ~np.isfinite(p).all(axis=1)
-        if bad.any():
-            b = int(np.flatnonzero(bad)[0])
-            try:
-                self.check_inputs(x0[b], p[b], lbx[b], ubx[b], lbg[b], ubg[b])
-            except ModelError as exc:
-                raise type(exc)(f"instance {b}: {exc}") from None
+    def _solve_one_by_one(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
+        """:meth:`solve_batch` as B single solves (with the user's iteration_callback);
+        ``record`` gets the last solve's statistics."""
+        rows = [self.solve(*(a[b] for a in (x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0)),
+                           record=record) for b in range(x0.shape[0])]
+        return {k: np.array([r[k] for r in rows], dtype=float) for k in NLPSOL_OUT}
 
     def record(self, stats: dict) -> None:
         """Keep ``stats`` as the last call's (what :meth:`stats` returns)."""
@@ -435,14 +497,3 @@ class NlpsolCore:
         self._sens_cache = (key, sens)
         return sens
 
-
-@final
-class _Described:
-    """``names[i]`` followed by ``describe(i)``, computed only for the entry an error
-    message asks for (final)."""
-
-    def __init__(self, names, describe):
-        self.names, self.describe = names, describe
-
-    def __getitem__(self, i):
-        return f"{self.names[i]} ({self.describe(int(i))})"

@@ -141,3 +141,40 @@ def vanderpol_collocation(N: int = 2000, T: float = 10.0, d: int = 3,
         m += 2
         args["p"] = np.array([0.0, 1.0])
     return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=np.zeros(m), ubg=np.zeros(m), **args)
+
+
+#: link lengths of the three-link planar arm
+ARM_LINKS = (1.0, 0.8, 0.6)
+
+
+def arm_ik():
+    """The three-link planar arm inverse kinematics, ``(nlp, bounds)``: joint angles q
+    (3), parameters t = (tx, ty) (the target),
+
+        min_q  (x_e(q) - tx)^2 + (y_e(q) - ty)^2 + 1e-3 |q|^2
+        s.t.   -pi <= q_i <= pi,   q_1 + q_2 + q_3 <= 2.5,
+
+    with ``x_e = sum_k l_k cos(q_1 + ... + q_k)`` (``y_e`` with sin), l = ARM_LINKS."""
+    import casadi as ca
+    import numpy as np
+
+    q = ca.SX.sym("q", 3)
+    t = ca.SX.sym("t", 2)
+    ang, xe, ye = 0, 0, 0
+    for k, lk in enumerate(ARM_LINKS):
+        ang = ang + q[k]
+        xe = xe + lk * ca.cos(ang)
+        ye = ye + lk * ca.sin(ang)
+    f = (xe - t[0]) ** 2 + (ye - t[1]) ** 2 + 1e-3 * ca.sumsqr(q)
+    bounds = dict(lbx=[-np.pi] * 3, ubx=[np.pi] * 3, lbg=-np.inf, ubg=2.5)
+    return {"x": q, "p": t, "f": f, "g": q[0] + q[1] + q[2]}, bounds
+
+
+def arm_targets(n: int, seed: int = 0):
+    """``n`` reachable targets (n, 2): radius in [0.3, 2.2] (reach 2.4), any direction."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    r = rng.uniform(0.3, 2.2, n)
+    a = rng.uniform(-np.pi, np.pi, n)
+    return np.stack([r * np.cos(a), r * np.sin(a)], axis=1)

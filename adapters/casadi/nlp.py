@@ -30,18 +30,22 @@ from caspar_backend.errors import ModelError, NonFiniteError
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
+from .bulk import read_bulk
+from .names import IndexedNames, SXNames
 from .compiler import Compiler, MXCallProgram, make_function
 from .program import SXProgram
 from .sums import flatten_sums
 
 _KEYS = ("x", "f", "g", "p")
+#: SX programs of at least this many instructions go to the bulk reader by default
+BULK_MIN_INSTRUCTIONS = 50_000
 #: constraints whose additive spine has fewer terms keep their binary chain
 _MIN_CON_TERMS = 8
 
 
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     expand: bool = True, keep_calls: bool = True,
-                    blocks: bool = True) -> NLPModel:
+                    blocks: bool = True, bulk: bool | None = None) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -57,6 +61,15 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     ``g``/``f`` affinely to caspar as :class:`~caspar_backend.blocks.TemplateBlock` s
     (the body built once, tables gathered with NumPy; :mod:`.mapblocks`);
     ``blocks=False`` replays them as expressions (same values, slower).
+
+    ``bulk``: ``True`` reads an SX problem with the bulk reader (:mod:`.bulk`: the
+    instruction program decoded into arrays, each root split into terms, terms
+    grouped by structural hash into template blocks, no Python step per
+    instruction; what it does not take goes the per-node way); ``False`` reads
+    every instruction into caspar's DAG (the reference path); ``None`` (default)
+    the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on.  Below
+    that the per-node reader takes well under a second, and small models keep
+    the templates (and the rounding) they always had.
 
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
@@ -79,7 +92,15 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     compiler = Compiler(keep_calls=keep_calls)
     with _no_gc():
         if sym is ca.SX:
-            prog = SXProgram(make_function("caspar_nlp", [x, pp], [f, g]), compiler)
+            # every instruction its own work slot: the bulk reader resolves reads without
+            # sorting (sxdag); the per-node reader reads either layout
+            fn = make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
+            if bulk or (bulk is None and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
+                found = read_bulk(fn, f, g)
+                if found is not None:
+                    return _bulk_model(found, graph, compiler, x, f, g, pp, bounds,
+                                       var_names, param_names)
+            prog = SXProgram(fn, compiler)
         else:
             prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
         leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
@@ -128,7 +149,8 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
 
 
 def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
-                expand: bool = True, keep_calls: bool = True, blocks: bool = True):
+                expand: bool = True, keep_calls: bool = True, blocks: bool = True,
+                bulk: bool | None = None):
     """A :class:`~caspar_backend.problem.Problem` for an ``nlpsol`` problem dict.
 
     Same arguments as :func:`casadi_to_model`; ``x0``, bounds and ``p`` as in
@@ -138,10 +160,40 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
 
     return Problem(casadi_to_model(nlp, x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p,
                                    expand=expand, keep_calls=keep_calls,
-                                   blocks=blocks))
+                                   blocks=blocks, bulk=bulk))
 
 
 # ------------------------------------------------------------------- helpers
+def _bulk_model(found, graph, compiler, x, f, g, pp, bounds, var_names, param_names):
+    """The NLPModel of a :class:`~.bulk.BulkRead`: its blocks, plus the roots it left
+    (``found.rest``) read per node from a Function of just those roots."""
+    nf, m = int(f.nnz()), int(g.nnz())
+    con_blocks, obj_blocks = _split_blocks(found.blocks, nf)
+    objective, constraints = graph.const(0.0), []
+    rows = np.flatnonzero(found.rest[nf:])
+    if found.rest.any():
+        sub_f = f if found.rest[:nf].any() else ca.SX(1, 1)
+        sub_g = g.nz[rows.tolist()] if rows.size else ca.SX(0, 1)
+        prog = SXProgram(make_function("caspar_rest", [x, pp], [sub_f, sub_g]), compiler)
+        leaves = [graph.var(i) for i in range(int(x.nnz()))] + \
+            [graph.param(k) for k in range(int(pp.nnz()))]
+        out = prog.run(graph, leaves)
+        kf = int(sub_f.nnz())
+        roots = [out[0] if kf else graph.const(0.0)] + out[kf:]
+        objective, *constraints = flatten_sums(
+            graph, roots, [3] + [_MIN_CON_TERMS] * (len(roots) - 1))
+    if found.f_const != 0.0:
+        objective = graph.add(objective, graph.const(found.f_const))
+    meta = {"casadi_type": "SX", "functions_compiled": compiler.stats["functions"],
+            "maps": [], "bulk": dict(found.stats)}
+    return NLPModel(
+        graph, objective, constraints, **bounds,
+        var_names=var_names, con_names=IndexedNames("g", m),
+        param_names=param_names, source="casadi", meta=meta,
+        constraint_blocks=con_blocks, objective_blocks=obj_blocks,
+        constraint_rows=rows.astype(np.int64), n_rows=m)
+
+
 def _absorb_leaf_rests(b, constraints, absorbed, m, all_blocks) -> list:
     """``b`` with the flat part ``c * x_j`` of its rows moved into the template.
 
@@ -290,7 +342,7 @@ def _names(v, base) -> list:
     n = int(v.nnz())
     if isinstance(v, ca.SX):
         # _unpack checked is_valid_input(): every nonzero is a distinct symbol
-        return [e.name() for e in v.nonzeros()]
+        return SXNames(v)
     prims = v.primitives() if n else []
     if prims and all(pr.is_symbolic() for pr in prims) and sum(pr.nnz() for pr in prims) == n:
         names = []

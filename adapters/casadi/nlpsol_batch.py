@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, final
 
 import casadi as ca
 
-from .nlpsol_io import NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of, widened
+from .nlpsol_io import NlpsolSignature
+from .nlpsol_io import NLPSOL_OUT, columns_of, rows_of, widened
 
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
@@ -55,7 +56,7 @@ class MapStats:
 
 
 @final
-class BatchCallback(ca.Callback):
+class BatchCallback(NlpsolSignature, ca.Callback):
     """The casadi node that solves ``size`` instances in one batched solve (final).
 
     Inputs and outputs are casadi's nlpsol ones widened to ``size`` instances
@@ -74,18 +75,6 @@ class BatchCallback(ca.Callback):
         self._mapped = None
         self._derivatives = {}          # keeps derivative Functions alive
         self.construct(name, {})
-
-    def get_n_in(self):
-        return len(NLPSOL_IN)
-
-    def get_n_out(self):
-        return len(NLPSOL_OUT)
-
-    def get_name_in(self, i):
-        return NLPSOL_IN[i]
-
-    def get_name_out(self, i):
-        return NLPSOL_OUT[i]
 
     def get_sparsity_in(self, i):
         return widened(self.core.sparsity_in(i), self.size)

@@ -12,6 +12,7 @@ import numpy as np
 import casadi as ca
 
 from .nlpsol_batch import MapStats, map_request
+from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of
 from .nlpsol_io import vec as _vec
 
@@ -23,7 +24,7 @@ __all__ = ["DEFAULT_IN", "NLPSOL_IN", "NLPSOL_OUT", "NlpsolFunction", "SolverCal
 
 # ====================================================================== casadi side
 @final
-class SolverCallback(ca.Callback):
+class SolverCallback(NlpsolSignature, ca.Callback):
     """The casadi node that runs a solve (final).  Inputs/outputs as casadi's nlpsol
     (without defaults; :class:`NlpsolFunction` adds them)."""
 
@@ -32,18 +33,6 @@ class SolverCallback(ca.Callback):
         self.core = core
         self._derivatives = {}          # keeps derivative callbacks alive (frontend.py doc)
         self.construct(name, {})
-
-    def get_n_in(self):
-        return len(NLPSOL_IN)
-
-    def get_n_out(self):
-        return len(NLPSOL_OUT)
-
-    def get_name_in(self, i):
-        return NLPSOL_IN[i]
-
-    def get_name_out(self, i):
-        return NLPSOL_OUT[i]
 
     def get_sparsity_in(self, i):
         return self.core.sparsity_in(i)

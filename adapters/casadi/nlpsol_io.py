@@ -51,3 +51,21 @@ def columns_of(rows, sp: ca.Sparsity, size: int) -> ca.DM:
     (the inverse of :func:`rows_of`)."""
     rows = np.asarray(rows, dtype=float).reshape(size, sp.nnz())
     return ca.DM(widened(sp, size), rows.ravel())
+
+
+class NlpsolSignature:
+    """Abstract mixin of the casadi Callbacks that run solves: casadi's nlpsol input and
+    output names (:data:`NLPSOL_IN`, :data:`NLPSOL_OUT`); the subclass gives the
+    sparsities and ``eval``."""
+
+    def get_n_in(self):
+        return len(NLPSOL_IN)
+
+    def get_n_out(self):
+        return len(NLPSOL_OUT)
+
+    def get_name_in(self, i):
+        return NLPSOL_IN[i]
+
+    def get_name_out(self, i):
+        return NLPSOL_OUT[i]

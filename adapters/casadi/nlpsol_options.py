@@ -4,6 +4,12 @@
 raises as casadi does ("Unknown option: ..." with close matches).  Solver options go
 under ``'caspar'`` with IPOPT's names and are checked against
 :mod:`caspar_backend.solver.options` when the Function is built.
+
+casadi's rules carried over: ``calc_multipliers`` switches ``calc_lam_x`` and
+``calc_lam_p`` on (casadi's deprecated shorthand); ``no_nlp_grad`` contradicts
+``calc_lam_p`` (when p is not empty), ``calc_lam_x``, ``calc_f`` and ``calc_g`` (when g
+is not empty) and raises with casadi's message when combined with one of them
+(:func:`check_consistency`, once the problem's sizes are known).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, final
 
 import numpy as np
+
+import casadi as ca
 
 from caspar_backend.errors import OptionError
 from caspar_backend.solver.options import resolve_options
@@ -44,17 +52,46 @@ _ROWS = [
     FrontOption("print_time", bool, True, "Print a timing table after every solve."),
     FrontOption("expand", bool, False, "Accepted for compatibility: caspar always lowers MX "
                 "to SX instruction programs (Function.map and calls are kept as structure)."),
-    FrontOption("calc_lam_p", bool, True, "Compute lam_p = -grad_p(f + lam_g^T g)."),
+    FrontOption("calc_lam_p", bool, True, "Compute lam_p = -grad_p(f + lam_g^T g) "
+                "(NaN when off, as casadi)."),
     FrontOption("calc_lam_x", bool, False, "Recompute lam_x = -grad_x(f + lam_g^T g) "
                 "instead of returning the solver's bound multipliers."),
     FrontOption("calc_f", bool, False, "Accepted: f is always evaluated at the returned x."),
     FrontOption("calc_g", bool, False, "Accepted: g is always evaluated at the returned x."),
+    FrontOption("calc_multipliers", bool, False, "casadi's deprecated shorthand: "
+                "calc_lam_x and calc_lam_p both on."),
+    FrontOption("no_nlp_grad", bool, False, "casadi's: build no Lagrangian-gradient "
+                "Function; raises (as casadi) with calc_lam_p (p not empty), calc_lam_x, "
+                "calc_f or calc_g (g not empty)."),
     FrontOption("bound_consistency", bool, False, "Clip x and g into their bounds and "
                 "zero multipliers of the wrong sign (casadi's rule)."),
     FrontOption("min_lam", float, 0.0, "Multipliers with |lam| <= min_lam count as "
                 "inactive when differentiating the solution."),
     FrontOption("equality", list, None, "Accepted (Opti passes it): caspar reads equality "
                 "from lbg == ubg."),
+    FrontOption("iteration_callback", ca.Function, None, "A casadi Function (e.g. a "
+                "casadi.Callback) with nlpsol's outputs x, f, g, lam_x, lam_g, lam_p as "
+                "inputs and one scalar output, called at every iterate as IPOPT's "
+                "intermediate callback (lam_p: zeros); non-zero stops the solve with "
+                "User_Requested_Stop (nlpsol_iteration)."),
+    FrontOption("iteration_callback_step", int, 1, "Call iteration_callback only at "
+                "iterations k with k % step == 0."),
+    FrontOption("iteration_callback_ignore_errors", bool, False, "An exception in "
+                "iteration_callback is a warning and the solve goes on (default: a "
+                "warning and User_Requested_Stop, as casadi)."),
+    FrontOption("detect_simple_bounds", bool, False, "Constraints a(p) x_j + b(p) "
+                "(linear in one variable) become bounds on x_j, by casadi's rule; lam_x, "
+                "lam_g and g are returned for the original constraints (simple_bounds)."),
+    FrontOption("grad_f", ca.Function, None, "IPOPT's user gradient (x, p) -> (f, "
+                "grad_f). caspar solves with its own exact derivatives of f: the Function "
+                "is compared with them once, at the first solve's x0, and a warning says "
+                "when they differ (nlpsol_derivatives)."),
+    FrontOption("jac_g", ca.Function, None, "IPOPT's user Jacobian (x, p) -> (g, jac_g), "
+                "ng x nx. Compared with caspar's exact Jacobian once, as grad_f."),
+    FrontOption("hess_lag", ca.Function, None, "IPOPT's user Hessian (x, p, lam_f, lam_g) "
+                "-> upper triangle of the Lagrangian Hessian. Compared with caspar's exact "
+                "Hessian once, as grad_f (a Gauss-Newton Hessian, say, is reported: caspar "
+                "iterates with the exact one, to a point of the same KKT conditions)."),
     FrontOption("discrete", list, None, "Integer markers per variable; caspar solves "
                 "continuous NLPs: any True raises ModelError naming the variable."),
     FrontOption("client", object, None, "A dask.distributed.Client: calls with B columns "
@@ -87,7 +124,26 @@ def split_options(opts) -> tuple[dict, dict]:
         front[key] = _typed(opt, value)
     solver = {**(front.pop("caspar") or {}), **solver}
     front["caspar"] = None
+    if front["calc_multipliers"]:
+        front["calc_lam_x"] = front["calc_lam_p"] = True
+    if front["iteration_callback_step"] < 1:
+        raise NlpsolOptionError("option 'iteration_callback_step' must be at least 1, got "
+                                f"{front['iteration_callback_step']}")
     return front, solver
+
+
+def check_consistency(front: dict, n_p: int, n_g: int) -> None:
+    """casadi's ``no_nlp_grad`` rule (``Nlpsol::init``): with ``n_p`` parameters and
+    ``n_g`` constraints, the quantities that would need the gradient Function may not be
+    asked for (``calc_lam_p`` counts only with parameters, ``calc_g`` only with
+    constraints, as casadi switches them off otherwise)."""
+    if not front["no_nlp_grad"]:
+        return
+    asked = {"calc_lam_p": front["calc_lam_p"] and n_p > 0, "calc_lam_x": front["calc_lam_x"],
+             "calc_f": front["calc_f"], "calc_g": front["calc_g"] and n_g > 0}
+    for name, on in asked.items():
+        if on:
+            raise NlpsolOptionError(f"Options 'no_nlp_grad' and '{name}' inconsistent")
 
 
 def validate_options(opts) -> tuple[dict, dict, bool]:
@@ -126,13 +182,16 @@ def _typed(opt: FrontOption, value):
     elif opt.type is float:
         if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
             return float(value)
+    elif opt.type is int:
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return int(value)
     elif opt.type is list:
         if isinstance(value, (list, tuple, np.ndarray)):
             return list(value)
-    elif isinstance(value, opt.type):
+    elif isinstance(value, opt.type) or (opt.default is None and value is None):
         return value
-    raise NlpsolOptionError(f"option {opt.name!r} expects {opt.type.__name__}, got "
-                            f"{value!r}")
+    kind = "a casadi Function" if opt.type is ca.Function else opt.type.__name__
+    raise NlpsolOptionError(f"option {opt.name!r} expects {kind}, got {value!r}")
 
 
 def _yes(v, name) -> bool:

@@ -271,6 +271,71 @@ def acopf_casadi(case):
     return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, data=d)
 
 
+def acopf_casadi_polar(case):
+    """The polar AC-OPF over ``vm, va, pg, qg`` only, as a plain CasADi SX graph (no
+    ``.map``): the branch flows are written out where they are used, in the balances
+    and the thermal limits, with MATPOWER's branch admittances
+    ``Y_ff = (y + j b^c/2)/tau^2``, ``Y_ft = -y/conj(T)``, ``Y_tf = -y/T``,
+    ``Y_tt = y + j b^c/2`` (``y = g + j b``, ``T = tau e^{j sigma}``):
+
+        p_ij = Re(Y_ff) v_i^2 + v_i v_j (Re(Y_ft) cos θ_ij + Im(Y_ft) sin θ_ij)
+        q_ij = -Im(Y_ff) v_i^2 + v_i v_j (-Im(Y_ft) cos θ_ij + Re(Y_ft) sin θ_ij)
+        p_ji = Re(Y_tt) v_j^2 + v_i v_j (Re(Y_tf) cos θ_ij - Im(Y_tf) sin θ_ij)
+        q_ji = -Im(Y_tt) v_j^2 + v_i v_j (Im(Y_tf) cos θ_ij + Re(Y_tf) sin θ_ij)
+
+    (the same flows as :func:`branch_flows`).  Variable order ``vm, va, pg, qg``;
+    constraints ``[p_balance(nb), q_balance(nb), thermal_fr(nr), thermal_to(nr),
+    angle_diff(nl)]``; the reference angle is fixed by its bounds.  This is the model
+    of issue 20's setup measurements (a user's first CasADi AC-OPF).  Returns
+    ``(nlp, args)`` as :func:`acopf_casadi`."""
+    import casadi as ca
+
+    d = case if isinstance(case, ACOPFData) else acopf_data(case)
+    nb, ng, nl = d.nb, d.ng, d.nl
+    vm, va = ca.SX.sym("vm", nb), ca.SX.sym("va", nb)
+    pg, qg = ca.SX.sym("pg", ng), ca.SX.sym("qg", ng)
+    y = d.g + 1j * d.b
+    T = d.tau * np.exp(1j * d.shift)
+    yff, yft, ytf, ytt = (y + 0.5j * d.bc) / d.tau ** 2, -y / np.conj(T), -y / T, \
+        y + 0.5j * d.bc
+
+    def dm(a):
+        return ca.DM(np.asarray(a, dtype=float))
+
+    f, t = d.f.tolist(), d.t.tolist()
+    vf, vt = vm[f], vm[t]
+    c, s = ca.cos(va[f] - va[t]), ca.sin(va[f] - va[t])
+    w = vf * vt
+    p_fr = dm(yff.real) * vf ** 2 + w * (dm(yft.real) * c + dm(yft.imag) * s)
+    q_fr = dm(-yff.imag) * vf ** 2 + w * (dm(-yft.imag) * c + dm(yft.real) * s)
+    p_to = dm(ytt.real) * vt ** 2 + w * (dm(ytf.real) * c - dm(ytf.imag) * s)
+    q_to = dm(-ytt.imag) * vt ** 2 + w * (dm(ytf.imag) * c + dm(ytf.real) * s)
+    ef, et = ca.DM(_incidence(d.f, nb, nl)), ca.DM(_incidence(d.t, nb, nl))
+    eg = ca.DM(_incidence(d.gen_bus, nb, ng))
+    obj = 0
+    for k, cost in enumerate(d.cost):
+        obj += sum(float(ck) * pg[k] ** j for j, ck in enumerate(cost) if ck != 0)
+    r = d.rated.tolist()
+    g = ca.vertcat(
+        ca.mtimes(eg, pg) - dm(d.pd) - dm(d.gs) * vm ** 2 - ca.mtimes(ef, p_fr)
+        - ca.mtimes(et, p_to),
+        ca.mtimes(eg, qg) - dm(d.qd) + dm(d.bs) * vm ** 2 - ca.mtimes(ef, q_fr)
+        - ca.mtimes(et, q_to),
+        p_fr[r] ** 2 + q_fr[r] ** 2, p_to[r] ** 2 + q_to[r] ** 2, va[f] - va[t])
+    nr = len(r)
+    s2 = d.rate_a[d.rated] ** 2
+    lbg = np.concatenate([np.zeros(2 * nb), np.full(2 * nr, -np.inf), d.angmin])
+    ubg = np.concatenate([np.zeros(2 * nb), s2, s2, d.angmax])
+    va_lo, va_hi = np.full(nb, -np.inf), np.full(nb, np.inf)
+    va_lo[d.ref] = va_hi[d.ref] = 0.0
+    lbx = np.concatenate([d.vmin, va_lo, d.pmin, d.qmin])
+    ubx = np.concatenate([d.vmax, va_hi, d.pmax, d.qmax])
+    st = flat_start(d)
+    x0 = np.concatenate([st[k] for k in ("vm", "va", "pg", "qg")])
+    nlp = {"x": ca.vertcat(vm, va, pg, qg), "f": obj, "g": g}
+    return nlp, dict(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, data=d)
+
+
 # --------------------------------------------------------------------- Pyomo
 def acopf_pyomo(case):
     """The AC-OPF as a Pyomo ``ConcreteModel`` with indexed components.

@@ -7,6 +7,7 @@ solver's refinement product, :func:`indexed_matvec_kernel`).
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -44,6 +45,12 @@ class IndexedMatVec(ABC):
     def update(self, val) -> None: ...
 
     @abstractmethod
+    def fresh(self) -> "IndexedMatVec":
+        """A product with this one's triples (shared, read-only) and value state of its
+        own (what :meth:`update` sets), so that a pattern built once serves several
+        systems at a time."""
+
+    @abstractmethod
     def __call__(self, x, out): ...
 
 
@@ -62,6 +69,11 @@ class HostIndexedMatVec(IndexedMatVec):
 
     def update(self, val) -> None:
         np.take(val, self.src, out=self.data, mode="clip")
+
+    def fresh(self) -> "HostIndexedMatVec":
+        c = copy.copy(self)
+        c.data = np.zeros(len(self.src))
+        return c
 
     def __call__(self, x, out):
         out[:] = 0.0
@@ -86,6 +98,11 @@ class DeviceIndexedMatVec(IndexedMatVec):
 
     def update(self, val) -> None:
         self.val = val
+
+    def fresh(self) -> "DeviceIndexedMatVec":
+        c = copy.copy(self)
+        c.val = None
+        return c
 
     def __call__(self, x, out):
         if self.n:

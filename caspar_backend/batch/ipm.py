@@ -89,7 +89,9 @@ class LockstepIPM:
                           ZL=np.zeros((B, c.nL)), ZU=np.zeros((B, c.nU)))
         self.needs_first_order = xp.zeros(B, bool)
         self.iteration = 0
-        self.interrupted = False
+        #: ``interrupt.interrupted`` becomes True on Ctrl-C (:mod:`.solve`); read once
+        #: per iteration
+        self.interrupt = None
 
     # ================================================================ bookkeeping
     def _instances(self, mask):
@@ -211,12 +213,11 @@ class LockstepIPM:
     # ================================================================ main loop
     def run(self, t0):
         """Iterate until every instance has finished or left the batch."""
-        o, xp = self.opts, self.xp
         cpu0 = time.process_time()
         while self.fates.running.any():
             run = self.running()
             e = self.calc.errors(self.it, self.mu)
-            if self.interrupted:
+            if self.interrupt is not None and self.interrupt.interrupted:
                 self.finish(run, "User_Requested_Stop")
                 break
             self._terminate(e, run, t0, cpu0)
@@ -246,6 +247,10 @@ class LockstepIPM:
             self.line_search.search(d, host(run))
             self._first_order(self.needs_first_order & self.running())
             self.iteration += 1
+        self.store_finished_all()
+
+    def store_finished_all(self):
+        """Keep the end points of every row whose instance finished in lockstep."""
         self._store_finished(np.ones(self.B, bool))
 
     def _terminate(self, e, run, t0, cpu0):

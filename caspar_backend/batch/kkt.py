@@ -16,8 +16,9 @@ by row: ``ew_j = eps min(1, |K_j|_2)`` while ``delta_w,b = 0``, ``ec_i = eps min
 Arrays (``xp``, float64, row b = instance b): ``hess_values`` (B, nnz_h), ``jac_values``
 (B, nnz_j), ``sigma`` (B, nw), ``delta_w``/``delta_c`` (B,), ``values`` (B, nnz) in the
 upper-CSC order of ``structure`` (the same structure and assembly map as the single
-system's: :class:`AugmentedKKT` is built once for them).  Segment sums run through
-:class:`~.scatter.ScatterSum` (the single path's order).
+system's: its :class:`~caspar_backend.kkt.pattern.AugmentedPattern` is built once for
+them).  Segment sums run through :class:`~.scatter.ScatterSum` (the single path's
+order).
 """
 
 from __future__ import annotations
@@ -25,27 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kkt.augmented import AugmentedKKT
-from ..linsolve.base import LinearSolver
+from ..kkt.pattern import AugmentedPattern
 from .scatter import ScatterSum
-
-
-class _Structure(LinearSolver):
-    """Final.  A linear solver that only records the structure it is analysed with (to
-    take AugmentedKKT's assembly map without factorizing anything)."""
-
-    name = "structure-only"
-
-    def analyse(self, structure):
-        self.structure = structure
-
-    def factorize(self, values):
-        raise NotImplementedError("structure only")
-
-    def solve(self, rhs, out=None):
-        raise NotImplementedError("structure only")
-
-    def matvec(self, x, out=None):
-        raise NotImplementedError("structure only")
 
 
 def qdldl_order(structure, nw: int):
@@ -80,15 +62,15 @@ class BatchAugmentedKKT:
         self.xp, self.B, self.nw, self.m = xp, B, int(nw), int(m)
         self._args = (nw, m, hess_rows, hess_cols, jac_rows, jac_cols, make_ldl, xp,
                       max_refinement_steps, residual_ratio_max, static_regularization)
-        single = AugmentedKKT(nw, m, hess_rows, hess_cols, jac_rows, jac_cols, _Structure())
+        single = AugmentedPattern(nw, m, hess_rows, hess_cols, jac_rows, jac_cols)
         self.structure = single.structure
         self.N, self.nnz = single.N, single.nnz
         self.private_pivot_fraction = AugmentedKKT.PRIVATE_PIVOT_FRACTION
-        o = single._off
+        o = single.off
         self._off = o
         hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
         jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
-        self._assemble = ScatterSum(xp, single._map, self.nnz)
+        self._assemble = ScatterSum(xp, single.map, self.nnz)
         self._src = xp.zeros((B, int(o[4])))
         self.hess_values = self._src[:, o[0]:o[1]]
         self._diag_w = self._src[:, o[1]:o[2]]

@@ -26,6 +26,7 @@ import numpy as np
 from ..arrays import host
 from ..errors import ModelError
 from ..solver.initial import push_into_bounds
+from ..solver.interrupt import sigint_as_stop
 from ..solver.options import resolve_options
 from ..solver.status import STATUSES
 from .inputs import batch_inputs
@@ -81,18 +82,29 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     out = _Collector(problem, B)
     why = _sequential_reason(opts)
     t_lock = 0.0
+    stop = _Stop()
     if why:
         out.path[:] = "single"
         out.reason[:] = why
     else:
         t1 = time.perf_counter()
         for idx in _structure_groups(inp):
-            _lockstep(problem, inp, idx, opts, device, out, t0)
+            if stop.interrupted:
+                out.stopped(idx, inp)
+                continue
+            _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
     t2 = time.perf_counter()
-    single = np.flatnonzero(out.path == "single")
-    for b in single:
-        out.put_single(b, _single(problem, inp, int(b), options, device))
+    for b in np.flatnonzero((out.path == "single") & (out.status == "")):
+        if stop.interrupted:
+            out.stopped([b], inp)
+            continue
+        r = _single(problem, inp, int(b), options, device)
+        out.put_single(b, r)
+        # a Ctrl-C inside the single solve ended it (the only other source of that
+        # status is an iteration callback): the batch stops there too
+        stop.interrupted = (r.status == "User_Requested_Stop"
+                            and opts.iteration_callback is None)
     t_single = time.perf_counter() - t2
     total = time.perf_counter() - t0
     timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
@@ -114,7 +126,17 @@ def _structure_groups(inp):
     return sorted(groups, key=len, reverse=True)
 
 
-def _lockstep(problem, inp, idx, opts, device, out, t0):
+class _Stop:
+    """Final.  Ctrl-C during a batch (:mod:`caspar_backend.solver.interrupt`): the first
+    SIGINT sets ``interrupted``; the lockstep run then ends its running instances with
+    User_Requested_Stop after the current iteration, and the instances not solved yet
+    (other structure groups, single solves to come) end with it at their start."""
+
+    def __init__(self):
+        self.interrupted = False
+
+
+def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     """Run the instances ``idx`` in lockstep; record finished ones in ``out`` and mark
     the others for single solves."""
     from .backends import make_batch_evaluator, make_batch_ldl
@@ -134,8 +156,15 @@ def _lockstep(problem, inp, idx, opts, device, out, t0):
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
         W0 = push_into_bounds(nlp, host(nlp.initial_w()), opts.bound_push, opts.bound_frac,
                               opts.slack_bound_push, opts.slack_bound_frac)
-        ipm.initialize(ev.xp.asarray(W0))
-        ipm.run(t0)
+        with sigint_as_stop(stop):
+            ipm.interrupt = stop
+            try:
+                ipm.initialize(ev.xp.asarray(W0))
+                ipm.run(t0)
+            except KeyboardInterrupt:
+                # a second Ctrl-C inside an iteration: the iterates as they stand
+                ipm.finish(ipm.running_host(), "User_Requested_Stop")
+                ipm.store_finished_all()
         f = ipm.fates
         fin = np.flatnonzero(f.status >= 0)
         end = ipm.final
@@ -192,6 +221,18 @@ class _Collector:
         self.status[rows] = status
         self.message[rows] = [STATUSES[s].exit_message for s in status]
         self.iterations[rows] = iterations
+
+    def stopped(self, rows, inp):
+        """The instances ``rows`` end User_Requested_Stop at their start (a Ctrl-C came
+        before their solve)."""
+        rows = np.asarray(rows, np.int64)
+        self.x[rows] = np.clip(inp.x0[rows], inp.lbx[rows], inp.ubx[rows])
+        self.f[rows] = np.nan
+        self.g[rows] = np.nan
+        self.status[rows] = "User_Requested_Stop"
+        self.message[rows] = STATUSES["User_Requested_Stop"].exit_message + \
+            " (interrupted before this instance's solve)"
+        self.iterations[rows] = 0
 
     def put_single(self, b, r):
         self.x[b], self.f[b], self.g[b] = r.x, r.f, r.g

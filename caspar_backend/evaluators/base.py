@@ -47,6 +47,11 @@ class Evaluator(ABC):
     #: "cpu" or "cuda"
     device = "cpu"
 
+    #: the structural work of solves of this compiled problem
+    #: (:class:`~caspar_backend.structure_cache.StructureCache`), shared by the
+    #: evaluators :meth:`bound` makes; None: every solve builds its own
+    structure_cache = None
+
     n: int
     m: int
     n_params: int

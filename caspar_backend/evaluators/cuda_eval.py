@@ -16,6 +16,7 @@ import numpy as np
 from ..codegen_cuda import generate_cuda_source, kernel_file
 from ..cuda_compile import compile_module
 from ..device import resolve_device
+from ..structure_cache import StructureCache
 from .base import Evaluator
 from .layout import Layout, SegmentPlan
 
@@ -94,6 +95,8 @@ class CudaEvaluator(Evaluator):
         self._dummy_d = cp.zeros(1)
         self.p = cp.zeros(max(self.n_params, 1))
         self.set_params(problem.p)
+        # the solves' structures, shared with every evaluator bound() makes from this one
+        self.structure_cache = StructureCache()
 
     def _plan(self, plan):
         cp = self.xp

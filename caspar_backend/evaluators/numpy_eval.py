@@ -21,6 +21,7 @@ import numpy as np
 
 from ..codegen_numpy import compile_group
 from ..expr import to_str
+from ..structure_cache import StructureCache
 from .base import Evaluator
 from .layout import Layout
 
@@ -84,6 +85,8 @@ class NumpyEvaluator(Evaluator):
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
         self.set_params(problem.p)
+        # the solves' structures, shared with every evaluator bound() makes from this one
+        self.structure_cache = StructureCache()
 
     # ------------------------------------------------------------------ params
     def set_params(self, p) -> None:

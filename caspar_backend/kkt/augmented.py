@@ -62,7 +62,9 @@ present.  The map from the concatenated source vector
     src = [hess_values (nnz_h), Sigma+delta_w (nw), jac_values (nnz_j), -delta_c (m),
            Q column-major (nw*r), -c (r)]
 
-to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host;
+to CSC positions (``_map``, int64, length ``len(src)``) is computed once on the host,
+with everything else that depends on the structure alone, as an
+:class:`~.pattern.AugmentedPattern` (which the solves of a compiled problem share);
 ``build()`` sums duplicates with a fixed-order segment sum
 (:class:`~caspar_backend.arrays.SegmentSum`: bincount's order on the host, the
 deterministic ``kernels/segment_sum.cu`` on the device) into the preallocated
@@ -79,10 +81,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linsolve.base import SparseStructure
 from ..arrays import fused
-from ..arrays import segment_sum, unique_inverse
 from .base import KKTSystem
+from .pattern import AugmentedPattern
 from .refinement import refine
 
 
@@ -104,28 +105,24 @@ class AugmentedKKT(KKTSystem):
 
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
                  n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
-                 static_regularization=0.0):
+                 static_regularization=0.0, pattern: AugmentedPattern | None = None,
+                 symbolic=None):
+        """``pattern``: the :class:`~.pattern.AugmentedPattern` of these arguments when
+        the caller has it (a cached one), else built here; ``symbolic``: the linear
+        solver's shared analysis of its structure (``linear_solver.symbolic``), or
+        None."""
         self.xp = xp
         self.nw, self.m, self.r = int(nw), int(m), int(n_lowrank)
         nw, m, r = self.nw, self.m, self.r
-        N = self.N = nw + m + r
-        hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
-        jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
-        dw, dc, dr = np.arange(nw), nw + np.arange(m), nw + m + np.arange(r)
-        qrow = np.tile(np.arange(nw), r)
-        qcol = np.repeat(nw + m + np.arange(r), nw)
-        # upper-triangle (row <= col) coordinates of every source entry
-        rows = np.concatenate([np.minimum(hr, hc), dw, jc, dc, qrow, dr])
-        cols = np.concatenate([np.maximum(hr, hc), dw, nw + jr, dc, qcol, dr])
-        key = cols * N + rows
-        uniq, self._map = unique_inverse(xp, key)
-        ucol, urow = uniq // N, uniq % N
-        indptr = np.zeros(N + 1, np.int64)
-        np.cumsum(np.bincount(ucol, minlength=N), out=indptr[1:])
-        self.structure = SparseStructure(N, indptr, np.asarray(urow, np.int64))
-        self.nnz = len(uniq)
-        self._off = np.cumsum([0, len(hr), nw, len(jr), m, nw * r, r])
-        self._assemble = segment_sum(xp, self._map, self.nnz)
+        if pattern is None:
+            pattern = AugmentedPattern(nw, m, hess_rows, hess_cols, jac_rows, jac_cols, r, xp)
+        self.pattern = pt = pattern
+        self.N = pt.N
+        self._map = pt.map
+        self.structure = pt.structure
+        self.nnz = pt.nnz
+        self._off = pt.off
+        self._assemble = pt.assemble
         self._src = xp.zeros(int(self._off[-1]))
         o = self._off
         # views into src: the method writes its values here directly
@@ -139,47 +136,38 @@ class AugmentedKKT(KKTSystem):
         self.sigma = xp.zeros(nw)
         self.values = xp.zeros(self.nnz)
         self.solver = linear_solver
-        self.solver.analyse(self.structure)
+        self.solver.analyse(self.structure, symbolic)
         self.max_refinement_steps = max_refinement_steps
         self.residual_ratio_max = residual_ratio_max
-        self._rhs = xp.zeros(N)
-        self._rhs_mv = xp.zeros(N)          # primal_matvec's input
-        self._kv = xp.zeros(N)              # K v of the refinement and primal_matvec
+        self._rhs = xp.zeros(self.N)
+        self._rhs_mv = xp.zeros(self.N)     # primal_matvec's input
+        self._kv = xp.zeros(self.N)         # K v of the refinement and primal_matvec
         # static pivot regularization: factorize K + diag(eps I, -eps I, 0) but refine
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
         self.static_regularization = float(static_regularization)
         # the constraint block's static term per row: eps min(1, |A_i|^2) (module doc)
-        self._row_sq = segment_sum(xp, jr, m)
+        self._row_sq = pt.row_sq
         self._ec = xp.zeros(m)
-        self._dstat = xp.zeros(N)         # diag(ew_j, -eps_i, 0): set by build()
+        self._dstat = xp.zeros(self.N)    # diag(ew_j, -eps_i, 0): set by build()
         # the first block's static term per column: eps min(1, |K_j|_2) (module doc); the
         # squares of W's entries go to both their row and column, off the diagonal.  The
         # squares [W^2, W_off^2, A^2, Sigma^2] share one buffer; A^2 (``_jsq``) also
         # serves the rows' term
-        off = np.flatnonzero(hr != hc)
-        self._hoff = xp.asarray(off)
-        self._col_sq = segment_sum(xp, np.concatenate([hr, hc[off], jc, dw]), nw)
-        self._csq = xp.zeros(len(hr) + len(off) + len(jc) + nw)
-        self._jsq = self._csq[len(hr) + len(off):len(hr) + len(off) + len(jc)]
+        nh, noff, nj = pt.nnz_h, pt.n_off, pt.nnz_j
+        self._hoff = pt.hoff
+        self._col_sq = pt.col_sq
+        self._csq = xp.zeros(nh + noff + nj + nw)
+        self._jsq = self._csq[nh + noff:nh + noff + nj]
         self._ew = xp.zeros(nw)
-        # private columns: one Jacobian entry, no Hessian entry (none with a low-rank
-        # block, which couples every column); host work once, device gathers per build
-        count = np.bincount(jc, minlength=nw)
-        in_hess = np.zeros(nw, bool)
-        in_hess[hr], in_hess[hc] = True, True
-        # ... and the entry of a singleton row (module doc)
-        single = (np.bincount(jr, minlength=m) == 1)[jr]
-        priv = np.flatnonzero(((count[jc] == 1) & ~in_hess[jc]) | single) if r == 0 \
-            else np.zeros(0, np.int64)
-        self._priv_entry, self._priv_col = xp.asarray(priv), xp.asarray(jc[priv])
-        self._priv_row_sum = segment_sum(xp, jr[priv], m)
-        self._priv_v = xp.zeros(len(priv))
-        self._priv_d = xp.zeros(len(priv))
+        # private columns (the pattern's), with per-build gathers into these buffers
+        self._priv_entry, self._priv_col = pt.priv_entry, pt.priv_col
+        self._priv_row_sum = pt.priv_row_sum
+        self._priv_v = xp.zeros(pt.n_priv)
+        self._priv_d = xp.zeros(pt.n_priv)
         self._priv = xp.zeros(m)
         # +inf on rows without a private column: their bound is min(., +inf)
-        self._priv_none = xp.asarray(np.where(np.bincount(jr[priv], minlength=m) > 0,
-                                              0.0, np.inf))
+        self._priv_none = pt.priv_none
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

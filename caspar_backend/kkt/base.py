@@ -45,6 +45,8 @@ class KKTSystem(ABC):
     name: str = ""
     nw: int
     m: int
+    #: the :class:`~caspar_backend.linsolve.LinearSolver` it factorizes with
+    solver: object
     delta_w: float = 0.0
     delta_c: float = 0.0
     #: columns of a low-rank Hessian block (L-BFGS); 0 for systems without one
@@ -65,6 +67,11 @@ class KKTSystem(ABC):
     #: False when the caller does not test the inertia (the inertia-free curvature test
     #: accepts a factorization instead): :meth:`factorize` then reports only success
     check_inertia: bool = True
+
+    def release(self) -> None:
+        """End this system's use: its linear solver gives back what it borrowed from the
+        shared symbolic analysis (:meth:`~caspar_backend.linsolve.LinearSolver.release`)."""
+        self.solver.release()
 
     @abstractmethod
     def build(self) -> None:

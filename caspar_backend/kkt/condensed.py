@@ -52,7 +52,8 @@ x-entries ``(p, q)`` (``p`` before or equal to ``q`` in the row) one contributio
     src = [hess_values (nnz_h),  Sx + dw (nx),  J_p J_q D_row (one per pair)]
 
 by the fixed-order segment sum of :mod:`.arrays` through a map computed once on the
-host (as :class:`~caspar_backend.kkt.augmented.AugmentedKKT` does).  ``build()`` is
+host (as :class:`~caspar_backend.kkt.augmented.AugmentedKKT` does; with the rest of the
+structural work it is a :class:`~.pattern.CondensedPattern`).  ``build()`` is
 gathers and products into preallocated buffers (``D_row J_p`` per Jacobian entry, then
 one product per pair) plus the segment sum.
 
@@ -86,30 +87,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linsolve.base import Factorization, SparseStructure
-from ..arrays import csc_pattern, gather, indexed_matvec, segment_sum, stable_order
+from ..linsolve.base import Factorization
+from ..arrays import gather
 from .base import KKTSystem
+from .pattern import CondensedPattern
 from .refinement import refine
-
-
-def row_pairs(rows):
-    """All pairs ``(p, q)``, ``p <= q``, of entries with the same row, for entries given
-    by their rows (host int64).  Returns ``(p, q)`` int64 index arrays into ``rows``,
-    grouped by row (rows in increasing order, entries of a row in their given order)."""
-    rows = np.asarray(rows, np.int64)
-    k = len(rows)
-    if k == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = stable_order(rows, int(rows.max()) + 1)
-    r = rows[order]
-    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-    counts = np.diff(np.r_[starts, k])
-    pos = np.arange(k) - np.repeat(starts, counts)        # position within the row
-    lengths = np.repeat(counts, counts) - pos              # partners at or after it
-    total = int(lengths.sum())
-    first = np.repeat(np.arange(k), lengths)               # sorted index of p
-    offset = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return order[first], order[first + offset]
 
 
 class CondensedKKT(KKTSystem):
@@ -123,65 +105,50 @@ class CondensedKKT(KKTSystem):
     regularize_constraints_always = True
 
     def __init__(self, nw, m, nx, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
-                 xp=np, max_refinement_steps=10, residual_ratio_max=1e-10):
+                 xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
+                 pattern: CondensedPattern | None = None, symbolic=None):
+        """``pattern``: the :class:`~.pattern.CondensedPattern` of these arguments when
+        the caller has it (a cached one), else built here; ``symbolic``: the linear
+        solver's shared analysis of its structure (``linear_solver.symbolic``), or
+        None."""
         self.xp = xp
         self.nw, self.m, self.nx = int(nw), int(m), int(nx)
         nw, m, nx = self.nw, self.m, self.nx
-        ne = self.ne = nw - nx - m
-        hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
-        jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
-        self._check_structure(hr, hc, jr, jc)
-        # ---- Jacobian parts (positions into jac_values)
-        xpos = np.flatnonzero(jc < nx)
-        spos = np.empty(m, np.int64)
-        is_s = (jc >= nx) & (jc < nx + m)
-        spos[jc[is_s] - nx] = np.flatnonzero(is_s)
-        epos = np.empty(ne, np.int64)
-        is_e = jc >= nx + m
-        epos[jc[is_e] - nx - m] = np.flatnonzero(is_e)
-        jxr, jxc = jr[xpos], jc[xpos]
+        if pattern is None:
+            pattern = CondensedPattern(nw, m, nx, hess_rows, hess_cols, jac_rows, jac_cols,
+                                       xp)
+        self.pattern = pt = pattern
+        ne = self.ne = pt.ne
         # ---- condensed matrix K_c: upper-triangle CSC of order nx
-        pa, pb = row_pairs(jxr)
-        rows = np.concatenate([np.minimum(hr, hc), np.arange(nx),
-                               np.minimum(jxc[pa], jxc[pb])])
-        cols = np.concatenate([np.maximum(hr, hc), np.arange(nx),
-                               np.maximum(jxc[pa], jxc[pb])])
-        indptr, indices, cmap = csc_pattern(rows, cols, nx)
-        self.structure = SparseStructure(nx, indptr, indices)
-        self.nnz = len(indices)
-        self.n_pairs = len(pa)
-        nh = self._nh = len(hr)
-        self._assemble = segment_sum(xp, cmap, self.nnz)
-        self._csrc = xp.zeros(nh + nx + len(pa))
-        self._pair_a, self._pair_b = xp.asarray(pa), xp.asarray(pb)
-        self._pair_tmp = xp.zeros(len(pa))
+        self.structure = pt.structure
+        self.nnz = pt.nnz
+        self.n_pairs = pt.n_pairs
+        nh = self._nh = pt.nh
+        self._assemble = pt.assemble
+        self._csrc = xp.zeros(nh + nx + pt.n_pairs)
+        self._pair_a, self._pair_b = pt.pair_a, pt.pair_b
+        self._pair_tmp = xp.zeros(pt.n_pairs)
         self.values = xp.zeros(self.nnz)
-        # ---- the full Newton matrix as (out, in, value) triples, for refinement:
-        # value source src = [hess_values, jac_values, Sigma + dw (nw), -dc (m)]
-        N = self.N = nw + m
-        nj = len(jr)
-        off = hr != hc
-        kh, kj = np.arange(nh), nh + np.arange(nj)
-        kd = nh + nj + np.arange(N)
-        mv_out = np.concatenate([hr, hc[off], nw + jr, jc, np.arange(N)])
-        mv_in = np.concatenate([hc, hr[off], jc, nw + jr, np.arange(N)])
-        mv_val = np.concatenate([kh, kh[off], kj, kj, kd])
+        # ---- the full Newton matrix, for refinement: value source
+        # src = [hess_values, jac_values, Sigma + dw (nw), -dc (m)]
+        N = self.N = pt.N
+        nj = pt.nnz_j
         self._src = xp.zeros(nh + nj + N)
         self.hess_values = self._src[:nh]
         self.jac_values = self._src[nh:nh + nj]
         self._diag_w = self._src[nh + nj:nh + nj + nw]
         self._diag_c = self._src[nh + nj + nw:]
-        self._kmv = indexed_matvec(xp, mv_out, mv_in, mv_val, N)
+        # the pattern's products (K, Jx, Jx^T) with values of this system's own
+        self._kmv = pt.kmv.fresh()
         self._kx = xp.zeros(N)
-        # ---- Jx and Jx^T products, per-row and per-entry vectors
-        self._jmv = indexed_matvec(xp, jxr, jxc, xpos, m)
-        self._jtmv = indexed_matvec(xp, jxc, jxr, xpos, nx)
-        self._jx_pos, self._jx_row = xp.asarray(xpos), xp.asarray(jxr)
-        self._jxv = xp.zeros(len(xpos))            # Jx's values, gathered by build
-        self._jxd = xp.zeros(len(xpos))            # D_row J_p
-        self._s_pos, self._e_pos = xp.asarray(spos), xp.asarray(epos)
-        self._e_row = xp.asarray(jr[epos])
-        self._e_sum = segment_sum(xp, jr[epos], m)
+        self._jmv, self._jtmv = pt.jmv.fresh(), pt.jtmv.fresh()
+        # ---- per-row and per-entry vectors
+        self._jx_pos, self._jx_row = pt.jx_pos, pt.jx_row
+        self._jxv = xp.zeros(pt.n_jx)              # Jx's values, gathered by build
+        self._jxd = xp.zeros(pt.n_jx)              # D_row J_p
+        self._s_pos, self._e_pos = pt.s_pos, pt.e_pos
+        self._e_row = pt.e_row
+        self._e_sum = pt.e_sum
         self._a_s, self._a_e = xp.zeros(m), xp.zeros(ne)
         self._e_tmp = xp.zeros(ne)
         self._delta = xp.zeros(m)
@@ -191,26 +158,10 @@ class CondensedKKT(KKTSystem):
         self._rhs = xp.zeros(N)
         self.solver = linear_solver
         if nx:
-            self.solver.analyse(self.structure)
+            self.solver.analyse(self.structure, symbolic)
         self.max_refinement_steps = max_refinement_steps
         self.residual_ratio_max = residual_ratio_max
         self.last_residual_ratio = 0.0
-
-    def _check_structure(self, hr, hc, jr, jc):
-        nw, m, nx, ne = self.nw, self.m, self.nx, self.ne
-        if ne < 0:
-            raise ValueError(f"condensed KKT: nw = {nw} < nx + m = {nx + m}: not every "
-                             f"constraint row has a slack")
-        if len(hr) and max(hr.max(), hc.max()) >= nx:
-            raise ValueError("condensed KKT: Hessian entries outside the x block")
-        cols = jc[jc >= nx]
-        counts = np.bincount(cols - nx, minlength=m + ne) if len(cols) else np.zeros(m + ne)
-        if len(counts) != m + ne or np.any(counts != 1):
-            raise ValueError("condensed KKT: every slack/elastic column needs exactly one "
-                             "Jacobian entry")
-        s = (jc >= nx) & (jc < nx + m)
-        if np.any(jr[s] != jc[s] - nx):
-            raise ValueError("condensed KKT: column nx + i must be the slack of row i")
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

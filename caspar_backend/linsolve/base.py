@@ -2,16 +2,24 @@
 
 A solver is used in three phases, so that the symbolic work is done once per structure:
 
-1. ``analyse(structure)`` with a :class:`SparseStructure`: an ``N x N`` symmetric matrix
-   given by its **upper triangle in CSC** (``indptr`` int64 length N+1, ``indices`` int64
-   row indices, sorted within each column, 0-based, no duplicates, every diagonal entry
-   present even if its value may be zero).
+1. ``analyse(structure, symbolic=None)`` with a :class:`SparseStructure`: an ``N x N``
+   symmetric matrix given by its **upper triangle in CSC** (``indptr`` int64 length N+1,
+   ``indices`` int64 row indices, sorted within each column, 0-based, no duplicates,
+   every diagonal entry present even if its value may be zero).  ``symbolic``: what
+   ``symbolic(structure)`` of a solver of the same kind returned, shared by every
+   solver of that structure (the solves of one compiled problem keep it in its
+   :class:`~caspar_backend.structure_cache.StructureCache`), so that a solver analyses a
+   structure once for all solves; None: the solver's own analysis.  Solvers without
+   shareable symbolic work return None from :meth:`LinearSolver.symbolic`.
 2. ``factorize(values)``: ``values`` float64 length ``nnz`` in the order of
    ``structure.indices``.  Returns a :class:`Factorization` with the inertia
    ``(n_pos, n_neg, n_zero)`` of the matrix.  A pivot that is exactly zero or not finite
    counts toward ``n_zero`` (the matrix is treated as singular and must not be solved).
 3. ``solve(rhs, out=None)``: solution of ``K x = rhs`` with the last successful
    factorization.
+
+``release()`` ends a solver's use: what it borrowed from a shared ``symbolic`` goes back
+to it, for the next solver of the structure.
 
 Inertia is the number of positive, negative and zero eigenvalues; an LDL^T solver reads it
 from the signs of D (Sylvester's law of inertia), which is exact for a diagonal D.  A
@@ -63,8 +71,18 @@ class LinearSolver(ABC):
     #: plausible inertia and only the refinement's residual shows it
     perturbs_pivots: bool = False
 
+    def symbolic(self, structure: SparseStructure):
+        """The symbolic work on ``structure`` that solvers of this kind may share (see
+        the module doc: immutable, or handing out per-solver parts to one solver at a
+        time, thread-safely); None: none (the default)."""
+        return None
+
     @abstractmethod
-    def analyse(self, structure: SparseStructure) -> None: ...
+    def analyse(self, structure: SparseStructure, symbolic=None) -> None: ...
+
+    def release(self) -> None:
+        """Give back what this solver borrowed from its shared ``symbolic``; it is not
+        used afterwards (the default: nothing borrowed)."""
 
     @abstractmethod
     def factorize(self, values) -> Factorization: ...

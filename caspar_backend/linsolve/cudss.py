@@ -196,7 +196,7 @@ class CudssSolver(LinearSolver):
         self.plan_seconds = 0.0
         self.planned = False
 
-    def analyse(self, structure: SparseStructure) -> None:
+    def analyse(self, structure: SparseStructure, symbolic=None) -> None:
         cp = self.cp
         n = structure.n
         if structure.nnz >= 2 ** 31:

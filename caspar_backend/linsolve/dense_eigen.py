@@ -43,7 +43,7 @@ class DenseEigenSolver(LinearSolver):
         self.xp = xp
         self.structure = None
 
-    def analyse(self, structure: SparseStructure) -> None:
+    def analyse(self, structure: SparseStructure, symbolic=None) -> None:
         xp = self.xp
         n = structure.n
         self.structure = structure

@@ -27,9 +27,27 @@ stagnating at every eps, the primal infeasibility stuck at 1.5e-7 and the solve 
 factorizes K itself once with SuperLU (SciPy's ``splu``: sparse LU with partial
 pivoting, COLAMD column order) for that iteration's solves; qdldl's factorization still
 gives the inertia, which an LU ``P K Q = L U`` does not.
+
+The symbolic analysis is shared by the solves of a structure (:class:`QDLDLSymbolic`,
+kept in the compiled problem's structure cache): a ``qdldl.Solver`` object holds the
+AMD order and the elimination tree of its pattern, computed once by its constructor,
+and its last numeric factors; ``update`` with another matrix of the same pattern redoes
+only the numeric factorization.  A solve borrows an idle object of its structure for its
+first factorization and gives it back at its end (:meth:`QDLDLSolver.release`), so
+that a re-solve does no AMD and no elimination tree.  Its factors are those of a new
+object, bit for bit: AMD and the elimination tree depend on the pattern alone, and
+``update`` rewrites every permuted value and every entry of L and D that the numeric
+factorization reads -- except after a zero pivot, where QDLDL stops and leaves the
+following entries of D as the last factorization left them; the constructor raises
+there instead, and so does a borrowed object's first factorization
+(:meth:`QDLDLSolver._first_factorization`), so that no solve reads another solve's
+values.
 """
 
 from __future__ import annotations
+
+import copy
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +63,52 @@ DENSE_PIVOTING_MAX_N = 1000
 ACCURATE_LU_MAX_N = 300_000
 
 
+class QDLDLSymbolic:
+    """Final.  qdldl's symbolic work on one structure, for every solver of it: the CSC
+    index arrays as the solvers' matrices hold them (int32, never written), the
+    positions of the diagonal entries, and idle ``qdldl.Solver`` objects of the
+    structure (AMD order and elimination tree done; module doc).  :meth:`take` hands an
+    idle object to one solver, :meth:`give` takes it back; each object serves one solve
+    at a time."""
+
+    #: idle objects kept: each holds the memory of a factorization between solves (L of
+    #: a large problem can be gigabytes), so one; concurrent solves beyond it analyse
+    #: their own
+    MAX_IDLE = 1
+
+    def __init__(self, structure: SparseStructure):
+        self.structure = structure
+        self.indptr32 = structure.indptr.astype(np.int32)
+        self.indices32 = structure.indices.astype(np.int32)
+        # the diagonal is the last entry of each column (upper triangle, sorted rows,
+        # every diagonal present): a gather instead of scipy's diagonal() per factorization
+        self.diag_pos = (structure.indptr[1:] - 1).astype(np.int64)
+        n = structure.n
+        self._template = sp.csc_matrix((np.zeros(structure.nnz), self.indices32,
+                                        self.indptr32), shape=(n, n))
+        self._idle = []
+        self._lock = threading.Lock()
+
+    def matrix(self):
+        """A CSC matrix of the structure with values of its own (zeros) over the shared
+        index arrays: a shallow copy of a template (SciPy's constructor validates the
+        index arrays each time, 20 us)."""
+        a = copy.copy(self._template)
+        a.data = np.zeros(self.structure.nnz)
+        return a
+
+    def take(self):
+        """An idle ``qdldl.Solver`` of the structure, now the caller's; None when none."""
+        with self._lock:
+            return self._idle.pop() if self._idle else None
+
+    def give(self, solver) -> None:
+        """Take back ``solver`` (taken from here or made for this structure)."""
+        with self._lock:
+            if len(self._idle) < self.MAX_IDLE:
+                self._idle.append(solver)
+
+
 class QDLDLSolver(LinearSolver):
     """Final."""
 
@@ -52,6 +116,7 @@ class QDLDLSolver(LinearSolver):
 
     def __init__(self):
         self.structure = None
+        self._symbolic = None
         self._solver = None
         self._matrix = None
         self._dense = None          # (ldu, ipiv) once switched to Bunch-Kaufman
@@ -111,21 +176,43 @@ class QDLDLSolver(LinearSolver):
         self._dense = (ldu, ipiv) if n_zero == 0 and info >= 0 else None
         return Factorization(self._dense is not None, n_pos, n_neg, n_zero)
 
-    def analyse(self, structure: SparseStructure) -> None:
+    def symbolic(self, structure: SparseStructure) -> QDLDLSymbolic:
+        return QDLDLSymbolic(structure)
+
+    def analyse(self, structure: SparseStructure, symbolic=None) -> None:
+        self.release()
+        sym = QDLDLSymbolic(structure) if symbolic is None else symbolic
+        self._symbolic = sym
         self.structure = structure
-        counts = np.diff(structure.indptr)
-        self._col_of_entry = np.repeat(np.arange(structure.n), counts)
-        self._matrix = sp.csc_matrix(
-            (np.zeros(structure.nnz), structure.indices.astype(np.int32),
-             structure.indptr.astype(np.int32)), shape=(structure.n, structure.n))
-        self._solver = None   # the qdldl object needs values: created at first factorize
+        # this solver's matrix: its own values over the shared index arrays
+        self._matrix = sym.matrix()
+        self._solver = None   # the qdldl object needs values: taken at first factorize
         self._diag = np.zeros(structure.n)
-        # the diagonal is the last entry of each column (upper triangle, sorted rows,
-        # every diagonal present): a gather instead of scipy's diagonal() per factorization
-        self._diag_pos = (structure.indptr[1:] - 1).astype(np.int64)
+        self._diag_pos = sym.diag_pos
         # matvec work vectors (the products of both triangles, D x)
         n = structure.n
         self._mv_lo, self._mv_up, self._mv_d = np.zeros(n), np.zeros(n), np.zeros(n)
+
+    def release(self) -> None:
+        solver, self._solver = self._solver, None
+        if solver is not None and self._symbolic is not None:
+            self._symbolic.give(solver)
+
+    def _first_factorization(self, qdldl):
+        """``(qdldl object, D)`` of the current matrix for the first factorization of
+        this solver (or the first after a failed one): a borrowed idle object updated,
+        else a new one (``qdldl``: the module).  Raises as the constructor does on a
+        zero pivot (module doc)."""
+        solver = self._symbolic.take()
+        if solver is None:
+            solver = qdldl.Solver(self._matrix, upper=True)
+            return solver, solver.factors()[1]
+        solver.update(self._matrix, upper=True)
+        d = solver.factors()[1]
+        if not np.all(d != 0.0):      # QDLDL stopped at a zero pivot
+            self._symbolic.give(solver)
+            raise ZeroDivisionError("zero pivot in the first factorization")
+        return solver, d
 
     def factorize(self, values) -> Factorization:
         import qdldl
@@ -139,13 +226,13 @@ class QDLDLSolver(LinearSolver):
             return self._factorize_dense()
         try:
             if self._solver is None:
-                self._solver = qdldl.Solver(self._matrix, upper=True)
+                self._solver, d = self._first_factorization(qdldl)
             else:
                 self._solver.update(self._matrix, upper=True)
+                d = self._solver.factors()[1]
         except Exception:           # qdldl raises on some zero pivots
             self._solver = None
             return Factorization(False, 0, 0, self.structure.n)
-        d = self._solver.factors()[1]
         finite = np.isfinite(d)
         n_pos = int(np.count_nonzero(d[finite] > 0))
         n_neg = int(np.count_nonzero(d[finite] < 0))

@@ -168,6 +168,10 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         # raised inside an iteration (a second Ctrl-C, or by a callback or another
         # handler): the iteration is abandoned; the iterate is returned as it stands
         status, message = "User_Requested_Stop", "(interrupted inside an iteration)"
+    finally:
+        # no linear solve follows: the factorization object goes back to the compiled
+        # problem's symbolic analysis for the next solve (also when the run raised)
+        ipm.release()
     exit_msg = STATUSES[status].exit_message
     message = exit_msg + (f" {message}" if message else "")
     it = ipm.it

@@ -121,6 +121,12 @@ class InteriorPoint:
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
 
+    def release(self) -> None:
+        """End the run: its KKT system's linear solver gives back what it borrowed from
+        the compiled problem's shared symbolic analysis (:meth:`~caspar_backend.kkt.
+        KKTSystem.release`); the run is not continued afterwards."""
+        self.kkt.release()
+
     # the current iterate's arrays, for callbacks
     w = property(lambda self: self.it.w)
     y = property(lambda self: self.it.y)

@@ -41,6 +41,15 @@ live in ``xp``; index structures stay on the host, device copies of the gathers 
 evaluations need are made once.  Evaluations write into preallocated outputs with
 ``out=`` arguments: no array of the size of the Jacobian or Hessian is allocated per
 call.  Scaling factors are computed once at construction (on the host).
+
+Structure and values: everything above that depends on the fixed set, the equality
+rows and the relaxation alone (the column maps, both COO structures, the slack rows,
+the device gathers) is a :class:`~.structure.SlackStructure`, taken from the compiled
+evaluator's :class:`~caspar_backend.structure_cache.StructureCache` when an earlier
+solve built it (:meth:`BarrierNLP.structure`: the solver's other structures, the bound
+index sets, KKT patterns and the linear solver's analysis, go through it too).  A solve
+builds only what depends on values: the scaling (``x0`` and ``p``), the relaxed bounds,
+the offsets and the evaluation buffers.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..arrays import amax, amax_abs, host, is_host, scalars, synchronize
+from .structure import SlackStructure, slack_key
 
 
 class BarrierNLP(ABC):
@@ -94,6 +104,14 @@ class BarrierNLP(ABC):
     def describe_nonfinite(self, w) -> str:
         """Which user component produced a NaN or Inf at ``w`` ('' when unknown)."""
         return ""
+
+    def structure(self, key, build):
+        """``build()``, a structure of this problem (:mod:`caspar_backend.kkt.pattern`,
+        :mod:`.structure`) that is a function of the problem's structure and of the
+        hashable ``key`` alone, immutable; a problem that belongs to a compiled one takes
+        it from that one's cache, where an earlier solve may have built it (the
+        default: built each time)."""
+        return build()
 
     def nlp_constr_viol(self, w, hv):
         """The constraint violation of the termination test (max-norm, scaled space), a
@@ -160,85 +178,78 @@ class SlackNLP(BarrierNLP):
         lbx, ubx = np.asarray(lbx, float), np.asarray(ubx, float)
         lbg, ubg = np.asarray(lbg, float), np.asarray(ubg, float)
         self.n_full, self.m = n, m
-        self.fixed = lbx == ubx
-        self.free = np.flatnonzero(~self.fixed)
-        self.nx = nx = len(self.free)
-        self.all_free = nx == n
+        # the structure (module doc) from the compiled problem's cache when it has one
+        self._cache = getattr(ev, "structure_cache", None)
+        fixed, eq = lbx == ubx, lbg == ubg
+        relax = opts.kkt_system == "condensed"
+        self.structure_key = slack_key(getattr(ev, "device", "cpu"), fixed, eq, relax)
+        st = self.structure((), lambda: SlackStructure(ev, fixed, eq, relax, xp))
+        self.fixed, self.free, self.nx, self.all_free = st.fixed, st.free, st.nx, st.all_free
+        nx = self.nx
         x_full = np.array(x0, dtype=float)
         x_full[self.fixed] = lbx[self.fixed]
         self.x_full = xp.asarray(x_full)
-        self.eq = lbg == ubg
-        self.relax_equalities = opts.kkt_system == "condensed"
-        self.slack_rows = np.arange(m) if self.relax_equalities else np.flatnonzero(~self.eq)
+        self.eq = st.eq
+        self.relax_equalities = st.relax_equalities
+        self.slack_rows = st.slack_rows
         if self.relax_equalities:           # slack i is column nx + i
-            self.relaxed_equality_slacks = nx + np.flatnonzero(self.eq)
-        self.ns = ns = len(self.slack_rows)
-        self.nw = nx + ns
-        # int64 views where the evaluator's are int64 already (copies of 10^6-10^7
-        # entries otherwise; nothing below writes to them)
-        jr, jc = (np.asarray(host(a), np.int64) for a in (ev.jac_rows, ev.jac_cols))
-        hr, hc = (np.asarray(host(a), np.int64) for a in (ev.hess_rows, ev.hess_cols))
-        self._ev_jac_rows, self._ev_jac_cols = jr, jc
-        if self.all_free:
-            # identity column map: skip the gathers (seconds of host work at 10^6 rows)
-            self._jkeep, self._hkeep = np.arange(len(jc)), np.arange(len(hr))
-            jr_kept, jc_kept = jr, jc
-            self.hess_rows, self.hess_cols = hr, hc
-        else:
-            colmap = -np.ones(n, np.int64)
-            colmap[self.free] = np.arange(nx)
-            self._jkeep = np.flatnonzero(colmap[jc] >= 0)
-            jr_kept, jc_kept = jr[self._jkeep], colmap[jc[self._jkeep]]
-            self._hkeep = np.flatnonzero((colmap[hr] >= 0) & (colmap[hc] >= 0))
-            self.hess_rows, self.hess_cols = colmap[hr[self._hkeep]], colmap[hc[self._hkeep]]
-        self.jac_rows = np.concatenate([jr_kept, self.slack_rows])
-        self.jac_cols = np.concatenate([jc_kept, nx + np.arange(ns)])
-        self._nj_user = len(self._jkeep)
-        self._hkeep_all = len(self._hkeep) == len(hr)
-        # device copies of the gathers used in every evaluation (none where every entry
-        # is kept: the evaluations then skip the gather)
-        jall = self._nj_user == len(jr)
-        self._free_d = xp.asarray(self.free)
-        self._slack_d = xp.asarray(self.slack_rows)
-        self._jkeep_d = None if jall else xp.asarray(self._jkeep)
-        self._hkeep_d = None if self._hkeep_all else xp.asarray(self._hkeep)
-        # buffers for the user evaluator (full size), allocated once
+            self.relaxed_equality_slacks = st.relaxed_equality_slacks
+        self.ns, self.nw = st.ns, st.nw
+        self._ev_jac_rows, self._ev_jac_cols = st.ev_jac_rows, st.ev_jac_cols
+        self._jkeep, self._hkeep = st.jkeep, st.hkeep
+        self.hess_rows, self.hess_cols = st.hess_rows, st.hess_cols
+        self.jac_rows, self.jac_cols = st.jac_rows, st.jac_cols
+        self._nj_user = st.nj_user
+        self._hkeep_all = st.hkeep_all
+        self._free_d, self._slack_d = st.free_d, st.slack_d
+        self._jkeep_d, self._hkeep_d = st.jkeep_d, st.hkeep_d
+        # buffers for the user evaluator (full size), allocated once per solve
         self._g = xp.zeros(m)
         self._gradf = xp.zeros(n)
-        self._jv = xp.zeros(len(jr))
-        self._jtmp = xp.zeros(0 if jall else self._nj_user)
-        self._hv = xp.zeros(0 if self._hkeep_all else len(hr))
+        self._jv = xp.zeros(st.nj_ev)
+        self._jtmp = xp.zeros(0 if st.jall else self._nj_user)
+        self._hv = xp.zeros(0 if self._hkeep_all else st.nh_ev)
         self._lam = xp.zeros(m)
         self.lbg, self.ubg = lbg, ubg
         self.df, self.dc = 1.0, np.ones(m)
         self._compute_scaling(opts)
-        # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol)
-        brf = opts.bound_relax_factor
-
-        def relax(b, sign, factor=brf):
-            # infinite bounds stay as they are (0 * inf would make them NaN)
-            fin = np.isfinite(b)
-            step = np.minimum(opts.constr_viol_tol,
-                              factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-            return np.where(fin, b + sign * step, b)
-
-        xl, xu = lbx[self.free], ubx[self.free]
-        gl, gu = lbg[self.slack_rows], ubg[self.slack_rows]
-        # relaxed equalities get their own (positive) band
-        erf = np.where(self.eq[self.slack_rows], opts.equality_relax_factor, brf)
-        dci = self.dc[self.slack_rows]
-        self.wL = xp.asarray(np.concatenate([relax(xl, -1), dci * relax(gl, -1, erf)]))
-        self.wU = xp.asarray(np.concatenate([relax(xu, +1), dci * relax(gu, +1, erf)]))
-        enforced = self.eq & (not self.relax_equalities)
-        g_offset = np.where(enforced, lbg, 0.0)   # h_E = dc (g - lbg)
+        # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol):
+        # b + sign min(constr_viol_tol, factor max(1, |b|)), sign -1 on lower and +1 on
+        # upper bounds, factor bound_relax_factor, equality_relax_factor on relaxed
+        # equalities (their own positive band); infinite bounds stay as they are (0 * inf
+        # would make them NaN).  The four sides [x_L, g_L, x_U, g_U] in one pass (entry
+        # by entry the same operations as side by side), the slacks' sides then scaled
+        brf, nw = opts.bound_relax_factor, self.nw
+        rows = self.slack_rows
+        b = np.concatenate([lbx[self.free], lbg[rows], ubx[self.free], ubg[rows]])
+        erf = np.where(self.eq[rows], opts.equality_relax_factor, brf)
+        xf = np.full(nx, brf)
+        factor = np.concatenate([xf, erf, xf, erf])
+        sign = np.repeat([-1.0, 1.0], nw)
+        fin = np.isfinite(b)
+        step = np.minimum(opts.constr_viol_tol,
+                          factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
+        r = np.where(fin, b + sign * step, b)
+        dci = self.dc[rows]
+        r[nx:nw] *= dci
+        r[nw + nx:] *= dci
+        self.wL, self.wU = xp.asarray(r[:nw]), xp.asarray(r[nw:])
+        g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
         self._dci_d = xp.asarray(dci)
         self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
         self.g_offset = xp.asarray(g_offset)
-        self._eq_d = xp.asarray(self.eq)
-        self._enforced_d = xp.asarray(np.flatnonzero(enforced))
+        self._eq_d = st.eq_d
+        self._enforced_d = st.enforced_d
         self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
+
+    def structure(self, key, build):
+        """From the evaluator's :class:`~caspar_backend.structure_cache.StructureCache`
+        under ``(structure_key, key)`` (:func:`~.structure.slack_key`) when it has one."""
+        if self._cache is None:
+            return build()
+        return self._cache.get((self.structure_key, key), build)
 
     # ------------------------------------------------------------------ scaling
     def _compute_scaling(self, opts):
@@ -384,12 +395,19 @@ class SlackNLP(BarrierNLP):
         xp = self.xp
         if self.m == 0:
             return xp.zeros(())
-        g = hv / self.dc_d + self.g_offset
-        if self.ns:
-            g[self._slack_d] += w[self.nx:] / self._dci_d
+        g = self.user_g(w, hv)
         v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
                      xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
         return xp.max(v)
+
+    def user_g(self, w, hv):
+        """The user's ``g(x)`` at ``w`` (xp) from the residual ``hv = h(w)``, without an
+        evaluation: ``hv / dc + lbg`` on enforced equalities, ``(hv + s) / dc`` on the
+        rows with a slack ``s``."""
+        g = hv / self.dc_d + self.g_offset
+        if self.ns:
+            g[self._slack_d] += w[self.nx:] / self._dci_d
+        return g
 
     # ------------------------------------------------------------------ results
     def unscale(self, w, y, zL, zU, iL, iU):

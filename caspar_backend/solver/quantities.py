@@ -25,8 +25,9 @@ import math
 
 import numpy as np
 
-from ..arrays import amax_abs, asum, errstate, fused, host, is_host, scalars, segment_sum
+from ..arrays import amax_abs, asum, errstate, fused, host, is_host, scalars
 from .iterate import BarrierParameter, Direction, Iterate
+from .structure import BoundStructure
 from .status import SolverStop
 
 _EPS = np.finfo(float).eps
@@ -39,28 +40,25 @@ class BarrierQuantities:
         self.nlp, self.opts, self.it, self.barrier = nlp, opts, it, barrier
         xp = self.xp = nlp.xp
         self.nw, self.m = nlp.nw, nlp.m
-        wL, wU = host(nlp.wL), host(nlp.wU)
-        iL, iU = np.flatnonzero(np.isfinite(wL)), np.flatnonzero(np.isfinite(wU))
-        self.iL, self.iU = xp.asarray(iL), xp.asarray(iU)
-        self.nL, self.nU = len(iL), len(iU)
-        dampL, dampU = ~np.isfinite(wU[iL]), ~np.isfinite(wL[iU])
-        # 0/1 floats (kd * damp as with the booleans) and the index sets (gathers, not
-        # boolean masks: a mask's size is data-dependent, which costs a device sync)
-        self.dampL, self.dampU = xp.asarray(dampL.astype(float)), xp.asarray(dampU.astype(float))
-        self.idampL = xp.asarray(np.flatnonzero(dampL))
-        self.idampU = xp.asarray(np.flatnonzero(dampU))
+        # the index sets depend on which bounds are finite alone: the problem's cached
+        # ones (:class:`~.structure.BoundStructure`)
+        finL, finU = np.isfinite(host(nlp.wL)), np.isfinite(host(nlp.wU))
+        st = nlp.structure(BoundStructure.key(finL, finU), lambda: BoundStructure(
+            finL, finU, nlp.jac_rows, nlp.jac_cols, self.nw, xp))
+        self.iL, self.iU = st.iL, st.iU
+        self.nL, self.nU = st.nL, st.nU
+        self.dampL, self.dampU = st.dampL, st.dampU
+        self.idampL, self.idampU = st.idampL, st.idampU
         self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
         # IPOPT's safe slacks (CalculateSafeSlack) in every slack from the first one lost
         # to rounding on (see phi); off until then, so that no solve pays for them
         self.safe_slack_mode = False
-        jr, jc = np.asarray(nlp.jac_rows, np.int64), np.asarray(nlp.jac_cols, np.int64)
-        self.jr, self.nnz_j = xp.asarray(jr), len(jr)
-        # A^T y = segment sum over the Jacobian columns of jv * y[jr]
-        self._aty_sum = segment_sum(xp, jc, self.nw)
-        self._jt = xp.zeros(len(jr))        # jv * y[jr]
+        self.jr, self.nnz_j = st.jr, st.nnz_j
+        self._aty_sum = st.aty_sum
+        self._jt = xp.zeros(st.nnz_j)       # jv * y[jr]
         self._aty = xp.zeros(self.nw)
         # finiteness checks without a temporary of the Jacobian's/Hessian's size
-        self._fin = xp.zeros(max(len(jr), len(nlp.hess_rows), self.nw, self.m, 1),
+        self._fin = xp.zeros(max(st.nnz_j, len(nlp.hess_rows), self.nw, self.m, 1),
                              dtype=bool)
         self._slack_cache = None            # (version, w, (sL, sU)) of the iterate
 

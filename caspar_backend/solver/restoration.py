@@ -107,12 +107,21 @@ class RestorationNLP(BarrierNLP):
         """The original problem's unscaled constraint violation at ``v``'s w, from the
         restoration residual ``h = h_orig(w) + n - p`` (no evaluation): what IPOPT's
         ``inf_pr`` column shows during the restoration phase."""
+        return self.orig.unscaled_constr_viol(*self.original_point(v, h))
+
+    def original_point(self, v, h):
+        """``(w, h_orig(w))``: the original problem's part of ``v`` and its residual,
+        from the restoration residual ``h = h_orig(w) + n - p`` (no evaluation)."""
         w, p, n = self._split(v)
-        h_orig = h + p - n
-        return self.orig.unscaled_constr_viol(w, h_orig)
+        return w, h + p - n
 
     def describe_nonfinite(self, v) -> str:
         return self.orig.describe_nonfinite(v[:self.orig.nw])
+
+    def structure(self, key, build):
+        """The original problem's, under ``('restoration', key)``: this problem's
+        structure is a function of the original's alone (module doc)."""
+        return self.orig.structure(("restoration", key), build)
 
 
 def _initial_p_n(xp, c, mu, rho):
@@ -192,7 +201,12 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
             return "resto_success"
         return None
 
-    status = inner.run(stop_test=back_to_original)
+    try:
+        status = inner.run(stop_test=back_to_original)
+    finally:
+        # however the run ends, its linear solver gives back what it borrowed from the
+        # shared symbolic analysis (initialize above factorizes nothing: y0 is given)
+        inner.release()
     w = inner.it.w[:nw].copy()
     f_o, ok = calc.eval_zeroth(w, h_o)
 

@@ -316,7 +316,7 @@ def test_user_model_is_not_modified():
 
 def test_constant_entries_and_empty_problem():
     x = ca.SX.sym("x", 2)
-    m = casadi_to_model({"x": x, "f": 3.0, "g": ca.DM([1.0, 2.0])})
+    m = casadi_to_model({"x": x, "f": 3.0, "g": ca.DM([1.0, 2.0])}, bulk=False)
     assert m.objective.op == "const" and m.objective.attr == 3.0
     assert [c.attr for c in m.constraints] == [1.0, 2.0]
     m = casadi_to_model({"x": ca.SX.sym("z", 0)})
@@ -332,7 +332,7 @@ def test_graph_is_fresh_per_call():
 def test_addition_chains_become_sums():
     x = ca.SX.sym("x", 50)
     m = casadi_to_model({"x": x, "f": ca.sumsqr(x) - ca.sum1(ca.sin(x)),
-                         "g": ca.mtimes(ca.DM.ones(1, 50), x) + x[0] - x[1]})
+                         "g": ca.mtimes(ca.DM.ones(1, 50), x) + x[0] - x[1]}, bulk=False)
     assert m.objective.op == "sum" and len(m.objective.args) == 100
     assert m.constraints[0].op == "sum" and len(m.constraints[0].args) == 52
     # no intermediate partial sums were built

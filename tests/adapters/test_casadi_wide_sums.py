@@ -77,14 +77,15 @@ def test_short_and_shared_scaled_sums_stay_whole():
     shared = ca.sum1(x)              # a partial sum on two spines: the objective's, g's
     f = 3 * short + ca.sumsqr(x) + 2 * shared
     g = shared + x[0] * x[1]
-    m = casadi_to_model({"x": x, "f": f, "g": g})
+    # the per-node reader's rule (the bulk reader splits every scaled sum)
+    m = casadi_to_model({"x": x, "f": f, "g": g}, bulk=False)
     terms = m.objective.args
     # 20 squares, and two products: 3 * (short sum) and 2 * (shared sum), each whole
     assert [t.op for t in terms].count("powi") == 20
     scaled = [t for t in terms if t.op == "mul"]
     assert len(scaled) == 2 and all(t.args[1].op == "sum" for t in scaled)
     wide = 3 * ca.sumsqr(x[:SCALE_MIN_TERMS])
-    m = casadi_to_model({"x": x, "f": wide + x[3]})
+    m = casadi_to_model({"x": x, "f": wide + x[3]}, bulk=False)
     assert len(m.objective.args) == SCALE_MIN_TERMS + 1
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from caspar_backend.kkt import AugmentedKKT, CondensedKKT
-from caspar_backend.kkt.condensed import row_pairs
+from caspar_backend.kkt.pattern import row_pairs
 from caspar_backend.linsolve import make_linear_solver
 
 pytest.importorskip("qdldl")

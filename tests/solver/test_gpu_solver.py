@@ -180,7 +180,7 @@ def _emulated_solver_class():
         def __init__(self):
             self.inner = QDLDLSolver()
 
-        def analyse(self, structure):
+        def analyse(self, structure, symbolic=None):
             self.inner.analyse(structure)
 
         def factorize(self, values):
@@ -297,6 +297,32 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
     assert res.f == ref.f
 
 
+def test_device_code_path_emulated_resolves_through_the_structure_cache(monkeypatch):
+    """With a structure cache on the (emulated) device evaluator, a re-solve takes the
+    cached device structures and gives the answers of the solve that built them."""
+    from caspar_backend.solver import solve_nlp
+    from caspar_backend.structure_cache import StructureCache
+
+    prob = _bounded_model()
+    xp = _emulate_device(monkeypatch)
+    ev = _EmulatedEvaluator(prob.evaluator("cpu"), xp)
+    ev.structure_cache = StructureCache()
+    o = dict(print_level=0)
+
+    def solve(x0):
+        r = solve_nlp(ev, prob.lbx, prob.ubx, prob.lbg, prob.ubg, x0, options=o)
+        return r.status, r.iterations, repr(r.f), r.x.tobytes(), r.lam_g.tobytes()
+
+    first = solve(prob.x0)
+    solve(np.asarray(prob.x0) + 0.3)
+    misses = ev.structure_cache.misses
+    assert solve(prob.x0) == first
+    assert ev.structure_cache.misses == misses and ev.structure_cache.hits > 0
+    assert first[0] == "Solve_Succeeded"
+    slack = next(v for k, v in ev.structure_cache._entries.items() if k[1] == ())
+    assert isinstance(slack.free_d, _DevArray) and isinstance(slack.slack_d, _DevArray)
+
+
 def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
     """The watchdog's stored iterate and the soft restoration's trial state on device
     arrays: x^2 + y^2 <= 1, x + y >= 3 with the watchdog triggered after four shortened
@@ -342,7 +368,7 @@ def _static_pivot_cudss_class(pivoting=False):
             self.cp, self.pivoting, self.structure, self._dense = (
                 _fake_xp(), pivoting, None, None)
 
-        def analyse(self, structure):
+        def analyse(self, structure, symbolic=None):
             self.structure, self._dense = structure, None
             n = structure.n
             self._cols = np.repeat(np.arange(n), np.diff(structure.indptr))

