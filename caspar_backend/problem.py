@@ -238,8 +238,8 @@ class Problem:
         ``client``: a ``dask.distributed.Client``; the instances are solved in chunks of
         ``chunk_size`` on its workers, each on its own device (``device='auto'``: the
         worker's GPU when it has one), a chunk whose task raised is run again up to
-        ``retries`` times, and the result is the same, bit for bit
-        (:mod:`caspar_backend.batch.distributed`, which says what a failed chunk's
+        ``retries`` times, and the result is the same (bit for bit on CPU workers;
+        :mod:`caspar_backend.batch.distributed`, which also says what a failed chunk's
         instances get)."""
         from .batch.solve import solve_batch
 

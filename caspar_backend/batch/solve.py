@@ -63,7 +63,8 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
 
     ``client`` (a ``dask.distributed.Client``): the batch is solved in chunks of
     ``chunk_size`` instances on the cluster's workers, a chunk whose task raised run
-    again up to ``retries`` times (:mod:`.distributed`); the same result."""
+    again up to ``retries`` times (:mod:`.distributed`); the same result (bit for bit on
+    CPU workers)."""
     if client is not None:
         from .distributed import solve_distributed
 
