@@ -88,19 +88,9 @@ class BatchCallback(NlpsolSignature, ca.Callback):
         return [columns_of(out[k], self.core.sparsity_out(i), self.size)
                 for i, k in enumerate(NLPSOL_OUT)]
 
-    # derivatives use the nominal outputs (the solutions): say so
-    def uses_output(self):
-        return True
-
-    def has_forward(self, nfwd):
-        return True
-
     def get_forward(self, nfwd, name, inames, onames, opts):
         return self._renamed(("fwd", name, nfwd), self._map().forward(nfwd), name, inames,
                              onames)
-
-    def has_reverse(self, nadj):
-        return True
 
     def get_reverse(self, nadj, name, inames, onames, opts):
         return self._renamed(("rev", name, nadj), self._map().reverse(nadj), name, inames,

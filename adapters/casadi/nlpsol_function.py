@@ -45,22 +45,12 @@ class SolverCallback(NlpsolSignature, ca.Callback):
         return [ca.DM(self.core.sparsity_out(i), np.atleast_1d(out[k]))
                 for i, k in enumerate(NLPSOL_OUT)]
 
-    # derivatives use the nominal outputs (the solution): say so
-    def uses_output(self):
-        return True
-
-    def has_forward(self, nfwd):
-        return True
-
     def get_forward(self, nfwd, name, inames, onames, opts):
         from .sensitivity import ForwardSensitivity
 
         cb = ForwardSensitivity(name, self.core, nfwd, inames, onames)
         self._derivatives[("fwd", name, nfwd)] = cb
         return cb
-
-    def has_reverse(self, nadj):
-        return True
 
     def get_reverse(self, nadj, name, inames, onames, opts):
         from .sensitivity import ReverseSensitivity

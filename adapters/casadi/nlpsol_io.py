@@ -55,8 +55,19 @@ def columns_of(rows, sp: ca.Sparsity, size: int) -> ca.DM:
 
 class NlpsolSignature:
     """Abstract mixin of the casadi Callbacks that run solves: casadi's nlpsol input and
-    output names (:data:`NLPSOL_IN`, :data:`NLPSOL_OUT`); the subclass gives the
-    sparsities and ``eval``."""
+    output names (:data:`NLPSOL_IN`, :data:`NLPSOL_OUT`), and the declaration that
+    their forward and reverse derivatives exist and use the nominal outputs (the
+    solutions); the subclass gives the sparsities, ``eval`` and the derivative
+    Functions."""
+
+    def uses_output(self):
+        return True
+
+    def has_forward(self, nfwd):
+        return True
+
+    def has_reverse(self, nadj):
+        return True
 
     def get_n_in(self):
         return len(NLPSOL_IN)

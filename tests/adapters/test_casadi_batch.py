@@ -19,7 +19,6 @@ import pytest
 
 from caspar_backend.casadi import NlpsolFailure, nlpsol
 from caspar_backend.errors import ModelError
-from caspar_backend.problem import Problem
 from tests.support.assertions import close
 
 QC = {"caspar": {"print_level": 0}, "print_time": False}
@@ -48,20 +47,6 @@ def solvers():
     nlp, bounds = problem()
     return (nlpsol("S", "caspar", nlp, QC), ca.nlpsol("I", "ipopt", nlp, QI), bounds)
 
-
-@pytest.fixture
-def spy(monkeypatch):
-    """The batch sizes of every Problem.solve_batch call."""
-    sizes = []
-    orig = Problem.solve_batch
-
-    def wrapped(self, *a, **k):
-        res = orig(self, *a, **k)
-        sizes.append(len(res))
-        return res
-
-    monkeypatch.setattr(Problem, "solve_batch", wrapped)
-    return sizes
 
 
 def column(v, b):

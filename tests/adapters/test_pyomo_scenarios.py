@@ -20,7 +20,6 @@ pyo = pytest.importorskip("pyomo.environ")
 
 import caspar_backend  # noqa: E402,F401  (registers SolverFactory('caspar'))
 from caspar_backend.errors import ModelError, NonFiniteError  # noqa: E402
-from caspar_backend.problem import Problem  # noqa: E402
 from pyomo.common.collections import ComponentMap  # noqa: E402
 from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory  # noqa: E402
 from pyomo.contrib.solver.common.results import (SolutionStatus,  # noqa: E402
@@ -72,20 +71,6 @@ def apply(model, scen):
         else:
             comp.set_value(value)
 
-
-@pytest.fixture
-def spy(monkeypatch):
-    """The batch sizes of every Problem.solve_batch call."""
-    sizes = []
-    orig = Problem.solve_batch
-
-    def wrapped(self, *a, **k):
-        res = orig(self, *a, **k)
-        sizes.append(len(res))
-        return res
-
-    monkeypatch.setattr(Problem, "solve_batch", wrapped)
-    return sizes
 
 
 def snapshot(m):
