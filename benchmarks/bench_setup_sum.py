@@ -19,7 +19,10 @@ and the number of pattern groups.  ``--solve N`` also solves at that size with c
 and with IPOPT (casadi's nlpsol, its construction timed too) from x0 = 0.5 and prints
 iterations and objectives side by side.
 
-    python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000]
+    python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000] [--bulk]
+
+``--bulk``: the bulk SX reader (``adapters/casadi/bulk.py``) for every size (it is off by
+default: ``BULK_MIN_INSTRUCTIONS``).
 """
 
 from __future__ import annotations
@@ -99,11 +102,11 @@ def child(N: int, solve: bool) -> dict:
     return out
 
 
-def run_size(N: int, solve: bool) -> dict:
+def run_size(N: int, solve: bool, bulk: bool = False) -> dict:
     """:func:`child` in a fresh process; adds its peak RSS in MB."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = subprocess.run([sys.executable, __file__, "--child", str(N)]
-                       + (["--solve-child"] if solve else []),
+                       + (["--solve-child"] if solve else []) + (["--bulk"] if bulk else []),
                        capture_output=True, text=True)
     if p.returncode != 0:
         return dict(N=N, error=(p.stderr.strip().splitlines() or ["killed"])[-1])
@@ -137,13 +140,18 @@ def main(argv=None):
                     help="sizes at which to solve with caspar and IPOPT")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--solve-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--bulk", action="store_true", help="the bulk SX reader at every size")
     a = ap.parse_args(argv)
+    if a.bulk:
+        from caspar_backend.adapters.casadi import nlp as casadi_nlp
+
+        casadi_nlp.BULK_MIN_INSTRUCTIONS = 0
     if a.child is not None:
         print(json.dumps(child(a.child, a.solve_child)))
         return
     rows = []
     for N in sorted(a.sizes):
-        rows.append(run_size(N, N in a.solve))
+        rows.append(run_size(N, N in a.solve, a.bulk))
         print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
     for r in rows:

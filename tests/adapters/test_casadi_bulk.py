@@ -201,6 +201,9 @@ def test_default_reads_small_programs_per_node(monkeypatch):
     assert "bulk" not in casadi_to_model(case.nlp).meta
     monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", 0)
     assert "bulk" in casadi_to_model(case.nlp).meta
+    monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", None)     # today's default
+    assert "bulk" not in casadi_to_model(case.nlp).meta
+    assert "bulk" in casadi_to_model(case.nlp, bulk=True).meta
 
 
 def test_lazy_names_equal_and_pickle_as_lists():
