@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import host
+from ..solver.nlp import relaxed_bounds
 from .scatter import rank_passes
 
 
@@ -36,14 +37,6 @@ def structure_key(lbx, ubx, lbg, ubg) -> tuple:
     return (np.packbits(lbx == ubx).tobytes(), np.packbits(lbg == ubg).tobytes(),
             np.packbits(np.isfinite(lbx)).tobytes(), np.packbits(np.isfinite(ubx)).tobytes(),
             np.packbits(np.isfinite(lbg)).tobytes(), np.packbits(np.isfinite(ubg)).tobytes())
-
-
-def _relax(b, sign, factor, cap):
-    """SlackNLP's relaxation: ``b + sign min(cap, factor max(1, |b|))``, infinite
-    bounds kept."""
-    fin = np.isfinite(b)
-    step = np.minimum(cap, factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-    return np.where(fin, b + sign * step, b)
 
 
 class BatchSlackNLP:
@@ -94,14 +87,10 @@ class BatchSlackNLP:
         self._objf = xp.zeros(B)
         self._lam = xp.zeros((B, m))
         self._scaling(opts, jr)
-        brf, cvt = opts.bound_relax_factor, opts.constr_viol_tol
-        xl, xu = lbx[:, self.free], ubx[:, self.free]
-        gl, gu = lbg[:, self.slack_rows], ubg[:, self.slack_rows]
         dci = self.dc[:, self.slack_rows]
-        self.wL = xp.asarray(np.concatenate([_relax(xl, -1, brf, cvt),
-                                             dci * _relax(gl, -1, brf, cvt)], axis=1))
-        self.wU = xp.asarray(np.concatenate([_relax(xu, +1, brf, cvt),
-                                             dci * _relax(gu, +1, brf, cvt)], axis=1))
+        r = relaxed_bounds(lbx[:, self.free], lbg[:, self.slack_rows], ubx[:, self.free],
+                           ubg[:, self.slack_rows], self.eq[self.slack_rows], dci, opts)
+        self.wL, self.wU = xp.asarray(r[:, :self.nw]), xp.asarray(r[:, self.nw:])
         self.g_offset = xp.asarray(np.where(self.eq, lbg, 0.0))
         self.df_d = xp.asarray(self.df)
         self.dc_d = xp.asarray(self.dc)

@@ -141,7 +141,7 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     """Run the instances ``idx`` in lockstep; record finished ones in ``out`` and mark
     the others for single solves."""
     from .backends import make_batch_evaluator, make_batch_ldl
-    from .ipm import STATUS_NAMES, LockstepIPM
+    from .ipm import LockstepIPM
     from .nlp import BatchSlackNLP
 
     sub = inp.subset(idx)
@@ -181,9 +181,8 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
         fv, gv = host(fv).astype(float), host(gv).astype(float)
     if problem.model.sense == -1:
         fv = -fv
-    names = np.array(STATUS_NAMES, dtype=object)[f.status[fin]]
     out.put_lockstep(idx[fin], x[fin], fv[fin], gv[fin], lam_g[fin], lam_x[fin],
-                     names, f.iterations[fin])
+                     f.status[fin], f.iterations[fin])
     left = np.flatnonzero(f.status < 0)
     out.path[idx[left]] = "single"
     out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
@@ -199,6 +198,11 @@ def _single(problem, inp, b, options, device):
         return problem.solve(**inp.row(b), device=device, **opts)
     finally:
         problem.model.p = keep
+
+
+#: status names and exit messages by the lockstep run's status codes (STATUS_NAMES order)
+_NAMES = np.array(list(STATUSES), dtype=object)
+_MESSAGES = np.array([STATUSES[n].exit_message for n in STATUSES], dtype=object)
 
 
 class _Collector:
@@ -217,10 +221,11 @@ class _Collector:
         self.reason = np.full(B, "", dtype=object)
 
     def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations):
+        """Instances ``rows`` finished in lockstep; ``status``: their int codes."""
         self.x[rows], self.f[rows], self.g[rows] = x, f, g
         self.lam_g[rows], self.lam_x[rows] = lam_g, lam_x
-        self.status[rows] = status
-        self.message[rows] = [STATUSES[s].exit_message for s in status]
+        self.status[rows] = _NAMES[status]
+        self.message[rows] = _MESSAGES[status]
         self.iterations[rows] = iterations
 
     def stopped(self, rows, inp):

@@ -63,6 +63,34 @@ from ..arrays import amax, amax_abs, host, is_host, scalars, synchronize
 from .structure import SlackStructure, slack_key
 
 
+def relaxed_bounds(xl, gl, xu, gu, eq, dci, opts):
+    """``[wL, wU]`` along the last axis: the slack problem's bounds from the free
+    variables' bounds ``xl``, ``xu`` (..., nx) and the slack rows' sides ``gl``, ``gu``
+    (..., ns), whose rows ``eq`` (ns,) are relaxed equalities, scaled by ``dci`` (..., ns).
+    IPOPT relaxes in the unscaled space, at most constr_viol_tol:
+    ``b + sign min(constr_viol_tol, factor max(1, |b|))``, sign -1 on lower and +1 on
+    upper bounds, factor bound_relax_factor, equality_relax_factor on relaxed equalities
+    (their own positive band); infinite bounds stay as they are (0 * inf would make
+    them NaN).  The four sides [x_L, g_L, x_U, g_U] in one pass (entry by entry the
+    same operations as side by side), the slacks' sides then scaled.  A leading batch
+    axis (B instances, :mod:`caspar_backend.batch.nlp`) broadcasts through."""
+    brf = opts.bound_relax_factor
+    nx, ns = xl.shape[-1], gl.shape[-1]
+    nw = nx + ns
+    b = np.concatenate([xl, gl, xu, gu], axis=-1)
+    erf = np.where(eq, opts.equality_relax_factor, brf)
+    xf = np.full(nx, brf)
+    factor = np.concatenate([xf, erf, xf, erf])
+    sign = np.repeat([-1.0, 1.0], nw)
+    fin = np.isfinite(b)
+    step = np.minimum(opts.constr_viol_tol,
+                      factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
+    r = np.where(fin, b + sign * step, b)
+    r[..., nx:nw] *= dci
+    r[..., nw + nx:] *= dci
+    return r
+
+
 class BarrierNLP(ABC):
     """Abstract; see the module doc.  ``nx`` leading entries of w are the variables whose
     Hessian block is W (L-BFGS approximates that block), the rest have zero Hessian.
@@ -185,14 +213,13 @@ class SlackNLP(BarrierNLP):
         self.structure_key = slack_key(getattr(ev, "device", "cpu"), fixed, eq, relax)
         st = self.structure((), lambda: SlackStructure(ev, fixed, eq, relax, xp))
         self.fixed, self.free, self.nx, self.all_free = st.fixed, st.free, st.nx, st.all_free
-        nx = self.nx
         x_full = np.array(x0, dtype=float)
         x_full[self.fixed] = lbx[self.fixed]
         self.x_full = xp.asarray(x_full)
         self.eq = st.eq
         self.relax_equalities = st.relax_equalities
         self.slack_rows = st.slack_rows
-        if self.relax_equalities:           # slack i is column nx + i
+        if self.relax_equalities:           # slack i is column self.nx + i
             self.relaxed_equality_slacks = st.relaxed_equality_slacks
         self.ns, self.nw = st.ns, st.nw
         self._ev_jac_rows, self._ev_jac_cols = st.ev_jac_rows, st.ev_jac_cols
@@ -213,27 +240,12 @@ class SlackNLP(BarrierNLP):
         self.lbg, self.ubg = lbg, ubg
         self.df, self.dc = 1.0, np.ones(m)
         self._compute_scaling(opts)
-        # relaxed bounds (IPOPT relaxes in the unscaled space, at most constr_viol_tol):
-        # b + sign min(constr_viol_tol, factor max(1, |b|)), sign -1 on lower and +1 on
-        # upper bounds, factor bound_relax_factor, equality_relax_factor on relaxed
-        # equalities (their own positive band); infinite bounds stay as they are (0 * inf
-        # would make them NaN).  The four sides [x_L, g_L, x_U, g_U] in one pass (entry
-        # by entry the same operations as side by side), the slacks' sides then scaled
-        brf, nw = opts.bound_relax_factor, self.nw
         rows = self.slack_rows
-        b = np.concatenate([lbx[self.free], lbg[rows], ubx[self.free], ubg[rows]])
-        erf = np.where(self.eq[rows], opts.equality_relax_factor, brf)
-        xf = np.full(nx, brf)
-        factor = np.concatenate([xf, erf, xf, erf])
-        sign = np.repeat([-1.0, 1.0], nw)
-        fin = np.isfinite(b)
-        step = np.minimum(opts.constr_viol_tol,
-                          factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-        r = np.where(fin, b + sign * step, b)
         dci = self.dc[rows]
-        r[nx:nw] *= dci
-        r[nw + nx:] *= dci
-        self.wL, self.wU = xp.asarray(r[:nw]), xp.asarray(r[nw:])
+        r = relaxed_bounds(lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
+                           self.eq[rows], dci, opts)
+        nw = self.nw
+        self.wL, self.wU = xp.asarray(r[..., :nw]), xp.asarray(r[..., nw:])
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
