@@ -14,7 +14,9 @@ For a :class:`benchmarks.cases.Case` :func:`run_case`
    both against the published value where there is one;
 5. records caspar's milliseconds per iteration by the solver's own timers
    (``SolveResult.timings``): ``<dev>_eval_ms``, ``_kkt_asm_ms``, ``_factor_ms`` (the
-   GPU's one-time cuDSS analysis taken out), ``_solve_ms``, ``_other_ms``.
+   GPU's one-time cuDSS analysis taken out), ``_solve_ms``, ``_other_ms``;
+6. with ``benchmarks/cuda_counters.py``'s library preloaded, the CUDA API calls per
+   iteration: ``<dev>_launches_it``, ``_reads_it`` (device-to-host copies), ``_syncs_it``.
 
 The row's keys are :data:`benchmarks.table.COLUMNS`.
 """
@@ -93,12 +95,17 @@ def _caspar(kind, obj, args, device, tol, max_iter, time_limit) -> dict:
     except Exception as e:
         return dict(build=time.perf_counter() - t, solve=float("nan"), status=error_text(e),
                     iter=-1, f=float("nan"))
+    from benchmarks.cuda_counters import difference, snapshot
+
     t = time.perf_counter()
     try:
+        before = snapshot()
         r = P.solve(tol=tol, print_level=0, max_iter=max_iter, max_wall_time=time_limit,
                     device=device)
-        return dict(build=build, solve=time.perf_counter() - t, status=r.status,
-                    iter=int(r.iterations), f=float(r.f), phases=phase_ms(r))
+        solve = time.perf_counter() - t
+        return dict(build=build, solve=solve, status=r.status, iter=int(r.iterations),
+                    f=float(r.f), phases=phase_ms(r),
+                    counts=per_iteration_counts(difference(before, snapshot()), r))
     except Exception as e:
         return dict(build=build, solve=time.perf_counter() - t, status=error_text(e), iter=-1,
                     f=float("nan"), phases={})
@@ -119,6 +126,19 @@ def phase_ms(result) -> dict:
     t["kkt_factorization"] = max(0.0, t.get("kkt_factorization", 0.0)
                                  - float(result.extra.get("analysis_seconds", 0.0)))
     return {key: 1e3 * t.get(key, 0.0) / it for _, key in PHASES}
+
+
+#: counted CUDA API calls per iteration (benchmarks/cuda_counters.py, when preloaded)
+COUNTS = (("launches_it", "launches"), ("reads_it", "reads"), ("syncs_it", "syncs"))
+
+
+def per_iteration_counts(counts, result) -> dict:
+    """Kernel launches, device-to-host reads and synchronizations per iteration of one
+    solve, keyed by the short names of :data:`COUNTS` (empty when not counted)."""
+    if counts is None:
+        return {}
+    it = max(1, int(result.iterations))
+    return {short: counts[name] / it for short, name in COUNTS}
 
 
 def error_text(e) -> str:
@@ -174,10 +194,13 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
                                          else float("nan"))})
             row.update({f"{dev}_{short}_ms": c["phases"].get(key, "")
                         for short, key in PHASES})
+            row.update({f"{dev}_{short}": c.get("counts", {}).get(short, "")
+                        for short, _ in COUNTS})
         else:
             row.update({f"{dev}_build_s": "", f"{dev}_solve_s": "", f"{dev}_status": "",
                         f"{dev}_iter": "", f"{dev}_f": "", f"{dev}_match": "", f"{dev}_ratio": ""})
             row.update({f"{dev}_{short}_ms": "" for short, _ in PHASES})
+            row.update({f"{dev}_{short}": "" for short, _ in COUNTS})
     row["published"] = extra.get("published", "")
     chk = extra.get("check")
     row["ipopt_matches_published"] = bool(chk(ref.f)) if chk else ""

@@ -3,7 +3,9 @@
 A row is a dict keyed by :data:`COLUMNS`: ``<who>_build_s``, ``_solve_s``, ``_status``,
 ``_iter``, ``_f`` for ``who`` in ipopt, cpu, cuda; ``<dev>_match`` (caspar's objective
 against IPOPT's), ``<dev>_ratio`` (caspar solve s / IPOPT solve s), five
-``<dev>_<phase>_ms`` per-iteration columns and the published-value checks.  A device that
+``<dev>_<phase>_ms`` per-iteration columns, the published-value checks and, where
+``benchmarks/cuda_counters.py`` counted them, ``cuda_launches_it``, ``cuda_reads_it`` and
+``cuda_syncs_it`` (CUDA API calls per iteration; shown when present).  A device that
 did not run leaves its columns empty.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.measure import PHASES
+from benchmarks.measure import COUNTS, PHASES
 
 COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "ipopt_build_s", "ipopt_solve_s", "ipopt_status", "ipopt_iter", "ipopt_f",
@@ -20,7 +22,7 @@ COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "cuda_build_s", "cuda_solve_s", "cuda_status", "cuda_iter", "cuda_f", "cuda_match",
            "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
            "published", "ipopt_matches_published", "cpu_matches_published",
-           "cuda_matches_published"]
+           "cuda_matches_published", *(f"cuda_{short}" for short, _ in COUNTS)]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 
@@ -46,6 +48,13 @@ def _phases(row, dev) -> str:
     return " / ".join(f"{v:.2f}" for v in vals)
 
 
+def _counts(row, dev) -> str:
+    vals = [row.get(f"{dev}_{short}", "") for short, _ in COUNTS]
+    if any(not isinstance(v, float) for v in vals):
+        return "—"
+    return " / ".join(f"{v:.0f}" for v in vals)
+
+
 def markdown(rows, header: list[str], devices) -> str:
     cols = [("suite", ""), ("model", ""), ("size", ""), ("n", ""), ("m", ""),
             ("model s", "model_s", ""), ("IPOPT build s", "ipopt_build_s", ""),
@@ -62,6 +71,8 @@ def markdown(rows, header: list[str], devices) -> str:
                      (f"{lab} / IPOPT", f"{dev}_ratio", "r"),
                      (f"{lab} objective matches", f"{dev}_match", ""),
                      (f"{lab} ms/it eval / KKT asm / factor / solve / other", dev, "ph")]
+    if "cuda" in devices and any(isinstance(r.get("cuda_launches_it"), float) for r in rows):
+        cols += [("caspar-GPU per it: launches / host reads / syncs", "cuda", "cnt")]
     cols += [("published", "published", ""), ("IPOPT = published", "ipopt_matches_published", "")]
     cols += [(f"{lab} = published", f"{dev}_matches_published", "")
              for dev, lab in (("cpu", "caspar-CPU"), ("cuda", "caspar-GPU")) if dev in devices]
@@ -69,6 +80,7 @@ def markdown(rows, header: list[str], devices) -> str:
     out.append("| " + " | ".join(c[0] for c in cols) + " |")
     out.append("|" + "---|" * len(cols))
     for r in rows:
-        out.append("| " + " | ".join(_phases(r, k) if kind == "ph" else
-                                     _fmt(r.get(k, ""), kind) for _, k, kind in cols) + " |")
+        out.append("| " + " | ".join(_phases(r, k) if kind == "ph" else _counts(r, k)
+                                     if kind == "cnt" else _fmt(r.get(k, ""), kind)
+                                     for _, k, kind in cols) + " |")
     return "\n".join(out) + "\n"

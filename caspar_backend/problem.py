@@ -149,13 +149,11 @@ class Problem:
         return ev
 
     def cuda_source(self) -> str:
-        """The generated CUDA source of every group (no GPU needed to read it)."""
+        """The generated CUDA module of the problem: every group's device functions and
+        the dispatch kernels (no GPU needed to read it)."""
         from .codegen_cuda import generate_cuda_source
 
-        return "\n".join(
-            generate_cuda_source(g.root, g.grad, g.hess, f"{kind}{k}")
-            for kind, groups in (("o", self.objective_groups), ("c", self.constraint_groups))
-            for k, g in enumerate(groups))
+        return generate_cuda_source(self.objective_groups, self.constraint_groups)
 
     def numpy_source(self) -> str:
         """The generated NumPy source of every group, for inspection."""

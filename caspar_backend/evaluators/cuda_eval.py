@@ -1,6 +1,7 @@
 """The GPU evaluator: generated CUDA kernels, one thread per group instance.
 
-Same COO structures as every evaluator (:mod:`.layout`).  Everything lives in
+The problem's templates are one generated module (:mod:`caspar_backend.codegen_cuda`)
+and each evaluation kind is one launch over all groups (a group table per kind).  Same COO structures as every evaluator (:mod:`.layout`).  Everything lives in
 device memory: index tables (int32, slot-major), data tables, parameter
 vector, the objective-term and gradient-term buffers.  Inputs ``x``/``lam``
 and outputs are CuPy float64 arrays; evaluations launch kernels only and
@@ -18,35 +19,44 @@ from ..cuda_compile import compile_module
 from ..device import resolve_device
 from ..structure_cache import StructureCache
 from .base import Evaluator
+from .group_table import blocks as _group_blocks
+from .group_table import group_table
 from .layout import Layout, SegmentPlan
 
 _THREADS = 256
 
 
-def _blocks(n: int) -> int:
-    return max(1, (n + _THREADS - 1) // _THREADS)
-
-
 class _DeviceGroup:
-    """A pattern group's kernels and device tables (internal)."""
+    """A pattern group's device tables (internal)."""
 
-    def __init__(self, cp, group, name):
+    def __init__(self, cp, group):
         self.group, self.N = group, group.size
-        self.source = generate_cuda_source(group.root, group.grad, group.hess, name)
-        self.module, self.cached = compile_module(self.source, f"{name}.cu")
-        self.k_val = self.module.get_function(f"{name}_val")
-        self.k_jac = self.module.get_function(f"{name}_jac")
-        self.k_hess = self.module.get_function(f"{name}_hess")
         self.vt = cp.asarray(group.var_table.astype(np.int32).reshape(-1))
         self.pt = cp.asarray(group.param_table.astype(np.int32).reshape(-1))
         self.dt = cp.asarray(np.ascontiguousarray(group.data_table, dtype=np.float64).reshape(-1))
         rows = group.rows if len(group.rows) else np.arange(self.N)
         self.dst = cp.asarray(rows.astype(np.int32))
-        self.grid = (_blocks(self.N),)
+        self.val_dst = self.dst
         self.jac_base = self.hess_base = 0
+        self.direct = True
 
-    def args(self, x, p):
-        return (x, p, self.vt, self.pt, self.dt, np.int32(self.N))
+    def entry(self, dst):
+        return dict(vt=self.vt, pt=self.pt, dt=self.dt, dst=dst, N=self.N,
+                    jac_base=self.jac_base, hess_base=self.hess_base, direct=int(self.direct))
+
+
+class _Dispatch:
+    """One dispatch kernel of the problem module over one group table (internal)."""
+
+    def __init__(self, cp, module, kernel, entries):
+        self.kernel = module.get_function(kernel)
+        rec, self.n_blocks = group_table(entries, _THREADS)
+        self.ng = np.int32(len(rec))
+        self.table = cp.asarray(rec.view(np.uint8))
+
+    def __call__(self, x, p, *args):
+        if self.ng:
+            self.kernel((self.n_blocks,), (_THREADS,), (x, p, self.table, self.ng) + args)
 
 
 class CudaEvaluator(Evaluator):
@@ -64,8 +74,11 @@ class CudaEvaluator(Evaluator):
         self.xp = cp
         self.problem = problem
         self.n, self.m, self.n_params = problem.n, problem.m, problem.n_params
-        self._obj = [_DeviceGroup(cp, g, f"o{k}") for k, g in enumerate(problem.objective_groups)]
-        self._con = [_DeviceGroup(cp, g, f"c{k}") for k, g in enumerate(problem.constraint_groups)]
+        self._obj = [_DeviceGroup(cp, g) for g in problem.objective_groups]
+        self._con = [_DeviceGroup(cp, g) for g in problem.constraint_groups]
+        # every template of the problem in one module: one NVRTC call (cached on disk)
+        self.source = generate_cuda_source(problem.objective_groups, problem.constraint_groups)
+        self.module, self._cached = compile_module(self.source, "caspar_problem.cu")
         # a caller that knows the layout already (the batch's replicated problem tiles
         # it from one instance's) saves its sorts
         lay = Layout.of(problem) if layout is None else layout
@@ -76,6 +89,7 @@ class CudaEvaluator(Evaluator):
             b.jac_base, b.hess_base, b.direct = jb, hb, d
             if not d:  # split rows: values go to the term buffer, summed into rows
                 b.val_dst = cp.arange(tb, tb + b.N, dtype=cp.int32)
+                b.direct = False
         self._term_buf = cp.zeros(max(len(lay.term_rows), 1))
         self._terms = self._plan(SegmentPlan.of(lay.term_rows)) if len(lay.term_rows) else None
         self._raw_jac = (cp.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None)
@@ -87,11 +101,19 @@ class CudaEvaluator(Evaluator):
             b.dst = cp.arange(pos, pos + b.N, dtype=cp.int32)  # objective terms buffer
             pos += b.N
         self._obj_buf = cp.zeros(max(pos, 1))
+        # one launch per evaluation kind (group tables: kernels/caspar_groups.cuh)
+        mod = self.module
+        self._obj_val = _Dispatch(cp, mod, "caspar_obj_val", [b.entry(b.dst) for b in self._obj])
+        self._obj_jac = _Dispatch(cp, mod, "caspar_obj_jac", [b.entry(b.dst) for b in self._obj])
+        self._con_val = _Dispatch(cp, mod, "caspar_con_val",
+                                  [b.entry(b.val_dst) for b in self._con])
+        self._con_jac = _Dispatch(cp, mod, "caspar_con_jac", [b.entry(b.dst) for b in self._con])
+        self._hess = _Dispatch(cp, mod, "caspar_hess",
+                               [b.entry(b.dst) for b in self._obj + self._con])
         self._grad_buf = cp.zeros(max(len(lay.grad_idx), 1))
         self._segsum = cp.RawModule(code=kernel_file("segment_sum.cu")).get_function(
             "caspar_segment_sum")
         self._grad_plan = self._plan(SegmentPlan.of(lay.grad_idx, self.n))
-        self._dummy_i = cp.zeros(1, dtype=cp.int32)
         self._dummy_d = cp.zeros(1)
         self.p = cp.zeros(max(self.n_params, 1))
         self.set_params(problem.p)
@@ -104,14 +126,15 @@ class CudaEvaluator(Evaluator):
 
     def _segment_sum(self, plan, v, out):
         perm, ptr, dst, k = plan
-        self._segsum((_blocks(k),), (_THREADS,), (v, perm, ptr, dst, out, np.int32(k)))
+        self._segsum((_group_blocks(k, _THREADS),), (_THREADS,),
+                     (v, perm, ptr, dst, out, np.int32(k)))
 
     @property
     def compiled_from_cache(self) -> bool:
-        return all(b.cached for b in self._obj + self._con)
+        return self._cached
 
     def cuda_source(self) -> str:
-        return "\n".join(b.source for b in self._obj + self._con)
+        return self.source
 
     # ------------------------------------------------------------------ params
     def set_params(self, p) -> None:
@@ -152,15 +175,13 @@ class CudaEvaluator(Evaluator):
     def obj(self, x, p=None) -> float:
         self._bind(p)
         x = self._dev(x)
-        for b in self._obj:
-            b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (self._obj_buf, b.dst))
+        self._obj_val(x, self.p, self._obj_buf)
         return float(self._obj_buf.sum())
 
     def grad(self, x, out=None, p=None):
         self._bind(p)
         x = self._dev(x)
-        for b in self._obj:
-            b.k_jac(b.grid, (_THREADS,), b.args(x, self.p) + (self._grad_buf, np.int64(b.jac_base)))
+        self._obj_jac(x, self.p, self._grad_buf)
         if out is None:
             out = self.xp.empty(self.n)
         self._segment_sum(self._grad_plan, self._grad_buf, out)
@@ -171,11 +192,7 @@ class CudaEvaluator(Evaluator):
         x = self._dev(x)
         if out is None:
             out = self.xp.empty(self.m)
-        for b in self._con:
-            if b.direct:
-                b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (out, b.dst))
-            else:
-                b.k_val(b.grid, (_THREADS,), b.args(x, self.p) + (self._term_buf, b.val_dst))
+        self._con_val(x, self.p, out, self._term_buf)
         if self._terms is not None:
             self._segment_sum(self._terms, self._term_buf, out)
         return out
@@ -186,8 +203,7 @@ class CudaEvaluator(Evaluator):
         if out is None:
             out = self.xp.empty(self.nnz_jac)
         raw = out if self._raw_jac is None else self._raw_jac
-        for b in self._con:
-            b.k_jac(b.grid, (_THREADS,), b.args(x, self.p) + (raw, np.int64(b.jac_base)))
+        self._con_jac(x, self.p, raw)
         if self._jac_plan is not None:
             self._segment_sum(self._jac_plan, raw, out)
         return out
@@ -198,11 +214,5 @@ class CudaEvaluator(Evaluator):
         lam = self._dev(lam) if self.m else self._dummy_d
         if out is None:
             out = self.xp.empty(self.nnz_hess)
-        for b in self._obj:
-            b.k_hess(b.grid, (_THREADS,), b.args(x, self.p) + (
-                out, np.int64(b.hess_base), self._dummy_d, self._dummy_i,
-                np.float64(obj_factor), np.int32(0)))
-        for b in self._con:
-            b.k_hess(b.grid, (_THREADS,), b.args(x, self.p) + (
-                out, np.int64(b.hess_base), lam, b.dst, np.float64(1.0), np.int32(1)))
+        self._hess(x, self.p, out, lam, np.float64(obj_factor))
         return out

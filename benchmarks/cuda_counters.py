@@ -1,0 +1,73 @@
+"""Kernel launches and host reads of a GPU run, counted at the CUDA API.
+
+    python -m benchmarks.cuda_counters build      # prints the library's path
+    LD_PRELOAD=<that path> python -m benchmarks ...
+
+``benchmarks/cuda_counters.c`` wraps the CUDA driver's and runtime's launch, copy and
+synchronize entry points; preloaded, it counts every call the process makes through the
+dynamic linker (CuPy's kernels, the generated evaluator's, cuDSS's where it calls the
+shared runtime).  :func:`snapshot` reads the counters (``None`` without the library), so
+the runner records per-iteration figures only where they were counted:
+
+* ``launches``: ``cuLaunchKernel*`` and ``cudaLaunchKernel*``;
+* ``reads``: device-to-host copies (``cuMemcpyDtoH*``, ``cudaMemcpy*`` of kind
+  DeviceToHost) -- each is a host read that waits for the device;
+* ``default_copies``: ``cudaMemcpy*`` of kind Default (direction not known);
+* ``syncs``: stream, context and device synchronizations.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+NAMES = ("launches", "reads", "default_copies", "syncs")
+SOURCE = Path(__file__).with_name("cuda_counters.c")
+
+
+def build(out_dir: str | os.PathLike | None = None) -> Path:
+    """Compile the library with the C compiler (``$CC``, default ``cc``)."""
+    d = Path(out_dir or os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
+    d.mkdir(parents=True, exist_ok=True)
+    lib = d / "libcaspar_counters.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", str(SOURCE),
+                    "-o", str(lib), "-ldl"], check=True)
+    return lib
+
+
+def _reader():
+    try:
+        fn = ctypes.CDLL(None).caspar_counts
+    except AttributeError:
+        return None
+    fn.restype, fn.argtypes = None, [ctypes.POINTER(ctypes.c_ulonglong)]
+    return fn
+
+
+_READ = _reader()
+
+
+def snapshot() -> dict | None:
+    """The counters now (dict keyed by :data:`NAMES`), or None when the library is not
+    preloaded."""
+    if _READ is None:
+        return None
+    buf = (ctypes.c_ulonglong * 4)()
+    _READ(buf)
+    return dict(zip(NAMES, (int(v) for v in buf)))
+
+
+def difference(before: dict | None, after: dict | None) -> dict | None:
+    if before is None or after is None:
+        return None
+    return {k: after[k] - before[k] for k in NAMES}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["build"]:
+        print(build())
+    else:
+        sys.exit("usage: python -m benchmarks.cuda_counters build")
