@@ -3,15 +3,21 @@
  *
  *   LD_PRELOAD=/path/libcaspar_counters.so python ...
  *
- * Each wrapper counts, then calls the next definition of the symbol (the CUDA driver's
- * or runtime's).  Calls the runtime makes to the driver internally bypass the dynamic
- * linker and are not counted twice.  Counters: [0] launches (driver cuLaunchKernel*
- * and runtime cudaLaunchKernel*), [1] device-to-host copies (cuMemcpyDtoH*,
- * cudaMemcpy* with kind DeviceToHost), [2] copies of kind Default (direction unknown),
- * [3] synchronizations (stream, context and device). */
+ * The CUDA driver's entry points reach a process three ways, and each is wrapped:
+ *   - linked directly (the dynamic linker resolves cuLaunchKernel to the wrapper here);
+ *   - dlsym(handle, "cuLaunchKernel") on a dlopen'ed libcuda (CuPy's driver module):
+ *     dlsym itself is wrapped and hands out the counting wrapper;
+ *   - cuGetProcAddress (the CUDA runtime, linked statically into CuPy and cuDSS, asks the
+ *     driver for its entry points this way): the wrapper hands out counting wrappers.
+ * Counters: [0] kernel launches (cuLaunchKernel, cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel), [1] device-to-host copies (cuMemcpyDtoH,
+ * cuMemcpyDtoHAsync), [2] unified-address copies (cuMemcpy, cuMemcpyAsync: direction
+ * unknown), [3] synchronizations (cuStreamSynchronize, cuCtxSynchronize,
+ * cuEventSynchronize) -- a host read waits for one of these or a synchronous copy. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
+#include <string.h>
 
 static unsigned long long counts[4];
 
@@ -20,75 +26,148 @@ void caspar_counts(unsigned long long* out) {
 }
 
 #define BUMP(i) __atomic_fetch_add(&counts[i], 1ULL, __ATOMIC_RELAXED)
-#define NEXT(type, name) \
-    static type real_ = 0; \
-    if (!real_) real_ = (type)dlsym(RTLD_NEXT, name)
 
-typedef struct { unsigned x, y, z; } dim3_t;
+typedef void* (*dlsym_t)(void*, const char*);
+static dlsym_t real_dlsym_fn(void) {
+    static dlsym_t real = 0;
+    if (!real) real = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!real) real = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    return real;
+}
 
+/* one real pointer per wrapped entry point, filled by whichever route finds it first */
 typedef int (*launch_t)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, void*, void**, void**);
-int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned sh, void* st, void** p, void** e) {
-    NEXT(launch_t, "cuLaunchKernel");
-    BUMP(0);
-    return real_(f, gx, gy, gz, bx, by, bz, sh, st, p, e);
-}
-int cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned sh, void* st, void** p, void** e) {
-    NEXT(launch_t, "cuLaunchKernel_ptsz");
-    BUMP(0);
-    return real_(f, gx, gy, gz, bx, by, bz, sh, st, p, e);
-}
-
 typedef int (*launch_ex_t)(const void*, void*, void**, void**);
-int cuLaunchKernelEx(const void* c, void* f, void** p, void** e) {
-    NEXT(launch_ex_t, "cuLaunchKernelEx");
-    BUMP(0);
-    return real_(c, f, p, e);
-}
-
-typedef int (*rt_launch_t)(const void*, dim3_t, dim3_t, void**, size_t, void*);
-int cudaLaunchKernel(const void* f, dim3_t g, dim3_t b, void** a, size_t sh, void* st) {
-    NEXT(rt_launch_t, "cudaLaunchKernel");
-    BUMP(0);
-    return real_(f, g, b, a, sh, st);
-}
-int cudaLaunchKernel_ptsz(const void* f, dim3_t g, dim3_t b, void** a, size_t sh, void* st) {
-    NEXT(rt_launch_t, "cudaLaunchKernel_ptsz");
-    BUMP(0);
-    return real_(f, g, b, a, sh, st);
-}
-
 typedef int (*dtoh_t)(void*, unsigned long long, size_t);
-int cuMemcpyDtoH_v2(void* d, unsigned long long s, size_t n) {
-    NEXT(dtoh_t, "cuMemcpyDtoH_v2");
-    BUMP(1);
-    return real_(d, s, n);
-}
 typedef int (*dtoh_async_t)(void*, unsigned long long, size_t, void*);
-int cuMemcpyDtoHAsync_v2(void* d, unsigned long long s, size_t n, void* st) {
-    NEXT(dtoh_async_t, "cuMemcpyDtoHAsync_v2");
-    BUMP(1);
-    return real_(d, s, n, st);
-}
-
-typedef int (*memcpy_t)(void*, const void*, size_t, int);
-int cudaMemcpy(void* d, const void* s, size_t n, int kind) {
-    NEXT(memcpy_t, "cudaMemcpy");
-    if (kind == 2) BUMP(1); else if (kind == 4) BUMP(2);
-    return real_(d, s, n, kind);
-}
-typedef int (*memcpy_async_t)(void*, const void*, size_t, int, void*);
-int cudaMemcpyAsync(void* d, const void* s, size_t n, int kind, void* st) {
-    NEXT(memcpy_async_t, "cudaMemcpyAsync");
-    if (kind == 2) BUMP(1); else if (kind == 4) BUMP(2);
-    return real_(d, s, n, kind, st);
-}
-
+typedef int (*copy_t)(unsigned long long, unsigned long long, size_t);
+typedef int (*copy_async_t)(unsigned long long, unsigned long long, size_t, void*);
 typedef int (*sync1_t)(void*);
 typedef int (*sync0_t)(void);
-int cudaStreamSynchronize(void* st) { NEXT(sync1_t, "cudaStreamSynchronize"); BUMP(3); return real_(st); }
-int cuStreamSynchronize(void* st) { NEXT(sync1_t, "cuStreamSynchronize"); BUMP(3); return real_(st); }
-int cudaDeviceSynchronize(void) { NEXT(sync0_t, "cudaDeviceSynchronize"); BUMP(3); return real_(); }
-int cuCtxSynchronize(void) { NEXT(sync0_t, "cuCtxSynchronize"); BUMP(3); return real_(); }
+typedef int (*gpa_t)(const char*, void**, int, unsigned long long);
+typedef int (*gpa2_t)(const char*, void**, int, unsigned long long, void*);
+
+static launch_t r_launch, r_launch_coop;
+static launch_ex_t r_launch_ex;
+static dtoh_t r_dtoh;
+static dtoh_async_t r_dtoh_async;
+static copy_t r_copy;
+static copy_async_t r_copy_async;
+static sync1_t r_stream_sync, r_event_sync;
+static sync0_t r_ctx_sync;
+static gpa_t r_gpa;
+static gpa2_t r_gpa2;
+
+/* the handle of a dlopen'ed libcuda (the first handle a cu* name was found in): its own
+ * definitions, not the wrappers here, which a global (RTLD_NEXT) lookup may return when
+ * libcuda's exported functions are themselves interposed */
+static void* cuda_handle;
+
+static void* lookup(const char* name) {
+    void* p = cuda_handle ? real_dlsym_fn()(cuda_handle, name) : 0;
+    return p ? p : real_dlsym_fn()(RTLD_NEXT, name);
+}
+#define REAL(var, type, name) (var ? var : (var = (type)lookup(name)))
+
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned sh, void* st, void** p, void** e) {
+    BUMP(0);
+    return REAL(r_launch, launch_t, "cuLaunchKernel")(f, gx, gy, gz, bx, by, bz, sh, st, p, e);
+}
+int cuLaunchCooperativeKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned sh, void* st, void** p,
+                              void** e) {
+    BUMP(0);
+    return REAL(r_launch_coop, launch_t, "cuLaunchCooperativeKernel")(f, gx, gy, gz, bx, by,
+                                                                       bz, sh, st, p, e);
+}
+int cuLaunchKernelEx(const void* c, void* f, void** p, void** e) {
+    BUMP(0);
+    return REAL(r_launch_ex, launch_ex_t, "cuLaunchKernelEx")(c, f, p, e);
+}
+int cuMemcpyDtoH_v2(void* d, unsigned long long s, size_t n) {
+    BUMP(1);
+    return REAL(r_dtoh, dtoh_t, "cuMemcpyDtoH_v2")(d, s, n);
+}
+int cuMemcpyDtoHAsync_v2(void* d, unsigned long long s, size_t n, void* st) {
+    BUMP(1);
+    return REAL(r_dtoh_async, dtoh_async_t, "cuMemcpyDtoHAsync_v2")(d, s, n, st);
+}
+int cuMemcpy(unsigned long long d, unsigned long long s, size_t n) {
+    BUMP(2);
+    return REAL(r_copy, copy_t, "cuMemcpy")(d, s, n);
+}
+int cuMemcpyAsync(unsigned long long d, unsigned long long s, size_t n, void* st) {
+    BUMP(2);
+    return REAL(r_copy_async, copy_async_t, "cuMemcpyAsync")(d, s, n, st);
+}
+int cuStreamSynchronize(void* st) {
+    BUMP(3);
+    return REAL(r_stream_sync, sync1_t, "cuStreamSynchronize")(st);
+}
+int cuEventSynchronize(void* ev) {
+    BUMP(3);
+    return REAL(r_event_sync, sync1_t, "cuEventSynchronize")(ev);
+}
+int cuCtxSynchronize(void) {
+    BUMP(3);
+    return REAL(r_ctx_sync, sync0_t, "cuCtxSynchronize")();
+}
+
+/* name (as dlsym or cuGetProcAddress spell it) -> (where the real pointer goes, wrapper) */
+struct hook { const char* name; void** real; void* wrapper; };
+static struct hook hooks[] = {
+    {"cuLaunchKernel", (void**)&r_launch, (void*)cuLaunchKernel},
+    {"cuLaunchCooperativeKernel", (void**)&r_launch_coop, (void*)cuLaunchCooperativeKernel},
+    {"cuLaunchKernelEx", (void**)&r_launch_ex, (void*)cuLaunchKernelEx},
+    {"cuMemcpyDtoH_v2", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2},
+    {"cuMemcpyDtoH", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2},
+    {"cuMemcpyDtoHAsync_v2", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2},
+    {"cuMemcpyDtoHAsync", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2},
+    {"cuMemcpy", (void**)&r_copy, (void*)cuMemcpy},
+    {"cuMemcpyAsync", (void**)&r_copy_async, (void*)cuMemcpyAsync},
+    {"cuStreamSynchronize", (void**)&r_stream_sync, (void*)cuStreamSynchronize},
+    {"cuEventSynchronize", (void**)&r_event_sync, (void*)cuEventSynchronize},
+    {"cuCtxSynchronize", (void**)&r_ctx_sync, (void*)cuCtxSynchronize},
+};
+
+static void* swap_in(const char* name, void* real) {
+    if (!real || !name) return real;
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
+        if (strcmp(name, hooks[i].name) == 0) {
+            if (real == hooks[i].wrapper) real = lookup(name);  /* no loop into ourselves */
+            if (!real) return hooks[i].wrapper;
+            *hooks[i].real = real;
+            return hooks[i].wrapper;
+        }
+    return real;
+}
+
+int cuGetProcAddress(const char* sym, void** pfn, int ver, unsigned long long flags) {
+    int rc = REAL(r_gpa, gpa_t, "cuGetProcAddress")(sym, pfn, ver, flags);
+    if (rc == 0 && pfn) *pfn = swap_in(sym, *pfn);
+    return rc;
+}
+int cuGetProcAddress_v2(const char* sym, void** pfn, int ver, unsigned long long flags,
+                        void* status) {
+    int rc = REAL(r_gpa2, gpa2_t, "cuGetProcAddress_v2")(sym, pfn, ver, flags, status);
+    if (rc == 0 && pfn) *pfn = swap_in(sym, *pfn);
+    return rc;
+}
+
+void* dlsym(void* handle, const char* name) {
+    void* p = real_dlsym_fn()(handle, name);
+    if (p && name && !cuda_handle && handle != RTLD_NEXT && handle != RTLD_DEFAULT
+            && strncmp(name, "cu", 2) == 0 && strncmp(name, "cuda", 4) != 0)
+        cuda_handle = handle;
+    if (p && name && strcmp(name, "cuGetProcAddress") == 0) {
+        r_gpa = (gpa_t)p;
+        return (void*)cuGetProcAddress;
+    }
+    if (p && name && strcmp(name, "cuGetProcAddress_v2") == 0) {
+        r_gpa2 = (gpa2_t)p;
+        return (void*)cuGetProcAddress_v2;
+    }
+    return swap_in(name, p);
+}

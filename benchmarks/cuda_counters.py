@@ -3,17 +3,18 @@
     python -m benchmarks.cuda_counters build      # prints the library's path
     LD_PRELOAD=<that path> python -m benchmarks ...
 
-``benchmarks/cuda_counters.c`` wraps the CUDA driver's and runtime's launch, copy and
-synchronize entry points; preloaded, it counts every call the process makes through the
-dynamic linker (CuPy's kernels, the generated evaluator's, cuDSS's where it calls the
-shared runtime).  :func:`snapshot` reads the counters (``None`` without the library), so
-the runner records per-iteration figures only where they were counted:
+``benchmarks/cuda_counters.c`` wraps the CUDA driver's launch, copy and synchronize entry
+points however the process reaches them (linked, ``dlsym`` on libcuda as CuPy does, or
+``cuGetProcAddress`` as the statically linked CUDA runtime of CuPy and cuDSS does), so
+every launch of CuPy, of the generated evaluator and of cuDSS is counted.
+:func:`snapshot` reads the counters (``None`` without the library), so the runner
+records per-iteration figures only where they were counted:
 
-* ``launches``: ``cuLaunchKernel*`` and ``cudaLaunchKernel*``;
-* ``reads``: device-to-host copies (``cuMemcpyDtoH*``, ``cudaMemcpy*`` of kind
-  DeviceToHost) -- each is a host read that waits for the device;
-* ``default_copies``: ``cudaMemcpy*`` of kind Default (direction not known);
-* ``syncs``: stream, context and device synchronizations.
+* ``launches``: ``cuLaunchKernel``, ``cuLaunchKernelEx``, ``cuLaunchCooperativeKernel``;
+* ``reads``: device-to-host copies (``cuMemcpyDtoH``, ``cuMemcpyDtoHAsync``);
+* ``default_copies``: unified-address copies (``cuMemcpy``, ``cuMemcpyAsync``; direction
+  not known);
+* ``syncs``: stream, event and context synchronizations -- a host read waits on one.
 """
 
 from __future__ import annotations

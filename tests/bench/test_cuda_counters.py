@@ -1,0 +1,67 @@
+"""benchmarks/cuda_counters: the preloaded library counts a stand-in libcuda's launches
+and synchronizations on each route a process takes to them (dlsym on a dlopen'ed
+library, cuGetProcAddress), without a GPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks.cuda_counters import build, snapshot
+
+FAKE = r"""
+#include <string.h>
+int cuLaunchKernel(void* f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e,
+                   unsigned g, unsigned h, void* s, void** p, void** x) { return 7; }
+int cuStreamSynchronize(void* s) { return 5; }
+int cuMemcpyDtoHAsync_v2(void* d, unsigned long long s, unsigned long n, void* st) { return 3; }
+int cuGetProcAddress_v2(const char* sym, void** pfn, int v, unsigned long long f, void* st) {
+    if (!strcmp(sym, "cuStreamSynchronize")) { *pfn = (void*)cuStreamSynchronize; return 0; }
+    if (!strcmp(sym, "cuMemcpyDtoHAsync")) { *pfn = (void*)cuMemcpyDtoHAsync_v2; return 0; }
+    return 1;
+}
+"""
+
+CLIENT = """
+import ctypes, sys
+sys.path.insert(0, {root!r})
+from benchmarks.cuda_counters import snapshot
+lib = ctypes.CDLL({fake!r})
+before = snapshot()
+assert lib.cuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None) == 7
+proc = {{}}
+for name in (b"cuStreamSynchronize", b"cuMemcpyDtoHAsync"):
+    p = ctypes.c_void_p()
+    assert lib.cuGetProcAddress_v2(name, ctypes.byref(p), 12000, 0, None) == 0
+    proc[name] = p.value
+sync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(proc[b"cuStreamSynchronize"])
+copy = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t,
+                        ctypes.c_void_p)(proc[b"cuMemcpyDtoHAsync"])
+assert sync(None) == 5 and sync(None) == 5 and copy(None, 0, 8, None) == 3
+after = snapshot()
+print({{k: after[k] - before[k] for k in after}})
+"""
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+def test_counts_through_dlsym_and_get_proc_address(tmp_path):
+    lib = build(tmp_path)
+    fake = tmp_path / "libfakecuda.so"
+    (tmp_path / "fake.c").write_text(FAKE)
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", str(tmp_path / "fake.c"),
+                    "-o", str(fake)], check=True)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", CLIENT.format(root=root, fake=str(fake))],
+                         env=dict(os.environ, LD_PRELOAD=str(lib)), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str({"launches": 1, "reads": 1, "default_copies": 0,
+                                      "syncs": 2})
+
+
+def test_snapshot_without_the_library():
+    assert snapshot() is None
