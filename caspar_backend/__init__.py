@@ -53,6 +53,7 @@ _LAZY = {
     "Graph": ("caspar_backend.expr", "Graph"),
     "NLPModel": ("caspar_backend.model", "NLPModel"),
     "Problem": ("caspar_backend.problem", "Problem"),
+    "load_problem": ("caspar_backend.persist", "load_problem"),
     "from_pyomo": ("caspar_backend.adapters.pyomo", "from_pyomo"),
     "from_casadi": ("caspar_backend.adapters.casadi", "from_casadi"),
     "check_derivatives": ("caspar_backend.derivative_check", "check_derivatives"),

@@ -76,6 +76,14 @@ class Problem:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def save(self, path) -> None:
+        """Write the compiled problem to ``path``; :func:`caspar_backend.load_problem`
+        reads it back without reading, grouping or deriving again
+        (:mod:`caspar_backend.persist`)."""
+        from .persist import save
+
+        save(self, path)
+
     # ---------------------------------------------------------------- sizes
     n = property(lambda self: self.model.n)
     m = property(lambda self: self.model.m)

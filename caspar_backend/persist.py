@@ -1,0 +1,115 @@
+"""Compiled problems on disk: :meth:`Problem.save <caspar_backend.problem.Problem.save>`
+and :func:`load_problem`.
+
+A file is
+
+    b"CASPAR-PROBLEM\\n"  header line
+    JSON line             {"format": 1, "caspar": version, "build": fingerprint,
+                           "n": n, "m": m, "n_params": n_params, "groups": count}
+    pickle                the Problem (:meth:`Problem.__getstate__`: model, pattern
+                          groups and derivative templates; no compiled code)
+
+Loading skips reading, grouping and deriving; the evaluators are built on first use, and
+the CUDA module comes from the NVRTC disk cache (:mod:`caspar_backend.cuda_compile`)
+when this machine compiled it before.  ``build`` is the SHA-256 of caspar's Python
+sources: a file written by another build is refused (its pickled classes may mean
+something else now) with a message saying to rebuild it.  The pickle runs code when
+loaded: load only files you trust, as with any pickle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import ModelError
+from .version import __version__
+
+MAGIC = b"CASPAR-PROBLEM\n"
+FORMAT = 1
+
+
+@lru_cache(maxsize=1)
+def build_fingerprint() -> str:
+    """SHA-256 (hex, 16 digits) over caspar's Python sources: the package and the
+    front ends installed under it (``caspar_backend.adapters``), in path order."""
+    import importlib.util
+
+    roots = [Path(__file__).resolve().parent]
+    spec = importlib.util.find_spec("caspar_backend.adapters")
+    if spec is not None and spec.submodule_search_locations:
+        roots += [Path(p).resolve() for p in spec.submodule_search_locations]
+    h = hashlib.sha256()
+    for root in dict.fromkeys(roots):
+        for f in sorted(root.rglob("*.py")):
+            if "__pycache__" in f.parts:
+                continue
+            h.update(str(f.relative_to(root)).encode())
+            h.update(b"\0")
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def save(problem, path) -> None:
+    """Write ``problem`` to ``path`` (module doc), atomically: a partial file never
+    replaces a good one."""
+    head = dict(format=FORMAT, caspar=__version__, build=build_fingerprint(),
+                n=int(problem.n), m=int(problem.m), n_params=int(problem.n_params),
+                groups=len(problem.groups))
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(MAGIC)
+            f.write(json.dumps(head).encode() + b"\n")
+            pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_header(path) -> dict:
+    """The JSON header of a saved problem (no unpickling)."""
+    with open(path, "rb") as f:
+        return _header(f, path)
+
+
+def _header(f, path) -> dict:
+    if f.read(len(MAGIC)) != MAGIC:
+        raise ModelError(f"{path} is not a saved caspar problem (no CASPAR-PROBLEM header)")
+    try:
+        head = json.loads(f.readline())
+    except ValueError as e:
+        raise ModelError(f"{path}: the saved problem's header is damaged ({e})") from None
+    return head
+
+
+def load_problem(path):
+    """The :class:`~caspar_backend.problem.Problem` saved at ``path`` by this build of
+    caspar (module doc); a file of another format or build raises a ModelError saying
+    so."""
+    with open(path, "rb") as f:
+        head = _header(f, path)
+        if head.get("format") != FORMAT:
+            raise ModelError(f"{path}: saved problem format {head.get('format')!r}, this "
+                             f"caspar reads format {FORMAT}; rebuild the problem")
+        if head.get("build") != build_fingerprint():
+            raise ModelError(
+                f"{path} was saved by another build of caspar (caspar {head.get('caspar')}, "
+                f"build {head.get('build')}; this is caspar {__version__}, build "
+                f"{build_fingerprint()}); rebuild the problem from its model and save it "
+                f"again")
+        try:
+            problem = pickle.load(f)
+        except (EOFError, pickle.UnpicklingError) as e:
+            raise ModelError(f"{path}: the saved problem is truncated or damaged ({e})") \
+                from None
+    # (the class by its module: problem.py imports this module, not the other way)
+    if type(problem).__module__ != "caspar_backend.problem":
+        raise ModelError(f"{path} holds a {type(problem).__name__}, not a Problem")
+    return problem
