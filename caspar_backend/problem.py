@@ -153,8 +153,42 @@ class Problem:
                         from .evaluators.cuda_eval import CudaEvaluator as cls
                     else:
                         from .evaluators.numpy_eval import NumpyEvaluator as cls
-                    ev = self._evaluators[device] = cls(self)
+                    t0 = time.perf_counter()
+                    ev = cls(self)
+                    ev.build_seconds = time.perf_counter() - t0
+                    self._evaluators[device] = ev
         return ev
+
+    # ---------------------------------------------------------- inspection
+    def summary(self):
+        """Sizes, templates, sparsity, a memory estimate and the device 'auto' would
+        pick, and why (:class:`~caspar_backend.inspection.ModelSummary`; print it)."""
+        from .inspection import model_summary
+
+        return model_summary(self)
+
+    def compilation_info(self, device: str = "cpu"):
+        """Per template: instances, slots, generated lines; the evaluator's build time;
+        on 'cuda' the module's cache hit and each kernel's registers and memory
+        (:class:`~caspar_backend.inspection.CompilationInfo`; print it)."""
+        from .inspection import compilation_info
+
+        return compilation_info(self, device)
+
+    def profile(self, result=None):
+        """Seconds of the setup phases (group + derive, each device's evaluator) and, for
+        a ``result`` of this problem's solve, of its phases per iteration
+        (:class:`~caspar_backend.inspection.Profile`; print it)."""
+        from .inspection import solve_profile
+
+        return solve_profile(self, result)
+
+    def advice(self, x=None):
+        """Modeling advice from the graph and, at ``x`` (default: the start point),
+        the derivatives (:class:`~caspar_backend.inspection.Advice`; print it)."""
+        from .inspection import modeling_advice
+
+        return modeling_advice(self, x)
 
     def cuda_source(self) -> str:
         """The generated CUDA module of the problem: every group's device functions and

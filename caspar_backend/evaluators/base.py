@@ -46,6 +46,10 @@ class Evaluator(ABC):
     xp = np
     #: "cpu" or "cuda"
     device = "cpu"
+    #: seconds :meth:`Problem.evaluator <caspar_backend.problem.Problem.evaluator>` took
+    #: to build this evaluator (code generation, compilation, tables); 0 when built
+    #: elsewhere
+    build_seconds = 0.0
 
     #: the structural work of solves of this compiled problem
     #: (:class:`~caspar_backend.structure_cache.StructureCache`), shared by the

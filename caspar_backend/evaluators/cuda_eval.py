@@ -49,6 +49,7 @@ class _Dispatch:
     """One dispatch kernel of the problem module over one group table (internal)."""
 
     def __init__(self, cp, module, kernel, entries):
+        self.name = kernel
         self.kernel = module.get_function(kernel)
         rec, self.n_blocks = group_table(entries, _THREADS)
         self.ng = np.int32(len(rec))
@@ -132,6 +133,20 @@ class CudaEvaluator(Evaluator):
     @property
     def compiled_from_cache(self) -> bool:
         return self._cached
+
+    def kernel_attributes(self) -> list:
+        """Per dispatch kernel: name, registers per thread, static shared, local and
+        constant memory (bytes) and the largest block it can run (CUDA's function
+        attributes, as CuPy reads them)."""
+        out = []
+        for d in (self._obj_val, self._obj_jac, self._con_val, self._con_jac, self._hess):
+            k = d.kernel
+            out.append(dict(name=d.name, registers=int(k.num_regs),
+                            shared_bytes=int(k.shared_size_bytes),
+                            local_bytes=int(k.local_size_bytes),
+                            const_bytes=int(k.const_size_bytes),
+                            max_threads_per_block=int(k.max_threads_per_block)))
+        return out
 
     def cuda_source(self) -> str:
         return self.source
