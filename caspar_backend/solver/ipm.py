@@ -117,7 +117,7 @@ class InteriorPoint:
         self.termination = Termination(o)
         self.mu_update = MuUpdate(o, resto, shared)
         self.line_search = LineSearch(o, self.calc, self.it, self.barrier, self.kkt,
-                                      self.lbfgs, self.info, resto)
+                                      self.lbfgs, self.info, resto, shared.log)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
 

@@ -88,12 +88,15 @@ class LineSearch:
     ``calc``: the run's :class:`~.quantities.BarrierQuantities`; ``kkt``: the KKT system
     holding the current factorization (second-order corrections solve with it);
     ``lbfgs``: the quasi-Newton memory to update on acceptance, or None; ``resto``: the
-    restoration phase's own search (no soft restoration)."""
+    restoration phase's own search (no soft restoration); ``log``: the run's
+    :class:`~.log.IterationLog` (None: no output), where a trial point with an evaluation
+    error is reported as IPOPT reports it, with the component that failed."""
 
     def __init__(self, opts, calc, it: Iterate, barrier: BarrierParameter, kkt, lbfgs,
-                 info: StepInfo, resto: bool):
+                 info: StepInfo, resto: bool, log=None):
         self.opts, self.calc, self.it, self.barrier = opts, calc, it, barrier
         self.kkt, self.lbfgs, self.info, self.resto = kkt, lbfgs, info, resto
+        self.log = log
         self.xp = calc.xp
         self.filter = Filter()
         self.watchdog = Watchdog()
@@ -309,6 +312,9 @@ class LineSearch:
                         return "accepted", n_trials, None
             elif single:
                 return "invalid", n_trials, None
+            elif self.log is not None:
+                self.log.write("Warning: Cutting back alpha due to evaluation error: NaN or "
+                               f"Inf in {calc.nlp.describe_nonfinite(wt)}")
             alpha *= o.alpha_red_factor
         if all_invalid:
             calc.invalid(w + alpha_max * dw, "function")
