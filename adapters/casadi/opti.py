@@ -39,7 +39,10 @@ What differs from casadi (honestly):
   ``casadi.OptiAdvanced`` subclass with the same answers and a Python
   ``show_infeasibilities``).  ``copy()`` keeps the caspar selection.
 * ``to_function`` is rebuilt in Python with the caspar solver (same construction as
-  casadi's); ``callback`` (per-iteration callbacks) is not called by caspar.
+  casadi's).  ``callback(fn)`` works as casadi's: at every iteration the iterate is
+  stored (``opti.debug.value`` reads it) and ``fn(i)`` is called with the iteration
+  index, through nlpsol's ``iteration_callback`` (:class:`_OptiIteration`, what
+  casadi's ``InternalOptiCallback`` does); ``callback()`` removes it.
 * integer variables (``set_domain(x, 'integer')``) raise ModelError naming them;
   ``Opti('conic')`` problems are solved as NLPs.
 """
@@ -52,6 +55,7 @@ from typing import final
 import casadi as ca
 
 from .frontend import _ALIVE, NlpsolFailure, nlpsol, validate_options
+from .nlpsol_io import NLPSOL_OUT
 
 _FAILED = ("Solver failed. You may use opti.debug.value to investigate the latest values "
            "of variables. return_status is '{}'")
@@ -66,8 +70,16 @@ class Opti(ca.Opti):
         ca.Opti.__init__(self, *args)
         self._caspar_opts = None     # nlpsol options while 'caspar' is selected
         self._fn = None              # the compiled NlpsolFunction
-        self._fn_key = None          # (x, p, f, g) it was compiled for
+        self._fn_key = None          # (x, p, f, g, callback) it was compiled for
         self._stats = None
+        self._user_callback = None   # fn(i) of callback(fn)
+        self._iteration = None       # its nlpsol iteration_callback (_OptiIteration)
+
+    def callback(self, *args):
+        """casadi's ``callback(fn)``: ``fn(i)`` after each iteration, with the iterate
+        stored so that ``opti.debug.value`` reads it; ``callback()`` removes it."""
+        ca.Opti.callback(self, *args)       # casadi's own solvers keep working
+        self._user_callback = args[0] if args else None
 
     # ------------------------------------------------------------ selection
     def solver(self, name, plugin_options=None, solver_options=None):
@@ -123,16 +135,24 @@ class Opti(ca.Opti):
         if adv.problem_dirty():
             adv.bake()
         key = (self.x, self.p, self.f, self.g)
+        user = self._user_callback
         if self._fn is not None and all(ca.is_equal(a, b, 0)
-                                        for a, b in zip(key, self._fn_key)):
+                                        for a, b in zip(key, self._fn_key[:4])) \
+                and self._fn_key[4] is user:
+            if self._iteration is not None:
+                self._iteration.reset()
             return self._fn
         nlp = _scaled_nlp(adv, *key)
         opts = dict(self._caspar_opts)
+        self._iteration = None
+        if user is not None:
+            self._iteration = _OptiIteration(self, user, adv.nx, adv.ng, adv.np)
+            opts["iteration_callback"] = self._iteration
         disc = _discrete(adv)
         if any(disc):
             opts["discrete"] = disc
         self._fn = nlpsol("solver", "caspar", nlp, opts)
-        self._fn_key = key
+        self._fn_key = key + (user,)
         # bad-input messages point at the line that declared the constraint/variable
         self._fn._core.describe.update(
             constraint=lambda i: ca.OptiAdvanced(self).g_describe(i, {}).replace("\n", " "),
@@ -208,6 +228,44 @@ class Opti(ca.Opti):
         out = list(out) if isinstance(out, (list, tuple)) else [out]
         extra = [x for x in (name_in, name_out) if x is not None]
         return ca.Function(name, list(args), out, *extra, *([opts] if opts else []))
+
+
+class _OptiIteration(ca.Callback):
+    """nlpsol's ``iteration_callback`` for ``Opti.callback(fn)`` (final): called with
+    nlpsol's outputs at each iterate, it stores them in the Opti problem (``res``, as
+    after a solve, so ``opti.debug.value`` reads the iterate) and calls ``fn(i)``, i
+    counting from 0 in each solve; it returns 0 (never stops the solve)."""
+
+    def __init__(self, opti, fn, nx: int, ng: int, np_: int):
+        ca.Callback.__init__(self)
+        self.opti, self.fn = opti, fn
+        self.sizes = dict(x=nx, lam_x=nx, f=1, g=ng, lam_g=ng, p=np_, lam_p=np_)
+        self.i = 0
+        self.construct("opti_iteration", {})
+
+    def reset(self) -> None:
+        self.i = 0
+
+    def get_n_in(self):
+        return len(NLPSOL_OUT)
+
+    def get_n_out(self):
+        return 1
+
+    def get_name_in(self, i):
+        return NLPSOL_OUT[i]
+
+    def get_sparsity_in(self, i):
+        k = self.sizes[NLPSOL_OUT[i]]
+        if NLPSOL_OUT[i] == "lam_p" and k == 0:
+            return ca.Sparsity.dense(0, 0)
+        return ca.Sparsity.dense(k, 1)
+
+    def eval(self, arg):
+        ca.OptiAdvanced(self.opti).res(dict(zip(NLPSOL_OUT, arg)))
+        self.fn(self.i)
+        self.i += 1
+        return [0]
 
 
 def _scaled_nlp(adv, x, p, f, g) -> dict:
