@@ -19,13 +19,16 @@
 #include <stddef.h>
 #include <string.h>
 
-static unsigned long long counts[4];
+/* counts[0..3] as above; counts[4]: bit i set once an entry point of counter i was
+ * wrapped (handed out or called), so that a zero is told apart from "not reached" */
+static unsigned long long counts[5];
 
 void caspar_counts(unsigned long long* out) {
-    for (int i = 0; i < 4; ++i) out[i] = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < 5; ++i) out[i] = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
 }
 
-#define BUMP(i) __atomic_fetch_add(&counts[i], 1ULL, __ATOMIC_RELAXED)
+#define SEEN(i) __atomic_fetch_or(&counts[4], 1ULL << (i), __ATOMIC_RELAXED)
+#define BUMP(i) (SEEN(i), __atomic_fetch_add(&counts[i], 1ULL, __ATOMIC_RELAXED))
 
 typedef void* (*dlsym_t)(void*, const char*);
 static dlsym_t real_dlsym_fn(void) {
@@ -116,20 +119,20 @@ int cuCtxSynchronize(void) {
 }
 
 /* name (as dlsym or cuGetProcAddress spell it) -> (where the real pointer goes, wrapper) */
-struct hook { const char* name; void** real; void* wrapper; };
+struct hook { const char* name; void** real; void* wrapper; int counter; };
 static struct hook hooks[] = {
-    {"cuLaunchKernel", (void**)&r_launch, (void*)cuLaunchKernel},
-    {"cuLaunchCooperativeKernel", (void**)&r_launch_coop, (void*)cuLaunchCooperativeKernel},
-    {"cuLaunchKernelEx", (void**)&r_launch_ex, (void*)cuLaunchKernelEx},
-    {"cuMemcpyDtoH_v2", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2},
-    {"cuMemcpyDtoH", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2},
-    {"cuMemcpyDtoHAsync_v2", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2},
-    {"cuMemcpyDtoHAsync", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2},
-    {"cuMemcpy", (void**)&r_copy, (void*)cuMemcpy},
-    {"cuMemcpyAsync", (void**)&r_copy_async, (void*)cuMemcpyAsync},
-    {"cuStreamSynchronize", (void**)&r_stream_sync, (void*)cuStreamSynchronize},
-    {"cuEventSynchronize", (void**)&r_event_sync, (void*)cuEventSynchronize},
-    {"cuCtxSynchronize", (void**)&r_ctx_sync, (void*)cuCtxSynchronize},
+    {"cuLaunchKernel", (void**)&r_launch, (void*)cuLaunchKernel, 0},
+    {"cuLaunchCooperativeKernel", (void**)&r_launch_coop, (void*)cuLaunchCooperativeKernel, 0},
+    {"cuLaunchKernelEx", (void**)&r_launch_ex, (void*)cuLaunchKernelEx, 0},
+    {"cuMemcpyDtoH_v2", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2, 1},
+    {"cuMemcpyDtoH", (void**)&r_dtoh, (void*)cuMemcpyDtoH_v2, 1},
+    {"cuMemcpyDtoHAsync_v2", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2, 1},
+    {"cuMemcpyDtoHAsync", (void**)&r_dtoh_async, (void*)cuMemcpyDtoHAsync_v2, 1},
+    {"cuMemcpy", (void**)&r_copy, (void*)cuMemcpy, 2},
+    {"cuMemcpyAsync", (void**)&r_copy_async, (void*)cuMemcpyAsync, 2},
+    {"cuStreamSynchronize", (void**)&r_stream_sync, (void*)cuStreamSynchronize, 3},
+    {"cuEventSynchronize", (void**)&r_event_sync, (void*)cuEventSynchronize, 3},
+    {"cuCtxSynchronize", (void**)&r_ctx_sync, (void*)cuCtxSynchronize, 3},
 };
 
 static void* swap_in(const char* name, void* real) {
@@ -139,6 +142,7 @@ static void* swap_in(const char* name, void* real) {
             if (real == hooks[i].wrapper) real = lookup(name);  /* no loop into ourselves */
             if (!real) return hooks[i].wrapper;
             *hooks[i].real = real;
+            SEEN(hooks[i].counter);
             return hooks[i].wrapper;
         }
     return real;

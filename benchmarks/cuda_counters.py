@@ -7,8 +7,9 @@
 points however the process reaches them (linked, ``dlsym`` on libcuda as CuPy does, or
 ``cuGetProcAddress`` as the statically linked CUDA runtime of CuPy and cuDSS does), so
 every launch of CuPy, of the generated evaluator and of cuDSS is counted.
-:func:`snapshot` reads the counters (``None`` without the library), so the runner
-records per-iteration figures only where they were counted:
+:func:`snapshot` reads the counters (``None`` without the library; a counter whose
+entry points the process never reached through a wrapped route is ``None`` too, not 0),
+so the runner records per-iteration figures only where they were counted:
 
 * ``launches``: ``cuLaunchKernel``, ``cuLaunchKernelEx``, ``cuLaunchCooperativeKernel``;
 * ``reads``: device-to-host copies (``cuMemcpyDtoH``, ``cuMemcpyDtoHAsync``);
@@ -56,15 +57,16 @@ def snapshot() -> dict | None:
     preloaded."""
     if _READ is None:
         return None
-    buf = (ctypes.c_ulonglong * 4)()
+    buf = (ctypes.c_ulonglong * 5)()
     _READ(buf)
-    return dict(zip(NAMES, (int(v) for v in buf)))
+    seen = int(buf[4])
+    return {name: (int(buf[i]) if seen >> i & 1 else None) for i, name in enumerate(NAMES)}
 
 
 def difference(before: dict | None, after: dict | None) -> dict | None:
     if before is None or after is None:
         return None
-    return {k: after[k] - before[k] for k in NAMES}
+    return {k: None if after[k] is None else after[k] - (before[k] or 0) for k in NAMES}
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ def per_iteration_counts(counts, result) -> dict:
     if counts is None:
         return {}
     it = max(1, int(result.iterations))
-    return {short: counts[name] / it for short, name in COUNTS}
+    return {short: counts[name] / it for short, name in COUNTS if counts[name] is not None}
 
 
 def error_text(e) -> str:

@@ -50,9 +50,9 @@ def _phases(row, dev) -> str:
 
 def _counts(row, dev) -> str:
     vals = [row.get(f"{dev}_{short}", "") for short, _ in COUNTS]
-    if any(not isinstance(v, float) for v in vals):
+    if not any(isinstance(v, float) for v in vals):
         return "—"
-    return " / ".join(f"{v:.0f}" for v in vals)
+    return " / ".join(f"{v:.0f}" if isinstance(v, float) else "—" for v in vals)
 
 
 def markdown(rows, header: list[str], devices) -> str:
