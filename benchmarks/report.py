@@ -149,10 +149,20 @@ def table(run: Run) -> list[str]:
     d = run.prefix
     out = [f"### {run.suite}: {run.label} vs IPOPT", "", *meta_lines(run)]
     rows = [r for r in run.rows if r.get(f"{d}_status", "") != ""]
+    # the GPU's per-iteration figures: evaluation and "other" (Python driving launches)
+    # ms per iteration, and kernel launches per iteration where they were counted
+    gpu = d == "cuda"
+    counted = gpu and any(r.get("cuda_launches_it", "") != "" for r in rows)
+    extra_head = (["eval / other ms/it"] if gpu else []) + (["launches/it"] if counted else [])
+
+    def extra(r):
+        cells = [f"{_num(r.get('cuda_eval_ms'))} / {_num(r.get('cuda_other_ms'))}"] if gpu else []
+        return cells + ([_num(r.get("cuda_launches_it"), ".0f")] if counted else [])
+
     out += pipe_table(
         ["model", "size", "n", "m", "IPOPT status", "IPOPT it", f"{run.label} status",
          f"{run.label} it", "objective match", "IPOPT build s", f"{run.label} build s",
-         "IPOPT solve s", f"{run.label} solve s", "ratio"],
+         "IPOPT solve s", f"{run.label} solve s", "ratio", *extra_head],
         [[str(r.get("model", "")), str(r.get("size", "")), str(r.get("n", "")),
           str(r.get("m", "")),
           SHORT.get(r.get("ipopt_status"), r.get("ipopt_status") or "—"),
@@ -161,7 +171,7 @@ def table(run: Run) -> list[str]:
           str(r.get(f"{d}_iter", "")), _match(r, d),
           _num(r.get("ipopt_build_s")), _num(r.get(f"{d}_build_s")),
           _num(r.get("ipopt_solve_s"), ".3f"), _num(r.get(f"{d}_solve_s"), ".3f"),
-          _num(r.get(f"{d}_ratio"), ".3g")] for r in rows[:MAX_ROWS]])
+          _num(r.get(f"{d}_ratio"), ".3g"), *extra(r)] for r in rows[:MAX_ROWS]])
     if len(rows) > MAX_ROWS:
         out.append(f"\n{len(rows) - MAX_ROWS} more rows in `{run.suite}/{run.device}/results.csv`.")
     out += ["", summary(run, rows), ""]
