@@ -27,6 +27,18 @@ class Problem:
     def __init__(self, model: NLPModel):
         t0 = time.perf_counter()
         self.model = model
+        #: with opaque calls (caspar_backend.opaque): the compiled problem over (x, y)
+        #: whose evaluator the composed evaluator wraps; its groups are this problem's
+        self.extended = None
+        if model.opaque is not None:
+            from .opaque.calls import extended_model
+
+            self.extended = Problem(extended_model(model))
+            self.objective_groups = self.extended.objective_groups
+            self.constraint_groups = self.extended.constraint_groups
+            self.compile_time = time.perf_counter() - t0
+            self._evaluators, self._augmented, self._lock = {}, None, threading.Lock()
+            return
         obj_terms = split_terms(model.objective)
         inst, rows = constraint_instances(model.constraints, model.constraint_rows)
         obj_blocks, con_blocks = [], []
@@ -140,13 +152,38 @@ class Problem:
         if ev is None:
             with self._lock:
                 ev = self._evaluators.get(device)
-                if ev is None:
+                if ev is None and self.extended is not None:
+                    ev = self._evaluators[device] = self._composed(device)
+                elif ev is None:
                     if device == "cuda":
                         from .evaluators.cuda_eval import CudaEvaluator as cls
                     else:
                         from .evaluators.numpy_eval import NumpyEvaluator as cls
                     ev = self._evaluators[device] = cls(self)
         return ev
+
+    def _composed(self, device: str):
+        """The evaluator of a model with opaque calls: the host functions and the
+        extended problem's CPU evaluator composed (caspar_backend.opaque).  The host
+        functions run on the CPU, so the GPU is refused, naming them."""
+        if device == "cuda":
+            from .errors import DeviceError
+
+            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+            raise DeviceError(f"device='cuda': this model calls functions evaluated on the "
+                              f"host ({names}); solve it with device='cpu'")
+        from .opaque.evaluator import ComposedEvaluator
+
+        return ComposedEvaluator(self, self.extended._compiled("cpu"), self.model.opaque,
+                                 self.n, self.m)
+
+    def _refuse_opaque(self, what: str) -> None:
+        if self.extended is not None:
+            from .errors import ModelError
+
+            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+            raise ModelError(f"{what} is not available for a model with functions "
+                             f"evaluated on the host ({names})")
 
     def cuda_source(self) -> str:
         """The generated CUDA source of every group (no GPU needed to read it)."""
@@ -178,6 +215,7 @@ class Problem:
         over ``(x, p)`` is compiled on first use and cached."""
         from .passes import parameters_as_variables, parametric_derivatives
 
+        self._refuse_opaque("parameter_derivatives")
         if self._augmented is None:
             with self._lock:
                 if self._augmented is None:
@@ -216,8 +254,10 @@ class Problem:
         # bad input is a ModelError naming the variables, before any work is done
         check_inputs(*bounds, x0, self.var_names, self.con_names)
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-        ev = self.evaluator(resolve_device(options.pop("device", "cpu"),
-                                           size=self.n + self.m, solver=True), p=p)
+        device = options.pop("device", "cpu")
+        if device == "auto" and self.extended is not None:
+            device = "cpu"  # host functions: the CPU path (caspar_backend.opaque)
+        ev = self.evaluator(resolve_device(device, size=self.n + self.m, solver=True), p=p)
         res = solve_nlp(ev, *bounds, x0,
                         lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                         con_names=self.con_names, options=options)
@@ -243,6 +283,7 @@ class Problem:
         instances get)."""
         from .batch.solve import solve_batch
 
+        self._refuse_opaque("solve_batch")
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
                            ubg=ubg, batch_size=batch_size, client=client,
                            chunk_size=chunk_size, retries=retries, **options)

@@ -1,0 +1,132 @@
+"""The structures of a composed evaluation, built once per compiled problem.
+
+Notation of :mod:`caspar_backend.opaque`: ``z = (x, y)`` (n + ny), the extended
+problem's Jacobian ``Jz`` ((m + na) x (n + ny)) split into ``G_x, G_y`` (rows of g) and
+``A_x, A_y`` (rows of the arguments), ``D = dy/da`` (ny x na, block diagonal over the
+calls), ``Y = dy/dx`` (ny x n).  This module finds, from sparsity alone:
+
+* the *levels* of the calls: a call whose arguments read no result is on level 0, else
+  one above the highest call it reads from; the calls of one level are independent and
+  are evaluated together (one host call per function and level);
+* the sparsity of ``Y`` (``Y = D (A_x + A_y Y)``, exact after as many rounds as there
+  are levels), of the composed Jacobian ``J = G_x + G_y Y`` and of the composed
+  Lagrangian Hessian ``Z^T M Z`` (``Z = [I; Y]``, ``M`` of
+  :class:`~caspar_backend.opaque.evaluator.ComposedEvaluator`), as fixed COO patterns.
+
+Structural products use all-ones values (no cancellation), so every numeric product
+of the same matrices lands inside these patterns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ModelError
+
+
+def ones(rows, cols, shape) -> sp.csr_matrix:
+    """The 0/1 CSR matrix of a COO structure (duplicates merged)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    m = sp.csr_matrix((np.ones(len(rows)), (rows, np.asarray(cols, dtype=np.int64))),
+                      shape=shape)
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    return m
+
+
+def boolean(m) -> sp.csr_matrix:
+    """``m`` with every stored entry 1 (a structural product's result)."""
+    m = sp.csr_matrix(m)
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    return m
+
+
+def symmetric(rows, cols, values, size) -> sp.csr_matrix:
+    """The symmetric matrix of a lower-triangle COO (duplicates summed)."""
+    low = sp.coo_matrix((values, (rows, cols)), shape=(size, size)).tocsr()
+    return (low + low.T - sp.diags(low.diagonal())).tocsr()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A fixed COO pattern (final): ``rows``, ``cols`` int64, 0-based, sorted by
+    (row, col), no duplicates; :meth:`gather` reads a sparse matrix's values into it."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    ncols: int
+
+    @classmethod
+    def of(cls, m, lower: bool = False) -> "Pattern":
+        c = sp.coo_matrix(m)
+        r, k = c.row.astype(np.int64), c.col.astype(np.int64)
+        if lower:
+            keep = r >= k
+            r, k = r[keep], k[keep]
+        key = np.unique(r * max(m.shape[1], 1) + k)
+        nc = max(m.shape[1], 1)
+        return cls(key // nc, key % nc, nc)
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self.rows * self.ncols + self.cols
+
+    def gather(self, m, lower: bool = False) -> np.ndarray:
+        """Values of sparse ``m`` at the pattern (entries of ``m`` outside it must be
+        structural zeros: they are dropped)."""
+        c = sp.coo_matrix(m)
+        r, k, v = c.row.astype(np.int64), c.col.astype(np.int64), c.data
+        if lower:
+            keep = r >= k
+            r, k, v = r[keep], k[keep], v[keep]
+        keys = self.keys
+        pos = np.searchsorted(keys, r * self.ncols + k)
+        pos = np.minimum(pos, max(len(keys) - 1, 0))
+        hit = keys[pos] == r * self.ncols + k if len(keys) else np.zeros(len(r), bool)
+        return np.bincount(pos[hit], weights=v[hit], minlength=len(keys))
+
+
+def levels(calls, Ay, n_inst_offsets) -> np.ndarray:
+    """Level of every call instance (groups concatenated, int64).
+
+    ``Ay`` (na x ny): structure of the arguments' dependence on the results;
+    ``n_inst_offsets``: first global instance of each group."""
+    n_inst = n_inst_offsets[-1]
+    na, ny = Ay.shape
+    producer = np.zeros(ny, dtype=np.int64)
+    ri, ci = [], []
+    for grp, off in zip(calls.groups, n_inst_offsets[:-1]):
+        inst = off + np.arange(grp.size, dtype=np.int64)
+        producer[grp.out_aux] = inst[None, :]
+        ri.append(np.broadcast_to(inst, grp.arg_rows.shape).ravel())
+        ci.append(grp.arg_rows.ravel())
+    S = ones(np.concatenate(ri), np.concatenate(ci), (n_inst, na))
+    C = boolean(S @ Ay)                  # instance -> results its arguments read
+    lev = np.zeros(n_inst, dtype=np.int64)
+    rows = np.flatnonzero(np.diff(C.indptr))
+    for _ in range(n_inst + 1):
+        new = np.zeros(n_inst, dtype=np.int64)
+        if rows.size:
+            above = lev[producer[C.indices]] + 1
+            new[rows] = np.maximum.reduceat(above, C.indptr[rows])
+        if np.array_equal(new, lev):
+            return lev
+        lev = new
+    raise ModelError("the opaque calls depend on each other in a cycle")
+
+
+def y_structure(D, Ax, Ay, n_levels: int) -> sp.csr_matrix:
+    """Structure of ``Y = dy/dx`` (ny x n): ``Y = D (A_x + A_y Y)``, ``n_levels`` rounds."""
+    Y = boolean(D @ Ax)
+    for _ in range(n_levels - 1):
+        Y = boolean(D @ (Ax + Ay @ Y))
+    return Y
+
+
+def z_map(Y, n) -> sp.csr_matrix:
+    """``Z = [I; Y]`` ((n + ny) x n): the derivative of ``z = (x, y(x))``."""
+    return sp.vstack([sp.identity(n, format="csr"), sp.csr_matrix(Y)]).tocsr()
