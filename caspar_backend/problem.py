@@ -139,11 +139,29 @@ class Problem:
         buffers (:meth:`Evaluator.bound
         <caspar_backend.evaluators.base.Evaluator.bound>`), so evaluators obtained this
         way may be used from different threads at once."""
+        if self.extended is not None:  # host functions: the CPU
+            device = self.resolve_device(device, solver=False)
         ev = self._compiled(resolve_device(device))
         if p is not None:
             return ev.bound(p)
         ev.set_params(self.p)
         return ev
+
+    def resolve_device(self, device: str, solver: bool = True) -> str:
+        """'cpu' or 'cuda' for the option value ``device`` and this problem's size
+        (:func:`caspar_backend.device.resolve_device`).  A model with functions
+        evaluated on the host (caspar_backend.opaque) runs on the CPU: 'auto' is
+        'cpu', and 'cuda' raises a DeviceError naming the functions."""
+        if self.extended is not None and device in ("auto", "cuda"):
+            if device == "auto":
+                return "cpu"
+            from .errors import DeviceError
+
+            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+            raise DeviceError(f"device='cuda': this model calls functions evaluated on the "
+                              f"host through its front end ({names}); solve it with "
+                              "device='cpu'")
+        return resolve_device(device, size=self.n + self.m, solver=solver)
 
     def _compiled(self, device: str):
         """The device's evaluator, generated and compiled on first use (once, even
@@ -166,12 +184,7 @@ class Problem:
         """The evaluator of a model with opaque calls: the host functions and the
         extended problem's CPU evaluator composed (caspar_backend.opaque).  The host
         functions run on the CPU, so the GPU is refused, naming them."""
-        if device == "cuda":
-            from .errors import DeviceError
-
-            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
-            raise DeviceError(f"device='cuda': this model calls functions evaluated on the "
-                              f"host ({names}); solve it with device='cpu'")
+        self.resolve_device(device)  # 'cuda' raises, naming the functions
         from .opaque.evaluator import ComposedEvaluator
 
         return ComposedEvaluator(self, self.extended._compiled("cpu"), self.model.opaque,
@@ -254,10 +267,7 @@ class Problem:
         # bad input is a ModelError naming the variables, before any work is done
         check_inputs(*bounds, x0, self.var_names, self.con_names)
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-        device = options.pop("device", "cpu")
-        if device == "auto" and self.extended is not None:
-            device = "cpu"  # host functions: the CPU path (caspar_backend.opaque)
-        ev = self.evaluator(resolve_device(device, size=self.n + self.m, solver=True), p=p)
+        ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
         res = solve_nlp(ev, *bounds, x0,
                         lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                         con_names=self.con_names, options=options)

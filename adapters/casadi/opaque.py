@@ -34,9 +34,10 @@ import numpy as np
 
 import casadi as ca
 
-from caspar_backend.errors import EvaluationError, UnsupportedOpError
+from caspar_backend.errors import EvaluationError, ModelError, UnsupportedOpError
 from caspar_backend.opaque.host import HostFunction
 
+from .compiler import casadi_message
 from .program import Program
 
 
@@ -178,8 +179,15 @@ class CasadiHostFunction(HostFunction):
         out = ca.vertcat(*outs) if outs else ca.MX(0, 1)
         ins = [a_act, a_cst]
         self._value = ca.Function(f"{self.name}_values", ins, [out])
-        J = ca.jacobian(out, a_act)
-        self._jac = ca.Function(f"{self.name}_jac", ins, [J])
+        try:
+            J = ca.jacobian(out, a_act)
+            self._jac = ca.Function(f"{self.name}_jac", ins, [J])
+        except RuntimeError as e:
+            raise ModelError(
+                f"casadi Function {self.describe()} has no first derivatives "
+                f"({casadi_message(e)}); give it a Jacobian (a Callback's has_jacobian / "
+                "get_jacobian), forward/reverse derivatives, or the option enable_fd") \
+                from None
         self.jac_rows, self.jac_cols = _triplets(J.sparsity())
         w = ca.MX.sym("w", self.n_out)
         try:
@@ -190,7 +198,7 @@ class CasadiHostFunction(HostFunction):
             # no second derivatives (e.g. a Callback whose Jacobian is not
             # differentiable): the structure is dense, an evaluation raises
             self._hess = None
-            self._hess_error = str(e).strip().splitlines()[-1] if str(e).strip() else ""
+            self._hess_error = casadi_message(e)
             r, c = np.tril_indices(len(active))
             self.hess_rows, self.hess_cols = r.astype(np.int64), c.astype(np.int64)
 
