@@ -9,7 +9,11 @@ MXFunction     inlined one level, then split at the call nodes that reach a
                Map (:class:`MXCallProgram`); without such calls, ``expand()``
                to SX (which inlines every other call)
 anything else  ``expand()`` through an MX wrapper (works for every Function
-               casadi can evaluate on SX), else UnsupportedOpError
+               casadi can evaluate on SX); a Function that ``expand()`` keeps
+               as an SX call node of itself (interpolants, integrators,
+               Callbacks, external code) is an opaque call
+               (:class:`~.opaque.OpaqueProgram`, evaluated through casadi),
+               or an UnsupportedOpError for a compiler without a registry
 =============  ==============================================================
 
 Only calls that reach a Map are split off: replaying a plain call per call
@@ -122,9 +126,7 @@ class Compiler:
             raise UnsupportedOpError(
                 f"casadi Function {fn.name()!r} ({fn.class_name()}) cannot be lowered to "
                 "SX: casadi can only call it as a black box")
-        from .opaque import OpaqueProgram
-
-        return OpaqueProgram(fn, self.opaque)
+        return self.opaque.program(fn)
 
     def _compile(self, fn) -> Program:
         if fn.is_a("SXFunction"):

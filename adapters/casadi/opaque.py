@@ -79,6 +79,10 @@ class OpaqueRegistry:
     def bind(self, graph, n_x: int) -> None:
         self.graph, self.n_x = graph, n_x
 
+    def program(self, fn) -> OpaqueProgram:
+        """The program of ``fn`` whose runs register calls here."""
+        return OpaqueProgram(fn, self)
+
     def __bool__(self) -> bool:
         return bool(self._calls)
 
