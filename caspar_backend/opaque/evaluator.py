@@ -65,7 +65,6 @@ class ComposedEvaluator(Evaluator):
             grp.fn.prepare(grp.active)
         # the extended Jacobian's blocks
         jr, jc = np.asarray(inner.jac_rows), np.asarray(inner.jac_cols)
-        self._jz = (jr, jc)
         Jz = S.ones(jr, jc, (m + self.na, nz))
         Ax, Ay = Jz[m:, :n], Jz[m:, n:]
         # D = dy/da, block diagonal: its COO in the host functions' value order
@@ -77,6 +76,19 @@ class ComposedEvaluator(Evaluator):
         self._d_rc = (np.concatenate(d_r) if d_r else np.zeros(0, np.int64),
                       np.concatenate(d_c) if d_c else np.zeros(0, np.int64))
         D = S.ones(*self._d_rc, (self.ny, self.na))
+        self._dmap = S.CSRMap(*self._d_rc, (self.ny, self.na))
+        # the blocks of Jz as fixed structures: (positions in the COO values, map)
+        grow, xcol = jr < m, jc < n
+
+        def block(mask, r0, c0, shape):
+            return np.flatnonzero(mask), S.CSRMap(jr[mask] - r0, jc[mask] - c0, shape)
+
+        ny, na = self.ny, self.na
+        self._blocks = {"Gx": block(grow & xcol, 0, 0, (m, n)),
+                        "Gy": block(grow & ~xcol, 0, n, (m, ny)),
+                        "A": block(~grow, m, 0, (na, nz)),
+                        "Ax": block(~grow & xcol, m, 0, (na, n)),
+                        "Ay": block(~grow & ~xcol, m, n, (na, ny))}
         offs = np.concatenate([[0], np.cumsum([g.size for g in calls.groups])]).astype(np.int64)
         lev = S.levels(calls, Ay, offs)
         self.n_levels = int(lev.max()) + 1 if lev.size else 1
@@ -101,9 +113,11 @@ class ComposedEvaluator(Evaluator):
             b_c.append(act[fn.hess_cols].T.ravel())
         self._hb_rc = (np.concatenate(b_r) if b_r else np.zeros(0, np.int64),
                        np.concatenate(b_c) if b_c else np.zeros(0, np.int64))
-        Hb = S.boolean(S.symmetric(*self._hb_rc, np.ones(len(self._hb_rc[0])), self.na))
+        self._hzmap = S.CSRMap(hr, hc, (nz, nz), symmetric=True)
+        self._hbmap = S.CSRMap(*self._hb_rc, (self.na, self.na), symmetric=True)
+        Hb = S.boolean(self._hbmap.matrix(np.ones(len(self._hb_rc[0]))))
         A = Jz[m:]
-        M = S.boolean(S.symmetric(hr, hc, np.ones(len(hr)), nz) + A.T @ Hb @ A)
+        M = S.boolean(self._hzmap.matrix(np.ones(len(hr))) + A.T @ Hb @ A)
         Z = S.z_map(Y, n)
         self._hess = S.Pattern.of(S.boolean(Z.T @ M @ Z), lower=True)
         self.hess_rows, self.hess_cols = self._hess.rows, self._hess.cols
@@ -135,7 +149,7 @@ class ComposedEvaluator(Evaluator):
     def _clear(self) -> None:
         self.p = getattr(self.inner, "p", None)
         self._key = None
-        self._z = self._c = self._D = self._Y = self._Jz = self._gz = None
+        self._z = self._c = self._D = self._Y = self._J = self._gz = None
 
     # ------------------------------------------------------------- the point
     def _point(self, x):
@@ -159,24 +173,23 @@ class ComposedEvaluator(Evaluator):
                 z[n + grp.out_aux[:, idx]] = grp.fn.values(c[m + grp.arg_rows[:, idx]])
             self.inner.cons(z, c)
         self._key, self._z, self._c = key, z, c
-        self._D = self._Y = self._Jz = self._gz = None
+        self._D = self._Y = self._J = self._gz = None
 
     def _first(self):
-        """``D``, ``Y``, the extended Jacobian and gradient at the cached point."""
+        """``D``, ``Y``, the extended Jacobian's blocks and gradient at the cached
+        point."""
         if self._Y is not None:
             return
-        n, m, z, c = self.n, self.m, self._z, self._c
+        m, z, c = self.m, self._z, self._c
         vals = [grp.fn.jacobian(c[m + grp.arg_rows]).ravel() for grp in self.calls.groups]
-        D = sp.csr_matrix((np.concatenate(vals) if vals else np.zeros(0), self._d_rc),
-                          shape=(self.ny, self.na))
-        jr, jc = self._jz
-        Jz = sp.csr_matrix((self.inner.jac_values(z), (jr, jc)),
-                           shape=(m + self.na, n + self.ny))
-        Ax, Ay = Jz[m:, :n], Jz[m:, n:]
+        D = self._dmap.matrix(np.concatenate(vals) if vals else np.zeros(0))
+        jv = np.asarray(self.inner.jac_values(z), dtype=float)
+        J = {k: mp.matrix(jv[idx]) for k, (idx, mp) in self._blocks.items()}
+        Ax, Ay = J["Ax"], J["Ay"]
         Y = D @ Ax
         for _ in range(self.n_levels - 1):
             Y = D @ (Ax + Ay @ Y)
-        self._D, self._Jz, self._Y = D, Jz, sp.csr_matrix(Y)
+        self._D, self._J, self._Y = D, J, sp.csr_matrix(Y)
         self._gz = np.asarray(self.inner.grad(z), dtype=float)
 
     # ------------------------------------------------------------- evaluation
@@ -208,8 +221,7 @@ class ComposedEvaluator(Evaluator):
         self._bind(p)
         self._point(x)
         self._first()
-        n, m, Jz = self.n, self.m, self._Jz
-        J = Jz[:m, :n] + Jz[:m, n:] @ self._Y
+        J = self._J["Gx"] + self._J["Gy"] @ self._Y
         v = self._jac.gather(J)
         if out is None:
             return v
@@ -223,8 +235,8 @@ class ComposedEvaluator(Evaluator):
         n, m, z, c = self.n, self.m, self._z, self._c
         lam = np.asarray(lam, dtype=float)
         sigma = float(obj_factor)
-        D, Jz, Y = self._D, self._Jz, self._Y
-        Gy, Ay = Jz[:m, n:], Jz[m:, n:]
+        D, J, Y = self._D, self._J, self._Y
+        Gy, Ay = J["Gy"], J["Ay"]
         lt_y = sigma * self._gz[n:] + (Gy.T @ lam if m else 0.0)
         mu = lt_y
         if self.n_levels > 1:
@@ -232,16 +244,14 @@ class ComposedEvaluator(Evaluator):
             for _ in range(self.n_levels - 1):
                 mu = lt_y + DAy_T @ mu
         w = D.T @ mu
-        hr, hc = np.asarray(self.inner.hess_rows), np.asarray(self.inner.hess_cols)
         hv = self.inner.hess_values(z, np.concatenate([lam, w]), sigma)
-        nz = n + self.ny
-        M = S.symmetric(hr, hc, np.asarray(hv, dtype=float), nz)
+        M = self._hzmap.matrix(hv)
         hb = [grp.fn.hessian(c[m + grp.arg_rows], mu[grp.out_aux]).ravel()
               for grp in self.calls.groups]
         if self._hb_rc[0].size:
-            Hb = S.symmetric(*self._hb_rc, np.concatenate(hb), self.na)
-            A = Jz[m:]
-            M = M + A.T @ Hb @ A
+            Hb = self._hbmap.matrix(np.concatenate(hb))
+            A = J["A"]
+            M = M + A.T @ (Hb @ A)
         Z = S.z_map(Y, n)
         v = self._hess.gather(Z.T @ M @ Z, lower=True)
         if out is None:

@@ -90,6 +90,44 @@ class Pattern:
         return np.bincount(pos[hit], weights=v[hit], minlength=len(keys))
 
 
+class CSRMap:
+    """A fixed sparse structure filled from COO values by one ``bincount`` (final).
+
+    ``rows``, ``cols`` int64 (k,) with duplicates allowed (summed), or -- with
+    ``symmetric`` -- one triangle of a symmetric matrix, mirrored.  :meth:`matrix`
+    turns the k values into a CSR matrix of ``shape`` without sorting anything."""
+
+    def __init__(self, rows, cols, shape, symmetric: bool = False):
+        rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+        src = np.arange(len(rows), dtype=np.int64)
+        if symmetric:  # an off-diagonal entry also lands at its mirror position
+            off = rows != cols
+            rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
+            src = np.concatenate([src, src[off]])
+        nc = max(shape[1], 1)
+        key = rows * nc + cols
+        uniq, pos = np.unique(key, return_inverse=True)
+        self.shape = shape
+        self.src, self.pos, self.nnz = src, pos.reshape(-1), len(uniq)
+        r = uniq // nc
+        self.indices = (uniq % nc).astype(np.int32 if nc < 2 ** 31 else np.int64)
+        self.indptr = np.searchsorted(r, np.arange(shape[0] + 1)).astype(self.indices.dtype)
+
+    def matrix(self, values) -> sp.csr_matrix:
+        data = np.bincount(self.pos, weights=np.asarray(values, float)[self.src],
+                           minlength=self.nnz)
+        return sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape)
+
+
+def stack_identity(Y, n) -> sp.csr_matrix:
+    """``Z = [I_n; Y]`` as CSR, assembled from Y's arrays (no vstack)."""
+    Y = sp.csr_matrix(Y)
+    idx = np.concatenate([np.arange(n), Y.indices]).astype(np.int64)
+    ptr = np.concatenate([np.arange(n + 1), n + Y.indptr[1:]]).astype(np.int64)
+    data = np.concatenate([np.ones(n), Y.data])
+    return sp.csr_matrix((data, idx, ptr), shape=(n + Y.shape[0], n))
+
+
 def levels(calls, Ay, n_inst_offsets) -> np.ndarray:
     """Level of every call instance (groups concatenated, int64).
 
@@ -129,4 +167,4 @@ def y_structure(D, Ax, Ay, n_levels: int) -> sp.csr_matrix:
 
 def z_map(Y, n) -> sp.csr_matrix:
     """``Z = [I; Y]`` ((n + ny) x n): the derivative of ``z = (x, y(x))``."""
-    return sp.vstack([sp.identity(n, format="csr"), sp.csr_matrix(Y)]).tocsr()
+    return stack_identity(Y, n)
