@@ -181,6 +181,21 @@ def test_parameter_changes_without_recompiling():
         assert S.problem is problem
 
 
+def test_solution_sensitivity_against_ipopt_differences():
+    # dx*/dp through nlpsol's forward derivative (the KKT system at the solution, with
+    # the opaque calls composed) against central differences of IPOPT's solutions
+    nlp, args = interpolant_nlp("bspline")
+    ref = ca.nlpsol("ref", "ipopt", nlp, QI)
+    S = nlpsol("S", "caspar", nlp, QC)
+    P = ca.MX.sym("P")
+    dx = ca.Function("dx", [P], [ca.jacobian(S(**dict(args, p=P))["x"], P)])
+    h = 1e-4
+    fd = (np.ravel(ref(**dict(args, p=0.1 + h))["x"])
+          - np.ravel(ref(**dict(args, p=0.1 - h))["x"])) / (2 * h)
+    np.testing.assert_allclose(np.ravel(dx(0.1)), fd, atol=1e-5)
+    assert np.abs(fd).max() > 1e-2
+
+
 # ------------------------------------------------------------------ derivatives
 def _casadi_derivatives(nlp, x, p, lam, sigma):
     """f, g, grad f, J and the Lagrangian Hessian from CasADi itself (exact AD)."""
