@@ -363,3 +363,59 @@ def test_log_goes_to_output_file(tmp_path):
     S(**args)
     text = path.read_text()
     assert "Opaque function 'lut' (LinearInterpolant): 2 calls" in text
+
+
+def test_external_codegen_function(tmp_path):
+    # a code-generated, compiled and loaded casadi.external with its derivatives
+    import shutil
+    import subprocess
+
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the external function")
+    a = ca.SX.sym("a", 2)
+    F = ca.Function("extf", [a], [ca.vertcat(ca.sin(a[0]) * a[1] ** 2,
+                                             ca.exp(0.3 * a[0]) + a[1])])
+    cg = ca.CodeGenerator("extf.c")
+    for fn in (F, F.jacobian(), F.reverse(1), F.reverse(1).jacobian()):
+        cg.add(fn)
+    src = cg.generate(str(tmp_path) + "/")
+    lib = str(tmp_path / "extf.so")
+    subprocess.check_call([cc, "-shared", "-fPIC", "-O1", src, "-o", lib])
+    E = ca.external("extf", lib)
+    x = ca.MX.sym("x", 2)
+    y = E(x)
+    nlp = {"x": x, "f": (y[0] - 0.3) ** 2 + (y[1] - 2) ** 2 + 0.1 * ca.sumsqr(x),
+           "g": x[0] + x[1]}
+    args = dict(x0=[0.5, 0.5], lbg=0.5, ubg=3.0)
+    ref = ca.nlpsol("ref", "ipopt", nlp, QI)
+    S = nlpsol("S", "caspar", nlp, QC)
+    f0, f1 = float(ref(**args)["f"]), float(S(**args)["f"])
+    assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
+    assert abs(f1 - f0) <= 1e-6 * max(1.0, abs(f0))
+    assert [g.fn.kind for g in S.problem.model.opaque.groups] == ["External"]
+    rep = check_derivatives(from_casadi(nlp).evaluator("cpu"), np.array([0.4, 1.1]),
+                            np.array([0.7]), 1.0, tol=1e-5)
+    assert rep.ok, str(rep)
+
+
+def test_sx_input_and_opti():
+    lut = ca.interpolant("lut", "bspline", [GRID], np.sin(GRID) + 0.1 * GRID ** 2)
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": (lut(x[0]) - 0.5) ** 2 + (x[1] - 1) ** 2, "g": x[0] + lut(x[1])}
+    args = dict(x0=[1.0, 1.0], lbx=0.0, ubx=3.0, lbg=0.5, ubg=2.0)
+    f0 = float(ca.nlpsol("ref", "ipopt", nlp, QI)(**args)["f"])
+    assert abs(float(nlpsol("S", "caspar", nlp, QC)(**args)["f"]) - f0) <= 1e-6
+    from caspar_backend.casadi import Opti
+
+    values = []
+    for cls, name in ((Opti, "caspar"), (ca.Opti, "ipopt")):
+        opti = cls()
+        y = opti.variable(2)
+        opti.minimize((lut(y[0]) - 0.5) ** 2 + (y[1] - 2.5) ** 2)
+        opti.subject_to(opti.bounded(0.5, y[0] + lut(y[1]), 2.0))
+        opti.subject_to(opti.bounded(0.0, y, 3.0))
+        opti.set_initial(y, [1.0, 1.0])
+        opti.solver(name, {"print_time": False}, {"print_level": 0, "tol": 1e-10})
+        values.append(opti.solve().value(opti.f))
+    assert abs(values[0] - values[1]) <= 1e-6 * max(1.0, abs(values[1]))
