@@ -157,6 +157,8 @@ def test_solves_to_ipopt(case, capsys):
     assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
     f0, f1 = float(r0["f"]), float(r1["f"])
     assert abs(f1 - f0) <= 1e-6 * max(1.0, abs(f0)), (f0, f1)
+    # the exact composition takes IPOPT's iterates (not those of a lifted problem)
+    assert S.stats()["iter_count"] == ref.stats()["iter_count"]
     np.testing.assert_allclose(np.ravel(r1["x"]), np.ravel(r0["x"]), atol=1e-5)
     np.testing.assert_allclose(np.ravel(r1["lam_g"]), np.ravel(r0["lam_g"]), atol=1e-5)
     if "p" in nlp:  # d f*/d p through the opaque calls' arguments
@@ -259,6 +261,51 @@ def test_mapped_calls_are_one_host_call(monkeypatch):
     ev = from_casadi(nlp).evaluator("cpu")
     ev.obj(np.full(ev.n, 0.1))
     assert sizes == [N_MS]  # ten call sites, one mapped evaluation
+
+
+class Guarded(ca.Callback):
+    """``x^4/4 - x`` that raises beyond x = 3 (a table's end); with its Jacobian."""
+
+    def __init__(self, name):
+        ca.Callback.__init__(self)
+        self.construct(name, {})
+
+    def get_n_in(self):
+        return 1
+
+    def get_n_out(self):
+        return 1
+
+    def eval(self, arg):
+        v = float(arg[0])
+        if v > 3.0:
+            raise ValueError("outside the table")
+        return [v ** 4 / 4 - v]
+
+    def has_jacobian(self):
+        return True
+
+    def get_jacobian(self, name, inames, onames, opts):
+        x, o = ca.MX.sym("x"), ca.MX.sym("o")
+        return ca.Function(name, [x, o], [x ** 3 - 1], inames, onames, opts)
+
+
+def test_evaluation_error_cuts_the_step_back_as_ipopt(capfd):
+    # the first Newton step from 0.1 lands at 4.4, where the Callback raises: NaN
+    # values, the step is cut back (IPOPT: "Cutting back alpha due to evaluation error")
+    cb = Guarded("guarded")
+    _KEEP.append(cb)
+    x = ca.MX.sym("x")
+    nlp = {"x": x, "f": cb(x)}
+    ref = ca.nlpsol("ref", "ipopt", nlp, QI)
+    r0 = ref(x0=0.1, lbx=-10, ubx=10)
+    assert "outside the table" in capfd.readouterr().err
+    S = nlpsol("S", "caspar", nlp, QC)
+    r1 = S(x0=0.1, lbx=-10, ubx=10)
+    assert "outside the table" in capfd.readouterr().err  # caspar met it too
+    assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
+    assert S.stats()["iter_count"] == ref.stats()["iter_count"]
+    assert abs(float(r1["x"]) - 1.0) < 1e-6 and abs(float(r1["f"]) - float(r0["f"])) < 1e-10
 
 
 # ------------------------------------------------------------------ errors
