@@ -6,7 +6,7 @@ functions give ``y = F(a)``, ``D = dy/da`` and ``d^2 (mu^T F) / da^2``.  The use
 problem is ``f(x) = f~(x, y(x))``, ``g(x) = g~(x, y(x))`` with ``y(x)`` the fixed point
 of ``y = Phi(x, y) = F(a(x, y))`` (levels, :mod:`.structure`).  Then
 
-    Y = dy/dx = D (A_x + A_y Y)                            (levels rounds)
+    Y = dy/dx = D (A_x + A_y Y)      ((I - D A_y)^{-1} D A_x: log2(levels) doublings)
     grad f = f~_x + Y^T f~_y,      J = G_x + G_y Y
 
 and for ``L = sigma f + lam^T g`` the Hessian of the composition (the Lagrangian of
@@ -150,6 +150,7 @@ class ComposedEvaluator(Evaluator):
         self.p = getattr(self.inner, "p", None)
         self._key = None
         self._z = self._c = self._D = self._Y = self._J = self._gz = None
+        self._powers = []
 
     # ------------------------------------------------------------- the point
     def _point(self, x):
@@ -185,10 +186,8 @@ class ComposedEvaluator(Evaluator):
         D = self._dmap.matrix(np.concatenate(vals) if vals else np.zeros(0))
         jv = np.asarray(self.inner.jac_values(z), dtype=float)
         J = {k: mp.matrix(jv[idx]) for k, (idx, mp) in self._blocks.items()}
-        Ax, Ay = J["Ax"], J["Ay"]
-        Y = D @ Ax
-        for _ in range(self.n_levels - 1):
-            Y = D @ (Ax + Ay @ Y)
+        # Y = D A_x + P Y with P = D A_y nilpotent: log2(levels) doublings
+        Y, self._powers = S.neumann(D @ J["Ax"], D @ J["Ay"], self.n_levels)
         self._D, self._J, self._Y = D, J, sp.csr_matrix(Y)
         self._gz = np.asarray(self.inner.grad(z), dtype=float)
 
@@ -236,13 +235,9 @@ class ComposedEvaluator(Evaluator):
         lam = np.asarray(lam, dtype=float)
         sigma = float(obj_factor)
         D, J, Y = self._D, self._J, self._Y
-        Gy, Ay = J["Gy"], J["Ay"]
-        lt_y = sigma * self._gz[n:] + (Gy.T @ lam if m else 0.0)
-        mu = lt_y
-        if self.n_levels > 1:
-            DAy_T = (D @ Ay).T.tocsr()
-            for _ in range(self.n_levels - 1):
-                mu = lt_y + DAy_T @ mu
+        mu = sigma * self._gz[n:] + (J["Gy"].T @ lam if m else 0.0)
+        for Pk in self._powers:  # mu = (I - P^T)^{-1} L~_y, the same doublings
+            mu = mu + Pk.T @ mu
         w = D.T @ mu
         hv = self.inner.hess_values(z, np.concatenate([lam, w]), sigma)
         M = self._hzmap.matrix(hv)

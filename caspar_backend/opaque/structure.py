@@ -157,12 +157,29 @@ def levels(calls, Ay, n_inst_offsets) -> np.ndarray:
     raise ModelError("the opaque calls depend on each other in a cycle")
 
 
+def rounds(n_levels: int) -> int:
+    """K with ``2^K >= n_levels``: the factors of ``(I - P)^{-1} = prod_k (I + P^(2^k))``
+    for ``P = D A_y``, nilpotent (``P^L = 0``: a chain of dependences crosses at most
+    ``L - 1`` levels)."""
+    return max(int(n_levels - 1).bit_length(), 0)
+
+
+def neumann(B, P, n_levels: int, cast=lambda m: m) -> tuple:
+    """``(I - P)^{-1} B`` by ``rounds(n_levels)`` doublings, and the powers
+    ``P^(2^k)`` used (for the transposed solve).  ``cast`` is applied to every product
+    (``boolean`` for structures)."""
+    Y, Pk, powers = B, P, []
+    for k in range(rounds(n_levels)):
+        powers.append(Pk)
+        Y = cast(Y + Pk @ Y)
+        if k + 1 < rounds(n_levels):
+            Pk = cast(Pk @ Pk)
+    return Y, powers
+
+
 def y_structure(D, Ax, Ay, n_levels: int) -> sp.csr_matrix:
-    """Structure of ``Y = dy/dx`` (ny x n): ``Y = D (A_x + A_y Y)``, ``n_levels`` rounds."""
-    Y = boolean(D @ Ax)
-    for _ in range(n_levels - 1):
-        Y = boolean(D @ (Ax + Ay @ Y))
-    return Y
+    """Structure of ``Y = dy/dx`` (ny x n): ``Y = D A_x + (D A_y) Y``."""
+    return neumann(boolean(D @ Ax), boolean(D @ Ay), n_levels, boolean)[0]
 
 
 def z_map(Y, n) -> sp.csr_matrix:
