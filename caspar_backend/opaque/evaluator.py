@@ -93,12 +93,7 @@ class ComposedEvaluator(Evaluator):
         lev = S.levels(calls, Ay, offs)
         self.n_levels = int(lev.max()) + 1 if lev.size else 1
         #: (level, group index, instance indices) in evaluation order
-        self.schedule = []
-        for ell in range(self.n_levels):
-            for k, grp in enumerate(calls.groups):
-                idx = np.flatnonzero(lev[offs[k]:offs[k + 1]] == ell)
-                if idx.size:
-                    self.schedule.append((ell, k, idx))
+        self.schedule = S.schedule(lev, offs)
         Y = S.y_structure(D, Ax, Ay, self.n_levels)
         J = S.boolean(Jz[:m, :n] + Jz[:m, n:] @ Y)
         self._jac = S.Pattern.of(J)

@@ -157,6 +157,20 @@ def levels(calls, Ay, n_inst_offsets) -> np.ndarray:
     raise ModelError("the opaque calls depend on each other in a cycle")
 
 
+def schedule(lev, offsets) -> list:
+    """``[(level, group, instance indices int64)]`` sorted by level, then group: the
+    host calls of one evaluation (``lev``: level per global instance, ``offsets``: the
+    first global instance of each group and the total)."""
+    out = []
+    for k in range(len(offsets) - 1):
+        lk = lev[offsets[k]:offsets[k + 1]]
+        order = np.argsort(lk, kind="stable")
+        ells, starts = np.unique(lk[order], return_index=True)
+        out += [(int(e), k, idx) for e, idx in zip(ells, np.split(order, starts[1:]))]
+    out.sort(key=lambda t: (t[0], t[1]))
+    return out
+
+
 def rounds(n_levels: int) -> int:
     """K with ``2^K >= n_levels``: the factors of ``(I - P)^{-1} = prod_k (I + P^(2^k))``
     for ``P = D A_y``, nilpotent (``P^L = 0``: a chain of dependences crosses at most
