@@ -76,6 +76,10 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on (None: never,
     today's setting; see its comment).
 
+    Functions without an SX program (interpolants, integrators, ``Callback`` s, external
+    functions) become opaque calls evaluated through casadi (:mod:`.opaque`; the model's
+    ``opaque``, ``docs/casadi-opaque-functions.md``).
+
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
     non-finite ``x0``/``p``) and :class:`~caspar_backend.errors.UnsupportedOpError`
