@@ -85,6 +85,7 @@ class Problem:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("extended", None)  # pickled before opaque calls existed
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
