@@ -150,6 +150,9 @@ class NLPModel:
     constraint_rows: np.ndarray | None = None
     #: number of rows m; default len(constraints), or len(lbg) with blocks/rows
     n_rows: int | None = None
+    #: calls of functions evaluated on the host (:class:`caspar_backend.opaque.calls.
+    #: OpaqueCalls`): their results are the leaves ``var(n + j)``, ``j < n_aux``
+    opaque: object = None
 
     def __post_init__(self):
         if self.lbx is None or np.ndim(self.lbx) != 1:
@@ -219,7 +222,9 @@ class NLPModel:
                 if not isinstance(r, Node) or r.graph is not self.graph:
                     raise ModelError(f"{what} {k} is not a node of the model's graph")
         self._validate_rows_and_blocks()
-        n, q = self.n, self.n_params
+        # the results of opaque calls are leaves var(n + j) (caspar_backend.opaque)
+        n = self.n + (self.opaque.n_aux if self.opaque is not None else 0)
+        q = self.n_params
         gr = self.graph
         if (gr.leaf_range_ok and not gr.has_data and gr.max_var_index < n
                 and gr.max_param_index < q):

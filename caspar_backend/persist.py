@@ -56,7 +56,10 @@ def build_fingerprint() -> str:
 
 def save(problem, path) -> None:
     """Write ``problem`` to ``path`` (module doc), atomically: a partial file never
-    replaces a good one."""
+    replaces a good one.  A problem calling functions evaluated through its front end
+    (CasADi interpolants, integrators, callbacks) is refused, naming them: those
+    objects do not pickle."""
+    problem._refuse_opaque("saving the problem")
     head = dict(format=FORMAT, caspar=__version__, build=build_fingerprint(),
                 n=int(problem.n), m=int(problem.m), n_params=int(problem.n_params),
                 groups=len(problem.groups))

@@ -27,6 +27,18 @@ class Problem:
     def __init__(self, model: NLPModel):
         t0 = time.perf_counter()
         self.model = model
+        #: with opaque calls (caspar_backend.opaque): the compiled problem over (x, y)
+        #: whose evaluator the composed evaluator wraps; its groups are this problem's
+        self.extended = None
+        if model.opaque is not None:
+            from .opaque.calls import extended_model
+
+            self.extended = Problem(extended_model(model))
+            self.objective_groups = self.extended.objective_groups
+            self.constraint_groups = self.extended.constraint_groups
+            self.compile_time = time.perf_counter() - t0
+            self._evaluators, self._augmented, self._lock = {}, None, threading.Lock()
+            return
         obj_terms = split_terms(model.objective)
         inst, rows = constraint_instances(model.constraints, model.constraint_rows)
         obj_blocks, con_blocks = [], []
@@ -73,6 +85,7 @@ class Problem:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("extended", None)  # pickled before opaque calls existed
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -135,11 +148,29 @@ class Problem:
         buffers (:meth:`Evaluator.bound
         <caspar_backend.evaluators.base.Evaluator.bound>`), so evaluators obtained this
         way may be used from different threads at once."""
+        if self.extended is not None:  # host functions: the CPU
+            device = self.resolve_device(device, solver=False)
         ev = self._compiled(resolve_device(device))
         if p is not None:
             return ev.bound(p)
         ev.set_params(self.p)
         return ev
+
+    def resolve_device(self, device: str, solver: bool = True) -> str:
+        """'cpu' or 'cuda' for the option value ``device`` and this problem's size
+        (:func:`caspar_backend.device.resolve_device`).  A model with functions
+        evaluated on the host (caspar_backend.opaque) runs on the CPU: 'auto' is
+        'cpu', and 'cuda' raises a DeviceError naming the functions."""
+        if self.extended is not None and device in ("auto", "cuda"):
+            if device == "auto":
+                return "cpu"
+            from .errors import DeviceError
+
+            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+            raise DeviceError(f"device='cuda': this model calls functions evaluated on the "
+                              f"host through its front end ({names}); solve it with "
+                              "device='cpu'")
+        return resolve_device(device, size=self.n + self.m, solver=solver)
 
     def _compiled(self, device: str):
         """The device's evaluator, generated and compiled on first use (once, even
@@ -148,7 +179,9 @@ class Problem:
         if ev is None:
             with self._lock:
                 ev = self._evaluators.get(device)
-                if ev is None:
+                if ev is None and self.extended is not None:
+                    ev = self._evaluators[device] = self._composed(device)
+                elif ev is None:
                     if device == "cuda":
                         from .evaluators.cuda_eval import CudaEvaluator as cls
                     else:
@@ -190,6 +223,24 @@ class Problem:
 
         return modeling_advice(self, x)
 
+    def _composed(self, device: str):
+        """The evaluator of a model with opaque calls: the host functions and the
+        extended problem's CPU evaluator composed (caspar_backend.opaque).  The host
+        functions run on the CPU, so the GPU is refused, naming them."""
+        self.resolve_device(device)  # 'cuda' raises, naming the functions
+        from .opaque.evaluator import ComposedEvaluator
+
+        return ComposedEvaluator(self, self.extended._compiled("cpu"), self.model.opaque,
+                                 self.n, self.m)
+
+    def _refuse_opaque(self, what: str) -> None:
+        if self.extended is not None:
+            from .errors import ModelError
+
+            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+            raise ModelError(f"{what} is not available for a model with functions "
+                             f"evaluated on the host ({names})")
+
     def cuda_source(self) -> str:
         """The generated CUDA module of the problem: every group's device functions and
         the dispatch kernels (no GPU needed to read it)."""
@@ -218,6 +269,7 @@ class Problem:
         over ``(x, p)`` is compiled on first use and cached."""
         from .passes import parameters_as_variables, parametric_derivatives
 
+        self._refuse_opaque("parameter_derivatives")
         if self._augmented is None:
             with self._lock:
                 if self._augmented is None:
@@ -256,8 +308,7 @@ class Problem:
         # bad input is a ModelError naming the variables, before any work is done
         check_inputs(*bounds, x0, self.var_names, self.con_names)
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-        ev = self.evaluator(resolve_device(options.pop("device", "cpu"),
-                                           size=self.n + self.m, solver=True), p=p)
+        ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
         res = solve_nlp(ev, *bounds, x0,
                         lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                         con_names=self.con_names, options=options)
@@ -283,6 +334,7 @@ class Problem:
         instances get)."""
         from .batch.solve import solve_batch
 
+        self._refuse_opaque("solve_batch")
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
                            ubg=ubg, batch_size=batch_size, client=client,
                            chunk_size=chunk_size, retries=retries, **options)

@@ -9,7 +9,11 @@ MXFunction     inlined one level, then split at the call nodes that reach a
                Map (:class:`MXCallProgram`); without such calls, ``expand()``
                to SX (which inlines every other call)
 anything else  ``expand()`` through an MX wrapper (works for every Function
-               casadi can evaluate on SX), else UnsupportedOpError
+               casadi can evaluate on SX); a Function that ``expand()`` keeps
+               as an SX call node of itself (interpolants, integrators,
+               Callbacks, external code) is an opaque call
+               (:class:`~.opaque.OpaqueProgram`, evaluated through casadi),
+               or an UnsupportedOpError for a compiler without a registry
 =============  ==============================================================
 
 Only calls that reach a Map are split off: replaying a plain call per call
@@ -86,8 +90,11 @@ class Compiler:
     N copies of a mapped body); the default keeps call and map structure.
     """
 
-    def __init__(self, keep_calls: bool = True):
+    def __init__(self, keep_calls: bool = True, opaque=None):
         self.keep_calls = keep_calls
+        #: the :class:`~.opaque.OpaqueRegistry` that the calls of Functions without an
+        #: SX program go to; None: such Functions are refused (UnsupportedOpError)
+        self.opaque = opaque
         self._cache: dict[int, tuple] = {}
         self._active: set[int] = set()
         self._maps_inside: dict[int, bool] = {}
@@ -101,11 +108,10 @@ class Compiler:
         if hit is not None:
             return hit[1]
         if key in self._active:
-            # expand() kept fn as an opaque SX call node (external code, integrators,
-            # ...): there is no scalar program to read
-            raise UnsupportedOpError(
-                f"casadi Function {fn.name()!r} ({fn.class_name()}) cannot be lowered to "
-                "SX: casadi can only call it as a black box")
+            # expand() kept fn as an opaque SX call node (interpolants, integrators,
+            # Callbacks, external code): no scalar program to read; its calls are
+            # evaluated through casadi (.opaque)
+            return self._opaque_program(fn)
         self._active.add(key)
         try:
             prog = self._compile(fn)
@@ -114,6 +120,13 @@ class Compiler:
         self._cache[key] = (fn, prog)  # keep fn alive so the pointer is not reused
         self.stats["functions"] += 1
         return prog
+
+    def _opaque_program(self, fn) -> Program:
+        if self.opaque is None:
+            raise UnsupportedOpError(
+                f"casadi Function {fn.name()!r} ({fn.class_name()}) cannot be lowered to "
+                "SX: casadi can only call it as a black box")
+        return self.opaque.program(fn)
 
     def _compile(self, fn) -> Program:
         if fn.is_a("SXFunction"):
@@ -137,7 +150,13 @@ class Compiler:
             raise UnsupportedOpError(f"casadi Function {fn.name()!r} ({fn.class_name()}) "
                                      f"cannot be called symbolically: {casadi_message(e)}"
                                      ) from None
-        return SXProgram(expand(wrapper), self)
+        try:
+            sx = expand(wrapper)
+        except UnsupportedOpError:
+            if self.opaque is None:
+                raise
+            return self._opaque_program(fn)
+        return SXProgram(sx, self)
 
     def _has_map(self, fn) -> bool:
         """Whether calling ``fn`` runs a Map (itself, or inside an MX body)."""
@@ -236,6 +255,7 @@ class MXCallProgram(Program):
             return
         self.outer = SXProgram(expand(outer), compiler)
         self.progs = [compiler.compile(f) for f, _, _ in sites]
+        self.opaque = self.outer.opaque or any(p.opaque for p in self.progs)
         self._schedule(sites, args)
 
     def _schedule(self, sites, args) -> None:
@@ -324,8 +344,8 @@ class MXCallProgram(Program):
         sites = {}
         for _pos, j, ssa, y0, _n in self.plan:
             prog = self.progs[j]
-            if not isinstance(prog, MapProgram):
-                continue
+            if not isinstance(prog, MapProgram) or prog.opaque:
+                continue  # opaque calls are registered on the model's graph, not a template
             if links is None:
                 links = affine_links(outer)
             site = MapSite(prog, ssa, y0)

@@ -187,11 +187,9 @@ class NlpsolCore:
             self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
         # the evaluator (generated code) is part of compiling: build it now, so that the
         # first solve's t_wall_total is a solve's
-        # 'auto' weighs the problem size once, here (device.resolve_device)
-        from caspar_backend.device import resolve_device
-
-        self.device = resolve_device(self.solver_options.get("device", "cpu"),
-                                     size=self.problem.n + self.problem.m, solver=True)
+        # 'auto' weighs the problem size once, here (Problem.resolve_device; CPU only
+        # with opaque Functions)
+        self.device = self.problem.resolve_device(self.solver_options.get("device", "cpu"))
         self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
         # one solve at a time: casadi may call from several threads (map(..., 'thread'))
@@ -395,9 +393,10 @@ class NlpsolCore:
         (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
         hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
         ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
-        if self.iteration is not None:
+        if self.iteration is not None or self.problem.extended is not None:
             # the callback sees one solve at a time: casadi's own column-by-column
-            # evaluation (each solve records its statistics; the last one's remain)
+            # evaluation (each solve records its statistics; the last one's remain);
+            # so are models with opaque Functions (no batched evaluator: .opaque)
             return self._solve_one_by_one(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
         with self._lock:
             t_wall, t_proc = time.perf_counter(), time.process_time()

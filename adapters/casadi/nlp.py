@@ -33,6 +33,7 @@ from caspar_backend.model import NLPModel
 from .bulk import read_bulk
 from .names import IndexedNames, SXNames
 from .compiler import Compiler, MXCallProgram, make_function
+from .opaque import OpaqueRegistry
 from .program import SXProgram
 from .sums import flatten_sums
 
@@ -75,6 +76,10 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on (None: never,
     today's setting; see its comment).
 
+    Functions without an SX program (interpolants, integrators, ``Callback`` s, external
+    functions) become opaque calls evaluated through casadi (:mod:`.opaque`; the model's
+    ``opaque``, ``docs/casadi-opaque-functions.md``).
+
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
     non-finite ``x0``/``p``) and :class:`~caspar_backend.errors.UnsupportedOpError`
@@ -93,7 +98,9 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     var_names = _names(x, "x")
     param_names = _names(pp, "p")
     graph.var_names, graph.param_names = var_names, param_names
-    compiler = Compiler(keep_calls=keep_calls)
+    registry = OpaqueRegistry()
+    registry.bind(graph, n)
+    compiler = Compiler(keep_calls=keep_calls, opaque=registry)
     with _no_gc():
         if sym is ca.SX:
             # every instruction its own work slot: the bulk reader resolves reads without
@@ -129,11 +136,12 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
         meta = {"casadi_type": sym.__name__,
                 "functions_compiled": compiler.stats["functions"],
                 "maps": list(compiler.stats["maps"])}
+        opaque = _opaque_calls(registry, graph, var_names)
         if not found:
             return NLPModel(
                 graph, objective, constraints, **bounds,
                 var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
-                param_names=param_names, source="casadi", meta=meta)
+                param_names=param_names, source="casadi", meta=meta, opaque=opaque)
         con_blocks, obj_blocks = _split_blocks(found, nf)
         absorbed = np.zeros(m, dtype=bool)
         con_blocks = [nb for b in con_blocks
@@ -150,7 +158,19 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
             var_names=var_names, con_names=[f"g[{i}]" for i in range(m)],
             param_names=param_names, source="casadi", meta=meta,
             constraint_blocks=con_blocks, objective_blocks=obj_blocks,
-            constraint_rows=np.asarray(keep, dtype=np.int64), n_rows=m)
+            constraint_rows=np.asarray(keep, dtype=np.int64), n_rows=m, opaque=opaque)
+
+
+def _opaque_calls(registry, graph, var_names):
+    """The model's opaque calls (:mod:`.opaque`), or None; names the auxiliary
+    leaves in the graph's messages (``I#3.xf[1]``: nonzero 1 of output xf of the
+    fourth call of I)."""
+    if not registry:
+        return None
+    calls = registry.calls()
+    n, aux = len(var_names), calls.aux_names
+    graph.var_names = lambda i: var_names[i] if i < n else aux[i - n]
+    return calls
 
 
 def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,

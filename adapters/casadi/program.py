@@ -75,6 +75,9 @@ class Program(ABC):
     name: str
     n_in: list
     n_out: list
+    #: whether running it registers opaque calls (:mod:`.opaque`): such a program must
+    #: run on the model's own graph, never on a template's
+    opaque: bool = False
 
     @abstractmethod
     def run(self, g, inputs: list) -> list:
@@ -163,6 +166,7 @@ class SXProgram(Program):
                              f"{out_ssa.index(-1)} is never written")
         self.consts = consts
         self.calls = calls
+        self.opaque = any(c[0].opaque for c in calls)
         self.out_ssa = out_ssa
         self.n_ssa = nxt
         self.first_step_ssa = n_in + n_const
@@ -297,6 +301,7 @@ class MapProgram(Program):
         self.name = fn.name()
         inner = fn.get_function(fn.get_function()[0])
         self.inner = compiler.compile(inner)
+        self.opaque = self.inner.opaque
         self.n_in = [fn.nnz_in(i) for i in range(fn.n_in())]
         self.n_out = [fn.nnz_out(i) for i in range(fn.n_out())]
         self.N = _map_count(fn, inner)

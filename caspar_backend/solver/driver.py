@@ -112,6 +112,11 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         stream.write("List of user-set options:\n")
         for k, v in opts.user.items():
             stream.write(f"  {k:<40s} = {v!r}\n")
+    if stream is not None:
+        # evaluators with parts run elsewhere say so (caspar_backend.opaque: one line
+        # per function evaluated on the host)
+        for line in getattr(evaluator, "log_lines", lambda: [])():
+            stream.write(line + "\n")
     counter = EvalCounter(getattr(evaluator, "xp", np))
 
     def early(status, msg):
