@@ -103,8 +103,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
                         and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
                 found = read_bulk(fn, f, g)
                 if found is not None:
-                    return _bulk_model(found, graph, compiler, x, f, g, pp, bounds,
-                                       var_names, param_names)
+                    return _bulk_model(found, graph, m, bounds, var_names, param_names)
             prog = SXProgram(fn, compiler)
         else:
             prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
@@ -169,34 +168,18 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
 
 
 # ------------------------------------------------------------------- helpers
-def _bulk_model(found, graph, compiler, x, f, g, pp, bounds, var_names, param_names):
-    """The NLPModel of a :class:`~.bulk.BulkRead`: its blocks, plus the roots it left
-    (``found.rest``) read per node from a Function of just those roots."""
-    nf, m = int(f.nnz()), int(g.nnz())
-    con_blocks, obj_blocks = _split_blocks(found.blocks, nf)
-    objective, constraints = graph.const(0.0), []
-    rows = np.flatnonzero(found.rest[nf:])
-    if found.rest.any():
-        sub_f = f if found.rest[:nf].any() else ca.SX(1, 1)
-        sub_g = g.nz[rows.tolist()] if rows.size else ca.SX(0, 1)
-        prog = SXProgram(make_function("caspar_rest", [x, pp], [sub_f, sub_g]), compiler)
-        leaves = [graph.var(i) for i in range(int(x.nnz()))] + \
-            [graph.param(k) for k in range(int(pp.nnz()))]
-        out = prog.run(graph, leaves)
-        kf = int(sub_f.nnz())
-        roots = [out[0] if kf else graph.const(0.0)] + out[kf:]
-        objective, *constraints = flatten_sums(
-            graph, roots, [3] + [_MIN_CON_TERMS] * (len(roots) - 1))
-    if found.f_const != 0.0:
-        objective = graph.add(objective, graph.const(found.f_const))
-    meta = {"casadi_type": "SX", "functions_compiled": compiler.stats["functions"],
-            "maps": [], "bulk": dict(found.stats)}
+def _bulk_model(found, graph, m, bounds, var_names, param_names):
+    """The NLPModel of a :class:`~.bulk.BulkRead`: the per-node reader's pattern groups
+    as blocks, nothing left flat."""
+    meta = {"casadi_type": "SX", "functions_compiled": 0, "maps": [],
+            "bulk": dict(found.stats)}
     return NLPModel(
-        graph, objective, constraints, **bounds,
+        graph, graph.const(0.0), [], **bounds,
         var_names=var_names, con_names=IndexedNames("g", m),
         param_names=param_names, source="casadi", meta=meta,
-        constraint_blocks=con_blocks, objective_blocks=obj_blocks,
-        constraint_rows=rows.astype(np.int64), n_rows=m)
+        constraint_blocks=found.constraint_blocks,
+        objective_blocks=found.objective_blocks,
+        constraint_rows=np.zeros(0, np.int64), n_rows=m)
 
 
 def _absorb_leaf_rests(b, constraints, absorbed, m, all_blocks) -> list:

@@ -67,13 +67,20 @@ def baked(dag: SXDag) -> np.ndarray:
 
 
 def term_hashes(dag: SXDag, nodes: np.ndarray):
-    """``(h, ok)`` for term nodes ``nodes``: uint64 shape hashes and whether each was
-    hashed (module docstring)."""
+    """``(h, ok, vh, hashed)`` for term nodes ``nodes``: uint64 shape hashes and whether
+    each was hashed, and over all K nodes the *value hashes* ``vh`` (the same mixing
+    with leaves by identity: variable and parameter index, constant value, -0.0 as
+    0.0) and bool ``hashed`` (the nodes ``vh`` is defined for: leaves and the nodes
+    under the terms within MAX_DEPTH)."""
     K = dag.op.size
     a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
     h = np.zeros(K, np.uint64)
     for kind, v in _LEAF_H.items():
         h[leaf == kind] = np.uint64(v)
+    vh = h.copy()
+    ident = np.where(leaf == LEAF_CONST, (dag.value + 0.0).view(np.uint64),
+                     np.maximum(dag.attr, 0).astype(np.uint64))
+    vh = np.where(leaf != NOT_LEAF, _fmix(vh ^ _fmix(ident ^ _M3)), np.uint64(0))
     # inner nodes: non-leaves reachable from the terms, top-down, MAX_DEPTH levels
     inner = np.zeros(K, bool)
     claim = np.full(K, -1, np.int64)      # deduplicates a level without sorting
@@ -122,7 +129,13 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         x = (ops[s] + np.uint64(1)) * _M1 ^ ha * _M2 ^ ((hb << np.uint64(29)) |
                                                     (hb >> np.uint64(35))) * _M3
         h[ids[s]] = _fmix(x)
+        va = vh[b0[s]]
+        vb = np.where(has1[s], vh[b1c[s]], np.uint64(0))
+        x = (ops[s] + np.uint64(1)) * _M1 ^ va * _M2 ^ ((vb << np.uint64(29)) |
+                                                    (vb >> np.uint64(35))) * _M3
+        vh[ids[s]] = _fmix(x)
         size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
         lo = hi
     ok = (height[nodes] <= MAX_DEPTH) & (size[nodes] <= MAX_LEAVES)
-    return h[nodes], ok
+    hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
+    return h[nodes], ok, vh, hashed
