@@ -37,9 +37,12 @@ from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
 from .sxgroup import _fmix_ids, group_instances, program_uses
-from .sxhash import term_hashes
-from .sxterms import split_instances
+from .sxhash import _mix, term_hashes
+from .sxterms import scaled_nodes, split_instances
 
+_OUTPUT = T.CODES["OP_OUTPUT"]
+_SPINE_OPS = np.zeros(max(T.CODES.values()) + 1, bool)
+_SPINE_OPS[[T.CODES["OP_ADD"], T.CODES["OP_SUB"], T.CODES["OP_NEG"]]] = True
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
                               "OP_IF_ELSE_ZERO", "OP_FMOD", "OP_COPYSIGN")}
 
@@ -90,7 +93,7 @@ def _plain(dag, vh, hashed) -> bool:
     docstring): no simplification fires and hash-consing merges nothing the value
     hashes do not see."""
     op, a0, a1, leaf, val = dag.op, dag.arg0, dag.arg1, dag.leaf, dag.value
-    inner = leaf == NOT_LEAF
+    inner = (leaf == NOT_LEAF) & (op != _OUTPUT)
     has0, has1 = a0 >= 0, a1 >= 0
     c0 = has0 & (leaf[np.maximum(a0, 0)] == LEAF_CONST)
     c1 = has1 & (leaf[np.maximum(a1, 0)] == LEAF_CONST)
@@ -116,11 +119,16 @@ def _plain(dag, vh, hashed) -> bool:
         return False
     if not _chain_constants_ok(dag):
         return False
-    # nodes outside the hashed trees that caspar's graph would merge
-    loose = np.flatnonzero(inner & ~hashed)
-    if loose.size:
-        key = np.stack([op[loose].astype(np.uint64), k0[loose], k1[loose]], axis=1)
-        if np.unique(key, axis=0).shape[0] != loose.size:
+    # partial sums (spine nodes, scaled spines) that caspar's graph would merge: their
+    # per-node reference counts differ from the program's.  A merged pair has a lowest
+    # merged pair, whose arguments are one node or hashed alike: key = the value hash
+    # where defined, else the same mixing over the arguments' canonical ids
+    sums = inner & (_SPINE_OPS[np.clip(op, 0, _SPINE_OPS.size - 1)] | scaled_nodes(dag))
+    idx = np.flatnonzero(sums)
+    if idx.size:
+        key = np.where(hashed[idx], vh[idx], _mix(op[idx], k0[idx],
+                                                  np.where(has1[idx], k1[idx], np.uint64(0))))
+        if np.unique(key).size != idx.size:
             return False
     return True
 

@@ -52,6 +52,14 @@ def _fmix(x):
     return x ^ (x >> np.uint64(31))
 
 
+def _mix(op, ha, hb):
+    """The hash of a node of casadi op ``op`` over argument hashes ``ha``, ``hb`` (0
+    for a unary op): the mixing of :func:`term_hashes`."""
+    x = (op.astype(np.uint64) + np.uint64(1)) * _M1 ^ ha * _M2 ^ \
+        ((hb << np.uint64(29)) | (hb >> np.uint64(35))) * _M3
+    return _fmix(x)
+
+
 def _distinct(ids: np.ndarray, claim: np.ndarray) -> np.ndarray:
     """``ids`` without repeats (order kept up to which copy survives): each id claims
     a scratch slot, the copy whose claim stands is kept."""
@@ -129,11 +137,7 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         x = (ops[s] + np.uint64(1)) * _M1 ^ ha * _M2 ^ ((hb << np.uint64(29)) |
                                                     (hb >> np.uint64(35))) * _M3
         h[ids[s]] = _fmix(x)
-        va = vh[b0[s]]
-        vb = np.where(has1[s], vh[b1c[s]], np.uint64(0))
-        x = (ops[s] + np.uint64(1)) * _M1 ^ va * _M2 ^ ((vb << np.uint64(29)) |
-                                                    (vb >> np.uint64(35))) * _M3
-        vh[ids[s]] = _fmix(x)
+        vh[ids[s]] = _mix(ops[s], vh[b0[s]], np.where(has1[s], vh[b1c[s]], np.uint64(0)))
         size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
         lo = hi
     ok = (height[nodes] <= MAX_DEPTH) & (size[nodes] <= MAX_LEAVES)

@@ -96,6 +96,12 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     return mul_a | mul_b | twice | div, S, c, div
 
 
+def scaled_nodes(dag: SXDag) -> np.ndarray:
+    """bool (K,): the scaled spines ``c * S``, ``S * c``, ``2 * S``, ``S / c``."""
+    spine = ((dag.op == _ADD) | (dag.op == _SUB) | (dag.op == _NEG)) & (dag.leaf < 0)
+    return _scaled(dag, spine)[0]
+
+
 def _dfs_order(dag: SXDag, spine: np.ndarray, tops: np.ndarray):
     """The terms under spine tops ``tops`` in depth-first order.
 
