@@ -36,13 +36,10 @@ import numpy as np
 from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
-from .sxgroup import _fmix_ids, group_instances, program_uses
-from .sxhash import _mix, term_hashes
-from .sxterms import scaled_nodes, split_instances
+from .sxgroup import group_instances, program_uses
+from .sxterms import canonical, split_instances
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
-_SPINE_OPS = np.zeros(max(T.CODES.values()) + 1, bool)
-_SPINE_OPS[[T.CODES["OP_ADD"], T.CODES["OP_SUB"], T.CODES["OP_NEG"]]] = True
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
                               "OP_IF_ELSE_ZERO", "OP_FMOD", "OP_COPYSIGN")}
 
@@ -76,10 +73,10 @@ def read_bulk(fn, f, g) -> BulkRead | None:
     if ins is None:
         return None
     node = np.maximum(ins.node, 0)
-    h, ok, vh, hashed = term_hashes(dag, node)
+    h, ok, vh, hashed = ins.hashes
     if not _plain(dag, vh, hashed):
         return None
-    found = group_instances(dag, ins, h, ok, vh, nf, "sx")
+    found = group_instances(dag, ins, h[node], ok[node], vh, nf, "sx")
     if found is None:
         return None
     obj, con = found
@@ -110,7 +107,7 @@ def _plain(dag, vh, hashed) -> bool:
     bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (c0 | zero1)
     bad |= ((op == _C["OP_FMOD"]) | (op == _C["OP_COPYSIGN"])) & (c0 | c1)
     # canonical argument ids: the value hash where defined, else the node itself
-    canon = np.where(hashed, vh, _fmix_ids(np.arange(op.size)))
+    canon = canonical(dag, vh, hashed)
     k0 = np.where(has0, canon[np.maximum(a0, 0)], np.uint64(0))
     k1 = np.where(has1, canon[np.maximum(a1, 0)], np.uint64(1))
     bad |= (op == _C["OP_SUB"]) & has1 & (k0 == k1)          # x - x
@@ -119,17 +116,6 @@ def _plain(dag, vh, hashed) -> bool:
         return False
     if not _chain_constants_ok(dag):
         return False
-    # partial sums (spine nodes, scaled spines) that caspar's graph would merge: their
-    # per-node reference counts differ from the program's.  A merged pair has a lowest
-    # merged pair, whose arguments are one node or hashed alike: key = the value hash
-    # where defined, else the same mixing over the arguments' canonical ids
-    sums = inner & (_SPINE_OPS[np.clip(op, 0, _SPINE_OPS.size - 1)] | scaled_nodes(dag))
-    idx = np.flatnonzero(sums)
-    if idx.size:
-        key = np.where(hashed[idx], vh[idx], _mix(op[idx], k0[idx],
-                                                  np.where(has1[idx], k1[idx], np.uint64(0))))
-        if np.unique(key).size != idx.size:
-            return False
     return True
 
 

@@ -371,7 +371,15 @@ def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
     """Classes merged by (objective or not, key) into TemplateBlocks, ordered."""
     merged: dict = {}
     for cl, Mc in classes:
-        is_obj = bool(ins.root[cl.inst[0]] < nf)
+        obj_part = ins.root[cl.inst] < nf
+        if obj_part.any() and not obj_part.all():      # one shape in f and in g
+            for part in (obj_part, ~obj_part):
+                sub = _Class()
+                sub.key, sub.var_pos, sub.par_pos = cl.key, cl.var_pos, cl.par_pos
+                sub.data_src, sub.ops, sub.inst = cl.data_src, cl.ops, cl.inst[part]
+                classes.append((sub, Mc[:, part]))
+            continue
+        is_obj = bool(obj_part[0])
         vt = np.stack([dag.attr[Mc[p]] for p in cl.var_pos]) if cl.var_pos else \
             np.zeros((0, cl.inst.size), np.int64)
         pt = np.stack([dag.attr[Mc[p]] for p in cl.par_pos]) if cl.par_pos else \
@@ -403,9 +411,3 @@ def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
         (obj if is_obj else con).append(blk)
     return obj, con
 
-
-def _fmix_ids(ids: np.ndarray) -> np.ndarray:
-    """Distinct uint64 codes of node ids (a bijection; never a value hash in practice)."""
-    from .sxhash import _fmix
-
-    return _fmix(ids.astype(np.uint64) ^ np.uint64(0x5851F42D4C957F2D))

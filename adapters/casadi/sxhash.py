@@ -75,11 +75,11 @@ def baked(dag: SXDag) -> np.ndarray:
 
 
 def term_hashes(dag: SXDag, nodes: np.ndarray):
-    """``(h, ok, vh, hashed)`` for term nodes ``nodes``: uint64 shape hashes and whether
-    each was hashed, and over all K nodes the *value hashes* ``vh`` (the same mixing
-    with leaves by identity: variable and parameter index, constant value, -0.0 as
-    0.0) and bool ``hashed`` (the nodes ``vh`` is defined for: leaves and the nodes
-    under the terms within MAX_DEPTH)."""
+    """``(h, ok, vh, hashed)`` over all K nodes, for the trees under ``nodes``: uint64
+    shape hashes ``h``, bool ``hashed`` (where the hashes are defined: leaves and the
+    nodes under ``nodes`` within MAX_DEPTH levels), bool ``ok`` (hashed, and at most
+    MAX_LEAVES leaves), and the *value hashes* ``vh`` (the same mixing with leaves by
+    identity: variable and parameter index, constant value, -0.0 as 0.0)."""
     K = dag.op.size
     a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
     h = np.zeros(K, np.uint64)
@@ -140,6 +140,6 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         vh[ids[s]] = _mix(ops[s], vh[b0[s]], np.where(has1[s], vh[b1c[s]], np.uint64(0)))
         size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
         lo = hi
-    ok = (height[nodes] <= MAX_DEPTH) & (size[nodes] <= MAX_LEAVES)
     hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
-    return h[nodes], ok, vh, hashed
+    ok = hashed & (size <= MAX_LEAVES)
+    return h, ok, vh, hashed

@@ -51,6 +51,7 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 from . import optable as T
 from .sums import SCALE_MIN_TERMS
 from .sxdag import LEAF_CONST, SXDag
+from .sxhash import _mix, term_hashes
 
 PLAIN, NEG, MUL, NEG_MUL, DIV, NEG_DIV, CONST = range(7)
 #: the per-node reader's minimum spine length for a rebuilt root (objective, constraint)
@@ -71,6 +72,8 @@ class Instances:
     wrap: np.ndarray
     c: np.ndarray
     split: np.ndarray
+    #: :func:`~.sxhash.term_hashes` of the trees under the roots and the spines' items
+    hashes: tuple = None
 
 
 def _scaled(dag: SXDag, spine: np.ndarray):
@@ -102,13 +105,15 @@ def scaled_nodes(dag: SXDag) -> np.ndarray:
     return _scaled(dag, spine)[0]
 
 
-def _dfs_order(dag: SXDag, spine: np.ndarray, tops: np.ndarray):
+def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray):
     """The terms under spine tops ``tops`` in depth-first order.
 
-    Returns ``(top, node, parity)`` int64/int64/bool arrays, grouped by top in the
-    order of ``tops``, each group in depth-first order (first argument first).  An
-    Euler tour of the spine forest (each spine node has one spine parent: the caller
-    checked) ranked by pointer jumping: no step per tree level."""
+    ``tree``: the spine nodes that are subtrees of their (one) spine parent; every
+    other argument of a spine node is an item (a term).  Returns ``(top, node,
+    parity, top_of)``: int64/int64/bool arrays of the items, grouped by top in the
+    order of ``tops``, each group in depth-first order (first argument first), and
+    int64 (K,) the top of every spine node (-1 elsewhere).  An Euler tour of the
+    spine forest ranked by pointer jumping: no step per tree level."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
     K = op.size
     sp = np.flatnonzero(spine)
@@ -121,8 +126,8 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tops: np.ndarray):
     kid0, kid1 = a0[sp], np.where(two, a1[sp], -1)
     sgn0 = op[sp] == _NEG
     sgn1 = op[sp] == _SUB
-    is_t0 = ~spine[kid0]
-    is_t1 = two & ~spine[np.maximum(kid1, 0)]
+    is_t0 = ~tree[kid0]
+    is_t1 = two & ~tree[np.maximum(kid1, 0)]
     t0 = np.flatnonzero(is_t0)                       # spine index j with a term in slot 0
     t1 = np.flatnonzero(is_t1)
     n_t0 = t0.size
@@ -186,7 +191,15 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tops: np.ndarray):
     tr = rank_in_tops[top_node]
     keep = tr >= 0
     order = np.lexsort((-dist[item_ev][keep], tr[keep]))
-    return (top_node[keep][order], item_node[keep][order], parity[keep][order])
+    top_of = np.full(K, -1, np.int64)
+    top_of[sp] = sp[(end[0:2 * S:2] - 1) // 2]
+    # where each spine node's items lie in that order: its subtree is the part of its
+    # tree's tour between enter(k) and exit(k)
+    span = np.full((K, 2), -1, np.int64)
+    span[sp, 0] = dist[0:2 * S:2]
+    span[sp, 1] = dist[1:2 * S:2]
+    return (top_node[keep][order], item_node[keep][order], parity[keep][order], top_of,
+            span, dist[item_ev][keep][order])
 
 
 def split_instances(dag: SXDag, nf: int) -> Instances | None:
@@ -199,18 +212,65 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
     spine &= dag.leaf < 0
     scaled, S_of, c_of, div_of = _scaled(dag, spine)
-    # spine edges into every node, from every spine node and scaled node, plus roots
+    # spine parents of every node in the program: from spine nodes and scaled nodes
     sp = np.flatnonzero(spine)
     two = (op[sp] == _ADD) | (op[sp] == _SUB)
-    refs = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
-    refs += np.bincount(S_of[scaled], minlength=K) + np.bincount(roots, minlength=K)
-    if np.any(refs[spine | scaled] > 1):
-        return None             # a shared partial sum: the per-node reader decides
-    # spine tops: spine roots, and the S of every scaled node
     sc = np.flatnonzero(scaled)
+    dref = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
+    from_spine = dref.copy()
+    dref += np.bincount(S_of[sc], minlength=K)
+    # a spine node with one spine parent is a subtree of it; with more it is an item of
+    # each (and the top of its own tree)
+    tree = spine & (dref == 1) & (from_spine == 1)
+    all_tops = np.flatnonzero(spine & ~tree)
+    top_id, t_node, t_par, top_of, span, t_dist = _dfs_order(dag, spine, tree, all_tops)
+    # reachable from the roots through spine edges (caspar's flatten_sums walks these):
+    # the roots' trees, and the trees of the S of every scaled item or shared item met
+    is_root = np.zeros(K, bool)
+    is_root[roots] = True
+    reach = np.zeros(K, bool)                       # by top
+    reach[top_of[roots[spine[roots]]]] = True
+    item_reach = np.zeros(top_id.size, bool)
+    for _ in range(64):
+        item_reach = reach[top_id]
+        into = t_node[item_reach]
+        new_tops = np.concatenate([
+            top_of[into[spine[into]]],                         # shared spine items
+            top_of[S_of[into[scaled[into]]]],                  # scaled items' S
+            top_of[S_of[roots[scaled[roots]]]]])
+        new_tops = new_tops[new_tops >= 0]
+        if reach[new_tops].all():
+            break
+        reach[new_tops] = True
+    else:
+        return None
+    walked = (spine & (top_of >= 0) & reach[np.maximum(top_of, 0)])
+    item_at = np.zeros(K, bool)
+    item_at[t_node[item_reach]] = True
+    walked |= scaled & (item_at | is_root)
+    # value hashes of every tree below the roots and the items
+    hashes = term_hashes(dag, np.concatenate([roots, t_node]))
+    occ = np.bincount(t_node[item_reach], minlength=K) + np.bincount(roots, minlength=K)
+    # a partial sum shared by several spines of the program (cumulative sums): caspar
+    # counts its references per node of its own graph, which this split does not model
+    if np.any(spine & ~tree & (from_spine > 0) & walked):
+        return None
+    if np.any(occ[scaled] > 1) or np.any(dref[S_of[sc]] > 1):
+        return None           # a scaled spine used twice
+    # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
+    # another one is one node referenced twice, an item where this split flattens it
+    merge = _merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
+                              top_id, t_node, t_par, t_dist, top_of, span, tree)
+    merge_top = top_of[np.flatnonzero(merge & spine)]
+    item_top = top_id[np.isin(t_node, np.flatnonzero(merge & scaled))]
+    merge_top = np.concatenate([merge_top, item_top])
+    tops = np.concatenate([roots[spine[roots]], S_of[sc]])
+    tops = tops[(tops >= 0)]
+    if np.unique(tops).size != tops.size:
+        return None
+    sel = np.isin(top_id, tops)
+    top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
     root_sp = roots[spine[roots]]
-    tops = np.concatenate([root_sp, S_of[sc]])
-    top_id, t_node, t_par = _dfs_order(dag, spine, tops)
     n_of_top = np.bincount(np.searchsorted(np.sort(tops), top_id), minlength=tops.size)
     count = np.zeros(K, np.int64)
     count[np.sort(tops)] = n_of_top
@@ -259,6 +319,14 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     min_terms = np.full(R, CON_MIN_TERMS)
     min_terms[:nf] = OBJ_MIN_TERMS
     rebuilt = n_out >= np.maximum(min_terms, 3)
+    if merge_top.size:
+        # where a merge could change caspar's split: a root spine it would rebuild, or
+        # the spine of a scaled item (conservatively)
+        r_of = np.full(K, -1, np.int64)
+        r_of[roots] = np.arange(R)
+        mr = r_of[merge_top]
+        if np.any(mr < 0) or np.any(rebuilt[mr[mr >= 0]]):
+            return None
     # a root kept whole is one PLAIN instance: the root node itself
     whole = np.flatnonzero(~rebuilt)
     keep = rebuilt[root]
@@ -316,4 +384,76 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     r_all = r_all[o]
     split = (width[r_all] > 1) & rebuilt[r_all]
     return Instances(r_all.astype(np.int64), node_all.astype(np.int64), wrap_all,
-                     c_all.astype(np.float64), split)
+                     c_all.astype(np.float64), split, hashes)
+
+
+def _fmix_ids(ids: np.ndarray) -> np.ndarray:
+    """Distinct uint64 codes of node ids (a bijection; never a value hash in practice)."""
+    from .sxhash import _fmix
+
+    return _fmix(ids.astype(np.uint64) ^ np.uint64(0x5851F42D4C957F2D))
+
+
+def canonical(dag: SXDag, vh, hashed) -> np.ndarray:
+    """uint64 (K,): the value hash where defined, else a code of the node itself."""
+    return np.where(hashed, vh, _fmix_ids(np.arange(dag.op.size)))
+
+
+def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
+                      top_id, t_node, t_par, t_dist, top_of, span, tree) -> np.ndarray:
+    """bool (K,): walked nodes of caspar's graph (chain heads, unfused additions, NEG,
+    scaled spines; not the links :func:`.program._fuse_sums` folds into a ``sum``) that
+    may equal another one.  The signature of a spine node is a rolling hash of its
+    expansion -- the non-constant items under it, in order, with their parities (items
+    by value hash; an unhashed item by its op only) -- which caspar's rewriting (fused
+    sums, gathered constants, ``--x``) keeps, so equal nodes have equal signatures; a
+    candidate is a signature met twice (a superset of the merges)."""
+    from .sxhash import _fmix
+
+    h, ok, vh, hashed = hashes
+    op, K = dag.op, dag.op.size
+    uses = np.bincount(dag.arg0[dag.arg0 >= 0], minlength=K) + \
+        np.bincount(dag.arg1[dag.arg1 >= 0], minlength=K) + np.bincount(dag.out, minlength=K)
+    is_chain = (op == _ADD) | (op == _SUB)
+    user_chain = np.zeros(K, bool)
+    ch = np.flatnonzero(is_chain)
+    user_chain[dag.arg0[ch]] = True
+    user_chain[dag.arg1[ch]] = True
+    fused = is_chain & (uses == 1) & user_chain
+    nodes = walked & ((spine & ~fused) | scaled)
+    # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
+    nc = dag.leaf[t_node] != LEAF_CONST
+    tid, tn, tp, td = top_id[nc], t_node[nc], t_par[nc], t_dist[nc]
+    item_sig = np.where(hashed[tn], vh[tn], _fmix(op[tn].astype(np.uint64) + np.uint64(7)))
+    x = _fmix(item_sig ^ (tp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+    n = tn.size
+    B = np.uint64(0x100000001B3)                       # odd: invertible mod 2^64
+    Binv = np.uint64(pow(0x100000001B3, -1, 1 << 64))
+    with np.errstate(over="ignore"):
+        pw = np.cumprod(np.r_[np.uint64(1), np.full(n, B, np.uint64)])
+        ipw = np.cumprod(np.r_[np.uint64(1), np.full(n, Binv, np.uint64)])
+        P = np.r_[np.uint64(0), np.cumsum(x * pw[:n], dtype=np.uint64)]
+    # item ranks of each spine node's subtree: same tree, tour distance inside its span
+    trank = np.full(K, -1, np.int64)
+    ut = np.unique(tid)
+    trank[ut] = np.arange(ut.size)
+    BIG = np.int64(1) << 40
+    key = trank[tid] * BIG - td                        # sorted (tree, tour order)
+    ks = np.flatnonzero(nodes & spine)
+    t_of = top_of[ks]
+    kr = np.where(t_of >= 0, trank[np.maximum(t_of, 0)], -1)
+    lo = np.searchsorted(key, kr * BIG - span[ks, 0])
+    hi = np.searchsorted(key, kr * BIG - span[ks, 1])
+    lo = np.where(kr >= 0, lo, 0)
+    hi = np.where(kr >= 0, hi, 0)
+    sig = np.zeros(K, np.uint64)
+    with np.errstate(over="ignore"):
+        sig[ks] = (P[hi] - P[lo]) * ipw[lo] + (hi - lo).astype(np.uint64) * \
+            np.uint64(0xC2B2AE3D27D4EB4F)
+        kc = np.flatnonzero(nodes & scaled)
+        sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
+    idx = np.flatnonzero(nodes)
+    _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
+    out = np.zeros(K, bool)
+    out[idx[cnt[inv.reshape(-1)] > 1]] = True
+    return out
