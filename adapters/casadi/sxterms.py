@@ -195,9 +195,10 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray
     top_of[sp] = sp[(end[0:2 * S:2] - 1) // 2]
     # where each spine node's items lie in that order: its subtree is the part of its
     # tree's tour between enter(k) and exit(k)
-    span = np.full((K, 2), -1, np.int64)
+    span = np.full((K, 3), -1, np.int64)
     span[sp, 0] = dist[0:2 * S:2]
     span[sp, 1] = dist[1:2 * S:2]
+    span[sp, 2] = acc                               # parity of the node from its top
     return (top_node[keep][order], item_node[keep][order], parity[keep][order], top_of,
             span, dist[item_ev][keep][order])
 
@@ -425,7 +426,10 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     nc = dag.leaf[t_node] != LEAF_CONST
     tid, tn, tp, td = top_id[nc], t_node[nc], t_par[nc], t_dist[nc]
     item_sig = np.where(hashed[tn], vh[tn], _fmix(op[tn].astype(np.uint64) + np.uint64(7)))
-    x = _fmix(item_sig ^ (tp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+    # a negated item counts -x (mod 2^64), so a node's signature relative to itself is
+    # its range's sum, negated where the node's own parity from its top is odd
+    x = _fmix(item_sig)
+    x = np.where(tp, np.uint64(0) - x, x)
     n = tn.size
     B = np.uint64(0x100000001B3)                       # odd: invertible mod 2^64
     Binv = np.uint64(pow(0x100000001B3, -1, 1 << 64))
@@ -448,8 +452,9 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     hi = np.where(kr >= 0, hi, 0)
     sig = np.zeros(K, np.uint64)
     with np.errstate(over="ignore"):
-        sig[ks] = (P[hi] - P[lo]) * ipw[lo] + (hi - lo).astype(np.uint64) * \
-            np.uint64(0xC2B2AE3D27D4EB4F)
+        rel = (P[hi] - P[lo]) * ipw[lo]
+        rel = np.where(span[ks, 2] > 0, np.uint64(0) - rel, rel)
+        sig[ks] = rel + (hi - lo).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
         kc = np.flatnonzero(nodes & scaled)
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
     idx = np.flatnonzero(nodes)
