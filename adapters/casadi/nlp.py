@@ -37,13 +37,13 @@ from .program import SXProgram
 from .sums import flatten_sums
 
 _KEYS = ("x", "f", "g", "p")
-#: SX programs of at least this many instructions go to the bulk reader by default;
-#: None: only when asked (``bulk=True``).  Off by default for now: on PGLib's typical
-#: cases up to 2,000 buses the bulk reader's other summation order (rows split into
-#: terms) leaves every status and objective (to 2e-8) but moves the iteration counts of
-#: the round-off-sensitive cases (case1888_rte 366 -> 324, case1951_rte 284 -> 382;
-#: IPOPT 268 and 604), which a default switch has to justify first
-BULK_MIN_INSTRUCTIONS = None
+#: SX programs of at least this many instructions go to the bulk reader by default
+#: (None: only when asked, ``bulk=True``).  Both readers give the same model bit for bit
+#: (:mod:`.bulk`), so this is a speed choice: measured read + Problem CPU time, bulk over
+#: per node, 0.9-1.5 at 1,000-15,000 instructions (fixed costs: casadi's text export,
+#: the NumPy passes, one scratch build per template class), 0.2-0.9 from 20,000 on
+#: (docs/setup-bulk-reader.md)
+BULK_MIN_INSTRUCTIONS = 20_000
 #: constraints whose additive spine has fewer terms keep their binary chain
 _MIN_CON_TERMS = 8
 
@@ -68,12 +68,12 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     ``blocks=False`` replays them as expressions (same values, slower).
 
     ``bulk``: ``True`` reads an SX problem with the bulk reader (:mod:`.bulk`: the
-    instruction program decoded into arrays, each root split into terms, terms
-    grouped by structural hash into template blocks, no Python step per
-    instruction; what it does not take goes the per-node way); ``False`` reads
-    every instruction into caspar's DAG (the reference path); ``None`` (default)
-    the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on (None: never,
-    today's setting; see its comment).
+    instruction program decoded into arrays, each root split into the per-node
+    reader's instances, grouped into its pattern groups as template blocks, no Python
+    step per instruction; the same model bit for bit, and a program it cannot
+    reproduce is read per node); ``False`` reads every instruction into caspar's DAG
+    (the reference path, and the escape hatch); ``None`` (default) the bulk reader
+    from :data:`BULK_MIN_INSTRUCTIONS` instructions on.
 
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,

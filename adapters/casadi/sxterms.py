@@ -222,13 +222,14 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     dref += np.bincount(S_of[sc], minlength=K)
     # a spine node with one spine parent is a subtree of it; with more it is an item of
     # each (and the top of its own tree)
-    tree = spine & (dref == 1) & (from_spine == 1)
+    is_root = np.zeros(K, bool)
+    is_root[roots] = True
+    # (an output counts as a reference too: a root inside another spine is an item)
+    tree = spine & (dref == 1) & (from_spine == 1) & ~is_root
     all_tops = np.flatnonzero(spine & ~tree)
     top_id, t_node, t_par, top_of, span, t_dist = _dfs_order(dag, spine, tree, all_tops)
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):
     # the roots' trees, and the trees of the S of every scaled item or shared item met
-    is_root = np.zeros(K, bool)
-    is_root[roots] = True
     reach = np.zeros(K, bool)                       # by top
     reach[top_of[roots[spine[roots]]]] = True
     item_reach = np.zeros(top_id.size, bool)

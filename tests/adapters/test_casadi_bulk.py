@@ -273,13 +273,18 @@ def test_non_finite_constants_raise_as_the_per_node_reader_does():
     assert str(bulk.value) == str(per_node.value)
 
 
-def test_default_reads_small_programs_per_node(monkeypatch):
+def test_default_reads_large_programs_in_bulk(monkeypatch):
     case = build("sx_rosenbrock")
-    assert "bulk" not in casadi_to_model(case.nlp).meta
+    assert nlp_mod.BULK_MIN_INSTRUCTIONS == 20_000
+    assert "bulk" not in casadi_to_model(case.nlp).meta           # small: per node
+    x = ca.SX.sym("x", 3000)                                       # ~24,000 instructions
+    big = {"x": x, "f": ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)}
+    assert "bulk" in casadi_to_model(big).meta
+    assert "bulk" not in casadi_to_model(big, bulk=False).meta     # the escape hatch
     monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", 0)
     assert "bulk" in casadi_to_model(case.nlp).meta
-    monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", None)     # today's default
-    assert "bulk" not in casadi_to_model(case.nlp).meta
+    monkeypatch.setattr(nlp_mod, "BULK_MIN_INSTRUCTIONS", None)
+    assert "bulk" not in casadi_to_model(big).meta
     assert "bulk" in casadi_to_model(case.nlp, bulk=True).meta
 
 
@@ -291,3 +296,74 @@ def test_lazy_names_equal_and_pickle_as_lists():
     assert names == ["x_0", "x_1", "x_2"] and names[-1] == "x_2" and len(names) == 3
     assert pickle.loads(pickle.dumps(names)) == ["x_0", "x_1", "x_2"]
     assert IndexedNames("g", 2) == ["g[0]", "g[1]"]
+
+
+# ------------------------------------------------------------------ random models
+def _random_model(seed: int):
+    """A random SX problem stressing what the two readers must agree on: sums of
+    every length (short rows kept whole, wide ones split), subtractions and
+    negations, constants (one per chain, several per row), constant factors on wide
+    sums, subexpressions shared between rows, written twice (caspar's graph merges
+    them), roots inside other roots, and repeated variables."""
+    rng = np.random.default_rng(seed)
+    n = 12
+    x = ca.SX.sym("x", n)
+    pool = []
+
+    def leaf():
+        return x[int(rng.integers(n))]
+
+    def atom():
+        k = int(rng.integers(7))
+        a, b = leaf(), leaf()
+        if k == 0:
+            return a * b
+        if k == 1:
+            return ca.sin(a - b)
+        if k == 2:
+            return float(rng.uniform(0.5, 2.0)) * a ** 2
+        if k == 3:
+            return ca.cos(a) * b + a
+        if k == 4:
+            return ca.exp(0.1 * a)
+        if k == 5 and pool:
+            return pool[int(rng.integers(len(pool)))]            # shared
+        return a
+
+    def chain(m):
+        s = atom()
+        for _ in range(m - 1):
+            t = atom()
+            r = rng.uniform()
+            s = s - t if r < 0.3 else (s + float(rng.uniform(-3, 3)) if r < 0.4 else s + t)
+        return s
+
+    rows = []
+    for _ in range(14):
+        m = int(rng.choice([1, 2, 3, 5, 8, 9, 13, 20]))
+        e = chain(m)
+        r = rng.uniform()
+        if r < 0.15:
+            e = float(rng.uniform(0.5, 3)) * e
+        elif r < 0.25:
+            e = -e
+        elif r < 0.3 and rows:
+            e = e + rows[int(rng.integers(len(rows)))]          # a root inside a root
+        if rng.uniform() < 0.3:
+            pool.append(e)
+        rows.append(e)
+    f = chain(int(rng.choice([2, 3, 10]))) + 2.5 * chain(9)
+    return {"x": x, "f": f, "g": ca.vertcat(*rows)}, n
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_models_bulk_is_the_per_node_model(seed):
+    nlp, n = _random_model(seed)
+    rng = np.random.default_rng(seed)
+    _same_as_per_node(nlp, [(rng.uniform(-1, 1, n), np.zeros(0)) for _ in range(2)])
+
+
+def test_random_models_are_mostly_taken():
+    taken = sum("bulk" in casadi_to_model(_random_model(s)[0], bulk=True).meta
+                for s in range(40))
+    assert taken >= 10
