@@ -99,6 +99,33 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     return mul_a | mul_b | twice | div, S, c, div
 
 
+def _sum_chains(dag: SXDag):
+    """``(head, in_sum)`` over the K nodes: the head of the chain of single-use
+    additions each ADD/SUB node belongs to (:func:`.program._fuse_sums` fuses a link
+    used once, by another ADD/SUB, into its user), and whether that chain has three
+    terms or more (caspar builds it as one ``sum``)."""
+    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    K = op.size
+    chain = (op == _ADD) | (op == _SUB)
+    uses = np.bincount(a0[a0 >= 0], minlength=K) + np.bincount(a1[a1 >= 0], minlength=K) \
+        + np.bincount(dag.out, minlength=K)
+    ch = np.flatnonzero(chain)
+    user = np.full(K, -1, np.int64)
+    user[a0[ch]] = ch
+    user[a1[ch]] = ch
+    fused = chain & (uses == 1) & (user >= 0)
+    head = np.where(fused, user, np.arange(K))
+    while True:                                     # pointer jumping to the head
+        nxt = head[head]
+        if np.array_equal(nxt, head):
+            break
+        head = nxt
+    has_link = np.zeros(K, bool)
+    has_link[user[fused]] = True
+    in_sum = chain & (fused | has_link)
+    return head, in_sum
+
+
 def scaled_nodes(dag: SXDag) -> np.ndarray:
     """bool (K,): the scaled spines ``c * S``, ``S * c``, ``2 * S``, ``S / c``."""
     spine = ((dag.op == _ADD) | (dag.op == _SUB) | (dag.op == _NEG)) & (dag.leaf < 0)
@@ -199,8 +226,9 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray
     span[sp, 0] = dist[0:2 * S:2]
     span[sp, 1] = dist[1:2 * S:2]
     span[sp, 2] = acc                               # parity of the node from its top
+    host = sp[item_host]
     return (top_node[keep][order], item_node[keep][order], parity[keep][order], top_of,
-            span, dist[item_ev][keep][order])
+            span, dist[item_ev][keep][order], host[keep][order])
 
 
 def split_instances(dag: SXDag, nf: int) -> Instances | None:
@@ -227,7 +255,8 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # (an output counts as a reference too: a root inside another spine is an item)
     tree = spine & (dref == 1) & (from_spine == 1) & ~is_root
     all_tops = np.flatnonzero(spine & ~tree)
-    top_id, t_node, t_par, top_of, span, t_dist = _dfs_order(dag, spine, tree, all_tops)
+    top_id, t_node, t_par, top_of, span, t_dist, t_host = _dfs_order(dag, spine, tree,
+                                                                      all_tops)
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):
     # the roots' trees, and the trees of the S of every scaled item or shared item met
     reach = np.zeros(K, bool)                       # by top
@@ -261,17 +290,26 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         return None           # a scaled spine used twice
     # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
     # another one is one node referenced twice, an item where this split flattens it
-    merge = _merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
-                              top_id, t_node, t_par, t_dist, top_of, span, tree)
-    merge_top = top_of[np.flatnonzero(merge & spine)]
+    merge, neg_top = _merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
+                                       top_id, t_node, t_par, t_dist, top_of, span, tree,
+                                       t_host, reach)
+    # a merged negation of a non-spine node is the same instance either way, -t, but
+    # under a distributed factor: c * (-t) where caspar holds one node, -(c * t) else
+    neg_leafy = (op == _NEG) & ~spine[np.maximum(a0, 0)]
+    m_sp = np.flatnonzero(merge & spine)
+    m_top = top_of[m_sp]
+    root_tree = np.zeros(K, bool)
+    root_tree[roots[spine[roots]]] = True
+    keep_m = ~neg_leafy[m_sp] | ~root_tree[m_top]
     item_top = top_id[np.isin(t_node, np.flatnonzero(merge & scaled))]
-    merge_top = np.concatenate([merge_top, item_top])
+    merge_top = np.concatenate([m_top[keep_m], item_top, neg_top[~root_tree[neg_top]]])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
     if np.unique(tops).size != tops.size:
         return None
     sel = np.isin(top_id, tops)
     top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
+    t_dist, t_host = t_dist[sel], t_host[sel]
     root_sp = roots[spine[roots]]
     n_of_top = np.bincount(np.searchsorted(np.sort(tops), top_id), minlength=tops.size)
     count = np.zeros(K, np.int64)
@@ -287,10 +325,13 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     is_top_item = r_of_top[top_id] >= 0
     lvl_node = np.concatenate([t_node[is_top_item], roots[~spine[roots]]])
     lvl_par = np.concatenate([t_par[is_top_item], np.zeros(int((~spine[roots]).sum()), bool)])
-    lvl_seq = np.concatenate([np.arange(int(is_top_item.sum())),
-                              np.zeros(int((~spine[roots]).sum()), np.int64)])
+    n_leafroot = int((~spine[roots]).sum())
+    lvl_seq = np.concatenate([np.arange(int(is_top_item.sum())), np.zeros(n_leafroot, np.int64)])
+    lvl_k1 = np.concatenate([-t_dist[is_top_item], np.zeros(n_leafroot, np.int64)])
+    lvl_host = np.concatenate([t_host[is_top_item], np.full(n_leafroot, -1, np.int64)])
     o = np.lexsort((lvl_seq, lvl_root))
     lvl_root, lvl_node, lvl_par = lvl_root[o], lvl_node[o], lvl_par[o]
+    lvl_k1, lvl_host = lvl_k1[o], lvl_host[o]
     # second level: distributed scaled items expand into S's terms
     dist_item = dist_ok[lvl_node]
     inner_of = top_id                                 # S -> its terms, grouped
@@ -305,6 +346,9 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     par = lvl_par[item_of].copy()
     wrap = np.zeros(item_of.size, np.int8)
     cc = np.zeros(item_of.size)
+    # each item's place in caspar's out list: (tour key in the root's spine, tour key
+    # in a distributed S's spine), and the spine node holding it
+    k1, k2, host = lvl_k1[item_of], np.zeros(item_of.size, np.int64), lvl_host[item_of]
     d_rows = np.flatnonzero(dist_item[item_of])
     if d_rows.size:
         it = item_of[d_rows]
@@ -313,6 +357,8 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         scn = lvl_node[it]
         node[d_rows] = t_node[src]
         par[d_rows] = lvl_par[it] ^ t_par[src]
+        k2[d_rows] = -t_dist[src]
+        host[d_rows] = t_host[src]
         divide = div_of[scn]
         wrap[d_rows] = np.where(divide, DIV, MUL)
         cc[d_rows] = c_of[scn]
@@ -333,6 +379,7 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     whole = np.flatnonzero(~rebuilt)
     keep = rebuilt[root]
     root, node, par, wrap, cc = root[keep], node[keep], par[keep], wrap[keep], cc[keep]
+    k1, k2, host = k1[keep], k2[keep], host[keep]
     wrap = np.where(par, wrap + 1, wrap).astype(np.int8)   # PLAIN->NEG, MUL->NEG_MUL, ...
     # constant items fold (c * t, t / c, negated) and gather, in order, at the end
     is_c = dag.leaf[node] == LEAF_CONST
@@ -344,12 +391,22 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     ci = np.flatnonzero(is_c)
     csum = np.zeros(R)
     if ci.size:
+        # caspar's program fuses a chain of single-use additions into one sum whose
+        # constant (one: bulk._chain_constants_ok) it moves to the chain's end, where
+        # flatten_sums then meets it: such a constant sorts at its chain head's exit
+        head, in_sum = _sum_chains(dag)
+        hc = host[ci]
+        moved = (hc >= 0) & in_sum[np.maximum(hc, 0)]
+        H = head[np.maximum(hc, 0)]
+        lvl2 = k2[ci] != 0
+        ck1 = np.where(moved & ~lvl2, -span[H, 1], k1[ci])
+        ck2 = np.where(moved & lvl2, -span[H, 1], k2[ci])
+        o = np.lexsort((ck2, ck1, root[ci]))
+        ci = ci[o]
         cr = root[ci]
         k_in = np.arange(ci.size) - np.searchsorted(cr, cr)   # k-th constant of its root
         if int(k_in.max()) >= MAX_CONST_TERMS:
             return None
-        if int(k_in.max()) >= 1:
-            return None           # per-node chains add constants up first: not reproduced
         for k in range(int(k_in.max()) + 1):                  # left to right, as Graph.sum
             s = k_in == k
             csum[cr[s]] = csum[cr[s]] + v[ci[s]]
@@ -402,14 +459,20 @@ def canonical(dag: SXDag, vh, hashed) -> np.ndarray:
 
 
 def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
-                      top_id, t_node, t_par, t_dist, top_of, span, tree) -> np.ndarray:
+                      top_id, t_node, t_par, t_dist, top_of, span, tree, t_host, reach):
     """bool (K,): walked nodes of caspar's graph (chain heads, unfused additions, NEG,
     scaled spines; not the links :func:`.program._fuse_sums` folds into a ``sum``) that
     may equal another one.  The signature of a spine node is a rolling hash of its
     expansion -- the non-constant items under it, in order, with their parities (items
     by value hash; an unhashed item by its op only) -- which caspar's rewriting (fused
     sums, gathered constants, ``--x``) keeps, so equal nodes have equal signatures; a
-    candidate is a signature met twice (a superset of the merges)."""
+    candidate is a signature met twice (a superset of the merges).
+
+    The per-node program also makes nodes of its own: a term subtracted inside a fused
+    chain becomes ``neg(t)`` (:func:`.program._fuse_sums`), one node wherever ``t``
+    is subtracted so.  These count with signature ``-x_t + 1`` (what a NEG node over
+    ``t`` has); returns ``(candidates, tops of the trees holding such a neg that is
+    a candidate)``."""
     from .sxhash import _fmix
 
     h, ok, vh, hashed = hashes
@@ -458,8 +521,21 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         sig[ks] = rel + (hi - lo).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
         kc = np.flatnonzero(nodes & scaled)
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
+    # synthesized negations: reachable non-constant items held by a sum chain, odd
+    # relative to the chain's head
+    head, in_sum = _sum_chains(dag)
+    hh = head[t_host]
+    syn = nc & in_sum[t_host] & reach[top_id]
+    syn &= (t_par ^ (span[hh, 2] > 0)) != 0
+    ssig = np.uint64(0) - _fmix(np.where(hashed[t_node[syn]], vh[t_node[syn]],
+                                         _fmix(op[t_node[syn]].astype(np.uint64)
+                                               + np.uint64(7))))
+    with np.errstate(over="ignore"):
+        ssig = ssig + np.uint64(0xC2B2AE3D27D4EB4F)
     idx = np.flatnonzero(nodes)
-    _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
+    allsig = np.concatenate([sig[idx], ssig])
+    _, inv, cnt = np.unique(allsig, return_inverse=True, return_counts=True)
+    many = cnt[inv.reshape(-1)] > 1
     out = np.zeros(K, bool)
-    out[idx[cnt[inv.reshape(-1)] > 1]] = True
-    return out
+    out[idx[many[:idx.size]]] = True
+    return out, top_id[np.flatnonzero(syn)[many[idx.size:]]]
