@@ -41,7 +41,7 @@ from caspar_backend.patterns import SPLIT_MAX_SHARING, build_template, shape_key
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
-from .sxhash import baked
+from .sxhash import _fmix, baked
 from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
@@ -223,9 +223,12 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     F = _first_occurrence(V)
     if not _claims_hold(dag, M, F, vh):
         return None
-    L = len(parent)
-    single = uses[M] == 1
-    pats, pinv = _patterns(np.vstack([F, single]))
+    # single use matters where the per-node program fuses chains: ADD/SUB positions
+    chain_pos = [p for p, r in enumerate(rep_nodes) if int(dag.op[r]) in (_ADD, _SUB)]
+    single = np.zeros(M.shape, bool)
+    if chain_pos:
+        single[chain_pos] = uses[M[chain_pos]] == 1
+    pats, pinv = _patterns(np.vstack([F, single[chain_pos]]) if chain_pos else F)
     out = []
     for k in range(pats.shape[0]):
         sel = np.flatnonzero(pinv == k)
@@ -354,10 +357,12 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, pairs_r, pairs_h) -> bool:
     total = np.bincount(ins.root[sp], weights=ops_of[sp], minlength=R)
     n_terms = np.bincount(ins.root[sp], minlength=R)
     if pairs_r:
+        # distinct (root, value hash) pairs, one 64-bit key each (a collision only
+        # undercounts the sum's nodes: a stricter rule, never a wrong split)
         r = np.concatenate(pairs_r)
-        hh = np.concatenate(pairs_h)
-        u = np.unique(np.stack([r.astype(np.uint64), hh], axis=1), axis=0)
-        distinct = np.bincount(u[:, 0].astype(np.int64), minlength=R)
+        key = np.concatenate(pairs_h) ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
+        key, first = np.unique(key, return_index=True)
+        distinct = np.bincount(r[first], minlength=R)
     else:
         distinct = np.zeros(R, np.int64)
     pos_total = np.bincount(ins.root[sp], weights=first_nl[sp], minlength=R)

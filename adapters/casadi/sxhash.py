@@ -103,7 +103,7 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         front = _distinct(kids, claim)
         inner[front] = True
     ids = np.flatnonzero(inner)
-    # heights and tree sizes by relaxation; an unvisited non-leaf argument is 'deep'
+    # heights and tree sizes; an unvisited non-leaf argument is 'deep'
     height = np.zeros(K, np.int64)
     size = (leaf != NOT_LEAF).astype(np.int64)
     deep = (leaf == NOT_LEAF) & ~inner
@@ -112,11 +112,20 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     b0, b1 = a0[ids], a1[ids]
     has1 = b1 >= 0
     b1c = np.where(has1, b1, b0)
-    for _ in range(MAX_DEPTH + 2):
-        new = 1 + np.maximum(height[b0], np.where(has1, height[b1c], 0))
-        if np.array_equal(new, height[ids]):
+    # bottom-up: a node's height is final once both arguments' are (leaves and deep
+    # nodes are); each pass touches only the nodes still pending
+    final = ~inner
+    pend = np.arange(ids.size)
+    while pend.size:
+        ready = final[b0[pend]] & final[b1c[pend]]
+        r = pend[ready]
+        if not r.size:
             break
-        height[ids] = np.minimum(new, _BIG)
+        height[ids[r]] = np.minimum(1 + np.maximum(height[b0[r]],
+                                                   np.where(has1[r], height[b1c[r]], 0)),
+                                    _BIG)
+        final[ids[r]] = True
+        pend = pend[~ready]
     # heights above MAX_DEPTH are not hashed: as uint8 the sort is a radix sort
     order = np.argsort(np.minimum(height[ids], MAX_DEPTH + 1).astype(np.uint8),
                        kind="stable")

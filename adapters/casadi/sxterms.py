@@ -132,6 +132,74 @@ def scaled_nodes(dag: SXDag) -> np.ndarray:
     return _scaled(dag, spine)[0]
 
 
+#: list ranking: one ruler every this many events
+_RULER = 32
+
+
+def _rank(nxt: np.ndarray, w: np.ndarray):
+    """List ranking of the lists ``e -> nxt[e]`` (-1 ends a list): ``(dist, x, end)``,
+    the number of steps from each element to its list's last one, the xor of ``w``
+    over the elements from it to the last (both included), and that last element.
+
+    A ruling set: every _RULER-th element, the heads and the last elements are
+    rulers; each ruler walks to the next (one NumPy step per position, all rulers at
+    once: about _RULER steps), the rulers' own list is ranked by pointer jumping,
+    and every element adds its offset from its ruler.  O(E) work."""
+    E = nxt.size
+    idx = np.arange(E)
+    last = nxt < 0
+    has_pred = np.zeros(E, bool)
+    has_pred[nxt[~last]] = True
+    ruler = (idx % _RULER == 0) | last | ~has_pred
+    r = np.flatnonzero(ruler)
+    owner = np.full(E, -1, np.int64)
+    off = np.zeros(E, np.int64)
+    px = np.zeros(E, bool)                  # xor of w from the ruler up to e, e excluded
+    owner[r] = np.arange(r.size)
+    walker = np.arange(r.size)
+    cur = r.copy()
+    run_x = w[r].copy()
+    step = np.zeros(r.size, np.int64)
+    r_next = np.full(r.size, -1, np.int64)  # the next ruler (element id), -1: none
+    gap = np.zeros(r.size, np.int64)        # steps to it
+    gap_x = np.zeros(r.size, bool)          # xor of w over [ruler, next ruler)
+    while walker.size:
+        nx = nxt[cur]
+        stop = (nx < 0) | ruler[np.maximum(nx, 0)]
+        ws = walker[stop]
+        r_next[ws] = nx[stop]
+        gap[ws] = step[stop] + 1
+        gap_x[ws] = run_x[stop]
+        keep = ~stop
+        walker, cur, nx = walker[keep], cur[keep], nx[keep]
+        step, run_x = step[keep] + 1, run_x[keep]
+        owner[nx] = walker
+        off[nx] = step
+        px[nx] = run_x
+        run_x = run_x ^ w[nx]
+        cur = nx
+    # the rulers' list: weights gap / gap_x, pointer jumping
+    rid = np.full(E, -1, np.int64)
+    rid[r] = np.arange(r.size)
+    rn = np.where(r_next >= 0, rid[np.maximum(r_next, 0)], -1)
+    d = np.where(rn >= 0, gap, 0)
+    x = np.where(rn >= 0, gap_x, w[r])
+    end = np.where(rn >= 0, rn, np.arange(r.size))
+    live = np.flatnonzero(rn >= 0)
+    jump = rn.copy()
+    while live.size:
+        j = jump[live]
+        d[live] += d[j]
+        x[live] ^= x[j]
+        end[live] = end[j]
+        jump[live] = jump[j]
+        live = live[jump[live] >= 0]
+    o = owner
+    dist = d[o] - off
+    xacc = x[o] ^ px
+    return dist, xacc, r[end[o]]
+
+
 def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray):
     """The terms under spine tops ``tops`` in depth-first order.
 
@@ -140,7 +208,7 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray
     parity, top_of)``: int64/int64/bool arrays of the items, grouped by top in the
     order of ``tops``, each group in depth-first order (first argument first), and
     int64 (K,) the top of every spine node (-1 elsewhere).  An Euler tour of the
-    spine forest ranked by pointer jumping: no step per tree level."""
+    spine forest ranked by :func:`_rank`: no step per tree level."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
     K = op.size
     sp = np.flatnonzero(spine)
@@ -175,42 +243,21 @@ def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray
     ch1 = np.flatnonzero(two & ~is_t1)
     nxt[2 * pos[kid0[ch0]] + 1] = after0[ch0]
     nxt[2 * pos[kid1[ch1]] + 1] = 2 * ch1 + 1
-    # list ranking: dist to the terminal event, and the terminal itself
-    term = nxt < 0
-    dist = np.where(term, 0, 1).astype(np.int64)
-    end = np.where(term, np.arange(E), nxt)
-    live = np.flatnonzero(~term)
-    while live.size:
-        j = end[live]
-        dist[live] += dist[j]
-        end[live] = end[j]
-        live = live[~term[end[live]]]
-    # terminals are exit(top) events: each term item's tree is its top
+    # parity: every NEG / subtrahend edge flips; enter(c) and exit(c) of a child c
+    # both carry its edge's flip, so the xor of the flips from an event to the end of
+    # the tour is the parity of the path from the top to it (closed subtrees cancel)
+    # (items are single events: their own flip is added after the ranking)
+    flip = np.zeros(E, bool)
+    for ch, kid, sg in ((ch0, kid0, sgn0), (ch1, kid1, sgn1)):
+        j = pos[kid[ch]]
+        flip[2 * j] = sg[ch]
+        flip[2 * j + 1] = sg[ch]
+    dist, xacc, end = _rank(nxt, flip)
     item_node = np.concatenate([kid0[t0], kid1[t1]])
-    item_par = np.concatenate([sgn0[t0], sgn1[t1]])
     item_ev = np.concatenate([item0[t0], item1[t1]])
-    # parity: NEG / subtrahend edges on the way from the top.  Along the tour the
-    # parity of an event is the running xor of the flips of enter/exit events, so
-    # the parity of the path to a term is the xor of edges above it: computed by
-    # jumping up the parent chain instead (each spine node's own edge flag)
-    par_of = np.zeros(K, np.int64)                  # the parent spine node of a spine child
-    flip = np.zeros(K, bool)
-    par_of[:] = -1
-    par_of[kid0[ch0]] = sp[ch0]
-    flip[kid0[ch0]] = sgn0[ch0]
-    par_of[kid1[ch1]] = sp[ch1]
-    flip[kid1[ch1]] = sgn1[ch1]
-    up = par_of[sp]
-    acc = flip[sp].copy()
-    jmp = np.where(up >= 0, pos[np.maximum(up, 0)], -1)
-    live = np.flatnonzero(jmp >= 0)
-    while live.size:
-        j = jmp[live]
-        acc[live] ^= acc[j]
-        jmp[live] = jmp[j]
-        live = live[jmp[live] >= 0]
+    acc = xacc[1:2 * S:2]           # parity of each spine node (its exit: own edge too)
     item_host = np.concatenate([t0, t1])            # spine index holding the item
-    parity = item_par ^ acc[item_host]
+    parity = xacc[item_ev] ^ np.concatenate([sgn0[t0], sgn1[t1]])
     top_ev = end[item_ev]                           # exit(top) = 2*pos[top] + 1
     top_node = sp[(top_ev - 1) // 2]
     rank_in_tops = np.full(K, -1, np.int64)
