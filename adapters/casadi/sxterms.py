@@ -141,7 +141,7 @@ def _rank(nxt: np.ndarray, w: np.ndarray):
     the number of steps from each element to its list's last one, the xor of ``w``
     over the elements from it to the last (both included), and that last element.
 
-    A ruling set: every _RULER-th element, the heads and the last elements are
+    A ruling set: about one element in _RULER, the heads and the last elements are
     rulers; each ruler walks to the next (one NumPy step per position, all rulers at
     once: about _RULER steps), the rulers' own list is ranked by pointer jumping,
     and every element adds its offset from its ruler.  O(E) work."""
@@ -150,7 +150,12 @@ def _rank(nxt: np.ndarray, w: np.ndarray):
     last = nxt < 0
     has_pred = np.zeros(E, bool)
     has_pred[nxt[~last]] = True
-    ruler = (idx % _RULER == 0) | last | ~has_pred
+    # rulers spread by a hash of the index (a stride could miss a whole list whose
+    # elements are spaced by a multiple of it): gaps of about _RULER, at most a few
+    # hundred
+    with np.errstate(over="ignore"):
+        mixed = (idx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    ruler = (mixed % np.uint64(_RULER) == 0) | last | ~has_pred
     r = np.flatnonzero(ruler)
     owner = np.full(E, -1, np.int64)
     off = np.zeros(E, np.int64)
