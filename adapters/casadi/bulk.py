@@ -36,8 +36,8 @@ import numpy as np
 from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
-from .sxgroup import group_instances, program_uses
-from .sxterms import canonical, split_instances
+from .sxgroup import group_instances
+from .sxterms import _sum_chains, canonical, split_instances
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
@@ -125,23 +125,9 @@ def _chain_constants_ok(dag) -> bool:
     constants up first (and drops them when they cancel), a value-dependent rule the
     bulk reader does not reproduce."""
     op, a0, a1, leaf = dag.op, dag.arg0, dag.arg1, dag.leaf
-    K = op.size
-    chain = (op == _C["OP_ADD"]) | (op == _C["OP_SUB"])
-    uses = program_uses(dag)
-    ch = np.flatnonzero(chain)
-    user = np.full(K, -1, np.int64)
-    user[a0[ch]] = ch
-    user[a1[ch]] = ch
-    link = chain & (uses == 1) & (user >= 0)        # fused into its (chain) user
-    head = np.where(link, user, np.arange(K))
-    while True:                                      # pointer jumping to the chain head
-        nxt = head[head]
-        if np.array_equal(nxt, head):
-            break
-        head = nxt
+    head, _ = _sum_chains(dag)
+    ch = np.flatnonzero((op == _C["OP_ADD"]) | (op == _C["OP_SUB"]))
     is_c = leaf == LEAF_CONST
-    n_const = np.zeros(K, np.int64)
-    for a in (a0, a1):
-        k = ch[(a[ch] >= 0) & is_c[np.maximum(a[ch], 0)]]
-        np.add.at(n_const, head[k], 1)
+    heads = [head[ch[(a[ch] >= 0) & is_c[np.maximum(a[ch], 0)]]] for a in (a0, a1)]
+    n_const = np.bincount(np.concatenate(heads), minlength=op.size)
     return bool(np.all(n_const <= 1))

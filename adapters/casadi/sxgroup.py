@@ -42,7 +42,7 @@ from caspar_backend.patterns import SPLIT_MAX_SHARING, build_template, shape_key
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
 from .sxhash import _fmix, baked
-from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
+from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances, program_uses
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -198,14 +198,6 @@ def _op_count(root) -> int:
             seen.add(n.id)
             stack.extend(n.args)
     return len(seen)
-
-
-def program_uses(dag: SXDag) -> np.ndarray:
-    """int64 (K,): how many instruction arguments and outputs read each node."""
-    K = dag.op.size
-    a0, a1 = dag.arg0, dag.arg1
-    return (np.bincount(a0[a0 >= 0], minlength=K) + np.bincount(a1[a1 >= 0], minlength=K)
-            + np.bincount(dag.out, minlength=K))
 
 
 class _Class:

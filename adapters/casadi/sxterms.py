@@ -99,31 +99,48 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     return mul_a | mul_b | twice | div, S, c, div
 
 
+def program_uses(dag: SXDag) -> np.ndarray:
+    """int64 (K,): how many instruction arguments and outputs read each node."""
+    got = getattr(dag, "_uses", None)
+    if got is None:
+        K = dag.op.size
+        a0, a1 = dag.arg0, dag.arg1
+        got = dag._uses = (np.bincount(a0[a0 >= 0], minlength=K)
+                           + np.bincount(a1[a1 >= 0], minlength=K)
+                           + np.bincount(dag.out, minlength=K))
+    return got
+
+
 def _sum_chains(dag: SXDag):
     """``(head, in_sum)`` over the K nodes: the head of the chain of single-use
     additions each ADD/SUB node belongs to (:func:`.program._fuse_sums` fuses a link
     used once, by another ADD/SUB, into its user), and whether that chain has three
-    terms or more (caspar builds it as one ``sum``)."""
+    terms or more (caspar builds it as one ``sum``).  Computed once per DAG."""
+    got = getattr(dag, "_chains", None)
+    if got is not None:
+        return got
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
     K = op.size
     chain = (op == _ADD) | (op == _SUB)
-    uses = np.bincount(a0[a0 >= 0], minlength=K) + np.bincount(a1[a1 >= 0], minlength=K) \
-        + np.bincount(dag.out, minlength=K)
+    uses = program_uses(dag)
     ch = np.flatnonzero(chain)
     user = np.full(K, -1, np.int64)
     user[a0[ch]] = ch
     user[a1[ch]] = ch
     fused = chain & (uses == 1) & (user >= 0)
-    head = np.where(fused, user, np.arange(K))
-    while True:                                     # pointer jumping to the head
-        nxt = head[head]
-        if np.array_equal(nxt, head):
-            break
-        head = nxt
+    head = np.arange(K)
+    live = np.flatnonzero(fused)
+    head[live] = user[live]
+    while live.size:                                # pointer jumping to the head
+        nxt = head[head[live]]
+        moved = nxt != head[live]
+        head[live] = nxt
+        live = live[moved]
     has_link = np.zeros(K, bool)
     has_link[user[fused]] = True
     in_sum = chain & (fused | has_link)
-    return head, in_sum
+    dag._chains = (head, in_sum)
+    return dag._chains
 
 
 def scaled_nodes(dag: SXDag) -> np.ndarray:
@@ -529,14 +546,8 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
 
     h, ok, vh, hashed = hashes
     op, K = dag.op, dag.op.size
-    uses = np.bincount(dag.arg0[dag.arg0 >= 0], minlength=K) + \
-        np.bincount(dag.arg1[dag.arg1 >= 0], minlength=K) + np.bincount(dag.out, minlength=K)
-    is_chain = (op == _ADD) | (op == _SUB)
-    user_chain = np.zeros(K, bool)
-    ch = np.flatnonzero(is_chain)
-    user_chain[dag.arg0[ch]] = True
-    user_chain[dag.arg1[ch]] = True
-    fused = is_chain & (uses == 1) & user_chain
+    head, in_sum = _sum_chains(dag)
+    fused = head != np.arange(K)                       # a link folded into its user
     nodes = walked & ((spine & ~fused) | scaled)
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
     nc = dag.leaf[t_node] != LEAF_CONST
@@ -554,9 +565,9 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         ipw = np.cumprod(np.r_[np.uint64(1), np.full(n, Binv, np.uint64)])
         P = np.r_[np.uint64(0), np.cumsum(x * pw[:n], dtype=np.uint64)]
     # item ranks of each spine node's subtree: same tree, tour distance inside its span
-    trank = np.full(K, -1, np.int64)
-    ut = np.unique(tid)
-    trank[ut] = np.arange(ut.size)
+    trank = np.full(K, -1, np.int64)                  # items come grouped by tree
+    new_tree = np.r_[True, tid[1:] != tid[:-1]] if tid.size else np.zeros(0, bool)
+    trank[tid[new_tree]] = np.arange(int(new_tree.sum()))
     BIG = np.int64(1) << 40
     key = trank[tid] * BIG - td                        # sorted (tree, tour order)
     ks = np.flatnonzero(nodes & spine)
@@ -575,7 +586,6 @@ def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
     # synthesized negations: reachable non-constant items held by a sum chain, odd
     # relative to the chain's head
-    head, in_sum = _sum_chains(dag)
     hh = head[t_host]
     syn = nc & in_sum[t_host] & reach[top_id]
     syn &= (t_par ^ (span[hh, 2] > 0)) != 0
