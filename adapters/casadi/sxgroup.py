@@ -203,7 +203,7 @@ def _op_count(root) -> int:
 class _Class:
     """One (bucket, pattern) class: its per-node key and how to gather its tables."""
 
-    __slots__ = ("key", "inst", "var_pos", "par_pos", "data_src", "ops")
+    __slots__ = ("key", "inst", "var_pos", "par_pos", "data_src", "ops", "first_nl")
 
 
 def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
@@ -264,6 +264,9 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
                        ("-pos", tag_pos[-d]) if -d in tag_pos else
                        ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
         cl.ops = _op_count(t2)
+        # non-leaf positions first of their value: the instance's own distinct nodes
+        cl.first_nl = [p for p in range(len(parent))
+                       if kinds[p] == NOT_LEAF and int(pats[k][p]) == p]
         out.append((cl, M[:, sel]))
     return out
 
@@ -291,7 +294,6 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
     classes = []
     ops_of = np.zeros(I, np.int64)                # per instance: per-node op count
     first_nl = np.zeros(I, np.int64)              # per instance: distinct non-leaf positions
-    pairs_r, pairs_h = [], []                     # (root, value hash) of non-leaf nodes
     while queue:
         inst = queue.pop()
         if is_c[inst[0]]:
@@ -299,7 +301,7 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
             k, _, _, _ = shape_key(g.const(1.5))
             cl = _Class()
             cl.key, cl.inst, cl.var_pos, cl.par_pos = k, inst, [], []
-            cl.data_src, cl.ops = [("wrap",)], 0
+            cl.data_src, cl.ops, cl.first_nl = [("wrap",)], 0, []
             classes.append((cl, np.zeros((0, inst.size), np.int64)))
             continue
         rep_nodes, parent, arg = _program(dag, int(ins.node[inst[0]]))
@@ -315,53 +317,60 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
         for cl, Mc in got:
             classes.append((cl, Mc))
             ops_of[cl.inst] = cl.ops
-            nl = np.array([p for p in range(len(parent))
-                           if dag.leaf[rep_nodes[p]] == NOT_LEAF], np.int64)
-            if nl.size:
-                F = _first_occurrence(vh[Mc[nl]])
-                firsts = F == np.arange(nl.size)[:, None]
-                first_nl[cl.inst] = firsts.sum(axis=0)
-                rr = np.broadcast_to(ins.root[cl.inst], Mc[nl].shape)
-                pairs_r.append(rr[firsts])
-                pairs_h.append(vh[Mc[nl]][firsts])
-            w = ins.wrap[cl.inst]
-            wrapped = w != 0
-            if wrapped.any():
-                # the wrap's nodes: hashed by their op, factor and the term's hash
-                wh = vh[ins.node[cl.inst]] ^ (w.astype(np.uint64) * _WRAP_MUL) ^ \
-                    (ins.c[cl.inst] + 0.0).view(np.uint64)
-                pairs_r.append(ins.root[cl.inst][wrapped])
-                pairs_h.append(wh[wrapped])
-                first_nl[cl.inst] += wrapped
-    if not _sharing_allows(ins, ops_of, first_nl, pairs_r, pairs_h):
+            first_nl[cl.inst] = len(cl.first_nl) + (ins.wrap[cl.inst] != 0)
+    if not _sharing_allows(ins, ops_of, first_nl, classes, vh):
         return None
     return _blocks(dag, ins, classes, nf, name)
 
 
-def _sharing_allows(ins: Instances, ops_of, first_nl, pairs_r, pairs_h) -> bool:
+def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     """Every split root passes :func:`caspar_backend.patterns.split_terms`' sharing
     rule: its terms' operation counts add up to at most SPLIT_MAX_SHARING times the
-    sum's own (distinct nodes over all terms, plus the sum node) plus one per term."""
+    sum's own (distinct nodes over all terms, plus the sum node) plus one per term.
+
+    The sum's distinct nodes: the instances' own distinct nodes less the positions
+    two instances share (equal value hashes).  Checked first with a lower bound that
+    counts only the instances' top nodes as shared-or-not (enough unless the terms
+    share much), then exactly."""
     R = int(ins.root.max()) + 1 if ins.root.size else 0
     sp = ins.split
     if not sp.any():
         return True
     total = np.bincount(ins.root[sp], weights=ops_of[sp], minlength=R)
     n_terms = np.bincount(ins.root[sp], minlength=R)
-    if pairs_r:
-        # distinct (root, value hash) pairs, one 64-bit key each (a collision only
-        # undercounts the sum's nodes: a stricter rule, never a wrong split)
-        r = np.concatenate(pairs_r)
-        key = np.concatenate(pairs_h) ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
-        key, first = np.unique(key, return_index=True)
-        distinct = np.bincount(r[first], minlength=R)
-    else:
-        distinct = np.zeros(R, np.int64)
     pos_total = np.bincount(ins.root[sp], weights=first_nl[sp], minlength=R)
-    # distinct nodes of the sum: per-node counts less the positions seen twice
-    body = 1 + total - (pos_total - distinct)
     roots = np.flatnonzero(n_terms)
-    return bool(np.all(total[roots] <= SPLIT_MAX_SHARING * (body[roots] + n_terms[roots])))
+
+    def passes(distinct):
+        body = 1 + total - (pos_total - distinct)
+        return bool(np.all(total[roots] <= SPLIT_MAX_SHARING * (body[roots] + n_terms[roots])))
+
+    # distinct (root, value hash) pairs, one 64-bit key each (a collision only
+    # undercounts the sum's nodes: a stricter rule, never a wrong split)
+    def distinct_of(r, h):
+        key = h ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
+        _, first = np.unique(key, return_index=True)
+        return np.bincount(r[first], minlength=R)
+
+    top = sp & (ins.node >= 0)
+    if passes(distinct_of(ins.root[top], vh[np.maximum(ins.node[top], 0)])):
+        return True
+    rs, hs = [], []
+    for cl, Mc in classes:
+        if cl.first_nl:
+            V = vh[Mc[cl.first_nl]]
+            rs.append(np.broadcast_to(ins.root[cl.inst], V.shape).reshape(-1))
+            hs.append(V.reshape(-1))
+        w = ins.wrap[cl.inst]
+        if (w != 0).any():
+            # the wrap's nodes: hashed by their op, factor and the term's hash
+            wh = vh[np.maximum(ins.node[cl.inst], 0)] ^ (w.astype(np.uint64) * _WRAP_MUL) \
+                ^ (ins.c[cl.inst] + 0.0).view(np.uint64)
+            rs.append(ins.root[cl.inst][w != 0])
+            hs.append(wh[w != 0])
+    if not rs:
+        return passes(np.zeros(R, np.int64))
+    return passes(distinct_of(np.concatenate(rs), np.concatenate(hs)))
 
 
 def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
@@ -374,6 +383,7 @@ def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
                 sub = _Class()
                 sub.key, sub.var_pos, sub.par_pos = cl.key, cl.var_pos, cl.par_pos
                 sub.data_src, sub.ops, sub.inst = cl.data_src, cl.ops, cl.inst[part]
+                sub.first_nl = cl.first_nl
                 classes.append((sub, Mc[:, part]))
             continue
         is_obj = bool(obj_part[0])
