@@ -37,7 +37,8 @@ from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
 from .sxgroup import group_instances
-from .sxterms import _sum_chains, canonical, split_instances
+from .sxmerge import canonical
+from .sxterms import _sum_chains, split_instances
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",

@@ -11,8 +11,12 @@ those of the per-node reader, bit for bit:
 * the *spine* of a root: ADD, SUB, NEG nodes reached from it through their arguments
   (every argument of ADD/SUB, the one of NEG); its *terms* are the non-spine
   arguments met, in depth-first order, first argument first, each with the parity
-  of the NEG/SUB-subtrahend edges on its way (:func:`_dfs_order`: an Euler tour of
-  the spine forest ranked by pointer jumping);
+  of the NEG/SUB-subtrahend edges on its way (:func:`.sxtour.dfs_order`: an Euler
+  tour of the spine forest, ranked);
+* what caspar's own graph changes is followed too: an output or a node shared by two
+  spines is an item (its reference count), a chain of single-use additions is one
+  ``sum`` whose constant goes to its end (:func:`_sum_chains`), equal partial sums
+  are one node (:mod:`.sxmerge`: where that could change a split, None);
 * a term ``c * S``, ``S * c``, ``2 * S`` (OP_TWICE) or ``S / c`` with ``S`` a spine of
   at least :data:`~.sums.SCALE_MIN_TERMS` terms is distributed: its terms become
   ``c * t`` (``t / c``), negated where the two parities differ;
@@ -31,12 +35,14 @@ order): ``root`` int64, ``node`` int64 (the term's DAG node; -1 for a constant
 instance), ``wrap`` int8 (:data:`PLAIN`, :data:`NEG`, :data:`MUL`, :data:`NEG_MUL`,
 :data:`DIV`, :data:`NEG_DIV`, :data:`CONST`), ``c`` float64 (the factor of MUL/DIV
 wraps, the value of a CONST instance), ``split`` bool (the instance is a term of a
-rebuilt sum: subject to the sharing rule).
+rebuilt sum: subject to the sharing rule), ``hashes`` the
+:func:`~.sxhash.term_hashes` of the trees under the roots and the spines' items.
 
 Where the per-node reader would do something these arrays do not describe -- a spine
-node or scaled spine reached by two spine edges (a shared partial sum), a rebuilt
-sum whose instance would be the sum node itself (fewer than SPLIT_MIN_TERMS terms
-once constants are gathered, no terms at all, a non-finite constant sum) --
+node or scaled spine reached by two spine edges (a shared partial sum, cumulative
+sums), partial sums caspar's graph may merge inside a rebuilt root, a rebuilt sum
+whose instance would be the sum node itself (fewer than SPLIT_MIN_TERMS terms once
+constants are gathered, no terms at all, a non-finite constant sum) --
 :func:`split_instances` returns None and the caller reads the program per node.
 """
 
@@ -51,7 +57,9 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 from . import optable as T
 from .sums import SCALE_MIN_TERMS
 from .sxdag import LEAF_CONST, SXDag
-from .sxhash import _mix, term_hashes
+from .sxhash import term_hashes
+from .sxmerge import merge_candidates
+from .sxtour import dfs_order
 
 PLAIN, NEG, MUL, NEG_MUL, DIV, NEG_DIV, CONST = range(7)
 #: the per-node reader's minimum spine length for a rebuilt root (objective, constraint)
@@ -149,157 +157,6 @@ def scaled_nodes(dag: SXDag) -> np.ndarray:
     return _scaled(dag, spine)[0]
 
 
-#: list ranking: one ruler every this many events
-_RULER = 32
-
-
-def _rank(nxt: np.ndarray, w: np.ndarray):
-    """List ranking of the lists ``e -> nxt[e]`` (-1 ends a list): ``(dist, x, end)``,
-    the number of steps from each element to its list's last one, the xor of ``w``
-    over the elements from it to the last (both included), and that last element.
-
-    A ruling set: about one element in _RULER, the heads and the last elements are
-    rulers; each ruler walks to the next (one NumPy step per position, all rulers at
-    once: about _RULER steps), the rulers' own list is ranked by pointer jumping,
-    and every element adds its offset from its ruler.  O(E) work."""
-    E = nxt.size
-    idx = np.arange(E)
-    last = nxt < 0
-    has_pred = np.zeros(E, bool)
-    has_pred[nxt[~last]] = True
-    # rulers spread by a hash of the index (a stride could miss a whole list whose
-    # elements are spaced by a multiple of it): gaps of about _RULER, at most a few
-    # hundred
-    with np.errstate(over="ignore"):
-        mixed = (idx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
-    ruler = (mixed % np.uint64(_RULER) == 0) | last | ~has_pred
-    r = np.flatnonzero(ruler)
-    owner = np.full(E, -1, np.int64)
-    off = np.zeros(E, np.int64)
-    px = np.zeros(E, bool)                  # xor of w from the ruler up to e, e excluded
-    owner[r] = np.arange(r.size)
-    walker = np.arange(r.size)
-    cur = r.copy()
-    run_x = w[r].copy()
-    step = np.zeros(r.size, np.int64)
-    r_next = np.full(r.size, -1, np.int64)  # the next ruler (element id), -1: none
-    gap = np.zeros(r.size, np.int64)        # steps to it
-    gap_x = np.zeros(r.size, bool)          # xor of w over [ruler, next ruler)
-    while walker.size:
-        nx = nxt[cur]
-        stop = (nx < 0) | ruler[np.maximum(nx, 0)]
-        ws = walker[stop]
-        r_next[ws] = nx[stop]
-        gap[ws] = step[stop] + 1
-        gap_x[ws] = run_x[stop]
-        keep = ~stop
-        walker, cur, nx = walker[keep], cur[keep], nx[keep]
-        step, run_x = step[keep] + 1, run_x[keep]
-        owner[nx] = walker
-        off[nx] = step
-        px[nx] = run_x
-        run_x = run_x ^ w[nx]
-        cur = nx
-    # the rulers' list: weights gap / gap_x, pointer jumping
-    rid = np.full(E, -1, np.int64)
-    rid[r] = np.arange(r.size)
-    rn = np.where(r_next >= 0, rid[np.maximum(r_next, 0)], -1)
-    d = np.where(rn >= 0, gap, 0)
-    x = np.where(rn >= 0, gap_x, w[r])
-    end = np.where(rn >= 0, rn, np.arange(r.size))
-    live = np.flatnonzero(rn >= 0)
-    jump = rn.copy()
-    while live.size:
-        j = jump[live]
-        d[live] += d[j]
-        x[live] ^= x[j]
-        end[live] = end[j]
-        jump[live] = jump[j]
-        live = live[jump[live] >= 0]
-    o = owner
-    dist = d[o] - off
-    xacc = x[o] ^ px
-    return dist, xacc, r[end[o]]
-
-
-def _dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray):
-    """The terms under spine tops ``tops`` in depth-first order.
-
-    ``tree``: the spine nodes that are subtrees of their (one) spine parent; every
-    other argument of a spine node is an item (a term).  Returns ``(top, node,
-    parity, top_of)``: int64/int64/bool arrays of the items, grouped by top in the
-    order of ``tops``, each group in depth-first order (first argument first), and
-    int64 (K,) the top of every spine node (-1 elsewhere).  An Euler tour of the
-    spine forest ranked by :func:`_rank`: no step per tree level."""
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
-    K = op.size
-    sp = np.flatnonzero(spine)
-    two = (op[sp] == _ADD) | (op[sp] == _SUB)
-    # events: enter(k) = 2*j, exit(k) = 2*j+1 for spine node j = pos[k]; term items
-    # (k, slot) after them: 2*S + item index
-    S = sp.size
-    pos = np.full(K, -1, np.int64)
-    pos[sp] = np.arange(S)
-    kid0, kid1 = a0[sp], np.where(two, a1[sp], -1)
-    sgn0 = op[sp] == _NEG
-    sgn1 = op[sp] == _SUB
-    is_t0 = ~tree[kid0]
-    is_t1 = two & ~tree[np.maximum(kid1, 0)]
-    t0 = np.flatnonzero(is_t0)                       # spine index j with a term in slot 0
-    t1 = np.flatnonzero(is_t1)
-    n_t0 = t0.size
-    item0 = np.full(S, -1, np.int64)
-    item0[t0] = 2 * S + np.arange(n_t0)
-    item1 = np.full(S, -1, np.int64)
-    item1[t1] = 2 * S + n_t0 + np.arange(t1.size)
-    E = 2 * S + n_t0 + t1.size
-    first0 = np.where(is_t0, item0, 2 * pos[kid0])   # first event of slot 0
-    first1 = np.where(~two, -1, np.where(is_t1, item1, 2 * pos[np.maximum(kid1, 0)]))
-    after0 = np.where(two, first1, 2 * np.arange(S) + 1)   # what follows slot 0
-    nxt = np.full(E, -1, np.int64)
-    nxt[0:2 * S:2] = first0                          # enter(k) -> slot 0
-    nxt[item0[t0]] = after0[t0]                      # term in slot 0 -> slot 1 / exit
-    nxt[item1[t1]] = 2 * t1 + 1                      # term in slot 1 -> exit(k)
-    # exit(child) -> what follows the child's slot in its parent; tops: terminal
-    ch0 = np.flatnonzero(~is_t0)
-    ch1 = np.flatnonzero(two & ~is_t1)
-    nxt[2 * pos[kid0[ch0]] + 1] = after0[ch0]
-    nxt[2 * pos[kid1[ch1]] + 1] = 2 * ch1 + 1
-    # parity: every NEG / subtrahend edge flips; enter(c) and exit(c) of a child c
-    # both carry its edge's flip, so the xor of the flips from an event to the end of
-    # the tour is the parity of the path from the top to it (closed subtrees cancel)
-    # (items are single events: their own flip is added after the ranking)
-    flip = np.zeros(E, bool)
-    for ch, kid, sg in ((ch0, kid0, sgn0), (ch1, kid1, sgn1)):
-        j = pos[kid[ch]]
-        flip[2 * j] = sg[ch]
-        flip[2 * j + 1] = sg[ch]
-    dist, xacc, end = _rank(nxt, flip)
-    item_node = np.concatenate([kid0[t0], kid1[t1]])
-    item_ev = np.concatenate([item0[t0], item1[t1]])
-    acc = xacc[1:2 * S:2]           # parity of each spine node (its exit: own edge too)
-    item_host = np.concatenate([t0, t1])            # spine index holding the item
-    parity = xacc[item_ev] ^ np.concatenate([sgn0[t0], sgn1[t1]])
-    top_ev = end[item_ev]                           # exit(top) = 2*pos[top] + 1
-    top_node = sp[(top_ev - 1) // 2]
-    rank_in_tops = np.full(K, -1, np.int64)
-    rank_in_tops[tops] = np.arange(tops.size)
-    tr = rank_in_tops[top_node]
-    keep = tr >= 0
-    order = np.lexsort((-dist[item_ev][keep], tr[keep]))
-    top_of = np.full(K, -1, np.int64)
-    top_of[sp] = sp[(end[0:2 * S:2] - 1) // 2]
-    # where each spine node's items lie in that order: its subtree is the part of its
-    # tree's tour between enter(k) and exit(k)
-    span = np.full((K, 3), -1, np.int64)
-    span[sp, 0] = dist[0:2 * S:2]
-    span[sp, 1] = dist[1:2 * S:2]
-    span[sp, 2] = acc                               # parity of the node from its top
-    host = sp[item_host]
-    return (top_node[keep][order], item_node[keep][order], parity[keep][order], top_of,
-            span, dist[item_ev][keep][order], host[keep][order])
-
-
 def split_instances(dag: SXDag, nf: int) -> Instances | None:
     """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
     roots first, then the constraints), or None (module docstring)."""
@@ -324,7 +181,7 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # (an output counts as a reference too: a root inside another spine is an item)
     tree = spine & (dref == 1) & (from_spine == 1) & ~is_root
     all_tops = np.flatnonzero(spine & ~tree)
-    top_id, t_node, t_par, top_of, span, t_dist, t_host = _dfs_order(dag, spine, tree,
+    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, spine, tree,
                                                                       all_tops)
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):
     # the roots' trees, and the trees of the S of every scaled item or shared item met
@@ -359,7 +216,7 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         return None           # a scaled spine used twice
     # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
     # another one is one node referenced twice, an item where this split flattens it
-    merge, neg_top = _merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
+    merge, neg_top = merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
                                        top_id, t_node, t_par, t_dist, top_of, span, tree,
                                        t_host, reach)
     # a merged negation of a non-spine node is the same instance either way, -t, but
@@ -513,91 +370,3 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     split = (width[r_all] > 1) & rebuilt[r_all]
     return Instances(r_all.astype(np.int64), node_all.astype(np.int64), wrap_all,
                      c_all.astype(np.float64), split, hashes)
-
-
-def _fmix_ids(ids: np.ndarray) -> np.ndarray:
-    """Distinct uint64 codes of node ids (a bijection; never a value hash in practice)."""
-    from .sxhash import _fmix
-
-    return _fmix(ids.astype(np.uint64) ^ np.uint64(0x5851F42D4C957F2D))
-
-
-def canonical(dag: SXDag, vh, hashed) -> np.ndarray:
-    """uint64 (K,): the value hash where defined, else a code of the node itself."""
-    return np.where(hashed, vh, _fmix_ids(np.arange(dag.op.size)))
-
-
-def _merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
-                      top_id, t_node, t_par, t_dist, top_of, span, tree, t_host, reach):
-    """bool (K,): walked nodes of caspar's graph (chain heads, unfused additions, NEG,
-    scaled spines; not the links :func:`.program._fuse_sums` folds into a ``sum``) that
-    may equal another one.  The signature of a spine node is a rolling hash of its
-    expansion -- the non-constant items under it, in order, with their parities (items
-    by value hash; an unhashed item by its op only) -- which caspar's rewriting (fused
-    sums, gathered constants, ``--x``) keeps, so equal nodes have equal signatures; a
-    candidate is a signature met twice (a superset of the merges).
-
-    The per-node program also makes nodes of its own: a term subtracted inside a fused
-    chain becomes ``neg(t)`` (:func:`.program._fuse_sums`), one node wherever ``t``
-    is subtracted so.  These count with signature ``-x_t + 1`` (what a NEG node over
-    ``t`` has); returns ``(candidates, tops of the trees holding such a neg that is
-    a candidate)``."""
-    from .sxhash import _fmix
-
-    h, ok, vh, hashed = hashes
-    op, K = dag.op, dag.op.size
-    head, in_sum = _sum_chains(dag)
-    fused = head != np.arange(K)                       # a link folded into its user
-    nodes = walked & ((spine & ~fused) | scaled)
-    # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
-    nc = dag.leaf[t_node] != LEAF_CONST
-    tid, tn, tp, td = top_id[nc], t_node[nc], t_par[nc], t_dist[nc]
-    item_sig = np.where(hashed[tn], vh[tn], _fmix(op[tn].astype(np.uint64) + np.uint64(7)))
-    # a negated item counts -x (mod 2^64), so a node's signature relative to itself is
-    # its range's sum, negated where the node's own parity from its top is odd
-    x = _fmix(item_sig)
-    x = np.where(tp, np.uint64(0) - x, x)
-    n = tn.size
-    B = np.uint64(0x100000001B3)                       # odd: invertible mod 2^64
-    Binv = np.uint64(pow(0x100000001B3, -1, 1 << 64))
-    with np.errstate(over="ignore"):
-        pw = np.cumprod(np.r_[np.uint64(1), np.full(n, B, np.uint64)])
-        ipw = np.cumprod(np.r_[np.uint64(1), np.full(n, Binv, np.uint64)])
-        P = np.r_[np.uint64(0), np.cumsum(x * pw[:n], dtype=np.uint64)]
-    # item ranks of each spine node's subtree: same tree, tour distance inside its span
-    trank = np.full(K, -1, np.int64)                  # items come grouped by tree
-    new_tree = np.r_[True, tid[1:] != tid[:-1]] if tid.size else np.zeros(0, bool)
-    trank[tid[new_tree]] = np.arange(int(new_tree.sum()))
-    BIG = np.int64(1) << 40
-    key = trank[tid] * BIG - td                        # sorted (tree, tour order)
-    ks = np.flatnonzero(nodes & spine)
-    t_of = top_of[ks]
-    kr = np.where(t_of >= 0, trank[np.maximum(t_of, 0)], -1)
-    lo = np.searchsorted(key, kr * BIG - span[ks, 0])
-    hi = np.searchsorted(key, kr * BIG - span[ks, 1])
-    lo = np.where(kr >= 0, lo, 0)
-    hi = np.where(kr >= 0, hi, 0)
-    sig = np.zeros(K, np.uint64)
-    with np.errstate(over="ignore"):
-        rel = (P[hi] - P[lo]) * ipw[lo]
-        rel = np.where(span[ks, 2] > 0, np.uint64(0) - rel, rel)
-        sig[ks] = rel + (hi - lo).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
-        kc = np.flatnonzero(nodes & scaled)
-        sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
-    # synthesized negations: reachable non-constant items held by a sum chain, odd
-    # relative to the chain's head
-    hh = head[t_host]
-    syn = nc & in_sum[t_host] & reach[top_id]
-    syn &= (t_par ^ (span[hh, 2] > 0)) != 0
-    ssig = np.uint64(0) - _fmix(np.where(hashed[t_node[syn]], vh[t_node[syn]],
-                                         _fmix(op[t_node[syn]].astype(np.uint64)
-                                               + np.uint64(7))))
-    with np.errstate(over="ignore"):
-        ssig = ssig + np.uint64(0xC2B2AE3D27D4EB4F)
-    idx = np.flatnonzero(nodes)
-    allsig = np.concatenate([sig[idx], ssig])
-    _, inv, cnt = np.unique(allsig, return_inverse=True, return_counts=True)
-    many = cnt[inv.reshape(-1)] > 1
-    out = np.zeros(K, bool)
-    out[idx[many[:idx.size]]] = True
-    return out, top_id[np.flatnonzero(syn)[many[idx.size:]]]
