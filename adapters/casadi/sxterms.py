@@ -180,8 +180,11 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     is_root[roots] = True
     # (an output counts as a reference too: a root inside another spine is an item)
     tree = spine & (dref == 1) & (from_spine == 1) & ~is_root
-    all_tops = np.flatnonzero(spine & ~tree)
-    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, spine, tree,
+    # a spine node no spine, scaled spine or output refers to is out of every root's
+    # reach (``va_i - va_j`` under a cos): left out of the tour, with its items
+    toured = spine & ~((dref == 0) & ~is_root)
+    all_tops = np.flatnonzero(toured & ~tree)
+    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, toured, tree,
                                                                       all_tops)
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):
     # the roots' trees, and the trees of the S of every scaled item or shared item met
