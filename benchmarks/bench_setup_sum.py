@@ -21,8 +21,9 @@ iterations and objectives side by side.
 
     python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000] [--bulk]
 
-``--bulk``: the bulk SX reader (``adapters/casadi/bulk.py``) for every size (it is off by
-default: ``BULK_MIN_INSTRUCTIONS``).
+``--bulk``: the bulk SX reader (``adapters/casadi/bulk.py``) at every size (by default
+from ``BULK_MIN_INSTRUCTIONS`` instructions, N >= 2,500 here); ``--per-node``: the
+per-node reader at every size (``bulk=False``).  Both build the same model.
 """
 
 from __future__ import annotations
@@ -102,11 +103,12 @@ def child(N: int, solve: bool) -> dict:
     return out
 
 
-def run_size(N: int, solve: bool, bulk: bool = False) -> dict:
+def run_size(N: int, solve: bool, bulk: bool = False, per_node: bool = False) -> dict:
     """:func:`child` in a fresh process; adds its peak RSS in MB."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = subprocess.run([sys.executable, __file__, "--child", str(N)]
-                       + (["--solve-child"] if solve else []) + (["--bulk"] if bulk else []),
+                       + (["--solve-child"] if solve else []) + (["--bulk"] if bulk else [])
+                       + (["--per-node"] if per_node else []),
                        capture_output=True, text=True)
     if p.returncode != 0:
         return dict(N=N, error=(p.stderr.strip().splitlines() or ["killed"])[-1])
@@ -141,17 +143,18 @@ def main(argv=None):
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--solve-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--bulk", action="store_true", help="the bulk SX reader at every size")
+    ap.add_argument("--per-node", action="store_true", help="the per-node reader at every size")
     a = ap.parse_args(argv)
-    if a.bulk:
+    if a.bulk or a.per_node:
         from caspar_backend.adapters.casadi import nlp as casadi_nlp
 
-        casadi_nlp.BULK_MIN_INSTRUCTIONS = 0
+        casadi_nlp.BULK_MIN_INSTRUCTIONS = 0 if a.bulk else None
     if a.child is not None:
         print(json.dumps(child(a.child, a.solve_child)))
         return
     rows = []
     for N in sorted(a.sizes):
-        rows.append(run_size(N, N in a.solve, a.bulk))
+        rows.append(run_size(N, N in a.solve, a.bulk, a.per_node))
         print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
     for r in rows:

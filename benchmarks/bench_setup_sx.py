@@ -10,8 +10,9 @@ own child process, which times
 * ``problem`` ``Problem(model)``: pattern groups and their derivatives;
 * ``total``   ``from_casadi`` (both), wall and process CPU seconds,
 
-and reports the instruction count, the number of pattern groups and the child's
-peak resident memory (model building included).  Readers: ``bulk`` (the default
+and reports the instruction count, the number of pattern groups, whether the bulk
+reader took the program (``taken``: else it read it per node) and the child's peak
+resident memory (model building included).  Readers: ``bulk`` (the default
 for large SX programs) and ``per-node`` (``bulk=False``, the reference path).
 
     python benchmarks/bench_setup_sx.py [--cases case9241_pegase ...] [--repeat 3]
@@ -45,7 +46,7 @@ def child(case: str, reader: str) -> dict:
     t2, c2 = time.perf_counter(), time.process_time()
     return dict(case=case, reader=reader, instructions=k, n=prob.n, m=prob.m,
                 read=t1 - t0, problem=t2 - t1, total=t2 - t0, total_cpu=c2 - c0,
-                read_cpu=c1 - c0, groups=len(prob.groups),
+                read_cpu=c1 - c0, groups=len(prob.groups), taken="bulk" in model.meta,
                 rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 

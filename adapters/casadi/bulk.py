@@ -3,22 +3,28 @@
     fn   = Function('caspar_nlp', [x, p], [f, g])      casadi builds the program
     alg  = sxdecode.decode(fn)                           the instructions as arrays
     dag  = sxdag.build_dag(alg)                          slots resolved: a DAG
-    T    = sxterms.split_terms(dag, outputs)             root_r = sum coef_t * T_t
-    h    = sxhash.term_hashes(dag, T)                    shape hash per term
-    blk  = sxgroup.group_terms(dag, T, h)                one TemplateBlock per shape
+    ins  = sxterms.split_instances(dag, nf)              the per-node reader's instances
+    h    = sxhash.term_hashes(dag, ins.node)             shape and value hashes
+    blk  = sxgroup.group_instances(dag, ins, h, ...)     its pattern groups, as blocks
 
-No step of this runs once per instruction or per term in Python: each is a
-handful of NumPy passes over the arrays, plus Python work per *template*
-(building it from one representative).  Every root -- the objective and each
-constraint nonzero -- becomes the sum of its terms' block instances; the
-templates are derived once each, as for any block.
+The result is the per-node reader's model in block form: the same instances, grouped
+into the same templates in the same order with the same tables, so
+:class:`~caspar_backend.problem.Problem` makes the same pattern groups and every
+evaluation and derivative is bit for bit the per-node reader's.  No step runs once
+per instruction or per instance in Python: each is a handful of NumPy passes over the
+arrays, plus Python work per template class (building it from one representative).
 
-Roots with a term the bulk path does not take (deeper than
-:data:`~.sxhash.MAX_DEPTH` or larger than :data:`~.sxhash.MAX_LEAVES`: shared
-prefixes) are read by the per-node reader (:class:`~.program.SXProgram`) from a
-Function of just those roots.  Programs the decoder does not read (calls of
-other Functions, ops caspar refuses, non-finite constants) return None and the
-whole problem goes the per-node way, which also raises the precise errors.
+The per-node reader builds its graph with exact simplifications (``x + 0``,
+``x * 1``, ``x - x``, constant folding, ...; :mod:`caspar_backend.expr`) and
+hash-consing.  The bulk reader takes a program only where none of them changes a
+structure it reads (:func:`_plain`): no op on constants only, no constant 0 or +-1
+where ``add``/``sub``/``mul``/``div`` would drop it, no ``--x``, no ``x - x``, no two
+nodes outside the hashed trees that hash-consing would merge (a partial sum built
+twice).  Programs it does not take -- those, calls of other Functions, ops caspar
+refuses, non-finite constants, terms deeper than :data:`~.sxhash.MAX_DEPTH` or larger
+than :data:`~.sxhash.MAX_LEAVES`, instances :mod:`.sxterms` or :mod:`.sxgroup` do not
+reproduce -- return None and the whole problem goes the per-node way (which also
+raises the precise errors).
 """
 
 from __future__ import annotations
@@ -27,24 +33,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sxdag import LEAF_CONST, build_dag
+from . import optable as T
+from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
-from .sxgroup import group_terms
-from .sxhash import term_hashes
-from .sxterms import split_terms
+from .sxgroup import group_instances
+from .sxmerge import canonical
+from .sxterms import _sum_chains, split_instances
+
+_OUTPUT = T.CODES["OP_OUTPUT"]
+_C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
+                              "OP_IF_ELSE_ZERO", "OP_FMOD", "OP_COPYSIGN")}
 
 
 @dataclass(eq=False)
 class BulkRead:
-    """What the bulk reader produced (final): ``blocks`` whose rows are output
-    positions (the ``nf`` objective nonzeros first, then g), ``rest`` bool
-    (nf + m,): the roots left to the per-node reader, and ``f_const`` the sum of
-    the objective's constant terms (kept out of the blocks: one number, not a
-    template)."""
+    """What the bulk reader produced (final): the per-node reader's objective and
+    constraint groups as blocks (constraint rows are g indices)."""
 
-    blocks: list
-    rest: np.ndarray
-    f_const: float
+    objective_blocks: list
+    constraint_blocks: list
     stats: dict = field(default_factory=dict)
 
 
@@ -60,21 +67,68 @@ def read_bulk(fn, f, g) -> BulkRead | None:
         return None
     if not np.all(np.isfinite(dag.value[dag.leaf == LEAF_CONST])):
         return None
-    n_roots = int(f.nnz()) + int(g.nnz())
-    if dag.out.size != n_roots:
-        return None
-    terms = split_terms(dag, dag.out)
-    h, ok = term_hashes(dag, terms.node)
-    rest = np.zeros(n_roots, bool)
-    rest[terms.root[~ok]] = True
-    use = ~rest[terms.root]
-    # the objective's constant terms (root 0 when f has its nonzero) are one number
     nf = int(f.nnz())
-    fc = use & (terms.root < nf) & (dag.leaf[terms.node] == LEAF_CONST)
-    f_const = float(np.sum(terms.coef[fc] * dag.value[terms.node[fc]]))
-    use &= ~fc
-    blocks = group_terms(dag, terms.node[use], terms.root[use], terms.coef[use], h[use],
-                         "sx")
-    stats = {"instructions": int(dag.op.size), "terms": int(use.sum()),
-             "templates": len(blocks), "roots_per_node": int(rest.sum())}
-    return BulkRead(blocks, rest, f_const, stats)
+    if dag.out.size != nf + int(g.nnz()):
+        return None
+    ins = split_instances(dag, nf)
+    if ins is None:
+        return None
+    node = np.maximum(ins.node, 0)
+    h, ok, vh, hashed = ins.hashes
+    if not _plain(dag, vh, hashed):
+        return None
+    found = group_instances(dag, ins, h[node], ok[node], vh, nf, "sx")
+    if found is None:
+        return None
+    obj, con = found
+    stats = {"instructions": int(dag.op.size), "instances": int(ins.root.size),
+             "templates": len(obj) + len(con)}
+    return BulkRead(obj, con, stats)
+
+
+def _plain(dag, vh, hashed) -> bool:
+    """True when caspar's graph builds every node of the program as it is (module
+    docstring): no simplification fires and hash-consing merges nothing the value
+    hashes do not see."""
+    op, a0, a1, leaf, val = dag.op, dag.arg0, dag.arg1, dag.leaf, dag.value
+    inner = (leaf == NOT_LEAF) & (op != _OUTPUT)
+    has0, has1 = a0 >= 0, a1 >= 0
+    c0 = has0 & (leaf[np.maximum(a0, 0)] == LEAF_CONST)
+    c1 = has1 & (leaf[np.maximum(a1, 0)] == LEAF_CONST)
+    v0, v1 = val[np.maximum(a0, 0)], val[np.maximum(a1, 0)]
+    bad = inner & has0 & c0 & (~has1 | c1)                 # constants only: folded
+    zero0, zero1 = c0 & (v0 == 0.0), c1 & (v1 == 0.0)
+    unit0 = c0 & ((v0 == 1.0) | (v0 == -1.0))
+    unit1 = c1 & ((v1 == 1.0) | (v1 == -1.0))
+    bad |= (op == _C["OP_ADD"]) & (zero0 | zero1)
+    bad |= (op == _C["OP_SUB"]) & (zero0 | zero1)
+    bad |= (op == _C["OP_MUL"]) & (zero0 | zero1 | unit0 | unit1)
+    bad |= (op == _C["OP_DIV"]) & (zero0 | (c1 & (v1 == 1.0)))
+    bad |= (op == _C["OP_NEG"]) & has0 & ((op[np.maximum(a0, 0)] == _C["OP_NEG"]) | c0)
+    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (c0 | zero1)
+    bad |= ((op == _C["OP_FMOD"]) | (op == _C["OP_COPYSIGN"])) & (c0 | c1)
+    # canonical argument ids: the value hash where defined, else the node itself
+    canon = canonical(dag, vh, hashed)
+    k0 = np.where(has0, canon[np.maximum(a0, 0)], np.uint64(0))
+    k1 = np.where(has1, canon[np.maximum(a1, 0)], np.uint64(1))
+    bad |= (op == _C["OP_SUB"]) & has1 & (k0 == k1)          # x - x
+    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (k0 == k1)
+    if bad.any():
+        return False
+    if not _chain_constants_ok(dag):
+        return False
+    return True
+
+
+def _chain_constants_ok(dag) -> bool:
+    """No chain of single-use additions holds two constants: the per-node program
+    fuses such a chain into one ``sum`` (:func:`.program._fuse_sums`), which adds its
+    constants up first (and drops them when they cancel), a value-dependent rule the
+    bulk reader does not reproduce."""
+    op, a0, a1, leaf = dag.op, dag.arg0, dag.arg1, dag.leaf
+    head, _ = _sum_chains(dag)
+    ch = np.flatnonzero((op == _C["OP_ADD"]) | (op == _C["OP_SUB"]))
+    is_c = leaf == LEAF_CONST
+    heads = [head[ch[(a[ch] >= 0) & is_c[np.maximum(a[ch], 0)]]] for a in (a0, a1)]
+    n_const = np.bincount(np.concatenate(heads), minlength=op.size)
+    return bool(np.all(n_const <= 1))

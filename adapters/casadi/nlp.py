@@ -38,13 +38,13 @@ from .program import SXProgram
 from .sums import flatten_sums
 
 _KEYS = ("x", "f", "g", "p")
-#: SX programs of at least this many instructions go to the bulk reader by default;
-#: None: only when asked (``bulk=True``).  Off by default for now: on PGLib's typical
-#: cases up to 2,000 buses the bulk reader's other summation order (rows split into
-#: terms) leaves every status and objective (to 2e-8) but moves the iteration counts of
-#: the round-off-sensitive cases (case1888_rte 366 -> 324, case1951_rte 284 -> 382;
-#: IPOPT 268 and 604), which a default switch has to justify first
-BULK_MIN_INSTRUCTIONS = None
+#: SX programs of at least this many instructions go to the bulk reader by default
+#: (None: only when asked, ``bulk=True``).  Both readers give the same model bit for bit
+#: (:mod:`.bulk`), so this is a speed choice: measured read + Problem CPU time, bulk over
+#: per node, 0.9-1.5 at 1,000-15,000 instructions (fixed costs: casadi's text export,
+#: the NumPy passes, one scratch build per template class), 0.2-0.9 from 20,000 on
+#: (docs/setup-bulk-reader.md)
+BULK_MIN_INSTRUCTIONS = 20_000
 #: constraints whose additive spine has fewer terms keep their binary chain
 _MIN_CON_TERMS = 8
 
@@ -69,12 +69,12 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     ``blocks=False`` replays them as expressions (same values, slower).
 
     ``bulk``: ``True`` reads an SX problem with the bulk reader (:mod:`.bulk`: the
-    instruction program decoded into arrays, each root split into terms, terms
-    grouped by structural hash into template blocks, no Python step per
-    instruction; what it does not take goes the per-node way); ``False`` reads
-    every instruction into caspar's DAG (the reference path); ``None`` (default)
-    the bulk reader from :data:`BULK_MIN_INSTRUCTIONS` instructions on (None: never,
-    today's setting; see its comment).
+    instruction program decoded into arrays, each root split into the per-node
+    reader's instances, grouped into its pattern groups as template blocks, no Python
+    step per instruction; the same model bit for bit, and a program it cannot
+    reproduce is read per node); ``False`` reads every instruction into caspar's DAG
+    (the reference path, and the escape hatch); ``None`` (default) the bulk reader
+    from :data:`BULK_MIN_INSTRUCTIONS` instructions on.
 
     Functions without an SX program (interpolants, integrators, ``Callback`` s, external
     functions) become opaque calls evaluated through casadi (:mod:`.opaque`; the model's
@@ -110,8 +110,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
                         and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
                 found = read_bulk(fn, f, g)
                 if found is not None:
-                    return _bulk_model(found, graph, compiler, x, f, g, pp, bounds,
-                                       var_names, param_names)
+                    return _bulk_model(found, graph, m, bounds, var_names, param_names)
             prog = SXProgram(fn, compiler)
         else:
             prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
@@ -189,34 +188,18 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
 
 
 # ------------------------------------------------------------------- helpers
-def _bulk_model(found, graph, compiler, x, f, g, pp, bounds, var_names, param_names):
-    """The NLPModel of a :class:`~.bulk.BulkRead`: its blocks, plus the roots it left
-    (``found.rest``) read per node from a Function of just those roots."""
-    nf, m = int(f.nnz()), int(g.nnz())
-    con_blocks, obj_blocks = _split_blocks(found.blocks, nf)
-    objective, constraints = graph.const(0.0), []
-    rows = np.flatnonzero(found.rest[nf:])
-    if found.rest.any():
-        sub_f = f if found.rest[:nf].any() else ca.SX(1, 1)
-        sub_g = g.nz[rows.tolist()] if rows.size else ca.SX(0, 1)
-        prog = SXProgram(make_function("caspar_rest", [x, pp], [sub_f, sub_g]), compiler)
-        leaves = [graph.var(i) for i in range(int(x.nnz()))] + \
-            [graph.param(k) for k in range(int(pp.nnz()))]
-        out = prog.run(graph, leaves)
-        kf = int(sub_f.nnz())
-        roots = [out[0] if kf else graph.const(0.0)] + out[kf:]
-        objective, *constraints = flatten_sums(
-            graph, roots, [3] + [_MIN_CON_TERMS] * (len(roots) - 1))
-    if found.f_const != 0.0:
-        objective = graph.add(objective, graph.const(found.f_const))
-    meta = {"casadi_type": "SX", "functions_compiled": compiler.stats["functions"],
-            "maps": [], "bulk": dict(found.stats)}
+def _bulk_model(found, graph, m, bounds, var_names, param_names):
+    """The NLPModel of a :class:`~.bulk.BulkRead`: the per-node reader's pattern groups
+    as blocks, nothing left flat."""
+    meta = {"casadi_type": "SX", "functions_compiled": 0, "maps": [],
+            "bulk": dict(found.stats)}
     return NLPModel(
-        graph, objective, constraints, **bounds,
+        graph, graph.const(0.0), [], **bounds,
         var_names=var_names, con_names=IndexedNames("g", m),
         param_names=param_names, source="casadi", meta=meta,
-        constraint_blocks=con_blocks, objective_blocks=obj_blocks,
-        constraint_rows=rows.astype(np.int64), n_rows=m)
+        constraint_blocks=found.constraint_blocks,
+        objective_blocks=found.objective_blocks,
+        constraint_rows=np.zeros(0, np.int64), n_rows=m)
 
 
 def _absorb_leaf_rests(b, constraints, absorbed, m, all_blocks) -> list:

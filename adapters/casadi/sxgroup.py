@@ -1,32 +1,34 @@
-"""Terms of equal shape as :class:`~caspar_backend.blocks.TemplateBlock` s.
+"""Instances of equal per-node template as :class:`~caspar_backend.blocks.TemplateBlock` s.
 
-Given the terms ``root_r += coef * T`` (:mod:`.sxterms`) and their shape hashes
-(:mod:`.sxhash`), each set of terms with one hash and one *sign class* of
-``coef`` (+1, -1, anything else) becomes template blocks:
+The per-node reader groups instances by :func:`caspar_backend.patterns.shape_key` of
+their expression in caspar's hash-consed graph.  This module finds the same groups,
+in the same order, with the same templates and tables, without building every
+instance:
 
-1. one representative's tree is read in Python (it is small: at most
-   :data:`~.sxhash.MAX_LEAVES` leaves) into a *position program*: position 0 the
-   term, position p the argument ``arg[p]`` of position ``parent[p]``, in
-   preorder;
-2. the program is replayed on all N instances at once: ``M[p] =
-   arg_{arg[p]}(M[parent[p]])``, an (L, N) matrix of node ids, one NumPy gather
-   per position;
-3. every instance is checked position by position against the representative
-   (op, leaf kind, baked exponent); instances that differ (a hash collision)
-   are split off and grouped again with a representative of their own, so a
-   block never holds an instance of another shape;
-4. the variables at the leaf positions, (Lv, N), give each instance's *slot
-   pattern* -- which positions name the same variable (first occurrence) --
-   and instances are split by pattern: a variable used twice is one slot, as
-   in the per-node reader's :func:`~caspar_backend.patterns.shape_key`;
-5. each (shape, sign class, pattern) is one template, built once from the
-   representative with caspar's graph builders (:func:`.optable.bind`, the
-   ones the per-node reader uses): variable slots by first occurrence,
-   parameters and non-exponent constants one slot per position (data slots),
-   and the factor as ``neg`` (-1) or a trailing data slot (other values).
+1. instances (:mod:`.sxterms`) are bucketed by shape hash and wrap (:mod:`.sxhash`);
+   one representative's tree is read into a *position program* (position 0 the
+   term, position p the argument ``arg[p]`` of position ``parent[p]``, preorder) and
+   replayed on all instances at once, an (L, N) matrix of node ids; instances whose
+   tree differs from the representative's (a hash collision) are bucketed again;
+2. the *coincidence pattern* of an instance: for each position, the first position
+   holding an equal subtree (value hashes: variables, parameters and constants by
+   identity).  It decides what caspar's graph shares inside the instance (equal
+   subtrees are one node, a variable is one slot), so instances of one bucket and
+   one pattern have one per-node template.  Every claimed equality is checked
+   against the ops and arguments (an equal hash is a proposal, not a proof);
+3. per (bucket, pattern) *class*, the representative is built into a scratch graph
+   with the per-node reader's builders (:func:`.optable.bind`) and wrapped as
+   :func:`~.sums.flatten_sums` wraps it; :func:`~caspar_backend.patterns.shape_key`
+   gives the per-node key and slot order.  A second build with every constant
+   replaced by a *tag* (a distinct value per coincidence class) says which position
+   (or the wrap's factor) fills each data slot; constants the builders add
+   themselves (the 2 of OP_TWICE) are fixed columns.  The two builds must give one
+   key, else None (the caller reads per node);
+4. classes with one key are one group; groups are ordered by their first instance
+   and instances by position, as :func:`~caspar_backend.patterns.group_expressions`
+   orders them.
 
-Tables: ``var_table`` int64 (k, N), ``param_table`` int64 (q, N), ``data_table``
-float64 (r, N), ``rows`` int64 (N,): the root each instance adds into.
+Python runs once per class (a few dozen positions), NumPy over the instances.
 """
 
 from __future__ import annotations
@@ -35,17 +37,18 @@ import numpy as np
 
 from caspar_backend.blocks import TemplateBlock
 from caspar_backend.expr import Graph
+from caspar_backend.patterns import SPLIT_MAX_SHARING, build_template, shape_key
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
-from .sxhash import baked
+from .sxhash import _fmix, baked
+from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances, program_uses
 
-_CLASS_MUL = np.uint64(0xD6E8FEB86659FD93)
+_ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
-
-def sign_class(coef: np.ndarray) -> np.ndarray:
-    """0 for +1, 1 for -1, 2 for any other factor (int64)."""
-    return np.where(coef == 1.0, 0, np.where(coef == -1.0, 1, 2)).astype(np.int64)
+_WRAP_MUL = np.uint64(0xD6E8FEB86659FD93)
+#: tags: constants no builder uses, distinct per coincidence class
+_TAG0, _TAG_WRAP = 1.0e6 + 0.125, 3.0e6 + 0.375
 
 
 def _program(dag: SXDag, node: int):
@@ -83,6 +86,7 @@ def _mismatch(dag: SXDag, rep_nodes, M, bake) -> np.ndarray:
     for p, r in enumerate(rep_nodes):
         col = M[p]
         bad |= col < 0
+        col = np.maximum(col, 0)
         bad |= dag.op[col] != dag.op[r]
         bad |= dag.leaf[col] != dag.leaf[r]
         if bake[r]:
@@ -92,119 +96,325 @@ def _mismatch(dag: SXDag, rep_nodes, M, bake) -> np.ndarray:
 
 
 def _first_occurrence(V: np.ndarray) -> np.ndarray:
-    """(Lv, N) int64: for each position, the first position naming the same
-    variable in that instance."""
-    Lv, N = V.shape
-    if Lv < 2:
-        return np.zeros((Lv, N), np.int64)
+    """(L, N) int64: for each position, the first position with an equal value of
+    ``V`` in that instance."""
+    L, N = V.shape
+    if L < 2:
+        return np.zeros((L, N), np.int64)
     order = np.argsort(V, axis=0, kind="stable")
     S = np.take_along_axis(V, order, axis=0)
-    start = np.ones((Lv, N), bool)
+    start = np.ones((L, N), bool)
     start[1:] = S[1:] != S[:-1]
-    idx = np.where(start, np.arange(Lv)[:, None], 0)
+    idx = np.where(start, np.arange(L)[:, None], 0)
     idx = np.maximum.accumulate(idx, axis=0)
-    F = np.empty((Lv, N), np.int64)
+    F = np.empty((L, N), np.int64)
     np.put_along_axis(F, order, np.take_along_axis(order, idx, axis=0), axis=0)
     return F
 
 
 def _patterns(F: np.ndarray):
-    """``(patterns (P, Lv), inverse (N,))``: the distinct columns of ``F``; the common
-    case, one pattern, without sorting."""
+    """``(patterns (P, L), inverse (N,))``: the distinct columns of ``F``."""
     N = F.shape[1]
     if not F.shape[0] or np.all(F == F[:, :1]):
         return F[:, :1].T, np.zeros(N, np.int64)
-    code = np.zeros(N, np.int64)
-    for row in F:           # Lv < 2^8 slots: exact positional code in base 256, folded
-        code = code * 257 + row + 1
-    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    pats = F[:, first].T
-    if not np.array_equal(pats[inv].T, F):     # a folded code collided: sort exactly
-        pats, inv = np.unique(F.T, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-    return pats, inv
+    pats, inv = np.unique(F.T, axis=0, return_inverse=True)
+    return pats, inv.reshape(-1)
 
 
-def group_terms(dag: SXDag, node, root, coef, h, name: str) -> list:
-    """TemplateBlocks for terms ``(node, root, coef)`` with shape hashes ``h``
-    (module docstring); each block's ``rows`` are root indices."""
-    cls = sign_class(coef)
-    key = h ^ (cls.astype(np.uint64) * _CLASS_MUL)
-    _, inv = np.unique(key, return_inverse=True)
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, inv[order][1:] != inv[order][:-1], True])
-    queue = [order[bounds[i]:bounds[i + 1]] for i in range(bounds.size - 1)]
-    bake = baked(dag)
-    builders = {}
-    blocks = []
-    while queue:
-        inst = queue.pop()
-        rep_nodes, parent, arg = _program(dag, int(node[inst[0]]))
-        M = _gather(dag, parent, arg, node[inst])
-        bad = _mismatch(dag, rep_nodes, M, bake) | (cls[inst] != cls[inst[0]])
-        if bad.any():
-            queue.append(inst[bad])
-            inst, M = inst[~bad], M[:, ~bad]
-        blocks += _blocks(dag, rep_nodes, parent, arg, M, inst, root, coef, cls[inst[0]],
-                          bake, builders, name)
-    return blocks
+def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
+    """Every equality ``F`` claims is one of op, leaf identity and argument hashes."""
+    L, N = M.shape
+    cols = np.arange(N)
+    src = M[F, cols[None, :]]
+    ok = dag.op[M] == dag.op[src]
+    ok &= dag.leaf[M] == dag.leaf[src]
+    ok &= dag.attr[M] == dag.attr[src]
+    ok &= (dag.value[M] + 0.0).view(np.uint64) == (dag.value[src] + 0.0).view(np.uint64)
+    for a in (dag.arg0, dag.arg1):
+        x, y = a[M], a[src]
+        ok &= (x < 0) == (y < 0)
+        ok &= vh[np.maximum(x, 0)] == vh[np.maximum(y, 0)]
+    return bool(ok.all())
 
 
-def _blocks(dag, rep_nodes, parent, arg, M, inst, root, coef, cls, bake, builders,
-            name) -> list:
-    leaf = dag.leaf
-    kinds = [int(leaf[r]) for r in rep_nodes]
+def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
+           single):
+    """The representative in graph ``g`` as the per-node reader builds it:
+    ``consts[p]`` the value of constant position p (real or tag), ``single[p]`` whether
+    position p's node has one use in the program (a chain link the per-node program
+    fuses into its user's ``sum``: :func:`.program._fuse_sums`), then wrapped."""
+    un, bi = T.bind(g)
+    built: dict = {}
+    kids: dict = {}
+    for p in range(1, len(parent)):
+        kids.setdefault(parent[p], []).append(p)
+    chain = {_ADD, _SUB}
+
+    def fused(q):
+        return int(dag.op[rep_nodes[q]]) in chain and single[q] and \
+            int(dag.op[rep_nodes[parent[q]]]) in chain
+
+    def chain_terms(p, neg):
+        a, b = sorted(kids[p], key=lambda q: arg[q])
+        nb = neg ^ (int(dag.op[rep_nodes[p]]) == _SUB)
+        return (chain_terms(a, neg) if fused(a) else [(a, neg)]) + \
+            (chain_terms(b, nb) if fused(b) else [(b, nb)])
+
+    for p in reversed(range(len(parent))):
+        r = rep_nodes[p]
+        lf = int(dag.leaf[r])
+        if lf == LEAF_VAR:
+            built[p] = g.var(int(dag.attr[r]))
+        elif lf == LEAF_PAR:
+            built[p] = g.param(int(dag.attr[r]))
+        elif lf == LEAF_CONST:
+            built[p] = g.const(consts[p])
+        elif p > 0 and fused(p):
+            continue                             # folded into its user's sum
+        else:
+            op = int(dag.op[r])
+            a = [q for q in sorted(kids[p], key=lambda q: arg[q])]
+            if op in chain and any(fused(q) for q in a):
+                terms = chain_terms(p, False)
+                built[p] = g.sum([g.neg(built[q]) if ng else built[q] for q, ng in terms])
+                continue
+            a = [built[q] for q in a]
+            built[p] = bi[op](*a) if len(a) == 2 else un[op](*a)
+    t = built[0]
+    if wrap in (MUL, NEG_MUL):
+        t = g.mul(g.const(c), t)
+    elif wrap in (DIV, NEG_DIV):
+        t = g.div(t, g.const(c))
+    if wrap in (NEG, NEG_MUL, NEG_DIV):
+        t = g.neg(t)
+    return t
+
+
+def _op_count(root) -> int:
+    seen, stack = set(), [root]
+    while stack:
+        n = stack.pop()
+        if n.id not in seen and n.args:
+            seen.add(n.id)
+            stack.extend(n.args)
+    return len(seen)
+
+
+class _Class:
+    """One (bucket, pattern) class: its per-node key and how to gather its tables."""
+
+    __slots__ = ("key", "inst", "var_pos", "par_pos", "data_src", "ops", "first_nl")
+
+
+def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
+    """The classes of one bucket (instances ``inst`` with position matrix M)."""
+    kinds = [int(dag.leaf[r]) for r in rep_nodes]
     exp_pos = {p for p in range(1, len(parent))
                if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
-    pv = [p for p, k in enumerate(kinds) if k == LEAF_VAR]
-    pp = [p for p, k in enumerate(kinds) if k == LEAF_PAR]
-    pc = [p for p, k in enumerate(kinds) if k == LEAF_CONST and p not in exp_pos]
-    V = dag.attr[M[pv]] if pv else np.zeros((0, inst.size), np.int64)
+    V = vh[M]
     F = _first_occurrence(V)
-    pats, pinv = _patterns(F)
+    if not _claims_hold(dag, M, F, vh):
+        return None
+    # single use matters where the per-node program fuses chains: ADD/SUB positions
+    chain_pos = [p for p, r in enumerate(rep_nodes) if int(dag.op[r]) in (_ADD, _SUB)]
+    single = np.zeros(M.shape, bool)
+    if chain_pos:
+        single[chain_pos] = uses[M[chain_pos]] == 1
+    pats, pinv = _patterns(np.vstack([F, single[chain_pos]]) if chain_pos else F)
     out = []
     for k in range(pats.shape[0]):
         sel = np.flatnonzero(pinv == k)
-        firsts = sorted(set(pats[k].tolist()))
-        slot = {f: s for s, f in enumerate(firsts)}
-        var_slot = {p: slot[int(pats[k][j])] for j, p in enumerate(pv)}
-        g = Graph()
-        un, bi = T.bind(g)
-        built: dict = {}
-        par_slot = {p: j for j, p in enumerate(pp)}
-        data_slot = {p: j for j, p in enumerate(pc)}
-        for p in reversed(range(len(parent))):
-            r = rep_nodes[p]
-            kd = kinds[p]
+        i0 = int(sel[0])
+        rep = [int(n) for n in M[:, i0]]
+        one = [bool(v) for v in single[:, i0]]
+        w, c = int(wrap[inst[i0]]), float(wc[inst[i0]])
+        real = {p: float(dag.value[rep[p]]) for p, kd in enumerate(kinds)
+                if kd == LEAF_CONST}
+        tag, tag_pos, cls_tag = {}, {}, {}
+        for p in sorted(real):
+            if p in exp_pos:
+                tag[p] = real[p]             # an exponent is part of the shape
+                continue
+            q = int(pats[k][p])              # the first position of an equal value (< L)
+            if q not in cls_tag:
+                cls_tag[q] = _TAG0 + len(cls_tag)
+                tag_pos[cls_tag[q]] = p
+            tag[p] = cls_tag[q]
+        g1, g2 = Graph(), Graph()
+        key1, vidx, pidx, _ = shape_key(_build(g1, dag, rep, parent, arg, real, w, c, one))
+        t2 = _build(g2, dag, rep, parent, arg, tag, w, _TAG_WRAP, one)
+        key2, _, _, data2 = shape_key(t2)
+        if key1 != key2:
+            return None
+        pos_of_var = {}
+        pos_of_par = {}
+        for p, kd in enumerate(kinds):
             if kd == LEAF_VAR:
-                built[p] = g.var(var_slot[p])
+                pos_of_var.setdefault(int(dag.attr[rep[p]]), p)
             elif kd == LEAF_PAR:
-                built[p] = g.param(par_slot[p])
-            elif kd == LEAF_CONST:
-                built[p] = g.const(float(dag.value[r])) if p in exp_pos else \
-                    g.data(data_slot[p])
-            else:
-                kids = sorted((arg[c], c) for c in _children(parent, p))
-                op = int(dag.op[r])
-                a = [built[c] for _i, c in kids]
-                built[p] = bi[op](*a) if len(a) == 2 else un[op](*a)
-        top = built[0]
-        cols = sel
-        dt = np.vstack([dag.value[M[pc][:, cols]]]) if pc else np.zeros((0, cols.size))
-        if cls == 1:
-            top = g.neg(top)
-        elif cls == 2:
-            top = g.mul(g.data(len(pc)), top)
-            dt = np.vstack([dt, coef[inst[cols]][None, :]])
-        vt = V[firsts][:, cols] if firsts else \
-            np.zeros((0, cols.size), np.int64)
-        pt = dag.attr[M[pp][:, cols]] if pp else np.zeros((0, cols.size), np.int64)
-        out.append(TemplateBlock(g, top, vt, pt, dt, rows=root[inst[cols]],
-                                 name=f"{name}[{len(rep_nodes)}]"))
+                pos_of_par.setdefault(int(dag.attr[rep[p]]), p)
+        cl = _Class()
+        cl.key = key1
+        cl.inst = inst[sel]
+        cl.var_pos = [pos_of_var[v] for v in vidx]
+        cl.par_pos = [pos_of_par[v] for v in pidx]
+        # data slot -> ("pos", p) | ("wrap",) | ("fixed", value)
+        # a tag comes back as itself or negated (a constant term of a fused chain)
+        cl.data_src = [("pos", tag_pos[d]) if d in tag_pos else
+                       ("-pos", tag_pos[-d]) if -d in tag_pos else
+                       ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
+        cl.ops = _op_count(t2)
+        # non-leaf positions first of their value: the instance's own distinct nodes
+        cl.first_nl = [p for p in range(len(parent))
+                       if kinds[p] == NOT_LEAF and int(pats[k][p]) == p]
+        out.append((cl, M[:, sel]))
     return out
 
 
-def _children(parent, p):
-    return [c for c in range(p + 1, len(parent)) if parent[c] == p]
+def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = "sx"):
+    """``(objective blocks, constraint blocks)`` of the instances (module docstring),
+    or None where the per-node reader's groups cannot be reproduced."""
+    I = ins.root.size
+    bake = baked(dag)
+    uses = program_uses(dag)
+    is_c = ins.wrap == CONST
+    if np.any(~ok[~is_c]):
+        return None
+    # buckets: shape hash and wrap (constants: one bucket)
+    key = np.where(is_c, np.uint64(0), h ^ (ins.wrap.astype(np.uint64) + np.uint64(1))
+                   * _WRAP_MUL)
+    _, inv = np.unique(key, return_inverse=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(inv, kind="stable")
+    bnd = np.flatnonzero(np.r_[True, inv[order][1:] != inv[order][:-1], True])
+    queue = [order[bnd[i]:bnd[i + 1]] for i in range(bnd.size - 1)]
+    queue = [q[~is_c[q]] for q in queue if (~is_c[q]).any()]
+    if is_c.any():
+        queue.append(np.flatnonzero(is_c))
+    classes = []
+    ops_of = np.zeros(I, np.int64)                # per instance: per-node op count
+    first_nl = np.zeros(I, np.int64)              # per instance: distinct non-leaf positions
+    while queue:
+        inst = queue.pop()
+        if is_c[inst[0]]:
+            g = Graph()
+            k, _, _, _ = shape_key(g.const(1.5))
+            cl = _Class()
+            cl.key, cl.inst, cl.var_pos, cl.par_pos = k, inst, [], []
+            cl.data_src, cl.ops, cl.first_nl = [("wrap",)], 0, []
+            classes.append((cl, np.zeros((0, inst.size), np.int64)))
+            continue
+        rep_nodes, parent, arg = _program(dag, int(ins.node[inst[0]]))
+        M = _gather(dag, parent, arg, ins.node[inst])
+        bad = _mismatch(dag, rep_nodes, M, bake)
+        if bad.any():
+            queue.append(inst[bad])
+            inst, M = inst[~bad], M[:, ~bad]
+        got = _classify(dag, rep_nodes, parent, arg, M, inst, ins.wrap, ins.c, vh, bake,
+                        uses)
+        if got is None:
+            return None
+        for cl, Mc in got:
+            classes.append((cl, Mc))
+            ops_of[cl.inst] = cl.ops
+            first_nl[cl.inst] = len(cl.first_nl) + (ins.wrap[cl.inst] != 0)
+    if not _sharing_allows(ins, ops_of, first_nl, classes, vh):
+        return None
+    return _blocks(dag, ins, classes, nf, name)
+
+
+def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
+    """Every split root passes :func:`caspar_backend.patterns.split_terms`' sharing
+    rule: its terms' operation counts add up to at most SPLIT_MAX_SHARING times the
+    sum's own (distinct nodes over all terms, plus the sum node) plus one per term.
+
+    The sum's distinct nodes: the instances' own distinct nodes less the positions
+    two instances share (equal value hashes).  Checked first with a lower bound that
+    counts only the instances' top nodes as shared-or-not (enough unless the terms
+    share much), then exactly."""
+    R = int(ins.root.max()) + 1 if ins.root.size else 0
+    sp = ins.split
+    if not sp.any():
+        return True
+    total = np.bincount(ins.root[sp], weights=ops_of[sp], minlength=R)
+    n_terms = np.bincount(ins.root[sp], minlength=R)
+    pos_total = np.bincount(ins.root[sp], weights=first_nl[sp], minlength=R)
+    roots = np.flatnonzero(n_terms)
+
+    def passes(distinct):
+        body = 1 + total - (pos_total - distinct)
+        return bool(np.all(total[roots] <= SPLIT_MAX_SHARING * (body[roots] + n_terms[roots])))
+
+    # distinct (root, value hash) pairs, one 64-bit key each (a collision only
+    # undercounts the sum's nodes: a stricter rule, never a wrong split)
+    def distinct_of(r, h):
+        key = h ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
+        _, first = np.unique(key, return_index=True)
+        return np.bincount(r[first], minlength=R)
+
+    top = sp & (ins.node >= 0)
+    if passes(distinct_of(ins.root[top], vh[np.maximum(ins.node[top], 0)])):
+        return True
+    rs, hs = [], []
+    for cl, Mc in classes:
+        if cl.first_nl:
+            V = vh[Mc[cl.first_nl]]
+            rs.append(np.broadcast_to(ins.root[cl.inst], V.shape).reshape(-1))
+            hs.append(V.reshape(-1))
+        w = ins.wrap[cl.inst]
+        if (w != 0).any():
+            # the wrap's nodes: hashed by their op, factor and the term's hash
+            wh = vh[np.maximum(ins.node[cl.inst], 0)] ^ (w.astype(np.uint64) * _WRAP_MUL) \
+                ^ (ins.c[cl.inst] + 0.0).view(np.uint64)
+            rs.append(ins.root[cl.inst][w != 0])
+            hs.append(wh[w != 0])
+    if not rs:
+        return passes(np.zeros(R, np.int64))
+    return passes(distinct_of(np.concatenate(rs), np.concatenate(hs)))
+
+
+def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
+    """Classes merged by (objective or not, key) into TemplateBlocks, ordered."""
+    merged: dict = {}
+    for cl, Mc in classes:
+        obj_part = ins.root[cl.inst] < nf
+        if obj_part.any() and not obj_part.all():      # one shape in f and in g
+            for part in (obj_part, ~obj_part):
+                sub = _Class()
+                sub.key, sub.var_pos, sub.par_pos = cl.key, cl.var_pos, cl.par_pos
+                sub.data_src, sub.ops, sub.inst = cl.data_src, cl.ops, cl.inst[part]
+                sub.first_nl = cl.first_nl
+                classes.append((sub, Mc[:, part]))
+            continue
+        is_obj = bool(obj_part[0])
+        vt = np.stack([dag.attr[Mc[p]] for p in cl.var_pos]) if cl.var_pos else \
+            np.zeros((0, cl.inst.size), np.int64)
+        pt = np.stack([dag.attr[Mc[p]] for p in cl.par_pos]) if cl.par_pos else \
+            np.zeros((0, cl.inst.size), np.int64)
+        rows = []
+        for src in cl.data_src:
+            if src[0] == "pos":
+                rows.append(dag.value[Mc[src[1]]] + 0.0)
+            elif src[0] == "-pos":
+                rows.append(-dag.value[Mc[src[1]]] + 0.0)
+            elif src[0] == "wrap":
+                rows.append(ins.c[cl.inst] + 0.0)
+            else:
+                rows.append(np.full(cl.inst.size, src[1]))
+        dt = np.stack(rows) if rows else np.zeros((0, cl.inst.size))
+        merged.setdefault((is_obj, cl.key), []).append((cl.inst, vt, pt, dt))
+    obj, con = [], []
+    firsts = []
+    for (is_obj, key), parts in merged.items():
+        inst = np.concatenate([p[0] for p in parts])
+        o = np.argsort(inst, kind="stable")
+        vt, pt, dt = (np.concatenate([p[j] for p in parts], axis=1)[:, o] for j in (1, 2, 3))
+        inst = inst[o]
+        g, root = build_template(key)
+        rows = None if is_obj else ins.root[inst] - nf
+        blk = TemplateBlock(g, root, vt, pt, dt, rows=rows, name=f"{name}[{vt.shape[0]}]")
+        firsts.append((int(inst[0]), is_obj, blk))
+    for _, is_obj, blk in sorted(firsts, key=lambda t: t[0]):
+        (obj if is_obj else con).append(blk)
+    return obj, con
+

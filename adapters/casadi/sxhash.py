@@ -52,6 +52,14 @@ def _fmix(x):
     return x ^ (x >> np.uint64(31))
 
 
+def _mix(op, ha, hb):
+    """The hash of a node of casadi op ``op`` over argument hashes ``ha``, ``hb`` (0
+    for a unary op): the mixing of :func:`term_hashes`."""
+    x = (op.astype(np.uint64) + np.uint64(1)) * _M1 ^ ha * _M2 ^ \
+        ((hb << np.uint64(29)) | (hb >> np.uint64(35))) * _M3
+    return _fmix(x)
+
+
 def _distinct(ids: np.ndarray, claim: np.ndarray) -> np.ndarray:
     """``ids`` without repeats (order kept up to which copy survives): each id claims
     a scratch slot, the copy whose claim stands is kept."""
@@ -67,13 +75,20 @@ def baked(dag: SXDag) -> np.ndarray:
 
 
 def term_hashes(dag: SXDag, nodes: np.ndarray):
-    """``(h, ok)`` for term nodes ``nodes``: uint64 shape hashes and whether each was
-    hashed (module docstring)."""
+    """``(h, ok, vh, hashed)`` over all K nodes, for the trees under ``nodes``: uint64
+    shape hashes ``h``, bool ``hashed`` (where the hashes are defined: leaves and the
+    nodes under ``nodes`` within MAX_DEPTH levels), bool ``ok`` (hashed, and at most
+    MAX_LEAVES leaves), and the *value hashes* ``vh`` (the same mixing with leaves by
+    identity: variable and parameter index, constant value, -0.0 as 0.0)."""
     K = dag.op.size
     a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
     h = np.zeros(K, np.uint64)
     for kind, v in _LEAF_H.items():
         h[leaf == kind] = np.uint64(v)
+    vh = h.copy()
+    ident = np.where(leaf == LEAF_CONST, (dag.value + 0.0).view(np.uint64),
+                     np.maximum(dag.attr, 0).astype(np.uint64))
+    vh = np.where(leaf != NOT_LEAF, _fmix(vh ^ _fmix(ident ^ _M3)), np.uint64(0))
     # inner nodes: non-leaves reachable from the terms, top-down, MAX_DEPTH levels
     inner = np.zeros(K, bool)
     claim = np.full(K, -1, np.int64)      # deduplicates a level without sorting
@@ -88,7 +103,7 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         front = _distinct(kids, claim)
         inner[front] = True
     ids = np.flatnonzero(inner)
-    # heights and tree sizes by relaxation; an unvisited non-leaf argument is 'deep'
+    # heights and tree sizes; an unvisited non-leaf argument is 'deep'
     height = np.zeros(K, np.int64)
     size = (leaf != NOT_LEAF).astype(np.int64)
     deep = (leaf == NOT_LEAF) & ~inner
@@ -97,11 +112,20 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     b0, b1 = a0[ids], a1[ids]
     has1 = b1 >= 0
     b1c = np.where(has1, b1, b0)
-    for _ in range(MAX_DEPTH + 2):
-        new = 1 + np.maximum(height[b0], np.where(has1, height[b1c], 0))
-        if np.array_equal(new, height[ids]):
+    # bottom-up: a node's height is final once both arguments' are (leaves and deep
+    # nodes are); each pass touches only the nodes still pending
+    final = ~inner
+    pend = np.arange(ids.size)
+    while pend.size:
+        ready = final[b0[pend]] & final[b1c[pend]]
+        r = pend[ready]
+        if not r.size:
             break
-        height[ids] = np.minimum(new, _BIG)
+        height[ids[r]] = np.minimum(1 + np.maximum(height[b0[r]],
+                                                   np.where(has1[r], height[b1c[r]], 0)),
+                                    _BIG)
+        final[ids[r]] = True
+        pend = pend[~ready]
     # heights above MAX_DEPTH are not hashed: as uint8 the sort is a radix sort
     order = np.argsort(np.minimum(height[ids], MAX_DEPTH + 1).astype(np.uint8),
                        kind="stable")
@@ -122,7 +146,9 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
         x = (ops[s] + np.uint64(1)) * _M1 ^ ha * _M2 ^ ((hb << np.uint64(29)) |
                                                     (hb >> np.uint64(35))) * _M3
         h[ids[s]] = _fmix(x)
+        vh[ids[s]] = _mix(ops[s], vh[b0[s]], np.where(has1[s], vh[b1c[s]], np.uint64(0)))
         size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
         lo = hi
-    ok = (height[nodes] <= MAX_DEPTH) & (size[nodes] <= MAX_LEAVES)
-    return h[nodes], ok
+    hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
+    ok = hashed & (size <= MAX_LEAVES)
+    return h, ok, vh, hashed

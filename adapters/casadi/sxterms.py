@@ -1,33 +1,49 @@
-"""The additive spines of an :class:`~.sxdag.SXDag`'s roots, split into terms.
+"""The instances of an :class:`~.sxdag.SXDag`'s roots, as the per-node reader makes them.
 
-Every root (the objective, each constraint nonzero) is a sum of terms,
+The per-node reader builds every root into caspar's graph, rebuilds long additive
+spines as n-ary sums (:func:`~.sums.flatten_sums`) and lets
+:class:`~caspar_backend.problem.Problem` split wide sums into their terms
+(:func:`~caspar_backend.patterns.split_terms`, :func:`~caspar_backend.patterns.
+constraint_instances`).  This module computes the same *instances* on arrays, so the
+bulk reader's pattern groups -- and with them every evaluation and derivative -- are
+those of the per-node reader, bit for bit:
 
-    root_r  =  sum_t  coef_t * T_t          (T_t a DAG node, coef_t a float)
+* the *spine* of a root: ADD, SUB, NEG nodes reached from it through their arguments
+  (every argument of ADD/SUB, the one of NEG); its *terms* are the non-spine
+  arguments met, in depth-first order, first argument first, each with the parity
+  of the NEG/SUB-subtrahend edges on its way (:func:`.sxtour.dfs_order`: an Euler
+  tour of the spine forest, ranked);
+* what caspar's own graph changes is followed too: an output or a node shared by two
+  spines is an item (its reference count), a chain of single-use additions is one
+  ``sum`` whose constant goes to its end (:func:`_sum_chains`), equal partial sums
+  are one node (:mod:`.sxmerge`: where that could change a split, None);
+* a term ``c * S``, ``S * c``, ``2 * S`` (OP_TWICE) or ``S / c`` with ``S`` a spine of
+  at least :data:`~.sums.SCALE_MIN_TERMS` terms is distributed: its terms become
+  ``c * t`` (``t / c``), negated where the two parities differ;
+* a root whose spine (after distribution) has fewer than ``max(min_terms, 3)``
+  terms is one instance, the root itself (min_terms 3 for the objective, 8 for a
+  constraint); otherwise its terms are gathered as ``caspar.Graph.sum`` does:
+  constant terms are summed left to right into one constant placed last (dropped
+  when 0), and the rest keep their order;
+* a constraint so gathered with at least :data:`~caspar_backend.patterns.
+  SPLIT_MIN_TERMS` terms, and the objective with at least 2, is split into them
+  when they share little (:data:`~caspar_backend.patterns.SPLIT_MAX_SHARING`; the
+  operation counts come from the instances' trees, :mod:`.sxgroup`).
 
-read off its *additive spine*: the nodes of kind ADD, SUB, NEG, TWICE, MUL by a
-constant and DIV by a nonzero constant (the *spine ops*), linked by *spine edges*
-(from a spine op into its non-constant arguments) and reached from the root
-through spine edges only.  A spine op is *flattened* into the spine above it
-when exactly one spine edge leads into it (counting an output as one edge, and
-spine edges from every spine op, reachable or not); otherwise -- a partial sum
-that two spines share (cumulative sums), or an argument of a non-spine op only
--- it is a term like any other node.  So every spine is a tree and each node
-belongs to at most one, which is what lets the split run on arrays:
+:class:`Instances` (arrays of length I, roots in order and each root's instances in
+order): ``root`` int64, ``node`` int64 (the term's DAG node; -1 for a constant
+instance), ``wrap`` int8 (:data:`PLAIN`, :data:`NEG`, :data:`MUL`, :data:`NEG_MUL`,
+:data:`DIV`, :data:`NEG_DIV`, :data:`CONST`), ``c`` float64 (the factor of MUL/DIV
+wraps, the value of a CONST instance), ``split`` bool (the instance is a term of a
+rebuilt sum: subject to the sharing rule), ``hashes`` the
+:func:`~.sxhash.term_hashes` of the trees under the roots and the spines' items.
 
-* ``up[c]``: the unique spine parent of a flattened node ``c`` (``ROOT0 - r``
-  for root r), and the factor of that edge (+1, -1 for the subtrahend and NEG,
-  2 for TWICE, c for MUL by c, 1/c for DIV by c);
-* pointer jumping (``log2(depth)`` rounds, depth 10^6 for a Rosenbrock chain)
-  gives each flattened node its root and the product of the factors on its way;
-* the terms are the spine edges from a spine member into a node that is not
-  flattened, with the member's factor times the edge's; a root whose output
-  node is not flattened is its own single term (factor 1).
-
-This equals the per-node reader's :func:`~.sums.flatten_sums` wherever both
-split (its scaled-spine rule distributes ``c * S`` only when ``S`` has 8 terms
-or more; here always) and the value is the same sum in another order.  Rows are
-split into terms however few they have: terms of a varying number of similar
-terms are then a few templates, not one per row length (AC-OPF balances).
+Where the per-node reader would do something these arrays do not describe -- a spine
+node or scaled spine reached by two spine edges (a shared partial sum, cumulative
+sums), partial sums caspar's graph may merge inside a rebuilt root, a rebuilt sum
+whose instance would be the sum node itself (fewer than SPLIT_MIN_TERMS terms once
+constants are gathered, no terms at all, a non-finite constant sum) --
+:func:`split_instances` returns None and the caller reads the program per node.
 """
 
 from __future__ import annotations
@@ -36,103 +52,324 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import optable as T
-from .sxdag import LEAF_CONST, SXDag
+from caspar_backend.patterns import SPLIT_MIN_TERMS
 
-ROOT0 = -2          # up[c] = ROOT0 - r: c hangs off root r
-_NONE = -1
+from . import optable as T
+from .sums import SCALE_MIN_TERMS
+from .sxdag import LEAF_CONST, SXDag
+from .sxhash import term_hashes
+from .sxmerge import merge_candidates
+from .sxtour import dfs_order
+
+PLAIN, NEG, MUL, NEG_MUL, DIV, NEG_DIV, CONST = range(7)
+#: the per-node reader's minimum spine length for a rebuilt root (objective, constraint)
+OBJ_MIN_TERMS, CON_MIN_TERMS = 3, 8
+#: constant terms of one root summed one position at a time, at most this many
+MAX_CONST_TERMS = 64
 
 _ADD, _SUB, _NEG, _TWICE, _MUL, _DIV = (T.CODES[k] for k in (
     "OP_ADD", "OP_SUB", "OP_NEG", "OP_TWICE", "OP_MUL", "OP_DIV"))
 
 
 @dataclass(eq=False)
-class Terms:
-    """``root_r = sum coef * node`` over the terms (final): ``node``, ``root`` int64
-    (T,), ``coef`` float64 (T,), grouped by root in root order."""
+class Instances:
+    """The roots' instances in the per-node reader's order (final; module doc)."""
 
-    node: np.ndarray
     root: np.ndarray
-    coef: np.ndarray
+    node: np.ndarray
+    wrap: np.ndarray
+    c: np.ndarray
+    split: np.ndarray
+    #: :func:`~.sxhash.term_hashes` of the trees under the roots and the spines' items
+    hashes: tuple = None
 
 
-def _spine_edges(dag: SXDag):
-    """``(parent, child, factor)`` of every spine edge, from every spine op."""
+def _scaled(dag: SXDag, spine: np.ndarray):
+    """``(is_scaled, S, c, divide)``: nodes ``c * S``, ``S * c``, ``2 * S``, ``S / c``
+    with ``S`` a spine node and ``c`` a constant (arrays over the K nodes)."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
-    is_c0 = (a0 >= 0) & (dag.leaf[np.maximum(a0, 0)] == LEAF_CONST)
-    is_c1 = (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
-    val = dag.value
-    par, kid, fac = [], [], []
-
-    def add(mask, child, factor):
-        k = np.flatnonzero(mask)
-        par.append(k)
-        kid.append(child[k])
-        fac.append(np.broadcast_to(factor, k.shape)[...] if np.ndim(factor) == 0
-                   else factor[k])
-
-    add_or_sub = (op == _ADD) | (op == _SUB)
-    add(add_or_sub, a0, 1.0)
-    add(op == _ADD, a1, 1.0)
-    add(op == _SUB, a1, -1.0)
-    add(op == _NEG, a0, -1.0)
-    add(op == _TWICE, a0, 2.0)
-    mul0 = (op == _MUL) & is_c0 & ~is_c1
-    add(mul0, a1, val[np.maximum(a0, 0)])
-    mul1 = (op == _MUL) & is_c1 & ~is_c0
-    add(mul1, a0, val[np.maximum(a1, 0)])
-    div = (op == _DIV) & is_c1 & ~is_c0
-    cval = val[np.maximum(a1, 0)]
-    div &= (cval != 0.0) & np.isfinite(cval)
-    with np.errstate(divide="ignore"):
-        add(div, a0, np.where(div, 1.0 / np.where(cval == 0.0, 1.0, cval), 1.0))
-    is_spine = add_or_sub | (op == _NEG) | (op == _TWICE) | mul0 | mul1 | div
-    return (np.concatenate(par), np.concatenate(kid),
-            np.concatenate([np.asarray(f, np.float64) for f in fac]), is_spine)
+    K = op.size
+    c0 = (a0 >= 0) & (dag.leaf[np.maximum(a0, 0)] == LEAF_CONST)
+    c1 = (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
+    s0 = (a0 >= 0) & spine[np.maximum(a0, 0)]
+    s1 = (a1 >= 0) & spine[np.maximum(a1, 0)]
+    v0, v1 = dag.value[np.maximum(a0, 0)], dag.value[np.maximum(a1, 0)]
+    mul_a = (op == _MUL) & c0 & s1          # casadi's first argument constant
+    mul_b = (op == _MUL) & c1 & s0 & ~mul_a
+    twice = (op == _TWICE) & s0
+    div = (op == _DIV) & c1 & s0
+    S = np.full(K, -1, np.int64)
+    c = np.zeros(K)
+    S[mul_a], c[mul_a] = a1[mul_a], v0[mul_a]
+    S[mul_b], c[mul_b] = a0[mul_b], v1[mul_b]
+    S[twice], c[twice] = a0[twice], 2.0
+    S[div], c[div] = a0[div], v1[div]
+    return mul_a | mul_b | twice | div, S, c, div
 
 
-def split_terms(dag: SXDag, roots: np.ndarray) -> Terms:
-    """The terms of each root node ``roots[r]`` (module docstring)."""
-    K = dag.op.size
+def program_uses(dag: SXDag) -> np.ndarray:
+    """int64 (K,): how many instruction arguments and outputs read each node."""
+    got = getattr(dag, "_uses", None)
+    if got is None:
+        K = dag.op.size
+        a0, a1 = dag.arg0, dag.arg1
+        got = dag._uses = (np.bincount(a0[a0 >= 0], minlength=K)
+                           + np.bincount(a1[a1 >= 0], minlength=K)
+                           + np.bincount(dag.out, minlength=K))
+    return got
+
+
+def _sum_chains(dag: SXDag):
+    """``(head, in_sum)`` over the K nodes: the head of the chain of single-use
+    additions each ADD/SUB node belongs to (:func:`.program._fuse_sums` fuses a link
+    used once, by another ADD/SUB, into its user), and whether that chain has three
+    terms or more (caspar builds it as one ``sum``).  Computed once per DAG."""
+    got = getattr(dag, "_chains", None)
+    if got is not None:
+        return got
+    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    K = op.size
+    chain = (op == _ADD) | (op == _SUB)
+    uses = program_uses(dag)
+    ch = np.flatnonzero(chain)
+    user = np.full(K, -1, np.int64)
+    user[a0[ch]] = ch
+    user[a1[ch]] = ch
+    fused = chain & (uses == 1) & (user >= 0)
+    head = np.arange(K)
+    live = np.flatnonzero(fused)
+    head[live] = user[live]
+    while live.size:                                # pointer jumping to the head
+        nxt = head[head[live]]
+        moved = nxt != head[live]
+        head[live] = nxt
+        live = live[moved]
+    has_link = np.zeros(K, bool)
+    has_link[user[fused]] = True
+    in_sum = chain & (fused | has_link)
+    dag._chains = (head, in_sum)
+    return dag._chains
+
+
+def scaled_nodes(dag: SXDag) -> np.ndarray:
+    """bool (K,): the scaled spines ``c * S``, ``S * c``, ``2 * S``, ``S / c``."""
+    spine = ((dag.op == _ADD) | (dag.op == _SUB) | (dag.op == _NEG)) & (dag.leaf < 0)
+    return _scaled(dag, spine)[0]
+
+
+def split_instances(dag: SXDag, nf: int) -> Instances | None:
+    """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
+    roots first, then the constraints), or None (module docstring)."""
+    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    K = op.size
+    roots = dag.out
     R = roots.size
-    par, kid, fac, is_spine = _spine_edges(dag)
-    # spine edges into each node: from spine ops, plus one per output that is it
-    sref = np.bincount(kid, minlength=K) + np.bincount(roots, minlength=K)
-    flat = is_spine & (sref == 1)
-    up = np.full(K, _NONE, np.int64)
-    f_up = np.ones(K)
-    e_in = flat[kid]
-    up[kid[e_in]] = par[e_in]
-    f_up[kid[e_in]] = fac[e_in]
-    r_in = flat[roots]
-    up[roots[r_in]] = ROOT0 - np.flatnonzero(r_in)
-    # pointer jumping: top[c] = the root (ROOT0 - r) above c or the first
-    # non-flattened spine op (whose spine is inside a term: not split)
-    members = np.flatnonzero(flat)
-    top = up[members]
-    acc = f_up[members].copy()
-    pos = np.full(K, -1, np.int64)
-    pos[members] = np.arange(members.size)
-    # jump[i]: the member index of member i's top while that top is flattened too
-    jump = np.where(top >= 0, pos[np.maximum(top, 0)], -1)
-    live = np.flatnonzero(jump >= 0)
-    while live.size:
-        j = jump[live]
-        acc[live] *= acc[j]
-        top[live] = top[j]
-        jump[live] = jump[j]
-        live = live[jump[live] >= 0]
-    root_of = np.full(K, _NONE, np.int64)
-    on_root = top <= ROOT0
-    root_of[members[on_root]] = ROOT0 - top[on_root]
-    fac_of = np.ones(K)
-    fac_of[members[on_root]] = acc[on_root]
-    # terms: spine edges from a root's spine member into a node not flattened
-    src_root = root_of[par]
-    t = (src_root >= 0) & ~flat[kid]
-    node = [kid[t], roots[~r_in]]
-    root = [src_root[t], np.flatnonzero(~r_in)]
-    coef = [fac_of[par[t]] * fac[t], np.ones(int((~r_in).sum()))]
-    node, root, coef = (np.concatenate(v) for v in (node, root, coef))
-    order = np.argsort(root, kind="stable")
-    return Terms(node[order], root[order].astype(np.int64), coef[order])
+    spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
+    spine &= dag.leaf < 0
+    scaled, S_of, c_of, div_of = _scaled(dag, spine)
+    # spine parents of every node in the program: from spine nodes and scaled nodes
+    sp = np.flatnonzero(spine)
+    two = (op[sp] == _ADD) | (op[sp] == _SUB)
+    sc = np.flatnonzero(scaled)
+    dref = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
+    from_spine = dref.copy()
+    dref += np.bincount(S_of[sc], minlength=K)
+    # a spine node with one spine parent is a subtree of it; with more it is an item of
+    # each (and the top of its own tree)
+    is_root = np.zeros(K, bool)
+    is_root[roots] = True
+    # (an output counts as a reference too: a root inside another spine is an item)
+    tree = spine & (dref == 1) & (from_spine == 1) & ~is_root
+    # a spine node no spine, scaled spine or output refers to is out of every root's
+    # reach (``va_i - va_j`` under a cos): left out of the tour, with its items
+    toured = spine & ~((dref == 0) & ~is_root)
+    all_tops = np.flatnonzero(toured & ~tree)
+    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, toured, tree,
+                                                                      all_tops)
+    # reachable from the roots through spine edges (caspar's flatten_sums walks these):
+    # the roots' trees, and the trees of the S of every scaled item or shared item met
+    reach = np.zeros(K, bool)                       # by top
+    reach[top_of[roots[spine[roots]]]] = True
+    item_reach = np.zeros(top_id.size, bool)
+    for _ in range(64):
+        item_reach = reach[top_id]
+        into = t_node[item_reach]
+        new_tops = np.concatenate([
+            top_of[into[spine[into]]],                         # shared spine items
+            top_of[S_of[into[scaled[into]]]],                  # scaled items' S
+            top_of[S_of[roots[scaled[roots]]]]])
+        new_tops = new_tops[new_tops >= 0]
+        if reach[new_tops].all():
+            break
+        reach[new_tops] = True
+    else:
+        return None
+    walked = (spine & (top_of >= 0) & reach[np.maximum(top_of, 0)])
+    item_at = np.zeros(K, bool)
+    item_at[t_node[item_reach]] = True
+    walked |= scaled & (item_at | is_root)
+    # value hashes of every tree below the roots and the items
+    hashes = term_hashes(dag, np.concatenate([roots, t_node]))
+    occ = np.bincount(t_node[item_reach], minlength=K) + np.bincount(roots, minlength=K)
+    # a partial sum shared by several spines of the program (cumulative sums): caspar
+    # counts its references per node of its own graph, which this split does not model
+    if np.any(spine & ~tree & (from_spine > 0) & walked):
+        return None
+    if np.any(occ[scaled] > 1) or np.any(dref[S_of[sc]] > 1):
+        return None           # a scaled spine used twice
+    # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
+    # another one is one node referenced twice, an item where this split flattens it
+    merge, neg_top = merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
+                                       top_id, t_node, t_par, t_dist, top_of, span, tree,
+                                       t_host, reach)
+    # a merged negation of a non-spine node is the same instance either way, -t, but
+    # under a distributed factor: c * (-t) where caspar holds one node, -(c * t) else
+    neg_leafy = (op == _NEG) & ~spine[np.maximum(a0, 0)]
+    m_sp = np.flatnonzero(merge & spine)
+    m_top = top_of[m_sp]
+    root_tree = np.zeros(K, bool)
+    root_tree[roots[spine[roots]]] = True
+    keep_m = ~neg_leafy[m_sp] | ~root_tree[m_top]
+    item_top = top_id[np.isin(t_node, np.flatnonzero(merge & scaled))]
+    merge_top = np.concatenate([m_top[keep_m], item_top, neg_top[~root_tree[neg_top]]])
+    tops = np.concatenate([roots[spine[roots]], S_of[sc]])
+    tops = tops[(tops >= 0)]
+    if np.unique(tops).size != tops.size:
+        return None
+    sel = np.isin(top_id, tops)
+    top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
+    t_dist, t_host = t_dist[sel], t_host[sel]
+    root_sp = roots[spine[roots]]
+    n_of_top = np.bincount(np.searchsorted(np.sort(tops), top_id), minlength=tops.size)
+    count = np.zeros(K, np.int64)
+    count[np.sort(tops)] = n_of_top
+    # a scaled term is distributed when its S has enough terms
+    dist_ok = np.zeros(K, bool)
+    dist_ok[sc] = count[S_of[sc]] >= SCALE_MIN_TERMS
+    # first level: each root's items (its spine's terms, or the root itself)
+    r_of_top = np.full(K, -1, np.int64)
+    r_of_top[root_sp] = np.flatnonzero(spine[roots])
+    lvl_root = np.concatenate([r_of_top[top_id][r_of_top[top_id] >= 0],
+                               np.flatnonzero(~spine[roots])])
+    is_top_item = r_of_top[top_id] >= 0
+    lvl_node = np.concatenate([t_node[is_top_item], roots[~spine[roots]]])
+    lvl_par = np.concatenate([t_par[is_top_item], np.zeros(int((~spine[roots]).sum()), bool)])
+    n_leafroot = int((~spine[roots]).sum())
+    lvl_seq = np.concatenate([np.arange(int(is_top_item.sum())), np.zeros(n_leafroot, np.int64)])
+    lvl_k1 = np.concatenate([-t_dist[is_top_item], np.zeros(n_leafroot, np.int64)])
+    lvl_host = np.concatenate([t_host[is_top_item], np.full(n_leafroot, -1, np.int64)])
+    o = np.lexsort((lvl_seq, lvl_root))
+    lvl_root, lvl_node, lvl_par = lvl_root[o], lvl_node[o], lvl_par[o]
+    lvl_k1, lvl_host = lvl_k1[o], lvl_host[o]
+    # second level: distributed scaled items expand into S's terms
+    dist_item = dist_ok[lvl_node]
+    inner_of = top_id                                 # S -> its terms, grouped
+    s_sorted = np.argsort(inner_of, kind="stable")
+    starts = np.searchsorted(inner_of[s_sorted], S_of[lvl_node[dist_item]])
+    n_in = count[S_of[lvl_node[dist_item]]]
+    rep = np.ones(lvl_node.size, np.int64)
+    rep[dist_item] = n_in
+    item_of = np.repeat(np.arange(lvl_node.size), rep)
+    sub = np.arange(item_of.size) - np.repeat(np.cumsum(rep) - rep, rep)
+    node = lvl_node[item_of].copy()
+    par = lvl_par[item_of].copy()
+    wrap = np.zeros(item_of.size, np.int8)
+    cc = np.zeros(item_of.size)
+    # each item's place in caspar's out list: (tour key in the root's spine, tour key
+    # in a distributed S's spine), and the spine node holding it
+    k1, k2, host = lvl_k1[item_of], np.zeros(item_of.size, np.int64), lvl_host[item_of]
+    d_rows = np.flatnonzero(dist_item[item_of])
+    if d_rows.size:
+        it = item_of[d_rows]
+        which = np.searchsorted(np.flatnonzero(dist_item), it)
+        src = s_sorted[starts[which] + sub[d_rows]]
+        scn = lvl_node[it]
+        node[d_rows] = t_node[src]
+        par[d_rows] = lvl_par[it] ^ t_par[src]
+        k2[d_rows] = -t_dist[src]
+        host[d_rows] = t_host[src]
+        divide = div_of[scn]
+        wrap[d_rows] = np.where(divide, DIV, MUL)
+        cc[d_rows] = c_of[scn]
+    root = lvl_root[item_of]
+    n_out = np.bincount(root, minlength=R)
+    min_terms = np.full(R, CON_MIN_TERMS)
+    min_terms[:nf] = OBJ_MIN_TERMS
+    rebuilt = n_out >= np.maximum(min_terms, 3)
+    if merge_top.size:
+        # where a merge could change caspar's split: a root spine it would rebuild, or
+        # the spine of a scaled item (conservatively)
+        r_of = np.full(K, -1, np.int64)
+        r_of[roots] = np.arange(R)
+        mr = r_of[merge_top]
+        if np.any(mr < 0) or np.any(rebuilt[mr[mr >= 0]]):
+            return None
+    # a root kept whole is one PLAIN instance: the root node itself
+    whole = np.flatnonzero(~rebuilt)
+    keep = rebuilt[root]
+    root, node, par, wrap, cc = root[keep], node[keep], par[keep], wrap[keep], cc[keep]
+    k1, k2, host = k1[keep], k2[keep], host[keep]
+    wrap = np.where(par, wrap + 1, wrap).astype(np.int8)   # PLAIN->NEG, MUL->NEG_MUL, ...
+    # constant items fold (c * t, t / c, negated) and gather, in order, at the end
+    is_c = dag.leaf[node] == LEAF_CONST
+    v = dag.value[node]
+    v = np.where((wrap == MUL) | (wrap == NEG_MUL), cc * v, v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where((wrap == DIV) | (wrap == NEG_DIV), v / np.where(cc == 0, 1.0, cc), v)
+    v = np.where((wrap == NEG) | (wrap == NEG_MUL) | (wrap == NEG_DIV), -v, v)
+    ci = np.flatnonzero(is_c)
+    csum = np.zeros(R)
+    if ci.size:
+        # caspar's program fuses a chain of single-use additions into one sum whose
+        # constant (one: bulk._chain_constants_ok) it moves to the chain's end, where
+        # flatten_sums then meets it: such a constant sorts at its chain head's exit
+        head, in_sum = _sum_chains(dag)
+        hc = host[ci]
+        moved = (hc >= 0) & in_sum[np.maximum(hc, 0)]
+        H = head[np.maximum(hc, 0)]
+        lvl2 = k2[ci] != 0
+        ck1 = np.where(moved & ~lvl2, -span[H, 1], k1[ci])
+        ck2 = np.where(moved & lvl2, -span[H, 1], k2[ci])
+        o = np.lexsort((ck2, ck1, root[ci]))
+        ci = ci[o]
+        cr = root[ci]
+        k_in = np.arange(ci.size) - np.searchsorted(cr, cr)   # k-th constant of its root
+        if int(k_in.max()) >= MAX_CONST_TERMS:
+            return None
+        for k in range(int(k_in.max()) + 1):                  # left to right, as Graph.sum
+            s = k_in == k
+            csum[cr[s]] = csum[cr[s]] + v[ci[s]]
+    if not np.all(np.isfinite(csum)):
+        return None
+    nonc = ~is_c
+    width = np.bincount(root[nonc], minlength=R) + (csum != 0.0)
+    reb = np.flatnonzero(rebuilt)
+    if np.any(width[reb] == 0):
+        return None
+    min_split = np.full(R, SPLIT_MIN_TERMS)
+    min_split[:nf] = 2
+    if np.any((width[reb] < min_split[reb]) & (width[reb] > 1)):
+        return None               # the instance would be the sum node itself
+    # assemble: whole roots, then rebuilt roots' terms and their constant, in root order
+    cr_ = np.flatnonzero(rebuilt & (csum != 0.0))
+    parts_root = [whole, root[nonc], cr_]
+    parts_node = [roots[whole], node[nonc], np.full(cr_.size, -1, np.int64)]
+    parts_wrap = [np.zeros(whole.size, np.int8), wrap[nonc], np.full(cr_.size, CONST, np.int8)]
+    parts_c = [np.zeros(whole.size), cc[nonc], csum[cr_]]
+    parts_seq = [np.zeros(whole.size, np.int64), np.arange(int(nonc.sum())),
+                 np.full(cr_.size, K + root.size, np.int64)]
+    r_all = np.concatenate(parts_root)
+    o = np.lexsort((np.concatenate(parts_seq), r_all))
+    node_all = np.concatenate(parts_node)[o]
+    wrap_all = np.concatenate(parts_wrap)[o]
+    # a whole root that is a constant leaf is a CONST instance of its value
+    wl = (wrap_all == PLAIN) & (node_all >= 0)
+    wl &= dag.leaf[np.maximum(node_all, 0)] == LEAF_CONST
+    c_all = np.concatenate(parts_c)[o]
+    c_all[wl] = dag.value[node_all[wl]]
+    wrap_all[wl] = CONST
+    node_all[wl] = -1
+    r_all = r_all[o]
+    split = (width[r_all] > 1) & rebuilt[r_all]
+    return Instances(r_all.astype(np.int64), node_all.astype(np.int64), wrap_all,
+                     c_all.astype(np.float64), split, hashes)
