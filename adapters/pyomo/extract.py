@@ -36,19 +36,25 @@ from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
 from .mapping import LazyNames, PyomoMapping, _check_bounds
+from .templates import TemplateReader
 from .walker import DEPTH_LIMIT, ExpressionWalker
 
 _INF = math.inf
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT) -> NLPModel:
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT,
+                   templates: bool = True) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
     The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
     x, p and g back to the model's components.  ``depth_limit``: expression
     levels walked recursively before the walker switches to its explicit
     stack (any value gives the same result; see :mod:`.walker`).
+    ``templates``: read constraint rows as template instances
+    (:mod:`.templates`, the model's rows then arrive pre-grouped as
+    ``constraint_blocks``); ``False`` walks every row into the DAG (the
+    reference path).  x, p, the rows and their bounds are the same either way.
     """
     from pyomo.common.gc_manager import PauseGC
 
@@ -60,37 +66,48 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT) -> NLPModel:
     # over for nothing (nothing made here is garbage), so it is paused, as
     # Pyomo's own writers do.
     with PauseGC():
-        return _extract(model, depth_limit)
+        return _extract(model, depth_limit, templates and not _is_kernel(model))
 
 
-def _extract(model, depth_limit) -> NLPModel:
+def _extract(model, depth_limit, templates) -> NLPModel:
     from pyomo.core.base import Constraint, Objective
 
     g = Graph()
     walker = ExpressionWalker(g, depth_limit)
     try:
         objective, f, sense = _objective(model, Objective, walker, g)
-        rows = _constraints(model, Constraint, walker, g)
+        reader = TemplateReader(walker) if templates else None
+        rows = _constraints(model, Constraint, walker, g, reader)
+        if reader is not None:
+            blocks = _template_blocks(reader, rows, walker, g)
     finally:
         walker.release()
     _reject_discrete(walker.x_vars)
 
-    trivial = _constant_rows(rows.roots)
+    if reader is None:
+        flat_rows, flat_roots, blocks = None, rows.roots, []
+    else:
+        flat_rows = np.array([j for j, r in enumerate(rows.roots) if r is not None],
+                             dtype=np.int64)
+        flat_roots = [rows.roots[j] for j in flat_rows.tolist()]
+    trivial = _constant_rows(flat_roots)
+    trivial_rows = trivial if flat_rows is None else flat_rows[trivial].tolist()
     mapping = PyomoMapping(
         model=model, x_vars=walker.x_vars, p_objs=walker.p_objs,
         constraints=rows.cons, objective=objective, sense=sense,
         shift=np.asarray(rows.shift, dtype=float), bound_exprs=rows.bound_exprs,
         con_lb=rows.lo, con_ub=rows.hi, skipped=rows.skipped, blocks=rows.blocks,
-        trivial_rows=np.asarray(trivial, dtype=np.intp),
-        trivial_roots=[rows.roots[j] for j in trivial])
+        trivial_rows=np.asarray(trivial_rows, dtype=np.intp),
+        trivial_roots=[flat_roots[j] for j in trivial])
     lbx, ubx = mapping.var_bounds()
     lbg, ubg = mapping.con_lb - mapping.shift, mapping.con_ub - mapping.shift
     return NLPModel(
-        g, f, rows.roots, lbx, ubx, lbg, ubg,
+        g, f, flat_roots, lbx, ubx, lbg, ubg,
         x0=mapping.initial_point(lbx, ubx), p=mapping.param_values(),
         var_names=LazyNames(mapping.x_vars), con_names=LazyNames(mapping.constraints),
         param_names=LazyNames(mapping.p_objs), sense=sense, source="pyomo",
-        meta={"pyomo": mapping})
+        meta={"pyomo": mapping}, constraint_blocks=blocks, constraint_rows=flat_rows,
+        n_rows=len(mapping.constraints))
 
 
 def from_pyomo(model):
@@ -147,7 +164,9 @@ class _Rows:
         self.bound_exprs, self.skipped, self.blocks = [], [], []
 
 
-def _constraints(model, Constraint, walker, g) -> _Rows:
+def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
+    """Every row's bounds, shift and body node (``None`` for the rows ``reader``
+    took as template instances)."""
     from pyomo.common.numeric_types import native_numeric_types as native
     from pyomo.core.expr.visitor import value
 
@@ -176,12 +195,12 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
             rows.skipped.append(con)
             continue
         walker.context = con
-        node = walk(body)
-        c = 0.0
-        if node.op == "sum" and node.args[-1].op == "const":
-            c = node.args[-1].attr
-            node = g.sum(node.args[:-1])
         comp = _owner(con)
+        c = None if reader is None else reader.read(body, len(cons), comp)
+        if c is None:
+            node, c = _walk_row(walk, g, body)
+        else:
+            node = None
         if comp is not last_comp:
             if last_comp is not None:
                 rows.blocks.append((last_comp, start, len(cons)))
@@ -288,6 +307,29 @@ def _owner(con):
         return con.parent_component()
     except AttributeError:          # kernel objects know only their parent
         return con.parent
+
+
+def _walk_row(walk, g, body):
+    """``(node, shift)`` of one row on the per-instance path: the numeric constant
+    of the body's top-level sum moves into the bounds."""
+    node = walk(body)
+    c = 0.0
+    if node.op == "sum" and node.args[-1].op == "const":
+        c = node.args[-1].attr
+        node = g.sum(node.args[:-1])
+    return node, c
+
+
+def _template_blocks(reader, rows, walker, g) -> list:
+    """The reader's groups as TemplateBlocks; the rows of groups it refused after
+    the pass (see :meth:`.templates.TemplateReader.blocks`) are walked now."""
+    blocks, refused = reader.blocks()
+    for j in refused:
+        con = rows.cons[j]
+        walker.context = con
+        rows.roots[j], rows.shift[j] = _walk_row(walker.walk, g,
+                                                 con.to_bounded_expression()[1])
+    return blocks
 
 
 # --------------------------------------------------------------------- checks

@@ -1,0 +1,468 @@
+"""Constraint rows read as template instances: one pass per row, no DAG per row.
+
+The per-instance path (:mod:`.walker`) builds every row's expression in one
+hash-consed :class:`~caspar_backend.expr.Graph`, and :class:`~caspar_backend.problem.Problem`
+then hashes each row again to find its pattern group.  Large Pyomo models are a few
+rules applied over index sets, so most of that work is repeated.  This reader makes
+one pass over a row's Pyomo expression tree and returns its *structural key* and its
+instance tables directly:
+
+* ``key``: the post-order list of operations ``(op, attr, refs)`` of the row with its
+  leaves replaced by local slots, ``refs`` being earlier items (int) or leaf refs
+  ``('v', j)`` (local variable slot j), ``('p', j)`` (local parameter slot j),
+  ``('c', j)`` (data slot j) or ``('k', value)`` (a literal constant);
+* ``vars``: the global x index of each local variable slot (first occurrence),
+  ``params``: the global p index of each parameter slot, ``data``: each data value;
+* ``shift``: the numeric constant of the body's top-level sum (moved into the bounds,
+  as the per-instance path and the NL writer do).
+
+Rows with equal keys are instances of one template; the template is built once from
+the key (:func:`build_template`) and the rows become one
+:class:`~caspar_backend.blocks.TemplateBlock`, i.e. one pattern group whose tables are
+arrays made from the collected lists.
+
+Why the key determines the template exactly (the rule that makes a wrong template
+impossible, not just unlikely): every number of a row is either a data slot (its value
+is a table entry, the template computes with it symbolically) or a literal in the key
+(its value is part of the key, so only rows with that same value share the template).
+Literals are the values the Graph's construction rules treat specially, so that the
+template simplifies as each row's own expression would:
+
+* ``0``, ``1``, ``-1`` anywhere (``x*0 -> 0`` is a structural zero: no Jacobian entry;
+  ``x*1 -> x``);
+* the exponent of a power when it is a number (``x**2 -> powi(x, 2)``, ``x**0.5 ->
+  sqrt(x)``).
+
+Every other number is data, including values of immutable Params and constants the
+per-instance path would fold together (``g/tau**2`` of two immutable Params): the
+template then computes the fold at evaluation time, the same function.  Variables are
+slots by first occurrence, so two rows share a key only when their variables repeat in
+the same pattern.  The translation of each Pyomo class follows :mod:`.walker` (the same
+flattened sums with their ``lincomb`` of linear terms, the same leaf order, so x and p
+come out in the same order as on the per-instance path).
+
+Rows this reader does not take (the caller walks them per instance instead):
+``Expr_if``, ``max``/``min``, relational and logical expressions, external functions,
+any class it does not know, expressions nested deeper than :data:`MAX_DEPTH`, and
+(decided per group, after the pass) templates with no variable left (trivial rows),
+wide sums (at least :data:`~caspar_backend.patterns.SPLIT_MIN_TERMS` terms, which the
+per-instance path splits into terms) and groups with a non-finite number.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import numpy as np
+
+from caspar_backend.expr import Graph, topo_order
+from caspar_backend.patterns import SPLIT_MIN_TERMS
+
+from .functions import UNARY
+from .walker import _CONST, _EXPR, _LOGICAL_CONST, _NATIVE, _PARAM, _VAR
+
+#: expression levels this reader follows before leaving a row to the walker
+MAX_DEPTH = 100
+#: nesting of sums / negations flattened into one sum (as in the walker)
+_FLATTEN_DEPTH = 32
+_ONE, _MINUS_ONE, _ZERO = ("k", 1.0), ("k", -1.0), ("k", 0.0)
+
+
+class NotTemplatable(Exception):
+    """Raised inside a row's pass: this row goes the per-instance way."""
+
+
+@final
+class TemplateGroup:
+    """Rows of one key (a plain accumulator)."""
+
+    __slots__ = ("key", "rows", "vars", "params", "data", "owner")
+
+    def __init__(self, key, owner):
+        self.key = key
+        self.owner = owner
+        self.rows: list = []
+        self.vars: list = []
+        self.params: list = []
+        self.data: list = []
+
+
+@final
+class TemplateReader:
+    """One pass per row; rows grouped by key (see the module docstring).
+
+    Shares the :class:`~.walker.ExpressionWalker`'s leaf memo, so a VarData or Param
+    has one index in x or p whichever reader meets it first.
+    """
+
+    def __init__(self, walker):
+        from pyomo.common.numeric_types import native_numeric_types
+
+        from .walker import _pyomo_classes
+
+        self.walker = walker
+        self.groups: dict = {}
+        self._native = native_numeric_types
+        self._memo = walker._memo
+        self._kinds = walker._kinds
+        ne, _re, _le = _pyomo_classes()
+        self._mono = ne.MonomialTermExpression
+        self._bases = [
+            (ne.SumExpression, self._h_sum), (ne.NegationExpression, self._h_neg),
+            (ne.ProductExpression, self._h_binary("mul")),
+            (ne.DivisionExpression, self._h_binary("div")),
+            (ne.PowExpression, self._h_pow), (ne.UnaryFunctionExpression, self._h_unary),
+        ]
+        self._handlers: dict = {}
+        # per-row state
+        self._items: list = []
+        self._vslot: dict = {}
+        self._pslot: dict = {}
+        self._data: list = []
+        self._shared: dict = {}
+
+    # ------------------------------------------------------------------ rows
+    def read(self, body, row: int, owner) -> float | None:
+        """Add ``body`` as row ``row`` to its group and return its shift; ``None``
+        when the row is not templatable (nothing recorded; the caller walks it)."""
+        self._items, self._vslot, self._pslot, self._data = [], {}, {}, []
+        self._shared = {}
+        # the leaf memo is keyed by id: keep the body (which to_bounded_expression may
+        # have made just now) alive as long as the walker keeps its own roots
+        self.walker._alive.append(body)
+        cls = body.__class__
+        try:
+            if cls in self._native:
+                return None
+            kind = self._kinds.get(cls)
+            if kind is None:
+                kind = self.walker._classify(cls, body)
+            if kind == _EXPR and self._handler(body) == self._h_sum:
+                root, shift = self._sum(body, 0, True)
+            else:
+                root, shift = self._ref(body, 0), 0.0
+        except NotTemplatable:
+            return None
+        if not self._vslot:
+            return None            # no free variable: a trivial row, the walker's
+        key = (tuple(self._items), root, len(self._vslot), len(self._pslot),
+               len(self._data))
+        grp = self.groups.get(key)
+        if grp is None:
+            grp = self.groups[key] = TemplateGroup(key, owner)
+        grp.rows.append(row)
+        grp.vars.extend(self._vslot)
+        grp.params.extend(self._pslot)
+        grp.data.extend(self._data)
+        return shift
+
+    # --------------------------------------------------------------- refs
+    def _item(self, op, attr, refs) -> int:
+        items = self._items
+        items.append((op, attr, refs))
+        return len(items) - 1
+
+    def _num(self, v):
+        """A number: a literal when the Graph treats its value specially, else data."""
+        if v == 0.0:
+            return _ZERO
+        if v == 1.0:
+            return _ONE
+        if v == -1.0:
+            return _MINUS_ONE
+        return self._datum(v)
+
+    def _datum(self, v):
+        data = self._data
+        data.append(v)
+        return ("c", len(data) - 1)
+
+    def _ref(self, e, depth):
+        cls = e.__class__
+        if cls in self._native:
+            return self._num(e)
+        kind = self._kinds.get(cls)
+        if kind is None:
+            kind = self.walker._classify(cls, e)
+        if kind == _EXPR:
+            # an object used twice in one row is one node (as the walker's memo
+            # makes it), so the template computes it once
+            r = self._shared.get(id(e))
+            if r is None:
+                if depth > MAX_DEPTH:
+                    raise NotTemplatable
+                r = self._shared[id(e)] = self._handler(e)(e, depth + 1)
+            return r
+        return self._leaf(e, kind)
+
+    def _leaf(self, e, kind):
+        n = self._memo.get(id(e))
+        if n is None:
+            if kind not in (_VAR, _PARAM, _CONST, _NATIVE, _LOGICAL_CONST):
+                raise NotTemplatable   # the walker names the bad leaf
+            n = self.walker._leaf(e, kind)
+        op = n.op
+        if op == "var":
+            s = self._vslot.get(n.attr)
+            if s is None:
+                s = self._vslot[n.attr] = len(self._vslot)
+            return ("v", s)
+        if op == "param":
+            s = self._pslot.get(n.attr)
+            if s is None:
+                s = self._pslot[n.attr] = len(self._pslot)
+            return ("p", s)
+        return self._num(n.attr)
+
+    def _handler(self, e):
+        cls = e.__class__
+        h = self._handlers.get(cls)
+        if h is None:
+            if not hasattr(e, "is_named_expression_type"):
+                raise NotTemplatable
+            if e.is_named_expression_type():
+                h = self._h_named
+            else:
+                h = next((fn for base, fn in self._bases if isinstance(e, base)), None)
+                if h is None:
+                    h = self._h_refuse
+            self._handlers[cls] = h
+        return h
+
+    # ------------------------------------------------------------- handlers
+    @staticmethod
+    def _h_refuse(e, depth):
+        raise NotTemplatable
+
+    def _h_named(self, e, depth):
+        inner = e.expr
+        if inner is None:
+            raise NotTemplatable
+        return self._ref(inner, depth)
+
+    def _h_neg(self, e, depth):
+        return self._item("neg", None, (self._ref(e._args_[0], depth),))
+
+    def _h_binary(self, op):
+        def handler(e, depth):
+            a, b = e._args_
+            ra = self._ref(a, depth)
+            return self._item(op, None, (ra, self._ref(b, depth)))
+        return handler
+
+    def _h_pow(self, e, depth):
+        a, b = e._args_
+        ra = self._ref(a, depth)
+        rb = self._ref(b, depth)
+        if rb.__class__ is tuple and rb[0] == "c":   # a numeric exponent is structure
+            rb = ("k", self._data.pop())
+        return self._item("pow", None, (ra, rb))
+
+    def _h_unary(self, e, depth):
+        op = UNARY.get(e._name)
+        if op is None:
+            raise NotTemplatable
+        return self._item(op, None, (self._ref(e._args_[0], depth),))
+
+    def _h_sum(self, e, depth):
+        return self._sum(e, depth, False)[0]
+
+    # ----------------------------------------------------------------- sums
+    def _sum(self, e, depth, top):
+        """``lincomb(linear terms) + sum(sign * other terms) + constant`` as in
+        :meth:`.walker.ExpressionWalker._sum_of`; at the top of a row the constant is
+        returned as the shift instead."""
+        flat, todo, signs = [], [], []
+        const = self._collect(e.args, 1.0, flat, todo, signs, depth, 0)
+        res = [self._ref(t, depth) for t in todo]
+        if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
+            c = flat[0]
+            if c.__class__ is not int and c.__class__ is not tuple:
+                c = self._num(c)
+            lin = flat[1] if c == _ONE else self._item("mul", None, (c, flat[1]))
+        elif flat:             # lincomb drops zero coefficients; others are data
+            for k in range(0, len(flat), 2):
+                c = flat[k]
+                if c.__class__ is not int and c.__class__ is not tuple:
+                    flat[k] = _ZERO if c == 0.0 else self._datum(c)
+            lin = self._item("lincomb", None, tuple(flat))
+        else:
+            lin = None
+        parts = [lin] if lin is not None else []
+        for r, s in zip(res, signs):
+            parts.append(r if s > 0 else self._item("neg", None, (r,)))
+        if top:
+            shift, const = const, 0.0
+        else:
+            shift = 0.0
+        if const:
+            parts.append(self._num(const))
+        if not parts:
+            return _ZERO, shift
+        if len(parts) == 1:
+            return parts[0], shift
+        return self._item("sum", None, tuple(parts)), shift
+
+    def _collect(self, args, s, flat, todo, signs, depth, nest):
+        """The walker's ``_collect``: append ``s * args`` to the sum data (linear
+        terms into ``flat`` in order as (coefficient, variable ref) pairs, a numeric
+        coefficient as a float; other terms into ``todo``); return the constant."""
+        native, mono = self._native, self._mono
+        const = 0.0
+        for a in args:
+            cls = a.__class__
+            if cls is mono:
+                k, v = a._args_
+                if k.__class__ in native:
+                    flat.append(float(s * k))
+                else:
+                    rk = self._ref(k, depth)
+                    flat.append(rk if s > 0 else self._item("neg", None, (rk,)))
+                flat.append(self._ref(v, depth))
+                continue
+            if cls in native:
+                const += s * a
+                continue
+            kind = self._kinds.get(cls)
+            if kind is None:
+                kind = self.walker._classify(cls, a)
+            if kind == _VAR:
+                r = self._leaf(a, kind)
+                if r[0] == "v":
+                    flat.append(s)
+                    flat.append(r)
+                else:               # a fixed Var: a parameter term
+                    todo.append(a)
+                    signs.append(s)
+            elif kind == _EXPR and nest < _FLATTEN_DEPTH:
+                h = self._handler(a)
+                if h == self._h_sum:
+                    const += self._collect(a.args, s, flat, todo, signs, depth, nest + 1)
+                elif h == self._h_neg:
+                    const += self._collect(a.args, -s, flat, todo, signs, depth, nest + 1)
+                else:
+                    todo.append(a)
+                    signs.append(s)
+            elif kind == _LOGICAL_CONST:
+                const += s * float(a)
+            else:
+                todo.append(a)
+                signs.append(s)
+        return const
+
+    # --------------------------------------------------------------- output
+    def blocks(self):
+        """``(blocks, refused)``: one :class:`~caspar_backend.blocks.TemplateBlock`
+        per distinct template, and the rows of groups refused after the pass (walk
+        them per instance): no variable left in the template, a wide sum, or a
+        non-finite number.
+
+        Keys are per-row spellings; two keys can build the same template (a literal 0
+        removed a term, so the slots first met differ).  Each key's template is
+        renumbered canonically (:func:`canonical_key`: slots by first use in the
+        built template, unused slots dropped) and keys with one canonical form share
+        one block, instances in row order."""
+        from caspar_backend.blocks import TemplateBlock
+
+        merged: dict = {}
+        refused: list = []
+        for grp in self.groups.values():
+            g, root = build_template(grp.key)
+            N = len(grp.rows)
+            _items, _root, k, q, r = grp.key
+            data = np.array(grp.data, dtype=np.float64).reshape(N, r).T
+            if (not _has_var(root) or _wide(root)
+                    or (r and not np.isfinite(data).all())):
+                refused.extend(grp.rows)
+                continue
+            ckey, vperm, pperm, dperm = canonical_key(root)
+            tables = (np.array(grp.vars, dtype=np.int64).reshape(N, k).T[vperm],
+                      np.array(grp.params, dtype=np.int64).reshape(N, q).T[pperm],
+                      data[dperm], np.array(grp.rows, dtype=np.int64))
+            entry = merged.get(ckey)
+            if entry is None:
+                merged[ckey] = entry = (grp.owner, [])
+            entry[1].append(tables)
+        out = []
+        for ckey, (owner, parts) in merged.items():
+            vt, pt, dt, rows = (np.concatenate([p[i] for p in parts], axis=-1)
+                                for i in range(4))
+            order = np.argsort(rows, kind="stable")
+            g, root = build_template(ckey)
+            out.append(TemplateBlock(g, root, vt[:, order], pt[:, order], dt[:, order],
+                                     rows[order], name=_name(owner)))
+        out.sort(key=lambda b: int(b.rows[0]))
+        return out, refused
+
+
+def canonical_key(root):
+    """``(key, vperm, pperm, dperm)`` of a built template: the key (as
+    :meth:`TemplateReader.read` spells it) with variable, parameter and data slots
+    renumbered by first use in the order :func:`caspar_backend.patterns.shape_key`
+    meets leaves (arguments left to right, each shared node once); ``vperm[j]`` is
+    the old slot of new slot j (likewise ``pperm``, ``dperm``; int64), so
+    ``old_table[vperm]`` is the new table."""
+    slots = {"var": {}, "param": {}, "data": {}}
+    tag = {"var": "v", "param": "p", "data": "c"}
+    local: dict = {}
+    items: list = []
+
+    def leaf(n):
+        op = n.op
+        if op == "const":
+            return ("k", n.attr)
+        table = slots[op]
+        s = table.get(n.attr)
+        if s is None:
+            s = table[n.attr] = len(table)
+        return (tag[op], s)
+
+    def visit(n):
+        refs = []
+        for a in n.args:
+            if a.args:
+                r = local.get(a.id)
+                refs.append(visit(a) if r is None else r)
+            else:
+                refs.append(leaf(a))
+        local[n.id] = k = len(items)
+        items.append((n.op, n.attr, tuple(refs)))
+        return k
+
+    root_ref = visit(root) if root.args else leaf(root)
+    perms = [np.fromiter(slots[k], dtype=np.int64, count=len(slots[k]))
+             for k in ("var", "param", "data")]
+    key = (tuple(items), root_ref, *(len(p) for p in perms))
+    return (key, *perms)
+
+
+def build_template(key):
+    """The template of a key, in a fresh graph: ``(graph, root)``."""
+    items, root_ref, *_ = key
+    g = Graph()
+    built: list = []
+    leaf = {"v": g.var, "p": g.param, "c": g.data, "k": g.const}
+
+    def ref(r):
+        return built[r] if r.__class__ is int else leaf[r[0]](r[1])
+
+    for op, attr, refs in items:
+        built.append(g.apply(op, *[ref(r) for r in refs], attr=attr))
+    return g, ref(root_ref)
+
+
+def _has_var(root) -> bool:
+    return any(n.op == "var" for n in topo_order([root]))
+
+
+def _wide(root) -> bool:
+    """A sum the per-instance path would split into terms (patterns.constraint_instances)."""
+    width = len(root.args) // 2 if root.op == "lincomb" else len(root.args)
+    return root.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS
+
+
+def _name(owner) -> str:
+    try:
+        return owner.name
+    except AttributeError:
+        return "constraint"
