@@ -96,261 +96,34 @@ class TemplateReader:
     """
 
     def __init__(self, walker):
-        from pyomo.common.numeric_types import native_numeric_types
-
-        from .walker import _pyomo_classes
-
         self.walker = walker
         self.groups: dict = {}
-        self._native = native_numeric_types
-        self._memo = walker._memo
-        self._kinds = walker._kinds
-        ne, _re, _le = _pyomo_classes()
-        self._mono = ne.MonomialTermExpression
-        self._bases = [
-            (ne.SumExpression, self._h_sum), (ne.NegationExpression, self._h_neg),
-            (ne.ProductExpression, self._h_binary("mul")),
-            (ne.DivisionExpression, self._h_binary("div")),
-            (ne.PowExpression, self._h_pow), (ne.UnaryFunctionExpression, self._h_unary),
-        ]
-        self._handlers: dict = {}
-        # per-row state
-        self._items: list = []
-        self._vslot: dict = {}
-        self._pslot: dict = {}
-        self._data: list = []
-        self._shared: dict = {}
+        self._pass = _RowPass(walker)
 
-    # ------------------------------------------------------------------ rows
     def read(self, body, row: int, owner) -> float | None:
         """Add ``body`` as row ``row`` to its group and return its shift; ``None``
         when the row is not templatable (nothing recorded; the caller walks it)."""
-        self._items, self._vslot, self._pslot, self._data = [], {}, {}, []
-        self._shared = {}
         # the leaf memo is keyed by id: keep the body (which to_bounded_expression may
         # have made just now) alive as long as the walker keeps its own roots
         self.walker._alive.append(body)
-        cls = body.__class__
+        ps = self._pass
         try:
-            if cls in self._native:
-                return None
-            kind = self._kinds.get(cls)
-            if kind is None:
-                kind = self.walker._classify(cls, body)
-            if kind == _EXPR and self._handler(body) == self._h_sum:
-                root, shift = self._sum(body, 0, True)
-            else:
-                root, shift = self._ref(body, 0), 0.0
+            root, shift = ps.row(body)
         except NotTemplatable:
             return None
-        if not self._vslot:
+        vslot = ps.vslot
+        if not vslot:
             return None            # no free variable: a trivial row, the walker's
-        key = (tuple(self._items), root, len(self._vslot), len(self._pslot),
-               len(self._data))
+        key = (tuple(ps.items), root, len(vslot), len(ps.pslot), len(ps.data))
         grp = self.groups.get(key)
         if grp is None:
             grp = self.groups[key] = TemplateGroup(key, owner)
         grp.rows.append(row)
-        grp.vars.extend(self._vslot)
-        grp.params.extend(self._pslot)
-        grp.data.extend(self._data)
+        grp.vars.extend(vslot)
+        grp.params.extend(ps.pslot)
+        grp.data.extend(ps.data)
         return shift
 
-    # --------------------------------------------------------------- refs
-    def _item(self, op, attr, refs) -> int:
-        items = self._items
-        items.append((op, attr, refs))
-        return len(items) - 1
-
-    def _num(self, v):
-        """A number: a literal when the Graph treats its value specially, else data."""
-        if v == 0.0:
-            return _ZERO
-        if v == 1.0:
-            return _ONE
-        if v == -1.0:
-            return _MINUS_ONE
-        return self._datum(v)
-
-    def _datum(self, v):
-        data = self._data
-        data.append(v)
-        return ("c", len(data) - 1)
-
-    def _ref(self, e, depth):
-        cls = e.__class__
-        if cls in self._native:
-            return self._num(e)
-        kind = self._kinds.get(cls)
-        if kind is None:
-            kind = self.walker._classify(cls, e)
-        if kind == _EXPR:
-            # an object used twice in one row is one node (as the walker's memo
-            # makes it), so the template computes it once
-            r = self._shared.get(id(e))
-            if r is None:
-                if depth > MAX_DEPTH:
-                    raise NotTemplatable
-                r = self._shared[id(e)] = self._handler(e)(e, depth + 1)
-            return r
-        return self._leaf(e, kind)
-
-    def _leaf(self, e, kind):
-        n = self._memo.get(id(e))
-        if n is None:
-            if kind not in (_VAR, _PARAM, _CONST, _NATIVE, _LOGICAL_CONST):
-                raise NotTemplatable   # the walker names the bad leaf
-            n = self.walker._leaf(e, kind)
-        op = n.op
-        if op == "var":
-            s = self._vslot.get(n.attr)
-            if s is None:
-                s = self._vslot[n.attr] = len(self._vslot)
-            return ("v", s)
-        if op == "param":
-            s = self._pslot.get(n.attr)
-            if s is None:
-                s = self._pslot[n.attr] = len(self._pslot)
-            return ("p", s)
-        return self._num(n.attr)
-
-    def _handler(self, e):
-        cls = e.__class__
-        h = self._handlers.get(cls)
-        if h is None:
-            if not hasattr(e, "is_named_expression_type"):
-                raise NotTemplatable
-            if e.is_named_expression_type():
-                h = self._h_named
-            else:
-                h = next((fn for base, fn in self._bases if isinstance(e, base)), None)
-                if h is None:
-                    h = self._h_refuse
-            self._handlers[cls] = h
-        return h
-
-    # ------------------------------------------------------------- handlers
-    @staticmethod
-    def _h_refuse(e, depth):
-        raise NotTemplatable
-
-    def _h_named(self, e, depth):
-        inner = e.expr
-        if inner is None:
-            raise NotTemplatable
-        return self._ref(inner, depth)
-
-    def _h_neg(self, e, depth):
-        return self._item("neg", None, (self._ref(e._args_[0], depth),))
-
-    def _h_binary(self, op):
-        def handler(e, depth):
-            a, b = e._args_
-            ra = self._ref(a, depth)
-            return self._item(op, None, (ra, self._ref(b, depth)))
-        return handler
-
-    def _h_pow(self, e, depth):
-        a, b = e._args_
-        ra = self._ref(a, depth)
-        rb = self._ref(b, depth)
-        if rb.__class__ is tuple and rb[0] == "c":   # a numeric exponent is structure
-            rb = ("k", self._data.pop())
-        return self._item("pow", None, (ra, rb))
-
-    def _h_unary(self, e, depth):
-        op = UNARY.get(e._name)
-        if op is None:
-            raise NotTemplatable
-        return self._item(op, None, (self._ref(e._args_[0], depth),))
-
-    def _h_sum(self, e, depth):
-        return self._sum(e, depth, False)[0]
-
-    # ----------------------------------------------------------------- sums
-    def _sum(self, e, depth, top):
-        """``lincomb(linear terms) + sum(sign * other terms) + constant`` as in
-        :meth:`.walker.ExpressionWalker._sum_of`; at the top of a row the constant is
-        returned as the shift instead."""
-        flat, todo, signs = [], [], []
-        const = self._collect(e.args, 1.0, flat, todo, signs, depth, 0)
-        res = [self._ref(t, depth) for t in todo]
-        if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
-            c = flat[0]
-            if c.__class__ is not int and c.__class__ is not tuple:
-                c = self._num(c)
-            lin = flat[1] if c == _ONE else self._item("mul", None, (c, flat[1]))
-        elif flat:             # lincomb drops zero coefficients; others are data
-            for k in range(0, len(flat), 2):
-                c = flat[k]
-                if c.__class__ is not int and c.__class__ is not tuple:
-                    flat[k] = _ZERO if c == 0.0 else self._datum(c)
-            lin = self._item("lincomb", None, tuple(flat))
-        else:
-            lin = None
-        parts = [lin] if lin is not None else []
-        for r, s in zip(res, signs):
-            parts.append(r if s > 0 else self._item("neg", None, (r,)))
-        if top:
-            shift, const = const, 0.0
-        else:
-            shift = 0.0
-        if const:
-            parts.append(self._num(const))
-        if not parts:
-            return _ZERO, shift
-        if len(parts) == 1:
-            return parts[0], shift
-        return self._item("sum", None, tuple(parts)), shift
-
-    def _collect(self, args, s, flat, todo, signs, depth, nest):
-        """The walker's ``_collect``: append ``s * args`` to the sum data (linear
-        terms into ``flat`` in order as (coefficient, variable ref) pairs, a numeric
-        coefficient as a float; other terms into ``todo``); return the constant."""
-        native, mono = self._native, self._mono
-        const = 0.0
-        for a in args:
-            cls = a.__class__
-            if cls is mono:
-                k, v = a._args_
-                if k.__class__ in native:
-                    flat.append(float(s * k))
-                else:
-                    rk = self._ref(k, depth)
-                    flat.append(rk if s > 0 else self._item("neg", None, (rk,)))
-                flat.append(self._ref(v, depth))
-                continue
-            if cls in native:
-                const += s * a
-                continue
-            kind = self._kinds.get(cls)
-            if kind is None:
-                kind = self.walker._classify(cls, a)
-            if kind == _VAR:
-                r = self._leaf(a, kind)
-                if r[0] == "v":
-                    flat.append(s)
-                    flat.append(r)
-                else:               # a fixed Var: a parameter term
-                    todo.append(a)
-                    signs.append(s)
-            elif kind == _EXPR and nest < _FLATTEN_DEPTH:
-                h = self._handler(a)
-                if h == self._h_sum:
-                    const += self._collect(a.args, s, flat, todo, signs, depth, nest + 1)
-                elif h == self._h_neg:
-                    const += self._collect(a.args, -s, flat, todo, signs, depth, nest + 1)
-                else:
-                    todo.append(a)
-                    signs.append(s)
-            elif kind == _LOGICAL_CONST:
-                const += s * float(a)
-            else:
-                todo.append(a)
-                signs.append(s)
-        return const
-
-    # --------------------------------------------------------------- output
     def blocks(self):
         """``(blocks, refused)``: one :class:`~caspar_backend.blocks.TemplateBlock`
         per distinct template, and the rows of groups refused after the pass (walk
@@ -393,6 +166,259 @@ class TemplateReader:
                                      rows[order], name=_name(owner)))
         out.sort(key=lambda b: int(b.rows[0]))
         return out, refused
+
+
+@final
+class _RowPass:
+    """The per-row pass, as closures over the row's state (this is the hot loop of
+    extraction, so it avoids attribute look-ups and method calls per node).
+
+    After ``row(body)`` returned ``(root ref, shift)``: ``items`` (the post-order
+    operations), ``vslot`` / ``pslot`` (global index -> local slot, in slot order)
+    and ``data`` (data slot values) describe the row.  ``row`` raises
+    :class:`NotTemplatable` for a row the walker must take.
+    """
+
+    def __init__(self, walker):
+        from pyomo.common.numeric_types import native_numeric_types as native
+
+        from .walker import _pyomo_classes
+
+        ne, _re, _le = _pyomo_classes()
+        memo, kinds, classify, new_leaf = (walker._memo, walker._kinds, walker._classify,
+                                           walker._leaf)
+        items, vslot, pslot, data, shared = [], {}, {}, [], {}
+        self.items, self.vslot, self.pslot, self.data = items, vslot, pslot, data
+        put, put_datum = items.append, data.append
+        mono = ne.MonomialTermExpression
+        exprh: dict = {}                     # expression class -> handler(e, depth)
+        leaf_kinds = (_VAR, _PARAM, _CONST, _NATIVE, _LOGICAL_CONST)
+
+        def num(v):
+            # a literal when the Graph treats the value specially, else data
+            if v == 0.0:
+                return _ZERO
+            if v == 1.0:
+                return _ONE
+            if v == -1.0:
+                return _MINUS_ONE
+            put_datum(v)
+            return ("c", len(data) - 1)
+
+        def datum(v):
+            put_datum(v)
+            return ("c", len(data) - 1)
+
+        def leaf(e, kind):
+            n = memo.get(id(e))
+            if n is None:
+                if kind not in leaf_kinds:
+                    raise NotTemplatable   # the walker names the bad leaf
+                n = new_leaf(e, kind)
+            op = n.op
+            if op == "var":
+                s = vslot.get(n.attr)
+                if s is None:
+                    s = vslot[n.attr] = len(vslot)
+                return ("v", s)
+            if op == "param":
+                s = pslot.get(n.attr)
+                if s is None:
+                    s = pslot[n.attr] = len(pslot)
+                return ("p", s)
+            return num(n.attr)
+
+        def handler(cls, e):
+            if e.is_named_expression_type():
+                h = h_named
+            else:
+                h = next((fn for base, fn in bases if isinstance(e, base)), h_refuse)
+            exprh[cls] = h
+            return h
+
+        def ref(e, depth):
+            cls = e.__class__
+            if cls in native:
+                return num(e)
+            h = exprh.get(cls)
+            if h is None:
+                kind = kinds.get(cls)
+                if kind is None:
+                    kind = classify(cls, e)
+                if kind != _EXPR:
+                    return leaf(e, kind)
+                h = handler(cls, e)
+            # an object used twice in one row is one node (as the walker's memo
+            # makes it), so the template computes it once
+            r = shared.get(id(e))
+            if r is None:
+                if depth > MAX_DEPTH:
+                    raise NotTemplatable
+                r = shared[id(e)] = h(e, depth + 1)
+            return r
+
+        def op1(name):
+            def h(e, d):
+                put((name, None, (ref(e._args_[0], d),)))
+                return len(items) - 1
+            return h
+
+        def op2(name):
+            def h(e, d):
+                a, b = e._args_
+                ra = ref(a, d)
+                put((name, None, (ra, ref(b, d))))
+                return len(items) - 1
+            return h
+
+        def h_pow(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            if rb.__class__ is tuple and rb[0] == "c":   # a numeric exponent is structure
+                rb = ("k", data.pop())
+            put(("pow", None, (ra, rb)))
+            return len(items) - 1
+
+        def h_unary(e, d):
+            op = UNARY.get(e._name)
+            if op is None:
+                raise NotTemplatable
+            put((op, None, (ref(e._args_[0], d),)))
+            return len(items) - 1
+
+        def h_named(e, d):
+            inner = e.expr
+            if inner is None:
+                raise NotTemplatable
+            return ref(inner, d)
+
+        def h_refuse(e, d):
+            raise NotTemplatable
+
+        def h_sum(e, d):
+            return sum_(e, d, False)[0]
+
+        h_neg = op1("neg")
+        bases = [(ne.SumExpression, h_sum), (ne.NegationExpression, h_neg),
+                 (ne.ProductExpression, op2("mul")), (ne.DivisionExpression, op2("div")),
+                 (ne.PowExpression, h_pow), (ne.UnaryFunctionExpression, h_unary)]
+
+        def sum_(e, d, top):
+            # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + const;
+            # at the top of a row the constant is the shift instead
+            flat, todo, signs = [], [], []
+            const = collect(e.args, 1.0, flat, todo, signs, d, 0)
+            parts = []
+            if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
+                c = flat[0]
+                if c.__class__ is not int and c.__class__ is not tuple:
+                    c = num(c)
+                if c == _ONE:
+                    parts.append(flat[1])
+                else:
+                    put(("mul", None, (c, flat[1])))
+                    parts.append(len(items) - 1)
+            elif flat:             # lincomb drops zero coefficients; others are data
+                for k in range(0, len(flat), 2):
+                    c = flat[k]
+                    if c.__class__ is not int and c.__class__ is not tuple:
+                        flat[k] = _ZERO if c == 0.0 else datum(c)
+                put(("lincomb", None, tuple(flat)))
+                parts.append(len(items) - 1)
+            for t, s in zip(todo, signs):
+                r = ref(t, d)
+                if s > 0:
+                    parts.append(r)
+                else:
+                    put(("neg", None, (r,)))
+                    parts.append(len(items) - 1)
+            shift = 0.0
+            if top:
+                shift = const
+            elif const:
+                parts.append(num(const))
+            if not parts:
+                return _ZERO, shift
+            if len(parts) == 1:
+                return parts[0], shift
+            put(("sum", None, tuple(parts)))
+            return len(items) - 1, shift
+
+        def collect(args, s, flat, todo, signs, d, nest):
+            # the walker's _collect: s * args into (coefficient, variable ref) pairs,
+            # a numeric coefficient as a float; other terms into todo; returns the
+            # constant
+            const = 0.0
+            for a in args:
+                cls = a.__class__
+                if cls is mono:
+                    k, v = a._args_
+                    if k.__class__ in native:
+                        flat.append(float(s * k))
+                    else:
+                        rk = ref(k, d)
+                        if s < 0:
+                            put(("neg", None, (rk,)))
+                            rk = len(items) - 1
+                        flat.append(rk)
+                    flat.append(ref(v, d))
+                    continue
+                if cls in native:
+                    const += s * a
+                    continue
+                h = exprh.get(cls)
+                if h is None:
+                    kind = kinds.get(cls)
+                    if kind is None:
+                        kind = classify(cls, a)
+                    if kind == _VAR:
+                        r = leaf(a, kind)
+                        if r[0] == "v":
+                            flat.append(s)
+                            flat.append(r)
+                        else:          # a fixed Var: a parameter term
+                            todo.append(a)
+                            signs.append(s)
+                        continue
+                    if kind == _LOGICAL_CONST:
+                        const += s * float(a)
+                        continue
+                    if kind != _EXPR:
+                        todo.append(a)
+                        signs.append(s)
+                        continue
+                    h = handler(cls, a)
+                if h is h_sum and nest < _FLATTEN_DEPTH:
+                    const += collect(a.args, s, flat, todo, signs, d, nest + 1)
+                elif h is h_neg and nest < _FLATTEN_DEPTH:
+                    const += collect(a.args, -s, flat, todo, signs, d, nest + 1)
+                else:
+                    todo.append(a)
+                    signs.append(s)
+            return const
+
+        def row(body):
+            items.clear()
+            vslot.clear()
+            pslot.clear()
+            data.clear()
+            shared.clear()
+            cls = body.__class__
+            if cls in native:
+                raise NotTemplatable
+            h = exprh.get(cls)
+            if h is None:
+                kind = kinds.get(cls)
+                if kind is None:
+                    kind = classify(cls, body)
+                if kind == _EXPR:
+                    h = handler(cls, body)
+            if h is h_sum:
+                return sum_(body, 0, True)
+            return ref(body, 0), 0.0
+
+        self.row = row
 
 
 def canonical_key(root):
