@@ -171,12 +171,14 @@ class TemplateReader:
 @final
 class _RowPass:
     """The per-row pass, as closures over the row's state (this is the hot loop of
-    extraction, so it avoids attribute look-ups and method calls per node).
+    extraction, so it avoids attribute look-ups, method calls and small tuples per
+    node).
 
     After ``row(body)`` returned ``(root ref, shift)``: ``items`` (the post-order
-    operations), ``vslot`` / ``pslot`` (global index -> local slot, in slot order)
-    and ``data`` (data slot values) describe the row.  ``row`` raises
-    :class:`NotTemplatable` for a row the walker must take.
+    operations ``(op, attr, *refs)``), ``vslot`` / ``pslot`` (global index -> local
+    slot, in slot order) and ``data`` (data slot values) describe the row.  Refs are
+    ints (:func:`_var_ref` and friends) or literal tuples ``('k', value)``.  ``row``
+    raises :class:`NotTemplatable` for a row the walker must take.
     """
 
     def __init__(self, walker):
@@ -203,11 +205,11 @@ class _RowPass:
             if v == -1.0:
                 return _MINUS_ONE
             put_datum(v)
-            return ("c", len(data) - 1)
+            return 4 * len(data) - 2
 
         def datum(v):
             put_datum(v)
-            return ("c", len(data) - 1)
+            return 4 * len(data) - 2
 
         def leaf(e, kind):
             n = memo.get(id(e))
@@ -220,12 +222,12 @@ class _RowPass:
                 s = vslot.get(n.attr)
                 if s is None:
                     s = vslot[n.attr] = len(vslot)
-                return ("v", s)
+                return 4 * s
             if op == "param":
                 s = pslot.get(n.attr)
                 if s is None:
                     s = pslot[n.attr] = len(pslot)
-                return ("p", s)
+                return 4 * s + 1
             return num(n.attr)
 
         def handler(cls, e):
@@ -259,33 +261,33 @@ class _RowPass:
 
         def op1(name):
             def h(e, d):
-                put((name, None, (ref(e._args_[0], d),)))
-                return len(items) - 1
+                put((name, None, ref(e._args_[0], d)))
+                return 4 * len(items) - 1
             return h
 
         def op2(name):
             def h(e, d):
                 a, b = e._args_
                 ra = ref(a, d)
-                put((name, None, (ra, ref(b, d))))
-                return len(items) - 1
+                put((name, None, ra, ref(b, d)))
+                return 4 * len(items) - 1
             return h
 
         def h_pow(e, d):
             a, b = e._args_
             ra = ref(a, d)
             rb = ref(b, d)
-            if rb.__class__ is tuple and rb[0] == "c":   # a numeric exponent is structure
+            if rb.__class__ is int and rb & 3 == 2:   # a numeric exponent is structure
                 rb = ("k", data.pop())
-            put(("pow", None, (ra, rb)))
-            return len(items) - 1
+            put(("pow", None, ra, rb))
+            return 4 * len(items) - 1
 
         def h_unary(e, d):
             op = UNARY.get(e._name)
             if op is None:
                 raise NotTemplatable
-            put((op, None, (ref(e._args_[0], d),)))
-            return len(items) - 1
+            put((op, None, ref(e._args_[0], d)))
+            return 4 * len(items) - 1
 
         def h_named(e, d):
             inner = e.expr
@@ -307,32 +309,36 @@ class _RowPass:
         def sum_(e, d, top):
             # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + const;
             # at the top of a row the constant is the shift instead
-            flat, todo, signs = [], [], []
-            const = collect(e.args, 1.0, flat, todo, signs, d, 0)
+            flat, todo = [], []
+            const = collect(e.args, 1.0, flat, todo, d, 0)
             parts = []
             if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
                 c = flat[0]
-                if c.__class__ is not int and c.__class__ is not tuple:
+                if c.__class__ is float:
                     c = num(c)
                 if c == _ONE:
                     parts.append(flat[1])
                 else:
-                    put(("mul", None, (c, flat[1])))
-                    parts.append(len(items) - 1)
+                    put(("mul", None, c, flat[1]))
+                    parts.append(4 * len(items) - 1)
             elif flat:             # lincomb drops zero coefficients; others are data
                 for k in range(0, len(flat), 2):
                     c = flat[k]
-                    if c.__class__ is not int and c.__class__ is not tuple:
-                        flat[k] = _ZERO if c == 0.0 else datum(c)
-                put(("lincomb", None, tuple(flat)))
-                parts.append(len(items) - 1)
-            for t, s in zip(todo, signs):
-                r = ref(t, d)
-                if s > 0:
+                    if c.__class__ is float:
+                        if c == 0.0:
+                            flat[k] = _ZERO
+                        else:
+                            put_datum(c)
+                            flat[k] = 4 * len(data) - 2
+                put(("lincomb", None, *flat))
+                parts.append(4 * len(items) - 1)
+            for k in range(0, len(todo), 2):
+                r = ref(todo[k], d)
+                if todo[k + 1] > 0:
                     parts.append(r)
                 else:
-                    put(("neg", None, (r,)))
-                    parts.append(len(items) - 1)
+                    put(("neg", None, r))
+                    parts.append(4 * len(items) - 1)
             shift = 0.0
             if top:
                 shift = const
@@ -342,25 +348,34 @@ class _RowPass:
                 return _ZERO, shift
             if len(parts) == 1:
                 return parts[0], shift
-            put(("sum", None, tuple(parts)))
-            return len(items) - 1, shift
+            put(("sum", None, *parts))
+            return 4 * len(items) - 1, shift
 
-        def collect(args, s, flat, todo, signs, d, nest):
-            # the walker's _collect: s * args into (coefficient, variable ref) pairs,
-            # a numeric coefficient as a float; other terms into todo; returns the
-            # constant
+        def collect(args, s, flat, todo, d, nest):
+            # the walker's _collect: s * args into flat as (coefficient, variable
+            # ref) pairs, a numeric coefficient as a float; other terms into todo as
+            # (term, sign) pairs; returns the constant
             const = 0.0
             for a in args:
                 cls = a.__class__
                 if cls is mono:
                     k, v = a._args_
+                    n = memo.get(id(v))
+                    if n is not None and n.op == "var" and k.__class__ in native:
+                        # the common linear term c*x, x met before: no calls
+                        sl = vslot.get(n.attr)
+                        if sl is None:
+                            sl = vslot[n.attr] = len(vslot)
+                        flat.append(float(s * k))
+                        flat.append(4 * sl)
+                        continue
                     if k.__class__ in native:
                         flat.append(float(s * k))
                     else:
                         rk = ref(k, d)
                         if s < 0:
-                            put(("neg", None, (rk,)))
-                            rk = len(items) - 1
+                            put(("neg", None, rk))
+                            rk = 4 * len(items) - 1
                         flat.append(rk)
                     flat.append(ref(v, d))
                     continue
@@ -374,28 +389,28 @@ class _RowPass:
                         kind = classify(cls, a)
                     if kind == _VAR:
                         r = leaf(a, kind)
-                        if r[0] == "v":
+                        if r & 3 == 0:
                             flat.append(s)
                             flat.append(r)
                         else:          # a fixed Var: a parameter term
                             todo.append(a)
-                            signs.append(s)
+                            todo.append(s)
                         continue
                     if kind == _LOGICAL_CONST:
                         const += s * float(a)
                         continue
                     if kind != _EXPR:
                         todo.append(a)
-                        signs.append(s)
+                        todo.append(s)
                         continue
                     h = handler(cls, a)
                 if h is h_sum and nest < _FLATTEN_DEPTH:
-                    const += collect(a.args, s, flat, todo, signs, d, nest + 1)
+                    const += collect(a.args, s, flat, todo, d, nest + 1)
                 elif h is h_neg and nest < _FLATTEN_DEPTH:
-                    const += collect(a.args, -s, flat, todo, signs, d, nest + 1)
+                    const += collect(a.args, -s, flat, todo, d, nest + 1)
                 else:
                     todo.append(a)
-                    signs.append(s)
+                    todo.append(s)
             return const
 
         def row(body):
@@ -429,7 +444,7 @@ def canonical_key(root):
     the old slot of new slot j (likewise ``pperm``, ``dperm``; int64), so
     ``old_table[vperm]`` is the new table."""
     slots = {"var": {}, "param": {}, "data": {}}
-    tag = {"var": "v", "param": "p", "data": "c"}
+    tag = {"var": 0, "param": 1, "data": 2}
     local: dict = {}
     items: list = []
 
@@ -441,7 +456,7 @@ def canonical_key(root):
         s = table.get(n.attr)
         if s is None:
             s = table[n.attr] = len(table)
-        return (tag[op], s)
+        return 4 * s + tag[op]
 
     def visit(n):
         refs = []
@@ -451,9 +466,9 @@ def canonical_key(root):
                 refs.append(visit(a) if r is None else r)
             else:
                 refs.append(leaf(a))
-        local[n.id] = k = len(items)
-        items.append((n.op, n.attr, tuple(refs)))
-        return k
+        items.append((n.op, n.attr, *refs))
+        local[n.id] = r = 4 * len(items) - 1
+        return r
 
     root_ref = visit(root) if root.args else leaf(root)
     perms = [np.fromiter(slots[k], dtype=np.int64, count=len(slots[k]))
@@ -463,16 +478,21 @@ def canonical_key(root):
 
 
 def build_template(key):
-    """The template of a key, in a fresh graph: ``(graph, root)``."""
+    """The template of a key, in a fresh graph: ``(graph, root)``.  Refs: ``4j``
+    variable slot j, ``4j+1`` parameter slot j, ``4j+2`` data slot j, ``4i+3`` item
+    i, ``('k', value)`` the constant value."""
     items, root_ref, *_ = key
     g = Graph()
     built: list = []
-    leaf = {"v": g.var, "p": g.param, "c": g.data, "k": g.const}
+    leaf = (g.var, g.param, g.data)
 
     def ref(r):
-        return built[r] if r.__class__ is int else leaf[r[0]](r[1])
+        if r.__class__ is tuple:
+            return g.const(r[1])
+        j, t = divmod(r, 4)
+        return built[j] if t == 3 else leaf[t](j)
 
-    for op, attr, refs in items:
+    for op, attr, *refs in items:
         built.append(g.apply(op, *[ref(r) for r in refs], attr=attr))
     return g, ref(root_ref)
 
