@@ -40,22 +40,32 @@ from .templates import TemplateReader
 from .walker import DEPTH_LIMIT, ExpressionWalker
 
 _INF = math.inf
+#: a model with a Constraint component of at least this many rows is read as template
+#: instances (:mod:`.templates`); a smaller model is walked per row, where the DAG
+#: costs nothing worth saving and ``NLPModel.constraints`` keeps every row's expression
+TEMPLATE_MIN_ROWS = 32
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT,
-                   templates: bool = True) -> NLPModel:
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = True,
+                   template_min_rows: int = TEMPLATE_MIN_ROWS) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
     The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
     x, p and g back to the model's components.  ``depth_limit``: expression
     levels walked recursively before the walker switches to its explicit
     stack (any value gives the same result; see :mod:`.walker`).
-    ``templates``: read constraint rows as template instances
-    (:mod:`.templates`, the model's rows then arrive pre-grouped as
-    ``constraint_blocks``); ``False`` walks every row into the DAG (the
-    reference path).  x, p, the rows and their bounds are the same either way.
+    ``templates``: when the model has a Constraint component of at least
+    ``template_min_rows`` rows, read its rows as template instances
+    (:mod:`.templates`; they then arrive pre-grouped as ``constraint_blocks``,
+    rows the reader does not take as ``constraints`` with their
+    ``constraint_rows``); ``False`` walks every row into the DAG (the reference
+    path).  x, p, the rows, their bounds and the pattern groups are the same
+    either way (tests/adapters/test_pyomo_templates.py).
     """
+    if not isinstance(template_min_rows, int) or template_min_rows < 1:
+        raise ModelError(f"template_min_rows must be a positive int, got "
+                         f"{template_min_rows!r}")
     from pyomo.common.gc_manager import PauseGC
 
     if not hasattr(model, "component_data_objects"):
@@ -66,17 +76,19 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT,
     # over for nothing (nothing made here is garbage), so it is paused, as
     # Pyomo's own writers do.
     with PauseGC():
-        return _extract(model, depth_limit, templates and not _is_kernel(model))
+        return _extract(model, depth_limit,
+                        template_min_rows if templates and not _is_kernel(model) else None)
 
 
-def _extract(model, depth_limit, templates) -> NLPModel:
+def _extract(model, depth_limit, min_rows) -> NLPModel:
     from pyomo.core.base import Constraint, Objective
 
     g = Graph()
     walker = ExpressionWalker(g, depth_limit)
     try:
         objective, f, sense = _objective(model, Objective, walker, g)
-        reader = TemplateReader(walker) if templates else None
+        reader = (TemplateReader(walker) if min_rows is not None
+                  and _largest_component(model, Constraint) >= min_rows else None)
         rows = _constraints(model, Constraint, walker, g, reader)
         if reader is not None:
             blocks = _template_blocks(reader, rows, walker, g)
@@ -84,7 +96,7 @@ def _extract(model, depth_limit, templates) -> NLPModel:
         walker.release()
     _reject_discrete(walker.x_vars)
 
-    if reader is None:
+    if reader is None or not blocks:
         flat_rows, flat_roots, blocks = None, rows.roots, []
     else:
         flat_rows = np.array([j for j, r in enumerate(rows.roots) if r is not None],
@@ -166,7 +178,7 @@ class _Rows:
 
 def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
     """Every row's bounds, shift and body node (``None`` for the rows ``reader``
-    took as template instances)."""
+    took as template instances; it is offered every row)."""
     from pyomo.common.numeric_types import native_numeric_types as native
     from pyomo.core.expr.visitor import value
 
@@ -175,6 +187,7 @@ def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
     seen: set[int] = set()
     last_comp, start = None, 0
     walk = walker.walk
+    read = None if reader is None else reader.read
     for con in _active_constraints(model, Constraint):
         key = id(con)
         if key in seen:
@@ -196,7 +209,7 @@ def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
             continue
         walker.context = con
         comp = _owner(con)
-        c = None if reader is None else reader.read(body, len(cons), comp)
+        c = None if read is None else read(body, len(cons), comp)
         if c is None:
             node, c = _walk_row(walk, g, body)
         else:
@@ -307,6 +320,12 @@ def _owner(con):
         return con.parent_component()
     except AttributeError:          # kernel objects know only their parent
         return con.parent
+
+
+def _largest_component(model, Constraint) -> int:
+    """Rows of the model's largest active Constraint component (AML models)."""
+    return max((len(c) for c in model.component_objects(Constraint, active=True,
+                                                         descend_into=True)), default=0)
 
 
 def _walk_row(walk, g, body):

@@ -7,19 +7,20 @@ rules applied over index sets, so most of that work is repeated.  This reader ma
 one pass over a row's Pyomo expression tree and returns its *structural key* and its
 instance tables directly:
 
-* ``key``: the post-order list of operations ``(op, attr, refs)`` of the row with its
-  leaves replaced by local slots, ``refs`` being earlier items (int) or leaf refs
-  ``('v', j)`` (local variable slot j), ``('p', j)`` (local parameter slot j),
-  ``('c', j)`` (data slot j) or ``('k', value)`` (a literal constant);
-* ``vars``: the global x index of each local variable slot (first occurrence),
-  ``params``: the global p index of each parameter slot, ``data``: each data value;
+* ``key``: ``(items, root ref, k, q, r)``, the post-order list of the row's
+  operations ``(op, attr, *refs)`` with its leaves replaced by local slots; a ref is
+  an earlier item or a leaf: local variable slot j, parameter slot j, data slot j, or
+  a literal constant (encoding: :func:`.template_blocks.build_template`);
+* ``vars``: the global x index of each of the k local variable slots (first
+  occurrence), ``params``: the global p index of each of the q parameter slots,
+  ``data``: the r data values;
 * ``shift``: the numeric constant of the body's top-level sum (moved into the bounds,
   as the per-instance path and the NL writer do).
 
-Rows with equal keys are instances of one template; the template is built once from
-the key (:func:`build_template`) and the rows become one
-:class:`~caspar_backend.blocks.TemplateBlock`, i.e. one pattern group whose tables are
-arrays made from the collected lists.
+Rows with equal keys are instances of one template, which is built once from the key;
+:mod:`.template_blocks` turns the groups into
+:class:`~caspar_backend.blocks.TemplateBlock` s (one pattern group each; the tables are
+arrays made from the collected lists).
 
 Why the key determines the template exactly (the rule that makes a wrong template
 impossible, not just unlikely): every number of a row is either a data slot (its value
@@ -29,7 +30,7 @@ Literals are the values the Graph's construction rules treat specially, so that 
 template simplifies as each row's own expression would:
 
 * ``0``, ``1``, ``-1`` anywhere (``x*0 -> 0`` is a structural zero: no Jacobian entry;
-  ``x*1 -> x``);
+  ``x*1 -> x``), except ``lincomb`` coefficients, where only ``0`` is special;
 * the exponent of a power when it is a number (``x**2 -> powi(x, 2)``, ``x**0.5 ->
   sqrt(x)``).
 
@@ -38,27 +39,23 @@ per-instance path would fold together (``g/tau**2`` of two immutable Params): th
 template then computes the fold at evaluation time, the same function.  Variables are
 slots by first occurrence, so two rows share a key only when their variables repeat in
 the same pattern.  The translation of each Pyomo class follows :mod:`.walker` (the same
-flattened sums with their ``lincomb`` of linear terms, the same leaf order, so x and p
-come out in the same order as on the per-instance path).
+flattened sums with their ``lincomb`` of linear terms, the same shared subexpressions,
+the same leaf order, so x and p come out in the same order as on the per-instance path).
 
 Rows this reader does not take (the caller walks them per instance instead):
 ``Expr_if``, ``max``/``min``, relational and logical expressions, external functions,
-any class it does not know, expressions nested deeper than :data:`MAX_DEPTH`, and
-(decided per group, after the pass) templates with no variable left (trivial rows),
-wide sums (at least :data:`~caspar_backend.patterns.SPLIT_MIN_TERMS` terms, which the
-per-instance path splits into terms) and groups with a non-finite number.
+any class it does not know, a leaf the walker would reject, expressions nested deeper
+than :data:`MAX_DEPTH`, rows with no free variable; and, decided per group after the
+pass (:func:`.template_blocks.make_blocks`), templates with no variable left and groups
+with a non-finite number.
 """
 
 from __future__ import annotations
 
 from typing import final
 
-import numpy as np
-
-from caspar_backend.expr import Graph, topo_order
-from caspar_backend.patterns import SPLIT_MIN_TERMS
-
 from .functions import UNARY
+from .template_blocks import make_blocks
 from .walker import _CONST, _EXPR, _LOGICAL_CONST, _NATIVE, _PARAM, _VAR
 
 #: expression levels this reader follows before leaving a row to the walker
@@ -125,47 +122,9 @@ class TemplateReader:
         return shift
 
     def blocks(self):
-        """``(blocks, refused)``: one :class:`~caspar_backend.blocks.TemplateBlock`
-        per distinct template, and the rows of groups refused after the pass (walk
-        them per instance): no variable left in the template, a wide sum, or a
-        non-finite number.
-
-        Keys are per-row spellings; two keys can build the same template (a literal 0
-        removed a term, so the slots first met differ).  Each key's template is
-        renumbered canonically (:func:`canonical_key`: slots by first use in the
-        built template, unused slots dropped) and keys with one canonical form share
-        one block, instances in row order."""
-        from caspar_backend.blocks import TemplateBlock
-
-        merged: dict = {}
-        refused: list = []
-        for grp in self.groups.values():
-            g, root = build_template(grp.key)
-            N = len(grp.rows)
-            _items, _root, k, q, r = grp.key
-            data = np.array(grp.data, dtype=np.float64).reshape(N, r).T
-            if (not _has_var(root) or _wide(root)
-                    or (r and not np.isfinite(data).all())):
-                refused.extend(grp.rows)
-                continue
-            ckey, vperm, pperm, dperm = canonical_key(root)
-            tables = (np.array(grp.vars, dtype=np.int64).reshape(N, k).T[vperm],
-                      np.array(grp.params, dtype=np.int64).reshape(N, q).T[pperm],
-                      data[dperm], np.array(grp.rows, dtype=np.int64))
-            entry = merged.get(ckey)
-            if entry is None:
-                merged[ckey] = entry = (grp.owner, [])
-            entry[1].append(tables)
-        out = []
-        for ckey, (owner, parts) in merged.items():
-            vt, pt, dt, rows = (np.concatenate([p[i] for p in parts], axis=-1)
-                                for i in range(4))
-            order = np.argsort(rows, kind="stable")
-            g, root = build_template(ckey)
-            out.append(TemplateBlock(g, root, vt[:, order], pt[:, order], dt[:, order],
-                                     rows[order], name=_name(owner)))
-        out.sort(key=lambda b: int(b.rows[0]))
-        return out, refused
+        """``(blocks, refused)``: the groups as TemplateBlocks, and the rows to walk
+        per instance after all (:func:`.template_blocks.make_blocks`)."""
+        return make_blocks(self.groups.values())
 
 
 @final
@@ -177,7 +136,7 @@ class _RowPass:
     After ``row(body)`` returned ``(root ref, shift)``: ``items`` (the post-order
     operations ``(op, attr, *refs)``), ``vslot`` / ``pslot`` (global index -> local
     slot, in slot order) and ``data`` (data slot values) describe the row.  Refs are
-    ints (:func:`_var_ref` and friends) or literal tuples ``('k', value)``.  ``row``
+    coded as in :func:`.template_blocks.build_template`.  ``row``
     raises :class:`NotTemplatable` for a row the walker must take.
     """
 
@@ -434,81 +393,3 @@ class _RowPass:
             return ref(body, 0), 0.0
 
         self.row = row
-
-
-def canonical_key(root):
-    """``(key, vperm, pperm, dperm)`` of a built template: the key (as
-    :meth:`TemplateReader.read` spells it) with variable, parameter and data slots
-    renumbered by first use in the order :func:`caspar_backend.patterns.shape_key`
-    meets leaves (arguments left to right, each shared node once); ``vperm[j]`` is
-    the old slot of new slot j (likewise ``pperm``, ``dperm``; int64), so
-    ``old_table[vperm]`` is the new table."""
-    slots = {"var": {}, "param": {}, "data": {}}
-    tag = {"var": 0, "param": 1, "data": 2}
-    local: dict = {}
-    items: list = []
-
-    def leaf(n):
-        op = n.op
-        if op == "const":
-            return ("k", n.attr)
-        table = slots[op]
-        s = table.get(n.attr)
-        if s is None:
-            s = table[n.attr] = len(table)
-        return 4 * s + tag[op]
-
-    def visit(n):
-        refs = []
-        for a in n.args:
-            if a.args:
-                r = local.get(a.id)
-                refs.append(visit(a) if r is None else r)
-            else:
-                refs.append(leaf(a))
-        items.append((n.op, n.attr, *refs))
-        local[n.id] = r = 4 * len(items) - 1
-        return r
-
-    root_ref = visit(root) if root.args else leaf(root)
-    perms = [np.fromiter(slots[k], dtype=np.int64, count=len(slots[k]))
-             for k in ("var", "param", "data")]
-    key = (tuple(items), root_ref, *(len(p) for p in perms))
-    return (key, *perms)
-
-
-def build_template(key):
-    """The template of a key, in a fresh graph: ``(graph, root)``.  Refs: ``4j``
-    variable slot j, ``4j+1`` parameter slot j, ``4j+2`` data slot j, ``4i+3`` item
-    i, ``('k', value)`` the constant value."""
-    items, root_ref, *_ = key
-    g = Graph()
-    built: list = []
-    leaf = (g.var, g.param, g.data)
-
-    def ref(r):
-        if r.__class__ is tuple:
-            return g.const(r[1])
-        j, t = divmod(r, 4)
-        return built[j] if t == 3 else leaf[t](j)
-
-    for op, attr, *refs in items:
-        built.append(g.apply(op, *[ref(r) for r in refs], attr=attr))
-    return g, ref(root_ref)
-
-
-def _has_var(root) -> bool:
-    return any(n.op == "var" for n in topo_order([root]))
-
-
-def _wide(root) -> bool:
-    """A sum the per-instance path would split into terms (patterns.constraint_instances)."""
-    width = len(root.args) // 2 if root.op == "lincomb" else len(root.args)
-    return root.op in ("sum", "lincomb") and width >= SPLIT_MIN_TERMS
-
-
-def _name(owner) -> str:
-    try:
-        return owner.name
-    except AttributeError:
-        return "constraint"
