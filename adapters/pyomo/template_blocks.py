@@ -52,13 +52,17 @@ def make_blocks(groups) -> tuple[list, list]:
         if not _has_var(root) or (r and not np.isfinite(data).all()):
             refused.extend(grp.rows)
             continue
+        same = _equal_data_slots(data)
+        if same is not None:
+            g, root = build_template(grp.key, same)
         vt = np.array(grp.vars, dtype=np.int64).reshape(N, k).T
         pt = np.array(grp.params, dtype=np.int64).reshape(N, q).T
         rows = np.array(grp.rows, dtype=np.int64)
         for node, keep in _instances(g, root, data):
-            ckey, vperm, pperm, dperm = canonical_key(node)
+            ckey, vperm, pperm, dsrc, dconst = canonical_key(node)
             cols = slice(None) if keep is None else keep
-            part = (vt[vperm][:, cols], pt[pperm][:, cols], data[dperm][:, cols], rows[cols])
+            part = (vt[vperm][:, cols], pt[pperm][:, cols],
+                    _data_table(data, dsrc, dconst, cols), rows[cols])
             entry = merged.get(ckey)
             if entry is None:
                 merged[ckey] = entry = (grp.owner, [])
@@ -116,21 +120,29 @@ def _terms(node) -> list:
 
 
 def canonical_key(root):
-    """``(key, vperm, pperm, dperm)`` of a built template: its key (in the reader's
-    spelling, :func:`build_template`) with variable, parameter and data slots
-    renumbered by first use in the order :func:`caspar_backend.patterns.shape_key`
-    meets leaves (arguments left to right, each shared node once); ``vperm[j]`` is the
-    old slot of new slot j (likewise ``pperm``, ``dperm``; int64), so
-    ``old_table[vperm]`` is the new table."""
-    slots = {"var": {}, "param": {}, "data": {}}
-    tag = {"var": 0, "param": 1, "data": 2}
+    """``(key, vperm, pperm, dsrc, dconst)`` of a built template: its key (in the
+    reader's spelling, :func:`build_template`) renumbered as
+    :func:`caspar_backend.patterns.shape_key` numbers a row's DAG: variable and
+    parameter slots by first use (arguments left to right, each shared node once),
+    and one data slot per edge into a number.  Numbers the template kept as literals
+    (a ``1`` or an exponent that did not simplify) become data there too, as they
+    are on the per-instance path.  ``vperm[j]`` is the old slot of new variable slot j
+    (likewise ``pperm``), so ``old_table[vperm]`` is the new table; new data slot j is
+    old data row ``dsrc[j]``, or the constant ``dconst[j]`` where ``dsrc[j] == -1``
+    (int64 / float64 arrays)."""
+    slots = {"var": {}, "param": {}}
+    tag = {"var": 0, "param": 1}
+    dsrc: list = []
+    dconst: list = []
     local: dict = {}
     items: list = []
 
     def leaf(n):
         op = n.op
-        if op == "const":
-            return ("k", n.attr)
+        if op == "data" or op == "const":
+            dsrc.append(n.attr if op == "data" else -1)
+            dconst.append(0.0 if op == "data" else n.attr)
+            return 4 * len(dsrc) - 2
         table = slots[op]
         s = table.get(n.attr)
         if s is None:
@@ -150,21 +162,36 @@ def canonical_key(root):
         return r
 
     root_ref = visit(root) if root.args else leaf(root)
-    perms = [np.fromiter(slots[k], dtype=np.int64, count=len(slots[k]))
-             for k in ("var", "param", "data")]
-    key = (tuple(items), root_ref, *(len(p) for p in perms))
-    return (key, *perms)
+    vperm, pperm = (np.fromiter(slots[k], dtype=np.int64, count=len(slots[k]))
+                    for k in ("var", "param"))
+    key = (tuple(items), root_ref, len(vperm), len(pperm), len(dsrc))
+    return key, vperm, pperm, np.array(dsrc, dtype=np.int64), np.array(dconst, dtype=float)
 
 
-def build_template(key):
+def _data_table(data, dsrc, dconst, cols):
+    """The new data table (r', N') of :func:`canonical_key`'s ``dsrc``/``dconst`` from
+    the old ``data`` (r, N), restricted to instances ``cols``."""
+    lit = dsrc < 0
+    if not lit.any():
+        return data[dsrc][:, cols]
+    n_cols = data[:, cols].shape[1]
+    out = np.empty((dsrc.size, n_cols))
+    out[lit] = dconst[lit, None]
+    out[~lit] = data[dsrc[~lit]][:, cols]
+    return out
+
+
+def build_template(key, data_map=None):
     """The template of a key ``(items, root ref, k, q, r)``, in a fresh graph:
     ``(graph, root)``.  Items are ``(op, attr, *refs)`` in post-order; a ref is
     ``4j`` (variable slot j), ``4j+1`` (parameter slot j), ``4j+2`` (data slot j),
-    ``4i+3`` (item i) or ``('k', value)`` (the constant value)."""
+    ``4i+3`` (item i) or ``('k', value)`` (the constant value).  ``data_map``
+    (int array): data slot j is built as ``data(data_map[j])``."""
     items, root_ref, *_ = key
     g = Graph()
     built: list = []
-    leaf = (g.var, g.param, g.data)
+    data = g.data if data_map is None else (lambda j: g.data(int(data_map[j])))
+    leaf = (g.var, g.param, data)
 
     def ref(r):
         if r.__class__ is tuple:
@@ -175,6 +202,22 @@ def build_template(key):
     for op, attr, *refs in items:
         built.append(g.apply(op, *[ref(r) for r in refs], attr=attr))
     return g, ref(root_ref)
+
+
+def _equal_data_slots(data):
+    """For data slots equal in every instance (rows of ``data`` (r, N)), the first
+    such slot of each (int64 (r,)); None when all differ.  A row's own DAG shares a
+    subexpression written twice with equal numbers (``th[i] - th[j]`` in both
+    ``cos`` and ``sin``: equal constants make equal hash-consed nodes); building the
+    template with such slots as one gives it the same sharing.  Equal in every
+    instance means equal in each, so this shares exactly what each row's DAG
+    shares (a coincidence in only some rows does not change the template)."""
+    if data.shape[0] < 2:
+        return None
+    _u, first, inverse = np.unique(data, axis=0, return_index=True, return_inverse=True)
+    if first.size == data.shape[0]:
+        return None
+    return first[inverse.reshape(-1)]
 
 
 def _has_var(root) -> bool:
