@@ -212,12 +212,20 @@ def _equal_data_slots(data):
     template with such slots as one gives it the same sharing.  Equal in every
     instance means equal in each, so this shares exactly what each row's DAG
     shares (a coincidence in only some rows does not change the template)."""
-    if data.shape[0] < 2:
+    r = data.shape[0]
+    if r < 2:
         return None
-    _u, first, inverse = np.unique(data, axis=0, return_index=True, return_inverse=True)
-    if first.size == data.shape[0]:
-        return None
-    return first[inverse.reshape(-1)]
+    rep = np.arange(r)
+    buckets: dict = {}                  # a few leading values -> slots seen with them
+    for j in range(r):
+        head = data[j, :4].tobytes()
+        for i in buckets.get(head, ()):
+            if np.array_equal(data[i], data[j]):
+                rep[j] = i
+                break
+        else:
+            buckets.setdefault(head, []).append(j)
+    return rep if (rep != np.arange(r)).any() else None
 
 
 def _has_var(root) -> bool:

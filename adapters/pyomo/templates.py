@@ -207,6 +207,12 @@ class _RowPass:
                 if kind is None:
                     kind = classify(cls, e)
                 if kind != _EXPR:
+                    n = memo.get(id(e))
+                    if n is not None and n.op == "var":   # the common leaf, no call
+                        s = vslot.get(n.attr)
+                        if s is None:
+                            s = vslot[n.attr] = len(vslot)
+                        return 4 * s
                     return leaf(e, kind)
                 h = handler(cls, e)
             # an object used twice in one row is one node (as the walker's memo
