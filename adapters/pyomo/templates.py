@@ -152,7 +152,9 @@ class _RowPass:
         self.items, self.vslot, self.pslot, self.data = items, vslot, pslot, data
         put, put_datum = items.append, data.append
         mono = ne.MonomialTermExpression
-        exprh: dict = {}                     # expression class -> handler(e, depth)
+        # class -> handler(e, depth) of an expression class, or the leaf kind (an int;
+        # _NATIVE for numbers), filled on first sight of each class
+        disp: dict = {}
         leaf_kinds = (_VAR, _PARAM, _CONST, _NATIVE, _LOGICAL_CONST)
 
         def num(v):
@@ -189,39 +191,44 @@ class _RowPass:
                 return 4 * s + 1
             return num(n.attr)
 
-        def handler(cls, e):
-            if e.is_named_expression_type():
-                h = h_named
+        def resolve(e):
+            cls = e.__class__
+            if cls in native:
+                h = _NATIVE
             else:
-                h = next((fn for base, fn in bases if isinstance(e, base)), h_refuse)
-            exprh[cls] = h
+                h = kinds.get(cls)
+                if h is None:
+                    h = classify(cls, e)
+                if h == _EXPR:
+                    if e.is_named_expression_type():
+                        h = h_named
+                    else:
+                        h = next((fn for base, fn in bases if isinstance(e, base)), h_refuse)
+            disp[cls] = h
             return h
 
         def ref(e, depth):
-            cls = e.__class__
-            if cls in native:
-                return num(e)
-            h = exprh.get(cls)
+            h = disp.get(e.__class__)
             if h is None:
-                kind = kinds.get(cls)
-                if kind is None:
-                    kind = classify(cls, e)
-                if kind != _EXPR:
-                    n = memo.get(id(e))
-                    if n is not None and n.op == "var":   # the common leaf, no call
-                        s = vslot.get(n.attr)
-                        if s is None:
-                            s = vslot[n.attr] = len(vslot)
-                        return 4 * s
-                    return leaf(e, kind)
-                h = handler(cls, e)
+                h = resolve(e)
+            if h.__class__ is int:             # a leaf
+                if h == _NATIVE:
+                    return num(e)
+                n = memo.get(id(e))
+                if n is not None and n.op == "var":   # the common leaf, no call
+                    s = vslot.get(n.attr)
+                    if s is None:
+                        s = vslot[n.attr] = len(vslot)
+                    return 4 * s
+                return leaf(e, h)
             # an object used twice in one row is one node (as the walker's memo
             # makes it), so the template computes it once
-            r = shared.get(id(e))
+            i = id(e)
+            r = shared.get(i)
             if r is None:
                 if depth > MAX_DEPTH:
                     raise NotTemplatable
-                r = shared[id(e)] = h(e, depth + 1)
+                r = shared[i] = h(e, depth + 1)
             return r
 
         def op1(name):
@@ -344,31 +351,26 @@ class _RowPass:
                         flat.append(rk)
                     flat.append(ref(v, d))
                     continue
-                if cls in native:
-                    const += s * a
-                    continue
-                h = exprh.get(cls)
+                h = disp.get(cls)
                 if h is None:
-                    kind = kinds.get(cls)
-                    if kind is None:
-                        kind = classify(cls, a)
-                    if kind == _VAR:
-                        r = leaf(a, kind)
+                    h = resolve(a)
+                if h.__class__ is int:         # a leaf
+                    if h == _NATIVE:
+                        const += s * a
+                    elif h == _VAR:
+                        r = leaf(a, h)
                         if r & 3 == 0:
                             flat.append(s)
                             flat.append(r)
                         else:          # a fixed Var: a parameter term
                             todo.append(a)
                             todo.append(s)
-                        continue
-                    if kind == _LOGICAL_CONST:
+                    elif h == _LOGICAL_CONST:
                         const += s * float(a)
-                        continue
-                    if kind != _EXPR:
+                    else:
                         todo.append(a)
                         todo.append(s)
-                        continue
-                    h = handler(cls, a)
+                    continue
                 if h is h_sum and nest < _FLATTEN_DEPTH:
                     const += collect(a.args, s, flat, todo, d, nest + 1)
                 elif h is h_neg and nest < _FLATTEN_DEPTH:
@@ -384,16 +386,11 @@ class _RowPass:
             pslot.clear()
             data.clear()
             shared.clear()
-            cls = body.__class__
-            if cls in native:
-                raise NotTemplatable
-            h = exprh.get(cls)
+            h = disp.get(body.__class__)
             if h is None:
-                kind = kinds.get(cls)
-                if kind is None:
-                    kind = classify(cls, body)
-                if kind == _EXPR:
-                    h = handler(cls, body)
+                h = resolve(body)
+            if h == _NATIVE:
+                raise NotTemplatable
             if h is h_sum:
                 return sum_(body, 0, True)
             return ref(body, 0), 0.0
