@@ -13,7 +13,9 @@ bar for caspar's setup.  For each model and case, one process builds the model o
 
 The table gives the median of each column over the rounds and the median of the
 per-round ratio ``caspar / nl`` (the machine may be shared: a ratio of two timings
-taken back to back is steadier than either timing).  Models:
+taken back to back is steadier than either timing), in wall seconds and in process
+CPU seconds (steadier still on a loaded machine; the NL writer's file output is
+buffered and small next to its CPU work).  Models:
 
 * ``suite``  :func:`benchmarks.models.acopf.acopf_pyomo` (the benchmark suite's model);
 * ``egret``  EGRET's ``create_psv_acopf_model`` (``pip install gridx-egret``; skipped
@@ -70,27 +72,39 @@ def _timed(fn):
     return time.perf_counter() - t, out
 
 
+def _timed_cpu(fn):
+    """``((wall s, process CPU s), result)``."""
+    gc.collect()
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return (time.perf_counter() - t, time.process_time() - c), out
+
+
 def run(model_name: str, case: str, repeat: int, reference: bool) -> dict:
     """Interleaved rounds on one model; medians and the median per-round ratio."""
     from caspar_backend.adapters.pyomo import pyomo_to_model
     from caspar_backend.problem import Problem
 
     t_build, m = _timed(lambda: MODELS[model_name](case))
-    cols = {k: [] for k in ("nl", "extract", "problem", "caspar", "ratio")}
+    cols = {k: [] for k in ("nl", "extract", "problem", "caspar", "ratio", "nl_cpu",
+                            "caspar_cpu", "ratio_cpu")}
     if reference:
         cols.update(ref=[], ref_ratio=[])
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "model.nl")
         for _ in range(repeat):
-            t_nl, _ = _timed(lambda: m.write(path, format="nl", io_options={
+            (t_nl, c_nl), _ = _timed_cpu(lambda: m.write(path, format="nl", io_options={
                 "symbolic_solver_labels": False}))
-            t_ex, nlp = _timed(lambda: pyomo_to_model(m))
-            t_pr, prob = _timed(lambda: Problem(nlp))
+            (t_ex, c_ex), nlp = _timed_cpu(lambda: pyomo_to_model(m))
+            (t_pr, c_pr), prob = _timed_cpu(lambda: Problem(nlp))
             cols["nl"].append(t_nl)
             cols["extract"].append(t_ex)
             cols["problem"].append(t_pr)
             cols["caspar"].append(t_ex + t_pr)
             cols["ratio"].append((t_ex + t_pr) / t_nl)
+            cols["nl_cpu"].append(c_nl)
+            cols["caspar_cpu"].append(c_ex + c_pr)
+            cols["ratio_cpu"].append((c_ex + c_pr) / c_nl)
             if reference:
                 t_ref, ref = _timed(lambda: Problem(pyomo_to_model(m, templates=False)))
                 cols["ref"].append(t_ref)
@@ -120,7 +134,7 @@ def main(argv=None):
           f"{platform.machine()}, {os.cpu_count()} CPUs; seconds, medians of "
           f"{args.repeat} interleaved rounds")
     head = ("| model | case | n | m | groups | NL writer | extract | Problem | from_pyomo "
-            "| from_pyomo / NL |")
+            "| from_pyomo / NL | CPU: NL writer | CPU: from_pyomo | CPU ratio |")
     if args.reference:
         head += " per-instance path | per-instance / NL |"
     print(head)
@@ -136,7 +150,8 @@ def main(argv=None):
             rows.append(r)
             line = (f"| {name} | {case} | {r['n']} | {r['m']} | {r['groups']} | "
                     f"{r['nl']:.2f} | {r['extract']:.2f} | {r['problem']:.2f} | "
-                    f"{r['caspar']:.2f} | {r['ratio']:.2f} |")
+                    f"{r['caspar']:.2f} | {r['ratio']:.2f} | {r['nl_cpu']:.2f} | "
+                    f"{r['caspar_cpu']:.2f} | {r['ratio_cpu']:.2f} |")
             if args.reference:
                 line += f" {r['ref']:.2f} | {r['ref_ratio']:.2f} |"
             print(line, flush=True)
