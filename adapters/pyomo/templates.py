@@ -93,8 +93,8 @@ class TemplateReader:
     """
 
     def __init__(self, walker):
-        self.walker = walker
         self.groups: dict = {}
+        self._keep_alive = walker.shared_state()[4]
         self._pass = _RowPass(walker)
 
     def read(self, body, row: int, owner) -> float | None:
@@ -102,7 +102,7 @@ class TemplateReader:
         when the row is not templatable (nothing recorded; the caller walks it)."""
         # the leaf memo is keyed by id: keep the body (which to_bounded_expression may
         # have made just now) alive as long as the walker keeps its own roots
-        self.walker._alive.append(body)
+        self._keep_alive(body)
         ps = self._pass
         try:
             root, shift = ps.row(body)
@@ -146,8 +146,7 @@ class _RowPass:
         from .walker import _pyomo_classes
 
         ne, _re, _le = _pyomo_classes()
-        memo, kinds, classify, new_leaf = (walker._memo, walker._kinds, walker._classify,
-                                           walker._leaf)
+        memo, kinds, classify, new_leaf, _keep = walker.shared_state()
         items, vslot, pslot, data, shared = [], {}, {}, [], {}
         self.items, self.vslot, self.pslot, self.data = items, vslot, pslot, data
         put, put_datum = items.append, data.append
