@@ -16,7 +16,11 @@ The NLP is IPOPT's
   of the body's top-level sum moves into the bounds; rows with neither bound
   are skipped (as the NL writer does); rows whose body has no free variable
   are kept but marked (``PyomoMapping.trivial_rows``): the front-end checks
-  them against their bounds at each solve instead of solving them;
+  them against their bounds at each solve instead of solving them.  A model
+  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) has its rows
+  read as template instances (:mod:`.templates`): they arrive as
+  ``NLPModel.constraint_blocks``, the rows walked per instance as
+  ``constraints`` at ``constraint_rows``;
 * x: the free Vars that appear in f or g, in order of first appearance; their
   bounds are Pyomo's ``VarData.bounds`` (explicit bounds intersected with the
   domain); a missing value starts at 0 projected into the bounds (IPOPT's rule);
@@ -98,9 +102,8 @@ def _extract(model, depth_limit, min_rows) -> NLPModel:
 
     if reader is None or not blocks:
         flat_rows, flat_roots, blocks = None, rows.roots, []
-    else:
-        flat_rows = np.array([j for j, r in enumerate(rows.roots) if r is not None],
-                             dtype=np.int64)
+    else:                     # the rows walked per instance, in row order
+        flat_rows = np.sort(np.array(rows.walked, dtype=np.int64))
         flat_roots = [rows.roots[j] for j in flat_rows.tolist()]
     trivial = _constant_rows(flat_roots)
     trivial_rows = trivial if flat_rows is None else flat_rows[trivial].tolist()
@@ -168,10 +171,11 @@ def _negate(g, f):
 class _Rows:
     """Accumulators of the constraint loop (a plain record; final)."""
 
-    __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks")
+    __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks",
+                 "walked")
 
     def __init__(self):
-        self.cons, self.roots, self.shift = [], [], []
+        self.cons, self.roots, self.shift, self.walked = [], [], [], []
         self.lo, self.hi = [], []
         self.bound_exprs, self.skipped, self.blocks = [], [], []
 
@@ -212,6 +216,7 @@ def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
         c = None if read is None else read(body, len(cons), comp)
         if c is None:
             node, c = _walk_row(walk, g, body)
+            rows.walked.append(len(cons))
         else:
             node = None
         if comp is not last_comp:
@@ -348,6 +353,7 @@ def _template_blocks(reader, rows, walker, g) -> list:
         walker.context = con
         rows.roots[j], rows.shift[j] = _walk_row(walker.walk, g,
                                                  con.to_bounded_expression()[1])
+        rows.walked.append(j)
     return blocks
 
 
