@@ -357,6 +357,14 @@ class _RowPass:
                     if h == _NATIVE:
                         const += s * a
                     elif h == _VAR:
+                        n = memo.get(id(a))
+                        if n is not None and n.op == "var":   # met before: no call
+                            sl = vslot.get(n.attr)
+                            if sl is None:
+                                sl = vslot[n.attr] = len(vslot)
+                            flat.append(s)
+                            flat.append(4 * sl)
+                            continue
                         r = leaf(a, h)
                         if r & 3 == 0:
                             flat.append(s)
