@@ -64,7 +64,13 @@ class Problem:
         if nonzero or obj_blocks:
             obj_terms = nonzero
         self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
-        self.constraint_groups = group_expressions(inst, "constraints", rows) + con_blocks
+        # groups in the order of their first row, however they were made (flat
+        # instances group in first-seen order, which is this order already; a
+        # front-end's blocks then sit where the same rows given flat would have
+        # put them, so a model gives one layout whichever way it was read)
+        self.constraint_groups = sorted(
+            group_expressions(inst, "constraints", rows) + con_blocks,
+            key=lambda grp: int(grp.rows.min()) if grp.size else -1)
         self.compile_time = time.perf_counter() - t0
         # compiled evaluators by device, and the augmented problem of
         # parameter_derivatives: built once, under the lock (threads may ask at once)

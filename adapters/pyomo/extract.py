@@ -16,7 +16,11 @@ The NLP is IPOPT's
   of the body's top-level sum moves into the bounds; rows with neither bound
   are skipped (as the NL writer does); rows whose body has no free variable
   are kept but marked (``PyomoMapping.trivial_rows``): the front-end checks
-  them against their bounds at each solve instead of solving them;
+  them against their bounds at each solve instead of solving them.  A model
+  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) has its rows
+  read as template instances (:mod:`.templates`): they arrive as
+  ``NLPModel.constraint_blocks``, the rows walked per instance as
+  ``constraints`` at ``constraint_rows``;
 * x: the free Vars that appear in f or g, in order of first appearance; their
   bounds are Pyomo's ``VarData.bounds`` (explicit bounds intersected with the
   domain); a missing value starts at 0 projected into the bounds (IPOPT's rule);
@@ -36,20 +40,36 @@ from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
 from .mapping import LazyNames, PyomoMapping, _check_bounds
+from .templates import TemplateReader
 from .walker import DEPTH_LIMIT, ExpressionWalker
 
 _INF = math.inf
+#: a model with a Constraint component of at least this many rows is read as template
+#: instances (:mod:`.templates`); a smaller model is walked per row, where the DAG
+#: costs nothing worth saving and ``NLPModel.constraints`` keeps every row's expression
+TEMPLATE_MIN_ROWS = 32
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT) -> NLPModel:
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = True,
+                   template_min_rows: int = TEMPLATE_MIN_ROWS) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
     The result's ``meta['pyomo']`` is the :class:`PyomoMapping` that relates
     x, p and g back to the model's components.  ``depth_limit``: expression
     levels walked recursively before the walker switches to its explicit
     stack (any value gives the same result; see :mod:`.walker`).
+    ``templates``: when the model has a Constraint component of at least
+    ``template_min_rows`` rows, read its rows as template instances
+    (:mod:`.templates`; they then arrive pre-grouped as ``constraint_blocks``,
+    rows the reader does not take as ``constraints`` with their
+    ``constraint_rows``); ``False`` walks every row into the DAG (the reference
+    path).  x, p, the rows, their bounds and the pattern groups are the same
+    either way (tests/adapters/test_pyomo_templates.py).
     """
+    if not isinstance(template_min_rows, int) or template_min_rows < 1:
+        raise ModelError(f"template_min_rows must be a positive int, got "
+                         f"{template_min_rows!r}")
     from pyomo.common.gc_manager import PauseGC
 
     if not hasattr(model, "component_data_objects"):
@@ -60,37 +80,49 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT) -> NLPModel:
     # over for nothing (nothing made here is garbage), so it is paused, as
     # Pyomo's own writers do.
     with PauseGC():
-        return _extract(model, depth_limit)
+        return _extract(model, depth_limit,
+                        template_min_rows if templates and not _is_kernel(model) else None)
 
 
-def _extract(model, depth_limit) -> NLPModel:
+def _extract(model, depth_limit, min_rows) -> NLPModel:
     from pyomo.core.base import Constraint, Objective
 
     g = Graph()
     walker = ExpressionWalker(g, depth_limit)
     try:
         objective, f, sense = _objective(model, Objective, walker, g)
-        rows = _constraints(model, Constraint, walker, g)
+        reader = (TemplateReader(walker) if min_rows is not None
+                  and _largest_component(model, Constraint) >= min_rows else None)
+        rows = _constraints(model, Constraint, walker, g, reader)
+        if reader is not None:
+            blocks = _template_blocks(reader, rows, walker, g)
     finally:
         walker.release()
     _reject_discrete(walker.x_vars)
 
-    trivial = _constant_rows(rows.roots)
+    if reader is None or not blocks:
+        flat_rows, flat_roots, blocks = None, rows.roots, []
+    else:                     # the rows walked per instance, in row order
+        flat_rows = np.sort(np.array(rows.walked, dtype=np.int64))
+        flat_roots = [rows.roots[j] for j in flat_rows.tolist()]
+    trivial = _constant_rows(flat_roots)
+    trivial_rows = trivial if flat_rows is None else flat_rows[trivial].tolist()
     mapping = PyomoMapping(
         model=model, x_vars=walker.x_vars, p_objs=walker.p_objs,
         constraints=rows.cons, objective=objective, sense=sense,
         shift=np.asarray(rows.shift, dtype=float), bound_exprs=rows.bound_exprs,
         con_lb=rows.lo, con_ub=rows.hi, skipped=rows.skipped, blocks=rows.blocks,
-        trivial_rows=np.asarray(trivial, dtype=np.intp),
-        trivial_roots=[rows.roots[j] for j in trivial])
+        trivial_rows=np.asarray(trivial_rows, dtype=np.intp),
+        trivial_roots=[flat_roots[j] for j in trivial])
     lbx, ubx = mapping.var_bounds()
     lbg, ubg = mapping.con_lb - mapping.shift, mapping.con_ub - mapping.shift
     return NLPModel(
-        g, f, rows.roots, lbx, ubx, lbg, ubg,
+        g, f, flat_roots, lbx, ubx, lbg, ubg,
         x0=mapping.initial_point(lbx, ubx), p=mapping.param_values(),
         var_names=LazyNames(mapping.x_vars), con_names=LazyNames(mapping.constraints),
         param_names=LazyNames(mapping.p_objs), sense=sense, source="pyomo",
-        meta={"pyomo": mapping})
+        meta={"pyomo": mapping}, constraint_blocks=blocks, constraint_rows=flat_rows,
+        n_rows=len(mapping.constraints))
 
 
 def from_pyomo(model):
@@ -139,15 +171,18 @@ def _negate(g, f):
 class _Rows:
     """Accumulators of the constraint loop (a plain record; final)."""
 
-    __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks")
+    __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks",
+                 "walked")
 
     def __init__(self):
-        self.cons, self.roots, self.shift = [], [], []
+        self.cons, self.roots, self.shift, self.walked = [], [], [], []
         self.lo, self.hi = [], []
         self.bound_exprs, self.skipped, self.blocks = [], [], []
 
 
-def _constraints(model, Constraint, walker, g) -> _Rows:
+def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
+    """Every row's bounds, shift and body node (``None`` for the rows ``reader``
+    took as template instances; it is offered every row)."""
     from pyomo.common.numeric_types import native_numeric_types as native
     from pyomo.core.expr.visitor import value
 
@@ -156,6 +191,7 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
     seen: set[int] = set()
     last_comp, start = None, 0
     walk = walker.walk
+    read = None if reader is None else reader.read
     for con in _active_constraints(model, Constraint):
         key = id(con)
         if key in seen:
@@ -176,12 +212,13 @@ def _constraints(model, Constraint, walker, g) -> _Rows:
             rows.skipped.append(con)
             continue
         walker.context = con
-        node = walk(body)
-        c = 0.0
-        if node.op == "sum" and node.args[-1].op == "const":
-            c = node.args[-1].attr
-            node = g.sum(node.args[:-1])
         comp = _owner(con)
+        c = None if read is None else read(body, len(cons), comp)
+        if c is None:
+            node, c = _walk_row(walk, g, body)
+            rows.walked.append(len(cons))
+        else:
+            node = None
         if comp is not last_comp:
             if last_comp is not None:
                 rows.blocks.append((last_comp, start, len(cons)))
@@ -288,6 +325,36 @@ def _owner(con):
         return con.parent_component()
     except AttributeError:          # kernel objects know only their parent
         return con.parent
+
+
+def _largest_component(model, Constraint) -> int:
+    """Rows of the model's largest active Constraint component (AML models)."""
+    return max((len(c) for c in model.component_objects(Constraint, active=True,
+                                                         descend_into=True)), default=0)
+
+
+def _walk_row(walk, g, body):
+    """``(node, shift)`` of one row on the per-instance path: the numeric constant
+    of the body's top-level sum moves into the bounds."""
+    node = walk(body)
+    c = 0.0
+    if node.op == "sum" and node.args[-1].op == "const":
+        c = node.args[-1].attr
+        node = g.sum(node.args[:-1])
+    return node, c
+
+
+def _template_blocks(reader, rows, walker, g) -> list:
+    """The reader's groups as TemplateBlocks; the rows of groups it refused after
+    the pass (see :meth:`.templates.TemplateReader.blocks`) are walked now."""
+    blocks, refused = reader.blocks()
+    for j in refused:
+        con = rows.cons[j]
+        walker.context = con
+        rows.roots[j], rows.shift[j] = _walk_row(walker.walk, g,
+                                                 con.to_bounded_expression()[1])
+        rows.walked.append(j)
+    return blocks
 
 
 # --------------------------------------------------------------------- checks

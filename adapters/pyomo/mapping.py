@@ -134,7 +134,15 @@ class PyomoMapping:
     # ---------------------------------------------------------- reading data
     def param_values(self) -> np.ndarray:
         """``p`` from the current values of the mutable Params and fixed Vars."""
-        vals = [o.value for o in self.p_objs]
+        try:
+            vals = [o.value for o in self.p_objs]
+        except ValueError:  # a mutable Param without a value raises on .value
+            for o in self.p_objs:
+                try:
+                    o.value
+                except ValueError:
+                    raise ModelError(_no_value(o, None)) from None
+            raise
         try:
             p = np.array(vals, dtype=float)  # note: None silently becomes NaN here
         except (TypeError, ValueError):

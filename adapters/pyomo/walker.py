@@ -156,6 +156,16 @@ class ExpressionWalker:
         except NonFiniteError as exc:  # name the component being walked
             raise located(exc, describe(self.context)) from None
 
+    def shared_state(self):
+        """What the template reader (:mod:`.templates`) shares with this walker, so a
+        leaf has one index in x or p whichever of the two meets it first:
+        ``(memo, kinds, classify, leaf, keep_alive)`` -- the id -> node memo, the
+        class -> kind table, ``classify(cls, obj) -> kind``, ``leaf(obj, kind) ->
+        node`` (registers a new x or p entry, raises for a bad leaf naming it), and
+        ``keep_alive(obj)``, which keeps an object alive as long as the memo (whose
+        keys are ids)."""
+        return self._memo, self._kinds, self._classify, self._leaf, self._alive.append
+
     def release(self) -> None:
         """Forget the memo and the objects kept alive for it."""
         self._memo.clear()

@@ -487,7 +487,11 @@ def test_rows_of_one_component_share_a_shape():
     s = m.x[2] + m.x[3]
     m.e = pyo.Constraint(expr=pyo.exp(s) + s <= 4)  # s walked alone, then flattened
     m.f = pyo.Constraint(expr=m.x[4] ** 2 + s <= 4)
-    prob = from_pyomo(m)
-    assert prob.n_params == 1
-    assert [g.size for g in prob.constraint_groups] == [50, 1, 1, 1]
+    from caspar_backend.problem import Problem
+
+    for templates in (True, False):      # the template reader and the walker alike
+        prob = Problem(pyomo_to_model(m, templates=templates))
+        assert prob.n_params == 1
+        assert [g.size for g in prob.constraint_groups] == [50, 1, 1, 1]
+    # (the walker's rows are expressions in model.constraints)
     assert to_str(prob.model.constraints[-1]) == "1*x[2] + 1*x[3] + x[4]**2"
