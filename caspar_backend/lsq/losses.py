@@ -88,7 +88,8 @@ class SoftL1(LossFunction):
         total = 1.0 + s * c
         tmp = np.sqrt(total)
         rho1 = np.maximum(_TINY, 1.0 / tmp)
-        return 2.0 * self.b * (tmp - 1.0), rho1, -(c * rho1) / (2.0 * total)
+        # 2b (sqrt(1 + x) - 1) written as 2b x / (sqrt(1 + x) + 1): no cancellation at small s
+        return 2.0 * s / (tmp + 1.0), rho1, -(c * rho1) / (2.0 * total)
 
 
 class Cauchy(LossFunction):
@@ -99,7 +100,7 @@ class Cauchy(LossFunction):
         c = 1.0 / self.b
         total = 1.0 + s * c
         inv = 1.0 / total
-        return self.b * np.log(total), np.maximum(_TINY, inv), -c * inv * inv
+        return self.b * np.log1p(s * c), np.maximum(_TINY, inv), -c * inv * inv
 
 
 #: Ceres' LossFunctionType names
