@@ -22,11 +22,16 @@ from .patterns import block_group, constraint_instances, group_expressions, spli
 
 
 class Problem:
-    """The compiled form of one NLP (final)."""
+    """The compiled form of one NLP (final).
 
-    def __init__(self, model: NLPModel):
+    ``hessian=False`` derives first derivatives only (no Hessian templates, code or
+    layout): the compiled problem then serves residual and Jacobian evaluations, as
+    least squares (:mod:`caspar_backend.lsq`) needs, but not the interior point."""
+
+    def __init__(self, model: NLPModel, hessian: bool = True):
         t0 = time.perf_counter()
         self.model = model
+        self.hessian = hessian
         obj_terms = split_terms(model.objective)
         inst, rows = constraint_instances(model.constraints, model.constraint_rows)
         obj_blocks, con_blocks = [], []
@@ -45,14 +50,16 @@ class Problem:
                         rows = np.concatenate([rows, b.rows[rep]])
                     b = b.subset(keep)
                 if b.size:
-                    out.append(block_group(b, kind))
+                    out.append(block_group(b, kind, hessian))
         # a zero term adds nothing but a kernel launch (the flat objective of a model
         # given wholly as blocks is the constant 0); keep one term when it is all there is
         nonzero = [t for t in obj_terms if not (t.is_const and t.attr == 0.0)]
         if nonzero or obj_blocks:
             obj_terms = nonzero
-        self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
-        self.constraint_groups = group_expressions(inst, "constraints", rows) + con_blocks
+        self.objective_groups = group_expressions(obj_terms, "objective", None,
+                                                  hessian) + obj_blocks
+        self.constraint_groups = group_expressions(inst, "constraints", rows,
+                                                   hessian) + con_blocks
         self.compile_time = time.perf_counter() - t0
         # compiled evaluators by device, and the augmented problem of
         # parameter_derivatives: built once, under the lock (threads may ask at once)
@@ -73,6 +80,7 @@ class Problem:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("hessian", True)
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -185,6 +193,14 @@ class Problem:
         p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 
+    def _require_hessian(self, what: str) -> None:
+        if not self.hessian:
+            from .errors import ModelError
+
+            raise ModelError(f"Problem.{what}: this problem was compiled without Hessians "
+                             "(hessian=False, for least squares); compile it with "
+                             "Problem(model) to solve it as an NLP")
+
     # ------------------------------------------------------------------ solve
     def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
               lbg=None, ubg=None, **options):
@@ -204,6 +220,7 @@ class Problem:
         concurrent use."""
         from .solver import solve_nlp
 
+        self._require_hessian("solve")
         # this solve's own copy of p, whatever other threads store later
         if p is None:
             p = self._param_vector(self.p)
@@ -243,6 +260,7 @@ class Problem:
         instances get)."""
         from .batch.solve import solve_batch
 
+        self._require_hessian("solve_batch")
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
                            ubg=ubg, batch_size=batch_size, client=client,
                            chunk_size=chunk_size, retries=retries, **options)

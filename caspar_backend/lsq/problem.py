@@ -124,7 +124,7 @@ class LeastSquaresProblem:
 
         t0 = time.perf_counter()
         self.model = model
-        self.compiled = Problem(model)
+        self.compiled = Problem(model, hessian=False)
         self.m, self.n = model.m, model.n
         if residual_block_of_row is None:
             residual_block_of_row = np.arange(self.m, dtype=np.int64)

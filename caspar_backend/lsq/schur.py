@@ -22,8 +22,10 @@ All of it is array work over precomputed index maps (no loop over points or came
 * ``W_{ib} = sum_{k: (r, i), r in b} F_k E_r^T`` for each (f-block i, e-block b) pair,
   ``T_{ib} = W_{ib} V_b^{-1}``;
 * ``S_ij = sum_{rows} F_k F_l^T - sum_b T_ib W_jb^T`` over the block pairs i <= j that
-  occur (the pattern of S is fixed: computed once), each product batched and
-  segment-summed into its (i, j) block;
+  occur (the pattern of S is fixed: computed once); the second sum is the product of
+  two block-sparse matrices (T and W^T in scipy's BSR format, blocks s_f x s_e and
+  s_e x s_f), scipy's C++ block SpGEMM -- measured 3x faster than batched NumPy
+  products over the (i, j, b) triples and their segment sums;
 * S (padded to s_f columns per f-block; a pad has 1 on the diagonal) is factorized
   dense by LAPACK's Cholesky (DENSE_SCHUR), or as an upper CSC matrix by QDLDL with
   the analysis done once (SPARSE_SCHUR).
@@ -95,27 +97,36 @@ class SchurComplementSolver(StepSolver):
         order, self.w_starts, pk = _groups(pkey)
         self.w_inc = wi[order]
         self.pair_eb, self.pair_fb = pk // max(n_fb, 1), pk % max(n_fb, 1)
-        # ---- blocks of S: (i, j), i <= j: diagonal, F^T F row pairs, Schur triples
+        # ---- W^T and T = W V^{-1} as block-sparse (BSR) matrices: the product T W^T
+        # (scipy's block SpGEMM, C++) is the Schur update; W^T's blocks are the pairs in
+        # their own (e-block, f-block) order, T's in (f-block, e-block) order
+        import scipy.sparse as sp
+
+        self.wt_indptr = np.r_[0, np.cumsum(np.bincount(self.pair_eb, minlength=n_eb))]
+        self.t_perm = np.lexsort((self.pair_eb, self.pair_fb)).astype(np.int64)
+        self.t_indices = self.pair_eb[self.t_perm]
+        self.t_indptr = np.r_[0, np.cumsum(np.bincount(self.pair_fb, minlength=n_fb))]
+        # ---- blocks of S (i <= j): the diagonal, F^T F (rows touching two f-blocks) and
+        # co-visibility (f-blocks sharing an e-block), fixed for all iterations
         ia, ib = segment_pairs(self.inc_row)
         swap = self.inc_fb[ia] > self.inc_fb[ib]
         ia, ib = np.where(swap, ib, ia), np.where(swap, ia, ib)
-        pa, pb = segment_pairs(self.pair_eb)
-        swap = self.pair_fb[pa] > self.pair_fb[pb]
-        pa, pb = np.where(swap, pb, pa), np.where(swap, pa, pb)
+        inc_fe = sp.csr_matrix((np.ones(len(self.pair_eb)), (self.pair_fb, self.pair_eb)),
+                               shape=(n_fb, n_eb))
+        covis = (inc_fe @ inc_fe.T).tocoo()
+        up = covis.row <= covis.col
+        nf1 = max(n_fb, 1)
         diag = np.arange(n_fb, dtype=np.int64)
-        bkey_rows = self.inc_fb[ia] * max(n_fb, 1) + self.inc_fb[ib]
-        bkey_tri = self.pair_fb[pa] * max(n_fb, 1) + self.pair_fb[pb]
-        blocks, inv = np.unique(np.r_[diag * max(n_fb, 1) + diag, bkey_rows, bkey_tri],
-                                return_inverse=True)
+        bkey_rows = self.inc_fb[ia] * nf1 + self.inc_fb[ib]
+        self.block_keys, inv = np.unique(
+            np.r_[diag * nf1 + diag, bkey_rows,
+                  covis.row[up].astype(np.int64) * nf1 + covis.col[up]], return_inverse=True)
         inv = inv.reshape(-1)
-        self.blk_i, self.blk_j = blocks // max(n_fb, 1), blocks % max(n_fb, 1)
-        self.n_blocks = len(blocks)
+        self.blk_i, self.blk_j = self.block_keys // nf1, self.block_keys % nf1
+        self.n_blocks = len(self.block_keys)
         self.diag_block = inv[:n_fb]
-        t_rows, t_tri = inv[n_fb:n_fb + len(ia)], inv[n_fb + len(ia):]
-        order, self.rp_starts, self.rp_target = _groups(t_rows)
+        order, self.rp_starts, self.rp_target = _groups(inv[n_fb:n_fb + len(ia)])
         self.rp_a, self.rp_b = ia[order], ib[order]
-        order, self.tr_starts, self.tr_target = _groups(t_tri)
-        self.tr_a, self.tr_b = pa[order], pb[order]
         # ---- the reduced matrix: dense, or upper CSC with a map from the blocks
         N = n_fb * s_f
         self.N = N
@@ -164,15 +175,26 @@ class SchurComplementSolver(StepSolver):
         ke = Fk[self.w_inc][:, :, None] * E[self.inc_row[self.w_inc]][:, None, :]
         W = np.add.reduceat(ke, self.w_starts, axis=0) if len(ke) else np.zeros((0, s_f, s_e))
         T = np.matmul(W, Vinv[self.pair_eb])
-        # ---- S blocks
+        # ---- S blocks: F^T F, minus W V^{-1} W^T = T W^T (block SpGEMM)
         Sb = np.zeros((self.n_blocks, s_f, s_f))
         if len(self.rp_a):
             Sb[self.rp_target] = np.add.reduceat(
                 Fk[self.rp_a][:, :, None] * Fk[self.rp_b][:, None, :], self.rp_starts, axis=0)
-        if len(self.tr_a):
-            Sb[self.tr_target] -= np.add.reduceat(
-                np.matmul(T[self.tr_a], W[self.tr_b].transpose(0, 2, 1)), self.tr_starts,
-                axis=0)
+        if len(W):
+            import scipy.sparse as sp
+
+            Tb = sp.bsr_matrix((T[self.t_perm], self.t_indices, self.t_indptr),
+                               shape=(n_fb * s_f, n_eb * s_e))
+            Wt = sp.bsr_matrix((np.ascontiguousarray(W.transpose(0, 2, 1)), self.pair_fb,
+                                self.wt_indptr), shape=(n_eb * s_e, n_fb * s_f))
+            prod = Tb @ Wt
+            if not isinstance(prod, sp.bsr_matrix) or prod.blocksize != (s_f, s_f):
+                prod = sp.bsr_matrix(prod, blocksize=(s_f, s_f))
+            bi = np.repeat(np.arange(n_fb), np.diff(prod.indptr))
+            bj = prod.indices
+            up = bi <= bj
+            pos = np.searchsorted(self.block_keys, bi[up] * max(n_fb, 1) + bj[up])
+            Sb[pos] -= prod.data[up]
         df = np.where(self.f_valid, (d * d)[np.maximum(st.f_cols, 0)], 1.0)
         Sb[self.diag_block] += df[:, :, None] * np.eye(s_f)
         # ---- right-hand side

@@ -77,7 +77,16 @@ class _Evaluation:
 
 def minimize(problem, x0=None, p=None, lbx=None, ubx=None, options=None, **kw):
     """Solve ``problem`` (a :class:`~caspar_backend.lsq.problem.LeastSquaresProblem`);
-    see the module docstring.  Returns a :class:`~caspar_backend.lsq.summary.Summary`."""
+    see the module docstring.  Returns a :class:`~caspar_backend.lsq.summary.Summary`.
+    BLAS runs single-threaded meanwhile (:func:`~caspar_backend.lsq.linear_solvers.
+    single_threaded_blas`)."""
+    from .linear_solvers import single_threaded_blas
+
+    with single_threaded_blas():
+        return _minimize(problem, x0, p, lbx, ubx, options, **kw)
+
+
+def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     from ..model import as_vector, check_bounds
 
     t_start = time.perf_counter()
