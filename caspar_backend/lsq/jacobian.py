@@ -42,6 +42,30 @@ def segment_pairs(group: np.ndarray, order: np.ndarray | None = None):
     return order[a_sorted].astype(np.int64), order[b_sorted].astype(np.int64)
 
 
+def csr_order(rows, cols, m, n):
+    """``(order, indptr, indices)``: the permutation taking COO entries (no duplicates)
+    to CSR order, rows ascending and columns ascending within a row, with the CSR index
+    arrays.  scipy's COO -> CSR conversion (a counting sort by row, then each row
+    sorted) carries the entry numbers as values: several times faster than a global
+    lexsort of the pairs."""
+    nnz = len(rows)
+    A = sp.csr_matrix((np.arange(1, nnz + 1, dtype=np.float64), (rows, cols)), shape=(m, n))
+    A.sort_indices()
+    return (A.data.astype(np.int64) - 1), A.indptr.copy(), A.indices.copy()
+
+
+def unique_pairs(rows, keys, m, k):
+    """Distinct ``(rows[i], keys[i])`` pairs sorted by row then key, as ``(indptr (m+1,),
+    keys (P,))`` in CSR form, and each input's pair index (P,) -- by scipy's duplicate
+    summing of a CSR matrix (per-row sorts) instead of a global sort."""
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, keys)), shape=(m, k))
+    A.sum_duplicates()
+    indptr, ukeys = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+    flat = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr)) * k + ukeys
+    pos = np.searchsorted(flat, np.asarray(rows, np.int64) * k + keys)
+    return indptr, ukeys, pos
+
+
 class SparseJacobian:
     """Products with J of a fixed pattern (final).  See the module docstring."""
 
@@ -49,10 +73,7 @@ class SparseJacobian:
         self.pattern = pattern
         self.m, self.n = pattern.m, pattern.n
         rows, cols = pattern.rows, pattern.cols
-        self.order = np.lexsort((cols, rows)).astype(np.int64)
-        self.indices = cols[self.order].astype(np.int32 if self.n < 2**31 else np.int64)
-        self.indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=self.m))].astype(
-            self.indices.dtype)
+        self.order, self.indptr, self.indices = csr_order(rows, cols, self.m, self.n)
         self.rows, self.cols = rows, cols
 
     def csr(self, vals) -> sp.csr_matrix:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .jacobian import unique_pairs
 from .linear_solvers import StepSolver, dense_spd_solve, spd_solver
 
 
@@ -72,14 +73,12 @@ class SchurComplementSolver(StepSolver):
         # F: one block per (row, f-block) incidence, rows in order, then f-blocks
         f_entry = np.flatnonzero(~is_e)
         nf1 = max(n_fb, 1)
-        inc, inc_of_entry = np.unique(rows[f_entry] * nf1 + col_fb[cols[f_entry]],
-                                      return_inverse=True)
+        self.f_indptr, self.f_indices, inc_of_entry = unique_pairs(
+            rows[f_entry], col_fb[cols[f_entry]], m, nf1)
         self.f_shape = (m, self.N)
-        self.f_indptr = np.r_[0, np.cumsum(np.bincount(inc // nf1, minlength=m))].astype(np.int64)
-        self.f_indices = (inc % nf1).astype(np.int64)
-        self.n_inc = len(inc)
+        self.n_inc = len(self.f_indices)
         self.f_entry = f_entry
-        self.f_flat = inc_of_entry.reshape(-1) * s_f + col_fs[cols[f_entry]]
+        self.f_flat = inc_of_entry * s_f + col_fs[cols[f_entry]]
         # the pattern of S (blocks i <= j), from one symbolic product
         E1, F1 = self._matrices(np.ones(len(pat.rows)))
         S1 = self._reduced(E1, F1, np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]

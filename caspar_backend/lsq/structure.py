@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .jacobian import segment_pairs
+from .jacobian import csr_order, segment_pairs, unique_pairs
 
 #: largest block eliminated (a dense s x s inverse per block)
 MAX_ELIMINATED_SIZE = 9
@@ -65,19 +65,23 @@ class SchurStructure:
 def column_blocks(rows, cols, n) -> np.ndarray:
     """Block (supervariable) id of each of the n columns: equal ids <=> equal row sets.
     Ids are 0..B-1 in order of first column."""
-    order = np.lexsort((rows, cols))
+    m = int(rows.max()) + 1 if rows.size else 1
+    order, indptr, _ = csr_order(cols, rows, n, m)     # entries by column, then row
     r, c = rows[order], cols[order]
-    count = np.bincount(c, minlength=n)
+    count = np.diff(indptr)
     rng = np.random.default_rng(0x5C4E)
-    w1, w2 = rng.random(int(rows.max()) + 1 if rows.size else 1) + 1.0, \
-        rng.random(int(rows.max()) + 1 if rows.size else 1) + 1.0
+    w1, w2 = rng.random(m) + 1.0, rng.random(m) + 1.0
     h1 = np.bincount(c, weights=w1[r], minlength=n)
     h2 = np.bincount(c, weights=w2[r], minlength=n)
-    _, first, gid = np.unique(np.c_[count, h1, h2], axis=0, return_index=True,
-                              return_inverse=True)
-    gid = gid.reshape(-1)
-    rep = first[gid]                                   # representative column
-    start = np.r_[0, np.cumsum(count)][:-1]
+    # group columns by (count, h1, h2): a lexsort over the n columns, runs of equal keys
+    srt = np.lexsort((h2, h1, count))
+    new = np.r_[True, (np.diff(count[srt]) != 0) | (np.diff(h1[srt]) != 0)
+                | (np.diff(h2[srt]) != 0)]
+    run = np.cumsum(new) - 1
+    first_of_run = np.minimum.reduceat(srt, np.flatnonzero(new)) if n else srt
+    rep = np.empty(n, dtype=np.int64)
+    rep[srt] = first_of_run[run]                       # representative column
+    start = indptr[:-1]
     k = np.arange(len(c)) - start[c]                   # position within its column
     same = r == r[start[rep[c]] + k]
     bad = np.unique(c[~same])
@@ -99,8 +103,8 @@ def detect_schur_structure(pattern, min_blocks: int = 1) -> SchurStructure | Non
     size = np.bincount(blk, minlength=nb)
     used = np.bincount(blk[cols], minlength=nb) > 0
     # row-block incidences, then adjacent block pairs (rows touching several blocks)
-    inc = np.unique(rows * nb + blk[cols])
-    inc_row, inc_blk = inc // nb, inc % nb
+    indptr, inc_blk, _ = unique_pairs(rows, blk[cols], m, nb)
+    inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
     a, b = segment_pairs(inc_row)
     off = a != b
     ba, bb = inc_blk[a[off]], inc_blk[b[off]]
