@@ -16,7 +16,6 @@ options as given (default: Ceres' own defaults, as caspar's), ``num_threads`` th
 
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
@@ -57,16 +56,18 @@ def gauge_images(rec):
     return [int(i) for i in sorted(rec.images.keys()) if rec.images[i].frame_id in first]
 
 
-def ceres_bundle_adjustment(rec, num_threads=2, **solver_options):
+def ceres_bundle_adjustment(rec, num_threads=2, refine_intrinsics=False, **solver_options):
     """Refine ``rec`` in place with COLMAP's bundle adjuster (Ceres); returns a dict:
-    ``seconds`` (adjuster creation and solve), ``initial_cost``, ``final_cost`` (Ceres'
-    1/2 sum r^2, from its brief report), ``iterations``, ``termination``, ``report``."""
+    ``seconds`` (adjuster creation and solve, wall clock), ``solver_seconds`` (Ceres'
+    own total), ``initial_cost``, ``final_cost`` (Ceres' 1/2 sum r^2), ``iterations``,
+    ``termination``, ``message``, ``linear_solver`` (the one COLMAP chose)."""
     import pycolmap
 
     opts = pycolmap.BundleAdjustmentOptions()
-    opts.refine_focal_length = False
+    # refine_intrinsics: focal length and distortion (COLMAP's defaults), else none
+    opts.refine_focal_length = refine_intrinsics
     opts.refine_principal_point = False
-    opts.refine_extra_params = False
+    opts.refine_extra_params = refine_intrinsics
     opts.print_summary = False
     so = opts.ceres.solver_options
     so.num_threads = num_threads
@@ -78,18 +79,26 @@ def ceres_bundle_adjustment(rec, num_threads=2, **solver_options):
     first = sorted(rec.frames.keys())[:2]
     for fid in first:
         cfg.set_constant_rig_from_world_pose(int(fid))
-    for cid in rec.cameras.keys():
-        cfg.set_constant_cam_intrinsics(int(cid))
+    if not refine_intrinsics:
+        for cid in rec.cameras.keys():
+            cfg.set_constant_cam_intrinsics(int(cid))
     t0 = time.perf_counter()
     adjuster = pycolmap.create_default_bundle_adjuster(opts, cfg, rec)
     summary = adjuster.solve()
     seconds = time.perf_counter() - t0
-    report = summary.brief_report()
-    num = r"([-+0-9.eE]+)"
-    m = re.search(rf"Iterations: (\d+), Initial cost: {num}, Final cost: {num}, "
-                  rf"Termination: (\w+)", report)
-    return dict(seconds=seconds, iterations=int(m.group(1)), initial_cost=float(m.group(2)),
-                final_cost=float(m.group(3)), termination=m.group(4), report=report)
+    return ceres_result(summary, seconds)
+
+
+def ceres_result(summary, seconds):
+    """The dict of :func:`ceres_bundle_adjustment` from pycolmap's summary (Ceres'
+    ``Solver::Summary`` at full precision through ``todict()``)."""
+    c = summary.todict()["ceres_summary"]
+    return dict(seconds=seconds, solver_seconds=c["total_time_in_seconds"],
+                iterations=c["num_successful_steps"] + c["num_unsuccessful_steps"] - 1,
+                initial_cost=c["initial_cost"], final_cost=c["final_cost"],
+                termination=c["termination_type"].name, message=c["message"],
+                linear_solver=c["linear_solver_type_used"].name,
+                report=summary.brief_report())
 
 
 def reconstruction_state(rec, image_ids, point_ids):

@@ -210,12 +210,13 @@ class BundleAdjustmentProblem:
     docstring for the layout of x.
 
     ``constant_intrinsics``: True (all cameras), or an iterable of camera ids held
-    constant; ``constant_images``: image ids whose pose is held constant (the gauge: the
+    constant (empty: all refined); ``refine_principal_point``: False (COLMAP's default)
+    holds cx, cy constant in refined cameras; ``constant_images``: image ids whose pose is held constant (the gauge: the
     caller fixes it, as with COLMAP's BundleAdjustmentConfig); ``loss``: a robust loss
     applied to each observation's 2-vector."""
 
     def __init__(self, data: ReconstructionData, constant_intrinsics=True,
-                 constant_images=(), loss=None):
+                 constant_images=(), loss=None, refine_principal_point=False):
         from .problem import LeastSquaresProblem, ResidualBlock
 
         self.data = data
@@ -233,6 +234,10 @@ class BundleAdjustmentProblem:
         fixed_cams = (np.ones(C, bool) if constant_intrinsics is True else
                       np.isin(data.camera_ids, np.fromiter(constant_intrinsics or (), np.int64)))
         fix = [self.cam_offset[j] + np.arange(sizes[j]) for j in np.flatnonzero(fixed_cams)]
+        if not refine_principal_point:
+            for j in np.flatnonzero(~fixed_cams):
+                names = CAMERA_MODELS[data.camera_models[j]]
+                fix.append(self.cam_offset[j] + np.array([names.index("cx"), names.index("cy")]))
         const_img = np.fromiter(constant_images, dtype=np.int64)
         missing = np.setdiff1d(const_img, data.image_ids)
         if missing.size:
@@ -330,6 +335,3 @@ class BundleAdjustmentProblem:
             rec.cameras[int(cid)].params = prm
 
 
-def reconstruction_from(rec) -> ReconstructionData:
-    """Alias of :func:`read_reconstruction`."""
-    return read_reconstruction(rec)
