@@ -38,7 +38,8 @@ def synthetic_reconstruction(n_images=60, n_points=6000, track_length=6, pixel_n
     o.num_points2D_without_point3D = 0
     rec = pycolmap.synthesize_dataset(o)
     first = sorted(rec.frames.keys())[:2]
-    truth = {f: rec.frames[f].rig_from_world for f in first}
+    # copies: rig_from_world is a reference into the reconstruction
+    truth = {f: pycolmap.Rigid3d(rec.frames[f].rig_from_world.matrix()) for f in first}
     noise = pycolmap.SyntheticNoiseOptions()
     noise.point2D_stddev = pixel_noise
     noise.point3D_stddev = point_noise
