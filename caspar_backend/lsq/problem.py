@@ -88,6 +88,29 @@ class ResidualBlock:
                 for c, root in enumerate(self.residuals)]
 
 
+class IndexedNames:
+    """The names ``prefix[0] .. prefix[n-1]`` as a read-only sequence, formatted on
+    access (final): a model of 10^5 residuals need not build 10^5 strings that only
+    an error message would read."""
+
+    def __init__(self, prefix: str, n: int):
+        self.prefix, self.n = prefix, int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.n))]
+        i = int(i)
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return f"{self.prefix}[{i % self.n}]"
+
+    def __iter__(self):
+        return (f"{self.prefix}[{i}]" for i in range(self.n))
+
+
 @dataclass(frozen=True)
 class ReducedPattern:
     """The Jacobian pattern the minimizer works on (final): the evaluator's COO without
@@ -163,9 +186,12 @@ class LeastSquaresProblem:
         lbx = np.full(n, -np.inf) if lbx is None else lbx
         ubx = np.full(n, np.inf) if ubx is None else ubx
         model = NLPModel(g, g.const(0.0), [], lbx, ubx, np.zeros(offset), np.zeros(offset),
-                         x0=x0, p=p, var_names=var_names, param_names=param_names,
+                         x0=x0, p=p,
+                         var_names=IndexedNames("x", n) if var_names is None else var_names,
+                         param_names=(IndexedNames("p", np.size(p)) if param_names is None
+                                      and p is not None else param_names),
                          constraint_blocks=tblocks, n_rows=offset, source="least squares",
-                         con_names=None)
+                         con_names=IndexedNames("r", offset))
         return cls(model, loss=loss, residual_block_of_row=np.concatenate(block_of_row)
                    if block_of_row else np.zeros(0, np.int64))
 

@@ -122,7 +122,7 @@ class SchurComplementSolver(StepSolver):
         Wt = (Et @ F).tobsr(blocksize=(self.s_e, self.s_f))
         rows_wt = np.repeat(np.arange(self.n_eb), np.diff(Wt.indptr))
         Tt = _bsr(np.matmul(Vinv[rows_wt], Wt.data), Wt.indices, Wt.indptr, Wt.shape)
-        W = (Ft @ E).tobsr(blocksize=(self.s_f, self.s_e))
+        W = Wt.T.tobsr(blocksize=(self.s_f, self.s_e))
         S = (Ft @ F).tobsr(blocksize=(self.s_f, self.s_f)) - (W @ Tt)
         return S.tobsr(blocksize=(self.s_f, self.s_f)), W, Et, Ft
 

@@ -18,6 +18,8 @@ Jacobian and residuals (:class:`~caspar_backend.lsq.losses.Corrector`) at x:
 4. **Ratio** ``rho = (F(x) - F(x+)) / m``.  ``rho > min_relative_decrease``: accept,
    ``radius = min(max_radius, radius / max(1/3, 1 - (2 rho - 1)^3))``, the factor
    back to 2; else ``radius /= factor``, ``factor *= 2``.
+   An iteration that ends the solve by a tolerance (or a FAILURE) is not recorded in
+   ``Summary.iterations``, as in Ceres, so iteration counts compare one to one.
 5. After an accepted step, CONVERGENCE when ``|x - P(x - g)|_inf <=
    gradient_tolerance`` (g = J^T r), or when the radius falls below
    ``min_trust_region_radius``; NO_CONVERGENCE after ``max_num_iterations``.
@@ -72,7 +74,7 @@ def make_step_solver(kind, jac, pattern):
 class _Evaluation:
     """Residuals, cost and (optionally) Jacobian values at one point (internal)."""
 
-    __slots__ = ("r", "cost", "vals")
+    __slots__ = ("r", "cost", "vals", "raw")
 
 
 def minimize(problem, x0=None, p=None, lbx=None, ubx=None, options=None, **kw):
@@ -117,10 +119,13 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     jac_buf = np.empty(ev.nnz_jac)
     timing = dict(res=0.0, jac=0.0, lin=0.0, n_res=0, n_jac=0)
 
-    def evaluate(xv, with_jacobian: bool):
+    def evaluate(xv, with_jacobian: bool, raw=None):
+        """Cost, corrected residuals and (optionally) Jacobian at ``xv``; ``raw``: the
+        residuals at ``xv`` when known (an accepted trial point's)."""
         t0 = time.perf_counter()
         e = _Evaluation()
-        r = np.array(ev.cons(xv, r_buf), dtype=float, copy=True)
+        r = np.array(ev.cons(xv, r_buf), dtype=float, copy=True) if raw is None else raw.copy()
+        e.raw = r.copy() if with_jacobian is False else None
         corr = None
         if loss is None:
             e.cost = 0.5 * float(r @ r)
@@ -238,7 +243,6 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
                 message = ("Number of consecutive invalid steps more than "
                            "max_num_consecutive_invalid_steps: "
                            f"{opts.max_num_consecutive_invalid_steps}")
-                iterations.append(info)
                 break
             radius, factor = radius / factor, factor * 2.0
             continue
@@ -254,7 +258,6 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
             message = (f"Parameter tolerance reached. Relative step_norm: "
                        f"{info.step_norm / (x_norm + opts.parameter_tolerance):e} <= "
                        f"{opts.parameter_tolerance:e}.")
-            iterations.append(info)
             break
         cand = x.copy()
         cand[free] = cand_f
@@ -265,12 +268,11 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
             message = (f"Function tolerance reached. |cost_change|/cost: "
                        f"{abs(info.cost_change) / cur.cost if cur.cost else 0.0:e} <= "
                        f"{opts.function_tolerance:e}")
-            iterations.append(info)
             break
         info.relative_decrease = info.cost_change / model_change
         if info.relative_decrease > opts.min_relative_decrease:
             x = cand
-            new = evaluate(x, True)
+            new = evaluate(x, True, raw=trial.raw)
             if not np.all(np.isfinite(new.vals)):
                 status, message = S.FAILURE, "Residual and Jacobian evaluation failed."
                 iterations.append(info)
