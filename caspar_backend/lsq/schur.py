@@ -79,16 +79,17 @@ class SchurComplementSolver(StepSolver):
         self.n_inc = len(self.f_indices)
         self.f_entry = f_entry
         self.f_flat = inc_of_entry * s_f + col_fs[cols[f_entry]]
-        # the pattern of S (blocks i <= j), from one symbolic product
-        E1, F1 = self._matrices(np.ones(len(pat.rows)))
-        S1 = self._reduced(E1, F1, np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
-        bi, bj = self._block_coords(S1)
-        up = bi <= bj
-        self.block_keys = np.unique(np.r_[bi[up] * nf1 + bj[up],
-                                          np.arange(n_fb) * (nf1 + 1)])
-        self.n_blocks = len(self.block_keys)
-        blk_i, blk_j = self.block_keys // nf1, self.block_keys % nf1
         if not dense and self.N:
+            # the pattern of S (blocks i <= j), from one symbolic product, and its upper
+            # CSC form with the map from the blocks (the dense path needs neither)
+            E1, F1 = self._matrices(np.ones(len(pat.rows)))
+            S1 = self._reduced(E1, F1, np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
+            bi, bj = self._block_coords(S1)
+            up = bi <= bj
+            self.block_keys = np.unique(np.r_[bi[up] * nf1 + bj[up],
+                                              np.arange(n_fb) * (nf1 + 1)])
+            self.n_blocks = len(self.block_keys)
+            blk_i, blk_j = self.block_keys // nf1, self.block_keys % nf1
             a = np.tile(np.repeat(np.arange(s_f), s_f), self.n_blocks)
             c = np.tile(np.tile(np.arange(s_f), s_f), self.n_blocks)
             R = np.repeat(blk_i, s_f * s_f) * s_f + a
@@ -99,7 +100,8 @@ class SchurComplementSolver(StepSolver):
             self.csc_src = np.flatnonzero(keep)
             self.csc_nnz = len(ukey)
             indptr = np.r_[0, np.cumsum(np.bincount(ukey // self.N, minlength=self.N))]
-            self._spd = spd_solver(self.N, indptr.astype(np.int64), (ukey % self.N).astype(np.int64))
+            self._spd = spd_solver(self.N, indptr.astype(np.int64),
+                                   (ukey % self.N).astype(np.int64))
         self.f_diag = np.flatnonzero(self.f_valid.reshape(-1))
         self.pad_f = np.flatnonzero(~self.f_valid.reshape(-1))
 
