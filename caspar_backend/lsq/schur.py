@@ -79,11 +79,21 @@ class SchurComplementSolver(StepSolver):
         self.n_inc = len(self.f_indices)
         self.f_entry = f_entry
         self.f_flat = inc_of_entry * s_f + col_fs[cols[f_entry]]
+        # E^T and F^T over fixed permutations of the blocks (blocks of a column of E / F
+        # in row order): no transposition per iteration
+        self.et_perm = np.argsort(self.e_indices, kind="stable")
+        self.et_indices = np.flatnonzero(has_e)[self.et_perm]
+        self.et_indptr = np.r_[0, np.cumsum(np.bincount(self.e_indices, minlength=n_eb))]
+        self.ft_perm = np.argsort(self.f_indices, kind="stable")
+        inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(self.f_indptr))
+        self.ft_indices = inc_row[self.ft_perm]
+        self.ft_indptr = np.r_[0, np.cumsum(np.bincount(self.f_indices, minlength=n_fb))]
+        self._w_layout = None
         if not dense and self.N:
             # the pattern of S (blocks i <= j), from one symbolic product, and its upper
             # CSC form with the map from the blocks (the dense path needs neither)
-            E1, F1 = self._matrices(np.ones(len(pat.rows)))
-            S1 = self._reduced(E1, F1, np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
+            S1 = self._reduced(*self._matrices(np.ones(len(pat.rows))),
+                               np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
             bi, bj = self._block_coords(S1)
             up = bi <= bj
             self.block_keys = np.unique(np.r_[bi[up] * nf1 + bj[up],
@@ -107,26 +117,44 @@ class SchurComplementSolver(StepSolver):
 
     # ------------------------------------------------------------- pieces
     def _matrices(self, vals):
-        """E and F (BSR) of J's values."""
-        s_e, s_f = self.s_e, self.s_f
+        """``(E, F, E^T, F^T)`` (BSR) of J's values."""
+        s_e, s_f, m = self.s_e, self.s_f, self.jac.m
         Ed = np.zeros(self.n_erows * s_e)
         Ed[self.e_flat] = vals[self.e_entry]
         Fd = np.zeros(self.n_inc * s_f)
         Fd[self.f_flat] = vals[self.f_entry]
-        E = _bsr(Ed.reshape(-1, 1, s_e), self.e_indices, self.e_indptr, self.e_shape)
-        F = _bsr(Fd.reshape(-1, 1, s_f), self.f_indices, self.f_indptr, self.f_shape)
-        return E, F
+        Ed, Fd = Ed.reshape(-1, s_e), Fd.reshape(-1, s_f)
+        E = _bsr(Ed[:, None, :], self.e_indices, self.e_indptr, self.e_shape)
+        F = _bsr(Fd[:, None, :], self.f_indices, self.f_indptr, self.f_shape)
+        Et = _bsr(Ed[self.et_perm][:, :, None], self.et_indices, self.et_indptr,
+                  (self.e_shape[1], m))
+        Ft = _bsr(Fd[self.ft_perm][:, :, None], self.ft_indices, self.ft_indptr,
+                  (self.f_shape[1], m))
+        return E, F, Et, Ft
 
-    def _reduced(self, E, F, Vinv):
-        """``(S - D_f^2 as BSR, W, Et)``: the Schur complement of ``V^{-1}`` (n_eb, s_e,
-        s_e) without the damping."""
-        Et, Ft = E.T.tobsr(), F.T.tobsr()
+    def _transpose_w(self, Wt):
+        """W = (W^T)^T with the block permutation computed once (the product's pattern
+        is fixed; checked)."""
+        lay = self._w_layout
+        if lay is None or not (len(lay[3]) == len(Wt.indices)
+                               and np.array_equal(lay[3], Wt.indices)):
+            rows = np.repeat(np.arange(self.n_eb), np.diff(Wt.indptr))
+            perm = np.argsort(Wt.indices, kind="stable")
+            indptr = np.r_[0, np.cumsum(np.bincount(Wt.indices, minlength=self.n_fb))]
+            lay = self._w_layout = (perm, rows[perm], indptr, Wt.indices.copy())
+        perm, indices, indptr, _ = lay
+        return _bsr(np.ascontiguousarray(Wt.data[perm].transpose(0, 2, 1)), indices, indptr,
+                    (Wt.shape[1], Wt.shape[0]))
+
+    def _reduced(self, E, F, Et, Ft, Vinv):
+        """``(S - D_f^2 as BSR, W)``: the Schur complement of ``V^{-1}`` (n_eb, s_e, s_e)
+        without the damping."""
         Wt = (Et @ F).tobsr(blocksize=(self.s_e, self.s_f))
         rows_wt = np.repeat(np.arange(self.n_eb), np.diff(Wt.indptr))
         Tt = _bsr(np.matmul(Vinv[rows_wt], Wt.data), Wt.indices, Wt.indptr, Wt.shape)
-        W = Wt.T.tobsr(blocksize=(self.s_f, self.s_e))
+        W = self._transpose_w(Wt)
         S = (Ft @ F).tobsr(blocksize=(self.s_f, self.s_f)) - (W @ Tt)
-        return S.tobsr(blocksize=(self.s_f, self.s_f)), W, Et, Ft
+        return S.tobsr(blocksize=(self.s_f, self.s_f)), W
 
     def _block_coords(self, B):
         return np.repeat(np.arange(B.shape[0] // B.blocksize[0]), np.diff(B.indptr)), B.indices
@@ -135,9 +163,8 @@ class SchurComplementSolver(StepSolver):
     def solve(self, vals, r, d):
         s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
         st = self.structure
-        E, F = self._matrices(vals)
+        E, F, Et, Ft = self._matrices(vals)
         # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
-        Et = E.T.tobsr()
         VV = (Et @ E).tobsr(blocksize=(s_e, s_e))
         V = np.zeros((n_eb, s_e, s_e))
         V[self._block_coords(VV)[0]] = VV.data
@@ -149,7 +176,7 @@ class SchurComplementSolver(StepSolver):
             return None
         Vinv = np.linalg.inv(V)
         # ---- S = F^T F - W V^{-1} W^T (+ D_f^2), right-hand side
-        S, W, Et, Ft = self._reduced(E, F, Vinv)
+        S, W = self._reduced(E, F, Et, Ft, Vinv)
         g_e = (Et @ r).reshape(n_eb, s_e)
         Vg = np.einsum("bij,bj->bi", Vinv, g_e).reshape(-1)
         rhs = -(Ft @ r) + W @ Vg
@@ -177,7 +204,7 @@ class SchurComplementSolver(StepSolver):
         if dxf is None:
             return None
         # ---- back substitution
-        acc = (W.T @ dxf).reshape(n_eb, s_e)
+        acc = (Et @ (F @ dxf)).reshape(n_eb, s_e)       # W^T dx_f = E^T (F dx_f)
         dxe = -np.einsum("bij,bj->bi", Vinv, g_e + acc)
         dx = np.zeros(self.jac.n)
         dx[st.f_cols[self.f_valid]] = dxf.reshape(n_fb, s_f)[self.f_valid]
