@@ -46,16 +46,15 @@ from .options import DENSE_NORMAL_MAX, DENSE_SCHUR_MAX, solver_options
 ACTIVE_BOUND_DAMPING = 1e12
 
 
-def make_step_solver(kind, jac, pattern):
+def make_step_solver(kind, jac, pattern, structure):
     """``(solver, schur structure or None)`` for ``linear_solver_type`` ``kind``
-    (None: automatic, see :mod:`caspar_backend.lsq.options`)."""
+    (None: automatic, see :mod:`caspar_backend.lsq.options`); ``structure``: the
+    pattern's :class:`~caspar_backend.lsq.structure.SchurStructure` or None."""
     from .linear_solvers import NORMAL_SOLVERS
     from .schur import SchurComplementSolver
-    from .structure import detect_schur_structure
 
     if kind in NORMAL_SOLVERS:
         return NORMAL_SOLVERS[kind](jac), None
-    structure = detect_schur_structure(pattern)
     if kind is None:
         # automatic: Schur when it eliminates most unknowns (points onto cameras)
         if structure is not None and (structure.n_e_blocks < 2 or structure.n_e < structure.n_f):
@@ -69,6 +68,23 @@ def make_step_solver(kind, jac, pattern):
         raise ModelError(f"linear_solver_type={kind}: the Jacobian has no block structure to "
                          "eliminate (no variable block that no residual shares with another)")
     return SchurComplementSolver(jac, structure, dense=(kind == "DENSE_SCHUR")), structure
+
+
+def solve_structures(problem, ev, lbx, ubx):
+    """``(pattern, jac, schur structure or None)`` of a solve with these fixed variables:
+    pure index structures, kept in the compiled evaluator's structure cache (a re-solve
+    with new data, start or bound values builds none of them again)."""
+    from ..structure_cache import mask_key
+    from .structure import detect_schur_structure
+
+    fixed = np.asarray(lbx) == np.asarray(ubx)
+
+    def build():
+        pattern = problem.reduced_pattern(lbx, ubx)
+        return pattern, SparseJacobian(pattern), detect_schur_structure(pattern)
+
+    cache = ev.structure_cache
+    return build() if cache is None else cache.get(("lsq",) + mask_key(fixed), build)
 
 
 class _Evaluation:
@@ -105,12 +121,11 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
                          f"{float(x[bad[0]])!r} (x0[{bad[0]}])")
     np.clip(x, lbx, ubx, out=x)
     ev = problem.evaluator("cpu", p=None if p is None else np.asarray(p, dtype=float))
-    pattern = problem.reduced_pattern(lbx, ubx)
+    pattern, jac, structure = solve_structures(problem, ev, lbx, ubx)
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
     lo, hi = lbx[free], ubx[free]
     bounded = bool(np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)))
-    jac = SparseJacobian(pattern)
-    solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern)
+    solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure)
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
     if loss is not None and loss.positive_curvature:
         _check_uniform_blocks(pattern, block)

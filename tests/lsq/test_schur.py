@@ -94,3 +94,18 @@ def test_bundle_optimum_matches_scipy(bal):
     assert ours.final_cost <= ref.cost * (1 + 1e-8)
     assert ours.final_cost == pytest.approx(ref.cost, rel=1e-6)
     np.testing.assert_allclose(P.residuals(ours.x), resid(ours.x[free]), rtol=1e-9, atol=1e-9)
+
+
+def test_resolve_reuses_structures_and_repeats_bits(bal):
+    P, _ = bal
+    cache = P.evaluator().structure_cache
+    first = P.solve(linear_solver_type="SPARSE_SCHUR")
+    hits = cache.hits
+    again = P.solve(linear_solver_type="SPARSE_SCHUR")
+    assert cache.hits == hits + 1
+    np.testing.assert_array_equal(first.x, again.x)
+    # another fixed set is another entry
+    lbx, ubx = P.lbx.copy(), P.ubx.copy()
+    lbx[20] = ubx[20] = P.x0[20]
+    P.solve(lbx=lbx, ubx=ubx)
+    assert cache.hits == hits + 1
