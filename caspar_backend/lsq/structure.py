@@ -117,11 +117,16 @@ def detect_schur_structure(pattern, min_blocks: int = 1) -> SchurStructure | Non
     rank[key] = np.arange(nb)
     chosen = np.zeros(nb, dtype=bool)
     alive = used & (size <= MAX_ELIMINATED_SIZE)
+    # edges are sorted by their first block (np.unique of eu * nb + ev): segment minima
+    # over each block's edge run by one reduceat per round
+    big = np.iinfo(np.int64).max
+    starts = np.flatnonzero(np.r_[True, eu[1:] != eu[:-1]]) if eu.size else eu
+    has_edges = eu[starts] if eu.size else eu
     for _ in range(MAX_ROUNDS):
         # a block whose rank is below every alive neighbour's
-        nbr_min = np.full(nb, np.iinfo(np.int64).max)
-        live_edge = alive[ev]
-        np.minimum.at(nbr_min, eu[live_edge], rank[ev[live_edge]])
+        nbr_min = np.full(nb, big)
+        if eu.size:
+            nbr_min[has_edges] = np.minimum.reduceat(np.where(alive[ev], rank[ev], big), starts)
         pick = alive & (rank < nbr_min)
         if not pick.any():
             break
