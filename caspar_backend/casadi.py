@@ -2,9 +2,11 @@
 
     S = nlpsol("S", "caspar", {"x": x, "p": p, "f": f, "g": g}, {"caspar": {"tol": 1e-8}})
     opti = Opti(); ...; opti.solver("caspar"); sol = opti.solve()
+    prob = least_squares({"x": x, "p": p, "r": r}); summary = prob.solve(x0=x0)
 
 ``nlpsol`` has ``casadi.nlpsol``'s signature and passes every other solver name to
-casadi unchanged; ``Opti`` is ``casadi.Opti`` with ``solver('caspar', ...)``.  The
+casadi unchanged; ``Opti`` is ``casadi.Opti`` with ``solver('caspar', ...)``; ``least_squares`` compiles a
+residual expression into caspar's Levenberg-Marquardt problem (:mod:`caspar_backend.lsq`).  The
 implementations live in ``caspar_backend.adapters.casadi.frontend`` / ``.opti``; this
 module only forwards to them, on first use, so importing it costs nothing and
 ``import caspar_backend`` never imports casadi.
@@ -20,6 +22,7 @@ _LAZY = {
     "NlpsolFailure": ("caspar_backend.adapters.casadi.frontend", "NlpsolFailure"),
     "Opti": ("caspar_backend.adapters.casadi.opti", "Opti"),
     "OptiSol": ("caspar_backend.adapters.casadi.opti", "OptiSol"),
+    "least_squares": ("caspar_backend.adapters.casadi.least_squares", "least_squares"),
 }
 
 __all__ = sorted(_LAZY)

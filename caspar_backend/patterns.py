@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .derivatives import gradient_and_hessian
+from .derivatives import gradient, gradient_and_hessian
 from .expr import Graph, Node
 
 
@@ -153,9 +153,14 @@ class PatternGroup:
     def n_local_vars(self) -> int:
         return self.var_table.shape[0]
 
-    def derive(self) -> None:
-        """Derive the template's gradient and lower-triangle Hessian once."""
-        grad, hess = gradient_and_hessian(self.graph, self.root)
+    def derive(self, hessian: bool = True) -> None:
+        """Derive the template's gradient and lower-triangle Hessian once
+        (``hessian=False``: the gradient only, what least squares needs; ``hess``
+        stays empty)."""
+        if hessian:
+            grad, hess = gradient_and_hessian(self.graph, self.root)
+        else:
+            grad, hess = gradient(self.graph, self.root), {}
         self.grad = sorted(grad.items())
         self.hess = sorted(hess.items())
 
@@ -185,8 +190,10 @@ class PatternGroup:
         return np.maximum(ga, gb).reshape(-1), np.minimum(ga, gb).reshape(-1)
 
 
-def group_expressions(roots: list[Node], kind: str, rows=None) -> list[PatternGroup]:
-    """Group ``roots`` by structural shape (first-seen order of shapes)."""
+def group_expressions(roots: list[Node], kind: str, rows=None,
+                      hessian: bool = True) -> list[PatternGroup]:
+    """Group ``roots`` by structural shape (first-seen order of shapes); ``hessian``:
+    see :meth:`PatternGroup.derive`."""
     buckets: dict = {}
     for i, r in enumerate(roots):
         key, vidx, pidx, data = shape_key(r)
@@ -211,19 +218,19 @@ def group_expressions(roots: list[Node], kind: str, rows=None) -> list[PatternGr
             rows=rows[np.array(inst, dtype=np.int64)] if kind == "constraints"
             else np.zeros(0, np.int64),
         )
-        grp.derive()
+        grp.derive(hessian)
         groups.append(grp)
     return groups
 
 
-def block_group(block, kind: str) -> PatternGroup:
+def block_group(block, kind: str, hessian: bool = True) -> PatternGroup:
     """A :class:`~caspar_backend.blocks.TemplateBlock` as a pattern group (its
     template derived once; the tables are used as given)."""
     rows = block.rows if kind == "constraints" else np.zeros(0, np.int64)
     grp = PatternGroup(kind=kind, size=block.size, graph=block.graph, root=block.root,
                        var_table=block.var_table, param_table=block.param_table,
                        data_table=block.data_table, rows=rows)
-    grp.derive()
+    grp.derive(hessian)
     return grp
 
 

@@ -22,11 +22,16 @@ from .patterns import block_group, constraint_instances, group_expressions, spli
 
 
 class Problem:
-    """The compiled form of one NLP (final)."""
+    """The compiled form of one NLP (final).
 
-    def __init__(self, model: NLPModel):
+    ``hessian=False`` derives first derivatives only (no Hessian templates, code or
+    layout): the compiled problem then serves residual and Jacobian evaluations, as
+    least squares (:mod:`caspar_backend.lsq`) needs, but not the interior point."""
+
+    def __init__(self, model: NLPModel, hessian: bool = True):
         t0 = time.perf_counter()
         self.model = model
+        self.hessian = hessian
         #: with opaque calls (caspar_backend.opaque): the compiled problem over (x, y)
         #: whose evaluator the composed evaluator wraps; its groups are this problem's
         self.extended = None
@@ -57,19 +62,20 @@ class Problem:
                         rows = np.concatenate([rows, b.rows[rep]])
                     b = b.subset(keep)
                 if b.size:
-                    out.append(block_group(b, kind))
+                    out.append(block_group(b, kind, hessian))
         # a zero term adds nothing but a kernel launch (the flat objective of a model
         # given wholly as blocks is the constant 0); keep one term when it is all there is
         nonzero = [t for t in obj_terms if not (t.is_const and t.attr == 0.0)]
         if nonzero or obj_blocks:
             obj_terms = nonzero
-        self.objective_groups = group_expressions(obj_terms, "objective") + obj_blocks
+        self.objective_groups = group_expressions(obj_terms, "objective", None,
+                                                  hessian) + obj_blocks
         # groups in the order of their first row, however they were made (flat
         # instances group in first-seen order, which is this order already; a
         # front-end's blocks then sit where the same rows given flat would have
         # put them, so a model gives one layout whichever way it was read)
         self.constraint_groups = sorted(
-            group_expressions(inst, "constraints", rows) + con_blocks,
+            group_expressions(inst, "constraints", rows, hessian) + con_blocks,
             key=lambda grp: int(grp.rows.min()) if grp.size else -1)
         self.compile_time = time.perf_counter() - t0
         # compiled evaluators by device, and the augmented problem of
@@ -92,6 +98,7 @@ class Problem:
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("extended", None)  # pickled before opaque calls existed
+        state.setdefault("hessian", True)
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -283,6 +290,14 @@ class Problem:
         p = self.p if p is None else np.asarray(p, dtype=float).reshape(-1)
         return parametric_derivatives(self._augmented, self.n, x, p, lam_g, obj_factor)
 
+    def _require_hessian(self, what: str) -> None:
+        if not self.hessian:
+            from .errors import ModelError
+
+            raise ModelError(f"Problem.{what}: this problem was compiled without Hessians "
+                             "(hessian=False, for least squares); compile it with "
+                             "Problem(model) to solve it as an NLP")
+
     # ------------------------------------------------------------------ solve
     def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
               lbg=None, ubg=None, **options):
@@ -302,6 +317,7 @@ class Problem:
         concurrent use."""
         from .solver import solve_nlp
 
+        self._require_hessian("solve")
         # this solve's own copy of p, whatever other threads store later
         if p is None:
             p = self._param_vector(self.p)
@@ -341,6 +357,7 @@ class Problem:
         from .batch.solve import solve_batch
 
         self._refuse_opaque("solve_batch")
+        self._require_hessian("solve_batch")
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
                            ubg=ubg, batch_size=batch_size, client=client,
                            chunk_size=chunk_size, retries=retries, **options)

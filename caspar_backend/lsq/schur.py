@@ -1,0 +1,212 @@
+"""The Schur complement solve of the LM system (Ceres' DENSE_SCHUR / SPARSE_SCHUR).
+
+With the columns split into eliminated blocks (E: points) and the rest (F: cameras),
+:class:`~caspar_backend.lsq.structure.SchurStructure`, the system
+``(J^T J + D^2) dx = -J^T r`` is
+
+    [ U    W ] [dx_f]   [-g_f]      U = F^T F + D_f^2,   W = F^T E,
+    [ W^T  V ] [dx_e] = [-g_e],     V = E^T E + D_e^2 (block diagonal: V_b, s_e x s_e)
+
+and is solved by eliminating the e-blocks:
+
+    S dx_f = -g_f + W V^{-1} g_e,        S = U - W V^{-1} W^T   (the reduced system),
+    dx_e   = -V^{-1} (g_e + W^T dx_f).
+
+E and F are block-sparse matrices in scipy's BSR format, built each iteration from J's
+values over index maps computed once: E has one (1 x s_e) block per row that touches
+an e-block (at most one: the e-blocks are an independent set), F one (1 x s_f) block
+per (row, f-block) incidence; pads (columns -1 of the structure's tables) are zero
+columns.  Every product -- ``E^T E`` (block diagonal), ``E^T F``, ``F^T F``,
+``W (V^{-1} W^T)`` -- is scipy's block SpGEMM in C++ (measured on the 36,000-observation
+bundle adjustment: 2-9 ms each, 3x faster than batched NumPy products over the
+(f-block, f-block, e-block) triples and their segment sums); ``V^{-1}`` is one batched
+inverse after a batched Cholesky (whose failure means "not positive definite").  The
+reduced matrix (pads: 1 on the diagonal) is factorized dense by LAPACK's Cholesky
+(DENSE_SCHUR) or as an upper CSC matrix of a fixed pattern by QDLDL, analysed once
+(SPARSE_SCHUR).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .jacobian import unique_pairs
+from .linear_solvers import StepSolver, dense_spd_solve, spd_solver
+
+
+def _bsr(data, indices, indptr, shape):
+    return sp.bsr_matrix((data, indices, indptr), shape=shape)
+
+
+class SchurComplementSolver(StepSolver):
+    """DENSE_SCHUR (``dense=True``) or SPARSE_SCHUR (final).  See the module docstring."""
+
+    def __init__(self, jac, structure, dense: bool):
+        super().__init__(jac)
+        self.name = "DENSE_SCHUR" if dense else "SPARSE_SCHUR"
+        self.dense = dense
+        st = self.structure = structure
+        pat = jac.pattern
+        m, n = pat.m, pat.n
+        rows, cols = pat.rows, pat.cols
+        self.s_e, self.s_f = s_e, s_f = st.e_cols.shape[1], st.f_cols.shape[1]
+        self.n_eb, self.n_fb = n_eb, n_fb = st.e_cols.shape[0], st.f_cols.shape[0]
+        self.N = n_fb * s_f
+        # column -> (block, slot) on each side
+        col_eb, col_es = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+        b, k = np.nonzero(st.e_cols >= 0)
+        col_eb[st.e_cols[b, k]], col_es[st.e_cols[b, k]] = b, k
+        col_fb, col_fs = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+        b, k = np.nonzero(st.f_cols >= 0)
+        col_fb[st.f_cols[b, k]], col_fs[st.f_cols[b, k]] = b, k
+        self.e_valid, self.f_valid = st.e_cols >= 0, st.f_cols >= 0
+        # E: one block per row with an e-block, rows in order
+        has_e = st.row_eb >= 0
+        self.e_shape = (m, n_eb * s_e)
+        self.e_indptr = np.r_[0, np.cumsum(has_e)].astype(np.int64)
+        self.e_indices = st.row_eb[has_e]
+        self.n_erows = int(has_e.sum())
+        is_e = col_eb[cols] >= 0
+        self.e_entry = np.flatnonzero(is_e)
+        self.e_flat = (self.e_indptr[rows[is_e]] * s_e + col_es[cols[is_e]]).astype(np.int64)
+        # F: one block per (row, f-block) incidence, rows in order, then f-blocks
+        f_entry = np.flatnonzero(~is_e)
+        nf1 = max(n_fb, 1)
+        self.f_indptr, self.f_indices, inc_of_entry = unique_pairs(
+            rows[f_entry], col_fb[cols[f_entry]], m, nf1)
+        self.f_shape = (m, self.N)
+        self.n_inc = len(self.f_indices)
+        self.f_entry = f_entry
+        self.f_flat = inc_of_entry * s_f + col_fs[cols[f_entry]]
+        # E^T and F^T over fixed permutations of the blocks (blocks of a column of E / F
+        # in row order): no transposition per iteration
+        self.et_perm = np.argsort(self.e_indices, kind="stable")
+        self.et_indices = np.flatnonzero(has_e)[self.et_perm]
+        self.et_indptr = np.r_[0, np.cumsum(np.bincount(self.e_indices, minlength=n_eb))]
+        self.ft_perm = np.argsort(self.f_indices, kind="stable")
+        inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(self.f_indptr))
+        self.ft_indices = inc_row[self.ft_perm]
+        self.ft_indptr = np.r_[0, np.cumsum(np.bincount(self.f_indices, minlength=n_fb))]
+        self._w_layout = None
+        if not dense and self.N:
+            # the pattern of S (blocks i <= j), from one symbolic product, and its upper
+            # CSC form with the map from the blocks (the dense path needs neither)
+            S1 = self._reduced(*self._matrices(np.ones(len(pat.rows))),
+                               np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
+            bi, bj = self._block_coords(S1)
+            up = bi <= bj
+            self.block_keys = np.unique(np.r_[bi[up] * nf1 + bj[up],
+                                              np.arange(n_fb) * (nf1 + 1)])
+            self.n_blocks = len(self.block_keys)
+            blk_i, blk_j = self.block_keys // nf1, self.block_keys % nf1
+            a = np.tile(np.repeat(np.arange(s_f), s_f), self.n_blocks)
+            c = np.tile(np.tile(np.arange(s_f), s_f), self.n_blocks)
+            R = np.repeat(blk_i, s_f * s_f) * s_f + a
+            C = np.repeat(blk_j, s_f * s_f) * s_f + c
+            keep = R <= C
+            ckey = C[keep] * self.N + R[keep]
+            ukey, self.csc_pos = np.unique(ckey, return_inverse=True)
+            self.csc_src = np.flatnonzero(keep)
+            self.csc_nnz = len(ukey)
+            indptr = np.r_[0, np.cumsum(np.bincount(ukey // self.N, minlength=self.N))]
+            self._spd = spd_solver(self.N, indptr.astype(np.int64),
+                                   (ukey % self.N).astype(np.int64))
+        self.f_diag = np.flatnonzero(self.f_valid.reshape(-1))
+        self.pad_f = np.flatnonzero(~self.f_valid.reshape(-1))
+
+    # ------------------------------------------------------------- pieces
+    def _matrices(self, vals):
+        """``(E, F, E^T, F^T)`` (BSR) of J's values."""
+        s_e, s_f, m = self.s_e, self.s_f, self.jac.m
+        Ed = np.zeros(self.n_erows * s_e)
+        Ed[self.e_flat] = vals[self.e_entry]
+        Fd = np.zeros(self.n_inc * s_f)
+        Fd[self.f_flat] = vals[self.f_entry]
+        Ed, Fd = Ed.reshape(-1, s_e), Fd.reshape(-1, s_f)
+        E = _bsr(Ed[:, None, :], self.e_indices, self.e_indptr, self.e_shape)
+        F = _bsr(Fd[:, None, :], self.f_indices, self.f_indptr, self.f_shape)
+        Et = _bsr(Ed[self.et_perm][:, :, None], self.et_indices, self.et_indptr,
+                  (self.e_shape[1], m))
+        Ft = _bsr(Fd[self.ft_perm][:, :, None], self.ft_indices, self.ft_indptr,
+                  (self.f_shape[1], m))
+        return E, F, Et, Ft
+
+    def _transpose_w(self, Wt):
+        """W = (W^T)^T with the block permutation computed once (the product's pattern
+        is fixed; checked)."""
+        lay = self._w_layout
+        if lay is None or not (len(lay[3]) == len(Wt.indices)
+                               and np.array_equal(lay[3], Wt.indices)):
+            rows = np.repeat(np.arange(self.n_eb), np.diff(Wt.indptr))
+            perm = np.argsort(Wt.indices, kind="stable")
+            indptr = np.r_[0, np.cumsum(np.bincount(Wt.indices, minlength=self.n_fb))]
+            lay = self._w_layout = (perm, rows[perm], indptr, Wt.indices.copy())
+        perm, indices, indptr, _ = lay
+        return _bsr(np.ascontiguousarray(Wt.data[perm].transpose(0, 2, 1)), indices, indptr,
+                    (Wt.shape[1], Wt.shape[0]))
+
+    def _reduced(self, E, F, Et, Ft, Vinv):
+        """``(S - D_f^2 as BSR, W)``: the Schur complement of ``V^{-1}`` (n_eb, s_e, s_e)
+        without the damping."""
+        Wt = (Et @ F).tobsr(blocksize=(self.s_e, self.s_f))
+        rows_wt = np.repeat(np.arange(self.n_eb), np.diff(Wt.indptr))
+        Tt = _bsr(np.matmul(Vinv[rows_wt], Wt.data), Wt.indices, Wt.indptr, Wt.shape)
+        W = self._transpose_w(Wt)
+        S = (Ft @ F).tobsr(blocksize=(self.s_f, self.s_f)) - (W @ Tt)
+        return S.tobsr(blocksize=(self.s_f, self.s_f)), W
+
+    def _block_coords(self, B):
+        return np.repeat(np.arange(B.shape[0] // B.blocksize[0]), np.diff(B.indptr)), B.indices
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, vals, r, d):
+        s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
+        st = self.structure
+        E, F, Et, Ft = self._matrices(vals)
+        # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
+        VV = (Et @ E).tobsr(blocksize=(s_e, s_e))
+        V = np.zeros((n_eb, s_e, s_e))
+        V[self._block_coords(VV)[0]] = VV.data
+        dd = np.where(self.e_valid, (d * d)[np.maximum(st.e_cols, 0)], 1.0)
+        V += dd[:, :, None] * np.eye(s_e)
+        try:
+            np.linalg.cholesky(V)
+        except np.linalg.LinAlgError:
+            return None
+        Vinv = np.linalg.inv(V)
+        # ---- S = F^T F - W V^{-1} W^T (+ D_f^2), right-hand side
+        S, W = self._reduced(E, F, Et, Ft, Vinv)
+        g_e = (Et @ r).reshape(n_eb, s_e)
+        Vg = np.einsum("bij,bj->bi", Vinv, g_e).reshape(-1)
+        rhs = -(Ft @ r) + W @ Vg
+        rhs[self.pad_f] = 0.0
+        diag = np.ones(self.N)
+        diag[self.f_diag] = (d * d)[st.f_cols[self.f_valid]]
+        # ---- the reduced system
+        if self.N == 0:
+            dxf = np.zeros(0)
+        elif self.dense:
+            Sd = S.toarray()
+            Sd[np.arange(self.N), np.arange(self.N)] += diag
+            dxf = dense_spd_solve(Sd, rhs)
+        else:
+            nf1 = max(n_fb, 1)
+            bi, bj = self._block_coords(S)
+            up = bi <= bj
+            Sb = np.zeros((self.n_blocks, s_f, s_f))
+            Sb[np.searchsorted(self.block_keys, bi[up] * nf1 + bj[up])] = S.data[up]
+            Sb[np.searchsorted(self.block_keys, np.arange(n_fb) * (nf1 + 1))] += \
+                diag.reshape(n_fb, s_f)[:, :, None] * np.eye(s_f)
+            v = np.zeros(self.csc_nnz)
+            v[self.csc_pos] = Sb.reshape(-1)[self.csc_src]
+            dxf = self._spd(v, rhs)
+        if dxf is None:
+            return None
+        # ---- back substitution
+        acc = (Et @ (F @ dxf)).reshape(n_eb, s_e)       # W^T dx_f = E^T (F dx_f)
+        dxe = -np.einsum("bij,bj->bi", Vinv, g_e + acc)
+        dx = np.zeros(self.jac.n)
+        dx[st.f_cols[self.f_valid]] = dxf.reshape(n_fb, s_f)[self.f_valid]
+        dx[st.e_cols[self.e_valid]] = dxe[self.e_valid]
+        return dx if np.all(np.isfinite(dx)) else None

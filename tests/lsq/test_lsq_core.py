@@ -1,0 +1,113 @@
+"""Levenberg-Marquardt on small problems against scipy.optimize.least_squares (an
+independent implementation), the Jacobian against finite differences, and Ceres'
+options, termination types and summary."""
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+from caspar_backend import Graph, OptionError
+from caspar_backend.errors import ModelError
+from caspar_backend.lsq import LeastSquaresProblem, SolverOptions
+
+TIGHT = dict(function_tolerance=1e-14, gradient_tolerance=1e-14, parameter_tolerance=1e-14)
+
+
+def exp_fit(n=40, seed=0):
+    """``y = a exp(b t) + c`` with noise: (problem, t, y)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 2, n)
+    y = 2.0 * np.exp(-1.3 * t) + 0.5 + 0.01 * rng.standard_normal(n)
+    g = Graph()
+    a, b, c = g.var(0), g.var(1), g.var(2)
+    res = [a * g.exp(b * float(ti)) + c - float(yi) for ti, yi in zip(t, y)]
+    return LeastSquaresProblem.from_expressions(g, res, x0=[1.0, 0.0, 0.0]), t, y
+
+
+def exp_residual(x, t, y):
+    return x[0] * np.exp(x[1] * t) + x[2] - y
+
+
+@pytest.mark.parametrize("solver", ["DENSE_QR", "DENSE_NORMAL_CHOLESKY",
+                                    "SPARSE_NORMAL_CHOLESKY", None])
+def test_exp_fit_matches_scipy(solver):
+    P, t, y = exp_fit()
+    s = P.solve(linear_solver_type=solver, **TIGHT)
+    ref = so.least_squares(exp_residual, [1.0, 0.0, 0.0], args=(t, y), xtol=1e-15,
+                           ftol=1e-15, gtol=1e-15)
+    assert s.termination_type == "CONVERGENCE"
+    assert s.final_cost == pytest.approx(ref.cost, rel=1e-10)
+    np.testing.assert_allclose(s.x, ref.x, rtol=1e-6)
+    assert s.initial_cost == pytest.approx(0.5 * np.sum(exp_residual([1, 0, 0], t, y) ** 2))
+    assert s.final_cost == pytest.approx(P.cost(s.x))
+
+
+def test_jacobian_matches_finite_differences():
+    P, t, y = exp_fit()
+    x = np.array([1.7, -0.9, 0.3])
+    J = P.jacobian(x).toarray()
+    h = 1e-7
+    fd = np.column_stack([(exp_residual(x + h * e, t, y) - exp_residual(x - h * e, t, y))
+                          / (2 * h) for e in np.eye(3)])
+    np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(P.residuals(x), exp_residual(x, t, y), rtol=1e-14, atol=1e-14)
+
+
+def test_fixed_variable_and_bounds_match_scipy():
+    P, t, y = exp_fit()
+    # c held constant at 0.4 (lbx == ubx), b bounded above by -1.5 (active at the optimum)
+    lbx = np.array([-np.inf, -np.inf, 0.4])
+    ubx = np.array([np.inf, -1.5, 0.4])
+    s = P.solve(x0=[1.0, -2.0, 0.4], lbx=lbx, ubx=ubx, **TIGHT)
+    ref = so.least_squares(lambda z: exp_residual([z[0], z[1], 0.4], t, y), [1.0, -2.0],
+                           bounds=([-np.inf, -np.inf], [np.inf, -1.5]), xtol=1e-15,
+                           ftol=1e-15, gtol=1e-15)
+    assert s.x[2] == 0.4
+    assert s.x[1] <= -1.5
+    assert s.final_cost == pytest.approx(ref.cost, rel=1e-8)
+    np.testing.assert_allclose(s.x[:2], ref.x, rtol=1e-6)
+    assert s.num_effective_parameters == 2
+
+
+def test_termination_types_and_reports():
+    P, _, _ = exp_fit()
+    s = P.solve(max_num_iterations=1)
+    assert s.termination_type == "NO_CONVERGENCE"
+    assert s.num_iterations == 1 and "Maximum number of iterations" in s.message
+    assert s.is_solution_usable
+    assert "Termination: NO_CONVERGENCE" in s.brief_report()
+    full = s.full_report()
+    for field in ("Initial", "Final", "Linear solver", "Successful steps", "Total"):
+        assert field in full
+    # a residual that is not finite at the start: FAILURE, nothing usable
+    g = Graph()
+    bad = LeastSquaresProblem.from_expressions(g, [g.log(g.var(0))], x0=[-1.0])
+    f = bad.solve()
+    assert f.termination_type == "FAILURE" and not f.is_solution_usable
+
+
+def test_gradient_tolerance_at_the_solution():
+    P, t, y = exp_fit()
+    x = P.solve(**TIGHT).x
+    s = P.solve(x0=x, gradient_tolerance=1e-6)
+    assert s.termination_type == "CONVERGENCE" and "Gradient tolerance" in s.message
+    assert s.num_iterations == 0
+
+
+def test_options_are_typed():
+    with pytest.raises(OptionError, match="did you mean max_num_iterations"):
+        exp_fit()[0].solve(max_num_iteration=3)
+    with pytest.raises(OptionError, match="linear_solver_type"):
+        SolverOptions(linear_solver_type="CHOLMOD")
+    with pytest.raises(OptionError, match="function_tolerance"):
+        SolverOptions(function_tolerance="small")
+    assert SolverOptions().max_num_iterations == 50
+    assert SolverOptions().initial_trust_region_radius == 1e4
+
+
+def test_bad_input_names_the_component():
+    P, _, _ = exp_fit()
+    with pytest.raises(ModelError, match=r"x\[1\]"):
+        P.solve(x0=[1.0, np.nan, 0.0])
+    with pytest.raises(ModelError, match=r"x\[0\]"):
+        P.solve(lbx=[2.0, -np.inf, -np.inf], ubx=[1.0, np.inf, np.inf])

@@ -1,0 +1,111 @@
+"""Schur structure from the Jacobian pattern, and Schur solves against the full
+system, on BAL's bundle adjustment (tests/lsq/bal.py)."""
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+from benchmarks.models.bundle import _project_np
+from caspar_backend.lsq.jacobian import SparseJacobian
+from caspar_backend.lsq.linear_solvers import DenseNormalCholesky
+from caspar_backend.lsq.schur import SchurComplementSolver
+from caspar_backend.lsq.structure import column_blocks, detect_schur_structure
+
+from .bal import bal_problem
+
+
+@pytest.fixture(scope="module")
+def bal():
+    return bal_problem(8, 60, 4)
+
+
+def test_structure_finds_points_and_cameras(bal):
+    P, s = bal
+    pat = P.reduced_pattern()
+    st = detect_schur_structure(pat)
+    nc, npt = 8, 60
+    # every point is eliminated (point 0 has one coordinate fixed: a block of 2)
+    assert st.n_e_blocks == npt and st.n_e == 3 * npt - 1
+    # the reduced system is the 7 free cameras
+    assert st.n_f == 9 * (nc - 1)
+    # no residual row touches two eliminated blocks
+    e_of_col = np.full(pat.n, -1)
+    for b, colsb in enumerate(st.e_cols):
+        e_of_col[colsb[colsb >= 0]] = b
+    touched = e_of_col[pat.cols]
+    m = pat.rows[touched >= 0]
+    pairs = np.unique(np.c_[m, touched[touched >= 0]], axis=0)
+    assert len(np.unique(pairs[:, 0])) == len(pairs)
+
+
+def test_column_blocks_group_identical_columns():
+    rows = np.array([0, 0, 1, 1, 2, 2, 2])
+    cols = np.array([0, 1, 0, 1, 2, 3, 0])
+    b = column_blocks(rows, cols, 5)         # column 4 empty
+    assert b[2] == b[3] and len({b[0], b[1], b[2], b[4]}) == 4
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_schur_step_equals_full_step(bal, dense):
+    P, _ = bal
+    pat = P.reduced_pattern()
+    jac = SparseJacobian(pat)
+    ev = P.evaluator()
+    x = P.x0 + 0.01 * np.random.default_rng(1).standard_normal(P.n)
+    vals = np.asarray(ev.jac_values(x))[pat.keep]
+    r = np.asarray(ev.cons(x)).copy()
+    d = np.random.default_rng(2).uniform(0.01, 1.0, pat.n)
+    full = DenseNormalCholesky(jac).solve(vals, r, d)
+    schur = SchurComplementSolver(jac, detect_schur_structure(pat), dense=dense).solve(vals, r, d)
+    np.testing.assert_allclose(schur, full, rtol=1e-7, atol=1e-9 * np.abs(full).max())
+
+
+def test_schur_and_full_solves_agree(bal):
+    P, _ = bal
+    runs = {ls: P.solve(linear_solver_type=ls) for ls in
+            ("SPARSE_NORMAL_CHOLESKY", "DENSE_SCHUR", "SPARSE_SCHUR")}
+    ref = runs["SPARSE_NORMAL_CHOLESKY"]
+    for ls, s in runs.items():
+        assert s.termination_type == "CONVERGENCE"
+        assert s.num_iterations == ref.num_iterations
+        assert s.final_cost == pytest.approx(ref.final_cost, rel=1e-9)
+    assert runs["DENSE_SCHUR"].num_eliminated_blocks == 60
+
+
+def test_bundle_optimum_matches_scipy(bal):
+    """The converged cost against scipy's trust-region reflective solver on the same
+    residuals written in NumPy (benchmarks/models/bundle.py's projection)."""
+    P, s = bal
+    free = np.flatnonzero(P.lbx != P.ubx)
+    nc = s["cams"].shape[1]
+
+    def resid(z):
+        x = P.x0.copy()
+        x[free] = z
+        cams = x[:9 * nc].reshape(nc, 9).T
+        pts = x[9 * nc:].reshape(-1, 3).T
+        return (_project_np(cams[:, s["cam_idx"]], pts[:, s["pt_idx"]]) - s["obs"]).ravel(order="F")
+
+    tight = dict(function_tolerance=1e-12, gradient_tolerance=1e-12, parameter_tolerance=1e-14)
+    ours = P.solve(**tight)
+    # MINPACK's Levenberg-Marquardt with its own finite differences (scipy 'lm')
+    ref = so.least_squares(resid, P.x0[free], method="lm", xtol=1e-15, ftol=1e-15,
+                           gtol=1e-15)
+    assert ours.final_cost <= ref.cost * (1 + 1e-8)
+    assert ours.final_cost == pytest.approx(ref.cost, rel=1e-6)
+    np.testing.assert_allclose(P.residuals(ours.x), resid(ours.x[free]), rtol=1e-9, atol=1e-9)
+
+
+def test_resolve_reuses_structures_and_repeats_bits(bal):
+    P, _ = bal
+    cache = P.evaluator().structure_cache
+    first = P.solve(linear_solver_type="SPARSE_SCHUR")
+    hits = cache.hits
+    again = P.solve(linear_solver_type="SPARSE_SCHUR")
+    assert cache.hits == hits + 1
+    np.testing.assert_array_equal(first.x, again.x)
+    # another fixed set is another entry
+    lbx, ubx = P.lbx.copy(), P.ubx.copy()
+    lbx[20] = ubx[20] = P.x0[20]
+    P.solve(lbx=lbx, ubx=ubx)
+    assert cache.hits == hits + 1
