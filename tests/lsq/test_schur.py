@@ -109,3 +109,22 @@ def test_resolve_reuses_structures_and_repeats_bits(bal):
     lbx[20] = ubx[20] = P.x0[20]
     P.solve(lbx=lbx, ubx=ubx)
     assert cache.hits == hits + 1
+
+
+def test_vector_template_is_one_fused_function_with_the_same_values(bal):
+    """The x and y rows of one ResidualBlock share their template graph and tables: the
+    CPU evaluator runs them as one fused function (shared subexpressions once), with the
+    values of the separate per-group functions."""
+    P, _ = bal
+    ev = P.evaluator()
+    assert [len(idx) for idx, fused in ev._con_fused if fused is not None] == [2]
+    x = P.x0 + 1e-3
+    jv = np.asarray(ev.jac_values(x)).copy()
+    sep = np.empty_like(jv)
+    for b in ev._con:
+        b.fn.jac(x[b.group.var_table], b.P, b.group.data_table, sep, b.jac_base, b.N)
+    np.testing.assert_array_equal(jv, sep)
+    r = np.asarray(ev.cons(x)).copy()
+    for b in ev._con:
+        np.testing.assert_array_equal(r[b.rows], b.fn.val(x[b.group.var_table], b.P,
+                                                           b.group.data_table, b.N))
