@@ -131,3 +131,47 @@ def compile_group(root: Node, grad: list, hess: list, name: str = "group") -> Ge
     gen = GeneratedGroup(src, ns["val"], ns["jac"], ns["hess"])
     _CACHE[key] = gen
     return gen
+
+
+@dataclass(frozen=True)
+class FusedGroups:
+    """Compiled NumPy functions of several templates of one graph over the same instance
+    tables (final): ``val(X, P, D, N) -> [values of each part]`` and ``jac(X, P, D, out,
+    bases, N)`` writing part j's gradient entries from ``bases[j]`` in the layout of
+    :func:`generate_source`.  A subexpression the parts share (hash-consing makes it one
+    node of the shared graph) is computed once; every value is the same NumPy operation
+    on the same operands as in the separate functions, so results are identical."""
+
+    source: str
+    val: object
+    jac: object
+
+
+def generate_fused_source(parts: list, name: str = "fused") -> str:
+    """Python source of ``val`` and ``jac`` for ``parts`` = [(root, grad)] of one graph."""
+    out = [f"# caspar generated: {name}", "def val(X, P, D, N):"]
+    nm = _body([root for root, _ in parts], out)
+    out.append("    return [" + ", ".join(f"_full({nm[root.id]}, N)" for root, _ in parts) + "]")
+    out.append("")
+    out.append("def jac(X, P, D, out, bases, N):")
+    nm = _body([e for _, grad in parts for _, e in grad], out)
+    for j, (_, grad) in enumerate(parts):
+        out.append(f"    base = bases[{j}]")
+        for k, (_, e) in enumerate(grad):
+            out.append(f"    out[base + {k} * N:base + {k + 1} * N] = {nm[e.id]}")
+    out.append("    return None")
+    return "\n".join(out) + "\n"
+
+
+def compile_fused(parts: list, name: str = "fused") -> FusedGroups:
+    """Generate and compile (cached by source text) the fused functions of ``parts``."""
+    src = generate_fused_source(parts, name)
+    key = src.split("\n", 1)[1]
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return FusedGroups(src, hit.val, hit.jac)
+    ns = dict(NAMESPACE)
+    exec(compile(src, f"<caspar:{name}>", "exec"), ns)  # noqa: S102 - our own generated code
+    gen = FusedGroups(src, ns["val"], ns["jac"])
+    _CACHE[key] = gen
+    return gen

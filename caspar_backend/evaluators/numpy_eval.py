@@ -19,7 +19,7 @@ import copy
 
 import numpy as np
 
-from ..codegen_numpy import compile_group
+from ..codegen_numpy import compile_fused, compile_group
 from ..expr import to_str
 from ..structure_cache import StructureCache
 from .base import Evaluator
@@ -84,6 +84,9 @@ class NumpyEvaluator(Evaluator):
             b.jac_base, b.hess_base, b.direct, b.term_base = jb, hb, d, tb
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
+        # constraint groups of one graph over equal tables (the components of a vector
+        # template block, e.g. a residual's x and y) are evaluated by one fused function
+        self._con_fused = _fused_sets(self._con)
         self.set_params(problem.p)
         # the solves' structures, shared with every evaluator bound() makes from this one
         self.structure_cache = StructureCache()
@@ -157,18 +160,28 @@ class NumpyEvaluator(Evaluator):
         if out is None:
             out = np.empty(self.m)
         with np.errstate(all="ignore"):
-            for b in self._con:
-                v = b.fn.val(self._x(x, b), b.P, b.group.data_table, b.N)
-                if not b.direct:
-                    self._term_buf[b.term_base:b.term_base + b.N] = v
-                elif b.rows_slice is not None:
-                    out[b.rows_slice] = v
-                else:
-                    out[b.rows] = v
+            for idx, fused in self._con_fused:
+                b = self._con[idx[0]]
+                if fused is None:
+                    self._put_values(b, b.fn.val(self._x(x, b), b.P, b.group.data_table, b.N),
+                                     out)
+                    continue
+                vals = fused.val(self._x(x, b), b.P, b.group.data_table, b.N)
+                for i, v in zip(idx, vals):
+                    self._put_values(self._con[i], v, out)
         if len(self._acc_rows):
             out[self._acc_rows] = np.bincount(self._term_rows, weights=self._term_buf,
                                               minlength=self.m)[self._acc_rows]
         return out
+
+    def _put_values(self, b, v, out) -> None:
+        """Group ``b``'s values ``v`` into g (direct rows) or the split-row term buffer."""
+        if not b.direct:
+            self._term_buf[b.term_base:b.term_base + b.N] = v
+        elif b.rows_slice is not None:
+            out[b.rows_slice] = v
+        else:
+            out[b.rows] = v
 
     def jac_values(self, x, out=None, p=None):
         self._bind(p)
@@ -177,8 +190,13 @@ class NumpyEvaluator(Evaluator):
             out = np.empty(self.nnz_jac)
         raw = out if self._jac_map is None else self._raw_jac
         with np.errstate(all="ignore"):
-            for b in self._con:
-                b.fn.jac(self._x(x, b), b.P, b.group.data_table, raw, b.jac_base, b.N)
+            for idx, fused in self._con_fused:
+                b = self._con[idx[0]]
+                if fused is None:
+                    b.fn.jac(self._x(x, b), b.P, b.group.data_table, raw, b.jac_base, b.N)
+                else:
+                    fused.jac(self._x(x, b), b.P, b.group.data_table, raw,
+                              [self._con[i].jac_base for i in idx], b.N)
         if self._jac_map is not None:
             out[:] = np.bincount(self._jac_map, weights=raw, minlength=self.nnz_jac)
         return out
@@ -215,3 +233,33 @@ class NumpyEvaluator(Evaluator):
             k = int(bad[0])
             return f"constraint {model.describe(k)}"
         return "no non-finite value at this point"
+
+
+def _fused_sets(bounds) -> list:
+    """``[(indices, FusedGroups or None)]`` covering ``bounds`` in order: groups of one
+    template graph whose variable, parameter and data tables are equal form a set with
+    one fused function (shared subexpressions computed once); every other group is a
+    set of its own (None).  A set is evaluated where its first group is."""
+    sets, seen = [], {}
+    for k, b in enumerate(bounds):
+        g = b.group
+        key = (id(g.graph), g.size, g.var_table.shape, g.param_table.shape, g.data_table.shape)
+        for idx in seen.get(key, ()):
+            h = bounds[idx[0]].group
+            if all(u is v or np.array_equal(u, v) for u, v in
+                   ((g.var_table, h.var_table), (g.param_table, h.param_table),
+                    (g.data_table, h.data_table))):
+                idx.append(k)
+                break
+        else:
+            idx = [k]
+            seen.setdefault(key, []).append(idx)
+            sets.append(idx)
+    out = []
+    for idx in sets:
+        if len(idx) == 1:
+            out.append((idx, None))
+        else:
+            parts = [(bounds[i].group.root, bounds[i].group.grad) for i in idx]
+            out.append((idx, compile_fused(parts, f"constraint groups {idx}")))
+    return out

@@ -112,6 +112,10 @@ def single_threaded_blas():
         from threadpoolctl import threadpool_limits
     except ImportError:
         return contextlib.nullcontext()
+    # threadpoolctl limits the BLAS libraries loaded when it is called: load SciPy's
+    # LAPACK first (else the first solve of a fresh process runs on all threads)
+    import scipy.linalg  # noqa: F401
+
     return threadpool_limits(1, user_api="blas")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..errors import OptionError
 
 LINEAR_SOLVER_TYPES = ("DENSE_QR", "DENSE_NORMAL_CHOLESKY", "SPARSE_NORMAL_CHOLESKY",
-                       "DENSE_SCHUR", "SPARSE_SCHUR")
+                       "DENSE_SCHUR", "SPARSE_SCHUR", "ITERATIVE_SCHUR")
 #: automatic choice: a dense reduced camera system up to this many unknowns
 DENSE_SCHUR_MAX = 2000
 #: automatic choice without Schur structure: dense normal equations up to this many
@@ -52,6 +52,8 @@ class SolverOptions:
       starting point;
     * ``max_solver_time_in_seconds``;
     * ``linear_solver_type``: see the module docstring;
+    * ``eta``, ``min_linear_solver_iterations``, ``max_linear_solver_iterations``: the
+      conjugate gradients of ITERATIVE_SCHUR (:mod:`caspar_backend.lsq.iterative_schur`);
     * ``minimizer_progress_to_stdout``: one line per iteration, Ceres' columns.
     """
 
@@ -69,6 +71,9 @@ class SolverOptions:
     jacobi_scaling: bool = True
     max_solver_time_in_seconds: float = 1e9
     linear_solver_type: str | None = None
+    eta: float = 1e-1
+    min_linear_solver_iterations: int = 0
+    max_linear_solver_iterations: int = 500
     minimizer_progress_to_stdout: bool = False
 
     def __post_init__(self):

@@ -92,7 +92,7 @@ class SchurComplementSolver(StepSolver):
         if not dense and self.N:
             # the pattern of S (blocks i <= j), from one symbolic product, and its upper
             # CSC form with the map from the blocks (the dense path needs neither)
-            S1 = self._reduced(*self._matrices(np.ones(len(pat.rows))),
+            S1 = self._reduced(*self.matrices(np.ones(len(pat.rows))),
                                np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
             bi, bj = self._block_coords(S1)
             up = bi <= bj
@@ -116,7 +116,7 @@ class SchurComplementSolver(StepSolver):
         self.pad_f = np.flatnonzero(~self.f_valid.reshape(-1))
 
     # ------------------------------------------------------------- pieces
-    def _matrices(self, vals):
+    def matrices(self, vals):
         """``(E, F, E^T, F^T)`` (BSR) of J's values."""
         s_e, s_f, m = self.s_e, self.s_f, self.jac.m
         Ed = np.zeros(self.n_erows * s_e)
@@ -163,7 +163,7 @@ class SchurComplementSolver(StepSolver):
     def solve(self, vals, r, d):
         s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
         st = self.structure
-        E, F, Et, Ft = self._matrices(vals)
+        E, F, Et, Ft = self.matrices(vals)
         # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
         VV = (Et @ E).tobsr(blocksize=(s_e, s_e))
         V = np.zeros((n_eb, s_e, s_e))

@@ -46,7 +46,7 @@ from .options import DENSE_NORMAL_MAX, DENSE_SCHUR_MAX, solver_options
 ACTIVE_BOUND_DAMPING = 1e12
 
 
-def make_step_solver(kind, jac, pattern, structure):
+def make_step_solver(kind, jac, pattern, structure, opts=None):
     """``(solver, schur structure or None)`` for ``linear_solver_type`` ``kind``
     (None: automatic, see :mod:`caspar_backend.lsq.options`); ``structure``: the
     pattern's :class:`~caspar_backend.lsq.structure.SchurStructure` or None."""
@@ -67,6 +67,12 @@ def make_step_solver(kind, jac, pattern, structure):
     if structure is None:
         raise ModelError(f"linear_solver_type={kind}: the Jacobian has no block structure to "
                          "eliminate (no variable block that no residual shares with another)")
+    if kind == "ITERATIVE_SCHUR":
+        from .iterative_schur import IterativeSchurSolver
+
+        o = opts
+        return IterativeSchurSolver(jac, structure, o.eta, o.min_linear_solver_iterations,
+                                    o.max_linear_solver_iterations), structure
     return SchurComplementSolver(jac, structure, dense=(kind == "DENSE_SCHUR")), structure
 
 
@@ -125,7 +131,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
     lo, hi = lbx[free], ubx[free]
     bounded = bool(np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)))
-    solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure)
+    solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure, opts)
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
     if loss is not None and loss.positive_curvature:
         _check_uniform_blocks(pattern, block)

@@ -111,3 +111,13 @@ def test_bad_input_names_the_component():
         P.solve(x0=[1.0, np.nan, 0.0])
     with pytest.raises(ModelError, match=r"x\[0\]"):
         P.solve(lbx=[2.0, -np.inf, -np.inf], ubx=[1.0, np.inf, np.inf])
+
+
+def test_compiled_without_hessians_is_not_an_nlp():
+    """Least squares compiles first derivatives only; such a Problem refuses the
+    interior point instead of running without a Hessian."""
+    P, _, _ = exp_fit()
+    assert P.compiled.hessian is False
+    assert all(not g.hess for g in P.compiled.constraint_groups)
+    with pytest.raises(ModelError, match="without Hessians"):
+        P.compiled.solve()
