@@ -38,7 +38,8 @@ from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
 from .sxgroup import group_instances
 from .sxmerge import canonical
-from .sxterms import _sum_chains, split_instances
+from .sxchains import sum_chains
+from .sxterms import split_instances
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
@@ -127,7 +128,7 @@ def _chain_constants_ok(dag, gathered) -> bool:
     the templates' tables do not reproduce.  The chains of rebuilt roots' spines
     (``gathered``) are summed by :func:`.sxterms.split_instances` itself."""
     op, a0, a1, leaf = dag.op, dag.arg0, dag.arg1, dag.leaf
-    head, _ = _sum_chains(dag)
+    head, _ = sum_chains(dag)
     ch = np.flatnonzero((op == _C["OP_ADD"]) | (op == _C["OP_SUB"]))
     is_c = leaf == LEAF_CONST
     heads = [head[ch[(a[ch] >= 0) & is_c[np.maximum(a[ch], 0)]]] for a in (a0, a1)]

@@ -15,7 +15,7 @@ those of the per-node reader, bit for bit:
   tour of the spine forest, ranked);
 * what caspar's own graph changes is followed too: an output or a node shared by two
   spines is an item (its reference count), a chain of single-use additions is one
-  ``sum`` whose constant goes to its end (:func:`_sum_chains`), equal partial sums
+  ``sum`` whose constant goes to its end (:func:`sum_chains`), equal partial sums
   are one node (:mod:`.sxmerge`: where that could change a split, None);
 * a term ``c * S``, ``S * c``, ``2 * S`` (OP_TWICE) or ``S / c`` with ``S`` a spine of
   at least :data:`~.sums.SCALE_MIN_TERMS` terms is distributed: its terms become
@@ -57,6 +57,7 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 from . import optable as T
 from .sums import SCALE_MIN_TERMS
 from .sxdag import LEAF_CONST, SXDag
+from .sxchains import sum_chains
 from .sxhash import term_hashes
 from .sxmerge import merge_candidates
 from .sxtour import dfs_order
@@ -133,50 +134,6 @@ def _sequential_sums(seg: np.ndarray, v: np.ndarray) -> np.ndarray:
         e = b + int(np.argmax(begin[b:] != b)) if np.any(begin[b:] != b) else n
         out[b:e] = np.add.accumulate(v[b:e])
     return out
-
-
-def program_uses(dag: SXDag) -> np.ndarray:
-    """int64 (K,): how many instruction arguments and outputs read each node."""
-    got = getattr(dag, "_uses", None)
-    if got is None:
-        K = dag.op.size
-        a0, a1 = dag.arg0, dag.arg1
-        got = dag._uses = (np.bincount(a0[a0 >= 0], minlength=K)
-                           + np.bincount(a1[a1 >= 0], minlength=K)
-                           + np.bincount(dag.out, minlength=K))
-    return got
-
-
-def _sum_chains(dag: SXDag):
-    """``(head, in_sum)`` over the K nodes: the head of the chain of single-use
-    additions each ADD/SUB node belongs to (:func:`.program._fuse_sums` fuses a link
-    used once, by another ADD/SUB, into its user), and whether that chain has three
-    terms or more (caspar builds it as one ``sum``).  Computed once per DAG."""
-    got = getattr(dag, "_chains", None)
-    if got is not None:
-        return got
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
-    K = op.size
-    chain = (op == _ADD) | (op == _SUB)
-    uses = program_uses(dag)
-    ch = np.flatnonzero(chain)
-    user = np.full(K, -1, np.int64)
-    user[a0[ch]] = ch
-    user[a1[ch]] = ch
-    fused = chain & (uses == 1) & (user >= 0)
-    head = np.arange(K)
-    live = np.flatnonzero(fused)
-    head[live] = user[live]
-    while live.size:                                # pointer jumping to the head
-        nxt = head[head[live]]
-        moved = nxt != head[live]
-        head[live] = nxt
-        live = live[moved]
-    has_link = np.zeros(K, bool)
-    has_link[user[fused]] = True
-    in_sum = chain & (fused | has_link)
-    dag._chains = (head, in_sum)
-    return dag._chains
 
 
 def scaled_nodes(dag: SXDag) -> np.ndarray:
@@ -328,7 +285,7 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # constant there, folds a distributed factor into it and negates it by its parity
     is_c = dag.leaf[node] == LEAF_CONST
     ci = np.flatnonzero(is_c)
-    head, in_sum = _sum_chains(dag)
+    head, in_sum = sum_chains(dag)
     hc = np.maximum(host[ci], 0)
     chained = (host[ci] >= 0) & in_sum[hc]
     H = np.where(chained, head[hc], -1)
