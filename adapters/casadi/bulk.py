@@ -38,7 +38,8 @@ from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
 from .sxdecode import decode
 from .sxgroup import group_instances
 from .sxmerge import canonical
-from .sxterms import _sum_chains, split_instances
+from .sxchains import sum_chains
+from .sxterms import split_instances
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
@@ -75,7 +76,7 @@ def read_bulk(fn, f, g) -> BulkRead | None:
         return None
     node = np.maximum(ins.node, 0)
     h, ok, vh, hashed = ins.hashes
-    if not _plain(dag, vh, hashed):
+    if not _plain(dag, vh, hashed, ins.gathered):
         return None
     found = group_instances(dag, ins, h[node], ok[node], vh, nf, "sx")
     if found is None:
@@ -86,7 +87,7 @@ def read_bulk(fn, f, g) -> BulkRead | None:
     return BulkRead(obj, con, stats)
 
 
-def _plain(dag, vh, hashed) -> bool:
+def _plain(dag, vh, hashed, gathered) -> bool:
     """True when caspar's graph builds every node of the program as it is (module
     docstring): no simplification fires and hash-consing merges nothing the value
     hashes do not see."""
@@ -115,20 +116,22 @@ def _plain(dag, vh, hashed) -> bool:
     bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (k0 == k1)
     if bad.any():
         return False
-    if not _chain_constants_ok(dag):
+    if not _chain_constants_ok(dag, gathered):
         return False
     return True
 
 
-def _chain_constants_ok(dag) -> bool:
-    """No chain of single-use additions holds two constants: the per-node program
-    fuses such a chain into one ``sum`` (:func:`.program._fuse_sums`), which adds its
-    constants up first (and drops them when they cancel), a value-dependent rule the
-    bulk reader does not reproduce."""
+def _chain_constants_ok(dag, gathered) -> bool:
+    """No chain of single-use additions inside a template holds two constants: the
+    per-node program fuses such a chain into one ``sum`` (:func:`.program._fuse_sums`)
+    whose constants it adds up into one data slot (and drops when they cancel), which
+    the templates' tables do not reproduce.  The chains of rebuilt roots' spines
+    (``gathered``) are summed by :func:`.sxterms.split_instances` itself."""
     op, a0, a1, leaf = dag.op, dag.arg0, dag.arg1, dag.leaf
-    head, _ = _sum_chains(dag)
+    head, _ = sum_chains(dag)
     ch = np.flatnonzero((op == _C["OP_ADD"]) | (op == _C["OP_SUB"]))
     is_c = leaf == LEAF_CONST
     heads = [head[ch[(a[ch] >= 0) & is_c[np.maximum(a[ch], 0)]]] for a in (a0, a1)]
     n_const = np.bincount(np.concatenate(heads), minlength=op.size)
+    n_const[gathered] = 0
     return bool(np.all(n_const <= 1))

@@ -42,7 +42,8 @@ from caspar_backend.patterns import SPLIT_MAX_SHARING, build_template, shape_key
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
 from .sxhash import _fmix, baked
-from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances, program_uses
+from .sxchains import program_uses
+from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 

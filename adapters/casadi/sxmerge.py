@@ -13,6 +13,7 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import LEAF_CONST, SXDag
+from .sxchains import sum_chains
 from .sxhash import _fmix
 
 _ADD, _SUB, _NEG = (T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_NEG"))
@@ -45,9 +46,7 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     a candidate)``."""
     h, ok, vh, hashed = hashes
     op, K = dag.op, dag.op.size
-    from .sxterms import _sum_chains
-
-    head, in_sum = _sum_chains(dag)
+    head, in_sum = sum_chains(dag)
     fused = head != np.arange(K)                       # a link folded into its user
     nodes = walked & ((spine & ~fused) | scaled)
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)

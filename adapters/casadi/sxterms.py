@@ -15,7 +15,7 @@ those of the per-node reader, bit for bit:
   tour of the spine forest, ranked);
 * what caspar's own graph changes is followed too: an output or a node shared by two
   spines is an item (its reference count), a chain of single-use additions is one
-  ``sum`` whose constant goes to its end (:func:`_sum_chains`), equal partial sums
+  ``sum`` whose constant goes to its end (:func:`sum_chains`), equal partial sums
   are one node (:mod:`.sxmerge`: where that could change a split, None);
 * a term ``c * S``, ``S * c``, ``2 * S`` (OP_TWICE) or ``S / c`` with ``S`` a spine of
   at least :data:`~.sums.SCALE_MIN_TERMS` terms is distributed: its terms become
@@ -57,6 +57,7 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 from . import optable as T
 from .sums import SCALE_MIN_TERMS
 from .sxdag import LEAF_CONST, SXDag
+from .sxchains import sum_chains
 from .sxhash import term_hashes
 from .sxmerge import merge_candidates
 from .sxtour import dfs_order
@@ -64,7 +65,8 @@ from .sxtour import dfs_order
 PLAIN, NEG, MUL, NEG_MUL, DIV, NEG_DIV, CONST = range(7)
 #: the per-node reader's minimum spine length for a rebuilt root (objective, constraint)
 OBJ_MIN_TERMS, CON_MIN_TERMS = 3, 8
-#: constant terms of one root summed one position at a time, at most this many
+#: constant terms of roots summed one position at a time (all roots at once) up to this
+#: many; a root with more is summed on its own
 MAX_CONST_TERMS = 64
 
 _ADD, _SUB, _NEG, _TWICE, _MUL, _DIV = (T.CODES[k] for k in (
@@ -82,6 +84,9 @@ class Instances:
     split: np.ndarray
     #: :func:`~.sxhash.term_hashes` of the trees under the roots and the spines' items
     hashes: tuple = None
+    #: int64: heads of the fused chains whose constants the split gathered (in rebuilt
+    #: roots); a chain elsewhere with several constants is in a template
+    gathered: np.ndarray = None
 
 
 def _scaled(dag: SXDag, spine: np.ndarray):
@@ -107,48 +112,28 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     return mul_a | mul_b | twice | div, S, c, div
 
 
-def program_uses(dag: SXDag) -> np.ndarray:
-    """int64 (K,): how many instruction arguments and outputs read each node."""
-    got = getattr(dag, "_uses", None)
-    if got is None:
-        K = dag.op.size
-        a0, a1 = dag.arg0, dag.arg1
-        got = dag._uses = (np.bincount(a0[a0 >= 0], minlength=K)
-                           + np.bincount(a1[a1 >= 0], minlength=K)
-                           + np.bincount(dag.out, minlength=K))
-    return got
-
-
-def _sum_chains(dag: SXDag):
-    """``(head, in_sum)`` over the K nodes: the head of the chain of single-use
-    additions each ADD/SUB node belongs to (:func:`.program._fuse_sums` fuses a link
-    used once, by another ADD/SUB, into its user), and whether that chain has three
-    terms or more (caspar builds it as one ``sum``).  Computed once per DAG."""
-    got = getattr(dag, "_chains", None)
-    if got is not None:
-        return got
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
-    K = op.size
-    chain = (op == _ADD) | (op == _SUB)
-    uses = program_uses(dag)
-    ch = np.flatnonzero(chain)
-    user = np.full(K, -1, np.int64)
-    user[a0[ch]] = ch
-    user[a1[ch]] = ch
-    fused = chain & (uses == 1) & (user >= 0)
-    head = np.arange(K)
-    live = np.flatnonzero(fused)
-    head[live] = user[live]
-    while live.size:                                # pointer jumping to the head
-        nxt = head[head[live]]
-        moved = nxt != head[live]
-        head[live] = nxt
-        live = live[moved]
-    has_link = np.zeros(K, bool)
-    has_link[user[fused]] = True
-    in_sum = chain & (fused | has_link)
-    dag._chains = (head, in_sum)
-    return dag._chains
+def _sequential_sums(seg: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Running sums of ``v`` within runs of equal ``seg`` (sorted), each added left to
+    right from 0.0 as ``Graph.sum`` adds constants: float64 (n,), the last of a run its
+    sum.  One NumPy step per position for runs up to MAX_CONST_TERMS (all runs at
+    once), ``np.add.accumulate`` (sequential) for a longer run."""
+    n = v.size
+    out = np.zeros(n)
+    if not n:
+        return out
+    start = np.r_[True, seg[1:] != seg[:-1]]
+    begin = np.maximum.accumulate(np.where(start, np.arange(n), 0))
+    k = np.arange(n) - begin
+    long_runs = np.unique(begin[k >= MAX_CONST_TERMS])
+    short = ~np.isin(begin, long_runs)
+    for j in range(min(int(k.max()) + 1, MAX_CONST_TERMS)):
+        s = short & (k == j)
+        prev = np.where(j > 0, out[np.maximum(np.flatnonzero(s) - 1, 0)], 0.0)
+        out[s] = prev + v[s]
+    for b in long_runs.tolist():
+        e = b + int(np.argmax(begin[b:] != b)) if np.any(begin[b:] != b) else n
+        out[b:e] = np.add.accumulate(v[b:e])
+    return out
 
 
 def scaled_nodes(dag: SXDag) -> np.ndarray:
@@ -292,7 +277,48 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         wrap[d_rows] = np.where(divide, DIV, MUL)
         cc[d_rows] = c_of[scn]
     root = lvl_root[item_of]
-    n_out = np.bincount(root, minlength=R)
+    outer = np.zeros(item_of.size, bool)            # a distributed item's outer parity
+    outer[d_rows] = lvl_par[item_of[d_rows]]
+    # constant items.  caspar's program fuses a chain of single-use additions into one
+    # sum (program._fuse_sums) whose constants Graph.sum adds up, in chain order, into
+    # one placed at the chain's end (dropped when 0); flatten_sums then meets that one
+    # constant there, folds a distributed factor into it and negates it by its parity
+    is_c = dag.leaf[node] == LEAF_CONST
+    ci = np.flatnonzero(is_c)
+    head, in_sum = sum_chains(dag)
+    hc = np.maximum(host[ci], 0)
+    chained = (host[ci] >= 0) & in_sum[hc]
+    H = np.where(chained, head[hc], -1)
+    Hc = np.maximum(H, 0)
+    p_H = outer[ci] ^ (span[Hc, 2] > 0)              # the chain's constant, from the root
+    rel = par[ci] ^ p_H                              # a constant's sign inside its chain
+    raw = dag.value[node[ci]]
+    e_val = raw.copy()                               # standalone: folded as an item
+    sw = wrap[ci]
+    e_val = np.where(sw == MUL, cc[ci] * e_val, e_val)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e_val = np.where(sw == DIV, e_val / np.where(cc[ci] == 0, 1.0, cc[ci]), e_val)
+    e_val = np.where(par[ci], -e_val, e_val)
+    lvl2 = k2[ci] != 0
+    e_k1 = np.where(chained & ~lvl2, -span[Hc, 1], k1[ci])
+    e_k2 = np.where(chained & lvl2, -span[Hc, 1], k2[ci])
+    e_on = np.ones(ci.size, bool)                    # the entry counts (an item of out)
+    ch = np.flatnonzero(chained)
+    if ch.size:
+        o = ch[np.lexsort((k2[ci[ch]], k1[ci[ch]], H[ch]))]
+        c_H = _sequential_sums(H[o], np.where(rel[o], -raw[o], raw[o]))
+        first = np.r_[True, H[o][1:] != H[o][:-1]]
+        last = np.r_[first[1:], True]
+        lead = o[first]                              # one entry per chain: its first
+        e_on[ch] = False
+        cH = c_H[last]                               # a run's sum is at its end
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            f = np.where(sw[lead] == MUL, cc[ci[lead]] * cH,
+                         np.where(sw[lead] == DIV,
+                                  cH / np.where(cc[ci[lead]] == 0, 1.0, cc[ci[lead]]), cH))
+        e_val[lead] = np.where(p_H[lead], -f, f)
+        e_on[lead] = cH != 0.0                       # a chain's constant 0 is dropped
+    n_out = np.bincount(root[~is_c], minlength=R) + np.bincount(root[ci[e_on]], minlength=R)
     min_terms = np.full(R, CON_MIN_TERMS)
     min_terms[:nf] = OBJ_MIN_TERMS
     rebuilt = n_out >= np.maximum(min_terms, 3)
@@ -304,43 +330,25 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         mr = r_of[merge_top]
         if np.any(mr < 0) or np.any(rebuilt[mr[mr >= 0]]):
             return None
+    # chains whose constants this gathers (inside rebuilt roots); others are in templates
+    gathered = np.unique(H[chained & rebuilt[root[ci]]])
+    # the rebuilt roots' constant: their entries summed in caspar's order
+    csum = np.zeros(R)
+    take = e_on & rebuilt[root[ci]]
+    if take.any():
+        o = np.flatnonzero(take)
+        o = o[np.lexsort((e_k2[o], e_k1[o], root[ci[o]]))]
+        csum_r = _sequential_sums(root[ci[o]], e_val[o])
+        last = np.r_[root[ci[o]][1:] != root[ci[o]][:-1], True]
+        csum[root[ci[o]][last]] = csum_r[last]
+    if not np.all(np.isfinite(csum)):
+        return None
     # a root kept whole is one PLAIN instance: the root node itself
     whole = np.flatnonzero(~rebuilt)
     keep = rebuilt[root]
     root, node, par, wrap, cc = root[keep], node[keep], par[keep], wrap[keep], cc[keep]
-    k1, k2, host = k1[keep], k2[keep], host[keep]
     wrap = np.where(par, wrap + 1, wrap).astype(np.int8)   # PLAIN->NEG, MUL->NEG_MUL, ...
-    # constant items fold (c * t, t / c, negated) and gather, in order, at the end
-    is_c = dag.leaf[node] == LEAF_CONST
-    v = dag.value[node]
-    v = np.where((wrap == MUL) | (wrap == NEG_MUL), cc * v, v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.where((wrap == DIV) | (wrap == NEG_DIV), v / np.where(cc == 0, 1.0, cc), v)
-    v = np.where((wrap == NEG) | (wrap == NEG_MUL) | (wrap == NEG_DIV), -v, v)
-    ci = np.flatnonzero(is_c)
-    csum = np.zeros(R)
-    if ci.size:
-        # caspar's program fuses a chain of single-use additions into one sum whose
-        # constant (one: bulk._chain_constants_ok) it moves to the chain's end, where
-        # flatten_sums then meets it: such a constant sorts at its chain head's exit
-        head, in_sum = _sum_chains(dag)
-        hc = host[ci]
-        moved = (hc >= 0) & in_sum[np.maximum(hc, 0)]
-        H = head[np.maximum(hc, 0)]
-        lvl2 = k2[ci] != 0
-        ck1 = np.where(moved & ~lvl2, -span[H, 1], k1[ci])
-        ck2 = np.where(moved & lvl2, -span[H, 1], k2[ci])
-        o = np.lexsort((ck2, ck1, root[ci]))
-        ci = ci[o]
-        cr = root[ci]
-        k_in = np.arange(ci.size) - np.searchsorted(cr, cr)   # k-th constant of its root
-        if int(k_in.max()) >= MAX_CONST_TERMS:
-            return None
-        for k in range(int(k_in.max()) + 1):                  # left to right, as Graph.sum
-            s = k_in == k
-            csum[cr[s]] = csum[cr[s]] + v[ci[s]]
-    if not np.all(np.isfinite(csum)):
-        return None
+    is_c = is_c[keep]
     nonc = ~is_c
     width = np.bincount(root[nonc], minlength=R) + (csum != 0.0)
     reb = np.flatnonzero(rebuilt)
@@ -372,4 +380,4 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     r_all = r_all[o]
     split = (width[r_all] > 1) & rebuilt[r_all]
     return Instances(r_all.astype(np.int64), node_all.astype(np.int64), wrap_all,
-                     c_all.astype(np.float64), split, hashes)
+                     c_all.astype(np.float64), split, hashes, gathered)

@@ -209,6 +209,24 @@ def test_wide_rows_split_and_short_rows_whole_as_per_node():
                              [(rng.uniform(-1, 1, 12), np.zeros(0)) for _ in range(2)])
 
 
+def test_constants_of_fused_chains_gathered_as_per_node():
+    # caspar's program adds a chain's constants up first and moves the sum to the
+    # chain's end; the rebuilt row then gathers those sums in order (objective: an
+    # AC-OPF's polynomial costs, one constant per generator in one chain)
+    x = ca.SX.sym("x", 12)
+    t = [ca.sin(x[i]) for i in range(12)]
+    g = ca.vertcat(t[0] + 1.5 + t[1] + t[2] - 2.25 + t[3] + t[4] + t[5] + t[6] + t[7],
+                   t[0] - (t[1] + 1.5 + t[2] - 0.5) + t[3] + t[4] + t[5] + t[6] + t[7]
+                   + t[8] + 3.0,
+                   0.5 * (t[1] + 1.5 + t[2] + 0.25 + t[3] + t[4] + t[5] + t[6] + t[7]
+                          + t[8]) + 3.0 + t[9] - 0.1,
+                   t[4] + 1.0 + t[5] - 1.0 + t[6] + t[7] + t[8] + t[9] + t[10] + t[11])
+    f = sum(0.3 * x[i] ** 2 + 0.1 * x[i] + 0.7 + i for i in range(12))
+    rng = np.random.default_rng(11)
+    assert _same_as_per_node({"x": x, "f": f, "g": g},
+                             [(rng.uniform(-1, 1, 12), np.zeros(0)) for _ in range(2)])
+
+
 # ------------------------------------------------------------------ fall-backs
 def test_cumulative_sums_go_to_the_per_node_reader():
     # each row is a partial sum shared with the next one: caspar counts references in
