@@ -103,11 +103,28 @@ class TemplateReader:
         # the leaf memo is keyed by id: keep the body (which to_bounded_expression may
         # have made just now) alive as long as the walker keeps its own roots
         self._keep_alive(body)
-        ps = self._pass
         try:
-            root, shift = ps.row(body)
+            root, shift = self._pass.row(body)
         except NotTemplatable:
             return None
+        return self._add(root, shift, row, owner)
+
+    def read_difference(self, lhs, rhs, row: int, owner) -> float | None:
+        """:meth:`read` of the body ``lhs - rhs`` without building it (Pyomo's
+        ``to_bounded_expression`` builds that sum for a relation with variables on
+        both sides): the same key, tables and shift.  The caller passes a relation
+        whose ``rhs`` is an expression, not a bare variable (Pyomo turns ``-x`` into
+        the monomial ``-1*x``, which a fixed ``x`` would make a parameter term here)."""
+        self._keep_alive(lhs)
+        self._keep_alive(rhs)
+        try:
+            root, shift = self._pass.difference(lhs, rhs)
+        except NotTemplatable:
+            return None
+        return self._add(root, shift, row, owner)
+
+    def _add(self, root, shift, row, owner):
+        ps = self._pass
         vslot = ps.vslot
         if not vslot:
             return None            # no free variable: a trivial row, the walker's
@@ -278,10 +295,12 @@ class _RowPass:
                  (ne.PowExpression, h_pow), (ne.UnaryFunctionExpression, h_unary)]
 
         def sum_(e, d, top):
+            flat, todo = [], []
+            return assemble(flat, todo, collect(e.args, 1.0, flat, todo, d, 0), d, top)
+
+        def assemble(flat, todo, const, d, top):
             # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + const;
             # at the top of a row the constant is the shift instead
-            flat, todo = [], []
-            const = collect(e.args, 1.0, flat, todo, d, 0)
             parts = []
             if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
                 c = flat[0]
@@ -387,12 +406,26 @@ class _RowPass:
                     todo.append(s)
             return const
 
-        def row(body):
+        def clear():
             items.clear()
             vslot.clear()
             pslot.clear()
             data.clear()
             shared.clear()
+
+        def difference(lhs, rhs):
+            # the row lhs - rhs, as row() reads Pyomo's lhs - rhs: that is a sum of
+            # lhs's terms (lhs itself or, a sum, its arguments) and -rhs (a negated
+            # sum, or a monomial with the negated coefficient), which collect
+            # flattens into the same terms, signs and constants
+            clear()
+            flat, todo = [], []
+            const = collect((lhs,), 1.0, flat, todo, 0, 0)
+            const += collect((rhs,), -1.0, flat, todo, 0, 0)
+            return assemble(flat, todo, const, 0, True)
+
+        def row(body):
+            clear()
             h = disp.get(body.__class__)
             if h is None:
                 h = resolve(body)
@@ -403,3 +436,4 @@ class _RowPass:
             return ref(body, 0), 0.0
 
         self.row = row
+        self.difference = difference
