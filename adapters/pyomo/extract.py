@@ -172,10 +172,11 @@ class _Rows:
     """Accumulators of the constraint loop (a plain record; final)."""
 
     __slots__ = ("cons", "roots", "lo", "hi", "shift", "bound_exprs", "skipped", "blocks",
-                 "walked")
+                 "walked", "last_comp", "start")
 
     def __init__(self):
         self.cons, self.roots, self.shift, self.walked = [], [], [], []
+        self.last_comp, self.start = None, 0
         self.lo, self.hi = [], []
         self.bound_exprs, self.skipped, self.blocks = [], [], []
 
@@ -189,14 +190,23 @@ def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
     rows = _Rows()
     cons, roots, shift, lo, hi = rows.cons, rows.roots, rows.shift, rows.lo, rows.hi
     seen: set[int] = set()
-    last_comp, start = None, 0
     walk = walker.walk
     read = None if reader is None else reader.read
+    sides = None if reader is None else _sides_reader(native)
     for con in _active_constraints(model, Constraint):
         key = id(con)
         if key in seen:
             continue
         seen.add(key)
+        walker.context = con
+        both = None if sides is None else sides(con)
+        if both is not None:          # lhs - rhs read without building it
+            lhs, rhs, lo_v = both
+            comp = _owner(con)
+            c = reader.read_difference(lhs, rhs, len(cons), comp)
+            if c is not None:
+                _append_row(rows, con, comp, None, c, lo_v, 0)
+                continue
         try:
             lb, body, ub = con.to_bounded_expression()
         except ValueError as exc:  # e.g. a ranged constraint with a variable bound
@@ -211,29 +221,58 @@ def _constraints(model, Constraint, walker, g, reader=None) -> _Rows:
         if lo_v == -_INF and hi_v == _INF:
             rows.skipped.append(con)
             continue
-        walker.context = con
         comp = _owner(con)
-        c = None if read is None else read(body, len(cons), comp)
+        c = None if read is None or both is not None else read(body, len(cons), comp)
         if c is None:
             node, c = _walk_row(walk, g, body)
             rows.walked.append(len(cons))
         else:
             node = None
-        if comp is not last_comp:
-            if last_comp is not None:
-                rows.blocks.append((last_comp, start, len(cons)))
-            last_comp, start = comp, len(cons)
-        cons.append(con)
-        roots.append(node)
-        shift.append(c)
-        lo.append(lo_v)
-        hi.append(hi_v)
-    if last_comp is not None:
-        rows.blocks.append((last_comp, start, len(cons)))
+        _append_row(rows, con, comp, node, c, lo_v, hi_v)
+    if rows.last_comp is not None:
+        rows.blocks.append((rows.last_comp, rows.start, len(cons)))
     rows.lo = np.array(lo, dtype=float)
     rows.hi = np.array(hi, dtype=float)
     _check_bounds(rows.lo, rows.hi, cons, "constraint")
     return rows
+
+
+def _append_row(rows, con, comp, node, c, lo_v, hi_v) -> None:
+    """Record one row (and where a new component's run of rows starts)."""
+    j = len(rows.cons)
+    if comp is not rows.last_comp:
+        if rows.last_comp is not None:
+            rows.blocks.append((rows.last_comp, rows.start, j))
+        rows.last_comp, rows.start = comp, j
+    rows.cons.append(con)
+    rows.roots.append(node)
+    rows.shift.append(c)
+    rows.lo.append(lo_v)
+    rows.hi.append(hi_v)
+
+
+def _sides_reader(native):
+    """``sides(con) -> (lhs, rhs, lower bound) or None``: the two sides of an
+    equality or one-sided inequality with variables on both sides and an expression
+    on the right, the case where ``to_bounded_expression`` builds ``lhs - rhs`` and
+    returns the bounds ``(0, 0)`` (equality) or ``(None, 0)``; the template reader
+    reads that difference without building it (:meth:`.templates.TemplateReader.
+    read_difference`).  Every other row (ranged, a constant side, a bare variable
+    on the right) goes through ``to_bounded_expression``."""
+    from pyomo.core.expr.relational_expr import EqualityExpression, InequalityExpression
+
+    def sides(con):
+        e = con.expr
+        cls = e.__class__
+        if cls is not EqualityExpression and cls is not InequalityExpression:
+            return None
+        lhs, rhs = e.args
+        if (lhs.__class__ in native or rhs.__class__ in native
+                or not rhs.is_expression_type() or not rhs.is_potentially_variable()
+                or not lhs.is_potentially_variable()):
+            return None
+        return lhs, rhs, (0 if cls is EqualityExpression else -_INF)
+    return sides
 
 
 def _active_constraints(model, Constraint):

@@ -94,32 +94,18 @@ class TemplateReader:
 
     def __init__(self, walker):
         self.groups: dict = {}
-        self._keep_alive = walker.shared_state()[4]
-        self._pass = _RowPass(walker)
-
-    def read(self, body, row: int, owner) -> float | None:
-        """Add ``body`` as row ``row`` to its group and return its shift; ``None``
-        when the row is not templatable (nothing recorded; the caller walks it)."""
-        # the leaf memo is keyed by id: keep the body (which to_bounded_expression may
-        # have made just now) alive as long as the walker keeps its own roots
-        self._keep_alive(body)
-        ps = self._pass
-        try:
-            root, shift = ps.row(body)
-        except NotTemplatable:
-            return None
-        vslot = ps.vslot
-        if not vslot:
-            return None            # no free variable: a trivial row, the walker's
-        key = (tuple(ps.items), root, len(vslot), len(ps.pslot), len(ps.data))
-        grp = self.groups.get(key)
-        if grp is None:
-            grp = self.groups[key] = TemplateGroup(key, owner)
-        grp.rows.append(row)
-        grp.vars.extend(vslot)
-        grp.params.extend(ps.pslot)
-        grp.data.extend(ps.data)
-        return shift
+        ps = _RowPass(walker, self.groups)
+        #: ``read(body, row, owner) -> shift or None``: add ``body`` as row ``row`` to
+        #: its group and return its shift; ``None`` when the row is not templatable
+        #: (nothing recorded; the caller walks it)
+        self.read = ps.read
+        #: ``read_difference(lhs, rhs, row, owner)``: :attr:`read` of the body ``lhs -
+        #: rhs`` without building it (Pyomo's ``to_bounded_expression`` builds that sum
+        #: for a relation with variables on both sides): the same key, tables and
+        #: shift.  The caller passes a relation whose ``rhs`` is an expression, not a
+        #: bare variable (Pyomo turns ``-x`` into the monomial ``-1*x``, which a fixed
+        #: ``x`` would make a parameter term here).
+        self.read_difference = ps.read_difference
 
     def blocks(self):
         """``(blocks, refused)``: the groups as TemplateBlocks, and the rows to walk
@@ -133,22 +119,22 @@ class _RowPass:
     extraction, so it avoids attribute look-ups, method calls and small tuples per
     node).
 
-    After ``row(body)`` returned ``(root ref, shift)``: ``items`` (the post-order
-    operations ``(op, attr, *refs)``), ``vslot`` / ``pslot`` (global index -> local
-    slot, in slot order) and ``data`` (data slot values) describe the row.  Refs are
-    coded as in :func:`.template_blocks.build_template`.  ``row``
-    raises :class:`NotTemplatable` for a row the walker must take.
+    ``read`` and ``read_difference`` (:class:`TemplateReader`'s) make the pass, then
+    add the row to ``groups`` under its key: ``items`` (the post-order operations
+    ``(op, attr, *refs)``), ``vslot`` / ``pslot`` (global index -> local slot, in slot
+    order) and ``data`` (data slot values) describe the row meanwhile.  Refs are
+    coded as in :func:`.template_blocks.build_template`.  Inside the pass,
+    :class:`NotTemplatable` marks a row the walker must take.
     """
 
-    def __init__(self, walker):
+    def __init__(self, walker, groups: dict):
         from pyomo.common.numeric_types import native_numeric_types as native
 
         from .walker import _pyomo_classes
 
         ne, _re, _le = _pyomo_classes()
-        memo, kinds, classify, new_leaf, _keep = walker.shared_state()
+        memo, kinds, classify, new_leaf, keep_alive = walker.shared_state()
         items, vslot, pslot, data, shared = [], {}, {}, [], {}
-        self.items, self.vslot, self.pslot, self.data = items, vslot, pslot, data
         put, put_datum = items.append, data.append
         mono = ne.MonomialTermExpression
         # class -> handler(e, depth) of an expression class, or the leaf kind (an int;
@@ -278,10 +264,12 @@ class _RowPass:
                  (ne.PowExpression, h_pow), (ne.UnaryFunctionExpression, h_unary)]
 
         def sum_(e, d, top):
+            flat, todo = [], []
+            return assemble(flat, todo, collect(e.args, 1.0, flat, todo, d, 0), d, top)
+
+        def assemble(flat, todo, const, d, top):
             # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + const;
             # at the top of a row the constant is the shift instead
-            flat, todo = [], []
-            const = collect(e.args, 1.0, flat, todo, d, 0)
             parts = []
             if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
                 c = flat[0]
@@ -387,7 +375,52 @@ class _RowPass:
                     todo.append(s)
             return const
 
-        def row(body):
+        def add(root, shift, row, owner):
+            # the row into its key's group; None for a row without a free variable
+            # (a trivial row: the walker's)
+            if not vslot:
+                return None
+            key = (tuple(items), root, len(vslot), len(pslot), len(data))
+            grp = groups.get(key)
+            if grp is None:
+                grp = groups[key] = TemplateGroup(key, owner)
+            grp.rows.append(row)
+            grp.vars.extend(vslot)
+            grp.params.extend(pslot)
+            grp.data.extend(data)
+            return shift
+
+        def read(body, row, owner):
+            # the leaf memo is keyed by id: keep the body (which to_bounded_expression
+            # may have made just now) alive as long as the walker keeps its own roots
+            keep_alive(body)
+            try:
+                root, shift = row_(body)
+            except NotTemplatable:
+                return None
+            return add(root, shift, row, owner)
+
+        def read_difference(lhs, rhs, row, owner):
+            # the row lhs - rhs, as row_() reads Pyomo's lhs - rhs: that is a sum of
+            # lhs's terms (lhs itself or, a sum, its arguments) and -rhs (a negated
+            # sum, or a monomial with the negated coefficient), which collect
+            # flattens into the same terms, signs and constants.  (lhs and rhs belong
+            # to the constraint's expression, alive with the model.)
+            items.clear()
+            vslot.clear()
+            pslot.clear()
+            data.clear()
+            shared.clear()
+            flat, todo = [], []
+            try:
+                const = collect((lhs,), 1.0, flat, todo, 0, 0)
+                const += collect((rhs,), -1.0, flat, todo, 0, 0)
+                root, shift = assemble(flat, todo, const, 0, True)
+            except NotTemplatable:
+                return None
+            return add(root, shift, row, owner)
+
+        def row_(body):
             items.clear()
             vslot.clear()
             pslot.clear()
@@ -402,4 +435,4 @@ class _RowPass:
                 return sum_(body, 0, True)
             return ref(body, 0), 0.0
 
-        self.row = row
+        self.read, self.read_difference = read, read_difference
