@@ -44,17 +44,10 @@ class IterativeSchurSolver(StepSolver):
         sp_ = self.split
         st = self.structure
         s_e, s_f, n_eb, n_fb = sp_.s_e, sp_.s_f, sp_.n_eb, sp_.n_fb
-        E, F, Et, Ft = sp_.matrices(vals)
-        VV = (Et @ E).tobsr(blocksize=(s_e, s_e))
-        V = np.zeros((n_eb, s_e, s_e))
-        V[sp_._block_coords(VV)[0]] = VV.data
-        dd = np.where(sp_.e_valid, (d * d)[np.maximum(st.e_cols, 0)], 1.0)
-        V += dd[:, :, None] * np.eye(s_e)
-        try:
-            np.linalg.cholesky(V)
-        except np.linalg.LinAlgError:
+        blocks = sp_.eliminated_blocks(vals, d)
+        if blocks is None:
             return None
-        Vinv = np.linalg.inv(V)
+        E, F, Et, Ft, Vinv = blocks
         df = np.ones(sp_.N)
         df[sp_.f_diag] = (d * d)[st.f_cols[sp_.f_valid]]
 

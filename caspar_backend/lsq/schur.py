@@ -160,21 +160,32 @@ class SchurComplementSolver(StepSolver):
         return np.repeat(np.arange(B.shape[0] // B.blocksize[0]), np.diff(B.indptr)), B.indices
 
     # ------------------------------------------------------------------ solve
-    def solve(self, vals, r, d):
-        s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
-        st = self.structure
+    def eliminated_blocks(self, vals, d):
+        """``(E, F, E^T, F^T, V^{-1})`` with ``V = E^T E + D_e^2`` the (n_eb, s_e, s_e)
+        diagonal blocks of the eliminated variables (padding rows: identity), or None
+        when a block is not positive definite.  Shared by the direct and the iterative
+        Schur solvers."""
+        s_e, n_eb = self.s_e, self.n_eb
         E, F, Et, Ft = self.matrices(vals)
-        # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
         VV = (Et @ E).tobsr(blocksize=(s_e, s_e))
         V = np.zeros((n_eb, s_e, s_e))
         V[self._block_coords(VV)[0]] = VV.data
-        dd = np.where(self.e_valid, (d * d)[np.maximum(st.e_cols, 0)], 1.0)
+        dd = np.where(self.e_valid, (d * d)[np.maximum(self.structure.e_cols, 0)], 1.0)
         V += dd[:, :, None] * np.eye(s_e)
         try:
             np.linalg.cholesky(V)
         except np.linalg.LinAlgError:
             return None
-        Vinv = np.linalg.inv(V)
+        return E, F, Et, Ft, np.linalg.inv(V)
+
+    def solve(self, vals, r, d):
+        s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
+        st = self.structure
+        # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
+        blocks = self.eliminated_blocks(vals, d)
+        if blocks is None:
+            return None
+        E, F, Et, Ft, Vinv = blocks
         # ---- S = F^T F - W V^{-1} W^T (+ D_f^2), right-hand side
         S, W = self._reduced(E, F, Et, Ft, Vinv)
         g_e = (Et @ r).reshape(n_eb, s_e)
