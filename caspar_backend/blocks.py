@@ -52,6 +52,13 @@ class TemplateBlock:
     data_table: np.ndarray | None = None
     rows: np.ndarray | None = None
     name: str = "block"
+    #: where :class:`~caspar_backend.problem.Problem` puts the block's pattern group:
+    #: False (the default), after the groups of the model's expression rows; True, among
+    #: them by its first row -- where the same rows given as expressions would have put
+    #: it (the Pyomo template reader's blocks, so that reading a model either way gives
+    #: one layout).  The order of groups is the order of the sums a solve runs, so a
+    #: front end keeps the placement its earlier layouts had.
+    placed_by_row: bool = False
 
     def __post_init__(self):
         self.var_table = _table("var_table", self.var_table, np.int64)
@@ -122,4 +129,5 @@ class TemplateBlock:
         """The block restricted to instances ``keep``."""
         return TemplateBlock(self.graph, self.root, self.var_table[:, keep],
                              self.param_table[:, keep], self.data_table[:, keep],
-                             None if self.rows is None else self.rows[keep], self.name)
+                             None if self.rows is None else self.rows[keep], self.name,
+                             self.placed_by_row)

@@ -46,7 +46,7 @@ class Problem:
             return
         obj_terms = split_terms(model.objective)
         inst, rows = constraint_instances(model.constraints, model.constraint_rows)
-        obj_blocks, con_blocks = [], []
+        obj_blocks, con_blocks, by_row = [], [], []
         # block instances that repeat a variable across slots go the flat way
         for blocks, out, kind in ((model.objective_blocks, obj_blocks, "objective"),
                                   (model.constraint_blocks, con_blocks, "constraints")):
@@ -62,7 +62,8 @@ class Problem:
                         rows = np.concatenate([rows, b.rows[rep]])
                     b = b.subset(keep)
                 if b.size:
-                    out.append(block_group(b, kind, hessian))
+                    dest = by_row if kind == "constraints" and b.placed_by_row else out
+                    dest.append(block_group(b, kind, hessian))
         # a zero term adds nothing but a kernel launch (the flat objective of a model
         # given wholly as blocks is the constant 0); keep one term when it is all there is
         nonzero = [t for t in obj_terms if not (t.is_const and t.attr == 0.0)]
@@ -70,13 +71,14 @@ class Problem:
             obj_terms = nonzero
         self.objective_groups = group_expressions(obj_terms, "objective", None,
                                                   hessian) + obj_blocks
-        # groups in the order of their first row, however they were made (flat
-        # instances group in first-seen order, which is this order already; a
-        # front-end's blocks then sit where the same rows given flat would have
-        # put them, so a model gives one layout whichever way it was read)
-        self.constraint_groups = sorted(
-            group_expressions(inst, "constraints", rows, hessian) + con_blocks,
-            key=lambda grp: int(grp.rows.min()) if grp.size else -1)
+        # the expression rows' groups (first-seen order), with the blocks placed by row
+        # among them by their first row -- where the same rows given as expressions
+        # would have put them (TemplateBlock.placed_by_row) -- then the other blocks
+        groups = group_expressions(inst, "constraints", rows, hessian)
+        if by_row:
+            groups = sorted(groups + by_row,
+                            key=lambda grp: int(grp.rows.min()) if grp.size else -1)
+        self.constraint_groups = groups + con_blocks
         self.compile_time = time.perf_counter() - t0
         # compiled evaluators by device, and the augmented problem of
         # parameter_derivatives: built once, under the lock (threads may ask at once)

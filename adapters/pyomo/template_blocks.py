@@ -75,7 +75,7 @@ def make_blocks(groups) -> tuple[list, list]:
         order = np.argsort(rows, kind="stable")
         g, root = build_template(ckey)
         out.append(TemplateBlock(g, root, vt[:, order], pt[:, order], dt[:, order],
-                                 rows[order], name=_name(owner)))
+                                 rows[order], name=_name(owner), placed_by_row=True))
     out.sort(key=lambda b: int(b.rows[0]))
     return out, refused
 
