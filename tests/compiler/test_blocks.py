@@ -169,3 +169,23 @@ def test_describe_materializes_block_rows():
     blocked, _ = _models()
     text = blocked.describe(5)
     assert text.startswith("g[5]: ") and "sin" in text and "x[3]" in text
+
+
+@pytest.mark.parametrize("by_row", [False, True])
+def test_block_group_placement(by_row):
+    """A block's group goes after the expression rows' groups (the default) or among
+    them by its first row (placed_by_row, the Pyomo template reader's blocks)."""
+    g = Graph()
+    x = [g.var(i) for i in range(6)]
+    # expression rows 0 and 3 (two shapes); the block covers rows 1, 2
+    cons = [x[0] * x[1], g.exp(x[2]) - x[3]]
+    t = Graph()
+    root = t.sin(t.var(0)) + t.var(1) ** 2
+    blk = TemplateBlock(t, root, np.array([[2, 4], [3, 5]]), rows=[1, 2], name="b",
+                        placed_by_row=by_row)
+    model = NLPModel(g, g.sum(x), cons, -np.ones(6), np.ones(6), np.zeros(4), np.zeros(4),
+                     constraint_rows=[0, 3], constraint_blocks=[blk])
+    first_rows = [int(grp.rows.min()) for grp in Problem(model).constraint_groups]
+    assert first_rows == ([0, 1, 3] if by_row else [0, 3, 1])
+    # the subset of a block keeps its placement
+    assert blk.subset(np.array([1])).placed_by_row is by_row
