@@ -6,7 +6,7 @@ bar for caspar's setup.  For each model and case, one process builds the model o
 
 * ``nl``        ``model.write(path, format='nl', io_options={'symbolic_solver_labels':
                 False})`` (Pyomo's NL writer v2);
-* ``extract``   ``pyomo_to_model(model)``: the template reader (the default);
+* ``extract``   ``pyomo_to_model(model, templates=True)``: the template reader;
 * ``problem``   ``Problem(nlp)``: pattern groups and their derivatives;
 * ``caspar``    ``extract + problem``, i.e. ``from_pyomo``: read, grouped and derived;
 * with ``--reference`` also the per-instance path (``templates=False``) in the round.
@@ -95,7 +95,7 @@ def run(model_name: str, case: str, repeat: int, reference: bool) -> dict:
         for _ in range(repeat):
             (t_nl, c_nl), _ = _timed_cpu(lambda: m.write(path, format="nl", io_options={
                 "symbolic_solver_labels": False}))
-            (t_ex, c_ex), nlp = _timed_cpu(lambda: pyomo_to_model(m))
+            (t_ex, c_ex), nlp = _timed_cpu(lambda: pyomo_to_model(m, templates=True))
             (t_pr, c_pr), prob = _timed_cpu(lambda: Problem(nlp))
             cols["nl"].append(t_nl)
             cols["extract"].append(t_ex)

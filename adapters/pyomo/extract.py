@@ -17,8 +17,9 @@ The NLP is IPOPT's
   are skipped (as the NL writer does); rows whose body has no free variable
   are kept but marked (``PyomoMapping.trivial_rows``): the front-end checks
   them against their bounds at each solve instead of solving them.  A model
-  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) has its rows
-  read as template instances (:mod:`.templates`): they arrive as
+  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) read with
+  ``templates=True`` has its rows read as template instances (:mod:`.templates`):
+  they arrive as
   ``NLPModel.constraint_blocks``, the rows walked per instance as
   ``constraints`` at ``constraint_rows``;
 * x: the free Vars that appear in f or g, in order of first appearance; their
@@ -51,7 +52,7 @@ TEMPLATE_MIN_ROWS = 32
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = True,
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = False,
                    template_min_rows: int = TEMPLATE_MIN_ROWS) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
@@ -63,9 +64,12 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = T
     ``template_min_rows`` rows, read its rows as template instances
     (:mod:`.templates`; they then arrive pre-grouped as ``constraint_blocks``,
     rows the reader does not take as ``constraints`` with their
-    ``constraint_rows``); ``False`` walks every row into the DAG (the reference
-    path).  x, p, the rows, their bounds and the pattern groups are the same
-    either way (tests/adapters/test_pyomo_templates.py).
+    ``constraint_rows``); ``False`` (the default) walks every row into the DAG (the
+    reference path).  Off by default: on the adapter corpus and both AC-OPFs the
+    groups are the walker's (tests/adapters/test_pyomo_templates.py), but a row whose
+    sum holds two or more constants keeps them apart where the walker folds them into
+    one (COPS glider: another template, 392 iterations instead of 375), so the reader
+    is opt-in until it folds them as the walker does (docs/setup-pyomo-templates.md).
     """
     if not isinstance(template_min_rows, int) or template_min_rows < 1:
         raise ModelError(f"template_min_rows must be a positive int, got "
@@ -125,11 +129,12 @@ def _extract(model, depth_limit, min_rows) -> NLPModel:
         n_rows=len(mapping.constraints))
 
 
-def from_pyomo(model):
-    """``Problem(pyomo_to_model(model))``: the compiled problem of a Pyomo model."""
+def from_pyomo(model, *, templates: bool = False):
+    """``Problem(pyomo_to_model(model, templates=templates))``: the compiled problem of a
+    Pyomo model (``templates=True``: the template reader, :func:`pyomo_to_model`)."""
     from caspar_backend.problem import Problem
 
-    return Problem(pyomo_to_model(model))
+    return Problem(pyomo_to_model(model, templates=templates))
 
 
 # ------------------------------------------------------------------ objective

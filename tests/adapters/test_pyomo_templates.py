@@ -80,7 +80,8 @@ MODELS = {**{f"corpus.{k}": v for k, v in CORPUS.items()},
 
 
 def _both(m):
-    return pyomo_to_model(m, templates=False), pyomo_to_model(m, template_min_rows=1)
+    return pyomo_to_model(m, templates=False), pyomo_to_model(m, templates=True,
+                                                              template_min_rows=1)
 
 
 def _same_groups(pa: Problem, pb: Problem) -> None:
@@ -144,7 +145,7 @@ def test_the_reader_takes_what_it_can_and_walks_the_rest():
     the only rows in ``constraints``); everything else arrives as blocks, wide rows
     split into terms."""
     m = indexed_mix()
-    nlp = pyomo_to_model(m)                     # default: the 60-row components qualify
+    nlp = pyomo_to_model(m, templates=True)     # the 60-row components qualify
     mp = nlp.meta["pyomo"]
     walked = sorted(mp.constraints[j].parent_component().name for j in nlp.constraint_rows)
     assert walked == ["cond"] * len(m.cond) + ["fixed_only"]
@@ -159,7 +160,8 @@ def test_the_reader_takes_what_it_can_and_walks_the_rest():
 
 def test_small_models_keep_the_walker():
     """Below TEMPLATE_MIN_ROWS rows per component every row is an expression."""
-    nlp = pyomo_to_model(NLP_MODELS["hs071"]() if "hs071" in NLP_MODELS else CORPUS["hs071"]())
+    nlp = pyomo_to_model(NLP_MODELS["hs071"]() if "hs071" in NLP_MODELS else CORPUS["hs071"](),
+                         templates=True)
     assert not nlp.constraint_blocks and len(nlp.constraints) == nlp.m
 
 
@@ -192,7 +194,7 @@ def test_errors_name_the_component_as_the_walker_does(bad):
         exc = UnsupportedOpError
     m.c = pyo.Constraint(m.I, rule=rule)
     msgs = []
-    for kw in ({"templates": False}, {}):
+    for kw in ({"templates": False}, {"templates": True}):
         with pytest.raises(exc) as info:
             pyomo_to_model(m, **kw)
         msgs.append(str(info.value))
@@ -203,13 +205,13 @@ def test_errors_name_the_component_as_the_walker_does(bad):
 @pytest.mark.parametrize("value", [0, -3, 2.5, "32"])
 def test_template_min_rows_is_checked(value):
     with pytest.raises(ModelError, match="template_min_rows"):
-        pyomo_to_model(CORPUS["hs071"](), template_min_rows=value)
+        pyomo_to_model(CORPUS["hs071"](), templates=True, template_min_rows=value)
 
 
 def test_solver_factory_re_solves_a_templated_model_without_recompiling():
-    """SolverFactory('caspar') on a model read by the template reader (a 40-row
-    component): the answer of the walker's problem, and a new mutable Param value
-    re-read without recompiling."""
+    """SolverFactory('caspar') on a model with a 40-row component (the walker, the
+    default): the answer of the walker's problem, and a new mutable Param value re-read
+    without recompiling."""
     import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
 
     m = pyo.ConcreteModel()
@@ -226,6 +228,12 @@ def test_solver_factory_re_solves_a_templated_model_without_recompiling():
             m.c[i] = 0.1 + 1e-3 * i + shift
         ref = Problem(pyomo_to_model(m, templates=False)).solve(print_level=0)
         res = opt.solve(m, options={"print_level": 0})
-        assert opt.compilations == 1 and opt.compiled_problem.model.constraint_blocks
+        assert opt.compilations == 1
         assert res.solver.statistics.black_box.number_of_iterations == ref.iterations
         assert pyo.value(m.obj) == pytest.approx(ref.f, rel=1e-12, abs=1e-14)
+
+
+def test_the_walker_is_the_default():
+    m = indexed_mix()
+    assert not pyomo_to_model(m).constraint_blocks
+    assert pyomo_to_model(m, templates=True).constraint_blocks
