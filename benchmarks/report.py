@@ -225,6 +225,9 @@ def render(results: str) -> str:
     suites = list(dict.fromkeys(r.suite for r in runs))
     for suite in suites:
         mine = [r for r in runs if r.suite == suite]
+        if suite in MEASUREMENT_COLUMNS:   # a benchmark script's own rows (not the runner's)
+            lines += measurement_section(mine)
+            continue
         if suite == BATCH_SUITE:     # benchmarks/bench_batch.py's rows, not the runner's
             from benchmarks.report_batch import section
 
@@ -234,6 +237,37 @@ def render(results: str) -> str:
         for run in mine:
             lines += table(run)
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: result folders written by a benchmark script with rows of its own (not the runner's
+#: COLUMNS): the columns shown, in order -- {suite: [(header, key, format)]}
+MEASUREMENT_COLUMNS = {
+    "lsq_ceres": [("repeat", "repeat", "d"), ("observations", "n_obs", "d"),
+                  ("Ceres s", "ceres_seconds", ".3f"), ("Ceres it", "ceres_iterations", "d"),
+                  ("caspar s", "caspar_seconds", ".3f"), ("caspar solve s", "caspar_solve", ".3f"),
+                  ("caspar it", "caspar_iterations", "d"),
+                  ("Ceres final cost", "ceres_final_cost", ".10g"),
+                  ("caspar final cost", "caspar_final_cost", ".10g"),
+                  ("mean error px", "caspar_mean_error", ".6f"), ("caspar / Ceres", "ratio", ".2f")],
+    "pyomo_setup": [("model", "model", "s"), ("case", "case", "s"), ("n", "n", "d"),
+                    ("m", "m", "d"), ("groups", "groups", "d"), ("NL writer s", "nl", ".2f"),
+                    ("from_pyomo s", "caspar", ".2f"), ("from_pyomo / NL", "ratio", ".2f"),
+                    ("CPU ratio", "ratio_cpu", ".2f")],
+}
+
+
+def measurement_section(runs) -> list[str]:
+    """The markdown of a benchmark script's result folder (:data:`MEASUREMENT_COLUMNS`)."""
+    out = []
+    for run in runs:
+        cols = MEASUREMENT_COLUMNS[run.suite]
+        out += [f"## {run.suite} ({run.device})", "", *meta_lines(run)]
+        out += pipe_table([h for h, _, _ in cols],
+                          [[("—" if r.get(k, "") == "" else format(r[k], fmt)
+                             if fmt != "s" else str(r[k])) for _, k, fmt in cols]
+                           for r in run.rows])
+        out.append("")
+    return out
 
 
 def main(argv=None) -> int:
