@@ -1,0 +1,112 @@
+"""caspar_backend.compiled.solve_compiled against the general path (Problem.solve) and
+IPOPT: the same status and iterations, x and f bit for bit on models without
+exp/log10/tanh/pow, None where the compiled path does not apply.
+
+The kernels compile once per machine (about a minute of CPU, then cached under
+$CASPAR_CACHE_DIR/numba); the module-scoped ``ik`` fixture pays that once per session."""
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
+from caspar_backend.compiled import solve_compiled  # noqa: E402
+from caspar_backend.errors import OptionError  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import _nlp  # noqa: E402
+
+X0 = np.array([0.1, 0.2, 0.3])
+
+
+@pytest.fixture(scope="module")
+def ik():
+    """(nlp, bounds, problem), the kernels compiled (or loaded) by one first solve."""
+    nlp, bounds = arm_ik()
+    problem = from_casadi(nlp, **bounds)
+    assert solve_compiled(problem, X0, arm_targets(1)[0], print_level=0) is not None
+    return nlp, bounds, problem
+
+
+def _same(r, e):
+    assert r is not None
+    assert (r.status, r.iterations) == (e.status, e.iterations)
+    assert r.f == e.f
+    np.testing.assert_array_equal(r.x, e.x)
+    np.testing.assert_allclose(r.g, e.g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r.lam_g, e.lam_g, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.lam_x, e.lam_x, rtol=1e-9, atol=1e-12)
+
+
+def test_ik_50_targets_identical_to_problem_solve(ik):
+    _, _, problem = ik
+    for t in arm_targets(50):
+        r = solve_compiled(problem, X0, t, print_level=0)
+        e = problem.solve(x0=X0, p=t, print_level=0)
+        _same(r, e)
+        assert r.extra["path"] == "compiled"
+
+
+def test_ik_matches_ipopt(ik, ipopt):
+    nlp, bounds, problem = ik
+    for t in arm_targets(5):
+        r = solve_compiled(problem, X0, t, print_level=0)
+        ref = ipopt(nlp, dict(x0=X0, p=t, **bounds))
+        assert r.status == ref.status == "Solve_Succeeded"
+        assert abs(r.f - ref.f) <= 1e-8 * max(1.0, abs(ref.f))
+        np.testing.assert_allclose(r.x, ref.x, atol=1e-6)
+
+
+# a handful of bank problems: unconstrained, equality, inequality, bounds, n = 401
+BANK_NAMES = ("hs001", "hs006", "hs015", "hs071", "maratos", "optimal_control_200")
+
+
+@pytest.mark.parametrize("name", BANK_NAMES)
+def test_bank_identical_to_problem_solve(ik, name):
+    bp = {b.name: b for b in bank(include_slow=False)}[name]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    opts = dict(bp.options)
+    r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0, **opts)
+    e = problem.solve(d["x0"], **bounds, print_level=0, **opts)
+    _same(r, e)
+    if bp.f_opt is not None:
+        assert abs(r.f - bp.f_opt) <= 1e-6 * max(1.0, abs(bp.f_opt))
+
+
+def test_ejected_solve_returns_none(ik):
+    """A bank problem whose solve needs the restoration phase: the kernels eject it, the
+    entry point returns None, and the general path solves it."""
+    bp = {b.name: b for b in bank(include_slow=False)}[EJECTING]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    assert solve_compiled(problem, d["x0"], None, **bounds, print_level=0) is None
+
+
+def test_unsupported_option_returns_none(ik):
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    assert solve_compiled(problem, X0, t, print_level=0, mu_strategy="adaptive") is None
+    assert solve_compiled(problem, X0, t, print_level=0, max_wall_time=10.0) is None
+    assert solve_compiled(problem, X0, t) is None          # default print_level=5: a log
+    # an implemented option changes the solve as it changes Problem.solve's
+    _same(solve_compiled(problem, X0, t, print_level=0, tol=1e-4, mu_init=0.01),
+          problem.solve(x0=X0, p=t, print_level=0, tol=1e-4, mu_init=0.01))
+
+
+def test_unknown_option_raises_as_problem_solve(ik):
+    _, _, problem = ik
+    with pytest.raises(OptionError, match="tol_acceptable"):
+        solve_compiled(problem, X0, arm_targets(1)[0], print_level=0, tol_acceptable=1e-6)
+
+
+def test_fixed_variable_returns_none(ik):
+    _, bounds, problem = ik
+    lbx = np.array(bounds["lbx"], float)
+    ubx = np.array(bounds["ubx"], float)
+    lbx[0] = ubx[0] = 0.1
+    assert solve_compiled(problem, X0, arm_targets(1)[0], lbx=lbx, ubx=ubx,
+                          print_level=0) is None
