@@ -110,3 +110,18 @@ def test_fixed_variable_returns_none(ik):
     lbx[0] = ubx[0] = 0.1
     assert solve_compiled(problem, X0, arm_targets(1)[0], lbx=lbx, ubx=ubx,
                           print_level=0) is None
+
+
+def test_threads_give_sequential_answers(ik):
+    """nogil kernels, one workspace per thread: 4 threads solving 40 targets at once give
+    each target's sequential answer bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, _, problem = ik
+    targets = arm_targets(40)
+    seq = [solve_compiled(problem, X0, t, print_level=0) for t in targets]
+    with ThreadPoolExecutor(4) as pool:
+        par = list(pool.map(lambda t: solve_compiled(problem, X0, t, print_level=0), targets))
+    for a, b in zip(seq, par):
+        assert (a.status, a.iterations, a.f) == (b.status, b.iterations, b.f)
+        np.testing.assert_array_equal(a.x, b.x)

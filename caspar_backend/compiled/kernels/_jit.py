@@ -96,6 +96,8 @@ def kernel(fn):
 
 
 def _accessor(fn):
+    # inlined in Numba's IR: without NRT a compiled function may only return an array
+    # that was passed in, not a view of one
     return njit(cache=True, nogil=True, _nrt=False, error_model="numpy",
                 inline="always")(fn)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
                         S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _f2, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import factorize_ic, kkt_build, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
@@ -31,13 +31,35 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     SI = _i(Ib, IO, I_SIZES)
     FT = _f2(Fb, FO, F_FILTER, 2)
     FI = _i(Ib, IO, I_FILTER_STATE)
-    n, m, nw, nx, ns, nL, nU = SI[SZ_N], SI[SZ_M], SI[SZ_NW], SI[SZ_NX], SI[SZ_NS], SI[SZ_NL], SI[SZ_NU]
+    n = SI[SZ_N]
+    m = SI[SZ_M]
+    nw = SI[SZ_NW]
+    nx = SI[SZ_NX]
+    ns = SI[SZ_NS]
+    nL = SI[SZ_NL]
+    nU = SI[SZ_NU]
     nju = SI[SZ_NJU]
     x = _f(Fb, FO, F_X)
-    W, Y, ZL, ZU, Fa, H, G, JV, HV = _f(Fb, FO, F_W), _f(Fb, FO, F_Y), _f(Fb, FO, F_ZL), _f(Fb, FO, F_ZU), _f(Fb, FO, F_F_CUR), _f(Fb, FO, F_H), _f(Fb, FO, F_GRAD_W), _f(Fb, FO, F_JV), _f(Fb, FO, F_HV)
-    df_a, dc, goff, gradf, jv, dcj = _f(Fb, FO, F_OBJ_SCALE), _f(Fb, FO, F_CON_SCALE), _f(Fb, FO, F_G_OFFSET), _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS), _f(Fb, FO, F_JAC_SCALE)
+    W = _f(Fb, FO, F_W)
+    Y = _f(Fb, FO, F_Y)
+    ZL = _f(Fb, FO, F_ZL)
+    ZU = _f(Fb, FO, F_ZU)
+    Fa = _f(Fb, FO, F_F_CUR)
+    H = _f(Fb, FO, F_H)
+    G = _f(Fb, FO, F_GRAD_W)
+    JV = _f(Fb, FO, F_JV)
+    HV = _f(Fb, FO, F_HV)
+    df_a = _f(Fb, FO, F_OBJ_SCALE)
+    dc = _f(Fb, FO, F_CON_SCALE)
+    goff = _f(Fb, FO, F_G_OFFSET)
+    gradf = _f(Fb, FO, F_GRAD_F)
+    jv = _f(Fb, FO, F_JAC_VALS)
+    dcj = _f(Fb, FO, F_JAC_SCALE)
     wL, wU, dci = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER), _f(Fb, FO, F_SLACK_SCALE)
-    sr, eqm, iL, iU = _i(Ib, IO, I_SLACK_ROWS), _i(Ib, IO, I_EQ_MASK), _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    sr = _i(Ib, IO, I_SLACK_ROWS)
+    eqm = _i(Ib, IO, I_EQ_MASK)
+    iL = _i(Ib, IO, I_LOWER_IDX)
+    iU = _i(Ib, IO, I_UPPER_IDX)
     sL, sU, tmp = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
     # ---------------------------------------------------------------- slack problem
     for i in range(n):
@@ -173,14 +195,27 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     acc_count = 0
     last_obj = np.nan
     it = 0
-    dW, dY, dzL, dzU, gphi, rhs_w, rhs_c = _f(Fb, FO, F_DW), _f(Fb, FO, F_DY), _f(Fb, FO, F_DZL), _f(Fb, FO, F_DZU), _f(Fb, FO, F_GRAD_PHI), _f(Fb, FO, F_RHS_W), _f(Fb, FO, F_RHS_C)
-    wt, ht, c_soc, dws, dys, h2 = _f(Fb, FO, F_W_TRIAL), _f(Fb, FO, F_H_TRIAL), _f(Fb, FO, F_C_SOC), _f(Fb, FO, F_DW_SOC), _f(Fb, FO, F_DY_SOC), _f(Fb, FO, F_H_SOC)
+    dW = _f(Fb, FO, F_DW)
+    dY = _f(Fb, FO, F_DY)
+    dzL = _f(Fb, FO, F_DZL)
+    dzU = _f(Fb, FO, F_DZU)
+    gphi = _f(Fb, FO, F_GRAD_PHI)
+    rhs_w = _f(Fb, FO, F_RHS_W)
+    rhs_c = _f(Fb, FO, F_RHS_C)
+    wt = _f(Fb, FO, F_W_TRIAL)
+    ht = _f(Fb, FO, F_H_TRIAL)
+    c_soc = _f(Fb, FO, F_C_SOC)
+    dws = _f(Fb, FO, F_DW_SOC)
+    dys = _f(Fb, FO, F_DY_SOC)
+    h2 = _f(Fb, FO, F_H_SOC)
     dzL2, dzU2 = _f(Fb, FO, F_DZL_SOC), _f(Fb, FO, F_DZU_SOC)
     status = -99
     while True:
         # ------------------------------------------------------------ termination
-        E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
-        if E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL] and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]:
+        E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G,
+                                                       JV, mu)
+        if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
+                and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]):
             status = 0
             break
         prev = last_obj

@@ -4,10 +4,8 @@ correction).
 """
 import math
 
-import numpy as np
-
 from .constants import DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
 from .qdldl import ldl_factor, ldl_solve
@@ -15,12 +13,22 @@ from .qdldl import ldl_factor, ldl_solve
 
 @kernel
 def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
-    """batch/kkt.py build: values (_f(Fb, FO, F_K_VALUES)) and the static terms (dstat = _f(Fb, FO, F_K_STATIC))."""
+    """batch/kkt.py build: the KKT values (slot F_K_VALUES, the pattern's entry order)
+    and the static terms (F_K_STATIC), for regularizations delta_w, delta_c."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nh, nj = SI[SZ_NW], SI[SZ_M], SI[SZ_NH], SI[SZ_NJ]
-    values, dstat, src, ew, ec, csq, priv = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_K_STATIC), _f(Fb, FO, F_K_SOURCE), _f(Fb, FO, F_EW), _f(Fb, FO, F_EC), _f(Fb, FO, F_COL_SQ), _f(Fb, FO, F_PRIV_SUM)
+    values = _f(Fb, FO, F_K_VALUES)
+    dstat = _f(Fb, FO, F_K_STATIC)
+    src = _f(Fb, FO, F_K_SOURCE)
+    ew = _f(Fb, FO, F_EW)
+    ec = _f(Fb, FO, F_EC)
+    csq = _f(Fb, FO, F_COL_SQ)
+    priv = _f(Fb, FO, F_PRIV_SUM)
     eps = O[OPT_KKT_STATIC_REGULARIZATION]
-    jr, hoff, cidx, kmap = _i(Ib, IO, I_JAC_ROWS), _i(Ib, IO, I_HESS_OFFDIAG), _i(Ib, IO, I_COL_SQ_IDX), _i(Ib, IO, I_KKT_MAP)
+    jr = _i(Ib, IO, I_JAC_ROWS)
+    hoff = _i(Ib, IO, I_HESS_OFFDIAG)
+    cidx = _i(Ib, IO, I_COL_SQ_IDX)
+    kmap = _i(Ib, IO, I_KKT_MAP)
     # primal static term ew_j = eps min(1, |K_j|_2) while delta_w = 0
     for j in range(nw):
         ew[j] = 0.0
@@ -50,7 +58,10 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
         for i in range(m):
             ec[i] = nmin(ec[i], 1.0) * eps
         if delta_c == 0.0:
-            pe, pc, pr, pn = _i(Ib, IO, I_PRIV_ENTRY), _i(Ib, IO, I_PRIV_COL), _i(Ib, IO, I_PRIV_ROW), _f(Fb, FO, F_PRIV_NONE)
+            pe = _i(Ib, IO, I_PRIV_ENTRY)
+            pc = _i(Ib, IO, I_PRIV_COL)
+            pr = _i(Ib, IO, I_PRIV_ROW)
+            pn = _f(Fb, FO, F_PRIV_NONE)
             for i in range(m):
                 priv[i] = 0.0
             for k in range(pe.shape[0]):
@@ -115,7 +126,12 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
     SI = _i(Ib, IO, I_SIZES)
     nw, m, n = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
     values, dstat = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_K_STATIC)
-    b, x, res, corr, kv, lo = _f(Fb, FO, F_KKT_RHS), _f(Fb, FO, F_KKT_SOL), _f(Fb, FO, F_KKT_RES), _f(Fb, FO, F_KKT_CORR), _f(Fb, FO, F_KKT_KX), _f(Fb, FO, F_KKT_LOWER)
+    b = _f(Fb, FO, F_KKT_RHS)
+    x = _f(Fb, FO, F_KKT_SOL)
+    res = _f(Fb, FO, F_KKT_RES)
+    corr = _f(Fb, FO, F_KKT_CORR)
+    kv = _f(Fb, FO, F_KKT_KX)
+    lo = _f(Fb, FO, F_KKT_LOWER)
     for i in range(nw):
         b[i] = rhs_w[i]
     for i in range(m):
@@ -183,7 +199,10 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
     if nzero > 0:
         return -3
     dwl = st[0]
-    delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION] if dwl == 0.0 else max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
+    if dwl == 0.0:
+        delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION]
+    else:
+        delta_w = max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
     pivoting = N <= DENSE_PIVOTING_MAX_N
     while True:
         kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)

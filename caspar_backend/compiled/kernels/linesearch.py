@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .constants import DELTA, EPS, ETA_PHI, G_PHI, G_THETA, S_PHI, S_THETA
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import isfinite_all
 from .quantities import barrier_phi, sum_abs
@@ -103,7 +103,11 @@ def bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU):
 def accept(Fb, FO, Ib, IO, O, alpha, alpha_z, wt, f_t, h_t, dY, dzL, dzU, mu):
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
-    W, Y, ZL, ZU, H = _f(Fb, FO, F_W), _f(Fb, FO, F_Y), _f(Fb, FO, F_ZL), _f(Fb, FO, F_ZU), _f(Fb, FO, F_H)
+    W = _f(Fb, FO, F_W)
+    Y = _f(Fb, FO, F_Y)
+    ZL = _f(Fb, FO, F_ZL)
+    ZU = _f(Fb, FO, F_ZU)
+    H = _f(Fb, FO, F_H)
     for i in range(nw):
         W[i] = wt[i]
     _f(Fb, FO, F_F_CUR)[0] = f_t

@@ -5,8 +5,7 @@ import math
 
 import numpy as np
 
-from ._jit import _f, _f2, _i, _i2, kernel
-from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+from ._jit import kernel
 
 
 @kernel

@@ -3,9 +3,7 @@
 """
 import math
 
-import numpy as np
-
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 
 
@@ -15,9 +13,22 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     (n_pos, n_neg, n_zero) as caspar's single path counts them."""
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
-    Cp, Ci, cmap, Lp, etree, Lnz = _i(Ib, IO, I_C_INDPTR), _i(Ib, IO, I_C_INDICES), _i(Ib, IO, I_C_MAP), _i(Ib, IO, I_L_INDPTR), _i(Ib, IO, I_ETREE), _i(Ib, IO, I_L_COL_NNZ)
-    Cx, Lx, D, Dinv, yVals = _f(Fb, FO, F_C_VALUES), _f(Fb, FO, F_L_VALUES), _f(Fb, FO, F_LDL_D), _f(Fb, FO, F_LDL_DINV), _f(Fb, FO, F_LDL_YVALS)
-    Li, yMark, yIdx, elim, nxt = _i(Ib, IO, I_L_INDICES), _i(Ib, IO, I_LDL_YMARK), _i(Ib, IO, I_LDL_YIDX), _i(Ib, IO, I_LDL_ELIM), _i(Ib, IO, I_LDL_NEXT)
+    Cp = _i(Ib, IO, I_C_INDPTR)
+    Ci = _i(Ib, IO, I_C_INDICES)
+    cmap = _i(Ib, IO, I_C_MAP)
+    Lp = _i(Ib, IO, I_L_INDPTR)
+    etree = _i(Ib, IO, I_ETREE)
+    Lnz = _i(Ib, IO, I_L_COL_NNZ)
+    Cx = _f(Fb, FO, F_C_VALUES)
+    Lx = _f(Fb, FO, F_L_VALUES)
+    D = _f(Fb, FO, F_LDL_D)
+    Dinv = _f(Fb, FO, F_LDL_DINV)
+    yVals = _f(Fb, FO, F_LDL_YVALS)
+    Li = _i(Ib, IO, I_L_INDICES)
+    yMark = _i(Ib, IO, I_LDL_YMARK)
+    yIdx = _i(Ib, IO, I_LDL_YIDX)
+    elim = _i(Ib, IO, I_LDL_ELIM)
+    nxt = _i(Ib, IO, I_LDL_NEXT)
     for p in range(cmap.shape[0]):
         Cx[cmap[p]] = K[p]
     for i in range(n):
@@ -87,7 +98,10 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
     perm, Lp = _i(Ib, IO, I_PERM), _i(Ib, IO, I_L_INDPTR)
-    Lx, Dinv, Li, t = _f(Fb, FO, F_L_VALUES), _f(Fb, FO, F_LDL_DINV), _i(Ib, IO, I_L_INDICES), _f(Fb, FO, F_LDL_T)
+    Lx = _f(Fb, FO, F_L_VALUES)
+    Dinv = _f(Fb, FO, F_LDL_DINV)
+    Li = _i(Ib, IO, I_L_INDICES)
+    t = _f(Fb, FO, F_LDL_T)
     for i in range(n):
         t[i] = b[perm[i]]
     for i in range(n):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .constants import EPS
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin, pairwise_sum
 from .slack_nlp import aty, slacks
@@ -95,7 +95,10 @@ def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     """quantities.errors: (E0, Emu, udual, uconstr, ucompl, wmax)."""
     SI = _i(Ib, IO, I_SIZES)
     m, nw, nx, ns, nL, nU = SI[SZ_M], SI[SZ_NW], SI[SZ_NX], SI[SZ_NS], SI[SZ_NL], SI[SZ_NU]
-    rd, sL, sU, tmp = _f(Fb, FO, F_DUAL_RES), _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
+    rd = _f(Fb, FO, F_DUAL_RES)
+    sL = _f(Fb, FO, F_SL)
+    sU = _f(Fb, FO, F_SU)
+    tmp = _f(Fb, FO, F_SCRATCH)
     aty(Fb, FO, Ib, IO, JV, Y, rd)
     iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
     for i in range(nw):
@@ -158,7 +161,12 @@ def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     # unscaled_constr_viol
     uconstr = 0.0
     if m > 0:
-        dc, goff, dci, lbg, ubg, eqm = _f(Fb, FO, F_CON_SCALE), _f(Fb, FO, F_G_OFFSET), _f(Fb, FO, F_SLACK_SCALE), _f(Fb, FO, F_LBG), _f(Fb, FO, F_UBG), _i(Ib, IO, I_EQ_MASK)
+        dc = _f(Fb, FO, F_CON_SCALE)
+        goff = _f(Fb, FO, F_G_OFFSET)
+        dci = _f(Fb, FO, F_SLACK_SCALE)
+        lbg = _f(Fb, FO, F_LBG)
+        ubg = _f(Fb, FO, F_UBG)
+        eqm = _i(Ib, IO, I_EQ_MASK)
         g = tmp
         for i in range(m):
             g[i] = H[i] / dc[i] + goff[i]

@@ -1,11 +1,7 @@
 """The scaled slack problem of batch/nlp.py for one instance: w = (x, s),
 h(w) = d_c * (g(x) - g_off) - [0, s]; its gradient, Jacobian values and Hessian.
 """
-import math
-
-import numpy as np
-
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .tape_eval import ev_first, ev_hess, ev_zeroth
 
@@ -70,7 +66,10 @@ def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
 
 @kernel
 def slacks(Fb, FO, Ib, IO, W, sL, sU):
-    iL, iU, wL, wU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX), _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER)
+    iL = _i(Ib, IO, I_LOWER_IDX)
+    iU = _i(Ib, IO, I_UPPER_IDX)
+    wL = _f(Fb, FO, F_W_LOWER)
+    wU = _f(Fb, FO, F_W_UPPER)
     for k in range(iL.shape[0]):
         sL[k] = W[iL[k]] - wL[iL[k]]
     for k in range(iU.shape[0]):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ._jit import _f, _f2, _i, _i2, kernel
+from ._jit import _f, _i, _i2, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import pairwise_sum
 
@@ -138,7 +138,8 @@ def run_tape(op, arg, cval, s, e, X, P, D, reg):
 
 @kernel
 def _gather(Fb, FO, Ib, IO, k, i):
-    """Instance i of group k: X, P, D into E's small buffers."""
+    """Instance i of group k: its variables, parameters and data into the slots
+    F_INST_X, F_INST_P, F_INST_D."""
     gt, x, p = _i2(Ib, IO, I_GROUPS, 24), _f(Fb, FO, F_X), _f(Fb, FO, F_P)
     vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     X, P, D = _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D)
@@ -153,8 +154,13 @@ def _gather(Fb, FO, Ib, IO, k, i):
 
 @kernel
 def ev_zeroth(Fb, FO, Ib, IO, g_out):
-    """f (returned) and g at E's x, p (set by ev_set)."""
-    gt, op, arg, cval, outs, rows = _i2(Ib, IO, I_GROUPS, 24), _i(Ib, IO, I_TAPE_OP), _i2(Ib, IO, I_TAPE_ARG, 3), _f(Fb, FO, F_TAPE_CONST), _i(Ib, IO, I_TAPE_OUT), _i(Ib, IO, I_CON_ROWS)
+    """f (returned) and g (into ``g_out`` (m,)) at the x, p of slots F_X, F_P."""
+    gt = _i2(Ib, IO, I_GROUPS, 24)
+    op = _i(Ib, IO, I_TAPE_OP)
+    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    cval = _f(Fb, FO, F_TAPE_CONST)
+    outs = _i(Ib, IO, I_TAPE_OUT)
+    rows = _i(Ib, IO, I_CON_ROWS)
     reg, vbuf, term = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_OBJ_TERMS), _f(Fb, FO, F_CON_TERMS)
     ng, nobj = gt.shape[0], _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     total = 0.0
@@ -186,9 +192,15 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
 
 @kernel
 def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
-    gt, op, arg, cval, outs = _i2(Ib, IO, I_GROUPS, 24), _i(Ib, IO, I_TAPE_OP), _i2(Ib, IO, I_TAPE_ARG, 3), _f(Fb, FO, F_TAPE_CONST), _i(Ib, IO, I_TAPE_OUT)
+    gt = _i2(Ib, IO, I_GROUPS, 24)
+    op = _i(Ib, IO, I_TAPE_OP)
+    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    cval = _f(Fb, FO, F_TAPE_CONST)
+    outs = _i(Ib, IO, I_TAPE_OUT)
     reg, gbuf, raw = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_GRAD_BUF), _f(Fb, FO, F_JAC_RAW)
-    ng, nobj, has_map = gt.shape[0], _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ], _i(Ib, IO, I_EVAL_SIZES)[EV_HAS_JAC_MAP]
+    ng = gt.shape[0]
+    nobj = _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
+    has_map = _i(Ib, IO, I_EVAL_SIZES)[EV_HAS_JAC_MAP]
     for k in range(ng):
         N = gt[k, 1]
         nj = gt[k, 14]
@@ -222,7 +234,12 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
 
 @kernel
 def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
-    gt, op, arg, cval, outs, rows = _i2(Ib, IO, I_GROUPS, 24), _i(Ib, IO, I_TAPE_OP), _i2(Ib, IO, I_TAPE_ARG, 3), _f(Fb, FO, F_TAPE_CONST), _i(Ib, IO, I_TAPE_OUT), _i(Ib, IO, I_CON_ROWS)
+    gt = _i2(Ib, IO, I_GROUPS, 24)
+    op = _i(Ib, IO, I_TAPE_OP)
+    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    cval = _f(Fb, FO, F_TAPE_CONST)
+    outs = _i(Ib, IO, I_TAPE_OUT)
+    rows = _i(Ib, IO, I_CON_ROWS)
     reg = _f(Fb, FO, F_REGISTERS)
     ng, nobj = gt.shape[0], _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     for k in range(ng):
