@@ -66,8 +66,27 @@ def unsupported_reason(opts) -> str:
     return ""
 
 
+_vectors: dict = {}        # options given (sorted items) -> O; bounded, see option_vector
+
+
 def option_vector(opts) -> np.ndarray:
-    """The float64 vector ``O`` of the kernels (:data:`OPTION_NAMES` order)."""
+    """The float64 vector ``O`` of the kernels (:data:`OPTION_NAMES` order); shared, not
+    to be written (it stays writeable: a read-only array is another Numba type, which
+    would compile the kernels a second time).  Memoized by the options given."""
+    try:
+        key = tuple(sorted(opts.user.items()))
+        hash(key)
+    except TypeError:            # an unhashable value (a callback): no memo
+        key = None
+    O = _vectors.get(key) if key is not None else None
+    if O is None:
+        O = _option_vector(opts)
+        if key is not None and len(_vectors) < 256:
+            _vectors[key] = O
+    return O
+
+
+def _option_vector(opts) -> np.ndarray:
     O = np.zeros(len(OPTION_NAMES))
     for k, name in enumerate(OPTION_NAMES):
         if k == OPT_NLP_SCALING_GRADIENT_BASED:

@@ -123,17 +123,11 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
 def _unscaled_point(lay, Fb):
     """(x, g, lam_g, lam_x) from the workspace after a solve, as batch/nlp.py
     ``BatchSlackNLP.unscale`` (no fixed variables): lam_g = y d_c / d_f,
-    lam_x = (z_U - z_L)[:n] / d_f."""
-    from .kernels import slots as s
-
-    F = lambda k: Fb[lay.FO[k]:lay.FO[k + 1]]
-    I = lambda k: lay.Ib[lay.IO[k]:lay.IO[k + 1]]
-    df = F(s.F_OBJ_SCALE)[0]
-    x = F(s.F_X).copy()
-    g = F(s.F_G).copy()
-    lam_g = F(s.F_Y) * F(s.F_CON_SCALE) / df
+    lam_x = (z_U - z_L)[:n] / d_f (z_L, z_U on the finite lower/upper bounds of w)."""
+    v = lay.float_views(Fb)
+    df = v["OBJ_SCALE"][0]
+    lam_g = v["Y"] * v["CON_SCALE"] / df
     zw = np.zeros(lay.sizes["nw"])
-    zw[I(s.I_UPPER_IDX)] += F(s.F_ZU)
-    zw[I(s.I_LOWER_IDX)] -= F(s.F_ZL)
-    lam_x = zw[:lay.n] / df
-    return x, g, lam_g, lam_x
+    zw[lay.upper_idx] += v["ZU"]
+    zw[lay.lower_idx] -= v["ZL"]
+    return v["X"].copy(), v["G"].copy(), lam_g, zw[:lay.n] / df

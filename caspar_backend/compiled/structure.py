@@ -20,10 +20,10 @@ def _i64(a):
 
 
 def bound_signature(lbx, ubx, lbg, ubg) -> bytes:
-    """A key of the bound structure: finite sides of x and g, equality rows."""
-    parts = [np.isfinite(lbx), np.isfinite(ubx), np.isfinite(lbg), np.isfinite(ubg),
-             lbg == ubg]
-    return b"".join(np.packbits(p).tobytes() + len(p).to_bytes(8, "little") for p in parts)
+    """A key of the bound structure: finite sides of x and g (lbx, ubx, lbg, ubg in that
+    order, as bools), then the equality rows; the lengths are the problem's."""
+    return np.isfinite(np.concatenate((lbx, ubx, lbg, ubg))).tobytes() + \
+        (lbg == ubg).tobytes()
 
 
 def symperm_upper(Kp, Ki, perm):

@@ -83,8 +83,10 @@ class WorkspaceLayout:
         fl.update(TAPE_CONST=model["cval"], DATA_TABLE=model["dt"])
         fl["FILTER"] = np.full(2 * FILTER_CAP, np.inf)
         self.Fb0, self.FO = _pack(fl, slots.FLOAT_SLOTS, np.float64)
-        self._x_slot = slice(int(self.FO[slots.F_X]), int(self.FO[slots.F_X + 1]))
-        self._p_slot = slice(int(self.FO[slots.F_P]), int(self.FO[slots.F_P + 1]))
+        self._slices = {name: slice(int(self.FO[k]), int(self.FO[k + 1]))
+                        for k, name in enumerate(slots.FLOAT_SLOTS)}
+        self._x_slot, self._p_slot = self._slices["X"], self._slices["P"]
+        self.lower_idx, self.upper_idx = ints["LOWER_IDX"], ints["UPPER_IDX"]
 
     @staticmethod
     def _float_sizes(model, sz):
@@ -123,6 +125,10 @@ class WorkspaceLayout:
     def new_workspace(self):
         """A float workspace for one solve in flight (a copy of the template)."""
         return self.Fb0.copy()
+
+    def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE")):
+        """{slot name: view of that float slot in ``Fb``} for ``names``."""
+        return {k: Fb[self._slices[k]] for k in names}
 
     def x_of(self, Fb):
         """The view of slot F_X (the solution after a solve) in ``Fb``."""
