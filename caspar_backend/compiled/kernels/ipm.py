@@ -25,8 +25,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
 
     Returns ``(status, iterations, f)``: status 0 Solve_Succeeded, 1
     Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, or
-    ``-reason`` (batch/state.py's EJECT_REASONS numbers) where the general path must
-    solve instead; x is left in slot F_X, f = f(x) unscaled (the model's sense aside).
+    ``-reason`` where the general path must solve instead: 1..11 as batch/state.py's
+    EJECT_REASONS, 20 fixed variables, a bound structure other than the layout's or a
+    full filter, 21 fewer free variables than equality rows.  x is left in slot F_X,
+    f = f(x) unscaled (the model's sense aside).
     """
     SI = _i(Ib, IO, I_SIZES)
     FT = _f2(Fb, FO, F_FILTER, 2)
@@ -64,7 +66,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     # ---------------------------------------------------------------- slack problem
     for i in range(n):
         if lbx[i] == ubx[i]:
-            return -20, 0, np.nan          # fixed variables: not in the prototype
+            return -20, 0, np.nan          # fixed variables: not ported yet
         x[i] = x0[i]
     for i in range(m):
         _f(Fb, FO, F_LBG)[i] = lbg[i]
