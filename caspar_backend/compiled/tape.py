@@ -56,7 +56,8 @@ class TapeBuilder:
         return len(self.op) - 1 - start
 
     def tape(self, roots):
-        """Emit one tape (a loop over the template's nodes, not over its instances) for ``roots``; returns (start, end, [reg of each root])."""
+        """Emit one tape for ``roots`` (a loop over the template's nodes, not over its
+        instances); returns (start, end, [register of each root])."""
         start = len(self.op)
         reg = {}
         for n in topo_order(roots):
@@ -162,11 +163,14 @@ def build_model(problem):
             roff += len(g.rows)
     cat = lambda a, dt_=np.int64: np.concatenate(a).astype(dt_) if a else np.zeros(0, dt_)
     tape_a = np.stack([np.asarray(tb.a0, np.int64), np.asarray(tb.a1, np.int64),
-                       np.asarray(tb.a2, np.int64)], axis=1) if tb.op else np.zeros((0, 3), np.int64)
-    max_tape = max([int(r[G_VE] - r[G_VS]) for r in gt] + [int(r[G_JE] - r[G_JS]) for r in gt]
-                   + [int(r[G_HE] - r[G_HS]) for r in gt] + [1])
+                       np.asarray(tb.a2, np.int64)], axis=1)
+    tape_a = tape_a.reshape(-1, 3)
+    # the longest tape: the register file's size
+    lengths = gt[:, [G_VE, G_JE, G_HE]] - gt[:, [G_VS, G_JS, G_HS]]
+    max_tape = max(1, int(lengths.max(initial=0)))
     nraw = len(lay.raw_jac_rows)
-    jac_map = np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None else np.zeros(0, np.int64)
+    jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
+               else np.zeros(0, np.int64))
     acc_rows = np.unique(lay.term_rows).astype(np.int64)
     model = dict(
         n=problem.n, m=problem.m, nobj=nobj, ngroups=len(groups),
@@ -175,9 +179,11 @@ def build_model(problem):
         rows=cat(rows), grad_idx=np.asarray(lay.grad_idx, np.int64),
         term_rows=np.asarray(lay.term_rows, np.int64), acc_rows=acc_rows,
         jac_map=jac_map, has_jac_map=lay.jac_map is not None, nraw=nraw,
-        jac_rows=np.asarray(lay.jac_rows, np.int64), jac_cols=np.asarray(lay.jac_cols, np.int64),
-        hess_rows=np.asarray(lay.hess_rows, np.int64), hess_cols=np.asarray(lay.hess_cols, np.int64),
-        max_tape=max_tape, max_k=int(max([r[G_K] for r in gt] + [1])),
-        max_q=int(max([r[G_Q] for r in gt] + [1])), max_r=int(max([r[G_R] for r in gt] + [1])),
+        jac_rows=np.asarray(lay.jac_rows, np.int64),
+        jac_cols=np.asarray(lay.jac_cols, np.int64),
+        hess_rows=np.asarray(lay.hess_rows, np.int64),
+        hess_cols=np.asarray(lay.hess_cols, np.int64),
+        max_tape=max_tape, max_k=max(1, int(gt[:, G_K].max(initial=0))),
+        max_q=max(1, int(gt[:, G_Q].max(initial=0))), max_r=max(1, int(gt[:, G_R].max(initial=0))),
         sense=problem.model.sense, groups=groups)
     return model
