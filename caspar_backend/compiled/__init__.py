@@ -26,3 +26,11 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     from .solve import solve_compiled as _solve
 
     return _solve(problem, x0, p, lbx, ubx, lbg, ubg, **options)
+
+
+def warmup() -> float:
+    """Compile the kernels (or load them from the cache) ahead of the first solve; see
+    :func:`caspar_backend.compiled.solve.warmup`."""
+    from .solve import warmup as _warmup
+
+    return _warmup()

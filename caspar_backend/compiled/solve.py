@@ -100,7 +100,9 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     bounds = [problem.model.validated_bounds(name, v) for name, v in
               (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
     check_inputs(*bounds, x0, problem.var_names, problem.con_names)
-    lbx, ubx, lbg, ubg = (np.ascontiguousarray(b, np.float64) for b in bounds)
+    # writeable contiguous copies: the one argument type the kernels are compiled for (a
+    # read-only or strided array would be another Numba type, compiled again)
+    x0, lbx, ubx, lbg, ubg = (np.array(v, np.float64) for v in (x0, *bounds))
     if np.any(lbx == ubx):
         return None                 # fixed variables: not ported yet
     lay = layout_for(problem, lbx, ubx, lbg, ubg)
@@ -109,8 +111,7 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     Fb, Ib = _thread_buffers(lay)
     lay.p_of(Fb)[:] = p
     code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, option_vector(opts),
-                                         np.ascontiguousarray(x0, np.float64), lbx, ubx,
-                                         lbg, ubg)
+                                         x0, lbx, ubx, lbg, ubg)
     if code < 0:
         return None
     status = STATUS_NAMES[int(code)]
@@ -118,6 +119,24 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     return SolveResult(x=x, f=float(f) * lay.sense, g=g, lam_g=lam_g, lam_x=lam_x,
                        status=status, iterations=int(iterations),
                        message=STATUSES[status].exit_message, extra=dict(path="compiled"))
+
+
+def warmup():
+    """Compile the kernels for the argument types :func:`solve_compiled` passes, or load
+    them from the cache (about a minute of CPU the first time on a machine, well under a
+    second after).  Returns the seconds it took."""
+    import time
+
+    from numba import types
+
+    from .kernels.ipm import solve_instance
+    from .kernels.qdldl import elimination_tree
+
+    t0 = time.perf_counter()
+    f1, i1 = types.float64[::1], types.int64[::1]
+    elimination_tree.compile((types.int64, i1, i1, i1, i1, i1))
+    solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1))
+    return time.perf_counter() - t0
 
 
 def _unscaled_point(lay, Fb):

@@ -12,7 +12,7 @@ pytest.importorskip("casadi")
 
 from caspar_backend import from_casadi  # noqa: E402
 from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
-from caspar_backend.compiled import solve_compiled  # noqa: E402
+from caspar_backend.compiled import solve_compiled, warmup  # noqa: E402
 from caspar_backend.errors import OptionError  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
@@ -22,10 +22,10 @@ X0 = np.array([0.1, 0.2, 0.3])
 
 @pytest.fixture(scope="module")
 def ik():
-    """(nlp, bounds, problem), the kernels compiled (or loaded) by one first solve."""
+    """(nlp, bounds, problem), the kernels compiled (or loaded from the cache) once."""
+    warmup()
     nlp, bounds = arm_ik()
     problem = from_casadi(nlp, **bounds)
-    assert solve_compiled(problem, X0, arm_targets(1)[0], print_level=0) is not None
     return nlp, bounds, problem
 
 
@@ -141,3 +141,19 @@ def test_threads_give_sequential_answers(ik):
     for a, b in zip(seq, par):
         assert (a.status, a.iterations, a.f) == (b.status, b.iterations, b.f)
         np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_one_compiled_signature_whatever_the_input_arrays(ik):
+    """Read-only, strided or int inputs reach the kernels as the one compiled type (a new
+    type would compile the kernels again: a minute of CPU)."""
+    from caspar_backend.compiled.kernels.ipm import solve_instance
+
+    _, bounds, problem = ik
+    t = arm_targets(1)[0]
+    x0 = np.array([0.1, 0.0, 0.1, 0.0, 0.1, 0.0])[::2]          # strided
+    lbx = np.array(bounds["lbx"], float)
+    lbx.flags.writeable = False                                    # read-only
+    r = solve_compiled(problem, x0, t, lbx=lbx, print_level=0)
+    e = problem.solve(x0=x0, p=t, lbx=lbx, print_level=0)
+    _same(r, e)
+    assert len(solve_instance.signatures) == 1
