@@ -157,3 +157,17 @@ def test_one_compiled_signature_whatever_the_input_arrays(ik):
     e = problem.solve(x0=x0, p=t, lbx=lbx, print_level=0)
     _same(r, e)
     assert len(solve_instance.signatures) == 1
+
+
+def test_bad_input_is_a_model_error_naming_it(ik):
+    """Input is validated as Problem.solve validates it, before any kernel runs."""
+    from caspar_backend.errors import ModelError
+
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    with pytest.raises(ModelError, match="x0 has 2 entries, expected 3"):
+        solve_compiled(problem, [0.1, 0.2], t, print_level=0)
+    with pytest.raises(ModelError, match="parameter vector has 1 entries"):
+        solve_compiled(problem, X0, [1.0], print_level=0)
+    with pytest.raises(ModelError, match="variable q_0 has lower bound above upper bound"):
+        solve_compiled(problem, X0, t, lbx=[5.0] * 3, ubx=[0.0] * 3, print_level=0)
