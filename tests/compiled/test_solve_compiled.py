@@ -171,3 +171,15 @@ def test_bad_input_is_a_model_error_naming_it(ik):
         solve_compiled(problem, X0, [1.0], print_level=0)
     with pytest.raises(ModelError, match="variable q_0 has lower bound above upper bound"):
         solve_compiled(problem, X0, t, lbx=[5.0] * 3, ubx=[0.0] * 3, print_level=0)
+
+
+def test_kernels_cache_under_caspar_cache_dir_keyed_by_version(ik, monkeypatch):
+    from caspar_backend.compiled.kernels import _jit
+    from caspar_backend.compiled.kernels.ipm import solve_instance
+    from caspar_backend.version import __version__
+
+    # the dispatcher's cache is the one this package's locator chose
+    assert solve_instance._cache.cache_path == str(_jit.kernel_cache_dir())
+    assert _jit.kernel_cache_dir().name == f"{__version__}-{_jit._STAMP}"
+    monkeypatch.setenv("CASPAR_CACHE_DIR", "/some/where")
+    assert str(_jit.kernel_cache_dir()).startswith("/some/where/numba/")
