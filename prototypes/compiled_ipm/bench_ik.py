@@ -7,6 +7,8 @@ Prints, for the targets (x0 = (0.1, 0.2, 0.3)):
     difference, per backend of the prototype (tape interpreter / generated code);
   * median and p99 time per solve, and per iteration: prototype (warm), caspar single
     path (problem.solve) and IPOPT (casadi.nlpsol), interleaved target by target;
+  * "flat": the interpreter build with the tuples of arrays packed into four flat
+    buffers (proto/flatten.py);
   * first-call compile time (fresh Numba cache, a new process) and the cached load
     (a second process on the same cache), per backend.
 """
@@ -49,13 +51,14 @@ def main():
     import casadi as ca
     import caspar_backend
     from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
-    from proto.builder import SmallSolver
+    from proto.builder import SmallSolver, FlatSolver
 
     nlp, bounds = arm_ik()
     problem = caspar_backend.from_casadi(nlp, **bounds)
     lbx, ubx, lbg, ubg = bounds["lbx"], bounds["ubx"], bounds["lbg"], bounds["ubg"]
     protos = {b: SmallSolver(problem, lbx, ubx, lbg, ubg, backend=b)
               for b in ("interp", "codegen")}
+    protos["flat"] = FlatSolver(problem, lbx, ubx, lbg, ubg)
     ipopt = ca.nlpsol("S", "ipopt", nlp, {"ipopt.print_level": 0, "print_time": 0})
     x0 = np.array([0.1, 0.2, 0.3])
     T = arm_targets(a.targets)
@@ -65,9 +68,9 @@ def main():
     problem.solve(x0=x0, p=T[0], print_level=0)
     ipopt(x0=x0, p=T[0], lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
 
-    t = {k: [] for k in ("interp", "codegen", "caspar", "ipopt")}
+    t = {k: [] for k in ("interp", "codegen", "flat", "caspar", "ipopt")}
     its = {k: [] for k in t}
-    res = {k: [] for k in ("interp", "codegen")}
+    res = {k: [] for k in ("interp", "codegen", "flat")}
     ref = []
     for tgt in T:
         for b, s in protos.items():
@@ -120,7 +123,7 @@ def main():
               f"{np.median(ts) * 1e6:.1f} us")
     if not a.no_compile:
         print("\ncompile (new processes; a fresh NUMBA_CACHE_DIR, then the same one again):")
-        for b in ("interp", "codegen"):
+        for b in ("interp", "codegen", "flat"):
             cold, warm = compile_times(b)
             print(f"  {b:8s} first call: {cold['first_solve_wall_s']:.1f} s wall "
                   f"({cold['first_solve_cpu_s']:.1f} s CPU); cached, second process: "

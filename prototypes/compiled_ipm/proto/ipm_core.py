@@ -677,8 +677,8 @@ def trial(E, S, O, V, Q, W, alpha, dW, wt, ht, mu):
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
-def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg, out):
-    """One solve.  Returns (status, iterations); out[0] = f(x); x in E[19]."""
+def setup_instance(E, S, O, V, IT, Q, x0, lbx, ubx, lbg, ubg):
+    """The slack problem of this instance: scaling, relaxed bounds, pushed start."""
     SI = S[0]
     n, m, nw, nx, ns, nL, nU = SI[0], SI[1], SI[2], SI[3], SI[4], SI[5], SI[6]
     N = SI[10]
@@ -692,13 +692,13 @@ def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg,
     # ---------------------------------------------------------------- slack problem
     for i in range(n):
         if lbx[i] == ubx[i]:
-            return -20, 0          # fixed variables: not in the prototype
+            return -20          # fixed variables: not in the prototype
         x[i] = x0[i]
     for i in range(m):
         V[11][i] = lbg[i]
         V[12][i] = ubg[i]
         if (eqm[i] == 1) != (lbg[i] == ubg[i]):
-            return -20, 0          # another structure than the compiled one
+            return -20          # another structure than the compiled one
     # gradient-based scaling at x0 (SlackNLP._compute_scaling)
     df = O[24]
     for i in range(m):
@@ -766,14 +766,30 @@ def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg,
         else:
             W[j] = min(max(W[j], lo), hi)
     if SI[13] > nx:
-        return -21, 0
+        return -21
+    return 0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def initialize(E, S, O, V, IT, Q, KT, L, DR, FT, FI):
+    """Starting iterate: f, h, derivatives, z, least-squares y, line-search state."""
+    SI = S[0]
+    n, m, nw, nx, ns, nL, nU = SI[0], SI[1], SI[2], SI[3], SI[4], SI[5], SI[6]
+    N = SI[10]
+    nju = SI[8]
+    x = E[19]
+    W, Y, ZL, ZU, Fa, H, G, JV, HV = IT[0], IT[1], IT[2], IT[3], IT[4], IT[5], IT[6], IT[7], IT[8]
+    df_a, dc, goff, gradf, jv, dcj = V[1], V[2], V[3], V[4], V[5], V[6]
+    wL, wU, dci = V[8], V[9], V[10]
+    sr, eqm, iL, iU = S[1], S[2], S[3], S[4]
+    sL, sU, tmp = Q[1], Q[2], Q[3]
     # ---------------------------------------------------------------- initialize
     Fa[0] = nlp_zeroth(E, S, V, W, H)
     if not (math.isfinite(Fa[0]) and isfinite_all(H, m)):
-        return -1, 0
+        return -1
     nlp_first(E, S, V, W, G, JV)
     if not (isfinite_all(G, nw) and isfinite_all(JV, SI[7])):
-        return -2, 0
+        return -2
     for k in range(nL):
         ZL[k] = O[20]
     for k in range(nU):
@@ -818,6 +834,189 @@ def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg,
     LS[4] = 0.0
     filter_reset(FT, FI)
     FI[2] = 0
+    return 0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def second_order(E, S, O, V, IT, Q, KT, L, DR, FT, FI, alpha, theta, phi, gBD, theta_t,
+                 mu, tau):
+    """IPOPT's second-order corrections after a rejected first trial: (accepted, status)."""
+    SI = S[0]
+    n, m, nw, nx, ns, nL, nU = SI[0], SI[1], SI[2], SI[3], SI[4], SI[5], SI[6]
+    N = SI[10]
+    nju = SI[8]
+    x = E[19]
+    W, Y, ZL, ZU, Fa, H, G, JV, HV = IT[0], IT[1], IT[2], IT[3], IT[4], IT[5], IT[6], IT[7], IT[8]
+    df_a, dc, goff, gradf, jv, dcj = V[1], V[2], V[3], V[4], V[5], V[6]
+    wL, wU, dci = V[8], V[9], V[10]
+    sr, eqm, iL, iU = S[1], S[2], S[3], S[4]
+    sL, sU, tmp = Q[1], Q[2], Q[3]
+    dW, dY, dzL, dzU, gphi, rhs_w, rhs_c = DR[0], DR[1], DR[2], DR[3], DR[4], DR[5], DR[7]
+    wt, ht, c_soc, dws, dys, h2 = DR[8], DR[9], DR[10], DR[14], DR[15], DR[16]
+    dzL2, dzU2 = DR[17], DR[18]
+    LS = DR[13]
+    # ---------------------------------------- second-order correction
+    for i in range(m):
+        c_soc[i] = alpha * H[i] + ht[i]
+    theta_old = theta_t
+    for _k in range(int(O[39])):
+        for i in range(m):
+            tmp[i] = -c_soc[i]
+        kkt_solve(S, O, KT, L, rhs_w, tmp, dws, dys)
+        if not isfinite_all(dws, nw):
+            break
+        a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
+                    ftb_idx(sU, dws, iU, -1.0, tau))
+        f2, ok2, theta2, phi2, safe2 = trial(E, S, O, V, Q, W, a_soc, dws,
+                                             wt, h2, mu)
+        if not ok2:
+            break
+        if safe2:
+            return False, -8
+        kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta2, phi2)
+        if kind > 0:
+            bound_mult_steps(S, dws, ZL, ZU, sL, sU, mu, dzL2, dzU2)
+            az = min(ftb(ZL, dzL2, 1.0, tau, nL), ftb(ZU, dzU2, 1.0, tau, nU))
+            if kind == 2:
+                if not filter_add(FT, (1 - G_THETA) * theta,
+                                  phi - G_PHI * theta):
+                    return False, -20
+            accept(S, O, V, Q, IT, a_soc, az, wt, f2, h2, dys, dzL2, dzU2, mu)
+            return True, 0
+        if theta2 > O[40] * theta_old:
+            break
+        theta_old = theta2
+        for i in range(m):
+            c_soc[i] = a_soc * c_soc[i] + h2[i]
+    return False, 0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def line_search(E, S, O, V, IT, Q, KT, L, DR, FT, FI, mu, tau):
+    """The filter line search along DR's direction: 0 (moved) or -reason."""
+    SI = S[0]
+    n, m, nw, nx, ns, nL, nU = SI[0], SI[1], SI[2], SI[3], SI[4], SI[5], SI[6]
+    N = SI[10]
+    nju = SI[8]
+    x = E[19]
+    W, Y, ZL, ZU, Fa, H, G, JV, HV = IT[0], IT[1], IT[2], IT[3], IT[4], IT[5], IT[6], IT[7], IT[8]
+    df_a, dc, goff, gradf, jv, dcj = V[1], V[2], V[3], V[4], V[5], V[6]
+    wL, wU, dci = V[8], V[9], V[10]
+    sr, eqm, iL, iU = S[1], S[2], S[3], S[4]
+    sL, sU, tmp = Q[1], Q[2], Q[3]
+    dW, dY, dzL, dzU, gphi, rhs_w, rhs_c = DR[0], DR[1], DR[2], DR[3], DR[4], DR[5], DR[7]
+    wt, ht, c_soc, dws, dys, h2 = DR[8], DR[9], DR[10], DR[14], DR[15], DR[16]
+    dzL2, dzU2 = DR[17], DR[18]
+    LS = DR[13]
+    # ------------------------------------------------------------ line search
+    if LS[2] != mu:
+        LS[3] = 0.0
+    LS[2] = mu
+    ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
+    ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
+    for i in range(nw):
+        tmp[i] = gphi[i] * dW[i]
+    gBD = pairwise_sum(tmp, 0, nw)
+    rel = 0.0
+    for i in range(nw):
+        v = abs(dW[i] / (1.0 + abs(W[i])))
+        rel = v if i == 0 else nmax(rel, v)
+    theta = sum_abs(H, m, tmp)
+    phi, safe = barrier_phi(S, O, V, Fa[0], W, mu, Q[4], Q[5], tmp)
+    if safe:
+        return -8
+    tiny = rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
+    if O[44] > 0 and (not tiny) and LS[3] >= O[44]:
+        return -9
+    moved = False
+    LS[4] = 0.0
+    if tiny:
+        f_t, ok, _t, _p, _s = trial(E, S, O, V, Q, W, ap, dW, wt, ht, mu)
+        if ok:
+            accept(S, O, V, Q, IT, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+            LS[3] = 0.0
+            LS[4] = 1.0
+            moved = True
+    if not moved:
+        if gBD < 0:
+            if theta <= LS[0]:
+                amin = min(min(G_THETA, G_PHI * theta / -gBD),
+                           DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
+            else:
+                amin = min(G_THETA, G_PHI * theta / -gBD)
+        else:
+            amin = G_THETA
+        amin *= ALPHA_MIN_FRAC
+        alpha = ap
+        ntr = 0
+        r_ = O[38]
+        if 0.0 < r_ < 1.0:
+            last = int(math.ceil(math.log(_TINY / alpha) / math.log(r_)) + 1) \
+                if alpha > _TINY else 1
+        else:
+            last = 1
+        all_invalid = True
+        ej = 0
+        while True:
+            if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == 0):
+                break
+            ntr += 1
+            f_t, ok, theta_t, phi_t, safe_t = trial(E, S, O, V, Q, W, alpha, dW, wt, ht, mu)
+            if ok and safe_t:
+                ej = -8
+                break
+            if ok:
+                all_invalid = False
+                kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t)
+                if kind > 0:
+                    if kind == 2:
+                        if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
+                            ej = -20
+                            break
+                    accept(S, O, V, Q, IT, alpha, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                    LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
+                    moved = True
+                    break
+            if O[39] > 0 and ok and ntr == 1 and theta_t >= theta:
+                done, ej = second_order(E, S, O, V, IT, Q, KT, L, DR, FT, FI, alpha, theta,
+                                        phi, gBD, theta_t, mu, tau)
+                if ej != 0:
+                    break
+                if done:
+                    LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
+                    moved = True
+                    break
+            alpha = alpha * O[38]
+        if ej != 0:
+            return ej
+        if not moved:
+            return -11 if all_invalid else -10
+    return 0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg, out):
+    """One solve.  Returns (status, iterations); out[0] = f(x); x in E[19]."""
+    SI = S[0]
+    n, m, nw, nx, ns, nL, nU = SI[0], SI[1], SI[2], SI[3], SI[4], SI[5], SI[6]
+    N = SI[10]
+    nju = SI[8]
+    x = E[19]
+    W, Y, ZL, ZU, Fa, H, G, JV, HV = IT[0], IT[1], IT[2], IT[3], IT[4], IT[5], IT[6], IT[7], IT[8]
+    df_a, dc, goff, gradf, jv, dcj = V[1], V[2], V[3], V[4], V[5], V[6]
+    wL, wU, dci = V[8], V[9], V[10]
+    sr, eqm, iL, iU = S[1], S[2], S[3], S[4]
+    sL, sU, tmp = Q[1], Q[2], Q[3]
+    r = setup_instance(E, S, O, V, IT, Q, x0, lbx, ubx, lbg, ubg)
+    if r < 0:
+        return r, 0
+    r = initialize(E, S, O, V, IT, Q, KT, L, DR, FT, FI)
+    if r < 0:
+        return r, 0
+    LS = DR[13]
+    sigma = DR[6]
+    st = DR[12]
+    df = df_a[0]
     mu = O[6]
     tau = max(O[10], 1.0 - O[6])
     acc_count = 0
@@ -909,128 +1108,10 @@ def solve_instance(E, S, O, V, IT, Q, KT, L, DR, FT, FI, x0, lbx, ubx, lbg, ubg,
             status = -7
             break
         bound_mult_steps(S, dW, ZL, ZU, sL, sU, mu, dzL, dzU)
-        # ------------------------------------------------------------ line search
-        if LS[2] != mu:
-            LS[3] = 0.0
-        LS[2] = mu
-        ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
-        ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
-        for i in range(nw):
-            tmp[i] = gphi[i] * dW[i]
-        gBD = pairwise_sum(tmp, 0, nw)
-        rel = 0.0
-        for i in range(nw):
-            v = abs(dW[i] / (1.0 + abs(W[i])))
-            rel = v if i == 0 else nmax(rel, v)
-        theta = sum_abs(H, m, tmp)
-        phi, safe = barrier_phi(S, O, V, Fa[0], W, mu, Q[4], Q[5], tmp)
-        if safe:
-            status = -8
+        r = line_search(E, S, O, V, IT, Q, KT, L, DR, FT, FI, mu, tau)
+        if r < 0:
+            status = r
             break
-        tiny = rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
-        if O[44] > 0 and (not tiny) and LS[3] >= O[44]:
-            status = -9
-            break
-        moved = False
-        LS[4] = 0.0
-        if tiny:
-            f_t, ok, _t, _p, _s = trial(E, S, O, V, Q, W, ap, dW, wt, ht, mu)
-            if ok:
-                accept(S, O, V, Q, IT, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
-                LS[3] = 0.0
-                LS[4] = 1.0
-                moved = True
-        if not moved:
-            if gBD < 0:
-                if theta <= LS[0]:
-                    amin = min(min(G_THETA, G_PHI * theta / -gBD),
-                               DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
-                else:
-                    amin = min(G_THETA, G_PHI * theta / -gBD)
-            else:
-                amin = G_THETA
-            amin *= ALPHA_MIN_FRAC
-            alpha = ap
-            ntr = 0
-            r_ = O[38]
-            if 0.0 < r_ < 1.0:
-                last = int(math.ceil(math.log(_TINY / alpha) / math.log(r_)) + 1) \
-                    if alpha > _TINY else 1
-            else:
-                last = 1
-            all_invalid = True
-            ej = 0
-            while True:
-                if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == 0):
-                    break
-                ntr += 1
-                f_t, ok, theta_t, phi_t, safe_t = trial(E, S, O, V, Q, W, alpha, dW, wt, ht, mu)
-                if ok and safe_t:
-                    ej = -8
-                    break
-                if ok:
-                    all_invalid = False
-                    kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t)
-                    if kind > 0:
-                        if kind == 2:
-                            if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
-                                ej = -20
-                                break
-                        accept(S, O, V, Q, IT, alpha, ad, wt, f_t, ht, dY, dzL, dzU, mu)
-                        LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
-                        moved = True
-                        break
-                if O[39] > 0 and ok and ntr == 1 and theta_t >= theta:
-                    # ---------------------------------------- second-order correction
-                    for i in range(m):
-                        c_soc[i] = alpha * H[i] + ht[i]
-                    theta_old = theta_t
-                    done = False
-                    for _k in range(int(O[39])):
-                        for i in range(m):
-                            tmp[i] = -c_soc[i]
-                        kkt_solve(S, O, KT, L, rhs_w, tmp, dws, dys)
-                        if not isfinite_all(dws, nw):
-                            break
-                        a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
-                                    ftb_idx(sU, dws, iU, -1.0, tau))
-                        f2, ok2, theta2, phi2, safe2 = trial(E, S, O, V, Q, W, a_soc, dws,
-                                                             wt, h2, mu)
-                        if not ok2:
-                            break
-                        if safe2:
-                            ej = -8
-                            break
-                        kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta2, phi2)
-                        if kind > 0:
-                            bound_mult_steps(S, dws, ZL, ZU, sL, sU, mu, dzL2, dzU2)
-                            az = min(ftb(ZL, dzL2, 1.0, tau, nL), ftb(ZU, dzU2, 1.0, tau, nU))
-                            if kind == 2:
-                                if not filter_add(FT, (1 - G_THETA) * theta,
-                                                  phi - G_PHI * theta):
-                                    ej = -20
-                                    break
-                            accept(S, O, V, Q, IT, a_soc, az, wt, f2, h2, dys, dzL2, dzU2, mu)
-                            done = True
-                            break
-                        if theta2 > O[40] * theta_old:
-                            break
-                        theta_old = theta2
-                        for i in range(m):
-                            c_soc[i] = a_soc * c_soc[i] + h2[i]
-                    if ej != 0:
-                        break
-                    if done:
-                        LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
-                        moved = True
-                        break
-                alpha = alpha * O[38]
-            if ej != 0:
-                status = ej
-                break
-            if not moved:
-                status = -11 if all_invalid else -10
-                break
         # ------------------------------------------------------------ derivatives
         nlp_first(E, S, V, W, DR[19], DR[20])
         if not (isfinite_all(DR[19], nw) and isfinite_all(DR[20], SI[7])):
