@@ -1,0 +1,128 @@
+"""The Numba decorator every kernel of this package uses, the slot accessors, and the
+on-disk cache location.
+
+Compile flags (``kernel``), each for a measured reason (prototypes/compiled_ipm/README.md):
+
+* ``error_model='numpy'``: IEEE results (x/0 = inf, log(0) = -inf) instead of Python's
+  ZeroDivisionError; the interior point relies on inf/nan like the NumPy path does.
+* ``_nrt=False``: no reference counting; nothing is allocated inside a kernel (every array
+  is a slice of the caller's buffers), and NRT's incref/decref per array argument doubled
+  the time per solve.
+* ``nogil=True``: threads may solve concurrently, each with its own float workspace.
+* ``fastmath`` stays off: FMA contraction would change the bits of the results.
+* ``cache=True``: compiled once per machine, see :class:`KernelCacheLocator`.
+
+Slots: a kernel reads array ``k`` of a buffer as ``buf[off[k]:off[k + 1]]`` (:func:`_f`,
+:func:`_i`, :func:`_i2`), ``k`` a module-level constant of :mod:`.slots` (a compile-time
+constant for Numba).  Slicing allocates nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from numba import njit
+from numba.core import caching
+
+from ...version import __version__
+
+_PKG_DIR = Path(__file__).resolve().parent
+#: modules whose constants the kernels import (compile-time constants in the machine code)
+_CONSTANT_SOURCES = ("solver/linesearch.py", "solver/inertia.py", "linsolve/qdldl.py")
+
+
+def _sources_hash() -> str:
+    """sha256 (16 hex digits) of every kernel module and of :data:`_CONSTANT_SOURCES`: a
+    kernel's cached machine code inlines its callees from other modules and the constants
+    it imports, so a change of any of these files must invalidate every entry (Numba's own
+    stamp only watches the function's own file)."""
+    h = hashlib.sha256()
+    root = _PKG_DIR.parent.parent
+    for p in sorted(_PKG_DIR.glob("*.py")) + [root / c for c in _CONSTANT_SOURCES]:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+_STAMP = _sources_hash()
+
+
+def kernel_cache_dir() -> Path:
+    """``$CASPAR_CACHE_DIR/numba/<caspar version>-<sources hash>`` (default
+    ``~/.cache/caspar``): one directory per caspar version and kernel source."""
+    root = Path(os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
+    return root / "numba" / f"{__version__}-{_STAMP}"
+
+
+class KernelCacheLocator(caching._CacheLocator):
+    """Numba cache locator for the kernels of this folder only (other files: ``None``, so
+    Numba's own locators apply).  Numba adds its version, the CPU name and features to
+    every entry's key itself."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = str(kernel_cache_dir())
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return _STAMP
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if Path(py_file).resolve().parent != _PKG_DIR:
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:         # not writable: Numba falls back to its own locators
+            return None
+        return self
+
+
+if KernelCacheLocator not in caching.CacheImpl._locator_classes:
+    caching.CacheImpl._locator_classes.insert(0, KernelCacheLocator)
+
+
+def kernel(fn):
+    """``numba.njit`` with this package's flags (module docstring)."""
+    return njit(cache=True, nogil=True, _nrt=False, error_model="numpy")(fn)
+
+
+def _accessor(fn):
+    # inlined in Numba's IR: without NRT a compiled function may only return an array
+    # that was passed in, not a view of one
+    return njit(cache=True, nogil=True, _nrt=False, error_model="numpy",
+                inline="always")(fn)
+
+
+@_accessor
+def _f(Fb, FO, k):
+    """Float slot ``k``: ``Fb[FO[k]:FO[k + 1]]``."""
+    return Fb[FO[k]:FO[k + 1]]
+
+
+@_accessor
+def _f2(Fb, FO, k, rows):
+    """Float slot ``k`` as a C-ordered (rows, size // rows) array."""
+    a = Fb[FO[k]:FO[k + 1]]
+    return a.reshape((rows, (FO[k + 1] - FO[k]) // rows))
+
+
+@_accessor
+def _i(Ib, IO, k):
+    """Int slot ``k``: ``Ib[IO[k]:IO[k + 1]]``."""
+    return Ib[IO[k]:IO[k + 1]]
+
+
+@_accessor
+def _i2(Ib, IO, k, c):
+    """Int slot ``k`` as a C-ordered (size // c, c) array."""
+    a = Ib[IO[k]:IO[k + 1]]
+    return a.reshape(((IO[k + 1] - IO[k]) // c, c))

@@ -1,0 +1,14 @@
+"""The algorithm's constants, taken from the modules of the general path that define them
+(one source of truth; ``_jit._CONSTANT_SOURCES`` puts those files into the cache stamp,
+since Numba compiles a global's value into the machine code)."""
+from ...linsolve.qdldl import DENSE_PIVOTING_MAX_N  # noqa: F401
+from ...solver.inertia import (PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR,  # noqa: F401
+                               SLOW_REFINEMENT_EPS_FLOOR)
+from ...solver.linesearch import (ALPHA_MIN_FRAC, DELTA, ETA_PHI, G_PHI, G_THETA,  # noqa: F401
+                                  S_PHI, S_THETA, TINY_STEP_MAX_THETA)
+
+#: machine epsilon of float64 (np.finfo(float).eps, as solver/linesearch.py and
+#: solver/quantities.py use it)
+EPS = 2.220446049250313e-16
+#: the smallest positive float64 (np.finfo(float).smallest_subnormal, as batch/linesearch.py)
+TINY = 5e-324

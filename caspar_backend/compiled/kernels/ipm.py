@@ -1,0 +1,452 @@
+"""The interior point of one instance (caspar's lockstep batch path with B = 1) and the
+loop over B instances.
+"""
+import math
+
+import numpy as np
+
+from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
+                        S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
+from ._jit import _f, _f2, _i, kernel
+from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+from .kkt import factorize_ic, kkt_build, kkt_solve
+from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
+from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
+from .qdldl import ldl_factor
+from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
+from .slack_nlp import aty, nlp_first, nlp_hess, nlp_zeroth, set_x, slacks
+from .tape_eval import ev_first, ev_zeroth
+
+
+@kernel
+def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
+    """One solve from ``x0`` with bounds ``lbx, ubx`` (n,) and ``lbg, ubg`` (m,), the
+    parameters already in slot F_P and the options in ``O`` (slots.OPTION_NAMES order).
+
+    Returns ``(status, iterations, f)``: status 0 Solve_Succeeded, 1
+    Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, or
+    ``-reason`` where the general path must solve instead: 1..11 as batch/state.py's
+    EJECT_REASONS, 20 fixed variables, a bound structure other than the layout's or a
+    full filter, 21 fewer free variables than equality rows.  x is left in slot F_X,
+    f = f(x) unscaled (the model's sense aside).
+    """
+    SI = _i(Ib, IO, I_SIZES)
+    FT = _f2(Fb, FO, F_FILTER, 2)
+    FI = _i(Ib, IO, I_FILTER_STATE)
+    n = SI[SZ_N]
+    m = SI[SZ_M]
+    nw = SI[SZ_NW]
+    nx = SI[SZ_NX]
+    ns = SI[SZ_NS]
+    nL = SI[SZ_NL]
+    nU = SI[SZ_NU]
+    nju = SI[SZ_NJU]
+    x = _f(Fb, FO, F_X)
+    W = _f(Fb, FO, F_W)
+    Y = _f(Fb, FO, F_Y)
+    ZL = _f(Fb, FO, F_ZL)
+    ZU = _f(Fb, FO, F_ZU)
+    Fa = _f(Fb, FO, F_F_CUR)
+    H = _f(Fb, FO, F_H)
+    G = _f(Fb, FO, F_GRAD_W)
+    JV = _f(Fb, FO, F_JV)
+    HV = _f(Fb, FO, F_HV)
+    df_a = _f(Fb, FO, F_OBJ_SCALE)
+    dc = _f(Fb, FO, F_CON_SCALE)
+    goff = _f(Fb, FO, F_G_OFFSET)
+    gradf = _f(Fb, FO, F_GRAD_F)
+    jv = _f(Fb, FO, F_JAC_VALS)
+    dcj = _f(Fb, FO, F_JAC_SCALE)
+    wL, wU, dci = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER), _f(Fb, FO, F_SLACK_SCALE)
+    sr = _i(Ib, IO, I_SLACK_ROWS)
+    eqm = _i(Ib, IO, I_EQ_MASK)
+    iL = _i(Ib, IO, I_LOWER_IDX)
+    iU = _i(Ib, IO, I_UPPER_IDX)
+    sL, sU, tmp = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
+    # ---------------------------------------------------------------- slack problem
+    for i in range(n):
+        if lbx[i] == ubx[i]:
+            return -20, 0, np.nan          # fixed variables: not ported yet
+        x[i] = x0[i]
+    for i in range(m):
+        _f(Fb, FO, F_LBG)[i] = lbg[i]
+        _f(Fb, FO, F_UBG)[i] = ubg[i]
+        if (eqm[i] == 1) != (lbg[i] == ubg[i]):
+            return -20, 0, np.nan          # another structure than the compiled one
+    # gradient-based scaling at x0 (SlackNLP._compute_scaling)
+    df = O[OPT_OBJ_SCALING_FACTOR]
+    for i in range(m):
+        dc[i] = 1.0
+    if O[OPT_NLP_SCALING_GRADIENT_BASED] == 1.0:
+        gmax, gmin = O[OPT_NLP_SCALING_MAX_GRADIENT], O[OPT_NLP_SCALING_MIN_VALUE]
+        ev_first(Fb, FO, Ib, IO, gradf, jv)
+        gf = amax_abs(gradf, nx) if nx > 0 else 0.0
+        if math.isfinite(gf) and gf > gmax:
+            df *= max(gmin, gmax / gf)
+        if m > 0:
+            ujr = _i(Ib, IO, I_UJAC_ROWS)
+            rowmax = tmp
+            for i in range(m):
+                rowmax[i] = 0.0
+            for k in range(nju):
+                rowmax[ujr[k]] = nmax(rowmax[ujr[k]], abs(jv[k]))
+            for i in range(m):
+                if math.isfinite(rowmax[i]) and rowmax[i] > gmax:
+                    dc[i] = max(gmin, gmax / rowmax[i])
+    df_a[0] = df
+    ujr = _i(Ib, IO, I_UJAC_ROWS)
+    for k in range(nju):
+        dcj[k] = dc[ujr[k]]
+    for k in range(ns):
+        dci[k] = dc[sr[k]]
+    # relaxed bounds (solver/nlp.py relaxed_bounds)
+    brf, cvt = O[OPT_BOUND_RELAX_FACTOR], O[OPT_CONSTR_VIOL_TOL]
+    for j in range(nw):
+        if j < nx:
+            bl, bu, fac = lbx[j], ubx[j], brf
+        else:
+            r = sr[j - nx]
+            bl, bu = lbg[r], ubg[r]
+            fac = O[OPT_EQUALITY_RELAX_FACTOR] if eqm[r] == 1 else brf
+        if math.isfinite(bl):
+            bl = bl + -1.0 * min(cvt, fac * max(1.0, abs(bl)))
+        if math.isfinite(bu):
+            bu = bu + 1.0 * min(cvt, fac * max(1.0, abs(bu)))
+        if j >= nx:
+            bl = bl * dci[j - nx]
+            bu = bu * dci[j - nx]
+        wL[j] = bl
+        wU[j] = bu
+    for i in range(m):
+        goff[i] = lbg[i] if eqm[i] == 1 else 0.0
+    # initial w, pushed into the bounds
+    for i in range(nx):
+        W[i] = x[i]
+    if ns > 0:
+        ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+        for k in range(ns):
+            W[nx + k] = dci[k] * _f(Fb, FO, F_G)[sr[k]]
+    for j in range(nw):
+        k1 = O[OPT_BOUND_PUSH] if j < nx else O[OPT_SLACK_BOUND_PUSH]
+        k2 = O[OPT_BOUND_FRAC] if j < nx else O[OPT_SLACK_BOUND_FRAC]
+        a, b = wL[j], wU[j]
+        fa, fb = math.isfinite(a), math.isfinite(b)
+        pL = min(k1 * max(1.0, abs(a)), k2 * (b - a)) if fb else k1 * max(1.0, abs(a))
+        pU = min(k1 * max(1.0, abs(b)), k2 * (b - a)) if fa else k1 * max(1.0, abs(b))
+        lo = a + pL if fa else -np.inf
+        hi = b - pU if fb else np.inf
+        if lo > hi:
+            W[j] = 0.5 * (a + b)
+        else:
+            W[j] = min(max(W[j], lo), hi)
+    if SI[SZ_NEQ] > nx:
+        return -21, 0, np.nan
+    # ---------------------------------------------------------------- initialize
+    Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
+    if not (math.isfinite(Fa[0]) and isfinite_all(H, m)):
+        return -1, 0, np.nan
+    nlp_first(Fb, FO, Ib, IO, W, G, JV)
+    if not (isfinite_all(G, nw) and isfinite_all(JV, SI[SZ_NJ])):
+        return -2, 0, np.nan
+    for k in range(nL):
+        ZL[k] = O[OPT_BOUND_MULT_INIT_VAL]
+    for k in range(nU):
+        ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
+    sigma = _f(Fb, FO, F_SIGMA)
+    st = _f(Fb, FO, F_IC_STATE)          # [delta_w_last]
+    st[0] = 0.0
+    if m > 0:
+        rd = _f(Fb, FO, F_DUAL_RES)
+        for i in range(nw):
+            rd[i] = G[i]
+        for k in range(nL):
+            rd[iL[k]] -= ZL[k]
+        for k in range(nU):
+            rd[iU[k]] += ZU[k]
+        for k in range(SI[SZ_NH]):
+            HV[k] = 0.0
+        for i in range(nw):
+            sigma[i] = 0.0
+            rd[i] = -rd[i]
+        for i in range(m):
+            tmp[i] = 0.0
+        y = _f(Fb, FO, F_DY)
+        for i in range(m):
+            y[i] = 0.0
+        for dcv in (0.0, 1e-10):
+            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, 1.0, dcv)
+            npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+            if nzero == 0 and npos == nw and nneg == m:
+                kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
+                break
+        ymax = amax_abs(y, m)
+        keep = math.isfinite(ymax) and ymax <= O[OPT_CONSTR_MULT_INIT_MAX]
+        for i in range(m):
+            Y[i] = y[i] if keep else 0.0
+    theta0 = sum_abs(H, m, tmp)
+    LS = _f(Fb, FO, F_LS_STATE)          # theta_min, theta_max, last_mu, shortened, tiny_step
+    LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
+    LS[0] = O[OPT_THETA_MIN_FACT] * max(1.0, theta0)
+    LS[2] = np.nan
+    LS[3] = 0.0
+    LS[4] = 0.0
+    filter_reset(FT, FI)
+    FI[2] = 0
+    mu = O[OPT_MU_INIT]
+    tau = max(O[OPT_TAU_MIN], 1.0 - O[OPT_MU_INIT])
+    acc_count = 0
+    last_obj = np.nan
+    it = 0
+    dW = _f(Fb, FO, F_DW)
+    dY = _f(Fb, FO, F_DY)
+    dzL = _f(Fb, FO, F_DZL)
+    dzU = _f(Fb, FO, F_DZU)
+    gphi = _f(Fb, FO, F_GRAD_PHI)
+    rhs_w = _f(Fb, FO, F_RHS_W)
+    rhs_c = _f(Fb, FO, F_RHS_C)
+    wt = _f(Fb, FO, F_W_TRIAL)
+    ht = _f(Fb, FO, F_H_TRIAL)
+    c_soc = _f(Fb, FO, F_C_SOC)
+    dws = _f(Fb, FO, F_DW_SOC)
+    dys = _f(Fb, FO, F_DY_SOC)
+    h2 = _f(Fb, FO, F_H_SOC)
+    dzL2, dzU2 = _f(Fb, FO, F_DZL_SOC), _f(Fb, FO, F_DZU_SOC)
+    status = -99
+    while True:
+        # ------------------------------------------------------------ termination
+        E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G,
+                                                       JV, mu)
+        if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
+                and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]):
+            status = 0
+            break
+        prev = last_obj
+        last_obj = Fa[0]
+        objchg = np.inf if prev != prev else abs(Fa[0] - prev) / max(1.0, abs(Fa[0]))
+        acc = (O[OPT_ACCEPTABLE_ITER] > 0 and E0 <= O[OPT_ACCEPTABLE_TOL] and udual <= O[OPT_ACCEPTABLE_DUAL_INF_TOL] and uconstr <= O[OPT_ACCEPTABLE_CONSTR_VIOL_TOL]
+               and ucompl <= O[OPT_ACCEPTABLE_COMPL_INF_TOL] and objchg <= O[OPT_ACCEPTABLE_OBJ_CHANGE_TOL])
+        acc_count = acc_count + 1 if acc else 0
+        if acc and acc_count >= O[OPT_ACCEPTABLE_ITER]:
+            status = 1
+            break
+        if wmax > O[OPT_DIVERGING_ITERATES_TOL]:
+            status = 2
+            break
+        if it >= O[OPT_MAX_ITER]:
+            status = 3
+            break
+        # ------------------------------------------------------------ mu update
+        floor = min(O[OPT_TOL], O[OPT_COMPL_INF_TOL] * df) / (O[OPT_BARRIER_TOL_FACTOR] + 1.0)
+        tiny = LS[4] == 1.0
+        changed = False
+        active = True
+        first = True
+        while True:
+            active = active and mu > floor
+            if not active:
+                break
+            if not first:
+                E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
+            first = False
+            dec = active and (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu or tiny)
+            if dec:
+                mu = nmax(floor, nmin(O[OPT_MU_LINEAR_DECREASE_FACTOR] * mu, mu ** O[OPT_MU_SUPERLINEAR_DECREASE_POWER]))
+                tau = max(O[OPT_TAU_MIN], 1.0 - mu)
+                changed = True
+            active = dec and not tiny
+        if changed:
+            filter_reset(FT, FI)
+        # ------------------------------------------------------------ direction
+        slacks(Fb, FO, Ib, IO, W, sL, sU)
+        for i in range(nw):
+            sigma[i] = 0.0
+        for k in range(nL):
+            sigma[iL[k]] += ZL[k] / sL[k]
+        for k in range(nU):
+            sigma[iU[k]] += ZU[k] / sU[k]
+        nlp_hess(Fb, FO, Ib, IO, W, Y, HV)
+        if not isfinite_all(HV, SI[SZ_NH]):
+            status = -2
+            break
+        kd = O[OPT_KAPPA_D] * mu
+        dampL, dampU = _f(Fb, FO, F_DAMP_L), _f(Fb, FO, F_DAMP_U)
+        for i in range(nw):
+            gphi[i] = G[i]
+        for k in range(nL):
+            gphi[iL[k]] += -mu / sL[k] + kd * dampL[k]
+        for k in range(nU):
+            gphi[iU[k]] += mu / sU[k] + (-kd) * dampU[k]
+        aty(Fb, FO, Ib, IO, JV, Y, rhs_w)
+        for i in range(nw):
+            rhs_w[i] = -(gphi[i] + rhs_w[i])
+        for i in range(m):
+            rhs_c[i] = -H[i]
+        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        if r < 0:
+            status = r
+            break
+        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
+        eps = O[OPT_KKT_STATIC_REGULARIZATION]
+        slow = rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and eps > SLOW_REFINEMENT_EPS_FLOOR and ratio <= RESIDUAL_RATIO_SINGULAR
+        if slow or ratio > RESIDUAL_RATIO_SINGULAR or not math.isfinite(ratio):
+            status = -6
+            break
+        if not (isfinite_all(dW, nw) and isfinite_all(dY, m)):
+            status = -7
+            break
+        bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU)
+        # ------------------------------------------------------------ line search
+        if LS[2] != mu:
+            LS[3] = 0.0
+        LS[2] = mu
+        ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
+        ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
+        for i in range(nw):
+            tmp[i] = gphi[i] * dW[i]
+        gBD = pairwise_sum(tmp, 0, nw)
+        rel = 0.0
+        for i in range(nw):
+            v = abs(dW[i] / (1.0 + abs(W[i])))
+            rel = v if i == 0 else nmax(rel, v)
+        theta = sum_abs(H, m, tmp)
+        phi, safe = barrier_phi(Fb, FO, Ib, IO, O, Fa[0], W, mu, _f(Fb, FO, F_SL_TRIAL), _f(Fb, FO, F_SU_TRIAL), tmp)
+        if safe:
+            status = -8
+            break
+        tiny = rel < 10.0 * EPS and theta <= TINY_STEP_MAX_THETA
+        if O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER] > 0 and (not tiny) and LS[3] >= O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER]:
+            status = -9
+            break
+        moved = False
+        LS[4] = 0.0
+        if tiny:
+            f_t, ok, _t, _p, _s = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
+            if ok:
+                accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                LS[3] = 0.0
+                LS[4] = 1.0
+                moved = True
+        if not moved:
+            if gBD < 0:
+                if theta <= LS[0]:
+                    amin = min(min(G_THETA, G_PHI * theta / -gBD),
+                               DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
+                else:
+                    amin = min(G_THETA, G_PHI * theta / -gBD)
+            else:
+                amin = G_THETA
+            amin *= ALPHA_MIN_FRAC
+            alpha = ap
+            ntr = 0
+            r_ = O[OPT_ALPHA_RED_FACTOR]
+            if 0.0 < r_ < 1.0:
+                last = int(math.ceil(math.log(TINY / alpha) / math.log(r_)) + 1) \
+                    if alpha > TINY else 1
+            else:
+                last = 1
+            all_invalid = True
+            ej = 0
+            while True:
+                if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == 0):
+                    break
+                ntr += 1
+                f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu)
+                if ok and safe_t:
+                    ej = -8
+                    break
+                if ok:
+                    all_invalid = False
+                    kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t)
+                    if kind > 0:
+                        if kind == 2:
+                            if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
+                                ej = -20
+                                break
+                        accept(Fb, FO, Ib, IO, O, alpha, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                        LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
+                        moved = True
+                        break
+                if O[OPT_MAX_SOC] > 0 and ok and ntr == 1 and theta_t >= theta:
+                    # ---------------------------------------- second-order correction
+                    for i in range(m):
+                        c_soc[i] = alpha * H[i] + ht[i]
+                    theta_old = theta_t
+                    done = False
+                    for _k in range(int(O[OPT_MAX_SOC])):
+                        for i in range(m):
+                            tmp[i] = -c_soc[i]
+                        kkt_solve(Fb, FO, Ib, IO, O, rhs_w, tmp, dws, dys)
+                        if not isfinite_all(dws, nw):
+                            break
+                        a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
+                                    ftb_idx(sU, dws, iU, -1.0, tau))
+                        f2, ok2, theta2, phi2, safe2 = trial(Fb, FO, Ib, IO, O, W, a_soc, dws, wt, h2, mu)
+                        if not ok2:
+                            break
+                        if safe2:
+                            ej = -8
+                            break
+                        kind = acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta2, phi2)
+                        if kind > 0:
+                            bound_mult_steps(Fb, FO, Ib, IO, dws, ZL, ZU, sL, sU, mu, dzL2, dzU2)
+                            az = min(ftb(ZL, dzL2, 1.0, tau, nL), ftb(ZU, dzU2, 1.0, tau, nU))
+                            if kind == 2:
+                                if not filter_add(FT, (1 - G_THETA) * theta,
+                                                  phi - G_PHI * theta):
+                                    ej = -20
+                                    break
+                            accept(Fb, FO, Ib, IO, O, a_soc, az, wt, f2, h2, dys, dzL2, dzU2, mu)
+                            done = True
+                            break
+                        if theta2 > O[OPT_KAPPA_SOC] * theta_old:
+                            break
+                        theta_old = theta2
+                        for i in range(m):
+                            c_soc[i] = a_soc * c_soc[i] + h2[i]
+                    if ej != 0:
+                        break
+                    if done:
+                        LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
+                        moved = True
+                        break
+                alpha = alpha * O[OPT_ALPHA_RED_FACTOR]
+            if ej != 0:
+                status = ej
+                break
+            if not moved:
+                status = -11 if all_invalid else -10
+                break
+        # ------------------------------------------------------------ derivatives
+        nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W_NEW), _f(Fb, FO, F_JV_NEW))
+        if not (isfinite_all(_f(Fb, FO, F_GRAD_W_NEW), nw) and isfinite_all(_f(Fb, FO, F_JV_NEW), SI[SZ_NJ])):
+            status = -2
+            break
+        for i in range(nw):
+            G[i] = _f(Fb, FO, F_GRAD_W_NEW)[i]
+        for k in range(SI[SZ_NJ]):
+            JV[k] = _f(Fb, FO, F_JV_NEW)[k]
+        it += 1
+    # ---------------------------------------------------------------- result
+    set_x(Fb, FO, Ib, IO, W)
+    f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+    return status, it, f
+
+
+@kernel
+def solve_many(Fb, FO, Ib, IO, O, X0, P, lbx, ubx, lbg, ubg, status, iters, Xout, fout):
+    """B instances one after the other in one call (the CPU batch: no Python per
+    instance): row b of ``X0`` (B, n) and ``P`` (B, n_params) -> ``status[b]``,
+    ``iters[b]``, ``Xout[b]`` (B, n), ``fout[b]``, as :func:`solve_instance`.  On a GPU
+    this loop is the grid: one thread per instance, each with its own float workspace."""
+    n = _i(Ib, IO, I_SIZES)[SZ_N]
+    p = _f(Fb, FO, F_P)
+    x = _f(Fb, FO, F_X)
+    for b in range(X0.shape[0]):
+        for j in range(p.shape[0]):
+            p[j] = P[b, j]
+        st, it, f = solve_instance(Fb, FO, Ib, IO, O, X0[b], lbx, ubx, lbg, ubg)
+        status[b] = st
+        iters[b] = it
+        fout[b] = f
+        for j in range(n):
+            Xout[b, j] = x[j]

@@ -1,0 +1,141 @@
+"""batch/linesearch.py for one instance: the filter, the acceptance tests, the trial
+point and the step acceptance.
+"""
+import math
+
+import numpy as np
+
+from .constants import DELTA, EPS, ETA_PHI, G_PHI, G_THETA, S_PHI, S_THETA
+from ._jit import _f, _i, kernel
+from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+from .pairwise import isfinite_all
+from .quantities import barrier_phi, sum_abs
+from .slack_nlp import nlp_zeroth, slacks
+
+
+@kernel
+def filter_reset(FT, FI):
+    for k in range(FT.shape[1]):
+        FT[0, k] = np.inf
+        FT[1, k] = np.inf
+    FI[0] = 0     # rejected_by_filter
+    FI[1] = 0     # filter_rejections
+
+
+@kernel
+def filter_acceptable(FT, theta, phi):
+    for k in range(FT.shape[1]):
+        if theta >= FT[0, k] and phi >= FT[1, k]:
+            return False
+    return True
+
+
+@kernel
+def filter_add(FT, theta, phi):
+    """Returns False when the filter is full (-> ejected)."""
+    free = -1
+    for k in range(FT.shape[1]):
+        if FT[0, k] >= theta and FT[1, k] >= phi:
+            FT[0, k] = np.inf
+            FT[1, k] = np.inf
+    for k in range(FT.shape[1]):
+        if FT[0, k] == np.inf:
+            free = k
+            break
+    if free < 0:
+        return False
+    FT[0, free] = theta
+    FT[1, free] = phi
+    return True
+
+
+@kernel
+def le_(a, b, ref):
+    return a - b <= 10.0 * EPS * abs(ref)
+
+
+@kernel
+def acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t):
+    """LineSearch._acceptable: 0 rejected, 1 'f', 2 'h'."""
+    theta_min, theta_max = LS[0], LS[1]
+    live = math.isfinite(phi_t) and not (theta_t > theta_max)
+    switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA
+    armijo = le_(phi_t - phi, ETA_PHI * alpha * gBD, phi)
+    inc = phi_t - phi
+    big = phi_t > phi and math.log10(inc if inc > 0 else 1.0) > O[OPT_OBJ_MAX_INC] + (
+        math.log10(abs(phi)) if abs(phi) > 10.0 else 1.0)
+    suff = (not big) and (le_(theta_t, (1 - G_THETA) * theta, theta)
+                          or le_(phi_t, phi - G_PHI * theta, phi))
+    ok = armijo if (theta <= theta_min and switching) else suff
+    if not live:
+        return 0
+    if not ok:
+        FI[0] = 0
+        return 0
+    if not filter_acceptable(FT, theta_t, phi_t):
+        FI[0] = 1
+        return 0
+    # note_acceptance
+    if FI[2] < O[OPT_MAX_FILTER_RESETS]:
+        if FI[0] == 1:
+            FI[1] += 1
+            if FI[1] >= O[OPT_FILTER_RESET_TRIGGER]:
+                filter_reset(FT, FI)
+                FI[2] += 1
+        else:
+            FI[1] = 0
+    FI[0] = 0
+    return 1 if (switching and armijo) else 2
+
+
+
+
+@kernel
+def bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU):
+    iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    for k in range(iL.shape[0]):
+        dzL[k] = ((mu - ZL[k] * sL[k]) - ZL[k] * dW[iL[k]]) / sL[k]
+    for k in range(iU.shape[0]):
+        dzU[k] = ((mu - ZU[k] * sU[k]) + ZU[k] * dW[iU[k]]) / sU[k]
+
+
+@kernel
+def accept(Fb, FO, Ib, IO, O, alpha, alpha_z, wt, f_t, h_t, dY, dzL, dzU, mu):
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
+    W = _f(Fb, FO, F_W)
+    Y = _f(Fb, FO, F_Y)
+    ZL = _f(Fb, FO, F_ZL)
+    ZU = _f(Fb, FO, F_ZU)
+    H = _f(Fb, FO, F_H)
+    for i in range(nw):
+        W[i] = wt[i]
+    _f(Fb, FO, F_F_CUR)[0] = f_t
+    for i in range(m):
+        H[i] = h_t[i]
+        Y[i] = Y[i] + alpha * dY[i]
+    for k in range(nL):
+        ZL[k] = ZL[k] + alpha_z * dzL[k]
+    for k in range(nU):
+        ZU[k] = ZU[k] + alpha_z * dzU[k]
+    sL, sU = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU)
+    slacks(Fb, FO, Ib, IO, W, sL, sU)
+    ks = O[OPT_KAPPA_SIGMA]
+    for k in range(nL):
+        ZL[k] = min(max(ZL[k], mu / (ks * sL[k])), ks * mu / sL[k])
+    for k in range(nU):
+        ZU[k] = min(max(ZU[k], mu / (ks * sU[k])), ks * mu / sU[k])
+
+
+@kernel
+def trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu):
+    """(f, ok, theta, phi, safe) at wt = W + alpha dW."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m = SI[SZ_NW], SI[SZ_M]
+    for i in range(nw):
+        wt[i] = W[i] + alpha * dW[i]
+    f = nlp_zeroth(Fb, FO, Ib, IO, wt, ht)
+    ok = math.isfinite(f) and isfinite_all(ht, m)
+    theta = sum_abs(ht, m, _f(Fb, FO, F_SCRATCH))
+    phi, safe = barrier_phi(Fb, FO, Ib, IO, O, f, wt, mu, _f(Fb, FO, F_SL_TRIAL), _f(Fb, FO, F_SU_TRIAL), _f(Fb, FO, F_SCRATCH))
+    return f, ok, theta, phi, safe

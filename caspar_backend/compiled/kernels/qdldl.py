@@ -1,0 +1,149 @@
+"""QDLDL's LDL^T factorization and solve, QDLDL's own loops on QDLDL's permuted matrix
+(qdldl-python's AMD order and symperm entry order), with inertia counts.
+"""
+import math
+
+from ._jit import _f, _i, kernel
+from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+
+
+@kernel
+def ldl_factor(Fb, FO, Ib, IO, K):
+    """QDLDL_factor on C = P K P^T (values scattered through cmap); returns
+    (n_pos, n_neg, n_zero) as caspar's single path counts them."""
+    SI = _i(Ib, IO, I_SIZES)
+    n = SI[SZ_NKKT]
+    Cp = _i(Ib, IO, I_C_INDPTR)
+    Ci = _i(Ib, IO, I_C_INDICES)
+    cmap = _i(Ib, IO, I_C_MAP)
+    Lp = _i(Ib, IO, I_L_INDPTR)
+    etree = _i(Ib, IO, I_ETREE)
+    Lnz = _i(Ib, IO, I_L_COL_NNZ)
+    Cx = _f(Fb, FO, F_C_VALUES)
+    Lx = _f(Fb, FO, F_L_VALUES)
+    D = _f(Fb, FO, F_LDL_D)
+    Dinv = _f(Fb, FO, F_LDL_DINV)
+    yVals = _f(Fb, FO, F_LDL_YVALS)
+    Li = _i(Ib, IO, I_L_INDICES)
+    yMark = _i(Ib, IO, I_LDL_YMARK)
+    yIdx = _i(Ib, IO, I_LDL_YIDX)
+    elim = _i(Ib, IO, I_LDL_ELIM)
+    nxt = _i(Ib, IO, I_LDL_NEXT)
+    for p in range(cmap.shape[0]):
+        Cx[cmap[p]] = K[p]
+    for i in range(n):
+        yMark[i] = 0
+        yVals[i] = 0.0
+        D[i] = 0.0
+        nxt[i] = Lp[i]
+    D[0] = Cx[0]
+    if D[0] == 0.0:
+        return 0, 0, n
+    Dinv[0] = 1.0 / D[0]
+    for k in range(1, n):
+        nnzY = 0
+        for i in range(Cp[k], Cp[k + 1]):
+            bidx = Ci[i]
+            if bidx == k:
+                D[k] = Cx[i]
+                continue
+            yVals[bidx] = Cx[i]
+            nidx = bidx
+            if yMark[nidx] == 0:
+                yMark[nidx] = 1
+                elim[0] = nidx
+                nnzE = 1
+                nidx = etree[bidx]
+                while nidx != -1 and nidx < k:
+                    if yMark[nidx] == 1:
+                        break
+                    yMark[nidx] = 1
+                    elim[nnzE] = nidx
+                    nnzE += 1
+                    nidx = etree[nidx]
+                while nnzE > 0:
+                    nnzE -= 1
+                    yIdx[nnzY] = elim[nnzE]
+                    nnzY += 1
+        for i in range(nnzY - 1, -1, -1):
+            cidx = yIdx[i]
+            tmp = nxt[cidx]
+            yv = yVals[cidx]
+            for j in range(Lp[cidx], tmp):
+                yVals[Li[j]] -= Lx[j] * yv
+            Li[tmp] = k
+            Lx[tmp] = yv * Dinv[cidx]
+            D[k] -= yv * Lx[tmp]
+            nxt[cidx] += 1
+            yVals[cidx] = 0.0
+            yMark[cidx] = 0
+        if D[k] == 0.0:
+            return 0, 0, n
+        Dinv[k] = 1.0 / D[k]
+    npos = 0
+    nneg = 0
+    for i in range(n):
+        d = D[i]
+        if math.isfinite(d):
+            if d > 0.0:
+                npos += 1
+            elif d < 0.0:
+                nneg += 1
+    return npos, nneg, n - npos - nneg
+
+
+@kernel
+def ldl_solve(Fb, FO, Ib, IO, b, x):
+    """x = K^{-1} b through the factors (qdldl-python: permute, QDLDL_solve, back)."""
+    SI = _i(Ib, IO, I_SIZES)
+    n = SI[SZ_NKKT]
+    perm, Lp = _i(Ib, IO, I_PERM), _i(Ib, IO, I_L_INDPTR)
+    Lx = _f(Fb, FO, F_L_VALUES)
+    Dinv = _f(Fb, FO, F_LDL_DINV)
+    Li = _i(Ib, IO, I_L_INDICES)
+    t = _f(Fb, FO, F_LDL_T)
+    for i in range(n):
+        t[i] = b[perm[i]]
+    for i in range(n):
+        v = t[i]
+        for j in range(Lp[i], Lp[i + 1]):
+            t[Li[j]] -= Lx[j] * v
+    for i in range(n):
+        t[i] *= Dinv[i]
+    for i in range(n - 1, -1, -1):
+        v = t[i]
+        for j in range(Lp[i], Lp[i + 1]):
+            v -= Lx[j] * t[Li[j]]
+        t[i] = v
+    for i in range(n):
+        x[perm[i]] = t[i]
+
+
+
+
+@kernel
+def elimination_tree(n, Cp, Ci, work, Lnz, etree):
+    """QDLDL_etree on the permuted upper CSC pattern (Cp, Ci) of size n: ``etree[j]`` the
+    parent of column j (-1 for a root), ``Lnz[j]`` the number of entries of L's column j.
+    ``work`` (n,) int64 scratch.  Returns nnz(L), or -1 if an entry lies below the
+    diagonal."""
+    for j in range(n):
+        work[j] = 0
+        Lnz[j] = 0
+        etree[j] = -1
+    for j in range(n):
+        work[j] = j
+        for p in range(Cp[j], Cp[j + 1]):
+            i = Ci[p]
+            if i > j:
+                return -1
+            while work[i] != j:
+                if etree[i] == -1:
+                    etree[i] = j
+                Lnz[i] += 1
+                work[i] = j
+                i = etree[i]
+    total = 0
+    for j in range(n):
+        total += Lnz[j]
+    return total

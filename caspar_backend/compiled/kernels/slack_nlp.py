@@ -1,0 +1,85 @@
+"""The scaled slack problem of batch/nlp.py for one instance: w = (x, s),
+h(w) = d_c * (g(x) - g_off) - [0, s]; its gradient, Jacobian values and Hessian.
+"""
+from ._jit import _f, _i, kernel
+from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+from .tape_eval import ev_first, ev_hess, ev_zeroth
+
+
+@kernel
+def set_x(Fb, FO, Ib, IO, W):
+    x = _f(Fb, FO, F_X)
+    SI = _i(Ib, IO, I_SIZES)
+    nx = SI[SZ_NX]
+    for i in range(nx):
+        x[i] = W[i]
+
+
+@kernel
+def nlp_zeroth(Fb, FO, Ib, IO, W, H):
+    """f (returned) and h at W (batch/nlp.py zeroth)."""
+    SI = _i(Ib, IO, I_SIZES)
+    nx, ns, m = SI[SZ_NX], SI[SZ_NS], SI[SZ_M]
+    set_x(Fb, FO, Ib, IO, W)
+    g = _f(Fb, FO, F_G)
+    f = ev_zeroth(Fb, FO, Ib, IO, g)
+    df, dc, goff = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE), _f(Fb, FO, F_G_OFFSET)
+    for i in range(m):
+        H[i] = dc[i] * (g[i] - goff[i])
+    sr = _i(Ib, IO, I_SLACK_ROWS)
+    for k in range(ns):
+        H[sr[k]] = H[sr[k]] - W[nx + k]
+    return df * f
+
+
+@kernel
+def nlp_first(Fb, FO, Ib, IO, W, G, JV):
+    SI = _i(Ib, IO, I_SIZES)
+    nx, nw, nju, nj = SI[SZ_NX], SI[SZ_NW], SI[SZ_NJU], SI[SZ_NJ]
+    set_x(Fb, FO, Ib, IO, W)
+    gradf, jv = _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS)
+    ev_first(Fb, FO, Ib, IO, gradf, jv)
+    df, dcj = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_JAC_SCALE)
+    for i in range(nx):
+        G[i] = df * gradf[i]
+    for i in range(nx, nw):
+        G[i] = 0.0
+    for k in range(nju):
+        JV[k] = dcj[k] * jv[k]
+    for k in range(nju, nj):
+        JV[k] = -1.0
+
+
+@kernel
+def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
+    SI = _i(Ib, IO, I_SIZES)
+    m = SI[SZ_M]
+    set_x(Fb, FO, Ib, IO, W)
+    lam = _f(Fb, FO, F_LAMBDA)
+    dc = _f(Fb, FO, F_CON_SCALE)
+    for i in range(m):
+        lam[i] = dc[i] * Y[i]
+    ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, HV)
+
+
+
+
+@kernel
+def slacks(Fb, FO, Ib, IO, W, sL, sU):
+    iL = _i(Ib, IO, I_LOWER_IDX)
+    iU = _i(Ib, IO, I_UPPER_IDX)
+    wL = _f(Fb, FO, F_W_LOWER)
+    wU = _f(Fb, FO, F_W_UPPER)
+    for k in range(iL.shape[0]):
+        sL[k] = W[iL[k]] - wL[iL[k]]
+    for k in range(iU.shape[0]):
+        sU[k] = wU[iU[k]] - W[iU[k]]
+
+
+@kernel
+def aty(Fb, FO, Ib, IO, JV, Y, out):
+    jr, jc = _i(Ib, IO, I_JAC_ROWS), _i(Ib, IO, I_JAC_COLS)
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+    for k in range(jr.shape[0]):
+        out[jc[k]] += JV[k] * Y[jr[k]]

@@ -1,0 +1,423 @@
+"""Slot numbers of the two buffers the kernels read, option and size fields.
+
+A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layout.Layout`):
+
+* ``Fb`` float64, with offsets ``FO``: model constants (tape constants, data), the scaled
+  problem, the iterate, the KKT values and factors, the filter, scratch.  One per solve
+  in flight (per thread).
+* ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
+  KKT pattern, QDLDL's permutation and elimination tree) and a few int scratch arrays
+  (QDLDL's work arrays, the filter counters).
+
+Float slot ``F_<NAME>`` is ``Fb[FO[F_<NAME>]:FO[F_<NAME> + 1]]``, int slot ``I_<NAME>``
+likewise in ``Ib``/``IO``.  The numbers are module constants, so Numba compiles them in;
+``FLOAT_SLOTS``/``INT_SLOTS`` give the buffer order.
+"""
+
+#: float64 slots, in buffer order
+FLOAT_SLOTS = (
+    'TAPE_CONST',
+    'DATA_TABLE',
+    'REGISTERS',
+    'INST_X',
+    'INST_P',
+    'INST_D',
+    'OBJ_TERMS',
+    'X',
+    'P',
+    'GRAD_BUF',
+    'CON_TERMS',
+    'JAC_RAW',
+    'ROW_ACC',
+    'DAMP_L',
+    'DAMP_U',
+    'PRIV_NONE',
+    'G',
+    'OBJ_SCALE',
+    'CON_SCALE',
+    'G_OFFSET',
+    'GRAD_F',
+    'JAC_VALS',
+    'JAC_SCALE',
+    'LAMBDA',
+    'W_LOWER',
+    'W_UPPER',
+    'SLACK_SCALE',
+    'LBG',
+    'UBG',
+    'W',
+    'Y',
+    'ZL',
+    'ZU',
+    'F_CUR',
+    'H',
+    'GRAD_W',
+    'JV',
+    'HV',
+    'DUAL_RES',
+    'SL',
+    'SU',
+    'SCRATCH',
+    'SL_TRIAL',
+    'SU_TRIAL',
+    'K_VALUES',
+    'K_STATIC',
+    'K_SOURCE',
+    'EW',
+    'EC',
+    'COL_SQ',
+    'PRIV_SUM',
+    'KKT_RHS',
+    'KKT_SOL',
+    'KKT_RES',
+    'KKT_CORR',
+    'KKT_KX',
+    'KKT_LOWER',
+    'C_VALUES',
+    'L_VALUES',
+    'LDL_D',
+    'LDL_DINV',
+    'LDL_YVALS',
+    'LDL_T',
+    'DW',
+    'DY',
+    'DZL',
+    'DZU',
+    'GRAD_PHI',
+    'RHS_W',
+    'SIGMA',
+    'RHS_C',
+    'W_TRIAL',
+    'H_TRIAL',
+    'C_SOC',
+    'IC_STATE',
+    'LS_STATE',
+    'DW_SOC',
+    'DY_SOC',
+    'H_SOC',
+    'DZL_SOC',
+    'DZU_SOC',
+    'GRAD_W_NEW',
+    'JV_NEW',
+    'FILTER',
+)
+#: int64 slots, in buffer order
+INT_SLOTS = (
+    'GROUPS',
+    'TAPE_OP',
+    'TAPE_ARG',
+    'TAPE_OUT',
+    'VAR_TABLE',
+    'PARAM_TABLE',
+    'CON_ROWS',
+    'GRAD_IDX',
+    'TERM_ROWS',
+    'ACC_ROWS',
+    'JAC_MAP',
+    'EVAL_SIZES',
+    'SIZES',
+    'SLACK_ROWS',
+    'EQ_MASK',
+    'LOWER_IDX',
+    'UPPER_IDX',
+    'DAMP_L_IDX',
+    'DAMP_U_IDX',
+    'JAC_ROWS',
+    'JAC_COLS',
+    'KKT_MAP',
+    'HESS_OFFDIAG',
+    'COL_SQ_IDX',
+    'PRIV_ENTRY',
+    'PRIV_COL',
+    'PRIV_ROW',
+    'K_INDPTR',
+    'K_INDICES',
+    'K_DIAG_POS',
+    'C_INDPTR',
+    'C_INDICES',
+    'C_MAP',
+    'PERM',
+    'L_INDPTR',
+    'ETREE',
+    'L_COL_NNZ',
+    'EQ_ROWS',
+    'UJAC_ROWS',
+    'L_INDICES',
+    'LDL_YMARK',
+    'LDL_YIDX',
+    'LDL_ELIM',
+    'LDL_NEXT',
+    'FILTER_STATE',
+)
+#: the option vector ``O``: the typed option behind each entry (two derived entries:
+#: nlp_scaling_method == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION)
+OPTION_NAMES = (
+    'tol',
+    'dual_inf_tol',
+    'constr_viol_tol',
+    'compl_inf_tol',
+    'acceptable_tol',
+    'acceptable_iter',
+    'mu_init',
+    'mu_linear_decrease_factor',
+    'mu_superlinear_decrease_power',
+    'barrier_tol_factor',
+    'tau_min',
+    'kappa_d',
+    'kappa_sigma',
+    'bound_push',
+    'bound_frac',
+    'slack_bound_push',
+    'slack_bound_frac',
+    'bound_relax_factor',
+    'equality_relax_factor',
+    'constr_mult_init_max',
+    'bound_mult_init_val',
+    'nlp_scaling_gradient_based',
+    'nlp_scaling_max_gradient',
+    'nlp_scaling_min_value',
+    'obj_scaling_factor',
+    'max_refinement_steps',
+    'residual_ratio_max',
+    'kkt_static_regularization',
+    'first_hessian_perturbation',
+    'min_hessian_perturbation',
+    'max_hessian_perturbation',
+    'perturb_inc_fact_first',
+    'perturb_inc_fact',
+    'perturb_dec_fact',
+    'jacobian_regularization_value',
+    'jacobian_regularization_exponent',
+    'theta_max_fact',
+    'theta_min_fact',
+    'alpha_red_factor',
+    'max_soc',
+    'kappa_soc',
+    'obj_max_inc',
+    'max_filter_resets',
+    'filter_reset_trigger',
+    'watchdog_shortened_iter_trigger',
+    'slack_move',
+    'refinement_contraction_max',
+    'max_iter',
+    'diverging_iterates_tol',
+    'acceptable_obj_change_tol',
+    'acceptable_dual_inf_tol',
+    'acceptable_constr_viol_tol',
+    'acceptable_compl_inf_tol',
+    'private_pivot_fraction',
+)
+#: fields of the I_SIZES slot
+SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap')
+#: fields of the I_EVAL_SIZES slot
+EVAL_SIZE_FIELDS = ('n', 'm', 'nobj', 'ngroups', 'has_jac_map')
+
+
+# the constants the kernels use (one line each so that grep finds them)
+F_TAPE_CONST = 0
+F_DATA_TABLE = 1
+F_REGISTERS = 2
+F_INST_X = 3
+F_INST_P = 4
+F_INST_D = 5
+F_OBJ_TERMS = 6
+F_X = 7
+F_P = 8
+F_GRAD_BUF = 9
+F_CON_TERMS = 10
+F_JAC_RAW = 11
+F_ROW_ACC = 12
+F_DAMP_L = 13
+F_DAMP_U = 14
+F_PRIV_NONE = 15
+F_G = 16
+F_OBJ_SCALE = 17
+F_CON_SCALE = 18
+F_G_OFFSET = 19
+F_GRAD_F = 20
+F_JAC_VALS = 21
+F_JAC_SCALE = 22
+F_LAMBDA = 23
+F_W_LOWER = 24
+F_W_UPPER = 25
+F_SLACK_SCALE = 26
+F_LBG = 27
+F_UBG = 28
+F_W = 29
+F_Y = 30
+F_ZL = 31
+F_ZU = 32
+F_F_CUR = 33
+F_H = 34
+F_GRAD_W = 35
+F_JV = 36
+F_HV = 37
+F_DUAL_RES = 38
+F_SL = 39
+F_SU = 40
+F_SCRATCH = 41
+F_SL_TRIAL = 42
+F_SU_TRIAL = 43
+F_K_VALUES = 44
+F_K_STATIC = 45
+F_K_SOURCE = 46
+F_EW = 47
+F_EC = 48
+F_COL_SQ = 49
+F_PRIV_SUM = 50
+F_KKT_RHS = 51
+F_KKT_SOL = 52
+F_KKT_RES = 53
+F_KKT_CORR = 54
+F_KKT_KX = 55
+F_KKT_LOWER = 56
+F_C_VALUES = 57
+F_L_VALUES = 58
+F_LDL_D = 59
+F_LDL_DINV = 60
+F_LDL_YVALS = 61
+F_LDL_T = 62
+F_DW = 63
+F_DY = 64
+F_DZL = 65
+F_DZU = 66
+F_GRAD_PHI = 67
+F_RHS_W = 68
+F_SIGMA = 69
+F_RHS_C = 70
+F_W_TRIAL = 71
+F_H_TRIAL = 72
+F_C_SOC = 73
+F_IC_STATE = 74
+F_LS_STATE = 75
+F_DW_SOC = 76
+F_DY_SOC = 77
+F_H_SOC = 78
+F_DZL_SOC = 79
+F_DZU_SOC = 80
+F_GRAD_W_NEW = 81
+F_JV_NEW = 82
+F_FILTER = 83
+I_GROUPS = 0
+I_TAPE_OP = 1
+I_TAPE_ARG = 2
+I_TAPE_OUT = 3
+I_VAR_TABLE = 4
+I_PARAM_TABLE = 5
+I_CON_ROWS = 6
+I_GRAD_IDX = 7
+I_TERM_ROWS = 8
+I_ACC_ROWS = 9
+I_JAC_MAP = 10
+I_EVAL_SIZES = 11
+I_SIZES = 12
+I_SLACK_ROWS = 13
+I_EQ_MASK = 14
+I_LOWER_IDX = 15
+I_UPPER_IDX = 16
+I_DAMP_L_IDX = 17
+I_DAMP_U_IDX = 18
+I_JAC_ROWS = 19
+I_JAC_COLS = 20
+I_KKT_MAP = 21
+I_HESS_OFFDIAG = 22
+I_COL_SQ_IDX = 23
+I_PRIV_ENTRY = 24
+I_PRIV_COL = 25
+I_PRIV_ROW = 26
+I_K_INDPTR = 27
+I_K_INDICES = 28
+I_K_DIAG_POS = 29
+I_C_INDPTR = 30
+I_C_INDICES = 31
+I_C_MAP = 32
+I_PERM = 33
+I_L_INDPTR = 34
+I_ETREE = 35
+I_L_COL_NNZ = 36
+I_EQ_ROWS = 37
+I_UJAC_ROWS = 38
+I_L_INDICES = 39
+I_LDL_YMARK = 40
+I_LDL_YIDX = 41
+I_LDL_ELIM = 42
+I_LDL_NEXT = 43
+I_FILTER_STATE = 44
+OPT_TOL = 0
+OPT_DUAL_INF_TOL = 1
+OPT_CONSTR_VIOL_TOL = 2
+OPT_COMPL_INF_TOL = 3
+OPT_ACCEPTABLE_TOL = 4
+OPT_ACCEPTABLE_ITER = 5
+OPT_MU_INIT = 6
+OPT_MU_LINEAR_DECREASE_FACTOR = 7
+OPT_MU_SUPERLINEAR_DECREASE_POWER = 8
+OPT_BARRIER_TOL_FACTOR = 9
+OPT_TAU_MIN = 10
+OPT_KAPPA_D = 11
+OPT_KAPPA_SIGMA = 12
+OPT_BOUND_PUSH = 13
+OPT_BOUND_FRAC = 14
+OPT_SLACK_BOUND_PUSH = 15
+OPT_SLACK_BOUND_FRAC = 16
+OPT_BOUND_RELAX_FACTOR = 17
+OPT_EQUALITY_RELAX_FACTOR = 18
+OPT_CONSTR_MULT_INIT_MAX = 19
+OPT_BOUND_MULT_INIT_VAL = 20
+OPT_NLP_SCALING_GRADIENT_BASED = 21
+OPT_NLP_SCALING_MAX_GRADIENT = 22
+OPT_NLP_SCALING_MIN_VALUE = 23
+OPT_OBJ_SCALING_FACTOR = 24
+OPT_MAX_REFINEMENT_STEPS = 25
+OPT_RESIDUAL_RATIO_MAX = 26
+OPT_KKT_STATIC_REGULARIZATION = 27
+OPT_FIRST_HESSIAN_PERTURBATION = 28
+OPT_MIN_HESSIAN_PERTURBATION = 29
+OPT_MAX_HESSIAN_PERTURBATION = 30
+OPT_PERTURB_INC_FACT_FIRST = 31
+OPT_PERTURB_INC_FACT = 32
+OPT_PERTURB_DEC_FACT = 33
+OPT_JACOBIAN_REGULARIZATION_VALUE = 34
+OPT_JACOBIAN_REGULARIZATION_EXPONENT = 35
+OPT_THETA_MAX_FACT = 36
+OPT_THETA_MIN_FACT = 37
+OPT_ALPHA_RED_FACTOR = 38
+OPT_MAX_SOC = 39
+OPT_KAPPA_SOC = 40
+OPT_OBJ_MAX_INC = 41
+OPT_MAX_FILTER_RESETS = 42
+OPT_FILTER_RESET_TRIGGER = 43
+OPT_WATCHDOG_SHORTENED_ITER_TRIGGER = 44
+OPT_SLACK_MOVE = 45
+OPT_REFINEMENT_CONTRACTION_MAX = 46
+OPT_MAX_ITER = 47
+OPT_DIVERGING_ITERATES_TOL = 48
+OPT_ACCEPTABLE_OBJ_CHANGE_TOL = 49
+OPT_ACCEPTABLE_DUAL_INF_TOL = 50
+OPT_ACCEPTABLE_CONSTR_VIOL_TOL = 51
+OPT_ACCEPTABLE_COMPL_INF_TOL = 52
+OPT_PRIVATE_PIVOT_FRACTION = 53
+SZ_N = 0
+SZ_M = 1
+SZ_NW = 2
+SZ_NX = 3
+SZ_NS = 4
+SZ_NL = 5
+SZ_NU = 6
+SZ_NJ = 7
+SZ_NJU = 8
+SZ_NH = 9
+SZ_NKKT = 10
+SZ_NNZK = 11
+SZ_NNZL = 12
+SZ_NEQ = 13
+SZ_NPRIV = 14
+SZ_NOFF = 15
+SZ_NSRC = 16
+SZ_NCOLSQ = 17
+SZ_FILTER_CAP = 18
+EV_N = 0
+EV_M = 1
+EV_NOBJ = 2
+EV_NGROUPS = 3
+EV_HAS_JAC_MAP = 4

@@ -1,0 +1,104 @@
+"""Which solver options the compiled path implements, and the option vector it reads.
+
+Options are first validated by the solver's typed table
+(:func:`caspar_backend.solver.options.resolve_options`: an unknown name or a bad value
+raises :class:`~caspar_backend.errors.OptionError`, as ``Problem.solve`` would).  Then every
+option the caller gave must be one the compiled path implements:
+
+* a numeric option of :data:`.kernels.slots.OPTION_NAMES` (any valid value), or
+  ``nlp_scaling_method`` (both values);
+* an option whose given value is the behaviour the compiled path has
+  (:data:`SAME_BEHAVIOUR`), e.g. ``mu_strategy='monotone'`` or ``print_level=0``.
+
+Anything else -- and ``print_level`` left at its default 5, since the compiled path prints
+no iteration log -- makes :func:`unsupported_reason` return a reason, and the caller
+runs the general path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kkt.augmented import AugmentedKKT
+from ..solver.options import resolve_options
+from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
+    OPT_PRIVATE_PIVOT_FRACTION
+
+#: options the kernels read (their values go into the option vector)
+IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
+                        + OPTION_NAMES[OPT_NLP_SCALING_GRADIENT_BASED + 1:
+                                       OPT_PRIVATE_PIVOT_FRACTION]
+                        + ("nlp_scaling_method",))
+
+#: option -> test of a value that behaves as the compiled path does
+SAME_BEHAVIOUR = {
+    "print_level": lambda v: v == 0,
+    "sb": lambda v: True,                       # banner suppression: nothing is printed
+    "print_user_options": lambda v: not v,
+    "print_timing_statistics": lambda v: not v,
+    "mu_strategy": lambda v: v == "monotone",
+    "hessian_approximation": lambda v: v == "exact",
+    "kkt_system": lambda v: v == "augmented",
+    "inertia_correction_method": lambda v: v == "inertia-based",
+    "linear_solver": lambda v: v == "qdldl",
+    "device": lambda v: v == "cpu",
+    "start_with_resto": lambda v: not v,
+    "warm_start_init_point": lambda v: not v,
+    "least_square_init_duals": lambda v: not v,
+    "iteration_callback": lambda v: v is None,
+    "derivative_test": lambda v: v == "none",
+    "max_wall_time": lambda v: v >= 1e20,       # time limits are not implemented yet
+    "max_cpu_time": lambda v: v >= 1e20,
+}
+
+
+def unsupported_reason(opts) -> str:
+    """'' if the compiled path implements every option of ``opts`` (validated
+    :class:`~caspar_backend.solver.options.Options`), else the first reason."""
+    user = opts.user
+    if "print_level" not in user and not SAME_BEHAVIOUR["print_level"](opts.print_level):
+        return f"print_level={opts.print_level} (the compiled path prints no log)"
+    for name, value in user.items():
+        if name in IMPLEMENTED:
+            continue
+        ok = SAME_BEHAVIOUR.get(name)
+        if ok is None or not ok(value):
+            return f"option {name}={value!r}"
+    return ""
+
+
+_vectors: dict = {}        # options given (sorted items) -> O; bounded, see option_vector
+
+
+def option_vector(opts) -> np.ndarray:
+    """The float64 vector ``O`` of the kernels (:data:`OPTION_NAMES` order); shared, not
+    to be written (it stays writeable: a read-only array is another Numba type, which
+    would compile the kernels a second time).  Memoized by the options given."""
+    try:
+        key = tuple(sorted(opts.user.items()))
+        hash(key)
+    except TypeError:            # an unhashable value (a callback): no memo
+        key = None
+    O = _vectors.get(key) if key is not None else None
+    if O is None:
+        O = _option_vector(opts)
+        if key is not None and len(_vectors) < 256:
+            _vectors[key] = O
+    return O
+
+
+def _option_vector(opts) -> np.ndarray:
+    O = np.zeros(len(OPTION_NAMES))
+    for k, name in enumerate(OPTION_NAMES):
+        if k == OPT_NLP_SCALING_GRADIENT_BASED:
+            O[k] = 1.0 if opts.nlp_scaling_method == "gradient-based" else 0.0
+        elif k == OPT_PRIVATE_PIVOT_FRACTION:
+            O[k] = AugmentedKKT.PRIVATE_PIVOT_FRACTION
+        else:
+            O[k] = float(opts[name])
+    return O
+
+
+def resolve(options):
+    """(validated Options, '' or the reason the compiled path does not apply)."""
+    opts = resolve_options(options)
+    return opts, unsupported_reason(opts)

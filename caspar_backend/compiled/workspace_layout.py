@@ -1,0 +1,139 @@
+"""The flat buffers of one (problem, bound structure) and their offsets.
+
+A :class:`WorkspaceLayout` is built once per problem and bound structure (finite sides,
+equality rows; :func:`.structure.bound_signature`).  It holds
+
+* ``Ib`` (int64) with offsets ``IO``: the structure, slots ``slots.INT_SLOTS`` in that
+  order (``Ib[IO[k]:IO[k+1]]`` is slot k); read by every solve, written only in its
+  int scratch slots (QDLDL's work arrays, the filter counters);
+* ``FO``: the offsets of the float64 workspace, slots ``slots.FLOAT_SLOTS``;
+* a template float workspace ``Fb0`` with the model's constants (tape constants, data,
+  damping flags) in place; :meth:`new_workspace` copies it for a solve in flight.
+
+Slot sizes (n variables, m constraints, ns slacks, nw = n + ns, N = nw + m KKT rows,
+nL/nU finite lower/upper bounds of w, nj/nh Jacobian/Hessian entries with the slack
+entries) are listed in :meth:`_float_sizes`; the kernels index the slots through the
+constants of :mod:`.kernels.slots`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import slots
+from .structure import build_structure
+from .tape import build_model
+
+#: filter entries per solve (a full filter ejects the solve to the general path)
+FILTER_CAP = 64
+#: line-search state entries: theta_min, theta_max, last mu, shortened steps, tiny step
+LS_STATE_SIZE = 5
+
+
+def _pack(arrays, names, dtype):
+    sizes = np.array([np.asarray(arrays[k]).size for k in names], np.int64)
+    offs = np.zeros(len(names) + 1, np.int64)
+    offs[1:] = np.cumsum(sizes)
+    buf = np.zeros(max(int(offs[-1]), 1), dtype)
+    for k, name in enumerate(names):
+        a = np.asarray(arrays[name])
+        buf[offs[k]:offs[k + 1]] = a.ravel()
+    return buf, offs
+
+
+class WorkspaceLayout:
+    """Buffers and offsets of ``problem`` with the bound structure of (lbx, ubx, lbg, ubg)
+    (full-length float arrays).  Raises :class:`.tape.Unsupported` for an expression the
+    tape cannot express."""
+
+    def __init__(self, problem, lbx, ubx, lbg, ubg):
+        from .kernels.qdldl import elimination_tree
+        model = self.model = build_model(problem)
+        n, m = model["n"], model["m"]
+        self.n, self.m, self.n_params = n, m, int(problem.n_params)
+        self.sense = float(model["sense"])
+        ints, floats, sz = build_structure(model, self.n_params, lbx, ubx, lbg, ubg,
+                                           FILTER_CAP)
+        N = sz["nkkt"]
+        Cp, Ci = ints["C_INDPTR"], ints["C_INDICES"]
+        etree, Lnz, work = (np.zeros(N, np.int64) for _ in range(3))
+        nnzL = int(elimination_tree(N, Cp, Ci, work, Lnz, etree))
+        if nnzL < 0:
+            raise ValueError("WorkspaceLayout: the permuted KKT pattern is not upper triangular")
+        Lp = np.zeros(N + 1, np.int64)
+        Lp[1:] = np.cumsum(Lnz)
+        sz["nnzL"] = nnzL
+        self.sizes = sz
+        ints.update(ETREE=etree, L_COL_NNZ=Lnz, L_INDPTR=Lp)
+        # evaluator tables
+        ints.update(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
+                    TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],
+                    CON_ROWS=model["rows"], GRAD_IDX=model["grad_idx"],
+                    TERM_ROWS=model["term_rows"], ACC_ROWS=model["acc_rows"],
+                    JAC_MAP=model["jac_map"])
+        ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
+                                       int(model["has_jac_map"])], np.int64)
+        ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
+        # int scratch: QDLDL's work arrays, the filter counters
+        zi = lambda k: np.zeros(int(k), np.int64)
+        ints.update(L_INDICES=zi(nnzL), LDL_YMARK=zi(N), LDL_YIDX=zi(N), LDL_ELIM=zi(N),
+                    LDL_NEXT=zi(N), FILTER_STATE=zi(3))
+        self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
+        fl = {k: np.zeros(v) for k, v in self._float_sizes(model, sz).items()}
+        fl.update(floats)
+        fl.update(TAPE_CONST=model["cval"], DATA_TABLE=model["dt"])
+        fl["FILTER"] = np.full(2 * FILTER_CAP, np.inf)
+        self.Fb0, self.FO = _pack(fl, slots.FLOAT_SLOTS, np.float64)
+        self._slices = {name: slice(int(self.FO[k]), int(self.FO[k + 1]))
+                        for k, name in enumerate(slots.FLOAT_SLOTS)}
+        self._x_slot, self._p_slot = self._slices["X"], self._slices["P"]
+        self.lower_idx, self.upper_idx = ints["LOWER_IDX"], ints["UPPER_IDX"]
+
+    @staticmethod
+    def _float_sizes(model, sz):
+        """Size of every float slot that is scratch or state (not a model constant)."""
+        n, m, nw, ns = sz["n"], sz["m"], sz["nw"], sz["ns"]
+        nL, nU, nj, nju, nh = sz["nL"], sz["nU"], sz["nj"], sz["nju"], sz["nh"]
+        N, nnzK, nnzL = sz["nkkt"], sz["nnzK"], sz["nnzL"]
+        gt = model["gt"]
+        max_instances = int(max([int(r[1]) for r in gt] + [1]))
+        return dict(
+            # evaluator: registers of the longest tape, one instance's x/p/data, the
+            # objective terms of one group, x and p, gradient buffer, constraint terms,
+            # raw Jacobian (before jac_map), row accumulators
+            REGISTERS=model["max_tape"], INST_X=model["max_k"], INST_P=model["max_q"],
+            INST_D=model["max_r"], OBJ_TERMS=max_instances, X=n, P=sz["n_params"],
+            GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
+            JAC_RAW=model["nraw"], ROW_ACC=m,
+            # scaled slack problem
+            G=m, OBJ_SCALE=1, CON_SCALE=m, G_OFFSET=m, GRAD_F=n, JAC_VALS=nju,
+            JAC_SCALE=nju, LAMBDA=m, W_LOWER=nw, W_UPPER=nw, SLACK_SCALE=ns, LBG=m, UBG=m,
+            # iterate
+            W=nw, Y=m, ZL=nL, ZU=nU, F_CUR=1, H=m, GRAD_W=nw, JV=nj, HV=nh,
+            # quantities scratch
+            DUAL_RES=nw, SL=nL, SU=nU, SCRATCH=max(nw, m, N, 1), SL_TRIAL=nL, SU_TRIAL=nU,
+            # KKT assembly and refinement
+            K_VALUES=nnzK, K_STATIC=N, K_SOURCE=sz["nsrc"], EW=nw, EC=m,
+            COL_SQ=sz["ncolsq"], PRIV_SUM=m, KKT_RHS=N, KKT_SOL=N, KKT_RES=N, KKT_CORR=N,
+            KKT_KX=N, KKT_LOWER=N,
+            # LDL factors
+            C_VALUES=nnzK, L_VALUES=nnzL, LDL_D=N, LDL_DINV=N, LDL_YVALS=N, LDL_T=N,
+            # direction, trial points, second-order correction, line-search state
+            DW=nw, DY=m, DZL=nL, DZU=nU, GRAD_PHI=nw, RHS_W=nw, SIGMA=nw, RHS_C=m,
+            W_TRIAL=nw, H_TRIAL=m, C_SOC=m, IC_STATE=1, LS_STATE=LS_STATE_SIZE, DW_SOC=nw,
+            DY_SOC=m, H_SOC=m, DZL_SOC=nL, DZU_SOC=nU, GRAD_W_NEW=nw, JV_NEW=nj)
+
+    def new_workspace(self):
+        """A float workspace for one solve in flight (a copy of the template)."""
+        return self.Fb0.copy()
+
+    def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE")):
+        """{slot name: view of that float slot in ``Fb``} for ``names``."""
+        return {k: Fb[self._slices[k]] for k in names}
+
+    def x_of(self, Fb):
+        """The view of slot F_X (the solution after a solve) in ``Fb``."""
+        return Fb[self._x_slot]
+
+    def p_of(self, Fb):
+        """The view of slot F_P (the parameters) in ``Fb``."""
+        return Fb[self._p_slot]

@@ -1,0 +1,185 @@
+"""caspar_backend.compiled.solve_compiled against the general path (Problem.solve) and
+IPOPT: the same status and iterations, x and f bit for bit on models without
+exp/log10/tanh/pow, None where the compiled path does not apply.
+
+The kernels compile once per machine (about a minute of CPU, then cached under
+$CASPAR_CACHE_DIR/numba); the module-scoped ``ik`` fixture pays that once per session."""
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
+from caspar_backend.compiled import solve_compiled, warmup  # noqa: E402
+from caspar_backend.errors import OptionError  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import _nlp  # noqa: E402
+
+X0 = np.array([0.1, 0.2, 0.3])
+
+
+@pytest.fixture(scope="module")
+def ik():
+    """(nlp, bounds, problem), the kernels compiled (or loaded from the cache) once."""
+    warmup()
+    nlp, bounds = arm_ik()
+    problem = from_casadi(nlp, **bounds)
+    return nlp, bounds, problem
+
+
+def _same(r, e):
+    assert r is not None
+    assert (r.status, r.iterations) == (e.status, e.iterations)
+    assert r.f == e.f
+    np.testing.assert_array_equal(r.x, e.x)
+    np.testing.assert_allclose(r.g, e.g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r.lam_g, e.lam_g, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.lam_x, e.lam_x, rtol=1e-9, atol=1e-12)
+
+
+def test_ik_50_targets_identical_to_problem_solve(ik):
+    _, _, problem = ik
+    for t in arm_targets(50):
+        r = solve_compiled(problem, X0, t, print_level=0)
+        e = problem.solve(x0=X0, p=t, print_level=0)
+        _same(r, e)
+        assert r.extra["path"] == "compiled"
+
+
+def test_ik_matches_ipopt(ik, ipopt):
+    nlp, bounds, problem = ik
+    for t in arm_targets(5):
+        r = solve_compiled(problem, X0, t, print_level=0)
+        ref = ipopt(nlp, dict(x0=X0, p=t, **bounds))
+        assert r.status == ref.status == "Solve_Succeeded"
+        assert abs(r.f - ref.f) <= 1e-8 * max(1.0, abs(ref.f))
+        np.testing.assert_allclose(r.x, ref.x, atol=1e-6)
+
+
+# a handful of bank problems: unconstrained, equality, inequality, bounds, n = 401
+BANK_NAMES = ("hs001", "hs006", "hs015", "hs071", "maratos", "optimal_control_200")
+
+
+@pytest.mark.parametrize("name", BANK_NAMES)
+def test_bank_identical_to_problem_solve(ik, name):
+    bp = {b.name: b for b in bank(include_slow=False)}[name]
+    problem, d, bounds = _bank_problem(name)
+    opts = dict(bp.options)
+    r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0, **opts)
+    e = problem.solve(d["x0"], **bounds, print_level=0, **opts)
+    _same(r, e)
+    if bp.f_opt is not None:
+        assert abs(r.f - bp.f_opt) <= 1e-6 * max(1.0, abs(bp.f_opt))
+
+
+def _bank_problem(name):
+    bp = {b.name: b for b in bank(include_slow=False)}[name]
+    d = bp.build()
+    return from_casadi(_nlp(d)), d, {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+
+
+@pytest.mark.parametrize("name", ["restoration_to_local_infeasibility_wb", "unbounded_linear"])
+def test_ejected_solve_returns_none(ik, name):
+    """Solves that reach a path the kernels do not implement (the restoration phase on
+    the way to a local infeasibility; a line search failure on the way to diverging):
+    None, and the general path gives the answer."""
+    problem, d, bounds = _bank_problem(name)
+    assert solve_compiled(problem, d["x0"], None, **bounds, print_level=0) is None
+    e = problem.solve(d["x0"], **bounds, print_level=0)
+    assert e.status in ("Infeasible_Problem_Detected", "Diverging_Iterates")
+
+
+def test_exp_model_agrees_to_rounding(ik):
+    """hs034 uses exp: NumPy's SIMD exp and libm's (the kernels') differ in the last bit on
+    a few arguments, so the answer agrees to rounding, not bit for bit."""
+    problem, d, bounds = _bank_problem("hs034")
+    r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0)
+    e = problem.solve(d["x0"], **bounds, print_level=0)
+    assert (r.status, r.iterations) == (e.status, e.iterations)
+    assert abs(r.f - e.f) <= 1e-12 * max(1.0, abs(e.f))
+    np.testing.assert_allclose(r.x, e.x, rtol=1e-10)
+
+
+def test_unsupported_option_returns_none(ik):
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    assert solve_compiled(problem, X0, t, print_level=0, mu_strategy="adaptive") is None
+    assert solve_compiled(problem, X0, t, print_level=0, max_wall_time=10.0) is None
+    assert solve_compiled(problem, X0, t) is None          # default print_level=5: a log
+    # an implemented option changes the solve as it changes Problem.solve's
+    _same(solve_compiled(problem, X0, t, print_level=0, tol=1e-4, mu_init=0.01),
+          problem.solve(x0=X0, p=t, print_level=0, tol=1e-4, mu_init=0.01))
+
+
+def test_unknown_option_raises_as_problem_solve(ik):
+    _, _, problem = ik
+    with pytest.raises(OptionError, match="tol_acceptable"):
+        solve_compiled(problem, X0, arm_targets(1)[0], print_level=0, tol_acceptable=1e-6)
+
+
+def test_fixed_variable_returns_none(ik):
+    _, bounds, problem = ik
+    lbx = np.array(bounds["lbx"], float)
+    ubx = np.array(bounds["ubx"], float)
+    lbx[0] = ubx[0] = 0.1
+    assert solve_compiled(problem, X0, arm_targets(1)[0], lbx=lbx, ubx=ubx,
+                          print_level=0) is None
+
+
+def test_threads_give_sequential_answers(ik):
+    """nogil kernels, one workspace per thread: 4 threads solving 40 targets at once give
+    each target's sequential answer bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, _, problem = ik
+    targets = arm_targets(40)
+    seq = [solve_compiled(problem, X0, t, print_level=0) for t in targets]
+    with ThreadPoolExecutor(4) as pool:
+        par = list(pool.map(lambda t: solve_compiled(problem, X0, t, print_level=0), targets))
+    for a, b in zip(seq, par):
+        assert (a.status, a.iterations, a.f) == (b.status, b.iterations, b.f)
+        np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_one_compiled_signature_whatever_the_input_arrays(ik):
+    """Read-only, strided or int inputs reach the kernels as the one compiled type (a new
+    type would compile the kernels again: a minute of CPU)."""
+    from caspar_backend.compiled.kernels.ipm import solve_instance
+
+    _, bounds, problem = ik
+    t = arm_targets(1)[0]
+    x0 = np.array([0.1, 0.0, 0.1, 0.0, 0.1, 0.0])[::2]          # strided
+    lbx = np.array(bounds["lbx"], float)
+    lbx.flags.writeable = False                                    # read-only
+    r = solve_compiled(problem, x0, t, lbx=lbx, print_level=0)
+    e = problem.solve(x0=x0, p=t, lbx=lbx, print_level=0)
+    _same(r, e)
+    assert len(solve_instance.signatures) == 1
+
+
+def test_bad_input_is_a_model_error_naming_it(ik):
+    """Input is validated as Problem.solve validates it, before any kernel runs."""
+    from caspar_backend.errors import ModelError
+
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    with pytest.raises(ModelError, match="x0 has 2 entries, expected 3"):
+        solve_compiled(problem, [0.1, 0.2], t, print_level=0)
+    with pytest.raises(ModelError, match="parameter vector has 1 entries"):
+        solve_compiled(problem, X0, [1.0], print_level=0)
+    with pytest.raises(ModelError, match="variable q_0 has lower bound above upper bound"):
+        solve_compiled(problem, X0, t, lbx=[5.0] * 3, ubx=[0.0] * 3, print_level=0)
+
+
+def test_kernels_cache_under_caspar_cache_dir_keyed_by_version(ik, monkeypatch):
+    from caspar_backend.compiled.kernels import _jit
+    from caspar_backend.compiled.kernels.ipm import solve_instance
+    from caspar_backend.version import __version__
+
+    # the dispatcher's cache is the one this package's locator chose
+    assert solve_instance._cache.cache_path == str(_jit.kernel_cache_dir())
+    assert _jit.kernel_cache_dir().name == f"{__version__}-{_jit._STAMP}"
+    monkeypatch.setenv("CASPAR_CACHE_DIR", "/some/where")
+    assert str(_jit.kernel_cache_dir()).startswith("/some/where/numba/")
