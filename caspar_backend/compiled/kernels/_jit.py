@@ -1,7 +1,7 @@
 """The Numba decorator every kernel of this package uses, the slot accessors, and the
 on-disk cache location.
 
-Compile flags (``kernel``), each for a measured reason (prototypes/compiled_ipm/README.md):
+Compile flags (``kernel``), each for a measured reason (docs/compiled-ipm-prototype.md):
 
 * ``error_model='numpy'``: IEEE results (x/0 = inf, log(0) = -inf) instead of Python's
   ZeroDivisionError; the interior point relies on inf/nan like the NumPy path does.
