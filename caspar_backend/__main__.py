@@ -1,4 +1,9 @@
-"""Command line: ``caspar demo``, ``caspar bench`` (also ``python -m caspar_backend ...``).
+"""Command line: ``caspar demo``, ``caspar warmup``, ``caspar bench`` (also ``python -m
+caspar_backend ...``).
+
+* ``caspar warmup`` compiles the compiled interior point's kernels for this machine
+  (:mod:`caspar_backend.compiled`; otherwise the first small solve starts it in the
+  background).
 
 * ``caspar demo`` runs :mod:`caspar_backend.adapters.casadi.demo`, imported only then
   (it needs casadi; the core imports neither casadi nor pyomo).
@@ -57,6 +62,19 @@ def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
         return 2
 
 
+def warmup() -> int:
+    """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled`."""
+    from .compiled import available
+
+    if not available():
+        print("caspar: caspar warmup needs numba (pip install 'caspar-backend[fast]')",
+              file=sys.stderr)
+        return 2
+    from .compiled.__main__ import main as compile_kernels
+
+    return compile_kernels([])
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # the runner owns its options: everything after 'bench' goes to it unparsed
@@ -71,12 +89,16 @@ def main(argv=None) -> int:
                    help="where caspar runs (auto: the GPU when usable)")
     d.add_argument("--batch", type=int, default=1000,
                    help="IK targets solved in one batch call (default 1000; 0: skip)")
+    sub.add_parser("warmup", help="compile the compiled interior point's kernels for this "
+                                  "machine now (about a minute, once; needs numba)")
     sub.add_parser("bench", add_help=False,
                    help="benchmark caspar against IPOPT on real models (needs a source "
                         "checkout; `caspar bench --help` for its options)")
     args = ap.parse_args(argv)
     if args.cmd == "demo":
         return demo(args.N, args.tol, args.device, args.batch)
+    if args.cmd == "warmup":
+        return warmup()
     return 2
 
 

@@ -331,6 +331,13 @@ class Problem:
                   (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
         # bad input is a ModelError naming the variables, before any work is done
         check_inputs(*bounds, x0, self.var_names, self.con_names)
+        # small problems on the CPU: the compiled interior point, when it applies
+        # (caspar_backend.compiled.dispatch; the same iterates as below)
+        from .compiled.dispatch import try_solve
+
+        res = try_solve(self, x0, p, bounds, options)
+        if res is not None:
+            return res
         # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
         ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
         res = solve_nlp(ev, *bounds, x0,

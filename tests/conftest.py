@@ -1,8 +1,28 @@
 """Shared pytest configuration: the ``gpu`` marker skips cleanly without CUDA, and the
 ``ipopt`` fixture gives :func:`tests.support.ipopt.solve` (skipping without CasADi, whose
-wheel bundles the IPOPT the tests compare with)."""
+wheel bundles the IPOPT the tests compare with).
+
+The compiled interior point (caspar_backend.compiled) solves small CPU problems once its
+kernels are compiled on the machine.  With numba installed the session compiles (or
+loads) them first, so that every test sees the same path from its start (no background
+compile finishing midway); CASPAR_TEST_COMPILED=0 leaves them out, and the general path
+then solves everything."""
+
+import os
 
 import pytest
+
+
+def pytest_configure(config):
+    os.environ.setdefault("CASPAR_BACKGROUND_COMPILE", "0")
+    if os.environ.get("CASPAR_TEST_COMPILED", "1") != "1":
+        return
+    from caspar_backend.compiled import available
+
+    if available():
+        from caspar_backend.compiled.dispatch import kernels_ready
+
+        kernels_ready(wait=True)
 
 
 def _gpu_usable() -> bool:

@@ -10,9 +10,9 @@ option the caller gave must be one the compiled path implements:
 * an option whose given value is the behaviour the compiled path has
   (:data:`SAME_BEHAVIOUR`), e.g. ``mu_strategy='monotone'`` or ``print_level=0``.
 
-Anything else -- and ``print_level`` left at its default 5, since the compiled path prints
-no iteration log -- makes :func:`unsupported_reason` return a reason, and the caller
-runs the general path.
+Anything else makes :func:`unsupported_reason` return a reason, and the caller runs the
+general path.  Output options are all implemented: the compiled path prints the general
+path's log and summary after the solve (:func:`.solve.solve_checked`).
 """
 from __future__ import annotations
 
@@ -31,9 +31,15 @@ IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
 
 #: option -> test of a value that behaves as the compiled path does
 SAME_BEHAVIOUR = {
-    "print_level": lambda v: v == 0,
+    "print_level": lambda v: True,              # the log is printed after the solve
+    "file_print_level": lambda v: True,
+    "output_file": lambda v: True,
+    "file_append": lambda v: True,
+    "stream": lambda v: True,
+    "print_frequency_iter": lambda v: True,
+    "print_user_options": lambda v: True,
     "sb": lambda v: True,                       # banner suppression: nothing is printed
-    "print_user_options": lambda v: not v,
+    "compiled_path": lambda v: True,            # how the caller got here
     "print_timing_statistics": lambda v: not v,
     "mu_strategy": lambda v: v == "monotone",
     "hessian_approximation": lambda v: v == "exact",
@@ -55,8 +61,6 @@ def unsupported_reason(opts) -> str:
     """'' if the compiled path implements every option of ``opts`` (validated
     :class:`~caspar_backend.solver.options.Options`), else the first reason."""
     user = opts.user
-    if "print_level" not in user and not SAME_BEHAVIOUR["print_level"](opts.print_level):
-        return f"print_level={opts.print_level} (the compiled path prints no log)"
     for name, value in user.items():
         if name in IMPLEMENTED:
             continue

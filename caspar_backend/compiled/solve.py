@@ -21,14 +21,25 @@ problem and bound structure; a solve allocates only its result arrays.
 """
 from __future__ import annotations
 
+import sys
 import threading
+import time
 import weakref
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..model import as_vector, check_inputs
-from ..solver.result import SolveResult
+from ..solver.compat import open_output
+from ..solver.interrupt import sigint_as_stop
+from ..solver.log import IterationLog, summary
+from ..solver.result import IterationRecord, SolveResult
 from ..solver.status import STATUSES
+from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
+                             OUT_N_OBJ, OUT_S_COMPL, OUT_S_CONSTR, OUT_S_DUAL, OUT_S_E0,
+                             OUT_S_OBJ, OUT_SIZE, OUT_U_COMPL, OUT_U_CONSTR, OUT_U_DUAL,
+                             TAGS)
+from .kernels.slots import OPT_MAX_ITER
 from .options import option_vector, resolve
 from .structure import bound_signature
 from .tape import Unsupported
@@ -36,6 +47,15 @@ from .tape import Unsupported
 #: kernel status code -> IPOPT status name (negative codes: ejected)
 STATUS_NAMES = {0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level",
                 2: "Diverging_Iterates", 3: "Maximum_Iterations_Exceeded"}
+STATUS_MAX_ITER = 3
+#: the time budget of one compiled solve, in seconds of a typical core: the kernel cannot
+#: be interrupted while it runs, so a longer solve goes to the general path (which answers
+#: Ctrl-C and time limits) after about this long -- see :func:`iteration_budget`
+TIME_BUDGET = 0.5
+#: seconds per iteration = ITER_FIXED + ITER_PER_UNIT * (nnz(K) + nnz(L) + dim(K)),
+#: measured on the compiled path (benchmarks/bench_compiled.py)
+ITER_FIXED = 10e-6
+ITER_PER_UNIT = 0.3e-6
 
 _layouts = weakref.WeakKeyDictionary()      # problem -> {bound signature: layout | None}
 _layouts_lock = threading.Lock()
@@ -71,6 +91,14 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
         return per.setdefault(sig, lay)
 
 
+def iteration_budget(lay) -> int:
+    """The iterations a compiled solve of this layout may take: about TIME_BUDGET seconds
+    by the per-iteration cost model above (at least 50)."""
+    sz = lay.sizes
+    units = sz["nnzK"] + sz["nnzL"] + sz["nkkt"]
+    return max(50, int(TIME_BUDGET / (ITER_FIXED + ITER_PER_UNIT * units)))
+
+
 def _thread_buffers(lay):
     bufs = _buffers.by_layout.get(lay)
     if bufs is None:
@@ -86,11 +114,13 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     ``Problem.solve``'s; an unknown name or a bad value raises OptionError, as there.
     Unlike ``Problem.solve`` this does not store ``p`` into the model.
 
-    Returns a :class:`~caspar_backend.solver.result.SolveResult` with x, f, g (n, m float64
-    arrays), lam_g, lam_x in CasADi's convention, status, iterations and message;
-    ``extra = {'path': 'compiled'}``; no timings, counts or history yet."""
-    from .kernels.ipm import solve_instance
-
+    Returns a :class:`~caspar_backend.solver.result.SolveResult` as ``Problem.solve``'s:
+    x, f, g (n, m float64 arrays), lam_g, lam_x in CasADi's convention, status,
+    iterations, message, history, counts, final_errors; ``timings`` has ``setup`` (this
+    call before the kernel), ``compiled`` (the kernel) and ``total`` only;
+    ``extra['path'] = 'compiled'``.  The iteration log and summary, when print_level
+    asks for them, are printed after the solve."""
+    t0 = time.perf_counter()
     problem._require_hessian("solve_compiled")
     opts, reason = resolve(options)
     if reason:
@@ -100,6 +130,16 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     bounds = [problem.model.validated_bounds(name, v) for name, v in
               (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
     check_inputs(*bounds, x0, problem.var_names, problem.con_names)
+    return solve_checked(problem, x0, p, bounds, opts, t0)
+
+
+def solve_checked(problem, x0, p, bounds, opts, t0):
+    """:func:`solve_compiled` after the inputs were checked (as ``Problem.solve`` checks
+    them): ``p`` (n_params,), ``x0`` (n,), ``bounds`` = [lbx, ubx, lbg, ubg] full
+    vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
+    :func:`.options.resolve` accepts, ``t0`` the caller's start (perf_counter)."""
+    from .kernels.ipm import solve_instance
+
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
     # read-only or strided array would be another Numba type, compiled again)
     x0, lbx, ubx, lbg, ubg = (np.array(v, np.float64) for v in (x0, *bounds))
@@ -110,32 +150,95 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
         return None
     Fb, Ib = _thread_buffers(lay)
     lay.p_of(Fb)[:] = p
-    code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, option_vector(opts),
-                                         x0, lbx, ubx, lbg, ubg)
-    if code < 0:
-        return None
-    status = STATUS_NAMES[int(code)]
+    max_iter = int(opts.max_iter)
+    cap = min(max_iter, iteration_budget(lay))
+    O = option_vector(opts)
+    if cap < max_iter:
+        O = O.copy()
+        O[OPT_MAX_ITER] = cap
+    hist = np.empty((cap + 1, HIST_COLUMNS))
+    out = np.empty(OUT_SIZE)
+    ctrl_c = SimpleNamespace(interrupted=False)
+    t1 = time.perf_counter()
+    with sigint_as_stop(ctrl_c):
+        code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx, ubx, lbg,
+                                             ubg, hist, out)
+    t2 = time.perf_counter()
+    iterations = int(iterations)
+    if ctrl_c.interrupted and code >= 0:
+        # Ctrl-C while the kernel ran (it cannot be stopped inside): the iterate reached
+        status = "User_Requested_Stop"
+    elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
+        return None                 # ejected, or past its time budget
+    elif out[OUT_N_INVALID] > 0 and (opts.print_level > 0 or opts.output_file):
+        return None                 # the general path logs each evaluation error by name
+    else:
+        status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
-    return SolveResult(x=x, f=float(f) * lay.sense, g=g, lam_g=lam_g, lam_x=lam_x,
-                       status=status, iterations=int(iterations),
-                       message=STATUSES[status].exit_message, extra=dict(path="compiled"))
+    f = float(f) * lay.sense
+    history = [IterationRecord(k, *(float(v) for v in hist[k, :HIST_LS]),
+                               int(hist[k, HIST_LS]), TAGS[int(hist[k, HIST_TAG])], False)
+               for k in range(iterations + 1)]
+    counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
+    uf = float(f) * lay.sense       # the log's unscaled objective: the minimized one
+    scaled = dict(obj=float(out[OUT_S_OBJ]), dual=float(out[OUT_S_DUAL]),
+                  constr=float(out[OUT_S_CONSTR]), compl=float(out[OUT_S_COMPL]),
+                  E0=float(out[OUT_S_E0]))
+    ud, uc, ucp = float(out[OUT_U_DUAL]), float(out[OUT_U_CONSTR]), float(out[OUT_U_COMPL])
+    unscaled = dict(obj=uf, dual=ud, constr=uc, compl=ucp, E0=max(ud, uc, ucp))
+    total = time.perf_counter() - t0
+    res = SolveResult(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
+                      iterations=iterations,
+                      message=STATUSES[status].exit_message
+                      + (" (interrupted while the compiled kernel ran)"
+                         if ctrl_c.interrupted else ""),
+                      timings=dict(setup=t1 - t0, compiled=t2 - t1, total=total),
+                      counts=counts, history=history,
+                      final_errors=dict(scaled=scaled, unscaled=unscaled),
+                      extra=dict(path="compiled", device="cpu", linear_solver="qdldl",
+                                 kkt_system="augmented", analysis_seconds=0.0))
+    _print(res, opts, scaled, unscaled)
+    return res
+
+
+def _print(res, opts, scaled, unscaled):
+    """The general path's output (driver.solve_nlp), after the solve: the user's options,
+    the iteration log, the summary."""
+    stream, out_file = open_output(opts, opts.stream if opts.stream is not None
+                                   else sys.stdout)
+    if stream is None:
+        return
+    try:
+        if opts.print_user_options and opts.user:
+            stream.write("List of user-set options:\n")
+            for k, v in opts.user.items():
+                stream.write(f"  {k:<40s} = {v!r}\n")
+        log = IterationLog(stream, opts.print_frequency_iter)
+        for rec in res.history:
+            log.iteration(rec)
+        summary(stream, res, scaled, unscaled, res.counts, res.timings,
+                STATUSES[res.status].exit_message, False)
+    finally:
+        if out_file is not None:
+            out_file.close()
 
 
 def warmup():
     """Compile the kernels for the argument types :func:`solve_compiled` passes, or load
     them from the cache (about a minute of CPU the first time on a machine, well under a
-    second after).  Returns the seconds it took."""
-    import time
-
+    second after), and record in the cache that they are complete
+    (:func:`.cache.mark_ready`).  Returns the seconds it took."""
     from numba import types
 
+    from .cache import mark_ready
     from .kernels.ipm import solve_instance
     from .kernels.qdldl import elimination_tree
 
     t0 = time.perf_counter()
-    f1, i1 = types.float64[::1], types.int64[::1]
+    f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
     elimination_tree.compile((types.int64, i1, i1, i1, i1, i1))
-    solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1))
+    solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1, f2, f1))
+    mark_ready()
     return time.perf_counter() - t0
 
 

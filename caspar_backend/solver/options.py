@@ -283,6 +283,15 @@ _ROWS = [
        "install when not usable) or 'auto' (CUDA when usable and n + m >= "
        "caspar_backend.device.AUTO_MIN_SIZE = 30,000, measured on an H200). "
        "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
+    _o("compiled_path", str, "auto", "caspar: solve on the CPU with the compiled interior "
+       "point (caspar_backend.compiled; needs numba, extra 'fast'): the same algorithm "
+       "and iterates as the general path without Python per iteration.  'auto': when "
+       "its kernels are compiled on this machine (in the background on first use, or "
+       "ahead by `caspar warmup`) and n + m <= caspar_backend.compiled.dispatch."
+       "AUTO_MAX_SIZE; 'yes': whenever it applies, compiling first if needed; 'no': "
+       "never.  Options, models and rare paths it does not implement (restoration, fixed "
+       "variables, time limits, ...) are solved by the general path.",
+       ("auto", "yes", "no")),
     _o("iteration_callback", object, None, "caspar: callable(ipm) called at the start of "
        "every iteration with the interior-point state (diagnostics and tests)."),
 ]

@@ -79,7 +79,9 @@ def bank_kkt():
             if p.name not in BANK_PROBLEMS:
                 continue
             seen.clear()
-            run_caspar(dict(p.build(), options=p.options), public=True)
+            # the general path's factorizations (the compiled path has its own QDLDL)
+            run_caspar(dict(p.build(), options=dict(p.options or {}, compiled_path="no")),
+                       public=True)
             groups = {}
             for s, v in seen:
                 key = (s.n, s.indptr.tobytes(), s.indices.tobytes())

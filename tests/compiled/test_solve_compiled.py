@@ -43,7 +43,7 @@ def test_ik_50_targets_identical_to_problem_solve(ik):
     _, _, problem = ik
     for t in arm_targets(50):
         r = solve_compiled(problem, X0, t, print_level=0)
-        e = problem.solve(x0=X0, p=t, print_level=0)
+        e = problem.solve(x0=X0, p=t, print_level=0, compiled_path="no")
         _same(r, e)
         assert r.extra["path"] == "compiled"
 
@@ -68,7 +68,7 @@ def test_bank_identical_to_problem_solve(ik, name):
     problem, d, bounds = _bank_problem(name)
     opts = dict(bp.options)
     r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0, **opts)
-    e = problem.solve(d["x0"], **bounds, print_level=0, **opts)
+    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no", **opts)
     _same(r, e)
     if bp.f_opt is not None:
         assert abs(r.f - bp.f_opt) <= 1e-6 * max(1.0, abs(bp.f_opt))
@@ -87,7 +87,7 @@ def test_ejected_solve_returns_none(ik, name):
     None, and the general path gives the answer."""
     problem, d, bounds = _bank_problem(name)
     assert solve_compiled(problem, d["x0"], None, **bounds, print_level=0) is None
-    e = problem.solve(d["x0"], **bounds, print_level=0)
+    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no")
     assert e.status in ("Infeasible_Problem_Detected", "Diverging_Iterates")
 
 
@@ -96,7 +96,7 @@ def test_exp_model_agrees_to_rounding(ik):
     a few arguments, so the answer agrees to rounding, not bit for bit."""
     problem, d, bounds = _bank_problem("hs034")
     r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0)
-    e = problem.solve(d["x0"], **bounds, print_level=0)
+    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no")
     assert (r.status, r.iterations) == (e.status, e.iterations)
     assert abs(r.f - e.f) <= 1e-12 * max(1.0, abs(e.f))
     np.testing.assert_allclose(r.x, e.x, rtol=1e-10)
@@ -107,10 +107,10 @@ def test_unsupported_option_returns_none(ik):
     t = arm_targets(1)[0]
     assert solve_compiled(problem, X0, t, print_level=0, mu_strategy="adaptive") is None
     assert solve_compiled(problem, X0, t, print_level=0, max_wall_time=10.0) is None
-    assert solve_compiled(problem, X0, t) is None          # default print_level=5: a log
     # an implemented option changes the solve as it changes Problem.solve's
     _same(solve_compiled(problem, X0, t, print_level=0, tol=1e-4, mu_init=0.01),
-          problem.solve(x0=X0, p=t, print_level=0, tol=1e-4, mu_init=0.01))
+          problem.solve(x0=X0, p=t, print_level=0, tol=1e-4, mu_init=0.01,
+                        compiled_path="no"))
 
 
 def test_unknown_option_raises_as_problem_solve(ik):
@@ -154,7 +154,7 @@ def test_one_compiled_signature_whatever_the_input_arrays(ik):
     lbx = np.array(bounds["lbx"], float)
     lbx.flags.writeable = False                                    # read-only
     r = solve_compiled(problem, x0, t, lbx=lbx, print_level=0)
-    e = problem.solve(x0=x0, p=t, lbx=lbx, print_level=0)
+    e = problem.solve(x0=x0, p=t, lbx=lbx, print_level=0, compiled_path="no")
     _same(r, e)
     assert len(solve_instance.signatures) == 1
 

@@ -487,7 +487,7 @@ def test_auto_runs_small_problems_on_cpu():
 
     prob = _chain_model(20)
     assert prob.n + prob.m < AUTO_MIN_SIZE
-    res = prob.solve(device="auto", print_level=0)
+    res = prob.solve(device="auto", print_level=0, compiled_path="no")
     assert res.success and res.extra["device"] == "cpu"
     assert set(res.timings) >= {"function_evaluations", "kkt_assembly",
                                 "kkt_factorization", "kkt_solve", "other", "total"}

@@ -18,41 +18,14 @@ constant for Numba).  Slicing allocates nothing.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 from numba import njit
 from numba.core import caching
 
-from ...version import __version__
-
-_PKG_DIR = Path(__file__).resolve().parent
-#: modules whose constants the kernels import (compile-time constants in the machine code)
-_CONSTANT_SOURCES = ("solver/linesearch.py", "solver/inertia.py", "linsolve/qdldl.py")
-
-
-def _sources_hash() -> str:
-    """sha256 (16 hex digits) of every kernel module and of :data:`_CONSTANT_SOURCES`: a
-    kernel's cached machine code inlines its callees from other modules and the constants
-    it imports, so a change of any of these files must invalidate every entry (Numba's own
-    stamp only watches the function's own file)."""
-    h = hashlib.sha256()
-    root = _PKG_DIR.parent.parent
-    for p in sorted(_PKG_DIR.glob("*.py")) + [root / c for c in _CONSTANT_SOURCES]:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-_STAMP = _sources_hash()
-
-
-def kernel_cache_dir() -> Path:
-    """``$CASPAR_CACHE_DIR/numba/<caspar version>-<sources hash>`` (default
-    ``~/.cache/caspar``): one directory per caspar version and kernel source."""
-    root = Path(os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
-    return root / "numba" / f"{__version__}-{_STAMP}"
+from ..cache import STAMP as _STAMP
+from ..cache import KERNEL_DIR as _PKG_DIR
+from ..cache import kernel_cache_dir
 
 
 class KernelCacheLocator(caching._CacheLocator):

@@ -1,5 +1,5 @@
 """The algorithm's constants, taken from the modules of the general path that define them
-(one source of truth; ``_jit._CONSTANT_SOURCES`` puts those files into the cache stamp,
+(one source of truth; ``compiled.cache.CONSTANT_SOURCES`` puts those files into the cache stamp,
 since Numba compiles a global's value into the machine code)."""
 from ...linsolve.qdldl import DENSE_PIVOTING_MAX_N  # noqa: F401
 from ...solver.inertia import (PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR,  # noqa: F401

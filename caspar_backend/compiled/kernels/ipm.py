@@ -14,14 +14,18 @@ from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .qdldl import ldl_factor
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
+from .record import *  # noqa: F401,F403 (Out fields, step tags)
+from .history import history_row
 from .slack_nlp import aty, nlp_first, nlp_hess, nlp_zeroth, set_x, slacks
 from .tape_eval import ev_first, ev_zeroth
 
 
 @kernel
-def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
+def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     """One solve from ``x0`` with bounds ``lbx, ubx`` (n,) and ``lbg, ubg`` (m,), the
     parameters already in slot F_P and the options in ``O`` (slots.OPTION_NAMES order).
+    The iteration history goes into ``Hist`` (R, HIST_COLUMNS), the evaluation counts
+    and final errors into ``Out`` (OUT_SIZE,) (:mod:`.record`).
 
     Returns ``(status, iterations, f)``: status 0 Solve_Succeeded, 1
     Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, or
@@ -63,6 +67,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     iL = _i(Ib, IO, I_LOWER_IDX)
     iU = _i(Ib, IO, I_UPPER_IDX)
     sL, sU, tmp = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
+    n_obj = 0
+    n_grad = 0
+    n_cons = 0
+    n_jac = 0
+    n_hess = 0
+    n_invalid = 0
     # ---------------------------------------------------------------- slack problem
     for i in range(n):
         if lbx[i] == ubx[i]:
@@ -80,6 +90,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     if O[OPT_NLP_SCALING_GRADIENT_BASED] == 1.0:
         gmax, gmin = O[OPT_NLP_SCALING_MAX_GRADIENT], O[OPT_NLP_SCALING_MIN_VALUE]
         ev_first(Fb, FO, Ib, IO, gradf, jv)
+        n_grad += 1
+        n_jac += 1 if m > 0 else 0
         gf = amax_abs(gradf, nx) if nx > 0 else 0.0
         if math.isfinite(gf) and gf > gmax:
             df *= max(gmin, gmax / gf)
@@ -124,6 +136,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         W[i] = x[i]
     if ns > 0:
         ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+        n_cons += 1
         for k in range(ns):
             W[nx + k] = dci[k] * _f(Fb, FO, F_G)[sr[k]]
     for j in range(nw):
@@ -143,9 +156,13 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         return -21, 0, np.nan
     # ---------------------------------------------------------------- initialize
     Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
+    n_obj += 1
+    n_cons += 1
     if not (math.isfinite(Fa[0]) and isfinite_all(H, m)):
         return -1, 0, np.nan
     nlp_first(Fb, FO, Ib, IO, W, G, JV)
+    n_grad += 1
+    n_jac += 1
     if not (isfinite_all(G, nw) and isfinite_all(JV, SI[SZ_NJ])):
         return -2, 0, np.nan
     for k in range(nL):
@@ -212,10 +229,19 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
     h2 = _f(Fb, FO, F_H_SOC)
     dzL2, dzU2 = _f(Fb, FO, F_DZL_SOC), _f(Fb, FO, F_DZU_SOC)
     status = -99
+    # the log line's values of the step that led to the current iterate
+    d_norm = 0.0
+    delta_w = 0.0
+    alpha_du = 0.0
+    alpha_pr = 0.0
+    n_ls = 0
+    tag = TAG_NONE
     while True:
         # ------------------------------------------------------------ termination
-        E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G,
-                                                       JV, mu)
+        E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
+            Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
+        history_row(Hist, it, Fa[0] / df_a[0], uconstr, sdual, mu, d_norm, delta_w, alpha_du,
+                    alpha_pr, n_ls, tag)
         if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
                 and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]):
             status = 0
@@ -246,7 +272,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
             if not active:
                 break
             if not first:
-                E0, Emu, udual, uconstr, ucompl, wmax = errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
+                E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
+                    Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
             first = False
             dec = active and (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu or tiny)
             if dec:
@@ -265,6 +292,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         for k in range(nU):
             sigma[iU[k]] += ZU[k] / sU[k]
         nlp_hess(Fb, FO, Ib, IO, W, Y, HV)
+        n_hess += 1
         if not isfinite_all(HV, SI[SZ_NH]):
             status = -2
             break
@@ -285,6 +313,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         if r < 0:
             status = r
             break
+        delta_w = st[1]
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
         eps = O[OPT_KKT_STATIC_REGULARIZATION]
         slow = rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and eps > SLOW_REFINEMENT_EPS_FLOOR and ratio <= RESIDUAL_RATIO_SINGULAR
@@ -309,6 +338,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
             v = abs(dW[i] / (1.0 + abs(W[i])))
             rel = v if i == 0 else nmax(rel, v)
         theta = sum_abs(H, m, tmp)
+        d_norm = amax_abs(dW, nw)
         phi, safe = barrier_phi(Fb, FO, Ib, IO, O, Fa[0], W, mu, _f(Fb, FO, F_SL_TRIAL), _f(Fb, FO, F_SU_TRIAL), tmp)
         if safe:
             status = -8
@@ -321,8 +351,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         LS[4] = 0.0
         if tiny:
             f_t, ok, _t, _p, _s = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
+            n_obj += 1
+            n_cons += 1
+            n_invalid += 0 if ok else 1
             if ok:
                 accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_TINY
                 LS[3] = 0.0
                 LS[4] = 1.0
                 moved = True
@@ -351,6 +385,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
                     break
                 ntr += 1
                 f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu)
+                n_obj += 1
+                n_cons += 1
+                n_invalid += 0 if ok else 1
                 if ok and safe_t:
                     ej = -8
                     break
@@ -363,6 +400,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
                                 ej = -20
                                 break
                         accept(Fb, FO, Ib, IO, O, alpha, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                        alpha_pr, alpha_du, n_ls = alpha, ad, ntr
+                        tag = TAG_F if kind == 1 else TAG_H
                         LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
                         moved = True
                         break
@@ -381,6 +420,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
                         a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
                                     ftb_idx(sU, dws, iU, -1.0, tau))
                         f2, ok2, theta2, phi2, safe2 = trial(Fb, FO, Ib, IO, O, W, a_soc, dws, wt, h2, mu)
+                        n_obj += 1
+                        n_cons += 1
+                        n_invalid += 0 if ok2 else 1
                         if not ok2:
                             break
                         if safe2:
@@ -396,6 +438,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
                                     ej = -20
                                     break
                             accept(Fb, FO, Ib, IO, O, a_soc, az, wt, f2, h2, dys, dzL2, dzU2, mu)
+                            alpha_pr, alpha_du, n_ls = a_soc, az, ntr
+                            tag = TAG_SOC_F if kind == 1 else TAG_SOC_H
                             done = True
                             break
                         if theta2 > O[OPT_KAPPA_SOC] * theta_old:
@@ -418,6 +462,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
                 break
         # ------------------------------------------------------------ derivatives
         nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W_NEW), _f(Fb, FO, F_JV_NEW))
+        n_grad += 1
+        n_jac += 1
         if not (isfinite_all(_f(Fb, FO, F_GRAD_W_NEW), nw) and isfinite_all(_f(Fb, FO, F_JV_NEW), SI[SZ_NJ])):
             status = -2
             break
@@ -427,26 +473,20 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
             JV[k] = _f(Fb, FO, F_JV_NEW)[k]
         it += 1
     # ---------------------------------------------------------------- result
+    Out[OUT_N_OBJ] = n_obj
+    Out[OUT_N_GRAD] = n_grad
+    Out[OUT_N_CONS] = n_cons
+    Out[OUT_N_JAC] = n_jac
+    Out[OUT_N_HESS] = n_hess
+    Out[OUT_S_OBJ] = Fa[0]
+    Out[OUT_S_DUAL] = sdual
+    Out[OUT_S_CONSTR] = nconstr
+    Out[OUT_S_COMPL] = scompl
+    Out[OUT_S_E0] = E0
+    Out[OUT_U_DUAL] = udual
+    Out[OUT_U_CONSTR] = uconstr
+    Out[OUT_U_COMPL] = ucompl
+    Out[OUT_N_INVALID] = n_invalid
     set_x(Fb, FO, Ib, IO, W)
     f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
     return status, it, f
-
-
-@kernel
-def solve_many(Fb, FO, Ib, IO, O, X0, P, lbx, ubx, lbg, ubg, status, iters, Xout, fout):
-    """B instances one after the other in one call (the CPU batch: no Python per
-    instance): row b of ``X0`` (B, n) and ``P`` (B, n_params) -> ``status[b]``,
-    ``iters[b]``, ``Xout[b]`` (B, n), ``fout[b]``, as :func:`solve_instance`.  On a GPU
-    this loop is the grid: one thread per instance, each with its own float workspace."""
-    n = _i(Ib, IO, I_SIZES)[SZ_N]
-    p = _f(Fb, FO, F_P)
-    x = _f(Fb, FO, F_X)
-    for b in range(X0.shape[0]):
-        for j in range(p.shape[0]):
-            p[j] = P[b, j]
-        st, it, f = solve_instance(Fb, FO, Ib, IO, O, X0[b], lbx, ubx, lbg, ubg)
-        status[b] = st
-        iters[b] = it
-        fout[b] = f
-        for j in range(n):
-            Xout[b, j] = x[j]

@@ -186,9 +186,11 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
 
 @kernel
 def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
-    """_factorize_with_inertia_correction; st = [delta_w_last]; returns 0 or -reason."""
+    """_factorize_with_inertia_correction; st = [delta_w_last, delta_w of this
+    factorization (0: none)]; returns 0 or -reason."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, N = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
+    st[1] = 0.0
     delta_w = 0.0
     delta_c = 0.0
     kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)
@@ -210,6 +212,7 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         ok = nzero == 0 and npos == nw and nneg == m
         if ok:
             st[0] = delta_w
+            st[1] = delta_w
             return 0
         zp = nzero > 0
         set_c = zp and delta_c == 0.0

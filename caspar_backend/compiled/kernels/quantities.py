@@ -92,7 +92,9 @@ def sum_abs(a, n, tmp):
 
 @kernel
 def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
-    """quantities.errors: (E0, Emu, udual, uconstr, ucompl, wmax)."""
+    """quantities.errors: (E0, Emu, udual, uconstr, ucompl, wmax, nconstr, dual, compl) --
+    the last three scaled: the slack problem's constraint violation (``nlp_constr``), the
+    dual infeasibility and the complementarity."""
     SI = _i(Ib, IO, I_SIZES)
     m, nw, nx, ns, nL, nU = SI[SZ_M], SI[SZ_NW], SI[SZ_NX], SI[SZ_NS], SI[SZ_NL], SI[SZ_NU]
     rd = _f(Fb, FO, F_DUAL_RES)
@@ -189,6 +191,6 @@ def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     df = _f(Fb, FO, F_OBJ_SCALE)[0]
     E0 = nmax(nmax(dual / sd, nconstr), compl / sc)
     Emu = nmax(nmax(dual / sd, constr), compl_mu / sc)
-    return E0, Emu, dual / df, uconstr, compl / df, wmax
+    return E0, Emu, dual / df, uconstr, compl / df, wmax, nconstr, dual, compl
 
 

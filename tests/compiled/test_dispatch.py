@@ -1,0 +1,165 @@
+"""Problem.solve and the compiled path (caspar_backend.compiled.dispatch): which solves it
+takes, and that a user sees the same thing either way -- status, iterations, x and f bit
+for bit, the multipliers, the iteration history, the evaluation counts, the final errors
+and the printed log -- against the general path (``compiled_path='no'``)."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
+from caspar_backend.compiled import cache, dispatch  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import _nlp  # noqa: E402
+
+X0 = np.array([0.1, 0.2, 0.3])
+
+
+@pytest.fixture(scope="module")
+def ik():
+    dispatch.kernels_ready(wait=True)
+    nlp, bounds = arm_ik()
+    return from_casadi(nlp, **bounds)
+
+
+def _solve_both(problem, *args, **kw):
+    """(compiled run, general run), each (result, printed text without the timing)."""
+    out = []
+    for mode in ("yes", "no"):
+        s = io.StringIO()
+        r = problem.solve(*args, stream=s, compiled_path=mode, **kw)
+        # all but the timing and the options that differ between the two runs
+        text = "\n".join(line for line in s.getvalue().splitlines()
+                         if not line.startswith("Total seconds")
+                         and line.split()[:1] not in (["stream"], ["compiled_path"]))
+        out.append((r, text))
+    return out
+
+
+def _assert_same(a, b):
+    (r, log_r), (e, log_e) = a, b
+    assert r.extra["path"] == "compiled" and "path" not in e.extra
+    assert (r.status, r.iterations, r.f) == (e.status, e.iterations, e.f)
+    np.testing.assert_array_equal(r.x, e.x)
+    np.testing.assert_allclose(r.lam_g, e.lam_g, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.lam_x, e.lam_x, rtol=1e-9, atol=1e-12)
+    assert r.history == e.history
+    assert r.counts == e.counts
+    assert r.final_errors == e.final_errors
+    assert log_r == log_e
+
+
+def test_ik_default_options_compiled_with_the_general_paths_log(ik):
+    for t in arm_targets(5):
+        _assert_same(*_solve_both(ik, x0=X0, p=t))
+
+
+BANK = {b.name: b for b in bank(include_slow=False)}
+#: models with exp: NumPy's SIMD exp and libm's differ in the last bit on a few arguments
+ROUNDING_ONLY = {"hs034"}
+
+
+def _bank_problem(name):
+    d = BANK[name].build()
+    return from_casadi(_nlp(d), **{k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}), d
+
+
+@pytest.mark.parametrize("name", sorted(BANK))
+def test_bank_problems_same_log_and_statistics(ik, name):
+    problem, d = _bank_problem(name)
+    both = _solve_both(problem, d["x0"], print_user_options=True, print_frequency_iter=3,
+                       **dict(BANK[name].options))
+    (r, _), (e, _) = both
+    if r.extra.get("path") != "compiled":
+        pytest.skip(f"{name} leaves the compiled path (a rare path or its time budget)")
+    if name in ROUNDING_ONLY:
+        assert (r.status, r.iterations) == (e.status, e.iterations)
+        assert abs(r.f - e.f) <= 1e-12 * max(1.0, abs(e.f))
+        return
+    _assert_same(*both)
+
+
+def test_auto_takes_small_problems_only(ik, monkeypatch):
+    r = ik.solve(x0=X0, p=arm_targets(1)[0], print_level=0)
+    assert r.extra["path"] == "compiled"
+    assert "path" not in ik.solve(x0=X0, p=arm_targets(1)[0], print_level=0,
+                                  compiled_path="no").extra
+    monkeypatch.setattr(dispatch, "AUTO_MAX_SIZE", ik.n + ik.m - 1)
+    assert "path" not in ik.solve(x0=X0, p=arm_targets(1)[0], print_level=0).extra
+    # 'yes' ignores the size
+    assert ik.solve(x0=X0, p=arm_targets(1)[0], print_level=0,
+                    compiled_path="yes").extra["path"] == "compiled"
+
+
+def test_options_it_does_not_implement_go_to_the_general_path(ik):
+    t = arm_targets(1)[0]
+    for opts in (dict(mu_strategy="adaptive"), dict(max_wall_time=10.0),
+                 dict(iteration_callback=lambda ipm: None),
+                 dict(hessian_approximation="limited-memory")):
+        r = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes", **opts)
+        assert "path" not in r.extra, opts
+
+
+def test_long_solves_leave_for_the_general_path(ik):
+    """A compiled solve cannot be interrupted, so it runs within a time budget
+    (solve.iteration_budget); a solve needing more iterations is the general path's, from
+    the start, with the same answer a budget-free run would give."""
+    from caspar_backend.compiled.solve import iteration_budget, layout_for
+
+    problem, d = _bank_problem("chained_rosenbrock_100")
+    lay = layout_for(problem, *(np.asarray(problem.model.validated_bounds(k, None), float)
+                                for k in ("lbx", "ubx", "lbg", "ubg")))
+    budget = iteration_budget(lay)
+    within = problem.solve(d["x0"], print_level=0, tol=0.0, acceptable_iter=0,
+                           max_iter=budget)
+    assert within.extra["path"] == "compiled"
+    assert within.status == "Maximum_Iterations_Exceeded" and within.iterations == budget
+    beyond = problem.solve(d["x0"], print_level=0, tol=0.0, acceptable_iter=0,
+                           max_iter=budget + 1)
+    assert "path" not in beyond.extra and beyond.iterations == budget + 1
+
+
+def test_evaluation_errors_with_a_log_go_to_the_general_path(ik):
+    """The general path names the function in "Cutting back alpha due to evaluation
+    error"; silent solves keep the compiled path."""
+    import casadi as ca
+
+    x = ca.SX.sym("x")
+    problem = from_casadi({"x": x, "f": (x - 2) ** 2 + ca.log(x)}, lbx=[-10.0], ubx=[10.0])
+    s = io.StringIO()
+    r = problem.solve(x0=[0.5], stream=s, compiled_path="yes", bound_push=1e-12)
+    quiet = problem.solve(x0=[0.5], print_level=0, compiled_path="yes", bound_push=1e-12)
+    general = problem.solve(x0=[0.5], print_level=0, compiled_path="no", bound_push=1e-12)
+    assert (quiet.status, quiet.iterations, quiet.f) == (general.status, general.iterations,
+                                                         general.f)
+    if "Cutting back alpha" in s.getvalue():
+        assert "path" not in r.extra
+        assert quiet.extra["path"] == "compiled"
+
+
+def test_ready_marker_and_background_compile_rules(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    assert not cache.is_ready()
+    cache.mark_ready()
+    assert cache.is_ready()
+    assert cache.kernel_cache_dir().parent == tmp_path / "numba"
+    # disabled by the environment, or another process compiling: nothing is started
+    monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "0")
+    assert dispatch.start_background_compile() is False
+    monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "1")
+    (cache.kernel_cache_dir() / "compiling").write_text("123")
+    assert dispatch.start_background_compile() is False
+
+
+def test_caspar_warmup_command(ik, capsys):
+    from caspar_backend.__main__ import main
+
+    assert main(["warmup"]) == 0
+    assert "compiled kernels ready" in capsys.readouterr().out
+    assert cache.is_ready()
+    assert os.environ.get("CASPAR_BACKGROUND_COMPILE") == "0"     # conftest's
