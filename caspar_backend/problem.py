@@ -336,13 +336,12 @@ class Problem:
         from .compiled.dispatch import try_solve
 
         res = try_solve(self, x0, p, bounds, options)
-        if res is not None:
-            return res
-        # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-        ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
-        res = solve_nlp(ev, *bounds, x0,
-                        lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
-                        con_names=self.con_names, options=options)
+        if res is None:
+            # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
+            ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
+            res = solve_nlp(ev, *bounds, x0,
+                            lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
+                            con_names=self.con_names, options=options)
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

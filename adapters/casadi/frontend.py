@@ -318,15 +318,24 @@ class NlpsolCore:
         s_lbx, s_ubx, s_lbg, s_ubg, s_lx0, s_lg0 = bounds
         opts = dict(self.solver_options)
         opts.pop("device", None)
-        ev = pr.evaluator(self.device, p=p)
         if self.derivatives.functions:
             self.derivatives.check_once(pr.evaluator("cpu", p=p), x0, p)
-        if self.iteration is not None:
-            opts["iteration_callback"] = self._hook(opts.get("iteration_callback"), merged, p)
-        res = solve_nlp(ev, s_lbx, s_ubx, s_lbg, s_ubg, x0,
-                        lam_g0=s_lg0 if self.warm_start else None,
-                        lam_x0=s_lx0 if self.warm_start else None,
-                        var_names=pr.var_names, con_names=pr.con_names, options=opts)
+        res = None
+        if self.device == "cpu" and self.iteration is None:
+            # small problems: the compiled interior point (the same iterates; None when
+            # it does not apply -- caspar_backend.compiled.dispatch)
+            from caspar_backend.compiled.dispatch import try_solve
+
+            res = try_solve(pr, np.asarray(x0, float), np.asarray(p, float),
+                            [s_lbx, s_ubx, s_lbg, s_ubg], opts)
+        if res is None:
+            if self.iteration is not None:
+                opts["iteration_callback"] = self._hook(opts.get("iteration_callback"),
+                                                        merged, p)
+            res = solve_nlp(pr.evaluator(self.device, p=p), s_lbx, s_ubx, s_lbg, s_ubg, x0,
+                            lam_g0=s_lg0 if self.warm_start else None,
+                            lam_x0=s_lx0 if self.warm_start else None,
+                            var_names=pr.var_names, con_names=pr.con_names, options=opts)
         if merged is not None and merged.infeasible[0]:
             res = mark_infeasible(res, merged.infeasible)
         f = float(res.f) * pr.model.sense

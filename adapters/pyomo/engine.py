@@ -388,16 +388,25 @@ class _Engine:
         problem = c.problem
         writer = _TeeWriter(tee_streams)
         problem.p = data.p
-        # an evaluator of its own for this solve's p (Problem.solve's thread-safety rule)
-        ev = problem.evaluator(prep.device, p=data.p)
         opts = dict(prep.options)
         opts["stream"] = writer
-        # solve_nlp, not Problem.solve: the bounds just re-read from the model
-        # (refresh) must be used, and f stays in the minimization form s*F
-        result = solve_nlp(ev, data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
-                           lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
-                           var_names=problem.var_names, con_names=problem.con_names,
-                           options=opts)
+        result = None
+        if prep.device == "cpu":
+            # small problems: the compiled interior point (the same iterates; None when
+            # it does not apply -- caspar_backend.compiled.dispatch)
+            from caspar_backend.compiled.dispatch import try_solve
+
+            result = try_solve(problem, data.x0, data.p,
+                               [data.lbx, data.ubx, data.lbg, data.ubg], opts)
+        if result is None:
+            # an evaluator of its own for this solve's p (Problem.solve's thread-safety
+            # rule).  solve_nlp, not Problem.solve: the bounds just re-read from the
+            # model (refresh) must be used, and f stays in the minimization form s*F
+            ev = problem.evaluator(prep.device, p=data.p)
+            result = solve_nlp(ev, data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
+                               lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
+                               var_names=problem.var_names, con_names=problem.con_names,
+                               options=opts)
         writer.flush()
         row = pyomo_status(result.status)
         solution = None

@@ -38,9 +38,10 @@ _started = False            # this process started a background compile
 
 
 def try_solve(problem, x0, p, bounds, options):
-    """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` of
-    ``Problem.solve`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg]) and
-    the user's ``options`` (a dict, not changed), or None (module docstring)."""
+    """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` for
+    ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
+    vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
+    convention (``f`` the minimized objective), or None (module docstring)."""
     t0 = time.perf_counter()
     mode = options.get("compiled_path", "auto")
     if mode == "no" or problem.extended is not None:

@@ -21,6 +21,7 @@ problem and bound structure; a solve allocates only its result arrays.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -130,14 +131,19 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     bounds = [problem.model.validated_bounds(name, v) for name, v in
               (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
     check_inputs(*bounds, x0, problem.var_names, problem.con_names)
-    return solve_checked(problem, x0, p, bounds, opts, t0)
+    res = solve_checked(problem, x0, p, bounds, opts, t0)
+    if res is not None and problem.model.sense == -1:      # the model minimizes -f
+        res = dataclasses.replace(res, f=-res.f)
+    return res
 
 
 def solve_checked(problem, x0, p, bounds, opts, t0):
     """:func:`solve_compiled` after the inputs were checked (as ``Problem.solve`` checks
     them): ``p`` (n_params,), ``x0`` (n,), ``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
-    :func:`.options.resolve` accepts, ``t0`` the caller's start (perf_counter)."""
+    :func:`.options.resolve` accepts, ``t0`` the caller's start (perf_counter).  As
+    ``solve_nlp``'s, the result's ``f`` is the minimized objective (``-f`` where the
+    model maximizes f)."""
     from .kernels.ipm import solve_instance
 
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
@@ -175,12 +181,12 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
-    f = float(f) * lay.sense
+    f = float(f)
     history = [IterationRecord(k, *(float(v) for v in hist[k, :HIST_LS]),
                                int(hist[k, HIST_LS]), TAGS[int(hist[k, HIST_TAG])], False)
                for k in range(iterations + 1)]
     counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
-    uf = float(f) * lay.sense       # the log's unscaled objective: the minimized one
+    uf = f                          # the log's unscaled objective: the minimized one
     scaled = dict(obj=float(out[OUT_S_OBJ]), dual=float(out[OUT_S_DUAL]),
                   constr=float(out[OUT_S_CONSTR]), compl=float(out[OUT_S_COMPL]),
                   E0=float(out[OUT_S_E0]))
