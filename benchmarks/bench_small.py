@@ -15,10 +15,10 @@
    microseconds per iteration, and Python function calls per caspar solve.
 
 2. **The problem bank** (``tests/support/problem_bank.py``) one problem at a time: the
-   problem compiled once (caspar: ``from_casadi(...).evaluator()`` and ``solve_nlp``, the
-   harness's path; IPOPT: ``casadi.nlpsol`` built once), the solve timed ``--repeats``
-   times; printed: the median over problems of the ratio of median solve times
-   caspar / IPOPT.
+   problem compiled once (caspar: ``from_casadi(...)`` and ``Problem.solve``, the compiled
+   interior point where it applies -- the path is printed; IPOPT: ``casadi.nlpsol``
+   built once), the solve timed ``--repeats`` times; printed: the median over problems
+   of the ratio of median solve times caspar / IPOPT.
 
 Timings are medians over repeats on a shared machine: compare ratios within one run.
 """
@@ -119,15 +119,15 @@ def bench_ik(n_targets, repeats):
 def bench_bank(repeats):
     import casadi as ca
 
-    from caspar_backend.solver import solve_nlp
+    from caspar_backend import from_casadi
     from tests.support.problem_bank import bank
-    from tests.support.solver_harness import _nlp, make_evaluator
+    from tests.support.solver_harness import _nlp
 
     ratios, rows = [], []
     for p in bank(include_slow=False):
         d = dict(p.build(), options=p.options)
         opts = dict(p.options)
-        ev = make_evaluator(d)
+        problem = from_casadi(_nlp(d))
         c_opts = {"print_level": 0, **opts}
         S = ca.nlpsol("S", "ipopt", _nlp(d), {
             "ipopt": {"print_level": 0, "sb": "yes",
@@ -140,7 +140,8 @@ def bench_bank(repeats):
         tc, ti = [], []
         for _ in range(repeats):
             t0 = time.perf_counter()
-            r = solve_nlp(ev, d["lbx"], d["ubx"], d["lbg"], d["ubg"], d["x0"], options=c_opts)
+            r = problem.solve(d["x0"], lbx=d["lbx"], ubx=d["ubx"], lbg=d["lbg"],
+                              ubg=d["ubg"], **c_opts)
             tc.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             S(**args)
@@ -148,11 +149,13 @@ def bench_bank(repeats):
         ratio = np.median(tc) / np.median(ti)
         ratios.append(ratio)
         rows.append((p.name, r.iterations, S.stats()["iter_count"], np.median(tc), np.median(ti),
-                     ratio))
+                     ratio, (r.extra or {}).get("path", "general")))
     print(f"\nbank ({len(rows)} problems, median of {repeats} solves each)")
-    for name, itc, iti, tc, ti, ratio in rows:
+    for name, itc, iti, tc, ti, ratio, path in rows:
         print(f"  {name:24s} it {itc:4d}/{iti:<4d} caspar {1e3 * tc:8.2f} ms  "
-              f"ipopt {1e3 * ti:8.2f} ms  ratio {ratio:6.2f}")
+              f"ipopt {1e3 * ti:8.2f} ms  ratio {ratio:6.2f}  {path}")
+    n_comp = sum(r[-1] == "compiled" for r in rows)
+    print(f"compiled path on {n_comp}/{len(rows)} problems")
     print(f"bank median ratio caspar/ipopt: {np.median(ratios):.2f} "
           f"(p25 {np.percentile(ratios, 25):.2f}, p75 {np.percentile(ratios, 75):.2f})")
 
