@@ -480,7 +480,9 @@ class NlpsolCore:
         z = np.concatenate([x, p])
         gz = np.asarray(ev.grad(z), float)
         if self.m:
-            gz = gz + ev.jac(z).T @ lam_g
+            # J^T lam_g from the COO values: no sparse matrix built per solve
+            vals = np.asarray(ev.jac_values(z), float) * np.asarray(lam_g, float)[ev.jac_rows]
+            gz = gz + np.bincount(ev.jac_cols, vals, minlength=len(gz))
         return -gz[self.n:]
 
     def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
