@@ -67,7 +67,7 @@ def warmup() -> int:
     from .compiled import available
 
     if not available():
-        print("caspar: caspar warmup needs numba (pip install 'caspar-backend[fast]')",
+        print("caspar: caspar warmup needs numba (pip install 'numba>=0.60,<0.70')",
               file=sys.stderr)
         return 2
     from .compiled.__main__ import main as compile_kernels

@@ -1,10 +1,11 @@
 """The compiled per-instance interior point (issues 21/22): caspar's interior point for
 one instance, compiled by Numba once per machine, for small problems at IPOPT's pace.
 
-``solve_compiled(problem, x0, p, lbx, ubx, lbg, ubg, **options)`` -> ``SolveResult`` or
-``None`` (the general path must solve).  Needs the optional extra ``caspar-backend[fast]``
-(numba); importing this package does not import Numba.  Not yet called by
-``Problem.solve``.
+``Problem.solve``, CasADi's ``nlpsol`` and the Pyomo solvers take it for small CPU solves
+(:mod:`.dispatch`, option ``compiled_path``).  ``solve_compiled(problem, x0, p, lbx, ubx,
+lbg, ubg, **options)`` -> ``SolveResult`` or ``None`` (the general path must solve) is
+the direct entry.  Needs numba (a dependency; without it the general path solves);
+importing this package does not import Numba.
 
 Modules: :mod:`.tape` (model -> tapes), :mod:`.structure` (bound structure, KKT pattern
 in QDLDL's order), :mod:`.workspace_layout` (the flat buffers), :mod:`.options` (which

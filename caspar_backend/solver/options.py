@@ -284,7 +284,7 @@ _ROWS = [
        "caspar_backend.device.AUTO_MIN_SIZE = 30,000, measured on an H200). "
        "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
     _o("compiled_path", str, "auto", "caspar: solve on the CPU with the compiled interior "
-       "point (caspar_backend.compiled; needs numba, extra 'fast'): the same algorithm "
+       "point (caspar_backend.compiled; with numba): the same algorithm "
        "and iterates as the general path without Python per iteration.  'auto': when "
        "its kernels are compiled on this machine (in the background on first use, or "
        "ahead by `caspar warmup`) and n + m <= caspar_backend.compiled.dispatch."
