@@ -23,6 +23,8 @@ _LAZY = {
     "Opti": ("caspar_backend.adapters.casadi.opti", "Opti"),
     "OptiSol": ("caspar_backend.adapters.casadi.opti", "OptiSol"),
     "least_squares": ("caspar_backend.adapters.casadi.least_squares", "least_squares"),
+    "load": ("caspar_backend.adapters.casadi.casadi_loader", "load"),
+    "deserialize": ("caspar_backend.adapters.casadi.casadi_loader", "deserialize"),
 }
 
 __all__ = sorted(_LAZY)

@@ -168,6 +168,9 @@ class NlpsolCore:
         from .nlp import from_casadi
 
         self.name = name
+        #: the options as given (what a serialized Function stores: .nlpsol_serial)
+        self.opts = dict(opts)
+        self._saved_form = None
         self.front, solver, self.warm_start = validate_options(opts)
         self.solver_options = solver
         if self.front["client"] is not None:
@@ -282,6 +285,15 @@ class NlpsolCore:
                               {"default_in": list(DEFAULT_IN)})
         return NlpsolFunction(wrapper, cb, self, size=size, sink=sink,
                               plain=not (reduce_in or reduce_out))
+
+    def saved_form(self) -> dict:
+        """What the solver Callback carries for casadi's serialization
+        (:func:`.nlpsol_serial.record`), made once."""
+        if self._saved_form is None:
+            from .nlpsol_serial import record
+
+            self._saved_form = record(self.name, self.nlp, self.opts)
+        return self._saved_form
 
     # ---------------------------------------------------------------- checks
     def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
@@ -496,3 +508,10 @@ class NlpsolCore:
         self._sens_cache = (key, sens)
         return sens
 
+
+
+# casadi.Function.load of a Function holding this solver needs caspar's reader in casadi's
+# table (.casadi_loader): installed with the front-end, built once per machine
+from . import casadi_loader as _casadi_loader  # noqa: E402
+
+_casadi_loader.try_install()
