@@ -25,13 +25,14 @@ hook to write its own body (casadi/core/callback.hpp has none).
   system C++ compiler against the casadi wheel's public headers, cached under
   ``$CASPAR_CACHE_DIR/casadi``) adds the ``CallbackInternal`` entry to casadi's table.
   Its reader consumes the common body exactly as casadi's deserializing constructor
-  does, takes the record, and calls :func:`.nlpsol_serial.restore` (through ctypes),
+  does, takes the record, and calls :func:`.nlpsol_load.restore` (through ctypes),
   which compiles the problem again and returns the new solver Callback to casadi.  A
   Callback without the record (a user's own) still fails, with casadi's message.
 
 So ``casadi.Function.load(path)`` works in any process where this loader is installed:
 importing caspar's CasADi front-end (``from caspar_backend.casadi import nlpsol``, or
-:func:`caspar_backend.casadi.load`) installs it, building the library on first use.
+:func:`caspar_backend.casadi.load`: :mod:`.nlpsol_load`) installs it, building the
+library on first use.
 A process that never imports caspar sees casadi's error.  Needs: a C++ compiler
 (``$CXX``, else ``c++``/``g++``/``clang++``) the first time on a machine; Linux or macOS.
 """
@@ -61,7 +62,7 @@ class LoaderError(CasparError, RuntimeError):
 _RESTORE_T = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
                               ctypes.POINTER(ctypes.c_void_p))
 _lock = threading.Lock()
-_state: dict = {"lib": None, "hook": None, "error": None}
+_state: dict = {"lib": None, "hook": None, "restore": None, "error": None}
 
 
 def _casadi_dirs() -> tuple[Path, Path]:
@@ -116,12 +117,11 @@ def build() -> Path:
 
 
 def _restore(payload, name, out) -> int:
-    """ctypes entry called by the C++ reader: rebuild the solver, hand casadi a pointer
-    to its ``casadi::Function``.  Never lets an exception cross into C++."""
+    """ctypes entry called by the C++ reader: rebuild the node (the ``restore`` given
+    to :func:`install`), hand casadi SWIG's pointer to its ``casadi::Callback``.  Never
+    lets an exception cross into C++."""
     try:
-        from .nlpsol_serial import restore
-
-        cb = restore(payload.decode(), name.decode())
+        cb = _state["restore"](payload.decode(), name.decode())
         out[0] = int(cb.this)
         return 0
     except BaseException as e:          # noqa: BLE001 - reported through casadi
@@ -130,12 +130,14 @@ def _restore(payload, name, out) -> int:
         return 1
 
 
-def install(build_if_missing: bool = True) -> bool:
-    """Add caspar's reader to casadi's table (idempotent).  ``build_if_missing=False``:
-    only when the library is already built (no compiler run).  Returns whether the
-    loader is installed; raises :class:`LoaderError` when it was asked to build and
-    could not."""
+def install(restore, build_if_missing: bool = True) -> bool:
+    """Add caspar's reader to casadi's table (idempotent); ``restore(payload, name)``
+    rebuilds a node from its record (casadi's string serialization of the record's
+    dict) and returns its ``casadi.Callback``.  ``build_if_missing=False``: only when
+    the library is already built (no compiler run).  Returns whether the loader is
+    installed; raises :class:`LoaderError` when it was asked to build and could not."""
     with _lock:
+        _state["restore"] = restore
         if _state["lib"] is not None:
             return True
         path = library_path()
@@ -157,45 +159,12 @@ def installed() -> bool:
     return _state["lib"] is not None
 
 
-def try_install() -> None:
-    """:func:`install` where it can be done silently (front-end import): a failure is
-    kept for :func:`install` to raise when loading is asked for."""
+def try_install(restore) -> None:
+    """:func:`install` where it must not fail (front-end import): a failure is kept in
+    ``_state['error']``; loading then raises casadi's error, and an explicit
+    :func:`install` the reason."""
     try:
-        install()
+        install(restore)
     except (LoaderError, OSError) as e:
         _state["error"] = e
 
-
-# ---------------------------------------------------------------------- front doors
-def load(path):
-    """``casadi.Function.load(path)`` with caspar's loader installed (built if needed).
-    A file holding an nlpsol Function itself gives back an
-    :class:`~.nlpsol_function.NlpsolFunction` (``stats()``, ``problem``, batched
-    ``map``) -- what ``nlpsol`` returned before saving; any other Function (e.g. one
-    calling the solver) is returned as casadi loads it."""
-    import casadi as ca
-
-    return _loaded(lambda: ca.Function.load(str(path)))
-
-
-def deserialize(data: str):
-    """:func:`load` for the string of ``Function.serialize()``."""
-    import casadi as ca
-
-    return _loaded(lambda: ca.Function.deserialize(data))
-
-
-def _loaded(read):
-    from .nlpsol_function import NlpsolFunction
-    from .nlpsol_io import NLPSOL_IN
-    from .nlpsol_serial import RESTORED
-
-    install()
-    before = len(RESTORED)
-    fn = read()
-    new = RESTORED[before:]
-    if (len(new) == 1 and fn.is_a("MXFunction") and fn.name() == new[0].name()
-            and tuple(fn.name_in()) == NLPSOL_IN):
-        solver = new[0]
-        return NlpsolFunction(fn, solver._callback, solver._core)
-    return fn

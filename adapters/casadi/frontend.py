@@ -56,10 +56,10 @@ shapes casadi's own evaluation gives; ``stats()`` then describes the batch
 that batch is solved in chunks on the cluster's workers
 (:mod:`caspar_backend.batch.distributed`), with the same results.
 
+``S.save``/``serialize`` and ``casadi.Function.load`` work as for ipopt (:mod:`.nlpsol_load`).
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
-builds them as MX graphs), ``save``/``serialize``/code
-generation of the Function (a Python callback cannot be serialized), and parallel
+builds them as MX graphs), code generation (a Python callback has no C code), and parallel
 evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
 e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
 ``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device chosen once at construction (``'caspar':
@@ -168,9 +168,8 @@ class NlpsolCore:
         from .nlp import from_casadi
 
         self.name = name
-        #: the options as given (what a serialized Function stores: .nlpsol_serial)
-        self.opts = dict(opts)
-        self._saved_form = None
+        #: the options as given, and the record a saved Function stores (.nlpsol_serial)
+        self.opts, self._saved_form = dict(opts), None
         self.front, solver, self.warm_start = validate_options(opts)
         self.solver_options = solver
         if self.front["client"] is not None:
@@ -285,15 +284,6 @@ class NlpsolCore:
                               {"default_in": list(DEFAULT_IN)})
         return NlpsolFunction(wrapper, cb, self, size=size, sink=sink,
                               plain=not (reduce_in or reduce_out))
-
-    def saved_form(self) -> dict:
-        """What the solver Callback carries for casadi's serialization
-        (:func:`.nlpsol_serial.record`), made once."""
-        if self._saved_form is None:
-            from .nlpsol_serial import record
-
-            self._saved_form = record(self.name, self.nlp, self.opts)
-        return self._saved_form
 
     # ---------------------------------------------------------------- checks
     def check_inputs(self, x0, p, lbx, ubx, lbg, ubg) -> None:
@@ -507,11 +497,3 @@ class NlpsolCore:
                               min_lam=self.front["min_lam"])
         self._sens_cache = (key, sens)
         return sens
-
-
-
-# casadi.Function.load of a Function holding this solver needs caspar's reader in casadi's
-# table (.casadi_loader): installed with the front-end, built once per machine
-from . import casadi_loader as _casadi_loader  # noqa: E402
-
-_casadi_loader.try_install()

@@ -15,7 +15,7 @@ from .nlpsol_batch import MapStats, map_request
 from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of
 from .nlpsol_io import vec as _vec
-from .nlpsol_serial import KEY
+from .nlpsol_serial import KEY, saved_form
 
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
@@ -35,7 +35,7 @@ class SolverCallback(NlpsolSignature, ca.Callback):
         self._derivatives = {}          # keeps derivative callbacks alive (frontend.py doc)
         # the problem and options ride along in an option casadi serializes and otherwise
         # ignores (jit is off), so that a saved Function can be loaded (.casadi_loader)
-        self.construct(name, {"jit_options": {KEY: core.saved_form()}})
+        self.construct(name, {"jit_options": {KEY: saved_form(core)}})
 
     def get_sparsity_in(self, i):
         return self.core.sparsity_in(i)

@@ -12,9 +12,16 @@ why and the reading side: :mod:`.casadi_loader`):
 * ``options``: ``opts`` as JSON, with every casadi Function in it (``grad_f``,
   ``jac_g``, ``hess_lag``, ``iteration_callback``) replaced by a reference into
   ``functions``; numpy values as lists and floats;
-* ``format``: :data:`FORMAT`.
+* ``format``: :data:`FORMAT`; ``uid``: a random id of the compiled problem;
+* in the node of a mapped Function (``S.map(B)``) also ``batch``: B; in a derivative
+  node (a graph holding ``jacobian(S(...)['x'], p)``, say) ``derivative``:
+  ``[kind, k, name, inames, onames]`` (kind ``'fwd'`` or ``'rev'``, k directions).
 
-:func:`restore` reverses it: the problem's expressions are rebuilt by calling ``nlp`` on
+Nodes with one ``uid`` share one compiled problem when loaded (the solver node of a graph
+and its derivative nodes, or a Function loaded twice): the first one compiles it, in
+the process that saved it no one does (the original is still there).
+
+:func:`.nlpsol_load.restore` reverses it: the problem's expressions are rebuilt by calling ``nlp`` on
 its own input symbols (inlined, so an MX problem keeps its calls and maps), and
 ``NlpsolCore(name, nlp, opts)`` compiles the problem as ``nlpsol`` did.  The solve is
 therefore the one a fresh ``nlpsol`` call gives: same iterates, same answer.
@@ -29,7 +36,9 @@ be loaded (casadi's own limit, also with IPOPT).
 from __future__ import annotations
 
 import json
+import uuid
 import warnings
+import weakref
 
 import numpy as np
 
@@ -45,12 +54,12 @@ KEY = "caspar_nlpsol"
 DROPPABLE = ("client",)
 _FUNCTION = "__casadi_function__"
 
-#: the nlpsol Functions rebuilt by loads in this process, oldest first
-RESTORED: list = []
+#: uid -> NlpsolCore, for every core saved or loaded in this process
+_CORES: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
 def record(name: str, nlp: dict, opts: dict) -> dict:
-    """The record stored in the solver Callback (module doc)."""
+    """The record stored in the solver Callback (module doc), with a new ``uid``."""
     ins = [k for k in ("x", "p") if nlp.get(k) is not None]
     outs = [k for k in ("f", "g") if nlp.get(k) is not None]
     fn = ca.Function("nlp", [nlp[k] for k in ins], [nlp[k] for k in outs], ins, outs,
@@ -58,7 +67,7 @@ def record(name: str, nlp: dict, opts: dict) -> dict:
     functions: dict = {}
     unsaved: list = []
     options = _encode(opts, "", functions, unsaved)
-    return {"format": FORMAT, "name": name, "nlp": fn,
+    return {"format": FORMAT, "uid": uuid.uuid4().hex, "name": name, "nlp": fn,
             "options": json.dumps({"options": options, "unsaved": unsaved}),
             "functions": functions}
 
@@ -120,19 +129,25 @@ def options_of(rec: dict, name: str) -> dict:
     return opts
 
 
-def restore(payload: str, node_name: str = ""):
-    """The solver Callback of the nlpsol stored in ``payload`` (casadi's string
-    serialization of a record), compiled again; the user-facing Function goes to
-    :data:`RESTORED`.  Called by casadi's reader (:mod:`.casadi_loader`)."""
-    from .frontend import NlpsolCore
+def saved_form(core) -> dict:
+    """The record of ``core``'s problem (an ``NlpsolCore``), made once."""
+    if core._saved_form is None:
+        core._saved_form = record(core.name, core.nlp, core.opts)
+        remember(core)
+    return core._saved_form
 
-    rec = ca.StringDeserializer(payload).unpack()
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
-        got = rec.get("format") if isinstance(rec, dict) else type(rec).__name__
-        raise ModelError(f"'{node_name}': a caspar nlpsol record of format {got!r}, this "
-                         f"caspar reads format {FORMAT}")
-    name = rec["name"]
-    core = NlpsolCore(name, problem_of(rec), options_of(rec, name))
-    fn = core.function(register=True)
-    RESTORED.append(fn)
-    return fn._callback
+
+def remember(core) -> None:
+    """Make ``core`` the one that loads of its record use in this process."""
+    _CORES[saved_form(core)["uid"]] = core
+
+
+def node_record(core, **extra) -> dict:
+    """The record of a node of ``core``: its problem's plus ``extra`` (``batch``,
+    ``derivative``)."""
+    return dict(saved_form(core), **extra)
+
+
+def saved_cores():
+    """uid -> NlpsolCore of the problems saved or loaded in this process."""
+    return _CORES
