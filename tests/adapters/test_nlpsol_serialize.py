@@ -114,6 +114,18 @@ def test_embedding_graph_map_and_derivatives(forget):
                           np.array(Ml(x0=ca.repmat(ca.DM([0.1, 0.2]), 1, 3), p=P3)["x"]))
 
 
+def test_opti_to_function_round_trip(forget):
+    opti = cc.Opti()
+    x, p = opti.variable(2), opti.parameter()
+    opti.minimize((x[0] - p) ** 2 + 3 * (x[1] - x[0] ** 2) ** 2)
+    opti.subject_to(x[0] + x[1] <= 2.5)
+    opti.solver("caspar", {"print_time": False}, {"print_level": 0})
+    F = opti.to_function("F", [p], [x])
+    data = F.serialize()
+    forget()
+    assert np.array_equal(np.array(F(1.5)), np.array(ca.Function.deserialize(data)(1.5)))
+
+
 def test_graph_nodes_share_one_compiled_problem(forget, monkeypatch):
     """The solver node and its derivative nodes of one graph are compiled once."""
     from caspar_backend.adapters.casadi import frontend
