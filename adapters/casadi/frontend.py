@@ -92,6 +92,7 @@ import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError
 
+from .interrupts import keyboard_interrupts
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
 from .nlpsol_derivatives import UserDerivatives
@@ -126,8 +127,8 @@ def nlpsol(name, solver, nlp, opts=None, *args):
         return ca.nlpsol(name, solver, nlp, *rest)
     if args:
         raise TypeError("nlpsol(name, 'caspar', nlp, opts) takes no further arguments")
-    core = NlpsolCore(name, nlp, opts or {})
-    return core.function(register=True)
+    with keyboard_interrupts():         # Ctrl-C while casadi builds the Function
+        return NlpsolCore(name, nlp, opts or {}).function(register=True)
 
 
 def nlp_dict(nlp) -> dict:

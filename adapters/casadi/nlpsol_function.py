@@ -11,6 +11,7 @@ import numpy as np
 
 import casadi as ca
 
+from .interrupts import keyboard_interrupts
 from .nlpsol_batch import MapStats, map_request
 from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of
@@ -142,7 +143,8 @@ class NlpsolFunction(ca.Function):
             values = self._numeric_inputs(arg)
             if values is not None:
                 self._core.check_inputs(*values)
-        return ca.Function.call(self, arg, *flags)
+        with keyboard_interrupts():     # Ctrl-C before the solve's handler is in place
+            return ca.Function.call(self, arg, *flags)
 
     def map(self, *args):
         """casadi's ``map`` (every overload): a Function of this kind solving its

@@ -19,12 +19,12 @@ constant for Numba).  Slicing allocates nothing.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from numba import njit
 from numba.core import caching
 
+from ...cache_dir import cache_root
 from ...version import __version__
 
 _PKG_DIR = Path(__file__).resolve().parent
@@ -51,8 +51,7 @@ _STAMP = _sources_hash()
 def kernel_cache_dir() -> Path:
     """``$CASPAR_CACHE_DIR/numba/<caspar version>-<sources hash>`` (default
     ``~/.cache/caspar``): one directory per caspar version and kernel source."""
-    root = Path(os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
-    return root / "numba" / f"{__version__}-{_STAMP}"
+    return cache_root() / "numba" / f"{__version__}-{_STAMP}"
 
 
 class KernelCacheLocator(caching._CacheLocator):
