@@ -29,6 +29,11 @@ from caspar_backend.errors import ModelError  # noqa: E402
 
 QUIET = {"print_time": False, "caspar": {"print_level": 0, "tol": 1e-10}}
 
+try:                                    # the reader is built with the system C++ compiler
+    casadi_loader._compiler()
+except casadi_loader.LoaderError as _e:
+    pytest.skip(f"no C++ compiler: {_e}", allow_module_level=True)
+
 
 @pytest.fixture
 def forget(monkeypatch):
