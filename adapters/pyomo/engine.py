@@ -458,7 +458,8 @@ def _message(text: str) -> str:
 
 def solve_message(row, result) -> str:
     """The solver message of a finished solve: IPOPT's AMPL message for its status
-    (``row.message``), then what the solve said beyond its exit message -- for an
+    (``row.message``), then what the solve said beyond its exit message (``result``: a
+    SolveResult or a scenario's outcome, with ``status`` and ``message``) -- for an
     evaluation error the function and the component, e.g. "NaN or Inf in a function
     evaluation: constraint c: log(x)", which IPOPT's message lacks."""
     from caspar_backend.solver.status import STATUSES

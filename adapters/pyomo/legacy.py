@@ -187,7 +187,7 @@ class _LegacyScenarios(ScenarioFlavour):
         results, smap = legacy_results(
             model, outcome.row, outcome.solution, sense=mapping.sense, n=mapping.n,
             m=mapping.m, has_objective=mapping.objective is not None,
-            message=solve_message(outcome.row, outcome.result),
+            message=solve_message(outcome.row, outcome),
             solver_name=f"{SOLVER_NAME} {__version__}",
             iterations=outcome.iterations, seconds=0.0,
             suffixes=_wanted_suffixes(_model_import_suffixes(model, kernel)))
