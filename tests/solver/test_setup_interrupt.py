@@ -99,3 +99,41 @@ def test_ctrl_c_while_building_the_casadi_loader(tmp_path, monkeypatch):
     monkeypatch.setattr(casadi_loader.subprocess, "run", real)
     assert casadi_loader.build() == lib and lib.stat().st_size > 1000
     assert list(lib.parent.iterdir()) == [lib]
+
+
+def test_ctrl_c_while_caching_a_cuda_module(tmp_path, monkeypatch):
+    """The NVRTC cache (caspar_backend.cuda_compile) on a machine without CUDA, NVRTC
+    and CuPy replaced by stand-ins: an interrupted write leaves no cubin and no
+    temporary file; the next compile writes it and the one after reads it."""
+    import types
+
+    from caspar_backend import cuda_compile
+
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    nvrtc = types.SimpleNamespace(
+        NVRTCError=RuntimeError, getVersion=lambda: (12, 4),
+        createProgram=lambda src, name, a, b: src, compileProgram=lambda prog, opts: None,
+        getCUBIN=lambda prog: b"cubin of " + prog.encode(), destroyProgram=lambda prog: None)
+    cupy = types.SimpleNamespace(
+        RawModule=lambda path: Path(path).read_bytes(),
+        cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(
+            compute_capability="90")))
+    monkeypatch.setattr(cuda_compile, "_nvrtc", lambda: nvrtc)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    real = Path.write_bytes
+
+    def ctrl_c_on_the_cubin(self, data):
+        real(self, data[:3])
+        if str(self).endswith(".tmp") and b"cubin" in data:
+            raise KeyboardInterrupt
+        real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", ctrl_c_on_the_cubin)
+    with pytest.raises(KeyboardInterrupt):
+        cuda_compile.compile_module("kernel source")
+    cache = tmp_path / "cuda"
+    assert [p.suffix for p in cache.iterdir()] == [".cu"]      # the source, whole
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert cuda_compile.compile_module("kernel source") == (b"cubin of kernel source", False)
+    assert cuda_compile.compile_module("kernel source") == (b"cubin of kernel source", True)
+    assert sorted(p.suffix for p in cache.iterdir()) == [".cu", ".cubin"]
