@@ -7,7 +7,9 @@
 ``nlpsol`` has ``casadi.nlpsol``'s signature and passes every other solver name to
 casadi unchanged; ``Opti`` is ``casadi.Opti`` with ``solver('caspar', ...)``; ``least_squares`` compiles a
 residual expression into caspar's Levenberg-Marquardt problem (:mod:`caspar_backend.lsq`).  The
-implementations live in ``caspar_backend.adapters.casadi.frontend`` / ``.opti``; this
+implementations live in ``caspar_backend.adapters.casadi.frontend`` / ``.opti``
+(``load``/``deserialize``, and the reader that lets ``casadi.Function.load`` read saved
+nlpsol Functions, installed when any of these is first used: ``.nlpsol_load``); this
 module only forwards to them, on first use, so importing it costs nothing and
 ``import caspar_backend`` never imports casadi.
 """
@@ -17,12 +19,14 @@ from __future__ import annotations
 from ._lazy import lazy_attributes
 
 _LAZY = {
-    "nlpsol": ("caspar_backend.adapters.casadi.frontend", "nlpsol"),
-    "NlpsolFunction": ("caspar_backend.adapters.casadi.frontend", "NlpsolFunction"),
-    "NlpsolFailure": ("caspar_backend.adapters.casadi.frontend", "NlpsolFailure"),
+    "nlpsol": ("caspar_backend.adapters.casadi.nlpsol_load", "nlpsol"),
+    "NlpsolFunction": ("caspar_backend.adapters.casadi.nlpsol_load", "NlpsolFunction"),
+    "NlpsolFailure": ("caspar_backend.adapters.casadi.nlpsol_load", "NlpsolFailure"),
     "Opti": ("caspar_backend.adapters.casadi.opti", "Opti"),
     "OptiSol": ("caspar_backend.adapters.casadi.opti", "OptiSol"),
     "least_squares": ("caspar_backend.adapters.casadi.least_squares", "least_squares"),
+    "load": ("caspar_backend.adapters.casadi.nlpsol_load", "load"),
+    "deserialize": ("caspar_backend.adapters.casadi.nlpsol_load", "deserialize"),
 }
 
 __all__ = sorted(_LAZY)

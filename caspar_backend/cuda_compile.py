@@ -14,10 +14,9 @@ failure raises :class:`CudaCompileError` carrying the source and NVRTC's log.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
+from .cache_dir import cache_subdir, write_atomically
 from .errors import CasparError, DeviceError
 
 OPTIONS = ("--std=c++14", "-default-device")
@@ -33,9 +32,7 @@ class CudaCompileError(CasparError, RuntimeError):
 
 
 def cache_dir() -> Path:
-    d = Path(os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar")) / "cuda"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return cache_subdir("cuda")
 
 
 def _arch() -> str:
@@ -89,10 +86,8 @@ def compile_module(source: str, name: str = "caspar.cu", options=OPTIONS):
         binary = nvrtc.getCUBIN(prog)
     finally:
         nvrtc.destroyProgram(prog)
-    # write atomically so a concurrent process never loads half a file
-    (d / f"{key}.cu").write_text(source)
-    fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(binary)
-    os.replace(tmp, cubin)
+    # written atomically: a concurrent process, or the next one after a Ctrl-C here,
+    # never loads half a file (caspar_backend.cache_dir)
+    write_atomically(d / f"{key}.cu", source.encode())
+    write_atomically(cubin, binary)
     return cupy.RawModule(path=str(cubin)), False

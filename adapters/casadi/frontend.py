@@ -56,10 +56,10 @@ shapes casadi's own evaluation gives; ``stats()`` then describes the batch
 that batch is solved in chunks on the cluster's workers
 (:mod:`caspar_backend.batch.distributed`), with the same results.
 
+``S.save``/``serialize`` and ``casadi.Function.load`` work as for ipopt (:mod:`.nlpsol_load`).
 Not available (yet): second derivatives through the solver (the derivative callbacks
 are evaluated numerically and are not differentiable themselves; casadi's ipopt path
-builds them as MX graphs), ``save``/``serialize``/code
-generation of the Function (a Python callback cannot be serialized), and parallel
+builds them as MX graphs), code generation (a Python callback has no C code), and parallel
 evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
 e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
 ``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device chosen once at construction (``'caspar':
@@ -92,6 +92,7 @@ import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError
 
+from .interrupts import keyboard_interrupts
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
 from .nlpsol_derivatives import UserDerivatives
@@ -126,8 +127,8 @@ def nlpsol(name, solver, nlp, opts=None, *args):
         return ca.nlpsol(name, solver, nlp, *rest)
     if args:
         raise TypeError("nlpsol(name, 'caspar', nlp, opts) takes no further arguments")
-    core = NlpsolCore(name, nlp, opts or {})
-    return core.function(register=True)
+    with keyboard_interrupts():         # Ctrl-C while casadi builds the Function
+        return NlpsolCore(name, nlp, opts or {}).function(register=True)
 
 
 def nlp_dict(nlp) -> dict:
@@ -168,6 +169,8 @@ class NlpsolCore:
         from .nlp import from_casadi
 
         self.name = name
+        #: the options as given, and the record a saved Function stores (.nlpsol_serial)
+        self.opts, self._saved_form = dict(opts), None
         self.front, solver, self.warm_start = validate_options(opts)
         self.solver_options = solver
         if self.front["client"] is not None:
@@ -506,4 +509,3 @@ class NlpsolCore:
                               min_lam=self.front["min_lam"])
         self._sens_cache = (key, sens)
         return sens
-

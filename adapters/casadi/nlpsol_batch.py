@@ -31,6 +31,7 @@ import casadi as ca
 
 from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import NLPSOL_OUT, columns_of, rows_of, widened
+from .nlpsol_serial import KEY, node_record
 
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
@@ -74,7 +75,8 @@ class BatchCallback(NlpsolSignature, ca.Callback):
         self._single = single           # keeps the reference callback alive
         self._mapped = None
         self._derivatives = {}          # keeps derivative Functions alive
-        self.construct(name, {})
+        # what a saved Function needs to rebuild this node (.nlpsol_serial)
+        self.construct(name, {"jit_options": {KEY: node_record(core, batch=size)}})
 
     def get_sparsity_in(self, i):
         return widened(self.core.sparsity_in(i), self.size)

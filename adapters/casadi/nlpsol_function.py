@@ -11,10 +11,12 @@ import numpy as np
 
 import casadi as ca
 
+from .interrupts import keyboard_interrupts
 from .nlpsol_batch import MapStats, map_request
 from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, columns_of, rows_of
 from .nlpsol_io import vec as _vec
+from .nlpsol_serial import KEY, saved_form
 
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
@@ -32,7 +34,9 @@ class SolverCallback(NlpsolSignature, ca.Callback):
         ca.Callback.__init__(self)
         self.core = core
         self._derivatives = {}          # keeps derivative callbacks alive (frontend.py doc)
-        self.construct(name, {})
+        # the problem and options ride along in an option casadi serializes and otherwise
+        # ignores (jit is off), so that a saved Function can be loaded (.casadi_loader)
+        self.construct(name, {"jit_options": {KEY: saved_form(core)}})
 
     def get_sparsity_in(self, i):
         return self.core.sparsity_in(i)
@@ -139,7 +143,8 @@ class NlpsolFunction(ca.Function):
             values = self._numeric_inputs(arg)
             if values is not None:
                 self._core.check_inputs(*values)
-        return ca.Function.call(self, arg, *flags)
+        with keyboard_interrupts():     # Ctrl-C before the solve's handler is in place
+            return ca.Function.call(self, arg, *flags)
 
     def map(self, *args):
         """casadi's ``map`` (every overload): a Function of this kind solving its

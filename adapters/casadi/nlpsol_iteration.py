@@ -40,6 +40,7 @@ import casadi as ca
 
 from caspar_backend.arrays import host
 
+from .interrupts import is_interrupt
 from .nlpsol_io import NLPSOL_OUT
 from .nlpsol_options import NlpsolOptionError
 
@@ -120,16 +121,9 @@ class IterationCallback:
         try:
             ret = float(self.fn.call(args)[0])
         except (KeyboardInterrupt, Exception) as exc:
-            if _interrupt(exc):
+            if is_interrupt(exc):
                 return True
             warnings.warn(f"intermediate_callback: {exc}", RuntimeWarning, stacklevel=2)
             return not self.ignore_errors
         # casadi truncates the value to an integer (static_cast<casadi_int>)
         return not math.isfinite(ret) or int(ret) != 0
-
-
-def _interrupt(exc: BaseException) -> bool:
-    """A KeyboardInterrupt, raised here or inside a casadi Callback (which casadi turns
-    into a RuntimeError whose message ends in 'KeyboardInterrupt')."""
-    return isinstance(exc, KeyboardInterrupt) or (
-        isinstance(exc, RuntimeError) and str(exc).rstrip().endswith("KeyboardInterrupt"))

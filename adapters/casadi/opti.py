@@ -55,6 +55,7 @@ from typing import final
 import casadi as ca
 
 from .frontend import _ALIVE, NlpsolFailure, nlpsol, validate_options
+from .nlpsol_load import install as _install_reader  # noqa: F401 - casadi reads saved solvers
 from .nlpsol_io import NLPSOL_OUT
 
 _FAILED = ("Solver failed. You may use opti.debug.value to investigate the latest values "

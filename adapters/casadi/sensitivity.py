@@ -217,11 +217,17 @@ def _dm(sparsity, k, cols) -> "_ca.DM":
 class _Sensitivity(_ca.Callback):
     """Abstract: the shared plumbing of the forward and reverse derivative callbacks."""
 
+    #: 'fwd' or 'rev' (what a saved graph records to rebuild the node: .nlpsol_serial)
+    KIND = ""
+
     def __init__(self, name, core, k, inames, onames):
+        from .nlpsol_serial import KEY, node_record
+
         _ca.Callback.__init__(self)
         self.core, self.k = core, k
         self.inames, self.onames = list(inames), list(onames)
-        self.construct(name, {})
+        rec = node_record(core, derivative=[self.KIND, k, name, self.inames, self.onames])
+        self.construct(name, {"jit_options": {KEY: rec}})
 
     def get_n_in(self):
         return len(self.inames)
@@ -250,6 +256,8 @@ class _Sensitivity(_ca.Callback):
 class ForwardSensitivity(_Sensitivity):
     """Forward derivative of the caspar nlpsol callback for ``k`` directions (final)."""
 
+    KIND = "fwd"
+
     def get_sparsity_in(self, i):
         if i < _N_IN + _N_OUT:
             return self._nominal_sparsity(i)
@@ -271,6 +279,8 @@ class ForwardSensitivity(_Sensitivity):
 @final
 class ReverseSensitivity(_Sensitivity):
     """Reverse derivative of the caspar nlpsol callback for ``k`` directions (final)."""
+
+    KIND = "rev"
 
     def get_sparsity_in(self, i):
         if i < _N_IN + _N_OUT:

@@ -18,7 +18,8 @@ from pyomo.contrib.solver.common.solution_loader import SolutionLoader
 from pyomo.contrib.solver.common.util import NoOptimalSolutionError, NoSolutionError
 from pyomo.core.staleflag import StaleFlagManager
 
-from .engine import EngineAccess, VERSION, _Engine, _message, _record_dict, _tee_streams, logger
+from .engine import (EngineAccess, VERSION, _Engine, _message, _record_dict, _tee_streams, logger,
+                     solve_message)
 from .results import PyomoSolution, contrib_message, enum_member
 from .scenario_results import ScenarioFlavour
 from .scenarios import run_scenarios
@@ -252,7 +253,7 @@ class CasparSolver(EngineAccess, SolverBase):
         results.iteration_count = res.iterations
         extra = results.extra_info
         extra.iteration_count = res.iterations
-        extra.solver_message = contrib_message(_message(row.message), row.ampl_code)
+        extra.solver_message = contrib_message(solve_message(row, res), row.ampl_code)
         extra.return_status = res.status
         unscaled = res.final_errors.get("unscaled", {})
         for key, name in (("dual", "dual_infeasibility"), ("constr", "constraint_violation"),

@@ -465,6 +465,24 @@ def _message(text: str) -> str:
     return f"{SOLVER_NAME} {__version__}: {text}"
 
 
+def solve_message(row, result) -> str:
+    """The solver message of a finished solve: IPOPT's AMPL message for its status
+    (``row.message``), then what the solve said beyond its exit message (``result``: a
+    SolveResult or a scenario's outcome, with ``status`` and ``message``) -- for an
+    evaluation error the function and the component, e.g. "NaN or Inf in a function
+    evaluation: constraint c: log(x)", which IPOPT's message lacks."""
+    from caspar_backend.solver.status import STATUSES
+
+    text = row.message
+    said = getattr(result, "message", "") or ""
+    status = STATUSES.get(getattr(result, "status", None))
+    if status is not None and said.startswith(status.exit_message):
+        extra = said[len(status.exit_message):].strip()
+        if extra and extra not in text:
+            text = f"{text.rstrip()} {extra}"
+    return _message(text)
+
+
 def _record_dict(r) -> dict:
     """One iteration of the log, with the keys contrib's ipopt parses from its log."""
     return dict(iter=r.iter, objective=r.objective, inf_pr=r.inf_pr, inf_du=r.inf_du,

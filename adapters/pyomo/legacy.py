@@ -16,7 +16,7 @@ from pyomo.opt.base.solvers import OptSolver
 from caspar_backend.errors import ModelError
 from caspar_backend.version import __version__
 from .engine import (IMPORT_SUFFIXES, SOLVER_NAME, VERSION, EngineAccess, _Engine, _message,
-                     _Outcome, _tee_streams)
+                     _Outcome, _tee_streams, solve_message)
 from .results import enum_member, legacy_results, pyomo_status
 from .scenario_results import ScenarioFlavour
 from .scenarios import run_scenarios
@@ -115,7 +115,7 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
             message, iterations = _message(prep.infeasible), 0
         else:
             out = self._engine.solve(prep, _tee_streams(tee))
-            message, iterations = _message(out.row.message), out.result.iterations
+            message, iterations = solve_message(out.row, out.result), out.result.iterations
         self._log = out.log
         mapping, row = out.mapping, out.row
         suffixes = _wanted_suffixes(wanted + _model_import_suffixes(model, kernel))
@@ -187,7 +187,8 @@ class _LegacyScenarios(ScenarioFlavour):
         results, smap = legacy_results(
             model, outcome.row, outcome.solution, sense=mapping.sense, n=mapping.n,
             m=mapping.m, has_objective=mapping.objective is not None,
-            message=_message(outcome.row.message), solver_name=f"{SOLVER_NAME} {__version__}",
+            message=solve_message(outcome.row, outcome),
+            solver_name=f"{SOLVER_NAME} {__version__}",
             iterations=outcome.iterations, seconds=0.0,
             suffixes=_wanted_suffixes(_model_import_suffixes(model, kernel)))
         results._smap = None

@@ -10,9 +10,9 @@ CPU as well: a machine whose CPU differs from the one that compiled recompiles o
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
+from ..cache_dir import cache_root, write_atomically
 from ..version import __version__
 
 #: the folder of the kernel modules
@@ -39,8 +39,7 @@ STAMP = _sources_hash()
 
 def kernel_cache_dir() -> Path:
     """``$CASPAR_CACHE_DIR/numba/<caspar version>-<sources hash>``."""
-    root = Path(os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
-    return root / "numba" / f"{__version__}-{STAMP}"
+    return cache_root() / "numba" / f"{__version__}-{STAMP}"
 
 
 def is_ready() -> bool:
@@ -52,6 +51,4 @@ def mark_ready() -> None:
     """Record a complete compile (written atomically: a reader sees it whole or not)."""
     d = kernel_cache_dir()
     d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f"ready.{os.getpid()}.tmp"
-    tmp.write_text(__version__ + "\n")
-    os.replace(tmp, d / "ready")
+    write_atomically(d / "ready", (__version__ + "\n").encode())

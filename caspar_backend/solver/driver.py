@@ -169,6 +169,10 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
             status = ipm.run()
     except SolverStop as stop:
         status, message = stop.status, stop.message
+        if status == "Invalid_Number_Detected":
+            # "NaN or Inf in a derivative evaluation at iteration 7: constraint c[7]: ..."
+            head, sep, tail = message.partition(":")
+            message = f"{head} at iteration {sh.iter}{sep}{tail}"
     except KeyboardInterrupt:
         # raised inside an iteration (a second Ctrl-C, or by a callback or another
         # handler): the iteration is abandoned; the iterate is returned as it stands

@@ -1,17 +1,27 @@
-"""Error texts point at the model (issue "Drop-in fidelity").
+"""Error texts point at the model (issue "Drop-in fidelity"): the table of bad inputs.
 
 Rule: bad input raises a clear error naming the component (variable, constraint,
 Param, expression) with the offending value written as a plain number -- never a
-numpy repr -- and leaves the user's model as it was.  One table: how the input is
-built and solved -> exception type, substrings the message must contain, substrings
-it must not contain.  Low-level ``solve_nlp`` keeps IPOPT's status answer
-(Invalid_Problem_Definition, as IPOPT's C interface); every model-level entry point
-raises, as CasADi's nlpsol does for lbx > ubx.
+numpy repr -- and leaves the user's model as it was; an evaluation error during a solve
+is logged as IPOPT logs it ("Warning: Cutting back alpha due to evaluation error") with
+the component and the expression that failed, and a solve ending on one
+(``Invalid_Number_Detected``) says which, and at which iteration.
+
+One table per API (core ``Problem``, Pyomo, CasADi ``nlpsol``): how the input is built
+and solved -> exception type (or the log / status text), substrings the message must
+contain, substrings it must not contain.  :data:`COMPLETENESS` lists each bad input of
+the issue against the three APIs: the table row that covers it, or why it does not
+apply; ``test_every_bad_input_has_a_row_in_every_api`` checks every entry.  Low-level
+``solve_nlp`` keeps IPOPT's status answer (Invalid_Problem_Definition, as IPOPT's C
+interface); every model-level entry point raises, as CasADi's nlpsol does for lbx > ubx.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import re
 
 import numpy as np
 import pytest
@@ -47,18 +57,21 @@ def _core_solve(**kw):
 
 
 CORE = [
-    (dict(lbx=[0, 2], ubx=[1, 1]), ModelError,
-     ["variable x[3]", "lower bound above upper bound", "lbx[1]=2.0", "ubx[1]=1.0"], []),
-    (dict(lbx=[3, 2], ubx=[1, 1]), ModelError, ["variable x[0]", "variable x[3]"], []),
-    (dict(lbx=np.array([NAN, 0.0])), NonFiniteError, ["variable x[0]", "NaN bound",
-                                                      "lbx[0]=nan"], []),
-    (dict(lbg=[2.0], ubg=[np.float64(0.6)]), ModelError, ["constraint balance", "ubg[0]=0.6"],
-     []),
-    (dict(x0=[0.0, INF]), NonFiniteError, ["variable x[3]", "initial value inf", "x0[1]"], []),
-    (dict(x0=np.array([NAN, 0.0])), NonFiniteError, ["variable x[0]", "initial value nan"],
-     []),
-    (dict(ubx=[INF, -INF]), NonFiniteError, ["variable x[3]", "infinite bound on the wrong"],
-     []),
+    pytest.param(dict(lbx=[0, 2], ubx=[1, 1]), ModelError,
+                 ["variable x[3]", "lower bound above upper bound", "lbx[1]=2.0",
+                  "ubx[1]=1.0"], [], id="lb_above_ub"),
+    pytest.param(dict(lbx=[3, 2], ubx=[1, 1]), ModelError, ["variable x[0]", "variable x[3]"],
+                 [], id="lb_above_ub_twice"),
+    pytest.param(dict(lbx=np.array([NAN, 0.0])), NonFiniteError,
+                 ["variable x[0]", "NaN bound", "lbx[0]=nan"], [], id="nan_bound"),
+    pytest.param(dict(lbg=[2.0], ubg=[np.float64(0.6)]), ModelError,
+                 ["constraint balance", "ubg[0]=0.6"], [], id="lbg_above_ubg"),
+    pytest.param(dict(x0=[0.0, INF]), NonFiniteError,
+                 ["variable x[3]", "initial value inf", "x0[1]"], [], id="inf_start"),
+    pytest.param(dict(x0=np.array([NAN, 0.0])), NonFiniteError,
+                 ["variable x[0]", "initial value nan"], [], id="nan_start"),
+    pytest.param(dict(ubx=[INF, -INF]), NonFiniteError,
+                 ["variable x[3]", "infinite bound on the wrong"], [], id="wrong_side_inf"),
 ]
 
 
@@ -71,6 +84,24 @@ def test_core_solve_inputs(kw, err, has, hasnt):
 
 def test_core_solve_still_solves():
     assert _core().solve(print_level=0).status == "Solve_Succeeded"
+
+
+def test_core_non_finite_constant_raises_where_it_is_built():
+    """The core's expressions are the user's own Python: a NaN constant raises at the
+    operation that brings it into the graph (the traceback's line is the user's), before
+    any constraint exists to be named."""
+    g = Graph()
+    x = g.var(0)
+    with pytest.raises(NonFiniteError, match="non-finite constant nan") as info:
+        x * np.float64(NAN)
+    _check(info.value, [], [])
+
+
+def test_core_all_fixed_solves_as_ipopt():
+    """Every variable fixed by its bounds is not an error for IPOPT's C interface (nor
+    CasADi's): the constraint is evaluated and the solve succeeds."""
+    r = _core().solve(lbx=[0.2, 0.3], ubx=[0.2, 0.3], print_level=0)
+    assert r.status == "Solve_Succeeded" and list(r.x) == [0.2, 0.3]
 
 
 # ------------------------------------------------------------------ Pyomo
@@ -108,7 +139,7 @@ def _state(m):
             for v in m.component_data_objects(pyo.Var)]
 
 
-PYOMO = [
+PYOMO = [pytest.param(*row, id=row[0]) for row in [
     ("nan_in_constraint", NonFiniteError, ["non-finite constant nan", "constraint c"],
      ["in an expression"]),
     ("inf_in_objective", NonFiniteError, ["non-finite constant inf", "objective o2"], []),
@@ -119,7 +150,7 @@ PYOMO = [
     ("nan_con_bound", NonFiniteError, ["constraint c", "nan"], []),
     ("all_fixed", ModelError, ["No variables appear", "every variable is fixed", "x[1]",
                                "x[2]"], []),
-]
+]]
 
 
 @pytest.mark.parametrize("kind,err,has,hasnt", PYOMO)
@@ -152,10 +183,14 @@ def _casadi_solve(call):
 
 
 CASADI = [
-    (dict(lbx=[0, 2], ubx=[1, 1]), ModelError, ["variable x_1", "2.0", "1.0"], []),
-    (dict(lbx=[0, np.float64(2)], ubx=np.array([1, 1.0])), ModelError, ["x_1"], []),
-    (dict(x0=[0, NAN]), NonFiniteError, ["variable x_1", "nan"], []),
-    (dict(lbg=np.float64(NAN)), NonFiniteError, ["constraint", "NaN"], []),
+    pytest.param(dict(lbx=[0, 2], ubx=[1, 1]), ModelError, ["variable x_1", "2.0", "1.0"], [],
+                 id="lb_above_ub"),
+    pytest.param(dict(lbx=[0, np.float64(2)], ubx=np.array([1, 1.0])), ModelError, ["x_1"],
+                 [], id="lb_above_ub_numpy"),
+    pytest.param(dict(x0=[0, NAN]), NonFiniteError, ["variable x_1", "nan"], [],
+                 id="nan_start"),
+    pytest.param(dict(lbg=np.float64(NAN)), NonFiniteError, ["constraint", "NaN"], [],
+                 id="nan_con_bound"),
 ]
 
 
@@ -168,15 +203,161 @@ def test_casadi_errors(call, err, has, hasnt):
 
 @pytest.mark.parametrize("sym", [ca.SX, ca.MX])
 @pytest.mark.parametrize("build,has", [
-    (lambda x: {"f": ca.sumsqr(x), "g": ca.vertcat(x[0], x[1] * NAN)},
-     ["non-finite constant nan", "constraint g[1]"]),
-    (lambda x: {"f": ca.sumsqr(x) * INF, "g": x[0]}, ["inf", "the objective"]),
+    pytest.param(lambda x: {"f": ca.sumsqr(x), "g": ca.vertcat(x[0], x[1] * NAN)},
+                 ["non-finite constant nan", "constraint g[1]"], id="nan_in_constraint"),
+    pytest.param(lambda x: {"f": ca.sumsqr(x) * INF, "g": x[0]}, ["inf", "the objective"],
+                 id="inf_in_objective"),
 ])
 def test_casadi_non_finite_constant_names_the_output(sym, build, has):
     x = sym.sym("x", 2)
     with pytest.raises(NonFiniteError) as info:
         nlpsol("S", "caspar", {"x": x, **build(x)}, {"print_time": False})
     _check(info.value, has, ["in an expression"])
+
+
+def test_casadi_all_fixed_solves_as_ipopt():
+    """As IPOPT's nlpsol: every variable fixed by lbx == ubx solves (Solve_Succeeded)."""
+    x = ca.SX.sym("x", 2)
+    S = nlpsol("S", "caspar", {"x": x, "f": ca.sumsqr(x - 1), "g": x[0] + x[1]},
+               {"print_time": False, "caspar": {"print_level": 0}})
+    r = S(x0=[0, 0], lbx=[0.2, 0.3], ubx=[0.2, 0.3], lbg=-1, ubg=1)
+    assert S.stats()["return_status"] == "Solve_Succeeded"
+    assert list(np.array(r["x"]).ravel()) == [0.2, 0.3]
+
+
+# ------------------------------------------------------------------ evaluation errors
+# At a trial point outside a function's domain IPOPT cuts the step back and logs it; at
+# the start point (no step to cut) the solve ends Invalid_Number_Detected.  caspar names
+# the row and the expression in both, in every API.
+CUT_BACK = "Warning: Cutting back alpha due to evaluation error: NaN or Inf in constraint "
+INVALID = re.compile(r"NaN or Inf in a function evaluation at iteration 0: "
+                     r"constraint (\S+): log\((\S+)\)")
+
+
+def _run_eval_error(api: str, kind: str) -> str:
+    """The text an ``api`` user sees for an evaluation error: the log of a solve with
+    cut-backs (``kind='cut_back'``: min (x+1)^2 s.t. 0 <= sqrt(x) <= 10 from x = 4), or
+    the final message of one ending on a NaN at the start (``'invalid'``: log(x) at
+    x = -1)."""
+    cut = kind == "cut_back"
+    x0 = 4.0 if cut else -1.0
+    if api == "core":
+        g = Graph()
+        x = g.var(0)
+        con = g.sqrt(x) if cut else g.log(x)
+        pr = Problem(NLPModel(g, (x + 1) ** 2 if cut else (x - 2) ** 2, [con], lbx=[-INF],
+                              ubx=[INF], lbg=[0.0 if cut else -10.0], ubg=[10.0], x0=[x0],
+                              var_names=["x"], con_names=["c"]))
+        log = io.StringIO()
+        r = pr.solve(stream=log) if cut else pr.solve(print_level=0)
+        return log.getvalue() if cut else r.message
+    if api == "pyomo":
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(initialize=x0)
+        m.o = pyo.Objective(expr=(m.x + 1) ** 2 if cut else (m.x - 2) ** 2)
+        m.c = pyo.Constraint(expr=pyo.inequality(0 if cut else -10,
+                                                 pyo.sqrt(m.x) if cut else pyo.log(m.x), 10))
+        opt = pyo.SolverFactory("caspar")
+        res = opt.solve(m, load_solutions=False)
+        return opt._log if cut else str(res.solver.message).replace("\\x3a", ":")
+    x = ca.SX.sym("x")
+    S = nlpsol("S", "caspar", {"x": x, "f": (x + 1) ** 2 if cut else (x - 2) ** 2,
+                               "g": ca.sqrt(x) if cut else ca.log(x)},
+               {"print_time": False, "caspar": {"print_level": 5 if cut else 0}})
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        S(x0=x0, lbg=0 if cut else -10, ubg=10)
+    return out.getvalue() if cut else S.stats()["caspar"]["message"]
+
+
+EVAL_ERRORS = [
+    pytest.param("core", "cut_back", "c: sqrt(x)", id="core-cut_back"),
+    pytest.param("pyomo", "cut_back", "c: sqrt(x)", id="pyomo-cut_back"),
+    pytest.param("casadi", "cut_back", "g[0]: sqrt(x)", id="casadi-cut_back"),
+    pytest.param("core", "invalid", ("c", "x"), id="core-invalid"),
+    pytest.param("pyomo", "invalid", ("c", "x"), id="pyomo-invalid"),
+    pytest.param("casadi", "invalid", ("g[0]", "x"), id="casadi-invalid"),
+]
+
+
+@pytest.mark.parametrize("api,kind,names", EVAL_ERRORS)
+def test_evaluation_errors_name_the_expression(api, kind, names, capfd):
+    text = _run_eval_error(api, kind)
+    text += capfd.readouterr().out
+    if kind == "cut_back":
+        lines = [ln for ln in text.splitlines() if ln.startswith(CUT_BACK[:40])]
+        assert lines and all(ln == CUT_BACK + names for ln in lines), text
+    else:
+        found = INVALID.search(text)
+        assert found and found.groups() == names, text
+    for bad in NUMPY_REPR:
+        assert bad not in text
+
+
+# ------------------------------------------------------------------ completeness
+#: the bad inputs of the issue ("Errors and logs that do not point at the model") x API:
+#: "<test>[<row id>]" of this module, or "n/a: <why>"
+COMPLETENESS = {
+    ("nan_constant", "core"): "test_core_non_finite_constant_raises_where_it_is_built",
+    ("nan_constant", "pyomo"): "test_pyomo_errors[nan_in_constraint]",
+    ("nan_constant", "casadi"): "test_casadi_non_finite_constant_names_the_output"
+                                "[nan_in_constraint-SX]",
+    ("nan_param", "core"): "n/a: the core has no named Params (p values are checked: "
+                           "test_core_solve_inputs)",
+    ("nan_param", "pyomo"): "test_pyomo_errors[nan_mutable_param]",
+    ("nan_param", "casadi"): "test_casadi_errors[nan_con_bound]",
+    ("numpy_repr", "core"): "test_core_solve_inputs[lbg_above_ubg]",
+    ("numpy_repr", "pyomo"): "test_pyomo_errors[lb_above_ub]",
+    ("numpy_repr", "casadi"): "test_casadi_errors[lb_above_ub_numpy]",
+    ("all_fixed", "core"): "test_core_all_fixed_solves_as_ipopt",
+    ("all_fixed", "pyomo"): "test_pyomo_errors[all_fixed]",
+    ("all_fixed", "casadi"): "test_casadi_all_fixed_solves_as_ipopt",
+    ("lb_above_ub", "core"): "test_core_solve_inputs[lb_above_ub]",
+    ("lb_above_ub", "pyomo"): "test_pyomo_errors[lb_above_ub]",
+    ("lb_above_ub", "casadi"): "test_casadi_errors[lb_above_ub]",
+    ("nan_x0", "core"): "test_core_solve_inputs[nan_start]",
+    ("nan_x0", "pyomo"): "test_pyomo_errors[nan_start]",
+    ("nan_x0", "casadi"): "test_casadi_errors[nan_start]",
+    ("cut_back_logged", "core"): "test_evaluation_errors_name_the_expression[core-cut_back]",
+    ("cut_back_logged", "pyomo"): "test_evaluation_errors_name_the_expression"
+                                  "[pyomo-cut_back]",
+    ("cut_back_logged", "casadi"): "test_evaluation_errors_name_the_expression"
+                                   "[casadi-cut_back]",
+    ("invalid_number_named", "core"): "test_evaluation_errors_name_the_expression"
+                                      "[core-invalid]",
+    ("invalid_number_named", "pyomo"): "test_evaluation_errors_name_the_expression"
+                                       "[pyomo-invalid]",
+    ("invalid_number_named", "casadi"): "test_evaluation_errors_name_the_expression"
+                                        "[casadi-invalid]",
+}
+BAD_INPUTS = ("nan_constant", "nan_param", "numpy_repr", "all_fixed", "lb_above_ub",
+              "nan_x0", "cut_back_logged", "invalid_number_named")
+APIS = ("core", "pyomo", "casadi")
+
+
+def test_every_bad_input_has_a_row_in_every_api():
+    """Each (bad input, API) names an existing test of this module (and its row id), or
+    says why it does not apply."""
+    own = {name for name, obj in globals().items() if name.startswith("test_")}
+    ids = {"test_core_solve_inputs": _ids(CORE), "test_pyomo_errors": _ids(PYOMO),
+           "test_casadi_errors": _ids(CASADI),
+           "test_evaluation_errors_name_the_expression": _ids(EVAL_ERRORS),
+           "test_casadi_non_finite_constant_names_the_output":
+               {f"{b}-{s}" for b in ("nan_in_constraint", "inf_in_objective")
+                for s in ("SX", "MX")}}
+    assert set(COMPLETENESS) == {(b, a) for b in BAD_INPUTS for a in APIS}
+    for key, ref in COMPLETENESS.items():
+        if ref.startswith("n/a: "):
+            assert len(ref) > 20, key
+            continue
+        name, _, row = ref.partition("[")
+        assert name in own, (key, ref)
+        if row:
+            assert row[:-1] in ids[name], (key, ref)
+
+
+def _ids(table) -> set:
+    return {p.id for p in table}
 
 
 # ------------------------------------------------------------------ helper
