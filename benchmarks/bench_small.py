@@ -1,7 +1,7 @@
 """Benchmark: per-solve overhead on small problems, caspar-CPU vs IPOPT, both via nlpsol.
 
     python benchmarks/bench_small.py [--targets 200] [--repeats 3] [--no-bank]
-        [--profile ik|bank|none] [--sort tottime|ncalls]
+        [--profile ik|bank|none] [--sort tottime|ncalls] [--out FOLDER]
 
 1. **Three-link planar arm inverse kinematics** (the "per-iteration overhead" case): joint
    angles ``q`` (3), parameters ``t = (tx, ty)`` (the target), link lengths 1.0, 0.8, 0.6,
@@ -62,15 +62,21 @@ def make_solvers(nlp):
     return S_c, S_i
 
 
-def _time_solves(S, targets, bounds, x0):
-    ts, fs, its = [], [], []
-    for t in targets:
-        t0 = time.perf_counter()
+def _nlpsol_solver(S, bounds, x0):
+    """``solve(target) -> (f, iterations, path)`` through an nlpsol Function."""
+    def solve(t):
         r = S(x0=x0, p=t, **bounds)
-        ts.append(time.perf_counter() - t0)
-        fs.append(float(r["f"]))
-        its.append(int(S.stats()["iter_count"]))
-    return np.array(ts), np.array(fs), np.array(its)
+        st = S.stats()
+        return float(r["f"]), int(st["iter_count"]), st.get("caspar", {}).get("path", "")
+    return solve
+
+
+def _problem_solver(problem, x0, **options):
+    """``solve(target) -> (f, iterations, path)`` through ``Problem.solve``."""
+    def solve(t):
+        r = problem.solve(x0=x0, p=t, print_level=0, **options)
+        return r.f, r.iterations, (r.extra or {}).get("path", "general")
+    return solve
 
 
 def count_calls(fn):
@@ -83,37 +89,57 @@ def count_calls(fn):
 
 
 def bench_ik(n_targets, repeats):
+    """IK timings of four ways to solve, interleaved per target; returns the rows."""
+    from caspar_backend import from_casadi
+
     nlp, bounds = ik_problem()
     S_c, S_i = make_solvers(nlp)
+    problem = from_casadi(nlp, **bounds)
     targets = ik_targets(n_targets)
     x0 = [0.1, 0.2, 0.3]
-    S_c(x0=x0, p=targets[0], **bounds)      # warm-up (first-call work, lazy imports)
-    S_i(x0=x0, p=targets[0], **bounds)
-    # interleaved per target (both solvers see the same machine load); per target the
+    solvers = {"caspar nlpsol": _nlpsol_solver(S_c, bounds, x0),
+               "caspar Problem.solve": _problem_solver(problem, x0),
+               "caspar general path": _problem_solver(problem, x0, compiled_path="no"),
+               "ipopt nlpsol": _nlpsol_solver(S_i, bounds, x0)}
+    for solve in solvers.values():          # warm-up (first-call work, lazy imports)
+        solve(targets[0])
+    # interleaved per target (all solvers see the same machine load); per target the
     # fastest of the repeats
-    runs = {"caspar": [], "ipopt": []}
-    for _ in range(repeats):
-        for name in runs:
-            runs[name].append(([], [], []))
-        for t in targets:
-            for name, S in (("caspar", S_c), ("ipopt", S_i)):
-                ts, fs, its = _time_solves(S, [t], bounds, x0)
-                for acc, v in zip(runs[name][-1], (ts, fs, its)):
-                    acc.append(v[0])
-    best = {name: (np.min([r[0] for r in rs], axis=0), np.array(rs[0][1]),
-                   np.array(rs[0][2])) for name, rs in runs.items()}
-    (tc, fc, ic), (ti, fi, ii) = best["caspar"], best["ipopt"]
+    times = {name: np.full((repeats, len(targets)), np.inf) for name in solvers}
+    out = {}
+    for r in range(repeats):
+        for k, t in enumerate(targets):
+            for name, solve in solvers.items():
+                t0 = time.perf_counter()
+                res = solve(t)
+                times[name][r, k] = time.perf_counter() - t0
+                out[name, k] = res
+    ti = times["ipopt nlpsol"].min(axis=0)
+    fi = np.array([out["ipopt nlpsol", k][0] for k in range(len(targets))])
+    ii = np.array([out["ipopt nlpsol", k][1] for k in range(len(targets))])
     calls = count_calls(lambda: S_c(x0=x0, p=targets[1], **bounds))
     print(f"IK arm, {n_targets} targets (per target the best of {repeats} interleaved runs)")
-    print(f"{'':8s} {'median ms':>10s} {'p99 ms':>8s} {'iters':>9s} {'us/iter':>8s}")
-    for name, ts, its in (("caspar", tc, ic), ("ipopt", ti, ii)):
-        print(f"{name:8s} {1e3 * np.median(ts):10.3f} {1e3 * np.percentile(ts, 99):8.3f} "
-              f"{np.median(its):5.0f}/{its.sum():<5d} {1e6 * ts.sum() / its.sum():8.1f}")
-    print(f"ratio median caspar/ipopt: {np.median(tc) / np.median(ti):.2f}; "
-          f"iterations equal on {int(np.sum(ic == ii))}/{len(ic)}; "
-          f"max |f - f_ipopt| = {np.max(np.abs(fc - fi)):.2e}; "
-          f"Python calls per caspar solve: {calls}")
-    return S_c, targets, bounds, x0
+    print(f"{'':22s} {'median ms':>10s} {'p99 ms':>8s} {'iters':>10s} {'us/iter':>8s} "
+          f"{'/ IPOPT':>8s} {'same it':>8s} {'max |df|':>9s}  path")
+    rows = []
+    for name in solvers:
+        ts = times[name].min(axis=0)
+        fs = np.array([out[name, k][0] for k in range(len(targets))])
+        its = np.array([out[name, k][1] for k in range(len(targets))])
+        path = out[name, 0][2]
+        row = dict(solver=name, targets=len(targets), median_ms=1e3 * np.median(ts),
+                   p99_ms=1e3 * np.percentile(ts, 99), iterations=int(np.median(its)),
+                   us_per_iter=1e6 * ts.sum() / its.sum(),
+                   ratio=float(np.median(ts) / np.median(ti)),
+                   same_iterations=int(np.sum(its == ii)),
+                   max_df=float(np.max(np.abs(fs - fi))), path=path or "-")
+        rows.append(row)
+        print(f"{name:22s} {row['median_ms']:10.3f} {row['p99_ms']:8.3f} "
+              f"{row['iterations']:5d}/{its.sum():<5d}{row['us_per_iter']:8.1f} "
+              f"{row['ratio']:8.3f} {row['same_iterations']:4d}/{len(its):<3d} "
+              f"{row['max_df']:9.1e}  {row['path']}")
+    print(f"Python calls per caspar nlpsol solve: {calls}")
+    return rows
 
 
 def bench_bank(repeats):
@@ -146,7 +172,7 @@ def bench_bank(repeats):
             t0 = time.perf_counter()
             S(**args)
             ti.append(time.perf_counter() - t0)
-        ratio = np.median(tc) / np.median(ti)
+        ratio = float(np.median(tc) / np.median(ti))
         ratios.append(ratio)
         rows.append((p.name, r.iterations, S.stats()["iter_count"], np.median(tc), np.median(ti),
                      ratio, (r.extra or {}).get("path", "general")))
@@ -158,6 +184,11 @@ def bench_bank(repeats):
     print(f"compiled path on {n_comp}/{len(rows)} problems")
     print(f"bank median ratio caspar/ipopt: {np.median(ratios):.2f} "
           f"(p25 {np.percentile(ratios, 25):.2f}, p75 {np.percentile(ratios, 75):.2f})")
+    comp = [r for r in rows if r[-1] == "compiled"]
+    return dict(solver="bank: caspar Problem.solve", targets=len(rows),
+                median_ms=float(np.median([r[3] for r in rows]) * 1e3),
+                ratio=float(np.median(ratios)), same_iterations=sum(r[1] == r[2] for r in rows),
+                path=f"compiled on {len(comp)}/{len(rows)}")
 
 
 def main(argv=None):
@@ -165,6 +196,8 @@ def main(argv=None):
     ap.add_argument("--targets", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-bank", action="store_true")
+    ap.add_argument("--out", help="write results.csv and meta.json into this folder "
+                                  "(benchmarks/results/small/cpu for the report)")
     ap.add_argument("--profile", choices=("ik", "bank", "none"), default="none")
     ap.add_argument("--sort", default="tottime")
     ap.add_argument("--top", type=int, default=40)
@@ -197,9 +230,38 @@ def main(argv=None):
         pr.disable()
         pstats.Stats(pr).sort_stats(a.sort).print_stats(a.top)
         return
-    bench_ik(a.targets, a.repeats)
+    rows = bench_ik(a.targets, a.repeats)
     if not a.no_bank:
-        bench_bank(a.repeats)
+        rows.append(bench_bank(a.repeats))
+    if a.out:
+        _write(a.out, rows, a)
+
+
+def _write(folder, rows, a):
+    """``folder/results.csv`` (the rows) and ``folder/meta.json`` (the report's header)."""
+    import csv
+    import json
+    import subprocess
+
+    os.makedirs(folder, exist_ok=True)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(os.path.join(folder, "results.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, keys)
+        w.writeheader()
+        w.writerows(rows)
+    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    meta = dict(commit=commit, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                hardware=f"development VM, {os.cpu_count()} cores (load average "
+                         f"{os.getloadavg()[0]:.1f}); ratios within the run are what count",
+                sizes=f"three-link arm IK (n = 3, m = 1), {a.targets} targets; the problem "
+                      "bank one problem at a time",
+                tol="IPOPT's defaults (tol 1e-8) for both; per target the best of "
+                    f"{a.repeats} interleaved runs",
+                command=f"python benchmarks/bench_small.py --targets {a.targets} "
+                        f"--repeats {a.repeats} --out {folder}")
+    with open(os.path.join(folder, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
 
 
 if __name__ == "__main__":
