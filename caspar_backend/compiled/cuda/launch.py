@@ -54,6 +54,11 @@ def kernel():
             from .cache import install
             from .retarget import device_version
 
+            if not hasattr(np, "row_stack"):
+                # numba-cuda <= 0.30 registers an overload of np.row_stack, which NumPy
+                # 2.5 removed (its alias of np.vstack): without it no kernel compiles
+                np.row_stack = np.vstack
+
             _compiled = device_version(_solve_columns, cache=install())
         return _compiled
 
