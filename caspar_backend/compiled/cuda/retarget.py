@@ -21,6 +21,10 @@ What changes with the target (checked by the GPU tests, docs/compiled-ipm-cuda.m
   relative), not bit for bit;
 * the slot accessors (``inline='always'`` on the CPU too) are inlined in Numba's IR,
   so the array views they return never cross a call boundary;
+* the larger kernels stay out of line (LLVM ``noinline``, :data:`OUT_OF_LINE_BYTES`):
+  NVVM's inliner otherwise folds every call into the global kernel, one body of about
+  300,000 PTX lines (run_tape's opcode switch copied into each evaluation, the
+  evaluations into every call site) that ptxas took many minutes to compile;
 * a thread's buffers are rows of (B, L) device arrays (:mod:`.workspaces`), C-contiguous
   as on the CPU.
 
@@ -35,7 +39,13 @@ import sys
 import threading
 from types import FunctionType
 
+#: kernels whose bytecode is at least this long are compiled out of line (``noinline``);
+#: (among them _pw1.._pw8: inlined, NumPy's pairwise levels unroll into 2^8 copies of _pw0);
+#: shorter ones (nmax, isfinite_all, sum_abs, ...) are left to NVVM's inliner
+OUT_OF_LINE_BYTES = 150
+
 _lock = threading.Lock()
+_out_of_line: set = set()    # (module, qualname) of the kernels kept out of line
 _device: dict = {}           # id(CPU dispatcher) -> CUDA dispatcher
 _globals: dict = {}          # module name -> rebound globals (shared by its functions)
 
@@ -68,6 +78,31 @@ def _rebind(g: dict) -> None:
             g[name] = _device[id(v)]
 
 
+def _install_noinline() -> None:
+    """Make numba-cuda's function declarations of the kernels in :data:`_out_of_line`
+    carry LLVM's ``noinline`` (numba-cuda has no option for it; its own debug mode sets
+    the same attribute the same way).  Without numba-cuda's funcdesc module (another
+    version) everything is left to the inliner."""
+    try:
+        from numba.cuda.core import funcdesc
+    except ImportError:
+        return
+    FD = funcdesc.FunctionDescriptor
+    if getattr(FD.declare_function, "_caspar_noinline", False):
+        return
+    declare = FD.declare_function
+
+    def declare_function(self, module):
+        fn = declare(self, module)
+        if (self.modname, self.qualname) in _out_of_line and \
+                "alwaysinline" not in fn.attributes:
+            fn.attributes.add("noinline")
+        return fn
+
+    declare_function._caspar_noinline = True
+    FD.declare_function = declare_function
+
+
 def _build() -> None:
     """(1) a copy of every kernel module's globals; (2) a CUDA dispatcher per kernel over
     its module's copy; (3) every kernel in every copy replaced by its CUDA dispatcher.
@@ -82,10 +117,13 @@ def _build() -> None:
         for v in vars(mod).values():
             if _is_kernel(v) and v.py_func.__module__ == mod.__name__:
                 inline = v.targetoptions.get("inline", "never")
+                if inline == "never" and len(v.py_func.__code__.co_code) >= OUT_OF_LINE_BYTES:
+                    _out_of_line.add((mod.__name__, v.py_func.__qualname__))
                 _device[id(v)] = cuda.jit(device=True, inline=inline)(
                     _copy(v.py_func, _globals[mod.__name__]))
     for g in _globals.values():
         _rebind(g)
+    _install_noinline()
 
 
 def device_functions() -> dict:
