@@ -14,7 +14,7 @@ replaced by its CUDA version: the same bytecode, the same constants, the callees
 rebound.  Nothing is compiled until the first launch types the global kernel; the CPU
 dispatchers are untouched.
 
-What changes with the target (docs/compiled-ipm-cuda.md; checked by tests/compiled/test_cuda_batch.py):
+What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it):
 
 * ``math.*`` lowers to libdevice instead of libm, and NVVM contracts a*b + c to FMA:
   results agree with the CPU's to rounding (status and iterations equal, f to 1e-8
