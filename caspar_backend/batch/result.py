@@ -10,10 +10,12 @@ For B instances of a problem with n variables and m constraints:
     status  list[str] (B)      IPOPT status names (:mod:`caspar_backend.solver.status`)
     iterations int64 (B,)      interior-point iterations of each instance
     path    list[str] (B)      how each instance was solved: 'lockstep' (the vectorized
-                               interior point) or 'single' (its own solve; ``reason``
+                               interior point), 'kernel' (the compiled interior point,
+                               one CUDA thread per instance: device='cuda') or
+                               'single' (its own solve; ``reason``
                                says why); on a Dask cluster also 'failed' (its chunk
                                failed on the cluster: :mod:`.distributed`)
-    reason  list[str] (B)      '' for 'lockstep', else why the instance left the batch
+    reason  list[str] (B)      '' for 'lockstep' and 'kernel', else why the instance left the batch
                                (or, for 'failed', '<exception type>: <text>')
 
 ``timings`` holds the batch's wall-clock seconds ('setup', 'lockstep', 'single',

@@ -15,6 +15,12 @@ slacks, pivoting switch, refinement fall-backs: ``result.reason`` names it) is s
 again from its start by its own single solve.  Options the lockstep method does not
 implement (:data:`SEQUENTIAL_OPTIONS`) solve every instance by its own solve
 (``result.path``/``reason`` say so).  No per-instance iteration log is printed.
+
+On ``device='cuda'`` a group the compiled interior point can solve
+(:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs as one CUDA kernel
+instead, one thread per instance (``path`` 'kernel'); an instance the kernel ejects is
+solved by its own solve, as an ejected lockstep instance is.  :data:`KERNEL_ON_CUDA`
+= False keeps the lockstep CuPy path.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import time
 import numpy as np
 
 from ..arrays import host
+from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.initial import push_into_bounds
 from ..solver.interrupt import sigint_as_stop
@@ -45,6 +52,11 @@ SEQUENTIAL_OPTIONS = (
     ("iteration_callback", lambda v: v is None),
     ("derivative_test", lambda v: v == "none"),
 )
+
+
+#: device='cuda': solve the structure groups the compiled kernel can solve by the kernel
+#: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path
+KERNEL_ON_CUDA = True
 
 
 def _sequential_reason(opts) -> str:
@@ -89,9 +101,12 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
         out.reason[:] = why
     else:
         t1 = time.perf_counter()
+        on_gpu = KERNEL_ON_CUDA and device != "cpu" and resolve_device(device) == "cuda"
         for idx in _structure_groups(inp):
             if stop.interrupted:
                 out.stopped(idx, inp)
+                continue
+            if on_gpu and _kernel(problem, inp, idx, options, out):
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
@@ -186,6 +201,38 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     left = np.flatnonzero(f.status < 0)
     out.path[idx[left]] = "single"
     out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
+
+
+def _kernel(problem, inp, idx, options, out) -> bool:
+    """Solve the instances ``idx`` by the CUDA kernel if it applies (else False, nothing
+    done); record finished ones in ``out`` and mark the ejected ones for single
+    solves."""
+    from ..compiled.cuda.group import kernel_reason, solve_group
+    from ..compiled.solve import STATUS_NAMES
+
+    sub = inp.subset(idx)
+    if kernel_reason(problem, options, sub):
+        return False
+    r = solve_group(problem, options, sub)
+    fin = r.code >= 0
+    rows = idx[fin]
+    out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
+    out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
+    names = [STATUS_NAMES[int(c)] for c in r.code[fin]]
+    out.status[rows] = names
+    out.message[rows] = [STATUSES[n].exit_message for n in names]
+    out.iterations[rows] = r.iters[fin]
+    out.path[idx] = "kernel"
+    for b, c in zip(idx[~fin], -r.code[~fin]):
+        out.path[b] = "single"
+        out.reason[b] = "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
+                                      else _KERNEL_EJECT.get(int(c), f"code {-c}"))
+    return True
+
+
+#: the kernel's own ejection codes (negated; 1..11 are EJECT_REASONS)
+_KERNEL_EJECT = {20: "fixed variables, a bound structure change or a full filter",
+                 21: "not enough degrees of freedom", 99: "no status"}
 
 
 def _single(problem, inp, b, options, device):

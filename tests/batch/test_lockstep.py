@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
 from bench_small import ik_problem, ik_targets  # noqa: E402
 
 from caspar_backend.adapters.casadi import from_casadi  # noqa: E402
+from caspar_backend.batch import solve as batch_solve  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
 
@@ -130,6 +131,7 @@ def test_cuda_batch_equals_cpu_single_solves(ik, tail, monkeypatch):
     if tail is None:            # the default: the tail of the run moves to the host
         tail = LockstepIPM.HOST_TAIL_WORK
     monkeypatch.setattr(LockstepIPM, "HOST_TAIL_WORK", tail)
+    monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", False)     # the lockstep CuPy path
     T = ik_targets(48, seed=7)
     res = ik.solve_batch(x0=X0_IK, p=T, print_level=0, device="cuda")
     assert Counter(res.path)["lockstep"] == 48, Counter(res.reason)
@@ -138,7 +140,8 @@ def test_cuda_batch_equals_cpu_single_solves(ik, tail, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("bp", _BANK[1::6], ids=lambda p: p.name)
-def test_cuda_bank_batch_equals_cpu_single_solves(bp):
+def test_cuda_bank_batch_equals_cpu_single_solves(bp, monkeypatch):
+    monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", False)     # the lockstep CuPy path
     d = bp.build()
     problem = from_casadi(_nlp(d))
     rng = np.random.default_rng(len(bp.name) + 1)

@@ -1,0 +1,108 @@
+"""One CUDA kernel launch solving B instances: thread b runs
+:func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace.
+
+The global kernel :func:`_solve_columns` is written here in plain Python and compiled by
+:func:`.retarget.device_version`, which binds ``solve_instance`` (and everything it
+calls) to the CUDA versions of the CPU kernels -- the same source.  Compiled on the
+first launch for the argument types (minutes of NVVM and ptxas: the kernel is one
+inlined body), then loaded from the disk cache (:mod:`.cache`).
+
+Result arrays (host, float64 unless said), for B instances, n variables, m constraints:
+
+    code   int64 (B,)   solve_instance's status: 0..3 (STATUS_NAMES), < 0 ejected
+    iters  int64 (B,)   iterations
+    f      (B,)         objective in the model's sense
+    x      (B, n)       solution;   g (B, m) constraint values at x
+    lam_g  (B, m), lam_x (B, n)  multipliers in CasADi's convention (as
+                        :func:`caspar_backend.compiled.solve._unscaled_point`)
+
+Rows of ejected instances hold whatever the kernel left; callers re-solve them.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from numba import cuda
+
+from ..kernels.ipm import solve_instance
+from ..kernels.record import HIST_COLUMNS, OUT_SIZE
+
+#: threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
+THREADS = 64
+
+_compiled = None
+_compile_lock = threading.Lock()
+
+
+def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
+                   fval):
+    b = cuda.grid(1)
+    if b < code.shape[0]:
+        c, it, f = solve_instance(Fall[b], FO, Iall[b], IO, O, X0[b], LBX[b],
+                                  UBX[b], LBG[b], UBG[b], Hist, Outs[b])
+        code[b] = c
+        iters[b] = it
+        fval[b] = f
+
+
+def kernel():
+    """The compiled global kernel (built on first use)."""
+    global _compiled
+    with _compile_lock:
+        if _compiled is None:
+            from .cache import install
+            from .retarget import device_version
+
+            if not hasattr(np, "row_stack"):
+                # numba-cuda <= 0.30 registers an overload of np.row_stack, which NumPy
+                # 2.5 removed (its alias of np.vstack): without it no kernel compiles
+                np.row_stack = np.vstack
+
+            _compiled = device_version(_solve_columns, cache=install())
+        return _compiled
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """Final.  See the module doc."""
+
+    code: np.ndarray
+    iters: np.ndarray
+    f: np.ndarray
+    x: np.ndarray
+    g: np.ndarray
+    lam_g: np.ndarray
+    lam_x: np.ndarray
+
+
+def solve_on_device(ws, O) -> KernelResult:
+    """Launch the kernel over the B instances of ``ws`` (a
+    :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
+    (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
+    (the only device-to-host transfers)."""
+    import cupy as cp
+
+    B, lay = ws.B, ws.lay
+    code, iters = cp.empty(B, np.int64), cp.empty(B, np.int64)
+    fval = cp.empty(B)
+    # no iteration history on the GPU (0 rows: nothing is written), the statistics of
+    # each instance in its own row
+    hist = cp.empty((0, HIST_COLUMNS))
+    outs = cp.empty((B, OUT_SIZE))
+    k = kernel()
+    blocks = (B + THREADS - 1) // THREADS
+    k[blocks, THREADS](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
+                       ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
+    cuda.synchronize()
+    df = ws.slot("OBJ_SCALE")[:, 0]
+    y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
+    lam_g = y * ws.slot("CON_SCALE") / df[:, None]
+    zw = np.zeros((B, lay.sizes["nw"]))
+    zw[:, lay.upper_idx] += zu
+    zw[:, lay.lower_idx] -= zl
+    return KernelResult(code=cp.asnumpy(code), iters=cp.asnumpy(iters),
+                        f=cp.asnumpy(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
+                        lam_g=lam_g, lam_x=zw[:, :lay.n] / df[:, None])

@@ -1,0 +1,148 @@
+"""CUDA device functions built from the CPU kernels' own source (one algorithm, two
+targets).
+
+Every kernel of :mod:`caspar_backend.compiled.kernels` is a ``numba.njit`` dispatcher
+(:func:`..kernels._jit.kernel`).  Its ``py_func`` is plain Python whose callees and slot
+numbers are module globals, looked up when Numba types the function.  So the CUDA
+version of kernel ``k`` is
+
+    cuda.jit(device=True, inline=<k's inline option>)(
+        FunctionType(k.py_func.__code__, G[k's module], ...))
+
+where ``G[mod]`` is a copy of ``mod.__dict__`` in which every kernel dispatcher is
+replaced by its CUDA version: the same bytecode, the same constants, the callees
+rebound.  Nothing is compiled until the first launch types the global kernel; the CPU
+dispatchers are untouched.
+
+What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it):
+
+* ``math.*`` lowers to libdevice instead of libm, and NVVM contracts a*b + c to FMA:
+  results agree with the CPU's to rounding (status and iterations equal, f to 1e-8
+  relative), not bit for bit;
+* the slot accessors (``inline='always'`` on the CPU too) are inlined in Numba's IR,
+  so the array views they return never cross a call boundary;
+* the larger kernels stay out of line (LLVM ``noinline``, :data:`OUT_OF_LINE_BYTES`):
+  NVVM's inliner otherwise folds every call into the global kernel, one body of about
+  300,000 PTX lines (run_tape's opcode switch copied into each evaluation, the
+  evaluations into every call site) that ptxas took many minutes to compile;
+* a thread's buffers are rows of (B, L) device arrays (:mod:`.workspaces`), C-contiguous
+  as on the CPU.
+
+:func:`device_version` also retargets a plain function written for the GPU (the global
+kernel of :mod:`.launch`) with the same rebinding.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+import threading
+from types import FunctionType
+
+#: kernels whose bytecode is at least this long are compiled out of line (``noinline``);
+#: (among them _pw1.._pw8: inlined, NumPy's pairwise levels unroll into 2^8 copies of _pw0);
+#: shorter ones (nmax, isfinite_all, sum_abs, ...) are left to NVVM's inliner
+OUT_OF_LINE_BYTES = 150
+
+_lock = threading.Lock()
+_out_of_line: set = set()    # (module, qualname) of the kernels kept out of line
+_device: dict = {}           # id(CPU dispatcher) -> CUDA dispatcher
+_globals: dict = {}          # module name -> rebound globals (shared by its functions)
+
+
+def _kernel_modules():
+    from .. import kernels
+
+    return [importlib.import_module(f"{kernels.__name__}.{m.name}")
+            for m in pkgutil.iter_modules(kernels.__path__)]
+
+
+def _is_kernel(obj) -> bool:
+    from numba.core.dispatcher import Dispatcher
+
+    return isinstance(obj, Dispatcher) and \
+        obj.py_func.__module__.startswith("caspar_backend.compiled.kernels")
+
+
+def _copy(py_func, g):
+    fn = FunctionType(py_func.__code__, g, py_func.__name__, py_func.__defaults__,
+                      py_func.__closure__)
+    fn.__doc__, fn.__qualname__, fn.__module__ = py_func.__doc__, py_func.__qualname__, \
+        py_func.__module__
+    return fn
+
+
+def _rebind(g: dict) -> None:
+    for name, v in list(g.items()):
+        if _is_kernel(v):
+            g[name] = _device[id(v)]
+
+
+def _install_noinline() -> None:
+    """Make numba-cuda's function declarations of the kernels in :data:`_out_of_line`
+    carry LLVM's ``noinline`` (numba-cuda has no option for it; its own debug mode sets
+    the same attribute the same way).  Without numba-cuda's funcdesc module (another
+    version) everything is left to the inliner."""
+    try:
+        from numba.cuda.core import funcdesc
+    except ImportError:
+        return
+    FD = funcdesc.FunctionDescriptor
+    if getattr(FD.declare_function, "_caspar_noinline", False):
+        return
+    declare = FD.declare_function
+
+    def declare_function(self, module):
+        fn = declare(self, module)
+        if (self.modname, self.qualname) in _out_of_line and \
+                "alwaysinline" not in fn.attributes:
+            fn.attributes.add("noinline")
+        return fn
+
+    declare_function._caspar_noinline = True
+    FD.declare_function = declare_function
+
+
+def _build() -> None:
+    """(1) a copy of every kernel module's globals; (2) a CUDA dispatcher per kernel over
+    its module's copy; (3) every kernel in every copy replaced by its CUDA dispatcher.
+    Numba reads a function's globals when it types it (at the first launch), so the
+    dispatchers of (2) see the rebinding of (3)."""
+    from numba import cuda
+
+    mods = _kernel_modules()
+    for mod in mods:
+        _globals[mod.__name__] = dict(vars(mod))
+    for mod in mods:
+        for v in vars(mod).values():
+            if _is_kernel(v) and v.py_func.__module__ == mod.__name__:
+                inline = v.targetoptions.get("inline", "never")
+                if inline == "never" and len(v.py_func.__code__.co_code) >= OUT_OF_LINE_BYTES:
+                    _out_of_line.add((mod.__name__, v.py_func.__qualname__))
+                _device[id(v)] = cuda.jit(device=True, inline=inline)(
+                    _copy(v.py_func, _globals[mod.__name__]))
+    for g in _globals.values():
+        _rebind(g)
+    _install_noinline()
+
+
+def device_functions() -> dict:
+    """{kernel name: CUDA device dispatcher} for every kernel of every module of
+    :mod:`caspar_backend.compiled.kernels` (built once per process)."""
+    with _lock:
+        if not _device:
+            _build()
+        return {name: _device[id(v)] for mod in _kernel_modules()
+                for name, v in vars(mod).items()
+                if _is_kernel(v) and v.py_func.__module__ == mod.__name__}
+
+
+def device_version(py_func, **jit_options):
+    """``cuda.jit(**jit_options)`` of ``py_func`` (plain Python, not a dispatcher) over
+    a copy of its module's globals with the kernels rebound to their CUDA versions."""
+    from numba import cuda
+
+    device_functions()
+    g = dict(vars(sys.modules[py_func.__module__]))
+    _rebind(g)
+    return cuda.jit(**jit_options)(_copy(py_func, g))

@@ -1,0 +1,90 @@
+"""The CUDA batch kernel (caspar_backend.compiled.cuda, solve_batch on device='cuda')
+against single CPU solves: each instance the kernel finishes has its own Problem.solve's
+status and iterations and its objective to 1e-8 relative (libdevice and FMA
+contraction round differently from the CPU: agreement to rounding, not bits); an
+instance the kernel ejects (here: infeasible, which needs the restoration phase) is
+solved by its own solve and ends as that solve does.
+
+The kernel compiles on the first launch (minutes of NVVM; then numba-cuda's disk cache):
+the tests share one process's compiled kernel.
+"""
+from collections import Counter
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba_cuda")
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import _nlp  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+X0 = np.array([0.1, 0.2, 0.3])
+
+
+@pytest.fixture(scope="module")
+def ik():
+    nlp, bounds = arm_ik()
+    return from_casadi(nlp, **bounds)
+
+
+def _assert_matches_cpu(problem, res, rows, **options):
+    for b, row in enumerate(rows):
+        s = problem.solve(**row, **options)
+        where = (b, res.path[b], res.reason[b])
+        assert res.status[b] == s.status, where
+        if res.path[b] == "kernel":   # (an ejected instance's own solve ran on the GPU)
+            assert res.iterations[b] == s.iterations, where
+        if np.isfinite(s.f):
+            assert abs(res.f[b] - s.f) <= 1e-8 * max(1.0, abs(s.f)), (where, res.f[b], s.f)
+            np.testing.assert_allclose(res.x[b], s.x, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(res.g[b], s.g, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(res.lam_g[b], s.lam_g, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(res.lam_x[b], s.lam_x, rtol=1e-5, atol=1e-7)
+
+
+def test_ik_kernel_batch_with_infeasible_instances_equals_cpu_single_solves(ik):
+    B = 64
+    T = arm_targets(B, seed=11)
+    ubg = np.full((B, 1), 2.5)
+    ubg[[5, 40]] = -10.0          # q1 + q2 + q3 <= -10 with q_i >= -pi: infeasible
+    res = ik.solve_batch(x0=X0, p=T, ubg=ubg, print_level=0, device="cuda")
+    paths = Counter(res.path)
+    assert paths["kernel"] == B - 2, (paths, Counter(res.reason))
+    assert res.path[5] == res.path[40] == "single" and res.reason[5].startswith("kernel: ")
+    assert res.status[5] == res.status[40] == "Infeasible_Problem_Detected"
+    _assert_matches_cpu(ik, res, [dict(x0=X0, p=T[b], ubg=ubg[b]) for b in range(B)],
+                        print_level=0)
+
+
+def test_ik_kernel_batch_of_one_and_odd_sizes(ik):
+    for B in (1, 65):
+        T = arm_targets(B, seed=B)
+        res = ik.solve_batch(x0=X0, p=T, print_level=0, device="cuda")
+        assert set(res.path) == {"kernel"}
+        _assert_matches_cpu(ik, res, [dict(x0=X0, p=t) for t in T], print_level=0)
+
+
+# unconstrained, equality, inequality, bounds, n = 401 (those the compiled path finishes)
+BANK_NAMES = ("hs001", "hs006", "hs015", "hs071", "maratos", "optimal_control_200")
+
+
+@pytest.mark.parametrize("name", BANK_NAMES)
+def test_bank_kernel_batch_equals_cpu_single_solves(name):
+    bp = {b.name: b for b in bank(include_slow=False)}[name]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    rng = np.random.default_rng(len(name))
+    x0 = np.asarray(d["x0"], float)
+    X = np.array([x0] + [x0 + 0.05 * (1 + np.abs(x0)) * rng.standard_normal(x0.size)
+                         for _ in range(3)])
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    opts = dict(bp.options, print_level=0)
+    res = problem.solve_batch(x0=X, **bounds, **opts, device="cuda")
+    assert "kernel" in res.path, Counter(res.reason)
+    _assert_matches_cpu(problem, res, [dict(x0=X[b], **bounds) for b in range(len(X))],
+                        **opts)
