@@ -21,6 +21,7 @@ from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
 from caspar_backend.compiled import solve_compiled
 from caspar_backend.compiled.cuda import launch
 from caspar_backend.compiled.kernels import slots
+from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
 from caspar_backend.compiled.options import option_vector, resolve
 from caspar_backend.compiled.solve import layout_for
 
@@ -38,8 +39,9 @@ Fall[:, lay.FO[k]:lay.FO[k + 1]] = T
 rows = lambda a: np.tile(a, (B, 1))
 code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
 opts, _ = resolve({"print_level": 0})
+hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
 launch.kernel()[1, B](Fall, lay.FO, Iall, lay.IO, option_vector(opts), rows(X0), rows(lbx),
-                      rows(ubx), rows(lbg), ubg_b, code, iters, fval)
+                      rows(ubx), rows(lbg), ubg_b, hist, outs, code, iters, fval)
 kx = slots.FLOAT_SLOTS.index("X")
 assert code[1] < 0, code
 for b in (0, 2):
