@@ -20,7 +20,7 @@ On ``device='cuda'`` a group the compiled interior point can solve
 (:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs as one CUDA kernel
 instead, one thread per instance (``path`` 'kernel'); an instance the kernel ejects is
 solved by its own solve, as an ejected lockstep instance is.  :data:`KERNEL_ON_CUDA`
-= False keeps the lockstep CuPy path.
+(False for now) chooses it over the lockstep CuPy path.
 """
 
 from __future__ import annotations
@@ -55,8 +55,10 @@ SEQUENTIAL_OPTIONS = (
 
 
 #: device='cuda': solve the structure groups the compiled kernel can solve by the kernel
-#: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path
-KERNEL_ON_CUDA = True
+#: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path.  Off until the kernel
+#: has passed tests/compiled/test_cuda_batch.py on a GPU: its first GPU run (2026-12-02)
+#: compiled it, then failed to cache it (docs/compiled-ipm-cuda.md, "State")
+KERNEL_ON_CUDA = False
 
 
 def _sequential_reason(opts) -> str:

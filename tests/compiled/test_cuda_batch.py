@@ -26,6 +26,14 @@ pytestmark = pytest.mark.gpu
 X0 = np.array([0.1, 0.2, 0.3])
 
 
+@pytest.fixture(autouse=True)
+def kernel_on_cuda(monkeypatch):
+    """These tests are the kernel's (solve_batch's default GPU path is still lockstep)."""
+    from caspar_backend.batch import solve as batch_solve
+
+    monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", True)
+
+
 @pytest.fixture(scope="module")
 def ik():
     nlp, bounds = arm_ik()

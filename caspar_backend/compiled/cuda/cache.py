@@ -25,8 +25,16 @@ def _stamp() -> str:
     return h.hexdigest()[:16]
 
 
+#: numba-cuda refuses to cache a kernel that links a helper library ("Cannot pickle
+#: CUDACodeLibrary with linking files"), and the kernels' 2-D slot views (``reshape``) link
+#: its reshape_funcs.cu: until they index 1-D, the kernel compiles in every process
+CACHEABLE = False
+
+
 def install() -> bool:
     """Register the locator with numba-cuda; True if caching is available."""
+    if not CACHEABLE:
+        return False
     try:
         from numba.cuda.core import caching
     except ImportError:
