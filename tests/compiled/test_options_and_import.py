@@ -52,3 +52,11 @@ def test_importing_the_package_does_not_import_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_kernels_read_the_group_table_with_its_width():
+    pytest.importorskip("numba")
+    from caspar_backend.compiled.kernels.tape_eval import GROUP_COLUMNS
+    from caspar_backend.compiled.tape import G_COLS
+
+    assert GROUP_COLUMNS == G_COLS

@@ -26,9 +26,10 @@ def _stamp() -> str:
 
 
 #: numba-cuda refuses to cache a kernel that links a helper library ("Cannot pickle
-#: CUDACodeLibrary with linking files"), and the kernels' 2-D slot views (``reshape``) link
-#: its reshape_funcs.cu: until they index 1-D, the kernel compiles in every process
-CACHEABLE = False
+#: CUDACodeLibrary with linking files"); the kernels' 2-D slot views (``reshape``), which
+#: linked its reshape_funcs.cu in the first GPU run, now index 1-D.  Whether nothing else
+#: links is for the next GPU run to show (False: compile in every process)
+CACHEABLE = True
 
 
 def install() -> bool:

@@ -15,9 +15,9 @@ and B instances, on the GPU (CuPy arrays, C order):
 
 Thread b solves on the row views ``Fall[b]`` and ``Iall[b]``: contiguous, as on the CPU.
 Interleaving the instances (column views of (L, B) buffers, one 256-byte access per warp
-and slot entry) would coalesce the loads, but a column view is strided and the kernels'
-2-D slot views (``_f2``/``_i2``: the filter, the group and tape tables) use ``reshape``,
-which Numba compiles for contiguous arrays only.  ``Ib`` is copied per instance rather
+and slot entry) would coalesce the loads; the kernels now index every slot 1-D (no
+``reshape``, which Numba compiles for contiguous arrays only), so strided column views
+are the next step to measure.  ``Ib`` is copied per instance rather
 than shared because its scratch slots sit between shared slots in one offset table.
 
 Allocation: once per call, 8 (LF + LI) B bytes plus the inputs; nothing during the solve.

@@ -13,7 +13,7 @@ Compile flags (``kernel``), each for a measured reason (docs/compiled-ipm-protot
 * ``cache=True``: compiled once per machine, see :class:`KernelCacheLocator`.
 
 Slots: a kernel reads array ``k`` of a buffer as ``buf[off[k]:off[k + 1]]`` (:func:`_f`,
-:func:`_i`, :func:`_i2`), ``k`` a module-level constant of :mod:`.slots` (a compile-time
+:func:`_i`), ``k`` a module-level constant of :mod:`.slots` (a compile-time
 constant for Numba).  Slicing allocates nothing.
 """
 from __future__ import annotations
@@ -82,20 +82,6 @@ def _f(Fb, FO, k):
 
 
 @_accessor
-def _f2(Fb, FO, k, rows):
-    """Float slot ``k`` as a C-ordered (rows, size // rows) array."""
-    a = Fb[FO[k]:FO[k + 1]]
-    return a.reshape((rows, (FO[k + 1] - FO[k]) // rows))
-
-
-@_accessor
 def _i(Ib, IO, k):
     """Int slot ``k``: ``Ib[IO[k]:IO[k + 1]]``."""
     return Ib[IO[k]:IO[k + 1]]
-
-
-@_accessor
-def _i2(Ib, IO, k, c):
-    """Int slot ``k`` as a C-ordered (size // c, c) array."""
-    a = Ib[IO[k]:IO[k + 1]]
-    return a.reshape(((IO[k + 1] - IO[k]) // c, c))

@@ -7,7 +7,7 @@ import numpy as np
 
 from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
                         S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
-from ._jit import _f, _f2, _i, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import factorize_ic, kkt_build, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
@@ -35,7 +35,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     f = f(x) unscaled (the model's sense aside).
     """
     SI = _i(Ib, IO, I_SIZES)
-    FT = _f2(Fb, FO, F_FILTER, 2)
+    FT = _f(Fb, FO, F_FILTER)        # [theta_1..theta_K, phi_1..phi_K]
     FI = _i(Ib, IO, I_FILTER_STATE)
     n = SI[SZ_N]
     m = SI[SZ_M]

@@ -13,19 +13,25 @@ from .quantities import barrier_phi, sum_abs
 from .slack_nlp import nlp_zeroth, slacks
 
 
+# The filter FT (2K,): FT[k] is entry k's theta, FT[K + k] its phi (1-D: a 2-D view
+# would reshape, which the CUDA build cannot cache)
+
+
 @kernel
 def filter_reset(FT, FI):
-    for k in range(FT.shape[1]):
-        FT[0, k] = np.inf
-        FT[1, k] = np.inf
+    K = FT.shape[0] // 2
+    for k in range(K):
+        FT[k] = np.inf
+        FT[K + k] = np.inf
     FI[0] = 0     # rejected_by_filter
     FI[1] = 0     # filter_rejections
 
 
 @kernel
 def filter_acceptable(FT, theta, phi):
-    for k in range(FT.shape[1]):
-        if theta >= FT[0, k] and phi >= FT[1, k]:
+    K = FT.shape[0] // 2
+    for k in range(K):
+        if theta >= FT[k] and phi >= FT[K + k]:
             return False
     return True
 
@@ -34,18 +40,19 @@ def filter_acceptable(FT, theta, phi):
 def filter_add(FT, theta, phi):
     """Returns False when the filter is full (-> ejected)."""
     free = -1
-    for k in range(FT.shape[1]):
-        if FT[0, k] >= theta and FT[1, k] >= phi:
-            FT[0, k] = np.inf
-            FT[1, k] = np.inf
-    for k in range(FT.shape[1]):
-        if FT[0, k] == np.inf:
+    K = FT.shape[0] // 2
+    for k in range(K):
+        if FT[k] >= theta and FT[K + k] >= phi:
+            FT[k] = np.inf
+            FT[K + k] = np.inf
+    for k in range(K):
+        if FT[k] == np.inf:
             free = k
             break
     if free < 0:
         return False
-    FT[0, free] = theta
-    FT[1, free] = phi
+    FT[free] = theta
+    FT[K + free] = phi
     return True
 
 

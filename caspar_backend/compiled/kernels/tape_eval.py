@@ -5,7 +5,12 @@ import math
 
 import numpy as np
 
-from ._jit import _f, _i, _i2, kernel
+from ._jit import _f, _i, kernel
+
+#: columns of the group table ``gt`` (compiled.tape.G_COLS), read 1-D: gt[GROUP_COLUMNS *
+#: k + c] is row k, column c (a 2-D view would reshape, which the CUDA build cannot cache);
+#: likewise the tape arguments, arg[3 * t + j]
+GROUP_COLUMNS = 24
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import pairwise_sum
 
@@ -33,8 +38,8 @@ def run_tape(op, arg, cval, s, e, X, P, D, reg):
     for t in range(s, e):
         o = op[t]
         i = t - s
-        a = arg[t, 0]
-        b = arg[t, 1]
+        a = arg[3 * t + 0]
+        b = arg[3 * t + 1]
         if o == 12:
             reg[i] = reg[a] * reg[b]
         elif o == 10:
@@ -133,49 +138,49 @@ def run_tape(op, arg, cval, s, e, X, P, D, reg):
         elif o == 58:
             reg[i] = 1.0 if reg[a] == 0.0 else 0.0
         elif o == 59:
-            reg[i] = reg[b] if reg[a] != 0.0 else reg[arg[t, 2]]
+            reg[i] = reg[b] if reg[a] != 0.0 else reg[arg[3 * t + 2]]
 
 
 @kernel
 def _gather(Fb, FO, Ib, IO, k, i):
     """Instance i of group k: its variables, parameters and data into the slots
     F_INST_X, F_INST_P, F_INST_D."""
-    gt, x, p = _i2(Ib, IO, I_GROUPS, 24), _f(Fb, FO, F_X), _f(Fb, FO, F_P)
+    gt, x, p = _i(Ib, IO, I_GROUPS), _f(Fb, FO, F_X), _f(Fb, FO, F_P)
     vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     X, P, D = _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D)
-    N = gt[k, 1]
-    for a in range(gt[k, 2]):
-        X[a] = x[vt[gt[k, 5] + a * N + i]]
-    for a in range(gt[k, 3]):
-        P[a] = p[pt[gt[k, 6] + a * N + i]]
-    for a in range(gt[k, 4]):
-        D[a] = dt[gt[k, 7] + a * N + i]
+    N = gt[GROUP_COLUMNS * k + 1]
+    for a in range(gt[GROUP_COLUMNS * k + 2]):
+        X[a] = x[vt[gt[GROUP_COLUMNS * k + 5] + a * N + i]]
+    for a in range(gt[GROUP_COLUMNS * k + 3]):
+        P[a] = p[pt[gt[GROUP_COLUMNS * k + 6] + a * N + i]]
+    for a in range(gt[GROUP_COLUMNS * k + 4]):
+        D[a] = dt[gt[GROUP_COLUMNS * k + 7] + a * N + i]
 
 
 @kernel
 def ev_zeroth(Fb, FO, Ib, IO, g_out):
     """f (returned) and g (into ``g_out`` (m,)) at the x, p of slots F_X, F_P."""
-    gt = _i2(Ib, IO, I_GROUPS, 24)
+    gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
-    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    arg = _i(Ib, IO, I_TAPE_ARG)
     cval = _f(Fb, FO, F_TAPE_CONST)
     outs = _i(Ib, IO, I_TAPE_OUT)
     rows = _i(Ib, IO, I_CON_ROWS)
     reg, vbuf, term = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_OBJ_TERMS), _f(Fb, FO, F_CON_TERMS)
-    ng, nobj = gt.shape[0], _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
+    ng, nobj = gt.shape[0] // GROUP_COLUMNS, _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     total = 0.0
     for k in range(ng):
-        N = gt[k, 1]
+        N = gt[GROUP_COLUMNS * k + 1]
         for i in range(N):
             _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[k, 8], gt[k, 9], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
-            v = reg[gt[k, 10]]
+            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 8], gt[GROUP_COLUMNS * k + 9], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            v = reg[gt[GROUP_COLUMNS * k + 10]]
             if k < nobj:
                 vbuf[i] = v
-            elif gt[k, 22] == 1:
-                g_out[rows[gt[k, 21] + i]] = v
+            elif gt[GROUP_COLUMNS * k + 22] == 1:
+                g_out[rows[gt[GROUP_COLUMNS * k + 21] + i]] = v
             else:
-                term[gt[k, 23] + i] = v
+                term[gt[GROUP_COLUMNS * k + 23] + i] = v
         if k < nobj:
             total += pairwise_sum(vbuf, 0, N)
     acc = _i(Ib, IO, I_ACC_ROWS)
@@ -192,24 +197,24 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
 
 @kernel
 def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
-    gt = _i2(Ib, IO, I_GROUPS, 24)
+    gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
-    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    arg = _i(Ib, IO, I_TAPE_ARG)
     cval = _f(Fb, FO, F_TAPE_CONST)
     outs = _i(Ib, IO, I_TAPE_OUT)
     reg, gbuf, raw = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_GRAD_BUF), _f(Fb, FO, F_JAC_RAW)
-    ng = gt.shape[0]
+    ng = gt.shape[0] // GROUP_COLUMNS
     nobj = _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     has_map = _i(Ib, IO, I_EVAL_SIZES)[EV_HAS_JAC_MAP]
     for k in range(ng):
-        N = gt[k, 1]
-        nj = gt[k, 14]
+        N = gt[GROUP_COLUMNS * k + 1]
+        nj = gt[GROUP_COLUMNS * k + 14]
         if nj == 0:
             continue
-        base, jo = gt[k, 19], gt[k, 13]
+        base, jo = gt[GROUP_COLUMNS * k + 19], gt[GROUP_COLUMNS * k + 13]
         for i in range(N):
             _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[k, 11], gt[k, 12], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 11], gt[GROUP_COLUMNS * k + 12], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
             if k < nobj:
                 for e in range(nj):
                     gbuf[base + e * N + i] = reg[outs[jo + e]]
@@ -234,23 +239,23 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
 
 @kernel
 def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
-    gt = _i2(Ib, IO, I_GROUPS, 24)
+    gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
-    arg = _i2(Ib, IO, I_TAPE_ARG, 3)
+    arg = _i(Ib, IO, I_TAPE_ARG)
     cval = _f(Fb, FO, F_TAPE_CONST)
     outs = _i(Ib, IO, I_TAPE_OUT)
     rows = _i(Ib, IO, I_CON_ROWS)
     reg = _f(Fb, FO, F_REGISTERS)
-    ng, nobj = gt.shape[0], _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
+    ng, nobj = gt.shape[0] // GROUP_COLUMNS, _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     for k in range(ng):
-        N = gt[k, 1]
-        nh = gt[k, 18]
+        N = gt[GROUP_COLUMNS * k + 1]
+        nh = gt[GROUP_COLUMNS * k + 18]
         if nh == 0:
             continue
-        base, ho = gt[k, 20], gt[k, 17]
+        base, ho = gt[GROUP_COLUMNS * k + 20], gt[GROUP_COLUMNS * k + 17]
         for i in range(N):
-            w = objf if k < nobj else lam[rows[gt[k, 21] + i]]
+            w = objf if k < nobj else lam[rows[gt[GROUP_COLUMNS * k + 21] + i]]
             _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[k, 15], gt[k, 16], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 15], gt[GROUP_COLUMNS * k + 16], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
             for e in range(nh):
                 hv_out[base + e * N + i] = w * reg[outs[ho + e]]
