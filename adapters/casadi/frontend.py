@@ -103,6 +103,7 @@ from .nlpsol_options import check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
                            solve_stats)
+from .parametric import Parametric
 from .simple_bounds import SimpleBounds, mark_infeasible
 
 #: re-exported: the status table lives with the statistics (nlpsol_stats)
@@ -225,7 +226,8 @@ class NlpsolCore:
         self.sp_g = gs if gs is not None and gs.is_dense() and gs.is_column() \
             else ca.Sparsity.dense(self.m, 1)
         self.sym = sym
-        self._lifted = None
+        #: lam_p and the sensitivity blocks, from the problem over (x, p)
+        self.parametric = Parametric(self.nlp, self.n, self.m, self.front["min_lam"])
         #: (x, p, lam_g) -> gradients of the Lagrangian, for B points (batched calls):
         #: of the user's problem and of the solver's
         self.lagrangian_gradients = LagrangianGradients(self.nlp)
@@ -243,7 +245,6 @@ class NlpsolCore:
             self.problem.m, self.q, exact_hessian=self.solver_options.get(
                 "hessian_approximation", "exact") == "exact")
         self._stats = None
-        self._sens_cache = None
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
         self.describe = {"variable": None, "constraint": None}
@@ -461,51 +462,10 @@ class NlpsolCore:
         return dict(self._stats)
 
     # ---------------------------------------------------------------- p-derivatives
-    def lifted(self):
-        """The problem with ``z = (x, p)`` as variables, compiled on first use: its
-        evaluator gives the derivatives with respect to p that the solve's evaluator
-        (p bound as data) does not -- lam_p and the sensitivity blocks L_xp, L_pp, g_p."""
-        if self._lifted is None:
-            from .nlp import from_casadi
-
-            p = self.nlp.get("p")
-            parts = [ca.vec(self.nlp["x"])] + ([ca.vec(p)] if p is not None and p.nnz() else [])
-            d = {"x": ca.vertcat(*parts)}
-            for k in ("f", "g"):
-                if self.nlp.get(k) is not None:
-                    d[k] = self.nlp[k]
-            self._lifted = from_casadi(d, expand=True)
-        return self._lifted.evaluator()
-
     def lam_p(self, x, p, lam_g) -> np.ndarray:
-        """``-grad_p (f + lam_g^T g)`` at ``(x, p)``."""
-        ev = self.lifted()
-        z = np.concatenate([x, p])
-        gz = np.asarray(ev.grad(z), float)
-        if self.m:
-            # J^T lam_g from the COO values: no sparse matrix built per solve
-            vals = np.asarray(ev.jac_values(z), float) * np.asarray(lam_g, float)[ev.jac_rows]
-            gz = gz + np.bincount(ev.jac_cols, vals, minlength=len(gz))
-        return -gz[self.n:]
+        """``-grad_p (f + lam_g^T g)`` at ``(x, p)`` (:mod:`.parametric`)."""
+        return self.parametric.lam_p(x, p, lam_g)
 
     def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
-        """The :class:`~.sensitivity.KKTSensitivity` at a solution (cached for the last
-        point: casadi asks for several batches of directions at the same point)."""
-        from .sensitivity import KKTSensitivity
-
-        key = tuple(np.asarray(a, float).tobytes() for a in (p, lbx, ubx, lbg, ubg, x, lam_x,
-                                                               lam_g))
-        if self._sens_cache is not None and self._sens_cache[0] == key:
-            return self._sens_cache[1]
-        n = self.n
-        ev = self.lifted()
-        z = np.concatenate([x, p])
-        Hz = ev.hess(z, lam_g if self.m else np.zeros(0), 1.0).tocsr()
-        Jz = ev.jac(z).tocsr()
-        gz = np.asarray(ev.grad(z), float)
-        sens = KKTSensitivity(Hz[:n, :n], Jz[:, :n], gz[:n], Hz[:n, n:], Hz[n:, n:],
-                              Jz[:, n:], gz[n:], x=x, g=g, lam_x=lam_x, lam_g=lam_g,
-                              lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg,
-                              min_lam=self.front["min_lam"])
-        self._sens_cache = (key, sens)
-        return sens
+        """The KKT sensitivity at a solution (:mod:`.parametric`)."""
+        return self.parametric.sensitivity(x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g)

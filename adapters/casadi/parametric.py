@@ -1,0 +1,72 @@
+"""Derivatives with respect to the parameters p of an nlpsol problem: ``lam_p`` and the
+KKT sensitivity blocks.
+
+The solve's evaluator binds p as data, so it has no p-derivatives.  :class:`Parametric`
+compiles, on first use, the lifted problem over ``z = (x, p)`` (p as variables) and reads
+
+* ``lam_p = -grad_p (f + lam_g^T g)`` at a solution (casadi's ``lam_p`` output, IPOPT's
+  convention),
+* the :class:`~.sensitivity.KKTSensitivity` at a solution: the blocks L_xx, g_x, L_xp,
+  L_pp, g_p (cached for the last point: casadi asks for several batches of directions at
+  the same point).
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+
+class Parametric:
+    """Final.  ``nlp``: the user's nlp dict (x, p, f, g as casadi expressions); ``n``,
+    ``m``: the numbers of variables and constraints; ``min_lam``: casadi's option for the
+    sensitivity's active-set decision."""
+
+    def __init__(self, nlp: dict, n: int, m: int, min_lam: float):
+        self.nlp, self.n, self.m, self.min_lam = nlp, n, m, min_lam
+        self._lifted = None
+        self._sens_cache = None
+
+    def evaluator(self):
+        """The lifted problem's CPU evaluator (compiled on first use)."""
+        if self._lifted is None:
+            from .nlp import from_casadi
+
+            p = self.nlp.get("p")
+            parts = [ca.vec(self.nlp["x"])] + ([ca.vec(p)] if p is not None and p.nnz() else [])
+            d = {"x": ca.vertcat(*parts)}
+            for k in ("f", "g"):
+                if self.nlp.get(k) is not None:
+                    d[k] = self.nlp[k]
+            self._lifted = from_casadi(d, expand=True)
+        return self._lifted.evaluator()
+
+    def lam_p(self, x, p, lam_g) -> np.ndarray:
+        """``-grad_p (f + lam_g^T g)`` at ``(x, p)``, (n_p,)."""
+        ev = self.evaluator()
+        z = np.concatenate([x, p])
+        gz = np.asarray(ev.grad(z), float)
+        if self.m:
+            # J^T lam_g from the COO values: no sparse matrix built per solve
+            vals = np.asarray(ev.jac_values(z), float) * np.asarray(lam_g, float)[ev.jac_rows]
+            gz = gz + np.bincount(ev.jac_cols, vals, minlength=len(gz))
+        return -gz[self.n:]
+
+    def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
+        """The :class:`~.sensitivity.KKTSensitivity` at a solution (module docstring)."""
+        from .sensitivity import KKTSensitivity
+
+        key = tuple(np.asarray(a, float).tobytes() for a in (p, lbx, ubx, lbg, ubg, x, lam_x,
+                                                               lam_g))
+        if self._sens_cache is not None and self._sens_cache[0] == key:
+            return self._sens_cache[1]
+        n = self.n
+        ev = self.evaluator()
+        z = np.concatenate([x, p])
+        Hz = ev.hess(z, lam_g if self.m else np.zeros(0), 1.0).tocsr()
+        Jz = ev.jac(z).tocsr()
+        gz = np.asarray(ev.grad(z), float)
+        sens = KKTSensitivity(Hz[:n, :n], Jz[:, :n], gz[:n], Hz[:n, n:], Hz[n:, n:],
+                              Jz[:, n:], gz[n:], x=x, g=g, lam_x=lam_x, lam_g=lam_g,
+                              lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, min_lam=self.min_lam)
+        self._sens_cache = (key, sens)
+        return sens
