@@ -172,7 +172,8 @@ def test_the_rule_models_are_read_as_templates():
     assert 1 in counts and max(counts) > 1, counts
 
 
-@pytest.mark.parametrize("name", ["cops.glider", "rules.sum_constants", "nlp.acopf_3bus"])
+@pytest.mark.parametrize("name", ["cops.rocket", "cops.catmix", "rules.sum_constants",
+                                  "nlp.acopf_3bus"])
 def test_solves_are_identical(name):
     """Same status, iterations and objective bits through either reader."""
     out = []
