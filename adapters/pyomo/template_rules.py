@@ -121,29 +121,45 @@ def make_rules(items: list, data: list):
         # an item of ``op`` over references no rule applies to any more
         if op == "neg":
             return neg(refs[0])
-        put((op, attr, *[mat(r) for r in refs]))
+        if len(refs) == 2:
+            a = refs[0] if refs[0].__class__ is int else mat(refs[0])
+            b = refs[1] if refs[1].__class__ is int else mat(refs[1])
+            put((op, attr, a, b))
+        else:
+            put((op, attr, *[mat(r) for r in refs]))
         return 4 * len(items) - 1
 
     def apply(op, attr, *refs):
-        for r in refs:
-            if r.__class__ is float:
-                break
-        else:                               # no constant operand: no rule applies
+        if len(refs) != 2:
+            if refs[0].__class__ is float:
+                return _by_graph(op, attr, refs)
             return emit(op, attr, refs)
-        if op == "mul" and len(refs) == 2:  # the common c * a, c not 0, 1 or -1
-            a, b = refs
-            if a.__class__ is float:
-                if b.__class__ is not float and a != 0.0 and a != 1.0 and a != -1.0:
-                    return emit(op, attr, refs)
-            elif b != 0.0 and b != 1.0 and b != -1.0:
+        # the common binary cases spelled out (the Graph's rules, see _s_mul, _s_div,
+        # _s_pow); anything else is built by the Graph itself
+        a, b = refs
+        fa, fb = a.__class__ is float, b.__class__ is float
+        if not (fa or fb):                  # no constant operand: no rule applies
+            return emit(op, attr, refs)
+        if fa and fb:
+            return _by_graph(op, attr, refs)
+        if op == "mul":                     # c * a, a * c: c not 0, 1 or -1
+            c = a if fa else b
+            if c != 0.0 and c != 1.0 and c != -1.0:
                 return emit(op, attr, refs)
         elif op == "div":                   # a / c, c not 1; c / b, c not 0
-            a, b = refs
-            if a.__class__ is float:
-                if b.__class__ is not float and a != 0.0:
-                    return emit(op, attr, refs)
-            elif b != 1.0:
+            if (b != 1.0) if fb else (a != 0.0):
                 return emit(op, attr, refs)
+        elif op == "pow" and fb:            # a ** c: sqrt, powi (not 0 or 1) or pow
+            if b == 0.5:
+                return emit("sqrt", None, (a,))
+            if b == int(b) and abs(b) <= 1 << 30:
+                n = int(b)
+                if n == 0:
+                    return 1.0
+                if n == 1:
+                    return a
+                return emit("powi", n, (a,))
+            return emit(op, attr, refs)
         return _by_graph(op, attr, refs)
 
     def _by_graph(op, attr, refs):
@@ -208,21 +224,31 @@ def make_rules(items: list, data: list):
                 if c == 1.0:
                     return t
             return apply("mul", None, c, t)
-        keep = []
+        refs, first = [], None
         for k in range(0, len(flat), 2):
             c = flat[k]
             if c.__class__ is float:
-                c = const(c)
                 if c == 0.0:
                     continue
-            keep.append(c)
-            keep.append(flat[k + 1])
-        if not keep:
+                if c - c != 0.0:
+                    raise NotTemplatable
+                if first is None:
+                    first = (c, flat[k + 1])
+                put_datum(c)
+                refs.append(4 * len(data) - 2)
+            else:
+                if first is None:
+                    first = (c, flat[k + 1])
+                refs.append(mat(c))
+            refs.append(flat[k + 1])
+        if len(refs) > 2:
+            put(("lincomb", None, *refs))
+            return 4 * len(items) - 1
+        if not refs:
             return 0.0
-        if len(keep) == 2:
-            return apply("mul", None, keep[0], keep[1])
-        put(("lincomb", None, *[mat(r) for r in keep]))
-        return 4 * len(items) - 1
+        if first[0].__class__ is float:     # its datum is not used
+            data.pop()
+        return apply("mul", None, first[0], first[1])
 
     def top(r):
         if r.__class__ is float:            # no variable: a trivial row, the walker's

@@ -123,7 +123,7 @@ class _RowPass:
         ne, _re, _le = _pyomo_classes()
         memo, kinds, classify, new_leaf, keep_alive = walker.shared_state()
         items, vslot, pslot, data, shared = [], {}, {}, [], {}
-        put = items.append
+        put, put_datum = items.append, data.append
         mat, neg, apply, sum_of, lincomb, top, reset = make_rules(items, data)
         mono = ne.MonomialTermExpression
         # class -> handler(e, depth) of an expression class, or the leaf kind (an int;
@@ -171,8 +171,11 @@ class _RowPass:
             if h is None:
                 h = resolve(e)
             if h.__class__ is int:             # a leaf
-                if h == _NATIVE:
-                    return const(e)
+                if h == _NATIVE:               # a number: pending (template_rules.const)
+                    v = float(e)
+                    if v - v != 0.0:
+                        raise NotTemplatable
+                    return v if v != 0.0 else 0.0
                 n = memo.get(id(e))
                 if n is not None and n.op == "var":   # the common leaf, no call
                     s = vslot.get(n.attr)
@@ -190,16 +193,47 @@ class _RowPass:
                 r = shared[i] = h(e, depth + 1)
             return r
 
-        def op2(name):
-            def h(e, d):
-                a, b = e._args_
-                ra = ref(a, d)
-                rb = ref(b, d)
-                if ra.__class__ is int and rb.__class__ is int:
-                    put((name, None, ra, rb))
+        def h_mul(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            ca, cb = ra.__class__, rb.__class__
+            # the common cases inline (template_rules.make_rules' apply, "mul")
+            if ca is int:
+                if cb is int:
+                    put(("mul", None, ra, rb))
                     return 4 * len(items) - 1
-                return apply(name, None, ra, rb)
-            return h
+                if cb is float and rb != 0.0 and rb != 1.0 and rb != -1.0:
+                    put_datum(rb)
+                    put(("mul", None, ra, 4 * len(data) - 2))
+                    return 4 * len(items) - 1
+            elif ca is float and cb is int and ra != 0.0 and ra != 1.0 and ra != -1.0:
+                put_datum(ra)
+                put(("mul", None, 4 * len(data) - 2, rb))
+                return 4 * len(items) - 1
+            return apply("mul", None, ra, rb)
+
+        def h_pow(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            if ra.__class__ is int:
+                if rb.__class__ is int:
+                    put(("pow", None, ra, rb))
+                    return 4 * len(items) - 1
+                if rb == 2.0:                  # the common square (template_rules)
+                    put(("powi", 2, ra))
+                    return 4 * len(items) - 1
+            return apply("pow", None, ra, rb)
+
+        def h_div(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            if ra.__class__ is int and rb.__class__ is int:
+                put(("div", None, ra, rb))
+                return 4 * len(items) - 1
+            return apply("div", None, ra, rb)
 
         def h_neg(e, d):
             return neg(ref(e._args_[0], d))
@@ -228,8 +262,8 @@ class _RowPass:
             return assemble(flat, todo, collect(e.args, 1.0, flat, todo, d, 0), d)
 
         bases = [(ne.SumExpression, h_sum), (ne.NegationExpression, h_neg),
-                 (ne.ProductExpression, op2("mul")), (ne.DivisionExpression, op2("div")),
-                 (ne.PowExpression, op2("pow")), (ne.UnaryFunctionExpression, h_unary)]
+                 (ne.ProductExpression, h_mul), (ne.DivisionExpression, h_div),
+                 (ne.PowExpression, h_pow), (ne.UnaryFunctionExpression, h_unary)]
 
         def assemble(flat, todo, c, d):
             # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + c
