@@ -254,3 +254,86 @@ def deep_sums():
         return e <= 50
     m.a = pyo.Constraint(m.I, rule=deep)
     return m
+
+
+def random_rows(seed: int, n: int = 24, depth: int = 4):
+    """A model of ``n``-row indexed components, each row one random expression tree of
+    Pyomo's classes (sums of 1-4 terms nested, negations, products, quotients, powers,
+    intrinsic functions, named Expressions) over variables, monomials, fixed Vars,
+    mutable and immutable Params, NumericConstants and numbers.  The tree's shape is drawn once per
+    component; its numbers are drawn per row from :data:`SPECIAL` and a few others, so
+    the rows of a component meet the value-dependent rules in different places."""
+    import random
+
+    m = _base(n)
+    m.z = pyo.Var(m.I, initialize=lambda _, i: _k(i, 3))
+    m.z.fix()
+    m.p = pyo.Param(m.I, initialize=lambda _, i: 0.25 + 0.5 * (i % 3), mutable=True)
+    m.q = pyo.Param(initialize=1.5)
+    numbers = SPECIAL + (0.1, 1e-3, 7.0)
+    shapes = random.Random(seed)
+
+    def shape(d):
+        # a tree of (kind, children) with holes for leaves; numbers drawn per row
+        r = shapes.random()
+        if d == 0 or r < 0.25:
+            return ("leaf", shapes.choice(("x", "y", "x2", "z", "p", "q", "num", "num",
+                                           "nc", "mono", "mono", "pmono")))
+        kind = shapes.choice(("sum", "sum", "neg", "mul", "mul", "div", "pow", "fn",
+                              "named"))
+        if kind == "sum":
+            return (kind, [shape(d - 1) for _ in range(shapes.randint(1, 4))])
+        if kind in ("neg", "fn", "named"):
+            return (kind, [shape(d - 1)], shapes.choice(("sin", "cos", "exp")))
+        if kind == "pow":
+            return (kind, [shape(d - 1), ("leaf", shapes.choice(("num", "num", "p")))])
+        return (kind, [shape(d - 1), shape(d - 1)])
+
+    def build(t, i, draw):
+        kind = t[0]
+        if kind == "leaf":
+            leaf = t[1]
+            if leaf == "x":
+                return m.x[i]
+            if leaf == "y":
+                return m.y[i]
+            if leaf == "x2":
+                return m.x[i % n + 1]
+            if leaf == "z":
+                return m.z[i]
+            if leaf == "p":
+                return m.p[i]
+            if leaf == "q":
+                return m.q
+            if leaf == "mono":              # Pyomo's own c*y: a monomial (or y for c = 1)
+                return draw.choice(numbers) * m.y[i]
+            if leaf == "pmono":
+                return m.p[i] * m.x[i % n + 1]
+            v = draw.choice(numbers)
+            return NumericConstant(v) if leaf == "nc" else v
+        args = [build(c, i, draw) for c in t[1]]
+        if kind == "sum":
+            return ne.SumExpression(args)
+        if kind == "neg":
+            return ne.NegationExpression((args[0],))
+        if kind == "mul":
+            return ne.ProductExpression((args[0], args[1]))
+        if kind == "div":
+            return ne.DivisionExpression((args[0], args[1]))
+        if kind == "pow":
+            return ne.PowExpression((args[0], args[1]))
+        if kind == "fn":
+            fn = {"sin": math.sin, "cos": math.cos, "exp": math.exp}[t[2]]
+            return ne.UnaryFunctionExpression((args[0],), t[2], fn)
+        e = pyo.Expression(expr=args[0])
+        e.construct()
+        return e
+
+    for c in range(3):
+        tree = ("sum", [shape(depth), ("leaf", "x"), shape(depth)])
+        draws = random.Random(seed * 1000 + c)
+
+        def rule(m, i, tree=tree, draws=draws):
+            return (-1e6, build(tree, i, draws), 1e6)
+        setattr(m, f"c{c}", pyo.Constraint(m.I, rule=rule))
+    return m
