@@ -6,10 +6,12 @@ bar for caspar's setup.  For each model and case, one process builds the model o
 
 * ``nl``        ``model.write(path, format='nl', io_options={'symbolic_solver_labels':
                 False})`` (Pyomo's NL writer v2);
-* ``extract``   ``pyomo_to_model(model, templates=True)``: the template reader;
+* ``extract``   ``pyomo_to_model(model)``: the default reader (the template reader,
+                :mod:`caspar_backend.adapters.pyomo.templates`);
 * ``problem``   ``Problem(nlp)``: pattern groups and their derivatives;
 * ``caspar``    ``extract + problem``, i.e. ``from_pyomo``: read, grouped and derived;
-* with ``--reference`` also the per-instance path (``templates=False``) in the round.
+* with ``--reference`` also the per-instance walker (``templates=False``, the same
+  problem bit for bit) in the round.
 
 The table gives the median of each column over the rounds and the median of the
 per-round ratio ``caspar / nl`` (the machine may be shared: a ratio of two timings
@@ -22,7 +24,11 @@ buffered and small next to its CPU work).  Models:
              when it is not installed), read from the same PGLib file.
 
     python benchmarks/bench_setup_pyomo.py [--cases pglib_opf_case2869_pegase ...]
-        [--models suite egret] [--repeat 3] [--reference] [--json PATH]
+        [--models suite egret] [--repeat 3] [--reference] [--json PATH] [--out DIR]
+
+``--out DIR`` writes the rows as ``DIR/results.csv`` with ``DIR/meta.json`` (commit, date,
+hardware, command), the layout of ``benchmarks/results/`` (the report renders
+``benchmarks/results/pyomo_setup/cpu``).
 """
 
 from __future__ import annotations
@@ -95,7 +101,7 @@ def run(model_name: str, case: str, repeat: int, reference: bool) -> dict:
         for _ in range(repeat):
             (t_nl, c_nl), _ = _timed_cpu(lambda: m.write(path, format="nl", io_options={
                 "symbolic_solver_labels": False}))
-            (t_ex, c_ex), nlp = _timed_cpu(lambda: pyomo_to_model(m, templates=True))
+            (t_ex, c_ex), nlp = _timed_cpu(lambda: pyomo_to_model(m))
             (t_pr, c_pr), prob = _timed_cpu(lambda: Problem(nlp))
             cols["nl"].append(t_nl)
             cols["extract"].append(t_ex)
@@ -125,9 +131,10 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds")
     ap.add_argument("--reference", action="store_true",
-                    help="also time the per-instance path (templates=False)")
+                    help="also time the per-instance walker (templates=False)")
     ap.add_argument("--json", help="write the rows here")
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", help="write results.csv and meta.json into this folder")
+    args = ap.parse_args(argv if argv is not None else sys.argv[1:])
     import pyomo
 
     print(f"# Pyomo {pyomo.version.version}, Python {platform.python_version()}, "
@@ -158,6 +165,45 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
+    if args.out:
+        write_folder(args.out, rows, args, argv if argv is not None else sys.argv[1:])
+
+
+#: results.csv's columns, in order
+CSV_COLUMNS = ("nl", "extract", "problem", "caspar", "ratio", "nl_cpu", "caspar_cpu",
+               "ratio_cpu", "model", "case", "n", "m", "groups", "flat_rows", "build", "repeat")
+
+
+def write_folder(out: str, rows: list, args, argv) -> None:
+    """``out/results.csv`` (:data:`CSV_COLUMNS`, plus ``ref``/``ref_ratio`` with
+    ``--reference``) and ``out/meta.json``."""
+    import csv
+
+    import pyomo
+
+    from benchmarks.runner import commit, hardware, write_meta
+
+    os.makedirs(out, exist_ok=True)
+    cols = list(CSV_COLUMNS) + (["ref", "ref_ratio"] if args.reference else [])
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    hw = hardware()
+    write_meta(os.path.join(out, "meta.json"), commit=commit(),
+               date=time.strftime("%Y-%m-%d %H:%M %Z"),
+               hardware=f"{hw['cpu']}, {hw['cores']} cores (load average "
+                        f"{os.getloadavg()[0]:.1f} at the end), Pyomo "
+                        f"{pyomo.version.version}",
+               sizes=", ".join(args.cases) + " (PGLib): " + ", ".join(
+                   {"suite": "the benchmark suite's Pyomo AC-OPF",
+                    "egret": "EGRET's create_psv_acopf_model"}[k] for k in args.models),
+               tol=("setup only (no solve): from_pyomo(model) = extract (the template "
+                    "reader, the default) + group + derive, against Pyomo's NL writer; "
+                    f"medians of {args.repeat} interleaved rounds"),
+               command=" ".join(["python benchmarks/bench_setup_pyomo.py", *argv]))
+    print(f"wrote {out}/results.csv and meta.json")
 
 
 if __name__ == "__main__":

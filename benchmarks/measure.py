@@ -7,7 +7,8 @@ For a :class:`benchmarks.cases.Case` :func:`run_case`
    ``casadi.nlpsol``, Pyomo models through Pyomo's NL writer and
    ``casadi.NlpBuilder.import_nl`` (:mod:`benchmarks.models.reference`), never through
    caspar's adapters -- in a child process with a deadline;
-3. solves it with caspar on each requested device (``<dev>_build_s``: adapter +
+3. solves it with caspar on each requested device (Pyomo models through ``from_pyomo``,
+   its template reader unless ``pyomo_templates=False``; ``<dev>_build_s``: adapter +
    evaluator code generation; ``<dev>_solve_s``: the solve call);
 4. checks caspar's objective against IPOPT's: a match is
    ``|f - f_ipopt| <= 1e-6 max(1, |f_ipopt|)`` (the ``caspar demo`` convention), and
@@ -84,12 +85,13 @@ def _ipopt_bounded(nlp, args, tol, max_iter, time_limit, setup=None):
                      x=np.zeros(int(nlp["x"].numel())), success=False)
 
 
-def _caspar(kind, obj, args, device, tol, max_iter, time_limit) -> dict:
+def _caspar(kind, obj, args, device, tol, max_iter, time_limit, pyomo_templates=True) -> dict:
     import caspar_backend as cb
 
     t = time.perf_counter()
     try:
-        P = cb.from_pyomo(obj) if kind == "pyomo" else cb.from_casadi(obj, **args)
+        P = (cb.from_pyomo(obj, templates=pyomo_templates) if kind == "pyomo"
+             else cb.from_casadi(obj, **args))
         P.evaluator(device)
         build = time.perf_counter() - t
     except Exception as e:
@@ -155,7 +157,8 @@ def objectives_match(f, f_ref, rel: float = REL_TOL) -> bool:
     return abs(f - f_ref) <= rel * max(1.0, abs(f_ref))
 
 
-def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
+def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0,
+             pyomo_templates: bool = True) -> dict:
     import pyomo.environ  # noqa: F401  (import time is not model time)
 
     t = time.perf_counter()
@@ -183,7 +186,7 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0) -> dict:
                ipopt_f=ref.f)
     for dev in ("cpu", "cuda"):
         if dev in devices:
-            c = _caspar(kind, obj, cargs, dev, tol, max_iter, time_limit)
+            c = _caspar(kind, obj, cargs, dev, tol, max_iter, time_limit, pyomo_templates)
             row.update({f"{dev}_build_s": c["build"], f"{dev}_solve_s": c["solve"],
                         f"{dev}_status": c["status"], f"{dev}_iter": c["iter"],
                         # no finite IPOPT objective (its time limit, an error): nothing

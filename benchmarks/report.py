@@ -257,7 +257,8 @@ MEASUREMENT_COLUMNS = {
     "pyomo_setup": [("model", "model", "s"), ("case", "case", "s"), ("n", "n", "d"),
                     ("m", "m", "d"), ("groups", "groups", "d"), ("NL writer s", "nl", ".2f"),
                     ("from_pyomo s", "caspar", ".2f"), ("from_pyomo / NL", "ratio", ".2f"),
-                    ("CPU ratio", "ratio_cpu", ".2f")],
+                    ("CPU ratio", "ratio_cpu", ".2f"),
+                    ("walker s", "ref", ".2f"), ("walker / NL", "ref_ratio", ".2f")],
 }
 
 

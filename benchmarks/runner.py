@@ -114,6 +114,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="PGLib operating conditions, comma-separated: typ, api, sad")
     ap.add_argument("--acopf-front", choices=("casadi", "pyomo"), default="casadi",
                     help="which AC-OPF model caspar and IPOPT solve")
+    ap.add_argument("--pyomo-reader", choices=("templates", "walker"), default="templates",
+                    help="how caspar reads Pyomo models (COPS, --acopf-front pyomo): "
+                         "from_pyomo's default template reader, or the per-instance "
+                         "walker (templates=False); the answers are the same")
     ap.add_argument("--cops-scale", choices=("small", "1", "10"), default="1",
                     help="COPS size: the report's (1), ten times the variables (10), "
                          "or the test sizes (small)")
@@ -189,7 +193,8 @@ def run(args, err=None) -> int:
         f"|f - f_IPOPT| <= {REL_TOL:g} * max(1, |f_IPOPT|)",
         f"- reference: IPOPT (casadi {casadi.__version__} wheel, MUMPS); Pyomo models through "
         "Pyomo's NL writer + casadi.NlpBuilder.import_nl",
-        f"- suites: {', '.join(suites)}; AC-OPF front: {args.acopf_front}; PGLib variants: "
+        f"- suites: {', '.join(suites)}; AC-OPF front: {args.acopf_front}; Pyomo reader: "
+        f"{getattr(args, 'pyomo_reader', 'templates')}; PGLib variants: "
         f"{getattr(args, 'variants', 'typ')}; COPS scale: "
         f"{args.cops_scale}; times in wall seconds (model = building the model; build = "
         "NL write/nlpsol setup or caspar adapter + codegen; solve = the solve call)",
@@ -203,7 +208,9 @@ def run(args, err=None) -> int:
     for k, c in enumerate(cases):
         print(f"[{k + 1}/{len(cases)}] {c.suite} {c.name} {c.size} ...", file=err, flush=True)
         try:
-            r = run_case(c, devices, args.tol, args.max_iter, args.time_limit)
+            r = run_case(c, devices, args.tol, args.max_iter, args.time_limit,
+                         pyomo_templates=getattr(args, "pyomo_reader", "templates")
+                         == "templates")
         except Exception as e:  # a broken model must not stop the run
             print(f"    failed: {error_text(e)}", file=err, flush=True)
             continue

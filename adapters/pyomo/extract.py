@@ -17,9 +17,8 @@ The NLP is IPOPT's
   are skipped (as the NL writer does); rows whose body has no free variable
   are kept but marked (``PyomoMapping.trivial_rows``): the front-end checks
   them against their bounds at each solve instead of solving them.  A model
-  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) read with
-  ``templates=True`` has its rows read as template instances (:mod:`.templates`):
-  they arrive as
+  with a large Constraint component (:data:`TEMPLATE_MIN_ROWS`) has its rows read as
+  template instances (:mod:`.templates`; unless ``templates=False``): they arrive as
   ``NLPModel.constraint_blocks``, the rows walked per instance as
   ``constraints`` at ``constraint_rows``;
 * x: the free Vars that appear in f or g, in order of first appearance; their
@@ -52,7 +51,7 @@ TEMPLATE_MIN_ROWS = 32
 _MAX_LISTED = 10
 
 
-def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = False,
+def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = True,
                    template_min_rows: int = TEMPLATE_MIN_ROWS) -> NLPModel:
     """Extract the NLP of a Pyomo model (``ConcreteModel`` or constructed Block).
 
@@ -60,17 +59,19 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = F
     x, p and g back to the model's components.  ``depth_limit``: expression
     levels walked recursively before the walker switches to its explicit
     stack (any value gives the same result; see :mod:`.walker`).
-    ``templates``: when the model has a Constraint component of at least
-    ``template_min_rows`` rows, read its rows as template instances
-    (:mod:`.templates`; they then arrive pre-grouped as ``constraint_blocks``,
-    rows the reader does not take as ``constraints`` with their
-    ``constraint_rows``); ``False`` (the default) walks every row into the DAG (the
-    reference path).  Off by default: on the adapter corpus and both AC-OPFs the
-    groups are the walker's (tests/adapters/test_pyomo_templates.py), but a row whose
-    sum holds two or more constants keeps them apart where the walker folds them into
-    one (COPS glider: another template, 392 iterations instead of 375), so the reader
-    is opt-in until it folds them as the walker does (docs/setup-pyomo-templates.md).
+    ``templates`` (default ``True``): when the model has a Constraint component of at
+    least ``template_min_rows`` rows, read its rows as template instances
+    (:mod:`.templates`; they then arrive pre-grouped as ``constraint_blocks``, and the
+    rows the reader does not take -- ``Expr_if``, ``max``/``min``, rows without a free
+    variable, ... -- as ``constraints`` with their ``constraint_rows``); ``False``
+    walks every row into the DAG (the per-instance reference path).  Both give the
+    same problem bit for bit: the same NLP, the same pattern groups in the same order
+    and the same values, hence the same iterates
+    (tests/adapters/test_pyomo_template_equivalence.py, docs/setup-pyomo-templates.md).
+    pyomo.kernel models are always walked.
     """
+    if templates is not True and templates is not False:
+        raise ModelError(f"templates must be True or False, got {templates!r}")
     if not isinstance(template_min_rows, int) or template_min_rows < 1:
         raise ModelError(f"template_min_rows must be a positive int, got "
                          f"{template_min_rows!r}")
@@ -129,9 +130,10 @@ def _extract(model, depth_limit, min_rows) -> NLPModel:
         n_rows=len(mapping.constraints))
 
 
-def from_pyomo(model, *, templates: bool = False):
+def from_pyomo(model, *, templates: bool = True):
     """``Problem(pyomo_to_model(model, templates=templates))``: the compiled problem of a
-    Pyomo model (``templates=True``: the template reader, :func:`pyomo_to_model`)."""
+    Pyomo model (``templates=False`` forces the per-instance walker; the answer is the
+    same either way, :func:`pyomo_to_model`)."""
     from caspar_backend.problem import Problem
 
     return Problem(pyomo_to_model(model, templates=templates))

@@ -9,45 +9,37 @@ instance tables directly:
 
 * ``key``: ``(items, root ref, k, q, r)``, the post-order list of the row's
   operations ``(op, attr, *refs)`` with its leaves replaced by local slots; a ref is
-  an earlier item or a leaf: local variable slot j, parameter slot j, data slot j, or
-  a literal constant (encoding: :func:`.template_blocks.build_template`);
+  an earlier item or a leaf: local variable slot j, parameter slot j or data slot j
+  (encoding: :func:`.template_blocks.build_template`);
 * ``vars``: the global x index of each of the k local variable slots (first
   occurrence), ``params``: the global p index of each of the q parameter slots,
   ``data``: the r data values;
-* ``shift``: the numeric constant of the body's top-level sum (moved into the bounds,
-  as the per-instance path and the NL writer do).
+* ``shift``: the constant of the body's top-level sum (moved into the bounds, as the
+  per-instance path and the NL writer do).
 
 Rows with equal keys are instances of one template, which is built once from the key;
 :mod:`.template_blocks` turns the groups into
 :class:`~caspar_backend.blocks.TemplateBlock` s (one pattern group each; the tables are
 arrays made from the collected lists).
 
-Why the key determines the template exactly (the rule that makes a wrong template
-impossible, not just unlikely): every number of a row is either a data slot (its value
-is a table entry, the template computes with it symbolically) or a literal in the key
-(its value is part of the key, so only rows with that same value share the template).
-Literals are the values the Graph's construction rules treat specially, so that the
-template simplifies as each row's own expression would:
-
-* ``0``, ``1``, ``-1`` anywhere (``x*0 -> 0`` is a structural zero: no Jacobian entry;
-  ``x*1 -> x``), except ``lincomb`` coefficients, where only ``0`` is special;
-* the exponent of a power when it is a number (``x**2 -> powi(x, 2)``, ``x**0.5 ->
-  sqrt(x)``).
-
-Every other number is data, including values of immutable Params and constants the
-per-instance path would fold together (``g/tau**2`` of two immutable Params): the
-template then computes the fold at evaluation time, the same function.  Variables are
-slots by first occurrence, so two rows share a key only when their variables repeat in
-the same pattern.  The translation of each Pyomo class follows :mod:`.walker` (the same
-flattened sums with their ``lincomb`` of linear terms, the same shared subexpressions,
-the same leaf order, so x and p come out in the same order as on the per-instance path).
+Why the template of a key *is* each of its rows (the rule that makes a wrong or
+differently rounded template impossible, not just unlikely): the pass applies the
+Graph's value-dependent construction rules itself (:mod:`.template_rules`: constants
+folded, a sum's constants gathered into one, ``0``/``1``/``-1`` factors, ``-(-a)``,
+numeric exponents), so the numbers left in a row are exactly the constants of the
+walker's row, each a data slot; the template computes with them symbolically and no
+rule of the Graph applies to a data slot.  Variables are slots by first occurrence, so
+two rows share a key only when their variables repeat in the same pattern.  The
+translation of each Pyomo class follows :mod:`.walker` (the same flattened sums with
+their ``lincomb`` of linear terms, the same shared subexpressions, the same leaf order,
+so x and p come out in the same order as on the per-instance path).
 
 Rows this reader does not take (the caller walks them per instance instead):
 ``Expr_if``, ``max``/``min``, relational and logical expressions, external functions,
-any class it does not know, a leaf the walker would reject, expressions nested deeper
-than :data:`MAX_DEPTH`, rows with no free variable; and, decided per group after the
-pass (:func:`.template_blocks.make_blocks`), templates with no variable left and groups
-with a non-finite number.
+any class it does not know, a leaf the walker would reject, a non-finite number,
+expressions nested deeper than :data:`MAX_DEPTH`, rows with no free variable; and,
+decided per group after the pass (:func:`.template_blocks.make_blocks`), templates with
+no variable left.
 """
 
 from __future__ import annotations
@@ -56,18 +48,13 @@ from typing import final
 
 from .functions import UNARY
 from .template_blocks import make_blocks
+from .template_rules import NotTemplatable, const, make_rules
 from .walker import _CONST, _EXPR, _LOGICAL_CONST, _NATIVE, _PARAM, _VAR
 
 #: expression levels this reader follows before leaving a row to the walker
 MAX_DEPTH = 100
 #: nesting of sums / negations flattened into one sum (as in the walker)
 _FLATTEN_DEPTH = 32
-_ONE, _MINUS_ONE, _ZERO = ("k", 1.0), ("k", -1.0), ("k", 0.0)
-
-
-class NotTemplatable(Exception):
-    """Raised inside a row's pass: this row goes the per-instance way."""
-
 
 @final
 class TemplateGroup:
@@ -122,8 +109,9 @@ class _RowPass:
     ``read`` and ``read_difference`` (:class:`TemplateReader`'s) make the pass, then
     add the row to ``groups`` under its key: ``items`` (the post-order operations
     ``(op, attr, *refs)``), ``vslot`` / ``pslot`` (global index -> local slot, in slot
-    order) and ``data`` (data slot values) describe the row meanwhile.  Refs are
-    coded as in :func:`.template_blocks.build_template`.  Inside the pass,
+    order) and ``data`` (data slot values) describe the row meanwhile.  A handler
+    returns a reference of :mod:`.template_rules` (a symbolic int, a pending constant
+    or a pending sum) and builds through that module's rules.  Inside the pass,
     :class:`NotTemplatable` marks a row the walker must take.
     """
 
@@ -136,26 +124,12 @@ class _RowPass:
         memo, kinds, classify, new_leaf, keep_alive = walker.shared_state()
         items, vslot, pslot, data, shared = [], {}, {}, [], {}
         put, put_datum = items.append, data.append
+        mat, neg, apply, sum_of, lincomb, top, reset = make_rules(items, data)
         mono = ne.MonomialTermExpression
         # class -> handler(e, depth) of an expression class, or the leaf kind (an int;
         # _NATIVE for numbers), filled on first sight of each class
         disp: dict = {}
         leaf_kinds = (_VAR, _PARAM, _CONST, _NATIVE, _LOGICAL_CONST)
-
-        def num(v):
-            # a literal when the Graph treats the value specially, else data
-            if v == 0.0:
-                return _ZERO
-            if v == 1.0:
-                return _ONE
-            if v == -1.0:
-                return _MINUS_ONE
-            put_datum(v)
-            return 4 * len(data) - 2
-
-        def datum(v):
-            put_datum(v)
-            return 4 * len(data) - 2
 
         def leaf(e, kind):
             n = memo.get(id(e))
@@ -174,7 +148,7 @@ class _RowPass:
                 if s is None:
                     s = pslot[n.attr] = len(pslot)
                 return 4 * s + 1
-            return num(n.attr)
+            return n.attr                  # a constant: pending
 
         def resolve(e):
             cls = e.__class__
@@ -197,8 +171,11 @@ class _RowPass:
             if h is None:
                 h = resolve(e)
             if h.__class__ is int:             # a leaf
-                if h == _NATIVE:
-                    return num(e)
+                if h == _NATIVE:               # a number: pending (template_rules.const)
+                    v = float(e)
+                    if v - v != 0.0:
+                        raise NotTemplatable
+                    return v if v != 0.0 else 0.0
                 n = memo.get(id(e))
                 if n is not None and n.op == "var":   # the common leaf, no call
                     s = vslot.get(n.attr)
@@ -216,35 +193,60 @@ class _RowPass:
                 r = shared[i] = h(e, depth + 1)
             return r
 
-        def op1(name):
-            def h(e, d):
-                put((name, None, ref(e._args_[0], d)))
+        def h_mul(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            ca, cb = ra.__class__, rb.__class__
+            # the common cases inline (template_rules.make_rules' apply, "mul")
+            if ca is int:
+                if cb is int:
+                    put(("mul", None, ra, rb))
+                    return 4 * len(items) - 1
+                if cb is float and rb != 0.0 and rb != 1.0 and rb != -1.0:
+                    put_datum(rb)
+                    put(("mul", None, ra, 4 * len(data) - 2))
+                    return 4 * len(items) - 1
+            elif ca is float and cb is int and ra != 0.0 and ra != 1.0 and ra != -1.0:
+                put_datum(ra)
+                put(("mul", None, 4 * len(data) - 2, rb))
                 return 4 * len(items) - 1
-            return h
-
-        def op2(name):
-            def h(e, d):
-                a, b = e._args_
-                ra = ref(a, d)
-                put((name, None, ra, ref(b, d)))
-                return 4 * len(items) - 1
-            return h
+            return apply("mul", None, ra, rb)
 
         def h_pow(e, d):
             a, b = e._args_
             ra = ref(a, d)
             rb = ref(b, d)
-            if rb.__class__ is int and rb & 3 == 2:   # a numeric exponent is structure
-                rb = ("k", data.pop())
-            put(("pow", None, ra, rb))
-            return 4 * len(items) - 1
+            if ra.__class__ is int:
+                if rb.__class__ is int:
+                    put(("pow", None, ra, rb))
+                    return 4 * len(items) - 1
+                if rb == 2.0:                  # the common square (template_rules)
+                    put(("powi", 2, ra))
+                    return 4 * len(items) - 1
+            return apply("pow", None, ra, rb)
+
+        def h_div(e, d):
+            a, b = e._args_
+            ra = ref(a, d)
+            rb = ref(b, d)
+            if ra.__class__ is int and rb.__class__ is int:
+                put(("div", None, ra, rb))
+                return 4 * len(items) - 1
+            return apply("div", None, ra, rb)
+
+        def h_neg(e, d):
+            return neg(ref(e._args_[0], d))
 
         def h_unary(e, d):
             op = UNARY.get(e._name)
             if op is None:
                 raise NotTemplatable
-            put((op, None, ref(e._args_[0], d)))
-            return 4 * len(items) - 1
+            r = ref(e._args_[0], d)
+            if r.__class__ is int:
+                put((op, None, r))
+                return 4 * len(items) - 1
+            return apply(op, None, r)
 
         def h_named(e, d):
             inner = e.expr
@@ -256,65 +258,31 @@ class _RowPass:
             raise NotTemplatable
 
         def h_sum(e, d):
-            return sum_(e, d, False)[0]
+            flat, todo = [], []
+            return assemble(flat, todo, collect(e.args, 1.0, flat, todo, d, 0), d)
 
-        h_neg = op1("neg")
         bases = [(ne.SumExpression, h_sum), (ne.NegationExpression, h_neg),
-                 (ne.ProductExpression, op2("mul")), (ne.DivisionExpression, op2("div")),
+                 (ne.ProductExpression, h_mul), (ne.DivisionExpression, h_div),
                  (ne.PowExpression, h_pow), (ne.UnaryFunctionExpression, h_unary)]
 
-        def sum_(e, d, top):
-            flat, todo = [], []
-            return assemble(flat, todo, collect(e.args, 1.0, flat, todo, d, 0), d, top)
-
-        def assemble(flat, todo, const, d, top):
-            # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + const;
-            # at the top of a row the constant is the shift instead
-            parts = []
-            if len(flat) == 2:     # one linear term: c*x (1*x -> x, -1*x -> -x, 0*x -> 0)
-                c = flat[0]
-                if c.__class__ is float:
-                    c = num(c)
-                if c == _ONE:
-                    parts.append(flat[1])
-                else:
-                    put(("mul", None, c, flat[1]))
-                    parts.append(4 * len(items) - 1)
-            elif flat:             # lincomb drops zero coefficients; others are data
-                for k in range(0, len(flat), 2):
-                    c = flat[k]
-                    if c.__class__ is float:
-                        if c == 0.0:
-                            flat[k] = _ZERO
-                        else:
-                            put_datum(c)
-                            flat[k] = 4 * len(data) - 2
-                put(("lincomb", None, *flat))
-                parts.append(4 * len(items) - 1)
+        def assemble(flat, todo, c, d):
+            # the walker's _sum_of: lincomb(linear terms) + sum(sign * others) + c
+            lin = lincomb(flat) if flat else None
+            if not todo and not c and lin is not None:
+                return lin
+            parts = [] if lin is None else [lin]
             for k in range(0, len(todo), 2):
                 r = ref(todo[k], d)
-                if todo[k + 1] > 0:
-                    parts.append(r)
-                else:
-                    put(("neg", None, r))
-                    parts.append(4 * len(items) - 1)
-            shift = 0.0
-            if top:
-                shift = const
-            elif const:
-                parts.append(num(const))
-            if not parts:
-                return _ZERO, shift
-            if len(parts) == 1:
-                return parts[0], shift
-            put(("sum", None, *parts))
-            return 4 * len(items) - 1, shift
+                parts.append(r if todo[k + 1] > 0 else neg(r))
+            if c:
+                parts.append(const(c))
+            return sum_of(parts)
 
         def collect(args, s, flat, todo, d, nest):
             # the walker's _collect: s * args into flat as (coefficient, variable
             # ref) pairs, a numeric coefficient as a float; other terms into todo as
             # (term, sign) pairs; returns the constant
-            const = 0.0
+            c = 0.0
             for a in args:
                 cls = a.__class__
                 if cls is mono:
@@ -332,10 +300,7 @@ class _RowPass:
                         flat.append(float(s * k))
                     else:
                         rk = ref(k, d)
-                        if s < 0:
-                            put(("neg", None, rk))
-                            rk = 4 * len(items) - 1
-                        flat.append(rk)
+                        flat.append(rk if s > 0 else neg(rk))
                     flat.append(ref(v, d))
                     continue
                 h = disp.get(cls)
@@ -343,7 +308,7 @@ class _RowPass:
                     h = resolve(a)
                 if h.__class__ is int:         # a leaf
                     if h == _NATIVE:
-                        const += s * a
+                        c += s * a
                     elif h == _VAR:
                         n = memo.get(id(a))
                         if n is not None and n.op == "var":   # met before: no call
@@ -361,25 +326,34 @@ class _RowPass:
                             todo.append(a)
                             todo.append(s)
                     elif h == _LOGICAL_CONST:
-                        const += s * float(a)
+                        c += s * float(a)
                     else:
                         todo.append(a)
                         todo.append(s)
                     continue
                 if h is h_sum and nest < _FLATTEN_DEPTH:
-                    const += collect(a.args, s, flat, todo, d, nest + 1)
+                    c += collect(a.args, s, flat, todo, d, nest + 1)
                 elif h is h_neg and nest < _FLATTEN_DEPTH:
-                    const += collect(a.args, -s, flat, todo, d, nest + 1)
+                    c += collect(a.args, -s, flat, todo, d, nest + 1)
                 else:
                     todo.append(a)
                     todo.append(s)
-            return const
+            return c
 
-        def add(root, shift, row, owner):
+        def start():
+            items.clear()
+            vslot.clear()
+            pslot.clear()
+            data.clear()
+            shared.clear()
+            reset()
+
+        def add(r, row, owner):
             # the row into its key's group; None for a row without a free variable
             # (a trivial row: the walker's)
             if not vslot:
                 return None
+            root, shift = top(r)
             key = (tuple(items), root, len(vslot), len(pslot), len(data))
             grp = groups.get(key)
             if grp is None:
@@ -394,45 +368,27 @@ class _RowPass:
             # the leaf memo is keyed by id: keep the body (which to_bounded_expression
             # may have made just now) alive as long as the walker keeps its own roots
             keep_alive(body)
+            start()
             try:
-                root, shift = row_(body)
+                return add(ref(body, 0), row, owner)
             except NotTemplatable:
                 return None
-            return add(root, shift, row, owner)
 
         def read_difference(lhs, rhs, row, owner):
-            # the row lhs - rhs, as row_() reads Pyomo's lhs - rhs: that is a sum of
-            # lhs's terms (lhs itself or, a sum, its arguments) and -rhs (a negated
+            # the row lhs - rhs, as the walker reads Pyomo's lhs - rhs: that is a sum
+            # of lhs's terms (lhs itself or, a sum, its arguments) and -rhs (a negated
             # sum, or a monomial with the negated coefficient), which collect
-            # flattens into the same terms, signs and constants.  (lhs and rhs belong
-            # to the constraint's expression, alive with the model.)
-            items.clear()
-            vslot.clear()
-            pslot.clear()
-            data.clear()
-            shared.clear()
+            # flattens into the same terms, signs and constants (lhs's constants
+            # gathered from 0, then rhs's, as the walker's nested collect gathers
+            # them).  (lhs and rhs belong to the constraint's expression, alive with
+            # the model.)
+            start()
             flat, todo = [], []
             try:
-                const = collect((lhs,), 1.0, flat, todo, 0, 0)
-                const += collect((rhs,), -1.0, flat, todo, 0, 0)
-                root, shift = assemble(flat, todo, const, 0, True)
+                c = collect((lhs,), 1.0, flat, todo, 0, 0)
+                c += collect((rhs,), -1.0, flat, todo, 0, 0)
+                return add(assemble(flat, todo, c, 0), row, owner)
             except NotTemplatable:
                 return None
-            return add(root, shift, row, owner)
-
-        def row_(body):
-            items.clear()
-            vslot.clear()
-            pslot.clear()
-            data.clear()
-            shared.clear()
-            h = disp.get(body.__class__)
-            if h is None:
-                h = resolve(body)
-            if h == _NATIVE:
-                raise NotTemplatable
-            if h is h_sum:
-                return sum_(body, 0, True)
-            return ref(body, 0), 0.0
 
         self.read, self.read_difference = read, read_difference

@@ -209,9 +209,9 @@ def test_template_min_rows_is_checked(value):
 
 
 def test_solver_factory_re_solves_a_templated_model_without_recompiling():
-    """SolverFactory('caspar') on a model with a 40-row component (the walker, the
-    default): the answer of the walker's problem, and a new mutable Param value re-read
-    without recompiling."""
+    """SolverFactory('caspar') on a model with a 40-row component (read as templates,
+    the default): the answer of the walker's problem, and a new mutable Param value
+    re-read without recompiling."""
     import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
 
     m = pyo.ConcreteModel()
@@ -233,7 +233,11 @@ def test_solver_factory_re_solves_a_templated_model_without_recompiling():
         assert pyo.value(m.obj) == pytest.approx(ref.f, rel=1e-12, abs=1e-14)
 
 
-def test_the_walker_is_the_default():
+def test_the_template_reader_is_the_default():
+    """templates=True is the default; templates=False forces the walker; anything else
+    is refused, naming the argument."""
     m = indexed_mix()
-    assert not pyomo_to_model(m).constraint_blocks
-    assert pyomo_to_model(m, templates=True).constraint_blocks
+    assert pyomo_to_model(m).constraint_blocks
+    assert not pyomo_to_model(m, templates=False).constraint_blocks
+    with pytest.raises(ModelError, match="templates must be True or False"):
+        pyomo_to_model(m, templates="yes")
