@@ -67,7 +67,9 @@ def _nlpsol_solver(S, bounds, x0):
     def solve(t):
         r = S(x0=x0, p=t, **bounds)
         st = S.stats()
-        return float(r["f"]), int(st["iter_count"]), st.get("caspar", {}).get("path", "")
+        caspar = st.get("caspar")
+        path = "" if caspar is None else (caspar.get("extra") or {}).get("path", "general")
+        return float(r["f"]), int(st["iter_count"]), path
     return solve
 
 

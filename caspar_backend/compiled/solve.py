@@ -182,9 +182,10 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
     f = float(f)
-    history = [IterationRecord(k, *(float(v) for v in hist[k, :HIST_LS]),
-                               int(hist[k, HIST_LS]), TAGS[int(hist[k, HIST_TAG])], False)
-               for k in range(iterations + 1)]
+    # (tolist: Python floats at once, not one NumPy scalar conversion per value)
+    history = [IterationRecord(k, *row[:HIST_LS], int(row[HIST_LS]), TAGS[int(row[HIST_TAG])],
+                               False)
+               for k, row in enumerate(hist[:iterations + 1].tolist())]
     counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
     uf = f                          # the log's unscaled objective: the minimized one
     scaled = dict(obj=float(out[OUT_S_OBJ]), dual=float(out[OUT_S_DUAL]),
