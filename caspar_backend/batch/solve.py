@@ -16,11 +16,13 @@ again from its start by its own single solve.  Options the lockstep method does 
 implement (:data:`SEQUENTIAL_OPTIONS`) solve every instance by its own solve
 (``result.path``/``reason`` say so).  No per-instance iteration log is printed.
 
-On ``device='cuda'`` a group the compiled interior point can solve
-(:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs as one CUDA kernel
-instead, one thread per instance (``path`` 'kernel'); an instance the kernel ejects is
-solved by its own solve, as an ejected lockstep instance is.  :data:`KERNEL_ON_CUDA`
-(False for now) chooses it over the lockstep CuPy path.
+A group the compiled interior point can solve
+(:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs in its kernel instead
+(``path`` 'kernel'): on ``device='cpu'`` in one call per CHUNK instances
+(:mod:`caspar_backend.compiled.batch_cpu`, :data:`KERNEL_ON_CPU`), on ``device='cuda'``
+as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`, False for now); an
+instance the kernel ejects is solved by its own solve, as an ejected lockstep instance
+is.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ SEQUENTIAL_OPTIONS = (
 #: has passed tests/compiled/test_cuda_batch.py on a GPU: its first GPU run (2026-12-02)
 #: compiled it, then failed to cache it (docs/compiled-ipm-cuda.md, "State")
 KERNEL_ON_CUDA = False
+#: device='cpu': solve the structure groups the compiled kernel can solve by it
+#: (caspar_backend.compiled.batch_cpu; its kernels compiled on this machine), in chunks
+#: between which a Ctrl-C is seen; False: by the lockstep NumPy path
+KERNEL_ON_CPU = True
 
 
 def _sequential_reason(opts) -> str:
@@ -104,11 +110,12 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     else:
         t1 = time.perf_counter()
         on_gpu = KERNEL_ON_CUDA and device != "cpu" and resolve_device(device) == "cuda"
+        on_cpu = KERNEL_ON_CPU and device == "cpu"
         for idx in _structure_groups(inp):
             if stop.interrupted:
                 out.stopped(idx, inp)
                 continue
-            if on_gpu and _kernel(problem, inp, idx, options, out):
+            if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop):
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
@@ -205,17 +212,24 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
 
 
-def _kernel(problem, inp, idx, options, out) -> bool:
-    """Solve the instances ``idx`` by the CUDA kernel if it applies (else False, nothing
-    done); record finished ones in ``out`` and mark the ejected ones for single
-    solves."""
-    from ..compiled.cuda.group import kernel_reason, solve_group
+def _kernel(problem, inp, idx, options, out, cuda, stop) -> bool:
+    """Solve the instances ``idx`` by the compiled kernel -- the CUDA kernel, or with
+    ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
+    finished ones in ``out`` and mark the others for single solves."""
+    from ..compiled.cuda.group import kernel_reason
     from ..compiled.solve import STATUS_NAMES
 
     sub = inp.subset(idx)
-    if kernel_reason(problem, options, sub):
+    if kernel_reason(problem, options, sub, cuda=cuda):
         return False
-    r = solve_group(problem, options, sub)
+    if cuda:
+        from ..compiled.cuda.group import solve_group
+
+        r = solve_group(problem, options, sub)
+    else:
+        from ..compiled.batch_cpu import solve_group
+
+        r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted)
     fin = r.code >= 0
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
@@ -234,7 +248,8 @@ def _kernel(problem, inp, idx, options, out) -> bool:
 
 #: the kernel's own ejection codes (negated; 1..11 are EJECT_REASONS)
 _KERNEL_EJECT = {20: "fixed variables, a bound structure change or a full filter",
-                 21: "not enough degrees of freedom", 99: "no status"}
+                 21: "not enough degrees of freedom",
+                 99: "past its share of the time budget, or stopped"}
 
 
 def _single(problem, inp, b, options, device):

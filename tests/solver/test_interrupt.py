@@ -79,9 +79,13 @@ def test_ctrl_c_batch():
     reached; the next batch works."""
     first, second, latency = interrupted_run("batch")
     assert first["status"] == ["User_Requested_Stop"], first
-    assert first["path"] == ["lockstep"] and first["finite"]
+    # (the compiled CPU kernel gives an instance this long its time share, then its own
+    # solve runs it: the interrupt reaches it there)
+    assert first["path"] in (["lockstep"], ["single"]) and first["finite"]
     assert latency < LATENCY_S, latency
-    assert all(1 <= k < 10**6 for k in first["iterations"])
+    # instances solved one by one: those not started when the interrupt came have none
+    assert max(first["iterations"]) >= 1
+    assert all(0 <= k < 10**6 for k in first["iterations"])
     assert second["status"] == ["Solve_Succeeded"] and second["finite"]
 
 

@@ -2,7 +2,7 @@
 kernel (one thread per instance, :mod:`.launch`).
 
 :func:`kernel_reason` says whether the kernel applies to a group ('' if it does);
-:func:`solve_group` runs it and returns a :class:`.launch.KernelResult` whose instances
+:func:`solve_group` runs it and returns a :class:`..rows.KernelResult` whose instances
 with ``code < 0`` the caller re-solves on the general path (``solve_batch`` solves them
 by their own ``Problem.solve``).  Each finished instance equals its own single solve:
 same status, same iterations, objective to rounding (libdevice and FMA contraction,
@@ -16,16 +16,22 @@ from ..options import resolve as _resolve_options
 from ..solve import layout_for
 
 
-def kernel_reason(problem, options, sub) -> str:
+def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     """'' if the kernel can solve the instances ``sub`` (a
     :class:`~caspar_backend.batch.inputs.BatchInputs` of one structure group) with
-    ``options`` (``Problem.solve``'s, ``device`` removed), else why not.  The batch
-    prints no log, so ``print_level`` is not a reason."""
+    ``options`` (``Problem.solve``'s, ``device`` removed) -- on the GPU, or with
+    ``cuda=False`` on the CPU --, else why not.  The batch prints no log, so
+    ``print_level`` is not a reason."""
     import importlib.util
 
-    if importlib.util.find_spec("numba") is None or \
-            importlib.util.find_spec("numba_cuda") is None:
+    if cuda and (importlib.util.find_spec("numba") is None
+                 or importlib.util.find_spec("numba_cuda") is None):
         return "numba and numba-cuda are not both installed"
+    if not cuda:
+        from ..dispatch import kernels_ready
+
+        if importlib.util.find_spec("numba") is None or not kernels_ready(wait=False):
+            return "the compiled kernels are not ready (caspar warmup)"
     _, why = _resolve_options({**options, "print_level": 0})
     if why:
         return why

@@ -7,21 +7,11 @@ calls) to the CUDA versions of the CPU kernels -- the same source.  Compiled on 
 first launch for the argument types (minutes of NVVM and ptxas: the kernel is one
 inlined body), then loaded from the disk cache (:mod:`.cache`).
 
-Result arrays (host, float64 unless said), for B instances, n variables, m constraints:
-
-    code   int64 (B,)   solve_instance's status: 0..3 (STATUS_NAMES), < 0 ejected
-    iters  int64 (B,)   iterations
-    f      (B,)         objective in the model's sense
-    x      (B, n)       solution;   g (B, m) constraint values at x
-    lam_g  (B, m), lam_x (B, n)  multipliers in CasADi's convention (as
-                        :func:`caspar_backend.compiled.solve._unscaled_point`)
-
-Rows of ejected instances hold whatever the kernel left; callers re-solve them.
+The result: :class:`..rows.KernelResult` (its module says the array formats).
 """
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +19,7 @@ from numba import cuda
 
 from ..kernels.ipm import solve_instance
 from ..kernels.record import HIST_COLUMNS, OUT_SIZE
+from ..rows import KernelResult, result_rows
 
 #: threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
 THREADS = 64
@@ -65,19 +56,6 @@ def kernel():
         return _compiled
 
 
-@dataclass(frozen=True)
-class KernelResult:
-    """Final.  See the module doc."""
-
-    code: np.ndarray
-    iters: np.ndarray
-    f: np.ndarray
-    x: np.ndarray
-    g: np.ndarray
-    lam_g: np.ndarray
-    lam_x: np.ndarray
-
-
 def solve_on_device(ws, O) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
@@ -85,7 +63,7 @@ def solve_on_device(ws, O) -> KernelResult:
     (the only device-to-host transfers)."""
     import cupy as cp
 
-    B, lay = ws.B, ws.lay
+    B = ws.B
     code, iters = cp.empty(B, np.int64), cp.empty(B, np.int64)
     fval = cp.empty(B)
     # no iteration history on the GPU (0 rows: nothing is written), the statistics of
@@ -97,12 +75,4 @@ def solve_on_device(ws, O) -> KernelResult:
     k[blocks, THREADS](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
                        ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
     cuda.synchronize()
-    df = ws.slot("OBJ_SCALE")[:, 0]
-    y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
-    lam_g = y * ws.slot("CON_SCALE") / df[:, None]
-    zw = np.zeros((B, lay.sizes["nw"]))
-    zw[:, lay.upper_idx] += zu
-    zw[:, lay.lower_idx] -= zl
-    return KernelResult(code=cp.asnumpy(code), iters=cp.asnumpy(iters),
-                        f=cp.asnumpy(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
-                        lam_g=lam_g, lam_x=zw[:, :lay.n] / df[:, None])
+    return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))

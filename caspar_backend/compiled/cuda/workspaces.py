@@ -31,11 +31,13 @@ from ..kernels import slots
 
 class DeviceWorkspaces:
     """Final.  The buffers above for ``lay`` and the (B, k) host inputs ``x0, p, lbx,
-    ubx, lbg, ubg`` (float64)."""
+    ubx, lbg, ubg`` (float64), in CuPy arrays, or NumPy arrays with ``xp=numpy`` (the
+    CPU batch, :mod:`caspar_backend.compiled.batch_cpu`)."""
 
-    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg):
-        import cupy as cp
-
+    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None):
+        if xp is None:
+            import cupy as xp
+        self.xp = cp = xp
         B = x0.shape[0]
         self.lay, self.B = lay, B
         self.FO, self.IO = cp.asarray(lay.FO), cp.asarray(lay.IO)
@@ -50,11 +52,9 @@ class DeviceWorkspaces:
         self.LBG, self.UBG = (self._rows(a, lay.m) for a in (lbg, ubg))
 
     def _rows(self, a, k):
-        import cupy as cp
-
         out = np.zeros((self.B, max(k, 1)))
         out[:, :k] = a
-        return cp.asarray(out)
+        return self.xp.asarray(out)
 
     def cols(self, name) -> slice:
         """The columns of ``Fall`` holding float slot ``name`` (slots.FLOAT_SLOTS)."""
@@ -63,6 +63,5 @@ class DeviceWorkspaces:
 
     def slot(self, name) -> np.ndarray:
         """Float slot ``name`` of every instance, on the host: (B, size) float64."""
-        import cupy as cp
-
-        return cp.asnumpy(self.Fall[:, self.cols(name)])
+        a = self.Fall[:, self.cols(name)]
+        return a if self.xp is np else self.xp.asnumpy(a)

@@ -1,0 +1,48 @@
+"""The result of solving B instances by the compiled kernel, one workspace row each (the
+GPU launch, :mod:`.cuda.launch`, and the CPU batch, :mod:`.batch_cpu`).
+
+Arrays (host, float64 unless said), for B instances, n variables, m constraints:
+
+    code   int64 (B,)   solve_instance's status: 0..3 (solve.STATUS_NAMES), < 0 ejected
+    iters  int64 (B,)   iterations
+    f      (B,)         objective in the model's sense
+    x      (B, n)       solution;   g (B, m) constraint values at x
+    lam_g  (B, m), lam_x (B, n)  multipliers in CasADi's convention (as
+                        :func:`caspar_backend.compiled.solve._unscaled_point`)
+
+Rows of ejected instances hold whatever the kernel left; callers re-solve them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """Final.  See the module doc."""
+
+    code: np.ndarray
+    iters: np.ndarray
+    f: np.ndarray
+    x: np.ndarray
+    g: np.ndarray
+    lam_g: np.ndarray
+    lam_x: np.ndarray
+
+
+def result_rows(ws, code, iters, fval) -> KernelResult:
+    """The :class:`KernelResult` of the workspaces ``ws`` (a
+    :class:`.cuda.workspaces.DeviceWorkspaces`) after a kernel ran: the unscaled point
+    of each row (lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:n] / d_f)."""
+    lay, B = ws.lay, ws.B
+    df = ws.slot("OBJ_SCALE")[:, 0]
+    y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
+    lam_g = y * ws.slot("CON_SCALE") / df[:, None]
+    zw = np.zeros((B, lay.sizes["nw"]))
+    zw[:, lay.upper_idx] += zu
+    zw[:, lay.lower_idx] -= zl
+    return KernelResult(code=np.asarray(code), iters=np.asarray(iters),
+                        f=np.asarray(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
+                        lam_g=lam_g, lam_x=zw[:, :lay.n] / df[:, None])

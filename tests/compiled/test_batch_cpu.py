@@ -1,0 +1,81 @@
+"""solve_batch on the CPU through the compiled kernel (caspar_backend.compiled.batch_cpu):
+each instance equal to its own Problem.solve bit for bit (status, iterations, x, f,
+multipliers), failing instances re-solved by their own solve, long instances handed to
+the general path, and the lockstep path's answers."""
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
+from caspar_backend.batch import solve as batch_solve  # noqa: E402
+from caspar_backend.compiled.dispatch import kernels_ready  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+from tests.support.solver_harness import _nlp  # noqa: E402
+
+X0 = np.array([0.1, 0.2, 0.3])
+
+
+@pytest.fixture(scope="module")
+def ik():
+    kernels_ready(wait=True)
+    nlp, bounds = arm_ik()
+    return from_casadi(nlp, **bounds)
+
+
+def _same_as_single(res, problem, rows, **single_inputs):
+    for b, kw in rows:
+        s = problem.solve(print_level=0, **kw)
+        assert (res.status[b], res.iterations[b]) == (s.status, s.iterations)
+        assert res.f[b] == s.f
+        np.testing.assert_array_equal(res.x[b], s.x)
+        np.testing.assert_allclose(res.lam_g[b], s.lam_g, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(res.lam_x[b], s.lam_x, rtol=1e-12, atol=1e-14)
+
+
+def test_ik_batch_with_infeasible_instances_equals_single_solves(ik):
+    T = np.array(arm_targets(150, seed=4))
+    ubg = np.full((150, 1), 2.5)
+    ubg[[3, 77]] = -10.0                       # q1 + q2 + q3 <= -10: infeasible
+    res = ik.solve_batch(x0=X0, p=T, ubg=ubg, print_level=0)
+    assert res.path[0] == "kernel" and res.path[3] == res.path[77] == "single"
+    assert res.status[3] == "Infeasible_Problem_Detected"
+    _same_as_single(res, ik, [(b, dict(x0=X0, p=T[b], ubg=ubg[b])) for b in
+                              (0, 1, 3, 64, 65, 77, 149)])
+
+
+def test_kernel_and_lockstep_give_the_same_bits(ik, monkeypatch):
+    T = np.array(arm_targets(200, seed=5))
+    a = ik.solve_batch(x0=X0, p=T, print_level=0)
+    monkeypatch.setattr(batch_solve, "KERNEL_ON_CPU", False)
+    b = ik.solve_batch(x0=X0, p=T, print_level=0)
+    assert set(a.path) == {"kernel"} and set(b.path) == {"lockstep"}
+    assert list(a.status) == list(b.status) and list(a.iterations) == list(b.iterations)
+    np.testing.assert_array_equal(a.x, b.x)
+    np.testing.assert_array_equal(a.f, b.f)
+
+
+@pytest.mark.parametrize("name", ["hs071", "hs015", "optimal_control_200"])
+def test_bank_batch_equals_single_solves(ik, name):
+    bp = {b.name: b for b in bank(include_slow=False)}[name]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    rng = np.random.default_rng(0)
+    X = np.asarray(d["x0"], float) * (1 + 0.05 * rng.standard_normal((5, len(d["x0"]))))
+    res = problem.solve_batch(x0=X, **bounds, print_level=0, **dict(bp.options))
+    assert "kernel" in set(res.path)
+    _same_as_single(res, problem, [(b, dict(x0=X[b], **bounds, **dict(bp.options)))
+                                   for b in range(5)])
+
+
+def test_instances_past_their_time_share_go_to_the_general_path(ik):
+    """tol = 0 never converges: the instance gets its share of the time budget in the
+    kernel, then its own solve (interruptible) runs to max_iter."""
+    T = np.array(arm_targets(1, seed=6))
+    res = ik.solve_batch(x0=X0, p=T, print_level=0, tol=0.0, acceptable_iter=0,
+                         max_iter=600)
+    assert list(res.path) == ["single"] and "time budget" in res.reason[0]
+    assert (res.status[0], res.iterations[0]) == ("Maximum_Iterations_Exceeded", 600)
