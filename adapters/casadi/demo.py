@@ -38,6 +38,11 @@ def _ipopt(nlp, args, tol):
 
 def _caspar(nlp, args, tol, device):
     from caspar_backend import solver  # noqa: F401  (import time is not solve time)
+    from caspar_backend.compiled.dispatch import kernels_ready
+
+    # likewise loading the compiled interior point's kernels from their cache (or
+    # starting their one-time compile in the background: the general path solves then)
+    kernels_ready(wait=False)
 
     from .nlp import from_casadi
 
