@@ -27,7 +27,7 @@ def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
     be '') on the CPU, CHUNK instances per kernel call.  An instance that would need more
     than its share of the time budget, or that ``stopped()`` (asked between calls) left
     unsolved, gets a negative code: the caller solves it by its own solve."""
-    from .cuda.group import _layout
+    from .cuda.group import group_layout
     from .cuda.workspaces import DeviceWorkspaces
     from .kernels.slots import OPT_MAX_ITER
     from .kernels.solve_many import solve_rows
@@ -35,7 +35,7 @@ def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
     from .solve import STATUS_MAX_ITER, iteration_budget
 
     opts, _ = resolve({**options, "print_level": 0})
-    lay = _layout(problem, sub)
+    lay = group_layout(problem, sub)
     ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
     B = ws.B
     max_iter = int(opts.max_iter)

@@ -33,7 +33,7 @@ import numpy as np
 from ..model import as_vector, check_inputs
 from ..solver.compat import open_output
 from ..solver.interrupt import sigint_as_stop
-from ..solver.log import IterationLog, summary
+from ..solver.log import IterationLog, summary, user_options
 from ..solver.result import IterationRecord, SolveResult
 from ..solver.status import STATUSES
 from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
@@ -216,10 +216,7 @@ def _print(res, opts, scaled, unscaled):
     if stream is None:
         return
     try:
-        if opts.print_user_options and opts.user:
-            stream.write("List of user-set options:\n")
-            for k, v in opts.user.items():
-                stream.write(f"  {k:<40s} = {v!r}\n")
+        user_options(stream, opts)
         log = IterationLog(stream, opts.print_frequency_iter)
         for rec in res.history:
             log.iteration(rec)

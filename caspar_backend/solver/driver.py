@@ -32,7 +32,7 @@ from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
-from .log import IterationLog, summary
+from .log import IterationLog, summary, user_options
 from .nlp import EvalCounter, SlackNLP
 from .options import resolve_options
 from .result import SolveResult
@@ -108,11 +108,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
     x0 = _vec(x0, n, "x0", 0.0)
-    if stream is not None and opts.print_user_options and opts.user:
-        stream.write("List of user-set options:\n")
-        for k, v in opts.user.items():
-            stream.write(f"  {k:<40s} = {v!r}\n")
     if stream is not None:
+        user_options(stream, opts)
         # evaluators with parts run elsewhere say so (caspar_backend.opaque: one line
         # per function evaluated on the host)
         for line in getattr(evaluator, "log_lines", lambda: [])():

@@ -38,6 +38,14 @@ class IterationLog:
                    f"{r.alpha_du:8.2e} {r.alpha_pr:8.2e}{tag}{r.ls:3d}")
 
 
+def user_options(stream, opts):
+    """IPOPT's "List of user-set options" block, when ``print_user_options`` asks for it."""
+    if opts.print_user_options and opts.user:
+        stream.write("List of user-set options:\n")
+        for k, v in opts.user.items():
+            stream.write(f"  {k:<40s} = {v!r}\n")
+
+
 def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_timing):
     """IPOPT's closing block (iteration count, scaled/unscaled errors, counts, timing,
     EXIT line)."""

@@ -37,12 +37,14 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
         return why
     if np.any(sub.lbx == sub.ubx):
         return "fixed variables"
-    if _layout(problem, sub) is None:
+    if group_layout(problem, sub) is None:
         return "an expression the compiled tape cannot express"
     return ""
 
 
-def _layout(problem, sub):
+def group_layout(problem, sub):
+    """The layout of the structure group ``sub`` (its first instance's bounds: all share
+    the structure), or None (:func:`caspar_backend.compiled.solve.layout_for`)."""
     return layout_for(problem, *(np.array(a[0], np.float64)
                                  for a in (sub.lbx, sub.ubx, sub.lbg, sub.ubg)))
 
@@ -54,6 +56,6 @@ def solve_group(problem, options, sub):
     from .workspaces import DeviceWorkspaces
 
     opts, _ = _resolve_options({**options, "print_level": 0})
-    ws = DeviceWorkspaces(_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
+    ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
                           sub.lbg, sub.ubg)
     return solve_on_device(ws, option_vector(opts))
