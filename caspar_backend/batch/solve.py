@@ -20,7 +20,7 @@ A group the compiled interior point can solve
 (:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs in its kernel instead
 (``path`` 'kernel'): on ``device='cpu'`` in one call per CHUNK instances
 (:mod:`caspar_backend.compiled.batch_cpu`, :data:`KERNEL_ON_CPU`), on ``device='cuda'``
-as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`, False for now); an
+as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`); an
 instance the kernel ejects is solved by its own solve, as an ejected lockstep instance
 is.
 """
@@ -57,10 +57,9 @@ SEQUENTIAL_OPTIONS = (
 
 
 #: device='cuda': solve the structure groups the compiled kernel can solve by the kernel
-#: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path.  Off until the kernel
-#: has passed tests/compiled/test_cuda_batch.py on a GPU: its first GPU run (2026-12-02)
-#: compiled it, then failed to cache it (docs/compiled-ipm-cuda.md, "State")
-KERNEL_ON_CUDA = False
+#: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path.  Its first launch in
+#: a process compiles the kernel (minutes) unless numba-cuda's disk cache holds it
+KERNEL_ON_CUDA = True
 #: device='cpu': solve the structure groups the compiled kernel can solve by it
 #: (caspar_backend.compiled.batch_cpu; its kernels compiled on this machine), in chunks
 #: between which a Ctrl-C is seen; False: by the lockstep NumPy path

@@ -27,8 +27,8 @@ def _stamp() -> str:
 
 #: numba-cuda refuses to cache a kernel that links a helper library ("Cannot pickle
 #: CUDACodeLibrary with linking files"); the kernels' 2-D slot views (``reshape``), which
-#: linked its reshape_funcs.cu in the first GPU run, now index 1-D.  Whether nothing else
-#: links is for the next GPU run to show (False: compile in every process)
+#: linked its reshape_funcs.cu in the first GPU run, now index 1-D, and the H200 run of
+#: 2026-12-02 saved and reloaded the entry (False: compile in every process)
 CACHEABLE = True
 
 
