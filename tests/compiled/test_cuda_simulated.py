@@ -1,62 +1,50 @@
-"""The CUDA batch kernel's plumbing without a GPU: numba-cuda's simulator
-(NUMBA_ENABLE_CUDASIM=1, in a subprocess since the flag is read when numba.cuda is
-imported) runs the global kernel of caspar_backend.compiled.cuda.launch as Python over
-the retargeted device functions (caspar_backend.compiled.cuda.retarget) on per-instance
-rows of one buffer, and each instance ends as its own solve_compiled: same status, same
-iterations, same x and f (the simulator evaluates the same Python in double precision).
-"""
+"""The CUDA batch kernel's launch, run by numba-cuda's simulator on this machine (no GPU):
+the global kernel and the retargeted kernels over buffers in the GPU's arrangement
+(instances in columns) give each instance its own CPU ``Problem.solve``'s status and
+iterations, and x and f to round-off (the simulator computes in Python floats, as the
+CPU kernels do; the GPU's own rounding is tests/compiled/test_cuda_batch.py's, on the
+GPU machine).  An infeasible instance is ejected (code < 0), not answered.
+
+The simulator must be chosen before numba.cuda is imported, so the kernel runs in a
+subprocess (tests/support/cuda_simulated.py)."""
+import json
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
 pytest.importorskip("casadi")
 
-SCRIPT = r"""
-import numpy as np
-from caspar_backend import from_casadi
-from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
-from caspar_backend.compiled import solve_compiled
-from caspar_backend.compiled.cuda import launch
-from caspar_backend.compiled.kernels import slots
-from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
-from caspar_backend.compiled.options import option_vector, resolve
-from caspar_backend.compiled.solve import layout_for
+from tests.support import cuda_simulated  # noqa: E402
 
-nlp, bounds = arm_ik()
-pr = from_casadi(nlp, **bounds)
-B, X0 = 3, np.array([0.1, 0.2, 0.3])
-T = arm_targets(B, seed=1)
-lbx, ubx = (np.asarray(bounds[k], float) * np.ones(3) for k in ("lbx", "ubx"))
-lbg, ubg = (np.asarray(bounds[k], float) * np.ones(1) for k in ("lbg", "ubg"))
-ubg_b = np.array([[2.5], [-10.0], [2.5]])          # instance 1 infeasible: ejected
-lay = layout_for(pr, lbx, ubx, lbg, ubg)
-Fall, Iall = np.tile(lay.Fb0, (B, 1)), np.tile(lay.Ib, (B, 1))
-k = slots.FLOAT_SLOTS.index("P")
-Fall[:, lay.FO[k]:lay.FO[k + 1]] = T
-rows = lambda a: np.tile(a, (B, 1))
-code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
-opts, _ = resolve({"print_level": 0})
-hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
-launch.kernel()[1, B](Fall, lay.FO, Iall, lay.IO, option_vector(opts), rows(X0), rows(lbx),
-                      rows(ubx), rows(lbg), ubg_b, hist, outs, code, iters, fval)
-kx = slots.FLOAT_SLOTS.index("X")
-assert code[1] < 0, code
-for b in (0, 2):
-    r = solve_compiled(pr, X0, T[b], print_level=0)
-    assert (r.status, r.iterations) == ("Solve_Succeeded", int(iters[b])) and code[b] == 0
-    assert fval[b] == r.f, (fval[b], r.f)
-    assert np.array_equal(Fall[b, lay.FO[kx]:lay.FO[kx + 1]], r.x)
-print("OK")
-"""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_simulated_kernel_equals_solve_compiled():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=root,
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0 and "OK" in p.stdout, p.stdout + p.stderr
+@pytest.fixture(scope="module")
+def simulated():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-m", "tests.support.cuda_simulated"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return {r["case"]: r for r in rows}
+
+
+@pytest.mark.parametrize("case", cuda_simulated.CASES)
+def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case):
+    r = simulated[case]
+    problem, given, options = cuda_simulated._problem(case)
+    B = len(r["code"])
+    for b in range(B):
+        row = {k: (v if np.ndim(v) < 2 else v[b]) for k, v in given.items()}
+        s = problem.solve(**row, **options, print_level=0)
+        if case == "ik" and b == 3:          # q1 + q2 + q3 <= -10: infeasible
+            assert r["code"][b] < 0 and s.status == "Infeasible_Problem_Detected"
+            continue
+        assert r["code"][b] == 0 and s.status == "Solve_Succeeded", (b, r["code"][b])
+        assert r["iters"][b] == s.iterations, b
+        assert abs(r["f"][b] - s.f) <= 1e-12 * max(1.0, abs(s.f)), (b, r["f"][b], s.f)
+        np.testing.assert_allclose(r["x"][b], s.x, rtol=1e-10, atol=1e-12)

@@ -1,5 +1,7 @@
 """One CUDA kernel launch solving B instances: thread b runs
-:func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace.
+:func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace,
+column b of the (L, B) buffers of :class:`.workspaces.DeviceWorkspaces` (coalesced: a
+warp's threads read neighbouring addresses).
 
 The global kernel :func:`_solve_columns` is written here in plain Python and compiled by
 :func:`.retarget.device_version`, which binds ``solve_instance`` (and everything it
@@ -30,10 +32,11 @@ _compile_lock = threading.Lock()
 
 def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
                    fval):
+    """Thread b solves instance b on column b of each (L, B) buffer (stride B)."""
     b = cuda.grid(1)
     if b < code.shape[0]:
-        c, it, f = solve_instance(Fall[b], FO, Iall[b], IO, O, X0[b], LBX[b],
-                                  UBX[b], LBG[b], UBG[b], Hist, Outs[b])
+        c, it, f = solve_instance(Fall[:, b], FO, Iall[:, b], IO, O, X0[:, b], LBX[:, b],
+                                  UBX[:, b], LBG[:, b], UBG[:, b], Hist, Outs[:, b])
         code[b] = c
         iters[b] = it
         fval[b] = f
@@ -60,16 +63,19 @@ def solve_on_device(ws, O) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
-    (the only device-to-host transfers)."""
+    (the only device-to-host transfers).  ``ws`` must hold the instances in columns
+    (``interleaved=True``)."""
     import cupy as cp
 
+    if not ws.interleaved:
+        raise ValueError("the CUDA kernel reads instances from columns (interleaved=True)")
     B = ws.B
     code, iters = cp.empty(B, np.int64), cp.empty(B, np.int64)
     fval = cp.empty(B)
     # no iteration history on the GPU (0 rows: nothing is written), the statistics of
     # each instance in its own row
     hist = cp.empty((0, HIST_COLUMNS))
-    outs = cp.empty((B, OUT_SIZE))
+    outs = cp.empty((OUT_SIZE, B))
     k = kernel()
     blocks = (B + THREADS - 1) // THREADS
     k[blocks, THREADS](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,

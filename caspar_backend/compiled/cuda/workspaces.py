@@ -1,24 +1,27 @@
-"""The device buffers of B instances of one (problem, bound structure).
+"""The buffers of B instances of one (problem, bound structure), on the GPU or the host.
 
 From a :class:`~caspar_backend.compiled.workspace_layout.WorkspaceLayout` (float template
 ``Fb0`` of length LF with offsets ``FO``; int array ``Ib`` of length LI with offsets ``IO``)
-and B instances, on the GPU (CuPy arrays, C order):
+and B instances, in one of two arrangements (C order both):
 
-    Fall  float64 (B, LF)   row b = instance b's float workspace: Fb0, with its
-                            parameters p_b in slot F_P
-    Iall  int64   (B, LI)   row b = a copy of Ib (its int scratch slots -- QDLDL's work
-                            arrays, the filter counters -- are written by the solve)
-    FO, IO int64  (.,)      the layout's offsets, shared
-    X0    float64 (B, n')   starting points;  LBX, UBX (B, n'), LBG, UBG (B, m') bounds,
-                            n' = max(n, 1), m' = max(m, 1) (a zero-width array would have
-                            no data pointer; the kernels read n and m from Ib)
+    rows (the CPU batch)            columns (``interleaved=True``, the GPU)
+    Fall  float64 (B, LF)           Fall  float64 (LF, B)
+    Iall  int64   (B, LI)           Iall  int64   (LI, B)
+    X0, LBX, UBX  (B, n')           X0, LBX, UBX  (n', B)
+    LBG, UBG      (B, m')           LBG, UBG      (m', B)
 
-Thread b solves on the row views ``Fall[b]`` and ``Iall[b]``: contiguous, as on the CPU.
-Interleaving the instances (column views of (L, B) buffers, one 256-byte access per warp
-and slot entry) would coalesce the loads; the kernels now index every slot 1-D (no
-``reshape``, which Numba compiles for contiguous arrays only), so strided column views
-are the next step to measure.  ``Ib`` is copied per instance rather
-than shared because its scratch slots sit between shared slots in one offset table.
+Instance b's float workspace is Fb0 with its parameters p_b in slot F_P; its int array a
+copy of Ib (the int scratch slots -- QDLDL's work arrays, the filter counters -- are
+written by the solve; they sit between shared slots in one offset table, hence the
+copy).  FO, IO: int64, the layout's offsets, shared.  n' = max(n, 1), m' = max(m, 1) (a
+zero-width array has no data pointer; the kernels read n and m from Ib).
+
+Instance b's solve indexes 1-D views: ``Fall[b]`` (a contiguous row) or ``Fall[:, b]``
+(a column, stride B).  Columns are for the GPU: thread b reads entry k of its slot where
+threads b+1, b+2, ... read theirs, so a warp's 32 loads of one entry are one 256-byte
+access instead of 32 cache lines.  Rows are for the CPU: one instance's data in one
+stretch of cache.  :meth:`slot` reads a float slot of every instance as (B, size) in
+either arrangement.
 
 Allocation: once per call, 8 (LF + LI) B bytes plus the inputs; nothing during the solve.
 """
@@ -31,30 +34,50 @@ from ..kernels import slots
 
 class DeviceWorkspaces:
     """Final.  The buffers above for ``lay`` and the (B, k) host inputs ``x0, p, lbx,
-    ubx, lbg, ubg`` (float64), in CuPy arrays, or NumPy arrays with ``xp=numpy`` (the
-    CPU batch, :mod:`caspar_backend.compiled.batch_cpu`)."""
+    ubx, lbg, ubg`` (float64): CuPy arrays, or NumPy arrays with ``xp=numpy`` (the CPU
+    batch, :mod:`caspar_backend.compiled.batch_cpu`); instances in rows, or in columns
+    with ``interleaved=True``."""
 
-    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None):
+    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None, interleaved=False):
         if xp is None:
             import cupy as xp
         self.xp = cp = xp
+        self.interleaved = interleaved
         B = x0.shape[0]
         self.lay, self.B = lay, B
         self.FO, self.IO = cp.asarray(lay.FO), cp.asarray(lay.IO)
-        self.Fall = cp.empty((B, lay.Fb0.size))
-        self.Fall[...] = cp.asarray(lay.Fb0)[None, :]
-        self.Iall = cp.empty((B, lay.Ib.size), np.int64)
-        self.Iall[...] = cp.asarray(lay.Ib)[None, :]
+        self.Fall = self._copies(lay.Fb0)
         sp = self.cols("P")
         if sp.stop > sp.start:
-            self.Fall[:, sp] = cp.asarray(np.asarray(p, np.float64))
-        self.X0, self.LBX, self.UBX = (self._rows(a, lay.n) for a in (x0, lbx, ubx))
-        self.LBG, self.UBG = (self._rows(a, lay.m) for a in (lbg, ubg))
+            self.Fall[self._index(sp)] = self._orient(cp.asarray(np.asarray(p, np.float64)))
+        self.Iall = self._copies(lay.Ib)
+        self.X0, self.LBX, self.UBX = (self._inputs(a, lay.n) for a in (x0, lbx, ubx))
+        self.LBG, self.UBG = (self._inputs(a, lay.m) for a in (lbg, ubg))
 
-    def _rows(self, a, k):
+    def _orient(self, a):
+        """A (B, k) array in this arrangement: itself, or its transpose."""
+        return a.T if self.interleaved else a
+
+    def _index(self, cols: slice):
+        """The index of columns ``cols`` of the (B, L) picture in this arrangement."""
+        return (cols, slice(None)) if self.interleaved else (slice(None), cols)
+
+    def _copies(self, template: np.ndarray):
+        """B copies of the 1-D ``template``, filled on ``xp``'s device."""
+        xp, L = self.xp, template.size
+        out = xp.empty((L, self.B) if self.interleaved else (self.B, L), template.dtype)
+        t = xp.asarray(template)
+        out[...] = t[:, None] if self.interleaved else t[None, :]
+        return out
+
+    def _stack(self, rows: np.ndarray):
+        """The (B, L) host array ``rows`` on ``xp``, in this arrangement (C order)."""
+        return self.xp.asarray(np.ascontiguousarray(self._orient(rows)))
+
+    def _inputs(self, a, k):
         out = np.zeros((self.B, max(k, 1)))
         out[:, :k] = a
-        return self.xp.asarray(out)
+        return self._stack(out)
 
     def cols(self, name) -> slice:
         """The columns of ``Fall`` holding float slot ``name`` (slots.FLOAT_SLOTS)."""
@@ -63,5 +86,5 @@ class DeviceWorkspaces:
 
     def slot(self, name) -> np.ndarray:
         """Float slot ``name`` of every instance, on the host: (B, size) float64."""
-        a = self.Fall[:, self.cols(name)]
-        return a if self.xp is np else self.xp.asnumpy(a)
+        a = self._orient(self.Fall[self._index(self.cols(name))])
+        return np.array(a) if self.xp is np else self.xp.asnumpy(a)

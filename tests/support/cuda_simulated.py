@@ -1,0 +1,81 @@
+"""Run the CUDA batch kernel in numba-cuda's simulator (no GPU) and print its results.
+
+    NUMBA_ENABLE_CUDASIM=1 python -m tests.support.cuda_simulated
+
+The simulator interprets the global kernel (:mod:`caspar_backend.compiled.cuda.launch`)
+and every retargeted kernel as Python, thread by thread, on NumPy buffers in the GPU's
+arrangement (instances in columns, :class:`~caspar_backend.compiled.cuda.workspaces.
+DeviceWorkspaces` with ``interleaved=True``).  So it checks what a GPU run would
+compute through the same launch and the same buffers -- indexing, views, result reading
+-- without the device's rounding (libdevice, FMA).  Prints one JSON object per case:
+``{"case", "code", "iters", "f", "x"}`` (lists over instances).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+CASES = ("ik", "hs071", "maratos")
+
+
+def _problem(case):
+    from caspar_backend import from_casadi
+    from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import _nlp
+
+    if case == "ik":
+        nlp, bounds = arm_ik()
+        T = arm_targets(5, seed=4)
+        ubg = np.full((5, 1), 2.5)
+        ubg[3] = -10.0                      # infeasible: the kernel ejects it
+        return from_casadi(nlp, **bounds), dict(x0=[0.1, 0.2, 0.3], p=T, ubg=ubg), {}
+    bp = {b.name: b for b in bank(include_slow=False)}[case]
+    d = bp.build()
+    x0 = np.asarray(d["x0"], float)
+    rng = np.random.default_rng(3)
+    X = np.array([x0] + [x0 + 0.05 * (1 + np.abs(x0)) * rng.standard_normal(x0.size)
+                         for _ in range(2)])
+    inputs = dict(x0=X, **{k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")})
+    return from_casadi(_nlp(d)), inputs, dict(bp.options)
+
+
+def run(case):
+    from caspar_backend.batch.inputs import batch_inputs
+    from caspar_backend.compiled.cuda import launch
+    from caspar_backend.compiled.cuda.group import group_layout, kernel_reason
+    from caspar_backend.compiled.cuda.retarget import device_version
+    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
+    from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
+    from caspar_backend.compiled.options import option_vector, resolve
+    from caspar_backend.compiled.rows import result_rows
+
+    problem, given, options = _problem(case)
+    inp = batch_inputs(problem, None, **given)
+    sub = inp.subset(np.arange(inp.size))
+    why = kernel_reason(problem, options, sub, cuda=False)
+    assert not why, why
+    opts, _ = resolve({**options, "print_level": 0})
+    ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
+                          sub.lbg, sub.ubg, xp=np, interleaved=True)
+    B = ws.B
+    code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
+    kernel = device_version(launch._solve_columns)
+    kernel[1, 32](ws.Fall, ws.FO, ws.Iall, ws.IO, option_vector(opts), ws.X0, ws.LBX,
+                  ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
+                  np.zeros((OUT_SIZE, B)), code, iters, fval)
+    r = result_rows(ws, code, iters, fval)
+    return dict(case=case, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
+                x=r.x.tolist())
+
+
+def main():
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+    for case in CASES:
+        print(json.dumps(run(case)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
