@@ -1,6 +1,6 @@
 """The CUDA batch kernel's launch, run by numba-cuda's simulator on this machine (no GPU):
-the global kernel and the retargeted kernels over buffers in the GPU's arrangement
-(instances in columns) give each instance its own CPU ``Problem.solve``'s status and
+the global kernels and the retargeted kernels over buffers in the GPU's arrangements
+(instances in rows, in columns) give each instance its own CPU ``Problem.solve``'s status and
 iterations, and x and f to round-off (the simulator computes in Python floats, as the
 CPU kernels do; the GPU's own rounding is tests/compiled/test_cuda_batch.py's, on the
 GPU machine).  An infeasible instance is ejected (code < 0), not answered.
@@ -30,12 +30,13 @@ def simulated():
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    return {r["case"]: r for r in rows}
+    return {(r["case"], r["columns"]): r for r in rows}
 
 
+@pytest.mark.parametrize("columns", (False, True))
 @pytest.mark.parametrize("case", cuda_simulated.CASES)
-def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case):
-    r = simulated[case]
+def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case, columns):
+    r = simulated[case, columns]
     problem, given, options = cuda_simulated._problem(case)
     B = len(r["code"])
     for b in range(B):

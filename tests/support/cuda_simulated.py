@@ -3,12 +3,12 @@
     NUMBA_ENABLE_CUDASIM=1 python -m tests.support.cuda_simulated
 
 The simulator interprets the global kernel (:mod:`caspar_backend.compiled.cuda.launch`)
-and every retargeted kernel as Python, thread by thread, on NumPy buffers in the GPU's
-arrangement (instances in columns, :class:`~caspar_backend.compiled.cuda.workspaces.
-DeviceWorkspaces` with ``interleaved=True``).  So it checks what a GPU run would
+and every retargeted kernel as Python, thread by thread, on NumPy buffers in each of the GPU's
+arrangements (instances in rows and in columns, :class:`~caspar_backend.compiled.cuda.
+workspaces.DeviceWorkspaces` with ``interleaved`` False and True).  So it checks what a GPU run would
 compute through the same launch and the same buffers -- indexing, views, result reading
 -- without the device's rounding (libdevice, FMA).  Prints one JSON object per case:
-``{"case", "code", "iters", "f", "x"}`` (lists over instances).
+``{"case", "columns", "code", "iters", "f", "x"}`` (lists over instances).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _problem(case):
     return from_casadi(_nlp(d)), inputs, dict(bp.options)
 
 
-def run(case):
+def run(case, columns):
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda import launch
     from caspar_backend.compiled.cuda.group import group_layout, kernel_reason
@@ -59,22 +59,25 @@ def run(case):
     assert not why, why
     opts, _ = resolve({**options, "print_level": 0})
     ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, xp=np, interleaved=True)
+                          sub.lbg, sub.ubg, xp=np, interleaved=columns)
     B = ws.B
     code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
-    kernel = device_version(launch._solve_columns)
-    kernel[1, 32](ws.Fall, ws.FO, ws.Iall, ws.IO, option_vector(opts), ws.X0, ws.LBX,
+    kernel = device_version(launch._solve_columns if columns else launch._solve_rows)
+    # one thread per block: the simulator runs blocks one after the other, and threads
+    # of one block in Python threads that contend for every device call
+    kernel[B, 1](ws.Fall, ws.FO, ws.Iall, ws.IO, option_vector(opts), ws.X0, ws.LBX,
                   ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
-                  np.zeros((OUT_SIZE, B)), code, iters, fval)
+                  np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code, iters, fval)
     r = result_rows(ws, code, iters, fval)
-    return dict(case=case, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
+    return dict(case=case, columns=columns, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
                 x=r.x.tolist())
 
 
 def main():
     assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
     for case in CASES:
-        print(json.dumps(run(case)), flush=True)
+        for columns in (False, True):
+            print(json.dumps(run(case, columns)), flush=True)
 
 
 if __name__ == "__main__":

@@ -52,10 +52,10 @@ def group_layout(problem, sub):
 def solve_group(problem, options, sub):
     """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '')."""
     from ..options import option_vector
-    from .launch import solve_on_device
+    from .launch import COLUMNS, solve_on_device
     from .workspaces import DeviceWorkspaces
 
     opts, _ = _resolve_options({**options, "print_level": 0})
     ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, interleaved=True)
+                          sub.lbg, sub.ubg, interleaved=COLUMNS)
     return solve_on_device(ws, option_vector(opts))

@@ -1,13 +1,15 @@
 """One CUDA kernel launch solving B instances: thread b runs
-:func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace,
-column b of the (L, B) buffers of :class:`.workspaces.DeviceWorkspaces` (coalesced: a
-warp's threads read neighbouring addresses).
+:func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace:
+row b of the (B, L) buffers of :class:`.workspaces.DeviceWorkspaces`, or column b of the
+(L, B) buffers (coalesced: a warp's threads read neighbouring addresses), one global
+kernel for each (:data:`COLUMNS` says which ``solve_batch`` uses).
 
-The global kernel :func:`_solve_columns` is written here in plain Python and compiled by
-:func:`.retarget.device_version`, which binds ``solve_instance`` (and everything it
-calls) to the CUDA versions of the CPU kernels -- the same source.  Compiled on the
-first launch for the argument types (minutes of NVVM and ptxas: the kernel is one
-inlined body), then loaded from the disk cache (:mod:`.cache`).
+The global kernels :func:`_solve_rows`, :func:`_solve_columns` are written here in plain
+Python and compiled by :func:`.retarget.device_version`, which binds ``solve_instance``
+(and everything it calls) to the CUDA versions of the CPU kernels -- the same source.
+Compiled on the first launch for the argument types (minutes: 202 s on the H200 host for
+the rows kernel; 62 s on the 2-core VM for NVVM and ptxas alone), then loaded from the
+disk cache (:mod:`.cache`).
 
 The result: :class:`..rows.KernelResult` (its module says the array formats).
 """
@@ -26,8 +28,27 @@ from ..rows import KernelResult, result_rows
 #: threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
 THREADS = 64
 
-_compiled = None
+#: the arrangement solve_batch uses (:mod:`.workspaces`): instances in columns (True,
+#: coalesced loads) or rows (False).  Rows are what the H200 measured (2026-12-02, IK
+#: 10^4 in 0.069 s); columns pass numba-cuda's simulator (tests/compiled/
+#: test_cuda_simulated.py) but their first GPU compile outlasted its run's time limit
+#: (over 290 s), so they wait for a measurement
+COLUMNS = False
+
+_compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
+
+
+def _solve_rows(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
+                fval):
+    """Thread b solves instance b on row b of each (B, L) buffer (contiguous)."""
+    b = cuda.grid(1)
+    if b < code.shape[0]:
+        c, it, f = solve_instance(Fall[b], FO, Iall[b], IO, O, X0[b], LBX[b], UBX[b],
+                                  LBG[b], UBG[b], Hist, Outs[b])
+        code[b] = c
+        iters[b] = it
+        fval[b] = f
 
 
 def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
@@ -42,11 +63,11 @@ def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, co
         fval[b] = f
 
 
-def kernel():
-    """The compiled global kernel (built on first use)."""
-    global _compiled
+def kernel(columns: bool):
+    """The compiled global kernel for instances in columns or rows (built on first
+    use)."""
     with _compile_lock:
-        if _compiled is None:
+        if columns not in _compiled:
             from .cache import install
             from .retarget import device_version
 
@@ -55,28 +76,26 @@ def kernel():
                 # 2.5 removed (its alias of np.vstack): without it no kernel compiles
                 np.row_stack = np.vstack
 
-            _compiled = device_version(_solve_columns, cache=install())
-        return _compiled
+            _compiled[columns] = device_version(_solve_columns if columns else _solve_rows,
+                                                cache=install())
+        return _compiled[columns]
 
 
 def solve_on_device(ws, O) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
-    (the only device-to-host transfers).  ``ws`` must hold the instances in columns
-    (``interleaved=True``)."""
+    (the only device-to-host transfers)."""
     import cupy as cp
 
-    if not ws.interleaved:
-        raise ValueError("the CUDA kernel reads instances from columns (interleaved=True)")
     B = ws.B
     code, iters = cp.empty(B, np.int64), cp.empty(B, np.int64)
     fval = cp.empty(B)
     # no iteration history on the GPU (0 rows: nothing is written), the statistics of
     # each instance in its own row
     hist = cp.empty((0, HIST_COLUMNS))
-    outs = cp.empty((OUT_SIZE, B))
-    k = kernel()
+    outs = cp.empty((OUT_SIZE, B) if ws.interleaved else (B, OUT_SIZE))
+    k = kernel(ws.interleaved)
     blocks = (B + THREADS - 1) // THREADS
     k[blocks, THREADS](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
                        ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)

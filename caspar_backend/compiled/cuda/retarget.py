@@ -25,9 +25,9 @@ What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it)
   NVVM's inliner otherwise folds every call into the global kernel, one body of about
   300,000 PTX lines (run_tape's opcode switch copied into each evaluation, the
   evaluations into every call site) that ptxas took many minutes to compile;
-* a thread's buffers are columns of (L, B) device arrays (:mod:`.workspaces`), 1-D views
-  with stride B where the CPU's are contiguous rows: the kernels index slots 1-D, so the
-  same source compiles for both.
+* a thread's buffers are rows of (B, L) or columns of (L, B) device arrays
+  (:mod:`.workspaces`), 1-D views contiguous or with stride B: the kernels index slots
+  1-D, so the same source compiles for both.
 
 :func:`device_version` also retargets a plain function written for the GPU (the global
 kernel of :mod:`.launch`) with the same rebinding.
