@@ -217,17 +217,19 @@ def casadi_map(work: Workload, tol: float, threads: int, deadline: float = 3600.
 
 
 def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
-                   max_batch_size: int, max_wait: float) -> Outcome:
-    """Client k sends instances k, k + clients, ... one at a time; ``extra``: threads,
+                   max_batch_size: int, max_wait: float, workers: int | None = None) -> Outcome:
+    """Client k sends instances k, k + clients, ... one at a time to a service with
+    ``workers`` worker threads (None: the service's default); ``extra``: threads,
     p50_ms / p99_ms of the per-request latency (submit to answer), mean_batch."""
-    from caspar_backend.batch.service import SolverService
+    from caspar_backend.batch.service import SolverService, default_workers
 
     B = work.size
     st, it, f = [""] * B, np.full(B, -1), np.full(B, np.nan)
     lat = np.full(B, np.nan)
     errors = []
+    workers = default_workers(device) if workers is None else workers
     with SolverService(P, max_batch_size=max_batch_size, max_wait=max_wait,
-                       print_level=0, tol=tol, device=device) as svc:
+                       workers=workers, print_level=0, tol=tol, device=device) as svc:
         barrier = threading.Barrier(clients + 1)
 
         def client(k):
@@ -256,5 +258,6 @@ def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
     return Outcome(st, it, f, total, extra=dict(
         threads=clients, p50_ms=1e3 * float(np.percentile(lat, 50)),
         p99_ms=1e3 * float(np.percentile(lat, 99)), mean_batch=stats.mean_batch_size,
-        note=f"max_batch_size={max_batch_size}, max_wait={max_wait:g} s; "
+        note=f"max_batch_size={max_batch_size}, max_wait={max_wait:g} s, "
+             f"workers={workers}; "
              f"{stats.batches} batches"))

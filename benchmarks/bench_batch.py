@@ -2,7 +2,8 @@
 
     python -m benchmarks.bench_batch [--device cpu|cuda] [--ik 10000] [--vdp 1000]
         [--vdp-N 50] [--scaling 1,10,100,1000,10000,100000] [--clients 64]
-        [--requests 10000] [--max-batch 1024] [--max-wait 0.002] [--map-threads CORES]
+        [--requests 10000] [--max-batch 1024] [--max-wait 0.002] [--workers K]
+        [--map-threads CORES]
         [--single-max 2000] [--tol 1e-8] [--no-map] [--quick] [--out DIR]
 
 Workloads (:mod:`benchmarks.batch_measure` measures them):
@@ -18,8 +19,9 @@ Workloads (:mod:`benchmarks.batch_measure` measures them):
 * ``ik_scaling`` -- ``solve_batch`` on B = each of ``--scaling`` IK targets: seconds per
   batch and per instance;
 * ``ik_service`` -- ``--clients`` threads sending ``--requests`` IK targets one at a time
-  to one ``SolverService(max_batch_size=--max-batch, max_wait=--max-wait)``: throughput
-  and p50 / p99 latency.
+  to one ``SolverService(max_batch_size=--max-batch, max_wait=--max-wait,
+  workers=--workers)`` (default: the service's, one worker per core on the CPU):
+  throughput and p50 / p99 latency.
 
 Every instance starts from the model's x0 with the same options (IPOPT's ``tol``,
 print_level 0).  Agreement is recorded per row against IPOPT called once per instance
@@ -169,7 +171,8 @@ def run(a, err=None) -> list:
         if a.requests:
             work = service_work
             single = bm.caspar_single(P, work.head(a.single_max or work.size), dev, a.tol)
-            out = bm.caspar_service(P, work, dev, a.tol, a.clients, a.max_batch, a.max_wait)
+            out = bm.caspar_service(P, work, dev, a.tol, a.clients, a.max_batch, a.max_wait,
+                                    a.workers)
             r = row("ik_service", "caspar_service", dev, out, service_ipopt, single)
             _say(r, err)
             rows.append(r)
@@ -207,6 +210,8 @@ def parse(argv=None):
                     help="IK requests sent to the service (0: no service run)")
     ap.add_argument("--max-batch", type=int, default=1024, help="service max_batch_size")
     ap.add_argument("--max-wait", type=float, default=0.002, help="service max_wait (s)")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="service workers (default: the service's default for the device)")
     ap.add_argument("--map-threads", type=int, default=os.cpu_count() or 1,
                     help="threads of CasADi's map")
     ap.add_argument("--single-max", type=int, default=2000,

@@ -17,7 +17,7 @@ vector as zeros, so the answer is unchanged).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,22 +26,33 @@ from ..model import as_vector, check_inputs
 
 #: the vectors of a request, in ``solve_batch``'s keyword names
 FIELDS = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_g0", "lam_x0")
+#: the vectors of a request's row, in their order there
+_ROW = ("x0", "p", "lbx", "lbg", "ubx", "ubg")
+_BIG = np.finfo(np.float64).max
 
 
-@dataclass(frozen=True)
-class Request:
-    """Final.  One checked request: float64 vectors of the lengths in the module doc
-    (fresh copies, never the caller's arrays); ``lam_g0``/``lam_x0`` None when not
-    given."""
+class Request(NamedTuple):
+    """Final.  One checked request: ``row`` float64, the concatenation
+    ``[x0 | p | lbx | lbg | ubx | ubg]`` (a fresh array, never the caller's), and
+    ``cuts``, the offsets of its six parts (``cuts[k]:cuts[k + 1]``, :data:`_ROW`
+    order); ``lam_g0`` (m) / ``lam_x0`` (n) fresh float64 vectors or None when not
+    given.  ``x0``, ``p``, ``lbx``, ... are views of ``row``."""
 
-    x0: np.ndarray
-    p: np.ndarray
-    lbx: np.ndarray
-    ubx: np.ndarray
-    lbg: np.ndarray
-    ubg: np.ndarray
+    row: np.ndarray
+    cuts: tuple
     lam_g0: np.ndarray | None
     lam_x0: np.ndarray | None
+
+    def part(self, name: str) -> np.ndarray:
+        k = _ROW.index(name)
+        return self.row[self.cuts[k]:self.cuts[k + 1]]
+
+    x0 = property(lambda self: self.part("x0"))
+    p = property(lambda self: self.part("p"))
+    lbx = property(lambda self: self.part("lbx"))
+    ubx = property(lambda self: self.part("ubx"))
+    lbg = property(lambda self: self.part("lbg"))
+    ubg = property(lambda self: self.part("ubg"))
 
 
 def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
@@ -54,9 +65,35 @@ def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=N
     # the same calls, in the same order, as Problem.solve: the first error is the same
     p = problem._param_vector(problem.p if p is None else p)
     x0 = as_vector("x0", problem.x0 if x0 is None else x0, problem.n)
-    bounds = [model.validated_bounds(name, v).copy() for name, v in
-              (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
-    check_inputs(*bounds, x0, problem.var_names, problem.con_names)
+    lbx, lbg, ubx, ubg = (model.validated_bounds(name, v) for name, v in
+                          (("lbx", lbx), ("lbg", lbg), ("ubx", ubx), ("ubg", ubg)))
+    n, q, m = x0.size, p.size, lbg.size
+    row = np.concatenate((x0, p, lbx, lbg, ubx, ubg))
+    if not _plainly_valid(row, n + q, n + q + n + m):
+        _raise_invalid(problem, x0, p, lbx, ubx, lbg, ubg)
+    # the solver's own conversion of the warm-start multipliers (solver.driver)
+    lam_g0 = None if lam_g0 is None else as_vector("lam_g0", lam_g0, problem.m)
+    lam_x0 = None if lam_x0 is None else as_vector("lam_x0", lam_x0, problem.n)
+    a = n + q
+    return Request(row, (0, n, a, a + n, a + n + m, a + 2 * n + m, a + 2 * (n + m)),
+                   lam_g0, lam_x0)
+
+
+def _plainly_valid(row, lo: int, hi: int) -> bool:
+    """Whether ``row`` (:class:`Request`'s layout, lower bounds at ``lo:hi``, upper bounds
+    after) passes every check of :func:`_raise_invalid`: x0 and p finite, and for each
+    bound pair ``max(lower, -M) <= min(upper, M)`` with M the largest float -- False for
+    a NaN, for lower > upper, for lower = +inf and for upper = -inf, True otherwise."""
+    if not np.logical_and.reduce(np.isfinite(row[:lo])):
+        return False
+    return bool(np.logical_and.reduce(np.maximum(row[lo:hi], -_BIG)
+                                      <= np.minimum(row[hi:], _BIG)))
+
+
+def _raise_invalid(problem, x0, p, lbx, ubx, lbg, ubg) -> None:
+    """Raise the error of ``problem.solve`` for these inputs (check_inputs), or for a
+    non-finite ``p`` NonFiniteError naming its entries."""
+    check_inputs(lbx, ubx, lbg, ubg, x0, problem.var_names, problem.con_names)
     bad = np.flatnonzero(~np.isfinite(p))
     if bad.size:
         names = problem.param_names
@@ -64,22 +101,18 @@ def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=N
                            + f"(p[{i}]={num(p[i])})" for i in bad[:5])
         more = f" and {bad.size - 5} more" if bad.size > 5 else ""
         raise NonFiniteError(f"the parameter vector p holds NaN or Inf: {listed}{more}")
-    # the solver's own conversion of the warm-start multipliers (solver.driver)
-    lam_g0 = None if lam_g0 is None else as_vector("lam_g0", lam_g0, problem.m)
-    lam_x0 = None if lam_x0 is None else as_vector("lam_x0", lam_x0, problem.n)
-    return Request(x0, p, *bounds, lam_g0, lam_x0)
 
 
 def stacked(requests: list) -> dict:
     """The ``solve_batch`` keyword arguments of ``requests`` (a non-empty list of
-    :class:`Request`), as the module doc says; a multiplier given by none is None."""
-    out = {}
-    for name in FIELDS:
-        rows = [getattr(r, name) for r in requests]
-        given = [v for v in rows if v is not None]
-        if not given:
-            out[name] = None
-            continue
-        k = given[0].size
-        out[name] = np.stack([np.zeros(k) if v is None else v for v in rows])
+    :class:`Request` of one problem), as the module doc says: column blocks of the
+    stacked rows; a multiplier given by none is None."""
+    rows = np.stack([r.row for r in requests])
+    cuts = requests[0].cuts
+    out = {name: rows[:, cuts[k]:cuts[k + 1]] for k, name in enumerate(_ROW)}
+    for name in ("lam_g0", "lam_x0"):
+        given = [getattr(r, name) for r in requests]
+        first = next((v for v in given if v is not None), None)
+        out[name] = None if first is None else np.stack(
+            [np.zeros(first.size) if v is None else v for v in given])
     return out

@@ -68,4 +68,11 @@ class BatchResult:
                            extra=dict(path=self.path[i], reason=self.reason[i]))
 
     def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        """``self[i]`` for i = 0, 1, ..., B - 1 (the scalars converted once for all)."""
+        f, it = np.asarray(self.f).tolist(), np.asarray(self.iterations).tolist()
+        for i, (x, g, lam_g, lam_x) in enumerate(zip(self.x, self.g, self.lam_g,
+                                                     self.lam_x)):
+            yield SolveResult(x=x.copy(), f=f[i], g=g.copy(), lam_g=lam_g.copy(),
+                              lam_x=lam_x.copy(), status=self.status[i], iterations=it[i],
+                              message=self.message[i],
+                              extra=dict(path=self.path[i], reason=self.reason[i]))

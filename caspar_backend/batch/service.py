@@ -1,7 +1,7 @@
 """A solver service: many threads submit single solves, a batcher answers them in batches.
 
 ``SolverService(problem, max_batch_size, max_wait, **options)`` owns a queue and
-``workers`` background threads (default one).  Each request (the inputs of one
+``workers`` background threads (default below).  Each request (the inputs of one
 :meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is checked
 when submitted (:mod:`.request`) and answered through a
 :class:`concurrent.futures.Future` that resolves to its
@@ -17,6 +17,15 @@ order.  So a lone request waits at most ``max_wait`` seconds before its solve st
 grow up to ``max_batch_size``.  Each answer is the request's ``problem.solve`` with the
 service's options (``solve_batch``'s contract: same status and iterations, the same
 solution up to round-off).
+
+Workers: each worker solves one batch at a time, so up to ``workers`` batches run at
+once.  On the CPU the compiled kernel releases the GIL, so their kernels run in parallel
+on separate cores while the Python around them (checking, stacking, building the
+answers) takes turns.  Default (``workers=None``): on the CPU (``device`` 'cpu', the
+default) one worker per core this process may run on (:func:`default_workers`); on a
+GPU (``device`` 'cuda' or 'auto') one, as a batch there is a single launch using the
+whole device.  The batch size is governed by ``max_wait`` rather than by the number of
+workers: an idle worker still waits for its oldest request's ``t_0 + max_wait``.
 
 Failure rules:
 
@@ -40,12 +49,13 @@ way without waiting, so neither Ctrl-C nor exit hangs on a running batch.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 import weakref
 from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 
 from ..errors import CasparError, OptionError
 from .request import checked_request, stacked
@@ -108,19 +118,24 @@ class _Queue:
         self.cond = threading.Condition()
         self.items: deque = deque()
         self.closed = False
-        self.stats = ServiceStats()
+        self.counts = {f.name: f.default for f in fields(ServiceStats)}
 
     def count(self, **add) -> None:
         """Add to the statistics' fields (the caller holds ``cond``)."""
-        s = self.stats
-        self.stats = replace(s, **{k: getattr(s, k) + v for k, v in add.items()})
+        c = self.counts
+        for k, v in add.items():
+            c[k] += v
+
+    def stats(self) -> ServiceStats:
+        """The statistics now (the caller holds ``cond``)."""
+        return ServiceStats(**self.counts)
 
     def put(self, pending: _Pending) -> None:
         with self.cond:
             if self.closed:
                 raise ServiceClosedError("the solver service is closed")
             self.items.append(pending)
-            self.count(submitted=1)
+            self.counts["submitted"] += 1
             # a worker waits either for a first request or for a full batch
             if len(self.items) == 1 or len(self.items) >= self.max_batch_size:
                 self.cond.notify()
@@ -162,7 +177,7 @@ class _Queue:
             if len(res) != len(batch):
                 raise RuntimeError(f"solve_batch answered {len(res)} instances for a "
                                    f"batch of {len(batch)}")
-            answers = [res[i] for i in range(len(batch))]
+            answers = list(res)
         except BaseException as exc:   # noqa: BLE001 - the batch's clients get it
             self._finish(len(batch), t0, failed=len(batch))
             for b in batch:
@@ -175,8 +190,7 @@ class _Queue:
     def _finish(self, size: int, t0: float, **add) -> None:
         with self.cond:
             self.count(batches=1, solve_seconds=time.perf_counter() - t0, **add)
-            if size > self.stats.max_batch_size:
-                self.stats = replace(self.stats, max_batch_size=size)
+            self.counts["max_batch_size"] = max(self.counts["max_batch_size"], size)
 
     def shutdown(self, cancel_pending: bool) -> None:
         """No more submits; with ``cancel_pending`` the queued requests are cancelled."""
@@ -189,6 +203,16 @@ class _Queue:
             self.cond.notify_all()
 
 
+def default_workers(device: str = "cpu") -> int:
+    """The workers of a service on ``device`` (the module doc's rule): the cores this
+    process may run on for 'cpu', else 1."""
+    if device != "cpu":
+        return 1
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def _work(queue: _Queue) -> None:
     """A worker thread: batches until the queue is closed and empty."""
     while (batch := queue.take()) is not None:
@@ -198,11 +222,12 @@ def _work(queue: _Queue) -> None:
 class SolverService:
     """Final.  Concurrent single solves of one compiled problem, answered in batches
     (module doc).  ``max_batch_size`` >= 1 requests per batch, ``max_wait`` >= 0 seconds
-    a batch's first request waits for company, ``workers`` >= 1 batches solved at once;
+    a batch's first request waits for company, ``workers`` >= 1 batches solved at once
+    (None: :func:`default_workers`);
     ``options`` are ``solve_batch``'s (IPOPT's names, ``device``) for every request."""
 
     def __init__(self, problem, max_batch_size: int = 1024, max_wait: float = 0.002, *,
-                 workers: int = 1, **options):
+                 workers: int | None = None, **options):
         if not (isinstance(max_batch_size, int) and max_batch_size >= 1):
             raise OptionError(f"max_batch_size must be an integer >= 1, got "
                               f"{max_batch_size!r}")
@@ -210,6 +235,8 @@ class SolverService:
                 and max_wait >= 0):
             raise OptionError(f"max_wait must be a finite number of seconds >= 0, got "
                               f"{max_wait!r}")
+        if workers is None:
+            workers = default_workers(options.get("device", "cpu"))
         if not (isinstance(workers, int) and workers >= 1):
             raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
         self.problem = problem
@@ -230,7 +257,7 @@ class SolverService:
     def stats(self) -> ServiceStats:
         """A snapshot of the statistics (:class:`ServiceStats`)."""
         with self._queue.cond:
-            return self._queue.stats
+            return self._queue.stats()
 
     def submit(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
                lbg=None, ubg=None) -> Future:

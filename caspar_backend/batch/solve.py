@@ -142,7 +142,7 @@ def _structure_groups(inp):
     feats = np.concatenate([inp.lbx == inp.ubx, inp.lbg == inp.ubg,
                             np.isfinite(inp.lbx), np.isfinite(inp.ubx),
                             np.isfinite(inp.lbg), np.isfinite(inp.ubg)], axis=1)
-    if feats.shape[1] == 0 or inp.size <= 1:
+    if feats.shape[1] == 0 or inp.size <= 1 or (feats == feats[0]).all():
         return [np.arange(inp.size)]
     _, inv = np.unique(feats, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
@@ -233,9 +233,11 @@ def _kernel(problem, inp, idx, options, out, cuda, stop) -> bool:
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
     out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
-    names = [STATUS_NAMES[int(c)] for c in r.code[fin]]
-    out.status[rows] = names
-    out.message[rows] = [STATUSES[n].exit_message for n in names]
+    names = np.array([STATUS_NAMES[k] for k in range(len(STATUS_NAMES))], dtype=object)
+    codes = r.code[fin]
+    out.status[rows] = names[codes]
+    out.message[rows] = np.array([STATUSES[n].exit_message for n in names],
+                                 dtype=object)[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
     for b, c in zip(idx[~fin], -r.code[~fin]):

@@ -13,11 +13,14 @@
 * ``close()``: queued requests are answered (without waiting ``max_wait``), later submits
   raise; ``cancel_pending`` cancels them; a ``with`` block closes; a dropped service is
   finalized; interpreter exit does not wait for a running batch.
+* ``workers``: one per core on the CPU by default, one on a GPU; two workers answer
+  everything.  A test that queues requests behind a blocked batch sets ``workers=1``.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import subprocess
 import sys
@@ -30,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from caspar_backend import Graph, ModelError, NLPModel, OptionError, Problem
-from caspar_backend.batch.service import ServiceClosedError, SolverService
+from caspar_backend.batch.service import (ServiceClosedError, SolverService,
+                                          default_workers)
 from caspar_backend.errors import NonFiniteError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,7 +234,8 @@ def test_close_cancel_pending_and_client_cancel():
     P = _rosenbrock_p()
     gate = threading.Event()
     spy = Spy(P, gate=gate)
-    svc = SolverService(P, max_batch_size=1, max_wait=0.0, print_level=0)
+    svc = SolverService(P, max_batch_size=1, max_wait=0.0, workers=1,
+                        print_level=0)
     running = svc.submit(p=[1.5])
     assert spy.entered.wait(30)                   # the worker is inside solve_batch
     left_by_client, queued = svc.submit(p=[2.0]), svc.submit(p=[2.5])
@@ -255,13 +260,15 @@ def test_with_block_and_finalizer():
     gate = threading.Event()
     Spy(P, gate=gate)
     with pytest.raises(KeyboardInterrupt):
-        with SolverService(P, max_batch_size=1, max_wait=0.0, print_level=0) as svc:
+        with SolverService(P, max_batch_size=1, max_wait=0.0, workers=1,
+                           print_level=0) as svc:
             svc.submit(p=[1.0])
             queued = svc.submit(p=[2.0])
             raise KeyboardInterrupt
     assert queued.cancelled()
     # a service dropped without close(): its finalizer cancels the queue
-    svc = SolverService(P, max_batch_size=1, max_wait=0.0, print_level=0)
+    svc = SolverService(P, max_batch_size=1, max_wait=0.0, workers=1,
+                        print_level=0)
     svc.submit(p=[1.0])
     queued = svc.submit(p=[2.0])
     del svc
@@ -299,6 +306,17 @@ def test_settings_are_checked():
             SolverService(P, **bad)
 
 
+def test_default_workers_one_per_core_on_the_cpu():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count()
+    assert default_workers() == default_workers("cpu") == cores
+    assert default_workers("cuda") == default_workers("auto") == 1
+    P = _rosenbrock_p()
+    with SolverService(P, print_level=0) as svc:
+        assert f"workers={cores} " in repr(svc)
+        assert svc.solve(p=[2.0], timeout=60).status == "Solve_Succeeded"
+
+
 def test_two_workers_answer_everything():
     P = _rosenbrock_p()
     with SolverService(P, max_batch_size=2, max_wait=0.01, workers=2, print_level=0) as svc:
@@ -322,7 +340,8 @@ def test_solve_timeout_withdraws_the_request():
     P = _rosenbrock_p()
     gate = threading.Event()
     spy = Spy(P, gate=gate)
-    with SolverService(P, max_batch_size=1, max_wait=0.0, print_level=0) as svc:
+    with SolverService(P, max_batch_size=1, max_wait=0.0, workers=1,
+                       print_level=0) as svc:
         first = svc.submit(p=[1.5])
         assert spy.entered.wait(30)
         with pytest.raises(TimeoutError):
