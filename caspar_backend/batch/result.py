@@ -61,18 +61,18 @@ class BatchResult:
 
     def __getitem__(self, i: int) -> SolveResult:
         i = range(len(self))[i]
-        return SolveResult(x=self.x[i].copy(), f=float(self.f[i]), g=self.g[i].copy(),
-                           lam_g=self.lam_g[i].copy(), lam_x=self.lam_x[i].copy(),
-                           status=self.status[i], iterations=int(self.iterations[i]),
-                           message=self.message[i],
-                           extra=dict(path=self.path[i], reason=self.reason[i]))
+        return self._instance(i, float(self.f[i]), int(self.iterations[i]))
 
     def __iter__(self):
         """``self[i]`` for i = 0, 1, ..., B - 1 (the scalars converted once for all)."""
         f, it = np.asarray(self.f).tolist(), np.asarray(self.iterations).tolist()
-        for i, (x, g, lam_g, lam_x) in enumerate(zip(self.x, self.g, self.lam_g,
-                                                     self.lam_x)):
-            yield SolveResult(x=x.copy(), f=f[i], g=g.copy(), lam_g=lam_g.copy(),
-                              lam_x=lam_x.copy(), status=self.status[i], iterations=it[i],
-                              message=self.message[i],
-                              extra=dict(path=self.path[i], reason=self.reason[i]))
+        return (self._instance(i, f[i], it[i]) for i in range(len(self)))
+
+    def _instance(self, i: int, f: float, iterations: int) -> SolveResult:
+        """Instance i's result (copies of its rows) with its objective and iterations
+        already converted to Python numbers."""
+        return SolveResult(x=self.x[i].copy(), f=f, g=self.g[i].copy(),
+                           lam_g=self.lam_g[i].copy(), lam_x=self.lam_x[i].copy(),
+                           status=self.status[i], iterations=iterations,
+                           message=self.message[i],
+                           extra=dict(path=self.path[i], reason=self.reason[i]))
