@@ -3,7 +3,9 @@ caspar_backend ...``).
 
 * ``caspar warmup`` compiles the compiled interior point's kernels for this machine
   (:mod:`caspar_backend.compiled`; otherwise the first small solve starts it in the
-  background).
+  background), and where a GPU and numba-cuda are there the CUDA batch kernel too
+  (minutes; otherwise the first ``solve_batch(device='cuda')`` starts it in the
+  background and solves by the lockstep path meanwhile).
 
 * ``caspar demo`` runs :mod:`caspar_backend.adapters.casadi.demo`, imported only then
   (it needs casadi; the core imports neither casadi nor pyomo).
@@ -72,7 +74,19 @@ def warmup() -> int:
         return 2
     from .compiled.__main__ import main as compile_kernels
 
-    return compile_kernels([])
+    rc = compile_kernels([])
+    if rc == 0 and _cuda_kernel_wanted():
+        rc = compile_kernels(["--cuda"])
+    return rc
+
+
+def _cuda_kernel_wanted() -> bool:
+    """A usable GPU (CuPy and a device) and numba-cuda: the CUDA batch kernel can run."""
+    import importlib.util
+
+    from .device import gpu_problem
+
+    return importlib.util.find_spec("numba_cuda") is not None and gpu_problem(False) is None
 
 
 def main(argv=None) -> int:

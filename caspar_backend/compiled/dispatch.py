@@ -34,7 +34,8 @@ STALE_COMPILE_SECONDS = 1800
 
 _lock = threading.Lock()
 _loaded = False             # the kernels are loaded in this process
-_started = False            # this process started a background compile
+_background: set = set()    # the background compiles (cuda: bool) this process asked for
+_background_lock = threading.Lock()
 
 
 def try_solve(problem, x0, p, bounds, options):
@@ -68,7 +69,7 @@ def kernels_ready(wait: bool) -> bool:
     complete compile is there (well under a second).  Otherwise: with ``wait``, compile
     them now (about a minute); without, start a background compile (once per process and
     machine) and return False."""
-    global _loaded, _started
+    global _loaded
     if _loaded:
         return True
     from .cache import is_ready
@@ -82,24 +83,27 @@ def kernels_ready(wait: bool) -> bool:
             warmup()
             _loaded = True
             return True
-        if not _started:
-            _started = True
-            start_background_compile()
+        start_background_compile()
         return False
 
 
-def start_background_compile() -> bool:
-    """Start ``python -m caspar_backend.compiled`` detached, unless another process is
-    compiling (a lock file younger than STALE_COMPILE_SECONDS) or
-    ``CASPAR_BACKGROUND_COMPILE=0``.  Returns whether it started one."""
+def start_background_compile(cuda: bool = False) -> bool:
+    """Start ``python -m caspar_backend.compiled`` (the CPU kernels; with ``cuda`` the
+    CUDA batch kernel, ``--cuda``) detached, unless another process is compiling the
+    same (a lock file younger than STALE_COMPILE_SECONDS), this process started it
+    before, or ``CASPAR_BACKGROUND_COMPILE=0``.  Returns whether it started one."""
     if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") == "0":
         return False
+    with _background_lock:
+        if cuda in _background:
+            return False
+        _background.add(cuda)
     from .cache import kernel_cache_dir
 
     d = kernel_cache_dir()
     try:
         d.mkdir(parents=True, exist_ok=True)
-        lock = d / "compiling"
+        lock = d / ("compiling-cuda" if cuda else "compiling")
         try:
             if time.time() - lock.stat().st_mtime < STALE_COMPILE_SECONDS:
                 return False
@@ -111,7 +115,8 @@ def start_background_compile() -> bool:
         os.close(fd)
     except OSError:             # not writable, or another process won the race
         return False
-    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", "--lock", str(lock)],
+    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", "--lock", str(lock)]
+                     + (["--cuda"] if cuda else []),
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True)
     return True

@@ -1,4 +1,5 @@
-"""On-disk cache of the CUDA batch kernel: ``<kernel_cache_dir()>/cuda``.
+"""On-disk cache of the CUDA batch kernel: ``<kernel_cache_dir()>/cuda``, and whether a
+complete compile is there.
 
 The global kernel (:mod:`.launch`) inlines every CPU kernel it calls, so a change of any
 of them must invalidate the entry; Numba's own stamp only watches the kernel's file.
@@ -6,6 +7,14 @@ of them must invalidate the entry; Numba's own stamp only watches the kernel's f
 every kernel module and the constants they import) and the hash of this folder's
 sources.  numba-cuda adds its version and the compute capability to the key itself.
 Where numba-cuda has no pluggable locators (older versions) the kernel is not cached.
+
+A compile takes minutes (NVVM and ptxas over one large kernel), so ``solve_batch`` does
+not wait for it: :func:`is_ready` tells whether a complete compile of this kernel (rows
+or columns, :mod:`.launch`) for this GPU's compute capability and this numba-cuda is in
+the cache -- a marker file written by :func:`mark_ready` after the compile saved its
+entry (:func:`.launch.compile_ahead`, run by ``caspar warmup`` or the background compile
+``python -m caspar_backend.compiled --cuda``).  Nothing here imports Numba or CUDA
+libraries beyond CuPy's device query.
 """
 from __future__ import annotations
 
@@ -16,9 +25,9 @@ _DIR = Path(__file__).resolve().parent
 
 
 def _stamp() -> str:
-    from ..kernels._jit import _STAMP
+    from ..cache import STAMP
 
-    h = hashlib.sha256(_STAMP.encode())
+    h = hashlib.sha256(STAMP.encode())
     for p in sorted(_DIR.glob("*.py")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -32,6 +41,44 @@ def _stamp() -> str:
 CACHEABLE = True
 
 
+def cuda_cache_dir() -> Path:
+    """``<kernel_cache_dir()>/cuda``: the CUDA kernel's numba-cuda entries and markers."""
+    from ..cache import kernel_cache_dir
+
+    return kernel_cache_dir() / "cuda"
+
+
+def compute_capability() -> str:
+    """The current GPU's compute capability as CuPy spells it ('90' for 9.0)."""
+    import cupy
+
+    return cupy.cuda.Device().compute_capability
+
+
+def _marker(columns: bool) -> Path:
+    """The marker of a complete compile of the rows or columns kernel of these sources
+    for the current GPU and numba-cuda (the key numba-cuda's own entries carry too)."""
+    from importlib.metadata import version
+
+    kind = "columns" if columns else "rows"
+    return cuda_cache_dir() / (f"ready-{kind}-{_stamp()}-sm{compute_capability()}-"
+                               f"{version('numba-cuda')}")
+
+
+def is_ready(columns: bool) -> bool:
+    """Whether a complete compile of the kernel is in the cache (module docstring)."""
+    return _marker(columns).is_file()
+
+
+def mark_ready(columns: bool) -> None:
+    """Record a complete compile (atomically: a reader sees the marker whole or not)."""
+    from ...cache_dir import write_atomically
+
+    m = _marker(columns)
+    m.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(m, b"ready\n")
+
+
 def install() -> bool:
     """Register the locator with numba-cuda; True if caching is available."""
     if not CACHEABLE:
@@ -42,8 +89,6 @@ def install() -> bool:
         return False
     if any(c.__name__ == "CudaKernelCacheLocator" for c in caching.CacheImpl._locator_classes):
         return True
-    from ..kernels._jit import kernel_cache_dir
-
     stamp = _stamp()
 
     class CudaKernelCacheLocator(caching._CacheLocator):
@@ -51,7 +96,7 @@ def install() -> bool:
 
         def __init__(self, py_func, py_file):
             self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(kernel_cache_dir() / "cuda")
+            self._cache_path = str(cuda_cache_dir())
 
         def get_cache_path(self):
             return self._cache_path

@@ -10,10 +10,22 @@ same status, same iterations, objective to rounding (libdevice and FMA contracti
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
 from ..options import resolve as _resolve_options
 from ..solve import layout_for
+
+#: the arrangement solve_batch uses (:mod:`.workspaces`): instances in columns (True,
+#: coalesced loads) or rows (False).  Rows are what the H200 measured (2026-12-02, IK
+#: 10^4 in 0.069 s); columns pass numba-cuda's simulator (tests/compiled/
+#: test_cuda_simulated.py) but their first GPU compile outlasted its run's time limit
+#: (over 290 s), so they wait for a measurement
+COLUMNS = False
+#: kernel_reason's answer while the kernel is not compiled yet
+COMPILING = "the CUDA kernel is being compiled in the background (caspar warmup)"
 
 
 def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
@@ -27,6 +39,8 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     if cuda and (importlib.util.find_spec("numba") is None
                  or importlib.util.find_spec("numba_cuda") is None):
         return "numba and numba-cuda are not both installed"
+    if cuda and not cuda_kernel_ready():
+        return COMPILING
     if not cuda:
         from ..dispatch import kernels_ready
 
@@ -42,6 +56,28 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     return ""
 
 
+def cuda_kernel_ready() -> bool:
+    """Whether a launch now would not wait for the kernel's compile (minutes): this
+    process holds it, or the disk cache does (:func:`.cache.is_ready`), or the compile
+    is to run in this process (``CASPAR_BACKGROUND_COMPILE=0``, or no disk cache to
+    compile into).  Otherwise start the background compile (once per process and
+    machine, :func:`..dispatch.start_background_compile`) and answer False: the batch
+    goes to the lockstep path meanwhile."""
+    from . import cache
+
+    launch = sys.modules.get(f"{__package__}.launch")
+    if launch is not None and launch.is_loaded(COLUMNS):
+        return True
+    if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") == "0" or not cache.CACHEABLE:
+        return True
+    if cache.is_ready(COLUMNS):
+        return True
+    from ..dispatch import start_background_compile
+
+    start_background_compile(cuda=True)
+    return False
+
+
 def group_layout(problem, sub):
     """The layout of the structure group ``sub`` (its first instance's bounds: all share
     the structure), or None (:func:`caspar_backend.compiled.solve.layout_for`)."""
@@ -52,7 +88,7 @@ def group_layout(problem, sub):
 def solve_group(problem, options, sub):
     """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '')."""
     from ..options import option_vector
-    from .launch import COLUMNS, solve_on_device
+    from .launch import solve_on_device
     from .workspaces import DeviceWorkspaces
 
     opts, _ = _resolve_options({**options, "print_level": 0})

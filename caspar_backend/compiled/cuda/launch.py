@@ -2,7 +2,7 @@
 :func:`caspar_backend.compiled.kernels.ipm.solve_instance` on instance b's workspace:
 row b of the (B, L) buffers of :class:`.workspaces.DeviceWorkspaces`, or column b of the
 (L, B) buffers (coalesced: a warp's threads read neighbouring addresses), one global
-kernel for each (:data:`COLUMNS` says which ``solve_batch`` uses).
+kernel for each (:data:`.group.COLUMNS` says which ``solve_batch`` uses).
 
 The global kernels :func:`_solve_rows`, :func:`_solve_columns` are written here in plain
 Python and compiled by :func:`.retarget.device_version`, which binds ``solve_instance``
@@ -27,13 +27,6 @@ from ..rows import KernelResult, result_rows
 
 #: threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
 THREADS = 64
-
-#: the arrangement solve_batch uses (:mod:`.workspaces`): instances in columns (True,
-#: coalesced loads) or rows (False).  Rows are what the H200 measured (2026-12-02, IK
-#: 10^4 in 0.069 s); columns pass numba-cuda's simulator (tests/compiled/
-#: test_cuda_simulated.py) but their first GPU compile outlasted its run's time limit
-#: (over 290 s), so they wait for a measurement
-COLUMNS = False
 
 _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
@@ -63,22 +56,42 @@ def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, co
         fval[b] = f
 
 
+def signature():
+    """The argument types of a launch (every array C-contiguous, as CuPy allocates them):
+    Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval."""
+    from numba import types
+
+    F2, I2 = types.float64[:, ::1], types.int64[:, ::1]
+    F1, I1 = types.float64[::1], types.int64[::1]
+    return (F2, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1)
+
+
 def kernel(columns: bool):
-    """The compiled global kernel for instances in columns or rows (built on first
-    use)."""
+    """The global kernel for instances in columns or rows, compiled for
+    :func:`signature` on first use -- from numba-cuda's disk cache when a compile is
+    there, else by NVVM and ptxas (minutes), after which the cache holds it and
+    :func:`.cache.is_ready` says so."""
     with _compile_lock:
         if columns not in _compiled:
-            from .cache import install
+            from .cache import install, mark_ready
             from .retarget import device_version
 
             if not hasattr(np, "row_stack"):
                 # numba-cuda <= 0.30 registers an overload of np.row_stack, which NumPy
                 # 2.5 removed (its alias of np.vstack): without it no kernel compiles
                 np.row_stack = np.vstack
-
-            _compiled[columns] = device_version(_solve_columns if columns else _solve_rows,
-                                                cache=install())
+            cached = install()
+            k = device_version(_solve_columns if columns else _solve_rows, cache=cached)
+            k.compile(signature())
+            if cached:
+                mark_ready(columns)
+            _compiled[columns] = k
         return _compiled[columns]
+
+
+def is_loaded(columns: bool) -> bool:
+    """Whether this process holds the compiled kernel (rows or columns)."""
+    return columns in _compiled
 
 
 def solve_on_device(ws, O) -> KernelResult:
