@@ -173,9 +173,12 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     ev.set_params(sub.p)
     with np.errstate(all="ignore"):
         nlp = BatchSlackNLP(ev, sub.lbx, sub.ubx, sub.lbg, sub.ubg, sub.x0, opts)
-        if int(np.count_nonzero(nlp.eq)) > nlp.nx:     # Not_Enough_Degrees_Of_Freedom
+        if nlp.nx == 0 or int(np.count_nonzero(nlp.eq)) > nlp.nx:
+            # every variable fixed (the single solve's rule, no iteration) or
+            # Not_Enough_Degrees_Of_Freedom: single solves
             out.path[idx] = "single"
-            out.reason[idx] = "not enough degrees of freedom"
+            out.reason[idx] = ("every variable fixed" if nlp.nx == 0
+                               else "not enough degrees of freedom")
             return
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
         W0 = push_into_bounds(nlp, host(nlp.initial_w()), opts.bound_push, opts.bound_frac,

@@ -101,6 +101,36 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
             out_file.close()
 
 
+#: the EXIT line of IPOPT when every variable is fixed and the constraints are violated
+ALL_FIXED_INFEASIBLE = "Problem has only fixed variables and constraints are infeasible."
+
+
+def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
+    """IPOPT's rule when every variable is fixed (``lbx == ubx``; its TNLPAdapter with
+    no free variable): no iteration; with g the constraints at the fixed point x and
+    v = max(0, max_i(g_i - ubg_i), max_i(lbg_i - g_i)), the status is Solve_Succeeded
+    if v <= tol, else Infeasible_Problem_Detected; f and g at x, every multiplier 0."""
+    xp = getattr(evaluator, "xp", np)
+    m = evaluator.m
+    with np.errstate(all="ignore"):
+        xd = xp.asarray(x)
+        f = float(evaluator.obj(xd))
+        g = host(evaluator.cons(xd, xp.zeros(m))).astype(float) if m else np.zeros(0)
+        viol = float(np.max(np.concatenate(([0.0], g - ubg, lbg - g))))
+    ok = viol <= tol       # (NaN: infeasible)
+    status = "Solve_Succeeded" if ok else "Infeasible_Problem_Detected"
+    message = STATUSES[status].exit_message if ok else ALL_FIXED_INFEASIBLE
+    if stream is not None:
+        verdict = ("is below tolerance {:e}. Declaring success." if ok else
+                   "is above tolerance {:e}. Declaring that problem is infeasible.")
+        stream.write(f"All variables are fixed and constraint violation {viol:e}\n   "
+                     + verdict.format(tol) + f"\n\nEXIT: {message}\n")
+    return SolveResult(x=np.array(x, float), f=f, g=g, lam_g=np.zeros(m),
+                       lam_x=np.zeros(evaluator.n), status=status, iterations=0,
+                       message=message, timings=dict(total=time.perf_counter() - t0),
+                       counts={})
+
+
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
            linear_solver, stream):
     """:func:`solve_nlp` after the options: ``stream`` None prints nothing."""
@@ -132,6 +162,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         return early("Invalid_Problem_Definition", "x0 contains NaN or Inf")
     run_derivative_test(evaluator, np.clip(x0, lbx, ubx), opts, stream)
     nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter)
+    if nlp.nx == 0:
+        return _all_fixed(evaluator, np.clip(x0, lbx, ubx), lbg, ubg, opts.tol, stream, t0)
     n_eq = int(np.count_nonzero(nlp.eq))
     if n_eq > nlp.nx:
         return early("Not_Enough_Degrees_Of_Freedom",

@@ -29,7 +29,7 @@ import pytest
 pyo = pytest.importorskip("pyomo.environ")
 ca = pytest.importorskip("casadi")
 
-from caspar_backend import Graph, NLPModel, Problem  # noqa: E402
+from caspar_backend import Graph, NLPModel, Problem, from_casadi  # noqa: E402
 from caspar_backend.casadi import nlpsol  # noqa: E402
 from caspar_backend.errors import ModelError, NonFiniteError  # noqa: E402
 
@@ -223,6 +223,35 @@ def test_casadi_all_fixed_solves_as_ipopt():
     r = S(x0=[0, 0], lbx=[0.2, 0.3], ubx=[0.2, 0.3], lbg=-1, ubg=1)
     assert S.stats()["return_status"] == "Solve_Succeeded"
     assert list(np.array(r["x"]).ravel()) == [0.2, 0.3]
+
+
+@pytest.mark.parametrize("lbg, ubg", [([0, -10], [0, 10]),     # equality violated
+                                      ([0, -10], [5, 10]),     # inequality violated
+                                      ([-10, 1], [10, 1])])    # equality holds
+def test_all_fixed_decided_by_the_constraints_as_ipopt(lbg, ubg):
+    """IPOPT with every variable fixed: no iteration; Solve_Succeeded when the fixed
+    point satisfies the constraints to tol, else Infeasible_Problem_Detected (its
+    TNLPAdapter); x, f and g at the fixed point, multipliers 0 -- in the core, through
+    nlpsol and in a batch."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": (x[0] - 1) ** 2 + x[1] ** 2, "g": ca.vertcat(x[0] + x[1] - 3,
+                                                                     x[0] * x[1])}
+    fixed = dict(lbx=[1, 1], ubx=[1, 1], lbg=lbg, ubg=ubg)
+    ref = ca.nlpsol("R", "ipopt", nlp, {"ipopt.print_level": 0, "ipopt.sb": "yes",
+                                        "print_time": False})
+    r_ref = ref(x0=[0, 0], **fixed)
+    want = ref.stats()["return_status"]
+    r = from_casadi(nlp).solve(x0=[0, 0], print_level=0, **fixed)
+    assert (r.status, r.iterations) == (want, 0)
+    assert r.f == float(r_ref["f"]) and list(r.x) == [1.0, 1.0]
+    np.testing.assert_array_equal(r.g, np.array(r_ref["g"]).ravel())
+    assert not r.lam_g.any() and not r.lam_x.any()
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {"print_level": 0}})
+    S(x0=[0, 0], **fixed)
+    assert S.stats()["return_status"] == want
+    batch = from_casadi(nlp).solve_batch(x0=[[0, 0], [0.5, 0.5]], print_level=0,
+                                         device="cpu", **fixed)
+    assert list(batch.status) == [want, want]
 
 
 # ------------------------------------------------------------------ evaluation errors
