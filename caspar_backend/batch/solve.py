@@ -18,7 +18,7 @@ implement (:data:`SEQUENTIAL_OPTIONS`) solve every instance by its own solve
 
 A group the compiled interior point can solve
 (:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs in its kernel instead
-(``path`` 'kernel'): on ``device='cpu'`` in one call per CHUNK instances
+(``path`` 'kernel'): on ``device='cpu'`` in calls of up to 64 instances
 (:mod:`caspar_backend.compiled.batch_cpu`, :data:`KERNEL_ON_CPU`), on ``device='cuda'``
 as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`); an
 instance the kernel ejects is solved by its own solve, as an ejected lockstep instance

@@ -15,18 +15,32 @@ from .kernels.record import HIST_COLUMNS, OUT_SIZE
 from .rows import KernelResult, result_rows
 
 
-#: instances per kernel call: between calls a Ctrl-C is seen (the kernel cannot be
-#: interrupted), and each instance's iterations are capped so that a call lasts about
-#: solve.TIME_BUDGET at most
+#: most instances per kernel call: between calls a Ctrl-C is seen (the kernel cannot be
+#: interrupted)
 CHUNK = 64
+#: iterations an instance is expected to need: a call takes as many instances as the time
+#: budget holds at this count (the cost model of solve.iteration_budget)
+TYPICAL_ITERATIONS = 50
+
+
+def chunking(budget: int, max_iter: int) -> tuple:
+    """(instances per call, iteration cap per instance) for a layout whose single solve
+    may take ``budget`` iterations (:func:`.solve.iteration_budget`, about
+    solve.TIME_BUDGET seconds): k = clamp(budget // TYPICAL_ITERATIONS, 1, CHUNK)
+    instances per call, each capped at min(max_iter, budget // k) iterations -- so that a
+    call lasts about the time budget, and an instance needing more than its share is
+    solved by its own solve (as one over its budget is in ``Problem.solve``)."""
+    k = max(1, min(CHUNK, budget // TYPICAL_ITERATIONS))
+    return k, min(max_iter, max(1, budget // k))
 
 
 def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
-    be '') on the CPU, CHUNK instances per kernel call.  An instance that would need more
-    than its share of the time budget, or that ``stopped()`` (asked between calls) left
-    unsolved, gets a negative code: the caller solves it by its own solve."""
+    be '') on the CPU, :func:`chunking`'s number of instances per kernel call.  An instance
+    that would need more than its share of the time budget, or that ``stopped()`` (asked
+    between calls) left unsolved, gets a negative code: the caller solves it by its own
+    solve."""
     from .cuda.group import group_layout
     from .cuda.workspaces import DeviceWorkspaces
     from .kernels.slots import OPT_MAX_ITER
@@ -39,14 +53,15 @@ def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
     ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
     B = ws.B
     max_iter = int(opts.max_iter)
+    k, cap = chunking(iteration_budget(lay), max_iter)
     O = option_vector(opts).copy()
-    O[OPT_MAX_ITER] = min(max_iter, max(1, iteration_budget(lay) // CHUNK))
+    O[OPT_MAX_ITER] = cap
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
-    hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((CHUNK, OUT_SIZE))
-    for a in range(0, B, CHUNK):
+    hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((k, OUT_SIZE))
+    for a in range(0, B, k):
         if stopped():
             break
-        r = slice(a, min(a + CHUNK, B))
+        r = slice(a, min(a + k, B))
         solve_rows(ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
                    ws.LBG[r], ws.UBG[r], hist, outs, code[r], iters[r], fval[r])
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)

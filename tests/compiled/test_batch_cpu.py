@@ -79,3 +79,28 @@ def test_instances_past_their_time_share_go_to_the_general_path(ik):
                          max_iter=600)
     assert list(res.path) == ["single"] and "time budget" in res.reason[0]
     assert (res.status[0], res.iterations[0]) == ("Maximum_Iterations_Exceeded", 600)
+
+
+def test_chunking_keeps_a_call_within_the_time_budget():
+    from caspar_backend.compiled.batch_cpu import CHUNK, TYPICAL_ITERATIONS, chunking
+
+    assert chunking(20_000, 3000) == (CHUNK, 20_000 // CHUNK)      # tiny: full chunks
+    assert chunking(300, 3000) == (300 // TYPICAL_ITERATIONS, 50)   # medium: fewer
+    assert chunking(50, 3000) == (1, 50)                            # one at a time
+    assert chunking(20_000, 100) == (CHUNK, 100)                    # max_iter caps
+
+
+def test_medium_problem_solves_in_the_kernel(ik):
+    """Van der Pol collocation (n = 452, m = 402; the MPC step of bench_batch): a budget
+    of a few hundred iterations gives each instance its full share in smaller calls,
+    where 64-instance calls once capped every instance below its need."""
+    from caspar_backend.adapters.casadi.models import vanderpol_collocation
+
+    nlp, args = vanderpol_collocation(50, initial_state_param=True)
+    args.pop("p")
+    problem = from_casadi(nlp)
+    rng = np.random.default_rng(1)
+    S = np.stack([rng.uniform(-0.2, 0.6, 4), rng.uniform(-0.8, 1.2, 4)], axis=1)
+    res = problem.solve_batch(p=S, print_level=0, **args)
+    assert set(res.path) == {"kernel"}, set(res.reason)
+    _same_as_single(res, problem, [(b, dict(p=S[b], **args)) for b in range(4)])
