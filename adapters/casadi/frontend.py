@@ -96,6 +96,7 @@ from .interrupts import keyboard_interrupts
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
 from .nlpsol_derivatives import UserDerivatives
+from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback, solver_iterate
@@ -252,6 +253,15 @@ class NlpsolCore:
             self.problem.var_names,
             self.problem.con_names if self.simple is None else
             [f"g[{i}]" for i in range(self.m)], self.problem.param_names, self.describe)
+        #: numeric one-instance calls without casadi's call machinery, where the
+        #: outcome is the same (.nlpsol_direct); None: every call goes through casadi
+        self.direct_calls = (
+            DirectCalls([self.sparsity_in(i) for i in range(len(NLPSOL_IN))],
+                        [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
+            if (not self.front["error_on_fail"] and self.iteration is None
+                and not self.derivatives.functions
+                and all(self.sparsity_in(i).is_dense() for i in range(len(NLPSOL_IN))))
+            else None)
 
     # ---------------------------------------------------------------- sparsity
     def sparsity_in(self, i):
@@ -297,18 +307,22 @@ class NlpsolCore:
         self.checks.check_rows(x0, p, lbx, ubx, lbg, ubg)
 
     # ---------------------------------------------------------------- solve
-    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
+    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None,
+              checked: bool = False) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
         outputs as vectors (``f`` a float) and hands the statistics to ``record``
-        (default: :meth:`record`, what :meth:`stats` returns)."""
+        (default: :meth:`record`, what :meth:`stats` returns).  ``checked``: the caller
+        has passed the inputs through :meth:`check_inputs` already."""
         with self._lock:
-            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
+            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record, checked)
 
-    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
+    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None,
+               checked=False) -> dict:
         from caspar_backend.solver import solve_nlp
 
         t_wall, t_proc = time.perf_counter(), time.process_time()
-        self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
+        if not checked:
+            self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
         pr = self.problem
         pr.p = p
         # the solver's bounds and warm start: the user's, or merged with the simple rows
