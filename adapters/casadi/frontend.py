@@ -82,6 +82,7 @@ single solves, as casadi evaluates it.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import final
@@ -102,8 +103,8 @@ from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback, solver_iterate
 from .nlpsol_options import check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
-from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
-                           solve_stats)
+from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
+                           print_time, solve_stats)
 from .parametric import Parametric
 from .simple_bounds import SimpleBounds, mark_infeasible
 
@@ -245,7 +246,7 @@ class NlpsolCore:
             {k: self.front[k] for k in ("grad_f", "jac_g", "hess_lag")}, self.n,
             self.problem.m, self.q, exact_hessian=self.solver_options.get(
                 "hessian_approximation", "exact") == "exact")
-        self._stats = None
+        self._last = LastStats()
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
         self.describe = {"variable": None, "constraint": None}
@@ -310,8 +311,8 @@ class NlpsolCore:
     def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None,
               checked: bool = False) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
-        outputs as vectors (``f`` a float) and hands the statistics to ``record``
-        (default: :meth:`record`, what :meth:`stats` returns).  ``checked``: the caller
+        outputs as vectors (``f`` a float) and hands ``record`` the statistics' builder
+        (``() -> dict``; default: :meth:`record`, what :meth:`stats` returns).  ``checked``: the caller
         has passed the inputs through :meth:`check_inputs` already."""
         with self._lock:
             return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record, checked)
@@ -359,7 +360,8 @@ class NlpsolCore:
         f = float(res.f) * pr.model.sense
         out = self._finish(res, p, (s_lbx, s_ubx, s_lbg, s_ubg), merged)
         wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        (record or self.record)(solve_stats(res, wall, proc, self.compile_time, self.device))
+        (record or self.record)(functools.partial(solve_stats, res, wall, proc,
+                                                  self.compile_time, self.device))
         if self.front["print_time"]:
             print_time(self.name, res, wall, proc)
         if self.front["error_on_fail"] and not res.success:
@@ -418,8 +420,8 @@ class NlpsolCore:
         <caspar_backend.problem.Problem.solve_batch>` call.  Inputs: float64 (B, k)
         arrays, row b the nonzeros of instance b's input.  Returns the outputs as
         (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
-        hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
-        ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
+        hands ``record`` the builder of the batch's statistics
+        (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the first failed instance)."""
         if self.iteration is not None or self.problem.extended is not None:
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
@@ -447,7 +449,8 @@ class NlpsolCore:
                               ubg, merged=merged)
             out["f"] = np.asarray(res.f, float)
             wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-            record(batch_stats(res, wall, proc, self.compile_time, self.device))
+            record(functools.partial(batch_stats, res, wall, proc, self.compile_time,
+                                     self.device))
             if self.front["print_time"]:
                 print_batch_time(self.name, res, wall, proc)
         failed = np.flatnonzero(~res.success)
@@ -465,15 +468,17 @@ class NlpsolCore:
                            record=record) for b in range(x0.shape[0])]
         return {k: np.array([r[k] for r in rows], dtype=float) for k in NLPSOL_OUT}
 
-    def record(self, stats: dict) -> None:
-        """Keep ``stats`` as the last call's (what :meth:`stats` returns)."""
-        self._stats = stats
+    def record(self, build) -> None:
+        """Keep ``build`` (``() -> dict``) as the last call's statistics (what
+        :meth:`stats` returns, built on first read: :class:`~.nlpsol_stats.LastStats`)."""
+        self._last.record(build)
 
     def stats(self) -> dict:
-        if self._stats is None:
+        stats = self._last.get()
+        if stats is None:
             raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
                                "get statistics, first evaluate it numerically.")
-        return dict(self._stats)
+        return dict(stats)
 
     # ---------------------------------------------------------------- p-derivatives
     def lam_p(self, x, p, lam_g) -> np.ndarray:
