@@ -118,7 +118,8 @@ class DirectCalls:
         a dict in casadi's key order, or a list in NLPSOL_OUT order."""
         parts = [np.atleast_1d(out[k]) for k in NLPSOL_OUT]
         cols = [a for a, col in zip(parts, self._column) if col]
-        cut = iter(ca.vertsplit(ca.DM(np.concatenate(cols)), self._offsets)
+        # (a 2-D column converts faster than a 1-D array)
+        cut = iter(ca.vertsplit(ca.DM(np.concatenate(cols).reshape(-1, 1)), self._offsets)
                    if cols else ())
         dms = [next(cut) if col else ca.DM(sp, a)
                for a, sp, col in zip(parts, self._sp_out, self._column)]
