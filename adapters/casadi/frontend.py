@@ -312,8 +312,9 @@ class NlpsolCore:
               checked: bool = False) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
         outputs as vectors (``f`` a float) and hands ``record`` the statistics' builder
-        (``() -> dict``; default: :meth:`record`, what :meth:`stats` returns).  ``checked``: the caller
-        has passed the inputs through :meth:`check_inputs` already."""
+        (``() -> dict``; default: :meth:`record`, what :meth:`stats` returns).
+        ``checked``: the caller has passed the inputs through :meth:`check_inputs`
+        already."""
         with self._lock:
             return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record, checked)
 
@@ -421,7 +422,8 @@ class NlpsolCore:
         arrays, row b the nonzeros of instance b's input.  Returns the outputs as
         (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
         hands ``record`` the builder of the batch's statistics
-        (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the first failed instance)."""
+        (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the
+        first failed instance)."""
         if self.iteration is not None or self.problem.extended is not None:
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
