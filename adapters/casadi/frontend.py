@@ -26,7 +26,9 @@ when the Function is built; ``p`` and all bounds change per call without recompi
 (:class:`SolverCallback`), which is what makes the result a real node of casadi graphs:
 symbolic calls create call nodes, numeric calls reach our ``eval``, and derivatives go
 through the callback's ``get_forward``/``get_reverse`` (:mod:`.sensitivity`, the KKT
-system at the solution).  Two things a bare Callback cannot do are added around it:
+system at the solution).  (A plain numeric call of the Function from Python skips
+casadi's call machinery and solves at once, with the same result: :mod:`.nlpsol_direct`.)
+Two things a bare Callback cannot do are added around it:
 
 * *default inputs*: a Callback's missing keyword inputs default to 0 (``ubx = 0`` would
   be a silent disaster), and ``default_in`` is not a Callback option.  The callback is
