@@ -26,7 +26,9 @@ when the Function is built; ``p`` and all bounds change per call without recompi
 (:class:`SolverCallback`), which is what makes the result a real node of casadi graphs:
 symbolic calls create call nodes, numeric calls reach our ``eval``, and derivatives go
 through the callback's ``get_forward``/``get_reverse`` (:mod:`.sensitivity`, the KKT
-system at the solution).  Two things a bare Callback cannot do are added around it:
+system at the solution).  (A plain numeric call of the Function from Python skips
+casadi's call machinery and solves at once, with the same result: :mod:`.nlpsol_direct`.)
+Two things a bare Callback cannot do are added around it:
 
 * *default inputs*: a Callback's missing keyword inputs default to 0 (``ubx = 0`` would
   be a silent disaster), and ``default_in`` is not a Callback option.  The callback is
@@ -82,6 +84,7 @@ single solves, as casadi evaluates it.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import final
@@ -96,13 +99,14 @@ from .interrupts import keyboard_interrupts
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
 from .nlpsol_derivatives import UserDerivatives
+from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback, solver_iterate
 from .nlpsol_options import check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
-from .nlpsol_stats import (UNIFIED_RETURN_STATUS, batch_stats, print_batch_time, print_time,
-                           solve_stats)
+from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
+                           print_time, solve_stats)
 from .parametric import Parametric
 from .simple_bounds import SimpleBounds, mark_infeasible
 
@@ -244,7 +248,7 @@ class NlpsolCore:
             {k: self.front[k] for k in ("grad_f", "jac_g", "hess_lag")}, self.n,
             self.problem.m, self.q, exact_hessian=self.solver_options.get(
                 "hessian_approximation", "exact") == "exact")
-        self._stats = None
+        self._last = LastStats()
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
         self.describe = {"variable": None, "constraint": None}
@@ -252,6 +256,15 @@ class NlpsolCore:
             self.problem.var_names,
             self.problem.con_names if self.simple is None else
             [f"g[{i}]" for i in range(self.m)], self.problem.param_names, self.describe)
+        #: numeric one-instance calls without casadi's call machinery, where the
+        #: outcome is the same (.nlpsol_direct); None: every call goes through casadi
+        self.direct_calls = (
+            DirectCalls([self.sparsity_in(i) for i in range(len(NLPSOL_IN))],
+                        [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
+            if (not self.front["error_on_fail"] and self.iteration is None
+                and not self.derivatives.functions
+                and all(self.sparsity_in(i).is_dense() for i in range(len(NLPSOL_IN))))
+            else None)
 
     # ---------------------------------------------------------------- sparsity
     def sparsity_in(self, i):
@@ -297,18 +310,23 @@ class NlpsolCore:
         self.checks.check_rows(x0, p, lbx, ubx, lbg, ubg)
 
     # ---------------------------------------------------------------- solve
-    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
+    def solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None,
+              checked: bool = False) -> dict:
         """One solve from numeric inputs (float64 vectors of the nonzeros); returns the
-        outputs as vectors (``f`` a float) and hands the statistics to ``record``
-        (default: :meth:`record`, what :meth:`stats` returns)."""
+        outputs as vectors (``f`` a float) and hands ``record`` the statistics' builder
+        (``() -> dict``; default: :meth:`record`, what :meth:`stats` returns).
+        ``checked``: the caller has passed the inputs through :meth:`check_inputs`
+        already."""
         with self._lock:
-            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
+            return self._solve(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record, checked)
 
-    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None) -> dict:
+    def _solve(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record=None,
+               checked=False) -> dict:
         from caspar_backend.solver import solve_nlp
 
         t_wall, t_proc = time.perf_counter(), time.process_time()
-        self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
+        if not checked:
+            self.check_inputs(x0, p, lbx, ubx, lbg, ubg)
         pr = self.problem
         pr.p = p
         # the solver's bounds and warm start: the user's, or merged with the simple rows
@@ -345,7 +363,8 @@ class NlpsolCore:
         f = float(res.f) * pr.model.sense
         out = self._finish(res, p, (s_lbx, s_ubx, s_lbg, s_ubg), merged)
         wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        (record or self.record)(solve_stats(res, wall, proc, self.compile_time, self.device))
+        (record or self.record)(functools.partial(solve_stats, res, wall, proc,
+                                                  self.compile_time, self.device))
         if self.front["print_time"]:
             print_time(self.name, res, wall, proc)
         if self.front["error_on_fail"] and not res.success:
@@ -404,8 +423,9 @@ class NlpsolCore:
         <caspar_backend.problem.Problem.solve_batch>` call.  Inputs: float64 (B, k)
         arrays, row b the nonzeros of instance b's input.  Returns the outputs as
         (B, k) arrays (``f``: (B,)), each row what :meth:`solve` returns for that row;
-        hands the batch's statistics (:func:`~.nlpsol_stats.batch_stats`) to
-        ``record`` before ``error_on_fail`` may raise (for the first failed instance)."""
+        hands ``record`` the builder of the batch's statistics
+        (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the
+        first failed instance)."""
         if self.iteration is not None or self.problem.extended is not None:
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
@@ -433,7 +453,8 @@ class NlpsolCore:
                               ubg, merged=merged)
             out["f"] = np.asarray(res.f, float)
             wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-            record(batch_stats(res, wall, proc, self.compile_time, self.device))
+            record(functools.partial(batch_stats, res, wall, proc, self.compile_time,
+                                     self.device))
             if self.front["print_time"]:
                 print_batch_time(self.name, res, wall, proc)
         failed = np.flatnonzero(~res.success)
@@ -451,15 +472,17 @@ class NlpsolCore:
                            record=record) for b in range(x0.shape[0])]
         return {k: np.array([r[k] for r in rows], dtype=float) for k in NLPSOL_OUT}
 
-    def record(self, stats: dict) -> None:
-        """Keep ``stats`` as the last call's (what :meth:`stats` returns)."""
-        self._stats = stats
+    def record(self, build) -> None:
+        """Keep ``build`` (``() -> dict``) as the last call's statistics (what
+        :meth:`stats` returns, built on first read: :class:`~.nlpsol_stats.LastStats`)."""
+        self._last.record(build)
 
     def stats(self) -> dict:
-        if self._stats is None:
+        stats = self._last.get()
+        if stats is None:
             raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
                                "get statistics, first evaluate it numerically.")
-        return dict(self._stats)
+        return dict(stats)
 
     # ---------------------------------------------------------------- p-derivatives
     def lam_p(self, x, p, lam_g) -> np.ndarray:

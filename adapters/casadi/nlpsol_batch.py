@@ -32,6 +32,7 @@ import casadi as ca
 from .nlpsol_io import NlpsolSignature
 from .nlpsol_io import NLPSOL_OUT, columns_of, rows_of, widened
 from .nlpsol_serial import KEY, node_record
+from .nlpsol_stats import LastStats
 
 if TYPE_CHECKING:
     from .frontend import NlpsolCore
@@ -47,13 +48,14 @@ class MapStats:
     (:func:`~.nlpsol_stats.batch_stats`); ``{}`` before the first evaluation."""
 
     def __init__(self):
-        self._stats = {}
+        self._last = LastStats()
 
-    def record(self, stats: dict) -> None:
-        self._stats = stats
+    def record(self, build) -> None:
+        """Keep ``build`` (``() -> dict``) as the last evaluation's statistics."""
+        self._last.record(build)
 
     def stats(self) -> dict:
-        return dict(self._stats)
+        return dict(self._last.get() or {})
 
 
 @final

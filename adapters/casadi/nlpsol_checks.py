@@ -33,6 +33,9 @@ class InputChecks:
     def check(self, x0, p, lbx, ubx, lbg, ubg) -> None:
         """Raise a ModelError naming the first bad component (wording as the model's
         own validation, plus the input's name)."""
+        if (_pair_ok(lbx, ubx) and _pair_ok(lbg, ubg) and np.isfinite(x0).all()
+                and np.isfinite(p).all()):
+            return                       # the common case: one pass, nothing to name
         for lo, hi, names, what, a, b in ((lbx, ubx, self._names("variable"), "variable",
                                            "lbx", "ubx"),
                                           (lbg, ubg, self._names("constraint"), "constraint",
@@ -72,6 +75,13 @@ class InputChecks:
         if desc is None:
             return base
         return _Described(base, desc)
+
+
+def _pair_ok(lo, hi) -> bool:
+    """Whether a bound pair passes :func:`~caspar_backend.model.check_bounds`: no NaN
+    and ``lo <= hi`` (a NaN fails the comparison), neither ``lo = +inf`` nor ``hi =
+    -inf``."""
+    return bool((lo <= hi).all() and (lo < np.inf).all() and (hi > -np.inf).all())
 
 
 @final

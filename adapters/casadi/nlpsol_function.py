@@ -75,7 +75,9 @@ class NlpsolFunction(ca.Function):
 
     * numeric, one instance: the inputs are checked first, so a bad bound raises
       caspar's ModelError naming the variable or constraint (inside a casadi graph the
-      same check raises through casadi, as a RuntimeError carrying the message);
+      same check raises through casadi, as a RuntimeError carrying the message); plain
+      numeric values are then solved directly, without casadi's call machinery, with
+      the result casadi's evaluation gives (:mod:`.nlpsol_direct`);
     * numeric, several instances (B columns by casadi's npar rule, or any call of a
       mapped Function): one batched solve, :meth:`NlpsolCore.solve_batch
       <.frontend.NlpsolCore.solve_batch>`, with the result casadi's own evaluation
@@ -131,6 +133,15 @@ class NlpsolFunction(ca.Function):
     def call(self, arg, *flags):
         """casadi's ``call`` (``arg`` a dict or a list of the inputs; ``flags``
         ``always_inline``, ``never_inline``), read as the class doc says."""
+        direct = self._core.direct_calls if self._size == 1 and self._plain else None
+        if direct is not None:
+            # a plain numeric call: solved here, casadi's result without its call
+            # machinery (.nlpsol_direct)
+            values = direct.inputs(arg)
+            if values is not None:
+                self._core.check_inputs(*values[:6])
+                out = self._core.solve(*values, record=self._sink.record, checked=True)
+                return direct.outputs(out, isinstance(arg, dict))
         wide = self._widen(arg) if self._plain else None
         if wide is not None:
             values, size = wide

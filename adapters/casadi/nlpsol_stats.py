@@ -21,11 +21,15 @@ each evaluation overwriting the statistics, so after it ``stats()`` describes th
 (``path``/``reason``: how each instance was solved, see
 :class:`~caspar_backend.batch.result.BatchResult`).  The per-iteration ``iterations``
 lists and the ``n_call_nlp_*`` counts are per solve and are not kept for a batch.
+
+The dicts are built when ``stats()`` is first read after a call (:class:`LastStats`), not
+per call: a loop of solves that never reads them does not pay for them.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Callable, final
 
 from caspar_backend.solver.status import STATUSES
 
@@ -42,6 +46,29 @@ UNIFIED_RETURN_STATUS = {
            "SOLVER_RET_UNKNOWN")
     for name, st in STATUSES.items()
 }
+
+
+@final
+class LastStats:
+    """The statistics of a Function's last numeric evaluation, built on first read
+    (final).  :meth:`record` keeps ``build`` (``() -> dict``, e.g. :func:`solve_stats`
+    bound to one solve's result); :meth:`get` builds the dict once and returns it, None
+    before any record."""
+
+    __slots__ = ("_build", "_stats")
+
+    def __init__(self):
+        self._build: Callable[[], dict] | None = None
+        self._stats: dict | None = None
+
+    def record(self, build: Callable[[], dict]) -> None:
+        self._build, self._stats = build, None
+
+    def get(self) -> dict | None:
+        build = self._build
+        if build is not None:
+            self._stats, self._build = build(), None
+        return self._stats
 
 
 def solve_stats(res, wall: float, proc: float, compile_time: float, device: str) -> dict:
