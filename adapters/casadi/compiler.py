@@ -20,6 +20,17 @@ Only calls that reach a Map are split off: replaying a plain call per call
 site costs more Python time than letting casadi's C++ ``expand()`` inline it,
 and hash-consing makes the result the same DAG either way.
 
+Except calls in a deep chain (single shooting: ``X = F(X, U[k])`` for k = 1..N).  Inlined,
+the rows become N-fold compositions whose symbolic derivatives grow as N^3 (the
+Hessian's N^2 entries are each a product over the chain): a 100-step rocket took 52 s
+to set up where IPOPT takes 0.3 s.  So a Function (MX or SX body, not a Map) with calls
+at a call depth of :data:`CHAIN_MIN_DEPTH` or more (each call reading, through any
+operations, the result of the one before) is an opaque call, evaluated through casadi
+as IPOPT evaluates it (:mod:`.opaque`: exact derivatives by the chain rule, level by
+level).  The depth is found in one pass over the instruction program
+(:func:`chained_functions`); a Function containing such a chain is split at its calls
+like one reaching a Map, so nested chains are found too.
+
 Splitting an MX graph at its calls.  With call ``j`` computing
 ``Y_j = F_j(A_j)``, replace every ``Y_j`` in the graph by a fresh symbol
 (``graph_substitute``) and build one *outer* Function
@@ -49,6 +60,29 @@ from . import optable as T
 from .program import CALL, SUM, UNARY, MapProgram, Program, SXProgram, offsets
 
 _CALL_CODE = T.CODES["OP_CALL"]
+#: calls of one Function at this call depth or deeper make it an opaque call
+CHAIN_MIN_DEPTH = 16
+
+
+def chained_functions(fn, min_depth: int = CHAIN_MIN_DEPTH) -> list:
+    """The Functions called by the MXFunction ``fn`` (its own instructions) whose calls
+    reach call depth ``min_depth``: the depth of a work slot is the number of calls of
+    MX/SX-body Functions (not Maps) on the longest path that wrote it, a call adding one
+    to the deepest of its arguments."""
+    depth: dict = {}
+    deepest: dict = {}
+    for k in range(fn.n_instructions()):
+        d = max((depth.get(i, 0) for i in fn.instruction_input(k)), default=0)
+        if fn.instruction_id(k) == _CALL_CODE:
+            f = fn.instruction_MX(k).which_function()
+            if (f.is_a("MXFunction") or f.is_a("SXFunction")) and not f.is_a("Map", True):
+                d += 1
+                h = hash(f)
+                if d > deepest.get(h, (0, None))[0]:
+                    deepest[h] = (d, f)
+        for o in fn.instruction_output(k):
+            depth[o] = d
+    return [f for d, f in deepest.values() if d >= min_depth]
 
 
 def casadi_message(err: Exception) -> str:
@@ -98,6 +132,10 @@ class Compiler:
         self._cache: dict[int, tuple] = {}
         self._active: set[int] = set()
         self._maps_inside: dict[int, bool] = {}
+        #: hashes of the Functions called in a deep chain (opaque calls) and of those
+        #: whose body holds such a chain (split at their calls)
+        self._chained: set[int] = set()
+        self._chains_inside: dict[int, bool] = {}
         self._keep: list = []  # Functions whose hash is a key above stay alive
         #: (name, class, instances) of every Function compiled as a call target
         self.stats = {"functions": 0, "maps": []}
@@ -129,6 +167,8 @@ class Compiler:
         return self.opaque.program(fn)
 
     def _compile(self, fn) -> Program:
+        if hash(fn) in self._chained:
+            return self._opaque_program(fn)
         if fn.is_a("SXFunction"):
             return SXProgram(fn, self)
         if fn.is_a("Map", True) and self.keep_calls:
@@ -158,6 +198,35 @@ class Compiler:
             return self._opaque_program(fn)
         return SXProgram(sx, self)
 
+    def _splits(self, fn) -> bool:
+        """Whether a call of ``fn`` is kept as a call: it runs a Map, it is called in a
+        deep chain, or its body holds such a chain."""
+        return hash(fn) in self._chained or self._has_map(fn) or self._has_chain(fn)
+
+    def _find_chains(self, fn) -> None:
+        """Record the Functions ``fn`` (an MXFunction) calls in a deep chain (only with
+        a registry for opaque calls)."""
+        if self.opaque is None:
+            return
+        for f in chained_functions(fn):
+            self._chained.add(hash(f))
+            self._keep.append(f)
+
+    def _has_chain(self, fn) -> bool:
+        """Whether the body of ``fn`` (an MXFunction, or one calling such) holds a deep
+        chain of calls."""
+        if self.opaque is None or not fn.is_a("MXFunction") or fn.is_a("Map", True):
+            return False
+        key = hash(fn)
+        hit = self._chains_inside.get(key)
+        if hit is None:
+            self._chains_inside[key] = False  # guards against recursion
+            hit = bool(chained_functions(fn)) or any(
+                self._has_chain(c.which_function()) for c in _calls(fn))
+            self._chains_inside[key] = hit
+            self._keep.append(fn)
+        return hit
+
     def _has_map(self, fn) -> bool:
         """Whether calling ``fn`` runs a Map (itself, or inside an MX body)."""
         key = hash(fn)
@@ -186,9 +255,10 @@ class Compiler:
             outs = self._inline_wrappers(name, ins, outs)
         fn = make_function(name, ins, outs)
         if self.keep_calls:
-            # only calls that reach a Map are worth keeping: any other call is
-            # cheaper to let expand() inline than to replay per call site
-            calls = [c for c in _calls(fn) if self._has_map(c.which_function())]
+            # only calls that reach a Map or a deep chain are worth keeping (module
+            # doc): any other call is cheaper to let expand() inline than to replay
+            self._find_chains(fn)
+            calls = [c for c in _calls(fn) if self._splits(c.which_function())]
             if calls:
                 n_maps = len(self.stats["maps"])
                 prog = MXCallProgram(name, ins, outs, calls, self)
