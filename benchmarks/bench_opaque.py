@@ -1,4 +1,5 @@
-"""caspar against IPOPT on NLPs with opaque CasADi Functions (interpolants, integrators).
+"""caspar against IPOPT on NLPs with opaque CasADi Functions (interpolants, integrators,
+chains of calls).
 
     python benchmarks/bench_opaque.py [--repeats 3] [--sizes 10 50 200]
 
@@ -7,7 +8,10 @@ Cases (``casadi.nlpsol`` 'ipopt' and caspar's ``nlpsol`` on the same dict, same 
 * ``ms_loop N`` / ``ms_map N``: a 2-state oscillator steered over N intervals by one
   cvodes integrator, multiple shooting (N call sites, or one ``I.map(N)``);
 * ``lut_fit N``: a smoothing fit through N points of a 1-D bspline interpolant
-  (``lut.map(N)`` and N direct calls), objective only.
+  (``lut.map(N)`` and N direct calls), objective only;
+* ``euler_ss N``: single shooting through nested MX Functions (a rocket, N explicit
+  Euler steps of one MX Function in a chain; ``models.rocket_single_shooting``): the
+  chain's Function becomes an opaque call (adapters/casadi/compiler.py).
 
 Per case: build time (``nlpsol``) and solve time of each solver, interleaved over the
 repeats (medians), the ratio caspar / IPOPT, iterations, and how much of caspar's solve
@@ -62,8 +66,14 @@ def lut_fit(N):
     return {"x": x, "f": f}, dict(x0=t, lbx=0.0, ubx=3.0)
 
 
+def rocket(N):
+    from caspar_backend.adapters.casadi.models import rocket_single_shooting
+
+    return rocket_single_shooting(N)
+
+
 CASES = {"ms_loop": lambda N: oscillator(N, "loop"), "ms_map": lambda N: oscillator(N, "map"),
-         "lut_fit": lambda N: lut_fit(10 * N)}
+         "lut_fit": lambda N: lut_fit(10 * N), "euler_ss": rocket}
 
 
 def host_timer():

@@ -178,3 +178,32 @@ def arm_targets(n: int, seed: int = 0):
     r = rng.uniform(0.3, 2.2, n)
     a = rng.uniform(-np.pi, np.pi, n)
     return np.stack([r * np.cos(a), r * np.sin(a)], axis=1)
+
+
+def rocket_single_shooting(N: int = 100, nested: bool = False):
+    """Minimum-effort rocket ascent by single shooting: state (height, speed, mass),
+    thrust U[k] in [-1, 1] on N explicit Euler steps of 10 / N through one MX Function
+    ``F``, called in a chain ``X = F(X, U[k])`` from X = (0, 0, 1); f = dt * sum U^2,
+    final height 10 and speed 0.  ``nested``: the chain sits inside an MX Function
+    ``rollout`` called once.  Returns ``(nlp, args)`` for ``nlpsol`` and its call."""
+    import casadi as ca
+
+    x, u = ca.MX.sym("x", 3), ca.MX.sym("u")
+    dt = 10.0 / N
+    ode = ca.vertcat(x[1], (u - 0.05 * x[1] ** 2) / x[2], -0.1 * u ** 2)
+    F = ca.Function("F", [x, u], [x + dt * ode])
+    U = ca.MX.sym("U", N)
+
+    def roll(Us):
+        X = ca.MX(ca.DM([0, 0, 1]))
+        for k in range(N):
+            X = F(X, Us[k])
+        return X
+
+    if nested:
+        Uin = ca.MX.sym("Uin", N)
+        XN = ca.Function("rollout", [Uin], [roll(Uin)])(U)
+    else:
+        XN = roll(U)
+    nlp = {"x": U, "f": ca.sumsqr(U) * dt, "g": ca.vertcat(XN[0], XN[1])}
+    return nlp, dict(x0=0.4, lbx=-1, ubx=1, lbg=[10, 0], ubg=[10, 0])

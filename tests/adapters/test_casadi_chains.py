@@ -14,33 +14,10 @@ import numpy as np
 import pytest
 
 from caspar_backend.adapters.casadi.compiler import CHAIN_MIN_DEPTH, chained_functions
+from caspar_backend.adapters.casadi.models import rocket_single_shooting as rocket
 from caspar_backend.casadi import nlpsol
 
 QI = {"ipopt": {"print_level": 0, "sb": "yes"}, "print_time": False}
-
-
-def rocket(N, nested=False):
-    """Minimum-effort rocket ascent: state (height, speed, mass), thrust U[k]; the final
-    height 10 and speed 0.  ``nested``: the chain sits inside an MX Function called once."""
-    x, u = ca.MX.sym("x", 3), ca.MX.sym("u")
-    dt = 10.0 / N
-    ode = ca.vertcat(x[1], (u - 0.05 * x[1] ** 2) / x[2], -0.1 * u ** 2)
-    F = ca.Function("F", [x, u], [x + dt * ode])
-    U = ca.MX.sym("U", N)
-
-    def roll(Us):
-        X = ca.MX(ca.DM([0, 0, 1]))
-        for k in range(N):
-            X = F(X, Us[k])
-        return X
-
-    if nested:
-        Uin = ca.MX.sym("Uin", N)
-        XN = ca.Function("rollout", [Uin], [roll(Uin)])(U)
-    else:
-        XN = roll(U)
-    nlp = {"x": U, "f": ca.sumsqr(U) * dt, "g": ca.vertcat(XN[0], XN[1])}
-    return nlp, dict(x0=0.4, lbx=-1, ubx=1, lbg=[10, 0], ubg=[10, 0])
 
 
 def _check_against_ipopt(nlp, args, seconds):
