@@ -64,25 +64,59 @@ _CALL_CODE = T.CODES["OP_CALL"]
 CHAIN_MIN_DEPTH = 16
 
 
-def chained_functions(fn, min_depth: int = CHAIN_MIN_DEPTH) -> list:
-    """The Functions called by the MXFunction ``fn`` (its own instructions) whose calls
-    reach call depth ``min_depth``: the depth of a work slot is the number of calls of
-    MX/SX-body Functions (not Maps) on the longest path that wrote it, a call adding one
-    to the deepest of its arguments."""
-    depth: dict = {}
-    deepest: dict = {}
-    for k in range(fn.n_instructions()):
-        d = max((depth.get(i, 0) for i in fn.instruction_input(k)), default=0)
-        if fn.instruction_id(k) == _CALL_CODE:
-            f = fn.instruction_MX(k).which_function()
-            if (f.is_a("MXFunction") or f.is_a("SXFunction")) and not f.is_a("Map", True):
-                d += 1
-                h = hash(f)
-                if d > deepest.get(h, (0, None))[0]:
-                    deepest[h] = (d, f)
-        for o in fn.instruction_output(k):
-            depth[o] = d
-    return [f for d, f in deepest.values() if d >= min_depth]
+def call_path_counts(fn, memo: dict) -> dict:
+    """For the Function ``fn``: {hash(g): (c, g)} with c the most calls of g on one path
+    from an input of ``fn`` to an output, counted through nested Functions (a call of an
+    MX Function adds one for itself plus its own counts: ``F.mapaccum(100)`` is ten
+    chained calls of ten chained calls of F, 100 on a path).  Maps count nothing (their
+    instances run side by side); SX bodies hold no calls.  ``memo``:
+    hash(Function) -> (Function, its counts), shared across calls."""
+    key = hash(fn)        # casadi hashes a Function by its pointer: fn is kept in memo
+    hit = memo.get(key)
+    if hit is not None:
+        return hit[1]
+    memo[key] = (fn, {})                   # guards against recursion
+    if not fn.is_a("MXFunction") or fn.is_a("Map", True):
+        out = {}
+    else:
+        slots: dict = {}
+        out = {}
+        for k in range(fn.n_instructions()):
+            ins = [slots[i] for i in fn.instruction_input(k) if i in slots]
+            counts = _merge_max(ins)
+            if fn.instruction_id(k) == _CALL_CODE:
+                g = fn.instruction_MX(k).which_function()
+                if g.is_a("MXFunction") or g.is_a("SXFunction"):
+                    counts = dict(counts)
+                    for h, (c, f) in call_path_counts(g, memo).items():
+                        counts[h] = (counts.get(h, (0, f))[0] + c, f)
+                    if not g.is_a("Map", True):
+                        counts[hash(g)] = (counts.get(hash(g), (0, g))[0] + 1, g)
+            for o in fn.instruction_output(k):
+                slots[o] = counts
+            out = _merge_max([out, counts])
+    memo[key] = (fn, out)
+    return out
+
+
+def _merge_max(dicts) -> dict:
+    """The entrywise maximum of count dicts (the first one itself when it is alone)."""
+    dicts = [d for d in dicts if d]
+    if len(dicts) <= 1:
+        return dicts[0] if dicts else {}
+    out = dict(dicts[0])
+    for d in dicts[1:]:
+        for h, cf in d.items():
+            if cf[0] > out.get(h, (0, None))[0]:
+                out[h] = cf
+    return out
+
+
+def chained_functions(fn, min_depth: int = CHAIN_MIN_DEPTH, memo=None) -> list:
+    """The Functions (MX or SX bodies, not Maps) that ``fn`` calls, directly or through
+    nested Functions, at least ``min_depth`` times on one path (:func:`call_path_counts`)."""
+    counts = call_path_counts(fn, {} if memo is None else memo)
+    return [f for c, f in counts.values() if c >= min_depth]
 
 
 def casadi_message(err: Exception) -> str:
@@ -135,7 +169,7 @@ class Compiler:
         #: hashes of the Functions called in a deep chain (opaque calls) and of those
         #: whose body holds such a chain (split at their calls)
         self._chained: set[int] = set()
-        self._chains_inside: dict[int, bool] = {}
+        self._path_counts: dict = {}         # call_path_counts' memo
         self._keep: list = []  # Functions whose hash is a key above stay alive
         #: (name, class, instances) of every Function compiled as a call target
         self.stats = {"functions": 0, "maps": []}
@@ -204,28 +238,20 @@ class Compiler:
         return hash(fn) in self._chained or self._has_map(fn) or self._has_chain(fn)
 
     def _find_chains(self, fn) -> None:
-        """Record the Functions ``fn`` (an MXFunction) calls in a deep chain (only with
-        a registry for opaque calls)."""
+        """Record the Functions ``fn`` (an MXFunction) calls in a deep chain, nested
+        calls included (only with a registry for opaque calls)."""
         if self.opaque is None:
             return
-        for f in chained_functions(fn):
+        for f in chained_functions(fn, memo=self._path_counts):
             self._chained.add(hash(f))
             self._keep.append(f)
 
     def _has_chain(self, fn) -> bool:
-        """Whether the body of ``fn`` (an MXFunction, or one calling such) holds a deep
-        chain of calls."""
-        if self.opaque is None or not fn.is_a("MXFunction") or fn.is_a("Map", True):
+        """Whether a call of ``fn`` runs a Function recorded as chained."""
+        if not self._chained:
             return False
-        key = hash(fn)
-        hit = self._chains_inside.get(key)
-        if hit is None:
-            self._chains_inside[key] = False  # guards against recursion
-            hit = bool(chained_functions(fn)) or any(
-                self._has_chain(c.which_function()) for c in _calls(fn))
-            self._chains_inside[key] = hit
-            self._keep.append(fn)
-        return hit
+        self._keep.append(fn)
+        return any(h in self._chained for h in call_path_counts(fn, self._path_counts))
 
     def _has_map(self, fn) -> bool:
         """Whether calling ``fn`` runs a Map (itself, or inside an MX body)."""

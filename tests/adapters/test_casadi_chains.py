@@ -56,3 +56,22 @@ def test_chain_depth_counts_calls_through_other_operations():
     assert [f.name() for f in chained_functions(fn)] == ["F"]
     short = ca.Function("s", [U], [F(F(ca.MX.ones(3), U[0]), U[1])])
     assert chained_functions(short) == []
+
+
+@pytest.mark.parametrize("kind", ["mapaccum", "fold"])
+def test_mapaccum_and_fold_chains_are_found_through_their_nesting(kind):
+    """casadi builds ``F.mapaccum(100)`` / ``F.fold(100)`` as ten chained calls of a
+    Function of ten chained calls of F: 100 calls of F on one path."""
+    N = 100
+    x, u = ca.MX.sym("x", 3), ca.MX.sym("u")
+    dt = 10.0 / N
+    F = ca.Function("F", [x, u], [x + dt * ca.vertcat(x[1], (u - 0.05 * x[1] ** 2) / x[2],
+                                                      -0.1 * u ** 2)])
+    U = ca.MX.sym("U", N)
+    if kind == "mapaccum":
+        XN = F.mapaccum("Fa", N)(ca.DM([0, 0, 1]), U.T)[:, -1]
+    else:
+        XN = F.fold(N)(ca.DM([0, 0, 1]), U.T)
+    nlp = {"x": U, "f": ca.sumsqr(U) * dt, "g": ca.vertcat(XN[0], XN[1])}
+    _check_against_ipopt(nlp, dict(x0=0.4, lbx=-1, ubx=1, lbg=[10, 0], ubg=[10, 0]),
+                         seconds=10.0)
