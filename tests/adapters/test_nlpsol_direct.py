@@ -21,6 +21,7 @@ import pytest
 
 from caspar_backend.adapters.casadi.nlpsol_direct import numeric_value
 from caspar_backend.casadi import nlpsol
+from tests.support.casadi_callbacks import Recorder
 
 QC = {"caspar": {"print_level": 0}, "print_time": False}
 INF = np.inf
@@ -163,7 +164,7 @@ def test_arguments_left_to_casadi():
 def test_options_raising_through_casadi_keep_its_path():
     nlp, args = _arm()
     assert nlpsol("S", "caspar", nlp, {**QC, "error_on_fail": True})._core.direct_calls is None
-    cb = nlpsol("S", "caspar", nlp, {**QC, "iteration_callback": _Counter()})
+    cb = nlpsol("S", "caspar", nlp, {**QC, "iteration_callback": Recorder(3, 1, 2)})
     assert cb._core.direct_calls is None
     cb(**args)
 
@@ -179,32 +180,3 @@ def test_bad_input_same_message_both_paths():
     assert type(direct.value) is type(listed.value)
     assert str(direct.value) == str(listed.value)
     assert "lbx[2]" in str(direct.value)
-
-
-class _Counter(ca.Callback):
-    """A minimal casadi iteration_callback (returns 0: go on)."""
-
-    def __init__(self):
-        ca.Callback.__init__(self)
-        self.construct("counter", {})
-
-    def get_n_in(self):
-        return ca.nlpsol_n_out()
-
-    def get_n_out(self):
-        return 1
-
-    def get_name_in(self, i):
-        return ca.nlpsol_out(i)
-
-    def get_name_out(self, i):
-        return "ret"
-
-    def get_sparsity_in(self, i):
-        n = ca.nlpsol_out(i)
-        return {"x": ca.Sparsity.dense(3), "lam_x": ca.Sparsity.dense(3),
-                "p": ca.Sparsity.dense(2), "lam_p": ca.Sparsity.dense(2)}.get(
-                    n, ca.Sparsity.dense(1))
-
-    def eval(self, arg):
-        return [0]

@@ -22,9 +22,9 @@ import pytest
 from caspar_backend.adapters.casadi.nlpsol_options import NlpsolOptionError
 from caspar_backend.casadi import nlpsol
 from tests.support.assertions import close
+from tests.support.casadi_callbacks import OUTS, Recorder
 
 INF = np.inf
-OUTS = ("x", "f", "g", "lam_x", "lam_g", "lam_p")
 
 
 def solvers(nlp, opts=None, **solver):
@@ -48,40 +48,6 @@ def rosen_disc():
     nlp = {"x": x, "p": p, "f": (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
            "g": x[0] ** 2 + x[1] ** 2 - p}
     return nlp, dict(x0=[-1, 1.5], p=1, ubg=0, lbx=[-2, 0.1])
-
-
-class Recorder(ca.Callback):
-    """An iteration_callback recording its inputs; it returns ``value(k)`` at its k-th
-    call (0-based) and raises ``error`` at call ``error_at``.  Inputs with the given
-    sparsities (``lam_p`` declared empty when ``lam_p`` is False: unused)."""
-
-    def __init__(self, n, m, q, value=lambda k: 0, error_at=None, error=ValueError("boom"),
-                 lam_p=True):
-        ca.Callback.__init__(self)
-        self.calls, self.value, self.error_at, self.error = [], value, error_at, error
-        self.sp = [ca.Sparsity.dense(n), ca.Sparsity.dense(1), ca.Sparsity.dense(m),
-                   ca.Sparsity.dense(n), ca.Sparsity.dense(m),
-                   ca.Sparsity.dense(q) if lam_p else ca.Sparsity(0, 0)]
-        self.construct("recorder", {})
-
-    def get_n_in(self):
-        return ca.nlpsol_n_out()
-
-    def get_n_out(self):
-        return 1
-
-    def get_name_in(self, i):
-        return ca.nlpsol_out(i)
-
-    def get_sparsity_in(self, i):
-        return self.sp[i]
-
-    def eval(self, arg):
-        k = len(self.calls)
-        self.calls.append({name: arr(a) for name, a in zip(OUTS, arg)})
-        if k == self.error_at:
-            raise self.error
-        return [self.value(k)]
 
 
 def run_with_callback(solver, nlp, args, opts=None, **rec):
