@@ -361,10 +361,13 @@ class Problem:
         worker's GPU when it has one), a chunk whose task raised is run again up to
         ``retries`` times, and the result is the same (bit for bit on CPU workers;
         :mod:`caspar_backend.batch.distributed`, which also says what a failed chunk's
-        instances get)."""
+        instances get).  A model with functions evaluated on the host
+        (:mod:`caspar_backend.opaque`) solves each instance by its own :meth:`solve`
+        (``path`` 'single'), not on a cluster."""
         from .batch.solve import solve_batch
 
-        self._refuse_opaque("solve_batch")
+        if client is not None:
+            self._refuse_opaque("solve_batch on a Dask cluster")
         self._require_hessian("solve_batch")
         return solve_batch(self, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
                            ubg=ubg, batch_size=batch_size, client=client,

@@ -73,6 +73,15 @@ def _sequential_reason(opts) -> str:
     return ""
 
 
+def _host_functions_reason(problem) -> str:
+    """Why every instance is solved by its own solve when the model has functions
+    evaluated on the host (caspar_backend.opaque: no batched evaluator), else ''."""
+    if problem.extended is None:
+        return ""
+    names = ", ".join(g.fn.describe() for g in problem.model.opaque.groups)
+    return f"functions evaluated on the host ({names})"
+
+
 def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                 ubx=None, lbg=None, ubg=None, batch_size=None, client=None,
                 chunk_size=None, retries=None, **options) -> BatchResult:
@@ -100,7 +109,7 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     opts = resolve_options(options)
     B = inp.size
     out = _Collector(problem, B)
-    why = _sequential_reason(opts)
+    why = _sequential_reason(opts) or _host_functions_reason(problem)
     t_lock = 0.0
     stop = _Stop()
     if why:

@@ -387,8 +387,25 @@ def test_gpu_is_refused_naming_the_function():
     with pytest.raises(DeviceError, match="'lut' \\(LinearInterpolant\\).*device='cpu'"):
         problem.evaluator("cuda")
     assert problem.resolve_device("auto") == "cpu"
-    with pytest.raises(ModelError, match="solve_batch.*'lut'"):
-        problem.solve_batch(p=np.zeros((2, 1)))
+    with pytest.raises(DeviceError, match="'lut' \\(LinearInterpolant\\)"):
+        problem.solve_batch(p=np.zeros((2, 1)), device="cuda")
+
+
+def test_batch_solves_each_instance_by_its_own_solve():
+    """No batched evaluator for host functions: every instance of solve_batch is its own
+    Problem.solve (path 'single', the reason naming the functions); not on a cluster."""
+    nlp, args = interpolant_nlp("linear")
+    problem = from_casadi(nlp)
+    bounds = {k: args[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    P = np.array([[0.1], [0.3]])
+    res = problem.solve_batch(x0=args["x0"], p=P, print_level=0, **bounds)
+    assert list(res.path) == ["single", "single"] and "'lut'" in res.reason[0]
+    for b in range(2):
+        s = problem.solve(x0=args["x0"], p=P[b], print_level=0, **bounds)
+        assert (res.status[b], res.iterations[b], res.f[b]) == (s.status, s.iterations, s.f)
+        np.testing.assert_array_equal(res.x[b], s.x)
+    with pytest.raises(ModelError, match="Dask cluster.*'lut'"):
+        problem.solve_batch(p=P, client=object())
 
 
 def test_several_columns_solve_one_by_one():
