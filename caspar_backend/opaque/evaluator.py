@@ -45,6 +45,10 @@ from ..structure_cache import StructureCache
 from . import structure as S
 
 
+#: Y = dy/dx at least this dense: the Hessian's Z^T M Z by dense products
+DENSE_FRACTION = 0.1
+
+
 class ComposedEvaluator(Evaluator):
     """Evaluator of ``f(x) = f~(x, y(x))``, ``g(x) = g~(x, y(x))`` (final).
 
@@ -243,7 +247,15 @@ class ComposedEvaluator(Evaluator):
             A = J["A"]
             M = M + A.T @ (Hb @ A)
         Z = S.z_map(Y, n)
-        v = self._hess.gather(Z.T @ M @ Z, lower=True)
+        if Y.nnz >= DENSE_FRACTION * Y.shape[0] * Y.shape[1]:
+            # a dense Y (single shooting: every state depends on every earlier control):
+            # Z^T (M Z) as dense products, where sparse-sparse ones cost O(n^3) in Python
+            # arrays of indices
+            Zd = Z.toarray()
+            H = Zd.T @ np.asarray(M @ Zd)
+        else:
+            H = Z.T @ M @ Z
+        v = self._hess.gather(H, lower=True)
         if out is None:
             return v
         out[:] = v

@@ -76,8 +76,10 @@ class Pattern:
         return self.rows * self.ncols + self.cols
 
     def gather(self, m, lower: bool = False) -> np.ndarray:
-        """Values of sparse ``m`` at the pattern (entries of ``m`` outside it must be
-        structural zeros: they are dropped)."""
+        """Values of ``m`` (sparse, or a dense ndarray) at the pattern (entries of ``m``
+        outside it must be structural zeros: they are dropped)."""
+        if isinstance(m, np.ndarray):
+            return m[self.rows, self.cols]       # the pattern holds the lower triangle
         c = sp.coo_matrix(m)
         r, k, v = c.row.astype(np.int64), c.col.astype(np.int64), c.data
         if lower:
