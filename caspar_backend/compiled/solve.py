@@ -76,7 +76,10 @@ _buffers = _Buffers()
 def layout_for(problem, lbx, ubx, lbg, ubg):
     """The :class:`.workspace_layout.WorkspaceLayout` of ``problem`` with this bound
     structure (built on first use, then reused), or None if the tape cannot express the
-    model."""
+    model or its KKT system is one the general path factorizes densely
+    (:func:`caspar_backend.linsolve.qdldl.dense_kkt`: the kernels have QDLDL only, and
+    the two paths run one algorithm)."""
+    from ..linsolve.qdldl import dense_kkt
     from .workspace_layout import WorkspaceLayout
 
     sig = bound_signature(lbx, ubx, lbg, ubg)
@@ -87,6 +90,8 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
     try:
         lay = WorkspaceLayout(problem, lbx, ubx, lbg, ubg)
     except Unsupported:
+        lay = None
+    if lay is not None and dense_kkt(lay.sizes["nkkt"], lay.sizes["nnzK"]):
         lay = None
     with _layouts_lock:
         return per.setdefault(sig, lay)

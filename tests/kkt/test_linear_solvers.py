@@ -211,3 +211,45 @@ def test_lqcp_100_as_ipopt(monkeypatch):
     assert abs(f - ref.objective) <= 1e-6 * abs(ref.objective), (f, ref.objective)
     it = res.solver.statistics.black_box.number_of_iterations
     assert it <= 2 * ref.iterations + 10, (it, ref.iterations)
+
+
+def test_bunch_kaufman_inertia_matches_the_eigenvalues():
+    """The dense factorization's inertia from dsytrf's 1x1 and 2x2 blocks (runs of 2x2
+    blocks included: a zero diagonal forces them) equals the eigenvalues' signs."""
+    from scipy.linalg import lapack
+
+    from caspar_backend.linsolve.qdldl import _bunch_kaufman_inertia
+
+    rng = np.random.default_rng(5)
+    for t in range(120):
+        n = int(rng.integers(1, 30))
+        a = rng.standard_normal((n, n))
+        a = a + a.T
+        if t % 2:
+            np.fill_diagonal(a, 0.0)
+        ldu, ipiv, _ = lapack.dsytrf(a, lower=1)
+        ev = np.linalg.eigvalsh(a)
+        assert _bunch_kaufman_inertia(ldu, ipiv) == (int((ev > 0).sum()),
+                                                     int((ev < 0).sum())), t
+
+
+def test_dense_kkt_is_factorized_densely_from_the_start():
+    """A K of at least DENSE_KKT_MIN_N rows with a dense upper triangle goes to LAPACK's
+    Bunch-Kaufman from its first factorization: the same inertia and solution as dense
+    linear algebra; a sparse one of the same size stays with QDLDL."""
+    from caspar_backend.linsolve.qdldl import DENSE_KKT_MIN_N, dense_kkt
+
+    rng = np.random.default_rng(2)
+    n = DENSE_KKT_MIN_N
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    u = sp.csc_matrix(np.triu(a))
+    s = QDLDLSolver()
+    s.analyse(SparseStructure(n, u.indptr.astype(np.int64), u.indices.astype(np.int64)))
+    assert s.pivoting and dense_kkt(n, u.nnz)
+    f = s.factorize(u.data.copy())
+    ev = np.linalg.eigvalsh(a)
+    assert (f.n_pos, f.n_neg, f.n_zero) == ((ev > 0).sum(), (ev < 0).sum(), 0)
+    b = rng.standard_normal(n)
+    np.testing.assert_allclose(s.solve(b), np.linalg.solve(a, b), rtol=1e-8, atol=1e-10)
+    assert not dense_kkt(n, 3 * n)
