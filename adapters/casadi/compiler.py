@@ -247,10 +247,10 @@ class Compiler:
             self._keep.append(f)
 
     def _has_chain(self, fn) -> bool:
-        """Whether a call of ``fn`` runs a Function recorded as chained."""
+        """Whether a call of ``fn`` runs a Function recorded as chained (the memo of
+        call_path_counts keeps ``fn`` alive, so its hash stays its own)."""
         if not self._chained:
             return False
-        self._keep.append(fn)
         return any(h in self._chained for h in call_path_counts(fn, self._path_counts))
 
     def _has_map(self, fn) -> bool:
