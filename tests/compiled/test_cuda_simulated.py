@@ -1,9 +1,10 @@
 """The CUDA batch kernel's launch, run by numba-cuda's simulator on this machine (no GPU):
 the global kernels and the retargeted kernels over buffers in the GPU's arrangements
-(instances in rows, in columns) give each instance its own CPU ``Problem.solve``'s status and
-iterations, and x and f to round-off (the simulator computes in Python floats, as the
-CPU kernels do; the GPU's own rounding is tests/compiled/test_cuda_batch.py's, on the
-GPU machine).  An infeasible instance is ejected (code < 0), not answered.
+(instances in rows, in columns) give each instance its own CPU ``Problem.solve``'s status,
+iterations, x and f bit for bit (the simulator evaluates the same Python in double
+precision, as the CPU kernels do; the GPU's own rounding is
+tests/compiled/test_cuda_batch.py's, on the GPU machine).  An infeasible instance is
+ejected (code < 0), not answered.
 
 The simulator must be chosen before numba.cuda is imported, so the kernel runs in a
 subprocess (tests/support/cuda_simulated.py)."""
@@ -47,5 +48,5 @@ def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case, columns
             continue
         assert r["code"][b] == 0 and s.status == "Solve_Succeeded", (b, r["code"][b])
         assert r["iters"][b] == s.iterations, b
-        assert abs(r["f"][b] - s.f) <= 1e-12 * max(1.0, abs(s.f)), (b, r["f"][b], s.f)
-        np.testing.assert_allclose(r["x"][b], s.x, rtol=1e-10, atol=1e-12)
+        assert r["f"][b] == s.f, (b, r["f"][b], s.f)
+        np.testing.assert_array_equal(r["x"][b], s.x)
