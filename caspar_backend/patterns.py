@@ -253,19 +253,25 @@ SPLIT_MIN_TERMS = 8
 SPLIT_MAX_SHARING = 2.0
 
 
-def objective_terms(obj: Node) -> list[Node]:
-    """The terms of a sum, nested sums flattened: ``sum`` args, ``lincomb`` pairs as
-    products ``a_k * b_k``; any other node is its own single term."""
-    g = obj.graph
+def sum_terms(obj: Node, pair=None) -> list:
+    """The terms of a sum, nested sums flattened: ``sum`` args, each ``lincomb`` pair
+    ``(a_k, b_k)`` as ``pair(a_k, b_k)`` (default: the tuple itself); any other node is
+    its own single term."""
     if obj.op == "sum":
         out = []
         for t in obj.args:
-            out.extend(objective_terms(t) if t.op in ("sum", "lincomb") else [t])
+            out.extend(sum_terms(t, pair) if t.op in ("sum", "lincomb") else [t])
         return out
     if obj.op == "lincomb":
         a = obj.args
-        return [g.mul(a[k], a[k + 1]) for k in range(0, len(a), 2)]
+        return [(a[k], a[k + 1]) if pair is None else pair(a[k], a[k + 1])
+                for k in range(0, len(a), 2)]
     return [obj]
+
+
+def objective_terms(obj: Node) -> list[Node]:
+    """:func:`sum_terms` with each lincomb pair as the product ``a_k * b_k``."""
+    return sum_terms(obj, obj.graph.mul)
 
 
 def _op_count(roots, limit: float) -> int:

@@ -32,7 +32,8 @@ import math
 import numpy as np
 
 from caspar_backend.expr import Graph
-from caspar_backend.patterns import SPLIT_MAX_SHARING, SPLIT_MIN_TERMS, _op_count
+from caspar_backend.patterns import (SPLIT_MAX_SHARING, SPLIT_MIN_TERMS, _op_count,
+                                     sum_terms)
 
 
 def sharing_patterns(key, data) -> list:
@@ -119,7 +120,7 @@ def instances(g, root, data) -> list:
     width = len(root.args) // 2 if root.op == "lincomb" else len(root.args)
     if root.op not in ("sum", "lincomb") or width < SPLIT_MIN_TERMS:
         return [(root, None, 0)]
-    terms = _terms(root)
+    terms = sum_terms(root)      # lincomb pairs as (coefficient, term) tuples
     if len(terms) < 2:
         return [(root, None, 0)]
     limit = SPLIT_MAX_SHARING * (_op_count([root], math.inf) + len(terms))
@@ -154,17 +155,3 @@ def instances(g, root, data) -> list:
             if keep.any():
                 out.append((node, keep, k))
     return out
-
-
-def _terms(node) -> list:
-    """:func:`caspar_backend.patterns.objective_terms` with each lincomb pair left as
-    the tuple ``(coefficient node, term node)``."""
-    if node.op == "sum":
-        out = []
-        for t in node.args:
-            out.extend(_terms(t) if t.op in ("sum", "lincomb") else [t])
-        return out
-    if node.op == "lincomb":
-        a = node.args
-        return [(a[k], a[k + 1]) for k in range(0, len(a), 2)]
-    return [node]
