@@ -181,10 +181,9 @@ class Problem:
                 return "cpu"
             from .errors import DeviceError
 
-            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
             raise DeviceError(f"device='cuda': this model calls functions evaluated on the "
-                              f"host through its front end ({names}); solve it with "
-                              "device='cpu'")
+                              f"host through its front end ({self.host_functions()}); "
+                              "solve it with device='cpu'")
         return resolve_device(device, size=self.n + self.m, solver=solver)
 
     def _compiled(self, device: str):
@@ -248,13 +247,19 @@ class Problem:
         return ComposedEvaluator(self, self.extended._compiled("cpu"), self.model.opaque,
                                  self.n, self.m)
 
+    def host_functions(self) -> str:
+        """The functions of the model evaluated on the host (caspar_backend.opaque),
+        described and comma-separated; '' for none."""
+        if self.extended is None:
+            return ""
+        return ", ".join(g.fn.describe() for g in self.model.opaque.groups)
+
     def _refuse_opaque(self, what: str) -> None:
         if self.extended is not None:
             from .errors import ModelError
 
-            names = ", ".join(g.fn.describe() for g in self.model.opaque.groups)
             raise ModelError(f"{what} is not available for a model with functions "
-                             f"evaluated on the host ({names})")
+                             f"evaluated on the host ({self.host_functions()})")
 
     def cuda_source(self) -> str:
         """The generated CUDA module of the problem: every group's device functions and

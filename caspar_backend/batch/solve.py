@@ -76,10 +76,8 @@ def _sequential_reason(opts) -> str:
 def _host_functions_reason(problem) -> str:
     """Why every instance is solved by its own solve when the model has functions
     evaluated on the host (caspar_backend.opaque: no batched evaluator), else ''."""
-    if problem.extended is None:
-        return ""
-    names = ", ".join(g.fn.describe() for g in problem.model.opaque.groups)
-    return f"functions evaluated on the host ({names})"
+    names = problem.host_functions()
+    return f"functions evaluated on the host ({names})" if names else ""
 
 
 def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
