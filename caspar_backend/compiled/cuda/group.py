@@ -33,14 +33,13 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     :class:`~caspar_backend.batch.inputs.BatchInputs` of one structure group) with
     ``options`` (``Problem.solve``'s, ``device`` removed) -- on the GPU, or with
     ``cuda=False`` on the CPU --, else why not.  The batch prints no log, so
-    ``print_level`` is not a reason."""
+    ``print_level`` is not a reason.  Whether the CUDA kernel is compiled is asked last,
+    so that a group the kernel could not solve starts no background compile."""
     import importlib.util
 
     if cuda and (importlib.util.find_spec("numba") is None
                  or importlib.util.find_spec("numba_cuda") is None):
         return "numba and numba-cuda are not both installed"
-    if cuda and not cuda_kernel_ready():
-        return COMPILING
     if not cuda:
         from ..dispatch import kernels_ready
 
@@ -53,6 +52,8 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
         return "fixed variables"
     if group_layout(problem, sub) is None:
         return "an expression the compiled tape cannot express"
+    if cuda and not cuda_kernel_ready():
+        return COMPILING
     return ""
 
 
