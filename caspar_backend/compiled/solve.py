@@ -9,7 +9,8 @@ percent of arguments; with them the agreement is to rounding).  It returns ``Non
 having changed nothing the caller sees, when
 
 * an option is not implemented (:mod:`.options`), or the model has an expression the
-  tape cannot express (:class:`.tape.Unsupported`) or fixed variables (lbx == ubx);
+  tape cannot express (:class:`.tape.Unsupported`), fixed variables (lbx == ubx) or a
+  KKT system the general path factorizes densely (:func:`..linsolve.qdldl.dense_kkt`);
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-back, a full filter, ...: batch/state.py's ejection
   reasons).  The caller then solves from the start on the general path, as

@@ -51,7 +51,7 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     if np.any(sub.lbx == sub.ubx):
         return "fixed variables"
     if group_layout(problem, sub) is None:
-        return "an expression the compiled tape cannot express"
+        return "an expression the compiled tape cannot express, or a dense KKT system"
     if cuda and not cuda_kernel_ready():
         return COMPILING
     return ""
