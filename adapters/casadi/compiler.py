@@ -76,8 +76,8 @@ def call_path_counts(fn, memo: dict) -> dict:
     if hit is not None:
         return hit[1]
     memo[key] = (fn, {})                   # guards against recursion
-    if not fn.is_a("MXFunction") or fn.is_a("Map", True):
-        out = {}
+    if not fn.is_a("MXFunction") or fn.is_a("Map", True) or not _calls(fn):
+        out = {}        # (no calls: skip the slower pass below over every instruction)
     else:
         slots: dict = {}
         out = {}
@@ -283,8 +283,10 @@ class Compiler:
         if self.keep_calls:
             # only calls that reach a Map or a deep chain are worth keeping (module
             # doc): any other call is cheaper to let expand() inline than to replay
-            self._find_chains(fn)
-            calls = [c for c in _calls(fn) if self._splits(c.which_function())]
+            all_calls = _calls(fn)
+            if all_calls:
+                self._find_chains(fn)
+            calls = [c for c in all_calls if self._splits(c.which_function())]
             if calls:
                 n_maps = len(self.stats["maps"])
                 prog = MXCallProgram(name, ins, outs, calls, self)
