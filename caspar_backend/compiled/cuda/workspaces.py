@@ -4,7 +4,7 @@ From a :class:`~caspar_backend.compiled.workspace_layout.WorkspaceLayout` (float
 ``Fb0`` of length LF with offsets ``FO``; int array ``Ib`` of length LI with offsets ``IO``)
 and B instances, in one of two arrangements (C order both):
 
-    rows (the CPU batch)            columns (``interleaved=True``, the GPU)
+    rows (default)                  columns (``interleaved=True``)
     Fall  float64 (B, LF)           Fall  float64 (LF, B)
     Iall  int64   (B, LI)           Iall  int64   (LI, B)
     X0, LBX, UBX  (B, n')           X0, LBX, UBX  (n', B)
@@ -17,10 +17,11 @@ copy).  FO, IO: int64, the layout's offsets, shared.  n' = max(n, 1), m' = max(m
 zero-width array has no data pointer; the kernels read n and m from Ib).
 
 Instance b's solve indexes 1-D views: ``Fall[b]`` (a contiguous row) or ``Fall[:, b]``
-(a column, stride B).  Columns are for the GPU: thread b reads entry k of its slot where
+(a column, stride B).  Columns suit a GPU: thread b reads entry k of its slot where
 threads b+1, b+2, ... read theirs, so a warp's 32 loads of one entry are one 256-byte
-access instead of 32 cache lines.  Rows are for the CPU: one instance's data in one
-stretch of cache.  :meth:`slot` reads a float slot of every instance as (B, size) in
+access instead of 32 cache lines (not yet measured; ``cuda.group.COLUMNS`` says which
+arrangement the GPU batch uses, rows for now).  Rows suit the CPU: one instance's data in
+one stretch of cache.  :meth:`slot` reads a float slot of every instance as (B, size) in
 either arrangement.
 
 Allocation: once per call, 8 (LF + LI) B bytes plus the inputs; nothing during the solve.
