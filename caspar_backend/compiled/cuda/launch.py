@@ -25,8 +25,8 @@ from ..kernels.ipm import solve_instance
 from ..kernels.record import HIST_COLUMNS, OUT_SIZE
 from ..rows import KernelResult, result_rows
 
-#: threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
-THREADS = 64
+#: most threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
+MAX_THREADS = 64
 
 _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
@@ -94,6 +94,21 @@ def is_loaded(columns: bool) -> bool:
     return columns in _compiled
 
 
+def threads_per_block(B: int, sms: int) -> int:
+    """ceil(B / sms) clamped to [1, MAX_THREADS]: a batch spreads over every SM before
+    any SM takes a second warp.  A thread's workspace is far larger than its share of
+    an SM's L1 and its solve is a chain of dependent loads, so fewer threads per SM
+    (more L1 per thread, no divergence between instances sharing a warp) is faster
+    until every SM has work."""
+    return int(min(MAX_THREADS, max(1, -(-B // max(sms, 1)))))
+
+
+def _multiprocessors() -> int:
+    import cupy as cp
+
+    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
 def solve_on_device(ws, O) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
@@ -109,8 +124,9 @@ def solve_on_device(ws, O) -> KernelResult:
     hist = cp.empty((0, HIST_COLUMNS))
     outs = cp.empty((OUT_SIZE, B) if ws.interleaved else (B, OUT_SIZE))
     k = kernel(ws.interleaved)
-    blocks = (B + THREADS - 1) // THREADS
-    k[blocks, THREADS](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
+    threads = threads_per_block(B, _multiprocessors())
+    blocks = (B + threads - 1) // threads
+    k[blocks, threads](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
                        ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
     cuda.synchronize()
     return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))
