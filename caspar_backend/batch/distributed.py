@@ -93,9 +93,11 @@ _SHIPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                       ubx=None, lbg=None, ubg=None, batch_size=None, client,
-                      chunk_size=None, retries=None, **options) -> BatchResult:
+                      chunk_size=None, retries=None, threads=None,
+                      **options) -> BatchResult:
     """``solve_batch`` of ``problem`` over the workers of ``client`` (module doc);
-    inputs and options those of :func:`~.solve.solve_batch`."""
+    inputs and options those of :func:`~.solve.solve_batch` (``threads``: each
+    worker's, for its chunks)."""
     t0 = time.perf_counter()
     check_client(client)
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
@@ -104,6 +106,8 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     resolve_options(dict(options, device=device))
     # a stream is this process's; the workers' output goes to their own logs
     options.pop("stream", None)
+    if threads is not None:
+        options["threads"] = threads
     retries = DEFAULT_RETRIES if retries is None else _count("retries", retries, 0)
     size = None if chunk_size is None else _count("chunk_size", chunk_size, 1)
     B = inp.size

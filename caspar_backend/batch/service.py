@@ -49,7 +49,6 @@ way without waiting, so neither Ctrl-C nor exit hangs on a running batch.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 import weakref
@@ -208,9 +207,9 @@ def default_workers(device: str = "cpu") -> int:
     process may run on for 'cpu', else 1."""
     if device != "cpu":
         return 1
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
+    from ..compiled.batch_cpu import usable_cores
+
+    return usable_cores()
 
 
 def _work(queue: _Queue) -> None:

@@ -82,10 +82,13 @@ def _host_functions_reason(problem) -> str:
 
 def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                 ubx=None, lbg=None, ubg=None, batch_size=None, client=None,
-                chunk_size=None, retries=None, **options) -> BatchResult:
+                chunk_size=None, retries=None, threads=None, **options) -> BatchResult:
     """Solve B instances of ``problem`` (a :class:`~caspar_backend.problem.Problem`);
     inputs as :mod:`.inputs` describes, options those of ``Problem.solve`` (IPOPT's
     names, ``device``).  The model's current ``p`` is not changed.
+
+    ``threads``: on ``device='cpu'``, the threads solving kernel calls at once (None:
+    one per core this process may run on; the answers do not depend on it).
 
     ``client`` (a ``dask.distributed.Client``): the batch is solved in chunks of
     ``chunk_size`` instances on the cluster's workers, a chunk whose task raised run
@@ -96,7 +99,8 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
 
         return solve_distributed(problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
                                  lbg=lbg, ubg=ubg, batch_size=batch_size, client=client,
-                                 chunk_size=chunk_size, retries=retries, **options)
+                                 chunk_size=chunk_size, retries=retries, threads=threads,
+                                 **options)
     if chunk_size is not None or retries is not None:
         raise ModelError("solve_batch: chunk_size and retries apply to a batch on a Dask "
                          "cluster (client=...)")
@@ -121,7 +125,8 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
             if stop.interrupted:
                 out.stopped(idx, inp)
                 continue
-            if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop):
+            if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
+                                              threads):
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
@@ -221,7 +226,7 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
 
 
-def _kernel(problem, inp, idx, options, out, cuda, stop) -> bool:
+def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     """Solve the instances ``idx`` by the compiled kernel -- the CUDA kernel, or with
     ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
     finished ones in ``out`` and mark the others for single solves."""
@@ -238,7 +243,9 @@ def _kernel(problem, inp, idx, options, out, cuda, stop) -> bool:
     else:
         from ..compiled.batch_cpu import solve_group
 
-        r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted)
+        with sigint_as_stop(stop):
+            r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
+                            threads=threads)
     fin = r.code >= 0
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]

@@ -1,13 +1,22 @@
 """The CPU path of ``solve_batch``: one structure group of instances solved by the
-compiled kernel in one call (:func:`.kernels.solve_many.solve_rows`: a loop over the
-instances, no Python per instance), each instance on its own workspace row as on the
-GPU (:class:`.cuda.workspaces.DeviceWorkspaces` with NumPy arrays).
+compiled kernel (:func:`.kernels.solve_many.solve_rows`: a loop over the instances, no
+Python per instance), each instance on its own workspace row as on the GPU
+(:class:`.cuda.workspaces.DeviceWorkspaces` with NumPy arrays).
+
+Threads: the instances are cut into calls (:func:`chunking`) that run on a pool of
+``threads`` threads (default: one per core this process may run on,
+:func:`usable_cores`); the kernel releases the GIL, so the calls run on separate cores.
+An instance's answer does not depend on which call or thread solved it.
 
 Each finished instance is its own single solve's compiled run: the same status,
 iterations, x and f bit for bit as ``Problem.solve`` (whose small CPU solves take the
 same kernel); instances with ``code < 0`` are re-solved by the caller.
 """
 from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,6 +32,27 @@ CHUNK = 64
 TYPICAL_ITERATIONS = 50
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def _kernel_pool() -> ThreadPoolExecutor:
+    """The process's pool of kernel threads (:func:`usable_cores` of them), made on
+    first use; calls of every batch (and of every service worker) share it."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(usable_cores(), thread_name_prefix="caspar-kernel")
+        return _pool
+
+
 def chunking(budget: int, max_iter: int) -> tuple:
     """(instances per call, iteration cap per instance) for a layout whose single solve
     may take ``budget`` iterations (:func:`.solve.iteration_budget`, about
@@ -34,13 +64,15 @@ def chunking(budget: int, max_iter: int) -> tuple:
     return k, min(max_iter, max(1, budget // k))
 
 
-def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
+def solve_group(problem, options, sub, stopped=lambda: False,
+                threads: int | None = None) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
-    be '') on the CPU, :func:`chunking`'s number of instances per kernel call.  An instance
-    that would need more than its share of the time budget, or that ``stopped()`` (asked
-    between calls) left unsolved, gets a negative code: the caller solves it by its own
-    solve."""
+    be '') on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
+    fewer where that gives each of ``threads`` threads (None: :func:`usable_cores`) a
+    call.  An instance that would need more than its share of the time budget, or whose
+    call had not started when ``stopped()`` became true, gets a negative code: the caller
+    solves it by its own solve."""
     from .cuda.group import group_layout
     from .cuda.workspaces import DeviceWorkspaces
     from .kernels.slots import OPT_MAX_ITER
@@ -57,13 +89,31 @@ def solve_group(problem, options, sub, stopped=lambda: False) -> KernelResult:
     O = option_vector(opts).copy()
     O[OPT_MAX_ITER] = cap
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
-    hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((k, OUT_SIZE))
-    for a in range(0, B, k):
-        if stopped():
-            break
-        r = slice(a, min(a + k, B))
+    hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
+    threads = usable_cores() if threads is None else max(1, int(threads))
+    k = max(1, min(k, -(-B // threads)))
+    abandon = threading.Event()
+
+    def call(r: slice) -> None:
+        if abandon.is_set() or stopped():
+            return
         solve_rows(ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
-                   ws.LBG[r], ws.UBG[r], hist, outs, code[r], iters[r], fval[r])
+                   ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
+
+    calls = [slice(a, min(a + k, B)) for a in range(0, B, k)]
+    if threads == 1 or len(calls) == 1:
+        for r in calls:
+            call(r)
+    else:
+        futures = [_kernel_pool().submit(call, r) for r in calls]
+        try:
+            for fut in futures:
+                fut.result()
+        except BaseException:
+            # a second Ctrl-C: no call starts any more (those running end on their own,
+            # within the time budget); the caller sees the KeyboardInterrupt
+            abandon.set()
+            raise
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)
     code[capped] = -99
     return result_rows(ws, code, iters, fval)
