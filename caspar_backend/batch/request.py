@@ -13,6 +13,16 @@ requires of every instance (a NaN ``p`` would otherwise fail the whole batch).
 input a float64 (B, k) array, row b from request b; a multiplier vector that only some
 requests give is zero in the others' rows (the single solve reads a missing multiplier
 vector as zeros, so the answer is unchanged).
+
+The service's path: :func:`submitted` only records a request -- the inputs as given
+(arrays and lists copied, so that a caller reusing its buffer does not change a queued
+request) and the model's vectors at that moment for the missing ones -- with no NumPy
+work in the submitting thread (under many client threads, per-request NumPy work there
+costs several times its own time in GIL hand-offs).  :func:`checked_batch` then checks
+and stacks a whole batch with array operations: each input of the B requests one
+(B, k) array, one validity test per row; a request that fails it, or whose inputs are
+not plain vectors of the right length, goes through :func:`checked_request` alone,
+which raises its single solve's error or gives its row.
 """
 
 from __future__ import annotations
@@ -101,6 +111,104 @@ def _raise_invalid(problem, x0, p, lbx, ubx, lbg, ubg) -> None:
                            + f"(p[{i}]={num(p[i])})" for i in bad[:5])
         more = f" and {bad.size - 5} more" if bad.size > 5 else ""
         raise NonFiniteError(f"the parameter vector p holds NaN or Inf: {listed}{more}")
+
+
+class Submitted(NamedTuple):
+    """Final.  A request as submitted: ``given`` the inputs (x0, p, lbx, ubx, lbg, ubg,
+    lam_g0, lam_x0) as the caller gave them (None: missing; arrays and lists copied),
+    ``defaults`` the model's (x0, p, lbx, ubx, lbg, ubg) at submission."""
+
+    given: tuple
+    defaults: tuple
+
+    def checked(self, problem) -> Request:
+        """:func:`checked_request` of this request (raises its single solve's error)."""
+        x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0 = (
+            d if v is None and d is not None else v
+            for v, d in zip(self.given, self.defaults + (None, None)))
+        return checked_request(problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx, lbg=lbg,
+                               ubg=ubg)
+
+
+#: Submitted.given's order, and the sizes' names in :func:`_sizes`
+_GIVEN = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_g0", "lam_x0")
+
+
+def _kept(v):
+    """``v`` safe from the caller's later changes: arrays and lists copied."""
+    return v.copy() if isinstance(v, (np.ndarray, list)) else v
+
+
+def submitted(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
+              lbg=None, ubg=None) -> Submitted:
+    """The :class:`Submitted` record of these inputs (no check: :func:`checked_batch`)."""
+    m = problem.model
+    return Submitted((_kept(x0), _kept(p), _kept(lbx), _kept(ubx), _kept(lbg), _kept(ubg),
+                      _kept(lam_g0), _kept(lam_x0)),
+                     (m.x0, m.p, m.lbx, m.ubx, m.lbg, m.ubg))
+
+
+class _Irregular(Exception):
+    """Inputs that are not one plain (B, k) array: checked one request at a time."""
+
+
+def _block(items: list, k: int, size: int) -> np.ndarray | None:
+    """Input ``k`` (Submitted.given order) of every request as a float64 (B, size) array:
+    the given values, or for x0, p and the bounds the defaults; None for a multiplier
+    none gives.  Raises _Irregular for a mix of given and missing values, values that
+    are not vectors of length ``size``, or values NumPy cannot read as floats."""
+    vals = [it.given[k] for it in items]
+    if all(v is None for v in vals):
+        if k >= 6:
+            return None
+        vals = [it.defaults[k] for it in items]
+        first = vals[0]
+        if all(v is first for v in vals):
+            return np.broadcast_to(first, (len(items), first.size))
+    elif any(v is None for v in vals):
+        raise _Irregular
+    try:
+        a = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _Irregular from None
+    if a.shape != (len(items), size):
+        raise _Irregular
+    return a
+
+
+def checked_batch(problem, items: list) -> tuple:
+    """Check and stack the :class:`Submitted` requests ``items`` (module doc):
+    ``(kwargs, valid, errors)`` -- ``kwargs`` the ``solve_batch`` keyword arguments of
+    the valid requests (as :func:`stacked`; None when none is valid), ``valid`` their
+    indices in ``items``, ``errors`` a list of ``(index, exception)``: the single
+    solve's error of each invalid request."""
+    n, q, m = problem.n, problem.n_params, problem.m
+    try:
+        blocks = [_block(items, k, size)
+                  for k, size in enumerate((n, q, n, n, m, m, m, n))]
+    except _Irregular:
+        return _one_by_one(problem, items)
+    x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0 = blocks
+    ok = (np.isfinite(x0).all(axis=1) & np.isfinite(p).all(axis=1)
+          & (np.maximum(lbx, -_BIG) <= np.minimum(ubx, _BIG)).all(axis=1)
+          & (np.maximum(lbg, -_BIG) <= np.minimum(ubg, _BIG)).all(axis=1))
+    if ok.all():
+        kwargs = dict(zip(_GIVEN, blocks))
+        return kwargs, list(range(len(items))), []
+    # rare: the invalid ones' exact errors, the rest as one request each
+    return _one_by_one(problem, items)
+
+
+def _one_by_one(problem, items: list) -> tuple:
+    """:func:`checked_batch` by :func:`checked_request` of each request."""
+    good, valid, errors = [], [], []
+    for i, it in enumerate(items):
+        try:
+            good.append(it.checked(problem))
+            valid.append(i)
+        except Exception as exc:   # noqa: BLE001 - this request's answer
+            errors.append((i, exc))
+    return (stacked(good) if good else None), valid, errors
 
 
 def stacked(requests: list) -> dict:

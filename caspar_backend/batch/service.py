@@ -2,9 +2,10 @@
 
 ``SolverService(problem, max_batch_size, max_wait, **options)`` owns a queue and
 ``workers`` background threads (default below).  Each request (the inputs of one
-:meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is checked
-when submitted (:mod:`.request`) and answered through a
-:class:`concurrent.futures.Future` that resolves to its
+:meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is recorded
+when submitted -- a missing input is the model's value at that moment -- and checked
+with the rest of its batch (:mod:`.request`: the submitting threads do no NumPy work);
+it is answered through a :class:`concurrent.futures.Future` that resolves to its
 :class:`~caspar_backend.solver.result.SolveResult`.
 
 Batching rule: a worker takes the oldest waiting request, arrived at time t_0, and
@@ -19,18 +20,21 @@ service's options (``solve_batch``'s contract: same status and iterations, the s
 solution up to round-off).
 
 Workers: each worker solves one batch at a time, so up to ``workers`` batches run at
-once.  On the CPU the compiled kernel releases the GIL, so their kernels run in parallel
-on separate cores while the Python around them (checking, stacking, building the
-answers) takes turns.  Default (``workers=None``): on the CPU (``device`` 'cpu', the
-default) one worker per core this process may run on (:func:`default_workers`); on a
-GPU (``device`` 'cuda' or 'auto') one, as a batch there is a single launch using the
-whole device.  The batch size is governed by ``max_wait`` rather than by the number of
-workers: an idle worker still waits for its oldest request's ``t_0 + max_wait``.
+once.  On the CPU a batch's kernel calls already run on every core (the kernel pool of
+:mod:`caspar_backend.compiled.batch_cpu`), so a second worker only overlaps one batch's
+Python (checking, stacking, building the answers) with the other's kernel calls; more
+workers add threads contending for the GIL, not speed.  Default (``workers=None``,
+:func:`default_workers`): on the CPU (``device`` 'cpu', the default) two, or one on a
+single core; on a GPU (``device`` 'cuda' or 'auto') one, as a batch there is a single
+launch using the whole device.  The batch size is governed by ``max_wait`` rather than
+by the number of workers: an idle worker still waits for its oldest request's ``t_0 +
+max_wait``.
 
 Failure rules:
 
 * bad input (wrong lengths, NaN bounds, lower > upper, non-finite x0 or p) fails only
-  that request's future, with the error its single solve raises; it never joins a batch;
+  that request's future, with the error its single solve raises, when its batch is
+  formed; it is never part of a ``solve_batch`` call;
 * an exception raised by ``solve_batch`` (a bad option, a device error) fails the
   futures of that batch, each with that exception; the service keeps serving;
 * a future cancelled by its client before its batch starts is left out of the batch.
@@ -55,9 +59,10 @@ import weakref
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from ..errors import CasparError, OptionError
-from .request import checked_request, stacked
+from .request import checked_batch, submitted
 
 
 class ServiceClosedError(CasparError, RuntimeError):
@@ -67,7 +72,7 @@ class ServiceClosedError(CasparError, RuntimeError):
 @dataclass(frozen=True)
 class ServiceStats:
     """Final.  Counts since the service started: ``submitted`` requests queued,
-    ``rejected`` at submission (bad input), ``answered`` with a result, ``failed`` by an
+    ``rejected`` for bad input, ``answered`` with a result, ``failed`` by an
     exception of their batch, ``cancelled`` before their batch started; ``batches``
     ``solve_batch`` calls (successful or not), ``max_batch_size`` the largest;
     ``solve_seconds`` wall seconds inside ``solve_batch`` (summed over workers),
@@ -95,10 +100,9 @@ class ServiceStats:
         return self.wait_seconds / n if n else 0.0
 
 
-@dataclass(frozen=True)
-class _Pending:
-    """Final.  A queued request: its checked inputs, its future, its arrival
-    (``time.monotonic()``)."""
+class _Pending(NamedTuple):
+    """Final.  A queued request: its :class:`.request.Submitted` inputs, its future,
+    its arrival (``time.monotonic()``)."""
 
     request: object
     future: Future
@@ -168,11 +172,23 @@ class _Queue:
                     return live
 
     def run(self, batch: list) -> None:
-        """Solve ``batch`` with one ``solve_batch`` call and resolve its futures."""
+        """Check ``batch``, fail its bad requests, solve the others with one
+        ``solve_batch`` call and resolve their futures."""
+        try:
+            kwargs, valid, errors = checked_batch(self.problem, [b.request for b in batch])
+        except BaseException as exc:   # noqa: BLE001 - no future may be left unresolved
+            kwargs, valid, errors = None, [], [(i, exc) for i in range(len(batch))]
+        if errors:
+            with self.cond:
+                self.count(rejected=len(errors))
+            for i, exc in errors:
+                batch[i].future.set_exception(exc)
+            if kwargs is None:
+                return
+            batch = [batch[i] for i in valid]
         t0 = time.perf_counter()
         try:
-            res = self.problem.solve_batch(**stacked([b.request for b in batch]),
-                                           **self.options)
+            res = self.problem.solve_batch(**kwargs, **self.options)
             if len(res) != len(batch):
                 raise RuntimeError(f"solve_batch answered {len(res)} instances for a "
                                    f"batch of {len(batch)}")
@@ -203,13 +219,13 @@ class _Queue:
 
 
 def default_workers(device: str = "cpu") -> int:
-    """The workers of a service on ``device`` (the module doc's rule): the cores this
-    process may run on for 'cpu', else 1."""
+    """The workers of a service on ``device`` (the module doc's rule): for 'cpu' two,
+    or one where this process may run on a single core; else 1."""
     if device != "cpu":
         return 1
     from ..compiled.batch_cpu import usable_cores
 
-    return usable_cores()
+    return min(2, usable_cores())
 
 
 def _work(queue: _Queue) -> None:
@@ -261,23 +277,15 @@ class SolverService:
     def submit(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
                lbg=None, ubg=None) -> Future:
         """Queue one solve; inputs as :meth:`Problem.solve`'s, a missing one the model's
-        value now.  Returns a Future of its SolveResult; bad input gives a Future
-        already failed with the single solve's error.  Raises ServiceClosedError after
-        :meth:`close`."""
+        value now.  Returns a Future of its SolveResult; bad input fails it with the
+        single solve's error (when its batch is formed).  Raises ServiceClosedError
+        after :meth:`close`."""
         q = self._queue
         if q.closed:
             raise ServiceClosedError("the solver service is closed")
         fut: Future = Future()
-        try:
-            req = checked_request(self.problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
-                                  lbg=lbg, ubg=ubg)
-        except Exception as exc:   # noqa: BLE001 - this request's answer
-            fut.set_running_or_notify_cancel()
-            fut.set_exception(exc)
-            with q.cond:
-                q.count(rejected=1)
-            return fut
-        q.put(_Pending(req, fut, time.monotonic()))
+        q.put(_Pending(submitted(self.problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
+                                 lbg=lbg, ubg=ubg), fut, time.monotonic()))
         return fut
 
     def solve(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,

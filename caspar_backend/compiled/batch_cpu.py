@@ -27,6 +27,9 @@ from .rows import KernelResult, result_rows
 #: most instances per kernel call: between calls a Ctrl-C is seen (the kernel cannot be
 #: interrupted)
 CHUNK = 64
+#: fewest instances per call when a batch is spread over threads: a thread hand-off
+#: (a pool thread taking the GIL to start its call) must not cost more than the call
+MIN_CALL = 4
 #: iterations an instance is expected to need: a call takes as many instances as the time
 #: budget holds at this count (the cost model of solve.iteration_budget)
 TYPICAL_ITERATIONS = 50
@@ -69,8 +72,8 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
     be '') on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
-    fewer where that gives each of ``threads`` threads (None: :func:`usable_cores`) a
-    call.  An instance that would need more than its share of the time budget, or whose
+    fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
+    :func:`usable_cores`) a call.  An instance that would need more than its share of the time budget, or whose
     call had not started when ``stopped()`` became true, gets a negative code: the caller
     solves it by its own solve."""
     from .cuda.group import group_layout
@@ -91,7 +94,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     threads = usable_cores() if threads is None else max(1, int(threads))
-    k = max(1, min(k, -(-B // threads)))
+    k = min(k, max(MIN_CALL, -(-B // threads)))
     abandon = threading.Event()
 
     def call(r: slice) -> None:

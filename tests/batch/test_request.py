@@ -6,7 +6,8 @@ stack that ``solve_batch`` accepts with the answers of the single solves."""
 import numpy as np
 import pytest
 from caspar_backend import Graph, NLPModel, Problem
-from caspar_backend.batch.request import FIELDS, checked_request, stacked
+from caspar_backend.batch.request import (FIELDS, checked_batch, checked_request, stacked,
+                                          submitted)
 
 
 def _problem():
@@ -61,3 +62,45 @@ def test_errors_are_the_single_solves():
         with pytest.raises(type(single.value)) as here:
             checked_request(P, **bad)
         assert str(here.value) == str(single.value)
+
+
+def _same_kwargs(a: dict, b: dict):
+    assert set(a) == set(b)
+    for k in a:
+        if a[k] is None or b[k] is None:
+            assert a[k] is None and b[k] is None, k
+        else:
+            np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
+
+
+def test_checked_batch_equals_checked_requests_stacked():
+    """The vectorized check of a batch gives what checking each request alone and
+    stacking gives: on plain requests (the array path), on a batch mixing scalars,
+    missing and given multipliers (the one-by-one path), and with bad requests among
+    good ones (each bad one's error is its checked_request error)."""
+    P = _problem()
+    plain = [dict(p=[1.0 + k], x0=[0.5, k]) for k in range(5)]
+    mixed = [dict(p=[1.0]), dict(p=[2.0], lam_g0=[0.5]), dict(p=3.0, lbx=-1.0)]
+    for reqs in ([dict(p=[1.0 + k]) for k in range(6)], plain, mixed):
+        kw, valid, errors = checked_batch(P, [submitted(P, **r) for r in reqs])
+        assert valid == list(range(len(reqs))) and errors == []
+        _same_kwargs(kw, stacked([checked_request(P, **r) for r in reqs]))
+    bad = [dict(p=[1.0]), dict(p=[np.nan]), dict(p=[2.0], lbx=[3.0, 0.0], ubx=[1.0, 1.0]),
+           dict(x0=[0.0, 1.0, 2.0]), dict(p=[3.0])]
+    kw, valid, errors = checked_batch(P, [submitted(P, **r) for r in bad])
+    assert valid == [0, 4] and [i for i, _ in errors] == [1, 2, 3]
+    _same_kwargs(kw, stacked([checked_request(P, **bad[i]) for i in valid]))
+    for i, exc in errors:
+        with pytest.raises(type(exc)) as info:
+            checked_request(P, **bad[i])
+        assert str(info.value) == str(exc)
+
+
+def test_submitted_keeps_the_models_values_then_and_copies_the_callers():
+    P = _problem()
+    mine = np.array([5.0, 6.0])
+    s = submitted(P, x0=mine)
+    mine[0] = 99.0
+    P.p = [4.0]
+    kw, _, _ = checked_batch(P, [s])
+    assert kw["x0"].tolist() == [[5.0, 6.0]] and kw["p"].tolist() == [[1.0]]

@@ -104,3 +104,17 @@ def test_medium_problem_solves_in_the_kernel(ik):
     res = problem.solve_batch(p=S, print_level=0, **args)
     assert set(res.path) == {"kernel"}, set(res.reason)
     _same_as_single(res, problem, [(b, dict(p=S[b], **args)) for b in range(4)])
+
+
+def test_threads_do_not_change_a_bit(ik):
+    """Kernel calls spread over threads (batch_cpu's pool) give the answers of one thread
+    solving every call in turn, bit for bit."""
+    T = np.array(arm_targets(120, seed=6))
+    one = ik.solve_batch(x0=X0, p=T, print_level=0, threads=1)
+    for threads in (3, None):
+        many = ik.solve_batch(x0=X0, p=T, print_level=0, threads=threads)
+        assert set(many.path) == {"kernel"}
+        assert list(many.status) == list(one.status)
+        np.testing.assert_array_equal(many.iterations, one.iterations)
+        for k in ("x", "f", "g", "lam_g", "lam_x"):
+            np.testing.assert_array_equal(getattr(many, k), getattr(one, k), err_msg=k)
