@@ -25,8 +25,10 @@ from ..kernels.ipm import solve_instance
 from ..kernels.record import HIST_COLUMNS, OUT_SIZE
 from ..rows import KernelResult, result_rows
 
-#: most threads per block (the kernel is register-bound; 64 keeps several blocks per SM)
-MAX_THREADS = 64
+#: most threads per block: one warp (the kernel is register-bound)
+MAX_THREADS = 32
+#: blocks per SM a batch is spread over before blocks grow past a few threads
+BLOCKS_PER_SM = 4
 
 _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
@@ -95,12 +97,18 @@ def is_loaded(columns: bool) -> bool:
 
 
 def threads_per_block(B: int, sms: int) -> int:
-    """ceil(B / sms) clamped to [1, MAX_THREADS]: a batch spreads over every SM before
-    any SM takes a second warp.  A thread's workspace is far larger than its share of
-    an SM's L1 and its solve is a chain of dependent loads, so fewer threads per SM
-    (more L1 per thread, no divergence between instances sharing a warp) is faster
-    until every SM has work."""
-    return int(min(MAX_THREADS, max(1, -(-B // max(sms, 1)))))
+    """t = ceil(B / (BLOCKS_PER_SM * sms)), or a full warp (MAX_THREADS) once t > 8.
+
+    A thread's workspace is far larger than its share of an SM's L1 and its solve is a
+    chain of dependent loads, so while the batch does not fill the GPU, few threads per
+    block (more L1 per thread, no divergence between instances sharing a warp) is
+    faster; once it does, full warps.  Measured on the H200 (132 SMs), ms per batch by
+    threads per block: Van der Pol N = 50, B = 1000: 655 (1), 638 (2), 749 (4), 854 (8),
+    1020 (16), 1352 (64); IK, B = 32: 14.8 (1), 17.6 (4), 22.4 (32); B = 256: 19.5 (1),
+    18.2 (2), 19.6 (8), 29.4 (64); B = 10^4: 80 (8), 50 (32), 56 (64)
+    (benchmarks/results/raw/gpu_2026-12-02_session16)."""
+    t = -(-B // (BLOCKS_PER_SM * max(sms, 1)))
+    return int(max(1, t)) if t <= 8 else MAX_THREADS
 
 
 def _multiprocessors() -> int:
