@@ -2,13 +2,19 @@
 KKT sensitivity blocks.
 
 The solve's evaluator binds p as data, so it has no p-derivatives.  :class:`Parametric`
-compiles, on first use, the lifted problem over ``z = (x, p)`` (p as variables) and reads
+gives
 
 * ``lam_p = -grad_p (f + lam_g^T g)`` at a solution (casadi's ``lam_p`` output, IPOPT's
-  convention),
+  convention) through a CasADi Function of that gradient (reverse mode, built on first
+  use: what casadi's own nlpsol evaluates for IPOPT);
 * the :class:`~.sensitivity.KKTSensitivity` at a solution: the blocks L_xx, g_x, L_xp,
   L_pp, g_p (cached for the last point: casadi asks for several batches of directions at
-  the same point).
+  the same point), from the lifted problem over ``z = (x, p)`` (p as variables),
+  compiled by caspar on first use.
+
+``lam_p`` does not compile the lifted problem: every solve of a parametric problem
+returns it, and compiling it read the whole model a second time (at the end of the
+first solve, where it also delayed a Ctrl-C's answer by that much).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ class Parametric:
         self.nlp, self.n, self.m, self.min_lam = nlp, n, m, min_lam
         self._lifted = None
         self._sens_cache = None
+        self._lam_p_fn = None
 
     def evaluator(self):
         """The lifted problem's CPU evaluator (compiled on first use)."""
@@ -40,16 +47,30 @@ class Parametric:
             self._lifted = from_casadi(d, expand=True)
         return self._lifted.evaluator()
 
+    def _gradient_p(self):
+        """The CasADi Function ``(x, p, lam_g) -> grad_p (f + lam_g^T g)``, every
+        argument and the result a column vector (x, p, g read column-major)."""
+        if self._lam_p_fn is None:
+            nlp = self.nlp
+            x, p = nlp["x"], nlp["p"]
+            sym = type(x).sym
+            f = nlp.get("f")
+            g = nlp.get("g")
+            lam = sym("lam_g", self.m)
+            lag = (f if f is not None else 0) + (ca.dot(lam, ca.vec(g)) if self.m else 0)
+            gp = ca.gradient(lag, p) if hasattr(lag, "sparsity") else ca.DM.zeros(p.shape)
+            self._lam_p_fn = ca.Function("caspar_lam_p", [x, p, lam], [ca.vec(gp)])
+        return self._lam_p_fn
+
     def lam_p(self, x, p, lam_g) -> np.ndarray:
         """``-grad_p (f + lam_g^T g)`` at ``(x, p)``, (n_p,)."""
-        ev = self.evaluator()
-        z = np.concatenate([x, p])
-        gz = np.asarray(ev.grad(z), float)
-        if self.m:
-            # J^T lam_g from the COO values: no sparse matrix built per solve
-            vals = np.asarray(ev.jac_values(z), float) * np.asarray(lam_g, float)[ev.jac_rows]
-            gz = gz + np.bincount(ev.jac_cols, vals, minlength=len(gz))
-        return -gz[self.n:]
+        nlp = self.nlp
+        fn = self._gradient_p()
+        xs, ps = nlp["x"].shape, nlp["p"].shape
+        X = ca.reshape(ca.DM(np.asarray(x, float)), *xs)
+        P = ca.reshape(ca.DM(np.asarray(p, float)), *ps)
+        G = ca.DM(np.asarray(lam_g, float).reshape(-1, 1)) if self.m else ca.DM(0, 1)
+        return -np.asarray(fn(X, P, G), float).reshape(-1)
 
     def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
         """The :class:`~.sensitivity.KKTSensitivity` at a solution (module docstring)."""
