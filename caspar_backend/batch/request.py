@@ -134,44 +134,53 @@ class Submitted(NamedTuple):
 _GIVEN = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_g0", "lam_x0")
 
 
+_COPIED = (np.ndarray, list)
+_NONE8 = (None,) * 8
+
+
 def _kept(v):
     """``v`` safe from the caller's later changes: arrays and lists copied."""
-    return v.copy() if isinstance(v, (np.ndarray, list)) else v
+    return v.copy() if isinstance(v, _COPIED) else v
 
 
 def submitted(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
               lbg=None, ubg=None) -> Submitted:
     """The :class:`Submitted` record of these inputs (no check: :func:`checked_batch`)."""
     m = problem.model
-    return Submitted((_kept(x0), _kept(p), _kept(lbx), _kept(ubx), _kept(lbg), _kept(ubg),
-                      _kept(lam_g0), _kept(lam_x0)),
-                     (m.x0, m.p, m.lbx, m.ubx, m.lbg, m.ubg))
+    if lbx is None and ubx is None and lbg is None and ubg is None and lam_g0 is None \
+            and lam_x0 is None:      # the common request: new p (and x0) only
+        given = _NONE8 if x0 is None and p is None else \
+            (_kept(x0), _kept(p), None, None, None, None, None, None)
+    else:
+        given = tuple(map(_kept, (x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0)))
+    return Submitted(given, (m.x0, m.p, m.lbx, m.ubx, m.lbg, m.ubg))
 
 
 class _Irregular(Exception):
     """Inputs that are not one plain (B, k) array: checked one request at a time."""
 
 
-def _block(items: list, k: int, size: int) -> np.ndarray | None:
-    """Input ``k`` (Submitted.given order) of every request as a float64 (B, size) array:
-    the given values, or for x0, p and the bounds the defaults; None for a multiplier
-    none gives.  Raises _Irregular for a mix of given and missing values, values that
-    are not vectors of length ``size``, or values NumPy cannot read as floats."""
-    vals = [it.given[k] for it in items]
-    if all(v is None for v in vals):
-        if k >= 6:
+def _block(vals: tuple, defaults: tuple | None, size: int) -> np.ndarray | None:
+    """One input of every request as a float64 (B, size) array: ``vals`` the values
+    given (None: missing), else ``defaults`` (the model's at submission; None for a
+    multiplier, which is then None).  Raises _Irregular for a mix of given and missing
+    values, values that are not vectors of length ``size``, or values NumPy cannot read
+    as floats."""
+    missing = sum(1 for v in vals if v is None)
+    if missing == len(vals):
+        if defaults is None:
             return None
-        vals = [it.defaults[k] for it in items]
-        first = vals[0]
-        if all(v is first for v in vals):
-            return np.broadcast_to(first, (len(items), first.size))
-    elif any(v is None for v in vals):
+        first = defaults[0]
+        if all(v is first for v in defaults):
+            return np.broadcast_to(first, (len(vals), first.size))
+        vals = defaults
+    elif missing:
         raise _Irregular
     try:
         a = np.asarray(vals, dtype=np.float64)
     except (TypeError, ValueError):
         raise _Irregular from None
-    if a.shape != (len(items), size):
+    if a.shape != (len(vals), size):
         raise _Irregular
     return a
 
@@ -183,8 +192,10 @@ def checked_batch(problem, items: list) -> tuple:
     indices in ``items``, ``errors`` a list of ``(index, exception)``: the single
     solve's error of each invalid request."""
     n, q, m = problem.n, problem.n_params, problem.m
+    given = list(zip(*(it.given for it in items)))
+    defaults = list(zip(*(it.defaults for it in items))) + [None, None]
     try:
-        blocks = [_block(items, k, size)
+        blocks = [_block(given[k], defaults[k], size)
                   for k, size in enumerate((n, q, n, n, m, m, m, n))]
     except _Irregular:
         return _one_by_one(problem, items)
