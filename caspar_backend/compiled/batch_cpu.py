@@ -73,9 +73,10 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
     be '') on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
     fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
-    :func:`usable_cores`) a call.  An instance that would need more than its share of the time budget, or whose
-    call had not started when ``stopped()`` became true, gets a negative code: the caller
-    solves it by its own solve."""
+    :func:`usable_cores`) a call; each instance's iteration cap is :func:`chunking`'s,
+    whatever the threads.  An instance that would need more than its share of the time
+    budget, or whose call had not started when ``stopped()`` became true, gets a
+    negative code: the caller solves it by its own solve."""
     from .cuda.group import group_layout
     from .cuda.workspaces import DeviceWorkspaces
     from .kernels.slots import OPT_MAX_ITER
