@@ -5,6 +5,14 @@ raises as casadi does ("Unknown option: ..." with close matches).  Solver option
 under ``'caspar'`` with IPOPT's names and are checked against
 :mod:`caspar_backend.solver.options` when the Function is built.
 
+A script written for IPOPT runs with ``'caspar'`` as the plugin name and nothing else
+changed: its ``'ipopt'`` option dict and ``'ipopt.name'`` keys are caspar's solver options
+(IPOPT's names; ``'caspar'`` ones win where both set a name), and the options casadi
+gives every Function or every ipopt nlpsol that govern how casadi itself evaluates,
+differentiates, compiles or records the problem's functions (:data:`IGNORED`: ``jit``,
+``compiler``, ``verbose``, ...) are accepted and ignored with one warning naming them --
+caspar generates its own code, and none of them changes the answer.
+
 casadi's rules carried over: ``calc_multipliers`` switches ``calc_lam_x`` and
 ``calc_lam_p`` on (casadi's deprecated shorthand); ``no_nlp_grad`` contradicts
 ``calc_lam_p`` (when p is not empty), ``calc_lam_x``, ``calc_f`` and ``calc_g`` (when g
@@ -15,6 +23,7 @@ is not empty) and raises with casadi's message when combined with one of them
 from __future__ import annotations
 
 import difflib
+import warnings
 from dataclasses import dataclass
 from typing import Any, final
 
@@ -103,6 +112,34 @@ _ROWS = [
 #: the top-level option table
 OPTIONS = {o.name: o for o in _ROWS}
 
+#: casadi options accepted and ignored (with a warning naming them): what each governs
+IGNORED = {
+    **dict.fromkeys((
+        "jit", "jit_cleanup", "jit_serialize", "jit_name", "jit_temp_suffix", "compiler",
+        "jit_options"), "casadi's JIT compilation of the problem's functions"),
+    **dict.fromkeys((
+        "ad_weight", "ad_weight_sp", "max_num_dir", "enable_forward", "enable_reverse",
+        "enable_jacobian", "enable_fd", "fd_options", "fd_method", "forward_options",
+        "reverse_options", "jacobian_options", "der_options", "custom_jacobian",
+        "jac_penalty", "is_diff_in", "is_diff_out", "derivative_of", "always_inline",
+        "never_inline", "post_expand", "post_expand_options", "postpone_expand",
+        "external_transform", "cache", "oracle_options", "common_options",
+        "specific_options"), "casadi's evaluation and differentiation of the problem's "
+                             "functions"),
+    **dict.fromkeys((
+        "verbose", "verbose_init", "record_time", "regularity_check", "user_data",
+        "gather_stats", "inputs_check", "print_in", "print_out", "print_canonical",
+        "max_io", "dump_in", "dump_out", "dump", "dump_dir", "dump_format", "monitor",
+        "show_eval_warnings", "ignore_check_vec", "warn_initial_bounds"),
+        "casadi's diagnostics and records"),
+    **dict.fromkeys((
+        "pass_nonlinear_variables", "nonlinear_variables", "var_string_md",
+        "var_integer_md", "var_numeric_md", "con_string_md", "con_integer_md",
+        "con_numeric_md", "clip_inactive_lam", "inactive_lam_strategy",
+        "inactive_lam_value", "sens_linsol", "sens_linsol_options"),
+        "casadi's ipopt interface (metadata, sensitivity settings)"),
+}
+
 
 def split_options(opts) -> tuple[dict, dict]:
     """``(front, solver)``: the validated top-level options (every name of
@@ -111,19 +148,37 @@ def split_options(opts) -> tuple[dict, dict]:
     if not isinstance(opts, dict):
         raise NlpsolOptionError(f"nlpsol options must be a dict, got {type(opts).__name__}")
     front = {k: o.default for k, o in OPTIONS.items()}
-    solver = {}
+    solver, ipopt, ignored = {}, {}, []
     for key, value in opts.items():
         if not isinstance(key, str):
             raise NlpsolOptionError(f"option names must be strings, got {key!r}")
         if key.startswith("caspar."):
             solver[key[len("caspar."):]] = value
             continue
+        if key == "ipopt":
+            if not isinstance(value, dict):
+                raise NlpsolOptionError(f"option 'ipopt' must be a dict of IPOPT options, "
+                                        f"got {type(value).__name__}")
+            ipopt.update(value)
+            continue
+        if key.startswith("ipopt."):
+            ipopt[key[len("ipopt."):]] = value
+            continue
+        if key in IGNORED:
+            ignored.append(key)
+            continue
         opt = OPTIONS.get(key)
         if opt is None:
             raise NlpsolOptionError(_unknown(key))
         front[key] = _typed(opt, value)
-    solver = {**(front.pop("caspar") or {}), **solver}
+    solver = {**ipopt, **(front.pop("caspar") or {}), **solver}
     front["caspar"] = None
+    if ignored:
+        reasons = sorted({IGNORED[k] for k in ignored})
+        warnings.warn(f"nlpsol(..., 'caspar', ...) ignores the options {', '.join(ignored)} "
+                      f"({'; '.join(reasons)}): caspar reads the problem into its own "
+                      "generated code, and the answer does not depend on them",
+                      stacklevel=4)
     if front["calc_multipliers"]:
         front["calc_lam_x"] = front["calc_lam_p"] = True
     if front["iteration_callback_step"] < 1:
@@ -163,9 +218,6 @@ def validate_options(opts) -> tuple[dict, dict, bool]:
 def _unknown(key) -> str:
     close = difflib.get_close_matches(key, list(OPTIONS), n=5, cutoff=0.4)
     lines = [f"Unknown option: {key}"]
-    if key == "ipopt" or key.startswith("ipopt."):
-        lines.append("caspar's solver options go under 'caspar' (they use IPOPT's names), "
-                     "e.g. {'caspar': {'tol': 1e-8, 'print_level': 0}}")
     if close:
         lines.append("\nDid you mean one of the following?")
         lines += [f'> "{c}"  {OPTIONS[c].doc}' for c in close]
