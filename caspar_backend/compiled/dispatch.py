@@ -11,7 +11,11 @@ solves (both run one algorithm: the same status, iterations and iterates):
   the first such solve starts compiling them in a background process
   (``python -m caspar_backend.compiled``, about a minute of CPU, once per machine and
   caspar version) and the general path solves meanwhile; ``caspar warmup`` does it
-  ahead.  With ``'yes'`` the solve compiles them first, whatever the size;
+  ahead.  The first such solve of a process also leaves the kernels unloaded (the
+  general path solves it): loading them from the cache costs about a second (Numba's
+  start-up and typing), more than a small problem's whole solve, so a script that
+  solves once never pays it; the second solve loads them (:data:`_first_auto`).  With
+  ``'yes'`` the solve compiles or loads them first, whatever the size;
 * :func:`.options.resolve` accepts the options, and the kernels run to the end (see
   :mod:`.solve`: an ejected solve returns None, having changed nothing).
 
@@ -34,6 +38,7 @@ STALE_COMPILE_SECONDS = 1800
 
 _lock = threading.Lock()
 _loaded = False             # the kernels are loaded in this process
+_first_auto = True          # no 'auto' solve of this process has asked for them yet
 _background: set = set()    # the background compiles (cuda: bool) this process asked for
 _background_lock = threading.Lock()
 
@@ -53,7 +58,11 @@ def try_solve(problem, x0, p, bounds, options):
         return None
     from . import available
 
-    if not available() or not kernels_ready(wait=mode == "yes"):
+    if not available():
+        return None
+    if mode == "auto" and not _loaded and _first_of_process():
+        return None
+    if not kernels_ready(wait=mode == "yes"):
         return None
     from .options import resolve
     from .solve import solve_checked
@@ -62,6 +71,20 @@ def try_solve(problem, x0, p, bounds, options):
     if reason:
         return None
     return solve_checked(problem, x0, p, bounds, opts, t0)
+
+
+def _first_of_process() -> bool:
+    """True once per process: for its first 'auto' solve (module docstring), which
+    starts the background compile if the kernels are not compiled on this machine."""
+    global _first_auto
+    with _lock:
+        first, _first_auto = _first_auto, False
+    if first:
+        from .cache import is_ready
+
+        if not is_ready():
+            start_background_compile()
+    return first
 
 
 def kernels_ready(wait: bool) -> bool:

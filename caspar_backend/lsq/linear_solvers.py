@@ -100,25 +100,6 @@ def spd_solver(n, indptr, indices):
     return solve
 
 
-def single_threaded_blas():
-    """A context in which BLAS/LAPACK run on one thread (threadpoolctl, when installed;
-    else no change).  Reason: the dense systems of the minimizer are small (the reduced
-    camera system, normal equations up to DENSE_NORMAL_MAX), and OpenBLAS's threads on
-    a loaded machine turn a 1.5 ms Cholesky of n = 348 into ~1 s (measured on the 2-core
-    CI machine with other jobs running)."""
-    import contextlib
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    # threadpoolctl limits the BLAS libraries loaded when it is called: load SciPy's
-    # LAPACK first (else the first solve of a fresh process runs on all threads)
-    import scipy.linalg  # noqa: F401
-
-    return threadpool_limits(1, user_api="blas")
-
-
 def dense_spd_solve(A, rhs):
     """Cholesky solve of a dense SPD ``A`` (upper triangle read); None on failure."""
     from scipy.linalg import LinAlgError, cho_factor, cho_solve

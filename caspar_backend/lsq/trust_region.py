@@ -102,9 +102,9 @@ class _Evaluation:
 def minimize(problem, x0=None, p=None, lbx=None, ubx=None, options=None, **kw):
     """Solve ``problem`` (a :class:`~caspar_backend.lsq.problem.LeastSquaresProblem`);
     see the module docstring.  Returns a :class:`~caspar_backend.lsq.summary.Summary`.
-    BLAS runs single-threaded meanwhile (:func:`~caspar_backend.lsq.linear_solvers.
+    BLAS runs single-threaded meanwhile (:func:`~caspar_backend.linsolve.blas_threads.
     single_threaded_blas`)."""
-    from .linear_solvers import single_threaded_blas
+    from ..linsolve.blas_threads import single_threaded_blas
 
     with single_threaded_blas():
         return _minimize(problem, x0, p, lbx, ubx, options, **kw)

@@ -163,3 +163,44 @@ def test_caspar_warmup_command(ik, capsys):
     assert "compiled kernels ready" in capsys.readouterr().out
     assert cache.is_ready()
     assert os.environ.get("CASPAR_BACKGROUND_COMPILE") == "0"     # conftest's
+
+
+def test_first_small_solve_of_a_process_takes_the_general_path(ik):
+    """A fresh process: its first 'auto' solve leaves the kernels unloaded (loading costs
+    more than a small solve), its second loads them and takes the compiled path; both
+    answers equal.  compiled_path='yes' loads them at once."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        from caspar_backend import from_casadi
+        from caspar_backend.adapters.casadi.models import arm_ik
+        from caspar_backend.compiled import dispatch
+        nlp, bounds = arm_ik()
+        P = from_casadi(nlp, **bounds)
+        out = []
+        modes = sys.argv[1:]
+        for mode in modes:
+            r = P.solve(x0=[0.1, 0.2, 0.3], print_level=0, compiled_path=mode)
+            out.append([r.extra.get("path", "general"), r.iterations, r.f,
+                        dispatch._loaded])
+        print(json.dumps(out))
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def run(*modes):
+        res = subprocess.run([sys.executable, "-c", script, *modes], capture_output=True,
+                             text=True, timeout=300, cwd=root)
+        assert res.returncode == 0, res.stderr
+        import json
+
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    first, second = run("auto", "auto")
+    assert first[0] == "general" and first[3] is False
+    assert second[0] == "compiled" and second[3] is True
+    assert first[1:3] == second[1:3]
+    assert run("yes")[0][0] == "compiled"

@@ -139,7 +139,10 @@ def _batch():
 def main(api: str) -> None:
     solve = dict(core=_core, legacy=_legacy, contrib=_contrib, casadi=_casadi,
                  batch=_batch)[api]()
-    solve(**{**LONG, "max_iter": 1})   # imports and first-use work before READY
+    # imports and first-use work before READY: the first small solve of a process takes
+    # the general path, the second loads the compiled path's kernels (dispatch)
+    solve(**{**LONG, "max_iter": 1})
+    solve(**{**LONG, "max_iter": 1})
     if hasattr(solve, "prepare"):
         solve.prepare(LONG)
     print("READY", flush=True)

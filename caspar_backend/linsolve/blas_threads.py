@@ -1,0 +1,27 @@
+"""BLAS/LAPACK on one thread for caspar's small dense factorizations.
+
+OpenBLAS's worker threads busy-wait: on a machine whose cores are busy (other jobs, a
+batch's kernel threads, a second solve) a dense factorization of a few hundred rows
+slows from milliseconds to seconds -- measured on the 2-core VM under load: Bunch-Kaufman
+(``dsytrf``) of n = 1,400 0.06 s on one thread, 0.9-2.3 s on two; a Cholesky of n = 348
+1.5 ms against ~1 s.  The systems caspar factorizes densely are small (the general
+path's dense KKT systems up to 3,000 rows, least squares' reduced systems), where a
+second thread gains little on an idle machine, so they run on one.
+"""
+from __future__ import annotations
+
+import contextlib
+
+
+def single_threaded_blas():
+    """A context in which BLAS/LAPACK run on one thread (threadpoolctl, when installed;
+    else no change)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    # threadpoolctl limits the BLAS libraries loaded when it is called: load SciPy's
+    # LAPACK first (else the first call of a fresh process runs on all threads)
+    import scipy.linalg  # noqa: F401
+
+    return threadpool_limits(1, user_api="blas")
