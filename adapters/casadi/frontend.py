@@ -154,6 +154,9 @@ def nlp_dict(nlp) -> dict:
         d = {k: syms[k] for k in ("x", "p") if k in syms}
         d.update({k: out[k] for k in ("f", "g") if k in out})
         return d
+    if isinstance(nlp, ca.NlpBuilder):
+        # casadi's nlpsol(name, solver, NlpBuilder) (an AMPL .nl file read by import_nl)
+        return {"x": ca.vertcat(*nlp.x), "f": nlp.f, "g": ca.vertcat(*nlp.g)}
     if isinstance(nlp, str):
         raise ModelError("nlpsol(..., 'caspar', <file name>) is not supported: pass the "
                          "problem dict {'x', 'f', 'g', 'p'}")

@@ -758,3 +758,25 @@ def test_casadi_tools_structures_as_ipopt(kind):
     assert S.stats()["return_status"] == "Solve_Succeeded"
     np.testing.assert_allclose(float(r["f"]), float(ref["f"]), rtol=1e-8)
     np.testing.assert_allclose(np.array(r["x"]), np.array(ref["x"]), rtol=1e-6, atol=1e-8)
+
+
+def test_nlpbuilder_problem_as_casadis(tmp_path):
+    """nlpsol(name, 'caspar', NlpBuilder) -- an AMPL .nl file read by casadi's import_nl
+    (here written by Pyomo) -- solves as casadi's ipopt does with it."""
+    pyo = pytest.importorskip("pyomo.environ")
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1, 2], bounds=(-5, 5), initialize=0.5)
+    m.o = pyo.Objective(expr=(m.x[0] - 1) ** 2 + (m.x[1] - 2 * m.x[2]) ** 2
+                        + pyo.exp(m.x[2]))
+    m.c = pyo.Constraint(expr=m.x[0] * m.x[1] + m.x[2] ** 2 >= 1)
+    path = str(tmp_path / "small.nl")
+    m.write(path, io_options={"symbolic_solver_labels": False})
+    nl = ca.NlpBuilder()
+    nl.import_nl(path, {"verbose": False})
+    args = dict(x0=nl.x_init, lbx=nl.x_lb, ubx=nl.x_ub, lbg=nl.g_lb, ubg=nl.g_ub)
+    ref = ca.nlpsol("R", "ipopt", nl, QI)
+    S = nlpsol("S", "caspar", nl, {"print_time": False, "caspar": {"print_level": 0}})
+    want, got = ref(**args), S(**args)
+    assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
+    assert S.stats()["iter_count"] == ref.stats()["iter_count"]
+    np.testing.assert_allclose(np.array(got["x"]), np.array(want["x"]), atol=1e-7)
