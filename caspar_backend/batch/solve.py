@@ -27,16 +27,18 @@ is.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 
 from ..arrays import host
+from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.initial import push_into_bounds
 from ..solver.interrupt import sigint_as_stop
-from ..solver.options import resolve_options
+from ..solver.options import infinite_bounds, resolve_options
 from ..solver.status import STATUSES
 from .inputs import batch_inputs
 from .result import BatchResult
@@ -55,6 +57,11 @@ SEQUENTIAL_OPTIONS = (
     ("derivative_test", lambda v: v == "none"),
 )
 
+
+#: why the instances of a square problem are solved by their own solves: IPOPT
+#: recomputes a square problem's multipliers after every step (the general path's
+#: InteriorPoint._feasibility_multipliers), which neither batch path does
+SQUARE_REASON = "a square problem (IPOPT's feasibility multipliers)"
 
 #: device='cuda': solve the structure groups the compiled kernel can solve by the kernel
 #: (caspar_backend.compiled.cuda); False: by the lockstep CuPy path.  Its first launch in
@@ -109,6 +116,9 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
     opts = resolve_options(options)
+    inp = dataclasses.replace(inp, **dict(zip(("lbx", "ubx", "lbg", "ubg"), infinite_bounds(
+        opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf, inp.lbx, inp.ubx, inp.lbg,
+        inp.ubg))))
     B = inp.size
     out = _Collector(problem, B)
     why = _sequential_reason(opts) or _host_functions_reason(problem)
@@ -124,6 +134,11 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
         for idx in _structure_groups(inp):
             if stop.interrupted:
                 out.stopped(idx, inp)
+                continue
+            b0 = int(idx[0])
+            if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0], inp.ubg[b0]):
+                out.path[idx] = "single"
+                out.reason[idx] = SQUARE_REASON
                 continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads):

@@ -16,6 +16,8 @@ solves (both run one algorithm: the same status, iterations and iterates):
   start-up and typing), more than a small problem's whole solve, so a script that
   solves once never pays it; the second solve loads them (:data:`_first_auto`).  With
   ``'yes'`` the solve compiles or loads them first, whatever the size;
+* the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
+  square problems runs on the general path only);
 * :func:`.options.resolve` accepts the options, and the kernels run to the end (see
   :mod:`.solve`: an ejected solve returns None, having changed nothing).
 
@@ -30,6 +32,8 @@ import subprocess
 import sys
 import threading
 import time
+
+import numpy as np
 
 #: 'auto' takes the compiled path up to this n + m
 AUTO_MAX_SIZE = 2000
@@ -56,6 +60,11 @@ def try_solve(problem, x0, p, bounds, options):
         return None
     if "device" in options and problem.resolve_device(options["device"]) != "cpu":
         return None
+    from ..solver.options import bound_infinities, infinite_bounds
+
+    bounds = infinite_bounds(*bound_infinities(options), *bounds)
+    if is_square(*bounds):
+        return None
     from . import available
 
     if not available():
@@ -71,6 +80,14 @@ def try_solve(problem, x0, p, bounds, options):
     if reason:
         return None
     return solve_checked(problem, x0, p, bounds, opts, t0)
+
+
+def is_square(lbx, ubx, lbg, ubg) -> bool:
+    """IPOPT's square problem (as many free variables as equality rows, at least one):
+    IPOPT recomputes its multipliers after every step (the general path's
+    ``InteriorPoint._feasibility_multipliers``), which the kernels do not."""
+    m_eq = int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
+    return m_eq > 0 and int(np.count_nonzero(np.asarray(lbx) != np.asarray(ubx))) == m_eq
 
 
 def _first_of_process() -> bool:

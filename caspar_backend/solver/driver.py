@@ -34,7 +34,7 @@ from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import IterationLog, summary, user_options
 from .nlp import EvalCounter, SlackNLP
-from .options import resolve_options
+from .options import infinite_bounds, resolve_options
 from .result import SolveResult
 from .status import STATUSES, SolverStop
 
@@ -137,6 +137,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
+    lbx, ubx, lbg, ubg = infinite_bounds(opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf,
+                                         lbx, ubx, lbg, ubg)
     x0 = _vec(x0, n, "x0", 0.0)
     if stream is not None:
         user_options(stream, opts)

@@ -33,6 +33,8 @@ temporaries come from CuPy's memory pool and go back to it).
 
 from __future__ import annotations
 
+import math
+
 import time
 
 import numpy as np
@@ -120,6 +122,10 @@ class InteriorPoint:
                                       self.lbfgs, self.info, resto, shared.log)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
+        # IPOPT's IsSquareProblem: as many free variables as equality constraints
+        self.square = (not resto and self.m > 0
+                       and nlp.nx == int(np.count_nonzero(host(nlp.eq))))
+        self._stepped = False           # a trial point was accepted since the last test
 
     def release(self) -> None:
         """End the run: its KKT system's linear solver gives back what it borrowed from
@@ -159,8 +165,11 @@ class InteriorPoint:
         it.zU[:] = o.bound_mult_init_val if zU0 is None else zU0
         if y0 is not None:
             it.y[:] = y0
-        elif ls_mult and self.m:
+        elif ls_mult and self.m and not self.square:
             it.y[:] = self.least_squares_y()
+        elif ls_mult and self.m:
+            # IPOPT's least_square_mults: a square problem's multipliers start at zero
+            it.y[:] = 0.0
         self.line_search.start(calc.theta(it.h))
 
     def least_squares_y(self, limit=None):
@@ -178,6 +187,10 @@ class InteriorPoint:
         o, sh, calc = self.opts, self.sh, self.calc
         start_iter = sh.iter
         while True:
+            if self._stepped:
+                self._stepped = False
+                if self.square:
+                    self._feasibility_multipliers()
             if sh.iter_hook is not None:
                 sh.iter_hook(self)
             e = calc.errors(self.barrier.mu)
@@ -219,6 +232,32 @@ class InteriorPoint:
                 self._line_search_failed()
                 continue
             sh.iter += 1
+            self._stepped = True
+
+    def _feasibility_multipliers(self) -> None:
+        """IPOPT's ComputeFeasibilityMultipliers for a square problem, after every
+        accepted step: once the iterate is feasible (unscaled violation <=
+        constr_viol_tol) and not yet converged, try the bound multipliers at zero and the
+        least-squares y for them; keep that point only if it passes the termination test
+        (the solution of a square system is its feasible point: the multipliers are a
+        by-product), else restore the iterate.  Both tests count as IPOPT's
+        CheckConvergence calls do (acceptable iterates included)."""
+        o, sh, calc, it, term = self.opts, self.sh, self.calc, self.it, self.termination
+        e = calc.errors(self.barrier.mu)
+        ue = calc.unscaled(e)
+        if ue["constr"] > o.constr_viol_tol:
+            return
+        if term.check(e, ue, it, sh.iter, sh.t0, sh.cpu0) is not None:
+            return
+        _, y0, zL0, zU0 = (a.copy() for a in it.primal_dual())
+        it.zL[:] = 0.0
+        it.zU[:] = 0.0
+        it.y[:] = self.least_squares_y(limit=math.inf)
+        e = calc.errors(self.barrier.mu)
+        if term.check(e, calc.unscaled(e), it, sh.iter, sh.t0, sh.cpu0) in (
+                "Solve_Succeeded", "Solved_To_Acceptable_Level"):
+            return
+        it.y[:], it.zL[:], it.zU[:] = y0, zL0, zU0
 
     def compute_direction(self):
         """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or

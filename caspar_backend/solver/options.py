@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..errors import OptionError
 
 _INF = math.inf
@@ -92,6 +94,11 @@ _ROWS = [
        "when E_mu <= kappa_eps mu.", low=0.0),
     _o("tau_min", float, 0.99, "Lower bound on the fraction-to-the-boundary parameter.",
        low=0.0, high=1.0),
+    # ---------------------------------------------------------------- problem
+    _o("nlp_lower_bound_inf", float, -1e19, "Any bound less or equal this value is "
+       "taken as -infinity (variables and constraints)."),
+    _o("nlp_upper_bound_inf", float, 1e19, "Any bound greater or equal this value is "
+       "taken as +infinity (variables and constraints)."),
     # ---------------------------------------------------------------- initialisation
     _o("bound_push", float, 1e-2, "kappa_1: minimum relative distance of x0 from bounds.",
        low=0.0),
@@ -350,6 +357,28 @@ def unknown_option_message(name: str) -> str:
             close.append(cand)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"unknown solver option {name!r}{hint}"
+
+
+def infinite_bounds(lo_inf: float, hi_inf: float, lbx, ubx, lbg, ubg) -> list:
+    """IPOPT's nlp_lower_bound_inf / nlp_upper_bound_inf: ``[lbx, ubx, lbg, ubg]`` with
+    every lower bound <= ``lo_inf`` made -inf and every upper bound >= ``hi_inf`` made
+    +inf (new arrays where something changes; the inputs are never written)."""
+    out = []
+    for k, b in enumerate((lbx, ubx, lbg, ubg)):
+        b = np.asarray(b, dtype=float)
+        far = (b <= lo_inf) if k % 2 == 0 else (b >= hi_inf)
+        if np.any(far & np.isfinite(b)):
+            b = np.where(far, -np.inf if k % 2 == 0 else np.inf, b)
+        out.append(b)
+    return out
+
+
+def bound_infinities(user: Mapping[str, Any] | None) -> tuple:
+    """``(nlp_lower_bound_inf, nlp_upper_bound_inf)`` of the user's options (the
+    defaults where not given; checked by resolve_options)."""
+    user = user or {}
+    return (float(user.get("nlp_lower_bound_inf", OPTIONS["nlp_lower_bound_inf"].default)),
+            float(user.get("nlp_upper_bound_inf", OPTIONS["nlp_upper_bound_inf"].default)))
 
 
 def resolve_options(user: Mapping[str, Any] | None) -> "Options":
