@@ -32,7 +32,7 @@ class IterationLog:
             self.write(HEADER)
         self.lines += 1
         tag = r.step_type if r.step_type.strip() else " "
-        self.write(f"{r.iter:4d}{'r' if r.restoration else ' '}{r.objective:15.7e} "
+        self.write(f"{r.iter:4d}{'r' if r.restoration else ' '}{r.objective:14.7e} "
                    f"{r.inf_pr:8.2e} {r.inf_du:8.2e} {_lg(r.mu)} {r.d_norm:8.2e} "
                    f"{_lg(r.regularization) if r.regularization > 0 else '   - '} "
                    f"{r.alpha_du:8.2e} {r.alpha_pr:8.2e}{tag}{r.ls:3d}")

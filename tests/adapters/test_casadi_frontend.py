@@ -780,3 +780,23 @@ def test_nlpbuilder_problem_as_casadis(tmp_path):
     assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
     assert S.stats()["iter_count"] == ref.stats()["iter_count"]
     np.testing.assert_allclose(np.array(got["x"]), np.array(want["x"]), atol=1e-7)
+
+
+def test_iteration_lines_as_ipopts(capfd):
+    """The iteration table's lines are IPOPT's, character for character where the
+    values agree (IpOrigIterationOutput: "%4d %14.7e %7.2e ..."): the header and the
+    first iterations of a problem both solve alike."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": (x[0] - 1) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
+           "g": x[0] + x[1]}
+    args = dict(x0=[-1.2, 1.0], lbg=-10, ubg=10)
+    ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.sb": "yes"})(**args)
+    ipopt = capfd.readouterr().out.splitlines()
+    nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {"compiled_path": "no"}})(**args)
+    ours = capfd.readouterr().out.splitlines()
+
+    def table(lines):
+        i = next(k for k, s in enumerate(lines) if s.startswith("iter    objective"))
+        return lines[i:i + 4]
+
+    assert table(ours) == table(ipopt)
