@@ -34,7 +34,6 @@ temporaries come from CuPy's memory pool and go back to it).
 from __future__ import annotations
 
 import math
-
 import time
 
 import numpy as np
@@ -249,7 +248,7 @@ class InteriorPoint:
             return
         if term.check(e, ue, it, sh.iter, sh.t0, sh.cpu0) is not None:
             return
-        _, y0, zL0, zU0 = (a.copy() for a in it.primal_dual())
+        y0, zL0, zU0 = it.y.copy(), it.zL.copy(), it.zU.copy()
         it.zL[:] = 0.0
         it.zU[:] = 0.0
         it.y[:] = self.least_squares_y(limit=math.inf)
@@ -337,6 +336,9 @@ class InteriorPoint:
         iterations) and restart the line-search safeguards after it."""
         self._restoration_phase()
         self.line_search.reset_safeguards()
+        # IPOPT accepts the restoration phase's point as a trial point (and then, for a
+        # square problem, tries its feasibility multipliers)
+        self._stepped = True
 
     # ================================================================ log
     def log_iteration(self, e, ue):
