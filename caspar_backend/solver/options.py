@@ -377,8 +377,13 @@ def bound_infinities(user: Mapping[str, Any] | None) -> tuple:
     """``(nlp_lower_bound_inf, nlp_upper_bound_inf)`` of the user's options (the
     defaults where not given; checked by resolve_options)."""
     user = user or {}
-    return (float(user.get("nlp_lower_bound_inf", OPTIONS["nlp_lower_bound_inf"].default)),
-            float(user.get("nlp_upper_bound_inf", OPTIONS["nlp_upper_bound_inf"].default)))
+    out = []
+    for name in ("nlp_lower_bound_inf", "nlp_upper_bound_inf"):
+        try:
+            out.append(float(user.get(name, OPTIONS[name].default)))
+        except (TypeError, ValueError):     # resolve_options names the bad value
+            out.append(OPTIONS[name].default)
+    return tuple(out)
 
 
 def resolve_options(user: Mapping[str, Any] | None) -> "Options":
