@@ -89,15 +89,17 @@ def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=N
                    lam_g0, lam_x0)
 
 
-def _plainly_valid(row, lo: int, hi: int) -> bool:
-    """Whether ``row`` (:class:`Request`'s layout, lower bounds at ``lo:hi``, upper bounds
-    after) passes every check of :func:`_raise_invalid`: x0 and p finite, and for each
-    bound pair ``max(lower, -M) <= min(upper, M)`` with M the largest float -- False for
-    a NaN, for lower > upper, for lower = +inf and for upper = -inf, True otherwise."""
-    if not np.logical_and.reduce(np.isfinite(row[:lo])):
-        return False
-    return bool(np.logical_and.reduce(np.maximum(row[lo:hi], -_BIG)
-                                      <= np.minimum(row[hi:], _BIG)))
+def _plainly_valid(rows, lo: int, hi: int):
+    """Whether each row of ``rows`` (:class:`Request`'s layout along the last axis,
+    lower bounds at ``lo:hi``, upper bounds after) passes every check of
+    :func:`_raise_invalid`: x0 and p finite, and for each bound pair ``max(lower, -M) <=
+    min(upper, M)`` with M the largest float -- False for a NaN, for lower > upper, for
+    lower = +inf and for upper = -inf, True otherwise.  A bool for one row, a bool array
+    for a (B, L) stack."""
+    ok = (np.logical_and.reduce(np.isfinite(rows[..., :lo]), axis=-1)
+          & np.logical_and.reduce(np.maximum(rows[..., lo:hi], -_BIG)
+                                  <= np.minimum(rows[..., hi:], _BIG), axis=-1))
+    return bool(ok) if np.ndim(ok) == 0 else ok
 
 
 def _raise_invalid(problem, x0, p, lbx, ubx, lbg, ubg) -> None:
@@ -200,9 +202,9 @@ def checked_batch(problem, items: list) -> tuple:
     except _Irregular:
         return _one_by_one(problem, items)
     x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0 = blocks
-    ok = (np.isfinite(x0).all(axis=1) & np.isfinite(p).all(axis=1)
-          & (np.maximum(lbx, -_BIG) <= np.minimum(ubx, _BIG)).all(axis=1)
-          & (np.maximum(lbg, -_BIG) <= np.minimum(ubg, _BIG)).all(axis=1))
+    # the rows of Request's layout, checked by the single request's rule
+    ok = _plainly_valid(np.concatenate((x0, p, lbx, lbg, ubx, ubg), axis=1), n + q,
+                        2 * n + q + m)
     if ok.all():
         kwargs = dict(zip(_GIVEN, blocks))
         return kwargs, list(range(len(items))), []
