@@ -191,9 +191,9 @@ class PatternGroup:
 
 
 def group_expressions(roots: list[Node], kind: str, rows=None,
-                      hessian: bool = True) -> list[PatternGroup]:
+                      hessian: bool | None = True) -> list[PatternGroup]:
     """Group ``roots`` by structural shape (first-seen order of shapes); ``hessian``:
-    see :meth:`PatternGroup.derive`."""
+    see :meth:`PatternGroup.derive` (None: not derived yet)."""
     buckets: dict = {}
     for i, r in enumerate(roots):
         key, vidx, pidx, data = shape_key(r)
@@ -218,19 +218,21 @@ def group_expressions(roots: list[Node], kind: str, rows=None,
             rows=rows[np.array(inst, dtype=np.int64)] if kind == "constraints"
             else np.zeros(0, np.int64),
         )
-        grp.derive(hessian)
+        if hessian is not None:
+            grp.derive(hessian)
         groups.append(grp)
     return groups
 
 
-def block_group(block, kind: str, hessian: bool = True) -> PatternGroup:
+def block_group(block, kind: str, hessian: bool | None = True) -> PatternGroup:
     """A :class:`~caspar_backend.blocks.TemplateBlock` as a pattern group (its
-    template derived once; the tables are used as given)."""
+    template derived once, unless ``hessian`` is None; the tables are used as given)."""
     rows = block.rows if kind == "constraints" else np.zeros(0, np.int64)
     grp = PatternGroup(kind=kind, size=block.size, graph=block.graph, root=block.root,
                        var_table=block.var_table, param_table=block.param_table,
                        data_table=block.data_table, rows=rows)
-    grp.derive(hessian)
+    if hessian is not None:
+        grp.derive(hessian)
     return grp
 
 
@@ -289,17 +291,26 @@ def _op_count(roots, limit: float) -> int:
 
 def split_terms(body: Node) -> list[Node]:
     """The terms of a summed ``body`` (:func:`objective_terms`) when they share little
-    (:data:`SPLIT_MAX_SHARING`), else ``[body]``: one template, shared nodes once."""
+    (:data:`SPLIT_MAX_SHARING`), else ``[body]``: one template, shared nodes once.
+    A term written twice (one node, twice in the sum) counts once: it is not code
+    that other terms share."""
     terms = objective_terms(body)
     if len(terms) < 2:
         return terms
-    limit = SPLIT_MAX_SHARING * (_op_count([body], float("inf")) + len(terms))
+    limit = sharing_limit(_op_count([body], float("inf")), len(terms))
     total = 0
-    for t in terms:
+    for t in {t.id: t for t in terms}.values():
         total += _op_count([t], limit - total)
         if total > limit:
             return [body]
     return terms
+
+
+def sharing_limit(body_ops: int, n_terms: int) -> float:
+    """The most operations the distinct terms of a sum of ``n_terms`` terms whose body
+    has ``body_ops`` distinct operations may count together to be split
+    (:data:`SPLIT_MAX_SHARING`)."""
+    return SPLIT_MAX_SHARING * (body_ops + n_terms)
 
 
 def constraint_instances(constraints: list[Node], row_of=None) -> tuple[list, np.ndarray]:

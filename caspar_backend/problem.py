@@ -19,6 +19,7 @@ import numpy as np
 from .device import resolve_device
 from .model import NLPModel, as_vector, check_inputs
 from .patterns import block_group, constraint_instances, group_expressions, split_terms
+from .regroup import split_rare_sums
 
 
 class Problem:
@@ -63,7 +64,7 @@ class Problem:
                     b = b.subset(keep)
                 if b.size:
                     dest = by_row if kind == "constraints" and b.placed_by_row else out
-                    dest.append(block_group(b, kind, hessian))
+                    dest.append(block_group(b, kind, None))
         # a zero term adds nothing but a kernel launch (the flat objective of a model
         # given wholly as blocks is the constant 0); keep one term when it is all there is
         nonzero = [t for t in obj_terms if not (t.is_const and t.attr == 0.0)]
@@ -74,11 +75,13 @@ class Problem:
         # the expression rows' groups (first-seen order), with the blocks placed by row
         # among them by their first row -- where the same rows given as expressions
         # would have put them (TemplateBlock.placed_by_row) -- then the other blocks
-        groups = group_expressions(inst, "constraints", rows, hessian)
+        groups = group_expressions(inst, "constraints", rows, None)
         if by_row:
             groups = sorted(groups + by_row,
                             key=lambda grp: int(grp.rows.min()) if grp.size else -1)
-        self.constraint_groups = groups + con_blocks
+        self.constraint_groups = split_rare_sums(groups + con_blocks)
+        for grp in self.constraint_groups + obj_blocks:
+            grp.derive(hessian)
         self.compile_time = time.perf_counter() - t0
         # compiled evaluators by device, and the augmented problem of
         # parameter_derivatives: built once, under the lock (threads may ask at once)

@@ -24,10 +24,14 @@ sum is); shorter scaled spines are left as they are, so small models keep their
 arithmetic exactly.
 
 A spine node reached by more than one spine edge (a partial sum shared by
-several roots, as in cumulative sums ``s_i = s_{i-1} + x_i``) is kept as a
-single term instead of being copied into every user: the pass stays linear in
-the graph size and every user of a shared sum sees the same term, so
-structurally identical roots stay identical.  A root is rebuilt only when its
+several roots, as in cumulative sums ``s_i = s_{i-1} + x_i``, or one sum used
+twice, as the flow of two identical parallel branches in a bus balance) with at
+least :data:`SHARED_MIN_TERMS` non-constant terms is kept as a single term
+instead of being copied into every user: the pass stays linear in the graph
+size and every user of a shared sum sees the same term.  A shorter shared sum
+is copied into each user like an unshared one: its users' terms are then the
+same shapes whether the sum was written once or twice (a bounded cost: fewer
+than SHARED_MIN_TERMS terms per edge).  A root is rebuilt only when its
 spine has at least ``min_terms`` terms (per root: the objective is split into
 terms for grouping, so every spine counts there; in a constraint a short spine
 is harmless and rebuilding it would only cost nodes).
@@ -39,6 +43,9 @@ _SPINE = frozenset(("add", "sub", "neg", "sum"))
 
 #: a constant times a spine of at least this many terms is distributed into the terms
 SCALE_MIN_TERMS = 8
+#: a shared spine node with at least this many non-constant terms is one term of its
+#: users; a shorter one is copied into each
+SHARED_MIN_TERMS = 8
 
 
 def _scaled(n):
@@ -65,11 +72,13 @@ def flatten_sums(g, roots: list, min_terms) -> list:
         min_terms = [min_terms] * len(roots)
     refs: dict[int, int] = {}
     seen: set[int] = set()
+    scaled_of: set[int] = set()          # the S of every scaled spine met
     stack = []
     for r in roots:
         s = _scaled(r)
         if s is not None:
             refs[r.id] = refs.get(r.id, 0) + 1
+            scaled_of.add(s[1].id)
             r = s[1]
         if r.op in _SPINE:
             refs[r.id] = refs.get(r.id, 0) + 1
@@ -83,6 +92,7 @@ def flatten_sums(g, roots: list, min_terms) -> list:
             s = _scaled(a)
             if s is not None:   # a scaled spine counts as a spine node, and so does S
                 refs[a.id] = refs.get(a.id, 0) + 1
+                scaled_of.add(s[1].id)
                 if a.id not in seen:
                     seen.add(a.id)
                     a = s[1]
@@ -90,8 +100,40 @@ def flatten_sums(g, roots: list, min_terms) -> list:
                 refs[a.id] = refs.get(a.id, 0) + 1
                 if a.id not in seen:
                     stack.append(a)
+    _mark_short_shared(refs, scaled_of, roots)
     return [_flatten(g, r, refs, k) if r.op in _SPINE or _scaled(r) is not None else r
             for r, k in zip(roots, min_terms)]
+
+
+def _mark_short_shared(refs: dict, scaled_of: set, roots: list) -> None:
+    """Set ``refs`` to 1 for every shared spine node that flattening meets (in a
+    root's spine or the S of a scaled spine) with fewer than :data:`SHARED_MIN_TERMS`
+    non-constant terms (short shared nodes below it expanded): such a node is copied
+    into each user.  An S keeps its count (whether it is distributed depends on it)."""
+    items: dict[int, int] = {}
+
+    def below(n):
+        s = _scaled(n)
+        return s[1] if s is not None else n
+
+    stack = [(below(r), False) for r in roots]
+    while stack:  # post-order over the spine nodes flattening walks
+        n, done = stack.pop()
+        if n.op not in _SPINE or n.id in items:
+            continue
+        if not done:
+            stack.append((n, True))
+            stack.extend((below(a), False) for a in n.args)
+            continue
+        k = 0
+        for a in n.args:
+            if a.op in _SPINE:
+                k += items[a.id] if refs.get(a.id, 0) <= 1 else 1
+            elif a.op != "const":
+                k += 1
+        items[n.id] = k
+        if refs.get(n.id, 0) > 1 and k < SHARED_MIN_TERMS and n.id not in scaled_of:
+            refs[n.id] = 1
 
 
 def _spine_terms(root, refs) -> list:

@@ -37,7 +37,7 @@ import numpy as np
 
 from caspar_backend.blocks import TemplateBlock
 from caspar_backend.expr import Graph
-from caspar_backend.patterns import SPLIT_MAX_SHARING, build_template, shape_key
+from caspar_backend.patterns import build_template, shape_key, sharing_limit
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
@@ -341,10 +341,22 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     n_terms = np.bincount(ins.root[sp], minlength=R)
     pos_total = np.bincount(ins.root[sp], weights=first_nl[sp], minlength=R)
     roots = np.flatnonzero(n_terms)
+    # the terms' side counts a term written twice once (one node in caspar's graph):
+    # instances of equal value hash, wrap and factor; an unhashed term is never merged
+    # here, so this count is never below caspar's (where it is above, the caller reads
+    # the program per node)
+    _, hashed = ins.hashes[2:]
+    sp_i = np.flatnonzero(sp)
+    nd = np.maximum(ins.node[sp_i], 0)
+    th = np.where(hashed[nd], vh[nd], _fmix(nd.astype(np.uint64) ^ np.uint64(0x5851F42D)))
+    th = th ^ (ins.wrap[sp_i].astype(np.uint64) * _WRAP_MUL) ^ (ins.c[sp_i] + 0.0).view(np.uint64)
+    th = th ^ _fmix(ins.root[sp_i].astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
+    _, once = np.unique(th, return_index=True)
+    term_total = np.bincount(ins.root[sp_i[once]], weights=ops_of[sp_i[once]], minlength=R)
 
     def passes(distinct):
         body = 1 + total - (pos_total - distinct)
-        return bool(np.all(total[roots] <= SPLIT_MAX_SHARING * (body[roots] + n_terms[roots])))
+        return bool(np.all(term_total[roots] <= sharing_limit(body[roots], n_terms[roots])))
 
     # distinct (root, value hash) pairs, one 64-bit key each (a collision only
     # undercounts the sum's nodes: a stricter rule, never a wrong split)

@@ -30,7 +30,7 @@ def canonical(dag: SXDag, vh, hashed) -> np.ndarray:
 
 
 def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
-                      top_id, t_node, t_par, t_dist, top_of, span, tree, t_host, reach):
+                      top_id, t_node, t_par, t_dist, top_of, span):
     """bool (K,): walked nodes of caspar's graph (chain heads, unfused additions, NEG,
     scaled spines; not the links :func:`.program._fuse_sums` folds into a ``sum``) that
     may equal another one.  The signature of a spine node is a rolling hash of its
@@ -39,14 +39,16 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     sums, gathered constants, ``--x``) keeps, so equal nodes have equal signatures; a
     candidate is a signature met twice (a superset of the merges).
 
-    The per-node program also makes nodes of its own: a term subtracted inside a fused
-    chain becomes ``neg(t)`` (:func:`.program._fuse_sums`), one node wherever ``t``
-    is subtracted so.  These count with signature ``-x_t + 1`` (what a NEG node over
-    ``t`` has); returns ``(candidates, tops of the trees holding such a neg that is
-    a candidate)``."""
+    Returns ``(candidates, n_items)``: ``n_items`` int64 (K,) the non-constant items
+    under each walked spine node (0 elsewhere) -- a merged spine node with fewer than
+    :data:`~.sums.SHARED_MIN_TERMS` is copied into its users by caspar's graph as
+    well (:func:`~.sums.flatten_sums`), so only longer ones can change a split.  (A
+    term subtracted inside a fused chain becomes ``neg(t)`` in the per-node program,
+    :func:`.program._fuse_sums`, one node wherever ``t`` is subtracted so: one item,
+    copied likewise.)"""
     h, ok, vh, hashed = hashes
     op, K = dag.op, dag.op.size
-    head, in_sum = sum_chains(dag)
+    head, _ = sum_chains(dag)
     fused = head != np.arange(K)                       # a link folded into its user
     nodes = walked & ((spine & ~fused) | scaled)
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
@@ -84,20 +86,10 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         sig[ks] = rel + (hi - lo).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
         kc = np.flatnonzero(nodes & scaled)
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
-    # synthesized negations: reachable non-constant items held by a sum chain, odd
-    # relative to the chain's head
-    hh = head[t_host]
-    syn = nc & in_sum[t_host] & reach[top_id]
-    syn &= (t_par ^ (span[hh, 2] > 0)) != 0
-    ssig = np.uint64(0) - _fmix(np.where(hashed[t_node[syn]], vh[t_node[syn]],
-                                         _fmix(op[t_node[syn]].astype(np.uint64)
-                                               + np.uint64(7))))
-    with np.errstate(over="ignore"):
-        ssig = ssig + np.uint64(0xC2B2AE3D27D4EB4F)
     idx = np.flatnonzero(nodes)
-    allsig = np.concatenate([sig[idx], ssig])
-    _, inv, cnt = np.unique(allsig, return_inverse=True, return_counts=True)
-    many = cnt[inv.reshape(-1)] > 1
+    _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
     out = np.zeros(K, bool)
-    out[idx[many[:idx.size]]] = True
-    return out, top_id[np.flatnonzero(syn)[many[idx.size:]]]
+    out[idx[cnt[inv.reshape(-1)] > 1]] = True
+    n_items = np.zeros(K, np.int64)
+    n_items[ks] = hi - lo
+    return out, n_items

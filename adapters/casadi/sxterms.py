@@ -55,7 +55,7 @@ import numpy as np
 from caspar_backend.patterns import SPLIT_MIN_TERMS
 
 from . import optable as T
-from .sums import SCALE_MIN_TERMS
+from .sums import SCALE_MIN_TERMS, SHARED_MIN_TERMS
 from .sxdag import LEAF_CONST, SXDag
 from .sxchains import sum_chains
 from .sxhash import term_hashes
@@ -204,19 +204,11 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         return None           # a scaled spine used twice
     # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
     # another one is one node referenced twice, an item where this split flattens it
-    merge, neg_top = merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
-                                       top_id, t_node, t_par, t_dist, top_of, span, tree,
-                                       t_host, reach)
-    # a merged negation of a non-spine node is the same instance either way, -t, but
-    # under a distributed factor: c * (-t) where caspar holds one node, -(c * t) else
-    neg_leafy = (op == _NEG) & ~spine[np.maximum(a0, 0)]
-    m_sp = np.flatnonzero(merge & spine)
-    m_top = top_of[m_sp]
-    root_tree = np.zeros(K, bool)
-    root_tree[roots[spine[roots]]] = True
-    keep_m = ~neg_leafy[m_sp] | ~root_tree[m_top]
+    merge, n_items = merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,
+                                      top_id, t_node, t_par, t_dist, top_of, span)
+    m_sp = np.flatnonzero(merge & spine & (n_items >= SHARED_MIN_TERMS))
     item_top = top_id[np.isin(t_node, np.flatnonzero(merge & scaled))]
-    merge_top = np.concatenate([m_top[keep_m], item_top, neg_top[~root_tree[neg_top]]])
+    merge_top = np.concatenate([top_of[m_sp], item_top])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
     if np.unique(tops).size != tops.size:
