@@ -95,25 +95,33 @@ def shape_key(root: Node):
         return k
 
     def walk(top):
-        stack = [top]
-        while stack:
-            n = stack[-1]
-            if n.id in local:
-                stack.pop()
-                continue
-            pending = [a for a in n.args if a.args and a.id not in local]
-            if pending:
-                stack.extend(reversed(pending))
-                continue
-            stack.pop()
-            refs = tuple(local[a.id] if a.args else leaf_ref(a) for a in n.args)
-            local[n.id] = len(items)
-            items.append((n.op, n.attr, refs))
-        return local[top.id]
+        return post_order_items(top, local, items, leaf_ref)
 
     root_ref = visit(root, 0) if root.args else leaf_ref(root)
     key = (tuple(items), root_ref, len(var_slot), len(par_slot), len(data))
     return key, list(var_slot), list(par_slot), data
+
+
+def post_order_items(top: Node, local: dict, items: list, leaf_ref) -> int:
+    """Append the non-leaf nodes under ``top`` that ``local`` (node id -> item index)
+    does not hold yet to ``items`` as ``(op, attr, refs)`` in post-order (an explicit
+    stack: any depth); ``refs`` are item indices, and ``leaf_ref(a)`` for a leaf.
+    Returns ``top``'s item index."""
+    stack = [top]
+    while stack:
+        n = stack[-1]
+        if n.id in local:
+            stack.pop()
+            continue
+        pending = [a for a in n.args if a.args and a.id not in local]
+        if pending:
+            stack.extend(reversed(pending))
+            continue
+        stack.pop()
+        refs = tuple(local[a.id] if a.args else leaf_ref(a) for a in n.args)
+        local[n.id] = len(items)
+        items.append((n.op, n.attr, refs))
+    return local[top.id]
 
 
 def build_template(key) -> tuple[Graph, Node]:

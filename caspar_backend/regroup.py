@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .expr import Graph, Node
-from .patterns import PatternGroup, _op_count, sharing_limit
+from .patterns import PatternGroup, _op_count, post_order_items, sharing_limit
 
 #: a constraint group with at most this many instances is rare
 RARE_MAX_INSTANCES = 64
@@ -83,36 +83,18 @@ def term_key(term, negated: bool):
     items: list = []
     kinds = {"var": "v", "param": "p", "data": "c"}
 
-    def ref(a):
+    def leaf_ref(a):
         kind = kinds.get(a.op)
-        if kind is not None:
-            s = slots[kind]
-            k = s.get(a.attr)
-            if k is None:
-                k = s[a.attr] = len(s)
-            return (kind, k)
-        if a.op == "const":
-            return ("k", a.attr)
-        r = local.get(a.id)
-        if r is None:
-            r = walk(a)
-        return r
+        if kind is None:
+            return ("k", a.attr)                    # a template constant
+        s = slots[kind]
+        k = s.get(a.attr)
+        if k is None:
+            k = s[a.attr] = len(s)
+        return (kind, k)
 
-    def walk(top):
-        stack = [top]
-        while stack:
-            n = stack[-1]
-            if n.id in local:
-                stack.pop()
-                continue
-            pending = [a for a in n.args if a.args and a.id not in local]
-            if pending:
-                stack.extend(reversed(pending))
-                continue
-            stack.pop()
-            local[n.id] = len(items)
-            items.append((n.op, n.attr, tuple(ref(a) for a in n.args)))
-        return local[top.id]
+    def ref(a):
+        return post_order_items(a, local, items, leaf_ref) if a.args else leaf_ref(a)
 
     if isinstance(term, tuple):
         items.append(("mul", None, (ref(term[0]), ref(term[1]))))

@@ -16,7 +16,9 @@ those of the per-node reader, bit for bit:
 * what caspar's own graph changes is followed too: an output or a node shared by two
   spines is an item (its reference count), a chain of single-use additions is one
   ``sum`` whose constant goes to its end (:func:`sum_chains`), equal partial sums
-  are one node (:mod:`.sxmerge`: where that could change a split, None);
+  of at least :data:`~.sums.SHARED_MIN_TERMS` non-constant terms are one node, an
+  item of its users (:mod:`.sxmerge`: where that could change a split, None; a
+  shorter one is copied into its users there, as this split does);
 * a term ``c * S``, ``S * c``, ``2 * S`` (OP_TWICE) or ``S / c`` with ``S`` a spine of
   at least :data:`~.sums.SCALE_MIN_TERMS` terms is distributed: its terms become
   ``c * t`` (``t / c``), negated where the two parities differ;
@@ -40,7 +42,7 @@ rebuilt sum: subject to the sharing rule), ``hashes`` the
 
 Where the per-node reader would do something these arrays do not describe -- a spine
 node or scaled spine reached by two spine edges (a shared partial sum, cumulative
-sums), partial sums caspar's graph may merge inside a rebuilt root, a rebuilt sum
+sums), long partial sums caspar's graph may merge inside a rebuilt root, a rebuilt sum
 whose instance would be the sum node itself (fewer than SPLIT_MIN_TERMS terms once
 constants are gathered, no terms at all, a non-finite constant sum) --
 :func:`split_instances` returns None and the caller reads the program per node.
