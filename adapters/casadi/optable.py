@@ -187,6 +187,16 @@ def _bind(g) -> tuple[list, list]:
     return un, bi
 
 
+def build_op(g, code: int, *args):
+    """``op(*args)`` in graph ``g`` for casadi op ``code`` (a direct op or a composed
+    expression), without binding the whole table (:func:`bind`): for the few
+    instructions of a representative term built in a fresh graph."""
+    name = DIRECT.get(NAMES[code])
+    if name is not None:
+        return g.apply(name, *args)
+    return COMPOSED[NAMES[code]][1](g, *args)
+
+
 def refuse(code: int, where: str = "", expr: str = "") -> Exception:
     """The error for an instruction caspar cannot convert (returned, not raised)."""
     name = NAMES.get(code, f"unknown op code {code}")

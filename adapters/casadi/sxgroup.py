@@ -118,8 +118,19 @@ def _patterns(F: np.ndarray):
     N = F.shape[1]
     if not F.shape[0] or np.all(F == F[:, :1]):
         return F[:, :1].T, np.zeros(N, np.int64)
-    pats, inv = np.unique(F.T, axis=0, return_inverse=True)
-    return pats, inv.reshape(-1)
+    # one 64-bit code per column, then exactness checked: a collision (never seen)
+    # takes NumPy's row-wise unique
+    L = F.shape[0]
+    mult = _fmix(np.arange(1, L + 1, dtype=np.uint64)) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        code = _fmix((F.astype(np.uint64) * mult[:, None]).sum(axis=0, dtype=np.uint64))
+    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    pats = F[:, first].T
+    if not np.array_equal(F, pats[inv].T):
+        pats, inv = np.unique(F.T, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    return pats, inv
 
 
 def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
@@ -144,7 +155,6 @@ def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int
     ``consts[p]`` the value of constant position p (real or tag), ``single[p]`` whether
     position p's node has one use in the program (a chain link the per-node program
     fuses into its user's ``sum``: :func:`.program._fuse_sums`), then wrapped."""
-    un, bi = T.bind(g)
     built: dict = {}
     kids: dict = {}
     for p in range(1, len(parent)):
@@ -180,7 +190,7 @@ def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int
                 built[p] = g.sum([g.neg(built[q]) if ng else built[q] for q, ng in terms])
                 continue
             a = [built[q] for q in a]
-            built[p] = bi[op](*a) if len(a) == 2 else un[op](*a)
+            built[p] = T.build_op(g, op, *a)
     t = built[0]
     if wrap in (MUL, NEG_MUL):
         t = g.mul(g.const(c), t)
