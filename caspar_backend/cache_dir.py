@@ -1,5 +1,5 @@
 """Where caspar keeps what it builds once per machine: ``$CASPAR_CACHE_DIR`` (default
-``~/.cache/caspar``), one sub-folder per kind (``cuda``, ``numba``, ``casadi``), and how
+``~/.cache/caspar``), one sub-folder per kind (``cuda``, ``numba``, ``casadi``, ``problems``), and how
 an entry is written so that a reader never sees half of one.
 
 Readers look an entry up by its final name only; a writer writes a temporary file in the

@@ -6,7 +6,12 @@ The compiled interior point (caspar_backend.compiled) solves small CPU problems 
 kernels are compiled on the machine.  With numba installed the session compiles (or
 loads) them first, so that every test sees the same path from its start (no background
 compile finishing midway); CASPAR_TEST_COMPILED=0 leaves them out, and the general path
-then solves everything."""
+then solves everything.
+
+The on-disk cache of compiled SX problems (adapters/casadi/problem_cache.py) is off in
+the tests (CASPAR_PROBLEM_CACHE=0): a test that patches a grouping constant must not be
+handed a problem another test compiled under the real one; tests/adapters/
+test_problem_cache.py turns it on, in a folder of its own."""
 
 import os
 
@@ -15,6 +20,7 @@ import pytest
 
 def pytest_configure(config):
     os.environ.setdefault("CASPAR_BACKGROUND_COMPILE", "0")
+    os.environ.setdefault("CASPAR_PROBLEM_CACHE", "0")
     if os.environ.get("CASPAR_TEST_COMPILED", "1") != "1":
         return
     from caspar_backend.compiled import available

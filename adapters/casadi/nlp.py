@@ -51,7 +51,8 @@ _MIN_CON_TERMS = 8
 
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     expand: bool = True, keep_calls: bool = True,
-                    blocks: bool = True, bulk: bool | None = None) -> NLPModel:
+                    blocks: bool = True, bulk: bool | None = None,
+                    _function=None) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -103,9 +104,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
     compiler = Compiler(keep_calls=keep_calls, opaque=registry)
     with _no_gc():
         if sym is ca.SX:
-            # every instruction its own work slot: the bulk reader resolves reads without
-            # sorting (sxdag); the per-node reader reads either layout
-            fn = make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
+            fn = _function if _function is not None else _sx_function(x, pp, f, g)
             if bulk or (bulk is None and BULK_MIN_INSTRUCTIONS is not None
                         and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
                 found = read_bulk(fn, f, g)
@@ -182,9 +181,39 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     """
     from caspar_backend.problem import Problem
 
-    return Problem(casadi_to_model(nlp, x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p,
-                                   expand=expand, keep_calls=keep_calls,
-                                   blocks=blocks, bulk=bulk))
+    from . import problem_cache
+
+    values = dict(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p)
+    opts = dict(expand=expand, keep_calls=keep_calls, blocks=blocks, bulk=bulk)
+    x, f, g, pp, sym = _unpack(nlp)
+    fn = key = None
+    if sym is ca.SX and problem_cache.enabled():
+        fn = _sx_function(x, pp, f, g)
+        if fn.n_instructions() >= problem_cache.MIN_INSTRUCTIONS:
+            n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
+            key = problem_cache.program_key(
+                fn, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
+            problem = problem_cache.load(key)
+            if problem is not None:
+                problem_cache.set_values(problem, dict(
+                    lbx=_vector("lbx", lbx, n, -np.inf), ubx=_vector("ubx", ubx, n, np.inf),
+                    lbg=_vector("lbg", lbg, m, -np.inf), ubg=_vector("ubg", ubg, m, np.inf),
+                    x0=_vector("x0", x0, n, 0.0), p=_vector("p", p, q, 0.0)),
+                    _names(x, "x"), _names(pp, "p"))
+                problem.model.meta["problem_cache"] = "hit"
+                return problem
+    problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn))
+    if key is not None:
+        problem.model.meta["problem_cache"] = "stored"
+        problem_cache.store(key, problem)
+    return problem
+
+
+def _sx_function(x, pp, f, g):
+    """The SX problem's Function ``(x, p) -> (f, g)`` the readers read: every
+    instruction its own work slot (the bulk reader resolves reads without sorting,
+    sxdag; the per-node reader reads either layout)."""
+    return make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
 
 
 # ------------------------------------------------------------------- helpers

@@ -1,0 +1,111 @@
+"""Compiled problems of large SX programs, kept on disk for the next process.
+
+Reading, grouping and deriving an SX program of 10^5-10^6 instructions takes seconds;
+a user's second run of the same model repeats all of it.  :func:`cached_problem` keys
+the compiled :class:`~caspar_backend.problem.Problem` by the program itself and loads
+it back (:mod:`caspar_backend.persist`) when the same program comes again:
+
+    key = SHA-256( Function('caspar_nlp', [x, p], [f, g]).export_code('matlab')
+                   -- every instruction, constants to the last bit --,
+                   the sparsity of x, p, f, g, the reader's options, casadi's version,
+                   caspar's build fingerprint )
+
+so a changed structure, constant or option is another key (never a stale entry) and a
+new caspar build never loads an old file.  What is not structure -- the call's ``x0``,
+bounds and ``p``, and the symbols' names -- is not in the key: it is set on the loaded
+problem's model, as :func:`~.nlp.from_casadi` sets it on a fresh one.
+
+Entries live in ``$CASPAR_CACHE_DIR/problems`` (:mod:`caspar_backend.cache_dir`),
+written atomically, at most :data:`MAX_ENTRIES` of them (the least recently used
+removed).  Programs below :data:`MIN_INSTRUCTIONS` are not kept (they build in less
+time than a load); ``CASPAR_PROBLEM_CACHE=0`` turns the cache off.  Problems holding
+opaque calls (interpolants, callbacks, ...) do not pickle and are never kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+#: programs with at least this many instructions are kept
+MIN_INSTRUCTIONS = 20_000
+#: entries kept in the folder; the least recently used beyond it are removed
+MAX_ENTRIES = 16
+
+
+def enabled() -> bool:
+    """False when ``CASPAR_PROBLEM_CACHE`` is ``0``, ``false``, ``no`` or ``off``."""
+    return os.environ.get("CASPAR_PROBLEM_CACHE", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
+def program_key(fn, sparsities, options: dict) -> str:
+    """The hex SHA-256 key of the module doc: ``fn`` the SX Function, ``sparsities``
+    casadi Sparsity objects, ``options`` the reader's options (JSON-serializable)."""
+    import casadi as ca
+
+    from caspar_backend.persist import build_fingerprint
+
+    h = hashlib.sha256()
+    h.update(fn.export_code("matlab").encode())
+    for sp in sparsities:
+        h.update(b"\0" + sp.serialize().encode())
+    h.update(b"\0" + json.dumps([options, ca.__version__, build_fingerprint()],
+                                sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _folder() -> Path:
+    from caspar_backend.cache_dir import cache_subdir
+
+    return cache_subdir("problems")
+
+
+def load(key: str):
+    """The Problem kept under ``key``, or None (absent, or unreadable: then removed)."""
+    from caspar_backend.errors import ModelError
+    from caspar_backend.persist import load_problem
+
+    path = _folder() / f"{key}.caspar"
+    if not path.exists():
+        return None
+    try:
+        problem = load_problem(path)
+    except (ModelError, OSError, AttributeError, ImportError):
+        path.unlink(missing_ok=True)
+        return None
+    os.utime(path)                          # recently used
+    return problem
+
+
+def store(key: str, problem) -> None:
+    """Keep ``problem`` under ``key`` (atomically), then trim the folder to
+    :data:`MAX_ENTRIES`; a problem that does not pickle (opaque calls) is not kept."""
+    from caspar_backend.errors import ModelError
+    from caspar_backend.persist import save
+
+    if problem.model.opaque is not None:
+        return
+    folder = _folder()
+    try:
+        save(problem, folder / f"{key}.caspar")
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, ModelError):
+        return       # a full or read-only disk, or a model that does not pickle: not kept
+    entries = sorted(folder.glob("*.caspar"), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-MAX_ENTRIES]:
+        old.unlink(missing_ok=True)
+
+
+def set_values(problem, values: dict, var_names, param_names) -> None:
+    """Set the call's ``x0``, ``lbx``, ``ubx``, ``lbg``, ``ubg`` and ``p`` (float64
+    vectors of the model's lengths) and the symbols' names on ``problem``'s model."""
+    model = problem.model
+    for name, v in values.items():
+        setattr(model, name, np.array(v, dtype=float))
+    model.var_names = model.graph.var_names = var_names
+    model.param_names = model.graph.param_names = param_names

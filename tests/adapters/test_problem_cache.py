@@ -1,0 +1,110 @@
+"""Compiled SX problems kept on disk (adapters/casadi/problem_cache.py): the same
+program in a new process is loaded, not rebuilt, and evaluates as a fresh build; a
+changed structure or constant is never served a stale entry; the call's p, x0, bounds
+and symbol names are the ones used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ca = pytest.importorskip("casadi")
+
+from caspar_backend.adapters.casadi import from_casadi, problem_cache  # noqa: E402
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "1")
+    monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 100)
+    return tmp_path / "problems"
+
+
+def _model(N=200, c=100.0, name="x"):
+    x = ca.SX.sym(name, N)
+    p = ca.SX.sym("p", 2)
+    f = ca.sumsqr(p[0] - x[:-1]) + c * ca.sumsqr(x[1:] - x[:-1] ** 2)
+    g = x[1:] * x[:-1] + p[1] * ca.sin(x[1:])
+    return {"x": x, "p": p, "f": f, "g": g}
+
+
+def _values(prob, x, p):
+    ev = prob.evaluator("cpu")
+    lam = np.linspace(-1, 1, prob.m)
+    return [np.atleast_1d(ev.obj(x, p=p)), ev.cons(x, p=p), ev.grad(x, p=p),
+            ev.jac_values(x, p=p), ev.hess_values(x, lam, 0.5, p=p)]
+
+
+def test_same_program_is_loaded_and_evaluates_as_a_fresh_build(cache):
+    nlp = _model()
+    first = from_casadi(nlp)
+    assert first.model.meta["problem_cache"] == "stored"
+    assert len(list(cache.glob("*.caspar"))) == 1
+    again = from_casadi(_model())                     # rebuilt: new SX nodes, same program
+    assert again.model.meta["problem_cache"] == "hit"
+    x, p = np.linspace(-1, 1, 200), np.array([1.0, 0.3])
+    for a, b in zip(_values(first, x, p), _values(again, x, p)):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_changed_structure_or_constant_is_another_entry(cache):
+    from_casadi(_model())
+    assert from_casadi(_model(c=99.0)).model.meta["problem_cache"] == "stored"
+    assert from_casadi(_model(N=201)).model.meta["problem_cache"] == "stored"
+    assert from_casadi(_model(), bulk=False).model.meta["problem_cache"] == "stored"
+    assert len(list(cache.glob("*.caspar"))) == 4
+    # the changed constant is used, not the cached one
+    x = np.linspace(-1, 1, 200)
+    p = np.array([1.0, 0.3])
+    f99 = from_casadi(_model(c=99.0)).evaluator("cpu").obj(x, p=p)
+    nlp = _model(c=99.0)
+    ref = float(ca.Function("f", [nlp["x"], nlp["p"]], [nlp["f"]])(x, p))
+    assert f99 == pytest.approx(ref, rel=1e-14)
+
+
+def test_call_values_and_names_are_this_calls(cache):
+    from_casadi(_model(), p=[1.0, 0.0], lbx=-np.ones(200))
+    prob = from_casadi(_model(name="y"), p=[2.0, 0.5], x0=np.full(200, 0.25), ubg=np.ones(199))
+    assert prob.model.meta["problem_cache"] == "hit"
+    np.testing.assert_array_equal(prob.p, [2.0, 0.5])
+    np.testing.assert_array_equal(prob.x0, np.full(200, 0.25))
+    np.testing.assert_array_equal(prob.lbx, np.full(200, -np.inf))
+    np.testing.assert_array_equal(prob.ubg, np.ones(199))
+    assert prob.var_names[3] == "y_3"
+    r = prob.solve(print_level=0)
+    nlp = _model(name="y")
+    S = ca.nlpsol("S", "ipopt", nlp, {"ipopt.print_level": 0, "print_time": 0})
+    ref = S(x0=np.full(200, 0.25), p=[2.0, 0.5], ubg=np.ones(199))
+    assert r.f == pytest.approx(float(ref["f"]), rel=1e-7)
+
+
+def test_a_new_process_loads_the_problem(cache, tmp_path):
+    script = (
+        "import sys; sys.path.insert(0, '.');"
+        "from caspar_backend.adapters.casadi import from_casadi, problem_cache;"
+        "problem_cache.MIN_INSTRUCTIONS = 100;"
+        "from tests.adapters.test_problem_cache import _model;"
+        "print(from_casadi(_model()).model.meta['problem_cache'])")
+    out = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True).stdout.split()[-1] for _ in range(2)]
+    assert out == ["stored", "hit"]
+
+
+def test_off_switch_and_small_programs(cache, monkeypatch):
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "0")
+    assert "problem_cache" not in from_casadi(_model()).model.meta
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "1")
+    monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 10 ** 9)
+    assert "problem_cache" not in from_casadi(_model()).model.meta
+    assert not cache.exists() or not list(cache.glob("*.caspar"))
+
+
+def test_damaged_entry_is_rebuilt(cache):
+    from_casadi(_model())
+    (entry,) = cache.glob("*.caspar")
+    entry.write_bytes(entry.read_bytes()[:200])
+    assert from_casadi(_model()).model.meta["problem_cache"] == "stored"
