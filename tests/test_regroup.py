@@ -136,3 +136,21 @@ def test_polar_acopf_is_read_in_bulk_into_few_groups(case, monkeypatch):
     close(ev.cons(x), g, 1e-12)
     close(ev.jac(x).toarray(), J, 1e-12)
     close(ev.hess(x, lam, 0.7).toarray(), H, 1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bulk", [False, True])
+def test_regrouped_problem_evaluates_on_the_gpu_as_on_the_cpu(bulk):
+    import cupy as cp
+
+    nlp = _balances(150, 2)
+    prob = Problem(casadi_to_model(nlp, bulk=bulk))
+    assert len(prob.constraint_groups) <= 12
+    cpu, gpu = prob.evaluator("cpu"), prob.evaluator("cuda")
+    rng = np.random.default_rng(8)
+    for _ in range(2):
+        x, lam = rng.uniform(-1.0, 1.0, prob.n), rng.standard_normal(prob.m)
+        xd, ld = cp.asarray(x), cp.asarray(lam)
+        close(cp.asnumpy(gpu.cons(xd)), cpu.cons(x), 1e-12)
+        close(cp.asnumpy(gpu.jac_values(xd)), cpu.jac_values(x), 1e-12)
+        close(cp.asnumpy(gpu.hess_values(xd, ld, 0.7)), cpu.hess_values(x, lam, 0.7), 1e-12)
