@@ -34,7 +34,8 @@ import numpy as np
 from ..model import as_vector, check_inputs
 from ..solver.compat import open_output
 from ..solver.interrupt import sigint_as_stop
-from ..solver.log import IterationLog, summary, user_options
+from ..evaluators.layout import Layout
+from ..solver.log import IterationLog, problem_statistics, summary, user_options
 from ..solver.result import IterationRecord, SolveResult
 from ..solver.status import STATUSES
 from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
@@ -210,19 +211,24 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
                       final_errors=dict(scaled=scaled, unscaled=unscaled),
                       extra=dict(path="compiled", device="cpu", linear_solver="qdldl",
                                  kkt_system="augmented", analysis_seconds=0.0))
-    _print(res, opts, scaled, unscaled)
+    _print(res, opts, scaled, unscaled, problem, (lbx, ubx, lbg, ubg))
     return res
 
 
-def _print(res, opts, scaled, unscaled):
+def _print(res, opts, scaled, unscaled, problem, bounds):
     """The general path's output (driver.solve_nlp), after the solve: the user's options,
-    the iteration log, the summary."""
+    the problem's statistics, the iteration log, the summary."""
     stream, out_file = open_output(opts, opts.stream if opts.stream is not None
                                    else sys.stdout)
     if stream is None:
         return
     try:
         user_options(stream, opts)
+        if opts.print_level >= 3:
+            lay = Layout.of(problem)
+            stream.write(problem_statistics(opts.print_level, "qdldl",
+                                            (lay.jac_rows, lay.jac_cols),
+                                            (lay.hess_rows, lay.hess_cols), *bounds))
         log = IterationLog(stream, opts.print_frequency_iter)
         for rec in res.history:
             log.iteration(rec)

@@ -32,7 +32,7 @@ from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
-from .log import IterationLog, summary, user_options
+from .log import IterationLog, problem_statistics, summary, user_options
 from .nlp import EvalCounter, SlackNLP
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
@@ -170,6 +170,11 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     if n_eq > nlp.nx:
         return early("Not_Enough_Degrees_Of_Freedom",
                      f"{n_eq} equality constraints but only {nlp.nx} free variables")
+    if stream is not None:
+        stream.write(problem_statistics(
+            opts.print_level, linear_solver,
+            (host(evaluator.jac_rows), host(evaluator.jac_cols)),
+            (host(evaluator.hess_rows), host(evaluator.hess_cols)), lbx, ubx, lbg, ubg))
     log = IterationLog(stream, opts.print_frequency_iter) if stream is not None else None
     sh = Shared(opts, counter, log, t0)
     sh.linear_solver = linear_solver

@@ -75,3 +75,61 @@ def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_
                   "other"):
             w(f"  {k:<28s} = {timings[k]:10.3f} s\n")
     w(f"\nEXIT: {exit_message}\n")
+
+
+def problem_statistics(print_level, linear_solver, jac, hess, lbx, ubx, lbg, ubg) -> str:
+    """IPOPT's block before the iteration table (IpoptAlg's problem statistics), as text:
+    at ``print_level`` >= 5 the version line and the nonzeros of the equality and the
+    inequality constraint Jacobian and of the Lagrangian Hessian's lower triangle, at
+    >= 3 the variables and constraints counted by their finite bounds; '' below 3.
+
+    ``jac`` = (rows, cols), ``hess`` = (rows, cols) int64 COO structures (duplicates
+    counted once), the bounds float64 with infinite sides as +-inf.  As IPOPT's default
+    ``fixed_variable_treatment`` (make_parameter), a variable with ``lbx == ubx`` is not
+    a variable: left out of the counts and of the nonzeros; a row with ``lbg == ubg`` is
+    an equality."""
+    import numpy as np
+
+    from ..version import __version__
+
+    if print_level < 3:
+        return ""
+    lbx, ubx, lbg, ubg = (np.asarray(v, float) for v in (lbx, ubx, lbg, ubg))
+    fixed = lbx == ubx
+    eq = lbg == ubg
+
+    def unique(rows, cols, keep):
+        rows, cols = np.asarray(rows, np.int64)[keep], np.asarray(cols, np.int64)[keep]
+        return np.unique(rows * (max(len(lbx), len(lbg)) + 1) + cols).size
+
+    def sides(lo, hi):
+        lo, hi = np.isfinite(lo), np.isfinite(hi)
+        return int(np.sum(lo & ~hi)), int(np.sum(lo & hi)), int(np.sum(~lo & hi))
+
+    out = []
+    if print_level >= 5:
+        jr, jc = (np.asarray(a, np.int64) for a in jac)
+        hr, hc = (np.asarray(a, np.int64) for a in hess)
+        jfree = ~fixed[jc]
+        hfree = ~fixed[hr] & ~fixed[hc]
+        out += [f"This is caspar version {__version__}, running with linear solver "
+                f"{linear_solver}.", "",
+                f"Number of nonzeros in equality constraint Jacobian...: "
+                f"{unique(jr, jc, jfree & eq[jr]):8d}",
+                f"Number of nonzeros in inequality constraint Jacobian.: "
+                f"{unique(jr, jc, jfree & ~eq[jr]):8d}",
+                f"Number of nonzeros in Lagrangian Hessian.............: "
+                f"{unique(hr, hc, hfree):8d}", ""]
+    free = ~fixed
+    vl, vb, vu = sides(lbx[free], ubx[free])
+    cl, cb, cu = sides(lbg[~eq], ubg[~eq])
+    out += [f"Total number of variables............................: {int(free.sum()):8d}",
+            f"                     variables with only lower bounds: {vl:8d}",
+            f"                variables with lower and upper bounds: {vb:8d}",
+            f"                     variables with only upper bounds: {vu:8d}",
+            f"Total number of equality constraints.................: {int(eq.sum()):8d}",
+            f"Total number of inequality constraints...............: {int((~eq).sum()):8d}",
+            f"        inequality constraints with only lower bounds: {cl:8d}",
+            f"   inequality constraints with lower and upper bounds: {cb:8d}",
+            f"        inequality constraints with only upper bounds: {cu:8d}", ""]
+    return "\n".join(out) + "\n"

@@ -800,3 +800,43 @@ def test_iteration_lines_as_ipopts(capfd):
         return lines[i:i + 4]
 
     assert table(ours) == table(ipopt)
+
+
+def _statistics_block(lines):
+    """IPOPT's problem-statistics lines: from 'Number of nonzeros in equality' (or, at
+    print levels 3-4, 'Total number of variables') to the last inequality count."""
+    start = next(k for k, s in enumerate(lines)
+                 if s.startswith(("Number of nonzeros in equality", "Total number of vari")))
+    end = next(k for k, s in enumerate(lines) if "constraints with only upper bounds" in s)
+    return lines[start:end + 1]
+
+
+@pytest.mark.parametrize("print_level", [3, 5])
+@pytest.mark.parametrize("fixed", [True, False])
+@pytest.mark.parametrize("compiled", ["yes", "no"])
+def test_problem_statistics_as_ipopts(capfd, print_level, fixed, compiled):
+    """The block before the iteration table is IPOPT's, line for line: nonzeros of the
+    equality and inequality Jacobian and of the Hessian (print_level 5), variables and
+    constraints by their finite bounds; a fixed variable (lbx == ubx) is not counted,
+    as IPOPT's make_parameter treats it."""
+    x = ca.SX.sym("x", 5)
+    nlp = {"x": x, "f": ca.sumsqr(x - 1) + x[0] * x[1] * x[4],
+           "g": ca.vertcat(x[0] + x[1] ** 2, x[2] * x[3], ca.sin(x[0]) + x[4],
+                           x[1] - x[3], x[0] * x[2] * x[4])}
+    args = dict(x0=[0.5] * 5, lbx=[-2, 0, -ca.inf, 0.3, -ca.inf],
+                ubx=[2, ca.inf, 1, 0.3 if fixed else 0.9, ca.inf],
+                lbg=[1, -ca.inf, 0, -1, -ca.inf], ubg=[1, 2, ca.inf, 1, ca.inf])
+    opts = {"print_time": False}
+    ca.nlpsol("R", "ipopt", nlp, {**opts, "ipopt.sb": "yes",
+                                  "ipopt.print_level": print_level})(**args)
+    ipopt = _statistics_block(capfd.readouterr().out.splitlines())
+    S = nlpsol("S", "caspar", nlp, {**opts, "caspar": {"print_level": print_level,
+                                                       "compiled_path": compiled}})
+    S(**args)
+    out = capfd.readouterr().out.splitlines()
+    from caspar_backend.compiled import available
+
+    if compiled == "yes" and not fixed and available():      # (numba installed)
+        assert S.stats()["caspar"]["extra"]["path"] == "compiled"
+    assert _statistics_block(out) == ipopt
+    assert any(s.startswith("This is caspar version") for s in out) == (print_level >= 5)
