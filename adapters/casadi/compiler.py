@@ -125,10 +125,12 @@ def casadi_message(err: Exception) -> str:
     return lines[-1] if lines else str(err)
 
 
-def make_function(name, ins, outs, opts=None) -> "ca.Function":
-    """``Function(name, ins, outs, opts)`` with free symbols reported as a ModelError."""
+def make_function(name, ins, outs, opts=None, names=None) -> "ca.Function":
+    """``Function(name, ins, outs, opts)`` (``names``: ``(names_in, names_out)``) with
+    free symbols reported as a ModelError."""
+    opts = {"allow_free": True, **(opts or {})}
     try:
-        fn = ca.Function(name, ins, outs, {"allow_free": True, **(opts or {})})
+        fn = ca.Function(name, ins, outs, *(names or ()), opts)
     except RuntimeError as e:
         raise ModelError(f"casadi could not build {name!r}: {casadi_message(e)}") from None
     if fn.has_free():

@@ -173,11 +173,14 @@ def _opaque_calls(registry, graph, var_names):
 
 def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                 expand: bool = True, keep_calls: bool = True, blocks: bool = True,
-                bulk: bool | None = None):
+                bulk: bool | None = None, function=None):
     """A :class:`~caspar_backend.problem.Problem` for an ``nlpsol`` problem dict.
 
     Same arguments as :func:`casadi_to_model`; ``x0``, bounds and ``p`` as in
-    ``casadi.nlpsol``'s call.
+    ``casadi.nlpsol``'s call.  ``function``: the SX problem's :func:`problem_function`
+    when the caller has built it already (nlpsol stores it for ``save``); else built
+    here.  A large SX program's compiled problem is kept on disk for the next process
+    (:mod:`.problem_cache`).
     """
     from caspar_backend.problem import Problem
 
@@ -188,7 +191,7 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     x, f, g, pp, sym = _unpack(nlp)
     fn = key = None
     if sym is ca.SX and problem_cache.enabled():
-        fn = _sx_function(x, pp, f, g)
+        fn = function if function is not None else _sx_function(x, pp, f, g)
         if fn.n_instructions() >= problem_cache.MIN_INSTRUCTIONS:
             n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
             key = problem_cache.program_key(
@@ -202,6 +205,8 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     _names(x, "x"), _names(pp, "p"))
                 problem.model.meta["problem_cache"] = "hit"
                 return problem
+    if fn is None and sym is ca.SX:
+        fn = function
     problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn))
     if key is not None:
         problem.model.meta["problem_cache"] = "stored"
@@ -209,11 +214,20 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     return problem
 
 
+def problem_function(nlp):
+    """The Function ``caspar_nlp: (x, p) -> (f, g)`` (inputs and outputs so named) the
+    readers read an SX ``nlpsol`` problem dict from, or None for MX; missing entries as
+    :func:`casadi_to_model` fills them."""
+    x, f, g, pp, sym = _unpack(nlp)
+    return _sx_function(x, pp, f, g) if sym is ca.SX else None
+
+
 def _sx_function(x, pp, f, g):
-    """The SX problem's Function ``(x, p) -> (f, g)`` the readers read: every
-    instruction its own work slot (the bulk reader resolves reads without sorting,
-    sxdag; the per-node reader reads either layout)."""
-    return make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False})
+    """:func:`problem_function` of the unpacked entries: every instruction its own work
+    slot (the bulk reader resolves reads without sorting, sxdag; the per-node reader
+    reads either layout)."""
+    return make_function("caspar_nlp", [x, pp], [f, g], {"live_variables": False},
+                         (["x", "p"], ["f", "g"]))
 
 
 # ------------------------------------------------------------------- helpers

@@ -58,12 +58,15 @@ _FUNCTION = "__casadi_function__"
 _CORES: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
-def record(name: str, nlp: dict, opts: dict) -> dict:
-    """The record stored in the solver Callback (module doc), with a new ``uid``."""
-    ins = [k for k in ("x", "p") if nlp.get(k) is not None]
-    outs = [k for k in ("f", "g") if nlp.get(k) is not None]
-    fn = ca.Function("nlp", [nlp[k] for k in ins], [nlp[k] for k in outs], ins, outs,
-                     {"allow_free": True})
+def record(name: str, nlp: dict, opts: dict, fn=None) -> dict:
+    """The record stored in the solver Callback (module doc), with a new ``uid``;
+    ``fn`` the problem's Function ``(x, p) -> (f, g)`` when built already (an SX
+    problem's :func:`~.nlp.problem_function`)."""
+    if fn is None:
+        ins = [k for k in ("x", "p") if nlp.get(k) is not None]
+        outs = [k for k in ("f", "g") if nlp.get(k) is not None]
+        fn = ca.Function("nlp", [nlp[k] for k in ins], [nlp[k] for k in outs], ins, outs,
+                         {"allow_free": True})
     functions: dict = {}
     unsaved: list = []
     options = _encode(opts, "", functions, unsaved)
@@ -132,7 +135,7 @@ def options_of(rec: dict, name: str) -> dict:
 def saved_form(core) -> dict:
     """The record of ``core``'s problem (an ``NlpsolCore``), made once."""
     if core._saved_form is None:
-        core._saved_form = record(core.name, core.nlp, core.opts)
+        core._saved_form = record(core.name, core.nlp, core.opts, core.nlp_function)
         remember(core)
     return core._saved_form
 
