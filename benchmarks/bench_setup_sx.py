@@ -13,19 +13,29 @@ own child process, which times
 and reports the instruction count, the number of pattern groups, whether the bulk
 reader took the program (``taken``: else it read it per node) and the child's peak
 resident memory (model building included).  Readers: ``bulk`` (the default
-for large SX programs) and ``per-node`` (``bulk=False``, the reference path).
+for large SX programs) and ``per-node`` (``bulk=False``, the reference path), both with
+the on-disk problem cache off; ``cached``: ``from_casadi`` (``total`` only) in two child
+processes sharing an empty cache folder -- the first builds and stores
+(``cache`` = stored), the second loads (hit); ``ipopt``: casadi's
+``nlpsol(..., 'ipopt')`` construction (``total``), for scale.
 
     python benchmarks/bench_setup_sx.py [--cases case9241_pegase ...] [--repeat 3]
+        [--readers bulk per-node cached ipopt] [--out DIR]
+
+``--out DIR`` writes the medians as ``DIR/results.csv`` with ``DIR/meta.json`` (the
+layout of ``benchmarks/results/``, rendered by ``python -m benchmarks report``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -38,6 +48,20 @@ def child(case: str, reader: str) -> dict:
 
     nlp, _args = acopf_casadi_polar(case)
     k = ca.Function("count", [nlp["x"]], [nlp["f"], nlp["g"]]).n_instructions()
+    if reader in ("cached", "ipopt"):
+        from caspar_backend.adapters.casadi import from_casadi
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        if reader == "ipopt":
+            ca.nlpsol("S", "ipopt", nlp)
+            groups, cache = None, None
+        else:
+            prob = from_casadi(nlp)
+            groups, cache = len(prob.groups), prob.model.meta.get("problem_cache")
+        t1, c1 = time.perf_counter(), time.process_time()
+        return dict(case=case, reader=reader, instructions=k, total=t1 - t0,
+                    total_cpu=c1 - c0, groups=groups, cache=cache,
+                    rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     bulk = {"bulk": True, "per-node": False}[reader]
     t0, c0 = time.perf_counter(), time.process_time()
     model = casadi_to_model(nlp, bulk=bulk)
@@ -50,20 +74,79 @@ def child(case: str, reader: str) -> dict:
                 rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
-def run(case: str, reader: str) -> dict:
+def run(case: str, reader: str, env=None) -> dict:
     p = subprocess.run([sys.executable, __file__, "--child", case, reader],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True,
+                       env={**os.environ, "CASPAR_PROBLEM_CACHE": "0", **(env or {})})
     if p.returncode != 0:
         return dict(case=case, reader=reader,
                     error=(p.stderr.strip().splitlines() or ["killed"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def runs_of(case: str, reader: str, repeat: int) -> dict:
+    """``{row label: [child results]}``: ``repeat`` runs of ``reader`` (``cached``: a
+    cold and a warm process per run, each pair with a fresh cache folder)."""
+    if reader != "cached":
+        return {reader: [run(case, reader) for _ in range(repeat)]}
+    out = {"cached (cold)": [], "cached (warm)": []}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {"CASPAR_CACHE_DIR": tmp, "CASPAR_PROBLEM_CACHE": "1"}
+            out["cached (cold)"].append(run(case, "cached", env))
+            out["cached (warm)"].append(run(case, "cached", env))
+    return out
+
+
+#: results.csv's columns, in order
+CSV_COLUMNS = ("case", "reader", "instructions", "groups", "taken", "cache", "read",
+               "read_cpu", "problem", "total", "total_cpu", "rss_mb", "repeat")
+
+
+def median_row(ok: list, label: str, repeat: int) -> dict:
+    """One row: the first run's facts, the medians of its times."""
+    row = dict(ok[0], reader=label, repeat=repeat)
+    for key in ("read", "read_cpu", "problem", "total", "total_cpu", "rss_mb"):
+        if all(key in r for r in ok):
+            row[key] = statistics.median(r[key] for r in ok)
+    return row
+
+
+def write_folder(out: str, rows: list, args, argv) -> None:
+    """``out/results.csv`` (:data:`CSV_COLUMNS`) and ``out/meta.json``."""
+    import csv
+
+    import casadi as ca
+
+    from benchmarks.runner import commit, hardware, write_meta
+
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    hw = hardware()
+    write_meta(os.path.join(out, "meta.json"), commit=commit(),
+               date=time.strftime("%Y-%m-%d %H:%M %Z"),
+               hardware=f"{hw['cpu']}, {hw['cores']} cores (load average "
+                        f"{os.getloadavg()[0]:.1f} at the end), CasADi {ca.__version__}",
+               sizes=", ".join(args.cases) + " (PGLib): the polar AC-OPF as one plain SX "
+                     "graph (benchmarks.models.acopf.acopf_casadi_polar)",
+               tol=("setup only (no solve): read = casadi_to_model, Problem = grouping and "
+                    "derivation; cached: from_casadi in a first and a second process "
+                    "sharing an empty problem cache; ipopt: casadi's nlpsol construction; "
+                    f"medians of {args.repeat}"),
+               command=" ".join(["python benchmarks/bench_setup_sx.py", *argv]))
+    print(f"wrote {out}/results.csv and meta.json")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", nargs="*", default=["case9241_pegase"])
-    ap.add_argument("--readers", nargs="*", default=["bulk", "per-node"])
+    ap.add_argument("--readers", nargs="*", default=["bulk", "per-node", "cached", "ipopt"])
     ap.add_argument("--repeat", type=int, default=3, help="runs per reader (medians)")
+    ap.add_argument("--out", help="write results.csv and meta.json into this folder")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -72,24 +155,28 @@ def main(argv=None):
     print("| case | reader | instructions | groups | read s (CPU) | Problem s | total s "
           "(CPU) | peak RSS MB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
+    rows = []
     for case in a.cases:
         for reader in a.readers:
-            runs = [run(case, reader) for _ in range(a.repeat)]
-            ok = [r for r in runs if "error" not in r]
-            for r in runs:
-                print(json.dumps(r), file=sys.stderr, flush=True)
-            if not ok:
-                print(f"| {case} | {reader} | failed: {runs[0]['error']} |")
-                continue
+            for label, runs in runs_of(case, reader, a.repeat).items():
+                ok = [r for r in runs if "error" not in r]
+                for r in runs:
+                    print(json.dumps(r), file=sys.stderr, flush=True)
+                if not ok:
+                    print(f"| {case} | {label} | failed: {runs[0]['error']} |")
+                    continue
+                r = median_row(ok, label, a.repeat)
+                rows.append(r)
 
-            def med(key):
-                return statistics.median(r[key] for r in ok)
+                def f(key):
+                    return f"{r[key]:.2f}" if key in r else "—"
 
-            r = ok[0]
-            print(f"| {case} | {reader} | {r['instructions']:,} | {r['groups']} | "
-                  f"{med('read'):.2f} ({med('read_cpu'):.2f}) | {med('problem'):.2f} | "
-                  f"{med('total'):.2f} ({med('total_cpu'):.2f}) | {med('rss_mb'):.0f} |",
-                  flush=True)
+                groups = "—" if r["groups"] is None else r["groups"]
+                print(f"| {case} | {label} | {r['instructions']:,} | {groups} | "
+                      f"{f('read')} ({f('read_cpu')}) | {f('problem')} | "
+                      f"{f('total')} ({f('total_cpu')}) | {f('rss_mb')} |", flush=True)
+    if a.out:
+        write_folder(a.out, rows, a, argv if argv is not None else sys.argv[1:])
 
 
 if __name__ == "__main__":
