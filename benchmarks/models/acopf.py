@@ -281,7 +281,7 @@ def acopf_casadi_polar(case):
         p_ij = Re(Y_ff) v_i^2 + v_i v_j (Re(Y_ft) cos θ_ij + Im(Y_ft) sin θ_ij)
         q_ij = -Im(Y_ff) v_i^2 + v_i v_j (-Im(Y_ft) cos θ_ij + Re(Y_ft) sin θ_ij)
         p_ji = Re(Y_tt) v_j^2 + v_i v_j (Re(Y_tf) cos θ_ij - Im(Y_tf) sin θ_ij)
-        q_ji = -Im(Y_tt) v_j^2 + v_i v_j (Im(Y_tf) cos θ_ij + Re(Y_tf) sin θ_ij)
+        q_ji = -Im(Y_tt) v_j^2 - v_i v_j (Im(Y_tf) cos θ_ij + Re(Y_tf) sin θ_ij)
 
     (the same flows as :func:`branch_flows`).  Variable order ``vm, va, pg, qg``;
     constraints ``[p_balance(nb), q_balance(nb), thermal_fr(nr), thermal_to(nr),
@@ -309,7 +309,7 @@ def acopf_casadi_polar(case):
     p_fr = dm(yff.real) * vf ** 2 + w * (dm(yft.real) * c + dm(yft.imag) * s)
     q_fr = dm(-yff.imag) * vf ** 2 + w * (dm(-yft.imag) * c + dm(yft.real) * s)
     p_to = dm(ytt.real) * vt ** 2 + w * (dm(ytf.real) * c - dm(ytf.imag) * s)
-    q_to = dm(-ytt.imag) * vt ** 2 + w * (dm(ytf.imag) * c + dm(ytf.real) * s)
+    q_to = dm(-ytt.imag) * vt ** 2 - w * (dm(ytf.imag) * c + dm(ytf.real) * s)
     ef, et = ca.DM(_incidence(d.f, nb, nl)), ca.DM(_incidence(d.t, nb, nl))
     eg = ca.DM(_incidence(d.gen_bus, nb, ng))
     obj = 0
