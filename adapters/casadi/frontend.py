@@ -192,12 +192,10 @@ class NlpsolCore:
                        else None)
         #: the problem the solver solves (casadi's oracle): the nlp less its simple rows
         self.oracle = self.nlp if self.simple is None else self.simple.reduced(self.nlp)
-        #: an SX problem's Function (x, p) -> (f, g), built once: read by the adapter
-        #: and stored by save (.nlpsol_serial); None for MX
+        #: an SX problem's (x, p) -> (f, g): read here, stored by save; None for MX
         self.nlp_function = problem_function(self.nlp)
-        self.problem = from_casadi(self.oracle, expand=True,
-                                   function=self.nlp_function if self.simple is None
-                                   else None)
+        self.problem = from_casadi(self.oracle, expand=True, function=self.nlp_function
+                                   if self.simple is None else None)
         if self.simple is not None:
             # the solver's messages name the user's rows
             self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
