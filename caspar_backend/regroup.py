@@ -5,25 +5,28 @@ branches, a shunt, a generator, ... -- makes one pattern group per shape when it
 are kept whole (short sums are, :data:`~caspar_backend.patterns.SPLIT_MIN_TERMS`):
 hundreds of templates, each derived, generated, compiled and launched on its own,
 most with a handful of instances.  Their *terms* are few shapes (a flow, a quadratic,
-a variable, a constant).  This pass splits the templates of such rare groups into
-their additive terms and groups the terms with every template of the same shape:
+a variable, a constant).  This pass splits such templates into their additive terms
+and groups the terms with every template of the same shape:
 
-    rows r in a group of N_G <= RARE_MAX_INSTANCES instances,
+    the N_G rows of a group,
     root = t_1 + t_2 - t_3 (add / sub / neg / sum / lincomb spine of the template)
-        ->  instances t_1, t_2, -t_3 of the term templates, each adding into row r.
+        ->  instances t_1, t_2, -t_3 of the term templates, each adding into its row.
 
 It runs on the template level, after grouping and before derivation, so it applies
 alike to groups made from expressions and from template blocks (the bulk readers):
 one template walk per group, the instance tables permuted with array indexing.
 
-Rules (all must hold, else the groups are returned as they are):
+Rules:
 
-* the problem has at least :data:`MIN_GROUPS` constraint groups -- small models
-  keep their rows whole (their evaluation and rounding unchanged);
-* a group is split when it has at most :data:`RARE_MAX_INSTANCES` instances, its
-  template's spine has at least two terms, and the terms share little
-  (:data:`~caspar_backend.patterns.SPLIT_MAX_SHARING`, as a wide sum);
-* the split is kept only when it lowers the number of constraint groups.
+* nothing changes in a problem of fewer than :data:`MIN_GROUPS` constraint groups --
+  small models keep their rows whole (their evaluation and rounding unchanged);
+* a group is split when its template's spine has at least two terms that share
+  little (:func:`~caspar_backend.patterns.split_terms`' rule, as for a wide sum) and
+  every term's shape is also the shape of another group's instances (whole, or
+  terms of a group split likewise): the split then adds no template, it only
+  removes one -- a group whose template is its own (a thermal limit
+  ``p^2 + q^2``) stays whole;
+* nothing changes unless the number of constraint groups drops.
 
 Groups are then merged by template shape (:func:`term_key`) in first-seen order;
 a merged group's instances are its parts' instances in group order.  Each row's
@@ -38,12 +41,8 @@ import numpy as np
 from .expr import Graph, Node
 from .patterns import PatternGroup, _op_count, post_order_items, sharing_limit
 
-#: a constraint group with at most this many instances is rare
-RARE_MAX_INSTANCES = 64
 #: the pass runs on problems with at least this many constraint groups
 MIN_GROUPS = 32
-
-_SPINE = frozenset(("add", "sub", "neg", "sum", "lincomb"))
 
 
 def additive_terms(root: Node) -> list[tuple[Node, bool]]:
