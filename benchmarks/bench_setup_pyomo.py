@@ -177,19 +177,12 @@ CSV_COLUMNS = ("nl", "extract", "problem", "caspar", "ratio", "nl_cpu", "caspar_
 def write_folder(out: str, rows: list, args, argv) -> None:
     """``out/results.csv`` (:data:`CSV_COLUMNS`, plus ``ref``/``ref_ratio`` with
     ``--reference``) and ``out/meta.json``."""
-    import csv
-
     import pyomo
 
-    from benchmarks.runner import commit, hardware, write_meta
+    from benchmarks.runner import commit, hardware, write_meta, write_results
 
-    os.makedirs(out, exist_ok=True)
-    cols = list(CSV_COLUMNS) + (["ref", "ref_ratio"] if args.reference else [])
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
+    write_results(out, list(CSV_COLUMNS) + (["ref", "ref_ratio"] if args.reference else []),
+                  rows)
     hw = hardware()
     write_meta(os.path.join(out, "meta.json"), commit=commit(),
                date=time.strftime("%Y-%m-%d %H:%M %Z"),

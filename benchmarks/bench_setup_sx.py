@@ -114,18 +114,11 @@ def median_row(ok: list, label: str, repeat: int) -> dict:
 
 def write_folder(out: str, rows: list, args, argv) -> None:
     """``out/results.csv`` (:data:`CSV_COLUMNS`) and ``out/meta.json``."""
-    import csv
-
     import casadi as ca
 
-    from benchmarks.runner import commit, hardware, write_meta
+    from benchmarks.runner import commit, hardware, write_meta, write_results
 
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
+    write_results(out, CSV_COLUMNS, rows)
     hw = hardware()
     write_meta(os.path.join(out, "meta.json"), commit=commit(),
                date=time.strftime("%Y-%m-%d %H:%M %Z"),

@@ -98,6 +98,17 @@ def gpu_devices(device: str) -> tuple[list[str], str]:
     return ["cpu"], "no usable GPU: " + why.split(";")[0]
 
 
+def write_results(out: str, columns, rows) -> None:
+    """``out/results.csv`` (the folder made if missing) with ``columns`` in order; keys of
+    a row outside them are left out."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
 def write_meta(path: str, **meta) -> None:
     """``meta.json`` beside ``results.csv``: commit, date, hardware, tol, command (what
     ``benchmarks/report.py`` states above each table)."""
