@@ -16,8 +16,8 @@ bounds and ``p``, and the symbols' names -- is not in the key: it is set on the 
 problem's model, as :func:`~.nlp.from_casadi` sets it on a fresh one.
 
 Entries live in ``$CASPAR_CACHE_DIR/problems`` (:mod:`caspar_backend.cache_dir`),
-written atomically, at most :data:`MAX_ENTRIES` of them (the least recently used
-removed).  Programs below :data:`MIN_INSTRUCTIONS` are not kept (they build in less
+written atomically, at most :data:`MAX_ENTRIES` of them and :data:`MAX_BYTES` in all
+(the least recently used removed; the newest is always kept).  Programs below :data:`MIN_INSTRUCTIONS` are not kept (they build in less
 time than a load); ``CASPAR_PROBLEM_CACHE=0`` turns the cache off.  Problems holding
 opaque calls (interpolants, callbacks, ...) do not pickle and are never kept.
 """
@@ -34,8 +34,10 @@ import numpy as np
 
 #: programs with at least this many instructions are kept
 MIN_INSTRUCTIONS = 20_000
-#: entries kept in the folder; the least recently used beyond it are removed
+#: entries kept in the folder, and their total size; the least recently used beyond
+#: either are removed
 MAX_ENTRIES = 16
+MAX_BYTES = 2 << 30
 
 
 def enabled() -> bool:
@@ -96,9 +98,13 @@ def store(key: str, problem) -> None:
         save(problem, folder / f"{key}.caspar")
     except (OSError, pickle.PicklingError, TypeError, AttributeError, ModelError):
         return       # a full or read-only disk, or a model that does not pickle: not kept
-    entries = sorted(folder.glob("*.caspar"), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-MAX_ENTRIES]:
-        old.unlink(missing_ok=True)
+    entries = sorted(((p.stat().st_mtime, p.stat().st_size, p)
+                      for p in folder.glob("*.caspar")), reverse=True)
+    total = 0
+    for k, (_, size, path) in enumerate(entries):      # newest first
+        total += size
+        if k and (k >= MAX_ENTRIES or total > MAX_BYTES):
+            path.unlink(missing_ok=True)
 
 
 def set_values(problem, values: dict, var_names, param_names) -> None:

@@ -108,3 +108,16 @@ def test_damaged_entry_is_rebuilt(cache):
     (entry,) = cache.glob("*.caspar")
     entry.write_bytes(entry.read_bytes()[:200])
     assert from_casadi(_model()).model.meta["problem_cache"] == "stored"
+
+
+def test_folder_is_trimmed_least_recently_used_first(cache, monkeypatch):
+    monkeypatch.setattr(problem_cache, "MAX_ENTRIES", 2)
+    for c in (1.0, 2.0, 3.0):
+        from_casadi(_model(c=c))
+    assert len(list(cache.glob("*.caspar"))) == 2
+    assert from_casadi(_model(c=3.0)).model.meta["problem_cache"] == "hit"
+    assert from_casadi(_model(c=1.0)).model.meta["problem_cache"] == "stored"
+    monkeypatch.setattr(problem_cache, "MAX_BYTES", 1)          # only the newest stays
+    from_casadi(_model(c=4.0))
+    assert len(list(cache.glob("*.caspar"))) == 1
+    assert from_casadi(_model(c=4.0)).model.meta["problem_cache"] == "hit"
