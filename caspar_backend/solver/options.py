@@ -261,8 +261,9 @@ _ROWS = [
        low=0.0),
     _o("max_resto_iter", int, 3000000, "Iteration limit of one restoration phase.", low=0),
     # ---------------------------------------------------------------- output
-    _o("print_level", int, 5, "0 is silent; >= 1 prints the summary; >= 5 adds the "
-       "iteration log.", low=0, high=12),
+    _o("print_level", int, 5, "0 is silent; >= 1 prints the summary; >= 3 adds the "
+       "problem's counts of variables and constraints; >= 5 the version line, the "
+       "derivatives' nonzeros and the iteration log (IPOPT's levels).", low=0, high=12),
     _o("print_user_options", bool, False, "Print the options the user set."),
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
     _o("sb", bool, False, "IPOPT's 'suppress banner'; accepted (caspar prints no banner)."),
