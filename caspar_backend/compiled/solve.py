@@ -35,7 +35,8 @@ from ..model import as_vector, check_inputs
 from ..solver.compat import open_output
 from ..solver.interrupt import sigint_as_stop
 from ..evaluators.layout import Layout
-from ..solver.log import IterationLog, problem_statistics, summary, user_options
+from ..solver.log import (IterationLog, bound_violation, problem_statistics, row_kinds,
+                          summary, user_options)
 from ..solver.result import IterationRecord, SolveResult
 from ..solver.status import STATUSES
 from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
@@ -195,11 +196,12 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
                for k, row in enumerate(hist[:iterations + 1].tolist())]
     counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
     uf = f                          # the log's unscaled objective: the minimized one
+    bound = bound_violation(x, lbx, ubx)
     scaled = dict(obj=float(out[OUT_S_OBJ]), dual=float(out[OUT_S_DUAL]),
-                  constr=float(out[OUT_S_CONSTR]), compl=float(out[OUT_S_COMPL]),
+                  constr=float(out[OUT_S_CONSTR]), bound=bound, compl=float(out[OUT_S_COMPL]),
                   E0=float(out[OUT_S_E0]))
     ud, uc, ucp = float(out[OUT_U_DUAL]), float(out[OUT_U_CONSTR]), float(out[OUT_U_COMPL])
-    unscaled = dict(obj=uf, dual=ud, constr=uc, compl=ucp, E0=max(ud, uc, ucp))
+    unscaled = dict(obj=uf, dual=ud, constr=uc, bound=bound, compl=ucp, E0=max(ud, uc, ucp))
     total = time.perf_counter() - t0
     res = SolveResult(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
                       iterations=iterations,
@@ -233,7 +235,7 @@ def _print(res, opts, scaled, unscaled, problem, bounds):
         for rec in res.history:
             log.iteration(rec)
         summary(stream, res, scaled, unscaled, res.counts, res.timings,
-                STATUSES[res.status].exit_message, False)
+                STATUSES[res.status].exit_message, False, rows=row_kinds(*bounds[2:]))
     finally:
         if out_file is not None:
             out_file.close()

@@ -32,7 +32,8 @@ from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
-from .log import IterationLog, problem_statistics, summary, user_options
+from .log import (IterationLog, bound_violation, problem_statistics, row_kinds, summary,
+                  user_options)
 from .nlp import EvalCounter, SlackNLP
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
@@ -246,9 +247,10 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     fe = {}
     if ipm.final_errors is not None:
         e, ue = ipm.final_errors
+        bound = bound_violation(x, lbx, ubx)
         fe = dict(scaled=dict(obj=it.f, dual=e["dual"], constr=e["nlp_constr"],
-                              compl=e["compl"], E0=e["E0"]),
-                  unscaled=dict(obj=f, dual=ue["dual"], constr=ue["constr"],
+                              bound=bound, compl=e["compl"], E0=e["E0"]),
+                  unscaled=dict(obj=f, dual=ue["dual"], constr=ue["constr"], bound=bound,
                                 compl=ue["compl"],
                                 E0=max(ue["dual"], ue["constr"], ue["compl"])))
     res = SolveResult(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
@@ -257,5 +259,5 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                       extra=extra)
     if stream is not None:
         summary(stream, res, fe.get("scaled", {}), fe.get("unscaled", {}), counter.counts,
-                timings, exit_msg, opts.print_timing_statistics)
+                timings, exit_msg, opts.print_timing_statistics, rows=row_kinds(lbg, ubg))
     return res

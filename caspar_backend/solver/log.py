@@ -46,9 +46,34 @@ def user_options(stream, opts):
             stream.write(f"  {k:<40s} = {v!r}\n")
 
 
-def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_timing):
+def bound_violation(x, lbx, ubx) -> float:
+    """IPOPT's "Variable bound violation": how far ``x`` lies outside the user's bounds
+    (max-norm; the iterates keep within the bounds relaxed by bound_relax_factor, so
+    this is at most that relaxation unless honor_original_bounds projects x)."""
+    import numpy as np
+
+    x = np.asarray(x, float)
+    if not x.size:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        v = np.maximum(np.asarray(lbx, float) - x, x - np.asarray(ubx, float))
+    return float(max(0.0, np.nanmax(v)))
+
+
+def row_kinds(lbg, ubg) -> tuple[int, int]:
+    """``(equalities, inequalities)``: rows with ``lbg == ubg`` and the others."""
+    import numpy as np
+
+    n_eq = int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
+    return n_eq, len(lbg) - n_eq
+
+
+def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_timing,
+            rows=None):
     """IPOPT's closing block (iteration count, scaled/unscaled errors, counts, timing,
-    EXIT line)."""
+    EXIT line).  ``rows`` = :func:`row_kinds`: as IPOPT, which evaluates its equality
+    and inequality constraints apart, a kind the problem has none of counts no
+    evaluations (None: both counted)."""
     w = stream.write
     w(f"\nNumber of Iterations....: {res.iterations}\n\n")
     w("                                   (scaled)                 (unscaled)\n")
@@ -60,14 +85,15 @@ def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_
                        ("Overall NLP error.......", "E0")):
         w(f"{label}:  {scaled.get(key, 0.0): .16e}   {unscaled.get(key, 0.0): .16e}\n")
     w("\n\n")
-    for label, key in (("objective function evaluations            ", "obj"),
-                       ("objective gradient evaluations            ", "grad"),
-                       ("equality constraint evaluations           ", "cons"),
-                       ("inequality constraint evaluations         ", "cons"),
-                       ("equality constraint Jacobian evaluations  ", "jac"),
-                       ("inequality constraint Jacobian evaluations", "jac"),
-                       ("Lagrangian Hessian evaluations            ", "hess")):
-        w(f"Number of {label}  = {counts.get(key, 0)}\n")
+    n_eq, n_in = rows if rows is not None else (1, 1)
+    for label, key, has in (("objective function evaluations            ", "obj", True),
+                            ("objective gradient evaluations            ", "grad", True),
+                            ("equality constraint evaluations           ", "cons", n_eq),
+                            ("inequality constraint evaluations         ", "cons", n_in),
+                            ("equality constraint Jacobian evaluations  ", "jac", n_eq),
+                            ("inequality constraint Jacobian evaluations", "jac", n_in),
+                            ("Lagrangian Hessian evaluations            ", "hess", True)):
+        w(f"Number of {label} = {counts.get(key, 0) if has else 0}\n")
     w(f"Total seconds in caspar (IPOPT algorithm)         = {timings['total']:.3f}\n")
     if print_timing:
         w("\nTiming statistics:\n")

@@ -840,3 +840,32 @@ def test_problem_statistics_as_ipopts(capfd, print_level, fixed, compiled):
         assert S.stats()["caspar"]["extra"]["path"] == "compiled"
     assert _statistics_block(out) == ipopt
     assert any(s.startswith("This is caspar version") for s in out) == (print_level >= 5)
+
+
+@pytest.mark.parametrize("compiled", ["yes", "no"])
+def test_summary_lines_as_ipopts(capfd, compiled):
+    """hs015 ends with x_0 just above its upper bound (bound_relax_factor): the summary
+    reports that as IPOPT's "Variable bound violation" does, both columns; a problem
+    without equality constraints counts no equality evaluations; the count lines are
+    IPOPT's labels and alignment."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2,
+           "g": ca.vertcat(x[0] * x[1] - 1, x[0] + x[1] ** 2)}
+    args = dict(x0=[-2, 1], ubx=[0.5, ca.inf], lbg=0, ubg=ca.inf)
+    ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.sb": "yes"})(**args)
+    ipopt = capfd.readouterr().out.splitlines()
+    nlpsol("S", "caspar", nlp, {"print_time": False,
+                                "caspar": {"compiled_path": compiled}})(**args)
+    ours = capfd.readouterr().out.splitlines()
+
+    def line(lines, head):
+        return next(s for s in lines if s.startswith(head))
+
+    assert line(ours, "Variable bound violation") == line(ipopt, "Variable bound violation")
+    counts = [s for s in ipopt if s.startswith("Number of ") and " = " in s]
+    assert len(counts) == 7
+    for s in counts:
+        label = s.split(" = ")[0]
+        assert line(ours, label + " = ")
+    assert line(ours, "Number of equality constraint evaluations") == \
+        line(ipopt, "Number of equality constraint evaluations")
