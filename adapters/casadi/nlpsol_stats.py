@@ -85,8 +85,9 @@ def solve_stats(res, wall: float, proc: float, compile_time: float, device: str)
         "t_proc_total": proc,
         "n_call_nlp_f": int(c.get("obj", 0)),
         "n_call_nlp_grad_f": int(c.get("grad", 0)),
-        "n_call_nlp_g": int(c.get("cons", 0)),
-        "n_call_nlp_jac_g": int(c.get("jac", 0)),
+        # (a problem without constraints evaluates none, as casadi counts for ipopt)
+        "n_call_nlp_g": int(c.get("cons", 0)) if len(res.g) else 0,
+        "n_call_nlp_jac_g": int(c.get("jac", 0)) if len(res.g) else 0,
         "n_call_nlp_hess_l": int(c.get("hess", 0)),
         "iterations": {
             "obj": [r.objective for r in hist],

@@ -869,3 +869,18 @@ def test_summary_lines_as_ipopts(capfd, compiled):
         assert line(ours, label + " = ")
     assert line(ours, "Number of equality constraint evaluations") == \
         line(ipopt, "Number of equality constraint evaluations")
+
+
+def test_evaluation_counts_as_ipopts_without_constraints():
+    """An unconstrained problem: casadi's ipopt counts no g or jac_g calls, nor does
+    caspar; the other counts agree too (same iterations, same evaluations)."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2}
+    keys = ("n_call_nlp_f", "n_call_nlp_grad_f", "n_call_nlp_g", "n_call_nlp_jac_g",
+            "n_call_nlp_hess_l")
+    R = ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.print_level": 0,
+                                      "ipopt.sb": "yes"})
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {"print_level": 0}})
+    R(x0=[-1.2, 1])
+    S(x0=[-1.2, 1])
+    assert {k: S.stats()[k] for k in keys} == {k: R.stats()[k] for k in keys}
