@@ -209,8 +209,10 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
         fn = function
     problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn))
     if key is not None:
+        # (the saved copy says "stored"; a load sets "hit")
         problem.model.meta["problem_cache"] = "stored"
-        problem_cache.store(key, problem)
+        if not problem_cache.store(key, problem):
+            problem.model.meta["problem_cache"] = "not stored"
     return problem
 
 

@@ -73,38 +73,49 @@ def load(key: str):
     from caspar_backend.errors import ModelError
     from caspar_backend.persist import load_problem
 
-    path = _folder() / f"{key}.caspar"
-    if not path.exists():
-        return None
+    try:
+        path = _folder() / f"{key}.caspar"
+        if not path.exists():
+            return None
+    except OSError:
+        return None                         # no cache folder to be had (read-only home)
     try:
         problem = load_problem(path)
-    except (ModelError, OSError, AttributeError, ImportError):
+    except (ModelError, OSError, AttributeError, ImportError, EOFError):
         path.unlink(missing_ok=True)
         return None
-    os.utime(path)                          # recently used
+    try:
+        os.utime(path)                      # recently used
+    except OSError:
+        pass
     return problem
 
 
-def store(key: str, problem) -> None:
-    """Keep ``problem`` under ``key`` (atomically), then trim the folder to
-    :data:`MAX_ENTRIES`; a problem that does not pickle (opaque calls) is not kept."""
+def store(key: str, problem) -> bool:
+    """Keep ``problem`` under ``key`` (atomically), then trim the folder
+    (:data:`MAX_ENTRIES`, :data:`MAX_BYTES`); whether it was kept (a problem that does
+    not pickle, opaque calls, or an unwritable folder: not)."""
     from caspar_backend.errors import ModelError
     from caspar_backend.persist import save
 
     if problem.model.opaque is not None:
-        return
-    folder = _folder()
+        return False
     try:
+        folder = _folder()
         save(problem, folder / f"{key}.caspar")
     except (OSError, pickle.PicklingError, TypeError, AttributeError, ModelError):
-        return       # a full or read-only disk, or a model that does not pickle: not kept
-    entries = sorted(((p.stat().st_mtime, p.stat().st_size, p)
-                      for p in folder.glob("*.caspar")), reverse=True)
-    total = 0
-    for k, (_, size, path) in enumerate(entries):      # newest first
-        total += size
-        if k and (k >= MAX_ENTRIES or total > MAX_BYTES):
-            path.unlink(missing_ok=True)
+        return False  # a full or read-only disk, or a model that does not pickle
+    try:
+        entries = sorted(((p.stat().st_mtime, p.stat().st_size, p)
+                          for p in folder.glob("*.caspar")), reverse=True)
+        total = 0
+        for k, (_, size, path) in enumerate(entries):      # newest first
+            total += size
+            if k and (k >= MAX_ENTRIES or total > MAX_BYTES):
+                path.unlink(missing_ok=True)
+    except OSError:
+        pass                     # another process trimming at the same time
+    return True
 
 
 def set_values(problem, values: dict, var_names, param_names) -> None:

@@ -121,3 +121,12 @@ def test_folder_is_trimmed_least_recently_used_first(cache, monkeypatch):
     from_casadi(_model(c=4.0))
     assert len(list(cache.glob("*.caspar"))) == 1
     assert from_casadi(_model(c=4.0)).model.meta["problem_cache"] == "hit"
+
+
+def test_unwritable_cache_folder_only_turns_the_cache_off(cache, monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(blocker))     # a file: no folder under it
+    prob = from_casadi(_model())
+    assert prob.model.meta["problem_cache"] == "not stored"
+    assert prob.solve(print_level=0).status == "Solve_Succeeded"
