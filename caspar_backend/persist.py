@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import pickle
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -64,7 +65,8 @@ def save(problem, path) -> None:
                 n=int(problem.n), m=int(problem.m), n_params=int(problem.n_params),
                 groups=len(problem.groups))
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # one temporary per process and thread: two writers of one path never share it
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(MAGIC)

@@ -130,3 +130,26 @@ def test_unwritable_cache_folder_only_turns_the_cache_off(cache, monkeypatch, tm
     prob = from_casadi(_model())
     assert prob.model.meta["problem_cache"] == "not stored"
     assert prob.solve(print_level=0).status == "Solve_Succeeded"
+
+
+def test_threads_building_one_program_at_once(cache):
+    import threading
+
+    out = []
+
+    def build():
+        out.append(from_casadi(_model()))
+
+    threads = [threading.Thread(target=build) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 4 and len(list(cache.glob("*.caspar"))) == 1
+    assert not list(cache.glob(".*.tmp"))
+    again = from_casadi(_model())
+    assert again.model.meta["problem_cache"] == "hit"
+    x, p = np.linspace(-1, 1, 200), np.array([1.0, 0.3])
+    for prob in out:
+        for a, b in zip(_values(prob, x, p), _values(again, x, p)):
+            assert a.tobytes() == b.tobytes()
