@@ -83,11 +83,13 @@ def try_solve(problem, x0, p, bounds, options):
 
 
 def is_square(lbx, ubx, lbg, ubg) -> bool:
-    """IPOPT's square problem (as many free variables as equality rows, at least one):
-    IPOPT recomputes its multipliers after every step (the general path's
-    ``InteriorPoint._feasibility_multipliers``), which the kernels do not."""
-    m_eq = int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
-    return m_eq > 0 and int(np.count_nonzero(np.asarray(lbx) != np.asarray(ubx))) == m_eq
+    """:func:`caspar_backend.solver.structure.is_square` of a solve's bounds (free:
+    ``lbx != ubx``; equality: ``lbg == ubg``): IPOPT's multiplier recomputation runs on
+    the general path only, not in the kernels."""
+    from ..solver.structure import is_square as square
+
+    return square(int(np.count_nonzero(np.asarray(lbx) != np.asarray(ubx))),
+                  int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg))))
 
 
 def _first_of_process() -> bool:

@@ -50,6 +50,7 @@ from .mu import MuUpdate
 from .quantities import BarrierQuantities
 from .restoration import restoration_phase
 from .status import SolverStop
+from .structure import is_square
 from .termination import Termination
 
 __all__ = ["InteriorPoint", "Shared", "SolverStop"]
@@ -121,9 +122,11 @@ class InteriorPoint:
                                       self.lbfgs, self.info, resto, shared.log)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
-        # IPOPT's IsSquareProblem: as many free variables as equality constraints
-        self.square = (not resto and self.m > 0
-                       and nlp.nx == int(np.count_nonzero(host(nlp.eq))))
+        self.square = not resto and is_square(nlp.nx, int(np.count_nonzero(host(nlp.eq))))
+        #: a square problem's iterate multipliers, kept while its feasibility multipliers
+        #: are tried (allocated once)
+        self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),
+                              xp.empty_like(self.it.zU)) if self.square else None)
         self._stepped = False           # a trial point was accepted since the last test
 
     def release(self) -> None:
@@ -248,7 +251,8 @@ class InteriorPoint:
             return
         if term.check(e, ue, it, sh.iter, sh.t0, sh.cpu0) is not None:
             return
-        y0, zL0, zU0 = it.y.copy(), it.zL.copy(), it.zU.copy()
+        y0, zL0, zU0 = self._saved_mults
+        y0[:], zL0[:], zU0[:] = it.y, it.zL, it.zU
         it.zL[:] = 0.0
         it.zU[:] = 0.0
         it.y[:] = self.least_squares_y(limit=math.inf)

@@ -23,6 +23,13 @@ from ..arrays import host, segment_sum
 from ..structure_cache import mask_key
 
 
+def is_square(n_free: int, n_eq: int) -> bool:
+    """IPOPT's IsSquareProblem: as many free variables as equality rows, at least one.
+    IPOPT starts a square problem's multipliers at zero and recomputes them after every
+    step (:meth:`~.ipm.InteriorPoint._feasibility_multipliers`)."""
+    return n_eq > 0 and n_free == n_eq
+
+
 def slack_key(device, fixed, eq, relax_equalities) -> tuple:
     """The cache key of a :class:`SlackStructure`: the device, the fixed set, the
     equality rows and the relaxation (the evaluator, whose sparsity completes the
