@@ -56,10 +56,11 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(fn, f, g) -> BulkRead | None:
+def read_bulk(fn, f, g, text: str | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
-    None (module doc)."""
-    alg = decode(fn)
+    None (module doc); ``text`` its exported program when the caller has it
+    (:func:`.sxdecode.program_text`)."""
+    alg = decode(fn, text)
     if alg is None:
         return None
     dag = build_dag(alg)

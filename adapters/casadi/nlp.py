@@ -31,6 +31,7 @@ from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
 from .bulk import read_bulk
+from .sxdecode import program_text
 from .names import IndexedNames, SXNames
 from .compiler import Compiler, MXCallProgram, make_function
 from .opaque import OpaqueRegistry
@@ -52,7 +53,7 @@ _MIN_CON_TERMS = 8
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     expand: bool = True, keep_calls: bool = True,
                     blocks: bool = True, bulk: bool | None = None,
-                    _function=None) -> NLPModel:
+                    _function=None, _program_text=None) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -92,9 +93,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
                          "must be expanded (pass expand=True, the default)")
     n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
     # numbers first: a wrong length should not wait for a long extraction
-    bounds = dict(lbx=_vector("lbx", lbx, n, -np.inf), ubx=_vector("ubx", ubx, n, np.inf),
-                  lbg=_vector("lbg", lbg, m, -np.inf), ubg=_vector("ubg", ubg, m, np.inf),
-                  x0=_vector("x0", x0, n, 0.0), p=_vector("p", p, q, 0.0))
+    bounds = _call_values(n, m, q, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, x0=x0, p=p)
     graph = Graph()
     var_names = _names(x, "x")
     param_names = _names(pp, "p")
@@ -107,7 +106,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
             fn = _function if _function is not None else _sx_function(x, pp, f, g)
             if bulk or (bulk is None and BULK_MIN_INSTRUCTIONS is not None
                         and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
-                found = read_bulk(fn, f, g)
+                found = read_bulk(fn, f, g, _program_text)
                 if found is not None:
                     return _bulk_model(found, graph, m, bounds, var_names, param_names)
             prog = SXProgram(fn, compiler)
@@ -189,25 +188,25 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     values = dict(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, p=p)
     opts = dict(expand=expand, keep_calls=keep_calls, blocks=blocks, bulk=bulk)
     x, f, g, pp, sym = _unpack(nlp)
-    fn = key = None
+    fn = function if sym is ca.SX else None
+    key = text = None
     if sym is ca.SX and problem_cache.enabled():
-        fn = function if function is not None else _sx_function(x, pp, f, g)
+        if fn is None:
+            fn = _sx_function(x, pp, f, g)
         if fn.n_instructions() >= problem_cache.MIN_INSTRUCTIONS:
-            n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
+            text = program_text(fn)        # the key, and the bulk reader's input
+        if text is not None:
             key = problem_cache.program_key(
-                fn, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
+                text, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
             problem = problem_cache.load(key)
             if problem is not None:
-                problem_cache.set_values(problem, dict(
-                    lbx=_vector("lbx", lbx, n, -np.inf), ubx=_vector("ubx", ubx, n, np.inf),
-                    lbg=_vector("lbg", lbg, m, -np.inf), ubg=_vector("ubg", ubg, m, np.inf),
-                    x0=_vector("x0", x0, n, 0.0), p=_vector("p", p, q, 0.0)),
-                    _names(x, "x"), _names(pp, "p"))
+                n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
+                problem_cache.set_values(problem, _call_values(n, m, q, **values),
+                                         _names(x, "x"), _names(pp, "p"))
                 problem.model.meta["problem_cache"] = "hit"
                 return problem
-    if fn is None and sym is ca.SX:
-        fn = function
-    problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn))
+    problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn,
+                                      _program_text=text))
     if key is not None:
         # (the saved copy says "stored"; a load sets "hit")
         problem.model.meta["problem_cache"] = "stored"
@@ -233,6 +232,14 @@ def _sx_function(x, pp, f, g):
 
 
 # ------------------------------------------------------------------- helpers
+def _call_values(n, m, q, *, lbx, ubx, lbg, ubg, x0, p) -> dict:
+    """The call's bounds, ``x0`` and ``p`` as float64 vectors of the problem's lengths
+    (missing: infinite bounds, zeros), checked by :func:`_vector`."""
+    return dict(lbx=_vector("lbx", lbx, n, -np.inf), ubx=_vector("ubx", ubx, n, np.inf),
+                lbg=_vector("lbg", lbg, m, -np.inf), ubg=_vector("ubg", ubg, m, np.inf),
+                x0=_vector("x0", x0, n, 0.0), p=_vector("p", p, q, 0.0))
+
+
 def _bulk_model(found, graph, m, bounds, var_names, param_names):
     """The NLPModel of a :class:`~.bulk.BulkRead`: the per-node reader's pattern groups
     as blocks, nothing left flat."""

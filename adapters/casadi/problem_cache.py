@@ -46,15 +46,17 @@ def enabled() -> bool:
         "0", "false", "no", "off")
 
 
-def program_key(fn, sparsities, options: dict) -> str:
-    """The hex SHA-256 key of the module doc: ``fn`` the SX Function, ``sparsities``
-    casadi Sparsity objects, ``options`` the reader's options (JSON-serializable)."""
+def program_key(text: str, sparsities, options: dict) -> str:
+    """The hex SHA-256 key of the module doc: ``text`` the SX Function's
+    ``export_code('matlab')`` (:func:`.sxdecode.program_text`, which the bulk reader
+    decodes too), ``sparsities`` casadi Sparsity objects, ``options`` the reader's
+    options (JSON-serializable)."""
     import casadi as ca
 
     from caspar_backend.persist import build_fingerprint
 
     h = hashlib.sha256()
-    h.update(fn.export_code("matlab").encode())
+    h.update(text.encode())
     for sp in sparsities:
         h.update(b"\0" + sp.serialize().encode())
     h.update(b"\0" + json.dumps([options, ca.__version__, build_fingerprint()],

@@ -210,15 +210,25 @@ def _table() -> dict:
 
 
 # -------------------------------------------------------------------- decode
-def decode(fn) -> Algorithm | None:
+def program_text(fn) -> str | None:
+    """``fn.export_code('matlab')``: every instruction of SXFunction ``fn`` as text (the
+    input of :func:`decode`), or None where casadi cannot export it."""
+    try:
+        return fn.export_code("matlab")
+    except RuntimeError:
+        return None
+
+
+def decode(fn, text: str | None = None) -> Algorithm | None:
     """The instruction program of SXFunction ``fn`` as an :class:`Algorithm`, or None
-    where the bulk decoding does not apply (module docstring)."""
+    where the bulk decoding does not apply (module docstring); ``text``: its
+    :func:`program_text` when the caller has it already."""
     K = fn.n_instructions()
     if K == 0 or fn.n_in() == 0:
         return None
-    try:
-        text = fn.export_code("matlab")
-    except RuntimeError:
+    if text is None:
+        text = program_text(fn)
+    if text is None:
         return None
     body = _body(text)
     del text
