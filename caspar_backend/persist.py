@@ -55,11 +55,32 @@ def build_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def save(problem, path) -> None:
+class _NamelessPickler(pickle.Pickler):
+    """Pickles the sequences whose ids are in ``skipped`` as ``None``."""
+
+    def __init__(self, f, skipped: set):
+        super().__init__(f, protocol=pickle.HIGHEST_PROTOCOL)
+        self._skipped = skipped
+
+    def reducer_override(self, obj):
+        if id(obj) in self._skipped:
+            return (_no_names, ())
+        return NotImplemented
+
+
+def _no_names():
+    return None
+
+
+def save(problem, path, *, symbol_names: bool = True) -> None:
     """Write ``problem`` to ``path`` (module doc), atomically: a partial file never
     replaces a good one.  A problem calling functions evaluated through its front end
     (CasADi interpolants, integrators, callbacks) is refused, naming them: those
-    objects do not pickle."""
+    objects do not pickle.
+
+    ``symbol_names=False`` stores the variables' and parameters' names as ``None``: for
+    a caller that sets them on every load (the CasADi problem cache), as building 10^6
+    names from a front end's symbols costs seconds."""
     problem._refuse_opaque("saving the problem")
     head = dict(format=FORMAT, caspar=__version__, build=build_fingerprint(),
                 n=int(problem.n), m=int(problem.m), n_params=int(problem.n_params),
@@ -71,7 +92,13 @@ def save(problem, path) -> None:
         with open(tmp, "wb") as f:
             f.write(MAGIC)
             f.write(json.dumps(head).encode() + b"\n")
-            pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
+            if symbol_names:
+                pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
+            else:
+                m = problem.model
+                skipped = {id(v) for v in (m.var_names, m.param_names, m.graph.var_names,
+                                           m.graph.param_names) if v is not None}
+                _NamelessPickler(f, skipped).dump(problem)
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -87,8 +87,8 @@ def run(N: int = 2000, tol: float = 1e-8, out=print, device: str = "cpu",
     ref = _ipopt(nlp, args, tol)
     out(f"n = {ours['n']} variables, m = {ours['m']} constraints, "
         f"{ours['groups']} pattern groups\n")
-    out(f"| solver | device | status | objective | iterations | build s | solve s |")
-    out(f"|---|---|---|---|---|---|---|")
+    out("| solver | device | status | objective | iterations | build s | solve s |")
+    out("|---|---|---|---|---|---|---|")
     for name, r, dev in (("caspar", ours, device), ("IPOPT 3.14 (casadi)", ref, "cpu")):
         out(f"| {name} | {dev} | {r['status']} | {r['f']:.10g} | {r['iterations']} | "
             f"{r['build']:.2f} | {r['solve']:.2f} |")

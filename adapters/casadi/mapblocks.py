@@ -41,7 +41,7 @@ from caspar_backend.expr import Graph, topo_order
 from caspar_backend.rebuild import rebuild
 
 from . import optable as T
-from .program import CALL, SUM, UNARY, offsets
+from .program import SUM, UNARY, offsets
 
 _ADD, _SUB, _MUL, _DIV = (T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV"))
 _NEG, _TWICE = T.CODES["OP_NEG"], T.CODES["OP_TWICE"]

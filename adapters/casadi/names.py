@@ -3,7 +3,8 @@
 A name is printed only in a message, a log or when a user asks for it, while
 building every name of an SX vector costs a SWIG call per element (about 3 s
 for 10^6 variables).  These sequences compute ``names[i]`` on first access and
-cache it; they compare equal to the list they stand for and pickle as that list.
+cache it; they compare equal to the list they stand for and pickle as that list
+(``IndexedNames`` as its base and length: its names follow from them).
 """
 
 from __future__ import annotations
@@ -75,3 +76,6 @@ class IndexedNames(_Lazy):
 
     def _make(self, i: int) -> str:
         return f"{self._base}[{i}]"
+
+    def __reduce__(self):
+        return (IndexedNames, (self._base, self._n))

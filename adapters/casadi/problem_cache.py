@@ -104,7 +104,7 @@ def store(key: str, problem) -> bool:
         return False
     try:
         folder = _folder()
-        save(problem, folder / f"{key}.caspar")
+        save(problem, folder / f"{key}.caspar", symbol_names=False)  # set on a hit
     except (OSError, pickle.PicklingError, TypeError, AttributeError, ModelError):
         return False  # a full or read-only disk, or a model that does not pickle
     try:

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import SXDag
+from .sxwalks import chain_heads
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -45,14 +46,7 @@ def sum_chains(dag: SXDag):
     user[a0[ch]] = ch
     user[a1[ch]] = ch
     fused = chain & (uses == 1) & (user >= 0)
-    head = np.arange(K)
-    live = np.flatnonzero(fused)
-    head[live] = user[live]
-    while live.size:                                # pointer jumping to the head
-        nxt = head[head[live]]
-        moved = nxt != head[live]
-        head[live] = nxt
-        live = live[moved]
+    head = chain_heads(user, fused)                # users follow their links
     has_link = np.zeros(K, bool)
     has_link[user[fused]] = True
     in_sum = chain & (fused | has_link)

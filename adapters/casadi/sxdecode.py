@@ -11,22 +11,20 @@ instruction order, about 0.5 us each,
     w<o> = <op printed over w<a>, w<b>>;  unary and binary ops: (w3+w7), sin(w2), ...
     argout_<i>{<nz+1>} = w<a>;            OP_OUTPUT
 
-and :func:`decode` reads that text with C-speed string and NumPy passes, none per
-line in Python:
+and :func:`decode` reads that text in one compiled pass (:mod:`.sxscan`, Numba), none
+per line in Python:
 
-* **numbers**: every character but the digits becomes a blank
-  (``bytes.translate``) and ``numpy.fromstring`` parses all digit runs at once,
-  in text order;
-* **forms**: deleting the digits instead leaves each line's *skeleton*
-  (``  w = (w+w);``), one per op.  A key of the skeleton's first 24 bytes and
-  its length finds the distinct skeletons (``numpy.unique``); each is looked up,
-  as a whole string, in a table *calibrated* at first use against casadi itself
-  (a probe Function holding every op caspar reads, exported and compared with
-  ``instruction_id``): its op, how many digit runs its lines hold and which runs
-  are the operands.  Ops that casadi prints alike (``OP_POW``, ``OP_CONSTPOW``:
-  ``w1.^w2``) share a skeleton only where caspar builds them alike;
-* **alignment**: the runs per line (per skeleton) summed up give each line's
-  first run; their total must equal the number of runs parsed;
+* **numbers and forms**: each line's digit runs are parsed in text order, and its
+  *skeleton* -- the line with its digits deleted (``  w = (w+w);``), one per op -- is
+  hashed (64 bits, with its length).  The distinct hashes are found in linear time
+  (:func:`_distinct`); each distinct skeleton is looked up, as a whole string, in a
+  table *calibrated* at first use against casadi itself (a probe Function holding
+  every op caspar reads, exported and compared with ``instruction_id``): its op, how
+  many digit runs its lines hold and which runs are the operands.  Ops that casadi
+  prints alike (``OP_POW``, ``OP_CONSTPOW``: ``w1.^w2``) share a skeleton only where
+  caspar builds them alike;
+* **alignment**: every line's run count must equal its form's (two skeletons behind
+  one hash show here unless their counts agree); the counts' running sum gives each line's first run;
 * **constants** are parsed by NumPy from their ``%.16e`` text (fixed width),
   which round-trips doubles exactly.
 
@@ -58,11 +56,7 @@ _INPUT, _OUTPUT, _CONST = (T.CODES[k] for k in ("OP_INPUT", "OP_OUTPUT", "OP_CON
 
 #: instructions compared with casadi's per-instruction API after decoding
 _SAMPLE = 96
-#: bytes of a skeleton line in its key (with the length; the table check is exact)
-_KEYW = 24
 _PAD = 64
-_DIGITS = b"0123456789"
-_BLANK_ALL_BUT_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
 
 
 @dataclass(eq=False)
@@ -98,35 +92,10 @@ def _body(text: str) -> bytes | None:
     return text[lo:hi].encode("ascii")
 
 
-def _line_starts(buf: np.ndarray) -> np.ndarray:
-    """Start of every line of ``buf`` (each line ends in a newline), int64."""
-    ends = np.flatnonzero(buf == 10)
-    starts = np.empty_like(ends)
-    starts[:1] = 0
-    starts[1:] = ends[:-1] + 1
-    return starts
-
-
 def _windows(buf: np.ndarray, pos, width: int) -> np.ndarray:
     """(len(pos), width) uint8: ``buf[pos + j]`` (``buf`` ends in _PAD zero bytes)."""
     view = np.lib.stride_tricks.as_strided(buf, (buf.size - _PAD, width), (1, 1))
     return view[pos]
-
-
-def _skeleton_keys(skel: bytes):
-    """``(keys uint64, starts, lengths)`` of the lines of the digit-free body."""
-    buf = np.frombuffer(skel + bytes(_PAD), np.uint8)
-    starts = _line_starts(buf[:-_PAD])
-    lens = np.diff(np.append(starts, len(skel))) - 1      # without the newline
-    parts = _windows(buf, starts, _KEYW).view("<u8")      # (L, 3), past the line: 0'd
-    key = lens.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    for j, m in enumerate((0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)):
-        keep = np.clip(lens - 8 * j, 0, 8).astype(np.uint64) * np.uint64(8)  # bits
-        mask = np.where(keep >= 64, ~np.uint64(0),
-                        (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1))
-        key = (key ^ ((parts[:, j] & mask) * np.uint64(m))) * np.uint64(0xFF51AFD7ED558CCD)
-        key ^= key >> np.uint64(29)
-    return key, starts, lens
 
 
 def _distinct(key: np.ndarray):
@@ -239,50 +208,45 @@ def decode(fn, text: str | None = None) -> Algorithm | None:
 
 
 def _decode(body: bytes, K: int) -> Algorithm | None:
-    skel = body.translate(None, _DIGITS)
-    key, sstart, slen = _skeleton_keys(skel)
-    if key.size != K:
+    from .sxscan import fields, scan_lines
+
+    buf = np.frombuffer(body, np.uint8)
+    capacity = 4 * K
+    while True:
+        ok, starts, key, nrun, tok = scan_lines(buf, K, capacity)
+        if ok >= 0:
+            break
+        capacity *= 2                    # lines of more digit runs than expected
+    if ok == 0:
         return None
     first, inv = _distinct(key)
     table = _table()
-    forms = []
-    for i in first.tolist():
-        s = int(sstart[i])
-        forms.append(table.get(skel[s:s + int(slen[i])].decode("ascii")))
-    del skel
+    ends = np.append(starts[1:], len(body))
+    forms = [table.get(re.sub(r"\d", "", body[starts[i]:ends[i] - 1].decode("ascii")))
+             for i in first.tolist()]
     if any(f is None for f in forms):
         return None
     op_f, nrun_f, ia_f, ib_f, ii_f, inz_f = (np.array(c, np.int64) for c in zip(*forms))
-    tok = np.fromstring(body.translate(_BLANK_ALL_BUT_DIGITS), dtype=np.int64, sep=" ")
-    nrun = nrun_f[inv]
-    off = np.cumsum(nrun) - nrun                     # the line's first run
-    if int(nrun.sum()) != tok.size:
-        return None
-
-    def run(i_f):
-        i = i_f[inv]
-        return np.where(i >= 0, np.take(tok, off + i, mode="clip"), -1)
-
-    op = op_f[inv]
-    out = op == _OUTPUT
-    w = np.where(out, -1, tok[np.minimum(off, tok.size - 1)])
-    idx = run(ii_f)
-    nz = np.where(inz_f[inv] >= 0, run(inz_f) - 1, -1)
+    if not np.array_equal(nrun_f[inv], nrun):
+        return None                      # two forms behind one key: never guessed
+    first_run = np.cumsum(nrun) - nrun
+    op, w, a, b, idx, nz = fields(inv, nrun, tok, first_run, op_f, ia_f, ib_f, ii_f,
+                                  inz_f, _OUTPUT)
     value = np.zeros(K)
     ci = np.flatnonzero(op == _CONST)
     if ci.size:
-        value[ci] = _constants(body, w[ci], ci)
-    return Algorithm(op, w, run(ia_f), run(ib_f), idx, nz, value)
+        value[ci] = _constants(body, starts, ends, w[ci], ci)
+    return Algorithm(op, w, a, b, idx, nz, value)
 
 
-def _constants(body: bytes, o: np.ndarray, lines: np.ndarray) -> np.ndarray:
-    """Values of the constant lines ``lines`` (``  w<o> = <value>;``), float64."""
+def _constants(body: bytes, starts, ends, o: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """Values of the constant lines ``lines`` (``  w<o> = <value>;``; ``starts``/``ends``
+    every line's first byte and the byte after its newline), float64."""
     buf = np.frombuffer(body + bytes(_PAD), np.uint8)
-    starts = _line_starts(buf[:-_PAD])
     s = starts[lines]
     digits = np.searchsorted(10 ** np.arange(1, 19), o, side="right") + 1
     e = s + 3 + digits + 3                               # after '  w<o> = '
-    end = np.append(starts, len(body))[lines + 1] - 2     # before ';\n'
+    end = ends[lines] - 2                                # before ';\n'
     width = 26
     W = _windows(buf, e, width)
     W = np.where(np.arange(width) < (end - e)[:, None], W, 0).astype(np.uint8)

@@ -9,11 +9,11 @@ the per-node reader's graph does: the exponent of ``pow`` (caspar turns
     h(leaf)     = H[kind]                         (H[const value] for an exponent)
     h(op(a, b)) = mix(op, h(a), h(b))             (uint64, argument order kept)
 
-is computed for all nodes inside terms at once, one NumPy pass per *height*
-(leaves 0, a node one above its highest argument).  Heights come from a
-relaxation over the nodes reachable from the terms, found top-down within
-:data:`MAX_DEPTH` levels; with them the *tree size* (leaves counted with
-multiplicity) of every term.  A term deeper than MAX_DEPTH or larger than
+is computed for all nodes inside terms by one compiled loop in instruction order
+(:func:`.sxwalks.hash_trees`), with each node's *height* (leaves 0, a node one above
+its highest argument) over the nodes reachable from the terms within
+:data:`MAX_DEPTH` levels, and the *tree size* (leaves counted with multiplicity) of
+every term.  A term deeper than MAX_DEPTH or larger than
 :data:`MAX_LEAVES` is *not hashed* (``ok`` False): a shared prefix (single
 shooting, cumulative sums) makes trees exponentially larger than their DAG, and
 such terms go to the per-node reader.
@@ -29,6 +29,7 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
+from .sxwalks import hash_trees
 
 #: terms whose tree is deeper than this are read by the per-node reader
 MAX_DEPTH = 48
@@ -89,66 +90,10 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     ident = np.where(leaf == LEAF_CONST, (dag.value + 0.0).view(np.uint64),
                      np.maximum(dag.attr, 0).astype(np.uint64))
     vh = np.where(leaf != NOT_LEAF, _fmix(vh ^ _fmix(ident ^ _M3)), np.uint64(0))
-    # inner nodes: non-leaves reachable from the terms, top-down, MAX_DEPTH levels
-    inner = np.zeros(K, bool)
-    claim = np.full(K, -1, np.int64)      # deduplicates a level without sorting
-    front = _distinct(nodes[leaf[nodes] == NOT_LEAF], claim)
-    inner[front] = True
-    for _ in range(MAX_DEPTH):
-        kids = np.concatenate([a0[front], a1[front]])
-        kids = kids[kids >= 0]
-        kids = kids[(leaf[kids] == NOT_LEAF) & ~inner[kids]]
-        if not kids.size:
-            break
-        front = _distinct(kids, claim)
-        inner[front] = True
-    ids = np.flatnonzero(inner)
-    # heights and tree sizes; an unvisited non-leaf argument is 'deep'
-    height = np.zeros(K, np.int64)
     size = (leaf != NOT_LEAF).astype(np.int64)
-    deep = (leaf == NOT_LEAF) & ~inner
-    height[deep] = _BIG
-    size[deep] = _BIG
-    b0, b1 = a0[ids], a1[ids]
-    has1 = b1 >= 0
-    b1c = np.where(has1, b1, b0)
-    # bottom-up: a node's height is final once both arguments' are (leaves and deep
-    # nodes are); each pass touches only the nodes still pending
-    final = ~inner
-    pend = np.arange(ids.size)
-    while pend.size:
-        ready = final[b0[pend]] & final[b1c[pend]]
-        r = pend[ready]
-        if not r.size:
-            break
-        height[ids[r]] = np.minimum(1 + np.maximum(height[b0[r]],
-                                                   np.where(has1[r], height[b1c[r]], 0)),
-                                    _BIG)
-        final[ids[r]] = True
-        pend = pend[~ready]
-    # heights above MAX_DEPTH are not hashed: as uint8 the sort is a radix sort
-    order = np.argsort(np.minimum(height[ids], MAX_DEPTH + 1).astype(np.uint8),
-                       kind="stable")
-    ids, b0, b1c, has1 = ids[order], b0[order], b1c[order], has1[order]
-    hs = height[ids]
-    cut = np.searchsorted(hs, np.arange(1, MAX_DEPTH + 2))
-    bake = baked(dag)[ids]
-    bits = dag.value.view(np.uint64)
-    ops = dag.op[ids].astype(np.uint64)
-    lo = 0
-    for hi in cut.tolist():
-        if hi <= lo:
-            continue
-        s = slice(lo, hi)
-        ha = h[b0[s]]
-        hb = np.where(has1[s], h[b1c[s]], np.uint64(0))
-        hb = np.where(bake[s], _fmix(bits[b1c[s]] ^ _M3), hb)
-        x = (ops[s] + np.uint64(1)) * _M1 ^ ha * _M2 ^ ((hb << np.uint64(29)) |
-                                                    (hb >> np.uint64(35))) * _M3
-        h[ids[s]] = _fmix(x)
-        vh[ids[s]] = _mix(ops[s], vh[b0[s]], np.where(has1[s], vh[b1c[s]], np.uint64(0)))
-        size[ids[s]] = np.minimum(size[b0[s]] + np.where(has1[s], size[b1c[s]], 0), _BIG)
-        lo = hi
+    inner, height = hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
+                               dag.value.view(np.uint64), np.asarray(nodes, np.int64),
+                               MAX_DEPTH, _BIG)
     hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
     ok = hashed & (size <= MAX_LEAVES)
     return h, ok, vh, hashed

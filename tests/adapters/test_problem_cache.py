@@ -153,3 +153,31 @@ def test_threads_building_one_program_at_once(cache):
     for prob in out:
         for a, b in zip(_values(prob, x, p), _values(again, x, p)):
             assert a.tobytes() == b.tobytes()
+
+
+def test_storing_builds_no_symbol_names(cache, monkeypatch):
+    # a name costs a SWIG call per symbol (seconds at 10^6): the entry stores none,
+    # as a hit sets the call's own names
+    from caspar_backend.adapters.casadi import names
+
+    def refuse(self, i):
+        raise AssertionError("a symbol name was built while storing")
+
+    monkeypatch.setattr(names.SXNames, "_make", refuse)
+    assert from_casadi(_model()).model.meta["problem_cache"] == "stored"
+    monkeypatch.undo()
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(cache.parent))
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "1")
+    monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 100)
+    hit = from_casadi(_model(name="y"))
+    assert hit.model.meta["problem_cache"] == "hit"
+    assert hit.model.var_names[3] == "y_3" and hit.model.con_names[2] == "g[2]"
+
+
+def test_indexed_names_pickle_as_base_and_length():
+    import pickle
+
+    from caspar_backend.adapters.casadi.names import IndexedNames
+
+    got = pickle.loads(pickle.dumps(IndexedNames("g", 10 ** 7)))
+    assert isinstance(got, IndexedNames) and len(got) == 10 ** 7 and got[123] == "g[123]"
