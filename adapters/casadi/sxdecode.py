@@ -14,17 +14,15 @@ instruction order, about 0.5 us each,
 and :func:`decode` reads that text in one compiled pass (:mod:`.sxscan`, Numba), none
 per line in Python:
 
-* **numbers and forms**: each line's digit runs are parsed in text order, and its
-  *skeleton* -- the line with its digits deleted (``  w = (w+w);``), one per op -- is
-  hashed (64 bits, with its length).  The distinct hashes are found in linear time
-  (:func:`_distinct`); each distinct skeleton is looked up, as a whole string, in a
-  table *calibrated* at first use against casadi itself (a probe Function holding
-  every op caspar reads, exported and compared with ``instruction_id``): its op, how
-  many digit runs its lines hold and which runs are the operands.  Ops that casadi
-  prints alike (``OP_POW``, ``OP_CONSTPOW``: ``w1.^w2``) share a skeleton only where
-  caspar builds them alike;
-* **alignment**: every line's run count must equal its form's (two skeletons behind
-  one hash show here unless their counts agree); the counts' running sum gives each line's first run;
+* **forms**: a line's *skeleton* -- the line with its digits deleted
+  (``  w = (w+w);``), one per op -- is hashed (64 bits, with its length) and looked
+  up in a table *calibrated* at first use against casadi itself (a probe Function
+  holding every op caspar reads, exported and compared with ``instruction_id``): its
+  op, how many digit runs its lines hold and which runs are the operands.  Ops that
+  casadi prints alike (``OP_POW``, ``OP_CONSTPOW``: ``w1.^w2``) share a skeleton only
+  where caspar builds them alike;
+* **numbers**: the line's digit runs, parsed as the hash is taken; their count must
+  be the form's, and the form names which are the slot written and the operands;
 * **constants** are parsed by NumPy from their ``%.16e`` text (fixed width),
   which round-trips doubles exactly.
 
@@ -56,7 +54,6 @@ _INPUT, _OUTPUT, _CONST = (T.CODES[k] for k in ("OP_INPUT", "OP_OUTPUT", "OP_CON
 
 #: instructions compared with casadi's per-instruction API after decoding
 _SAMPLE = 96
-_PAD = 64
 
 
 @dataclass(eq=False)
@@ -90,30 +87,6 @@ def _body(text: str) -> bytes | None:
     if lo <= 0 or hi <= 0:
         return None
     return text[lo:hi].encode("ascii")
-
-
-def _windows(buf: np.ndarray, pos, width: int) -> np.ndarray:
-    """(len(pos), width) uint8: ``buf[pos + j]`` (``buf`` ends in _PAD zero bytes)."""
-    view = np.lib.stride_tricks.as_strided(buf, (buf.size - _PAD, width), (1, 1))
-    return view[pos]
-
-
-def _distinct(key: np.ndarray):
-    """``(first, inv)``: the first line of each distinct key and each line's key
-    number.  A program has a few dozen line forms: their keys are binned by 16 of
-    their bits (linear time, no sort) and checked to be one key per bin; only
-    where two forms share a bin does it sort (``numpy.unique``)."""
-    b = (key >> np.uint64(48)).astype(np.int64)
-    n = key.size
-    first_of_bin = np.full(1 << 16, n, np.int64)
-    first_of_bin[b[::-1]] = np.arange(n - 1, -1, -1)     # last write wins: the first
-    used = np.flatnonzero(first_of_bin < n)
-    if np.array_equal(key, key[first_of_bin[b]]):
-        number = np.zeros(1 << 16, np.int64)
-        number[used] = np.arange(used.size)
-        return first_of_bin[used], number[b]
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    return first, inv.reshape(-1)
 
 
 # --------------------------------------------------------------- calibration
@@ -178,6 +151,19 @@ def _table() -> dict:
     return _TABLE
 
 
+_FORMS = None
+
+
+def _form_table():
+    """:func:`_table` as the compiled loop's :class:`.sxscan.FormTable`."""
+    global _FORMS
+    if _FORMS is None:
+        from .sxscan import FormTable
+
+        _FORMS = FormTable.build(_table())
+    return _FORMS
+
+
 # -------------------------------------------------------------------- decode
 def program_text(fn) -> str | None:
     """``fn.export_code('matlab')``: every instruction of SXFunction ``fn`` as text (the
@@ -208,47 +194,31 @@ def decode(fn, text: str | None = None) -> Algorithm | None:
 
 
 def _decode(body: bytes, K: int) -> Algorithm | None:
-    from .sxscan import fields, scan_lines
+    from .sxscan import OK, decode_lines
 
+    forms = _form_table()
     buf = np.frombuffer(body, np.uint8)
-    capacity = 4 * K
-    while True:
-        ok, starts, key, nrun, tok = scan_lines(buf, K, capacity)
-        if ok >= 0:
-            break
-        capacity *= 2                    # lines of more digit runs than expected
-    if ok == 0:
+    status, _, op, w, a, b, idx, nz, starts = decode_lines(
+        buf, K, forms.slot_key, forms.slot_form, forms.op, forms.runs, forms.ia, forms.ib,
+        forms.ii, forms.inz, _OUTPUT)
+    if status != OK:
         return None
-    first, inv = _distinct(key)
-    table = _table()
-    ends = np.append(starts[1:], len(body))
-    forms = [table.get(re.sub(r"\d", "", body[starts[i]:ends[i] - 1].decode("ascii")))
-             for i in first.tolist()]
-    if any(f is None for f in forms):
-        return None
-    op_f, nrun_f, ia_f, ib_f, ii_f, inz_f = (np.array(c, np.int64) for c in zip(*forms))
-    if not np.array_equal(nrun_f[inv], nrun):
-        return None                      # two forms behind one key: never guessed
-    first_run = np.cumsum(nrun) - nrun
-    op, w, a, b, idx, nz = fields(inv, nrun, tok, first_run, op_f, ia_f, ib_f, ii_f,
-                                  inz_f, _OUTPUT)
     value = np.zeros(K)
     ci = np.flatnonzero(op == _CONST)
     if ci.size:
-        value[ci] = _constants(body, starts, ends, w[ci], ci)
+        value[ci] = _constants(buf, starts, w[ci], ci)
     return Algorithm(op, w, a, b, idx, nz, value)
 
 
-def _constants(body: bytes, starts, ends, o: np.ndarray, lines: np.ndarray) -> np.ndarray:
-    """Values of the constant lines ``lines`` (``  w<o> = <value>;``; ``starts``/``ends``
-    every line's first byte and the byte after its newline), float64."""
-    buf = np.frombuffer(body + bytes(_PAD), np.uint8)
-    s = starts[lines]
-    digits = np.searchsorted(10 ** np.arange(1, 19), o, side="right") + 1
-    e = s + 3 + digits + 3                               # after '  w<o> = '
-    end = ends[lines] - 2                                # before ';\n'
+def _constants(buf: np.ndarray, starts, o: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """Values of the constant lines ``lines`` (``  w<o> = <value>;``, never the last
+    line: the program ends with an output), float64; ``starts`` every line's first
+    byte."""
+    e = starts[lines] + 3 + (np.searchsorted(10 ** np.arange(1, 19), o, side="right")
+                             + 1) + 3              # after '  w<o> = '
+    end = starts[lines + 1] - 2                      # before ';\n'
     width = 26
-    W = _windows(buf, e, width)
+    W = buf[np.minimum(e[:, None] + np.arange(width), buf.size - 1)]
     W = np.where(np.arange(width) < (end - e)[:, None], W, 0).astype(np.uint8)
     return np.ascontiguousarray(W).view(f"S{width}").reshape(-1).astype(np.float64)
 

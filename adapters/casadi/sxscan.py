@@ -1,111 +1,159 @@
-"""The compiled loops of :mod:`.sxdecode`: one pass over the exported program text.
+"""The compiled loop of :mod:`.sxdecode`: the exported program text read in one pass.
 
 casadi's MATLAB export of an SXFunction is one line per instruction (``sxdecode``'s
-docstring gives the forms).  :func:`scan_lines` reads every line once, in order:
+docstring gives the forms).  A line's *skeleton* is the line with its digits deleted
+(``  w = (w+w);``); its *runs* are its maximal digit runs, read as decimal integers.
+:func:`skeleton_hash` hashes a skeleton (64-bit FNV-1a over its bytes, then its
+length mixed in); :class:`FormTable` holds the calibrated forms by that hash, in an
+open-addressing table a compiled loop can probe.
 
-* ``starts[k]``  int64: the byte offset of line k;
-* ``keys[k]``    uint64: a 64-bit hash of line k's *skeleton* (its bytes with every
-  digit removed, and the skeleton's length) -- lines of one form share it;
-* ``nrun[k]``    int64: the number of maximal digit runs on line k;
-* ``tok``        int64 (sum nrun): every digit run's decimal value, in text order
-  (runs longer than 18 digits -- the fraction of a ``%.16e`` constant has 16 -- are
-  never operands; they are read modulo 2^64 and ignored).
-
-:func:`fields` then picks each instruction's operands out of ``tok`` with the per-form
-run numbers of ``sxdecode``'s calibrated table.
+:func:`decode_lines` reads the K lines once, in order: for each line it hashes the
+skeleton and parses the runs as it goes, finds the line's form, checks that the line
+has as many runs as the form says, and writes the instruction's fields from the runs
+the form names.  A line whose skeleton is not in the table, or whose run count
+differs, stops the loop (the caller reads the program the per-instruction way).
 
 Compiled by Numba once per machine (``cache=True``: next to this file, or Numba's
 per-user cache where that is read-only); importing this module compiles nothing.
-Both loops are linear in the text's length and allocate only their outputs.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+_MIX = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+#: runs a line may hold that the fields can name (a form's operand run numbers are
+#: smaller); a line with more runs is still counted exactly
+MAX_RUNS = 8
+
+#: decode_lines' status: all lines read; a skeleton not in the table; a line whose run
+#: count is not its form's; not exactly K lines
+OK, UNKNOWN_FORM, RUN_COUNT, LINE_COUNT = 0, 1, 2, 3
+
+
+def skeleton_hash(skeleton: bytes) -> int:
+    """The 64-bit hash of a skeleton (module docstring), as :func:`decode_lines`
+    computes it: FNV-1a over the bytes, then ``(h ^ len * MIX) * PRIME``, then
+    ``h ^= h >> 29`` (all modulo 2^64)."""
+    h = _FNV_OFFSET
+    for c in skeleton:
+        h = ((h ^ c) * _FNV_PRIME) & _MASK
+    h = ((h ^ ((len(skeleton) * _MIX) & _MASK)) * _FNV_PRIME) & _MASK
+    return h ^ (h >> 29)
+
+
+@dataclass(frozen=True, eq=False)
+class FormTable:
+    """Final.  The calibrated forms by skeleton hash.  ``slot_key`` uint64 (T,) and
+    ``slot_form`` int64 (T,) (-1: empty) are an open-addressing table of T = 2^j slots
+    probed linearly from ``hash & (T - 1)``; form f is ``op[f]``, ``runs[f]`` (its
+    run count), and the run numbers of operand a, operand b, index and nonzero
+    (``ia``, ``ib``, ``ii``, ``inz``; -1: none)."""
+
+    slot_key: np.ndarray
+    slot_form: np.ndarray
+    op: np.ndarray
+    runs: np.ndarray
+    ia: np.ndarray
+    ib: np.ndarray
+    ii: np.ndarray
+    inz: np.ndarray
+
+    @classmethod
+    def build(cls, forms: dict) -> FormTable:
+        """From ``{skeleton str: (op, runs, ia, ib, ii, inz)}`` (entries whose form is
+        None -- skeletons printed alike for ops read differently -- are left out, so
+        their lines are unknown).  Two skeletons of one hash: ValueError."""
+        items = [(skeleton_hash(s.encode("ascii")), f) for s, f in forms.items()
+                 if f is not None and all(0 <= c for c in f[:2])
+                 and all(c < MAX_RUNS for c in f[2:])]
+        if len({h for h, _ in items}) != len(items):
+            raise ValueError("two line forms share a skeleton hash")
+        T = 1 << max(4, (4 * len(items) - 1).bit_length())
+        slot_key = np.zeros(T, np.uint64)
+        slot_form = np.full(T, -1, np.int64)
+        for f, (h, _) in enumerate(items):
+            i = h & (T - 1)
+            while slot_form[i] >= 0:
+                i = (i + 1) & (T - 1)
+            slot_key[i], slot_form[i] = np.uint64(h), f
+        cols = [np.array(c, np.int64) for c in zip(*(f for _, f in items))] \
+            if items else [np.zeros(0, np.int64)] * 6
+        return cls(slot_key, slot_form, *cols)
 
 
 @njit(cache=True, nogil=True)
-def scan_lines(buf, K, capacity):
-    """``(ok, starts, keys, nrun, tok)`` of the first K lines of ``buf`` (uint8, each
-    line ending in a newline): module docstring.  ``ok`` is 1; 0 when ``buf`` does not
-    hold exactly K lines; -1 when more than ``capacity`` digit runs were found (the
-    caller retries with a larger capacity)."""
-    starts = np.empty(K, np.int64)
-    keys = np.empty(K, np.uint64)
-    nrun = np.zeros(K, np.int64)
-    tok = np.empty(capacity, np.int64)
-    n = buf.size
-    line = 0
-    t = 0
-    pos = 0
-    while pos < n:
-        if line >= K:
-            return 0, starts, keys, nrun, tok[:t]
-        starts[line] = pos
-        h = _FNV_OFFSET
-        length = 0
-        runs = 0
-        value = np.uint64(0)
-        in_run = False
-        while True:
-            if pos >= n:                      # a last line without its newline
-                return 0, starts, keys, nrun, tok[:t]
-            c = buf[pos]
-            pos += 1
-            if 48 <= c <= 57:
-                if in_run:
-                    value = value * np.uint64(10) + np.uint64(c - 48)
-                else:
-                    in_run = True
-                    value = np.uint64(c - 48)
-                continue
-            if in_run:
-                if t >= capacity:
-                    return -1, starts, keys, nrun, tok[:t]
-                tok[t] = np.int64(value)
-                t += 1
-                runs += 1
-                in_run = False
-            if c == 10:
-                break
-            h = (h ^ np.uint64(c)) * _FNV_PRIME
-            length += 1
-        h = (h ^ (np.uint64(length) * _MIX)) * _FNV_PRIME
-        h ^= h >> np.uint64(29)
-        keys[line] = h
-        nrun[line] = runs
-        line += 1
-    if line != K:
-        return 0, starts, keys, nrun, tok[:t]
-    return 1, starts, keys, nrun, tok[:t]
-
-
-@njit(cache=True, nogil=True)
-def fields(inv, nrun, tok, first_run, op_f, ia_f, ib_f, ii_f, inz_f, output_op):
-    """``(op, w, a, b, idx, nz)`` int64 (K,) of the K lines: line k of form
-    ``f = inv[k]`` has its runs at ``tok[first_run[k]:first_run[k] + nrun[k]]``;
-    ``op_f[f]`` its op, ``ia_f``/``ib_f``/``ii_f``/``inz_f`` the run numbers of operand
-    a, operand b, index and nonzero (-1: none).  ``w`` is the line's first run (the
-    work slot written), -1 on an ``output_op`` line; ``nz`` is the 1-based printed
-    nonzero less one."""
-    K = inv.size
+def decode_lines(buf, K, slot_key, slot_form, op_f, runs_f, ia_f, ib_f, ii_f, inz_f,
+                 output_op):
+    """``(status, line, op, w, a, b, idx, nz, starts)`` of the K lines of ``buf``
+    (uint8, each line ending in a newline), against the form table (:class:`FormTable`'s
+    arrays).  ``status`` is OK, or why it stopped at line ``line``; the int64 (K,)
+    fields are the instruction's op, the work slot written (its first run; -1 on an
+    ``output_op`` line), the runs the form names for operands a and b, index, and
+    nonzero (the printed 1-based nonzero less one), -1 where the form names none;
+    ``starts[k]`` is line k's first byte."""
     op = np.empty(K, np.int64)
     w = np.empty(K, np.int64)
     a = np.empty(K, np.int64)
     b = np.empty(K, np.int64)
     idx = np.empty(K, np.int64)
     nz = np.empty(K, np.int64)
+    starts = np.empty(K, np.int64)
+    run = np.zeros(MAX_RUNS, np.int64)
+    mask = slot_key.size - 1
+    n = buf.size
+    pos = 0
     for k in range(K):
-        f = inv[k]
-        o = first_run[k]
+        if pos >= n:
+            return LINE_COUNT, k, op, w, a, b, idx, nz, starts
+        starts[k] = pos
+        h = np.uint64(_FNV_OFFSET)
+        length = 0
+        runs = 0
+        value = 0
+        in_run = False
+        while True:
+            if pos >= n:                                # no newline at the end
+                return LINE_COUNT, k, op, w, a, b, idx, nz, starts
+            c = buf[pos]
+            pos += 1
+            if 48 <= c <= 57:
+                value = value * 10 + (c - 48) if in_run else c - 48
+                in_run = True
+                continue
+            if in_run:
+                if runs < MAX_RUNS:
+                    run[runs] = value
+                runs += 1
+                in_run = False
+            if c == 10:
+                break
+            h = (h ^ np.uint64(c)) * np.uint64(_FNV_PRIME)
+            length += 1
+        h = (h ^ (np.uint64(length) * np.uint64(_MIX))) * np.uint64(_FNV_PRIME)
+        h ^= h >> np.uint64(29)
+        i = np.int64(h & np.uint64(mask))
+        f = -1
+        while slot_form[i] >= 0:
+            if slot_key[i] == h:
+                f = slot_form[i]
+                break
+            i = (i + 1) & mask
+        if f < 0:
+            return UNKNOWN_FORM, k, op, w, a, b, idx, nz, starts
+        if runs != runs_f[f]:
+            return RUN_COUNT, k, op, w, a, b, idx, nz, starts
         op[k] = op_f[f]
-        w[k] = -1 if op_f[f] == output_op or nrun[k] == 0 else tok[o]
-        a[k] = tok[o + ia_f[f]] if ia_f[f] >= 0 else -1
-        b[k] = tok[o + ib_f[f]] if ib_f[f] >= 0 else -1
-        idx[k] = tok[o + ii_f[f]] if ii_f[f] >= 0 else -1
-        nz[k] = tok[o + inz_f[f]] - 1 if inz_f[f] >= 0 else -1
-    return op, w, a, b, idx, nz
+        w[k] = -1 if op_f[f] == output_op or runs == 0 else run[0]
+        a[k] = run[ia_f[f]] if ia_f[f] >= 0 else -1
+        b[k] = run[ib_f[f]] if ib_f[f] >= 0 else -1
+        idx[k] = run[ii_f[f]] if ii_f[f] >= 0 else -1
+        nz[k] = run[inz_f[f]] - 1 if inz_f[f] >= 0 else -1
+    if pos != n:
+        return LINE_COUNT, K, op, w, a, b, idx, nz, starts
+    return OK, K, op, w, a, b, idx, nz, starts
