@@ -56,7 +56,7 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(fn, f, g, text: str | None = None) -> BulkRead | None:
+def read_bulk(fn, f, g, text: bytes | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
     None (module doc); ``text`` its exported program when the caller has it
     (:func:`.sxdecode.program_text`)."""

@@ -46,7 +46,7 @@ def enabled() -> bool:
         "0", "false", "no", "off")
 
 
-def program_key(text: str, sparsities, options: dict) -> str:
+def program_key(text: bytes, sparsities, options: dict) -> str:
     """The hex SHA-256 key of the module doc: ``text`` the SX Function's
     ``export_code('matlab')`` (:func:`.sxdecode.program_text`, which the bulk reader
     decodes too), ``sparsities`` casadi Sparsity objects, ``options`` the reader's
@@ -56,7 +56,7 @@ def program_key(text: str, sparsities, options: dict) -> str:
     from caspar_backend.persist import build_fingerprint
 
     h = hashlib.sha256()
-    h.update(text.encode())
+    h.update(text)
     for sp in sparsities:
         h.update(b"\0" + sp.serialize().encode())
     h.update(b"\0" + json.dumps([options, ca.__version__, build_fingerprint()],

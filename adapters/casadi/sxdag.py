@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import optable as T
+from .sxwalks import single_writes
 
 LEAF_VAR, LEAF_PAR, LEAF_CONST, NOT_LEAF = 0, 1, 2, -1
 
@@ -68,21 +69,10 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
 
 def _single_writes(alg):
     """``(arg0, arg1)`` when every slot is written once (casadi's
-    ``live_variables=False``): a read's writer is the slot's only writer."""
-    w = alg.w
-    wk = np.flatnonzero(w >= 0)
-    size = int(max(w.max(), alg.a.max(), alg.b.max())) + 1
-    writer = np.full(size, -1, np.int64)
-    writer[w[wk]] = wk
-    if np.count_nonzero(writer >= 0) != wk.size:
-        return None                      # a slot written twice: resolve by sorting
-    args = []
-    for r in (alg.a, alg.b):
-        src = np.where(r >= 0, writer[np.maximum(r, 0)], -1)
-        if np.any((r >= 0) & ((src < 0) | (src >= np.arange(alg.size)))):
-            return None                  # read before written: the sort path decides
-        args.append(src)
-    return tuple(args)
+    ``live_variables=False``): a read's writer is the slot's only writer, written
+    before it (:func:`.sxwalks.single_writes`); else None."""
+    ok, arg0, arg1 = single_writes(alg.w, alg.a, alg.b)
+    return (arg0, arg1) if ok else None
 
 
 def _sorted_reads(alg):

@@ -74,19 +74,20 @@ class Algorithm:
 
 
 # ------------------------------------------------------------------ the text
-def _body(text: str) -> bytes | None:
-    """The instruction lines of a MATLAB export (each ending in a newline)."""
-    head = text.rfind("= nonzeros_gen(varargin{")
+def _body(text: bytes) -> memoryview | None:
+    """The instruction lines of a MATLAB export (each ending in a newline), a view of
+    ``text`` (no copy)."""
+    head = text.rfind(b"= nonzeros_gen(varargin{")
     if head < 0:
         return None
-    lo = text.find("\n", head) + 1
+    lo = text.find(b"\n", head) + 1
     # the last instruction writes an output (every value feeds one): the body ends
     # with the last 'argout_<i>{...} = w<a>;' line, whatever trailer follows
-    last = text.rfind("\n  argout_")
-    hi = text.find("\n", last + 1) + 1 if last >= lo else 0
+    last = text.rfind(b"\n  argout_")
+    hi = text.find(b"\n", last + 1) + 1 if last >= lo else 0
     if lo <= 0 or hi <= 0:
         return None
-    return text[lo:hi].encode("ascii")
+    return memoryview(text)[lo:hi]
 
 
 # --------------------------------------------------------------- calibration
@@ -124,8 +125,8 @@ def _form(line: str, op: int) -> tuple:
 def _calibrate() -> dict:
     """skeleton line -> :func:`_form` of every line form the probe prints."""
     fn = _probe_function()
-    body = _body(fn.export_code("matlab"))
-    lines = body.decode("ascii").splitlines()
+    body = _body(program_text(fn))
+    lines = bytes(body).decode("ascii").splitlines()
     ids = [fn.instruction_id(k) for k in range(fn.n_instructions())]
     if len(lines) != len(ids):
         raise RuntimeError("casadi's MATLAB export does not print one line per instruction")
@@ -165,16 +166,17 @@ def _form_table():
 
 
 # -------------------------------------------------------------------- decode
-def program_text(fn) -> str | None:
-    """``fn.export_code('matlab')``: every instruction of SXFunction ``fn`` as text (the
-    input of :func:`decode`), or None where casadi cannot export it."""
+def program_text(fn) -> bytes | None:
+    """``fn.export_code('matlab')``, UTF-8 encoded: every instruction of SXFunction
+    ``fn`` as text (the input of :func:`decode`), or None where casadi cannot export
+    it."""
     try:
-        return fn.export_code("matlab")
+        return fn.export_code("matlab").encode()
     except RuntimeError:
         return None
 
 
-def decode(fn, text: str | None = None) -> Algorithm | None:
+def decode(fn, text: bytes | None = None) -> Algorithm | None:
     """The instruction program of SXFunction ``fn`` as an :class:`Algorithm`, or None
     where the bulk decoding does not apply (module docstring); ``text``: its
     :func:`program_text` when the caller has it already."""
@@ -193,7 +195,7 @@ def decode(fn, text: str | None = None) -> Algorithm | None:
     return alg if alg is not None and _agrees(fn, alg) else None
 
 
-def _decode(body: bytes, K: int) -> Algorithm | None:
+def _decode(body: memoryview, K: int) -> Algorithm | None:
     from .sxscan import OK, decode_lines
 
     forms = _form_table()

@@ -44,6 +44,7 @@ from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
 from .sxhash import _fmix, baked
 from .sxchains import program_uses
 from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
+from .sxwalks import claims_hold, first_of_each
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -134,19 +135,10 @@ def _patterns(F: np.ndarray):
 
 
 def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
-    """Every equality ``F`` claims is one of op, leaf identity and argument hashes."""
-    L, N = M.shape
-    cols = np.arange(N)
-    src = M[F, cols[None, :]]
-    ok = dag.op[M] == dag.op[src]
-    ok &= dag.leaf[M] == dag.leaf[src]
-    ok &= dag.attr[M] == dag.attr[src]
-    ok &= (dag.value[M] + 0.0).view(np.uint64) == (dag.value[src] + 0.0).view(np.uint64)
-    for a in (dag.arg0, dag.arg1):
-        x, y = a[M], a[src]
-        ok &= (x < 0) == (y < 0)
-        ok &= vh[np.maximum(x, 0)] == vh[np.maximum(y, 0)]
-    return bool(ok.all())
+    """Every equality ``F`` claims is one of op, leaf identity and argument hashes
+    (:func:`.sxwalks.claims_hold`)."""
+    return bool(claims_hold(dag.op, dag.leaf, dag.attr, (dag.value + 0.0).view(np.uint64),
+                            dag.arg0, dag.arg1, vh, M, F))
 
 
 def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
@@ -361,7 +353,7 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     th = np.where(hashed[nd], vh[nd], _fmix(nd.astype(np.uint64) ^ np.uint64(0x5851F42D)))
     th = th ^ (ins.wrap[sp_i].astype(np.uint64) * _WRAP_MUL) ^ (ins.c[sp_i] + 0.0).view(np.uint64)
     th = th ^ _fmix(ins.root[sp_i].astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
-    _, once = np.unique(th, return_index=True)
+    once = first_of_each(th)
     term_total = np.bincount(ins.root[sp_i[once]], weights=ops_of[sp_i[once]], minlength=R)
 
     def passes(distinct):
@@ -372,7 +364,7 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     # undercounts the sum's nodes: a stricter rule, never a wrong split)
     def distinct_of(r, h):
         key = h ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
-        _, first = np.unique(key, return_index=True)
+        first = first_of_each(key)
         return np.bincount(r[first], minlength=R)
 
     top = sp & (ins.node >= 0)

@@ -86,10 +86,11 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     h = np.zeros(K, np.uint64)
     for kind, v in _LEAF_H.items():
         h[leaf == kind] = np.uint64(v)
-    vh = h.copy()
-    ident = np.where(leaf == LEAF_CONST, (dag.value + 0.0).view(np.uint64),
-                     np.maximum(dag.attr, 0).astype(np.uint64))
-    vh = np.where(leaf != NOT_LEAF, _fmix(vh ^ _fmix(ident ^ _M3)), np.uint64(0))
+    vh = np.zeros(K, np.uint64)
+    lv = np.flatnonzero(leaf != NOT_LEAF)
+    ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
+                     np.maximum(dag.attr[lv], 0).astype(np.uint64))
+    vh[lv] = _fmix(h[lv] ^ _fmix(ident ^ _M3))
     size = (leaf != NOT_LEAF).astype(np.int64)
     inner, height = hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
                                dag.value.view(np.uint64), np.asarray(nodes, np.int64),

@@ -226,3 +226,86 @@ def spine_tour(op, a0, a1, tree, sp, tops, add, sub, neg):
             o_host[q] = it_host[i]
             o_dist[q] = exit_at[j0] - it_at[i]      # the root's exit ends the tour
     return o_top, o_node, o_par, top_of, span, o_dist, o_host
+
+
+@njit(cache=True, nogil=True)
+def single_writes(w, a, b):
+    """``(ok, arg0, arg1)``: each instruction's arguments as the instructions that wrote
+    the slots ``a[k]``, ``b[k]`` it reads (-1: none), for a program in which every slot
+    ``w[k] >= 0`` is written once.  ``ok`` False when a slot is written twice or read
+    before it is written (the caller resolves reads by sorting)."""
+    K = w.size
+    size = 0
+    for k in range(K):
+        size = max(size, w[k] + 1, a[k] + 1, b[k] + 1)
+    writer = np.full(size, -1, np.int64)
+    arg0 = np.full(K, -1, np.int64)
+    arg1 = np.full(K, -1, np.int64)
+    for k in range(K):
+        if a[k] >= 0:
+            src = writer[a[k]]
+            if src < 0:
+                return False, arg0, arg1
+            arg0[k] = src
+        if b[k] >= 0:
+            src = writer[b[k]]
+            if src < 0:
+                return False, arg0, arg1
+            arg1[k] = src
+        if w[k] >= 0:
+            if writer[w[k]] >= 0:
+                return False, arg0, arg1
+            writer[w[k]] = k
+    return True, arg0, arg1
+
+
+@njit(cache=True, nogil=True)
+def first_of_each(key):
+    """int64: the index of the first occurrence of each distinct value of ``key``
+    (uint64), in order of first occurrence -- ``np.unique(key, return_index=True)[1]``
+    as a set, in linear time (an open-addressing table of at least twice the size)."""
+    n = key.size
+    T = 1
+    while T < 2 * n:
+        T *= 2
+    slot = np.full(T, -1, np.int64)
+    mask = np.uint64(T - 1)
+    out = np.empty(n, np.int64)
+    m = 0
+    for i in range(n):
+        k = key[i]
+        j = np.int64((k ^ (k >> np.uint64(31))) & mask)
+        while True:
+            s = slot[j]
+            if s < 0:
+                slot[j] = i
+                out[m] = i
+                m += 1
+                break
+            if key[s] == k:
+                break
+            j = (j + 1) & (T - 1)
+    return out[:m]
+
+
+@njit(cache=True, nogil=True)
+def claims_hold(op, leaf, attr, bits, a0, a1, vh, M, F):
+    """Whether node ``M[i, c]`` equals node ``M[F[i, c], c]`` in op, leaf kind,
+    leaf identity (``attr``), constant bits (``bits``: the value + 0.0 as uint64) and
+    the value hashes ``vh`` of both arguments (-1 only against -1), for every (i, c)
+    of the (L, N) int64 arrays ``M``, ``F``."""
+    L, N = M.shape
+    for i in range(L):
+        for c in range(N):
+            m = M[i, c]
+            s = M[F[i, c], c]
+            if op[m] != op[s] or leaf[m] != leaf[s] or attr[m] != attr[s] \
+                    or bits[m] != bits[s]:
+                return False
+            x, y = a0[m], a0[s]
+            if (x < 0) != (y < 0) or vh[max(x, 0)] != vh[max(y, 0)]:
+                return False
+            x, y = a1[m], a1[s]
+            if (x < 0) != (y < 0) or vh[max(x, 0)] != vh[max(y, 0)]:
+                return False
+    return True
