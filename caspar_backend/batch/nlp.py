@@ -96,8 +96,6 @@ class BatchSlackNLP:
         self.dc_d = xp.asarray(self.dc)
         self._dci_d = xp.asarray(dci)
         self._dcj_d = xp.asarray(self.dc[:, self.jac_rows[:self._nj_user]])
-        self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
-        self._eq_d = xp.asarray(self.eq)
         self._enforced_d = xp.asarray(np.flatnonzero(self.eq))
 
     # ------------------------------------------------------------------ scaling
@@ -130,12 +128,12 @@ class BatchSlackNLP:
     # ------------------------------------------------------------------ subsets
     #: per-instance arrays (first axis = instance), kept by :meth:`take`
     _PER_INSTANCE = ("x_full", "df", "dc", "wL", "wU", "g_offset", "df_d", "dc_d",
-                     "_dci_d", "_dcj_d", "_lbg_d", "_ubg_d")
+                     "_dci_d", "_dcj_d")
     #: per-instance work buffers, reallocated by :meth:`take`
     _BUFFERS = ("_f", "_g", "_gradf", "_jv", "_hv", "_objf", "_lam")
 
     #: device copies of shared index structures (moved by :meth:`take` to the host)
-    _STRUCTURES = ("_free_d", "_slack_d", "_jkeep_d", "_hkeep_d", "_eq_d", "_enforced_d")
+    _STRUCTURES = ("_free_d", "_slack_d", "_jkeep_d", "_hkeep_d", "_enforced_d")
 
     def take(self, idx, make_evaluator, device=None) -> "BatchSlackNLP":
         """The slack problem of the instances ``idx`` (host int64) of this one: a copy
@@ -215,6 +213,14 @@ class BatchSlackNLP:
         return out
 
     # ------------------------------------------------------------------ violations
+    def slack_bound_viol(self, W, H):
+        """SlackNLP.slack_bound_viol per instance, (B, ns): the inequality rows' scaled
+        violation of their relaxed bounds, max(wL - d, d - wU, 0) with d = h + s."""
+        xp = self.xp
+        gI = H[:, self._slack_d] + W[:, self.nx:]
+        return xp.maximum(xp.maximum(self.wL[:, self.nx:] - gI, gI - self.wU[:, self.nx:]),
+                          0.0)
+
     def nlp_constr_viol(self, W, H):
         """SlackNLP.nlp_constr_viol per instance, (B,)."""
         xp = self.xp
@@ -223,23 +229,22 @@ class BatchSlackNLP:
             return xp.zeros(B)
         if not self.ns:
             return xp.max(xp.abs(H), axis=1)
-        gI = H[:, self._slack_d] + W[:, self.nx:]
-        vI = xp.maximum(xp.maximum(self.wL[:, self.nx:] - gI, gI - self.wU[:, self.nx:]), 0.0)
-        vmax = xp.max(vI, axis=1)
+        vmax = xp.max(self.slack_bound_viol(W, H), axis=1)
         if self.ns == self.m:
             return vmax
         return xp.maximum(vmax, xp.max(xp.abs(H[:, self._enforced_d]), axis=1))
 
     def unscaled_constr_viol(self, W, H):
-        """The user's constraint violation (max-norm) per instance, (B,)."""
+        """SlackNLP.unscaled_constr_viol_term per instance, (B,): IPOPT's
+        unscaled_curr_nlp_constraint_violation, max(|h_E| / dc_E, v_I / dc_I) with v =
+        :meth:`slack_bound_viol` (the inequalities against their sides relaxed by
+        bound_relax_factor, the equalities not relaxed)."""
         xp = self.xp
         if self.m == 0:
             return xp.zeros(self.B)
-        g = H / self.dc_d + self.g_offset
+        v = xp.abs(H) / self.dc_d
         if self.ns:
-            g[:, self._slack_d] += W[:, self.nx:] / self._dci_d
-        v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
-                     xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
+            v[:, self._slack_d] = self.slack_bound_viol(W, H) / self._dci_d
         return xp.max(v, axis=1)
 
     # ------------------------------------------------------------------ results

@@ -10,8 +10,10 @@ SlackNLP
 
 * removes fixed variables (``lbx == ubx``: IPOPT's ``fixed_variable_treatment =
   make_parameter``) — ``x_free = x[free]``;
-* relaxes the remaining bounds and the inequality sides by ``bound_relax_factor *
-  max(1, |bound|)``;
+* relaxes the remaining bounds and the inequality sides by ``min(constr_viol_tol,
+  bound_relax_factor max(1, |bound|))`` (:func:`relaxed_bounds`; the user's constraint
+  violation measures the inequalities against these relaxed sides, as IPOPT's
+  ``unscaled_curr_nlp_constraint_violation``: :meth:`SlackNLP.unscaled_constr_viol_term`);
 * scales ``f`` by ``df`` and each ``g_i`` by ``dc_i`` (gradient-based: the max-norm of the
   scaled gradients at x0 is at most ``nlp_scaling_max_gradient``);
 * adds one slack per inequality (``lbg_i < ubg_i``), in constraint order, and writes
@@ -254,7 +256,7 @@ class SlackNLP(BarrierNLP):
         self.g_offset = xp.asarray(g_offset)
         self._eq_d = st.eq_d
         self._enforced_d = st.enforced_d
-        self._lbg_d, self._ubg_d = xp.asarray(lbg), xp.asarray(ubg)
+        self._lbg_d = xp.asarray(lbg)       # the relaxed equalities' |g - b|
 
     def structure(self, key, build):
         """From the evaluator's :class:`~caspar_backend.structure_cache.StructureCache`
@@ -383,33 +385,62 @@ class SlackNLP(BarrierNLP):
         except Exception as exc:     # a diagnostic must never mask the real status
             return f"(describe_nonfinite failed: {exc})"
 
-    def nlp_constr_viol(self, w, hv):
-        """IPOPT's ``curr_nlp_constraint_violation`` (max-norm, scaled space), a 0-d
-        array: |h_E| for equalities and, for inequalities, how far the scaled g_I lies
-        outside its (relaxed) bounds -- not the slack residual g_I - s, which the
-        barrier error and the line search use.  The overall NLP error E_0 of the
-        termination test is built on this one (IpOptErrorConvCheck / curr_nlp_error)."""
+    def slack_bound_viol(self, w, hv):
+        """The inequality rows' violation of their relaxed bounds in the scaled space,
+        (ns,) xp:
+
+            v_k = max(wL_k - d_k, d_k - wU_k, 0),   d_k = h_k + s_k = dc_k g_k(x),
+
+        ``wL``, ``wU`` the slacks' bounds (:func:`relaxed_bounds`: the user's sides
+        relaxed by bound_relax_factor, then scaled).  IPOPT's d_viol_L / d_viol_U of
+        curr_nlp_constraint_violation (and, divided by dc_k, of
+        unscaled_curr_nlp_constraint_violation); not the slack residual d - s, which the
+        barrier error and the line search use."""
         xp = self.xp
-        if not self.ns:
-            return amax_abs(xp, hv)
         gI = hv[self._slack_d] + w[self.nx:]
         # (inf - inf on a free side: NaN, dropped by the maximum with the other side;
         # the driver runs the iteration with NumPy's warnings off)
-        vI = xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
-        vmax = amax(xp, vI)
+        return xp.maximum(xp.maximum(self.wL[self.nx:] - gI, gI - self.wU[self.nx:]), 0.0)
+
+    def nlp_constr_viol(self, w, hv):
+        """IPOPT's ``curr_nlp_constraint_violation`` (max-norm, scaled space), a 0-d
+        array: max(|h_E|, :meth:`slack_bound_viol`) -- |h_E| for equalities and, for
+        inequalities, how far the scaled g_I lies outside its relaxed bounds.  The
+        overall NLP error E_0 of the termination test is built on this one
+        (IpOptErrorConvCheck / curr_nlp_error)."""
+        xp = self.xp
+        if not self.ns:
+            return amax_abs(xp, hv)
+        vmax = amax(xp, self.slack_bound_viol(w, hv))
         if self.ns == self.m:
             return vmax
         return xp.maximum(vmax, amax_abs(xp, hv[self._enforced_d]))
 
     def unscaled_constr_viol_term(self, w, hv):
         """:meth:`unscaled_constr_viol` as a 0-d array, not read back (the optimality
-        errors read it with their own values)."""
+        errors read it with their own values).  IPOPT's
+        ``unscaled_curr_nlp_constraint_violation`` (max-norm):
+
+            max( max_E |h_i| / dc_i,  max_I v_k / dc_k ),
+
+        v = :meth:`slack_bound_viol`: an inequality is measured against its bounds
+        *relaxed* by bound_relax_factor (OrigIpoptNLP::relax_bounds, capped at
+        constr_viol_tol), the scaled difference d_L - d(x) divided by dc
+        (unapply_vector_scaling_d), an equality by its unscaled residual
+        c = g - g_L = h / dc (unscaled_curr_c), not relaxed.  With bound_relax_factor
+        = 0 the bounds are the user's.  This is the ``constr_viol`` of the termination
+        tests (constr_viol_tol, acceptable_constr_viol_tol), of the log's inf_pr column
+        (inf_pr_output = original) and of the final summary's "Constraint violation"
+        (unscaled).  A user equality relaxed for the condensed KKT system
+        (``relax_equalities``; no IPOPT counterpart) is measured by |g - b|."""
         xp = self.xp
         if self.m == 0:
             return xp.zeros(())
-        g = self.user_g(w, hv)
-        v = xp.where(self._eq_d, xp.abs(g - self._lbg_d),
-                     xp.maximum(0.0, xp.maximum(self._lbg_d - g, g - self._ubg_d)))
+        v = xp.abs(hv) / self.dc_d
+        if self.ns:
+            v[self._slack_d] = self.slack_bound_viol(w, hv) / self._dci_d
+            if self.relax_equalities:
+                v = xp.where(self._eq_d, xp.abs(self.user_g(w, hv) - self._lbg_d), v)
         return xp.max(v)
 
     def user_g(self, w, hv):

@@ -160,30 +160,31 @@ def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     zsum = pairwise_sum(ZL, 0, nL) + pairwise_sum(ZU, 0, nU)
     ysum = sum_abs(Y, m, tmp)
     wmax = amax_abs(W, nw)
-    # unscaled_constr_viol
+    # unscaled_constr_viol (solver/nlp.py SlackNLP.unscaled_constr_viol_term): IPOPT's
+    # unscaled_curr_nlp_constraint_violation -- an inequality by its scaled violation
+    # of the relaxed bounds wL, wU divided by dc (unapply_vector_scaling_d), an
+    # equality by |h| / dc (unscaled_curr_c); v >= 0, so the max starts at 0
     uconstr = 0.0
     if m > 0:
         dc = _f(Fb, FO, F_CON_SCALE)
-        goff = _f(Fb, FO, F_G_OFFSET)
         dci = _f(Fb, FO, F_SLACK_SCALE)
-        lbg = _f(Fb, FO, F_LBG)
-        ubg = _f(Fb, FO, F_UBG)
-        eqm = _i(Ib, IO, I_EQ_MASK)
-        g = tmp
-        for i in range(m):
-            g[i] = H[i] / dc[i] + goff[i]
+        enf = _i(Ib, IO, I_EQ_ROWS)
         for k in range(ns):
-            g[sr[k]] += W[nx + k] / dci[k]
-        for i in range(m):
-            if eqm[i] == 1:
-                v = abs(g[i] - lbg[i])
-            else:
-                v = nmax(0.0, nmax(lbg[i] - g[i], g[i] - ubg[i]))
+            gI = H[sr[k]] + W[nx + k]
+            v = nmax(nmax(wL[nx + k] - gI, gI - wU[nx + k]), 0.0) / dci[k]
             if v != v:
                 uconstr = np.nan
                 break
-            if i == 0 or v > uconstr:
+            if v > uconstr:
                 uconstr = v
+        if uconstr == uconstr:
+            for k in range(enf.shape[0]):
+                v = abs(H[enf[k]]) / dc[enf[k]]
+                if v != v:
+                    uconstr = np.nan
+                    break
+                if v > uconstr:
+                    uconstr = v
     smax = 100.0
     nz = nL + nU
     sd = nmax(smax, (ysum + zsum) / max(1, m + nz)) / smax
