@@ -3,7 +3,8 @@ caspar_backend ...``).
 
 * ``caspar warmup`` compiles the compiled interior point's kernels for this machine
   (:mod:`caspar_backend.compiled`; otherwise the first small solve starts it in the
-  background), and where a GPU and numba-cuda are there the CUDA batch kernel too
+  background), with casadi the bulk SX reader's loops (otherwise the first read of an
+  SX program of 20,000 instructions or more compiles them, about 5 s), and where a GPU and numba-cuda are there the CUDA batch kernel too
   (minutes; otherwise the first ``solve_batch(device='cuda')`` starts it in the
   background and solves by the lockstep path meanwhile).
 
@@ -65,7 +66,10 @@ def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
 
 
 def warmup() -> int:
-    """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled`."""
+    """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled` and, with
+    casadi installed, the bulk SX reader's loops."""
+    import importlib.util
+
     from .compiled import available
 
     if not available():
@@ -75,6 +79,10 @@ def warmup() -> int:
     from .compiled.__main__ import main as compile_kernels
 
     rc = compile_kernels([])
+    if rc == 0 and importlib.util.find_spec("casadi") is not None:
+        from .adapters.casadi.bulk import warmup as bulk_reader_warmup
+
+        print(f"caspar: the bulk SX reader's loops ready ({bulk_reader_warmup():.1f} s)")
     if rc == 0 and _cuda_kernel_wanted():
         rc = compile_kernels(["--cuda"])
     return rc

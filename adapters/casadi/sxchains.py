@@ -12,7 +12,6 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import SXDag
-from .sxwalks import chain_heads
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -46,6 +45,8 @@ def sum_chains(dag: SXDag):
     user[a0[ch]] = ch
     user[a1[ch]] = ch
     fused = chain & (uses == 1) & (user >= 0)
+    from .sxwalks import chain_heads
+
     head = chain_heads(user, fused)                # users follow their links
     has_link = np.zeros(K, bool)
     has_link[user[fused]] = True

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import optable as T
-from .sxwalks import single_writes
 
 LEAF_VAR, LEAF_PAR, LEAF_CONST, NOT_LEAF = 0, 1, 2, -1
 
@@ -71,6 +70,8 @@ def _single_writes(alg):
     """``(arg0, arg1)`` when every slot is written once (casadi's
     ``live_variables=False``): a read's writer is the slot's only writer, written
     before it (:func:`.sxwalks.single_writes`); else None."""
+    from .sxwalks import single_writes
+
     ok, arg0, arg1 = single_writes(alg.w, alg.a, alg.b)
     return (arg0, arg1) if ok else None
 

@@ -44,7 +44,6 @@ from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
 from .sxhash import _fmix, baked
 from .sxchains import program_uses
 from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
-from .sxwalks import claims_hold, first_of_each
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -137,6 +136,8 @@ def _patterns(F: np.ndarray):
 def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
     (:func:`.sxwalks.claims_hold`)."""
+    from .sxwalks import claims_hold
+
     return bool(claims_hold(dag.op, dag.leaf, dag.attr, (dag.value + 0.0).view(np.uint64),
                             dag.arg0, dag.arg1, vh, M, F))
 
@@ -335,6 +336,8 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     two instances share (equal value hashes).  Checked first with a lower bound that
     counts only the instances' top nodes as shared-or-not (enough unless the terms
     share much), then exactly."""
+    from .sxwalks import first_of_each
+
     R = int(ins.root.max()) + 1 if ins.root.size else 0
     sp = ins.split
     if not sp.any():

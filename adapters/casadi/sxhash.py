@@ -29,7 +29,6 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
-from .sxwalks import hash_trees
 
 #: terms whose tree is deeper than this are read by the per-node reader
 MAX_DEPTH = 48
@@ -91,6 +90,8 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
                      np.maximum(dag.attr[lv], 0).astype(np.uint64))
     vh[lv] = _fmix(h[lv] ^ _fmix(ident ^ _M3))
+    from .sxwalks import hash_trees
+
     size = (leaf != NOT_LEAF).astype(np.int64)
     inner, height = hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
                                dag.value.view(np.uint64), np.asarray(nodes, np.int64),

@@ -18,7 +18,6 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import SXDag
-from .sxwalks import spine_tour
 
 _ADD, _SUB, _NEG = (T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_NEG"))
 
@@ -36,6 +35,8 @@ def dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray)
     Also returned: ``span`` int64 (K, 3), for each spine node the ``dist`` of its
     enter and exit events and its parity from its top (-1 rows elsewhere), and per
     item its ``dist`` (events after it in its tree's tour) and host spine node."""
+    from .sxwalks import spine_tour
+
     sp = np.flatnonzero(spine)
     return spine_tour(dag.op, dag.arg0, dag.arg1, tree, sp, np.asarray(tops, np.int64),
                       _ADD, _SUB, _NEG)

@@ -64,3 +64,15 @@ def test_forms_read_differently_are_never_decoded():
     got = sxscan.decode_lines(buf, 1, t.slot_key, t.slot_form, t.op, t.runs, t.ia, t.ib,
                               t.ii, t.inz, OUTPUT)
     assert got[0] == sxscan.UNKNOWN_FORM
+
+
+def test_the_casadi_front_end_imports_no_numba():
+    # the bulk reader's compiled loops load numba only when a large program is read:
+    # a small model's setup does not pay numba's import
+    import subprocess
+    import sys
+
+    code = ("import sys; import caspar_backend.adapters.casadi, caspar_backend.casadi; "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr

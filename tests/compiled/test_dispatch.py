@@ -160,7 +160,9 @@ def test_caspar_warmup_command(ik, capsys):
     from caspar_backend.__main__ import main
 
     assert main(["warmup"]) == 0
-    assert "compiled kernels ready" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "compiled kernels ready" in out
+    assert "the bulk SX reader's loops ready" in out
     assert cache.is_ready()
     assert os.environ.get("CASPAR_BACKGROUND_COMPILE") == "0"     # conftest's
 
