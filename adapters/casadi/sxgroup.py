@@ -138,8 +138,10 @@ def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
     (:func:`.sxwalks.claims_hold`)."""
     from .sxwalks import claims_hold
 
-    return bool(claims_hold(dag.op, dag.leaf, dag.attr, (dag.value + 0.0).view(np.uint64),
-                            dag.arg0, dag.arg1, vh, M, F))
+    bits = getattr(dag, "_value_bits", None)        # once per DAG, not per class
+    if bits is None:
+        bits = dag._value_bits = (dag.value + 0.0).view(np.uint64)
+    return bool(claims_hold(dag.op, dag.leaf, dag.attr, bits, dag.arg0, dag.arg1, vh, M, F))
 
 
 def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
@@ -152,38 +154,39 @@ def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int
     kids: dict = {}
     for p in range(1, len(parent)):
         kids.setdefault(parent[p], []).append(p)
+    for p in kids:
+        kids[p].sort(key=lambda q: arg[q])
+    rep = np.asarray(rep_nodes)
+    ops, leaves, attrs = dag.op[rep].tolist(), dag.leaf[rep].tolist(), dag.attr[rep].tolist()
     chain = {_ADD, _SUB}
 
     def fused(q):
-        return int(dag.op[rep_nodes[q]]) in chain and single[q] and \
-            int(dag.op[rep_nodes[parent[q]]]) in chain
+        return ops[q] in chain and single[q] and ops[parent[q]] in chain
 
     def chain_terms(p, neg):
-        a, b = sorted(kids[p], key=lambda q: arg[q])
-        nb = neg ^ (int(dag.op[rep_nodes[p]]) == _SUB)
+        a, b = kids[p]
+        nb = neg ^ (ops[p] == _SUB)
         return (chain_terms(a, neg) if fused(a) else [(a, neg)]) + \
             (chain_terms(b, nb) if fused(b) else [(b, nb)])
 
     for p in reversed(range(len(parent))):
-        r = rep_nodes[p]
-        lf = int(dag.leaf[r])
+        lf = leaves[p]
         if lf == LEAF_VAR:
-            built[p] = g.var(int(dag.attr[r]))
+            built[p] = g.var(attrs[p])
         elif lf == LEAF_PAR:
-            built[p] = g.param(int(dag.attr[r]))
+            built[p] = g.param(attrs[p])
         elif lf == LEAF_CONST:
             built[p] = g.const(consts[p])
         elif p > 0 and fused(p):
             continue                             # folded into its user's sum
         else:
-            op = int(dag.op[r])
-            a = [q for q in sorted(kids[p], key=lambda q: arg[q])]
+            op = ops[p]
+            a = kids[p]
             if op in chain and any(fused(q) for q in a):
                 terms = chain_terms(p, False)
                 built[p] = g.sum([g.neg(built[q]) if ng else built[q] for q, ng in terms])
                 continue
-            a = [built[q] for q in a]
-            built[p] = T.build_op(g, op, *a)
+            built[p] = T.build_op(g, op, *[built[q] for q in a])
     t = built[0]
     if wrap in (MUL, NEG_MUL):
         t = g.mul(g.const(c), t)
