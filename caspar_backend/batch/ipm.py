@@ -32,6 +32,7 @@ from ..arrays import host
 from ..linsolve.qdldl import DENSE_PIVOTING_MAX_N
 from ..solver.inertia import PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR, \
     SLOW_REFINEMENT_EPS_FLOOR
+from ..solver.initial import pushed
 from ..solver.status import STATUSES
 from .kkt import BatchAugmentedKKT
 from .linesearch import BatchLineSearch
@@ -163,12 +164,28 @@ class LockstepIPM:
         self.leave(mask & ~ok, "invalid number in a derivative")
 
     # ================================================================ start
-    def initialize(self, W0):
-        """The starting iterates from the pushed ``W0`` (B, nw) (IPOPT's default
-        initialization: z = bound_mult_init_val, least-squares y)."""
-        o, xp, it = self.opts, self.xp, self.it
-        it.W[...] = W0
-        self.nlp.zeroth(it.W, it.F, it.H)
+    def initialize(self):
+        """The starting iterates of the instances (IPOPT's
+        DefaultIterateInitializer::SetInitialIterates, per instance as
+        :func:`caspar_backend.solver.initial.default_start`): x = pushed(x0) (bound_push,
+        bound_frac), s = pushed(d(x)) (slack_bound_push, slack_bound_frac) with d(x) =
+        dc_I g_I(x) at the pushed x, from the one evaluation of f and g that is also
+        the first iterate's (h = d(x) - s on the slack rows); z =
+        bound_mult_init_val, the least-squares y."""
+        o, xp, it, nlp = self.opts, self.xp, self.it, self.nlp
+        nx = nlp.nx
+        wL, wU = host(nlp.wL), host(nlp.wU)
+        W = nlp.initial_w()
+        W[:, :nx] = xp.asarray(pushed(host(W[:, :nx]).astype(float), wL[:, :nx],
+                                      wU[:, :nx], o.bound_push, o.bound_frac))
+        nlp.zeroth(W, it.F, it.H)
+        if nlp.ns:
+            rows = nlp.slack_rows_d
+            d = host(it.H[:, rows]).astype(float)
+            W[:, nx:] = xp.asarray(pushed(d, wL[:, nx:], wU[:, nx:], o.slack_bound_push,
+                                          o.slack_bound_frac))
+            it.H[:, rows] -= W[:, nx:]
+        it.W[...] = W
         ok = xp.isfinite(it.F) & xp.all(xp.isfinite(it.H), axis=1)
         self.leave(~ok, "invalid number at the starting point")
         self._first_order(xp.ones(self.B, bool))

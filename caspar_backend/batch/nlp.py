@@ -166,14 +166,15 @@ class BatchSlackNLP:
         self.x_full[:, self._free_d] = W[:, :self.nx]
         return self.x_full
 
+    #: the rows of h with a slack (xp), :attr:`slack_rows` on the device
+    slack_rows_d = property(lambda self: self._slack_d)
+
     def initial_w(self):
-        """(B, nw) unpushed: x0's free entries and slacks equal to the scaled g(x0)."""
-        xp = self.xp
-        W = xp.zeros((self.B, self.nw))
+        """(B, nw) unpushed: x0's free entries, zero slacks (no evaluation; IPOPT's
+        default initializer takes s = d(x) at the pushed x:
+        :meth:`~.ipm.LockstepIPM.initialize`)."""
+        W = self.xp.zeros((self.B, self.nw))
         W[:, :self.nx] = self.x_full[:, self._free_d]
-        if self.ns:
-            self.ev.zeroth(self.x_full, self._f, self._g)
-            W[:, self.nx:] = self._dci_d * self._g[:, self._slack_d]
         return W
 
     # ------------------------------------------------------------------ evaluations

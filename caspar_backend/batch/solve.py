@@ -36,7 +36,6 @@ from ..arrays import host
 from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
-from ..solver.initial import push_into_bounds
 from ..solver.interrupt import sigint_as_stop
 from ..solver.options import infinite_bounds, resolve_options
 from ..solver.status import STATUSES
@@ -208,12 +207,10 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
                                else "not enough degrees of freedom")
             return
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
-        W0 = push_into_bounds(nlp, host(nlp.initial_w()), opts.bound_push, opts.bound_frac,
-                              opts.slack_bound_push, opts.slack_bound_frac)
         with sigint_as_stop(stop):
             ipm.interrupt = stop
             try:
-                ipm.initialize(ev.xp.asarray(W0))
+                ipm.initialize()
                 ipm.run(t0)
             except KeyboardInterrupt:
                 # a second Ctrl-C inside an iteration: the iterates as they stand

@@ -193,16 +193,19 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         # small problem's vector operations).  Ctrl-C: User_Requested_Stop after the
         # current iteration
         with np.errstate(all="ignore"), sigint_as_stop(sh):
-            w0 = nlp.initial_w(x0)
             if opts.warm_start_init_point:
+                # IPOPT's WarmStartIterateInitializer: s = d(x0) at the user's x0, then
+                # x and s pushed with the warm_start_* options
+                w0 = nlp.initial_w(x0)
                 ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
                                bound_push=(opts.warm_start_bound_push,
                                            opts.warm_start_bound_frac,
                                            opts.warm_start_slack_bound_push,
                                            opts.warm_start_slack_bound_frac))
             else:
-                # IPOPT ignores given multipliers unless warm_start_init_point = yes
-                ipm.initialize(w0)
+                # IPOPT's DefaultIterateInitializer (given multipliers are ignored
+                # unless warm_start_init_point = yes)
+                ipm.initialize_default(x0)
             status = ipm.run()
     except SolverStop as stop:
         status, message = stop.status, stop.message

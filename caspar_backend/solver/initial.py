@@ -1,8 +1,16 @@
 """The starting point of the interior point (IPOPT's DefaultIterateInitializer).
 
-* :func:`push_into_bounds`: each w_i moved strictly inside its bounds, by
-  ``p = min(kappa1 max(1, |bound|), kappa2 (wU - wL))`` (bound_push / bound_frac; the
-  slack_* options for the slacks), the midpoint where both pushes cross;
+* :func:`pushed`: each v_i moved strictly inside its bounds, by
+  ``p = min(kappa1 max(1, |bound|), kappa2 (wU - wL))`` (IPOPT's push_variables), the
+  midpoint where both pushes cross; :func:`push_into_bounds` applies it to a whole
+  ``w = (x, s)`` (bound_push / bound_frac on x, the slack_* options on s);
+* :func:`default_start`: IPOPT's DefaultIterateInitializer::SetInitialIterates,
+
+      x = push(x0),   s = push_s(d(x)),   d(x) = dc_I g_I(x) at the pushed x,
+
+  one constraint evaluation, which is also h of the first iterate (the warm start,
+  IPOPT's WarmStartIterateInitializer, takes ``s = d(x0)`` at the unpushed x0 and
+  pushes w whole: :func:`push_into_bounds` on :meth:`~.nlp.SlackNLP.initial_w`);
 * :func:`least_squares_y`: the constraint multipliers minimizing
   ``||grad f + A^T y - zL + zU||_2``, through the KKT system
   ``[[I, A^T], [A, 0]] [dw; y] = [-(grad f - zL + zU); 0]``, zero when that fails or
@@ -24,27 +32,65 @@ from ..arrays import amax_abs, host, scalars
 RELAXED_SLACK_LS_WEIGHT = 1e8
 
 
-def push_into_bounds(nlp, w, kappa1, kappa2, slack_kappa1, slack_kappa2):
-    """``w`` (host float64, nw) pushed inside ``[wL, wU]``; once per solve, on the host
-    (NumPy in, NumPy out)."""
-    wL, wU, nx, nw = host(nlp.wL), host(nlp.wU), nlp.nx, nlp.nw
-    k1 = np.full(nw, kappa1)
-    k2 = np.full(nw, kappa2)
-    k1[nx:], k2[nx:] = slack_kappa1, slack_kappa2
+def pushed(v, wL, wU, kappa1, kappa2):
+    """``v`` (host float64, any shape) moved inside ``[wL, wU]`` (same shape) entry by
+    entry (IPOPT's DefaultIterateInitializer::push_variables):
+
+        v_i <- min(max(v_i, wL_i + pL_i), wU_i - pU_i),
+        pL_i = min(kappa1 max(1, |wL_i|), kappa2 (wU_i - wL_i))   (kappa1 term alone
+        when wU_i is infinite; pU_i likewise), the midpoint (wL_i + wU_i) / 2 when
+        wL_i + pL_i > wU_i - pU_i.
+
+    ``kappa1``, ``kappa2``: scalars or arrays broadcasting to ``v``."""
     with np.errstate(invalid="ignore"):
-        pL = np.where(np.isfinite(wU), np.minimum(k1 * np.maximum(1, np.abs(wL)),
-                                                  k2 * (wU - wL)),
-                      k1 * np.maximum(1, np.abs(wL)))
-        pU = np.where(np.isfinite(wL), np.minimum(k1 * np.maximum(1, np.abs(wU)),
-                                                  k2 * (wU - wL)),
-                      k1 * np.maximum(1, np.abs(wU)))
+        pL = np.where(np.isfinite(wU), np.minimum(kappa1 * np.maximum(1, np.abs(wL)),
+                                                  kappa2 * (wU - wL)),
+                      kappa1 * np.maximum(1, np.abs(wL)))
+        pU = np.where(np.isfinite(wL), np.minimum(kappa1 * np.maximum(1, np.abs(wU)),
+                                                  kappa2 * (wU - wL)),
+                      kappa1 * np.maximum(1, np.abs(wU)))
         lo = np.where(np.isfinite(wL), wL + pL, -np.inf)
         hi = np.where(np.isfinite(wU), wU - pU, np.inf)
-    out = np.minimum(np.maximum(w, lo), hi)
+    out = np.minimum(np.maximum(v, lo), hi)
     # interval too narrow for both pushes: midpoint
     bad = lo > hi
     out[bad] = 0.5 * (wL[bad] + wU[bad])
     return out
+
+
+def push_into_bounds(nlp, w, kappa1, kappa2, slack_kappa1, slack_kappa2):
+    """``w`` (host float64, (..., nw)) pushed inside ``[wL, wU]`` by :func:`pushed`,
+    ``kappa1``, ``kappa2`` on the x entries and ``slack_kappa1``, ``slack_kappa2`` on
+    the slacks; once per solve, on the host (NumPy in, NumPy out)."""
+    nx, nw = nlp.nx, nlp.nw
+    k1 = np.full(nw, kappa1)
+    k2 = np.full(nw, kappa2)
+    k1[nx:], k2[nx:] = slack_kappa1, slack_kappa2
+    return pushed(w, host(nlp.wL), host(nlp.wU), k1, k2)
+
+
+def default_start(nlp, x0, hout, kappa1, kappa2, slack_kappa1, slack_kappa2):
+    """IPOPT's DefaultIterateInitializer::SetInitialIterates (without the least-square
+    primals): the starting ``w = (x, s)`` (xp) of a :class:`~.nlp.SlackNLP`,
+
+        x = pushed(x0_free; kappa1, kappa2),
+        s = pushed(d(x); slack_kappa1, slack_kappa2),   d(x) = dc_I g_I(x)
+
+    with d at the *pushed* x (IpCq().trial_d()), and ``h(w)`` written into ``hout``
+    from that one constraint evaluation: ``h`` is affine in s, ``h(x, s) = h(x, 0) -
+    [0; s]`` on the slack rows, and ``h(x, 0)`` is ``d(x)`` there."""
+    xp, nx = nlp.xp, nlp.nx
+    wL, wU = host(nlp.wL), host(nlp.wU)
+    w = nlp.initial_w(x0, slacks=False)
+    w[:nx] = xp.asarray(pushed(host(w[:nx]).astype(float), wL[:nx], wU[:nx],
+                               kappa1, kappa2))
+    nlp.h(w, hout)
+    if nlp.ns:
+        rows = nlp.slack_rows_d
+        d = host(hout[rows]).astype(float)
+        w[nx:] = xp.asarray(pushed(d, wL[nx:], wU[nx:], slack_kappa1, slack_kappa2))
+        hout[rows] -= w[nx:]
+    return w
 
 
 def least_squares_y(corrector, calc, it, relaxed_slacks, limit):

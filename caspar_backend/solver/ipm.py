@@ -43,7 +43,7 @@ from ..errors import OptionError
 from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
 from .inertia import InertiaCorrector
-from .initial import least_squares_y, push_into_bounds
+from .initial import default_start, least_squares_y, push_into_bounds
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
 from .mu import MuUpdate
@@ -142,13 +142,24 @@ class InteriorPoint:
     zU = property(lambda self: self.it.zU)
 
     # ================================================================ initialisation
+    def initialize_default(self, x0):
+        """IPOPT's DefaultIterateInitializer::SetInitialIterates from the user's ``x0``:
+        ``w`` by :func:`~.initial.default_start` (x pushed, ``s = d(x)`` at the pushed
+        x, pushed), whose constraint evaluation is the first iterate's h (g evaluated
+        once); z = bound_mult_init_val, the least-squares y."""
+        o = self.opts
+        w = default_start(self.nlp, x0, self.it.h, o.bound_push, o.bound_frac,
+                          o.slack_bound_push, o.slack_bound_frac)
+        self.initialize(w, push=False, h_done=True)
+
     def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True,
-                   bound_push=None):
+                   bound_push=None, h_done=False):
         """The starting iterate from ``w0`` (pushed inside the bounds unless ``push`` is
         False) and the multipliers given, else ``bound_mult_init_val`` for z and the
         least-squares y (``ls_mult``).  ``bound_push``: (push, frac, slack_push,
         slack_frac), default the bound_push, bound_frac, slack_bound_push,
-        slack_bound_frac options."""
+        slack_bound_frac options.  ``h_done``: ``it.h`` already holds ``h(w0)``
+        (``push`` False), only f is evaluated."""
         o, xp, it, calc = self.opts, self.xp, self.it, self.calc
         if push:
             if bound_push is None:
@@ -159,7 +170,11 @@ class InteriorPoint:
         else:
             it.w[:] = w0
         it.moved()
-        it.f, ok = calc.eval_zeroth(it.w, it.h)
+        if h_done:
+            it.f = self.nlp.f(it.w)
+            ok = math.isfinite(it.f) and calc.allfinite(it.h)
+        else:
+            it.f, ok = calc.eval_zeroth(it.w, it.h)
         if not ok:
             calc.invalid(it.w, "function")
         calc.eval_first_order(it)

@@ -294,6 +294,9 @@ class SlackNLP(BarrierNLP):
                 dc[big] = np.maximum(gmin, gmax / rowmax[big])
         self.df, self.dc = float(df), dc
 
+    #: the rows of h with a slack (xp), :attr:`slack_rows` on the device
+    slack_rows_d = property(lambda self: self._slack_d)
+
     # ------------------------------------------------------------------ maps
     def set_x(self, w):
         if self.all_free:
@@ -302,13 +305,15 @@ class SlackNLP(BarrierNLP):
             self.x_full[self._free_d] = w[:self.nx]
         return self.x_full
 
-    def initial_w(self, x0):
-        """Unpushed initial w (xp): x0's free entries and slacks equal to the scaled
-        g(x0)."""
+    def initial_w(self, x0, slacks=True):
+        """Unpushed initial w (xp): x0's free entries and slacks ``s = d(x0) = dc_I
+        g_I(x0)`` (one constraint evaluation; IPOPT's WarmStartIterateInitializer), or
+        zero slacks without an evaluation when ``slacks`` is False (the default
+        initializer evaluates d at the pushed x: :func:`~.initial.default_start`)."""
         xp = self.xp
         w = xp.zeros(self.nw)
         w[:self.nx] = xp.asarray(np.asarray(x0, float)[self.free])
-        if self.ns:
+        if self.ns and slacks:
             self.set_x(w)
             with self.counter.timed("cons"):
                 self.ev.cons(self.x_full, self._g)

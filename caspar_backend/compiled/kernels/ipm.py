@@ -16,7 +16,7 @@ from .qdldl import ldl_factor
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
-from .slack_nlp import aty, nlp_first, nlp_hess, nlp_zeroth, set_x, slacks
+from .slack_nlp import aty, nlp_first, nlp_hess, nlp_zeroth, push_entry, set_x, slacks
 from .tape_eval import ev_first, ev_zeroth
 
 
@@ -131,33 +131,25 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         wU[j] = bu
     for i in range(m):
         goff[i] = lbg[i] if eqm[i] == 1 else 0.0
-    # initial w, pushed into the bounds
-    for i in range(nx):
-        W[i] = x[i]
-    if ns > 0:
-        ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
-        n_cons += 1
-        for k in range(ns):
-            W[nx + k] = dci[k] * _f(Fb, FO, F_G)[sr[k]]
-    for j in range(nw):
-        k1 = O[OPT_BOUND_PUSH] if j < nx else O[OPT_SLACK_BOUND_PUSH]
-        k2 = O[OPT_BOUND_FRAC] if j < nx else O[OPT_SLACK_BOUND_FRAC]
-        a, b = wL[j], wU[j]
-        fa, fb = math.isfinite(a), math.isfinite(b)
-        pL = min(k1 * max(1.0, abs(a)), k2 * (b - a)) if fb else k1 * max(1.0, abs(a))
-        pU = min(k1 * max(1.0, abs(b)), k2 * (b - a)) if fa else k1 * max(1.0, abs(b))
-        lo = a + pL if fa else -np.inf
-        hi = b - pU if fb else np.inf
-        if lo > hi:
-            W[j] = 0.5 * (a + b)
-        else:
-            W[j] = min(max(W[j], lo), hi)
     if SI[SZ_NEQ] > nx:
         return -21, 0, np.nan
     # ---------------------------------------------------------------- initialize
+    # IPOPT's DefaultIterateInitializer::SetInitialIterates (solver/initial.py
+    # default_start): x pushed (bound_push, bound_frac); s = d(x) = dc_I g_I(x) at the
+    # pushed x, pushed (slack_bound_push, slack_bound_frac); that one evaluation of f
+    # and g is the first iterate's, h = d(x) - s on the slack rows
+    for j in range(nw):
+        W[j] = x[j] if j < nx else 0.0
+    for j in range(nx):
+        W[j] = push_entry(W[j], wL[j], wU[j], O[OPT_BOUND_PUSH], O[OPT_BOUND_FRAC])
     Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
     n_obj += 1
     n_cons += 1
+    for k in range(ns):
+        j = nx + k
+        W[j] = push_entry(H[sr[k]], wL[j], wU[j], O[OPT_SLACK_BOUND_PUSH],
+                          O[OPT_SLACK_BOUND_FRAC])
+        H[sr[k]] = H[sr[k]] - W[j]
     if not (math.isfinite(Fa[0]) and isfinite_all(H, m)):
         return -1, 0, np.nan
     nlp_first(Fb, FO, Ib, IO, W, G, JV)

@@ -1,6 +1,11 @@
 """The scaled slack problem of batch/nlp.py for one instance: w = (x, s),
-h(w) = d_c * (g(x) - g_off) - [0, s]; its gradient, Jacobian values and Hessian.
+h(w) = d_c * (g(x) - g_off) - [0, s]; its gradient, Jacobian values and Hessian; the
+push of a starting value into its bounds.
 """
+import math
+
+import numpy as np
+
 from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .tape_eval import ev_first, ev_hess, ev_zeroth
@@ -83,3 +88,18 @@ def aty(Fb, FO, Ib, IO, JV, Y, out):
         out[j] = 0.0
     for k in range(jr.shape[0]):
         out[jc[k]] += JV[k] * Y[jr[k]]
+
+
+@kernel
+def push_entry(v, a, b, k1, k2):
+    """``v`` moved inside ``[a, b]`` (IPOPT's push_variables; solver/initial.py pushed):
+    ``min(max(v, a + pL), b - pU)``, ``pL = min(k1 max(1, |a|), k2 (b - a))`` (the k1
+    term alone when b is infinite; pU likewise), the midpoint when the pushes cross."""
+    fa, fb = math.isfinite(a), math.isfinite(b)
+    pL = min(k1 * max(1.0, abs(a)), k2 * (b - a)) if fb else k1 * max(1.0, abs(a))
+    pU = min(k1 * max(1.0, abs(b)), k2 * (b - a)) if fa else k1 * max(1.0, abs(b))
+    lo = a + pL if fa else -np.inf
+    hi = b - pU if fb else np.inf
+    if lo > hi:
+        return 0.5 * (a + b)
+    return min(max(v, lo), hi)

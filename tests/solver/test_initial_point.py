@@ -1,0 +1,255 @@
+"""The starting point as IPOPT's DefaultIterateInitializer::SetInitialIterates sets it
+(issue 23):
+
+    x = push(x0)   (bound_push, bound_frac),
+    s = push_s(d(x))   (slack_bound_push, slack_bound_frac),   d(x) = dc_I g_I(x)
+
+with d evaluated at the *pushed* x, once: that evaluation of g is also the first
+iterate's (IpCq().trial_d(), cached for curr_c/curr_d).  IPOPT's warm start
+(WarmStartIterateInitializer) instead takes s = d(x0) at the user's x0 and pushes x and s
+together.
+
+Reference problem: min (x0 - 2)^2 + (x1 - 1)^2 s.t. x0 x1 >= 0.5, x0 + 2 x1 <= 3,
+0 <= x <= 5, from x0 = (0, 0) -- on the lower bounds, where d_2 = x0 + 2 x1 = 0 while at
+the pushed x (~0.01, ~0.01) it is ~0.03, inside its side.  The slack of row 2 then starts
+at ~0.03 (IPOPT, 13 iterations) and not at 0 (the slacks of the unpushed x0: 11
+iterations, other iterates).  The three implementations of the interior point (general, compiled kernel,
+lockstep batch) start alike and agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import casadi as cs
+import numpy as np
+import pytest
+
+from caspar_backend import from_casadi
+from caspar_backend.casadi import nlpsol
+
+INF = np.inf
+
+
+def _bound_start():
+    x = cs.SX.sym("x", 2)
+    nlp = {"x": x, "f": (x[0] - 2) ** 2 + (x[1] - 1) ** 2,
+           "g": cs.vertcat(x[0] * x[1], x[0] + 2 * x[1])}
+    args = dict(x0=[0.0, 0.0], lbx=[0, 0], ubx=[5, 5], lbg=[0.5, -INF], ubg=[INF, 3])
+    return nlp, args
+
+
+def _rosenbrock(bounded):
+    """Rosenbrock with x0^2 + x1^2 <= 1.5 and x0 + x1 = 0.5 from (-1.2, 1); ``bounded``:
+    x0 >= -1 (x0 moved by the push)."""
+    x = cs.SX.sym("x", 2)
+    nlp = {"x": x, "f": 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2,
+           "g": cs.vertcat(x[0] ** 2 + x[1] ** 2, x[0] + x[1])}
+    args = dict(x0=[-1.2, 1.0], lbg=[-INF, 0.5], ubg=[1.5, 0.5])
+    if bounded:
+        args.update(lbx=[-1, -10], ubx=[10, 10])
+    return nlp, args
+
+
+def _mixed():
+    """Equalities, one- and two-sided inequalities, a free row, bounds x0 sits inside."""
+    x = cs.SX.sym("x", 5)
+    nlp = {"x": x, "f": cs.sumsqr(x - 1) + x[0] * x[1] * x[4],
+           "g": cs.vertcat(x[0] + x[1] ** 2, x[2] * x[3], cs.sin(x[0]) + x[4],
+                           x[1] - x[3], x[0] * x[2] * x[4])}
+    args = dict(x0=[0.5] * 5, lbx=[-2, 0, -INF, 0.3, -INF], ubx=[2, INF, 1, 0.9, INF],
+                lbg=[1, -INF, 0, -1, -INF], ubg=[1, 2, INF, 1, INF])
+    return nlp, args
+
+
+def _on_bounds():
+    """x0 on its bounds, an equality and two inequalities depending on both variables."""
+    x = cs.SX.sym("x", 2)
+    nlp = {"x": x, "f": (x[0] - 2) ** 2 + (x[1] - 1) ** 2,
+           "g": cs.vertcat(x[0] * x[1], x[0] + 2 * x[1], x[0] - x[1])}
+    args = dict(x0=[0.0, 0.0], lbx=[0, 0], ubx=[5, 5], lbg=[0.5, -INF, 1.2],
+                ubg=[INF, 3, 1.2])
+    return nlp, args
+
+
+PROBLEMS = {"bound_start": _bound_start, "rosenbrock": lambda: _rosenbrock(False),
+            "rosenbrock_bounded": lambda: _rosenbrock(True), "mixed": _mixed,
+            "on_bounds": _on_bounds}
+
+
+def _pair(nlp, compiled="no", **opts):
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {
+        "print_level": 0, "compiled_path": compiled, **opts}})
+    ip = {k: ("yes" if v is True else v) for k, v in opts.items()}
+    I = cs.nlpsol("I", "ipopt", nlp, {"print_time": False, "ipopt": {
+        "print_level": 0, "sb": "yes", **ip}})
+    return S, I
+
+
+def _vec(v):
+    return np.array(v, dtype=float).ravel()
+
+
+def _slack_nlp(nlp, args, opts=None):
+    from caspar_backend.solver.ipm import InteriorPoint, Shared
+    from caspar_backend.solver.nlp import EvalCounter, SlackNLP
+    from caspar_backend.solver.options import resolve_options
+
+    o = resolve_options(dict(print_level=0, **(opts or {})))
+    ev = from_casadi(nlp).evaluator()
+    n = len(args["x0"])
+    sn = SlackNLP(ev, args.get("lbx", [-INF] * n), args.get("ubx", [INF] * n),
+                  args["lbg"], args["ubg"], args["x0"], o, EvalCounter())
+    return sn, InteriorPoint(sn, Shared(o, sn.counter, None, 0.0))
+
+
+# ------------------------------------------------------------------ the start itself
+def test_slacks_of_the_pushed_x_one_evaluation():
+    """s = push_s(d(x)) at the pushed x; h of the first iterate is h(w) from that one
+    constraint evaluation, bit for bit the h a second evaluation would give."""
+    from caspar_backend.solver.initial import pushed
+
+    nlp, args = _bound_start()
+    sn, ipm = _slack_nlp(nlp, args)
+    before = dict(sn.counter.counts)
+    ipm.initialize_default(args["x0"])
+    after = sn.counter.counts
+    assert after["cons"] - before["cons"] == 1 and after["obj"] - before["obj"] == 1
+    w = ipm.it.w.copy()
+    o = ipm.opts
+    np.testing.assert_array_equal(w[:2], pushed(np.zeros(2), sn.wL[:2], sn.wU[:2],
+                                                o.bound_push, o.bound_frac))
+    assert w[0] > 0.0
+    d_pushed = sn.dc[sn.slack_rows] * np.array([w[0] * w[1], w[0] + 2 * w[1]])
+    wL, wU = sn.wL[2:], sn.wU[2:]
+    s = pushed(d_pushed, wL, wU, o.slack_bound_push, o.slack_bound_frac)
+    np.testing.assert_array_equal(w[2:], s)
+    s_old = pushed(sn.dc[sn.slack_rows] * np.array([0.0, 0.0]), wL, wU,
+                   o.slack_bound_push, o.slack_bound_frac)
+    assert w[3] > 0.029 and s_old[1] == 0.0     # the unpushed x0's slack: 0
+    h = np.zeros(sn.m)
+    sn.h(w, h)
+    np.testing.assert_array_equal(ipm.it.h, h)
+
+
+def _iteration_lines(out):
+    """(iter, objective, inf_pr) of a log's iteration lines (IPOPT's layout)."""
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"^\s*(\d+)r?\s+(\S+)\s+(\S+)\s", line)
+        if m:
+            rows.append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
+    return rows
+
+
+@pytest.mark.parametrize("compiled", ["no", "yes"])
+def test_iterates_as_ipopt_and_not_as_before(capfd, compiled):
+    """The bound_start problem: every iteration's objective and inf_pr in the log, the
+    iteration count and x as IPOPT's; the former start (slacks of the unpushed x0, w
+    pushed whole) takes another path."""
+    nlp, args = _bound_start()
+    I = cs.nlpsol("I", "ipopt", nlp, {"print_time": False, "ipopt.sb": "yes"})
+    ri = I(**args)
+    ipopt = _iteration_lines(capfd.readouterr().out)
+    S = nlpsol("S", "caspar", nlp, {"print_time": False,
+                                    "caspar": {"compiled_path": compiled}})
+    rs = S(**args)
+    ours = _iteration_lines(capfd.readouterr().out)
+    assert S.stats()["return_status"] == I.stats()["return_status"] == "Solve_Succeeded"
+    assert S.stats()["iter_count"] == I.stats()["iter_count"] == 13
+    assert [r[0] for r in ours] == [r[0] for r in ipopt] == list(range(14))
+    np.testing.assert_allclose([r[1] for r in ours], [r[1] for r in ipopt], rtol=1e-7)
+    assert [r[2] for r in ours] == [r[2] for r in ipopt]
+    np.testing.assert_allclose(_vec(rs["x"]), _vec(ri["x"]), rtol=1e-9, atol=1e-12)
+    # the former order: s = d(x0) at the unpushed x0, then w pushed whole
+    sn, ipm = _slack_nlp(nlp, args)
+    with np.errstate(all="ignore"):
+        ipm.initialize(sn.initial_w(args["x0"]))
+        assert ipm.run() == "Solve_Succeeded"
+    old = [r.objective for r in ipm.sh.history]
+    assert ipm.sh.iter == 11
+    assert abs(old[3] - ipopt[3][1]) > 1e-3
+
+
+@pytest.mark.parametrize("compiled", ["no", "yes"])
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_evaluation_counts_as_ipopts(name, compiled):
+    """casadi's n_call_nlp_* counts (g: one evaluation at the start) and the iterations
+    equal IPOPT's, on the general path and the compiled kernel."""
+    nlp, args = PROBLEMS[name]()
+    S, I = _pair(nlp, compiled)
+    S(**args)
+    I(**args)
+    keys = ("iter_count", "n_call_nlp_f", "n_call_nlp_g", "n_call_nlp_grad_f",
+            "n_call_nlp_jac_g", "n_call_nlp_hess_l")
+    assert {k: S.stats()[k] for k in keys} == {k: I.stats()[k] for k in keys}
+    if compiled == "yes":
+        assert S.stats()["caspar"]["extra"]["path"] == "compiled"
+
+
+@pytest.mark.parametrize("compiled", ["no", "yes"])
+def test_summary_constraint_evaluation_lines_as_ipopts(capfd, compiled):
+    """The final summary's "Number of equality/inequality constraint evaluations" lines
+    as IPOPT prints them (a problem with both kinds, x0 on its bounds)."""
+    nlp, args = _on_bounds()
+    cs.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.sb": "yes"})(**args)
+    ipopt = capfd.readouterr().out.splitlines()
+    nlpsol("S", "caspar", nlp, {"print_time": False,
+                                "caspar": {"compiled_path": compiled}})(**args)
+    ours = capfd.readouterr().out.splitlines()
+    for head in ("Number of Iterations", "Number of equality constraint evaluations",
+                 "Number of inequality constraint evaluations"):
+        assert [s for s in ours if s.startswith(head)] == \
+            [s for s in ipopt if s.startswith(head)], head
+
+
+# ------------------------------------------------------------------ the three paths
+@pytest.mark.parametrize("name", ["bound_start", "rosenbrock_bounded", "on_bounds"])
+def test_general_compiled_and_batch_paths_agree(name, monkeypatch):
+    """The general path, the compiled kernel (solve_compiled) and solve_batch on the CPU
+    (the kernel and the lockstep interior point) from starts on, outside and inside the
+    bounds: the same status, iterations, iterates and x, bit for bit."""
+    pytest.importorskip("numba")
+    from caspar_backend.batch import solve as batch_solve
+    from caspar_backend.compiled import solve_compiled, warmup
+
+    warmup()
+    nlp, args = PROBLEMS[name]()
+    P = from_casadi(nlp)
+    bounds = {k: args[k] for k in ("lbx", "ubx", "lbg", "ubg") if k in args}
+    x0 = np.asarray(args["x0"], float)
+    X = np.array([x0, x0 + 0.3, x0 - 0.05])
+    gen = [P.solve(x0=xb, print_level=0, compiled_path="no", **bounds) for xb in X]
+    r = solve_compiled(P, x0, None, print_level=0, **bounds)
+    assert r is not None and r.extra["path"] == "compiled"
+    e = gen[0]
+    assert (r.status, r.iterations) == (e.status, e.iterations)
+    assert r.f == e.f
+    np.testing.assert_array_equal(r.x, e.x)
+    assert [h.objective for h in r.history] == [h.objective for h in e.history]
+    assert [h.inf_pr for h in r.history] == [h.inf_pr for h in e.history]
+    assert r.counts == e.counts
+    for kernel in (True, False):
+        monkeypatch.setattr(batch_solve, "KERNEL_ON_CPU", kernel)
+        res = P.solve_batch(x0=X, print_level=0, **bounds)
+        assert set(res.path) == {"kernel" if kernel else "lockstep"}
+        for b, g in enumerate(gen):
+            assert (res.status[b], res.iterations[b]) == (g.status, g.iterations)
+            np.testing.assert_array_equal(res.x[b], g.x)
+
+
+def test_warm_start_keeps_slacks_of_the_users_x0():
+    """warm_start_init_point: IPOPT's WarmStartIterateInitializer (s = d(x0) at the
+    unpushed x0, x and s pushed with the warm_start_* options) -- on the bound_start
+    problem, whose x0 lies on its bounds, the same iterations as IPOPT's."""
+    nlp, args = _bound_start()
+    ws = {"warm_start_init_point": True, "warm_start_bound_push": 1e-2,
+          "warm_start_bound_frac": 1e-2, "warm_start_slack_bound_push": 1e-2,
+          "warm_start_slack_bound_frac": 1e-2}
+    S, I = _pair(nlp, **ws)
+    S(**args)
+    I(**args)
+    ss, si = S.stats(), I.stats()
+    assert ss["iter_count"] == si["iter_count"]
+    np.testing.assert_allclose(ss["iterations"]["obj"], si["iterations"]["obj"],
+                               rtol=1e-8, atol=1e-12)
