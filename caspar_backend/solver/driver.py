@@ -102,6 +102,20 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
             out_file.close()
 
 
+def warm_start_pushes(opts) -> tuple:
+    """``(push, frac, slack_push, slack_frac)`` of a warm start, as IPOPT's
+    WarmStartIterateInitializer::InitializeImpl reads them: each ``warm_start_*`` value
+    the user set, else the value of ``bound_push`` (the pushes) or ``bound_frac`` (the
+    fractions) -- the user's or its default -- not the warm_start_* defaults."""
+    def pick(name, fallback):
+        return opts[name] if name in opts.user else opts[fallback]
+
+    return (pick("warm_start_bound_push", "bound_push"),
+            pick("warm_start_bound_frac", "bound_frac"),
+            pick("warm_start_slack_bound_push", "bound_push"),
+            pick("warm_start_slack_bound_frac", "bound_frac"))
+
+
 #: the EXIT line of IPOPT when every variable is fixed and the constraints are violated
 ALL_FIXED_INFEASIBLE = "Problem has only fixed variables and constraints are infeasible."
 
@@ -198,10 +212,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                 # x and s pushed with the warm_start_* options
                 w0 = nlp.initial_w(x0)
                 ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
-                               bound_push=(opts.warm_start_bound_push,
-                                           opts.warm_start_bound_frac,
-                                           opts.warm_start_slack_bound_push,
-                                           opts.warm_start_slack_bound_frac))
+                               bound_push=warm_start_pushes(opts))
             else:
                 # IPOPT's DefaultIterateInitializer (given multipliers are ignored
                 # unless warm_start_init_point = yes)

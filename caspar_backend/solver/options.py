@@ -130,13 +130,14 @@ _ROWS = [
        "lam_g0 / lam_x0 (IPOPT's WarmStartIterateInitializer, with the warm_start_* "
        "pushes below); 'no': ignore them, as IPOPT does (least-squares y, bound "
        "multipliers bound_mult_init_val)."),
-    _o("warm_start_bound_push", float, 1e-3, "bound_push of a warm start.", low=0.0),
-    _o("warm_start_bound_frac", float, 1e-3, "bound_frac of a warm start.", low=0.0,
-       high=0.5),
-    _o("warm_start_slack_bound_push", float, 1e-3, "slack_bound_push of a warm start.",
-       low=0.0),
-    _o("warm_start_slack_bound_frac", float, 1e-3, "slack_bound_frac of a warm start.",
-       low=0.0, high=0.5),
+    _o("warm_start_bound_push", float, 1e-3, "bound_push of a warm start; when not "
+       "given, bound_push's value (IPOPT's WarmStartIterateInitializer).", low=0.0),
+    _o("warm_start_bound_frac", float, 1e-3, "bound_frac of a warm start; when not "
+       "given, bound_frac's value.", low=0.0, high=0.5),
+    _o("warm_start_slack_bound_push", float, 1e-3, "slack_bound_push of a warm start; "
+       "when not given, bound_push's value (IPOPT's rule).", low=0.0),
+    _o("warm_start_slack_bound_frac", float, 1e-3, "slack_bound_frac of a warm start; "
+       "when not given, bound_frac's value (IPOPT's rule).", low=0.0, high=0.5),
     _o("warm_start_mult_bound_push", float, 1e-3, "Warm-start bound multipliers (variables "
        "and inequality slacks) are raised to at least this.", low=0.0),
     _o("warm_start_mult_init_max", float, 1e6, "Warm-start multipliers are clipped to "

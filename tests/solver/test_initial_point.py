@@ -253,3 +253,25 @@ def test_warm_start_keeps_slacks_of_the_users_x0():
     assert ss["iter_count"] == si["iter_count"]
     np.testing.assert_allclose(ss["iterations"]["obj"], si["iterations"]["obj"],
                                rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["bound_start", "rosenbrock_bounded", "on_bounds"])
+def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
+    """IPOPT's WarmStartIterateInitializer::InitializeImpl: a warm_start_* push or
+    fraction the user does not give is bound_push's / bound_frac's value (1e-2 by
+    default), not the warm_start_* option's own default."""
+    from caspar_backend.solver.driver import warm_start_pushes
+    from caspar_backend.solver.options import resolve_options
+
+    assert warm_start_pushes(resolve_options({})) == (1e-2, 1e-2, 1e-2, 1e-2)
+    assert warm_start_pushes(resolve_options({"bound_push": 0.1, "warm_start_bound_frac":
+                                              1e-4})) == (0.1, 1e-4, 0.1, 1e-2)
+    nlp, args = PROBLEMS[name]()
+    S, I = _pair(nlp, warm_start_init_point=True)
+    S(**args)
+    I(**args)
+    ss, si = S.stats(), I.stats()
+    assert ss["return_status"] == si["return_status"]
+    assert ss["iter_count"] == si["iter_count"]
+    np.testing.assert_allclose(ss["iterations"]["obj"], si["iterations"]["obj"],
+                               rtol=1e-8, atol=1e-12)
