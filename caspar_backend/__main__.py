@@ -80,9 +80,9 @@ def warmup() -> int:
 
     rc = compile_kernels([])
     if rc == 0 and importlib.util.find_spec("casadi") is not None:
-        from .adapters.casadi.bulk import warmup as bulk_reader_warmup
+        from .adapters.casadi.warmup import bulk_reader
 
-        print(f"caspar: the bulk SX reader's loops ready ({bulk_reader_warmup():.1f} s)")
+        print(f"caspar: the bulk SX reader's loops ready ({bulk_reader():.1f} s)")
     if rc == 0 and _cuda_kernel_wanted():
         rc = compile_kernels(["--cuda"])
     return rc

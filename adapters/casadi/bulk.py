@@ -137,19 +137,3 @@ def _chain_constants_ok(dag, gathered) -> bool:
     n_const[gathered] = 0
     return bool(np.all(n_const <= 1))
 
-
-def warmup() -> float:
-    """Compile the bulk reader's loops (:mod:`.sxscan`, :mod:`.sxwalks`; Numba, about
-    5 s once per machine, then loaded from its cache) by reading a small program in
-    bulk; returns the seconds it took.  ``caspar warmup`` runs it."""
-    import time
-
-    import casadi as ca
-
-    from .nlp import casadi_to_model
-
-    t0 = time.perf_counter()
-    x = ca.SX.sym("x", 40)
-    casadi_to_model({"x": x, "f": ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2),
-                     "g": x[1:] * x[:-1] + ca.sin(x[1:])}, bulk=True)
-    return time.perf_counter() - t0

@@ -41,7 +41,8 @@ from caspar_backend.patterns import build_template, shape_key, sharing_limit
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
-from .sxhash import _fmix, baked
+from .mix64 import fmix as _fmix
+from .sxhash import baked
 from .sxchains import program_uses
 from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
 

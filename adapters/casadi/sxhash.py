@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
+from .mix64 import M3, fmix
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
 
 #: terms whose tree is deeper than this are read by the per-node reader
@@ -36,36 +37,9 @@ MAX_DEPTH = 48
 MAX_LEAVES = 256
 
 _POW = np.array([T.CODES["OP_POW"], T.CODES["OP_CONSTPOW"]], np.int64)
-_M1, _M2, _M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), \
-    np.uint64(0x165667B19E3779F9)
 _LEAF_H = {LEAF_VAR: 0x51ED270B27A1C3E5, LEAF_PAR: 0x3C6EF372FE94F82B,
            LEAF_CONST: 0x2545F4914F6CDD1D}
 _BIG = np.int64(1) << 40
-
-
-def _fmix(x):
-    """splitmix64's finalizer (uint64 arrays, wrapping)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _mix(op, ha, hb):
-    """The hash of a node of casadi op ``op`` over argument hashes ``ha``, ``hb`` (0
-    for a unary op): the mixing of :func:`term_hashes`."""
-    x = (op.astype(np.uint64) + np.uint64(1)) * _M1 ^ ha * _M2 ^ \
-        ((hb << np.uint64(29)) | (hb >> np.uint64(35))) * _M3
-    return _fmix(x)
-
-
-def _distinct(ids: np.ndarray, claim: np.ndarray) -> np.ndarray:
-    """``ids`` without repeats (order kept up to which copy survives): each id claims
-    a scratch slot, the copy whose claim stands is kept."""
-    pos = np.arange(ids.size)
-    claim[ids] = pos
-    return ids[claim[ids] == pos]
 
 
 def baked(dag: SXDag) -> np.ndarray:
@@ -89,7 +63,7 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     lv = np.flatnonzero(leaf != NOT_LEAF)
     ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
                      np.maximum(dag.attr[lv], 0).astype(np.uint64))
-    vh[lv] = _fmix(h[lv] ^ _fmix(ident ^ _M3))
+    vh[lv] = fmix(h[lv] ^ fmix(ident ^ M3))
     from .sxwalks import hash_trees
 
     size = (leaf != NOT_LEAF).astype(np.int64)

@@ -14,7 +14,7 @@ import numpy as np
 from . import optable as T
 from .sxdag import LEAF_CONST, SXDag
 from .sxchains import sum_chains
-from .sxhash import _fmix
+from .mix64 import fmix as _fmix
 
 _ADD, _SUB, _NEG = (T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_NEG"))
 

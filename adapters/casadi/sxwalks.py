@@ -8,34 +8,27 @@ one pass per tree level, by pointer jumping or by ranking an Euler tour, each lo
 does in O(K) steps.
 
 Compiled by Numba once per machine (``cache=True``); importing this module compiles
-nothing.  Each function is specified by the NumPy code it replaced, bit for bit:
-:func:`.sxhash.term_hashes`, :func:`.sxchains.sum_chains`, :func:`.sxtour.dfs_order`
-(checked equal on the SX AC-OPF and Rosenbrock programs when they were replaced).
+nothing.  Each replaced a NumPy version inside :func:`.sxhash.term_hashes`,
+:func:`.sxchains.sum_chains`, :func:`.sxtour.dfs_order`, :mod:`.sxdag` and :mod:`.sxgroup`
+and was checked equal to it bit for bit (all intermediate arrays) on the SX AC-OPF and
+Rosenbrock programs.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-_M1 = np.uint64(0x9E3779B97F4A7C15)
-_M2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_M3 = np.uint64(0x165667B19E3779F9)
+from .mix64 import M1, M2, M3, fmix
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _fmix(x):
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+_fmix = njit(cache=True, nogil=True, inline="always")(fmix)    # .mix64's, compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _node(op, ha, hb):
-    x = ((np.uint64(op) + np.uint64(1)) * _M1) ^ (ha * _M2) ^ \
-        (((hb << np.uint64(29)) | (hb >> np.uint64(35))) * _M3)
-    return _fmix(x)
+    """The hash of a node of op ``op`` (uint64) over argument hashes ``ha``, ``hb`` (0:
+    unary), argument order kept."""
+    return _fmix(((op + np.uint64(1)) * M1) ^ (ha * M2)
+                 ^ (((hb << np.uint64(29)) | (hb >> np.uint64(35))) * M3))
 
 
 @njit(cache=True, nogil=True)
@@ -83,15 +76,15 @@ def hash_trees(op, a0, a1, leaf, not_leaf, h, vh, size, bake, bits, roots, max_d
         if height[k] > max_depth:
             continue
         if b1 >= 0:
-            hb = _fmix(bits[b1] ^ _M3) if bake[k] else h[b1]
+            hb = _fmix(bits[b1] ^ M3) if bake[k] else h[b1]
             vb = vh[b1]
             s1 = size[b1]
         else:
             hb = np.uint64(0)
             vb = np.uint64(0)
             s1 = 0
-        h[k] = _node(op[k], h[b0], hb)
-        vh[k] = _node(op[k], vh[b0], vb)
+        h[k] = _node(np.uint64(op[k]), h[b0], hb)
+        vh[k] = _node(np.uint64(op[k]), vh[b0], vb)
         size[k] = min(size[b0] + s1, big)
     return inner, height
 
