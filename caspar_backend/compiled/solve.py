@@ -36,7 +36,7 @@ from ..solver.compat import open_output
 from ..solver.interrupt import sigint_as_stop
 from ..evaluators.layout import Layout
 from ..solver.log import (IterationLog, bound_violation, problem_statistics, row_kinds,
-                          summary, user_options)
+                          scaling_evaluations, summary, user_options)
 from ..solver.result import IterationRecord, SolveResult
 from ..solver.status import STATUSES
 from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
@@ -235,7 +235,8 @@ def _print(res, opts, scaled, unscaled, problem, bounds):
         for rec in res.history:
             log.iteration(rec)
         summary(stream, res, scaled, unscaled, res.counts, res.timings,
-                STATUSES[res.status].exit_message, False, rows=row_kinds(*bounds[2:]))
+                STATUSES[res.status].exit_message, False, rows=row_kinds(*bounds[2:]),
+                scaling=scaling_evaluations(opts, len(bounds[2])))
     finally:
         if out_file is not None:
             out_file.close()

@@ -32,8 +32,8 @@ from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
-from .log import (IterationLog, bound_violation, problem_statistics, row_kinds, summary,
-                  user_options)
+from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
+                  scaling_evaluations, summary, user_options)
 from .nlp import EvalCounter, SlackNLP
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
@@ -273,5 +273,6 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                       extra=extra)
     if stream is not None:
         summary(stream, res, fe.get("scaled", {}), fe.get("unscaled", {}), counter.counts,
-                timings, exit_msg, opts.print_timing_statistics, rows=row_kinds(lbg, ubg))
+                timings, exit_msg, opts.print_timing_statistics, rows=row_kinds(lbg, ubg),
+                scaling=scaling_evaluations(opts, len(lbg)))
     return res

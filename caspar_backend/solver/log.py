@@ -68,12 +68,24 @@ def row_kinds(lbg, ubg) -> tuple[int, int]:
     return n_eq, len(lbg) - n_eq
 
 
+def scaling_evaluations(opts, m: int) -> dict:
+    """The evaluations the gradient-based NLP scaling makes at x0 -- one objective
+    gradient, one constraint Jacobian when there are constraints -- by kind.  IPOPT's
+    GradientScaling calls the NLP directly, outside the counters its summary prints
+    (OrigIpoptNLP's), so :func:`summary` leaves them out; the counts a solve returns
+    (``SolveResult.counts``, CasADi's ``n_call_nlp_*``) keep them, as every call."""
+    if opts.nlp_scaling_method != "gradient-based":
+        return {}
+    return {"grad": 1, "jac": 1 if m else 0}
+
+
 def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_timing,
-            rows=None):
+            rows=None, scaling=None):
     """IPOPT's closing block (iteration count, scaled/unscaled errors, counts, timing,
     EXIT line).  ``rows`` = :func:`row_kinds`: as IPOPT, which evaluates its equality
     and inequality constraints apart, a kind the problem has none of counts no
-    evaluations (None: both counted)."""
+    evaluations (None: both counted).  ``scaling``: :func:`scaling_evaluations`, left
+    out of the printed counts as IPOPT does."""
     w = stream.write
     w(f"\nNumber of Iterations....: {res.iterations}\n\n")
     w("                                   (scaled)                 (unscaled)\n")
@@ -93,7 +105,8 @@ def summary(stream, res, scaled, unscaled, counts, timings, exit_message, print_
                             ("equality constraint Jacobian evaluations  ", "jac", n_eq),
                             ("inequality constraint Jacobian evaluations", "jac", n_in),
                             ("Lagrangian Hessian evaluations            ", "hess", True)):
-        w(f"Number of {label} = {counts.get(key, 0) if has else 0}\n")
+        n = counts.get(key, 0) - (scaling or {}).get(key, 0)
+        w(f"Number of {label} = {n if has else 0}\n")
     w(f"Total seconds in caspar (IPOPT algorithm)         = {timings['total']:.3f}\n")
     if print_timing:
         w("\nTiming statistics:\n")
