@@ -41,6 +41,14 @@ from .sxmerge import canonical
 from .sxchains import sum_chains
 from .sxterms import split_instances
 
+#: programs of at least this many instructions are decoded and walked by the compiled
+#: loops (sxscan, sxwalks); smaller ones by NumPy passes (sxdecode._decode_numpy,
+#: sxwalks_numpy), the same results.  Measured on the 2-core VM (fresh processes,
+#: single-sum Rosenbrock): Numba's import and LLVM start cost 0.4-1 s, the loops save
+#: about 1 us per instruction -- even at 8 * 10^5 instructions, 1.5 s either way; at 8 *
+#: 10^6 the loops take the read from 29.6 s to 16.5 s
+COMPILED_MIN_INSTRUCTIONS = 1_000_000
+
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
                               "OP_IF_ELSE_ZERO", "OP_FMOD", "OP_COPYSIGN")}
@@ -60,10 +68,11 @@ def read_bulk(fn, f, g, text: bytes | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
     None (module doc); ``text`` its exported program when the caller has it
     (:func:`.sxdecode.program_text`)."""
-    alg = decode(fn, text)
+    compiled = fn.n_instructions() >= COMPILED_MIN_INSTRUCTIONS
+    alg = decode(fn, text, compiled)
     if alg is None:
         return None
-    dag = build_dag(alg)
+    dag = build_dag(alg, compiled)
     del alg
     if dag is None:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
-from .sxdag import SXDag
+from .sxdag import SXDag, walks
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -45,9 +45,7 @@ def sum_chains(dag: SXDag):
     user[a0[ch]] = ch
     user[a1[ch]] = ch
     fused = chain & (uses == 1) & (user >= 0)
-    from .sxwalks import chain_heads
-
-    head = chain_heads(user, fused)                # users follow their links
+    head = walks(dag.compiled).chain_heads(user, fused)                # users follow their links
     has_link = np.zeros(K, bool)
     has_link[user[fused]] = True
     in_sum = chain & (fused | has_link)

@@ -53,6 +53,18 @@ class SXDag:
     attr: np.ndarray
     value: np.ndarray
     out: np.ndarray
+    #: the walks of this DAG by the compiled loops (:func:`walks`)
+    compiled: bool = False
+
+
+def walks(compiled: bool):
+    """The module of the DAG walks: :mod:`.sxwalks` (compiled loops, for large programs)
+    or :mod:`.sxwalks_numpy` (NumPy passes), the same functions and results."""
+    if compiled:
+        from . import sxwalks as module
+    else:
+        from . import sxwalks_numpy as module
+    return module
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:
@@ -66,13 +78,11 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
     return order
 
 
-def _single_writes(alg):
+def _single_writes(alg, compiled: bool):
     """``(arg0, arg1)`` when every slot is written once (casadi's
     ``live_variables=False``): a read's writer is the slot's only writer, written
     before it (:func:`.sxwalks.single_writes`); else None."""
-    from .sxwalks import single_writes
-
-    ok, arg0, arg1 = single_writes(alg.w, alg.a, alg.b)
+    ok, arg0, arg1 = walks(compiled).single_writes(alg.w, alg.a, alg.b)
     return (arg0, arg1) if ok else None
 
 
@@ -107,9 +117,9 @@ def _sorted_reads(alg):
     return arg0, arg1
 
 
-def build_dag(alg) -> SXDag | None:
-    """The DAG of decoded program ``alg``; None when it holds something the bulk
-    path does not read (an op outside the caspar table, a read of an unwritten
+def build_dag(alg, compiled: bool = False) -> SXDag | None:
+    """The DAG of decoded program ``alg`` (walked by the compiled loops when
+    ``compiled``); None when it holds something the bulk path does not read (an op outside the caspar table, a read of an unwritten
     slot, more than two inputs)."""
     K = alg.size
     op = alg.op
@@ -119,7 +129,7 @@ def build_dag(alg) -> SXDag | None:
         return None
     if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
         return None
-    got = _single_writes(alg) if alg.size else None
+    got = _single_writes(alg, compiled) if alg.size else None
     if got is None:
         got = _sorted_reads(alg)
     if got is None:
@@ -149,4 +159,4 @@ def build_dag(alg) -> SXDag | None:
     # output nonzeros in (output, nonzero) order
     flat = np.lexsort((alg.nz[outs], alg.idx[outs]))
     out = arg0[outs[flat]]
-    return SXDag(op, arg0, arg1, leaf, attr, alg.value, out)
+    return SXDag(op, arg0, arg1, leaf, attr, alg.value, out, compiled)

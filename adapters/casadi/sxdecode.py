@@ -90,6 +90,63 @@ def _body(text: bytes) -> memoryview | None:
     return memoryview(text)[lo:hi]
 
 
+# ---------------------------------------- the NumPy decoder (smaller programs)
+#: bytes of a skeleton line in its key (with the length; the table check is exact)
+_KEYW = 24
+_PAD = 64
+_DIGITS = b"0123456789"
+_BLANK_ALL_BUT_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
+
+
+def _line_starts(buf: np.ndarray) -> np.ndarray:
+    """Start of every line of ``buf`` (each line ends in a newline), int64."""
+    ends = np.flatnonzero(buf == 10)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    return starts
+
+
+def _windows(buf: np.ndarray, pos, width: int) -> np.ndarray:
+    """(len(pos), width) uint8: ``buf[pos + j]`` (``buf`` ends in _PAD zero bytes)."""
+    view = np.lib.stride_tricks.as_strided(buf, (buf.size - _PAD, width), (1, 1))
+    return view[pos]
+
+
+def _skeleton_keys(skel: bytes):
+    """``(keys uint64, starts, lengths)`` of the lines of the digit-free body."""
+    buf = np.frombuffer(skel + bytes(_PAD), np.uint8)
+    starts = _line_starts(buf[:-_PAD])
+    lens = np.diff(np.append(starts, len(skel))) - 1      # without the newline
+    parts = _windows(buf, starts, _KEYW).view("<u8")      # (L, 3), past the line: 0'd
+    key = lens.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for j, m in enumerate((0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)):
+        keep = np.clip(lens - 8 * j, 0, 8).astype(np.uint64) * np.uint64(8)  # bits
+        mask = np.where(keep >= 64, ~np.uint64(0),
+                        (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1))
+        key = (key ^ ((parts[:, j] & mask) * np.uint64(m))) * np.uint64(0xFF51AFD7ED558CCD)
+        key ^= key >> np.uint64(29)
+    return key, starts, lens
+
+
+def _distinct(key: np.ndarray):
+    """``(first, inv)``: the first line of each distinct key and each line's key
+    number.  A program has a few dozen line forms: their keys are binned by 16 of
+    their bits (linear time, no sort) and checked to be one key per bin; only
+    where two forms share a bin does it sort (``numpy.unique``)."""
+    b = (key >> np.uint64(48)).astype(np.int64)
+    n = key.size
+    first_of_bin = np.full(1 << 16, n, np.int64)
+    first_of_bin[b[::-1]] = np.arange(n - 1, -1, -1)     # last write wins: the first
+    used = np.flatnonzero(first_of_bin < n)
+    if np.array_equal(key, key[first_of_bin[b]]):
+        number = np.zeros(1 << 16, np.int64)
+        number[used] = np.arange(used.size)
+        return first_of_bin[used], number[b]
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return first, inv.reshape(-1)
+
+
 # --------------------------------------------------------------- calibration
 _TABLE: dict | None = None
 
@@ -176,10 +233,12 @@ def program_text(fn) -> bytes | None:
         return None
 
 
-def decode(fn, text: bytes | None = None) -> Algorithm | None:
+def decode(fn, text: bytes | None = None, compiled: bool = False) -> Algorithm | None:
     """The instruction program of SXFunction ``fn`` as an :class:`Algorithm`, or None
     where the bulk decoding does not apply (module docstring); ``text``: its
-    :func:`program_text` when the caller has it already."""
+    :func:`program_text` when the caller has it already; ``compiled``: by the compiled
+    pass (:mod:`.sxscan`), else by NumPy passes (:func:`_decode_numpy`), the same
+    result."""
     K = fn.n_instructions()
     if K == 0 or fn.n_in() == 0:
         return None
@@ -191,7 +250,7 @@ def decode(fn, text: bytes | None = None) -> Algorithm | None:
     del text
     if body is None:
         return None
-    alg = _decode(body, K)
+    alg = _decode(body, K) if compiled else _decode_numpy(bytes(body), K)
     return alg if alg is not None and _agrees(fn, alg) else None
 
 
@@ -210,6 +269,47 @@ def _decode(body: memoryview, K: int) -> Algorithm | None:
     if ci.size:
         value[ci] = _constants(buf, starts, w[ci], ci)
     return Algorithm(op, w, a, b, idx, nz, value)
+
+
+def _decode_numpy(body: bytes, K: int) -> Algorithm | None:
+    """:func:`_decode` by NumPy passes (programs below the compiled threshold):
+    the digits blanked for ``numpy.fromstring``, the skeletons keyed by their first
+    bytes and length, the distinct keys binned (:func:`_distinct`)."""
+    skel = body.translate(None, _DIGITS)
+    key, sstart, slen = _skeleton_keys(skel)
+    if key.size != K:
+        return None
+    first, inv = _distinct(key)
+    table = _table()
+    forms = []
+    for i in first.tolist():
+        s = int(sstart[i])
+        forms.append(table.get(skel[s:s + int(slen[i])].decode("ascii")))
+    del skel
+    if any(f is None for f in forms):
+        return None
+    op_f, nrun_f, ia_f, ib_f, ii_f, inz_f = (np.array(c, np.int64) for c in zip(*forms))
+    tok = np.fromstring(body.translate(_BLANK_ALL_BUT_DIGITS), dtype=np.int64, sep=" ")
+    nrun = nrun_f[inv]
+    off = np.cumsum(nrun) - nrun                     # the line's first run
+    if int(nrun.sum()) != tok.size:
+        return None
+
+    def run(i_f):
+        i = i_f[inv]
+        return np.where(i >= 0, np.take(tok, off + i, mode="clip"), -1)
+
+    op = op_f[inv]
+    out = op == _OUTPUT
+    w = np.where(out, -1, tok[np.minimum(off, tok.size - 1)])
+    idx = run(ii_f)
+    nz = np.where(inz_f[inv] >= 0, run(inz_f) - 1, -1)
+    value = np.zeros(K)
+    ci = np.flatnonzero(op == _CONST)
+    if ci.size:
+        buf = np.frombuffer(body, np.uint8)
+        value[ci] = _constants(buf, _line_starts(buf), w[ci], ci)
+    return Algorithm(op, w, run(ia_f), run(ib_f), idx, nz, value)
 
 
 def _constants(buf: np.ndarray, starts, o: np.ndarray, lines: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from caspar_backend.expr import Graph
 from caspar_backend.patterns import build_template, shape_key, sharing_limit
 
 from . import optable as T
-from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
 from .mix64 import fmix as _fmix
 from .sxhash import baked
 from .sxchains import program_uses
@@ -137,12 +137,10 @@ def _patterns(F: np.ndarray):
 def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
     (:func:`.sxwalks.claims_hold`)."""
-    from .sxwalks import claims_hold
-
     bits = getattr(dag, "_value_bits", None)        # once per DAG, not per class
     if bits is None:
         bits = dag._value_bits = (dag.value + 0.0).view(np.uint64)
-    return bool(claims_hold(dag.op, dag.leaf, dag.attr, bits, dag.arg0, dag.arg1, vh, M, F))
+    return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, bits, dag.arg0, dag.arg1, vh, M, F))
 
 
 def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
@@ -326,12 +324,12 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
             classes.append((cl, Mc))
             ops_of[cl.inst] = cl.ops
             first_nl[cl.inst] = len(cl.first_nl) + (ins.wrap[cl.inst] != 0)
-    if not _sharing_allows(ins, ops_of, first_nl, classes, vh):
+    if not _sharing_allows(ins, ops_of, first_nl, classes, vh, dag.compiled):
         return None
     return _blocks(dag, ins, classes, nf, name)
 
 
-def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
+def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh, compiled: bool) -> bool:
     """Every split root passes :func:`caspar_backend.patterns.split_terms`' sharing
     rule: its terms' operation counts add up to at most SPLIT_MAX_SHARING times the
     sum's own (distinct nodes over all terms, plus the sum node) plus one per term.
@@ -340,8 +338,7 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh) -> bool:
     two instances share (equal value hashes).  Checked first with a lower bound that
     counts only the instances' top nodes as shared-or-not (enough unless the terms
     share much), then exactly."""
-    from .sxwalks import first_of_each
-
+    first_of_each = walks(compiled).first_of_each
     R = int(ins.root.max()) + 1 if ins.root.size else 0
     sp = ins.split
     if not sp.any():

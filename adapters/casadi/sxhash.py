@@ -9,8 +9,8 @@ the per-node reader's graph does: the exponent of ``pow`` (caspar turns
     h(leaf)     = H[kind]                         (H[const value] for an exponent)
     h(op(a, b)) = mix(op, h(a), h(b))             (uint64, argument order kept)
 
-is computed for all nodes inside terms by one compiled loop in instruction order
-(:func:`.sxwalks.hash_trees`), with each node's *height* (leaves 0, a node one above
+is computed for all nodes inside terms by one walk in instruction order
+(:func:`.sxwalks.hash_trees`; NumPy passes, one per height, for smaller programs), with each node's *height* (leaves 0, a node one above
 its highest argument) over the nodes reachable from the terms within
 :data:`MAX_DEPTH` levels, and the *tree size* (leaves counted with multiplicity) of
 every term.  A term deeper than MAX_DEPTH or larger than
@@ -29,7 +29,7 @@ import numpy as np
 
 from . import optable as T
 from .mix64 import M3, fmix
-from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
 
 #: terms whose tree is deeper than this are read by the per-node reader
 MAX_DEPTH = 48
@@ -64,10 +64,8 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
                      np.maximum(dag.attr[lv], 0).astype(np.uint64))
     vh[lv] = fmix(h[lv] ^ fmix(ident ^ M3))
-    from .sxwalks import hash_trees
-
     size = (leaf != NOT_LEAF).astype(np.int64)
-    inner, height = hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
+    inner, height = walks(dag.compiled).hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
                                dag.value.view(np.uint64), np.asarray(nodes, np.int64),
                                MAX_DEPTH, _BIG)
     hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
-from .sxdag import SXDag
+from .sxdag import SXDag, walks
 
 _ADD, _SUB, _NEG = (T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_NEG"))
 
@@ -30,13 +30,11 @@ def dfs_order(dag: SXDag, spine: np.ndarray, tree: np.ndarray, tops: np.ndarray)
     parity, top_of)``: int64/int64/bool arrays of the items, grouped by top in the
     order of ``tops``, each group in depth-first order (first argument first), and
     int64 (K,) the top of every spine node (-1 elsewhere).  An Euler tour of the
-    spine forest walked by :func:`.sxwalks.spine_tour`.
+    spine forest walked by :func:`.sxwalks.spine_tour` (or its NumPy version).
 
     Also returned: ``span`` int64 (K, 3), for each spine node the ``dist`` of its
     enter and exit events and its parity from its top (-1 rows elsewhere), and per
     item its ``dist`` (events after it in its tree's tour) and host spine node."""
-    from .sxwalks import spine_tour
-
     sp = np.flatnonzero(spine)
-    return spine_tour(dag.op, dag.arg0, dag.arg1, tree, sp, np.asarray(tops, np.int64),
+    return walks(dag.compiled).spine_tour(dag.op, dag.arg0, dag.arg1, tree, sp, np.asarray(tops, np.int64),
                       _ADD, _SUB, _NEG)

@@ -11,10 +11,16 @@ def bulk_reader() -> float:
     the seconds it took."""
     import casadi as ca
 
+    from . import bulk
     from .nlp import casadi_to_model
 
     t0 = time.perf_counter()
     x = ca.SX.sym("x", 40)
-    casadi_to_model({"x": x, "f": ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2),
-                     "g": x[1:] * x[:-1] + ca.sin(x[1:])}, bulk=True)
+    keep, bulk.COMPILED_MIN_INSTRUCTIONS = bulk.COMPILED_MIN_INSTRUCTIONS, 0
+    try:
+        casadi_to_model({"x": x, "f": ca.sumsqr(1 - x[:-1])
+                         + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2),
+                         "g": x[1:] * x[:-1] + ca.sin(x[1:])}, bulk=True)
+    finally:
+        bulk.COMPILED_MIN_INSTRUCTIONS = keep
     return time.perf_counter() - t0

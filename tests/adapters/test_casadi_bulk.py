@@ -13,6 +13,7 @@ import pytest
 ca = pytest.importorskip("casadi")
 
 from caspar_backend.adapters.casadi import casadi_to_model, nlp as nlp_mod  # noqa: E402
+from caspar_backend.adapters.casadi import bulk as bulk_mod  # noqa: E402
 from caspar_backend.adapters.casadi import sxdecode, sxterms as sxterms_mod  # noqa: E402
 from caspar_backend.adapters.casadi.compiler import make_function  # noqa: E402
 from caspar_backend.adapters.casadi.names import IndexedNames, SXNames  # noqa: E402
@@ -53,10 +54,11 @@ def _fn(nlp):
 
 
 # ------------------------------------------------------------------- decoding
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("name", SX_CASES)
-def test_decoder_reads_every_instruction_as_casadi_does(name):
+def test_decoder_reads_every_instruction_as_casadi_does(name, compiled):
     fn = _fn(build(name).nlp)
-    alg = sxdecode.decode(fn)
+    alg = sxdecode.decode(fn, compiled=compiled)
     if name == "sx_call":                 # casadi cannot export a call: per-node
         assert alg is None
         return
@@ -76,12 +78,13 @@ def test_decoder_reads_every_instruction_as_casadi_does(name):
             assert outs == [alg.w[k]]
 
 
-def test_decoder_reads_extreme_constants_exactly():
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_decoder_reads_extreme_constants_exactly(compiled):
     x = ca.SX.sym("x", 3)
     vals = [5e-324, -1.7976931348623157e308, 0.1, 1 / 3, -2.0 ** -1074 * 3, 123456789.0]
     f = sum(v * x[i % 3] ** (i + 2) for i, v in enumerate(vals))
     fn = _fn({"x": x, "f": f})
-    alg = sxdecode.decode(fn)
+    alg = sxdecode.decode(fn, compiled=compiled)
     got = sorted(alg.value[alg.op == ca.OP_CONST].tolist())
     want = sorted(fn.instruction_constant(k) for k in range(fn.n_instructions())
                   if fn.instruction_id(k) == ca.OP_CONST)
@@ -129,11 +132,19 @@ def _groups(prob):
 
 def _same_as_per_node(nlp, points, **kw):
     """The bulk reader's Problem is the per-node reader's: the same generated code and
-    tables, and bit for bit the same f, grad f, g, J and Lagrangian Hessian values.
-    Returns whether the bulk reader took the program."""
+    tables, and bit for bit the same f, grad f, g, J and Lagrangian Hessian values --
+    by the NumPy walks and by the compiled loops (forced on a small program: the same
+    groups and tables).  Returns whether the bulk reader took the program."""
     bulk = casadi_to_model(nlp, bulk=True, **kw)
     a, b = Problem(casadi_to_model(nlp, bulk=False, **kw)), Problem(bulk)
     assert _groups(a) == _groups(b)
+    keep, bulk_mod.COMPILED_MIN_INSTRUCTIONS = bulk_mod.COMPILED_MIN_INSTRUCTIONS, 0
+    try:
+        compiled = casadi_to_model(nlp, bulk=True, **kw)
+    finally:
+        bulk_mod.COMPILED_MIN_INSTRUCTIONS = keep
+    assert ("bulk" in compiled.meta) == ("bulk" in bulk.meta)
+    assert _groups(Problem(compiled)) == _groups(b)
     ea, eb = a.evaluator("cpu"), b.evaluator("cpu")
     rng = np.random.default_rng(7)
     for x, p in points:
