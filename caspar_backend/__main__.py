@@ -5,8 +5,9 @@ caspar_backend ...``).
   (:mod:`caspar_backend.compiled`; otherwise the first small solve starts it in the
   background), with casadi the bulk SX reader's loops (otherwise the first read of an
   SX program of 10^6 instructions or more compiles them, about 5 s), and where a GPU
-  and numba-cuda are there the CUDA batch kernel too (minutes; otherwise the first ``solve_batch(device='cuda')`` starts it in the
-  background and solves by the lockstep path meanwhile).
+  and numba-cuda are there the CUDA batch kernel too (minutes; otherwise the first
+  ``solve_batch(device='cuda')`` starts it in the background and solves by the
+  lockstep path meanwhile).
 
 * ``caspar demo`` runs :mod:`caspar_backend.adapters.casadi.demo`, imported only then
   (it needs casadi; the core imports neither casadi nor pyomo).
