@@ -210,9 +210,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
             if opts.warm_start_init_point:
                 # IPOPT's WarmStartIterateInitializer: s = d(x0) at the user's x0, then
                 # x and s pushed with the warm_start_* options
-                w0 = nlp.initial_w(x0)
-                ipm.initialize(w0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
-                               bound_push=warm_start_pushes(opts))
+                ipm.initialize_warm(x0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
+                                    bound_push=warm_start_pushes(opts))
             else:
                 # IPOPT's DefaultIterateInitializer (given multipliers are ignored
                 # unless warm_start_init_point = yes)

@@ -152,6 +152,22 @@ class InteriorPoint:
                           o.slack_bound_push, o.slack_bound_frac)
         self.initialize(w, push=False, h_done=True)
 
+    def initialize_warm(self, x0, y0, zL0, zU0, bound_push):
+        """IPOPT's WarmStartIterateInitializer from the user's ``x0`` and multipliers:
+        ``w = (x0, d(x0))`` (one constraint evaluation, at the unpushed x0), x and s
+        pushed with ``bound_push`` (:func:`~.initial.push_into_bounds`).  Where the push
+        leaves x as it was, that evaluation is the first iterate's h, as IPOPT evaluates
+        c and d once at an unchanged x; else h is evaluated at the pushed x."""
+        nlp, nx = self.nlp, self.nlp.nx
+        w0 = nlp.initial_w(x0)
+        w = push_into_bounds(nlp, host(w0).astype(float), *bound_push)
+        if not np.array_equal(w[:nx], host(w0[:nx])):
+            self.initialize(self.xp.asarray(w), y0, zL0, zU0, push=False)
+            return
+        w = self.xp.asarray(w)
+        nlp.h_of_last_g(w, self.it.h)
+        self.initialize(w, y0, zL0, zU0, push=False, h_done=True)
+
     def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True,
                    bound_push=None, h_done=False):
         """The starting iterate from ``w0`` (pushed inside the bounds unless ``push`` is

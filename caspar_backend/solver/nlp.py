@@ -338,9 +338,14 @@ class SlackNLP(BarrierNLP):
         return out
 
     def h(self, w, out):
-        xp = self.xp
         with self.counter.timed("cons"):
             self.ev.cons(self.set_x(w), self._g)
+        return self.h_of_last_g(w, out)
+
+    def h_of_last_g(self, w, out):
+        """``h(w)`` from the constraint values of the last evaluation (no evaluation):
+        for a ``w`` whose x is the one last evaluated at."""
+        xp = self.xp
         xp.subtract(self._g, self.g_offset, out=out)
         xp.multiply(self.dc_d, out, out=out)
         if self.ns:

@@ -282,3 +282,19 @@ def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
     assert ss["iter_count"] == si["iter_count"]
     np.testing.assert_allclose(ss["iterations"]["obj"], si["iterations"]["obj"],
                                rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["rosenbrock", "mixed", "bound_start", "on_bounds"])
+def test_warm_start_evaluation_counts_as_ipopts(name):
+    """IPOPT's warm start evaluates d at the user's x0; where the push leaves x as it
+    was, the first iterate reuses that evaluation (c and d once at one x), else it
+    evaluates again at the pushed x: CasADi's n_call_nlp_g and the iterations equal."""
+    nlp, args = PROBLEMS[name]()
+    S, I = _pair(nlp, warm_start_init_point=True)
+    S(**args)
+    I(**args)
+    ss, si = S.stats(), I.stats()
+    assert ss["iter_count"] == si["iter_count"]
+    for k in ("n_call_nlp_f", "n_call_nlp_g", "n_call_nlp_grad_f", "n_call_nlp_jac_g",
+              "n_call_nlp_hess_l"):
+        assert ss[k] == si[k], k
