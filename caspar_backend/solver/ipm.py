@@ -157,11 +157,12 @@ class InteriorPoint:
         ``w = (x0, d(x0))`` (one constraint evaluation, at the unpushed x0), x and s
         pushed with ``bound_push`` (:func:`~.initial.push_into_bounds`).  Where the push
         leaves x as it was, that evaluation is the first iterate's h, as IPOPT evaluates
-        c and d once at an unchanged x; else h is evaluated at the pushed x."""
+        c and d once at an unchanged x; else (or without inequalities, where no d was
+        evaluated) h is evaluated at the pushed x."""
         nlp, nx = self.nlp, self.nlp.nx
-        w0 = nlp.initial_w(x0)
+        w0 = nlp.initial_w(x0)             # evaluates g only where there are slacks
         w = push_into_bounds(nlp, host(w0).astype(float), *bound_push)
-        if not np.array_equal(w[:nx], host(w0[:nx])):
+        if not nlp.ns or not np.array_equal(w[:nx], host(w0[:nx])):
             self.initialize(self.xp.asarray(w), y0, zL0, zU0, push=False)
             return
         w = self.xp.asarray(w)

@@ -72,7 +72,15 @@ def _on_bounds():
     return nlp, args
 
 
-PROBLEMS = {"bound_start": _bound_start, "rosenbrock": lambda: _rosenbrock(False),
+def _equalities_only():
+    """An equality constraint only: no slacks, so no d(x0) evaluation to reuse."""
+    x = cs.SX.sym("x", 3)
+    nlp = {"x": x, "f": cs.sumsqr(x - 1) + x[0] * x[1], "g": x[0] ** 2 + x[1] * x[2]}
+    return nlp, dict(x0=[0.5, 0.2, 2.0], lbx=[0, -INF, -INF], ubx=[5, INF, INF],
+                     lbg=[1.0], ubg=[1.0])
+
+
+PROBLEMS = {"equalities_only": _equalities_only, "bound_start": _bound_start, "rosenbrock": lambda: _rosenbrock(False),
             "rosenbrock_bounded": lambda: _rosenbrock(True), "mixed": _mixed,
             "on_bounds": _on_bounds}
 
@@ -284,7 +292,8 @@ def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
                                rtol=1e-8, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["rosenbrock", "mixed", "bound_start", "on_bounds"])
+@pytest.mark.parametrize("name", ["rosenbrock", "mixed", "bound_start", "on_bounds",
+                                  "equalities_only"])
 def test_warm_start_evaluation_counts_as_ipopts(name):
     """IPOPT's warm start evaluates d at the user's x0; where the push leaves x as it
     was, the first iterate reuses that evaluation (c and d once at one x), else it
