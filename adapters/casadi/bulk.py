@@ -64,11 +64,14 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(fn, f, g, text: bytes | None = None) -> BulkRead | None:
+def read_bulk(fn, f, g, text: bytes | None = None,
+              compiled: bool | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
     None (module doc); ``text`` its exported program when the caller has it
-    (:func:`.sxdecode.program_text`)."""
-    compiled = fn.n_instructions() >= COMPILED_MIN_INSTRUCTIONS
+    (:func:`.sxdecode.program_text`); ``compiled``: by the compiled loops (None: from
+    :data:`COMPILED_MIN_INSTRUCTIONS` instructions), the same result either way."""
+    if compiled is None:
+        compiled = fn.n_instructions() >= COMPILED_MIN_INSTRUCTIONS
     alg = decode(fn, text, compiled)
     if alg is None:
         return None

@@ -31,6 +31,7 @@ layout of the NLP Function ``(x, p) -> (f, g)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,12 @@ class SXDag:
     out: np.ndarray
     #: the walks of this DAG by the compiled loops (:func:`walks`)
     compiled: bool = False
+
+    @cached_property
+    def value_bits(self) -> np.ndarray:
+        """uint64 (K,): the bits of ``value + 0.0`` (-0.0 as 0.0), for exact equality
+        of constants."""
+        return (self.value + 0.0).view(np.uint64)
 
 
 def walks(compiled: bool):

@@ -137,10 +137,8 @@ def _patterns(F: np.ndarray):
 def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
     (:func:`.sxwalks.claims_hold`)."""
-    bits = getattr(dag, "_value_bits", None)        # once per DAG, not per class
-    if bits is None:
-        bits = dag._value_bits = (dag.value + 0.0).view(np.uint64)
-    return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, bits, dag.arg0, dag.arg1, vh, M, F))
+    return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
+                                                dag.arg0, dag.arg1, vh, M, F))
 
 
 def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
