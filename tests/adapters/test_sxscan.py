@@ -17,8 +17,8 @@ FORMS = {"  w = (w+w);": (ADD, 3, 1, 2, -1, -1),
          "  argout_{} = w;": (OUTPUT, 3, 2, -1, 0, 1)}
 
 
-def _decode(text: str, K: int):
-    t = sxscan.FormTable.build(FORMS)
+def _decode(text: str, K: int, forms=FORMS):
+    t = sxscan.FormTable.build(forms)
     buf = np.frombuffer(text.encode("ascii"), np.uint8)
     return sxscan.decode_lines(buf, K, t.slot_key, t.slot_form, t.op, t.runs, t.ia,
                                t.ib, t.ii, t.inz, OUTPUT)
@@ -49,21 +49,13 @@ def test_stops_and_says_why(text, K, why):
 def test_run_count_is_checked():
     forms = dict(FORMS)
     forms["  w = (w+w);"] = (ADD, 4, 1, 2, -1, -1)     # a form expecting another count
-    t = sxscan.FormTable.build(forms)
-    buf = np.frombuffer(b"  w0 = (w1+w2);\n", np.uint8)
-    got = sxscan.decode_lines(buf, 1, t.slot_key, t.slot_form, t.op, t.runs, t.ia, t.ib,
-                              t.ii, t.inz, OUTPUT)
-    assert got[0] == sxscan.RUN_COUNT
+    assert _decode("  w0 = (w1+w2);\n", 1, forms)[0] == sxscan.RUN_COUNT
 
 
 def test_forms_read_differently_are_never_decoded():
     forms = dict(FORMS)
     forms["  w = (w+w);"] = None                       # printed alike, read differently
-    t = sxscan.FormTable.build(forms)
-    buf = np.frombuffer(b"  w0 = (w1+w2);\n", np.uint8)
-    got = sxscan.decode_lines(buf, 1, t.slot_key, t.slot_form, t.op, t.runs, t.ia, t.ib,
-                              t.ii, t.inz, OUTPUT)
-    assert got[0] == sxscan.UNKNOWN_FORM
+    assert _decode("  w0 = (w1+w2);\n", 1, forms)[0] == sxscan.UNKNOWN_FORM
 
 
 def test_the_casadi_front_end_imports_no_numba():

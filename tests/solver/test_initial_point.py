@@ -270,6 +270,16 @@ def test_warm_start_keeps_slacks_of_the_users_x0():
                                rtol=1e-8, atol=1e-12)
 
 
+def _warm_stats(name):
+    """(caspar's, IPOPT's) nlpsol stats of problem ``name`` with warm_start_init_point
+    and the default pushes."""
+    nlp, args = PROBLEMS[name]()
+    S, I = _pair(nlp, warm_start_init_point=True)
+    S(**args)
+    I(**args)
+    return S.stats(), I.stats()
+
+
 @pytest.mark.parametrize("name", ["bound_start", "rosenbrock_bounded", "on_bounds"])
 def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
     """IPOPT's WarmStartIterateInitializer::InitializeImpl: a warm_start_* push or
@@ -281,11 +291,7 @@ def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
     assert warm_start_pushes(resolve_options({})) == (1e-2, 1e-2, 1e-2, 1e-2)
     assert warm_start_pushes(resolve_options({"bound_push": 0.1, "warm_start_bound_frac":
                                               1e-4})) == (0.1, 1e-4, 0.1, 1e-2)
-    nlp, args = PROBLEMS[name]()
-    S, I = _pair(nlp, warm_start_init_point=True)
-    S(**args)
-    I(**args)
-    ss, si = S.stats(), I.stats()
+    ss, si = _warm_stats(name)
     assert ss["return_status"] == si["return_status"]
     assert ss["iter_count"] == si["iter_count"]
     np.testing.assert_allclose(ss["iterations"]["obj"], si["iterations"]["obj"],
@@ -298,11 +304,7 @@ def test_warm_start_evaluation_counts_as_ipopts(name):
     """IPOPT's warm start evaluates d at the user's x0; where the push leaves x as it
     was, the first iterate reuses that evaluation (c and d once at one x), else it
     evaluates again at the pushed x: CasADi's n_call_nlp_g and the iterations equal."""
-    nlp, args = PROBLEMS[name]()
-    S, I = _pair(nlp, warm_start_init_point=True)
-    S(**args)
-    I(**args)
-    ss, si = S.stats(), I.stats()
+    ss, si = _warm_stats(name)
     assert ss["iter_count"] == si["iter_count"]
     for k in ("n_call_nlp_f", "n_call_nlp_g", "n_call_nlp_grad_f", "n_call_nlp_jac_g",
               "n_call_nlp_hess_l"):
