@@ -45,25 +45,19 @@ def segment_pairs(group: np.ndarray, order: np.ndarray | None = None):
 def csr_order(rows, cols, m, n):
     """``(order, indptr, indices)``: the permutation taking COO entries (no duplicates)
     to CSR order, rows ascending and columns ascending within a row, with the CSR index
-    arrays.  scipy's COO -> CSR conversion (a counting sort by row, then each row
-    sorted) carries the entry numbers as values: several times faster than a global
-    lexsort of the pairs."""
-    nnz = len(rows)
-    A = sp.csr_matrix((np.arange(1, nnz + 1, dtype=np.float64), (rows, cols)), shape=(m, n))
-    A.sort_indices()
-    return (A.data.astype(np.int64) - 1), A.indptr.copy(), A.indices.copy()
+    arrays (a linear-time pair sort, :mod:`.pair_sort`)."""
+    from .pair_sort import pair_order
+
+    order, indptr = pair_order(rows, cols, m, n)
+    return order, indptr, np.asarray(cols, dtype=np.int64)[order]
 
 
 def unique_pairs(rows, keys, m, k):
     """Distinct ``(rows[i], keys[i])`` pairs sorted by row then key, as ``(indptr (m+1,),
-    keys (P,))`` in CSR form, and each input's pair index (P,) -- by scipy's duplicate
-    summing of a CSR matrix (per-row sorts) instead of a global sort."""
-    A = sp.csr_matrix((np.ones(len(rows)), (rows, keys)), shape=(m, k))
-    A.sum_duplicates()
-    indptr, ukeys = A.indptr.astype(np.int64), A.indices.astype(np.int64)
-    flat = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr)) * k + ukeys
-    pos = np.searchsorted(flat, np.asarray(rows, np.int64) * k + keys)
-    return indptr, ukeys, pos
+    keys (P,))`` in CSR form, and each input's pair index (P,) (:mod:`.pair_sort`)."""
+    from .pair_sort import distinct_pairs
+
+    return distinct_pairs(rows, keys, m, k)
 
 
 class SparseJacobian:

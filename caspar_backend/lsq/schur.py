@@ -23,7 +23,9 @@ bundle adjustment: 2-9 ms each, 3x faster than batched NumPy products over the
 inverse after a batched Cholesky (whose failure means "not positive definite").  The
 reduced matrix (pads: 1 on the diagonal) is factorized dense by LAPACK's Cholesky
 (DENSE_SCHUR) or as an upper CSC matrix of a fixed pattern by QDLDL, analysed once
-(SPARSE_SCHUR).
+(SPARSE_SCHUR).  DENSE_SCHUR builds S and the right-hand side point by point in
+compiled loops instead (:mod:`.schur_dense`, the rows renumbered so that each point's
+are contiguous): the same system, without the intermediate matrices.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ import scipy.sparse as sp
 
 from .jacobian import unique_pairs
 from .linear_solvers import StepSolver, dense_spd_solve, spd_solver
+
+
+def compiled_elimination() -> bool:
+    """Whether DENSE_SCHUR eliminates by the compiled loops of :mod:`.schur_dense`
+    (Numba importable and ``CASPAR_LSQ_COMPILED`` not ``0``; the BSR products
+    otherwise, the same system up to rounding)."""
+    import os
+
+    from ..compiled import available
+
+    return os.environ.get("CASPAR_LSQ_COMPILED", "1") != "0" and available()
 
 
 def _bsr(data, indices, indptr, shape):
@@ -114,6 +127,7 @@ class SchurComplementSolver(StepSolver):
                                    (ukey % self.N).astype(np.int64))
         self.f_diag = np.flatnonzero(self.f_valid.reshape(-1))
         self.pad_f = np.flatnonzero(~self.f_valid.reshape(-1))
+        self._work = _DenseWork(self) if dense and compiled_elimination() else None
 
     # ------------------------------------------------------------- pieces
     def matrices(self, vals):
@@ -179,6 +193,8 @@ class SchurComplementSolver(StepSolver):
         return E, F, Et, Ft, np.linalg.inv(V)
 
     def solve(self, vals, r, d):
+        if self._work is not None:
+            return self._work.solve(vals, r, d)
         s_e, s_f, n_eb, n_fb = self.s_e, self.s_f, self.n_eb, self.n_fb
         st = self.structure
         # ---- V = E^T E + D_e^2 (pads: 1) and its inverse
@@ -220,4 +236,80 @@ class SchurComplementSolver(StepSolver):
         dx = np.zeros(self.jac.n)
         dx[st.f_cols[self.f_valid]] = dxf.reshape(n_fb, s_f)[self.f_valid]
         dx[st.e_cols[self.e_valid]] = dxe[self.e_valid]
+        return dx if np.all(np.isfinite(dx)) else None
+
+
+class _DenseWork:
+    """DENSE_SCHUR by :mod:`.schur_dense`: J's rows renumbered e-block by e-block (the
+    rows of one point contiguous, so the kernels walk memory in order; rows touching no
+    e-block last), E's and F's values scattered straight into that order, and the
+    buffers the kernels fill, allocated once per solver (internal)."""
+
+    def __init__(self, sol: SchurComplementSolver):
+        self.sol = sol
+        s_e, s_f, n_eb, n_fb, m = sol.s_e, sol.s_f, sol.n_eb, sol.n_fb, sol.jac.m
+        # new row order: the e-rows block by block (E^T's order), then the others
+        self.rows = np.r_[sol.et_indices, np.flatnonzero(sol.structure.row_eb < 0)]
+        new_of_row = np.empty(m, np.int64)
+        new_of_row[self.rows] = np.arange(m)
+        new_of_epos = np.empty(sol.n_erows, np.int64)
+        new_of_epos[sol.et_perm] = np.arange(sol.n_erows)
+        self.e_flat = new_of_epos[sol.e_flat // s_e] * s_e + sol.e_flat % s_e
+        inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(sol.f_indptr))
+        order = np.argsort(new_of_row[inc_row], kind="stable")
+        new_of_inc = np.empty(sol.n_inc, np.int64)
+        new_of_inc[order] = np.arange(sol.n_inc)
+        self.f_flat = new_of_inc[sol.f_flat // s_f] * s_f + sol.f_flat % s_f
+        self.f_block = sol.f_indices[order]
+        counts = np.diff(sol.f_indptr)[self.rows]
+        self.f_indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        # T: the most f-block incidences over the rows of one e-block
+        per_block = np.add.reduceat(counts[:sol.n_erows], sol.et_indptr[:-1]) \
+            if sol.n_erows else np.zeros(0, np.int64)
+        per_block[np.diff(sol.et_indptr) == 0] = 0
+        T = max(1, int(per_block.max()) if per_block.size else 1)
+        self.S = np.zeros((sol.N, sol.N))
+        self.rhs = np.zeros(sol.N)
+        self.Vinv = np.zeros((n_eb, s_e, s_e))
+        self.g_e = np.zeros((n_eb, s_e))
+        self.dxe = np.zeros((n_eb, s_e))
+        self.slot = np.full(max(n_fb, 1), -1, np.int64)
+        self.touched = np.zeros(T, np.int64)
+        self.Wloc = np.zeros((T, s_e, s_f))
+        self.Tloc = np.zeros((T, s_e, s_f))
+        self.L = np.zeros((s_e, s_e))
+        self.y = np.zeros(s_e)
+        self.Ed = np.zeros(sol.n_erows * s_e)
+        self.Fd = np.zeros(sol.n_inc * s_f)
+        self.diag_pos = np.arange(sol.N)
+
+    def solve(self, vals, r, d):
+        from .schur_dense import back_substitute, eliminate
+
+        sol, st = self.sol, self.sol.structure
+        s_e, s_f = sol.s_e, sol.s_f
+        self.Ed[self.e_flat] = vals[sol.e_entry]
+        self.Fd[self.f_flat] = vals[sol.f_entry]
+        Ed, Fd = self.Ed.reshape(-1, s_e), self.Fd.reshape(-1, s_f)
+        dd = d * d
+        dd_e = np.where(sol.e_valid, dd[np.maximum(st.e_cols, 0)], 1.0)
+        if eliminate(Ed, sol.et_indptr, Fd, self.f_indptr, self.f_block, r[self.rows], dd_e,
+                     self.S, self.rhs, self.Vinv, self.g_e, self.slot, self.touched,
+                     self.Wloc, self.Tloc, self.L) != 0:
+            return None
+        diag = np.ones(sol.N)
+        diag[sol.f_diag] = dd[st.f_cols[sol.f_valid]]
+        self.S[self.diag_pos, self.diag_pos] += diag
+        self.rhs[sol.pad_f] = 0.0
+        if sol.N == 0:
+            dxf = np.zeros(0)
+        else:
+            dxf = dense_spd_solve(self.S, self.rhs)
+            if dxf is None:
+                return None
+        back_substitute(Ed, sol.et_indptr, Fd, self.f_indptr, self.f_block, self.Vinv,
+                        self.g_e, dxf, self.dxe, self.y)
+        dx = np.zeros(sol.jac.n)
+        dx[st.f_cols[sol.f_valid]] = dxf.reshape(sol.n_fb, s_f)[sol.f_valid]
+        dx[st.e_cols[sol.e_valid]] = self.dxe[sol.e_valid]
         return dx if np.all(np.isfinite(dx)) else None

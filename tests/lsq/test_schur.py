@@ -8,6 +8,7 @@ import scipy.optimize as so
 from benchmarks.models.bundle import _project_np
 from caspar_backend.lsq.jacobian import SparseJacobian
 from caspar_backend.lsq.linear_solvers import DenseNormalCholesky
+from caspar_backend.lsq.problem import ReducedPattern
 from caspar_backend.lsq.schur import SchurComplementSolver
 from caspar_backend.lsq.structure import column_blocks, detect_schur_structure
 
@@ -45,8 +46,10 @@ def test_column_blocks_group_identical_columns():
     assert b[2] == b[3] and len({b[0], b[1], b[2], b[4]}) == 4
 
 
-@pytest.mark.parametrize("dense", [True, False])
-def test_schur_step_equals_full_step(bal, dense):
+@pytest.mark.parametrize("dense,compiled", [(True, True), (True, False), (False, False)],
+                         ids=["dense-compiled", "dense-bsr", "sparse"])
+def test_schur_step_equals_full_step(bal, dense, compiled, monkeypatch):
+    monkeypatch.setenv("CASPAR_LSQ_COMPILED", "1" if compiled else "0")
     P, _ = bal
     pat = P.reduced_pattern()
     jac = SparseJacobian(pat)
@@ -56,8 +59,67 @@ def test_schur_step_equals_full_step(bal, dense):
     r = np.asarray(ev.cons(x)).copy()
     d = np.random.default_rng(2).uniform(0.01, 1.0, pat.n)
     full = DenseNormalCholesky(jac).solve(vals, r, d)
-    schur = SchurComplementSolver(jac, detect_schur_structure(pat), dense=dense).solve(vals, r, d)
+    sol = SchurComplementSolver(jac, detect_schur_structure(pat), dense=dense)
+    assert (sol._work is not None) == compiled
+    schur = sol.solve(vals, r, d)
     np.testing.assert_allclose(schur, full, rtol=1e-7, atol=1e-9 * np.abs(full).max())
+
+
+def _camera_point_pattern(seed):
+    """A random bundle-adjustment-like pattern: 40 points (2 columns) seen by 1-5 of 7
+    cameras (3 columns each; camera 6 has 2 columns), one row per observation, and 5
+    rows touching two cameras and no point (a relative-pose prior)."""
+    rng = np.random.default_rng(seed)
+    npt, ncam = 40, 7
+    cam_cols = [np.arange(3) + 2 * npt + 3 * c for c in range(ncam - 1)]
+    cam_cols.append(np.arange(2) + 2 * npt + 3 * (ncam - 1))
+    rows, cols, m = [], [], 0
+    for p in range(npt):
+        for c in rng.choice(ncam, rng.integers(1, 6), replace=False):
+            for j in np.r_[2 * p, 2 * p + 1, cam_cols[c]]:
+                rows.append(m)
+                cols.append(j)
+            m += 1
+    for _ in range(5):
+        for c in rng.choice(ncam, 2, replace=False):
+            rows += [m] * len(cam_cols[c])
+            cols += list(cam_cols[c])
+        m += 1
+    order = rng.permutation(len(rows))           # entries in no particular order
+    rows, cols = np.array(rows)[order], np.array(cols)[order]
+    n = 2 * npt + 3 * (ncam - 1) + 2
+    return ReducedPattern(rows, cols, np.arange(len(rows)), np.arange(n), m)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_elimination_on_rows_without_points(seed, monkeypatch):
+    """The compiled DENSE_SCHUR against the full system and the BSR path, with rows that
+    touch no eliminated block and f-blocks of two sizes (padded)."""
+    pat = _camera_point_pattern(seed)
+    jac = SparseJacobian(pat)
+    st = detect_schur_structure(pat)
+    assert st is not None and st.n_e_blocks == 40
+    rng = np.random.default_rng(seed + 10)
+    vals, r = rng.standard_normal(pat.nnz), rng.standard_normal(pat.m)
+    d = rng.uniform(0.1, 1.0, pat.n)
+    full = DenseNormalCholesky(jac).solve(vals, r, d)
+    monkeypatch.setenv("CASPAR_LSQ_COMPILED", "1")
+    compiled = SchurComplementSolver(jac, st, dense=True)
+    monkeypatch.setenv("CASPAR_LSQ_COMPILED", "0")
+    bsr = SchurComplementSolver(jac, st, dense=True)
+    assert compiled._work is not None and bsr._work is None
+    for sol in (compiled, bsr):
+        np.testing.assert_allclose(sol.solve(vals, r, d), full, rtol=1e-8,
+                                   atol=1e-10 * np.abs(full).max())
+    # a point whose columns are all zero, undamped: V_b singular, both paths refuse
+    point0 = np.isin(pat.cols, [0, 1])
+    vals[point0] = 0.0
+    d[:2] = 0.0
+    assert compiled.solve(vals, r, d) is None and bsr.solve(vals, r, d) is None
+    # and a later solve is not disturbed by the refused one
+    d[:2] = 0.5
+    np.testing.assert_allclose(compiled.solve(vals, r, d), bsr.solve(vals, r, d), rtol=1e-9,
+                               atol=1e-12)
 
 
 def test_schur_and_full_solves_agree(bal):
