@@ -52,14 +52,6 @@ def csr_order(rows, cols, m, n):
     return order, indptr, np.asarray(cols, dtype=np.int64)[order]
 
 
-def unique_pairs(rows, keys, m, k):
-    """Distinct ``(rows[i], keys[i])`` pairs sorted by row then key, as ``(indptr (m+1,),
-    keys (P,))`` in CSR form, and each input's pair index (P,) (:mod:`.pair_sort`)."""
-    from .pair_sort import distinct_pairs
-
-    return distinct_pairs(rows, keys, m, k)
-
-
 class SparseJacobian:
     """Products with J of a fixed pattern (final).  See the module docstring."""
 

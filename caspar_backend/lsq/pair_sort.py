@@ -1,5 +1,6 @@
-"""Sorting index pairs in linear time: the COO -> CSR orders the least-squares structures
-are built from.
+"""Index passes of the least-squares structures as compiled loops: sorting (row, key)
+pairs in linear time (the COO -> CSR order), each row's distinct column labels, and the
+check that one column's rows are another's.
 
 For ``nnz`` pairs ``(rows[i], keys[i])`` with ``0 <= rows < m`` and ``0 <= keys < k``,
 :func:`pair_order` is the stable permutation sorting them by row, then key: two stable
@@ -59,34 +60,78 @@ def pair_order(rows, keys, m: int, k: int):
 
 
 @njit(cache=True, nogil=True)
-def _distinct(rows, keys, order, m, indptr, ukeys, pos):
-    """Distinct pairs of the sorted ``order``: their keys in ``ukeys``, per-row counts in
-    ``indptr``, each input's pair number in ``pos``; returns the number of pairs."""
-    P = -1
-    prev_r, prev_k = -1, -1
-    indptr[:] = 0
-    for q in range(order.size):
-        i = order[q]
-        r, kk = rows[i], keys[i]
-        if r != prev_r or kk != prev_k:
-            P += 1
-            ukeys[P] = kk
-            indptr[r + 1] += 1
-            prev_r, prev_k = r, kk
-        pos[i] = P
+def _row_labels(indptr, indices, label, out_indptr, out_labels, pos):
+    m = indptr.size - 1
+    P = 0
+    out_indptr[0] = 0
     for r in range(m):
-        indptr[r + 1] += indptr[r]
-    return P + 1
+        start = P
+        for q in range(indptr[r], indptr[r + 1]):
+            lab = label[indices[q]]
+            if lab < 0:
+                pos[q] = -1
+                continue
+            # insert lab into the row's sorted distinct labels (rows are short)
+            j = start
+            while j < P and out_labels[j] < lab:
+                j += 1
+            if j == P or out_labels[j] != lab:
+                for t in range(P, j, -1):
+                    out_labels[t] = out_labels[t - 1]
+                out_labels[j] = lab
+                P += 1
+        out_indptr[r + 1] = P
+        for q in range(indptr[r], indptr[r + 1]):
+            lab = label[indices[q]]
+            if lab >= 0:
+                j = start
+                while out_labels[j] != lab:
+                    j += 1
+                pos[q] = j
+    return P
 
 
-def distinct_pairs(rows, keys, m: int, k: int):
-    """Distinct pairs sorted by row then key: ``(indptr (m + 1,), keys (P,), pos (nnz,))``
-    with ``pos[i]`` the number of input i's pair (all int64)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    keys = np.ascontiguousarray(keys, dtype=np.int64)
-    order, _ = pair_order(rows, keys, m, k)
-    indptr = np.empty(m + 1, np.int64)
-    ukeys = np.empty(rows.size, np.int64)
-    pos = np.empty(rows.size, np.int64)
-    P = _distinct(rows, keys, order, int(m), indptr, ukeys, pos)
-    return indptr, ukeys[:P].copy(), pos
+def row_labels(indptr, indices, label):
+    """The distinct labels of each row of a CSR pattern: ``label`` (n,) int64 maps a
+    column to its label (-1: none).  Returns ``(out_indptr (m + 1,), labels (P,), pos
+    (nnz,))``: row r's labels ascending at ``labels[out_indptr[r]:out_indptr[r + 1]]``,
+    and for CSR entry q the position of its (row, label) pair (-1 where unlabelled).
+    A row is scanned in O(L^2) for its L entries: meant for short rows (Jacobian rows
+    of least-squares residuals)."""
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    label = np.ascontiguousarray(label, dtype=np.int64)
+    out_indptr = np.empty(indptr.size, np.int64)
+    out_labels = np.empty(indices.size, np.int64)
+    pos = np.empty(indices.size, np.int64)
+    P = _row_labels(indptr, indices, label, out_indptr, out_labels, pos)
+    return out_indptr, out_labels[:P].copy(), pos
+
+
+@njit(cache=True, nogil=True)
+def _rows_hold(indptr, indices, rows, cols, rep, bad):
+    for e in range(rows.size):
+        c = cols[e]
+        t = rep[c]
+        if t == c:
+            continue
+        r = rows[e]
+        found = False
+        for q in range(indptr[r], indptr[r + 1]):
+            if indices[q] == t:
+                found = True
+                break
+        if not found:
+            bad[c] = True
+
+
+def columns_missing_rows(indptr, indices, rows, cols, rep, n):
+    """Bool (n,): columns c with an entry (r, c) whose row r has no entry in column
+    ``rep[c]`` (``indptr``/``indices``: the same entries in CSR form)."""
+    bad = np.zeros(n, dtype=np.bool_)
+    _rows_hold(np.ascontiguousarray(indptr, dtype=np.int64),
+               np.ascontiguousarray(indices, dtype=np.int64),
+               np.ascontiguousarray(rows, dtype=np.int64),
+               np.ascontiguousarray(cols, dtype=np.int64),
+               np.ascontiguousarray(rep, dtype=np.int64), bad)
+    return bad

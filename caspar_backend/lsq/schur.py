@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .jacobian import unique_pairs
+from .pair_sort import row_labels
 from .linear_solvers import StepSolver, dense_spd_solve, spd_solver
 
 
@@ -86,8 +86,10 @@ class SchurComplementSolver(StepSolver):
         # F: one block per (row, f-block) incidence, rows in order, then f-blocks
         f_entry = np.flatnonzero(~is_e)
         nf1 = max(n_fb, 1)
-        self.f_indptr, self.f_indices, inc_of_entry = unique_pairs(
-            rows[f_entry], col_fb[cols[f_entry]], m, nf1)
+        self.f_indptr, self.f_indices, pos_csr = row_labels(jac.indptr, jac.indices, col_fb)
+        inc_of_entry = np.empty(len(rows), np.int64)
+        inc_of_entry[jac.order] = pos_csr
+        inc_of_entry = inc_of_entry[f_entry]
         self.f_shape = (m, self.N)
         self.n_inc = len(self.f_indices)
         self.f_entry = f_entry

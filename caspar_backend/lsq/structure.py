@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .jacobian import csr_order, segment_pairs, unique_pairs
+from .jacobian import csr_order, segment_pairs
+from .pair_sort import columns_missing_rows, row_labels
 
 #: largest block eliminated (a dense s x s inverse per block)
 MAX_ELIMINATED_SIZE = 9
@@ -62,17 +63,22 @@ class SchurStructure:
         return int(np.count_nonzero(self.f_cols >= 0))
 
 
-def column_blocks(rows, cols, n) -> np.ndarray:
+def column_blocks(rows, cols, n, csr=None) -> np.ndarray:
     """Block (supervariable) id of each of the n columns: equal ids <=> equal row sets.
-    Ids are 0..B-1 in order of first column."""
+    Ids are 0..B-1 in order of first column.  ``csr``: ``(indptr, indices)`` of the
+    same entries by row, when the caller has them."""
     m = int(rows.max()) + 1 if rows.size else 1
-    order, indptr, _ = csr_order(cols, rows, n, m)     # entries by column, then row
-    r, c = rows[order], cols[order]
-    count = np.diff(indptr)
+    if csr is None:
+        _, indptr, indices = csr_order(rows, cols, m, n)
+    else:
+        indptr, indices = csr
+    count = np.bincount(cols, minlength=n)
+    # two hashes of each column's row set: sums of random integer weights below 2^30,
+    # exact in float64 for up to 2^23 rows per column whatever the order of the entries
     rng = np.random.default_rng(0x5C4E)
-    w1, w2 = rng.random(m) + 1.0, rng.random(m) + 1.0
-    h1 = np.bincount(c, weights=w1[r], minlength=n)
-    h2 = np.bincount(c, weights=w2[r], minlength=n)
+    w1, w2 = (rng.integers(1, 1 << 30, m).astype(np.float64) for _ in range(2))
+    h1 = np.bincount(cols, weights=w1[rows], minlength=n)
+    h2 = np.bincount(cols, weights=w2[rows], minlength=n)
     # group columns by (count, h1, h2): a lexsort over the n columns, runs of equal keys
     srt = np.lexsort((h2, h1, count))
     new = np.r_[True, (np.diff(count[srt]) != 0) | (np.diff(h1[srt]) != 0)
@@ -81,29 +87,33 @@ def column_blocks(rows, cols, n) -> np.ndarray:
     first_of_run = np.minimum.reduceat(srt, np.flatnonzero(new)) if n else srt
     rep = np.empty(n, dtype=np.int64)
     rep[srt] = first_of_run[run]                       # representative column
-    start = indptr[:-1]
-    k = np.arange(len(c)) - start[c]                   # position within its column
-    same = r == r[start[rep[c]] + k]
-    bad = np.unique(c[~same])
+    # verified: with equal counts and no duplicate entries, every row of c having an
+    # entry in rep[c] means equal row sets
+    bad = np.flatnonzero(columns_missing_rows(indptr, indices, rows, cols, rep, n))
     block = rep.copy()
     block[bad] = bad                                   # mismatch: a block of its own
     _, ids = np.unique(block, return_inverse=True)
     return ids.reshape(-1).astype(np.int64)
 
 
-def detect_schur_structure(pattern, min_blocks: int = 1) -> SchurStructure | None:
+def detect_schur_structure(pattern, min_blocks: int = 1, csr=None) -> SchurStructure | None:
     """The Schur split of ``pattern`` (a :class:`~caspar_backend.lsq.problem.
-    ReducedPattern`), or None when fewer than ``min_blocks`` blocks can be eliminated."""
+    ReducedPattern`), or None when fewer than ``min_blocks`` blocks can be eliminated.
+    ``csr``: ``(indptr, indices)`` of the pattern by row, when the caller has them (a
+    :class:`~caspar_backend.lsq.jacobian.SparseJacobian`'s)."""
     n, m = pattern.n, pattern.m
     rows, cols = pattern.rows, pattern.cols
     if n == 0 or rows.size == 0:
         return None
-    blk = column_blocks(rows, cols, n)
+    if csr is None:
+        _, indptr, indices = csr_order(rows, cols, m, n)
+        csr = (indptr, indices)
+    blk = column_blocks(rows, cols, n, csr)
     nb = int(blk.max()) + 1
     size = np.bincount(blk, minlength=nb)
     used = np.bincount(blk[cols], minlength=nb) > 0
     # row-block incidences, then adjacent block pairs (rows touching several blocks)
-    indptr, inc_blk, _ = unique_pairs(rows, blk[cols], m, nb)
+    indptr, inc_blk, _ = row_labels(csr[0], csr[1], blk)
     inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
     a, b = segment_pairs(inc_row)
     off = a != b

@@ -87,7 +87,8 @@ def solve_structures(problem, ev, lbx, ubx):
 
     def build():
         pattern = problem.reduced_pattern(lbx, ubx)
-        return pattern, SparseJacobian(pattern), detect_schur_structure(pattern)
+        jac = SparseJacobian(pattern)
+        return pattern, jac, detect_schur_structure(pattern, csr=(jac.indptr, jac.indices))
 
     cache = ev.structure_cache
     return build() if cache is None else cache.get(("lsq",) + mask_key(fixed), build)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from caspar_backend.lsq.jacobian import csr_order, unique_pairs
-from caspar_backend.lsq.pair_sort import distinct_pairs, pair_order
+from caspar_backend.lsq.jacobian import csr_order
+from caspar_backend.lsq.pair_sort import columns_missing_rows, pair_order, row_labels
 
 
 @pytest.mark.parametrize("seed,m,k,nnz", [(0, 50, 30, 400), (1, 7, 1000, 3000), (2, 1, 1, 5),
@@ -18,17 +18,31 @@ def test_pair_order_is_a_stable_lexicographic_sort(seed, m, k, nnz):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_distinct_pairs_match_numpy_unique(seed):
+def test_row_labels_match_numpy_unique(seed):
     rng = np.random.default_rng(seed)
-    m, k = 60, 8
-    rows, keys = rng.integers(0, m, 700), rng.integers(0, k, 700)    # many repeats
-    indptr, ukeys, pos = distinct_pairs(rows, keys, m, k)
-    flat, inv = np.unique(rows * k + keys, return_inverse=True)
-    np.testing.assert_array_equal(ukeys, flat % k)
-    np.testing.assert_array_equal(pos, inv.reshape(-1))
-    np.testing.assert_array_equal(indptr, np.r_[0, np.cumsum(np.bincount(flat // k,
-                                                                         minlength=m))])
-    assert unique_pairs(rows, keys, m, k)[1].tolist() == ukeys.tolist()
+    m, n, k = 60, 40, 8
+    flat = rng.choice(m * n, 700, replace=False)
+    rows, cols = flat // n, flat % n
+    label = rng.integers(-1, k, n)                  # -1: unlabelled columns
+    order, indptr, indices = csr_order(rows, cols, m, n)
+    out_indptr, labels, pos = row_labels(indptr, indices, label)
+    lab = label[cols[order]]
+    r = rows[order]
+    has = lab >= 0
+    pairs, inv = np.unique(r[has] * k + lab[has], return_inverse=True)
+    np.testing.assert_array_equal(labels, pairs % k)
+    np.testing.assert_array_equal(out_indptr, np.r_[0, np.cumsum(np.bincount(pairs // k,
+                                                                             minlength=m))])
+    np.testing.assert_array_equal(pos[has], inv.reshape(-1))
+    assert np.all(pos[~has] == -1)
+
+
+def test_columns_missing_rows():
+    # columns 0 and 1: rows {0, 1}; column 2: rows {0, 2}
+    rows, cols = np.array([0, 1, 0, 1, 0, 2]), np.array([0, 0, 1, 1, 2, 2])
+    order, indptr, indices = csr_order(rows, cols, 3, 3)
+    bad = columns_missing_rows(indptr, indices, rows, cols, np.array([0, 0, 0]), 3)
+    assert bad.tolist() == [False, False, True]
 
 
 def test_csr_order_gives_scipys_csr():
