@@ -9,7 +9,8 @@ threads on a fresh copy of the reconstruction, then caspar end to end from the
 reconstruction in memory -- reading it (:func:`read_reconstruction`), building and
 compiling the problem, solving, writing the refined values back -- with its setup and
 solve times apart.  Both use Ceres' default trust-region options (caspar's defaults
-are Ceres'); intrinsics and the first two poses are constant.  Reported: time,
+are Ceres') and ``--threads`` threads (caspar's ``num_threads``: its Schur
+elimination); intrinsics and the first two poses are constant.  Reported: time,
 iterations, initial / final cost (1/2 sum r^2, px^2), mean reprojection error, and
 caspar's cost at Ceres' solution (evaluated by caspar, a check on both).  Repeat 0 is
 reported apart as cold (the process's first solve: SciPy's sparse/linear-algebra imports,
@@ -32,7 +33,7 @@ from benchmarks.models.colmap_scene import (ceres_bundle_adjustment, gauge_image
                                             reconstruction_state, synthetic_reconstruction)
 
 
-def run_caspar(rec, gauge):
+def run_caspar(rec, gauge, threads=1):
     from caspar_backend.lsq.colmap import BundleAdjustmentProblem, read_reconstruction
 
     t0 = time.perf_counter()
@@ -40,7 +41,7 @@ def run_caspar(rec, gauge):
     t_read = time.perf_counter() - t0
     ba = BundleAdjustmentProblem(data, constant_intrinsics=True, constant_images=gauge)
     t_build = time.perf_counter() - t0 - t_read
-    s = ba.solve()
+    s = ba.solve(num_threads=threads)
     t_solve = time.perf_counter() - t0 - t_read - t_build
     ba.write(rec, s.x)
     total = time.perf_counter() - t0
@@ -64,7 +65,7 @@ def main(argv=None):
         rec_o = synthetic_reconstruction(a.images, a.points, a.track, seed=a.seed)
         gauge = gauge_images(rec_o)
         ceres = ceres_bundle_adjustment(rec_c, num_threads=a.threads)
-        ba, s, ours = run_caspar(rec_o, gauge)
+        ba, s, ours = run_caspar(rec_o, gauge, a.threads)
         q, t, xyz = reconstruction_state(rec_c, ba.data.image_ids, ba.data.point_ids)
         x_ceres = ba.x_of(q, t, xyz)
         row = dict(repeat=k, n_obs=int(len(ba.data.obs_image)),

@@ -54,7 +54,9 @@ class SolverOptions:
     * ``linear_solver_type``: see the module docstring;
     * ``eta``, ``min_linear_solver_iterations``, ``max_linear_solver_iterations``: the
       conjugate gradients of ITERATIVE_SCHUR (:mod:`caspar_backend.lsq.iterative_schur`);
-    * ``minimizer_progress_to_stdout``: one line per iteration, Ceres' columns.
+    * ``minimizer_progress_to_stdout``: one line per iteration, Ceres' columns;
+    * ``num_threads``: threads of the linear solver's elimination (DENSE_SCHUR; the
+      other solvers and the evaluation use one), Ceres' default 1.
     """
 
     max_num_iterations: int = 50
@@ -75,6 +77,7 @@ class SolverOptions:
     min_linear_solver_iterations: int = 0
     max_linear_solver_iterations: int = 500
     minimizer_progress_to_stdout: bool = False
+    num_threads: int = 1
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -93,6 +96,9 @@ class SolverOptions:
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) \
                         or v < 0:
                     raise OptionError(f"option {f.name}={v!r}: expected a number >= 0")
+        if self.num_threads < 1:
+            raise OptionError(f"option num_threads={self.num_threads!r}: expected an integer "
+                              ">= 1")
         if self.min_lm_diagonal <= 0 or self.min_lm_diagonal > self.max_lm_diagonal:
             raise OptionError("options: need 0 < min_lm_diagonal <= max_lm_diagonal")
         if self.initial_trust_region_radius <= 0 or self.max_trust_region_radius <= 0:

@@ -53,9 +53,10 @@ def _bsr(data, indices, indptr, shape):
 
 
 class SchurComplementSolver(StepSolver):
-    """DENSE_SCHUR (``dense=True``) or SPARSE_SCHUR (final).  See the module docstring."""
+    """DENSE_SCHUR (``dense=True``) or SPARSE_SCHUR (final).  See the module docstring;
+    ``num_threads``: threads of DENSE_SCHUR's compiled elimination."""
 
-    def __init__(self, jac, structure, dense: bool):
+    def __init__(self, jac, structure, dense: bool, num_threads: int = 1):
         super().__init__(jac)
         self.name = "DENSE_SCHUR" if dense else "SPARSE_SCHUR"
         self.dense = dense
@@ -129,7 +130,8 @@ class SchurComplementSolver(StepSolver):
                                    (ukey % self.N).astype(np.int64))
         self.f_diag = np.flatnonzero(self.f_valid.reshape(-1))
         self.pad_f = np.flatnonzero(~self.f_valid.reshape(-1))
-        self._work = _DenseWork(self) if dense and compiled_elimination() else None
+        self._work = (_DenseWork(self, num_threads) if dense and compiled_elimination()
+                      else None)
 
     # ------------------------------------------------------------- pieces
     def matrices(self, vals):
@@ -245,9 +247,14 @@ class _DenseWork:
     """DENSE_SCHUR by :mod:`.schur_dense`: J's rows renumbered e-block by e-block (the
     rows of one point contiguous, so the kernels walk memory in order; rows touching no
     e-block last), E's and F's values scattered straight into that order, and the
-    buffers the kernels fill, allocated once per solver (internal)."""
+    buffers the kernels fill, allocated once per solver (internal).
 
-    def __init__(self, sol: SchurComplementSolver):
+    With ``threads`` > 1 the e-blocks are cut into that many ranges of about equal work
+    (sum over a range of t_b^2, t_b the block's f-block incidences), each eliminated by
+    its own thread into its own S and rhs (the kernels release the GIL); the shares are
+    added up in a fixed order, so the step does not depend on thread timing."""
+
+    def __init__(self, sol: SchurComplementSolver, threads: int = 1):
         self.sol = sol
         s_e, s_f, n_eb, n_fb, m = sol.s_e, sol.s_f, sol.n_eb, sol.n_fb, sol.jac.m
         # new row order: the e-rows block by block (E^T's order), then the others
@@ -265,25 +272,55 @@ class _DenseWork:
         self.f_block = sol.f_indices[order]
         counts = np.diff(sol.f_indptr)[self.rows]
         self.f_indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-        # T: the most f-block incidences over the rows of one e-block
-        per_block = np.add.reduceat(counts[:sol.n_erows], sol.et_indptr[:-1]) \
-            if sol.n_erows else np.zeros(0, np.int64)
-        per_block[np.diff(sol.et_indptr) == 0] = 0
+        # t_b: the f-block incidences over the rows of each e-block
+        per_block = np.zeros(n_eb, np.int64)
+        nonempty = np.flatnonzero(np.diff(sol.et_indptr) > 0)
+        if nonempty.size:
+            per_block[nonempty] = np.add.reduceat(counts[:sol.n_erows],
+                                                  sol.et_indptr[nonempty])
         T = max(1, int(per_block.max()) if per_block.size else 1)
-        self.S = np.zeros((sol.N, sol.N))
-        self.rhs = np.zeros(sol.N)
+        # the threads' shares: block ranges of about equal sum of t_b^2, row ranges
+        # their rows (the last share also the rows touching no e-block)
+        k = max(1, min(int(threads), n_eb))
+        work = np.cumsum(per_block.astype(np.float64) ** 2)
+        cut = np.searchsorted(work, work[-1] * np.arange(1, k) / k) if n_eb else []
+        bounds = np.r_[0, cut, n_eb].astype(np.int64)
+        self.shares = []
+        for t in range(len(bounds) - 1):
+            b0, b1 = int(bounds[t]), int(bounds[t + 1])
+            i0 = int(sol.et_indptr[b0])
+            i1 = int(sol.et_indptr[b1]) if t < len(bounds) - 2 else m
+            S = np.zeros((sol.N, sol.N))
+            self.shares.append((b0, b1, i0, i1, S, np.zeros(sol.N),
+                                np.full(max(n_fb, 1), -1, np.int64), np.zeros(T, np.int64),
+                                np.zeros((T, s_e, s_f)), np.zeros((T, s_e, s_f)),
+                                np.zeros((s_e, s_e)), np.zeros(s_e)))
         self.Vinv = np.zeros((n_eb, s_e, s_e))
         self.g_e = np.zeros((n_eb, s_e))
         self.dxe = np.zeros((n_eb, s_e))
-        self.slot = np.full(max(n_fb, 1), -1, np.int64)
-        self.touched = np.zeros(T, np.int64)
-        self.Wloc = np.zeros((T, s_e, s_f))
-        self.Tloc = np.zeros((T, s_e, s_f))
-        self.L = np.zeros((s_e, s_e))
-        self.y = np.zeros(s_e)
         self.Ed = np.zeros(sol.n_erows * s_e)
         self.Fd = np.zeros(sol.n_inc * s_f)
         self.diag_pos = np.arange(sol.N)
+
+    def _run(self, task):
+        """``task(share)`` for every share: on this thread when there is one, else one
+        thread per share; returns the results in share order."""
+        if len(self.shares) == 1:
+            return [task(self.shares[0])]
+        import threading
+
+        out = [None] * len(self.shares)
+
+        def run(j):
+            out[j] = task(self.shares[j])
+
+        threads = [threading.Thread(target=run, args=(j,)) for j in range(1, len(out))]
+        for th in threads:
+            th.start()
+        run(0)
+        for th in threads:
+            th.join()
+        return out
 
     def solve(self, vals, r, d):
         from .schur_dense import back_substitute, eliminate
@@ -295,22 +332,36 @@ class _DenseWork:
         Ed, Fd = self.Ed.reshape(-1, s_e), self.Fd.reshape(-1, s_f)
         dd = d * d
         dd_e = np.where(sol.e_valid, dd[np.maximum(st.e_cols, 0)], 1.0)
-        if eliminate(Ed, sol.et_indptr, Fd, self.f_indptr, self.f_block, r[self.rows], dd_e,
-                     self.S, self.rhs, self.Vinv, self.g_e, self.slot, self.touched,
-                     self.Wloc, self.Tloc, self.L) != 0:
+        rr = r[self.rows]
+
+        def elim(sh):
+            b0, b1, i0, i1, S, rhs, slot, touched, Wloc, Tloc, L, _ = sh
+            return eliminate(Ed, sol.et_indptr, b0, b1, Fd, self.f_indptr, self.f_block, rr,
+                             i0, i1, dd_e, S, rhs, self.Vinv, self.g_e, slot, touched, Wloc,
+                             Tloc, L)
+
+        if any(self._run(elim)):
             return None
+        S, rhs = self.shares[0][4], self.shares[0][5]
+        for sh in self.shares[1:]:
+            S += sh[4]
+            rhs += sh[5]
         diag = np.ones(sol.N)
         diag[sol.f_diag] = dd[st.f_cols[sol.f_valid]]
-        self.S[self.diag_pos, self.diag_pos] += diag
-        self.rhs[sol.pad_f] = 0.0
+        S[self.diag_pos, self.diag_pos] += diag
+        rhs[sol.pad_f] = 0.0
         if sol.N == 0:
             dxf = np.zeros(0)
         else:
-            dxf = dense_spd_solve(self.S, self.rhs)
+            dxf = dense_spd_solve(S, rhs)
             if dxf is None:
                 return None
-        back_substitute(Ed, sol.et_indptr, Fd, self.f_indptr, self.f_block, self.Vinv,
-                        self.g_e, dxf, self.dxe, self.y)
+
+        def back(sh):
+            back_substitute(Ed, sol.et_indptr, sh[0], sh[1], Fd, self.f_indptr, self.f_block,
+                            self.Vinv, self.g_e, dxf, self.dxe, sh[11])
+
+        self._run(back)
         dx = np.zeros(sol.jac.n)
         dx[st.f_cols[sol.f_valid]] = dxf.reshape(sol.n_fb, s_f)[sol.f_valid]
         dx[st.e_cols[sol.e_valid]] = self.dxe[sol.e_valid]

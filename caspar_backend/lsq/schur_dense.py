@@ -38,21 +38,21 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def eliminate(Ed, et_indptr, Fd, f_indptr, f_block, r, dd_e, S, rhs, Vinv, g_e, slot,
-              touched, Wloc, Tloc, L):
-    """Fill ``S`` (N, N; upper blocks), ``rhs`` (N,), ``Vinv`` (n_eb, s_e, s_e) and
-    ``g_e`` (n_eb, s_e) as the module docstring says; ``dd_e`` (n_eb, s_e) the e-side
-    damping (1 on pads).  Scratch: ``slot`` (n_fb,) all -1 (restored), ``touched``
+def eliminate(Ed, et_indptr, b0, b1, Fd, f_indptr, f_block, r, i0, i1, dd_e, S, rhs, Vinv,
+              g_e, slot, touched, Wloc, Tloc, L):
+    """Fill ``S`` (N, N; upper blocks), ``rhs`` (N,) with the terms of rows ``i0:i1``
+    (F^T F, -F^T r) and of e-blocks ``b0:b1``, and those blocks' ``Vinv`` (n_eb, s_e,
+    s_e) and ``g_e`` (n_eb, s_e), as the module docstring says (a thread's share: the
+    shares' S and rhs add up); ``dd_e`` (n_eb, s_e) the e-side damping (1 on pads).  Scratch: ``slot`` (n_fb,) all -1 (restored), ``touched``
     (T,), ``Wloc``/``Tloc`` (T, s_f, s_e), ``L`` (s_e, s_e) with T the most f-block
     incidences of one e-block.  Returns 0, or 1 when some V_b is not positive
     definite."""
-    m = f_indptr.size - 1
     s_e = Ed.shape[1]
     s_f = Fd.shape[1]
     S[:, :] = 0.0
     rhs[:] = 0.0
     # ---- F^T F and -F^T r, row by row
-    for i in range(m):
+    for i in range(i0, i1):
         ri = r[i]
         for k in range(f_indptr[i], f_indptr[i + 1]):
             ck = f_block[k] * s_f
@@ -67,8 +67,7 @@ def eliminate(Ed, et_indptr, Fd, f_indptr, f_block, r, dd_e, S, rhs, Vinv, g_e, 
                     for c in range(s_f):
                         S[ck + a, cl + c] += fa * Fd[l, c]
     # ---- each e-block: V_b, its inverse, W_b, the update of S and rhs
-    n_eb = et_indptr.size - 1
-    for b in range(n_eb):
+    for b in range(b0, b1):
         V = Vinv[b]
         g = g_e[b]
         V[:, :] = 0.0
@@ -157,12 +156,12 @@ def eliminate(Ed, et_indptr, Fd, f_indptr, f_block, r, dd_e, S, rhs, Vinv, g_e, 
 
 
 @njit(cache=True, nogil=True)
-def back_substitute(Ed, et_indptr, Fd, f_indptr, f_block, Vinv, g_e, dxf, dxe, y):
-    """``dxe`` (n_eb, s_e) = ``-V_b^{-1} (g_b + sum_i E_i^T (F_i dx_f))``; ``y`` (s_e,)
-    scratch."""
+def back_substitute(Ed, et_indptr, b0, b1, Fd, f_indptr, f_block, Vinv, g_e, dxf, dxe, y):
+    """``dxe[b]`` = ``-V_b^{-1} (g_b + sum_i E_i^T (F_i dx_f))`` for e-blocks ``b0:b1``;
+    ``y`` (s_e,) scratch."""
     s_e = Ed.shape[1]
     s_f = Fd.shape[1]
-    for b in range(et_indptr.size - 1):
+    for b in range(b0, b1):
         for a in range(s_e):
             y[a] = g_e[b, a]
         for i in range(et_indptr[b], et_indptr[b + 1]):

@@ -73,7 +73,9 @@ def make_step_solver(kind, jac, pattern, structure, opts=None):
         o = opts
         return IterativeSchurSolver(jac, structure, o.eta, o.min_linear_solver_iterations,
                                     o.max_linear_solver_iterations), structure
-    return SchurComplementSolver(jac, structure, dense=(kind == "DENSE_SCHUR")), structure
+    threads = opts.num_threads if opts is not None else 1
+    return (SchurComplementSolver(jac, structure, dense=(kind == "DENSE_SCHUR"),
+                                  num_threads=threads), structure)
 
 
 def solve_structures(problem, ev, lbx, ubx):

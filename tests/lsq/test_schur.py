@@ -105,21 +105,26 @@ def test_compiled_elimination_on_rows_without_points(seed, monkeypatch):
     full = DenseNormalCholesky(jac).solve(vals, r, d)
     monkeypatch.setenv("CASPAR_LSQ_COMPILED", "1")
     compiled = SchurComplementSolver(jac, st, dense=True)
+    threaded = SchurComplementSolver(jac, st, dense=True, num_threads=3)
     monkeypatch.setenv("CASPAR_LSQ_COMPILED", "0")
     bsr = SchurComplementSolver(jac, st, dense=True)
     assert compiled._work is not None and bsr._work is None
-    for sol in (compiled, bsr):
+    assert len(threaded._work.shares) == 3
+    for sol in (compiled, threaded, bsr):
         np.testing.assert_allclose(sol.solve(vals, r, d), full, rtol=1e-8,
                                    atol=1e-10 * np.abs(full).max())
     # a point whose columns are all zero, undamped: V_b singular, both paths refuse
     point0 = np.isin(pat.cols, [0, 1])
     vals[point0] = 0.0
     d[:2] = 0.0
-    assert compiled.solve(vals, r, d) is None and bsr.solve(vals, r, d) is None
+    assert all(s.solve(vals, r, d) is None for s in (compiled, threaded, bsr))
     # and a later solve is not disturbed by the refused one
     d[:2] = 0.5
     np.testing.assert_allclose(compiled.solve(vals, r, d), bsr.solve(vals, r, d), rtol=1e-9,
                                atol=1e-12)
+    # the threaded step is the same bits every time (shares added in a fixed order)
+    steps = [threaded.solve(vals, r, d) for _ in range(5)]
+    assert all(np.array_equal(steps[0], s) for s in steps)
 
 
 def test_schur_and_full_solves_agree(bal):
