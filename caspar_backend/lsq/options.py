@@ -56,7 +56,9 @@ class SolverOptions:
       conjugate gradients of ITERATIVE_SCHUR (:mod:`caspar_backend.lsq.iterative_schur`);
     * ``minimizer_progress_to_stdout``: one line per iteration, Ceres' columns;
     * ``num_threads``: threads of the linear solver's elimination (DENSE_SCHUR; the
-      other solvers and the evaluation use one), Ceres' default 1.
+      other solvers and the evaluation use one), Ceres' default 1;
+    * ``device``: 'cpu', or 'cuda' -- evaluation, products and the DENSE_SCHUR solve on
+      the GPU (:mod:`caspar_backend.lsq.device_schur`; no robust loss there yet).
     """
 
     max_num_iterations: int = 50
@@ -78,6 +80,7 @@ class SolverOptions:
     max_linear_solver_iterations: int = 500
     minimizer_progress_to_stdout: bool = False
     num_threads: int = 1
+    device: str = "cpu"
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -86,6 +89,9 @@ class SolverOptions:
                 if v is not None and v not in LINEAR_SOLVER_TYPES:
                     raise OptionError(f"option linear_solver_type={v!r}: expected one of "
                                       f"{', '.join(LINEAR_SOLVER_TYPES)} or None (automatic)")
+            elif f.name == "device":
+                if v not in ("cpu", "cuda"):
+                    raise OptionError(f"option device={v!r}: expected 'cpu' or 'cuda'")
             elif f.type == "bool":
                 if not isinstance(v, bool):
                     raise OptionError(f"option {f.name}={v!r}: expected True or False")

@@ -135,3 +135,51 @@ def columns_missing_rows(indptr, indices, rows, cols, rep, n):
                np.ascontiguousarray(cols, dtype=np.int64),
                np.ascontiguousarray(rep, dtype=np.int64), bad)
     return bad
+
+
+@njit(cache=True, nogil=True)
+def _adjacency(indptr, labels, nb, bptr, brows, stamp, adj_ptr, adj):
+    # rows of each label (counting sort)
+    bptr[:] = 0
+    for q in range(labels.size):
+        bptr[labels[q] + 1] += 1
+    for a in range(nb):
+        bptr[a + 1] += bptr[a]
+    fill = bptr[:-1].copy()
+    m = indptr.size - 1
+    for r in range(m):
+        for q in range(indptr[r], indptr[r + 1]):
+            a = labels[q]
+            brows[fill[a]] = r
+            fill[a] += 1
+    # each label's distinct co-occurring labels, marked per label (no sort)
+    stamp[:] = -1
+    E = 0
+    adj_ptr[0] = 0
+    for a in range(nb):
+        for t in range(bptr[a], bptr[a + 1]):
+            r = brows[t]
+            for q in range(indptr[r], indptr[r + 1]):
+                b = labels[q]
+                if b != a and stamp[b] != a:
+                    stamp[b] = a
+                    adj[E] = b
+                    E += 1
+        adj_ptr[a + 1] = E
+    return E
+
+
+def label_adjacency(indptr, labels, nb: int):
+    """The graph of labels that share a row: ``(adj_ptr (nb + 1,), adj (E,))`` in CSR form,
+    each label's distinct neighbours (itself excluded, in order of first meeting) --
+    for rows given as ``indptr`` (m + 1,) over ``labels`` (a row's labels, each once, as
+    :func:`row_labels` returns them).  O(sum_r L_r^2) for rows of L_r labels."""
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    L = np.diff(indptr)
+    bound = int(np.sum(L * L))
+    adj_ptr = np.empty(nb + 1, np.int64)
+    adj = np.empty(max(bound, 1), np.int64)
+    E = _adjacency(indptr, labels, int(nb), np.empty(nb + 1, np.int64),
+                   np.empty(labels.size, np.int64), np.empty(nb, np.int64), adj_ptr, adj)
+    return adj_ptr, adj[:E].copy()

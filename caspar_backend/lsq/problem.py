@@ -255,16 +255,20 @@ class LeastSquaresProblem:
                         minlength=self.num_residual_blocks)
         return 0.5 * float(np.sum(self.loss.rho(s)[0] if self.loss is not None else s))
 
-    def reduced_pattern(self, lbx=None, ubx=None) -> ReducedPattern:
-        """The Jacobian pattern without the columns of variables with lbx == ubx."""
-        ev = self.evaluator()
+    def reduced_pattern(self, lbx=None, ubx=None, ev=None) -> ReducedPattern:
+        """The Jacobian pattern without the columns of variables with lbx == ubx; ``ev``:
+        the evaluator whose COO order the values will come in (default: the CPU's; a
+        GPU evaluator's is the same pattern, read back once)."""
+        from ..evaluators.base import _host
+
+        ev = self.evaluator() if ev is None else ev
         lbx = self.lbx if lbx is None else lbx
         ubx = self.ubx if ubx is None else ubx
         fixed = np.asarray(lbx) == np.asarray(ubx)
         free = np.flatnonzero(~fixed).astype(np.int64)
         newcol = np.full(self.n, -1, dtype=np.int64)
         newcol[free] = np.arange(len(free), dtype=np.int64)
-        rows, cols = np.asarray(ev.jac_rows), np.asarray(ev.jac_cols)
+        rows, cols = _host(ev.jac_rows), _host(ev.jac_cols)
         keep = np.flatnonzero(~fixed[cols]).astype(np.int64)
         return ReducedPattern(rows[keep], newcol[cols[keep]], keep, free, self.m)
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .jacobian import csr_order, segment_pairs
-from .pair_sort import columns_missing_rows, row_labels
+from .jacobian import csr_order
+from .pair_sort import columns_missing_rows, label_adjacency, row_labels
 
 #: largest block eliminated (a dense s x s inverse per block)
 MAX_ELIMINATED_SIZE = 9
@@ -115,23 +115,20 @@ def detect_schur_structure(pattern, min_blocks: int = 1, csr=None) -> SchurStruc
     # row-block incidences, then adjacent block pairs (rows touching several blocks)
     indptr, inc_blk, _ = row_labels(csr[0], csr[1], blk)
     inc_row = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-    a, b = segment_pairs(inc_row)
-    off = a != b
-    ba, bb = inc_blk[a[off]], inc_blk[b[off]]
-    edges = np.unique(np.r_[ba * nb + bb, bb * nb + ba])
-    eu, ev = edges // nb, edges % nb
-    deg = np.bincount(eu, minlength=nb)
+    adj_ptr, ev = label_adjacency(indptr, inc_blk, nb)
+    deg = np.diff(adj_ptr)
+    eu = np.repeat(np.arange(nb, dtype=np.int64), deg)
     # a total order on blocks: (degree, size, index)
     key = np.lexsort((np.arange(nb), size, deg))
     rank = np.empty(nb, dtype=np.int64)
     rank[key] = np.arange(nb)
     chosen = np.zeros(nb, dtype=bool)
     alive = used & (size <= MAX_ELIMINATED_SIZE)
-    # edges are sorted by their first block (np.unique of eu * nb + ev): segment minima
-    # over each block's edge run by one reduceat per round
+    # edges grouped by their first block (CSR): segment minima over each block's edge
+    # run by one reduceat per round
     big = np.iinfo(np.int64).max
-    starts = np.flatnonzero(np.r_[True, eu[1:] != eu[:-1]]) if eu.size else eu
-    has_edges = eu[starts] if eu.size else eu
+    has_edges = np.flatnonzero(deg > 0)
+    starts = adj_ptr[has_edges]
     for _ in range(MAX_ROUNDS):
         # a block whose rank is below every alive neighbour's
         nbr_min = np.full(nb, big)

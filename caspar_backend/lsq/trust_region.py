@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, OptionError
 from . import summary as S
 from .jacobian import SparseJacobian
 from .options import DENSE_NORMAL_MAX, DENSE_SCHUR_MAX, solver_options
@@ -78,6 +78,42 @@ def make_step_solver(kind, jac, pattern, structure, opts=None):
                                   num_threads=threads), structure)
 
 
+def make_device_step_solver(kind, jac, structure, xp):
+    """``(solver, structure)`` on the GPU: DENSE_SCHUR with W dense
+    (:mod:`caspar_backend.lsq.device_schur`), the one linear solver there; an
+    OptionError names what is missing otherwise."""
+    from .device_schur import DeviceDenseSchur, fits
+
+    if kind not in (None, "DENSE_SCHUR"):
+        raise OptionError(f"device='cuda': linear_solver_type={kind} runs on the CPU only; "
+                          "DENSE_SCHUR (the default there) runs on the GPU")
+    if structure is None:
+        raise OptionError("device='cuda' solves by the Schur complement, and the Jacobian has "
+                          "no block structure to eliminate; solve with device='cpu'")
+    if not fits(structure):
+        raise OptionError("device='cuda': the dense Schur system of this problem "
+                          f"({structure.f_cols.size} reduced x {structure.e_cols.size} "
+                          "eliminated columns) exceeds the device budget; solve with "
+                          "device='cpu'")
+    return DeviceDenseSchur(jac, structure, xp), structure
+
+
+def _array_module(device: str):
+    """NumPy for 'cpu', CuPy for 'cuda' (a DeviceError when no usable GPU)."""
+    if device == "cpu":
+        return np
+    from ..device import gpu_problem
+
+    why = gpu_problem(False)
+    if why is not None:
+        from ..errors import DeviceError
+
+        raise DeviceError(f"device='cuda': {why}")
+    import cupy
+
+    return cupy
+
+
 def solve_structures(problem, ev, lbx, ubx):
     """``(pattern, jac, schur structure or None)`` of a solve with these fixed variables:
     pure index structures, kept in the compiled evaluator's structure cache (a re-solve
@@ -88,7 +124,7 @@ def solve_structures(problem, ev, lbx, ubx):
     fixed = np.asarray(lbx) == np.asarray(ubx)
 
     def build():
-        pattern = problem.reduced_pattern(lbx, ubx)
+        pattern = problem.reduced_pattern(lbx, ubx, ev)
         jac = SparseJacobian(pattern)
         return pattern, jac, detect_schur_structure(pattern, csr=(jac.indptr, jac.indices))
 
@@ -129,18 +165,32 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         raise ModelError(f"variable {names[bad[0]]} has a non-finite initial value "
                          f"{float(x[bad[0]])!r} (x0[{bad[0]}])")
     np.clip(x, lbx, ubx, out=x)
-    ev = problem.evaluator("cpu", p=None if p is None else np.asarray(p, dtype=float))
+    xp = _array_module(opts.device)
+    if xp is not np and problem.loss is not None:
+        raise OptionError(f"device='cuda': robust losses ({problem.loss!r}) run on the CPU "
+                          "only; solve with device='cpu'")
+    ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx)
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
     lo, hi = lbx[free], ubx[free]
     bounded = bool(np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)))
-    solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure, opts)
+    if xp is np:
+        solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure,
+                                             opts)
+        J = jac
+    else:
+        from .jacobian import DeviceJacobian
+
+        solver, structure = make_device_step_solver(opts.linear_solver_type, jac, structure, xp)
+        J = DeviceJacobian(jac, xp)
+        x, lo, hi = xp.asarray(x), xp.asarray(lo), xp.asarray(hi)
+        free, keep, cols = xp.asarray(free), xp.asarray(keep), xp.asarray(cols)
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
     if loss is not None and loss.positive_curvature:
         _check_uniform_blocks(pattern, block)
     m = problem.m
-    r_buf = np.empty(m)
-    jac_buf = np.empty(ev.nnz_jac)
+    r_buf = xp.empty(m)
+    jac_buf = xp.empty(ev.nnz_jac)
     timing = dict(res=0.0, jac=0.0, lin=0.0, n_res=0, n_jac=0)
 
     def evaluate(xv, with_jacobian: bool, raw=None):
@@ -148,7 +198,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         residuals at ``xv`` when known (an accepted trial point's)."""
         t0 = time.perf_counter()
         e = _Evaluation()
-        r = np.array(ev.cons(xv, r_buf), dtype=float, copy=True) if raw is None else raw.copy()
+        r = xp.array(ev.cons(xv, r_buf), dtype=float, copy=True) if raw is None else raw.copy()
         e.raw = r.copy() if with_jacobian is False else None
         corr = None
         if loss is None:
@@ -162,7 +212,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
             e.cost = np.inf
         e.vals = None
         if with_jacobian:
-            vals = np.asarray(ev.jac_values(xv, jac_buf))[keep]
+            vals = xp.asarray(ev.jac_values(xv, jac_buf))[keep]
             if corr is not None:
                 vals = corr.jacobian(vals, rows, cols, pattern.n)
                 r = corr.residuals(r)
@@ -176,22 +226,22 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         return e
 
     def projected_gradient_norm(xf, g):
-        step = xf - np.clip(xf - g, lo, hi) if bounded else g
-        return float(np.max(np.abs(step))) if step.size else 0.0
+        step = xf - xp.clip(xf - g, lo, hi) if bounded else g
+        return float(xp.max(xp.abs(step))) if step.size else 0.0
 
     t_pre = time.perf_counter() - t_start
     t_min0 = time.perf_counter()
     iterations = []
     cur = evaluate(x, True)
-    if not (np.isfinite(cur.cost) and np.all(np.isfinite(cur.vals))):
+    if not (np.isfinite(cur.cost) and bool(xp.all(xp.isfinite(cur.vals)))):
         return _summary(problem, x, cur.cost, cur.cost, S.FAILURE,
                         "Residual and Jacobian evaluation failed (non-finite value at x0).",
                         1, 0, pattern, solver, structure, iterations, timing, t_start, t_pre,
                         t_min0)
     initial_cost = cur.cost
-    grad = jac.rmatvec(cur.vals, cur.r)
-    scale = (1.0 / (1.0 + np.sqrt(jac.column_norms_sq(cur.vals))) if opts.jacobi_scaling
-             else np.ones(pattern.n))
+    grad = J.rmatvec(cur.vals, cur.r)
+    scale = (1.0 / (1.0 + xp.sqrt(J.column_norms_sq(cur.vals))) if opts.jacobi_scaling
+             else xp.ones(pattern.n))
     vals_s = cur.vals * scale[cols]
     radius, factor, reuse_diag, diag = opts.initial_trust_region_radius, 2.0, False, None
     info = S.IterationSummary(0, cur.cost, gradient_max_norm=projected_gradient_norm(
@@ -239,16 +289,16 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
                                   gradient_max_norm=last.gradient_max_norm)
         # ---- the trust-region step
         if not reuse_diag:
-            diag = np.clip(jac.column_norms_sq(vals_s), opts.min_lm_diagonal,
+            diag = xp.clip(J.column_norms_sq(vals_s), opts.min_lm_diagonal,
                            opts.max_lm_diagonal)
-        d = np.sqrt(diag / radius)
+        d = xp.sqrt(diag / radius)
         if bounded:
             # variables on a bound that the gradient pushes outward sit out this step
             # (a huge damping term): the projection would cut their step to zero anyway,
             # and leaving them in would bend the others' step toward the bound
             xf = x[free]
             out = ((xf <= lo) & (grad > 0)) | ((xf >= hi) & (grad < 0))
-            if out.any():
+            if bool(out.any()):
                 d = d.copy()
                 d[out] = ACTIVE_BOUND_DAMPING * max(1.0, float(d.max()))
         t0 = time.perf_counter()
@@ -257,7 +307,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         reuse_diag = True
         model_change = 0.0
         if y is not None:
-            jy = jac.matvec(vals_s, y)
+            jy = J.matvec(vals_s, y)
             model_change = -float(jy @ (cur.r + 0.5 * jy))
             info.step_is_valid = model_change > 0.0
         if not info.step_is_valid:
@@ -274,9 +324,9 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         xf = x[free]
         cand_f = xf + y * scale
         if bounded:
-            np.clip(cand_f, lo, hi, out=cand_f)
-        info.step_norm = float(np.linalg.norm(cand_f - xf))
-        x_norm = float(np.linalg.norm(x))
+            xp.clip(cand_f, lo, hi, out=cand_f)
+        info.step_norm = float(xp.linalg.norm(cand_f - xf))
+        x_norm = float(xp.linalg.norm(x))
         if info.step_norm <= opts.parameter_tolerance * (x_norm + opts.parameter_tolerance):
             status = S.CONVERGENCE
             message = (f"Parameter tolerance reached. Relative step_norm: "
@@ -297,13 +347,13 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         if info.relative_decrease > opts.min_relative_decrease:
             x = cand
             new = evaluate(x, True, raw=trial.raw)
-            if not np.all(np.isfinite(new.vals)):
+            if not bool(xp.all(xp.isfinite(new.vals))):
                 status, message = S.FAILURE, "Residual and Jacobian evaluation failed."
                 iterations.append(info)
                 break
             cur = new
             vals_s = cur.vals * scale[cols]
-            grad = jac.rmatvec(cur.vals, cur.r)
+            grad = J.rmatvec(cur.vals, cur.r)
             info.cost = cur.cost
             info.gradient_max_norm = projected_gradient_norm(x[free], grad)
             info.step_is_successful = True
@@ -320,6 +370,8 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
 
 def _summary(problem, x, initial_cost, final_cost, status, message, n_ok, n_bad, pattern,
              solver, structure, iterations, timing, t_start, t_pre, t_min0):
+    if not isinstance(x, np.ndarray):       # a CuPy array: the answer lives on the host
+        x = x.get()
     now = time.perf_counter()
     return S.Summary(
         x=x, initial_cost=initial_cost, final_cost=final_cost, termination_type=status,

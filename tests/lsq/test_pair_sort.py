@@ -57,3 +57,25 @@ def test_csr_order_gives_scipys_csr():
     np.testing.assert_array_equal(indptr, A.indptr)
     np.testing.assert_array_equal(indices, A.indices)
     np.testing.assert_array_equal(order, A.data.astype(int) - 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_label_adjacency_is_the_set_of_labels_sharing_a_row(seed):
+    from caspar_backend.lsq.jacobian import segment_pairs
+    from caspar_backend.lsq.pair_sort import label_adjacency
+
+    rng = np.random.default_rng(seed)
+    m, n, nb = 50, 30, 12
+    flat = rng.choice(m * n, 300, replace=False)
+    rows, cols = flat // n, flat % n
+    _, indptr, indices = csr_order(rows, cols, m, n)
+    ip, labels, _ = row_labels(indptr, indices, rng.integers(0, nb, n))
+    adj_ptr, adj = label_adjacency(ip, labels, nb)
+    inc_row = np.repeat(np.arange(m), np.diff(ip))
+    a, b = segment_pairs(inc_row)
+    off = a != b
+    ba, bb = labels[a[off]], labels[b[off]]
+    want = np.unique(np.r_[ba * nb + bb, bb * nb + ba])
+    got = np.repeat(np.arange(nb), np.diff(adj_ptr)) * nb + adj
+    assert len(got) == len(np.unique(got))            # each neighbour once
+    np.testing.assert_array_equal(np.sort(got), want)

@@ -221,3 +221,34 @@ def test_iterative_schur_step_and_solve(bal):
     b = P.solve(linear_solver_type="DENSE_SCHUR", **tight)
     assert a.termination_type == "CONVERGENCE"
     assert a.final_cost == pytest.approx(b.final_cost, rel=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dense_w_schur_algebra_on_numpy(seed):
+    """The GPU's DENSE_SCHUR (W dense, lsq/device_schur.py) run on NumPy arrays: the full
+    system's step, with rows touching no point and padded f-blocks."""
+    from caspar_backend.lsq.device_schur import DeviceDenseSchur
+
+    pat = _camera_point_pattern(seed)
+    jac = SparseJacobian(pat)
+    st = detect_schur_structure(pat)
+    rng = np.random.default_rng(seed + 20)
+    vals, r = rng.standard_normal(pat.nnz), rng.standard_normal(pat.m)
+    d = rng.uniform(0.1, 1.0, pat.n)
+    full = DenseNormalCholesky(jac).solve(vals, r, d)
+    dev = DeviceDenseSchur(jac, st, np)
+    np.testing.assert_allclose(dev.solve(vals, r, d), full, rtol=1e-8,
+                               atol=1e-10 * np.abs(full).max())
+    # on BAL's bundle adjustment too (9-parameter cameras, a point with 2 free coordinates)
+    P, _ = bal_problem(8, 60, 4)
+    pat = P.reduced_pattern()
+    jac = SparseJacobian(pat)
+    ev = P.evaluator()
+    x = P.x0 + 0.01 * rng.standard_normal(P.n)
+    vals = np.asarray(ev.jac_values(x))[pat.keep]
+    r = np.asarray(ev.cons(x)).copy()
+    d = rng.uniform(0.01, 1.0, pat.n)
+    full = DenseNormalCholesky(jac).solve(vals, r, d)
+    dev = DeviceDenseSchur(jac, detect_schur_structure(pat), np)
+    np.testing.assert_allclose(dev.solve(vals, r, d), full, rtol=1e-7,
+                               atol=1e-9 * np.abs(full).max())

@@ -1,0 +1,78 @@
+"""Least squares on the GPU (``device='cuda'``): the dense-W Schur step against the same
+algebra on NumPy and the CPU's full step, and whole solves against the CPU's (same
+termination and iterations, costs to 1e-9).  Run on the GPU machine (``pytest -m gpu``)."""
+
+import numpy as np
+import pytest
+
+from caspar_backend.errors import OptionError
+from caspar_backend.lsq.device_schur import DeviceDenseSchur
+from caspar_backend.lsq.jacobian import SparseJacobian
+from caspar_backend.lsq.linear_solvers import DenseNormalCholesky
+from caspar_backend.lsq.structure import detect_schur_structure
+
+from .bal import bal_problem
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def bal():
+    return bal_problem(8, 60, 4)[0]
+
+
+def test_device_step_equals_host_algebra_and_full_step(bal):
+    import cupy as cp
+
+    pat = bal.reduced_pattern()
+    jac = SparseJacobian(pat)
+    st = detect_schur_structure(pat)
+    rng = np.random.default_rng(3)
+    x = bal.x0 + 0.01 * rng.standard_normal(bal.n)
+    ev = bal.evaluator()
+    vals = np.asarray(ev.jac_values(x))[pat.keep]
+    r = np.asarray(ev.cons(x)).copy()
+    d = rng.uniform(0.01, 1.0, pat.n)
+    full = DenseNormalCholesky(jac).solve(vals, r, d)
+    host = DeviceDenseSchur(jac, st, np).solve(vals, r, d)
+    dev = DeviceDenseSchur(jac, st, cp).solve(cp.asarray(vals), cp.asarray(r), cp.asarray(d))
+    np.testing.assert_allclose(dev.get(), host, rtol=1e-9, atol=1e-12 * np.abs(host).max())
+    np.testing.assert_allclose(dev.get(), full, rtol=1e-7, atol=1e-9 * np.abs(full).max())
+
+
+@pytest.mark.parametrize("bounds", [False, True])
+def test_device_solve_equals_cpu_solve(bal, bounds):
+    kw = {}
+    if bounds:
+        # box the free cameras' first parameter near its start: some steps are projected
+        lbx, ubx = bal.lbx.copy(), bal.ubx.copy()
+        lbx[9:9 * 8:9] = bal.x0[9:9 * 8:9] - 1e-3
+        ubx[9:9 * 8:9] = bal.x0[9:9 * 8:9] + 1e-3
+        kw = dict(lbx=lbx, ubx=ubx)
+    cpu = bal.solve(**kw)
+    gpu = bal.solve(device="cuda", **kw)
+    assert gpu.termination_type == cpu.termination_type == "CONVERGENCE"
+    assert gpu.num_iterations == cpu.num_iterations
+    assert gpu.linear_solver_type == "DENSE_SCHUR"
+    assert gpu.final_cost == pytest.approx(cpu.final_cost, rel=1e-9)
+    assert isinstance(gpu.x, np.ndarray)
+    np.testing.assert_allclose(gpu.x, cpu.x, rtol=1e-6, atol=1e-8)
+
+
+def test_device_options_that_run_on_the_cpu_only(bal):
+    with pytest.raises(OptionError, match="SPARSE_NORMAL_CHOLESKY runs on the CPU only"):
+        bal.solve(device="cuda", linear_solver_type="SPARSE_NORMAL_CHOLESKY")
+
+
+def test_bundle_adjustment_on_the_gpu_matches_the_cpu():
+    pytest.importorskip("pycolmap")
+    from benchmarks.models.colmap_scene import gauge_images, synthetic_reconstruction
+    from caspar_backend.lsq.colmap import BundleAdjustmentProblem
+
+    rec = synthetic_reconstruction(12, 600, 5, seed=2)
+    ba = BundleAdjustmentProblem.from_reconstruction(rec, constant_intrinsics=True,
+                                                     constant_images=gauge_images(rec))
+    cpu, gpu = ba.solve(), ba.solve(device="cuda")
+    assert gpu.termination_type == cpu.termination_type
+    assert gpu.num_iterations == cpu.num_iterations
+    assert gpu.final_cost == pytest.approx(cpu.final_cost, rel=1e-9)
