@@ -280,13 +280,26 @@ class BundleAdjustmentProblem:
         self.problem = LeastSquaresProblem.from_blocks(n, blocks, x0=x0, p=p,
                                                        lbx=lbx, ubx=ubx, loss=loss)
         self.x0 = x0
+        # Ceres' ordering for bundle adjustment (COLMAP's too): the points eliminated,
+        # the poses and the cameras' intrinsics in the reduced system
+        width = int(sizes.max()) if C else 1
+        intrinsics = np.full((C, width), -1, dtype=np.int64)
+        for j in range(C):
+            intrinsics[j, :sizes[j]] = self.cam_offset[j] + np.arange(sizes[j])
+        self.linear_solver_ordering = [
+            self.point_offset + 3 * np.arange(Pn)[:, None] + np.arange(3),
+            self.pose_offset + 6 * np.arange(I)[:, None] + np.arange(6),
+            intrinsics]
 
     @classmethod
     def from_reconstruction(cls, rec, **kw) -> "BundleAdjustmentProblem":
         return cls(read_reconstruction(rec), **kw)
 
     def solve(self, x0=None, **options):
-        """Levenberg-Marquardt from ``x0`` (default: the reconstruction's values)."""
+        """Levenberg-Marquardt from ``x0`` (default: the reconstruction's values), with
+        :attr:`linear_solver_ordering` (points eliminated onto poses and intrinsics)
+        unless the options give one (None: the structure found from the pattern)."""
+        options.setdefault("linear_solver_ordering", self.linear_solver_ordering)
         return self.problem.solve(x0=x0, **options)
 
     # ------------------------------------------------------------- results

@@ -73,8 +73,8 @@ extern "C" __global__ void accumulate(const long long* row_ptr, const int* src,
 
 def fits(structure) -> bool:
     """Whether the dense W, U and S of ``structure`` stay within :data:`MAX_DENSE_BYTES`."""
-    N = structure.f_cols.size
-    n_E = structure.e_cols.size
+    N = int(structure.f_cols.size)
+    n_E = int(structure.e_cols.size)
     return 8 * N * (n_E + 2 * N) <= MAX_DENSE_BYTES
 
 
@@ -85,29 +85,32 @@ class DeviceDenseSchur(StepSolver):
     name = "DENSE_SCHUR"
 
     def __init__(self, jac, structure, xp):
+        """``jac``: the pattern's CSR form -- ``indptr`` (m + 1,), ``order`` (nnz,: the
+        pattern entry of each CSR entry), ``indices`` (nnz,), ``m``, ``n`` -- as ``xp``
+        arrays (a :class:`~caspar_backend.lsq.jacobian.SparseJacobian` on the host, a
+        :class:`~caspar_backend.lsq.device_pattern.DevicePattern` on the GPU);
+        ``structure``'s tables NumPy or ``xp`` arrays."""
         super().__init__(jac)
         self.xp = xp
         st = self.structure = structure
-        n = jac.n
-        self.s_e, self.s_f = s_e, s_f = st.e_cols.shape[1], st.f_cols.shape[1]
-        self.n_eb, self.n_fb = n_eb, n_fb = st.e_cols.shape[0], st.f_cols.shape[0]
+        f_cols, e_cols = xp.asarray(st.f_cols), xp.asarray(st.e_cols)
+        self.s_e, self.s_f = s_e, s_f = e_cols.shape[1], f_cols.shape[1]
+        self.n_eb, self.n_fb = n_eb, n_fb = e_cols.shape[0], f_cols.shape[0]
         self.N, self.n_E = N, n_E = n_fb * s_f, n_eb * s_e
-        code_of_col = np.full(n, -1, np.int64)
-        valid = st.f_cols >= 0
-        code_of_col[st.f_cols[valid]] = np.flatnonzero(valid.reshape(-1))
-        valid_e = st.e_cols >= 0
-        code_of_col[st.e_cols[valid_e]] = N + np.flatnonzero(valid_e.reshape(-1))
+        code_of_col = xp.full(jac.n, -1, dtype=xp.int64)
+        valid = f_cols >= 0
+        self.f_slot = xp.flatnonzero(valid.reshape(-1))
+        self.f_col = f_cols[valid]
+        code_of_col[self.f_col] = self.f_slot
+        valid_e = e_cols >= 0
+        self.e_slot = xp.flatnonzero(valid_e.reshape(-1))
+        self.e_col = e_cols[valid_e]
+        code_of_col[self.e_col] = N + self.e_slot
         code = code_of_col[jac.indices]
         self._host = (jac.indptr, jac.order, code)
-        dev = xp.asarray
-        self.row_ptr = dev(jac.indptr.astype(np.int64))
-        self.src = dev(jac.order.astype(np.int32))
-        self.code = dev(code.astype(np.int32))
-        # damping positions: each free column's slot on either side
-        self.f_slot = dev(np.flatnonzero(valid.reshape(-1)))
-        self.f_col = dev(st.f_cols[valid])
-        self.e_slot = dev(np.flatnonzero(valid_e.reshape(-1)))
-        self.e_col = dev(st.e_cols[valid_e])
+        self.row_ptr = xp.asarray(jac.indptr, dtype=xp.int64)
+        self.src = jac.order.astype(xp.int32)
+        self.code = code.astype(xp.int32)
         self.U = xp.zeros((N, N))
         self.Wt = xp.zeros((n_E, N))
         self.V = xp.zeros((n_eb, s_e, s_e))

@@ -80,25 +80,6 @@ class SparseJacobian:
         return np.bincount(self.cols, weights=vals * vals, minlength=self.n)
 
 
-class DeviceJacobian:
-    """:class:`SparseJacobian`'s products on the GPU (final): the same pattern, its
-    ``rows``/``cols`` held as CuPy arrays, values and vectors CuPy arrays."""
-
-    def __init__(self, jac: SparseJacobian, xp):
-        self.host, self.xp = jac, xp
-        self.pattern, self.m, self.n = jac.pattern, jac.m, jac.n
-        self.rows, self.cols = xp.asarray(jac.rows), xp.asarray(jac.cols)
-
-    def matvec(self, vals, v):
-        return self.xp.bincount(self.rows, weights=vals * v[self.cols], minlength=self.m)
-
-    def rmatvec(self, vals, w):
-        return self.xp.bincount(self.cols, weights=vals * w[self.rows], minlength=self.n)
-
-    def column_norms_sq(self, vals):
-        return self.xp.bincount(self.cols, weights=vals * vals, minlength=self.n)
-
-
 class NormalPattern:
     """The upper CSC pattern of ``J^T J`` and the map from J's values (final).
 

@@ -58,7 +58,10 @@ class SolverOptions:
     * ``num_threads``: threads of the linear solver's elimination (DENSE_SCHUR; the
       other solvers and the evaluation use one), Ceres' default 1;
     * ``device``: 'cpu', or 'cuda' -- evaluation, products and the DENSE_SCHUR solve on
-      the GPU (:mod:`caspar_backend.lsq.device_schur`; no robust loss there yet).
+      the GPU (:mod:`caspar_backend.lsq.device_schur`; no robust loss there yet);
+    * ``linear_solver_ordering``: the Schur split, Ceres' way -- a list of groups of
+      parameter blocks, group 0 eliminated (:mod:`caspar_backend.lsq.ordering`); None:
+      found from the Jacobian's pattern.
     """
 
     max_num_iterations: int = 50
@@ -81,6 +84,7 @@ class SolverOptions:
     minimizer_progress_to_stdout: bool = False
     num_threads: int = 1
     device: str = "cpu"
+    linear_solver_ordering: object = None
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -89,6 +93,8 @@ class SolverOptions:
                 if v is not None and v not in LINEAR_SOLVER_TYPES:
                     raise OptionError(f"option linear_solver_type={v!r}: expected one of "
                                       f"{', '.join(LINEAR_SOLVER_TYPES)} or None (automatic)")
+            elif f.name == "linear_solver_ordering":
+                continue                    # checked against the problem when it is used
             elif f.name == "device":
                 if v not in ("cpu", "cuda"):
                     raise OptionError(f"option device={v!r}: expected 'cpu' or 'cuda'")

@@ -44,7 +44,9 @@ class SchurStructure:
 
     Columns: ``e_cols`` int64 (n_e_blocks, s_e) the columns of each eliminated block
     (-1: padding); ``f_cols`` int64 (n_f_blocks, s_f) likewise for the reduced system.
-    Rows: ``row_eb`` int64 (m,) the e-block each row touches (-1: none)."""
+    Rows: ``row_eb`` int64 (m,) the e-block each row touches (-1: none).  NumPy arrays,
+    or CuPy arrays for a GPU solve built on the device
+    (:func:`~caspar_backend.lsq.ordering.structure_from_ordering`)."""
 
     e_cols: np.ndarray
     f_cols: np.ndarray
@@ -56,11 +58,11 @@ class SchurStructure:
 
     @property
     def n_e(self) -> int:
-        return int(np.count_nonzero(self.e_cols >= 0))
+        return int((self.e_cols >= 0).sum())
 
     @property
     def n_f(self) -> int:
-        return int(np.count_nonzero(self.f_cols >= 0))
+        return int((self.f_cols >= 0).sum())
 
 
 def column_blocks(rows, cols, n, csr=None) -> np.ndarray:

@@ -49,15 +49,18 @@ ACTIVE_BOUND_DAMPING = 1e12
 def make_step_solver(kind, jac, pattern, structure, opts=None):
     """``(solver, schur structure or None)`` for ``linear_solver_type`` ``kind``
     (None: automatic, see :mod:`caspar_backend.lsq.options`); ``structure``: the
-    pattern's :class:`~caspar_backend.lsq.structure.SchurStructure` or None."""
+    pattern's :class:`~caspar_backend.lsq.structure.SchurStructure` or None (the
+    caller's ``linear_solver_ordering``, when given, is always taken)."""
     from .linear_solvers import NORMAL_SOLVERS
     from .schur import SchurComplementSolver
 
     if kind in NORMAL_SOLVERS:
         return NORMAL_SOLVERS[kind](jac), None
+    ordered = opts is not None and opts.linear_solver_ordering is not None
     if kind is None:
         # automatic: Schur when it eliminates most unknowns (points onto cameras)
-        if structure is not None and (structure.n_e_blocks < 2 or structure.n_e < structure.n_f):
+        if structure is not None and not ordered and (structure.n_e_blocks < 2
+                                                      or structure.n_e < structure.n_f):
             structure = None
         if structure is None:
             name = ("DENSE_NORMAL_CHOLESKY" if pattern.n <= DENSE_NORMAL_MAX
@@ -114,22 +117,55 @@ def _array_module(device: str):
     return cupy
 
 
-def solve_structures(problem, ev, lbx, ubx):
-    """``(pattern, jac, schur structure or None)`` of a solve with these fixed variables:
+def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
+    """``(pattern, jac, schur structure or None)`` of a solve with these fixed variables
+    and this ``linear_solver_ordering`` (None: the structure detected from the pattern):
     pure index structures, kept in the compiled evaluator's structure cache (a re-solve
-    with new data, start or bound values builds none of them again)."""
+    with new data, start or bound values builds none of them again).  On the GPU
+    (``xp`` CuPy) ``pattern`` and ``jac`` are one
+    :class:`~caspar_backend.lsq.device_pattern.DevicePattern`, and with an ordering the
+    structure is built on the device too."""
     from ..structure_cache import mask_key
+    from .ordering import structure_from_ordering
     from .structure import detect_schur_structure
 
     fixed = np.asarray(lbx) == np.asarray(ubx)
 
     def build():
-        pattern = problem.reduced_pattern(lbx, ubx, ev)
-        jac = SparseJacobian(pattern)
-        return pattern, jac, detect_schur_structure(pattern, csr=(jac.indptr, jac.indices))
+        if xp is np:
+            pattern = problem.reduced_pattern(lbx, ubx, ev)
+            jac = SparseJacobian(pattern)
+            csr = (jac.indptr, jac.indices)
+        else:
+            from .device_pattern import DevicePattern
 
+            pattern = jac = DevicePattern(ev, lbx, ubx, problem.m, xp)
+        if ordering is not None:
+            return pattern, jac, structure_from_ordering(pattern, ordering, problem.n, xp)
+        if xp is not np:
+            host = pattern.host()
+            h = SparseJacobian(host)
+            csr = (h.indptr, h.indices)
+            return pattern, jac, detect_schur_structure(host, csr=csr)
+        return pattern, jac, detect_schur_structure(pattern, csr=csr)
+
+    key = ("lsq", xp.__name__) + mask_key(fixed) + _ordering_key(ordering)
     cache = ev.structure_cache
-    return build() if cache is None else cache.get(("lsq",) + mask_key(fixed), build)
+    return build() if cache is None else cache.get(key, build)
+
+
+def _ordering_key(ordering) -> tuple:
+    """A cache key part for a ``linear_solver_ordering``: a digest of its tables."""
+    if ordering is None:
+        return ()
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for g in ordering:
+        t = np.ascontiguousarray(np.asarray(g, dtype=np.int64))
+        h.update(str(t.shape).encode())
+        h.update(t.tobytes())
+    return ("ordering", h.hexdigest())
 
 
 class _Evaluation:
@@ -170,21 +206,19 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         raise OptionError(f"device='cuda': robust losses ({problem.loss!r}) run on the CPU "
                           "only; solve with device='cpu'")
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
-    pattern, jac, structure = solve_structures(problem, ev, lbx, ubx)
+    pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
+                                               opts.linear_solver_ordering, xp)
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
-    lo, hi = lbx[free], ubx[free]
-    bounded = bool(np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)))
+    J = jac
     if xp is np:
+        lo, hi = lbx[free], ubx[free]
         solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure,
                                              opts)
-        J = jac
     else:
-        from .jacobian import DeviceJacobian
-
+        lo, hi = xp.asarray(lbx)[free], xp.asarray(ubx)[free]
         solver, structure = make_device_step_solver(opts.linear_solver_type, jac, structure, xp)
-        J = DeviceJacobian(jac, xp)
-        x, lo, hi = xp.asarray(x), xp.asarray(lo), xp.asarray(hi)
-        free, keep, cols = xp.asarray(free), xp.asarray(keep), xp.asarray(cols)
+        x = xp.asarray(x)
+    bounded = bool(xp.any(xp.isfinite(lo)) or xp.any(xp.isfinite(hi)))
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
     if loss is not None and loss.positive_curvature:
         _check_uniform_blocks(pattern, block)
