@@ -111,8 +111,15 @@ class TemplateBlock:
     def repeated_var_instances(self) -> np.ndarray:
         """Instances whose variable slots are not all distinct (sorted indices)."""
         vt = self.var_table
-        if vt.shape[0] < 2:
+        k = vt.shape[0]
+        if k < 2:
             return np.zeros(0, dtype=np.int64)
+        if k <= 16:
+            # pairs of slots compared directly: k(k-1)/2 passes over N, no sort
+            rep = np.zeros(vt.shape[1], dtype=bool)
+            for a in range(1, k):
+                rep |= np.any(vt[:a] == vt[a], axis=0)
+            return np.flatnonzero(rep)
         s = np.sort(vt, axis=0)
         return np.flatnonzero(np.any(s[1:] == s[:-1], axis=0))
 

@@ -35,7 +35,10 @@ def test_device_step_equals_host_algebra_and_full_step(bal):
     d = rng.uniform(0.01, 1.0, pat.n)
     full = DenseNormalCholesky(jac).solve(vals, r, d)
     host = DeviceDenseSchur(jac, st, np).solve(vals, r, d)
-    dev = DeviceDenseSchur(jac, st, cp).solve(cp.asarray(vals), cp.asarray(r), cp.asarray(d))
+    from caspar_backend.lsq.device_pattern import DevicePattern
+
+    dp = DevicePattern(bal.evaluator("cuda"), bal.lbx, bal.ubx, bal.m, cp)
+    dev = DeviceDenseSchur(dp, st, cp).solve(cp.asarray(vals), cp.asarray(r), cp.asarray(d))
     np.testing.assert_allclose(dev.get(), host, rtol=1e-9, atol=1e-12 * np.abs(host).max())
     np.testing.assert_allclose(dev.get(), full, rtol=1e-7, atol=1e-9 * np.abs(full).max())
 
