@@ -118,7 +118,7 @@ class Layout:
         gi, _, gb, _ = stack(problem.objective_groups, lambda g: (g.grad_index(), g.grad_index()))
         ohr, ohc, ohb, hpos = stack(problem.objective_groups, lambda g: g.hess_structure())
         chr_, chc, chb, _ = stack(cgroups, lambda g: g.hess_structure())
-        return cls(jac_r.astype(np.int64), jac_c.astype(np.int64), raw_r, raw_c, jac_map,
-                   _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
+        jac_r, jac_c = jac_r.astype(np.int64, copy=False), jac_c.astype(np.int64, copy=False)
+        return cls(jac_r, jac_c, raw_r, raw_c, jac_map, _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
                    tuple(jb), tuple(direct), tuple(term_base), _cat(term_rows),
                    tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))
