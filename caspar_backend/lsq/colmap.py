@@ -79,6 +79,23 @@ class ReconstructionData:
     obs_xy: np.ndarray
 
 
+def _positions(ids, query):
+    """Position in ``ids`` (distinct, any order) of each of ``query`` (-1 where absent,
+    or where the search lands on another id: the caller checks): a lookup table when the
+    ids are dense enough (COLMAP numbers points 1, 2, ...), a sorted search otherwise."""
+    if ids.size == 0:
+        return np.full(query.size, -1, dtype=np.int64)
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo >= 0 and hi < 4 * ids.size + (1 << 20):
+        lut = np.full(hi + 1, -1, dtype=np.int64)
+        lut[ids] = np.arange(ids.size)
+        inside = (query >= 0) & (query <= hi)
+        return np.where(inside, lut[np.clip(query, 0, hi)], -1)
+    order = np.argsort(ids)
+    pos = np.searchsorted(ids, query, sorter=order)
+    return order[np.minimum(pos, len(order) - 1)]
+
+
 def read_reconstruction(rec) -> ReconstructionData:
     """The arrays of a pycolmap ``Reconstruction`` (registered images only)."""
     cam_ids = np.array(sorted(rec.cameras.keys()), dtype=np.int64)
@@ -126,10 +143,8 @@ def read_reconstruction(rec) -> ReconstructionData:
     img_of = np.repeat(np.arange(n_img, dtype=np.int64), counts)
     seen = allobs["point3D_id"] != _INVALID_POINT3D
     pid = allobs["point3D_id"][seen].astype(np.int64)
-    order = np.argsort(point_ids)
-    pos = np.searchsorted(point_ids, pid, sorter=order)
-    pos = order[np.minimum(pos, len(order) - 1)]
-    if pid.size and np.any(point_ids[pos] != pid):
+    pos = _positions(point_ids, pid)
+    if pid.size and (np.any(pos < 0) or np.any(point_ids[pos] != pid)):
         raise ModelError("an observation refers to a 3D point that the reconstruction lacks")
     return ReconstructionData(
         camera_ids=cam_ids, camera_models=models, camera_params=params,
@@ -249,17 +264,19 @@ class BundleAdjustmentProblem:
             f = np.concatenate(fix)
             lbx[f] = ubx[f] = x0[f]
         blocks = []
-        img_model = np.array(data.camera_models, dtype=object)[data.image_camera] \
-            if I else np.zeros(0, dtype=object)
-        obs_model = img_model[data.obs_image] if len(data.obs_image) else img_model[:0]
+        # each observation's camera model, as an index into the sorted model names
+        names = sorted(set(data.camera_models))
+        cam_model = np.array([names.index(mo) for mo in data.camera_models], dtype=np.int64)
+        obs_cam = data.image_camera[data.obs_image]
+        obs_model = cam_model[obs_cam] if C else np.zeros(0, np.int64)
         self.obs_order = []
-        obs_fixed = fixed_cams[data.image_camera[data.obs_image]]
+        obs_fixed = fixed_cams[obs_cam]
         # camera parameters are also parameters p[9 I + x offset] (used by the
         # templates of constant cameras: no derivatives computed for them)
         cam_param0 = 9 * I
-        for model in sorted(set(data.camera_models)):     # one block per camera model
+        for code, model in enumerate(names):               # one block per camera model
             for const in (True, False):                    # ... and constant or not
-                sel = np.flatnonzero((obs_model == model) & (obs_fixed == const))
+                sel = np.flatnonzero((obs_model == code) & (obs_fixed == const))
                 if not sel.size:
                     continue
                 k = len(CAMERA_MODELS[model])
