@@ -82,8 +82,11 @@ class CudaEvaluator(Evaluator):
         self.module, self._cached = compile_module(self.source, "caspar_problem.cu")
         # a caller that knows the layout already (the batch's replicated problem tiles
         # it from one instance's) saves its sorts
-        lay = Layout.of(problem) if layout is None else layout
-        self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
+        lay = Layout.of(problem, host_jacobian=False) if layout is None else layout
+        if lay.jac_rows is None:
+            self.jac_rows, self.jac_cols = self._jacobian_pattern()
+        else:
+            self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
         self.hess_rows, self.hess_cols = cp.asarray(lay.hess_rows), cp.asarray(lay.hess_cols)
         for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,
                                     lay.con_direct, lay.con_term_base):
@@ -120,6 +123,26 @@ class CudaEvaluator(Evaluator):
         self.set_params(problem.p)
         # the solves' structures, shared with every evaluator bound() makes from this one
         self.structure_cache = StructureCache()
+
+    def _jacobian_pattern(self):
+        """``(jac_rows, jac_cols)`` int64 on the device: each constraint group's
+        ``jac_structure()`` (entry e of instance i at ``e N + i``: row ``rows[i]``, column
+        ``var_table[slot_e, i]``) stacked in group order, built from the uploaded tables
+        -- the layout's arrays when every group owns its rows (Layout.of's
+        ``host_jacobian=False``)."""
+        cp = self.xp
+        rows, cols = [], []
+        for b in self._con:
+            slots = [s for s, _ in b.group.grad]
+            if not slots or not b.N:
+                continue
+            vt = b.vt.reshape(-1, b.N)
+            cols.append(vt[cp.asarray(slots)].reshape(-1).astype(cp.int64))
+            rows.append(cp.tile(b.dst, len(slots)).astype(cp.int64))
+        if not rows:
+            z = cp.zeros(0, dtype=cp.int64)
+            return z, z.copy()
+        return cp.concatenate(rows), cp.concatenate(cols)
 
     def _plan(self, plan):
         cp = self.xp

@@ -80,7 +80,13 @@ class Layout:
     con_hess_base: tuple
 
     @classmethod
-    def of(cls, problem) -> "Layout":
+    def of(cls, problem, host_jacobian: bool = True) -> "Layout":
+        """The layout of ``problem``.  ``host_jacobian=False``: where every constraint
+        group owns its rows, the Jacobian's index arrays (``jac_rows``, ``jac_cols``,
+        ``raw_jac_rows``, ``raw_jac_cols``) are left None -- they are each group's
+        ``jac_structure()`` stacked, which the GPU evaluator builds on the device from
+        the tables it uploads anyway (:class:`~caspar_backend.evaluators.cuda_eval.
+        CudaEvaluator`); the other fields are the same."""
         def stack(groups, structure):
             rows, cols, base, pos = [], [], [], 0
             for g in groups:
@@ -92,15 +98,22 @@ class Layout:
             return rows, cols, base, pos
 
         cgroups = problem.constraint_groups
-        jr, jc, jb, _ = stack(cgroups, lambda g: g.jac_structure())
-        raw_r, raw_c = _cat(jr), _cat(jc)
         # direct groups own their rows; the rest accumulate through a term buffer
         count = np.bincount(_cat([g.rows for g in cgroups]), minlength=problem.m)
         direct = [bool(np.all(count[g.rows] == 1)) for g in cgroups]
+        sizes = [len(g.grad) * g.size for g in cgroups]
+        jb = list(np.r_[0, np.cumsum(sizes, dtype=np.int64)][:-1].tolist())
+        if all(direct) and not host_jacobian:
+            raw_r = raw_c = jac_r = jac_c = jac_map = None
+        else:
+            jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
+            raw_r, raw_c = _cat(jr), _cat(jc)
         # an instance's variable slots are distinct (a group's invariant: a variable is one
         # slot), so entries repeat only where two groups share a row: with every group
         # direct the raw entries are the Jacobian's, no sort needed
-        if all(direct):
+        if raw_r is None:
+            pass
+        elif all(direct):
             jac_r, jac_c, jac_map = raw_r, raw_c, None
         else:
             key = raw_r * max(problem.n, 1) + raw_c
@@ -118,7 +131,9 @@ class Layout:
         gi, _, gb, _ = stack(problem.objective_groups, lambda g: (g.grad_index(), g.grad_index()))
         ohr, ohc, ohb, hpos = stack(problem.objective_groups, lambda g: g.hess_structure())
         chr_, chc, chb, _ = stack(cgroups, lambda g: g.hess_structure())
-        jac_r, jac_c = jac_r.astype(np.int64, copy=False), jac_c.astype(np.int64, copy=False)
+        if jac_r is not None:
+            jac_r = jac_r.astype(np.int64, copy=False)
+            jac_c = jac_c.astype(np.int64, copy=False)
         return cls(jac_r, jac_c, raw_r, raw_c, jac_map, _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
                    tuple(jb), tuple(direct), tuple(term_base), _cat(term_rows),
                    tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))

@@ -48,3 +48,28 @@ def test_shared_rows_keep_the_duplicate_search():
     P = from_casadi(nlp, **args)
     assert not _check(P)
     assert Layout.of(P).jac_map is not None
+
+
+@pytest.mark.gpu
+def test_gpu_evaluator_builds_the_layouts_jacobian_pattern():
+    """The CUDA evaluator's Jacobian COO (built on the device when every group owns its
+    rows) equals the host layout's, entry for entry, on the bank and the AC-OPF."""
+    from benchmarks.models.acopf import acopf_casadi_polar, acopf_data
+    from benchmarks.models.matpower import load_pglib
+
+    problems = []
+    for bp in bank(include_slow=False)[:25]:
+        d = bp.build()
+        if d["g"] is not None:
+            problems.append(from_casadi({"x": d["x"], "f": d["f"], "g": d["g"]}))
+    nlp, args = acopf_casadi_polar(acopf_data(load_pglib("case5_pjm")))
+    args.pop("data")
+    problems.append(from_casadi(nlp, **args))
+    device_built = 0
+    for P in problems:
+        lay = Layout.of(P)
+        ev = P.evaluator("cuda")
+        device_built += Layout.of(P, host_jacobian=False).jac_rows is None
+        np.testing.assert_array_equal(ev.jac_rows.get(), lay.jac_rows)
+        np.testing.assert_array_equal(ev.jac_cols.get(), lay.jac_cols)
+    assert 0 < device_built < len(problems)
