@@ -67,8 +67,8 @@ def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
 
 
 def warmup() -> int:
-    """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled` and, with
-    casadi installed, the bulk SX reader's loops."""
+    """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled`, the
+    least-squares loops and, with casadi installed, the bulk SX reader's loops."""
     import importlib.util
 
     from .compiled import available
@@ -80,6 +80,10 @@ def warmup() -> int:
     from .compiled.__main__ import main as compile_kernels
 
     rc = compile_kernels([])
+    if rc == 0:
+        from .lsq.warmup import compiled_loops
+
+        print(f"caspar: the least-squares loops ready ({compiled_loops():.1f} s)")
     if rc == 0 and importlib.util.find_spec("casadi") is not None:
         from .adapters.casadi.warmup import bulk_reader
 
