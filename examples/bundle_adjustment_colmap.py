@@ -8,10 +8,15 @@ A reconstruction synthesized by pycolmap (60 images, 6,000 points, track length 
 least-squares problem -- one residual template for all 36,000 observations, points
 eliminated onto cameras by the Schur complement -- refined, and written back.
 Intrinsics and the first two poses are held constant (the gauge), as in
-COLMAP's BundleAdjustmentConfig.
+COLMAP's BundleAdjustmentConfig.  On a machine with a usable GPU the solve runs there
+(``device='cuda'``), else on the CPU with one thread per core for the elimination.
 """
 
+import os
+
 import pycolmap
+
+from caspar_backend.device import gpu_problem
 
 from caspar_backend.lsq.colmap import BundleAdjustmentProblem
 
@@ -35,7 +40,9 @@ gauge_images = [i for i in rec.images.keys() if rec.images[i].frame_id in gauge]
 ba = BundleAdjustmentProblem.from_reconstruction(rec, constant_intrinsics=True,
                                                  constant_images=gauge_images)
 print(ba.problem)
-summary = ba.solve(minimizer_progress_to_stdout=True)
+device = "cuda" if gpu_problem(False) is None else "cpu"
+summary = ba.solve(minimizer_progress_to_stdout=True, device=device,
+                   num_threads=os.cpu_count() or 1)
 print(summary.full_report())
 ba.write(rec, summary.x)
 rec.update_point_3d_errors()
