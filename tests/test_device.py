@@ -35,3 +35,15 @@ def test_import_is_cheap():
             "'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_cpu_evaluator_import_leaves_scipy_special_out():
+    """The CPU evaluator loads SciPy's special functions (~0.3 s) only for a model that
+    calls erf."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import caspar_backend.evaluators.numpy_eval; "
+            "print('scipy.special' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
