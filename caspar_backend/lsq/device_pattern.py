@@ -1,6 +1,6 @@
 """The Jacobian pattern of a GPU least-squares solve, built and kept on the device.
 
-:class:`DevicePattern` is :class:`~caspar_backend.lsq.problem.ReducedPattern` (the
+:class:`DevicePattern` is :class:`~caspar_backend.lsq.pattern.ReducedPattern` (the
 evaluator's COO without the columns of held variables) and the parts of
 :class:`~caspar_backend.lsq.jacobian.SparseJacobian` a GPU solve needs -- the CSR order
 and the products ``J v``, ``J^T w``, ``sum_r J_rc^2`` -- as CuPy arrays made from the GPU
@@ -41,8 +41,8 @@ class DevicePattern:
         return int(self.rows.size)
 
     def host(self):
-        """The same pattern as a host :class:`~caspar_backend.lsq.problem.ReducedPattern`."""
-        from .problem import ReducedPattern
+        """The same pattern as a host :class:`~caspar_backend.lsq.pattern.ReducedPattern`."""
+        from .pattern import ReducedPattern
 
         get = (lambda a: a) if self.xp is np else (lambda a: a.get())
         return ReducedPattern(get(self.rows), get(self.cols), get(self.keep),

@@ -1,6 +1,6 @@
 """The Jacobian the minimizer works on: fixed COO pattern, values per evaluation.
 
-:class:`SparseJacobian` holds the :class:`~caspar_backend.lsq.problem.ReducedPattern`
+:class:`SparseJacobian` holds the :class:`~caspar_backend.lsq.pattern.ReducedPattern`
 (``m`` rows, ``n`` free columns, COO ``rows``/``cols`` int64 0-based, no duplicates)
 and the permutation that orders its entries as CSR, computed once; per evaluation it
 gives ``J v`` (m,), ``J^T w`` (n,) and the squared column norms ``sum_r J_rc^2`` (n,)

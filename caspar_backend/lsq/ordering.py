@@ -67,7 +67,7 @@ def _scatter_extreme(xp, out, idx, vals, op):
 
 def structure_from_ordering(pattern, ordering, n_vars: int, xp=np) -> SchurStructure:
     """The :class:`~caspar_backend.lsq.structure.SchurStructure` of ``ordering`` over
-    ``pattern`` (a :class:`~caspar_backend.lsq.problem.ReducedPattern` or its device
+    ``pattern`` (a :class:`~caspar_backend.lsq.pattern.ReducedPattern` or its device
     twin: ``free``, ``rows``, ``cols``, ``m``, ``n`` as ``xp`` arrays) of a problem of
     ``n_vars`` variables, its tables as ``xp`` arrays.  See the module docstring."""
     free = xp.asarray(pattern.free)

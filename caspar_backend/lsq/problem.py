@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRangeError, ModelError
 from ..expr import Graph, Node
+from .pattern import ReducedPattern
 
 
 @dataclass(eq=False)
@@ -109,30 +110,6 @@ class IndexedNames:
 
     def __iter__(self):
         return (f"{self.prefix}[{i}]" for i in range(self.n))
-
-
-@dataclass(frozen=True)
-class ReducedPattern:
-    """The Jacobian pattern the minimizer works on (final): the evaluator's COO without
-    the columns of constant variables, columns renumbered over the free variables.
-
-    ``rows``, ``cols`` int64 (nnz,), 0-based, no duplicates; ``keep`` int64 (nnz,):
-    position of each entry in the evaluator's ``jac_values``; ``free`` int64 (n_free,):
-    the variable of each reduced column; ``m`` rows."""
-
-    rows: np.ndarray
-    cols: np.ndarray
-    keep: np.ndarray
-    free: np.ndarray
-    m: int
-
-    @property
-    def n(self) -> int:
-        return len(self.free)
-
-    @property
-    def nnz(self) -> int:
-        return len(self.rows)
 
 
 class LeastSquaresProblem:

@@ -8,7 +8,7 @@ import scipy.optimize as so
 from benchmarks.models.bundle import _project_np
 from caspar_backend.lsq.jacobian import SparseJacobian
 from caspar_backend.lsq.linear_solvers import DenseNormalCholesky
-from caspar_backend.lsq.problem import ReducedPattern
+from caspar_backend.lsq.pattern import ReducedPattern
 from caspar_backend.lsq.schur import SchurComplementSolver
 from caspar_backend.lsq.structure import column_blocks, detect_schur_structure
 
