@@ -121,3 +121,34 @@ def performance_profile(panels: list[tuple[str, dict[str, list[float]]]], path: 
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return f"profile: {os.path.basename(path)}"
+
+
+def time_vs_size(series: dict[str, list[tuple[float, float]]], path: str, xlabel: str,
+                 title: str) -> str:
+    """Log-log wall time against a size, one line per ``series`` entry (label ->
+    ``[(size, seconds), ...]``); returns a note for the markdown."""
+    plt = _pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
+    fig, ax = plt.subplots(figsize=(7, 5))
+    drawn = 0
+    for label, pts in series.items():
+        pts = sorted((x, y) for x, y in pts if math.isfinite(y) and y > 0)
+        if pts:
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, marker="o", label=label)
+            drawn += 1
+    if not drawn:
+        plt.close(fig)
+        return "plot skipped: no finite times"
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("wall time, end to end (s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return f"plot: {os.path.basename(path)}"

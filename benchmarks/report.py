@@ -226,7 +226,7 @@ def render(results: str) -> str:
     for suite in suites:
         mine = [r for r in runs if r.suite == suite]
         if suite in MEASUREMENT_COLUMNS:   # a benchmark script's own rows (not the runner's)
-            lines += measurement_section(mine)
+            lines += measurement_section(mine, results)
             continue
         if suite == BATCH_SUITE:     # benchmarks/bench_batch.py's rows, not the runner's
             from benchmarks.report_batch import section
@@ -268,8 +268,9 @@ MEASUREMENT_COLUMNS = {
 }
 
 
-def measurement_section(runs) -> list[str]:
-    """The markdown of a benchmark script's result folder (:data:`MEASUREMENT_COLUMNS`)."""
+def measurement_section(runs, results: str | None = None) -> list[str]:
+    """The markdown of a benchmark script's result folder (:data:`MEASUREMENT_COLUMNS`);
+    for ``lsq_ceres`` also the time-vs-observations plot (:func:`bundle_plot`)."""
     out = []
     for run in runs:
         cols = MEASUREMENT_COLUMNS[run.suite]
@@ -279,7 +280,37 @@ def measurement_section(runs) -> list[str]:
                              if fmt != "s" else str(r[k])) for _, k, fmt in cols]
                            for r in run.rows])
         out.append("")
+    if results is not None and runs and runs[0].suite == "lsq_ceres":
+        out += [bundle_plot(runs, results), ""]
     return out
+
+
+def bundle_plot(runs, results: str) -> str:
+    """``lsq_ceres.png``: end-to-end time against observations, per folder Ceres and
+    caspar (the median over each size's warm repeats, repeat 0 left out when a size has
+    others); a markdown line."""
+    import statistics
+
+    from benchmarks.plot import NO_MATPLOTLIB, time_vs_size
+
+    series = {}
+    for run in runs:
+        by_size = {}
+        for r in run.rows:
+            by_size.setdefault(r["n_obs"], []).append(r)
+        for who, key in (("Ceres", "ceres_seconds"), ("caspar", "caspar_seconds")):
+            pts = []
+            for n, rows in by_size.items():
+                warm = [r for r in rows if r["repeat"] != 0] or rows
+                pts.append((n, statistics.median(r[key] for r in warm)))
+            series[f"{who} ({run.device} host)" if who == "Ceres"
+                   else f"caspar {run.device}"] = pts
+    name = "lsq_ceres.png"
+    note = time_vs_size(series, os.path.join(results, name), "observations",
+                        "bundle adjustment: end to end, warm (median)")
+    if note == NO_MATPLOTLIB or not note.startswith("plot:"):
+        return f"({note})"
+    return f"Time against observations: ![lsq_ceres](results/{name})"
 
 
 def main(argv=None) -> int:
