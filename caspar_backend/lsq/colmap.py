@@ -282,12 +282,21 @@ class BundleAdjustmentProblem:
                 k = len(CAMERA_MODELS[model])
                 img = data.obs_image[sel]
                 cam = data.image_camera[img]
+                # the tables filled row block by row block (no stacked temporaries):
+                # variables [intrinsics (refined cameras)], pose (6), point (3); parameters
+                # R0 (9) [, intrinsics (constant cameras)]
+                N, c0 = sel.size, 0 if const else k
                 cam_slots = self.cam_offset[cam] + np.arange(k)[:, None]
-                pose = [self.pose_offset + 6 * img + np.arange(6)[:, None],
-                        self.point_offset + 3 * data.obs_point[sel] + np.arange(3)[:, None]]
-                vt = np.vstack(pose if const else [cam_slots] + pose)
-                pt = np.vstack([9 * img + np.arange(9)[:, None]]
-                               + ([cam_param0 + cam_slots] if const else []))
+                vt = np.empty((c0 + 9, N), dtype=np.int64)
+                if not const:
+                    vt[:k] = cam_slots
+                np.add(self.pose_offset + 6 * img, np.arange(6)[:, None], out=vt[c0:c0 + 6])
+                np.add(self.point_offset + 3 * data.obs_point[sel], np.arange(3)[:, None],
+                       out=vt[c0 + 6:])
+                pt = np.empty((9 + (k if const else 0), N), dtype=np.int64)
+                np.add(9 * img, np.arange(9)[:, None], out=pt[:9])
+                if const:
+                    np.add(cam_slots, cam_param0, out=pt[9:])
                 g, res = reprojection_template(model, const)
                 blocks.append(ResidualBlock(g, res, vt, pt, data.obs_xy[sel].T,
                                             name=f"reprojection {model}"))
