@@ -90,16 +90,20 @@ class TemplateBlock:
     def size(self) -> int:
         return self.var_table.shape[1]
 
-    def validate(self, n: int, q: int, m: int | None) -> None:
-        """Index ranges against a model with n variables, q parameters, m rows."""
+    def validate(self, n: int, q: int, m: int | None, tables: bool = True) -> None:
+        """Index ranges against a model with n variables, q parameters, m rows;
+        ``tables=False``: the rows only (the caller checked these very tables already,
+        for another block sharing them -- a vector template's components)."""
         for what, t, hi in (("variable", self.var_table, n), ("parameter", self.param_table, q)):
+            if not tables:
+                break
             if t.size and (t.min() < 0 or t.max() >= hi):
                 bad = int(np.flatnonzero((t < 0) | (t >= hi))[0])
                 j, i = divmod(bad, t.shape[1])
                 raise IndexOutOfRangeError(
                     f"template block {self.name}, instance {i}: {what} index {int(t[j, i])} "
                     f"out of range ({hi}) in slot {j} of {to_str(self.root, 200)}")
-        if not np.all(np.isfinite(self.data_table)):
+        if tables and not np.all(np.isfinite(self.data_table)):
             j, i = np.argwhere(~np.isfinite(self.data_table))[0]
             raise NonFiniteError(f"template block {self.name}, instance {i}: data slot {j} "
                                  f"is {float(self.data_table[j, i])!r}")

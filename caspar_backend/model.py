@@ -251,12 +251,21 @@ class NLPModel:
         if len(rows) != len(self.constraints):
             raise ModelError(f"{len(rows)} constraint_rows for {len(self.constraints)} "
                              "constraints")
+        # blocks sharing their tables (a vector template's components) check them once
+        checked = set()
+
+        def first(b):
+            key = (id(b.var_table), id(b.param_table), id(b.data_table))
+            new = key not in checked
+            checked.add(key)
+            return new
+
         for b in self.constraint_blocks:
             if b.rows is None:
                 raise ModelError(f"constraint block {b.name} has no rows")
-            b.validate(self.n, self.n_params, m)
+            b.validate(self.n, self.n_params, m, tables=first(b))
         for b in self.objective_blocks:
-            b.validate(self.n, self.n_params, None)
+            b.validate(self.n, self.n_params, None, tables=first(b))
         if rows.size and (rows.min() < 0 or rows.max() >= m):
             raise IndexOutOfRangeError(f"a constraint row index is outside 0..{m - 1}")
         count = np.bincount(rows, minlength=m)

@@ -49,10 +49,13 @@ class Problem:
         inst, rows = constraint_instances(model.constraints, model.constraint_rows)
         obj_blocks, con_blocks, by_row = [], [], []
         # block instances that repeat a variable across slots go the flat way
+        repeated = {}       # blocks sharing a variable table (a vector template's components)
         for blocks, out, kind in ((model.objective_blocks, obj_blocks, "objective"),
                                   (model.constraint_blocks, con_blocks, "constraints")):
             for b in blocks:
-                rep = b.repeated_var_instances()
+                rep = repeated.get(id(b.var_table))
+                if rep is None:
+                    rep = repeated[id(b.var_table)] = b.repeated_var_instances()
                 if rep.size:
                     keep = np.setdiff1d(np.arange(b.size), rep)
                     flat = [b.instance(int(i), model.graph) for i in rep]
