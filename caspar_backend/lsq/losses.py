@@ -44,11 +44,24 @@ from ..errors import ModelError
 _TINY = np.finfo(float).tiny
 
 
+def array_module(a):
+    """NumPy for host arrays and scalars, CuPy for CuPy arrays: the losses and the
+    correction run where the residuals are (a GPU solve keeps them on the device)."""
+    if isinstance(a, np.ndarray) or np.isscalar(a) or type(a).__module__.split(".")[0] != "cupy":
+        return np
+    import cupy
+
+    return cupy
+
+
 class LossFunction(ABC):
     """Abstract loss ``rho(s)`` of a block's squared norm (implementations final)."""
 
     #: True when rho'' may be positive (then the rank-one correction applies)
     positive_curvature = False
+    #: True when :meth:`rho` works on CuPy arrays as on NumPy's (this module's losses);
+    #: on CuPy residuals the correction evaluates other losses on the host
+    array_generic = False
 
     def __init__(self, scale: float = 1.0):
         scale = float(scale)
@@ -69,25 +82,31 @@ class LossFunction(ABC):
 class Huber(LossFunction):
     """Ceres' ``HuberLoss(a)``: quadratic up to |r| = a, linear beyond."""
 
+    array_generic = True
+
     def rho(self, s):
-        s = np.asarray(s, dtype=float)
+        xp = array_module(s)
+        s = xp.asarray(s, dtype=float)
         out = s > self.b
-        r = np.sqrt(np.where(out, s, 1.0))
-        rho0 = np.where(out, 2.0 * self.a * r - self.b, s)
-        rho1 = np.where(out, np.maximum(_TINY, self.a / r), 1.0)
-        rho2 = np.where(out, -rho1 / (2.0 * np.where(out, s, 1.0)), 0.0)
+        r = xp.sqrt(xp.where(out, s, 1.0))
+        rho0 = xp.where(out, 2.0 * self.a * r - self.b, s)
+        rho1 = xp.where(out, xp.maximum(_TINY, self.a / r), 1.0)
+        rho2 = xp.where(out, -rho1 / (2.0 * xp.where(out, s, 1.0)), 0.0)
         return rho0, rho1, rho2
 
 
 class SoftL1(LossFunction):
     """Ceres' ``SoftLOneLoss(a)``: ``2 b (sqrt(1 + s/b) - 1)``."""
 
+    array_generic = True
+
     def rho(self, s):
-        s = np.asarray(s, dtype=float)
+        xp = array_module(s)
+        s = xp.asarray(s, dtype=float)
         c = 1.0 / self.b
         total = 1.0 + s * c
-        tmp = np.sqrt(total)
-        rho1 = np.maximum(_TINY, 1.0 / tmp)
+        tmp = xp.sqrt(total)
+        rho1 = xp.maximum(_TINY, 1.0 / tmp)
         # 2b (sqrt(1 + x) - 1) written as 2b x / (sqrt(1 + x) + 1): no cancellation at small s
         return 2.0 * s / (tmp + 1.0), rho1, -(c * rho1) / (2.0 * total)
 
@@ -95,12 +114,15 @@ class SoftL1(LossFunction):
 class Cauchy(LossFunction):
     """Ceres' ``CauchyLoss(a)``: ``b log(1 + s/b)``."""
 
+    array_generic = True
+
     def rho(self, s):
-        s = np.asarray(s, dtype=float)
+        xp = array_module(s)
+        s = xp.asarray(s, dtype=float)
         c = 1.0 / self.b
         total = 1.0 + s * c
         inv = 1.0 / total
-        return self.b * np.log1p(s * c), np.maximum(_TINY, inv), -c * inv * inv
+        return self.b * xp.log1p(s * c), xp.maximum(_TINY, inv), -c * inv * inv
 
 
 #: Ceres' LossFunctionType names
@@ -131,17 +153,21 @@ class Corrector:
     each Jacobian entry, ``cols`` its column (for the rank-one term)."""
 
     def __init__(self, loss: LossFunction, r, block, n_blocks: int):
+        self.xp = xp = array_module(r)
         self.block = block
-        s = np.bincount(block, weights=r * r, minlength=n_blocks)
-        rho0, rho1, rho2 = loss.rho(s)
-        self.cost = 0.5 * float(np.sum(rho0))
-        sqrt_rho1 = np.sqrt(rho1)
+        s = xp.bincount(block, weights=r * r, minlength=n_blocks)
+        if xp is np or loss.array_generic:
+            rho0, rho1, rho2 = loss.rho(s)
+        else:
+            rho0, rho1, rho2 = (xp.asarray(v, dtype=float) for v in loss.rho(s.get()))
+        self.cost = 0.5 * float(xp.sum(rho0))
+        sqrt_rho1 = xp.sqrt(rho1)
         full = (s > 0) & (rho2 > 0)
-        if np.any(full):
-            d = 1.0 + 2.0 * np.where(full, s * rho2 / rho1, 0.0)
-            alpha = np.where(full, 1.0 - np.sqrt(np.maximum(d, 0.0)), 0.0)
+        if bool(xp.any(full)):
+            d = 1.0 + 2.0 * xp.where(full, s * rho2 / rho1, 0.0)
+            alpha = xp.where(full, 1.0 - xp.sqrt(xp.maximum(d, 0.0)), 0.0)
             scaling = sqrt_rho1 / (1.0 - alpha)
-            self.alpha_sq_norm = np.where(full, alpha / np.where(full, s, 1.0), 0.0)
+            self.alpha_sq_norm = xp.where(full, alpha / xp.where(full, s, 1.0), 0.0)
         else:
             scaling, self.alpha_sq_norm = sqrt_rho1, None
         self.sqrt_rho1 = sqrt_rho1
@@ -160,8 +186,9 @@ class Corrector:
             # column) sums come from one bincount over the entries
             blk = self.block[rows]
             key = blk * n_cols + cols
-            uk, inv = np.unique(key, return_inverse=True)
-            colsum = np.bincount(inv, weights=self.r[rows] * vals)
+            uk, inv = self.xp.unique(key, return_inverse=True)
+            inv = inv.reshape(-1)
+            colsum = self.xp.bincount(inv, weights=self.r[rows] * vals)
             a = (self.sqrt_rho1 * self.alpha_sq_norm)[blk]
             out -= a * self.r[rows] * colsum[inv]
         return out
