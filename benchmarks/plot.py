@@ -31,6 +31,22 @@ def _pyplot():
     return plt
 
 
+def _save_loglog(plt, fig, ax, path, xlabel, ylabel, title) -> str:
+    """Log-log axes, labels, grid and legend; the figure saved to ``path`` and closed;
+    the markdown note."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return f"plot: {os.path.basename(path)}"
+
+
 def plot(rows, path, title) -> str:
     """Log-log solve time against n; returns a note for the markdown."""
     plt = _pyplot()
@@ -56,17 +72,7 @@ def plot(rows, path, title) -> str:
     if not drawn:
         plt.close(fig)
         return "plot skipped: no finite solve times"
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("variables n")
-    ax.set_ylabel("solve time (s)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return f"plot: {os.path.basename(path)}"
+    return _save_loglog(plt, fig, ax, path, "variables n", "solve time (s)", title)
 
 
 def profile_ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
@@ -141,14 +147,4 @@ def time_vs_size(series: dict[str, list[tuple[float, float]]], path: str, xlabel
     if not drawn:
         plt.close(fig)
         return "plot skipped: no finite times"
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("wall time, end to end (s)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return f"plot: {os.path.basename(path)}"
+    return _save_loglog(plt, fig, ax, path, xlabel, "wall time, end to end (s)", title)
