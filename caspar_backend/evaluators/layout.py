@@ -103,25 +103,18 @@ class Layout:
         direct = [bool(np.all(count[g.rows] == 1)) for g in cgroups]
         sizes = [len(g.grad) * g.size for g in cgroups]
         jb = list(np.r_[0, np.cumsum(sizes, dtype=np.int64)][:-1].tolist())
-        if all(direct) and not host_jacobian:
-            raw_r = raw_c = jac_r = jac_c = jac_map = None
-        else:
-            jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
-            raw_r, raw_c = _cat(jr), _cat(jc)
         # an instance's variable slots are distinct (a group's invariant: a variable is one
         # slot), so entries repeat only where two groups share a row: with every group
         # direct the raw entries are the Jacobian's, no sort needed
-        if raw_r is None:
-            pass
-        elif all(direct):
-            jac_r, jac_c, jac_map = raw_r, raw_c, None
-        else:
-            key = raw_r * max(problem.n, 1) + raw_c
-            uniq, inv = np.unique(key, return_inverse=True)
-            if len(uniq) == len(key):
-                jac_r, jac_c, jac_map = raw_r, raw_c, None
-            else:
-                jac_r, jac_c, jac_map = uniq // max(problem.n, 1), uniq % max(problem.n, 1), inv
+        raw_r = raw_c = jac_r = jac_c = jac_map = None
+        if host_jacobian or not all(direct):
+            jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
+            raw_r, raw_c = jac_r, jac_c = _cat(jr), _cat(jc)
+        if raw_r is not None and not all(direct):
+            n1 = max(problem.n, 1)
+            uniq, inv = np.unique(raw_r * n1 + raw_c, return_inverse=True)
+            if len(uniq) < len(raw_r):
+                jac_r, jac_c, jac_map = uniq // n1, uniq % n1, inv
         term_base, term_rows, pos = [], [], 0
         for g, d in zip(cgroups, direct):
             term_base.append(pos)

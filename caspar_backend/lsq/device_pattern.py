@@ -42,10 +42,10 @@ class DevicePattern:
 
     def host(self):
         """The same pattern as a host :class:`~caspar_backend.lsq.pattern.ReducedPattern`."""
+        from ..arrays.xp import host
         from .pattern import ReducedPattern
 
-        get = (lambda a: a) if self.xp is np else (lambda a: a.get())
-        return ReducedPattern(get(self.rows), get(self.cols), get(self.keep),
+        return ReducedPattern(host(self.rows), host(self.cols), host(self.keep),
                               self._free_host, self.m)
 
     # ------------------------------------------------------------ products

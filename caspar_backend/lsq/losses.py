@@ -47,7 +47,7 @@ _TINY = np.finfo(float).tiny
 def array_module(a):
     """NumPy for host arrays and scalars, CuPy for CuPy arrays: the losses and the
     correction run where the residuals are (a GPU solve keeps them on the device)."""
-    if isinstance(a, np.ndarray) or np.isscalar(a) or type(a).__module__.split(".")[0] != "cupy":
+    if type(a).__module__.split(".")[0] != "cupy":
         return np
     import cupy
 

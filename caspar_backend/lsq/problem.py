@@ -236,7 +236,7 @@ class LeastSquaresProblem:
         """The Jacobian pattern without the columns of variables with lbx == ubx; ``ev``:
         the evaluator whose COO order the values will come in (default: the CPU's; a
         GPU evaluator's is the same pattern, read back once)."""
-        from ..evaluators.base import _host
+        from ..arrays.xp import host
 
         ev = self.evaluator() if ev is None else ev
         lbx = self.lbx if lbx is None else lbx
@@ -245,7 +245,7 @@ class LeastSquaresProblem:
         free = np.flatnonzero(~fixed).astype(np.int64)
         newcol = np.full(self.n, -1, dtype=np.int64)
         newcol[free] = np.arange(len(free), dtype=np.int64)
-        rows, cols = _host(ev.jac_rows), _host(ev.jac_cols)
+        rows, cols = host(ev.jac_rows), host(ev.jac_cols)
         keep = np.flatnonzero(~fixed[cols]).astype(np.int64)
         return ReducedPattern(rows[keep], newcol[cols[keep]], keep, free, self.m)
 

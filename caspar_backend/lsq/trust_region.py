@@ -101,22 +101,6 @@ def make_device_step_solver(kind, jac, structure, xp):
     return DeviceDenseSchur(jac, structure, xp), structure
 
 
-def _array_module(device: str):
-    """NumPy for 'cpu', CuPy for 'cuda' (a DeviceError when no usable GPU)."""
-    if device == "cpu":
-        return np
-    from ..device import gpu_problem
-
-    why = gpu_problem(False)
-    if why is not None:
-        from ..errors import DeviceError
-
-        raise DeviceError(f"device='cuda': {why}")
-    import cupy
-
-    return cupy
-
-
 def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
     """``(pattern, jac, schur structure or None)`` of a solve with these fixed variables
     and this ``linear_solver_ordering`` (None: the structure detected from the pattern):
@@ -201,11 +185,14 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         raise ModelError(f"variable {names[bad[0]]} has a non-finite initial value "
                          f"{float(x[bad[0]])!r} (x0[{bad[0]}])")
     np.clip(x, lbx, ubx, out=x)
-    xp = _array_module(opts.device)
-    if xp is not np and problem.loss is not None:
+    from ..device import resolve_device
+
+    cuda = resolve_device(opts.device) == "cuda"      # a DeviceError when no usable GPU
+    if cuda and problem.loss is not None:
         raise OptionError(f"device='cuda': robust losses ({problem.loss!r}) run on the CPU "
                           "only; solve with device='cpu'")
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
+    xp = ev.xp
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
                                                opts.linear_solver_ordering, xp)
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
@@ -404,8 +391,9 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
 
 def _summary(problem, x, initial_cost, final_cost, status, message, n_ok, n_bad, pattern,
              solver, structure, iterations, timing, t_start, t_pre, t_min0):
-    if not isinstance(x, np.ndarray):       # a CuPy array: the answer lives on the host
-        x = x.get()
+    from ..arrays.xp import host
+
+    x = host(x)                             # a GPU solve's answer, to the host
     now = time.perf_counter()
     return S.Summary(
         x=x, initial_cost=initial_cost, final_cost=final_cost, termination_type=status,
