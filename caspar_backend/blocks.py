@@ -59,6 +59,12 @@ class TemplateBlock:
     #: one layout).  The order of groups is the order of the sums a solve runs, so a
     #: front end keeps the placement its earlier layouts had.
     placed_by_row: bool = False
+    #: the builder's promise that every instance's variable slots are distinct and
+    #: inside the model's variables and parameters (tables a caspar front end computed
+    #: from indices it checked, e.g. the bundle adjuster's pose and point offsets): the
+    #: index-range and repeated-variable passes over the tables are skipped; data and
+    #: rows are still checked
+    checked_indices: bool = False
 
     def __post_init__(self):
         self.var_table = _table("var_table", self.var_table, np.int64)
@@ -95,9 +101,10 @@ class TemplateBlock:
         ``tables=False``: the rows only (the caller checked these very tables already,
         for another block sharing them -- a vector template's components)."""
         for what, t, hi in (("variable", self.var_table, n), ("parameter", self.param_table, q)):
-            if not tables:
+            if not tables or self.checked_indices:
                 break
-            if t.size and (t.min() < 0 or t.max() >= hi):
+            # one pass: a negative index read as unsigned is above any bound
+            if t.size and int(t.view(np.uint64).max()) >= hi:
                 bad = int(np.flatnonzero((t < 0) | (t >= hi))[0])
                 j, i = divmod(bad, t.shape[1])
                 raise IndexOutOfRangeError(
@@ -116,7 +123,7 @@ class TemplateBlock:
         """Instances whose variable slots are not all distinct (sorted indices)."""
         vt = self.var_table
         k = vt.shape[0]
-        if k < 2:
+        if k < 2 or self.checked_indices:
             return np.zeros(0, dtype=np.int64)
         if k <= 16:
             # pairs of slots compared directly: k(k-1)/2 passes over N, no sort
@@ -141,4 +148,4 @@ class TemplateBlock:
         return TemplateBlock(self.graph, self.root, self.var_table[:, keep],
                              self.param_table[:, keep], self.data_table[:, keep],
                              None if self.rows is None else self.rows[keep], self.name,
-                             self.placed_by_row)
+                             self.placed_by_row, self.checked_indices)

@@ -268,11 +268,12 @@ class NLPModel:
             b.validate(self.n, self.n_params, None, tables=first(b))
         if rows.size and (rows.min() < 0 or rows.max() >= m):
             raise IndexOutOfRangeError(f"a constraint row index is outside 0..{m - 1}")
-        count = np.bincount(rows, minlength=m)
+        covered = np.zeros(m, dtype=bool)
+        covered[rows] = True
         for b in self.constraint_blocks:
-            count += np.bincount(b.rows, minlength=m)
-        empty = np.flatnonzero(count == 0)
-        if empty.size:
+            covered[b.rows] = True
+        if not covered.all():
+            empty = np.flatnonzero(~covered)
             raise ModelError(f"constraint {self.con_names[empty[0]]} (row {empty[0]}) has no "
                              "expression: no flat constraint or block instance adds into it")
 

@@ -26,16 +26,23 @@ from .layout import Layout, SegmentPlan
 _THREADS = 256
 
 
+def _int32(cp, table):
+    """``table`` (any integer array, C order) flattened as an int32 device array."""
+    return cp.asarray(np.ascontiguousarray(table).reshape(-1)).astype(cp.int32)
+
+
 class _DeviceGroup:
     """A pattern group's device tables (internal)."""
 
     def __init__(self, cp, group):
         self.group, self.N = group, group.size
-        self.vt = cp.asarray(group.var_table.astype(np.int32).reshape(-1))
-        self.pt = cp.asarray(group.param_table.astype(np.int32).reshape(-1))
+        # index tables narrowed on the device (a host conversion costs more than moving
+        # the int64 words)
+        self.vt = _int32(cp, group.var_table)
+        self.pt = _int32(cp, group.param_table)
         self.dt = cp.asarray(np.ascontiguousarray(group.data_table, dtype=np.float64).reshape(-1))
         rows = group.rows if len(group.rows) else np.arange(self.N)
-        self.dst = cp.asarray(rows.astype(np.int32))
+        self.dst = _int32(cp, rows)
         self.val_dst = self.dst
         self.jac_base = self.hess_base = 0
         self.direct = True

@@ -11,17 +11,27 @@ second thread gains little on an idle machine, so they run on one.
 from __future__ import annotations
 
 import contextlib
+import threading
+
+_controller = None
+_lock = threading.Lock()
 
 
 def single_threaded_blas():
     """A context in which BLAS/LAPACK run on one thread (threadpoolctl, when installed;
     else no change)."""
+    global _controller
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:
         return contextlib.nullcontext()
-    # threadpoolctl limits the BLAS libraries loaded when it is called: load SciPy's
-    # LAPACK first (else the first call of a fresh process runs on all threads)
-    import scipy.linalg  # noqa: F401
+    if _controller is None:
+        with _lock:
+            if _controller is None:
+                # threadpoolctl limits the BLAS libraries loaded when its controller is
+                # made (a scan of the process's libraries, ~20 ms: made once): load
+                # SciPy's LAPACK first, the library these factorizations call
+                import scipy.linalg  # noqa: F401
 
-    return threadpool_limits(1, user_api="blas")
+                _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import IndexOutOfRangeError, ModelError
 
 EPS = 1e-12
 
@@ -113,13 +113,18 @@ def read_reconstruction(rec) -> ReconstructionData:
             raise ModelError(f"frame {fid}: {fr.num_data_ids()} sensors; only trivial rigs "
                              "(one camera per frame) are supported")
     tmp = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    # pycolmap has no array accessors (a Python object per observation would cost ~1 us
+    # each): its binary writer is the bulk route; the files are parsed by offsets
     with tempfile.TemporaryDirectory(prefix="caspar_colmap_", dir=tmp) as d:
         rec.write_binary(d)
         with open(os.path.join(d, "images.bin"), "rb") as f:
             buf = f.read()
+        with open(os.path.join(d, "points3D.bin"), "rb") as f:
+            pbuf = f.read()
     n_img = struct.unpack_from("<Q", buf, 0)[0]
     off = 8
-    img_ids, img_cam, quats, trans, obs = [], [], [], [], []
+    img_ids, img_cam, quats, trans, blocks, counts = [], [], [], [], [], []
+    view = memoryview(buf)
     for _ in range(n_img):                               # one header per image
         iid, = struct.unpack_from("<I", buf, off)
         q = struct.unpack_from("<4d", buf, off + 4)
@@ -127,33 +132,52 @@ def read_reconstruction(rec) -> ReconstructionData:
         cid, = struct.unpack_from("<I", buf, off + 60)
         end = buf.index(b"\0", off + 64)
         npts, = struct.unpack_from("<Q", buf, end + 1)
-        obs.append(np.frombuffer(buf, dtype=_OBS, count=npts, offset=end + 9))
         off = end + 9 + npts * _OBS.itemsize
+        blocks.append(view[end + 9:off])
+        counts.append(npts)
         img_ids.append(iid)
         img_cam.append(cid)
         quats.append(q)
         trans.append(t)
     image_ids = np.array(img_ids, dtype=np.int64)
     frame_ids = np.array([rec.images[int(i)].frame_id for i in image_ids], dtype=np.int64)
-    pts = rec.points3D
-    point_ids = np.fromiter(pts.keys(), dtype=np.int64, count=len(pts))
-    xyz = np.array([p.xyz for p in pts.values()], dtype=float).reshape(-1, 3)
-    counts = np.array([len(o) for o in obs], dtype=np.int64)
-    allobs = np.concatenate(obs) if obs else np.zeros(0, _OBS)
+    point_ids, xyz = _points3d(pbuf)
+    counts = np.array(counts, dtype=np.int64)
+    allobs = np.frombuffer(b"".join(blocks), dtype=_OBS)
     img_of = np.repeat(np.arange(n_img, dtype=np.int64), counts)
     seen = allobs["point3D_id"] != _INVALID_POINT3D
-    pid = allobs["point3D_id"][seen].astype(np.int64)
+    every = bool(seen.all())
+    pid = (allobs["point3D_id"] if every else allobs["point3D_id"][seen]).astype(np.int64)
     pos = _positions(point_ids, pid)
     if pid.size and (np.any(pos < 0) or np.any(point_ids[pos] != pid)):
         raise ModelError("an observation refers to a 3D point that the reconstruction lacks")
+    obs_xy = np.empty((pid.size, 2))
+    for j, c in enumerate("xy"):
+        obs_xy[:, j] = allobs[c] if every else allobs[c][seen]
     return ReconstructionData(
         camera_ids=cam_ids, camera_models=models, camera_params=params,
         image_ids=image_ids,
         image_camera=np.searchsorted(cam_ids, np.array(img_cam, dtype=np.int64)),
         image_frame_ids=frame_ids, quat_wxyz=np.array(quats, dtype=float).reshape(-1, 4),
         translation=np.array(trans, dtype=float).reshape(-1, 3), point_ids=point_ids,
-        xyz=xyz, obs_image=img_of[seen], obs_point=pos.astype(np.int64),
-        obs_xy=np.column_stack([allobs["x"][seen], allobs["y"][seen]]))
+        xyz=xyz, obs_image=img_of if every else img_of[seen], obs_point=pos,
+        obs_xy=obs_xy)
+
+
+def _points3d(buf):
+    """``(point_ids int64 (P,), xyz (P, 3))`` of COLMAP's points3D.bin: per point id
+    u64, xyz 3 f8, rgb 3 u8, error f8, track length u64, then (image id u32, point2D
+    index u32) per track element."""
+    n, = struct.unpack_from("<Q", buf, 0)
+    starts = np.empty(n, dtype=np.int64)
+    off = 8
+    length_at = struct.Struct("<Q").unpack_from
+    for k in range(n):                                   # one offset per point
+        starts[k] = off
+        off += 51 + 8 * length_at(buf, off + 43)[0]
+    head = np.frombuffer(buf, dtype=np.uint8)[starts[:, None] + np.arange(32)]
+    words = head.view("<f8")                             # id (as bits), x, y, z
+    return words[:, 0].view("<i8").copy(), words[:, 1:].copy()
 
 
 # ------------------------------------------------------------------- templates
@@ -236,6 +260,13 @@ class BundleAdjustmentProblem:
 
         self.data = data
         C, I, Pn = len(data.camera_ids), len(data.image_ids), len(data.point_ids)
+        for name, idx, hi in (("obs_image", data.obs_image, I), ("obs_point", data.obs_point, Pn),
+                              ("image_camera", data.image_camera, C)):
+            idx = np.asarray(idx)
+            if idx.size and (idx.dtype.kind not in "iu" or int(idx.min()) < 0
+                             or int(idx.max()) >= hi):
+                raise IndexOutOfRangeError(f"reconstruction data: {name} holds indices "
+                                           f"outside 0..{hi - 1} (or not integers)")
         sizes = np.array([len(CAMERA_MODELS[mo]) for mo in data.camera_models], dtype=np.int64)
         self.cam_offset = np.r_[0, np.cumsum(sizes)][:-1]
         self.pose_offset = int(sizes.sum())
@@ -280,7 +311,8 @@ class BundleAdjustmentProblem:
                 if not sel.size:
                     continue
                 k = len(CAMERA_MODELS[model])
-                img = data.obs_image[sel]
+                every = sel.size == obs_model.size     # one block: no gathers
+                img = data.obs_image if every else data.obs_image[sel]
                 cam = data.image_camera[img]
                 # the tables filled row block by row block (no stacked temporaries):
                 # variables [intrinsics (refined cameras)], pose (6), point (3); parameters
@@ -291,15 +323,26 @@ class BundleAdjustmentProblem:
                 if not const:
                     vt[:k] = cam_slots
                 np.add(self.pose_offset + 6 * img, np.arange(6)[:, None], out=vt[c0:c0 + 6])
-                np.add(self.point_offset + 3 * data.obs_point[sel], np.arange(3)[:, None],
-                       out=vt[c0 + 6:])
+                np.add(self.point_offset + 3 * (data.obs_point if every else
+                                                data.obs_point[sel]),
+                       np.arange(3)[:, None], out=vt[c0 + 6:])
                 pt = np.empty((9 + (k if const else 0), N), dtype=np.int64)
                 np.add(9 * img, np.arange(9)[:, None], out=pt[:9])
                 if const:
                     np.add(cam_slots, cam_param0, out=pt[9:])
                 g, res = reprojection_template(model, const)
-                blocks.append(ResidualBlock(g, res, vt, pt, data.obs_xy[sel].T,
-                                            name=f"reprojection {model}"))
+                xy = np.asarray(data.obs_xy, dtype=float)
+                dt = np.empty((2, N))
+                if every:
+                    dt[:] = xy.T
+                else:
+                    np.take(xy[:, 0], sel, out=dt[0])
+                    np.take(xy[:, 1], sel, out=dt[1])
+                # checked_indices: the tables are offsets of the (K,) observation indices
+                # checked above
+                blocks.append(ResidualBlock(g, res, vt, pt, dt,
+                                            name=f"reprojection {model}",
+                                            checked_indices=True))
                 self.obs_order.append(sel)
         self.obs_order = np.concatenate(self.obs_order) if self.obs_order else np.zeros(0, int)
         p = np.r_[self.R0.reshape(-1), x0[:self.pose_offset]]

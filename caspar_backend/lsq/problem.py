@@ -48,7 +48,9 @@ class ResidualBlock:
     ``offset`` is the number of rows of the blocks before it.  ``residuals`` are nodes of
     ``graph`` whose leaves are ``var(j)`` (slot j of ``var_table``, int64 (s, N)),
     ``param(j)`` (``param_table``, int64 (q, N)) and ``data(j)`` (``data_table``, float64
-    (d, N)).  One instance is one residual block of the loss function."""
+    (d, N)).  One instance is one residual block of the loss function.
+    ``checked_indices``: see :attr:`~caspar_backend.blocks.TemplateBlock.checked_indices`
+    (for front ends that built the tables from indices they checked)."""
 
     graph: Graph
     residuals: list
@@ -56,6 +58,7 @@ class ResidualBlock:
     param_table: np.ndarray | None = None
     data_table: np.ndarray | None = None
     name: str = "residual"
+    checked_indices: bool = False
 
     def __post_init__(self):
         if isinstance(self.residuals, Node):
@@ -63,10 +66,17 @@ class ResidualBlock:
         self.residuals = list(self.residuals)
         if not self.residuals:
             raise ModelError(f"residual block {self.name}: no residual expressions")
-        self.var_table = np.asarray(self.var_table, dtype=np.int64)
+        self.var_table = np.ascontiguousarray(self.var_table, dtype=np.int64)
         if self.var_table.ndim != 2:
             raise ModelError(f"residual block {self.name}: var_table must be 2-D (slots x "
                              f"instances), got shape {self.var_table.shape}")
+        # converted once here: the k components' template blocks share these very arrays
+        # (and so are checked once)
+        N = self.var_table.shape[1]
+        for name, dtype in (("param_table", np.int64), ("data_table", np.float64)):
+            t = getattr(self, name)
+            setattr(self, name, np.zeros((0, N), dtype) if t is None else
+                    np.ascontiguousarray(t, dtype=dtype))
 
     @property
     def size(self) -> int:
@@ -85,7 +95,8 @@ class ResidualBlock:
 
         rows0 = offset + self.dim * np.arange(self.size, dtype=np.int64)
         return [TemplateBlock(self.graph, root, self.var_table, self.param_table,
-                              self.data_table, rows0 + c, name=f"{self.name}[{c}]")
+                              self.data_table, rows0 + c, name=f"{self.name}[{c}]",
+                              checked_indices=self.checked_indices)
                 for c, root in enumerate(self.residuals)]
 
 

@@ -141,6 +141,28 @@ def test_repeated_variable_instances_go_the_flat_way():
     assert abs(ev.hess(xv, lv, 0.0) - Ho.sparse()).max() <= 1e-12
 
 
+def test_checked_indices_skip_the_table_passes_only():
+    """``checked_indices`` is the builder's promise: no repeated-variable search (an
+    instance that breaks the promise is not materialized) and no range pass; the data
+    and the rows are still checked."""
+    t = Graph()
+    root = t.var(0) * t.var(1)
+    vt = np.array([[0, 3, 1], [1, 3, 2]])
+    assert list(TemplateBlock(t, root, vt).repeated_var_instances()) == [1]
+    promised = TemplateBlock(t, root, vt, checked_indices=True)
+    assert promised.repeated_var_instances().size == 0
+    assert promised.subset(np.array([0, 2])).checked_indices
+    g = Graph()
+    kw = dict(lbx=-np.ones(4), ubx=np.ones(4), lbg=np.zeros(3), ubg=np.zeros(3))
+    with pytest.raises(NonFiniteError, match="blk"):
+        NLPModel(g, g.const(0.0), [], constraint_blocks=[TemplateBlock(
+            t, t.var(0) * t.data(0), vt, data_table=[[1.0, np.inf, 2.0]], rows=[0, 1, 2],
+            name="blk", checked_indices=True)], **kw)
+    with pytest.raises(IndexOutOfRangeError, match="row index"):
+        NLPModel(g, g.const(0.0), [], constraint_blocks=[TemplateBlock(
+            t, root, vt, rows=[0, 1, 3], checked_indices=True)], **kw)
+
+
 def test_block_input_errors_name_the_block():
     t, root = _step_template()
     g = Graph()
@@ -151,6 +173,18 @@ def test_block_input_errors_name_the_block():
         bad[1, 7] = n + 5
         NLPModel(g, g.const(0.0), [], constraint_blocks=[
             TemplateBlock(t, root, bad, pt, dt, np.arange(N), name="step")], **kw)
+    for slot, value in ((0, -1), (2, -2**62)):          # negative: read as unsigned, too large
+        with pytest.raises(IndexOutOfRangeError, match=f"step, instance 4: variable index "
+                                                       f"{value} out of range .* slot {slot}"):
+            bad = vt.copy()
+            bad[slot, 4] = value
+            NLPModel(g, g.const(0.0), [], constraint_blocks=[
+                TemplateBlock(t, root, bad, pt, dt, np.arange(N), name="step")], **kw)
+    with pytest.raises(IndexOutOfRangeError, match="step.*parameter index 1 "):
+        bad = pt.copy()
+        bad[0, 2] = 1
+        NLPModel(g, g.const(0.0), [], constraint_blocks=[
+            TemplateBlock(t, root, vt, bad, dt, np.arange(N), name="step")], **kw)
     with pytest.raises(NonFiniteError, match="step"):
         d = dt.copy()
         d[0, 3] = np.nan

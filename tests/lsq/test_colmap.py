@@ -103,6 +103,41 @@ def test_rotations_round_trip():
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("unobserved", [0, 7])
+def test_read_points_and_observations_whole(unobserved):
+    """Every point's id and position, every observation's pixel, as pycolmap holds them
+    (the binary files are parsed by offsets; 2-D points without a 3-D point left out)."""
+    pycolmap.set_random_seed(1)
+    o = pycolmap.SyntheticDatasetOptions()
+    o.num_rigs, o.num_cameras_per_rig, o.num_frames_per_rig = 1, 1, 6
+    o.num_points3D, o.num_points2D_without_point3D = 80, unobserved
+    rec = pycolmap.synthesize_dataset(o)
+    data = read_reconstruction(rec)
+    assert sorted(data.point_ids.tolist()) == sorted(rec.point3D_ids())
+    np.testing.assert_array_equal(data.xyz, [rec.points3D[int(i)].xyz for i in data.point_ids])
+    pairs = sorted((int(data.image_ids[i]), int(data.point_ids[p]), *xy)
+                   for i, p, xy in zip(data.obs_image, data.obs_point, data.obs_xy.tolist()))
+    want = sorted((int(iid), int(p2.point3D_id), *p2.xy.tolist())
+                  for iid, im in rec.images.items() for p2 in im.points2D if p2.has_point3D())
+    assert pairs == want
+
+
+def test_reconstruction_data_indices_are_checked(rec):
+    from dataclasses import replace
+
+    from caspar_backend.errors import IndexOutOfRangeError
+
+    data = read_reconstruction(rec)
+    bad = data.obs_point.copy()
+    bad[3] = len(data.point_ids)
+    with pytest.raises(IndexOutOfRangeError, match="obs_point"):
+        BundleAdjustmentProblem(replace(data, obs_point=bad))
+    bad = data.obs_image.copy()
+    bad[0] = -1
+    with pytest.raises(IndexOutOfRangeError, match="obs_image"):
+        BundleAdjustmentProblem(replace(data, obs_image=bad))
+
+
 def test_bad_gauge_image_is_named(rec):
     with pytest.raises(ModelError, match="image 999"):
         BundleAdjustmentProblem.from_reconstruction(rec, constant_images=[999])
