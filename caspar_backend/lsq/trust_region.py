@@ -188,9 +188,6 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     from ..device import resolve_device
 
     cuda = resolve_device(opts.device) == "cuda"      # a DeviceError when no usable GPU
-    if cuda and problem.loss is not None:
-        raise OptionError(f"device='cuda': robust losses ({problem.loss!r}) run on the CPU "
-                          "only; solve with device='cpu'")
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
     xp = ev.xp
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
@@ -207,8 +204,11 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         x = xp.asarray(x)
     bounded = bool(xp.any(xp.isfinite(lo)) or xp.any(xp.isfinite(hi)))
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
-    if loss is not None and loss.positive_curvature:
-        _check_uniform_blocks(pattern, block)
+    if loss is not None:
+        # the correction runs where the residuals are (a GPU solve: on the device)
+        block = xp.asarray(block)
+        if loss.positive_curvature:
+            _check_uniform_blocks(pattern, block, xp)
     m = problem.m
     r_buf = xp.empty(m)
     jac_buf = xp.empty(ev.nnz_jac)
@@ -411,13 +411,14 @@ def _summary(problem, x, initial_cost, final_cost, status, message, n_ok, n_bad,
         loss="TRIVIAL" if problem.loss is None else repr(problem.loss))
 
 
-def _check_uniform_blocks(pattern, block) -> None:
+def _check_uniform_blocks(pattern, block, xp) -> None:
     """The rank-one loss correction keeps J's pattern only when every row of a residual
-    block has the block's columns: check it (ModelError otherwise)."""
+    block has the block's columns: check it (ModelError otherwise).  ``block`` and the
+    pattern's arrays in ``xp``."""
     blk = block[pattern.rows]
-    per_row = np.bincount(pattern.rows, minlength=pattern.m)
-    pairs = np.unique(blk * max(pattern.n, 1) + pattern.cols)
-    per_block = np.bincount(pairs // max(pattern.n, 1), minlength=int(block.max()) + 1)
-    if np.any(per_row != per_block[block]):
+    per_row = xp.bincount(pattern.rows, minlength=pattern.m)
+    pairs = xp.unique(blk * max(pattern.n, 1) + pattern.cols)
+    per_block = xp.bincount(pairs // max(pattern.n, 1), minlength=int(block.max()) + 1)
+    if bool(xp.any(per_row != per_block[block])):
         raise ModelError("a loss with positive curvature needs every row of a residual block "
                          "to depend on the same variables")

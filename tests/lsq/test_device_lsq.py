@@ -66,6 +66,36 @@ def test_device_solve_equals_cpu_solve(bal, bounds, ordered):
     np.testing.assert_allclose(gpu.x, cpu.x, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("which", ["Huber", "Cauchy", "SoftL1", "user"])
+def test_device_robust_losses_equal_cpu(which):
+    """Ceres' losses evaluate on the device, a user's NumPy loss on the host; the
+    corrected residuals and Jacobian give the CPU's solve."""
+    from caspar_backend.lsq import losses
+
+    if which == "user":
+        class SteeperThanSquares(losses.LossFunction):
+            """rho(s) = s + s^2 / (2 a^2): NumPy only, and with rho'' > 0 (the rank-one
+            correction of the Jacobian runs too)."""
+
+            positive_curvature = True
+
+            def rho(self, s):
+                assert isinstance(s, np.ndarray)
+                c = 0.5 / self.b
+                return s + c * s * s, 1.0 + 2.0 * c * s, np.full_like(s, 2.0 * c)
+
+        loss = SteeperThanSquares(20.0)
+    else:
+        loss = getattr(losses, which)(2.0)
+    prob = bal_problem(8, 60, 4, loss=loss)[0]
+    cpu = prob.solve()
+    gpu = prob.solve(device="cuda")
+    assert gpu.termination_type == cpu.termination_type
+    assert gpu.num_iterations == cpu.num_iterations
+    assert gpu.final_cost == pytest.approx(cpu.final_cost, rel=1e-9)
+    np.testing.assert_allclose(gpu.x, cpu.x, rtol=1e-6, atol=1e-8)
+
+
 def test_device_options_that_run_on_the_cpu_only(bal):
     with pytest.raises(OptionError, match="SPARSE_NORMAL_CHOLESKY runs on the CPU only"):
         bal.solve(device="cuda", linear_solver_type="SPARSE_NORMAL_CHOLESKY")
