@@ -135,23 +135,22 @@ def main(argv=None):
             reads["float " + _site()] += 1
         return float(self.view(np.ndarray))
 
-    fused_reference = T._fused_reference
+    get_function = T._EmulatedFusedModule.get_function
 
-    def count_fused(*spec, **kw):     # one launch per fused kernel, not its NumPy ops
-        ref = fused_reference(*spec, **kw)
-        name = next(a for a in spec if isinstance(a, str) and a.startswith("caspar_"))
+    def count_fused(kname):     # one launch per raw kernel, not its NumPy ops
+        run = get_function(kname)
 
-        def run(*args):
+        def counted(grid, block, args):
             was, counting[0] = counting[0], False
             try:
-                return ref(*args)
+                return run(grid, block, args)
             finally:
                 counting[0] = was
-                launch("fused " + name[len("caspar_"):])
-        return run
+                launch("fused " + kname[len("caspar_"):])
+        return counted
 
     mp = MonkeyPatch()
-    mp.setattr(T, "_fused_reference", count_fused)
+    mp.setattr(T._EmulatedFusedModule, "get_function", staticmethod(count_fused))
     for name, f in (("__array_ufunc__", count_ufunc), ("__array_function__", count_func),
                     ("get", count_get), ("__bool__", count_bool), ("__float__", count_float),
                     ("__getitem__", count_getitem), ("__setitem__", count_setitem),

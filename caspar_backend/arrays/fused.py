@@ -3,12 +3,14 @@
 On the device every array operation is a kernel launch with ~10–40 µs of CuPy overhead,
 and at 10^4–10^5 unknowns an iteration's few hundred small operations, not their memory
 traffic, set its floor.  Each entry of :data:`OPS` is one formula of the iteration that
-NumPy evaluates as a few array operations and the device as **one** kernel (a CuPy
-``ElementwiseKernel`` or ``ReductionKernel``, compiled on first use and cached by CuPy).
-:func:`call` runs the entry's NumPy ``reference`` on the host — written as the expressions
-the solver used before, so CPU results are unchanged bit for bit — and its kernel on the
-device, with the same arguments; the results agree to rounding (a fused multiply-add may
-round once where two operations round twice).
+NumPy evaluates as a few array operations and the device as **one** kernel of
+:mod:`.fused_cuda` (raw CUDA, one module compiled once per process, launched directly:
+~5 µs of host time).  :func:`call` runs the entry's NumPy ``reference`` on the host --
+written as the expressions the solver used before, so CPU results are unchanged bit for
+bit -- and its kernel on the device, with the same arguments; the results agree to
+rounding (a fused multiply-add may round once where two operations round twice; a
+device sum adds in another order).  A strided input (never passed by the solver) is
+copied first; an in-place output must be contiguous.
 
 Notation: ``s`` slacks, ``z`` bound multipliers, ``idx`` an int64 index set without
 duplicates (a bounded-variable list ``iL`` or ``iU``), ``sign`` +1.0 or -1.0 (the
@@ -42,18 +44,17 @@ from typing import Callable
 
 import numpy as np
 
-
-_PREAMBLE = "#define CASPAR_INF __longlong_as_double(0x7ff0000000000000LL)\n"
+from . import fused_cuda
+from .fused_cuda import Elementwise, Reduction
 
 
 @dataclass(frozen=True)
 class FusedOp:
-    """Final.  ``kernel``: ``("elementwise", in_params, out_params, operation)`` or
-    ``("reduction", in_params, out_params, map_expr, reduce_expr, identity,
-    reduce_type)`` in CuPy's kernel syntax; ``reference``: the NumPy formula, called with
-    the kernel's arguments (in-place outputs last, modified)."""
+    """Final.  ``kernel``: the device kernel's spec (:class:`~.fused_cuda.Elementwise` or
+    :class:`~.fused_cuda.Reduction`); ``reference``: the NumPy formula, called with the
+    kernel's arguments (in-place outputs last, modified)."""
 
-    kernel: tuple
+    kernel: Elementwise | Reduction
     reference: Callable
 
 
@@ -105,39 +106,46 @@ def _add_barrier(idx, c1, s, c2, d, out):
 
 
 OPS = {
-    "amax_abs": FusedOp(("reduction", "T v", "T y", "fabs(v)", "max(a, b)", "0", None),
+    "amax_abs": FusedOp(Reduction("vec a", "fabs(a[i])", "max", "0.0"),
                         lambda a: _max_or_zero(np.abs(a))),
-    "all_finite": FusedOp(("reduction", "T v", "bool y", "isfinite(v)", "a && b", "true",
-                           "bool"), _all_finite),
-    "ftb_min": FusedOp(("reduction", "T s, T ds, T tau, T sign", "T y",
-                        "sign * ds < 0 ? -tau * s / (sign * ds) : CASPAR_INF", "min(a, b)",
-                        "CASPAR_INF", None), _ftb_min),
-    "sum_log": FusedOp(("reduction", "T s", "T y", "log(s)", "a + b", "0", None),
+    "all_finite": FusedOp(Reduction("vec v", "CASPAR_FINITE(v[i]) ? 1.0 : 0.0", "min", "1.0",
+                                    "bool"), _all_finite),
+    "ftb_min": FusedOp(Reduction("vec s, vec ds, scalar tau, scalar sign",
+                                 "sign * ds[i] < 0 ? -tau * s[i] / (sign * ds[i]) : CASPAR_INF",
+                                 "min", "CASPAR_INF"), _ftb_min),
+    "sum_log": FusedOp(Reduction("vec s", "log(s[i])", "sum", "0.0"),
                        lambda s: _sum_reduce(np.log(s))),
-    "max_prod": FusedOp(("reduction", "T s, T z", "T y", "s * z", "max(a, b)", "0", None),
+    "max_prod": FusedOp(Reduction("vec s, vec z", "s[i] * z[i]", "max", "0.0"),
                         lambda s, z: _max_or_zero(s * z)),
-    "max_abs_shift": FusedOp(("reduction", "T s, T z, T mu", "T y", "fabs(s * z - mu)",
-                              "max(a, b)", "0", None),
+    "max_abs_shift": FusedOp(Reduction("vec s, vec z, scalar mu", "fabs(s[i] * z[i] - mu)",
+                                       "max", "0.0"),
                              lambda s, z, mu: _max_or_zero(np.abs(s * z - mu))),
-    "gather_slack": FusedOp(("elementwise", "raw T w, raw int64 idx, T b, T sign", "T s",
-                             "s = sign * (w[idx[i]] - b)"),
+    "gather_slack": FusedOp(Elementwise("raw w, idx idx, vec b, scalar sign",
+                                        "s[i] = sign * (w[idx[i]] - b[i])", "b", "s"),
                             lambda w, idx, b, sign: w[idx] - b if sign > 0 else b - w[idx]),
-    "bound_mult_step": FusedOp(("elementwise",
-                                "T mu, T z, T s, raw T dw, raw int64 idx, T sign", "T dz",
-                                "dz = (mu - z * s - sign * z * dw[idx[i]]) / s"),
+    "bound_mult_step": FusedOp(Elementwise("scalar mu, vec z, vec s, raw dw, idx idx, "
+                                           "scalar sign",
+                                           "dz[i] = (mu - z[i] * s[i] - sign * z[i] * "
+                                           "dw[idx[i]]) / s[i]", "z", "dz"),
                                _bound_mult_step),
-    "add_ratio": FusedOp(("elementwise", "raw int64 idx, T num, T s", "raw T out",
-                          "out[idx[i]] += num / s"), _add_ratio),
-    "add_scaled": FusedOp(("elementwise", "raw int64 idx, T c, T v", "raw T out",
-                           "out[idx[i]] += c * v"), _add_scaled),
-    "add_barrier": FusedOp(("elementwise", "raw int64 idx, T c1, T s, T c2, T d",
-                            "raw T out", "out[idx[i]] += c1 / s + c2 * d"), _add_barrier),
-    "residual_static": FusedOp(("elementwise", "T b, T kv, T d, T v", "T r",
-                                "r = b - kv + d * v"),
+    "add_ratio": FusedOp(Elementwise("idx idx, vec num, vec s, inout out",
+                                     "out[idx[i]] += num[i] / s[i]", "idx"), _add_ratio),
+    "add_scaled": FusedOp(Elementwise("idx idx, scalar c, vec v, inout out",
+                                      "out[idx[i]] += c * v[i]", "idx"), _add_scaled),
+    "add_barrier": FusedOp(Elementwise("idx idx, scalar c1, vec s, scalar c2, vec d, "
+                                       "inout out",
+                                       "out[idx[i]] += c1 / s[i] + c2 * d[i]", "idx"),
+                           _add_barrier),
+    "residual_static": FusedOp(Elementwise("vec b, vec kv, vec d, vec v",
+                                           "r[i] = b[i] - kv[i] + d[i] * v[i]", "b", "r"),
                                lambda b, kv, d, v: b - kv + d * v),
-    "clip_ratio": FusedOp(("elementwise", "T s, T mu, T ks", "T z",
-                           "z = min(max(z, mu / (ks * s)), ks * mu / s)"), _clip_ratio),
+    "clip_ratio": FusedOp(Elementwise("vec s, scalar mu, scalar ks, inout z",
+                                      "z[i] = fmin(fmax(z[i], mu / (ks * s[i])), "
+                                      "ks * mu / s[i])", "s"), _clip_ratio),
 }
+
+#: the specs, the table :mod:`.fused_cuda` compiles
+SPECS = {name: op.kernel for name, op in OPS.items()}
 
 _REFERENCE = {name: op.reference for name, op in OPS.items()}
 
@@ -145,36 +153,19 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio")
 
-_KERNELS: dict = {}
-
-
-def kernel(xp, name):
-    """The CuPy kernel of ``OPS[name]`` for the array module ``xp`` (built once)."""
-    key = (id(xp), name)
-    k = _KERNELS.get(key)
-    if k is None:
-        kind, *spec = OPS[name].kernel
-        if kind == "elementwise":
-            i, o, op = spec
-            k = xp.ElementwiseKernel(i, o, op, "caspar_" + name, preamble=_PREAMBLE)
-        else:
-            i, o, m, r, ident, rtype = spec
-            k = xp.ReductionKernel(i, o, m, r, "y = a", ident, "caspar_" + name,
-                                   reduce_type=rtype, preamble=_PREAMBLE)
-        _KERNELS[key] = k
-    return k
-
 
 def call(xp, name, *args):
     """``OPS[name]`` on ``args``: the NumPy reference on the host, the kernel on the
     device (one launch).  In-place ops return None."""
     if xp is np:                    # is_host, inlined: the hot path of every op
         return _REFERENCE[name](*args)
-    if name in IN_PLACE:
-        if args[-1].size and args[0].size:
-            kernel(xp, name)(*args)
+    if name in IN_PLACE and not (args[-1].size and args[0].size):
         return None
-    return kernel(xp, name)(*args)
+    if not fused_cuda.contiguous(args):
+        if name in IN_PLACE:
+            raise ValueError(f"fused op {name}: the arrays must be contiguous")
+        args = tuple(xp.ascontiguousarray(a) if hasattr(a, "flags") else a for a in args)
+    return fused_cuda.module(xp, SPECS).launch(name, args)
 
 
 def amax_abs(xp, a):

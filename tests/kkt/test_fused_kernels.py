@@ -13,27 +13,34 @@ import inspect
 import numpy as np
 import pytest
 
-from caspar_backend.arrays import fused
+from caspar_backend.arrays import fused, fused_cuda
+from caspar_backend.arrays.fused_cuda import Elementwise, Reduction
 
 RNG = np.random.default_rng(7)
 
 
-def _params(spec: str):
-    return [p.strip() for p in spec.split(",") if p.strip()]
-
-
 def test_op_table_complete():
+    """Every op a spec of a known kind whose parameters are the reference's (an
+    in-place op's output its last), named in the module's table, and compiled from one
+    source with distinct kernel names."""
     assert set(fused.IN_PLACE) <= set(fused.OPS)
     for name, op in fused.OPS.items():
-        kind, *spec = op.kernel
-        assert kind in ("elementwise", "reduction"), name
-        ins, outs = _params(spec[0]), _params(spec[1])
+        assert isinstance(op.kernel, (Elementwise, Reduction)), name
+        params = [p.split() for p in op.kernel.params.split(",")]
+        kinds = [k for k, _ in params]
+        assert set(kinds) <= {"vec", "raw", "idx", "scalar", "inout"}, name
         n_ref = len(inspect.signature(op.reference).parameters)
-        if name in fused.IN_PLACE:     # the output array is the reference's last argument
-            assert n_ref == len(ins) + len(outs), name
+        assert n_ref == len(params), name
+        assert (kinds[-1] == "inout") == (name in fused.IN_PLACE), name
+        if isinstance(op.kernel, Elementwise):
+            assert op.kernel.size in [n for _, n in params], name
+            assert bool(op.kernel.out) != (name in fused.IN_PLACE), name
         else:
-            assert n_ref == len(ins), name
+            assert op.kernel.reduce in ("max", "min", "sum") and "inout" not in kinds, name
         assert name in fused.__doc__, f"{name} missing from the module's table"
+    src = fused_cuda.module_source(fused.SPECS)
+    for name in fused.SPECS:
+        assert src.count(f"void caspar_{name}(") == 1, name
 
 
 def _case(n=257, k=100):
@@ -116,3 +123,35 @@ def test_kernel_equals_reference_on_gpu(name, n):
         # the difference is an ulp of the terms, not of the result
         scale = float(np.max(np.abs(want))) if np.size(want) else 0.0
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15 * (1.0 + scale))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [7, 100_003])
+def test_device_reductions_propagate_nan_and_repeat_bits(n):
+    """max and min reductions return NaN when an entry is NaN (NumPy's rule); a sum
+    gives the same bits on every call (fixed partition, no atomics)."""
+    cp = pytest.importorskip("cupy")
+    a = RNG.uniform(0.1, 2.0, size=n)
+    a[n // 3] = np.nan
+    d = cp.asarray(a)
+    assert np.isnan(float(fused.call(cp, "amax_abs", d)))
+    assert np.isnan(float(fused.call(cp, "ftb_min", d, -d, 0.99, 1.0)))
+    assert not bool(fused.call(cp, "all_finite", d))
+    s = cp.asarray(RNG.uniform(0.1, 2.0, size=n))
+    first = float(fused.call(cp, "sum_log", s))
+    assert all(float(fused.call(cp, "sum_log", s)) == first for _ in range(5))
+
+
+@pytest.mark.gpu
+def test_strided_input_and_packed_scalars():
+    cp = pytest.importorskip("cupy")
+    from caspar_backend.arrays import scalars
+
+    a = RNG.normal(size=1001)
+    got = fused.call(cp, "amax_abs", cp.asarray(a)[::3])
+    assert float(got) == np.max(np.abs(a[::3]))
+    vals = [cp.asarray(2.5), cp.asarray(True), cp.asarray(np.int64(-7)), cp.asarray(False),
+            1.25, cp.asarray(np.float32(0.5))]
+    assert scalars(cp, *vals) == [2.5, 1.0, -7.0, 0.0, 1.25, 0.5]
+    many = [cp.asarray(float(k)) for k in range(fused_cuda.PACK_MAX + 3)]
+    assert scalars(cp, *many) == [float(k) for k in range(fused_cuda.PACK_MAX + 3)]

@@ -39,7 +39,6 @@ def _bounded_model(N=100):
     x = [g.var(i) for i in range(N)]
     obj = g.sum([(x[i] - 0.3 * i / N) ** 2 + 0.1 * x[i] * x[i + 1] for i in range(N - 1)])
     cons = [x[i] ** 2 + x[i + 1] ** 2 for i in range(N - 1)] + [g.sum(x)]
-    m = len(cons)
     lbx, ubx = -np.ones(N), np.full(N, 0.5)
     lbx[3] = ubx[3] = 0.2
     lbg = np.concatenate([np.full(N - 1, -np.inf), [1.0]])
@@ -101,33 +100,56 @@ class _DevArray(np.ndarray):
         super().__setitem__(key, value)
 
 
-def _fused_reference(*spec, **kw):
-    """Stand-in for ``cupy.ElementwiseKernel`` / ``ReductionKernel``: the kernel named
-    ``caspar_<op>`` as ``fused.OPS[op].reference``."""
-    from caspar_backend.arrays import fused
+class _EmulatedFusedModule:
+    """Stand-in for the ``cupy.RawModule`` of the fused ops
+    (caspar_backend/arrays/fused_cuda.py): each kernel runs its op's NumPy reference
+    (``fused.OPS[op].reference``) on the kernel's own arguments, and ``caspar_pack``
+    gathers its values."""
 
-    name = next(a for a in spec if isinstance(a, str) and a.startswith("caspar_"))
-    return fused.OPS[name[len("caspar_"):]].reference
+    def __init__(self, code=None):
+        pass
+
+    @staticmethod
+    def get_function(kname):
+        from caspar_backend.arrays import fused
+        from caspar_backend.arrays.fused_cuda import Reduction
+
+        if kname == "caspar_pack":
+            def pack(grid, block, args):
+                k, out = int(args[-2]), args[-1]
+                out[:k] = [float(v) for v in args[:k]]
+            return pack
+        op = fused.OPS[kname[len("caspar_"):]]
+        n_in = len(op.kernel.params.split(","))
+
+        def run(grid, block, args):
+            if isinstance(op.kernel, Reduction):    # (..., n, partial, count, out)
+                args[-1][...] = op.reference(*args[:n_in])
+            elif op.kernel.out:
+                args[n_in][...] = op.reference(*args[:n_in])
+            else:
+                op.reference(*args[:n_in])
+        return run
 
 
 def _fake_xp():
     def dev(fn):
         return lambda *a, **k: np.asarray(fn(*a, **k)).view(_DevArray)
 
-    stream = types.SimpleNamespace(synchronize=lambda: None)
+    stream = types.SimpleNamespace(synchronize=lambda: None, ptr=0)
     ns = types.SimpleNamespace(
         zeros=dev(np.zeros), ones=dev(np.ones), full=dev(np.full), empty=dev(np.empty),
         arange=dev(np.arange),
         asarray=lambda a, dtype=None: np.array(a, dtype=dtype).view(_DevArray)
         if not isinstance(a, _DevArray) else a,
         cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
-    # CuPy's user kernels: a fused op (caspar_backend/arrays/fused.py) runs its NumPy
-    # reference on the posing arrays, with the kernel's arguments
-    ns.ElementwiseKernel = ns.ReductionKernel = _fused_reference
+    # the fused ops' raw kernels (caspar_backend/arrays/fused_cuda.py): each runs its
+    # NumPy reference on the posing arrays, with the kernel's arguments
+    ns.RawModule = _EmulatedFusedModule
     for name in ("take", "multiply", "add", "subtract", "divide", "where", "maximum", "minimum",
                  "abs", "sum", "max", "min", "mean", "log", "sqrt", "isfinite", "clip",
                  "concatenate", "stack", "hstack", "column_stack", "inf", "float64",
-                 "linalg", "argsort", "cumsum", "empty_like", "bincount", "int64"):
+                 "linalg", "argsort", "cumsum", "empty_like", "bincount", "int64", "uint32"):
         setattr(ns, name, getattr(np, name))
     return ns
 

@@ -1,0 +1,249 @@
+"""The fused ops of :mod:`.fused` as raw CUDA kernels of one module, launched directly.
+
+A CuPy ``ElementwiseKernel`` / ``ReductionKernel`` call resolves its argument types,
+broadcasts and, for a reduction, plans its blocks on every call: 15-40 us of host time
+each, and an interior-point iteration makes ~45 of them.  Here every op of
+:data:`.fused.OPS` is a kernel with a fixed signature -- float64 vectors, int64 index
+sets, float64 scalars, contiguous 1-D arrays -- in one ``RawModule`` built once per
+process, and a call is one launch whose grid follows from the size alone.
+
+Parameter kinds of a spec (:class:`Elementwise`, :class:`Reduction`): ``vec`` a
+float64 vector read at ``i`` (``const double*``), ``raw`` a float64 vector read
+anywhere, ``idx`` an int64 index vector (``const long long*``), ``scalar`` a float64
+number, ``inout`` the float64 vector written in place (the last argument).
+
+* **Elementwise**: a grid-stride loop over ``i < n`` (``n`` the size of the spec's
+  ``size`` argument) running ``body``; ``out``, when named, is a new vector of size n.
+* **Reductions**, one launch with a fixed partition: ``B = min(ceil(n / 256), 256)``
+  blocks of 256 threads each fold their grid-stride share of ``map`` and then a
+  shared-memory tree into ``partial[b]``; the block that finishes last (a done-counter,
+  CUDA's threadfence reduction) folds the B partials by the same tree into the 0-d
+  result and sets the counter back to zero.  The sums are in a fixed order: the same
+  bits on every run.  ``max`` and ``min`` propagate NaN, as NumPy's reductions do.
+  Partials and counter are per stream (kernels on one stream run in order).
+
+:func:`pack` gathers up to :data:`PACK_MAX` 0-d device values (float64, bool or int64)
+into one float64 vector, so that :func:`~caspar_backend.arrays.xp.scalars` reads them
+with one launch and one transfer.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+THREADS = 256
+#: stage 1 of a reduction uses at most this many blocks (stage 2 folds them in one)
+MAX_PARTIALS = 256
+MAX_ELEMENTWISE_BLOCKS = 8192
+#: values :func:`pack` gathers in one launch
+PACK_MAX = 24
+
+_C_TYPES = {"vec": "const double* {}", "raw": "const double* {}",
+            "idx": "const long long* {}", "scalar": "const double {}",
+            "inout": "double* {}"}
+_REDUCE = {"max": "CASPAR_MAX", "min": "CASPAR_MIN", "sum": "CASPAR_SUM"}
+_OUT_TYPES = {"double": (np.float64, "double"), "bool": (np.bool_, "bool")}
+_PACK_KINDS = {np.dtype(np.float64): 0, np.dtype(np.bool_): 1, np.dtype(np.int64): 2}
+
+_PREAMBLE = r"""
+#define CASPAR_INF __longlong_as_double(0x7ff0000000000000LL)
+#define CASPAR_ISNAN(a) ((a) != (a))
+#define CASPAR_FINITE(a) (fabs(a) < CASPAR_INF)
+#define CASPAR_MAX(a, b) (((a) > (b) || CASPAR_ISNAN(a)) ? (a) : (b))
+#define CASPAR_MIN(a, b) (((a) < (b) || CASPAR_ISNAN(a)) ? (a) : (b))
+#define CASPAR_SUM(a, b) ((a) + (b))
+#define CASPAR_TREE(OP, sh, acc)                                            \
+    sh[threadIdx.x] = acc;                                                  \
+    __syncthreads();                                                        \
+    for (int caspar_w = blockDim.x / 2; caspar_w > 0; caspar_w >>= 1) {      \
+        if (threadIdx.x < caspar_w)                                         \
+            sh[threadIdx.x] = OP(sh[threadIdx.x], sh[threadIdx.x + caspar_w]); \
+        __syncthreads();                                                    \
+    }
+"""
+
+_PACK = r"""
+extern "C" __global__ void caspar_pack(%s, const long long kinds, const int k,
+                                       double* out) {
+    const void* p[%d] = {%s};
+    const int j = threadIdx.x;
+    if (j >= k) return;
+    const int kind = (int)((kinds >> (2 * j)) & 3);
+    out[j] = kind == 0 ? *(const double*)p[j]
+           : kind == 1 ? (double)*(const bool*)p[j]
+           : (double)*(const long long*)p[j];
+}
+""" % (", ".join(f"const void* p{j}" for j in range(PACK_MAX)), PACK_MAX,
+       ", ".join(f"p{j}" for j in range(PACK_MAX)))
+
+
+def _params(spec: str) -> list:
+    """``"vec a, scalar mu"`` -> ``[("vec", "a"), ("scalar", "mu")]``."""
+    out = []
+    for p in spec.split(","):
+        kind, name = p.split()
+        if kind not in _C_TYPES:
+            raise ValueError(f"unknown parameter kind {kind!r}")
+        out.append((kind, name))
+    return out
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """Final.  ``params`` (see the module doc), ``body`` (C, index ``i``), ``size`` the
+    parameter whose size is n, ``out`` the name of the new result vector ('' for none:
+    the op writes its ``inout`` argument)."""
+
+    params: str
+    body: str
+    size: str
+    out: str = ""
+
+    def source(self, name: str) -> str:
+        ps = [_C_TYPES[k].format(n) for k, n in _params(self.params)]
+        if self.out:
+            ps.append(f"double* {self.out}")
+        return (f'extern "C" __global__ void caspar_{name}({", ".join(ps)}, '
+                "const long long n) {\n"
+                "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                "i < n; i += (long long)blockDim.x * gridDim.x) {\n"
+                f"        {self.body};\n    }}\n}}\n")
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """Final.  ``params`` (see the module doc; no ``inout``), ``map`` the value at ``i``
+    (C), ``reduce`` one of max / min / sum, ``identity`` (C), ``out`` 'double' or
+    'bool' (the result's type; a bool is the folded value != 0)."""
+
+    params: str
+    map: str
+    reduce: str
+    identity: str
+    out: str = "double"
+
+    def source(self, name: str) -> str:
+        op = _REDUCE[self.reduce]
+        ps = ", ".join(_C_TYPES[k].format(n) for k, n in _params(self.params))
+        ctype = _OUT_TYPES[self.out][1]
+        conv = "sh[0] != 0.0" if self.out == "bool" else "sh[0]"
+        return (f'extern "C" __global__ void caspar_{name}({ps}, const long long n, '
+                f"double* partial, unsigned int* count, {ctype}* out) {{\n"
+                f"    __shared__ double sh[{THREADS}];\n"
+                "    __shared__ bool last;\n"
+                f"    double acc = {self.identity};\n"
+                "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                "i < n; i += (long long)blockDim.x * gridDim.x) {\n"
+                f"        const double caspar_v = {self.map};\n"
+                f"        acc = {op}(acc, caspar_v);\n    }}\n"
+                f"    CASPAR_TREE({op}, sh, acc)\n"
+                "    if (threadIdx.x == 0) {\n"
+                "        partial[blockIdx.x] = sh[0];\n"
+                "        __threadfence();\n"
+                "        last = atomicAdd(count, 1u) == gridDim.x - 1;\n    }\n"
+                "    __syncthreads();\n"
+                "    if (!last) return;\n"
+                "    acc = threadIdx.x < gridDim.x ? ((volatile double*)partial)[threadIdx.x] : "
+                f"{self.identity};\n"
+                f"    CASPAR_TREE({op}, sh, acc)\n"
+                "    if (threadIdx.x == 0) {\n"
+                f"        out[0] = {conv};\n"
+                "        *count = 0u;\n    }\n}\n")
+
+
+def module_source(ops: dict) -> str:
+    """The CUDA source of every op of ``ops`` (name -> spec) and of :func:`pack`."""
+    return _PREAMBLE + "".join(spec.source(name) for name, spec in ops.items()) + _PACK
+
+
+class _Module:
+    """The compiled module of one op table for one array module (final, internal)."""
+
+    def __init__(self, xp, ops: dict):
+        self.xp, self.ops = xp, ops
+        mod = xp.RawModule(code=module_source(ops))
+        self.kernels = {}
+        for name in ops:
+            self.kernels[name] = mod.get_function(f"caspar_{name}")
+        #: per stream: the reductions' partials and their done-counter (kernels on one
+        #: stream run in order; the last block of a reduction sets the counter back to 0)
+        self.scratch = {}
+        self.pack = mod.get_function("caspar_pack")
+        self.kinds = {name: [k for k, _ in _params(spec.params)] for name, spec in ops.items()}
+        self.size_arg = {name: [p for _, p in _params(spec.params)].index(spec.size)
+                         for name, spec in ops.items() if isinstance(spec, Elementwise)}
+
+    def _args(self, name, args):
+        return tuple(np.float64(a) if k == "scalar" else a
+                     for k, a in zip(self.kinds[name], args))
+
+    def launch(self, name, args):
+        spec, xp = self.ops[name], self.xp
+        if isinstance(spec, Reduction):
+            return self._reduce(name, spec, args)
+        n = args[self.size_arg[name]].size
+        a = self._args(name, args)
+        out = None
+        if spec.out:
+            out = xp.empty(n, dtype=xp.float64)
+            a = a + (out,)
+        if n:
+            blocks = min(-(-n // THREADS), MAX_ELEMENTWISE_BLOCKS)
+            self.kernels[name]((blocks,), (THREADS,), a + (np.int64(n),))
+        return out
+
+    def _reduce(self, name, spec, args):
+        xp = self.xp
+        n = args[0].size
+        stream = xp.cuda.get_current_stream().ptr
+        scratch = self.scratch.get(stream)
+        if scratch is None:
+            scratch = self.scratch[stream] = (xp.empty(MAX_PARTIALS, dtype=xp.float64),
+                                              xp.zeros(1, dtype=xp.uint32))
+        nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
+        out = xp.empty((), dtype=_OUT_TYPES[spec.out][0])
+        self.kernels[name]((nb,), (THREADS,),
+                           self._args(name, args) + (np.int64(n),) + scratch + (out,))
+        return out
+
+
+_MODULES: dict = {}
+_LOCK = threading.Lock()
+
+
+def module(xp, ops: dict) -> _Module:
+    """The module of ``ops`` for ``xp`` (compiled once per process; CuPy keeps the
+    binary in its kernel cache on disk)."""
+    key = (id(xp), id(ops))
+    m = _MODULES.get(key)
+    if m is None:
+        with _LOCK:
+            m = _MODULES.get(key)
+            if m is None:
+                m = _MODULES[key] = _Module(xp, ops)
+    return m
+
+
+def contiguous(args) -> bool:
+    """Every array argument C-contiguous (the kernels index raw pointers)."""
+    return all(a.flags.c_contiguous for a in args if hasattr(a, "flags"))
+
+
+def pack(xp, ops: dict, values):
+    """The 0-d device arrays ``values`` (at most :data:`PACK_MAX`, dtypes float64, bool
+    or int64) as one float64 device vector, in one launch; None when a value has
+    another dtype (the caller stacks them instead)."""
+    kinds = 0
+    for j, v in enumerate(values):
+        code = _PACK_KINDS.get(v.dtype)
+        if code is None:
+            return None
+        kinds |= code << (2 * j)
+    m = module(xp, ops)
+    out = xp.empty(len(values), dtype=xp.float64)
+    ptrs = tuple(values) + (out,) * (PACK_MAX - len(values))
+    m.pack((1,), (32,), ptrs + (np.int64(kinds), np.int32(len(values)), out))
+    return out
