@@ -135,7 +135,11 @@ def test_device_reductions_propagate_nan_and_repeat_bits(n):
     a[n // 3] = np.nan
     d = cp.asarray(a)
     assert np.isnan(float(fused.call(cp, "amax_abs", d)))
-    assert np.isnan(float(fused.call(cp, "ftb_min", d, -d, 0.99, 1.0)))
+    # a NaN slack with a negative step: its ratio is NaN (a NaN step is no ratio at
+    # all -- not negative -- in the reference as in the kernel)
+    assert np.isnan(fused.OPS["ftb_min"].reference(a, -np.ones(n), 0.99, 1.0))
+    assert np.isnan(float(fused.call(cp, "ftb_min", d, -cp.ones(n), 0.99, 1.0)))
+    assert float(fused.call(cp, "ftb_min", d, -d, 0.99, 1.0)) == pytest.approx(0.99)
     assert not bool(fused.call(cp, "all_finite", d))
     s = cp.asarray(RNG.uniform(0.1, 2.0, size=n))
     first = float(fused.call(cp, "sum_log", s))
