@@ -248,7 +248,7 @@ MEASUREMENT_COLUMNS = {
                   ("caspar it", "caspar_iterations", "d"),
                   ("Ceres final cost", "ceres_final_cost", ".10g"),
                   ("caspar final cost", "caspar_final_cost", ".10g"),
-                  ("mean error px", "caspar_mean_error", ".6f"), ("caspar / Ceres", "ratio", ".2f")],
+                  ("mean error px", "caspar_mean_error", ".6f"), ("caspar / Ceres", "ratio", ".3f")],
     "small": [("solver", "solver", "s"), ("problems / targets", "targets", "d"),
               ("median ms", "median_ms", ".3f"), ("p99 ms", "p99_ms", ".3f"),
               ("iterations", "iterations", "d"), ("us / iteration", "us_per_iter", ".1f"),
