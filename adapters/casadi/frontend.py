@@ -103,7 +103,7 @@ from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback, solver_iterate
-from .nlpsol_options import check_consistency, validate_options
+from .nlpsol_options import JIT_OPTIONS, check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
                            print_time, solve_stats)
@@ -204,7 +204,23 @@ class NlpsolCore:
         # 'auto' weighs the problem size once, here (Problem.resolve_device; CPU only
         # with opaque Functions)
         self.device = self.problem.resolve_device(self.solver_options.get("device", "cpu"))
-        self.problem.evaluator(self.device)
+        #: the user's derivative Functions (nlpsol_derivatives)
+        self.derivatives = UserDerivatives(
+            {k: self.front[k] for k in ("grad_f", "jac_g", "hess_lag")},
+            self.problem.n, self.problem.m, self.problem.n_params,
+            exact_hessian=self.solver_options.get("hessian_approximation",
+                                                  "exact") == "exact")
+        #: with opaque calls and the user's hess_lag: f, g and their first derivatives
+        #: by casadi's own functions, as IPOPT evaluates them (.nlp_evaluator); None:
+        #: the compiled problem's evaluator
+        self.casadi_evaluator = None
+        if self.uses_hess_lag() and self.problem.extended is not None:
+            from .nlp_evaluator import CasadiNlpEvaluator
+
+            self.casadi_evaluator = CasadiNlpEvaluator(
+                self.oracle, {k: v for k, v in self.opts.items() if k in JIT_OPTIONS})
+        else:
+            self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
         # one solve at a time: casadi may call from several threads (map(..., 'thread'))
         # and stats() and the sensitivity caches record the last call; the core itself
@@ -243,17 +259,12 @@ class NlpsolCore:
         self.lagrangian_gradients = LagrangianGradients(self.nlp)
         self.oracle_gradients = (self.lagrangian_gradients if self.simple is None
                                  else LagrangianGradients(self.oracle))
-        #: the user's iteration_callback (nlpsol_iteration) and derivative Functions
-        #: (nlpsol_derivatives)
+        #: the user's iteration_callback (nlpsol_iteration)
         fn = self.front["iteration_callback"]
         self.iteration = None if fn is None else IterationCallback(
             fn, self.front["iteration_callback_step"],
             self.front["iteration_callback_ignore_errors"],
             [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
-        self.derivatives = UserDerivatives(
-            {k: self.front[k] for k in ("grad_f", "jac_g", "hess_lag")}, self.n,
-            self.problem.m, self.q, exact_hessian=self.solver_options.get(
-                "hessian_approximation", "exact") == "exact")
         self._last = LastStats()
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
@@ -347,9 +358,12 @@ class NlpsolCore:
         opts = dict(self.solver_options)
         opts.pop("device", None)
         if self.derivatives.functions:
-            self.derivatives.check_once(pr.evaluator("cpu", p=p), x0, p)
+            self.derivatives.check_once(self.host_evaluator(p), x0, p)
+        # IPOPT iterates with a given hess_lag (nlpsol_derivatives); the compiled path
+        # evaluates the generated Hessian, so such a solve takes the general path
+        user_hessian = self.uses_hess_lag()
         res = None
-        if self.device == "cpu" and self.iteration is None:
+        if self.device == "cpu" and self.iteration is None and not user_hessian:
             # small problems: the compiled interior point (the same iterates; None when
             # it does not apply -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import try_solve
@@ -360,7 +374,11 @@ class NlpsolCore:
             if self.iteration is not None:
                 opts["iteration_callback"] = self._hook(opts.get("iteration_callback"),
                                                         merged, p)
-            res = solve_nlp(pr.evaluator(self.device, p=p), s_lbx, s_ubx, s_lbg, s_ubg, x0,
+            ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
+                  else self.host_evaluator(p))
+            if user_hessian:
+                ev = self.derivatives.hessian(ev)
+            res = solve_nlp(ev, s_lbx, s_ubx, s_lbg, s_ubg, x0,
                             lam_g0=s_lg0 if self.warm_start else None,
                             lam_x0=s_lx0 if self.warm_start else None,
                             var_names=pr.var_names, con_names=pr.con_names, options=opts)
@@ -378,6 +396,21 @@ class NlpsolCore:
                                 "Set 'error_on_fail' option to false to ignore this error.")
         return dict(out, f=f)
 
+    def host_evaluator(self, p):
+        """A CPU evaluator of the solved problem with parameters ``p`` bound: casadi's
+        functions (:attr:`casadi_evaluator`) or the compiled problem's."""
+        if self.casadi_evaluator is None:
+            return self.problem.evaluator("cpu", p=p)
+        self.casadi_evaluator.set_params(p)
+        return self.casadi_evaluator
+
+    def uses_hess_lag(self) -> bool:
+        """Solves iterate with the user's ``hess_lag`` (IPOPT's use of it): given, with
+        the exact-Hessian option, on the user's own x and g (no simple-bound rows taken
+        out) of a minimization."""
+        return ("hess_lag" in self.derivatives.functions and self.simple is None
+                and self.problem.model.sense == 1)
+
     def _finish(self, res, p, bounds, merged) -> dict:
         """``x, g, lam_x, lam_g, lam_p`` of one solution as the options ask
         (:func:`~.nlpsol_post.finish_rows`, with the gradients from caspar's evaluators
@@ -385,7 +418,7 @@ class NlpsolCore:
         pr = self.problem
 
         def grad_x(X, P, LG):
-            cpu = pr.evaluator("cpu", p=P[0])
+            cpu = self.host_evaluator(P[0])
             x = X[0]
             return (np.asarray(cpu.grad(x), float)
                     + (cpu.jac(x).T @ LG[0] if pr.m else 0.0))[None, :]
@@ -432,10 +465,12 @@ class NlpsolCore:
         hands ``record`` the builder of the batch's statistics
         (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the
         first failed instance)."""
-        if self.iteration is not None or self.problem.extended is not None:
+        if (self.iteration is not None or self.problem.extended is not None
+                or self.uses_hess_lag()):
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
-            # so are models with opaque Functions (no batched evaluator: .opaque)
+            # so are models with opaque Functions (no batched evaluator: .opaque) and
+            # solves with the user's hess_lag (a host Function per instance)
             return self._solve_one_by_one(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
         with self._lock:
             t_wall, t_proc = time.perf_counter(), time.process_time()

@@ -1,5 +1,4 @@
-"""IPOPT's user derivative Functions ``grad_f``, ``jac_g``, ``hess_lag``: accepted,
-compared once with caspar's own.
+"""IPOPT's user derivative Functions ``grad_f``, ``jac_g``, ``hess_lag``.
 
 casadi's IPOPT interface (``IpoptInterface::init``) evaluates the problem's derivatives
 with these Functions instead of the ones it generates:
@@ -12,14 +11,16 @@ with these Functions instead of the ones it generates:
 It checks the numbers of inputs and outputs, the Jacobian's shape and that the Hessian is
 upper triangular (raising when not), and uses them as given: a gradient or Jacobian
 that is not the derivative moves IPOPT's solution; a Hessian that is not the exact one
-(a Gauss-Newton Hessian, say) changes only the iterates.
+(a Gauss-Newton Hessian, say) changes the iterates, and with them where the solve stops
+within its tolerance.
 
-caspar derives its exact derivatives from the expression graph and solves with those;
-it does not evaluate through these Functions.  So that a script written for IPOPT runs
-unchanged and a disagreement is not silent, it applies casadi's structural checks when
-the solver is built and, at the first numeric solve, evaluates each Function at that
-solve's ``x0`` and ``p`` (``hess_lag`` with ``lam_f = 1`` and ``lam_g = 1``) and compares
-it with caspar's own derivative there: where
+caspar applies casadi's structural checks when the solver is built.  It iterates with
+``hess_lag`` as IPOPT does (:meth:`UserDerivatives.hessian`: the Function evaluated on
+the host in place of caspar's own Hessian, :class:`~caspar_backend.evaluators.
+hessian_override.HessianOverride`) -- so that a Gauss-Newton solve takes IPOPT's steps.
+Gradient and Jacobian come from caspar's exact derivatives: at the first numeric solve
+it evaluates ``grad_f`` and ``jac_g`` at that solve's ``x0`` and ``p`` and compares them
+with its own there: where
 
     max |D_user - D_caspar| > RTOL * max(1, max |D_caspar|)
 
@@ -76,7 +77,9 @@ class UserDerivatives:
                                     f"{fn.n_out()}")
         sizes = (self.n, self.q, 1, self.m)[:n_in]
         for i, size in enumerate(sizes):
-            if fn.nnz_in(i) != size:
+            # an empty (0x0) input is one the Function does not read: casadi accepts any
+            # argument there (a Gauss-Newton hess_lag has no lam_g)
+            if fn.nnz_in(i) != size and not fn.sparsity_in(i).is_empty(True):
                 raise NlpsolOptionError(f"option {name!r}: input {i} ({fn.name_in(i)}) "
                                         f"has {fn.nnz_in(i)} nonzeros, expected {size}")
         sp = fn.sparsity_out(k)
@@ -92,18 +95,39 @@ class UserDerivatives:
         if name == "hess_lag" and not sp.is_triu():
             raise NlpsolOptionError("option 'hess_lag': Hessian must be upper triangular")
 
+    def hessian(self, evaluator):
+        """``evaluator`` with ``hess_lag`` as its Hessian (IPOPT's use of it), or
+        ``evaluator`` itself when no ``hess_lag`` is given."""
+        fn = self.functions.get("hess_lag")
+        if fn is None:
+            return evaluator
+        from caspar_backend.evaluators.hessian_override import HessianOverride
+
+        upper_r, upper_c = fn.sparsity_out(0).get_triplet()
+
+        def values(x, lam, obj_factor, p):
+            # a Function's result has its declared pattern: its nonzeros in that order
+            out = fn.call(_arguments(fn, (x, p, [obj_factor], lam)))[0]
+            return np.array(ca.DM(out).nonzeros(), float)
+
+        # casadi's triplets of the upper triangle (row <= col) are the lower triangle's
+        # (col, row), in the same nonzero order
+        return HessianOverride(evaluator, upper_c, upper_r, values)
+
     def check_once(self, evaluator, x0, p) -> None:
-        """At the first call: compare every Function with ``evaluator``'s derivative at
-        ``(x0, p)`` (the evaluator has ``p`` bound) and warn where they differ."""
+        """At the first call: compare ``grad_f`` and ``jac_g`` with ``evaluator``'s
+        derivative at ``(x0, p)`` (the evaluator has ``p`` bound) and warn where they
+        differ (``hess_lag`` is not compared: caspar iterates with it)."""
         if self.checked or not self.functions:
             return
         self.checked = True
         x0 = np.asarray(x0, float)
         lam = np.ones(self.m)
         for name, fn in self.functions.items():
+            if name == "hess_lag":
+                continue
             _, _, k, what = _SIGNATURES[name]
-            args = [ca.DM(fn.sparsity_in(i), v) for i, v in
-                    enumerate((x0, p, [1.0], lam)[:fn.n_in()])]
+            args = _arguments(fn, (x0, p, [1.0], lam)[:fn.n_in()])
             try:
                 user = _sparse(fn.call(args)[k])
             except RuntimeError as exc:
@@ -131,6 +155,16 @@ class UserDerivatives:
                        if name == "hess_lag" else
                        " (IPOPT would converge where the given derivative vanishes: the "
                        "solutions may differ)"), stacklevel=3)
+
+
+def _arguments(fn, values) -> list:
+    """The DM arguments of ``fn`` for the nonzero vectors ``values`` (an empty input:
+    an empty DM, as casadi passes to an input the Function does not read)."""
+    out = []
+    for i, v in enumerate(values):
+        sp = fn.sparsity_in(i)
+        out.append(ca.DM(sp) if sp.is_empty(True) else ca.DM(sp, np.asarray(v, float)))
+    return out
 
 
 def _sparse(dm) -> "sparse.csr_matrix":

@@ -98,9 +98,10 @@ _ROWS = [
     FrontOption("jac_g", ca.Function, None, "IPOPT's user Jacobian (x, p) -> (g, jac_g), "
                 "ng x nx. Compared with caspar's exact Jacobian once, as grad_f."),
     FrontOption("hess_lag", ca.Function, None, "IPOPT's user Hessian (x, p, lam_f, lam_g) "
-                "-> upper triangle of the Lagrangian Hessian. Compared with caspar's exact "
-                "Hessian once, as grad_f (a Gauss-Newton Hessian, say, is reported: caspar "
-                "iterates with the exact one, to a point of the same KKT conditions)."),
+                "-> upper triangle of the Lagrangian Hessian. caspar iterates with it as "
+                "IPOPT does (a Gauss-Newton Hessian takes IPOPT's steps), evaluated on "
+                "the host; with opaque chains f, g and their derivatives then come from "
+                "casadi's own functions with the jit options given (nlp_evaluator)."),
     FrontOption("discrete", list, None, "Integer markers per variable; caspar solves "
                 "continuous NLPs: any True raises ModelError naming the variable."),
     FrontOption("client", object, None, "A dask.distributed.Client: calls with B columns "
@@ -112,11 +113,14 @@ _ROWS = [
 #: the top-level option table
 OPTIONS = {o.name: o for o in _ROWS}
 
+#: casadi's JIT options of the problem's functions: ignored by caspar's generated code;
+#: applied where casadi's own functions evaluate the problem (.nlp_evaluator)
+JIT_OPTIONS = ("jit", "jit_cleanup", "jit_serialize", "jit_name", "jit_temp_suffix",
+               "compiler", "jit_options")
+
 #: casadi options accepted and ignored (with a warning naming them): what each governs
 IGNORED = {
-    **dict.fromkeys((
-        "jit", "jit_cleanup", "jit_serialize", "jit_name", "jit_temp_suffix", "compiler",
-        "jit_options"), "casadi's JIT compilation of the problem's functions"),
+    **dict.fromkeys(JIT_OPTIONS, "casadi's JIT compilation of the problem's functions"),
     **dict.fromkeys((
         "ad_weight", "ad_weight_sp", "max_num_dir", "enable_forward", "enable_reverse",
         "enable_jacobian", "enable_fd", "fd_options", "fd_method", "forward_options",

@@ -338,28 +338,100 @@ def test_exact_user_derivatives_are_accepted_silently():
         close(r[name], ri[name], 1e-6, msg=name)
 
 
-def test_differing_user_derivatives_are_reported_and_not_used():
-    """A Gauss-Newton-like hess_lag, a wrong grad_f: a warning each (once, at the first
-    solve); caspar solves with its exact derivatives (the solution without them)."""
+def test_a_differing_gradient_is_reported_and_not_used():
+    """A wrong grad_f: a warning (once, at the first solve); caspar solves with its exact
+    gradient (the solution without it)."""
+    nlp, args, _, _, _ = user_derivatives()
+    wrong = ca.Function("g2", [nlp["x"], nlp["p"]], [nlp["f"], 2 * ca.gradient(nlp["f"], nlp["x"])])
+    ref = solvers(nlp)[1](**args)
+    S, _ = solvers(nlp, {"grad_f": wrong})
+    with pytest.warns(UserWarning, match="'grad_f' differs from"):
+        r = S(**args)
+    close(r["x"], ref["x"], 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        S(**args)                       # checked once
+
+
+def test_an_inexact_hess_lag_is_iterated_with_as_ipopt():
+    """A Hessian that is not the exact one (a constant, a Gauss-Newton Hessian without a
+    lam_g input): caspar takes IPOPT's steps with it -- the same iteration count and
+    iterates, so the same point within the tolerance -- with no warning; with a
+    limited-memory Hessian neither uses it."""
     nlp, args, _, lf, lg = user_derivatives()
     x, p = nlp["x"], nlp["p"]
-    approx = {"hess_lag": ca.Function("gn", [x, p, lf, lg], [ca.triu(2 * lf * ca.DM.eye(2))]),
-              "grad_f": ca.Function("g2", [x, p], [nlp["f"], 2 * ca.gradient(nlp["f"], x)])}
-    ref = solvers(nlp)[1](**args)
-    for name, fn in approx.items():
-        S, _ = solvers(nlp, {name: fn})
-        with pytest.warns(UserWarning, match=f"'{name}' differs from"):
-            r = S(**args)
-        close(r["x"], ref["x"], 1e-6)
+    const = ca.Function("c", [x, p, lf, lg], [ca.triu(2 * lf * ca.DM.eye(2) + 400 * lf)])
+    r_ = ca.vertcat(1 - x[0], 10 * (x[1] - x[0] ** 2))          # f = |r|^2
+    Jr = ca.jacobian(r_, x)
+    gn = ca.Function("gn", {"x": x, "lam_f": lf, "hess": ca.triu(2 * lf * Jr.T @ Jr)},
+                     ["x", "p", "lam_f", "lam_g"], ["hess"])
+    assert gn.sparsity_in(3).is_empty(True) and gn.sparsity_in(1).is_empty(True)
+    for fn in (const, gn):
+        S, I = solvers(nlp, {"hess_lag": fn}, tol=1e-10)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            S(**args)                       # checked once
-    # with a limited-memory Hessian IPOPT does not use hess_lag: neither is it checked
-    S, _ = solvers(nlp, {"hess_lag": approx["hess_lag"]},
-                   hessian_approximation="limited-memory")
+            r = S(**args)
+        ri = I(**args)
+        assert S.stats()["return_status"] == I.stats()["return_status"]
+        assert S.stats()["iter_count"] == I.stats()["iter_count"], fn.name()
+        for name in OUTS:
+            close(r[name], ri[name], 1e-6, msg=name)
+    # the constant Hessian's path is not the exact Hessian's (140 iterations against 12)
+    exact = solvers(nlp, tol=1e-10)[0]
+    exact(**args)
+    S, _ = solvers(nlp, {"hess_lag": const}, tol=1e-10)
+    S(**args)
+    assert S.stats()["iter_count"] > 5 * exact.stats()["iter_count"]
+    # limited memory: hess_lag is not used (caspar's own quasi-Newton iterates)
+    S, _ = solvers(nlp, {"hess_lag": const}, hessian_approximation="limited-memory")
+    L, _ = solvers(nlp, hessian_approximation="limited-memory")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         S(**args)
+    L(**args)
+    assert S.stats()["iter_count"] == L.stats()["iter_count"]
+
+
+def test_hess_lag_through_a_deep_chain_is_evaluated_by_casadi_as_ipopt():
+    """Single shooting through casadi's mapaccum (an opaque chain) with a Gauss-Newton
+    hess_lag, casadi's system-identification example in small: f, grad f by casadi's
+    own functions, IPOPT's iterates and answer."""
+    from caspar_backend.adapters.casadi.nlp_evaluator import CasadiNlpEvaluator
+
+    y, dy, u = ca.MX.sym("y"), ca.MX.sym("dy"), ca.MX.sym("u")
+    prm = ca.MX.sym("prm", 4)
+    s = ca.vertcat(y, dy)
+    ode = ca.Function("ode", [s, u, prm], [ca.vertcat(dy, (u - prm[3] * y ** 3 - prm[2] * y
+                                                          - prm[1] * dy) / prm[0])])
+    dt = 0.05
+    k1 = ode(s, u, prm)
+    k2 = ode(s + dt / 2 * k1, u, prm)
+    k3 = ode(s + dt / 2 * k2, u, prm)
+    k4 = ode(s + dt * k3, u, prm)
+    step = ca.Function("step", [s, u, prm], [s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
+    N = 40
+    sim = step.mapaccum("sim", N)
+    rng = np.random.default_rng(0)
+    u_data = ca.DM(rng.uniform(-2, 2, N))
+    truth = ca.DM([1.0, 0.3, 2.0, 0.5])
+    y_data = sim(ca.DM([0.1, 0]), u_data.T, ca.repmat(truth, 1, N))[0, :].T
+    e = y_data - sim(ca.DM([0.1, 0]), u_data.T, ca.repmat(prm, 1, N))[0, :].T
+    nlp = {"x": prm, "f": 0.5 * ca.dot(e, e)}
+    sigma = ca.MX.sym("sigma")
+    Je = ca.jacobian(e, prm)
+    hl = ca.Function("nlp_hess_l", {"x": prm, "lam_f": sigma,
+                                    "hess_gamma_x_x": sigma * ca.triu(Je.T @ Je)},
+                     ["x", "p", "lam_f", "lam_g"], ["hess_gamma_x_x"])
+    S, I = solvers(nlp, {"hess_lag": hl}, tol=1e-10)
+    assert S.problem.extended is not None                 # the chain is opaque
+    assert isinstance(S._core.casadi_evaluator, CasadiNlpEvaluator)
+    x0 = [1.3, 0.2, 1.5, 0.7]
+    r, ri = S(x0=x0), I(x0=x0)
+    assert S.stats()["return_status"] == I.stats()["return_status"] == "Solve_Succeeded"
+    assert S.stats()["iter_count"] == I.stats()["iter_count"]
+    close(r["x"], ri["x"], 1e-6)
+    close(r["x"], truth, 1e-4)                            # identified (short data)
+    close(r["f"], ri["f"], 1e-6, atol=1e-14)
 
 
 def test_user_derivative_structure_is_checked_as_casadi():
