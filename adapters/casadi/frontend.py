@@ -96,13 +96,14 @@ import casadi as ca
 from caspar_backend.errors import CasparError, ModelError
 
 from .interrupts import keyboard_interrupts
+from .nlp import nlp_dict
 from .nlpsol_batch import BatchCallback
 from .nlpsol_checks import InputChecks
 from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
-from .nlpsol_iteration import IterationCallback, solver_iterate
+from .nlpsol_iteration import IterationCallback
 from .nlpsol_options import JIT_OPTIONS, check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
@@ -134,34 +135,6 @@ def nlpsol(name, solver, nlp, opts=None, *args):
         raise TypeError("nlpsol(name, 'caspar', nlp, opts) takes no further arguments")
     with keyboard_interrupts():         # Ctrl-C while casadi builds the Function
         return NlpsolCore(name, nlp, opts or {}).function(register=True)
-
-
-def nlp_dict(nlp) -> dict:
-    """The ``{'x', 'f', 'g', 'p'}`` dict of an ``nlpsol`` problem given as a dict or as
-    a casadi Function with inputs ``x, p`` and outputs ``f, g`` (the nlpsol oracle form;
-    its body is kept as one call, replayed by the adapter)."""
-    if isinstance(nlp, dict):
-        from .nlp import as_symbolic
-
-        return {k: as_symbolic(v) for k, v in nlp.items()}
-    if isinstance(nlp, ca.Function):
-        names_in, names_out = nlp.name_in(), nlp.name_out()
-        if "x" not in names_in or "f" not in names_out and "g" not in names_out:
-            raise ModelError(f"an nlpsol Function must have inputs 'x' (and 'p') and outputs "
-                             f"'f'/'g'; {nlp.name()!r} has {names_in} -> {names_out}")
-        syms = {k: ca.MX.sym(k, nlp.sparsity_in(k)) for k in names_in}
-        out = nlp.call(syms)
-        d = {k: syms[k] for k in ("x", "p") if k in syms}
-        d.update({k: out[k] for k in ("f", "g") if k in out})
-        return d
-    if isinstance(nlp, ca.NlpBuilder):
-        # casadi's nlpsol(name, solver, NlpBuilder) (an AMPL .nl file read by import_nl)
-        return {"x": ca.vertcat(*nlp.x), "f": nlp.f, "g": ca.vertcat(*nlp.g)}
-    if isinstance(nlp, str):
-        raise ModelError("nlpsol(..., 'caspar', <file name>) is not supported: pass the "
-                         "problem dict {'x', 'f', 'g', 'p'}")
-    raise ModelError(f"expected the nlpsol problem dict {{'x', 'f', 'g', 'p'}}, got "
-                     f"{type(nlp).__name__}")
 
 
 # ====================================================================== the core
@@ -372,8 +345,8 @@ class NlpsolCore:
                             [s_lbx, s_ubx, s_lbg, s_ubg], opts)
         if res is None:
             if self.iteration is not None:
-                opts["iteration_callback"] = self._hook(opts.get("iteration_callback"),
-                                                        merged, p)
+                opts["iteration_callback"] = self.iteration.solver_hook(
+                    opts.get("iteration_callback"), pr.model.sense, self.simple, merged, p)
             ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
                   else self.host_evaluator(p))
             if user_hessian:
@@ -430,32 +403,6 @@ class NlpsolCore:
                                    (res.x, res.g, res.lam_x, res.lam_g, p, *bounds)),
                            merged=merged, grad_x=grad_x, grad_p=grad_p)
         return {k: v[0] for k, v in rows.items()}
-
-    def _hook(self, inner, merged, p):
-        """The solver hook of the user's iteration_callback (after the solver option's
-        own hook ``inner``, if any): the iterate in the user's space, its rows split
-        back when simple bounds were detected."""
-        sense = self.problem.model.sense
-
-        def iterate(ipm) -> dict:
-            v = solver_iterate(ipm)
-            v["f"] *= sense
-            if merged is not None:
-                g, lam_x, lam_g = self.simple.split(
-                    merged, *(a[None, :] for a in (v["x"], p, v["g"], v["lam_x"],
-                                                   v["lam_g"])))
-                v.update(g=g[0], lam_x=lam_x[0], lam_g=lam_g[0])
-            return v
-
-        user = self.iteration.hook(iterate)
-        if inner is None:
-            return user
-
-        def both(ipm):
-            inner(ipm)
-            user(ipm)
-
-        return both
 
     def solve_batch(self, x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record) -> dict:
         """B solves in one :meth:`Problem.solve_batch

@@ -460,3 +460,29 @@ def _non_finite_outputs(x, pp, f, g) -> str:
         [("constraint " if len(cons) == 1 else "constraints ") + ", ".join(cons[:5])
          + (f" and {len(cons) - 5} more" if len(cons) > 5 else "")] if cons else [])
     return " in " + " and ".join(parts)
+
+
+def nlp_dict(nlp) -> dict:
+    """The ``{'x', 'f', 'g', 'p'}`` dict of an ``nlpsol`` problem given as a dict or as
+    a casadi Function with inputs ``x, p`` and outputs ``f, g`` (the nlpsol oracle form;
+    its body is kept as one call, replayed by the adapter)."""
+    if isinstance(nlp, dict):
+        return {k: as_symbolic(v) for k, v in nlp.items()}
+    if isinstance(nlp, ca.Function):
+        names_in, names_out = nlp.name_in(), nlp.name_out()
+        if "x" not in names_in or "f" not in names_out and "g" not in names_out:
+            raise ModelError(f"an nlpsol Function must have inputs 'x' (and 'p') and outputs "
+                             f"'f'/'g'; {nlp.name()!r} has {names_in} -> {names_out}")
+        syms = {k: ca.MX.sym(k, nlp.sparsity_in(k)) for k in names_in}
+        out = nlp.call(syms)
+        d = {k: syms[k] for k in ("x", "p") if k in syms}
+        d.update({k: out[k] for k in ("f", "g") if k in out})
+        return d
+    if isinstance(nlp, ca.NlpBuilder):
+        # casadi's nlpsol(name, solver, NlpBuilder) (an AMPL .nl file read by import_nl)
+        return {"x": ca.vertcat(*nlp.x), "f": nlp.f, "g": ca.vertcat(*nlp.g)}
+    if isinstance(nlp, str):
+        raise ModelError("nlpsol(..., 'caspar', <file name>) is not supported: pass the "
+                         "problem dict {'x', 'f', 'g', 'p'}")
+    raise ModelError(f"expected the nlpsol problem dict {{'x', 'f', 'g', 'p'}}, got "
+                     f"{type(nlp).__name__}")

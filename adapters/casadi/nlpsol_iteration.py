@@ -107,6 +107,32 @@ class IterationCallback:
 
         return call
 
+    def solver_hook(self, inner, sense, simple, merged, p) -> Callable:
+        """The solver hook of this callback after the solver option's own hook
+        ``inner`` (None: none): :meth:`hook` on the iterate in the user's space --
+        objective times ``sense``, rows split back by ``simple`` (the detected simple
+        bounds, with their ``merged`` inputs and parameters ``p``) when given."""
+
+        def iterate(ipm) -> dict:
+            v = solver_iterate(ipm)
+            v["f"] *= sense
+            if merged is not None:
+                g, lam_x, lam_g = simple.split(
+                    merged, *(a[None, :] for a in (v["x"], p, v["g"], v["lam_x"],
+                                                   v["lam_g"])))
+                v.update(g=g[0], lam_x=lam_x[0], lam_g=lam_g[0])
+            return v
+
+        user = self.hook(iterate)
+        if inner is None:
+            return user
+
+        def both(ipm):
+            inner(ipm)
+            user(ipm)
+
+        return both
+
     def stops(self, values: dict) -> bool:
         """Evaluate the Function at ``values``; whether the solve should stop."""
         args = []
