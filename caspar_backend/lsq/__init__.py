@@ -5,7 +5,8 @@ compiler; ``problem.solve(...)`` runs the trust-region minimizer (:mod:`.trust_r
 with Ceres' options (:mod:`.options`), linear solvers (:mod:`.linear_solvers`,
 :mod:`.schur`), robust losses (:mod:`.losses`) and summary (:mod:`.summary`).
 :mod:`.colmap` reads a pycolmap ``Reconstruction`` into a bundle adjustment problem and
-writes the refined values back.  Submodules load on first use.
+writes the refined values back; :mod:`.bal` does the same for BAL files.  Submodules load
+on first use.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _LAZY = {
     "SoftL1": ("caspar_backend.lsq.losses", "SoftL1"),
     "LossFunction": ("caspar_backend.lsq.losses", "LossFunction"),
     "minimize": ("caspar_backend.lsq.trust_region", "minimize"),
+    "BALProblem": ("caspar_backend.lsq.bal", "BALProblem"),
+    "read_bal": ("caspar_backend.lsq.bal", "read_bal"),
+    "write_bal": ("caspar_backend.lsq.bal", "write_bal"),
 }
 
 __all__ = sorted(_LAZY)

@@ -181,7 +181,7 @@ def _points3d(buf):
 
 
 # ------------------------------------------------------------------- templates
-def _rotate(g, w, X):
+def rotate(g, w, X):
     """``Exp(w) X`` (Rodrigues, theta^2 = w.w + EPS) on node lists."""
     theta = g.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] + EPS)
     half = theta / 2
@@ -231,7 +231,7 @@ def reprojection_template(model: str, constant_intrinsics: bool = False):
     X = [g.var(k + 6 + i) for i in range(3)]
     R0 = [g.param(i) for i in range(9)]
     Y = [R0[3 * i] * X[0] + R0[3 * i + 1] * X[1] + R0[3 * i + 2] * X[2] for i in range(3)]
-    P = [a + b for a, b in zip(_rotate(g, w, Y), t)]
+    P = [a + b for a, b in zip(rotate(g, w, Y), t)]
     x, y = _img_from_cam(model, c, P[0] / P[2], P[1] / P[2])
     return g, [x - g.data(0), y - g.data(1)]
 
