@@ -27,7 +27,9 @@ to set up where IPOPT takes 0.3 s.  So a Function (MX or SX body, not a Map) wit
 at a call depth of :data:`CHAIN_MIN_DEPTH` or more (each call reading, through any
 operations, the result of the one before) is an opaque call, evaluated through casadi
 as IPOPT evaluates it (:mod:`.opaque`: exact derivatives by the chain rule, level by
-level).  The depth is found in one pass over the instruction program
+level).  A called Function of few inputs (:data:`CHAIN_UNIT_MAX_INPUTS`; a mapped
+multiple-shooting step) is not searched for chains of its own: each of its instances
+inlined is an expression of those few inputs.  The depth is found in one pass over the instruction program
 (:func:`chained_functions`); a Function containing such a chain is split at its calls
 like one reaching a Map, so nested chains are found too.
 
@@ -62,6 +64,13 @@ from .program import CALL, SUM, UNARY, MapProgram, Program, SXProgram, offsets
 _CALL_CODE = T.CODES["OP_CALL"]
 #: calls of one Function at this call depth or deeper make it an opaque call
 CHAIN_MIN_DEPTH = 16
+#: the body of a called Function (a Map's instance function, a Function kept as a call)
+#: with at most this many input nonzeros is not searched for chains of its own: inlined,
+#: however deep its chain, each instance is one expression of these few inputs, whose
+#: derivatives stay that small (casadi's sysid example: a multiple-shooting sample of ten
+#: RK4 steps calls the ODE 40 times on a path; as opaque calls, set-up at N = 200 samples
+#: took 27 s, inlined 3.2 s).  Chains found from the NLP itself are not affected.
+CHAIN_UNIT_MAX_INPUTS = 32
 
 
 def call_path_counts(fn, memo: dict) -> dict:
@@ -271,14 +280,16 @@ class Compiler:
             self._keep.append(fn)
         return hit
 
-    def compile_mx(self, name, ins, outs, inline_wrappers: bool = False) -> Program:
+    def compile_mx(self, name, ins, outs, inline_wrappers: bool = False,
+                   top_level: bool = False) -> Program:
         """A program for MX expressions ``outs`` of MX inputs ``ins``.
 
         ``inline_wrappers``: first inline the MX Functions called at the top level
         that merely reach a Map (casadi's ``thread`` maps and maps with reduced
         inputs/outputs are such wrappers), so the Map calls themselves are split
         off here and :meth:`MXCallProgram.run_blocks` can see their arguments
-        and results."""
+        and results.  ``top_level``: the NLP itself, whose chains are always searched
+        (a called Function's body only above :data:`CHAIN_UNIT_MAX_INPUTS` inputs)."""
         if inline_wrappers and self.keep_calls:
             outs = self._inline_wrappers(name, ins, outs)
         fn = make_function(name, ins, outs)
@@ -286,7 +297,8 @@ class Compiler:
             # only calls that reach a Map or a deep chain are worth keeping (module
             # doc): any other call is cheaper to let expand() inline than to replay
             all_calls = _calls(fn)
-            if all_calls:
+            if all_calls and (top_level or sum(fn.nnz_in(i) for i in range(fn.n_in()))
+                              > CHAIN_UNIT_MAX_INPUTS):
                 self._find_chains(fn)
             calls = [c for c in all_calls if self._splits(c.which_function())]
             if calls:

@@ -111,7 +111,8 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
                     return _bulk_model(found, graph, m, bounds, var_names, param_names)
             prog = SXProgram(fn, compiler)
         else:
-            prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks)
+            prog = compiler.compile_mx("caspar_nlp", [x, pp], [f, g], inline_wrappers=blocks,
+                                       top_level=True)
         leaves = [graph.var(i) for i in range(n)] + [graph.param(k) for k in range(q)]
         found = []
         try:

@@ -75,3 +75,34 @@ def test_mapaccum_and_fold_chains_are_found_through_their_nesting(kind):
     nlp = {"x": U, "f": ca.sumsqr(U) * dt, "g": ca.vertcat(XN[0], XN[1])}
     _check_against_ipopt(nlp, dict(x0=0.4, lbx=-1, ubx=1, lbg=[10, 0], ubg=[10, 0]),
                          seconds=10.0)
+
+
+def test_a_mapped_few_input_step_is_inlined_whatever_its_chain():
+    """Multiple shooting whose step Function runs 20 Euler sub-steps (a chain of 20 calls
+    of the ODE, above CHAIN_MIN_DEPTH) on 4 inputs, mapped over the intervals: no opaque
+    call (each instance inlined is an expression of its 4 inputs), and IPOPT's solve."""
+    x, u = ca.MX.sym("x", 3), ca.MX.sym("u")
+    ode = ca.Function("ode", [x, u], [ca.vertcat(x[1], (u - 0.05 * x[1] ** 2) / x[2],
+                                                 -0.1 * u ** 2)])
+    M, dt = 20, 0.5 / 20
+    assert M >= CHAIN_MIN_DEPTH
+    X = x
+    for _ in range(M):
+        X = X + dt * ode(X, u)
+    step = ca.Function("step", [x, u], [X])
+    N = 20
+    W = ca.MX.sym("W", 3, N + 1)
+    U = ca.MX.sym("U", N)
+    Xn = step.map(N)(W[:, :N], U.T)
+    nlp = {"x": ca.veccat(W, U), "f": ca.sumsqr(U) * 10.0 / N,
+           "g": ca.vertcat(ca.vec(Xn - W[:, 1:]), W[:, 0] - ca.DM([0, 0, 1]),
+                           W[0, N] - 10, W[1, N])}
+    assert [f.name() for f in chained_functions(step)] == ["ode"]     # the rule's input
+    args = dict(x0=np.r_[np.tile([0, 0, 1.0], N + 1), np.full(N, 0.4)], lbg=0, ubg=0)
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {"print_level": 0}})
+    assert S.problem.extended is None                                  # nothing opaque
+    ref = ca.nlpsol("R", "ipopt", nlp, QI)
+    r, r_ref = S(**args), ref(**args)
+    assert (S.stats()["return_status"], S.stats()["iter_count"]) == (
+        ref.stats()["return_status"], ref.stats()["iter_count"])
+    np.testing.assert_allclose(np.array(r["x"]), np.array(r_ref["x"]), atol=1e-6)
