@@ -30,7 +30,7 @@ as IPOPT evaluates it (:mod:`.opaque`: exact derivatives by the chain rule, leve
 level).  A called Function of few inputs (:data:`CHAIN_UNIT_MAX_INPUTS`; a mapped
 multiple-shooting step) is not searched for chains of its own: each of its instances
 inlined is an expression of those few inputs.  The depth is found in one pass over the instruction program
-(:func:`chained_functions`); a Function containing such a chain is split at its calls
+(:func:`.chains.chained_functions`); a Function containing such a chain is split at its calls
 like one reaching a Map, so nested chains are found too.
 
 Splitting an MX graph at its calls.  With call ``j`` computing
@@ -59,73 +59,9 @@ import numpy as np
 from caspar_backend.errors import ModelError, UnsupportedOpError
 
 from . import optable as T
+from .chains import (CHAIN_UNIT_MAX_INPUTS, call_nodes, call_path_counts,
+                     chained_functions)
 from .program import CALL, SUM, UNARY, MapProgram, Program, SXProgram, offsets
-
-_CALL_CODE = T.CODES["OP_CALL"]
-#: calls of one Function at this call depth or deeper make it an opaque call
-CHAIN_MIN_DEPTH = 16
-#: the body of a called Function (a Map's instance function, a Function kept as a call)
-#: with at most this many input nonzeros is not searched for chains of its own: inlined,
-#: however deep its chain, each instance is one expression of these few inputs, whose
-#: derivatives stay that small (casadi's sysid example: a multiple-shooting sample of ten
-#: RK4 steps calls the ODE 40 times on a path; as opaque calls, set-up at N = 200 samples
-#: took 27 s, inlined 3.2 s).  Chains found from the NLP itself are not affected.
-CHAIN_UNIT_MAX_INPUTS = 32
-
-
-def call_path_counts(fn, memo: dict) -> dict:
-    """For the Function ``fn``: {hash(g): (c, g)} with c the most calls of g on one path
-    from an input of ``fn`` to an output, counted through nested Functions (a call of an
-    MX Function adds one for itself plus its own counts: ``F.mapaccum(100)`` is ten
-    chained calls of ten chained calls of F, 100 on a path).  Maps count nothing (their
-    instances run side by side); SX bodies hold no calls.  ``memo``:
-    hash(Function) -> (Function, its counts), shared across calls."""
-    key = hash(fn)        # casadi hashes a Function by its pointer: fn is kept in memo
-    hit = memo.get(key)
-    if hit is not None:
-        return hit[1]
-    memo[key] = (fn, {})                   # guards against recursion
-    if not fn.is_a("MXFunction") or fn.is_a("Map", True) or not _calls(fn):
-        out = {}        # (no calls: skip the slower pass below over every instruction)
-    else:
-        slots: dict = {}
-        out = {}
-        for k in range(fn.n_instructions()):
-            ins = [slots[i] for i in fn.instruction_input(k) if i in slots]
-            counts = _merge_max(ins)
-            if fn.instruction_id(k) == _CALL_CODE:
-                g = fn.instruction_MX(k).which_function()
-                if g.is_a("MXFunction") or g.is_a("SXFunction"):
-                    counts = dict(counts)
-                    for h, (c, f) in call_path_counts(g, memo).items():
-                        counts[h] = (counts.get(h, (0, f))[0] + c, f)
-                    if not g.is_a("Map", True):
-                        counts[hash(g)] = (counts.get(hash(g), (0, g))[0] + 1, g)
-            for o in fn.instruction_output(k):
-                slots[o] = counts
-            out = _merge_max([out, counts])
-    memo[key] = (fn, out)
-    return out
-
-
-def _merge_max(dicts) -> dict:
-    """The entrywise maximum of count dicts (the first one itself when it is alone)."""
-    dicts = [d for d in dicts if d]
-    if len(dicts) <= 1:
-        return dicts[0] if dicts else {}
-    out = dict(dicts[0])
-    for d in dicts[1:]:
-        for h, cf in d.items():
-            if cf[0] > out.get(h, (0, None))[0]:
-                out[h] = cf
-    return out
-
-
-def chained_functions(fn, min_depth: int = CHAIN_MIN_DEPTH, memo=None) -> list:
-    """The Functions (MX or SX bodies, not Maps) that ``fn`` calls, directly or through
-    nested Functions, at least ``min_depth`` times on one path (:func:`call_path_counts`)."""
-    counts = call_path_counts(fn, {} if memo is None else memo)
-    return [f for c, f in counts.values() if c >= min_depth]
 
 
 def casadi_message(err: Exception) -> str:
@@ -273,7 +209,7 @@ class Compiler:
                 hit = True
             elif fn.is_a("MXFunction"):
                 self._maps_inside[key] = False  # guards against recursion
-                hit = any(self._has_map(c.which_function()) for c in _calls(fn))
+                hit = any(self._has_map(c.which_function()) for c in call_nodes(fn))
             else:
                 hit = False
             self._maps_inside[key] = hit
@@ -296,7 +232,7 @@ class Compiler:
         if self.keep_calls:
             # only calls that reach a Map or a deep chain are worth keeping (module
             # doc): any other call is cheaper to let expand() inline than to replay
-            all_calls = _calls(fn)
+            all_calls = call_nodes(fn)
             if all_calls and (top_level or sum(fn.nnz_in(i) for i in range(fn.n_in()))
                               > CHAIN_UNIT_MAX_INPUTS):
                 self._find_chains(fn)
@@ -316,7 +252,7 @@ class Compiler:
     def _inline_wrappers(self, name, ins, outs, depth: int = 4) -> list:
         for _ in range(depth):
             fn = make_function(name, ins, outs)
-            wrappers = [c for c in _calls(fn)
+            wrappers = [c for c in call_nodes(fn)
                         if c.which_function().is_a("MXFunction")
                         and not c.which_function().is_a("Map", True)
                         and self._has_map(c.which_function())]
@@ -362,7 +298,7 @@ class MXCallProgram(Program):
         y_all = ca.veccat(*ys) if ys else ca.MX(0, 1)
         outer = make_function(name + "_outer", list(ins) + [y_all],
                               [a_all] + subst[len(args):])
-        if any(compiler._has_map(c.which_function()) for c in _calls(outer)):
+        if any(compiler._has_map(c.which_function()) for c in call_nodes(outer)):
             self.outer = None  # a map call escaped substitution: let the caller expand
             return
         self.outer = SXProgram(expand(outer), compiler)
@@ -492,12 +428,6 @@ class MXCallProgram(Program):
             self.block_stats.append((site.prog.name, int(blocked.sum()), int(replay.size)))
         outer.execute(g, v, lo, len(outer.steps), builders)
         return [v[s] for s in self.final], blocks
-
-
-def _calls(fn) -> list:
-    """The call nodes of an MXFunction's instruction program."""
-    return [fn.instruction_MX(k) for k in range(fn.n_instructions())
-            if fn.instruction_id(k) == _CALL_CODE]
 
 
 def _conform(arg, sp, fname):

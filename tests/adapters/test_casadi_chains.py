@@ -1,5 +1,5 @@
 """Deep chains of calls (single shooting through nested MX Functions) are opaque calls
-(adapters/casadi/compiler.py, ``chained_functions``): a rocket integrated by explicit
+(adapters/casadi/chains.py, ``chained_functions``): a rocket integrated by explicit
 Euler steps, ``X = F(X, U[k])`` for k = 1..N, set up in a fraction of a second where
 inlining it made the Hessian's derivation grow as N^3 (52 s at N = 100), and solved with
 IPOPT's status, iterations and objective.  Short chains (an RK4 step's four stages, a
@@ -13,7 +13,7 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from caspar_backend.adapters.casadi.compiler import CHAIN_MIN_DEPTH, chained_functions
+from caspar_backend.adapters.casadi.chains import CHAIN_MIN_DEPTH, chained_functions
 from caspar_backend.adapters.casadi.models import rocket_single_shooting as rocket
 from caspar_backend.casadi import nlpsol
 
