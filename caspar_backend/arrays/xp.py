@@ -24,6 +24,8 @@ import contextlib
 
 import numpy as np
 
+from . import fused, fused_cuda
+
 
 def is_host(xp) -> bool:
     return xp is np
@@ -53,8 +55,6 @@ def scalars(xp, *values) -> list:
 def _gathered(xp, values):
     """The 0-d device values as one float64 device vector: one launch of the fused
     module's pack kernel (a stack is a concatenate with ~100 us of host work)."""
-    from . import fused, fused_cuda
-
     if len(values) <= fused_cuda.PACK_MAX and hasattr(xp, "RawModule"):
         packed = fused_cuda.pack(xp, fused.SPECS, [v.reshape(()) for v in values])
         if packed is not None:
