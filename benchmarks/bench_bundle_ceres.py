@@ -3,7 +3,7 @@ pycolmap-synthesized reconstruction and starting point.
 
     python benchmarks/bench_bundle_ceres.py [--images 60 --points 6000 --track 6]
                                             [--threads 2] [--repeat 3] [--json out.json]
-                                            [--device cpu|cuda]
+                                            [--device cpu|cuda] [--linear-solver NAME]
 
 Per repeat, interleaved (the machine's load hits both alike): Ceres with ``--threads``
 threads on a fresh copy of the reconstruction, then caspar end to end from the
@@ -34,7 +34,7 @@ from benchmarks.models.colmap_scene import (ceres_bundle_adjustment, gauge_image
                                             reconstruction_state, synthetic_reconstruction)
 
 
-def run_caspar(rec, gauge, threads=1, device="cpu"):
+def run_caspar(rec, gauge, threads=1, device="cpu", linear_solver=None):
     from caspar_backend.lsq.colmap import BundleAdjustmentProblem, read_reconstruction
 
     t0 = time.perf_counter()
@@ -42,7 +42,7 @@ def run_caspar(rec, gauge, threads=1, device="cpu"):
     t_read = time.perf_counter() - t0
     ba = BundleAdjustmentProblem(data, constant_intrinsics=True, constant_images=gauge)
     t_build = time.perf_counter() - t0 - t_read
-    s = ba.solve(num_threads=threads, device=device)
+    s = ba.solve(num_threads=threads, device=device, linear_solver_type=linear_solver)
     t_solve = time.perf_counter() - t0 - t_read - t_build
     ba.write(rec, s.x)
     total = time.perf_counter() - t0
@@ -58,6 +58,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="caspar's device (cuda: evaluation and the Schur solve on the GPU)")
+    ap.add_argument("--linear-solver", default=None,
+                    help="caspar's linear_solver_type (default: its automatic choice)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=str, default=None)
@@ -68,7 +70,7 @@ def main(argv=None):
         rec_o = synthetic_reconstruction(a.images, a.points, a.track, seed=a.seed)
         gauge = gauge_images(rec_o)
         ceres = ceres_bundle_adjustment(rec_c, num_threads=a.threads)
-        ba, s, ours = run_caspar(rec_o, gauge, a.threads, a.device)
+        ba, s, ours = run_caspar(rec_o, gauge, a.threads, a.device, a.linear_solver)
         q, t, xyz = reconstruction_state(rec_c, ba.data.image_ids, ba.data.point_ids)
         x_ceres = ba.x_of(q, t, xyz)
         row = dict(repeat=k, n_obs=int(len(ba.data.obs_image)),

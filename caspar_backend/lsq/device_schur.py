@@ -34,6 +34,9 @@ from .linear_solvers import StepSolver
 
 #: the most device memory the dense W, S and U may take (bytes)
 MAX_DENSE_BYTES = 16 << 30
+#: automatic choice on the GPU: DENSE_SCHUR while its product ``W (V^{-1} W^T)``
+#: (``2 n_E N^2`` flops) costs at most this, ITERATIVE_SCHUR above
+DENSE_FLOPS_MAX = 1e12
 
 _ACCUMULATE = r"""
 extern "C" __global__ void accumulate(const long long* row_ptr, const int* src,
@@ -69,6 +72,13 @@ extern "C" __global__ void accumulate(const long long* row_ptr, const int* src,
     }
 }
 """
+
+
+def dense_is_cheap(structure) -> bool:
+    """Whether the dense product of :func:`fits`'s W costs at most
+    :data:`DENSE_FLOPS_MAX`."""
+    N, n_E = float(structure.f_cols.size), float(structure.e_cols.size)
+    return 2.0 * n_E * N * N <= DENSE_FLOPS_MAX
 
 
 def fits(structure) -> bool:

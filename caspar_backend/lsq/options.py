@@ -57,8 +57,10 @@ class SolverOptions:
     * ``minimizer_progress_to_stdout``: one line per iteration, Ceres' columns;
     * ``num_threads``: threads of the linear solver's elimination (DENSE_SCHUR; the
       other solvers and the evaluation use one), Ceres' default 1;
-    * ``device``: 'cpu', or 'cuda' -- evaluation, products and the DENSE_SCHUR solve on
-      the GPU (:mod:`caspar_backend.lsq.device_schur`; no robust loss there yet);
+    * ``device``: 'cpu', or 'cuda' -- evaluation, products, robust losses and the Schur
+      solve on the GPU: DENSE_SCHUR with W dense (:mod:`caspar_backend.lsq.device_schur`)
+      or ITERATIVE_SCHUR (:mod:`caspar_backend.lsq.device_iterative_schur`), the
+      automatic choice by the dense product's cost;
     * ``linear_solver_ordering``: the Schur split, Ceres' way -- a list of groups of
       parameter blocks, group 0 eliminated (:mod:`caspar_backend.lsq.ordering`); None:
       found from the Jacobian's pattern.

@@ -81,23 +81,36 @@ def make_step_solver(kind, jac, pattern, structure, opts=None):
                                   num_threads=threads), structure)
 
 
-def make_device_step_solver(kind, jac, structure, xp):
-    """``(solver, structure)`` on the GPU: DENSE_SCHUR with W dense
-    (:mod:`caspar_backend.lsq.device_schur`), the one linear solver there; an
-    OptionError names what is missing otherwise."""
-    from .device_schur import DeviceDenseSchur, fits
+def make_device_step_solver(kind, jac, structure, xp, opts=None):
+    """``(solver, structure)`` on the GPU: the Schur complement, DENSE_SCHUR with W dense
+    (:mod:`caspar_backend.lsq.device_schur`) or ITERATIVE_SCHUR
+    (:mod:`caspar_backend.lsq.device_iterative_schur`).  Automatic (``kind`` None):
+    DENSE_SCHUR while W fits and its product ``S = U - W V^{-1} W^T`` costs at most
+    :data:`~caspar_backend.lsq.device_schur.DENSE_FLOPS_MAX`, else ITERATIVE_SCHUR (as
+    COLMAP switches to it for large scenes).  An OptionError names what is missing
+    otherwise."""
+    from .device_schur import DeviceDenseSchur, dense_is_cheap, fits
 
-    if kind not in (None, "DENSE_SCHUR"):
+    if kind not in (None, "DENSE_SCHUR", "ITERATIVE_SCHUR"):
         raise OptionError(f"device='cuda': linear_solver_type={kind} runs on the CPU only; "
-                          "DENSE_SCHUR (the default there) runs on the GPU")
+                          "DENSE_SCHUR and ITERATIVE_SCHUR run on the GPU")
     if structure is None:
         raise OptionError("device='cuda' solves by the Schur complement, and the Jacobian has "
                           "no block structure to eliminate; solve with device='cpu'")
+    if kind is None:
+        kind = "DENSE_SCHUR" if fits(structure) and dense_is_cheap(structure) \
+            else "ITERATIVE_SCHUR"
+    if kind == "ITERATIVE_SCHUR":
+        from .device_iterative_schur import DeviceIterativeSchur
+
+        o = opts if opts is not None else solver_options({})
+        return DeviceIterativeSchur(jac, structure, xp, o.eta, o.min_linear_solver_iterations,
+                                    o.max_linear_solver_iterations), structure
     if not fits(structure):
         raise OptionError("device='cuda': the dense Schur system of this problem "
                           f"({structure.f_cols.size} reduced x {structure.e_cols.size} "
                           "eliminated columns) exceeds the device budget; solve with "
-                          "device='cpu'")
+                          "linear_solver_type='ITERATIVE_SCHUR'")
     return DeviceDenseSchur(jac, structure, xp), structure
 
 
@@ -187,7 +200,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     np.clip(x, lbx, ubx, out=x)
     from ..device import resolve_device
 
-    cuda = resolve_device(opts.device) == "cuda"      # a DeviceError when no usable GPU
+    resolve_device(opts.device)           # a DeviceError when no usable GPU
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
     xp = ev.xp
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
@@ -200,7 +213,8 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
                                              opts)
     else:
         lo, hi = xp.asarray(lbx)[free], xp.asarray(ubx)[free]
-        solver, structure = make_device_step_solver(opts.linear_solver_type, jac, structure, xp)
+        solver, structure = make_device_step_solver(opts.linear_solver_type, jac, structure, xp,
+                                                    opts)
         x = xp.asarray(x)
     bounded = bool(xp.any(xp.isfinite(lo)) or xp.any(xp.isfinite(hi)))
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks

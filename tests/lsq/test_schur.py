@@ -252,3 +252,58 @@ def test_dense_w_schur_algebra_on_numpy(seed):
     dev = DeviceDenseSchur(jac, detect_schur_structure(pat), np)
     np.testing.assert_allclose(dev.solve(vals, r, d), full, rtol=1e-7,
                                atol=1e-9 * np.abs(full).max())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_device_iterative_schur_algebra_on_numpy(seed):
+    """The GPU's ITERATIVE_SCHUR (lsq/device_iterative_schur.py) run on NumPy arrays: with
+    a tight eta the full system's step; with Ceres' eta the CPU ITERATIVE_SCHUR's step and
+    CG iterations (rows touching no point, padded f-blocks, BAL's 9-parameter cameras)."""
+    from caspar_backend.lsq.device_iterative_schur import DeviceIterativeSchur
+    from caspar_backend.lsq.iterative_schur import IterativeSchurSolver
+
+    rng = np.random.default_rng(seed + 40)
+    P, _ = bal_problem(8, 60, 4)
+    bal = P.reduced_pattern()
+    ev = P.evaluator()
+    x = P.x0 + 0.01 * rng.standard_normal(P.n)
+    cases = [(_camera_point_pattern(seed), None, None),
+             (bal, np.asarray(ev.jac_values(x))[bal.keep], np.asarray(ev.cons(x)).copy())]
+    for pat, vals, r in cases:
+        if vals is None:
+            vals, r = rng.standard_normal(pat.nnz), rng.standard_normal(pat.m)
+        jac = SparseJacobian(pat)
+        st = detect_schur_structure(pat)
+        d = rng.uniform(0.05, 1.0, pat.n)
+        full = DenseNormalCholesky(jac).solve(vals, r, d)
+        tight = DeviceIterativeSchur(jac, st, np, eta=1e-14, max_iterations=1000)
+        np.testing.assert_allclose(tight.solve(vals, r, d), full, rtol=1e-6,
+                                   atol=1e-7 * np.abs(full).max())
+        assert tight.last_iterations > 1
+        dev = DeviceIterativeSchur(jac, st, np, eta=0.1)
+        cpu = IterativeSchurSolver(jac, st, eta=0.1)
+        step, ref = dev.solve(vals, r, d), cpu.solve(vals, r, d)
+        assert dev.last_iterations == cpu.last_iterations
+        np.testing.assert_allclose(step, ref, rtol=1e-9, atol=1e-11 * np.abs(ref).max())
+
+
+def test_device_step_solver_choice(monkeypatch):
+    """On the GPU the automatic choice is DENSE_SCHUR while W's product is cheap and
+    ITERATIVE_SCHUR above; the CPU-only solvers are refused by name."""
+    from caspar_backend.errors import OptionError
+    from caspar_backend.lsq import device_schur
+    from caspar_backend.lsq.trust_region import make_device_step_solver
+
+    pat = _camera_point_pattern(0)
+    jac = SparseJacobian(pat)
+    st = detect_schur_structure(pat)
+    assert make_device_step_solver(None, jac, st, np)[0].name == "DENSE_SCHUR"
+    assert make_device_step_solver("ITERATIVE_SCHUR", jac, st, np)[0].name == "ITERATIVE_SCHUR"
+    monkeypatch.setattr(device_schur, "DENSE_FLOPS_MAX", 0.0)
+    assert make_device_step_solver(None, jac, st, np)[0].name == "ITERATIVE_SCHUR"
+    assert make_device_step_solver("DENSE_SCHUR", jac, st, np)[0].name == "DENSE_SCHUR"
+    monkeypatch.setattr(device_schur, "MAX_DENSE_BYTES", 0)
+    with pytest.raises(OptionError, match="ITERATIVE_SCHUR"):
+        make_device_step_solver("DENSE_SCHUR", jac, st, np)
+    with pytest.raises(OptionError, match="SPARSE_SCHUR runs on the CPU only"):
+        make_device_step_solver("SPARSE_SCHUR", jac, st, np)
