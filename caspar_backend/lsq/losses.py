@@ -178,17 +178,25 @@ class Corrector:
         """Corrected residuals ``r~`` (a new array)."""
         return r * self.row_scaling
 
-    def jacobian(self, vals, rows, cols, n_cols: int):
-        """Corrected Jacobian values (a new array) of the COO ``(rows, cols)``."""
+    def jacobian(self, vals, rows, cols, n_cols: int, pairs=None):
+        """Corrected Jacobian values (a new array) of the COO ``(rows, cols)``;
+        ``pairs``: :func:`block_column_pairs` of this pattern (computed here when None)."""
         out = vals * self.sqrt_rho1[self.block[rows]]
         if self.alpha_sq_norm is not None:
             # J~_rc -= sqrt_rho1 alpha/s r_r sum_{r' in block} r_r' J_r'c ; the per-(block,
             # column) sums come from one bincount over the entries
             blk = self.block[rows]
-            key = blk * n_cols + cols
-            uk, inv = self.xp.unique(key, return_inverse=True)
-            inv = inv.reshape(-1)
+            inv = block_column_pairs(self.block, rows, cols, n_cols) if pairs is None else pairs
             colsum = self.xp.bincount(inv, weights=self.r[rows] * vals)
             a = (self.sqrt_rho1 * self.alpha_sq_norm)[blk]
             out -= a * self.r[rows] * colsum[inv]
         return out
+
+
+def block_column_pairs(block, rows, cols, n_cols: int):
+    """int64 (nnz,): for each Jacobian entry, the rank of its (residual block, column)
+    pair among the pattern's distinct pairs -- what the rank-one correction sums over.
+    A property of the pattern alone: a solve computes it once."""
+    xp = array_module(block)
+    key = block[rows] * n_cols + cols
+    return xp.unique(key, return_inverse=True)[1].reshape(-1)

@@ -218,11 +218,15 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         x = xp.asarray(x)
     bounded = bool(xp.any(xp.isfinite(lo)) or xp.any(xp.isfinite(hi)))
     loss, block, nb = problem.loss, problem.residual_block_of_row, problem.num_residual_blocks
+    pairs = None
     if loss is not None:
         # the correction runs where the residuals are (a GPU solve: on the device)
         block = xp.asarray(block)
         if loss.positive_curvature:
+            from .losses import block_column_pairs
+
             _check_uniform_blocks(pattern, block, xp)
+            pairs = block_column_pairs(block, rows, cols, pattern.n)
     m = problem.m
     r_buf = xp.empty(m)
     jac_buf = xp.empty(ev.nnz_jac)
@@ -249,7 +253,7 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         if with_jacobian:
             vals = xp.asarray(ev.jac_values(xv, jac_buf))[keep]
             if corr is not None:
-                vals = corr.jacobian(vals, rows, cols, pattern.n)
+                vals = corr.jacobian(vals, rows, cols, pattern.n, pairs)
                 r = corr.residuals(r)
             e.vals = vals
             timing["jac"] += time.perf_counter() - t0
