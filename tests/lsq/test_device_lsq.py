@@ -131,14 +131,18 @@ def test_device_iterative_schur_step_equals_host_algebra(bal):
     vals = np.asarray(ev.jac_values(x))[pat.keep]
     r = np.asarray(ev.cons(x)).copy()
     d = rng.uniform(0.01, 1.0, pat.n)
+    full = DenseNormalCholesky(SparseJacobian(pat)).solve(vals, r, d)
+    dp = DevicePattern(bal.evaluator("cuda"), bal.lbx, bal.ubx, bal.m, cp)
     for eta in (0.1, 1e-12):
-        host = DeviceIterativeSchur(SparseJacobian(pat), st, np, eta=eta)
+        host = DeviceIterativeSchur(SparseJacobian(pat), st, np, eta=eta, max_iterations=1000)
         ref = host.solve(vals, r, d)
-        dp = DevicePattern(bal.evaluator("cuda"), bal.lbx, bal.ubx, bal.m, cp)
-        dev = DeviceIterativeSchur(dp, st, cp, eta=eta)
+        dev = DeviceIterativeSchur(dp, st, cp, eta=eta, max_iterations=1000)
         step = dev.solve(cp.asarray(vals), cp.asarray(r), cp.asarray(d)).get()
-        assert dev.last_iterations == host.last_iterations
-        np.testing.assert_allclose(step, ref, rtol=1e-8, atol=1e-10 * np.abs(ref).max())
+        if eta == 0.1:      # Ceres' eta: CG stops far from rounding, so the same count
+            assert dev.last_iterations == host.last_iterations
+            np.testing.assert_allclose(step, ref, rtol=1e-8, atol=1e-10 * np.abs(ref).max())
+        else:               # converged: the full system's step
+            np.testing.assert_allclose(step, full, rtol=1e-6, atol=1e-7 * np.abs(full).max())
 
 
 def test_device_iterative_schur_solve_equals_cpu(bal):
