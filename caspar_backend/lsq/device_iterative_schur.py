@@ -9,7 +9,8 @@ ITERATIVE_SCHUR with SCHUR_JACOBI); with the split of :mod:`caspar_backend.lsq.s
     M_c  = (F^T F)_cc + D_c^2 - sum_b W_bc^T V_b^{-1} W_bc       (its block diagonal)
     b    = -F^T r + F^T E V^{-1} E^T r,  dx_e = -V^{-1} (E^T r + E^T F dx_f)
 
-and CG stops by Nash and Sofer's rule on ``Q(x) = x^T S x - 2 b^T x`` as there.  Here
+and CG stops by Nash and Sofer's rule on ``Q(x) = x^T S x - 2 b^T x`` as there (the
+same loop, :func:`~caspar_backend.lsq.iterative_schur.truncated_pcg`).  Here
 every piece is array work on ``xp`` (CuPy on the GPU, NumPy to test it on the host),
 built from index maps computed once per structure:
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .iterative_schur import truncated_pcg
 from .linear_solvers import StepSolver
 
 
@@ -212,29 +214,8 @@ class DeviceIterativeSchur(StepSolver):
         g_e = Et @ r
         b = Ft @ (E @ vinv(g_e)) - Ft @ r
         b[self.pad_f] = 0.0
-        x = xp.zeros(self.N)
-        res = b.copy()
-        z = precond(res)
-        p = z.copy()
-        rz = float(res @ z)
-        q0, it = 0.0, 0
-        while it < self.max_it and rz > 0:
-            sp = apply_s(p)
-            alpha = rz / float(p @ sp)
-            if not np.isfinite(alpha) or alpha <= 0:
-                break
-            x += alpha * p
-            res -= alpha * sp
-            it += 1
-            z = precond(res)
-            # the model value and the next r^T z in one read
-            q1, rz_new = (float(v) for v in _read(xp, -(x @ (b + res)), res @ z))
-            if it >= self.min_it and q1 != 0 and it * (q1 - q0) / q1 < self.eta:
-                break
-            q0 = q1
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        self.last_iterations = it
+        x, self.last_iterations = truncated_pcg(xp, apply_s, precond, b, self.eta, self.min_it,
+                                                self.max_it)
         # ---- back substitution
         dxe = -vinv(g_e + Et @ (F @ x))
         dx = xp.zeros(self.n)
@@ -242,9 +223,3 @@ class DeviceIterativeSchur(StepSolver):
         dx[self.e_col] = dxe[self.e_slot]
         return dx if bool(xp.all(xp.isfinite(dx))) else None
 
-
-def _read(xp, *zero_d):
-    """0-d arrays read back in one transfer."""
-    if xp is np:
-        return [float(v) for v in zero_d]
-    return xp.stack([xp.asarray(v, dtype=xp.float64) for v in zero_d]).get().tolist()

@@ -84,30 +84,8 @@ class IterativeSchurSolver(StepSolver):
         g_e = Et @ r
         b = -(Ft @ r) + Ft @ (E @ vinv(g_e))
         b[sp_.pad_f] = 0.0
-        x = np.zeros(sp_.N)
-        res = b.copy()
-        z = precond(res)
-        p = z.copy()
-        rz = float(res @ z)
-        q0 = 0.0
-        it = 0
-        while it < self.max_it and rz > 0:
-            sp = apply_s(p)
-            alpha = rz / float(p @ sp)
-            if not np.isfinite(alpha) or alpha <= 0:
-                break
-            x += alpha * p
-            res -= alpha * sp
-            it += 1
-            q1 = -float(x @ (b + res))                 # x^T S x - 2 b^T x
-            if it >= self.min_it and q1 != 0 and it * (q1 - q0) / q1 < self.eta:
-                break
-            q0 = q1
-            z = precond(res)
-            rz_new = float(res @ z)
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        self.last_iterations = it
+        x, self.last_iterations = truncated_pcg(np, apply_s, precond, b, self.eta, self.min_it,
+                                                self.max_it)
         if not np.all(np.isfinite(x)):
             return None
         # ---- back substitution
@@ -116,3 +94,42 @@ class IterativeSchurSolver(StepSolver):
         dx[st.f_cols[sp_.f_valid]] = x.reshape(n_fb, s_f)[sp_.f_valid]
         dx[st.e_cols[sp_.e_valid]] = dxe[sp_.e_valid]
         return dx if np.all(np.isfinite(dx)) else None
+
+
+def truncated_pcg(xp, apply_s, precond, b, eta, min_it, max_it):
+    """``(x, iterations)``: preconditioned CG on ``S x = b`` from 0 (``apply_s``:
+    v -> S v, ``precond``: v -> M^{-1} v, on ``xp`` arrays), stopped as Ceres'
+    ``ConjugateGradientsSolver`` under Levenberg-Marquardt: after iteration i when
+    ``i (Q_i - Q_{i-1}) / Q_i < eta`` with ``Q(x) = x^T S x - 2 b^T x``
+    (= -x^T (b + r), r = b - S x), once i >= ``min_it``; at most ``max_it``
+    iterations, or when the curvature p^T S p is not positive.  Two host reads per
+    iteration (the step length; the model value with the next r^T z)."""
+    x = xp.zeros(b.size)
+    res = b.copy()
+    z = precond(res)
+    p = z.copy()
+    rz = float(res @ z)
+    q0, it = 0.0, 0
+    while it < max_it and rz > 0:
+        sp = apply_s(p)
+        alpha = rz / float(p @ sp)
+        if not np.isfinite(alpha) or alpha <= 0:
+            break
+        x += alpha * p
+        res -= alpha * sp
+        it += 1
+        z = precond(res)
+        q1, rz_new = _read(xp, -(x @ (b + res)), res @ z)
+        if it >= min_it and q1 != 0 and it * (q1 - q0) / q1 < eta:
+            break
+        q0 = q1
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x, it
+
+
+def _read(xp, *zero_d):
+    """0-d arrays as Python floats, read back in one transfer."""
+    if xp is np:
+        return [float(v) for v in zero_d]
+    return xp.stack([xp.asarray(v, dtype=xp.float64) for v in zero_d]).get().tolist()
