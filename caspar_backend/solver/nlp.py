@@ -61,7 +61,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..arrays import amax, amax_abs, host, is_host, scalars, synchronize
+from ..arrays import amax, amax_abs, fused, host, is_host, scalars, synchronize
 from .structure import SlackStructure, slack_key
 
 
@@ -152,6 +152,11 @@ class BarrierNLP(ABC):
         """The user's (unscaled) constraint violation as a 0-d array, not read back;
         None where it is the scaled one, max |h|."""
         return None
+
+    def constr_viol_terms(self, w, hv):
+        """(:meth:`nlp_constr_viol`, :meth:`unscaled_constr_viol_term`) at ``w``, not
+        read back."""
+        return self.nlp_constr_viol(w, hv), self.unscaled_constr_viol_term(w, hv)
 
     def unscaled_constr_viol(self, w, hv) -> float:
         """The user's constraint violation at ``w`` (max-norm), read back."""
@@ -346,10 +351,9 @@ class SlackNLP(BarrierNLP):
         """``h(w)`` from the constraint values of the last evaluation (no evaluation):
         for a ``w`` whose x is the one last evaluated at."""
         xp = self.xp
-        xp.subtract(self._g, self.g_offset, out=out)
-        xp.multiply(self.dc_d, out, out=out)
+        fused.call(xp, "scaled_shift", self.dc_d, self._g, self.g_offset, out)
         if self.ns:
-            out[self._slack_d] -= w[self.nx:]
+            fused.call(xp, "add_scaled", self._slack_d, -1.0, w[self.nx:], out)
         return out
 
     def jac(self, w, out):
@@ -452,6 +456,16 @@ class SlackNLP(BarrierNLP):
             if self.relax_equalities:
                 v = xp.where(self._eq_d, xp.abs(self.user_g(w, hv) - self._lbg_d), v)
         return xp.max(v)
+
+    def constr_viol_terms(self, w, hv):
+        """(:meth:`nlp_constr_viol`, :meth:`unscaled_constr_viol_term`) at ``w``, not
+        read back: one reduction (``constr_viol``) sharing the bound violation, except
+        with relaxed equalities."""
+        if self.relax_equalities:
+            return super().constr_viol_terms(w, hv)
+        nx = self.nx
+        return fused.call(self.xp, "constr_viol", hv, self._slack_d, w[nx:], self.wL[nx:],
+                          self.wU[nx:], self._enforced_d, self.dc_d, self._dci_d)
 
     def user_g(self, w, hv):
         """The user's ``g(x)`` at ``w`` (xp) from the residual ``hv = h(w)``, without an

@@ -112,7 +112,7 @@ class _EmulatedFusedModule:
     @staticmethod
     def get_function(kname):
         from caspar_backend.arrays import fused
-        from caspar_backend.arrays.fused_cuda import Reduction
+        from caspar_backend.arrays.fused_cuda import Reduction, Reductions
 
         if kname == "caspar_pack":
             def pack(grid, block, args):
@@ -125,6 +125,9 @@ class _EmulatedFusedModule:
         def run(grid, block, args):
             if isinstance(op.kernel, Reduction):    # (..., n, partial, count, out)
                 args[-1][...] = op.reference(*args[:n_in])
+            elif isinstance(op.kernel, Reductions):     # out[c]: column c
+                for c, v in enumerate(op.reference(*args[:n_in])):
+                    args[-1][c] = v
             elif op.kernel.out:
                 args[n_in][...] = op.reference(*args[:n_in])
             else:
