@@ -66,6 +66,8 @@ Elementwise (a new array, or in place in the last argument):
 * ``scale_add(c, b, a)``: a <- c a + b
 * ``private_ratio(jv, pe, sigma, pc, delta_w, out)``: out <- jv[pe]^2 /
   max(sigma[pc] + delta_w, 1e-30)
+* ``kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q)``: q <- [hv^2, hv[hoff]^2, jv^2,
+  sigma^2] (nh, noff, nj the first three lengths, as floats)
 * ``col_static_term(sigma, delta_w, eps, ew, dstat_w, diag_w)``: ew <- eps min(sqrt(ew),
   1), dstat_w <- ew, diag_w <- (sigma + delta_w) + ew
 * ``row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c)``: ec <-
@@ -229,6 +231,14 @@ def _private_ratio(jv, pe, sigma, pc, delta_w, out):
     out /= d
 
 
+def _kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q):
+    nh, noff, nj = int(nh), int(noff), int(nj)
+    np.multiply(jv, jv, out=q[nh + noff:nh + noff + nj])
+    np.multiply(hv, hv, out=q[:nh])
+    np.take(q[:nh], hoff, out=q[nh:nh + noff])
+    np.multiply(sigma, sigma, out=q[nh + noff + nj:])
+
+
 def _col_static_term(sigma, delta_w, eps, ew, dstat_w, diag_w):
     np.sqrt(ew, out=ew)
     np.minimum(ew, 1.0, out=ew)
@@ -367,6 +377,12 @@ OPS = {
         "raw jv, idx pe, raw sigma, idx pc, scalar delta_w, inout out",
         "const double v = jv[pe[i]]; "
         "out[i] = v * v / CASPAR_MAX(sigma[pc[i]] + delta_w, 1e-30)", "pe"), _private_ratio),
+    "kkt_squares": FusedOp(Elementwise(
+        "raw hv, idx hoff, raw jv, raw sigma, scalar nh, scalar noff, scalar nj, inout q",
+        "const long long a = (long long)nh, b = a + (long long)noff, "
+        "c = b + (long long)nj; "
+        "const double v = i < a ? hv[i] : i < b ? hv[hoff[i - a]] : i < c ? jv[i - b] "
+        ": sigma[i - c]; q[i] = v * v", "q"), _kkt_squares),
     "col_static_term": FusedOp(Elementwise(
         "vec sigma, scalar delta_w, scalar eps, inout ew, inout dstat_w, inout diag_w",
         "const double e = CASPAR_MIN(sqrt(ew[i]), 1.0) * eps; "
@@ -389,7 +405,8 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
-            "gather_mul", "scaled_shift", "scale_add", "private_ratio", "col_static_term",
+            "gather_mul", "scaled_shift", "scale_add", "private_ratio", "kkt_squares",
+            "col_static_term",
             "row_static_term")
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(
