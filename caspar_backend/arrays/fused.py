@@ -66,6 +66,8 @@ Elementwise (a new array, or in place in the last argument):
 * ``scale_add(c, b, a)``: a <- c a + b
 * ``private_ratio(jv, pe, sigma, pc, delta_w, out)``: out <- jv[pe]^2 /
   max(sigma[pc] + delta_w, 1e-30)
+* ``concat_rhs(rw, rc, nw, m, b)``: b <- [rw, rc, 0] (nw, m the lengths of rw and rc,
+  as floats)
 * ``kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q)``: q <- [hv^2, hv[hoff]^2, jv^2,
   sigma^2] (nh, noff, nj the first three lengths, as floats)
 * ``col_static_term(sigma, delta_w, eps, ew, dstat_w, diag_w)``: ew <- eps min(sqrt(ew),
@@ -231,6 +233,11 @@ def _private_ratio(jv, pe, sigma, pc, delta_w, out):
     out /= d
 
 
+def _concat_rhs(rw, rc, nw, m, b):
+    nw, m = int(nw), int(m)
+    b[:nw], b[nw:nw + m], b[nw + m:] = rw, rc, 0.0
+
+
 def _kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q):
     nh, noff, nj = int(nh), int(noff), int(nj)
     np.multiply(jv, jv, out=q[nh + noff:nh + noff + nj])
@@ -377,6 +384,10 @@ OPS = {
         "raw jv, idx pe, raw sigma, idx pc, scalar delta_w, inout out",
         "const double v = jv[pe[i]]; "
         "out[i] = v * v / CASPAR_MAX(sigma[pc[i]] + delta_w, 1e-30)", "pe"), _private_ratio),
+    "concat_rhs": FusedOp(Elementwise(
+        "raw rw, raw rc, scalar nw, scalar m, inout b",
+        "const long long a = (long long)nw, c = a + (long long)m; "
+        "b[i] = i < a ? rw[i] : i < c ? rc[i - a] : 0.0", "b"), _concat_rhs),
     "kkt_squares": FusedOp(Elementwise(
         "raw hv, idx hoff, raw jv, raw sigma, scalar nh, scalar noff, scalar nj, inout q",
         "const long long a = (long long)nh, b = a + (long long)noff, "
@@ -405,9 +416,8 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
-            "gather_mul", "scaled_shift", "scale_add", "private_ratio", "kkt_squares",
-            "col_static_term",
-            "row_static_term")
+            "gather_mul", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
+            "kkt_squares", "col_static_term", "row_static_term")
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(
     OPS[name].kernel.size) for name in IN_PLACE}

@@ -334,7 +334,7 @@ class AugmentedKKT(KKTSystem):
         (large when K is singular and only the static regularization made it solvable)."""
         nw, m, xp = self.nw, self.m, self.xp
         b = self._rhs
-        b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
+        fused.call(xp, "concat_rhs", rhs_w, rhs_c, float(nw), float(m), b)   # [w, c, 0]
         x = self.solver.solve(b)
         # iterative refinement on the full system (:mod:`.refinement`): QDLDL does not
         # pivot and cuDSS pivots only statically, so tiny pivots can cost accuracy that

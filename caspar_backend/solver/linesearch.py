@@ -234,8 +234,7 @@ class LineSearch:
         # trace, e.g. in the L-BFGS memory that _accept updates)
         xp = self.xp
         grad_t, jac_t = xp.empty_like(it.gradf), xp.empty_like(it.jv)
-        calc.nlp.grad(wt, grad_t)
-        calc.nlp.jac(wt, jac_t)
+        calc.nlp.grad_and_jac(wt, grad_t, jac_t)
         if not calc.allfinite(grad_t, jac_t):
             return None           # an evaluation error rejects the soft step (IPOPT)
         err = calc.primal_dual_error(mu)

@@ -175,16 +175,14 @@ class BarrierQuantities:
     # ================================================================ evaluations
     def eval_zeroth(self, w, hout):
         """``(f(w), ok)`` with h(w) into ``hout``; ok: both finite."""
-        f = self.nlp.f(w)
-        self.nlp.h(w, hout)
+        f = self.nlp.f_and_h(w, hout)
         ok = math.isfinite(f) and self.allfinite(hout)
         return f, ok
 
     def eval_first_order(self, it: Iterate):
         """The gradient and Jacobian values of ``it`` at its ``w`` (f and h are current);
         a NaN or Inf ends the solve."""
-        self.nlp.grad(it.w, it.gradf)
-        self.nlp.jac(it.w, it.jv)
+        self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
         if not self.allfinite(it.gradf, it.jv):
             self.invalid(it.w, "derivative")
 
@@ -233,8 +231,7 @@ class BarrierQuantities:
         host read for the finiteness of h, theta and the barrier sums (the objective is
         read by the evaluator).  ``theta`` and ``phi`` are meaningless when not ``ok``."""
         xp = self.xp
-        f = self.nlp.f(w)
-        self.nlp.h(w, hout)
+        f = self.nlp.f_and_h(w, hout)
         fin, theta, *sums = scalars(xp, *fused.call(xp, "finite_abs_sum", hout),
                                     *self.barrier_terms(w))
         if not (math.isfinite(f) and fin):

@@ -136,6 +136,9 @@ def test_host_results_of_the_combined_ops_are_the_former_expressions():
     assert np.array_equal(out, z * (s - ds))
     fused.call(np, "private_ratio", w, idx, dw, idx, 1e-3, out)
     assert np.array_equal(out, w[idx] ** 2 / np.maximum(dw[idx] + 1e-3, 1e-30))
+    b = np.ones(len(s) + 5 + 3)
+    fused.call(np, "concat_rhs", s, ds[:5], len(s), 5.0, b)
+    assert np.array_equal(b, np.concatenate([s, ds[:5], np.zeros(3)]))
     q = np.empty(2 * len(s) + 5 + len(z))
     fused.call(np, "kkt_squares", s, idx[:5] % len(s), ds, z, len(s), 5.0, len(ds), q)
     assert np.array_equal(q, np.concatenate([s * s, s[idx[:5] % len(s)] ** 2, ds * ds, z * z]))
@@ -189,6 +192,7 @@ def _args(name, n, cp):
         "scaled_shift": (z, ds, v, s.copy()),
         "scale_add": (1e-8, v, s.copy()),
         "private_ratio": (w, idx, np.abs(w), idx, 1e-4, s.copy()),
+        "concat_rhs": (ds, z[:k // 2], float(k), float(k // 2), np.ones(2 * k)),
         "kkt_squares": (ds, idx[:k // 2] % max(k, 1), z, v[:k // 3],
                         float(k), float(k // 2), float(k), np.empty(2 * k + k // 2 + k // 3)),
         "col_static_term": (s, 1e-4, 1e-8, z.copy(), v.copy(), ds.copy()),
