@@ -52,7 +52,10 @@ arrays, float64; ``|a|_inf`` is max_i |a_i|, 0 when empty; a minimum over nothin
 
 Elementwise (a new array, or in place in the last argument):
 
-* ``gather_slack(w, idx, b, sign)``: sign (w[idx] - b)
+* ``gather_slacks(w, idx, b, nL)``: [w[idx] - b for the first nL entries, b - w[idx] for
+  the others] (both slack vectors in one launch; nL as a float)
+* ``gather_scale(a, idx, c, out)``: out <- c a[idx]
+* ``neg_sum(a, b)``: -(a + b)
 * ``bound_mult_step(mu, z, s, dw, idx, sign)``: (mu - z s - sign z dw[idx]) / s
 * ``add_ratio(idx, num, s, out)``: out[idx] += num / s
 * ``add_scaled(idx, c, v, out)``: out[idx] += c v
@@ -238,6 +241,19 @@ def _concat_rhs(rw, rc, nw, m, b):
     b[:nw], b[nw:nw + m], b[nw + m:] = rw, rc, 0.0
 
 
+def _gather_slacks(w, idx, b, nL):
+    k = int(nL)
+    s = np.empty_like(b)
+    np.subtract(w[idx[:k]], b[:k], out=s[:k])
+    np.subtract(b[k:], w[idx[k:]], out=s[k:])
+    return s
+
+
+def _gather_scale(a, idx, c, out):
+    np.take(a, idx, out=out)
+    out *= c
+
+
 def _kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q):
     nh, noff, nj = int(nh), int(noff), int(nj)
     np.multiply(jv, jv, out=q[nh + noff:nh + noff + nj])
@@ -302,9 +318,6 @@ OPS = {
     "max_abs_shift": FusedOp(Reduction("vec s, vec z, scalar mu", "fabs(s[i] * z[i] - mu)",
                                        "max", "0.0"),
                              lambda s, z, mu: _max_or_zero(np.abs(s * z - mu))),
-    "gather_slack": FusedOp(Elementwise("raw w, idx idx, vec b, scalar sign",
-                                        "s[i] = sign * (w[idx[i]] - b[i])", "b", "s"),
-                            lambda w, idx, b, sign: w[idx] - b if sign > 0 else b - w[idx]),
     "bound_mult_step": FusedOp(Elementwise("scalar mu, vec z, vec s, raw dw, idx idx, "
                                            "scalar sign",
                                            "dz[i] = (mu - z[i] * s[i] - sign * z[i] * "
@@ -384,6 +397,14 @@ OPS = {
         "raw jv, idx pe, raw sigma, idx pc, scalar delta_w, inout out",
         "const double v = jv[pe[i]]; "
         "out[i] = v * v / CASPAR_MAX(sigma[pc[i]] + delta_w, 1e-30)", "pe"), _private_ratio),
+    "gather_slacks": FusedOp(Elementwise(
+        "raw w, idx idx, vec b, scalar nL",
+        "s[i] = i < (long long)nL ? w[idx[i]] - b[i] : b[i] - w[idx[i]]", "b", "s"),
+        _gather_slacks),
+    "gather_scale": FusedOp(Elementwise("raw a, idx idx, scalar c, inout out",
+                                        "out[i] = a[idx[i]] * c", "idx"), _gather_scale),
+    "neg_sum": FusedOp(Elementwise("vec a, vec b", "r[i] = -(a[i] + b[i])", "a", "r"),
+                       lambda a, b: -(a + b)),
     "concat_rhs": FusedOp(Elementwise(
         "raw rw, raw rc, scalar nw, scalar m, inout b",
         "const long long a = (long long)nw, c = a + (long long)m; "
@@ -416,7 +437,7 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
-            "gather_mul", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
+            "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
             "kkt_squares", "col_static_term", "row_static_term")
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(

@@ -215,7 +215,6 @@ class SlackNLP(BarrierNLP):
         self._g = xp.zeros(m)
         self._gradf = xp.zeros(n)
         self._jv = xp.zeros(st.nj_ev)
-        self._jtmp = xp.zeros(0 if st.jall else self._nj_user)
         self._hv = xp.zeros(0 if self._hkeep_all else st.nh_ev)
         self._lam = xp.zeros(m)
         self.lbg, self.ubg = lbg, ubg
@@ -328,8 +327,7 @@ class SlackNLP(BarrierNLP):
         if self.all_free:
             xp.multiply(self.df, self._gradf, out=out[:self.nx])
         else:
-            xp.take(self._gradf, self._free_d, out=out[:self.nx])
-            out[:self.nx] *= self.df
+            fused.call(xp, "gather_scale", self._gradf, self._free_d, self.df, out[:self.nx])
         out[self.nx:] = 0.0
         return out
 
@@ -361,8 +359,7 @@ class SlackNLP(BarrierNLP):
         if k == len(self._jv):
             xp.multiply(self._dcj_d, self._jv, out=out[:k])
         else:
-            xp.take(self._jv, self._jkeep_d, out=self._jtmp)
-            xp.multiply(self._dcj_d, self._jtmp, out=out[:k])
+            fused.call(xp, "gather_mul", self._dcj_d, self._jv, self._jkeep_d, out[:k])
         out[k:] = -1.0
         return out
 

@@ -50,6 +50,9 @@ class BarrierQuantities:
         self.dampL, self.dampU = st.dampL, st.dampU
         self.idampL, self.idampU = st.idampL, st.idampU
         self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
+        # both index sets and bounds end to end: both slack vectors in one launch
+        self._iLU = xp.concatenate([self.iL, self.iU])
+        self._bLU = xp.concatenate([self.wLL, self.wUU])
         # IPOPT's safe slacks (CalculateSafeSlack) in every slack from the first one lost
         # to rounding on (see phi); off until then, so that no solve pays for them
         self.safe_slack_mode = False
@@ -66,16 +69,16 @@ class BarrierQuantities:
     def slacks(self, w):
         """(w[iL] - wL, wU - w[iU]), IPOPT's safe slacks in safe-slack mode; new arrays
         that callers do not modify.  Those of the current iterate are formed once per
-        version of its ``w`` (on the device each is four launches, and an iteration asks
-        ~7 times)."""
+        version of its ``w`` (an iteration asks ~7 times); both are views of one vector
+        (one launch: ``gather_slacks``)."""
         it = self.it
         current = w is it.w and not self.safe_slack_mode
         c = self._slack_cache
         if current and c is not None and c[0] == it.version and c[1] is w:
             return c[2]
         xp = self.xp
-        sL = fused.call(xp, "gather_slack", w, self.iL, self.wLL, 1.0)
-        sU = fused.call(xp, "gather_slack", w, self.iU, self.wUU, -1.0)
+        s = fused.call(xp, "gather_slacks", w, self._iLU, self._bLU, float(self.nL))
+        sL, sU = s[:self.nL], s[self.nL:]
         if self.safe_slack_mode:
             return self.safe_slacks(sL, sU)
         if current:

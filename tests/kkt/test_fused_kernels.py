@@ -60,8 +60,9 @@ def test_host_results_are_the_former_expressions():
     b = RNG.normal(size=len(idx))
     mu, tau, ks = 0.3, 0.99, 1e10
     xp = np
-    assert np.array_equal(fused.call(xp, "gather_slack", w, idx, b, 1.0), w[idx] - b)
-    assert np.array_equal(fused.call(xp, "gather_slack", w, idx, b, -1.0), b - w[idx])
+    s2 = fused.call(xp, "gather_slacks", w, np.concatenate([idx, idx]), np.concatenate([b, b]),
+                    float(len(idx)))
+    assert np.array_equal(s2, np.concatenate([w[idx] - b, b - w[idx]]))
     assert fused.call(xp, "ftb_min", s, ds, tau, 1.0) == np.min(
         np.where(ds < 0, -tau * s / ds, np.inf))
     assert fused.call(xp, "ftb_min", s, ds, tau, -1.0) == np.min(
@@ -132,6 +133,9 @@ def test_host_results_of_the_combined_ops_are_the_former_expressions():
     out = np.empty(len(s))
     fused.call(np, "gather_mul", s, w, idx, out)
     assert np.array_equal(out, s * w[idx])
+    fused.call(np, "gather_scale", w, idx, 0.3, out)
+    assert np.array_equal(out, w[idx] * 0.3)
+    assert np.array_equal(fused.call(np, "neg_sum", s, ds), -(s + ds))
     fused.call(np, "scaled_shift", z, s, ds, out)
     assert np.array_equal(out, z * (s - ds))
     fused.call(np, "private_ratio", w, idx, dw, idx, 1e-3, out)
@@ -168,7 +172,9 @@ def _args(name, n, cp):
         "sum_log": (s,),
         "max_prod": (s, z),
         "max_abs_shift": (s, z, 0.7),
-        "gather_slack": (w, idx, v, -1.0),
+        "gather_slacks": (w, idx, v, float(k // 3)),
+        "gather_scale": (w, idx, 1e-3, s.copy()),
+        "neg_sum": (s, ds),
         "bound_mult_step": (0.7, z, s, w, idx, 1.0),
         "add_ratio": (idx, z, s, w.copy()),
         "add_scaled": (idx, -1.0, z, w.copy()),
