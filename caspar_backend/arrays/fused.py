@@ -446,7 +446,8 @@ _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].in
 
 def call(xp, name, *args):
     """``OPS[name]`` on ``args``: the NumPy reference on the host, the kernel on the
-    device (one launch).  In-place ops return None."""
+    device (one launch).  In-place ops return None, a :class:`~.fused_cuda.Reductions`
+    op a tuple of 0-d arrays (one per column)."""
     if xp is np:                    # is_host, inlined: the hot path of every op
         return _REFERENCE[name](*args)
     if name in IN_PLACE and not (args[-1].size and args[_SIZE_ARG[name]].size):
