@@ -26,15 +26,58 @@ Reductions (a 0-d array, not read back; the identity for empty input):
 * ``max_prod(s, z)``: max_i s_i z_i (0 when empty)
 * ``max_abs_shift(s, z, mu)``: max_i |s_i z_i - mu| (0 when empty)
 
+Several reductions in one launch (:class:`~.fused_cuda.Reductions`: a tuple of 0-d
+arrays, float64; ``|a|_inf`` is max_i |a_i|, 0 when empty; a minimum over nothing is
++inf; ``ftb(s, d)`` is -tau s / d where d < 0, +inf elsewhere):
+
+* ``barrier_sums(sL, idampL, sU, idampU)``: (min(min sL, min sU), sum log sL,
+  sum log sU, sum sL[idampL], sum sU[idampU]) -- the barrier function's slack terms
+* ``step_reference(gphi, dw, w, h)``: (gphi^T dw, |dw|_inf, |dw / (1 + |w|)|_inf,
+  sum |h|) -- the line search's reference values
+* ``step_bounds(sL, iL, sU, iU, dw, zL, dzL, zU, dzU, tau)``: (min ftb(sL, dw[iL]),
+  min ftb(sU, -dw[iU]), min ftb(zL, dzL), min ftb(zU, dzU)) -- the fraction-to-the-boundary
+  minima of a step
+* ``optimality_norms(rd, h, y, w, sL, zL, sU, zU, mu)``: (|rd|_inf, |h|_inf,
+  max sL zL, max sU zU, |sL zL - mu|_inf, |sU zU - mu|_inf, sum zL, sum zU, sum |y|,
+  |w|_inf) -- the convergence test's norms (products and sums 0 when empty)
+* ``constr_viol(hv, slack, ws, wLs, wUs, enforced, dc, dci)``: with the inequality rows'
+  bound violation v_k = max(wLs_k - g_k, g_k - wUs_k, 0), g_k = hv[slack_k] + ws_k:
+  (max(max_k v_k, |hv[enforced]|_inf), max(max_k v_k / dci_k, max_e |hv_e| / dc_e))
+  -- the scaled and the unscaled constraint violation (0 when empty; ``enforced`` the
+  rows without a slack)
+* ``finite_abs_sum(h)``: (all_i isfinite(h_i) as 1.0 or 0.0, sum |h|)
+* ``all_finite2(a, b)``: (all entries of a and b finite, as 1.0 or 0.0)
+* ``amax_abs2(a, b)``: (|a|_inf, |b|_inf);  ``amax_abs3(a, b, c)``: (|a|_inf, |b|_inf,
+  |c|_inf)
+
 Elementwise (a new array, or in place in the last argument):
 
-* ``gather_slack(w, idx, b, sign)``: sign (w[idx] - b)
+* ``gather_slacks(w, idx, b, nL)``: [w[idx] - b for the first nL entries, b - w[idx] for
+  the others] (both slack vectors in one launch; nL as a float)
+* ``gather_scale(a, idx, c, out)``: out <- c a[idx]
+* ``neg_sum(a, b)``: -(a + b)
 * ``bound_mult_step(mu, z, s, dw, idx, sign)``: (mu - z s - sign z dw[idx]) / s
 * ``add_ratio(idx, num, s, out)``: out[idx] += num / s
 * ``add_scaled(idx, c, v, out)``: out[idx] += c v
 * ``add_barrier(idx, c1, s, c2, d, out)``: out[idx] += c1 / s + c2 d
 * ``residual_static(b, kv, d, v)``: b - kv + d v
 * ``clip_ratio(s, mu, ks, z)``: z <- min(max(z, mu / (ks s)), ks mu / s)
+* ``axpy(a, x, y)``: y <- y + a x
+* ``axpy_into(w, a, d, out)``: out <- w + a d
+* ``gather_mul(v, y, idx, out)``: out <- v y[idx]
+* ``scaled_shift(dc, g, off, out)``: out <- dc (g - off)
+* ``scale_add(c, b, a)``: a <- c a + b
+* ``private_ratio(jv, pe, sigma, pc, delta_w, out)``: out <- jv[pe]^2 /
+  max(sigma[pc] + delta_w, 1e-30)
+* ``concat_rhs(rw, rc, nw, m, b)``: b <- [rw, rc, 0] (nw, m the lengths of rw and rc,
+  as floats)
+* ``kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q)``: q <- [hv^2, hv[hoff]^2, jv^2,
+  sigma^2] (nh, noff, nj the first three lengths, as floats)
+* ``col_static_term(sigma, delta_w, eps, ew, dstat_w, diag_w)``: ew <- eps min(sqrt(ew),
+  1), dstat_w <- ew, diag_w <- (sigma + delta_w) + ew
+* ``row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c)``: ec <-
+  max(min(eps min(ec, 1), priv) - delta_c, 0) (the min with priv only when priv_on is
+  nonzero), dstat_c <- -ec, diag_c <- -ec - delta_c
 """
 
 from __future__ import annotations
@@ -45,7 +88,7 @@ from typing import Callable
 import numpy as np
 
 from . import fused_cuda
-from .fused_cuda import Elementwise, Reduction
+from .fused_cuda import Elementwise, Reduction, Reductions, over
 
 
 @dataclass(frozen=True)
@@ -54,7 +97,7 @@ class FusedOp:
     :class:`~.fused_cuda.Reduction`); ``reference``: the NumPy formula, called with the
     kernel's arguments (in-place outputs last, modified)."""
 
-    kernel: Elementwise | Reduction
+    kernel: Elementwise | Reduction | Reductions
     reference: Callable
 
 
@@ -105,6 +148,161 @@ def _add_barrier(idx, c1, s, c2, d, out):
     out[idx] += c1 / s + c2 * d
 
 
+def _amax_abs(a):
+    return _max_reduce(np.abs(a)) if a.size else np.zeros(())
+
+
+def _barrier_sums(sL, idampL, sU, idampU):
+    mins = [_min_reduce(v) for v in (sL, sU) if v.size]
+    smin = (np.full((), np.inf) if not mins else mins[0] if len(mins) == 1
+            else np.minimum(mins[0], mins[1]))
+    return (smin, _sum_reduce(np.log(sL)), _sum_reduce(np.log(sU)),
+            _sum_reduce(sL[idampL]), _sum_reduce(sU[idampU]))
+
+
+def _step_reference(gphi, dw, w, h):
+    return (gphi @ dw, _amax_abs(dw), _amax_abs(dw / (1.0 + np.abs(w))),
+            _sum_reduce(np.abs(h)))
+
+
+def _step_bounds(sL, iL, sU, iU, dw, zL, dzL, zU, dzU, tau):
+    return (_ftb_min(sL, dw[iL], tau, 1.0), _ftb_min(sU, dw[iU], tau, -1.0),
+            _ftb_min(zL, dzL, tau, 1.0), _ftb_min(zU, dzU, tau, 1.0))
+
+
+def _optimality_norms(rd, h, y, w, sL, zL, sU, zU, mu):
+    return (_amax_abs(rd), _amax_abs(h), _max_or_zero(sL * zL), _max_or_zero(sU * zU),
+            _max_or_zero(np.abs(sL * zL - mu)), _max_or_zero(np.abs(sU * zU - mu)),
+            _sum_reduce(zL), _sum_reduce(zU), _sum_reduce(np.abs(y)), _amax_abs(w))
+
+
+def _constr_viol(hv, slack, ws, wLs, wUs, enforced, dc, dci):
+    # SlackNLP.nlp_constr_viol and unscaled_constr_viol_term as they were, sharing the
+    # bound violation (slack_bound_viol: the same values either way)
+    m, ns = len(hv), len(slack)
+    if not ns:
+        scaled = _amax_abs(hv)
+    else:
+        gI = hv[slack] + ws
+        v = np.maximum(np.maximum(wLs - gI, gI - wUs), 0.0)
+        scaled = _max_reduce(v)
+        if ns != m:
+            scaled = np.maximum(scaled, _amax_abs(hv[enforced]))
+    if m == 0:
+        return scaled, np.zeros(())
+    u = np.abs(hv) / dc
+    if ns:
+        u[slack] = v / dci
+    return scaled, _max_reduce(u)
+
+
+def _finite_abs_sum(h):
+    return np.logical_and.reduce(np.isfinite(h)), _sum_reduce(np.abs(h))
+
+
+def _all_finite2(a, b):
+    return (np.logical_and.reduce(np.isfinite(a)) & np.logical_and.reduce(np.isfinite(b)),)
+
+
+def _axpy(a, x, y):
+    y += a * x
+
+
+def _axpy_into(w, a, d, out):
+    np.add(w, a * d, out=out)
+
+
+def _gather_mul(v, y, idx, out):
+    np.take(y, idx, out=out)
+    np.multiply(v, out, out=out)
+
+
+def _scaled_shift(dc, g, off, out):
+    np.subtract(g, off, out=out)
+    np.multiply(dc, out, out=out)
+
+
+def _scale_add(c, b, a):
+    a *= c
+    a += b
+
+
+def _private_ratio(jv, pe, sigma, pc, delta_w, out):
+    np.take(jv, pe, out=out)
+    out *= out
+    d = sigma[pc]
+    d += delta_w
+    np.maximum(d, 1e-30, out=d)
+    out /= d
+
+
+def _concat_rhs(rw, rc, nw, m, b):
+    nw, m = int(nw), int(m)
+    b[:nw], b[nw:nw + m], b[nw + m:] = rw, rc, 0.0
+
+
+def _gather_slacks(w, idx, b, nL):
+    k = int(nL)
+    s = np.empty_like(b)
+    np.subtract(w[idx[:k]], b[:k], out=s[:k])
+    np.subtract(b[k:], w[idx[k:]], out=s[k:])
+    return s
+
+
+def _gather_scale(a, idx, c, out):
+    np.take(a, idx, out=out)
+    out *= c
+
+
+def _kkt_squares(hv, hoff, jv, sigma, nh, noff, nj, q):
+    nh, noff, nj = int(nh), int(noff), int(nj)
+    np.multiply(jv, jv, out=q[nh + noff:nh + noff + nj])
+    np.multiply(hv, hv, out=q[:nh])
+    np.take(q[:nh], hoff, out=q[nh:nh + noff])
+    np.multiply(sigma, sigma, out=q[nh + noff + nj:])
+
+
+def _col_static_term(sigma, delta_w, eps, ew, dstat_w, diag_w):
+    np.sqrt(ew, out=ew)
+    np.minimum(ew, 1.0, out=ew)
+    ew *= eps
+    dstat_w[...] = ew
+    # (sigma + delta_w) + ew, in place: the association of the original expression
+    np.add(sigma, delta_w, out=diag_w)
+    diag_w += ew
+
+
+def _row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c):
+    np.minimum(ec, 1.0, out=ec)
+    ec *= eps
+    if priv_on:
+        np.minimum(ec, priv, out=ec)
+    ec -= delta_c
+    np.maximum(ec, 0.0, out=ec)
+    np.multiply(ec, -1.0, out=dstat_c)
+    np.multiply(ec, -1.0, out=diag_c)
+    diag_c -= delta_c
+
+
+def _ftb(s, d):
+    """C: the fraction-to-the-boundary ratio of slack ``s`` and step ``d``."""
+    return f"({d}) < 0 ? -tau * ({s}) / ({d}) : CASPAR_INF"
+
+
+_INF, _FIN = "CASPAR_INF", "(CASPAR_FINITE({0}) ? 1.0 : 0.0)"
+#: C: the bound violation v_k of ``constr_viol`` (a NaN propagates, as NumPy's maximum)
+_VIOL = ("CASPAR_MAX(CASPAR_MAX(wLs[i] - (hv[slack[i]] + ws[i]), "
+         "(hv[slack[i]] + ws[i]) - wUs[i]), 0.0)")
+
+
+def _amax(name):
+    return (over(name, f"fabs({name}[i])", "0.0"), "max", "0.0")
+
+
+def _sum(name, expr):
+    return (over(name, expr, "0.0"), "sum", "0.0")
+
+
 OPS = {
     "amax_abs": FusedOp(Reduction("vec a", "fabs(a[i])", "max", "0.0"),
                         lambda a: _max_or_zero(np.abs(a))),
@@ -120,9 +318,6 @@ OPS = {
     "max_abs_shift": FusedOp(Reduction("vec s, vec z, scalar mu", "fabs(s[i] * z[i] - mu)",
                                        "max", "0.0"),
                              lambda s, z, mu: _max_or_zero(np.abs(s * z - mu))),
-    "gather_slack": FusedOp(Elementwise("raw w, idx idx, vec b, scalar sign",
-                                        "s[i] = sign * (w[idx[i]] - b[i])", "b", "s"),
-                            lambda w, idx, b, sign: w[idx] - b if sign > 0 else b - w[idx]),
     "bound_mult_step": FusedOp(Elementwise("scalar mu, vec z, vec s, raw dw, idx idx, "
                                            "scalar sign",
                                            "dz[i] = (mu - z[i] * s[i] - sign * z[i] * "
@@ -142,6 +337,96 @@ OPS = {
     "clip_ratio": FusedOp(Elementwise("vec s, scalar mu, scalar ks, inout z",
                                       "z[i] = fmin(fmax(z[i], mu / (ks * s[i])), "
                                       "ks * mu / s[i])", "s"), _clip_ratio),
+    "barrier_sums": FusedOp(Reductions("vec sL, idx idampL, vec sU, idx idampU", (
+        ("CASPAR_MIN(%s, %s)" % (over("sL", "sL[i]", _INF), over("sU", "sU[i]", _INF)),
+         "min", _INF),
+        _sum("sL", "log(sL[i])"), _sum("sU", "log(sU[i])"),
+        _sum("idampL", "sL[idampL[i]]"), _sum("idampU", "sU[idampU[i]]"))), _barrier_sums),
+    "step_reference": FusedOp(Reductions("vec gphi, vec dw, vec w, vec h", (
+        _sum("dw", "gphi[i] * dw[i]"), _amax("dw"),
+        (over("dw", "fabs(dw[i] / (1.0 + fabs(w[i])))", "0.0"), "max", "0.0"),
+        _sum("h", "fabs(h[i])"))), _step_reference),
+    "step_bounds": FusedOp(Reductions(
+        "vec sL, idx iL, vec sU, idx iU, raw dw, vec zL, vec dzL, vec zU, vec dzU, "
+        "scalar tau", (
+            (over("sL", _ftb("sL[i]", "dw[iL[i]]"), _INF), "min", _INF),
+            (over("sU", _ftb("sU[i]", "-dw[iU[i]]"), _INF), "min", _INF),
+            (over("zL", _ftb("zL[i]", "dzL[i]"), _INF), "min", _INF),
+            (over("zU", _ftb("zU[i]", "dzU[i]"), _INF), "min", _INF))), _step_bounds),
+    "optimality_norms": FusedOp(Reductions(
+        "vec rd, vec h, vec y, vec w, vec sL, vec zL, vec sU, vec zU, scalar mu", (
+            _amax("rd"), _amax("h"),
+            (over("sL", "sL[i] * zL[i]", "0.0"), "max", "0.0"),
+            (over("sU", "sU[i] * zU[i]", "0.0"), "max", "0.0"),
+            (over("sL", "fabs(sL[i] * zL[i] - mu)", "0.0"), "max", "0.0"),
+            (over("sU", "fabs(sU[i] * zU[i] - mu)", "0.0"), "max", "0.0"),
+            _sum("zL", "zL[i]"), _sum("zU", "zU[i]"), _sum("y", "fabs(y[i])"),
+            _amax("w"))), _optimality_norms),
+    "constr_viol": FusedOp(Reductions(
+        "vec hv, idx slack, vec ws, vec wLs, vec wUs, idx enforced, vec dc, vec dci", (
+            ("CASPAR_MAX(%s, %s)" % (over("slack", _VIOL, "0.0"),
+                                     over("enforced", "fabs(hv[enforced[i]])", "0.0")),
+             "max", "0.0"),
+            ("CASPAR_MAX(%s, %s)" % (over("slack", f"{_VIOL} / dci[i]", "0.0"),
+                                     over("enforced", "fabs(hv[enforced[i]]) / "
+                                          "dc[enforced[i]]", "0.0")),
+             "max", "0.0"))), _constr_viol),
+    "finite_abs_sum": FusedOp(Reductions("vec h", (
+        (over("h", _FIN.format("h[i]"), "1.0"), "min", "1.0"),
+        _sum("h", "fabs(h[i])"))), _finite_abs_sum),
+    "all_finite2": FusedOp(Reductions("vec a, vec b", (
+        ("CASPAR_MIN(%s, %s)" % (over("a", _FIN.format("a[i]"), "1.0"),
+                                 over("b", _FIN.format("b[i]"), "1.0")), "min", "1.0"),)),
+        _all_finite2),
+    "amax_abs2": FusedOp(Reductions("vec a, vec b", (_amax("a"), _amax("b"))),
+                         lambda a, b: (_amax_abs(a), _amax_abs(b))),
+    "amax_abs3": FusedOp(Reductions("vec a, vec b, vec c", (_amax("a"), _amax("b"),
+                                                            _amax("c"))),
+                         lambda a, b, c: (_amax_abs(a), _amax_abs(b), _amax_abs(c))),
+    "axpy": FusedOp(Elementwise("scalar a, vec x, inout y", "y[i] += a * x[i]", "x"), _axpy),
+    "axpy_into": FusedOp(Elementwise("vec w, scalar a, vec d, inout out",
+                                     "out[i] = w[i] + a * d[i]", "w"), _axpy_into),
+    "gather_mul": FusedOp(Elementwise("vec v, raw y, idx idx, inout out",
+                                      "out[i] = v[i] * y[idx[i]]", "v"), _gather_mul),
+    "scaled_shift": FusedOp(Elementwise("vec dc, vec g, vec off, inout out",
+                                        "out[i] = dc[i] * (g[i] - off[i])", "g"),
+                            _scaled_shift),
+    "scale_add": FusedOp(Elementwise("scalar c, vec b, inout a", "a[i] = a[i] * c + b[i]",
+                                     "b"), _scale_add),
+    "private_ratio": FusedOp(Elementwise(
+        "raw jv, idx pe, raw sigma, idx pc, scalar delta_w, inout out",
+        "const double v = jv[pe[i]]; "
+        "out[i] = v * v / CASPAR_MAX(sigma[pc[i]] + delta_w, 1e-30)", "pe"), _private_ratio),
+    "gather_slacks": FusedOp(Elementwise(
+        "raw w, idx idx, vec b, scalar nL",
+        "s[i] = i < (long long)nL ? w[idx[i]] - b[i] : b[i] - w[idx[i]]", "b", "s"),
+        _gather_slacks),
+    "gather_scale": FusedOp(Elementwise("raw a, idx idx, scalar c, inout out",
+                                        "out[i] = a[idx[i]] * c", "idx"), _gather_scale),
+    "neg_sum": FusedOp(Elementwise("vec a, vec b", "r[i] = -(a[i] + b[i])", "a", "r"),
+                       lambda a, b: -(a + b)),
+    "concat_rhs": FusedOp(Elementwise(
+        "raw rw, raw rc, scalar nw, scalar m, inout b",
+        "const long long a = (long long)nw, c = a + (long long)m; "
+        "b[i] = i < a ? rw[i] : i < c ? rc[i - a] : 0.0", "b"), _concat_rhs),
+    "kkt_squares": FusedOp(Elementwise(
+        "raw hv, idx hoff, raw jv, raw sigma, scalar nh, scalar noff, scalar nj, inout q",
+        "const long long a = (long long)nh, b = a + (long long)noff, "
+        "c = b + (long long)nj; "
+        "const double v = i < a ? hv[i] : i < b ? hv[hoff[i - a]] : i < c ? jv[i - b] "
+        ": sigma[i - c]; q[i] = v * v", "q"), _kkt_squares),
+    "col_static_term": FusedOp(Elementwise(
+        "vec sigma, scalar delta_w, scalar eps, inout ew, inout dstat_w, inout diag_w",
+        "const double e = CASPAR_MIN(sqrt(ew[i]), 1.0) * eps; "
+        "ew[i] = e; dstat_w[i] = e; diag_w[i] = (sigma[i] + delta_w) + e", "sigma"),
+        _col_static_term),
+    "row_static_term": FusedOp(Elementwise(
+        "vec priv, scalar eps, scalar delta_c, scalar priv_on, inout ec, inout dstat_c, "
+        "inout diag_c",
+        "double e = CASPAR_MIN(ec[i], 1.0) * eps; "
+        "if (priv_on != 0.0) e = CASPAR_MIN(e, priv[i]); "
+        "e = CASPAR_MAX(e - delta_c, 0.0); "
+        "ec[i] = e; dstat_c[i] = -e; diag_c[i] = -e - delta_c", "ec"), _row_static_term),
 }
 
 #: the specs, the table :mod:`.fused_cuda` compiles
@@ -151,15 +436,21 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
-IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio")
+IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
+            "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
+            "kkt_squares", "col_static_term", "row_static_term")
+#: the position of an in-place op's size argument (its kernel's ``size``)
+_SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(
+    OPS[name].kernel.size) for name in IN_PLACE}
 
 
 def call(xp, name, *args):
     """``OPS[name]`` on ``args``: the NumPy reference on the host, the kernel on the
-    device (one launch).  In-place ops return None."""
+    device (one launch).  In-place ops return None, a :class:`~.fused_cuda.Reductions`
+    op a tuple of 0-d arrays (one per column)."""
     if xp is np:                    # is_host, inlined: the hot path of every op
         return _REFERENCE[name](*args)
-    if name in IN_PLACE and not (args[-1].size and args[0].size):
+    if name in IN_PLACE and not (args[-1].size and args[_SIZE_ARG[name]].size):
         return None
     if not fused_cuda.contiguous(args):
         if name in IN_PLACE:

@@ -21,6 +21,13 @@ number, ``inout`` the float64 vector written in place (the last argument).
   result and sets the counter back to zero.  The sums are in a fixed order: the same
   bits on every run.  ``max`` and ``min`` propagate NaN, as NumPy's reductions do.
   Partials and counter are per stream (kernels on one stream run in order).
+* **Reductions** (:class:`Reductions`): up to :data:`MAX_COLUMNS` reductions in the same
+  launch and the same partition, each a *column* ``(map, reduce, identity)`` with its
+  own fold, into consecutive entries of a float64 vector.  The vectors they read may
+  differ in length: ``i`` runs up to the longest ``vec`` or ``idx`` parameter, whose
+  length the kernel knows as ``n_<name>``, and a map guards its own reads (``i < n_a ?
+  ... : identity``, see :func:`over`).  One launch in place of one per norm, sum or
+  minimum: an iteration's convergence test reads ten of them.
 
 :func:`pack` gathers up to :data:`PACK_MAX` 0-d device values (float64, bool or int64)
 into one float64 vector, so that :func:`~caspar_backend.arrays.xp.scalars` reads them
@@ -40,6 +47,8 @@ MAX_PARTIALS = 256
 MAX_ELEMENTWISE_BLOCKS = 8192
 #: values :func:`pack` gathers in one launch
 PACK_MAX = 24
+#: columns of one :class:`Reductions` (its shared memory: 8 * THREADS bytes each)
+MAX_COLUMNS = 12
 
 _C_TYPES = {"vec": "const double* {}", "raw": "const double* {}",
             "idx": "const long long* {}", "scalar": "const double {}",
@@ -154,6 +163,60 @@ class Reduction:
                 "        *count = 0u;\n    }\n}\n")
 
 
+def over(name: str, expr: str, identity: str) -> str:
+    """A :class:`Reductions` column's map reading parameter ``name`` at ``i``:
+    ``expr`` where ``i < n_name``, ``identity`` beyond its end."""
+    return f"(i < n_{name} ? ({expr}) : ({identity}))"
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """Final.  ``params`` (see the module doc; no ``inout``) and ``columns``, a tuple of
+    ``(map, reduce, identity)`` (C; reduce one of max / min / sum): out[c] is column c's
+    fold of its map over ``i < n``, n the largest length of a ``vec`` or ``idx``
+    parameter (each length passed as ``n_<name>``, in parameter order, before n)."""
+
+    params: str
+    columns: tuple
+
+    def lengths(self) -> list:
+        """The parameters whose lengths the kernel takes, in order."""
+        return [n for k, n in _params(self.params) if k in ("vec", "idx")]
+
+    def source(self, name: str) -> str:
+        if not 0 < len(self.columns) <= MAX_COLUMNS:
+            raise ValueError(f"{name}: 1 to {MAX_COLUMNS} columns")
+        ps = ", ".join([_C_TYPES[k].format(n) for k, n in _params(self.params)]
+                       + [f"const long long n_{n}" for n in self.lengths()])
+        cols = list(enumerate(self.columns))
+        acc = "".join(f"    double acc{c} = {ident};\n" for c, (_, _, ident) in cols)
+        fold = "".join(f"        acc{c} = {_REDUCE[op]}(acc{c}, ({m}));\n"
+                       for c, (m, op, _) in cols)
+        trees = "".join(f"    CASPAR_TREE({_REDUCE[op]}, (sh + {c * THREADS}), acc{c})\n"
+                        for c, (_, op, _) in cols)
+        stage2 = "".join(f"    acc{c} = threadIdx.x < gridDim.x ? ((volatile double*)partial)"
+                         f"[{c * MAX_PARTIALS} + threadIdx.x] : {ident};\n"
+                         for c, (_, _, ident) in cols)
+        k = len(cols)
+        return (f'extern "C" __global__ void caspar_{name}({ps}, const long long n, '
+                "double* partial, unsigned int* count, double* out) {\n"
+                f"    __shared__ double sh[{k * THREADS}];\n"
+                "    __shared__ bool last;\n" + acc +
+                "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                "i < n; i += (long long)blockDim.x * gridDim.x) {\n" + fold + "    }\n"
+                + trees +
+                "    if (threadIdx.x == 0) {\n"
+                f"        for (int c = 0; c < {k}; ++c)\n"
+                f"            partial[c * {MAX_PARTIALS} + blockIdx.x] = sh[c * {THREADS}];\n"
+                "        __threadfence();\n"
+                "        last = atomicAdd(count, 1u) == gridDim.x - 1;\n    }\n"
+                "    __syncthreads();\n"
+                "    if (!last) return;\n" + stage2 + trees +
+                "    if (threadIdx.x == 0) {\n"
+                f"        for (int c = 0; c < {k}; ++c) out[c] = sh[c * {THREADS}];\n"
+                "        *count = 0u;\n    }\n}\n")
+
+
 def module_source(ops: dict) -> str:
     """The CUDA source of every op of ``ops`` (name -> spec) and of :func:`pack`."""
     return _PREAMBLE + "".join(spec.source(name) for name, spec in ops.items()) + _PACK
@@ -184,6 +247,8 @@ class _Module:
         spec, xp = self.ops[name], self.xp
         if isinstance(spec, Reduction):
             return self._reduce(name, spec, args)
+        if isinstance(spec, Reductions):
+            return self._reductions(name, spec, args)
         n = args[self.size_arg[name]].size
         a = self._args(name, args)
         out = None
@@ -198,16 +263,35 @@ class _Module:
     def _reduce(self, name, spec, args):
         xp = self.xp
         n = args[0].size
-        stream = xp.cuda.get_current_stream().ptr
-        scratch = self.scratch.get(stream)
-        if scratch is None:
-            scratch = self.scratch[stream] = (xp.empty(MAX_PARTIALS, dtype=xp.float64),
-                                              xp.zeros(1, dtype=xp.uint32))
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
         out = xp.empty((), dtype=_OUT_TYPES[spec.out][0])
         self.kernels[name]((nb,), (THREADS,),
-                           self._args(name, args) + (np.int64(n),) + scratch + (out,))
+                           self._args(name, args) + (np.int64(n),) + self._scratch()
+                           + (out,))
         return out
+
+    def _reductions(self, name, spec, args):
+        """A :class:`Reductions` launch; its columns as 0-d views of one result vector."""
+        sizes = tuple(np.int64(a.size) for k, a in zip(self.kinds[name], args)
+                      if k in ("vec", "idx"))
+        n = max(sizes)
+        nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
+        out = self.xp.empty(len(spec.columns), dtype=self.xp.float64)
+        self.kernels[name]((nb,), (THREADS,), self._args(name, args) + sizes
+                           + (np.int64(n),) + self._scratch() + (out,))
+        # (``out[c, ...]``: a 0-d view, where NumPy's ``out[c]`` would be a scalar)
+        return tuple(out[c, ...] for c in range(len(spec.columns)))
+
+    def _scratch(self):
+        """This stream's partials (MAX_PARTIALS per column) and done-counter."""
+        xp = self.xp
+        stream = xp.cuda.get_current_stream().ptr
+        scratch = self.scratch.get(stream)
+        if scratch is None:
+            scratch = self.scratch[stream] = (
+                xp.empty(MAX_PARTIALS * MAX_COLUMNS, dtype=xp.float64),
+                xp.zeros(1, dtype=xp.uint32))
+        return scratch
 
 
 _MODULES: dict = {}

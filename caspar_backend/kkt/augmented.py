@@ -164,7 +164,6 @@ class AugmentedKKT(KKTSystem):
         self._priv_entry, self._priv_col = pt.priv_entry, pt.priv_col
         self._priv_row_sum = pt.priv_row_sum
         self._priv_v = xp.zeros(pt.n_priv)
-        self._priv_d = xp.zeros(pt.n_priv)
         self._priv = xp.zeros(m)
         # +inf on rows without a private column: their bound is min(., +inf)
         self._priv_none = pt.priv_none
@@ -178,69 +177,74 @@ class AugmentedKKT(KKTSystem):
         # LDL^T grow without bound; refinement against K removes the excess.
         xp = self.xp
         eps = self.static_regularization
-        if eps != 0.0:              # A^2: both static terms read it
+        wrote_jsq = self._primal_static_term(eps if self.delta_w == 0.0 else 0.0)
+        if eps != 0.0 and not wrote_jsq:    # A^2, which the row term reads
             xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
-        ew = self._primal_static_term(eps if self.delta_w == 0.0 else 0.0)
         ec = self._ec
+        dstat_c = self._dstat[self.nw:self.nw + self.m]
         if eps == 0.0:              # no static term (pivoting factorization, or off)
             ec.fill(0.0)
+            ec -= self.delta_c
+            xp.maximum(ec, 0.0, out=ec)
+            xp.multiply(ec, -1.0, out=dstat_c)
+            xp.multiply(ec, -1.0, out=self._diag_c)
+            self._diag_c -= self.delta_c
         else:
             self._row_sq(self._jsq, ec)
-            xp.minimum(ec, 1.0, out=ec)
-            ec *= eps
             # the slack-pivot bound only while the constraint block is not perturbed
             # itself: with delta_c > 0 (a degenerate Jacobian) the full term keeps a
             # singular K visible as a zero pivot, so that a rank-deficient Jacobian
             # without curvature reaches the pivoting factorization as with IPOPT's
             # pivoting solvers (docs/kkt-regularization-and-refinement.md)
-            if self.delta_c == 0.0:
-                xp.minimum(ec, self._private_pivots(), out=ec)
-        ec -= self.delta_c
-        xp.maximum(ec, 0.0, out=ec)
-        self._dstat[:self.nw] = ew
-        xp.multiply(ec, -1.0, out=self._dstat[self.nw:self.nw + self.m])
-        # (sigma + delta_w) + ew, in place: the association of the original expression
-        xp.add(self.sigma, self.delta_w, out=self._diag_w)
-        self._diag_w += ew
-        xp.multiply(ec, -1.0, out=self._diag_c)
-        self._diag_c -= self.delta_c
+            priv_on = self.delta_c == 0.0
+            priv = self._private_pivots() if priv_on else self._priv   # (not read when off)
+            # ec <- max(min(eps min(ec, 1), kappa p) - delta_c, 0), and the diagonals
+            fused.call(xp, "row_static_term", priv, eps, self.delta_c,
+                       1.0 if priv_on else 0.0, ec, dstat_c, self._diag_c)
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
 
     def _primal_static_term(self, eps):
-        """``ew_j = eps min(1, |K_j|_2)`` of the module doc in a preallocated buffer (the
-        scalar ``eps`` itself when it is 0 or a low-rank block couples every column).
-        Reads the Jacobian's squares from ``_jsq`` (:meth:`build` has just written them)."""
+        """``ew_j = eps min(1, |K_j|_2)`` of the module doc (the scalar ``eps`` itself
+        when it is 0 or a low-rank block couples every column) into the first block of
+        ``_dstat``, and ``(Sigma + delta_w) + ew`` into the diagonal of the first block
+        row.  Returns whether it wrote the Jacobian's squares into ``_jsq`` as well (with
+        its other squares, in one launch)."""
         if eps == 0.0 or self.r:
-            return eps
+            return self._uniform_primal_static_term(eps)
         xp, q = self.xp, self._csq
-        nh, noff, nj = int(self._off[1]), len(self._hoff), len(self._jsq)
-        xp.multiply(self.hess_values, self.hess_values, out=q[:nh])
-        xp.take(q[:nh], self._hoff, out=q[nh:nh + noff])
-        xp.multiply(self.sigma, self.sigma, out=q[nh + noff + nj:])
+        # [W^2, W_off^2, A^2, Sigma^2]
+        fused.call(xp, "kkt_squares", self.hess_values, self._hoff, self.jac_values,
+                   self.sigma, float(self._off[1]), float(len(self._hoff)),
+                   float(len(self._jsq)), q)
         ew = self._ew
-        self._col_sq(q, ew)
-        xp.sqrt(ew, out=ew)
-        xp.minimum(ew, 1.0, out=ew)
-        ew *= eps
-        return ew
+        self._col_sq(q, ew)         # |K_j|_2^2, finished by the op
+        fused.call(xp, "col_static_term", self.sigma, self.delta_w, eps, ew,
+                   self._dstat[:self.nw], self._diag_w)
+        return True
+
+    def _uniform_primal_static_term(self, eps):
+        """:meth:`_primal_static_term` with ``ew_j = eps`` for every column; writes no
+        squares (False)."""
+        self._dstat[:self.nw] = eps
+        # (sigma + delta_w) + ew, in place: the association of the original expression
+        self.xp.add(self.sigma, self.delta_w, out=self._diag_w)
+        self._diag_w += eps
+        return False
 
     def _private_pivots(self):
         """``kappa p_i`` of the module doc (``+inf`` where row i has no private column),
         in a preallocated buffer."""
-        xp, v, d = self.xp, self._priv_v, self._priv_d
-        xp.take(self.jac_values, self._priv_entry, out=v)
-        v *= v
-        xp.take(self.sigma, self._priv_col, out=d)
-        d += self.delta_w
-        # a slack of a row with no finite bound has Sigma = 0: its pivot term is unbounded.
-        # The floor keeps A_ij^2 / d finite (a bound of >= 1e30 A_ij^2 is no bound at all)
-        xp.maximum(d, 1e-30, out=d)
-        v /= d
+        xp, v = self.xp, self._priv_v
+        # A_ij^2 / max(Sigma_j + delta_w, 1e-30): a slack of a row with no finite bound
+        # has Sigma = 0, its pivot term is unbounded; the floor keeps the ratio finite (a
+        # bound of >= 1e30 A_ij^2 is no bound at all)
+        fused.call(xp, "private_ratio", self.jac_values, self._priv_entry, self.sigma,
+                   self._priv_col, self.delta_w, v)
         self._priv_row_sum(v, self._priv)
-        self._priv *= self.PRIVATE_PIVOT_FRACTION
-        self._priv += self._priv_none
+        # kappa p_i, and +inf on the rows without a private column
+        fused.call(xp, "scale_add", self.PRIVATE_PIVOT_FRACTION, self._priv_none, self._priv)
         return self._priv
 
     def increase_quality(self) -> bool:
@@ -330,7 +334,7 @@ class AugmentedKKT(KKTSystem):
         (large when K is singular and only the static regularization made it solvable)."""
         nw, m, xp = self.nw, self.m, self.xp
         b = self._rhs
-        b[:nw], b[nw:nw + m], b[nw + m:] = rhs_w, rhs_c, 0.0
+        fused.call(xp, "concat_rhs", rhs_w, rhs_c, float(nw), float(m), b)   # [w, c, 0]
         x = self.solver.solve(b)
         # iterative refinement on the full system (:mod:`.refinement`): QDLDL does not
         # pivot and cuDSS pivots only statically, so tiny pivots can cost accuracy that

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from ..arrays import amax_abs, scalars
+from ..arrays import fused, scalars
 
 
 def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
@@ -58,10 +58,10 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
             x += correct(res)
             continue
         if bnorm is None:
-            bnorm, rn, xn = scalars(xp, amax_abs(xp, b), amax_abs(xp, res), amax_abs(xp, x))
+            bnorm, rn, xn = scalars(xp, *fused.call(xp, "amax_abs3", b, res, x))
         else:
             rn_prev = rn
-            rn, xn = scalars(xp, amax_abs(xp, res), amax_abs(xp, x))
+            rn, xn = scalars(xp, *fused.call(xp, "amax_abs2", res, x))
             rho = rn / rn_prev if rn_prev > 0 else 0.0
         ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
         if not math.isfinite(ratio):

@@ -312,7 +312,7 @@ class InteriorPoint:
         else:
             self.lbfgs.fill_kkt(k, self.nw)
         gphi = calc.grad_phi()
-        rhs_w = -(gphi + calc.Aty(it.jv, it.y))
+        rhs_w = fused.call(xp, "neg_sum", gphi, calc.Aty(it.jv, it.y))
         rhs_c = -it.h
         solved = self.inertia.direction(rhs_w, rhs_c)
         if solved is None:

@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..arrays import amax_abs, asum, fused, scalars
+from ..arrays import fused, scalars
 from .filter import Filter
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo
 from .watchdog import Watchdog
@@ -127,8 +127,8 @@ class LineSearch:
         bounds = calc.step_bound_terms(d, self.barrier.tau)
         barrier = calc.barrier_terms(it.w)
         gBD, d_norm, rel, theta, *rest = scalars(
-            xp, d.gphi @ dw, amax_abs(xp, dw), amax_abs(xp, dw / (1.0 + xp.abs(it.w))),
-            asum(xp, xp.abs(it.h)), *barrier, *bounds[2])
+            xp, *fused.call(xp, "step_reference", d.gphi, dw, it.w, it.h), *barrier,
+            *bounds[2])
         k = len(barrier)
         calc.keep_step_bounds(d, bounds, rest[k:])
         # (should phi switch to safe slacks, the bounds kept are recomputed from those)
@@ -201,7 +201,7 @@ class LineSearch:
             # take the rejected full step (still in w_t, h_t) unchecked, without
             # augmenting the filter
             alpha_max, alpha_z = calc.step_bounds(d, tau)
-            self._accept(d, alpha_max, alpha_z, self.w_t.copy(), f_t, 1, "w", None)
+            self._accept(d, alpha_max, alpha_z, self.w_t, f_t, 1, "w", None)
             return True
         if status != "accepted":
             if self.resto or o.soft_resto_pderror_reduction_factor == 0.0:
@@ -234,8 +234,7 @@ class LineSearch:
         # trace, e.g. in the L-BFGS memory that _accept updates)
         xp = self.xp
         grad_t, jac_t = xp.empty_like(it.gradf), xp.empty_like(it.jv)
-        calc.nlp.grad(wt, grad_t)
-        calc.nlp.jac(wt, jac_t)
+        calc.nlp.grad_and_jac(wt, grad_t, jac_t)
         if not calc.allfinite(grad_t, jac_t):
             return None           # an evaluation error rejects the soft step (IPOPT)
         err = calc.primal_dual_error(mu)
@@ -295,13 +294,13 @@ class LineSearch:
         while (amin <= alpha and alpha > 0.0 and n_trials < last) or n_trials == first:
             n_trials += 1
             wt = self.w_t
-            xp.add(w, alpha * dw, out=wt)
+            fused.call(xp, "axpy_into", w, alpha, dw, wt)
             f_t, ok, theta_t, phi_t = calc.trial_point(wt, self.h_t)
             if ok:
                 all_invalid = False
                 kind = self._acceptable(theta, phi, gBD, alpha, theta_t, phi_t)
                 if kind:
-                    self._accept(d, alpha, alpha_z, wt.copy(), f_t, n_trials, kind,
+                    self._accept(d, alpha, alpha_z, wt, f_t, n_trials, kind,
                                  (theta, phi))
                     return "accepted", n_trials, f_t
                 if single:
@@ -402,13 +401,13 @@ class LineSearch:
             calc.eval_first_order(it)
         else:
             it.gradf[:], it.jv[:] = first_order
-        it.y += alpha * d.dy
-        it.zL += alpha_z * d.dzL
-        it.zU += alpha_z * d.dzU
+        xp = self.xp
+        fused.call(xp, "axpy", alpha, d.dy, it.y)
+        fused.call(xp, "axpy", alpha_z, d.dzL, it.zL)
+        fused.call(xp, "axpy", alpha_z, d.dzU, it.zU)
         # keep each z within a factor kappa_sigma of mu / slack (W&B eq. 16)
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         sL, sU = calc.slacks(it.w)
-        xp = self.xp
         fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
         fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
         if self.lbfgs is not None:

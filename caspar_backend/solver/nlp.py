@@ -56,12 +56,12 @@ the offsets and the evaluation buffers.
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..arrays import amax, amax_abs, host, is_host, scalars, synchronize
+from ..arrays import amax, amax_abs, fused, host, is_host, scalars
+from .evalcounter import EvalCounter  # noqa: F401  (imported from here by the driver)
 from .structure import SlackStructure, slack_key
 
 
@@ -123,6 +123,19 @@ class BarrierNLP(ABC):
     @abstractmethod
     def jac(self, w, out): ...
 
+    def f_and_h(self, w, hout) -> float:
+        """f(w), with h(w) into ``hout``: the two evaluations at one point (a problem
+        with a map from w to its evaluator's x forms it once)."""
+        f = self.f(w)
+        self.h(w, hout)
+        return f
+
+    def grad_and_jac(self, w, gout, jout) -> None:
+        """The gradient into ``gout`` and the Jacobian values into ``jout`` at ``w`` (as
+        :meth:`f_and_h`)."""
+        self.grad(w, gout)
+        self.jac(w, jout)
+
     @abstractmethod
     def hess(self, w, y, obj_factor, out): ...
 
@@ -153,49 +166,15 @@ class BarrierNLP(ABC):
         None where it is the scaled one, max |h|."""
         return None
 
+    def constr_viol_terms(self, w, hv):
+        """(:meth:`nlp_constr_viol`, :meth:`unscaled_constr_viol_term`) at ``w``, not
+        read back."""
+        return self.nlp_constr_viol(w, hv), self.unscaled_constr_viol_term(w, hv)
+
     def unscaled_constr_viol(self, w, hv) -> float:
         """The user's constraint violation at ``w`` (max-norm), read back."""
         term = self.unscaled_constr_viol_term(w, hv)
         return scalars(self.xp, amax_abs(self.xp, hv) if term is None else term)[0]
-
-
-class EvalCounter:
-    """Counts and times evaluations (shared by nested problems).  ``xp``: the device is
-    synchronized before the clock is read, so device evaluations are timed whole."""
-
-    def __init__(self, xp=np):
-        self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
-        self.seconds = 0.0
-        self.xp = xp
-        self._timers = {}
-
-    def timed(self, kind):
-        """A context manager counting one ``kind`` evaluation and adding its seconds
-        (one per kind, made at the first use: an iteration times ~10 evaluations)."""
-        t = self._timers.get(kind)
-        if t is None:
-            t = self._timers[kind] = _Timed(self, kind)
-        return t
-
-
-class _Timed:
-    """Final.  :meth:`EvalCounter.timed`'s context manager for one kind (not
-    reentrant: evaluations do not nest)."""
-
-    __slots__ = ("counter", "kind", "t")
-
-    def __init__(self, counter: EvalCounter, kind: str):
-        self.counter, self.kind, self.t = counter, kind, 0.0
-
-    def __enter__(self):
-        self.counter.counts[self.kind] += 1
-        self.t = time.perf_counter()
-
-    def __exit__(self, *a):
-        c = self.counter
-        if c.xp is not np:
-            synchronize(c.xp)
-        c.seconds += time.perf_counter() - self.t
 
 
 class SlackNLP(BarrierNLP):
@@ -236,7 +215,6 @@ class SlackNLP(BarrierNLP):
         self._g = xp.zeros(m)
         self._gradf = xp.zeros(n)
         self._jv = xp.zeros(st.nj_ev)
-        self._jtmp = xp.zeros(0 if st.jall else self._nj_user)
         self._hv = xp.zeros(0 if self._hkeep_all else st.nh_ev)
         self._lam = xp.zeros(m)
         self.lbg, self.ubg = lbg, ubg
@@ -322,46 +300,66 @@ class SlackNLP(BarrierNLP):
 
     # ------------------------------------------------------------------ evaluations
     def f(self, w):
+        return self._f_at(self.set_x(w))
+
+    def _f_at(self, x):
         with self.counter.timed("obj"):
-            return self.df * float(self.ev.obj(self.set_x(w)))
+            return self.df * float(self.ev.obj(x))
+
+    def f_and_h(self, w, hout):
+        x = self.set_x(w)           # one gather of x (a launch on the device) for both
+        f = self._f_at(x)
+        self._h_at(x, w, hout)
+        return f
+
+    def grad_and_jac(self, w, gout, jout):
+        x = self.set_x(w)
+        self._grad_at(x, gout)
+        self._jac_at(x, jout)
 
     def grad(self, w, out):
+        return self._grad_at(self.set_x(w), out)
+
+    def _grad_at(self, x, out):
         xp = self.xp
         with self.counter.timed("grad"):
-            self.ev.grad(self.set_x(w), self._gradf)
+            self.ev.grad(x, self._gradf)
         if self.all_free:
             xp.multiply(self.df, self._gradf, out=out[:self.nx])
         else:
-            xp.take(self._gradf, self._free_d, out=out[:self.nx])
-            out[:self.nx] *= self.df
+            fused.call(xp, "gather_scale", self._gradf, self._free_d, self.df, out[:self.nx])
         out[self.nx:] = 0.0
         return out
 
     def h(self, w, out):
+        return self._h_at(self.set_x(w), w, out)
+
+    def _h_at(self, x, w, out):
         with self.counter.timed("cons"):
-            self.ev.cons(self.set_x(w), self._g)
+            self.ev.cons(x, self._g)
         return self.h_of_last_g(w, out)
 
     def h_of_last_g(self, w, out):
         """``h(w)`` from the constraint values of the last evaluation (no evaluation):
         for a ``w`` whose x is the one last evaluated at."""
         xp = self.xp
-        xp.subtract(self._g, self.g_offset, out=out)
-        xp.multiply(self.dc_d, out, out=out)
+        fused.call(xp, "scaled_shift", self.dc_d, self._g, self.g_offset, out)
         if self.ns:
-            out[self._slack_d] -= w[self.nx:]
+            fused.call(xp, "add_scaled", self._slack_d, -1.0, w[self.nx:], out)
         return out
 
     def jac(self, w, out):
+        return self._jac_at(self.set_x(w), out)
+
+    def _jac_at(self, x, out):
         xp = self.xp
         with self.counter.timed("jac"):
-            self.ev.jac_values(self.set_x(w), self._jv)
+            self.ev.jac_values(x, self._jv)
         k = self._nj_user
         if k == len(self._jv):
             xp.multiply(self._dcj_d, self._jv, out=out[:k])
         else:
-            xp.take(self._jv, self._jkeep_d, out=self._jtmp)
-            xp.multiply(self._dcj_d, self._jtmp, out=out[:k])
+            fused.call(xp, "gather_mul", self._dcj_d, self._jv, self._jkeep_d, out[:k])
         out[k:] = -1.0
         return out
 
@@ -452,6 +450,16 @@ class SlackNLP(BarrierNLP):
             if self.relax_equalities:
                 v = xp.where(self._eq_d, xp.abs(self.user_g(w, hv) - self._lbg_d), v)
         return xp.max(v)
+
+    def constr_viol_terms(self, w, hv):
+        """(:meth:`nlp_constr_viol`, :meth:`unscaled_constr_viol_term`) at ``w``, not
+        read back: one reduction (``constr_viol``) sharing the bound violation, except
+        with relaxed equalities."""
+        if self.relax_equalities:
+            return super().constr_viol_terms(w, hv)
+        nx = self.nx
+        return fused.call(self.xp, "constr_viol", hv, self._slack_d, w[nx:], self.wL[nx:],
+                          self.wU[nx:], self._enforced_d, self.dc_d, self._dci_d)
 
     def user_g(self, w, hv):
         """The user's ``g(x)`` at ``w`` (xp) from the residual ``hv = h(w)``, without an

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..arrays import amax_abs, asum, errstate, fused, host, is_host, scalars
+from ..arrays import asum, errstate, fused, host, is_host, scalars
 from .iterate import BarrierParameter, Direction, Iterate
 from .structure import BoundStructure
 from .status import SolverStop
@@ -50,6 +50,9 @@ class BarrierQuantities:
         self.dampL, self.dampU = st.dampL, st.dampU
         self.idampL, self.idampU = st.idampL, st.idampU
         self.wLL, self.wUU = nlp.wL[self.iL], nlp.wU[self.iU]
+        # both index sets and bounds end to end: both slack vectors in one launch
+        self._iLU = xp.concatenate([self.iL, self.iU])
+        self._bLU = xp.concatenate([self.wLL, self.wUU])
         # IPOPT's safe slacks (CalculateSafeSlack) in every slack from the first one lost
         # to rounding on (see phi); off until then, so that no solve pays for them
         self.safe_slack_mode = False
@@ -66,16 +69,16 @@ class BarrierQuantities:
     def slacks(self, w):
         """(w[iL] - wL, wU - w[iU]), IPOPT's safe slacks in safe-slack mode; new arrays
         that callers do not modify.  Those of the current iterate are formed once per
-        version of its ``w`` (on the device each is four launches, and an iteration asks
-        ~7 times)."""
+        version of its ``w`` (an iteration asks ~7 times); both are views of one vector
+        (one launch: ``gather_slacks``)."""
         it = self.it
         current = w is it.w and not self.safe_slack_mode
         c = self._slack_cache
         if current and c is not None and c[0] == it.version and c[1] is w:
             return c[2]
         xp = self.xp
-        sL = fused.call(xp, "gather_slack", w, self.iL, self.wLL, 1.0)
-        sU = fused.call(xp, "gather_slack", w, self.iU, self.wUU, -1.0)
+        s = fused.call(xp, "gather_slacks", w, self._iLU, self._bLU, float(self.nL))
+        sL, sU = s[:self.nL], s[self.nL:]
         if self.safe_slack_mode:
             return self.safe_slacks(sL, sU)
         if current:
@@ -110,8 +113,7 @@ class BarrierQuantities:
             out = self._aty if out is None else out
             out[:] = 0.0
             return out
-        xp.take(y, self.jr, out=self._jt)
-        xp.multiply(jv, self._jt, out=self._jt)
+        fused.call(xp, "gather_mul", jv, y, self.jr, self._jt)
         return self._aty_sum(self._jt, self._aty if out is None else out)
 
     def add_bound_multipliers(self, rd, zL, zU):
@@ -150,7 +152,10 @@ class BarrierQuantities:
     def allfinite(self, *vs) -> bool:
         """Every entry of the arrays ``vs`` finite, with one host read for all of them
         (on the device each read synchronizes; the reductions queue in stream order, so
-        the shared buffer is read before the next array overwrites it)."""
+        the shared buffer is read before the next array overwrites it).  On the device a
+        pair is one reduction (``all_finite2``)."""
+        if len(vs) == 2 and not is_host(self.xp):
+            return bool(fused.call(self.xp, "all_finite2", *vs)[0])
         ok = None
         for v in vs:
             ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
@@ -173,16 +178,14 @@ class BarrierQuantities:
     # ================================================================ evaluations
     def eval_zeroth(self, w, hout):
         """``(f(w), ok)`` with h(w) into ``hout``; ok: both finite."""
-        f = self.nlp.f(w)
-        self.nlp.h(w, hout)
+        f = self.nlp.f_and_h(w, hout)
         ok = math.isfinite(f) and self.allfinite(hout)
         return f, ok
 
     def eval_first_order(self, it: Iterate):
         """The gradient and Jacobian values of ``it`` at its ``w`` (f and h are current);
         a NaN or Inf ends the solve."""
-        self.nlp.grad(it.w, it.gradf)
-        self.nlp.jac(it.w, it.jv)
+        self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
         if not self.allfinite(it.gradf, it.jv):
             self.invalid(it.w, "derivative")
 
@@ -218,14 +221,12 @@ class BarrierQuantities:
         return scalars(self.xp, *self.barrier_terms(w))
 
     def barrier_terms(self, w):
-        """The five :meth:`_barrier_sums` as 0-d arrays, not read back."""
-        xp = self.xp
+        """The five :meth:`_barrier_sums` as 0-d arrays, not read back (one reduction:
+        ``barrier_sums``)."""
         sL, sU = self.slacks(w)
         # (log of a slack <= 0: NaN / -inf, phi rejects it; the driver runs the
         # iteration with NumPy's warnings off)
-        return [_min_pos(xp, sL, sU), fused.call(xp, "sum_log", sL),
-                fused.call(xp, "sum_log", sU),
-                asum(xp, sL[self.idampL]), asum(xp, sU[self.idampU])]
+        return list(fused.call(self.xp, "barrier_sums", sL, self.idampL, sU, self.idampU))
 
     def trial_point(self, w, hout):
         """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
@@ -233,9 +234,8 @@ class BarrierQuantities:
         host read for the finiteness of h, theta and the barrier sums (the objective is
         read by the evaluator).  ``theta`` and ``phi`` are meaningless when not ``ok``."""
         xp = self.xp
-        f = self.nlp.f(w)
-        self.nlp.h(w, hout)
-        fin, theta, *sums = scalars(xp, self._finite_flag(hout), asum(xp, xp.abs(hout)),
+        f = self.nlp.f_and_h(w, hout)
+        fin, theta, *sums = scalars(xp, *fused.call(xp, "finite_abs_sum", hout),
                                     *self.barrier_terms(w))
         if not (math.isfinite(f) and fin):
             return f, False, math.nan, math.nan
@@ -250,15 +250,11 @@ class BarrierQuantities:
         rd = self.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
         sL, sU = self.slacks(it.w)
         zL, zU = it.zL, it.zU
-        uviol = nlp.unscaled_constr_viol_term(it.w, it.h)
+        nconstr, uviol = nlp.constr_viol_terms(it.w, it.h)
         # slacks and bound multipliers are positive: |s z| = s z and |z| = z
-        (dual, constr, nconstr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, *uconstr) = scalars(
-            xp, amax_abs(xp, rd), amax_abs(xp, it.h), nlp.nlp_constr_viol(it.w, it.h),
-            fused.call(xp, "max_prod", sL, zL), fused.call(xp, "max_prod", sU, zU),
-            fused.call(xp, "max_abs_shift", sL, zL, mu),
-            fused.call(xp, "max_abs_shift", sU, zU, mu), asum(xp, zL),
-            asum(xp, zU), asum(xp, xp.abs(it.y)), amax_abs(xp, it.w),
-            *([uviol] if uviol is not None else []))
+        (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, nconstr, *uconstr) = scalars(
+            xp, *fused.call(xp, "optimality_norms", rd, it.h, it.y, it.w, sL, zL, sU, zU, mu),
+            nconstr, *([uviol] if uviol is not None else []))
         compl = max(cLm, cUm)
         compl_mu = max(cLmu, cUmu)
         smax = 100.0
@@ -322,13 +318,6 @@ class BarrierQuantities:
         pending = self.step_bound_terms(d, tau)
         return self.keep_step_bounds(d, pending, scalars(self.xp, *pending[2]))
 
-    def step_bound_terms(self, d: Direction, tau):
-        """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
-        back, the primal ones first."""
-        p = self._ftb_primal(d.dw, tau)
-        z = self._ftb_dual(d.dzL, d.dzU, tau)
-        return (tau, self.safe_slack_mode), len(p), p + z
-
     def keep_step_bounds(self, d: Direction, pending, values):
         """Record in ``d`` the step bounds from the read-back ``values`` of the minima of
         ``pending`` (:meth:`step_bound_terms`); returns them."""
@@ -336,6 +325,16 @@ class BarrierQuantities:
         bounds = (min([1.0] + values[:k]), min([1.0] + values[k:len(terms)]))
         d.step_bounds = (key, bounds)
         return bounds
+
+    def step_bound_terms(self, d: Direction, tau):
+        """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
+        back, the primal ones first (one reduction: ``step_bounds``; an empty bound set's
+        minimum is +inf, which the bound 1 absorbs)."""
+        sL, sU = self.slacks(self.it.w)
+        it = self.it
+        return (tau, self.safe_slack_mode), 2, list(fused.call(
+            self.xp, "step_bounds", sL, self.iL, sU, self.iU, d.dw, it.zL, d.dzL, it.zU,
+            d.dzU, tau))
 
     def _ftb_primal(self, dw, tau):
         sL, sU = self.slacks(self.it.w)
@@ -350,10 +349,3 @@ class BarrierQuantities:
         return [fused.call(self.xp, "ftb_min", s, ds, tau, sign)
                 for s, ds, sign in pairs if s.size]
 
-
-def _min_pos(xp, sL, sU):
-    """min over both slack vectors (+inf when both are empty), a 0-d array."""
-    parts = [xp.min(v) for v in (sL, sU) if v.size]
-    if not parts:
-        return xp.full((), np.inf)
-    return parts[0] if len(parts) == 1 else xp.minimum(parts[0], parts[1])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from caspar_backend.arrays import fused, fused_cuda
-from caspar_backend.arrays.fused_cuda import Elementwise, Reduction
+from caspar_backend.arrays.fused_cuda import MAX_COLUMNS, Elementwise, Reduction, Reductions
 
 RNG = np.random.default_rng(7)
 
@@ -25,7 +25,7 @@ def test_op_table_complete():
     source with distinct kernel names."""
     assert set(fused.IN_PLACE) <= set(fused.OPS)
     for name, op in fused.OPS.items():
-        assert isinstance(op.kernel, (Elementwise, Reduction)), name
+        assert isinstance(op.kernel, (Elementwise, Reduction, Reductions)), name
         params = [p.split() for p in op.kernel.params.split(",")]
         kinds = [k for k, _ in params]
         assert set(kinds) <= {"vec", "raw", "idx", "scalar", "inout"}, name
@@ -35,8 +35,11 @@ def test_op_table_complete():
         if isinstance(op.kernel, Elementwise):
             assert op.kernel.size in [n for _, n in params], name
             assert bool(op.kernel.out) != (name in fused.IN_PLACE), name
-        else:
+        elif isinstance(op.kernel, Reduction):
             assert op.kernel.reduce in ("max", "min", "sum") and "inout" not in kinds, name
+        else:
+            assert 0 < len(op.kernel.columns) <= MAX_COLUMNS and "inout" not in kinds, name
+            assert all(r in ("max", "min", "sum") for _, r, _ in op.kernel.columns), name
         assert name in fused.__doc__, f"{name} missing from the module's table"
     src = fused_cuda.module_source(fused.SPECS)
     for name in fused.SPECS:
@@ -57,8 +60,9 @@ def test_host_results_are_the_former_expressions():
     b = RNG.normal(size=len(idx))
     mu, tau, ks = 0.3, 0.99, 1e10
     xp = np
-    assert np.array_equal(fused.call(xp, "gather_slack", w, idx, b, 1.0), w[idx] - b)
-    assert np.array_equal(fused.call(xp, "gather_slack", w, idx, b, -1.0), b - w[idx])
+    s2 = fused.call(xp, "gather_slacks", w, np.concatenate([idx, idx]), np.concatenate([b, b]),
+                    float(len(idx)))
+    assert np.array_equal(s2, np.concatenate([w[idx] - b, b - w[idx]]))
     assert fused.call(xp, "ftb_min", s, ds, tau, 1.0) == np.min(
         np.where(ds < 0, -tau * s / ds, np.inf))
     assert fused.call(xp, "ftb_min", s, ds, tau, -1.0) == np.min(
@@ -78,6 +82,82 @@ def test_host_results_are_the_former_expressions():
     assert fused.call(xp, "all_finite", np.array([1.0, np.inf])) == False  # noqa: E712
 
 
+def test_host_results_of_the_combined_ops_are_the_former_expressions():
+    """The ops that replaced sequences of solver operations: on the host, the same
+    operations in the same order (bit for bit)."""
+    w, idx, s, z, ds = _case()
+    sU, zU = s[::-1].copy(), z[::-1].copy()
+    idamp = idx[:5] % len(s)
+    mu, tau = 0.3, 0.99
+    got = fused.call(np, "barrier_sums", s, idamp, sU[:7], idamp[:0])
+    want = (min(np.min(s), np.min(sU[:7])), np.sum(np.log(s)), np.sum(np.log(sU[:7])),
+            np.sum(s[idamp]), 0.0)
+    assert [float(v) for v in got] == [float(v) for v in want]
+    assert float(fused.call(np, "barrier_sums", s[:0], idx[:0], s[:0], idx[:0])[0]) == np.inf
+    dw = RNG.normal(size=len(w))
+    got = fused.call(np, "step_reference", dw, dw, w, ds)
+    assert [float(v) for v in got] == [dw @ dw, np.max(np.abs(dw)),
+                                       np.max(np.abs(dw / (1.0 + np.abs(w)))),
+                                       np.sum(np.abs(ds))]
+    got = fused.call(np, "step_bounds", s, idx, sU, idx, w, z, ds, zU, -ds, tau)
+    ftb = [fused.call(np, "ftb_min", s, w[idx], tau, 1.0),
+           fused.call(np, "ftb_min", sU, w[idx], tau, -1.0),
+           fused.call(np, "ftb_min", z, ds, tau, 1.0),
+           fused.call(np, "ftb_min", zU, -ds, tau, 1.0)]
+    assert [float(v) for v in got] == [float(v) for v in ftb]
+    got = fused.call(np, "optimality_norms", w, ds, -ds, w, s, z, sU, zU, mu)
+    want = [np.max(np.abs(w)), np.max(np.abs(ds)), np.max(s * z), np.max(sU * zU),
+            np.max(np.abs(s * z - mu)), np.max(np.abs(sU * zU - mu)), np.sum(z), np.sum(zU),
+            np.sum(np.abs(ds)), np.max(np.abs(w))]
+    assert [float(v) for v in got] == [float(v) for v in want]
+    # constr_viol: rows idx carry slacks, the others are equalities
+    m = len(w)
+    hv, dc = RNG.normal(size=m), RNG.uniform(0.5, 2.0, size=m)
+    enforced = np.setdiff1d(np.arange(m), idx)
+    lo, hi = -np.abs(ds), np.where(ds > 0, np.inf, np.abs(ds))
+    g = hv[idx] + s
+    v = np.maximum(np.maximum(lo - g, g - hi), 0.0)
+    u = np.abs(hv) / dc
+    u[idx] = v / dc[idx]
+    got = fused.call(np, "constr_viol", hv, idx, s, lo, hi, enforced, dc, dc[idx])
+    assert [float(x) for x in got] == [max(np.max(v), np.max(np.abs(hv[enforced]))),
+                                       np.max(u)]
+    fin, total = fused.call(np, "finite_abs_sum", ds)
+    assert bool(fin) and float(total) == np.sum(np.abs(ds))
+    assert not fused.call(np, "all_finite2", ds, np.array([np.nan]))[0]
+    out = w.copy()
+    fused.call(np, "axpy", 0.7, dw, out)
+    assert np.array_equal(out, w + 0.7 * dw)
+    fused.call(np, "axpy_into", w, 0.7, dw, out)
+    assert np.array_equal(out, w + 0.7 * dw)
+    out = np.empty(len(s))
+    fused.call(np, "gather_mul", s, w, idx, out)
+    assert np.array_equal(out, s * w[idx])
+    fused.call(np, "gather_scale", w, idx, 0.3, out)
+    assert np.array_equal(out, w[idx] * 0.3)
+    assert np.array_equal(fused.call(np, "neg_sum", s, ds), -(s + ds))
+    fused.call(np, "scaled_shift", z, s, ds, out)
+    assert np.array_equal(out, z * (s - ds))
+    fused.call(np, "private_ratio", w, idx, dw, idx, 1e-3, out)
+    assert np.array_equal(out, w[idx] ** 2 / np.maximum(dw[idx] + 1e-3, 1e-30))
+    b = np.ones(len(s) + 5 + 3)
+    fused.call(np, "concat_rhs", s, ds[:5], len(s), 5.0, b)
+    assert np.array_equal(b, np.concatenate([s, ds[:5], np.zeros(3)]))
+    q = np.empty(2 * len(s) + 5 + len(z))
+    fused.call(np, "kkt_squares", s, idx[:5] % len(s), ds, z, len(s), 5.0, len(ds), q)
+    assert np.array_equal(q, np.concatenate([s * s, s[idx[:5] % len(s)] ** 2, ds * ds, z * z]))
+    ew, dstat, diag = s.copy(), np.empty(len(s)), np.empty(len(s))
+    fused.call(np, "col_static_term", z, 1e-4, 1e-8, ew, dstat, diag)
+    e = np.minimum(np.sqrt(s), 1.0) * 1e-8
+    assert np.array_equal(ew, e) and np.array_equal(dstat, e)
+    assert np.array_equal(diag, (z + 1e-4) + e)
+    ec = s.copy()
+    fused.call(np, "row_static_term", 1e-9 * z, 1e-8, 1e-10, 1.0, ec, dstat, diag)
+    e = np.maximum(np.minimum(np.minimum(s, 1.0) * 1e-8, 1e-9 * z) - 1e-10, 0.0)
+    assert np.array_equal(ec, e) and np.array_equal(dstat, -e)
+    assert np.array_equal(diag, -e - 1e-10)
+
+
 def _args(name, n, cp):
     """Arguments of op ``name`` on ``n`` entries, as NumPy arrays (floats as scalars)."""
     k = n
@@ -92,13 +172,37 @@ def _args(name, n, cp):
         "sum_log": (s,),
         "max_prod": (s, z),
         "max_abs_shift": (s, z, 0.7),
-        "gather_slack": (w, idx, v, -1.0),
+        "gather_slacks": (w, idx, v, float(k // 3)),
+        "gather_scale": (w, idx, 1e-3, s.copy()),
+        "neg_sum": (s, ds),
         "bound_mult_step": (0.7, z, s, w, idx, 1.0),
         "add_ratio": (idx, z, s, w.copy()),
         "add_scaled": (idx, -1.0, z, w.copy()),
         "add_barrier": (idx, -0.7, s, 1e-5, (v > 1).astype(float), w.copy()),
         "residual_static": (ds, s, z, v),
         "clip_ratio": (s, 0.7, 10.0, z.copy()),
+        "barrier_sums": (s, idx[:k // 2] % max(k, 1), v[:k // 3], idx[:k // 5] % max(k // 3, 1)),
+        "step_reference": (ds, v, z, s[:k // 2]),
+        "step_bounds": (s, idx, v[:k // 2], idx[:k // 2], RNG.normal(size=len(w)), z, ds,
+                        v[:k // 3], ds[:k // 3], 0.99),
+        "optimality_norms": (ds, s[:k // 2], -ds, w, s, z, v[:k // 3], z[:k // 3], 0.7),
+        "constr_viol": (RNG.normal(size=len(w)), idx, ds, -s, np.where(v > 1, np.inf, v),
+                        np.setdiff1d(np.arange(len(w)), idx), RNG.uniform(0.5, 2, len(w)), z),
+        "finite_abs_sum": (np.where(np.arange(k) == k // 3, np.inf, ds) if k else ds,),
+        "all_finite2": (ds, np.where(np.arange(k) == k // 2, np.nan, ds)[:k // 2]),
+        "amax_abs2": (ds, z[:k // 2]),
+        "amax_abs3": (ds, z[:k // 2], -s),
+        "axpy": (-0.3, ds, z.copy()),
+        "axpy_into": (z, -0.3, ds, s.copy()),
+        "gather_mul": (ds, w, idx, s.copy()),
+        "scaled_shift": (z, ds, v, s.copy()),
+        "scale_add": (1e-8, v, s.copy()),
+        "private_ratio": (w, idx, np.abs(w), idx, 1e-4, s.copy()),
+        "concat_rhs": (ds, z[:k // 2], float(k), float(k // 2), np.ones(2 * k)),
+        "kkt_squares": (ds, idx[:k // 2] % max(k, 1), z, v[:k // 3],
+                        float(k), float(k // 2), float(k), np.empty(2 * k + k // 2 + k // 3)),
+        "col_static_term": (s, 1e-4, 1e-8, z.copy(), v.copy(), ds.copy()),
+        "row_static_term": (1e-9 * z, 1e-8, 1e-10, 1.0, s.copy(), v.copy(), ds.copy()),
     }
     return table[name]
 
@@ -113,7 +217,14 @@ def test_kernel_equals_reference_on_gpu(name, n):
     got = fused.call(cp, name, *dev)
     want = fused.OPS[name].reference(*host)
     if name in fused.IN_PLACE:
-        got, want = dev[-1].get(), host[-1]
+        # every in-place output (the last argument, and the ``inout`` ones before it)
+        pos = [j for j, p in enumerate(fused.OPS[name].kernel.params.split(","))
+               if p.split()[0] == "inout"]
+        got = np.concatenate([dev[j].get() for j in pos])
+        want = np.concatenate([host[j] for j in pos])
+    elif isinstance(fused.OPS[name].kernel, Reductions):
+        got = np.array([float(g) for g in got])
+        want = np.array([float(x) for x in want])
     else:
         got = cp.asnumpy(got)
     if want.dtype == bool:

@@ -151,7 +151,8 @@ def test_off_diagonal_hessian_entries_count_for_both_columns():
 @pytest.mark.parametrize("relative", [True, False])
 def test_newton_step_of_a_badly_scaled_variable(relative, monkeypatch):
     if not relative:                  # the former absolute term: the test must fail then
-        monkeypatch.setattr(AugmentedKKT, "_primal_static_term", lambda self, eps: eps)
+        monkeypatch.setattr(AugmentedKKT, "_primal_static_term",
+                            AugmentedKKT._uniform_primal_static_term)
     k = _primal_kkt()
     k.build()
     fact, ok = k.factorize()

@@ -1,0 +1,49 @@
+"""Evaluation counts and times of a solve (shared by nested problems: the
+restoration phase evaluates the original problem through the same counter)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..arrays import synchronize
+
+
+class EvalCounter:
+    """Counts and times evaluations (shared by nested problems).  ``xp``: the device is
+    synchronized before the clock is read, so device evaluations are timed whole."""
+
+    def __init__(self, xp=np):
+        self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
+        self.seconds = 0.0
+        self.xp = xp
+        self._timers = {}
+
+    def timed(self, kind):
+        """A context manager counting one ``kind`` evaluation and adding its seconds
+        (one per kind, made at the first use: an iteration times ~10 evaluations)."""
+        t = self._timers.get(kind)
+        if t is None:
+            t = self._timers[kind] = _Timed(self, kind)
+        return t
+
+
+class _Timed:
+    """Final.  :meth:`EvalCounter.timed`'s context manager for one kind (not
+    reentrant: evaluations do not nest)."""
+
+    __slots__ = ("counter", "kind", "t")
+
+    def __init__(self, counter: EvalCounter, kind: str):
+        self.counter, self.kind, self.t = counter, kind, 0.0
+
+    def __enter__(self):
+        self.counter.counts[self.kind] += 1
+        self.t = time.perf_counter()
+
+    def __exit__(self, *a):
+        c = self.counter
+        if c.xp is not np:
+            synchronize(c.xp)
+        c.seconds += time.perf_counter() - self.t
