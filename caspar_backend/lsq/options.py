@@ -60,7 +60,8 @@ class SolverOptions:
     * ``device``: 'cpu', or 'cuda' -- evaluation, products, robust losses and the Schur
       solve on the GPU: DENSE_SCHUR with W dense (:mod:`caspar_backend.lsq.device_schur`)
       or ITERATIVE_SCHUR (:mod:`caspar_backend.lsq.device_iterative_schur`), the
-      automatic choice by the dense product's cost;
+      automatic choice by the dense product's cost (ITERATIVE_SCHUR chosen so runs its
+      CG to the direct step, ``device_iterative_schur.DIRECT_ETA``);
     * ``linear_solver_ordering``: the Schur split, Ceres' way -- a list of groups of
       parameter blocks, group 0 eliminated (:mod:`caspar_backend.lsq.ordering`); None:
       found from the Jacobian's pattern.

@@ -86,8 +86,8 @@ def make_device_step_solver(kind, jac, structure, xp, opts=None):
     (:mod:`caspar_backend.lsq.device_schur`) or ITERATIVE_SCHUR
     (:mod:`caspar_backend.lsq.device_iterative_schur`).  Automatic (``kind`` None):
     DENSE_SCHUR while W fits and its product ``S = U - W V^{-1} W^T`` costs at most
-    :data:`~caspar_backend.lsq.device_schur.DENSE_FLOPS_MAX`, else ITERATIVE_SCHUR (as
-    COLMAP switches to it for large scenes).  An OptionError names what is missing
+    :data:`~caspar_backend.lsq.device_schur.DENSE_FLOPS_MAX`, else ITERATIVE_SCHUR run to
+    the direct step (as COLMAP switches to it for large scenes).  An OptionError names what is missing
     otherwise."""
     from .device_schur import DeviceDenseSchur, dense_is_cheap, fits
 
@@ -97,14 +97,19 @@ def make_device_step_solver(kind, jac, structure, xp, opts=None):
     if structure is None:
         raise OptionError("device='cuda' solves by the Schur complement, and the Jacobian has "
                           "no block structure to eliminate; solve with device='cpu'")
-    if kind is None:
+    automatic = kind is None
+    if automatic:
         kind = "DENSE_SCHUR" if fits(structure) and dense_is_cheap(structure) \
             else "ITERATIVE_SCHUR"
     if kind == "ITERATIVE_SCHUR":
-        from .device_iterative_schur import DeviceIterativeSchur
+        from .device_iterative_schur import DIRECT_ETA, DeviceIterativeSchur
 
         o = opts if opts is not None else solver_options({})
-        return DeviceIterativeSchur(jac, structure, xp, o.eta, o.min_linear_solver_iterations,
+        # chosen automatically, CG stands in for a direct solve: it runs to the direct
+        # step (DIRECT_ETA), so that the iterations and the optimum are those of the
+        # Schur factorization the CPU makes; asked for by name it keeps Ceres' eta
+        eta = min(o.eta, DIRECT_ETA) if automatic else o.eta
+        return DeviceIterativeSchur(jac, structure, xp, eta, o.min_linear_solver_iterations,
                                     o.max_linear_solver_iterations), structure
     if not fits(structure):
         raise OptionError("device='cuda': the dense Schur system of this problem "

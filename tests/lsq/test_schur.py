@@ -297,13 +297,31 @@ def test_device_step_solver_choice(monkeypatch):
     pat = _camera_point_pattern(0)
     jac = SparseJacobian(pat)
     st = detect_schur_structure(pat)
+    from caspar_backend.lsq.device_iterative_schur import DIRECT_ETA
+
     assert make_device_step_solver(None, jac, st, np)[0].name == "DENSE_SCHUR"
-    assert make_device_step_solver("ITERATIVE_SCHUR", jac, st, np)[0].name == "ITERATIVE_SCHUR"
+    named = make_device_step_solver("ITERATIVE_SCHUR", jac, st, np)[0]
+    assert named.name == "ITERATIVE_SCHUR" and named.eta == 0.1        # Ceres' eta
     monkeypatch.setattr(device_schur, "DENSE_FLOPS_MAX", 0.0)
-    assert make_device_step_solver(None, jac, st, np)[0].name == "ITERATIVE_SCHUR"
+    auto = make_device_step_solver(None, jac, st, np)[0]
+    assert auto.name == "ITERATIVE_SCHUR" and auto.eta == DIRECT_ETA
     assert make_device_step_solver("DENSE_SCHUR", jac, st, np)[0].name == "DENSE_SCHUR"
     monkeypatch.setattr(device_schur, "MAX_DENSE_BYTES", 0)
     with pytest.raises(OptionError, match="ITERATIVE_SCHUR"):
         make_device_step_solver("DENSE_SCHUR", jac, st, np)
     with pytest.raises(OptionError, match="SPARSE_SCHUR runs on the CPU only"):
         make_device_step_solver("SPARSE_SCHUR", jac, st, np)
+
+
+def test_direct_eta_pcg_takes_the_direct_solves_iterations(bal):
+    """ITERATIVE_SCHUR with the GPU's automatic stop (DIRECT_ETA) follows the direct Schur
+    solve: the same LM iterations and optimum (Ceres' eta 0.1 need not: inexact steps)."""
+    from caspar_backend.lsq.device_iterative_schur import DIRECT_ETA
+
+    P, _ = bal
+    direct = P.solve(linear_solver_type="DENSE_SCHUR")
+    pcg = P.solve(linear_solver_type="ITERATIVE_SCHUR", eta=DIRECT_ETA,
+                  max_linear_solver_iterations=1000)
+    assert pcg.termination_type == direct.termination_type == "CONVERGENCE"
+    assert pcg.num_iterations == direct.num_iterations
+    assert pcg.final_cost == pytest.approx(direct.final_cost, rel=1e-10)
