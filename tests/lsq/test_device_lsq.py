@@ -21,18 +21,23 @@ def bal():
     return bal_problem(8, 60, 4)[0]
 
 
-def test_device_step_equals_host_algebra_and_full_step(bal):
-    import cupy as cp
-
+def _system_near_start(bal, seed):
+    """``(pattern, Schur structure, J values, r, d)`` at a random point near the start
+    and a random LM diagonal."""
     pat = bal.reduced_pattern()
-    jac = SparseJacobian(pat)
-    st = detect_schur_structure(pat)
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     x = bal.x0 + 0.01 * rng.standard_normal(bal.n)
     ev = bal.evaluator()
     vals = np.asarray(ev.jac_values(x))[pat.keep]
     r = np.asarray(ev.cons(x)).copy()
-    d = rng.uniform(0.01, 1.0, pat.n)
+    return pat, detect_schur_structure(pat), vals, r, rng.uniform(0.01, 1.0, pat.n)
+
+
+def test_device_step_equals_host_algebra_and_full_step(bal):
+    import cupy as cp
+
+    pat, st, vals, r, d = _system_near_start(bal, 3)
+    jac = SparseJacobian(pat)
     full = DenseNormalCholesky(jac).solve(vals, r, d)
     host = DeviceDenseSchur(jac, st, np).solve(vals, r, d)
     from caspar_backend.lsq.device_pattern import DevicePattern
@@ -123,14 +128,7 @@ def test_device_iterative_schur_step_equals_host_algebra(bal):
     from caspar_backend.lsq.device_iterative_schur import DeviceIterativeSchur
     from caspar_backend.lsq.device_pattern import DevicePattern
 
-    pat = bal.reduced_pattern()
-    st = detect_schur_structure(pat)
-    rng = np.random.default_rng(5)
-    x = bal.x0 + 0.01 * rng.standard_normal(bal.n)
-    ev = bal.evaluator()
-    vals = np.asarray(ev.jac_values(x))[pat.keep]
-    r = np.asarray(ev.cons(x)).copy()
-    d = rng.uniform(0.01, 1.0, pat.n)
+    pat, st, vals, r, d = _system_near_start(bal, 5)
     full = DenseNormalCholesky(SparseJacobian(pat)).solve(vals, r, d)
     dp = DevicePattern(bal.evaluator("cuda"), bal.lbx, bal.ubx, bal.m, cp)
     for eta in (0.1, 1e-12):
