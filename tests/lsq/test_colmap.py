@@ -33,6 +33,33 @@ def test_read_matches_pycolmap(rec):
     np.testing.assert_allclose(data.xyz[data.obs_point[i]], rec.points3D[pid].xyz)
 
 
+def test_read_routes_agree(rec, monkeypatch):
+    """The binary-writer and the object-by-object routes give the same arrays (ascending
+    ids, observations in 2D-point order: the synthetic images also hold 2D points
+    without a 3D point); the automatic choice follows 2D points per observation."""
+    from caspar_backend.lsq import colmap_read
+
+    a = read_reconstruction(rec, "binary")
+    b = read_reconstruction(rec, "objects")
+    assert a.camera_models == b.camera_models
+    for f in a.__dataclass_fields__:
+        if f not in ("camera_models", "camera_params"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+    assert np.all(np.diff(a.image_ids) > 0) and np.all(np.diff(a.point_ids) > 0)
+    calls = []
+    for name in ("_by_binary", "_by_objects"):
+        route = getattr(colmap_read, name)
+        monkeypatch.setattr(colmap_read, name,
+                            lambda r, route=route, name=name: calls.append(name) or route(r))
+    monkeypatch.setattr(colmap_read, "OBJECT_ROUTE_RATIO", 0)
+    read_reconstruction(rec)
+    monkeypatch.setattr(colmap_read, "OBJECT_ROUTE_RATIO", 10 ** 9)
+    read_reconstruction(rec)
+    assert calls == ["_by_objects", "_by_binary"]
+    with pytest.raises(ValueError, match="route"):
+        read_reconstruction(rec, "text")
+
+
 def test_residuals_match_pycolmap_projection(rec):
     ba = BundleAdjustmentProblem.from_reconstruction(rec)
     d = ba.data
