@@ -382,51 +382,64 @@ class MXCallProgram(Program):
         """``(outputs, blocks)``: like :meth:`run`, but the instances of map call
         sites that :mod:`.mapblocks` can take as tables come back as
         :class:`~caspar_backend.blocks.TemplateBlock` s (their ``rows``: positions in
-        ``outputs``) and enter ``outputs`` as 0.  For the top-level program, whose
-        inputs are ``n_x`` variables followed by the parameters."""
-        from .mapblocks import MapSite, affine_links, analyse, make_blocks
+        ``outputs``) and enter ``outputs`` as 0 (their results and the squares of
+        them that the blocks hold).  For the top-level program, whose inputs are
+        ``n_x`` variables followed by the parameters."""
+        from .mapblocks import MapSite, analyse, make_blocks, use_lists
 
         outer = self.outer
         n_p = sum(self.n_in) - n_x
-        links = None
+        uses = None
         sites = {}
         for _pos, j, ssa, y0, _n in self.plan:
             prog = self.progs[j]
             if not isinstance(prog, MapProgram) or prog.opaque:
                 continue  # opaque calls are registered on the model's graph, not a template
-            if links is None:
-                links = affine_links(outer)
+            if uses is None:
+                uses = use_lists(outer)
             site = MapSite(prog, ssa, y0)
-            hit = analyse(site, outer, n_x, n_p, links, self.first_out)
-            if hit[0].any():
-                sites[j] = (site, *hit)
+            an = analyse(site, outer, n_x, n_p, uses, self.first_out)
+            if an.blocked.any():
+                sites[j] = (site, an)
         self.block_stats = []
         if not sites:
             return self.run(g, inputs), []
         v = outer.start(g, list(inputs) + [None] * self.n_y)
         builders = T.bind(g)
         zero = g.const(0.0)
+        # the squares the blocks hold: the flat run sets each to 0 once computed
+        squares = {w for _site, an in sites.values() for w in an.squares}
+        cuts = [k for k, step in enumerate(outer.steps) if step[3] in squares] \
+            if squares else []
+
+        def execute(lo, hi):
+            for k in cuts[bisect_right(cuts, lo - 1):bisect_right(cuts, hi - 1)]:
+                outer.execute(g, v, lo, k + 1, builders)
+                v[outer.steps[k][3]] = zero
+                lo = k + 1
+            outer.execute(g, v, lo, hi, builders)
+
         blocks = []
         lo = 0
         for pos, j, ssa, y0, n_res in self.plan:
-            outer.execute(g, v, lo, pos, builders)
+            execute(lo, pos)
             lo = pos
             hit = sites.get(j)
             if hit is None:
                 v[y0:y0 + n_res] = self.progs[j].run(g, [v[s] for s in ssa])
                 continue
-            site, blocked, kinds, rel, coef = hit
+            site, an = hit
             v[y0:y0 + n_res] = [zero] * n_res
-            replay = np.flatnonzero(~blocked)
+            replay = np.flatnonzero(~an.blocked)
             if replay.size:
                 batch = [[v[s] for s in col] for col in site.arg_ssa[:, replay].T.tolist()]
                 res = site.prog.inner.run_many(g, batch)
                 for col, r in zip(site.y_ssa[:, replay].T.tolist(), res):
                     for s, node in zip(col, r):
                         v[s] = node
-            blocks += make_blocks(site, outer, n_x, blocked, kinds, rel, coef)
-            self.block_stats.append((site.prog.name, int(blocked.sum()), int(replay.size)))
-        outer.execute(g, v, lo, len(outer.steps), builders)
+            blocks += make_blocks(site, outer, n_x, an, self.first_out)
+            self.block_stats.append((site.prog.name, int(an.blocked.sum()), int(replay.size)))
+        execute(lo, len(outer.steps))
         return [v[s] for s in self.final], blocks
 
 

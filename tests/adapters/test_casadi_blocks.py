@@ -73,20 +73,20 @@ def test_corpus_maps_match_replay(name):
 
 
 def test_partly_blockable_map_replays_only_the_other_instances():
-    """Instance 0's argument is computed (2*x), the last instance's result is used
-    nonlinearly, a constant argument varies per instance (a data slot), and the
-    results enter g with per-instance factors."""
+    """Instance 0's argument is computed (sin(x)), the last instance's result is used
+    nonlinearly (a power), a constant argument varies per instance (a data slot), and
+    the results enter g with per-instance factors."""
     N = 6
     a = ca.SX.sym("a")
     b = ca.SX.sym("b")
     F = ca.Function("F", [a, b], [ca.sin(a) * b + a ** 2])
     X = ca.MX.sym("X", 1, N + 1)
     P = ca.MX.sym("P")
-    args = ca.horzcat(2 * X[0], X[1:N])
+    args = ca.horzcat(ca.sin(X[0]), X[1:N])
     c = ca.DM(np.linspace(0.5, 1.0, N)).T
     y = F.map(N)(args, c)
     w = ca.DM(np.arange(1.0, N + 1)).T
-    g = ca.vertcat((w[:, :-1] * y[:, :-1] - P * X[:, 1:N]).T, y[:, -1] ** 2)
+    g = ca.vertcat((w[:, :-1] * y[:, :-1] - P * X[:, 1:N]).T, y[:, -1] ** 3)
     nlp = {"x": X, "p": P, "f": ca.sumsqr(X), "g": g}
     mb = casadi_to_model(nlp, p=0.3)
     mr = casadi_to_model(nlp, p=0.3, blocks=False)
@@ -144,3 +144,59 @@ def test_collocation_ocp_blocks_and_ipopt(ipopt):
 
 def _solve_casadi(nlp, args):
     return Problem(casadi_to_model(nlp, **args)).solve(print_level=0)
+
+
+def _estimation_nlp(N=8):
+    """CasADi's system-identification example in small (examples/python/sysid.py,
+    multiple shooting): a mass-spring-damper stepped by RK4, one sample a map instance
+    whose arguments are a state column, a measured input (a varying constant) and
+    ``repmat(params * scale)``; the results enter the continuity gaps (g) and the
+    least-squares fit ``0.5 dot(e, e)``, ``e = y_data - y`` (f)."""
+    s, u, p = ca.MX.sym("s", 2), ca.MX.sym("u"), ca.MX.sym("p", 4)
+    rhs = ca.vertcat(s[1], (u - p[3] * s[0] ** 3 - p[2] * s[0] - p[1] * s[1]) / p[0])
+    ode = ca.Function("ode", [s, u, p], [rhs])
+    dt = 0.05
+    k1 = ode(s, u, p)
+    k2 = ode(s + dt / 2 * k1, u, p)
+    k3 = ode(s + dt / 2 * k2, u, p)
+    k4 = ode(s + dt * k3, u, p)
+    step = ca.Function("one_sample", [s, u, p], [s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
+    scale = ca.DM([1e-1, 1e-1, 1.0, 1.0])
+    params = ca.MX.sym("params", 4)
+    X = ca.MX.sym("X", 2, N)
+    rng = np.random.default_rng(0)
+    u_data = ca.DM(rng.uniform(-1.0, 1.0, N)).T
+    truth, state, y_data = ca.DM([5.0, 2.3, 1.0, 4.7]) * scale, ca.DM([0.1, 0.0]), []
+    for k in range(N):                  # measurements of the true system
+        state = step(state, u_data[k], truth)
+        y_data.append(float(state[0]))
+    y_data = ca.DM(y_data)
+    Xn = step.map(N)(X, u_data, ca.repmat(params * scale, 1, N))
+    e = y_data - Xn[0, :].T
+    nlp = {"x": ca.veccat(params, X), "f": 0.5 * ca.dot(e, e),
+           "g": ca.vec(Xn[:, :-1] - X[:, 1:])}
+    x0 = np.r_[[4.0, 2.0, 1.2, 5.0], np.zeros(2 * N)]
+    return nlp, x0
+
+
+def test_estimation_map_blocks_squares_and_scaled_arguments(ipopt):
+    """Every instance of the sysid-shaped map is a block -- scaled parameters as
+    arguments, results in both the continuity rows and the squared residuals of f --
+    with the replayed model's values and derivatives, and IPOPT's solve (a zero-residual
+    fit: both reach f ~ 1e-24)."""
+    N = 20
+    nlp, x0 = _estimation_nlp(N)
+    mb = casadi_to_model(nlp, x0=x0, lbg=0, ubg=0)
+    mr = casadi_to_model(nlp, x0=x0, lbg=0, ubg=0, blocks=False)
+    assert mb.meta["map_blocks"] == [(f"map{N}_one_sample", N, 0)]
+    names = sorted(b.name for b in mb.constraint_blocks + mb.objective_blocks)
+    assert any(n.endswith("^2") for n in names)          # the squared residuals
+    pb, pr = Problem(mb), Problem(mr)
+    rng = np.random.default_rng(2)
+    _same_evaluation(pb, pr, [x0 + rng.uniform(-0.5, 0.5, pb.n) for _ in range(3)])
+    ref = ipopt(nlp, dict(x0=x0, lbg=0, ubg=0), {"tol": 1e-8})
+    r = pb.solve(print_level=0, tol=1e-8)
+    assert r.status == ref.status == "Solve_Succeeded"
+    assert r.iterations == ref.iterations
+    assert r.f == pytest.approx(ref.f, abs=1e-18)
+    np.testing.assert_allclose(r.x, ref.x, atol=1e-5)
