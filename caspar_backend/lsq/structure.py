@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .jacobian import csr_order
+from .jacobian import csr_order, segment_pairs
 from .pair_sort import columns_missing_rows, label_adjacency, row_labels
 
 #: largest block eliminated (a dense s x s inverse per block)
@@ -46,11 +46,14 @@ class SchurStructure:
     (-1: padding); ``f_cols`` int64 (n_f_blocks, s_f) likewise for the reduced system.
     Rows: ``row_eb`` int64 (m,) the e-block each row touches (-1: none).  NumPy arrays,
     or CuPy arrays for a GPU solve built on the device
-    (:func:`~caspar_backend.lsq.ordering.structure_from_ordering`)."""
+    (:func:`~caspar_backend.lsq.ordering.structure_from_ordering`).
+    ``density``: :func:`reduced_block_density`, where the automatic choice of a CPU
+    solve needs it (else None)."""
 
     e_cols: np.ndarray
     f_cols: np.ndarray
     row_eb: np.ndarray
+    density: float | None = None
 
     @property
     def n_e_blocks(self) -> int:
@@ -186,3 +189,29 @@ def _tiles(blk, ids, size, cap) -> np.ndarray:
     out = np.full((int(tile.max()) + 1, width), -1, dtype=np.int64)
     out[tile.reshape(-1), pos] = cols
     return out
+
+
+def reduced_block_density(pattern, st: SchurStructure, max_pairs: float = 5e7) -> float:
+    """The fraction of the reduced system's block pairs (i <= j, of the f-blocks) that
+    ``S = F^T F + D^2 - W V^{-1} W^T`` couples: blocks i and j are coupled when one
+    e-block (a point) or one row touching no e-block reaches both.  1.0 without
+    counting when the groups' pairs would exceed ``max_pairs`` (S is then dense)."""
+    n_fb, n_eb = st.f_cols.shape[0], st.e_cols.shape[0]
+    if n_fb == 0:
+        return 1.0
+    fb_of_col = np.full(pattern.n, -1, dtype=np.int64)
+    b, _ = np.nonzero(st.f_cols >= 0)
+    fb_of_col[st.f_cols[st.f_cols >= 0]] = b
+    rows = np.asarray(pattern.rows, dtype=np.int64)
+    fb = fb_of_col[np.asarray(pattern.cols, dtype=np.int64)]
+    keep = fb >= 0
+    eb = st.row_eb[rows[keep]]
+    group = np.where(eb >= 0, eb, n_eb + rows[keep])      # a point, or the row itself
+    inc = np.unique(group * n_fb + fb[keep])               # distinct (group, f-block)
+    g, f = inc // n_fb, inc % n_fb
+    size = np.bincount(np.searchsorted(np.unique(g), g)).astype(np.float64)
+    if float((size * (size + 1) / 2).sum()) > max_pairs:
+        return 1.0
+    a, c = segment_pairs(g, np.arange(g.size))             # (g sorted: the identity)
+    lo, hi = np.minimum(f[a], f[c]), np.maximum(f[a], f[c])
+    return np.unique(lo * n_fb + hi).size / (n_fb * (n_fb + 1) / 2)

@@ -32,6 +32,7 @@ other variables' step is not bent toward a bound that cuts it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -39,7 +40,8 @@ import numpy as np
 from ..errors import ModelError, OptionError
 from . import summary as S
 from .jacobian import SparseJacobian
-from .options import DENSE_NORMAL_MAX, DENSE_SCHUR_MAX, solver_options
+from .options import (DENSE_NORMAL_MAX, DENSE_SCHUR_LIMIT, DENSE_SCHUR_MAX,
+                      DENSE_SCHUR_MIN_DENSITY, solver_options)
 
 
 #: damping of variables held at an active bound for one step (their step ~ g / d^2 ~ 0)
@@ -66,7 +68,11 @@ def make_step_solver(kind, jac, pattern, structure, opts=None):
             name = ("DENSE_NORMAL_CHOLESKY" if pattern.n <= DENSE_NORMAL_MAX
                     else "SPARSE_NORMAL_CHOLESKY")
             return NORMAL_SOLVERS[name](jac), None
-        kind = "DENSE_SCHUR" if structure.n_f <= DENSE_SCHUR_MAX else "SPARSE_SCHUR"
+        n_f = structure.n_f
+        dense = n_f <= DENSE_SCHUR_MAX or (
+            n_f <= DENSE_SCHUR_LIMIT and structure.density is not None
+            and structure.density >= DENSE_SCHUR_MIN_DENSITY)
+        kind = "DENSE_SCHUR" if dense else "SPARSE_SCHUR"
     if structure is None:
         raise ModelError(f"linear_solver_type={kind}: the Jacobian has no block structure to "
                          "eliminate (no variable block that no residual shares with another)")
@@ -129,7 +135,7 @@ def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
     structure is built on the device too."""
     from ..structure_cache import mask_key
     from .ordering import structure_from_ordering
-    from .structure import detect_schur_structure
+    from .structure import detect_schur_structure, reduced_block_density
 
     fixed = np.asarray(lbx) == np.asarray(ubx)
 
@@ -143,13 +149,17 @@ def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
 
             pattern = jac = DevicePattern(ev, lbx, ubx, problem.m, xp)
         if ordering is not None:
-            return pattern, jac, structure_from_ordering(pattern, ordering, problem.n, xp)
-        if xp is not np:
+            st = structure_from_ordering(pattern, ordering, problem.n, xp)
+        elif xp is not np:
             host = pattern.host()
             h = SparseJacobian(host)
-            csr = (h.indptr, h.indices)
-            return pattern, jac, detect_schur_structure(host, csr=csr)
-        return pattern, jac, detect_schur_structure(pattern, csr=csr)
+            st = detect_schur_structure(host, csr=(h.indptr, h.indices))
+        else:
+            st = detect_schur_structure(pattern, csr=csr)
+        if xp is np and st is not None and DENSE_SCHUR_MAX < st.n_f <= DENSE_SCHUR_LIMIT:
+            # the automatic choice's measure, kept with the structure
+            st = dataclasses.replace(st, density=reduced_block_density(pattern, st))
+        return pattern, jac, st
 
     key = ("lsq", xp.__name__) + mask_key(fixed) + _ordering_key(ordering)
     cache = ev.structure_cache

@@ -325,3 +325,34 @@ def test_direct_eta_pcg_takes_the_direct_solves_iterations(bal):
     assert pcg.termination_type == direct.termination_type == "CONVERGENCE"
     assert pcg.num_iterations == direct.num_iterations
     assert pcg.final_cost == pytest.approx(direct.final_cost, rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reduced_block_density_counts_the_coupled_block_pairs(seed):
+    """reduced_block_density against the block pattern of the Schur complement computed
+    densely (random values: no cancellation), and the automatic CPU choice it drives."""
+    import dataclasses
+
+    from caspar_backend.lsq import trust_region
+    from caspar_backend.lsq.structure import reduced_block_density
+
+    pat = _camera_point_pattern(seed)
+    st = detect_schur_structure(pat)
+    rng = np.random.default_rng(seed)
+    J = np.zeros((pat.m, pat.n))
+    J[pat.rows, pat.cols] = rng.standard_normal(pat.nnz)
+    A = J.T @ J + np.eye(pat.n)
+    e, f = st.e_cols[st.e_cols >= 0], st.f_cols[st.f_cols >= 0]
+    S = A[np.ix_(f, f)] - A[np.ix_(f, e)] @ np.linalg.solve(A[np.ix_(e, e)], A[np.ix_(e, f)])
+    blk = np.repeat(np.arange(st.f_cols.shape[0]), (st.f_cols >= 0).sum(1))
+    n_fb = st.f_cols.shape[0]
+    coupled = {(min(a, b), max(a, b)) for a, b in zip(*np.nonzero(np.abs(S) > 1e-12))
+               for a, b in [(blk[a], blk[b])]}
+    assert reduced_block_density(pat, st) == pytest.approx(len(coupled) / (n_fb * (n_fb + 1) / 2))
+    jac = SparseJacobian(pat)
+    for density, kind in ((0.5, "DENSE_SCHUR"), (0.001, "SPARSE_SCHUR")):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(trust_region, "DENSE_SCHUR_MAX", 1)
+            solver, _ = trust_region.make_step_solver(
+                None, jac, pat, dataclasses.replace(st, density=density))
+        assert solver.name == kind
