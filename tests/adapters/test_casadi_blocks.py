@@ -146,55 +146,26 @@ def _solve_casadi(nlp, args):
     return Problem(casadi_to_model(nlp, **args)).solve(print_level=0)
 
 
-def _estimation_nlp(N=8):
-    """CasADi's system-identification example in small (examples/python/sysid.py,
-    multiple shooting): a mass-spring-damper stepped by RK4, one sample a map instance
-    whose arguments are a state column, a measured input (a varying constant) and
-    ``repmat(params * scale)``; the results enter the continuity gaps (g) and the
-    least-squares fit ``0.5 dot(e, e)``, ``e = y_data - y`` (f)."""
-    s, u, p = ca.MX.sym("s", 2), ca.MX.sym("u"), ca.MX.sym("p", 4)
-    rhs = ca.vertcat(s[1], (u - p[3] * s[0] ** 3 - p[2] * s[0] - p[1] * s[1]) / p[0])
-    ode = ca.Function("ode", [s, u, p], [rhs])
-    dt = 0.05
-    k1 = ode(s, u, p)
-    k2 = ode(s + dt / 2 * k1, u, p)
-    k3 = ode(s + dt / 2 * k2, u, p)
-    k4 = ode(s + dt * k3, u, p)
-    step = ca.Function("one_sample", [s, u, p], [s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
-    scale = ca.DM([1e-1, 1e-1, 1.0, 1.0])
-    params = ca.MX.sym("params", 4)
-    X = ca.MX.sym("X", 2, N)
-    rng = np.random.default_rng(0)
-    u_data = ca.DM(rng.uniform(-1.0, 1.0, N)).T
-    truth, state, y_data = ca.DM([5.0, 2.3, 1.0, 4.7]) * scale, ca.DM([0.1, 0.0]), []
-    for k in range(N):                  # measurements of the true system
-        state = step(state, u_data[k], truth)
-        y_data.append(float(state[0]))
-    y_data = ca.DM(y_data)
-    Xn = step.map(N)(X, u_data, ca.repmat(params * scale, 1, N))
-    e = y_data - Xn[0, :].T
-    nlp = {"x": ca.veccat(params, X), "f": 0.5 * ca.dot(e, e),
-           "g": ca.vec(Xn[:, :-1] - X[:, 1:])}
-    x0 = np.r_[[4.0, 2.0, 1.2, 5.0], np.zeros(2 * N)]
-    return nlp, x0
-
-
 def test_estimation_map_blocks_squares_and_scaled_arguments(ipopt):
-    """Every instance of the sysid-shaped map is a block -- scaled parameters as
-    arguments, results in both the continuity rows and the squared residuals of f --
-    with the replayed model's values and derivatives, and IPOPT's solve (a zero-residual
-    fit: both reach f ~ 1e-24)."""
+    """CasADi's system-identification example by multiple shooting
+    (benchmarks/models/estimation.py): every instance of its map is a block -- scaled
+    parameters as arguments, results in both the continuity rows and the squared
+    residuals of f -- with the replayed model's values and derivatives, and IPOPT's
+    solve (a zero-residual fit)."""
+    from benchmarks.models.estimation import estimation_nlp
+
     N = 20
-    nlp, x0 = _estimation_nlp(N)
-    mb = casadi_to_model(nlp, x0=x0, lbg=0, ubg=0)
-    mr = casadi_to_model(nlp, x0=x0, lbg=0, ubg=0, blocks=False)
+    nlp, args = estimation_nlp(N, "multiple")
+    x0 = args["x0"]
+    mb = casadi_to_model(nlp, **args)
+    mr = casadi_to_model(nlp, blocks=False, **args)
     assert mb.meta["map_blocks"] == [(f"map{N}_one_sample", N, 0)]
     names = sorted(b.name for b in mb.constraint_blocks + mb.objective_blocks)
     assert any(n.endswith("^2") for n in names)          # the squared residuals
     pb, pr = Problem(mb), Problem(mr)
     rng = np.random.default_rng(2)
-    _same_evaluation(pb, pr, [x0 + rng.uniform(-0.5, 0.5, pb.n) for _ in range(3)])
-    ref = ipopt(nlp, dict(x0=x0, lbg=0, ubg=0), {"tol": 1e-8})
+    _same_evaluation(pb, pr, [x0 * (1 + rng.uniform(-0.1, 0.1, pb.n)) for _ in range(3)])
+    ref = ipopt(nlp, args, {"tol": 1e-8})
     r = pb.solve(print_level=0, tol=1e-8)
     assert r.status == ref.status == "Solve_Succeeded"
     assert r.iterations == ref.iterations
