@@ -389,18 +389,20 @@ class MXCallProgram(Program):
 
         outer = self.outer
         n_p = sum(self.n_in) - n_x
-        uses = None
-        sites = {}
+        candidates = {}
         for _pos, j, ssa, y0, _n in self.plan:
             prog = self.progs[j]
-            if not isinstance(prog, MapProgram) or prog.opaque:
-                continue  # opaque calls are registered on the model's graph, not a template
-            if uses is None:
-                uses = use_lists(outer)
-            site = MapSite(prog, ssa, y0)
-            an = analyse(site, outer, n_x, n_p, uses, self.first_out)
-            if an.blocked.any():
-                sites[j] = (site, an)
+            if isinstance(prog, MapProgram) and not prog.opaque:
+                # (opaque calls are registered on the model's graph, not a template)
+                candidates[j] = MapSite(prog, ssa, y0)
+        sites = {}
+        if candidates:
+            uses = use_lists(outer, [int(y) for site in candidates.values()
+                                     for y in site.y_ssa.ravel()])
+            for j, site in candidates.items():
+                an = analyse(site, outer, n_x, n_p, uses, self.first_out)
+                if an.blocked.any():
+                    sites[j] = (site, an)
         self.block_stats = []
         if not sites:
             return self.run(g, inputs), []

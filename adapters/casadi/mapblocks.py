@@ -66,63 +66,90 @@ NO_OTHER, SUM_OTHER = -1, -2
 K_VAR, K_PAR, K_CONST, K_OTHER, K_SVAR, K_SPAR = 0, 1, 2, 3, 4, 5
 
 
-def use_lists(outer) -> list:
-    """The uses of every SSA value of SX program ``outer``: per value a list of
-    ``(kind, target, c, s, other)``.  ``U_AFF``: step ``target = c * value + s *
-    other`` (``other`` an SSA value, ``NO_OTHER`` or ``SUM_OTHER``); ``U_SQ``: the
-    square ``target = value^2`` (``c`` its op code); ``U_OUT``: output nonzero
-    ``target``; ``U_BAD``: any other use."""
-    uses = [[] for _ in range(outer.n_ssa)]
+def use_lists(outer, seeds) -> dict:
+    """The uses of the SSA values of SX program ``outer`` reachable from ``seeds``
+    through affine steps and squares: per such value a list of ``(kind, target, c, s,
+    other)``.  ``U_AFF``: step ``target = c * value + s * other`` (``other`` an SSA value,
+    ``NO_OTHER`` or ``SUM_OTHER``); ``U_SQ``: the square ``target = value^2`` (``c`` its
+    op code); ``U_OUT``: output nonzero ``target``; ``U_BAD``: any other use.  One pass
+    over the steps (in order, so a value's uses follow its definition); values outside
+    the watched set cost one lookup per operand."""
+    watch = bytearray(outer.n_ssa)
+    for v in seeds:
+        watch[v] = 1
+    uses: dict = {}
     c_lo = outer.first_step_ssa - len(outer.consts)
     c_hi = outer.first_step_ssa
     consts = outer.consts
     bad = (U_BAD, -1, 0.0, 0.0, NO_OTHER)
+
+    def add(v, use):
+        uses.setdefault(v, []).append(use)
+        if use[0] == U_AFF or use[0] == U_SQ:
+            watch[use[1]] = 1
+
     for op, a, b, t in outer.steps:
         if b >= 0:
+            wa, wb = watch[a], watch[b]
+            if not (wa or wb):
+                continue
             if op == _ADD:
-                uses[a].append((U_AFF, t, 1.0, 1.0, b))
-                uses[b].append((U_AFF, t, 1.0, 1.0, a))
+                if wa:
+                    add(a, (U_AFF, t, 1.0, 1.0, b))
+                if wb:
+                    add(b, (U_AFF, t, 1.0, 1.0, a))
             elif op == _SUB:
-                uses[a].append((U_AFF, t, 1.0, -1.0, b))
-                uses[b].append((U_AFF, t, -1.0, 1.0, a))
+                if wa:
+                    add(a, (U_AFF, t, 1.0, -1.0, b))
+                if wb:
+                    add(b, (U_AFF, t, -1.0, 1.0, a))
             elif op == _MUL and a == b:
-                uses[a].append((U_SQ, t, float(op), 0.0, NO_OTHER))
+                add(a, (U_SQ, t, float(op), 0.0, NO_OTHER))
             elif op == _MUL and c_lo <= a < c_hi:
-                uses[b].append((U_AFF, t, consts[a - c_lo], 0.0, NO_OTHER))
+                add(b, (U_AFF, t, consts[a - c_lo], 0.0, NO_OTHER))
             elif op == _MUL and c_lo <= b < c_hi:
-                uses[a].append((U_AFF, t, consts[b - c_lo], 0.0, NO_OTHER))
+                add(a, (U_AFF, t, consts[b - c_lo], 0.0, NO_OTHER))
             elif op == _DIV and c_lo <= b < c_hi and consts[b - c_lo] != 0.0:
-                uses[a].append((U_AFF, t, 1.0 / consts[b - c_lo], 0.0, NO_OTHER))
+                if wa:
+                    add(a, (U_AFF, t, 1.0 / consts[b - c_lo], 0.0, NO_OTHER))
             else:
-                uses[a].append(bad)
-                uses[b].append(bad)
+                if wa:
+                    add(a, bad)
+                if wb:
+                    add(b, bad)
         elif b == UNARY:
+            if not watch[a]:
+                continue
             if op == _NEG:
-                uses[a].append((U_AFF, t, -1.0, 0.0, NO_OTHER))
+                add(a, (U_AFF, t, -1.0, 0.0, NO_OTHER))
             elif op == _TWICE:
-                uses[a].append((U_AFF, t, 2.0, 0.0, NO_OTHER))
+                add(a, (U_AFF, t, 2.0, 0.0, NO_OTHER))
             elif op == _SQ:
-                uses[a].append((U_SQ, t, float(op), 0.0, NO_OTHER))
+                add(a, (U_SQ, t, float(op), 0.0, NO_OTHER))
             else:
-                uses[a].append(bad)
+                add(a, bad)
         elif b == SUM:
             for i in a:
                 if i >= 0:
-                    uses[i].append((U_AFF, t, 1.0, 0.0, SUM_OTHER))
-                else:
-                    uses[~i].append((U_AFF, t, -1.0, 0.0, SUM_OTHER))
+                    if watch[i]:
+                        add(i, (U_AFF, t, 1.0, 0.0, SUM_OTHER))
+                elif watch[~i]:
+                    add(~i, (U_AFF, t, -1.0, 0.0, SUM_OTHER))
         else:  # CALL
             for d in outer.calls[op][1]:
-                uses[d].append(bad)
+                if watch[d]:
+                    add(d, bad)
     for pos, v in enumerate(outer.out_ssa):
-        uses[v].append((U_OUT, pos, 1.0, 0.0, NO_OTHER))
+        if watch[v]:
+            add(v, (U_OUT, pos, 1.0, 0.0, NO_OTHER))
     return uses
 
 
 def land(uses, use, const_value):
     """Where ``use`` of a value lands: ``("out", pos, coef)``,
     ``("sq", pos, coef_w, coef_u, off_u, w, op)`` (see the module docstring; ``w`` the
-    square's SSA value, ``op`` its op code) or None.  ``const_value(v)``: the value of
+    square's SSA value, ``op`` its op code), ``("unused",)`` (nothing reads the chain's
+    end) or None.  ``const_value(v)``: the value of
     SSA ``v`` when it is a constant, else None."""
     coef, off = 1.0, 0.0       # the value reached is coef * y + off
     exact = True               # off known (no non-constant added on the way)
@@ -135,7 +162,8 @@ def land(uses, use, const_value):
         if kind == U_SQ:
             if not exact:
                 return None
-            w = land(uses, uses[t][0], const_value) if len(uses[t]) == 1 else None
+            wu = uses.get(t, ())
+            w = land(uses, wu[0], const_value) if len(wu) == 1 else None
             if w is None or w[0] != "out":
                 return None
             return ("sq", w[1], w[2], coef, off, t, int(c))
@@ -147,7 +175,9 @@ def land(uses, use, const_value):
                 exact = False
             else:
                 off += s * ov
-        nxt = uses[t]
+        nxt = uses.get(t, ())
+        if not nxt:
+            return ("unused",)          # an affine function of y that nothing reads
         if len(nxt) != 1:
             return None
         use = nxt[0]
@@ -214,7 +244,7 @@ def _scaled_leaves(outer, A, n_orig):
     return is_scaled, leaf, factor
 
 
-def analyse(site: MapSite, outer, n_x, n_p, uses, first_out) -> Analysis:
+def analyse(site: MapSite, outer, n_x, n_p, uses: dict, first_out) -> Analysis:
     """Decide per instance of ``site``: block or replay (see :class:`Analysis`)."""
     A = site.arg_ssa
     n_orig = n_x + n_p
@@ -239,8 +269,10 @@ def analyse(site: MapSite, outer, n_x, n_p, uses, first_out) -> Analysis:
         for k, y in enumerate(site.y_ssa[e].tolist()):
             got = []
             if ok[k]:
-                for u in uses[y]:
+                for u in uses.get(y, ()):
                     r = land(uses, u, const_value)
+                    if r is not None and r[0] == "unused":
+                        continue
                     if r is None or r[1] < first_out:    # (below: another call's argument)
                         ok[k] = False
                         break
