@@ -20,6 +20,13 @@ _lock = threading.Lock()
 def single_threaded_blas():
     """A context in which BLAS/LAPACK run on one thread (threadpoolctl, when installed;
     else no change)."""
+    return limited_blas(1)
+
+
+def limited_blas(threads: int):
+    """A context in which BLAS/LAPACK run on at most ``threads`` threads (threadpoolctl,
+    when installed; else no change).  Nested inside :func:`single_threaded_blas`, it
+    lifts that limit for a factorization large enough to gain from more threads."""
     global _controller
     try:
         from threadpoolctl import ThreadpoolController
@@ -34,4 +41,4 @@ def single_threaded_blas():
                 import scipy.linalg  # noqa: F401
 
                 _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+    return _controller.limit(limits=max(1, int(threads)), user_api="blas")

@@ -356,3 +356,29 @@ def test_reduced_block_density_counts_the_coupled_block_pairs(seed):
             solver, _ = trust_region.make_step_solver(
                 None, jac, pat, dataclasses.replace(st, density=density))
         assert solver.name == kind
+
+
+def test_reduced_cholesky_on_num_threads_blas_threads(monkeypatch):
+    """A large reduced system is factorized on num_threads BLAS threads, also inside the
+    minimizer's one-thread limit, to the one-thread solution's rounding."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from caspar_backend.linsolve.blas_threads import limited_blas, single_threaded_blas
+    from caspar_backend.lsq import schur
+    from caspar_backend.lsq.linear_solvers import dense_spd_solve
+
+    def blas_threads():
+        return max(i["num_threads"] for i in threadpoolctl.threadpool_info()
+                   if i["user_api"] == "blas")
+
+    with single_threaded_blas():
+        assert blas_threads() == 1
+        with limited_blas(2):
+            assert blas_threads() == 2
+        assert blas_threads() == 1
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((40, 40))
+    A = A @ A.T + 40 * np.eye(40)
+    b = rng.standard_normal(40)
+    monkeypatch.setattr(schur, "THREADED_CHOLESKY_MIN", 10)
+    np.testing.assert_allclose(schur._reduced_cholesky(A, b, 2), dense_spd_solve(A, b),
+                               rtol=1e-12)
