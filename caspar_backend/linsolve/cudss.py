@@ -14,7 +14,10 @@ module keeps caspar's side.  Phases, matching the interface:
 * ``analyse``: allocates, once, the device arrays cuDSS keeps pointers to (the CSR
   values, the right-hand side ``b`` and the solution ``x``) and creates the handle; the
   symbolic analysis (reordering, cuDSS's ANALYSIS phase) runs once, at the first
-  :meth:`factorize`, and is timed separately (:attr:`plan_seconds`).
+  :meth:`factorize`, and is timed separately (:attr:`plan_seconds`).  With a shared
+  analysis (:meth:`CudssSolver.symbolic`, :mod:`.cudss_symbolic`) the handle and its
+  arrays are borrowed already analysed when an earlier solve of the structure gave
+  them back (:meth:`CudssSolver.release`): ``plan_seconds`` stays 0.
 * ``factorize(values)``: copies ``values`` into the CSR values array **in place** (the
   next phase reads the new values through the same pointer), refactorizes numerically,
   waits for the stream and reads ``info`` and ``inertia = (n_pos, n_neg)`` back;
@@ -67,6 +70,7 @@ import numpy as np
 
 from . import cudss_handle
 from .base import Factorization, LinearSolver, SparseStructure
+from .cudss_symbolic import CudssPlan, CudssSymbolic, full_symmetric_csr  # noqa: F401
 from .dense_eigen import DENSE_MAX_N, DenseEigenSolver
 
 
@@ -122,25 +126,6 @@ def _mtlayer_path(major: int | None = None) -> str | None:
     return None
 
 
-def full_symmetric_csr(structure: SparseStructure, xp=np):
-    """Both triangles of the matrix given by its upper CSC, as CSR ``(ptr, col, src)``
-    (int64 arrays of ``xp``, computed there): ``src[k]`` is the position of entry k in
-    the upper-triangle values."""
-    n = structure.n
-    indptr, rows = xp.asarray(structure.indptr), xp.asarray(structure.indices)
-    pos = xp.arange(rows.size, dtype=xp.int64)
-    cols = xp.searchsorted(indptr, pos, side="right") - 1     # column of each entry
-    off = rows != cols
-    r = xp.concatenate([rows, cols[off]])
-    c = xp.concatenate([cols, rows[off]])
-    s = xp.concatenate([pos, pos[off]])
-    order = xp.argsort(r * n + c)          # distinct keys: (row, col) order
-    ptr = xp.zeros(n + 1, xp.int64)
-    if r.size:
-        xp.cumsum(xp.bincount(r, minlength=n), out=ptr[1:])
-    return ptr, c[order], s[order]
-
-
 #: ``cudaMemPoolAttrReleaseThreshold`` (CUDA's driver_types.h)
 _RELEASE_THRESHOLD = 4
 
@@ -193,8 +178,12 @@ class CudssSolver(LinearSolver):
         self.structure = None
         self._handle = None
         self._dense = None      # the DenseEigenSolver once enable_pivoting switched to it
+        self._symbolic = None
+        self._plan = None
         self.plan_seconds = 0.0
-        self.planned = False
+
+    def symbolic(self, structure: SparseStructure) -> CudssSymbolic:
+        return CudssSymbolic(structure, self.cp)
 
     def analyse(self, structure: SparseStructure, symbolic=None) -> None:
         cp = self.cp
@@ -206,21 +195,35 @@ class CudssSolver(LinearSolver):
                               "indices")
         self.free()
         self.structure = structure
-        # upper CSC read as lower CSR (same arrays); cuDSS keeps pointers to all five
-        self._indptr = cp.asarray(structure.indptr.astype(np.int32))
-        self._indices = cp.asarray(structure.indices.astype(np.int32))
-        self._values = cp.zeros(structure.nnz)
-        self._b = cp.zeros(n)
-        self._x = cp.zeros(n)
-        self._full = full_symmetric_csr(structure, cp)
+        # upper CSC read as lower CSR (same arrays); cuDSS keeps pointers to all five.
+        # A shared analysis (cudss_symbolic) lends an analysed plan when one is idle
+        sym = symbolic if symbolic is not None else CudssSymbolic(structure, cp)
+        self._symbolic = symbolic
+        self._indptr, self._indices, self._full = sym.indptr, sym.indices, sym.full
+        plan = sym.take(self.hybrid_memory, self.pivoting) if symbolic is not None else None
+        if plan is None:
+            values, b, x = cp.zeros(structure.nnz), cp.zeros(n), cp.zeros(n)
+            plan = CudssPlan(self._make_handle(values, b, x), values, b, x)
+        self._plan = plan
+        self._handle = plan.handle
+        self._values, self._b, self._x = plan.values, plan.b, plan.x
         # the refinement's K x: the upper-triangle values read through the full CSR
         from ..arrays import indexed_matvec_kernel
 
         self._mv = indexed_matvec_kernel(cp)
         self._grid = (max(1, (n + _THREADS - 1) // _THREADS),)
-        self._handle = self._make_handle()
-        self.planned = False
         self._dense = None
+
+    def release(self) -> None:
+        """Give the analysed plan back to the shared analysis (module
+        :mod:`.cudss_symbolic`); without one, free it."""
+        self.free()
+
+    @property
+    def planned(self) -> bool:
+        """Whether the current system's ANALYSIS phase has run (here or in an earlier
+        solve that gave its plan back)."""
+        return self._plan is not None and self._plan.analysed
 
     @property
     def perturbs_pivots(self) -> bool:
@@ -239,9 +242,9 @@ class CudssSolver(LinearSolver):
         self._dense.analyse(self.structure)
         return True
 
-    def _make_handle(self):
+    def _make_handle(self, values, b, x):
         return cudss_handle.CudssHandle(
-            self._indptr, self._indices, self._values, self._b, self._x,
+            self._indptr, self._indices, values, b, x,
             pivoting=self.pivoting, hybrid_memory=self.hybrid_memory,
             threading_lib=_mtlayer_path(self.version[0]),
             workspace_pool=_workspace_pool(self.cp))
@@ -265,12 +268,12 @@ class CudssSolver(LinearSolver):
         cp = self.cp
         stream = cp.cuda.get_current_stream()
         cp.copyto(self._values, values)
-        if not self.planned:
+        if not self._plan.analysed:
             t = time.perf_counter()
             self._handle.analyse(stream.ptr)
             stream.synchronize()
             self.plan_seconds += time.perf_counter() - t
-            self.planned = True
+            self._plan.analysed = True
         self._handle.factorize(stream.ptr)
         # info and inertia are copied from cuDSS's device data: wait for the factorization
         stream.synchronize()
@@ -293,13 +296,16 @@ class CudssSolver(LinearSolver):
         return out
 
     def free(self) -> None:
-        h, self._handle = self._handle, None
-        if h is not None:
-            try:
-                # cuDSS may still be working on these buffers in the stream
-                self.cp.cuda.get_current_stream().synchronize()
-            finally:
-                h.free()
+        plan, self._plan = self._plan, None
+        self._handle = None
+        if plan is None:
+            return
+        # cuDSS may still be working on the plan's buffers in the stream
+        self.cp.cuda.get_current_stream().synchronize()
+        if self._symbolic is not None:
+            self._symbolic.give(plan)
+        else:
+            plan.handle.free()
 
     def __del__(self):
         try:

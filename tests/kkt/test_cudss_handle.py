@@ -626,3 +626,51 @@ def test_real_cudss_dense_eigen_switch_of_a_small_system():
     s.analyse(st3)
     assert not s.enable_pivoting() and s.perturbs_pivots
     s.free()
+
+
+def test_shared_analysis_is_lent_to_the_next_solver(fake, fake_cupy):
+    """The solves of one structure analyse once: a released solver's analysed plan is
+    the next solver's (no ANALYSIS phase, same handle), one idle plan is kept, a second
+    concurrent solver makes and analyses its own, and a plan never analysed is freed."""
+    fake.version = (1, 0, 0)
+    cp, _ = fake_cupy
+    K = np.array([[4.0, 1, 0], [1, 3, 1], [0, 1, 2]])
+    st, v = _upper_csc(K)
+    sym = cudss_mod.CudssSolver().symbolic(st)
+    P = fake.Phase
+
+    def analyses():
+        return sum(1 for n, a in fake.calls if n == "execute" and a[1] == P.ANALYSIS)
+
+    s1 = cudss_mod.CudssSolver()
+    s1.analyse(st, sym)
+    s1.factorize(cp.asarray(v))
+    h1 = s1._handle
+    assert analyses() == 1 and s1.plan_seconds >= 0.0
+    s1.release()
+    s2 = cudss_mod.CudssSolver()
+    s2.analyse(st, sym)
+    assert s2._handle is h1 and s2.planned
+    f = s2.factorize(cp.asarray(2 * v))
+    assert f.ok and f.inertia == (3, 0, 0) and analyses() == 1 and s2.plan_seconds == 0.0
+    np.testing.assert_allclose(2 * K @ s2.solve(cp.asarray([1.0, 2, 3])), [1, 2, 3])
+    s3 = cudss_mod.CudssSolver()          # concurrent with s2: its own plan
+    s3.analyse(st, sym)
+    assert s3._handle is not h1 and not s3.planned
+    s3.factorize(cp.asarray(v))
+    assert analyses() == 2
+    h3 = s3._handle
+    s2.release()
+    s3.release()                          # beyond MAX_IDLE: freed
+    assert h3._handle is None and h1._handle is not None
+    s4 = cudss_mod.CudssSolver()
+    s4.analyse(st, sym)                   # borrowed and given back unused: still analysed
+    assert s4._handle is h1
+    s4.release()
+    s5 = cudss_mod.CudssSolver(hybrid_memory=True)
+    s5.analyse(st, sym)                   # other settings: not lent the idle plan
+    h5 = s5._handle
+    assert h5 is not h1
+    s5.release()                          # never analysed: freed, not kept
+    assert h5._handle is None
+    assert len(sym._idle) == 1 and sym._idle[0].handle is h1

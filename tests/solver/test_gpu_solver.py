@@ -393,6 +393,9 @@ def _static_pivot_cudss_class(pivoting=False):
             self.cp, self.pivoting, self.structure, self._dense = (
                 _fake_xp(), pivoting, None, None)
 
+        def symbolic(self, structure):
+            return None
+
         def analyse(self, structure, symbolic=None):
             self.structure, self._dense = structure, None
             n = structure.n
@@ -635,6 +638,24 @@ def test_problem_solve_result_form_identical_across_devices():
         assert type(a) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert set(rg.timings) == set(rc.timings) and set(rg.counts) == set(rc.counts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kkt_system", ["augmented", "condensed"])
+def test_resolve_reuses_cudss_analysis_with_identical_answers(kkt_system):
+    """cuDSS analyses a compiled problem's KKT structure once: a second solve borrows the
+    first one's analysed handle (no ANALYSIS phase) and gives the first answer to the
+    bit."""
+    _gpu_stack()
+    prob = _bounded_model(300)
+    opts = dict(device="cuda", print_level=0, kkt_system=kkt_system)
+    r1 = prob.solve(**opts)
+    r2 = prob.solve(**opts)
+    assert r1.status == r2.status == "Solve_Succeeded"
+    assert r1.extra["analysis_seconds"] > 0.0 and r2.extra["analysis_seconds"] == 0.0
+    assert r1.iterations == r2.iterations and r1.f == r2.f
+    for k in ("x", "g", "lam_g", "lam_x"):
+        np.testing.assert_array_equal(getattr(r1, k), getattr(r2, k))
 
 
 def test_count_device_ops_script_counts_launches_and_reads(capsys):
