@@ -17,7 +17,10 @@ structure and kept, as :class:`~.qdldl.QDLDLSymbolic` keeps qdldl's:
   back at :meth:`~.cudss.CudssSolver.release`; a plan serves one solve at a time.
 
 A later solve refactorizes the same analysed handle with its own values (what every
-iteration already does), so its answer is the first solve's to the bit.
+iteration already does): the same iterations and the first solve's answer to rounding
+(case9241_pegase on the H200: 57 iterations, objective equal to 12 digits, 0.98 s ->
+0.50 s).  Not to the bit: cuDSS's factorizations of one matrix on two handles agree in
+all but the last bits.
 """
 
 from __future__ import annotations
