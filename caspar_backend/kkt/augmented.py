@@ -345,4 +345,5 @@ class AugmentedKKT(KKTSystem):
                                  self._dstat, v),
             self.solver.solve, self.max_refinement_steps, self.residual_ratio_max,
             regularized=self.static_regularization > 0)
-        return x[:nw].copy(), x[nw:nw + m].copy()
+        # x is this solve's own array (the solver returns a new one): views, not copies
+        return x[:nw], x[nw:nw + m]

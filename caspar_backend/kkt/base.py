@@ -89,7 +89,7 @@ class KKTSystem(ABC):
     @abstractmethod
     def solve(self, rhs_w, rhs_c):
         """Return ``(dw, dy)`` solving the system for the right-hand side ``(rhs_w, rhs_c)``
-        with the last factorization (new arrays owned by the caller)."""
+        with the last factorization (views of a new array, owned by the caller)."""
 
     def increase_quality(self) -> bool:
         """Make the following factorizations more accurate after a failed refinement

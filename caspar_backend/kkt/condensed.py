@@ -248,4 +248,5 @@ class CondensedKKT(KKTSystem):
         self.last_residual_ratio, self.last_contraction = refine(
             self.xp, b, x, lambda v: self._residual(b, v), self._condensed_solve,
             self.max_refinement_steps, self.residual_ratio_max, regularized=False)
-        return x[:nw].copy(), x[nw:].copy()
+        # x is this solve's own array (a new one from _condensed_solve): views
+        return x[:nw], x[nw:]
