@@ -21,7 +21,6 @@ Reductions (a 0-d array, not read back; the identity for empty input):
 
 * ``amax_abs(a)``: max_i |a_i| (0 when empty)
 * ``all_finite(a)``: all_i isfinite(a_i) (True when empty; a bool)
-* ``ftb_min(s, ds, tau, sign)``: min over sign ds_i < 0 of -tau s_i / (sign ds_i) (+inf)
 * ``sum_log(s)``: sum_i log s_i
 * ``max_prod(s, z)``: max_i s_i z_i (0 when empty)
 * ``max_abs_shift(s, z, mu)``: max_i |s_i z_i - mu| (0 when empty)
@@ -308,9 +307,6 @@ OPS = {
                         lambda a: _max_or_zero(np.abs(a))),
     "all_finite": FusedOp(Reduction("vec v", "CASPAR_FINITE(v[i]) ? 1.0 : 0.0", "min", "1.0",
                                     "bool"), _all_finite),
-    "ftb_min": FusedOp(Reduction("vec s, vec ds, scalar tau, scalar sign",
-                                 "sign * ds[i] < 0 ? -tau * s[i] / (sign * ds[i]) : CASPAR_INF",
-                                 "min", "CASPAR_INF"), _ftb_min),
     "sum_log": FusedOp(Reduction("vec s", "log(s[i])", "sum", "0.0"),
                        lambda s: _sum_reduce(np.log(s))),
     "max_prod": FusedOp(Reduction("vec s, vec z", "s[i] * z[i]", "max", "0.0"),

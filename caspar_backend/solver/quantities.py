@@ -303,11 +303,23 @@ class BarrierQuantities:
     # ================================================================ step bounds
     def fraction_to_boundary(self, dw, tau):
         """max alpha in (0, 1] with s + alpha ds >= (1 - tau) s at the current iterate
-        (one transfer; the ratios are those of the entries with ds < 0, others +inf)."""
-        return min([1.0] + scalars(self.xp, *self._ftb_primal(dw, tau)))
+        (one transfer; the ratios are those of the entries with ds < 0, others +inf):
+        the primal half of the ``step_bounds`` reduction, its dual half empty."""
+        sL, sU = self.slacks(self.it.w)
+        z = self.it.zL[:0]
+        return self._bound_of((sL, self.iL, sU, self.iU, dw, z, z, z, z, tau), 0)
 
     def fraction_to_boundary_z(self, dzL, dzU, tau):
-        return min([1.0] + scalars(self.xp, *self._ftb_dual(dzL, dzU, tau)))
+        """The same for the bound multipliers' step ``(dzL, dzU)`` (the dual half)."""
+        it = self.it
+        s, i = it.zL[:0], self.iL[:0]
+        return self._bound_of((s, i, s, i, s, it.zL, dzL, it.zU, dzU, tau), 2)
+
+    def _bound_of(self, args, first: int):
+        """min(1, the two minima of ``step_bounds(*args)`` from column ``first``); the
+        other half's arrays are empty (their minima +inf, not read back)."""
+        terms = fused.call(self.xp, "step_bounds", *args)
+        return min([1.0] + scalars(self.xp, *terms[first:first + 2]))
 
     def step_bounds(self, d: Direction, tau):
         """(fraction_to_boundary(dw), fraction_to_boundary_z(dzL, dzU)) of the step ``d``
@@ -336,16 +348,4 @@ class BarrierQuantities:
             self.xp, "step_bounds", sL, self.iL, sU, self.iU, d.dw, it.zL, d.dzL, it.zU,
             d.dzU, tau))
 
-    def _ftb_primal(self, dw, tau):
-        sL, sU = self.slacks(self.it.w)
-        return self._ftb_mins(((sL, dw[self.iL], 1.0), (sU, dw[self.iU], -1.0)), tau)
-
-    def _ftb_dual(self, dzL, dzU, tau):
-        return self._ftb_mins(((self.it.zL, dzL, 1.0), (self.it.zU, dzU, 1.0)), tau)
-
-    def _ftb_mins(self, pairs, tau):
-        """min over i with sign ds_i < 0 of -tau s_i / (sign ds_i) for each nonempty
-        triple (s, ds, sign), as 0-d arrays (not read back)."""
-        return [fused.call(self.xp, "ftb_min", s, ds, tau, sign)
-                for s, ds, sign in pairs if s.size]
 

@@ -63,10 +63,11 @@ def test_host_results_are_the_former_expressions():
     s2 = fused.call(xp, "gather_slacks", w, np.concatenate([idx, idx]), np.concatenate([b, b]),
                     float(len(idx)))
     assert np.array_equal(s2, np.concatenate([w[idx] - b, b - w[idx]]))
-    assert fused.call(xp, "ftb_min", s, ds, tau, 1.0) == np.min(
-        np.where(ds < 0, -tau * s / ds, np.inf))
-    assert fused.call(xp, "ftb_min", s, ds, tau, -1.0) == np.min(
-        np.where(-ds < 0, -tau * s / -ds, np.inf))
+    e, ie = s[:0], idx[:0]
+    got = fused.call(xp, "step_bounds", e, ie, e, ie, w, s, ds, s, -ds, tau)
+    assert [float(v) for v in got] == [np.inf, np.inf,
+                                       np.min(np.where(ds < 0, -tau * s / ds, np.inf)),
+                                       np.min(np.where(-ds < 0, -tau * s / -ds, np.inf))]
     assert np.array_equal(fused.call(xp, "bound_mult_step", mu, z, s, w, idx, -1.0),
                           (mu - z * s + z * w[idx]) / s)
     out = w.copy()
@@ -100,10 +101,10 @@ def test_host_results_of_the_combined_ops_are_the_former_expressions():
                                        np.max(np.abs(dw / (1.0 + np.abs(w)))),
                                        np.sum(np.abs(ds))]
     got = fused.call(np, "step_bounds", s, idx, sU, idx, w, z, ds, zU, -ds, tau)
-    ftb = [fused.call(np, "ftb_min", s, w[idx], tau, 1.0),
-           fused.call(np, "ftb_min", sU, w[idx], tau, -1.0),
-           fused.call(np, "ftb_min", z, ds, tau, 1.0),
-           fused.call(np, "ftb_min", zU, -ds, tau, 1.0)]
+    ftb = [np.min(np.where(w[idx] < 0, -tau * s / w[idx], np.inf)),
+           np.min(np.where(-w[idx] < 0, -tau * sU / -w[idx], np.inf)),
+           np.min(np.where(ds < 0, -tau * z / ds, np.inf)),
+           np.min(np.where(-ds < 0, -tau * zU / -ds, np.inf))]
     assert [float(v) for v in got] == [float(v) for v in ftb]
     got = fused.call(np, "optimality_norms", w, ds, -ds, w, s, z, sU, zU, mu)
     want = [np.max(np.abs(w)), np.max(np.abs(ds)), np.max(s * z), np.max(sU * zU),
@@ -168,7 +169,6 @@ def _args(name, n, cp):
     table = {
         "amax_abs": (ds,),
         "all_finite": (np.where(np.arange(k) == k // 2, np.nan, ds) if k else ds,),
-        "ftb_min": (s, ds, 0.99, -1.0),
         "sum_log": (s,),
         "max_prod": (s, z),
         "max_abs_shift": (s, z, 0.7),
@@ -248,9 +248,11 @@ def test_device_reductions_propagate_nan_and_repeat_bits(n):
     assert np.isnan(float(fused.call(cp, "amax_abs", d)))
     # a NaN slack with a negative step: its ratio is NaN (a NaN step is no ratio at
     # all -- not negative -- in the reference as in the kernel)
-    assert np.isnan(fused.OPS["ftb_min"].reference(a, -np.ones(n), 0.99, 1.0))
-    assert np.isnan(float(fused.call(cp, "ftb_min", d, -cp.ones(n), 0.99, 1.0)))
-    assert float(fused.call(cp, "ftb_min", d, -d, 0.99, 1.0)) == pytest.approx(0.99)
+    e, ie, neg = a[:0], np.zeros(0, np.int64), -np.ones(n)
+    assert np.isnan(fused.OPS["step_bounds"].reference(e, ie, e, ie, e, a, neg, e, e, 0.99)[2])
+    de, die = cp.asarray(e), cp.asarray(ie)
+    got = fused.call(cp, "step_bounds", de, die, de, die, de, d, -cp.ones(n), d, -d, 0.99)
+    assert np.isnan(float(got[2])) and float(got[3]) == pytest.approx(0.99)
     assert not bool(fused.call(cp, "all_finite", d))
     s = cp.asarray(RNG.uniform(0.1, 2.0, size=n))
     first = float(fused.call(cp, "sum_log", s))
