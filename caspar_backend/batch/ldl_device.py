@@ -1,16 +1,24 @@
-"""CuPy numeric phases of the batched LDL^T: one CUDA thread per instance.
+"""CuPy numeric phases of the batched LDL^T: one CUDA thread, or one block, per instance.
 
 The kernels of ``kernels/batch_ldl.cu`` loop over the op tables of
 :mod:`.ldl_symbolic`, copied to the device once here, so one compiled module serves
 every pattern.  One launch each for factorize, solve and matvec.  Factor and work
-arrays are row-major ``(rows, B)`` (element (r, b) at ``r*B + b``): the threads of a warp
-are consecutive instances and read consecutive addresses at every op.  The caller's
-arrays stay as given, (B, nnz) and (B, n) in C order; each thread reads its own row.
+arrays are row-major ``(rows, B)`` (element (r, b) at ``r*B + b``).  The caller's arrays
+stay as given, (B, nnz) and (B, n) in C order.
+
+Two launch shapes, chosen by the batch size (:data:`BLOCK_VARIANT_MAX_B`):
+
+* one thread per instance: the threads of a warp are consecutive instances and read
+  consecutive addresses at every op -- efficient once the instances fill the GPU;
+* one block of :data:`BLOCK_THREADS` threads per instance (``*_blk``): the rows of one
+  level of the elimination tree shared among the block's threads, level after level,
+  and the product with K one thread per (instance, row) (``*_flat``) -- for the smaller
+  batches, where a thread per instance would leave most of the GPU idle while each
+  thread walks its instance's chain of dependent loads.
 
 The arithmetic is that of :mod:`.ldl_host` operation for operation (no fused
-multiply-add), so the two backends give the same numbers bit for bit.
+multiply-add) in both shapes, so the backends give the same numbers bit for bit.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +27,15 @@ from .ldl_symbolic import LDLPlan
 
 #: the kernels of kernels/batch_ldl.cu
 KERNEL_FILE = "batch_ldl.cu"
-KERNELS = ("caspar_batch_ldl_factor", "caspar_batch_ldl_solve", "caspar_batch_ldl_matvec")
+KERNELS = ("caspar_batch_ldl_factor", "caspar_batch_ldl_solve", "caspar_batch_ldl_matvec",
+           "caspar_batch_ldl_factor_blk", "caspar_batch_ldl_solve_blk",
+           "caspar_batch_ldl_matvec_flat")
+#: threads of a block of the ``*_blk`` kernels (their CASPAR_LDL_BLOCK)
+BLOCK_THREADS = 64
+#: most instances for which the factorization and solves run one block per instance
+#: (the ``*_blk`` kernels) rather than one thread per instance: below it a thread per
+#: instance leaves the GPU mostly idle, each thread walking a chain of dependent loads
+BLOCK_VARIANT_MAX_B = 1 << 16
 
 
 def cuda_kernels(cp) -> dict:
@@ -39,10 +55,15 @@ class DeviceLDL:
 
     THREADS = 128
 
-    def __init__(self, plan: LDLPlan, batch_size: int, xp, kernels=None):
+    def __init__(self, plan: LDLPlan, batch_size: int, xp, kernels=None,
+                 per_block: bool | None = None):
+        """``per_block``: the ``*_blk`` kernels (one block per instance, level by level)
+        for the factorization and the solves; None: when ``batch_size`` is at most
+        :data:`BLOCK_VARIANT_MAX_B`.  Both give the same bits."""
         self.plan = pl = plan
         self.xp = xp
         self.B = B = int(batch_size)
+        self.per_block = B <= BLOCK_VARIANT_MAX_B if per_block is None else bool(per_block)
         n, n_f = pl.n, pl.n_f
         a_src = np.full(n_f, -1, np.int64)
         a_src[pl.a_row] = np.arange(pl.nnz, dtype=np.int64)
@@ -53,7 +74,8 @@ class DeviceLDL:
                       src=pl.src, dst=pl.dst, fw_ptr=pl.fw_ptr, fw_row=pl.fw_row,
                       fw_pos=pl.fw_pos, diag_row=pl.diag_row, bw_ptr=pl.bw_ptr,
                       bw_row=pl.bw_row, bw_pos=pl.bw_pos, indptr=pl.indptr,
-                      indices=pl.indices)
+                      indices=pl.indices, row_ptr=pl.row_ptr, lev_ptr=pl.lev_ptr,
+                      **_upper_rows(pl.indptr, pl.indices))
         # a zero-length device array may have a null pointer: pad every table
         self.t = {k: xp.asarray(np.concatenate([np.asarray(v, np.int64), [0]]))
                   for k, v in tables.items()}
@@ -79,12 +101,16 @@ class DeviceLDL:
         count = int(act.size)
         if count == 0 or pl.n == 0:
             return
-        grid, block = self._grid(count)
-        self.k["caspar_batch_ldl_factor"](grid, block, (
-            values, act, np.int32(count), np.int64(self.B), np.int64(pl.nnz),
-            np.int64(pl.n), np.int64(pl.n_f), t["a_src"], t["op_ptr"], t["op_t"],
-            t["op_l"], t["pivot_row"], t["elim_diag_row"], self.T, self.F, self.n_pos,
-            self.n_neg, self.n_zero))
+        tail = (t["a_src"], t["op_ptr"], t["op_t"], t["op_l"], t["pivot_row"],
+                t["elim_diag_row"], self.T, self.F, self.n_pos, self.n_neg, self.n_zero)
+        head = (values, act, np.int32(count), np.int64(self.B), np.int64(pl.nnz),
+                np.int64(pl.n))
+        if self.per_block:
+            self.k["caspar_batch_ldl_factor_blk"]((count,), (BLOCK_THREADS,), head + (
+                np.int64(pl.n_levels), t["row_ptr"]) + tail)
+        else:
+            grid, block = self._grid(count)
+            self.k["caspar_batch_ldl_factor"](grid, block, head + (np.int64(pl.n_f),) + tail)
 
     def factor_values(self, b: int):
         """As :meth:`.ldl_host.HostLDL.factor_values` (instance b's column of F and T
@@ -99,11 +125,15 @@ class DeviceLDL:
         rhs = xp.ascontiguousarray(rhs, dtype=xp.float64)
         dest = out if out is not None and out.flags.c_contiguous else xp.empty((B, pl.n))
         if B and pl.n:
-            grid, block = self._grid(B)
-            self.k["caspar_batch_ldl_solve"](grid, block, (
-                rhs, dest, np.int32(B), np.int64(B), np.int64(pl.n), t["src"], t["dst"],
-                t["fw_ptr"], t["fw_row"], t["fw_pos"], t["diag_row"], t["bw_ptr"],
-                t["bw_row"], t["bw_pos"], self.F, self.Y))
+            tail = (t["src"], t["dst"], t["fw_ptr"], t["fw_row"], t["fw_pos"],
+                    t["diag_row"], t["bw_ptr"], t["bw_row"], t["bw_pos"], self.F, self.Y)
+            head = (rhs, dest, np.int32(B), np.int64(B), np.int64(pl.n))
+            if self.per_block:
+                self.k["caspar_batch_ldl_solve_blk"]((B,), (BLOCK_THREADS,), head + (
+                    np.int64(pl.n_levels), t["lev_ptr"]) + tail)
+            else:
+                grid, block = self._grid(B)
+                self.k["caspar_batch_ldl_solve"](grid, block, head + tail)
         if out is not None and dest is not out:
             out[...] = dest
             return out
@@ -117,7 +147,12 @@ class DeviceLDL:
         # an output that is x itself gets a separate buffer
         direct = out is not None and out.flags.c_contiguous and not _shares(xp, out, x)
         dest = out if direct else xp.empty((B, pl.n))
-        if B and pl.n:
+        if B and pl.n and self.per_block:
+            grid, block = self._grid(B * pl.n)
+            self.k["caspar_batch_ldl_matvec_flat"](grid, block, (
+                values, x, dest, np.int32(B), np.int64(pl.n), t["indptr"], t["indices"],
+                t["u_ptr"], t["u_ent"], t["u_col"], np.int64(pl.nnz)))
+        elif B and pl.n:
             grid, block = self._grid(B)
             self.k["caspar_batch_ldl_matvec"](grid, block, (
                 values, x, dest, np.int32(B), np.int64(B), np.int64(pl.n),
@@ -126,6 +161,20 @@ class DeviceLDL:
             out[...] = dest
             return out
         return dest
+
+
+def _upper_rows(indptr, indices) -> dict:
+    """The rows of the upper triangle U given in CSC: ``u_ptr`` (n+1,), and for each row
+    its entries' positions in the CSC arrays (``u_ent``) and columns (``u_col``) by
+    increasing column."""
+    indptr = np.asarray(indptr, np.int64)
+    indices = np.asarray(indices, np.int64)
+    n = indptr.size - 1
+    col = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    ent = np.lexsort((col, indices)).astype(np.int64)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(indices, minlength=n), out=ptr[1:])
+    return dict(u_ptr=ptr, u_ent=ent, u_col=col[ent])
 
 
 def _to_host(a) -> np.ndarray:

@@ -11,7 +11,8 @@
   :mod:`.qdldl_reference`); :func:`csc`, :func:`qdldl_perm`: one instance as qdldl
   takes it, and qdldl's AMD permutation;
 * :func:`host_kernels`: ``kernels/batch_ldl.cu`` compiled as C++ for the host, launched
-  thread by thread (CuPy's RawKernel call convention), or None without a C++ compiler.
+  thread by thread (CuPy's RawKernel call convention; a block kernel's threads at once,
+  one host thread each), or None without a C++ compiler.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import ctypes
 import pathlib
 import shutil
 import subprocess
+import threading
 
 import numpy as np
 
@@ -196,10 +198,16 @@ def reference_inertia(d):
 
 # ------------------------------------------------------------------ host-compiled kernels
 _HARNESS = r"""
-// kernels/batch_ldl.cu compiled for the host: one call per CUDA thread
+// kernels/batch_ldl.cu compiled for the host: one call per CUDA thread; the threads of a
+// block run at once (one host thread each) where the kernel synchronizes them
+#include <pthread.h>
 struct caspar_dim3 { unsigned x, y, z; };
-static caspar_dim3 blockIdx, blockDim, threadIdx;
+static thread_local caspar_dim3 blockIdx, blockDim, threadIdx;
+static pthread_barrier_t caspar_barrier;
 #define __global__
+#define __device__ static inline
+#define __shared__ static
+static inline void __syncthreads() { pthread_barrier_wait(&caspar_barrier); }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dsub_rn(double a, double b) { return a - b; }
@@ -208,6 +216,8 @@ static inline double __ddiv_rn(double a, double b) { return a / b; }
 extern "C" void caspar_set_thread(unsigned block, unsigned dim, unsigned thread) {
     blockIdx.x = block; blockDim.x = dim; threadIdx.x = thread;
 }
+extern "C" void caspar_begin_block(unsigned dim) { pthread_barrier_init(&caspar_barrier, 0, dim); }
+extern "C" void caspar_end_block() { pthread_barrier_destroy(&caspar_barrier); }
 """
 
 
@@ -221,7 +231,7 @@ def host_kernels(tmp: pathlib.Path):
     src = tmp / "harness.cpp"
     src.write_text(_HARNESS)
     lib = tmp / "batch_ldl_host.so"
-    subprocess.run([gxx, "-O1", "-ffp-contract=off", "-shared", "-fPIC",
+    subprocess.run([gxx, "-O1", "-ffp-contract=off", "-shared", "-fPIC", "-pthread",
                     f"-I{ROOT / 'kernels'}", str(src), "-o", str(lib)], check=True)
     so = ctypes.CDLL(str(lib))
 
@@ -241,9 +251,25 @@ def host_kernels(tmp: pathlib.Path):
                 else:
                     raise TypeError(f"unexpected kernel argument {type(a)}")
             for blk in range(grid[0]):
-                for t in range(block[0]):
+                if not name.endswith("_blk"):
+                    for t in range(block[0]):
+                        so.caspar_set_thread(blk, block[0], t)
+                        fn(*conv)
+                    continue
+                # a block kernel's threads meet at __syncthreads: run them at once
+                # (ctypes releases the GIL during the calls)
+                so.caspar_begin_block(block[0])
+
+                def thread(t, blk=blk):
                     so.caspar_set_thread(blk, block[0], t)
                     fn(*conv)
+                threads = [threading.Thread(target=thread, args=(t,))
+                           for t in range(block[0])]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join()
+                so.caspar_end_block()
         return launch
 
     from caspar_backend.batch.ldl_device import KERNELS

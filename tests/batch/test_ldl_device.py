@@ -1,8 +1,8 @@
 """Batched LDL^T, CuPy backend (:mod:`caspar_backend.batch.ldl_device`).
 
 * On the CPU: ``kernels/batch_ldl.cu`` compiled as C++ for the host (g++, no FMA
-  contraction) and launched thread by thread through :class:`DeviceLDL`'s own launch
-  code, with NumPy arrays standing in for device memory: factors, inertia, solves and
+  contraction) and launched thread by thread (a block kernel's threads at once) through
+  :class:`DeviceLDL`'s own launch code, in both launch shapes, with NumPy arrays standing in for device memory: factors, inertia, solves and
   products equal the NumPy backend's bit for bit, ``active`` subsets and bad pivots
   included, in minimum-degree and in qdldl's order; in qdldl's order the factors equal
   ``qdldl.Solver.factors()`` too.  And the source compiles for sm_90 with nvcc where
@@ -72,13 +72,18 @@ def _assert_qdldl_factors(s, v, factors, solve, clean):
         assert np.array_equal(x[b], q.solve(rhs[b]))
 
 
+@pytest.mark.parametrize("per_block", [False, True], ids=["thread", "block"])
 @pytest.mark.parametrize("order", ["md", "qdldl"])
 @pytest.mark.parametrize("name", [*CASES, "arm"])
-def test_kernels_compiled_for_the_host_equal_the_numpy_backend(name, order, kernels):
+def test_kernels_compiled_for_the_host_equal_the_numpy_backend(name, order, per_block,
+                                                               kernels):
+    """Both launch shapes (a thread per instance; a block per instance, level by
+    level)."""
     s, v = _case(name)
     B, n = v.shape[0], s.n
     pl = plan_ldl(s, qdldl_perm(s, v) if order == "qdldl" else None)
-    host, dev = HostLDL(pl, B), DeviceLDL(pl, B, np, kernels=kernels)
+    host = HostLDL(pl, B)
+    dev = DeviceLDL(pl, B, np, kernels=kernels, per_block=per_block)
     rng = np.random.default_rng(1)
     for values, active in ((v, None), (_with_bad_instances(v), None),
                            (v[::-1].copy(), np.array([2, 0]))):
@@ -112,9 +117,14 @@ def test_kernel_source_compiles_for_sm90(tmp_path):
 
 # ====================================================================== GPU
 @pytest.mark.gpu
+@pytest.mark.parametrize("max_b", [0, 1 << 16], ids=["thread", "block"])
 @pytest.mark.parametrize("name", [*CASES, "arm"])
-def test_cupy_backend_equals_numpy_backend_bit_for_bit(name):
+def test_cupy_backend_equals_numpy_backend_bit_for_bit(name, max_b, monkeypatch):
     import cupy as cp
+
+    from caspar_backend.batch import ldl_device
+
+    monkeypatch.setattr(ldl_device, "BLOCK_VARIANT_MAX_B", max_b)
 
     s, v = _case(name)
     B, n = v.shape[0], s.n
@@ -152,10 +162,15 @@ def _values(f: BatchLDL, b: int):
 
 
 @pytest.mark.gpu
-def test_cupy_backend_at_scale():
+@pytest.mark.parametrize("max_b", [0, 1 << 16], ids=["thread", "block"])
+def test_cupy_backend_at_scale(max_b, monkeypatch):
     # B = 20000 instances of the arm-sized KKT and 64 of a 500-row MPC KKT: inertia
     # and solves equal the NumPy backend's (several thread blocks, long op loops)
     import cupy as cp
+
+    from caspar_backend.batch import ldl_device
+
+    monkeypatch.setattr(ldl_device, "BLOCK_VARIANT_MAX_B", max_b)
 
     for s, v in (kkt_case(24, nx=4, m=2, n_slack=1, B=20000), mpc_case(25, T=50, B=64)):
         B = v.shape[0]
@@ -164,3 +179,15 @@ def test_cupy_backend_at_scale():
             assert np.array_equal(g.get(), w)
         rhs = np.random.default_rng(3).standard_normal((B, s.n))
         assert np.array_equal(gpu.solve(cp.asarray(rhs)).get(), cpu.solve(rhs))
+
+
+def test_block_kernels_thread_count_matches_the_source():
+    """The ``*_blk`` kernels' shared reduction arrays are sized by CASPAR_LDL_BLOCK: the
+    launch must use that many threads, a power of two (the tree reductions)."""
+    import re
+
+    from caspar_backend.batch import ldl_device
+
+    src = (ROOT / "kernels" / "batch_ldl.cu").read_text()
+    size = int(re.search(r"#define CASPAR_LDL_BLOCK (\d+)", src).group(1))
+    assert ldl_device.BLOCK_THREADS == size and size & (size - 1) == 0
