@@ -2,8 +2,9 @@
 
 An index set with duplicates is split once into *rank passes* (:func:`rank_passes`):
 pass r holds each target's r-th occurrence, so within a pass the targets are distinct
-and the update is one fancy-indexed ``+=`` over all instances.  The additions into each
-target happen in the order of the inputs -- the order of ``numpy.bincount`` that the
+and the update is one fancy-indexed ``+=`` over all instances (on the host; a device
+sums each target's inputs in one kernel).  The additions into each target happen in the
+order of the inputs -- the order of ``numpy.bincount`` that the
 single-instance path's host segment sums use -- on every device, so results are
 deterministic and equal to the single path's bit for bit on the host.
 """
@@ -31,16 +32,49 @@ def rank_passes(idx) -> list:
 
 class ScatterSum:
     """Final.  ``out (B, size) = sum over k with idx[k] = j of v[:, k]`` for a fixed
-    host index set ``idx`` (K,), in input order (module doc).  Device copies of the
-    passes are made once."""
+    host index set ``idx`` (K,), in input order (module doc).  On the host: rank passes
+    (one fancy-indexed ``+=`` each); on a device: one launch of
+    ``kernels/segment_sum.cu``'s ``caspar_segment_sum_rows`` (a thread per (row,
+    target) adding the target's inputs left to right: the same additions in the same
+    order).  ``kernel``: a callable with CuPy's RawKernel convention standing in for it
+    (the tests run the source compiled for the host)."""
 
-    def __init__(self, xp, idx, size: int):
+    THREADS = 256
+
+    def __init__(self, xp, idx, size: int, kernel=None):
         self.xp, self.size = xp, int(size)
         idx = np.asarray(idx, np.int64)
-        self.passes = [(xp.asarray(k), xp.asarray(idx[k])) for k in rank_passes(idx)]
+        self.K = int(idx.size)
+        self.kernel = kernel
+        if kernel is None and xp is not np:
+            from ..arrays.raw_kernels import raw_kernel
+
+            self.kernel = raw_kernel(xp, "segment_sum.cu", "caspar_segment_sum_rows")
+        if self.kernel is None:
+            self.passes = [(xp.asarray(k), xp.asarray(idx[k])) for k in rank_passes(idx)]
+            return
+        # the inputs of each target in input order (a stable sort), and the targets'
+        # first positions; one padding entry (a zero-length device array may be null)
+        perm = np.argsort(idx, kind="stable")
+        ptr = np.zeros(self.size + 1, np.int64)
+        np.cumsum(np.bincount(idx, minlength=self.size), out=ptr[1:])
+        self.perm = xp.asarray(np.concatenate([perm, [0]]).astype(np.int64))
+        self.ptr = xp.asarray(ptr)
 
     def __call__(self, v, out, accumulate: bool = False):
         """``out`` (B, size) = (out +) the sums of ``v`` (B, K); returns ``out``."""
+        if self.kernel is not None:
+            B = int(out.shape[0])
+            if v.shape[0] != B or not out.flags.c_contiguous:
+                raise ValueError("ScatterSum: v and out need the same rows, out C-order")
+            n = B * self.size
+            if n:
+                v = self.xp.ascontiguousarray(v)
+                grid = ((n + self.THREADS - 1) // self.THREADS,)
+                self.kernel(grid, (self.THREADS,), (
+                    v, self.perm, self.ptr, out, np.int64(self.size), np.int64(self.K),
+                    np.int64(B), np.int32(bool(accumulate))))
+            return out
         if not accumulate:
             out.fill(0.0)
         for src, dst in self.passes:
