@@ -1,7 +1,7 @@
 """The bulk reader of an SX ``nlpsol`` problem: instruction arrays to template blocks.
 
     fn   = Function('caspar_nlp', [x, p], [f, g])      casadi builds the program
-    alg  = sxdecode.decode(fn)                           the instructions as arrays
+    alg  = sxexport.program(fn)                          the instructions as arrays
     dag  = sxdag.build_dag(alg)                          slots resolved: a DAG
     ins  = sxterms.split_instances(dag, nf)              the per-node reader's instances
     h    = sxhash.term_hashes(dag, ins.node)             shape and value hashes
@@ -35,7 +35,7 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
-from .sxdecode import decode
+from .sxexport import program
 from .sxgroup import group_instances
 from .sxmerge import canonical
 from .sxchains import sum_chains
@@ -64,15 +64,16 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(fn, f, g, text: bytes | None = None,
-              compiled: bool | None = None) -> BulkRead | None:
+def read_bulk(fn, f, g, prog=None, compiled: bool | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
-    None (module doc); ``text`` its exported program when the caller has it
+    None (module doc); ``prog`` its program when the caller has it: an
+    :class:`~.sxdecode.Algorithm` (:func:`.sxexport.program`) or the exported text
     (:func:`.sxdecode.program_text`); ``compiled``: by the compiled loops (None: from
     :data:`COMPILED_MIN_INSTRUCTIONS` instructions), the same result either way."""
     if compiled is None:
         compiled = fn.n_instructions() >= COMPILED_MIN_INSTRUCTIONS
-    alg = decode(fn, text, compiled)
+    alg = prog if prog is not None and not isinstance(prog, bytes) else \
+        program(fn, prog, compiled)
     if alg is None:
         return None
     dag = build_dag(alg, compiled)
