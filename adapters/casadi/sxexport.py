@@ -2,15 +2,9 @@
 
 casadi's public ``Function::instruction_id / _input / _output / _constant`` describe
 instruction k; from Python each is a SWIG call of 1-3.5 us.  ``sxexport.cpp`` makes
-the same calls in one C++ loop (about 0.1 us an instruction) and fills six arrays:
-
-    op[k]              casadi's op code
-    in0[k], in1[k]     the first two entries of the instruction's input list  (-1: none)
-    out0[k], out1[k]   the first two entries of its output list                (-1: none)
-    value[k]           the constant of OP_CONST (0 elsewhere)
-
-and :func:`read` turns them into the :class:`~.sxdecode.Algorithm` the text decoder
-(:func:`.sxdecode.decode`) would give, field for field:
+the same calls in one C++ loop (about 0.1 us an instruction) and writes the fields of
+the :class:`~.sxdecode.Algorithm` the text decoder (:func:`.sxdecode.decode`) gives,
+with ``in``/``out`` the instruction's input and output lists (-1: no such field):
 
 =============  ======  =====  =====  ======  ======
 op             w       a      b      idx     nz
@@ -19,6 +13,8 @@ OP_INPUT       out0    -1     -1     in0     in1
 OP_OUTPUT      -1      in0    -1     out0    out1
 others         out0    in0    in1    -1      -1
 =============  ======  =====  =====  ======  ======
+
+and ``value`` the constant of OP_CONST (0 elsewhere).
 
 The op codes are mapped to the code the text decoder reports (ops casadi prints alike
 decode as one: :func:`.sxdecode._calibrate`; ``x^2.5`` is OP_CONSTPOW, read as
@@ -65,7 +61,7 @@ def library():
                 lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2")))
                 fn = lib.caspar_sx_instructions
                 fn.restype = ctypes.c_int64
-                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 6 + [ctypes.c_int64]
+                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 7 + [ctypes.c_int64] * 3
                 _state["lib"] = lib
             except (LoaderError, OSError):
                 _state["lib"] = False
@@ -73,31 +69,18 @@ def library():
 
 
 def raw(fn):
-    """``(op, in0, in1, out0, out1, value)`` of SXFunction ``fn`` (module docstring),
-    or None (no library, a call, casadi refused)."""
+    """The :class:`~.sxdecode.Algorithm` of SXFunction ``fn`` with casadi's own op
+    codes (module docstring), or None (no library, a call, casadi refused)."""
+    from .sxdecode import Algorithm
+
     lib = library()
     if lib is None:
         return None
     K = int(fn.n_instructions())
-    arrays = [np.empty(K, np.int64) for _ in range(5)] + [np.empty(K)]
+    arrays = [np.empty(K, np.int64) for _ in range(6)] + [np.empty(K)]
     status = lib.caspar_sx_instructions(int(fn.this), K, *[a.ctypes.data for a in arrays],
-                                        _CONST)
-    return tuple(arrays) if status == 0 else None
-
-
-def _fields(op, in0, in1, out0, out1, value):
-    """The :class:`~.sxdecode.Algorithm` fields of the raw arrays (module table), op
-    codes as casadi gives them."""
-    from .sxdecode import Algorithm
-
-    inp, out = op == _INPUT, op == _OUTPUT
-    none = np.int64(-1)
-    w = np.where(out, none, out0)
-    a = np.where(inp, none, in0)
-    b = np.where(inp, none, in1)
-    idx = np.where(inp, in0, np.where(out, out0, none))
-    nz = np.where(inp, in1, np.where(out, out1, none))
-    return Algorithm(op, w, a, b, idx, nz, value)
+                                        _INPUT, _OUTPUT, _CONST)
+    return Algorithm(*arrays) if status == 0 else None
 
 
 def _map_probe():
@@ -127,12 +110,11 @@ def _canonical_ops() -> np.ndarray:
 
     probe = _map_probe()
     text = decode(probe)
-    got = raw(probe)
+    direct = raw(probe)
     C = max(T.CODES.values()) + 1
     canon = np.full(C, -1, np.int64)
-    if text is None or got is None:
+    if text is None or direct is None:
         return canon
-    direct = _fields(*got)
     same = np.ones(text.size, bool)
     for name in ("w", "a", "b", "idx", "nz"):
         same &= getattr(text, name) == getattr(direct, name)
@@ -167,17 +149,15 @@ def read(fn):
     does not apply (module docstring) and the caller decodes the text."""
     if fn.n_instructions() == 0 or fn.n_in() == 0:
         return None
-    got = raw(fn)
-    if got is None:
+    alg = raw(fn)
+    if alg is None:
         return None
     canon = canonical_ops()
-    op = got[0]
+    op = alg.op
     if op.size and (int(op.min()) < 0 or int(op.max()) >= canon.size):
         return None
-    mapped = canon[op]
-    if np.any(mapped < 0):
-        return None
-    return _fields(mapped, *got[1:])
+    alg.op = canon[op]
+    return None if np.any(alg.op < 0) else alg
 
 
 def program(fn, text: bytes | None = None, compiled: bool = False):
