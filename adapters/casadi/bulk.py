@@ -122,13 +122,14 @@ def _plain(dag, vh, hashed, gathered) -> bool:
     bad |= (op == _C["OP_NEG"]) & has0 & ((op[np.maximum(a0, 0)] == _C["OP_NEG"]) | c0)
     bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (c0 | zero1)
     bad |= ((op == _C["OP_FMOD"]) | (op == _C["OP_COPYSIGN"])) & (c0 | c1)
-    # canonical argument ids: the value hash where defined, else the node itself
-    canon = canonical(dag, vh, hashed)
-    k0 = np.where(has0, canon[np.maximum(a0, 0)], np.uint64(0))
-    k1 = np.where(has1, canon[np.maximum(a1, 0)], np.uint64(1))
-    bad |= (op == _C["OP_SUB"]) & has1 & (k0 == k1)          # x - x
-    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (k0 == k1)
     if bad.any():
+        return False
+    # x - x, if_else_zero(x, x): canonical argument ids (the value hash where defined,
+    # else the node itself) of those two ops' nodes only
+    two = np.flatnonzero((op == _C["OP_SUB"]) | (op == _C["OP_IF_ELSE_ZERO"]))
+    k0 = np.where(has0[two], canonical(dag, vh, hashed, a0[two]), np.uint64(0))
+    k1 = np.where(has1[two], canonical(dag, vh, hashed, a1[two]), np.uint64(1))
+    if np.any((k0 == k1) & ((op[two] != _C["OP_SUB"]) | has1[two])):
         return False
     if not _chain_constants_ok(dag, gathered):
         return False
