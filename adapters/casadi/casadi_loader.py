@@ -93,7 +93,8 @@ def library_path(source: Path = SOURCE, library: str = LIBRARY) -> Path:
     return cache_subdir("casadi") / h.hexdigest()[:16] / library
 
 
-def build(source: Path = SOURCE, library: str = LIBRARY, opt: str = "-O1") -> Path:
+def build(source: Path = SOURCE, library: str = LIBRARY, opt: str = "-O1",
+          flags: tuple = ()) -> Path:
     """The library of ``source`` (default: the loader), compiled now against casadi if it
     is not cached (about 2 s); written atomically
     (:func:`caspar_backend.cache_dir.write_atomically`'s rule)."""
@@ -104,8 +105,8 @@ def build(source: Path = SOURCE, library: str = LIBRARY, opt: str = "-O1") -> Pa
     root, include = _casadi_dirs()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_sibling(path)
-    cmd = [cxx, opt, "-shared", "-fPIC", "-std=c++11", "-I", str(include), str(source),
-           "-L", str(root), "-lcasadi", f"-Wl,-rpath,{root}", "-o", str(tmp)]
+    cmd = [cxx, opt, *flags, "-shared", "-fPIC", "-std=c++11", "-I", str(include),
+           str(source), "-L", str(root), "-lcasadi", f"-Wl,-rpath,{root}", "-o", str(tmp)]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:

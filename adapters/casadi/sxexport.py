@@ -14,7 +14,10 @@ OP_OUTPUT      -1      in0    -1     out0    out1
 others         out0    in0    in1    -1      -1
 =============  ======  =====  =====  ======  ======
 
-and ``value`` the constant of OP_CONST (0 elsewhere).
+and ``value`` the constant of OP_CONST (0 elsewhere).  A program of at least
+:data:`THREADED_MIN` instructions is read by up to :data:`MAX_THREADS` threads, one
+range of instructions each (the calls only read the Function): 8 * 10^6 instructions
+1.9 s -> 1.1-1.3 s on the 2-core VM.
 
 The op codes are mapped to the code the text decoder reports (ops casadi prints alike
 decode as one: :func:`.sxdecode._calibrate`; ``x^2.5`` is OP_CONSTPOW, read as
@@ -33,6 +36,7 @@ as SWIG's pointer to it (``int(fn.this)``), the arrays as their data pointers.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 from pathlib import Path
@@ -43,6 +47,10 @@ from . import optable as T
 
 SOURCE = Path(__file__).with_name("sxexport.cpp")
 LIBRARY = "libcaspar_sx_export" + (".dylib" if sys.platform == "darwin" else ".so")
+
+#: programs of at least this many instructions are read by several threads, at most
+#: this many (and no more than the process may run on)
+THREADED_MIN, MAX_THREADS = 200_000, 4
 
 _INPUT, _OUTPUT, _CONST = (T.CODES[k] for k in ("OP_INPUT", "OP_OUTPUT", "OP_CONST"))
 _P = ctypes.c_void_p
@@ -58,14 +66,21 @@ def library():
             from .casadi_loader import LoaderError, build
 
             try:
-                lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2")))
+                lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2", ("-pthread",))))
                 fn = lib.caspar_sx_instructions
                 fn.restype = ctypes.c_int64
-                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 7 + [ctypes.c_int64] * 3
+                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 7 + [ctypes.c_int64] * 4
                 _state["lib"] = lib
-            except (LoaderError, OSError):
+            except (LoaderError, OSError, AttributeError):
                 _state["lib"] = False
         return _state["lib"] or None
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:              # macOS
+        return os.cpu_count() or 1
 
 
 def raw(fn):
@@ -78,8 +93,9 @@ def raw(fn):
         return None
     K = int(fn.n_instructions())
     arrays = [np.empty(K, np.int64) for _ in range(6)] + [np.empty(K)]
+    threads = min(MAX_THREADS, _cpus()) if K >= THREADED_MIN else 1
     status = lib.caspar_sx_instructions(int(fn.this), K, *[a.ctypes.data for a in arrays],
-                                        _INPUT, _OUTPUT, _CONST)
+                                        _INPUT, _OUTPUT, _CONST, threads)
     return Algorithm(*arrays) if status == 0 else None
 
 

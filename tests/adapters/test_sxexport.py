@@ -67,3 +67,12 @@ def test_cache_key_follows_the_program():
 
     a, b, c = key(1.5), key(1.5), key(-1.5)
     assert a == b and a[0] != c[0] and a[1] != c[1] and a[0] != a[1]
+
+
+def test_threaded_read_is_the_text_decoders(monkeypatch):
+    monkeypatch.setattr(sxexport, "THREADED_MIN", 0)
+    monkeypatch.setattr(sxexport, "_cpus", lambda: 3)       # ranges of uneven length
+    x = ca.SX.sym("x", 50)
+    f = ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)
+    fn = problem_function({"x": x, "f": f, "g": ca.sin(x[1:]) * x[:-1] - 2.5})
+    assert _same(sxexport.read(fn), sxdecode.decode(fn))
