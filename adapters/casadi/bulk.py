@@ -110,19 +110,30 @@ def _plain(dag, vh, hashed, gathered) -> bool:
     has0, has1 = a0 >= 0, a1 >= 0
     c0 = has0 & (leaf[np.maximum(a0, 0)] == LEAF_CONST)
     c1 = has1 & (leaf[np.maximum(a1, 0)] == LEAF_CONST)
-    v0, v1 = val[np.maximum(a0, 0)], val[np.maximum(a1, 0)]
-    bad = inner & has0 & c0 & (~has1 | c1)                 # constants only: folded
-    zero0, zero1 = c0 & (v0 == 0.0), c1 & (v1 == 0.0)
-    unit0 = c0 & ((v0 == 1.0) | (v0 == -1.0))
-    unit1 = c1 & ((v1 == 1.0) | (v1 == -1.0))
-    bad |= (op == _C["OP_ADD"]) & (zero0 | zero1)
-    bad |= (op == _C["OP_SUB"]) & (zero0 | zero1)
-    bad |= (op == _C["OP_MUL"]) & (zero0 | zero1 | unit0 | unit1)
-    bad |= (op == _C["OP_DIV"]) & (zero0 | (c1 & (v1 == 1.0)))
-    bad |= (op == _C["OP_NEG"]) & has0 & ((op[np.maximum(a0, 0)] == _C["OP_NEG"]) | c0)
-    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (c0 | zero1)
-    bad |= ((op == _C["OP_FMOD"]) | (op == _C["OP_COPYSIGN"])) & (c0 | c1)
-    if bad.any():
+    if np.any(inner & c0 & (~has1 | c1)):                # constants only: folded
+        return False
+    # the rules per constant argument, on the nodes having one: a constant first
+    # argument (value v) ...
+    i0 = np.flatnonzero(c0)
+    o, v = op[i0], val[a0[i0]]
+    zero, unit = v == 0.0, (v == 1.0) | (v == -1.0)
+    if np.any((((o == _C["OP_ADD"]) | (o == _C["OP_SUB"]) | (o == _C["OP_DIV"])) & zero)
+              | ((o == _C["OP_MUL"]) & (zero | unit))
+              | (o == _C["OP_NEG"]) | (o == _C["OP_IF_ELSE_ZERO"])
+              | (o == _C["OP_FMOD"]) | (o == _C["OP_COPYSIGN"])):
+        return False
+    # ... a constant second argument ...
+    i1 = np.flatnonzero(c1)
+    o, v = op[i1], val[a1[i1]]
+    zero, unit = v == 0.0, (v == 1.0) | (v == -1.0)
+    if np.any((((o == _C["OP_ADD"]) | (o == _C["OP_SUB"]) | (o == _C["OP_IF_ELSE_ZERO"]))
+               & zero)
+              | ((o == _C["OP_MUL"]) & (zero | unit)) | ((o == _C["OP_DIV"]) & (v == 1.0))
+              | (o == _C["OP_FMOD"]) | (o == _C["OP_COPYSIGN"])):
+        return False
+    # ... and --x
+    neg = np.flatnonzero((op == _C["OP_NEG"]) & has0)
+    if np.any(op[a0[neg]] == _C["OP_NEG"]):
         return False
     # x - x, if_else_zero(x, x): canonical argument ids (the value hash where defined,
     # else the node itself) of those two ops' nodes only
