@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import sxnative
 from .mix64 import M1, M2, M3, fmix
 
 
@@ -29,12 +28,7 @@ def hash_trees(op, a0, a1, leaf, not_leaf, h, vh, size, bake, bits, roots, max_d
                big):
     """:func:`.sxwalks.hash_trees` (same arguments, results and in-place updates) by
     NumPy passes: the inner nodes level by level from the roots, the heights by
-    relaxation, the hashes one pass per height -- or, where it can be had, by its C++
-    twin (:func:`.sxnative.hash_trees`)."""
-    lib = sxnative.library()
-    if lib is not None and sxnative.fits((h, np.uint64), (vh, np.uint64), (size, np.int64)):
-        return sxnative.hash_trees(lib, op, a0, a1, leaf, not_leaf, h, vh, size, bake, bits,
-                                   roots, max_depth, big)
+    relaxation, the hashes one pass per height."""
     K = op.size
     nodes = roots
     # inner nodes: non-leaves reachable from the terms, top-down, max_depth levels
