@@ -12,7 +12,8 @@ into the same templates in the same order with the same tables, so
 :class:`~caspar_backend.problem.Problem` makes the same pattern groups and every
 evaluation and derivative is bit for bit the per-node reader's.  No step runs once
 per instruction or per instance in Python: each is a handful of NumPy passes over the
-arrays, plus Python work per template class (building it from one representative).
+arrays or a compiled loop (C++: :mod:`.sxexport`, :mod:`.sxwalks_native`; else Numba),
+plus Python work per template class (building it from one representative).
 
 The per-node reader builds its graph with exact simplifications (``x + 0``,
 ``x * 1``, ``x - x``, constant folding, ...; :mod:`caspar_backend.expr`) and
@@ -41,12 +42,15 @@ from .sxmerge import canonical
 from .sxchains import sum_chains
 from .sxterms import split_instances
 
-#: programs of at least this many instructions are decoded and walked by the compiled
-#: loops (sxscan, sxwalks); smaller ones by NumPy passes (sxdecode._decode_numpy,
-#: sxwalks_numpy), the same results.  Measured on the 2-core VM (fresh processes,
-#: single-sum Rosenbrock): Numba's import and LLVM start cost 0.4-1 s, the loops save
-#: about 1 us per instruction -- even at 8 * 10^5 instructions, 1.5 s either way; at 8 *
-#: 10^6 the loops take the read from 29.6 s to 16.5 s
+#: programs of at least this many instructions are decoded and walked by the Numba
+#: loops (sxscan, sxwalks), smaller ones by NumPy passes (sxdecode._decode_numpy,
+#: sxwalks_numpy), the same results -- where caspar's C++ libraries cannot be built:
+#: otherwise the program is read through casadi's C++ API (sxexport) and walked by the
+#: C++ loops (sxwalks_native) at every size.  Measured on the 2-core VM (fresh
+#: processes, single-sum Rosenbrock): Numba's import and LLVM start cost 0.4-1 s, its
+#: loops save about 1 us per instruction over the NumPy passes -- even at 8 * 10^5
+#: instructions, 1.5 s either way; at 8 * 10^6 the loops take the read from 29.6 s to
+#: 16.5 s
 COMPILED_MIN_INSTRUCTIONS = 1_000_000
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
