@@ -1,7 +1,7 @@
 """The bulk reader of an SX ``nlpsol`` problem: instruction arrays to template blocks.
 
     fn   = Function('caspar_nlp', [x, p], [f, g])      casadi builds the program
-    alg  = sxdecode.decode(fn)                           the instructions as arrays
+    alg  = sxexport.program(fn)                          the instructions as arrays
     dag  = sxdag.build_dag(alg)                          slots resolved: a DAG
     ins  = sxterms.split_instances(dag, nf)              the per-node reader's instances
     h    = sxhash.term_hashes(dag, ins.node)             shape and value hashes
@@ -12,7 +12,8 @@ into the same templates in the same order with the same tables, so
 :class:`~caspar_backend.problem.Problem` makes the same pattern groups and every
 evaluation and derivative is bit for bit the per-node reader's.  No step runs once
 per instruction or per instance in Python: each is a handful of NumPy passes over the
-arrays, plus Python work per template class (building it from one representative).
+arrays or a compiled loop (C++: :mod:`.sxexport`, :mod:`.sxwalks_native`; else Numba),
+plus Python work per template class (building it from one representative).
 
 The per-node reader builds its graph with exact simplifications (``x + 0``,
 ``x * 1``, ``x - x``, constant folding, ...; :mod:`caspar_backend.expr`) and
@@ -35,18 +36,21 @@ import numpy as np
 
 from . import optable as T
 from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
-from .sxdecode import decode
+from .sxexport import program
 from .sxgroup import group_instances
 from .sxmerge import canonical
 from .sxchains import sum_chains
 from .sxterms import split_instances
 
-#: programs of at least this many instructions are decoded and walked by the compiled
-#: loops (sxscan, sxwalks); smaller ones by NumPy passes (sxdecode._decode_numpy,
-#: sxwalks_numpy), the same results.  Measured on the 2-core VM (fresh processes,
-#: single-sum Rosenbrock): Numba's import and LLVM start cost 0.4-1 s, the loops save
-#: about 1 us per instruction -- even at 8 * 10^5 instructions, 1.5 s either way; at 8 *
-#: 10^6 the loops take the read from 29.6 s to 16.5 s
+#: programs of at least this many instructions are decoded and walked by the Numba
+#: loops (sxscan, sxwalks), smaller ones by NumPy passes (sxdecode._decode_numpy,
+#: sxwalks_numpy), the same results -- where caspar's C++ libraries cannot be built:
+#: otherwise the program is read through casadi's C++ API (sxexport) and walked by the
+#: C++ loops (sxwalks_native) at every size.  Measured on the 2-core VM (fresh
+#: processes, single-sum Rosenbrock): Numba's import and LLVM start cost 0.4-1 s, its
+#: loops save about 1 us per instruction over the NumPy passes -- even at 8 * 10^5
+#: instructions, 1.5 s either way; at 8 * 10^6 the loops take the read from 29.6 s to
+#: 16.5 s
 COMPILED_MIN_INSTRUCTIONS = 1_000_000
 
 _OUTPUT = T.CODES["OP_OUTPUT"]
@@ -64,15 +68,16 @@ class BulkRead:
     stats: dict = field(default_factory=dict)
 
 
-def read_bulk(fn, f, g, text: bytes | None = None,
-              compiled: bool | None = None) -> BulkRead | None:
+def read_bulk(fn, f, g, prog=None, compiled: bool | None = None) -> BulkRead | None:
     """Template blocks of the SX problem whose Function ``fn = (x, p) -> (f, g)``, or
-    None (module doc); ``text`` its exported program when the caller has it
+    None (module doc); ``prog`` its program when the caller has it: an
+    :class:`~.sxdecode.Algorithm` (:func:`.sxexport.program`) or the exported text
     (:func:`.sxdecode.program_text`); ``compiled``: by the compiled loops (None: from
     :data:`COMPILED_MIN_INSTRUCTIONS` instructions), the same result either way."""
     if compiled is None:
         compiled = fn.n_instructions() >= COMPILED_MIN_INSTRUCTIONS
-    alg = decode(fn, text, compiled)
+    alg = prog if prog is not None and not isinstance(prog, bytes) else \
+        program(fn, prog, compiled)
     if alg is None:
         return None
     dag = build_dag(alg, compiled)
@@ -109,25 +114,37 @@ def _plain(dag, vh, hashed, gathered) -> bool:
     has0, has1 = a0 >= 0, a1 >= 0
     c0 = has0 & (leaf[np.maximum(a0, 0)] == LEAF_CONST)
     c1 = has1 & (leaf[np.maximum(a1, 0)] == LEAF_CONST)
-    v0, v1 = val[np.maximum(a0, 0)], val[np.maximum(a1, 0)]
-    bad = inner & has0 & c0 & (~has1 | c1)                 # constants only: folded
-    zero0, zero1 = c0 & (v0 == 0.0), c1 & (v1 == 0.0)
-    unit0 = c0 & ((v0 == 1.0) | (v0 == -1.0))
-    unit1 = c1 & ((v1 == 1.0) | (v1 == -1.0))
-    bad |= (op == _C["OP_ADD"]) & (zero0 | zero1)
-    bad |= (op == _C["OP_SUB"]) & (zero0 | zero1)
-    bad |= (op == _C["OP_MUL"]) & (zero0 | zero1 | unit0 | unit1)
-    bad |= (op == _C["OP_DIV"]) & (zero0 | (c1 & (v1 == 1.0)))
-    bad |= (op == _C["OP_NEG"]) & has0 & ((op[np.maximum(a0, 0)] == _C["OP_NEG"]) | c0)
-    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (c0 | zero1)
-    bad |= ((op == _C["OP_FMOD"]) | (op == _C["OP_COPYSIGN"])) & (c0 | c1)
-    # canonical argument ids: the value hash where defined, else the node itself
-    canon = canonical(dag, vh, hashed)
-    k0 = np.where(has0, canon[np.maximum(a0, 0)], np.uint64(0))
-    k1 = np.where(has1, canon[np.maximum(a1, 0)], np.uint64(1))
-    bad |= (op == _C["OP_SUB"]) & has1 & (k0 == k1)          # x - x
-    bad |= (op == _C["OP_IF_ELSE_ZERO"]) & (k0 == k1)
-    if bad.any():
+    if np.any(inner & c0 & (~has1 | c1)):                # constants only: folded
+        return False
+    # the rules per constant argument, on the nodes having one: a constant first
+    # argument (value v) ...
+    i0 = np.flatnonzero(c0)
+    o, v = op[i0], val[a0[i0]]
+    zero, unit = v == 0.0, (v == 1.0) | (v == -1.0)
+    if np.any((((o == _C["OP_ADD"]) | (o == _C["OP_SUB"]) | (o == _C["OP_DIV"])) & zero)
+              | ((o == _C["OP_MUL"]) & (zero | unit))
+              | (o == _C["OP_NEG"]) | (o == _C["OP_IF_ELSE_ZERO"])
+              | (o == _C["OP_FMOD"]) | (o == _C["OP_COPYSIGN"])):
+        return False
+    # ... a constant second argument ...
+    i1 = np.flatnonzero(c1)
+    o, v = op[i1], val[a1[i1]]
+    zero, unit = v == 0.0, (v == 1.0) | (v == -1.0)
+    if np.any((((o == _C["OP_ADD"]) | (o == _C["OP_SUB"]) | (o == _C["OP_IF_ELSE_ZERO"]))
+               & zero)
+              | ((o == _C["OP_MUL"]) & (zero | unit)) | ((o == _C["OP_DIV"]) & (v == 1.0))
+              | (o == _C["OP_FMOD"]) | (o == _C["OP_COPYSIGN"])):
+        return False
+    # ... and --x
+    neg = np.flatnonzero((op == _C["OP_NEG"]) & has0)
+    if np.any(op[a0[neg]] == _C["OP_NEG"]):
+        return False
+    # x - x, if_else_zero(x, x): canonical argument ids (the value hash where defined,
+    # else the node itself) of those two ops' nodes only
+    two = np.flatnonzero((op == _C["OP_SUB"]) | (op == _C["OP_IF_ELSE_ZERO"]))
+    k0 = np.where(has0[two], canonical(dag, vh, hashed, a0[two]), np.uint64(0))
+    k1 = np.where(has1[two], canonical(dag, vh, hashed, a1[two]), np.uint64(1))
+    if np.any((k0 == k1) & ((op[two] != _C["OP_SUB"]) | has1[two])):
         return False
     if not _chain_constants_ok(dag, gathered):
         return False

@@ -81,33 +81,36 @@ def _compiler() -> str:
                       "loader is built once per machine with one")
 
 
-def library_path() -> Path:
-    """Where the loader for this casadi installation and loader source is cached."""
+def library_path(source: Path = SOURCE, library: str = LIBRARY) -> Path:
+    """Where the library built from ``source`` (default: the loader) for this casadi
+    installation is cached."""
     import casadi
 
     root, _ = _casadi_dirs()
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256(source.read_bytes())
     for part in (casadi.__version__, str(root), sys.platform):
         h.update(b"\0" + part.encode())
-    return cache_subdir("casadi") / h.hexdigest()[:16] / LIBRARY
+    return cache_subdir("casadi") / h.hexdigest()[:16] / library
 
 
-def build() -> Path:
-    """The loader library, compiled now if it is not cached (about 2 s); written
-    atomically (:func:`caspar_backend.cache_dir.write_atomically`'s rule)."""
-    path = library_path()
+def build(source: Path = SOURCE, library: str = LIBRARY, opt: str = "-O1",
+          flags: tuple = ()) -> Path:
+    """The library of ``source`` (default: the loader), compiled now against casadi if it
+    is not cached (about 2 s); written atomically
+    (:func:`caspar_backend.cache_dir.write_atomically`'s rule)."""
+    path = library_path(source, library)
     if path.exists():
         return path
     cxx = _compiler()
     root, include = _casadi_dirs()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_sibling(path)
-    cmd = [cxx, "-O1", "-shared", "-fPIC", "-std=c++11", "-I", str(include), str(SOURCE),
-           "-L", str(root), "-lcasadi", f"-Wl,-rpath,{root}", "-o", str(tmp)]
+    cmd = [cxx, opt, *flags, "-shared", "-fPIC", "-std=c++11", "-I", str(include),
+           str(source), "-L", str(root), "-lcasadi", f"-Wl,-rpath,{root}", "-o", str(tmp)]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
-            raise LoaderError("building caspar's casadi loader failed:\n" + " ".join(cmd)
+            raise LoaderError(f"building {library} failed:\n" + " ".join(cmd)
                               + "\n" + run.stderr[-4000:])
         os.replace(tmp, path)
     finally:

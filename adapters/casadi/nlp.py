@@ -32,6 +32,7 @@ from caspar_backend.model import NLPModel
 
 from .bulk import read_bulk
 from .sxdecode import program_text
+from .sxexport import read as read_program
 from .names import IndexedNames, SXNames
 from .compiler import Compiler, MXCallProgram, make_function
 from .opaque import OpaqueRegistry
@@ -53,7 +54,7 @@ _MIN_CON_TERMS = 8
 def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                     expand: bool = True, keep_calls: bool = True,
                     blocks: bool = True, bulk: bool | None = None,
-                    _function=None, _program_text=None) -> NLPModel:
+                    _function=None, _program=None) -> NLPModel:
     """Build the :class:`NLPModel` of an ``nlpsol`` problem dict (see module doc).
 
     ``expand`` must be True for MX input: caspar reads SX instruction programs,
@@ -106,7 +107,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
             fn = _function if _function is not None else _sx_function(x, pp, f, g)
             if bulk or (bulk is None and BULK_MIN_INSTRUCTIONS is not None
                         and fn.n_instructions() >= BULK_MIN_INSTRUCTIONS):
-                found = read_bulk(fn, f, g, _program_text)
+                found = read_bulk(fn, f, g, _program)
                 if found is not None:
                     return _bulk_model(found, graph, m, bounds, var_names, param_names)
             prog = SXProgram(fn, compiler)
@@ -190,15 +191,18 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     opts = dict(expand=expand, keep_calls=keep_calls, blocks=blocks, bulk=bulk)
     x, f, g, pp, sym = _unpack(nlp)
     fn = function if sym is ca.SX else None
-    key = text = None
+    key = prog = None
     if sym is ca.SX and problem_cache.enabled():
         if fn is None:
             fn = _sx_function(x, pp, f, g)
         if fn.n_instructions() >= problem_cache.MIN_INSTRUCTIONS:
-            text = program_text(fn)        # the key, and the bulk reader's input
-        if text is not None:
+            # the key, and the bulk reader's input: the instruction arrays, else the text
+            prog = read_program(fn)
+            if prog is None:
+                prog = program_text(fn)
+        if prog is not None:
             key = problem_cache.program_key(
-                text, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
+                prog, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
             problem = problem_cache.load(key)
             if problem is not None:
                 n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
@@ -207,7 +211,7 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
                 problem.model.meta["problem_cache"] = "hit"
                 return problem
     problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn,
-                                      _program_text=text))
+                                      _program=prog))
     if key is not None:
         # (the saved copy says "stored"; a load sets "hit")
         problem.model.meta["problem_cache"] = "stored"

@@ -64,9 +64,21 @@ class SXDag:
         return (self.value + 0.0).view(np.uint64)
 
 
+#: the DAG walks by the C++ loops (:mod:`.sxwalks_native`) wherever they can be had;
+#: False: as ``compiled`` says (the tests compare the three implementations)
+NATIVE = True
+
+
 def walks(compiled: bool):
-    """The module of the DAG walks: :mod:`.sxwalks` (compiled loops, for large programs)
-    or :mod:`.sxwalks_numpy` (NumPy passes), the same functions and results."""
+    """The module of the DAG walks, the same functions and results in each:
+    :mod:`.sxwalks_native` (C++, no start-up cost: any size) where it can be built,
+    else :mod:`.sxwalks` (Numba loops, for large programs, ``compiled``) or
+    :mod:`.sxwalks_numpy` (NumPy passes)."""
+    if NATIVE:
+        from . import sxwalks_native
+
+        if sxwalks_native.library() is not None:
+            return sxwalks_native
     if compiled:
         from . import sxwalks as module
     else:

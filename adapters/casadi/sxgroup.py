@@ -84,16 +84,15 @@ def _gather(dag: SXDag, parent, arg, first: np.ndarray) -> np.ndarray:
 
 def _mismatch(dag: SXDag, rep_nodes, M, bake) -> np.ndarray:
     """bool (N,): instances whose tree differs from the representative's."""
-    bad = np.zeros(M.shape[1], bool)
-    for p, r in enumerate(rep_nodes):
-        col = M[p]
-        bad |= col < 0
-        col = np.maximum(col, 0)
-        bad |= dag.op[col] != dag.op[r]
-        bad |= dag.leaf[col] != dag.leaf[r]
-        if bake[r]:
-            e = dag.arg1
-            bad |= dag.value[e[col]] != dag.value[e[r]]
+    rep = np.asarray(rep_nodes, np.int64)
+    col = np.maximum(M, 0)
+    bad = (M < 0).any(axis=0)
+    bad |= (dag.op[col] != dag.op[rep][:, None]).any(axis=0)
+    bad |= (dag.leaf[col] != dag.leaf[rep][:, None]).any(axis=0)
+    bp = np.flatnonzero(bake[rep])
+    if bp.size:
+        e = dag.arg1
+        bad |= (dag.value[e[col[bp]]] != dag.value[e[rep[bp]]][:, None]).any(axis=0)
     return bad
 
 
@@ -111,6 +110,27 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     idx = np.maximum.accumulate(idx, axis=0)
     F = np.empty((L, N), np.int64)
     np.put_along_axis(F, order, np.take_along_axis(order, idx, axis=0), axis=0)
+    return F
+
+
+def _coincidences(V: np.ndarray) -> np.ndarray:
+    """:func:`_first_occurrence` of ``V`` (L, N), taking the first instance's pattern
+    ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at each claimed
+    position and as many distinct values at F0's first positions as there are of them
+    (no further coincidence); the rest computed in full."""
+    L, N = V.shape
+    F0 = _first_occurrence(V[:, :1])[:, 0]
+    ok = np.ones(N, bool)
+    for p in np.flatnonzero(F0 != np.arange(L)).tolist():
+        ok &= V[p] == V[F0[p]]
+    fp = np.flatnonzero(F0 == np.arange(L))
+    if fp.size > 1:
+        S = np.sort(V[fp].T, axis=1)
+        ok &= (S[:, 1:] != S[:, :-1]).sum(axis=1) == fp.size - 1
+    F = np.repeat(F0[:, None], N, axis=1)
+    slow = np.flatnonzero(~ok)
+    if slow.size:
+        F[:, slow] = _first_occurrence(V[:, slow])
     return F
 
 
@@ -134,11 +154,26 @@ def _patterns(F: np.ndarray):
     return pats, inv
 
 
-def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh) -> bool:
+def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
-    (:func:`.sxwalks.claims_hold`)."""
+    (:func:`.sxwalks.claims_hold`); ``kinds`` the positions' leaf kinds (every
+    instance's, :func:`_mismatch`).  Two claims hold without a look: a position's on
+    itself, and a leaf's on a leaf of its kind (a leaf's value hash is a bijection of
+    its identity within a kind: :func:`.sxhash.term_hashes`).  The positions making
+    another claim, and those they claim, are checked."""
+    L = F.shape[0]
+    kinds = np.asarray(kinds)
+    leaf = (kinds != NOT_LEAF)[:, None]
+    free = (F == np.arange(L)[:, None]) | (leaf & (kinds[F] == kinds[:, None]))
+    claiming = np.flatnonzero(~free.all(axis=1))
+    if not claiming.size:
+        return True
+    # the claimed positions are first occurrences (their own claim is themselves)
+    U = np.union1d(claiming, np.unique(F[claiming]))
+    Fu = np.searchsorted(U, F[U])
     return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
-                                                dag.arg0, dag.arg1, vh, M, F))
+                                                dag.arg0, dag.arg1, vh,
+                                                np.ascontiguousarray(M[U]), Fu))
 
 
 def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
@@ -216,8 +251,8 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     exp_pos = {p for p in range(1, len(parent))
                if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
     V = vh[M]
-    F = _first_occurrence(V)
-    if not _claims_hold(dag, M, F, vh):
+    F = _coincidences(V)
+    if not _claims_hold(dag, M, F, vh, kinds):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions
     chain_pos = [p for p, r in enumerate(rep_nodes) if int(dag.op[r]) in (_ADD, _SUB)]
@@ -358,9 +393,11 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh, compiled: boo
     once = first_of_each(th)
     term_total = np.bincount(ins.root[sp_i[once]], weights=ops_of[sp_i[once]], minlength=R)
 
-    def passes(distinct):
+    def failing(distinct, among):
+        """The split roots of ``among`` whose terms share too much with this count of
+        the sum's distinct nodes."""
         body = 1 + total - (pos_total - distinct)
-        return bool(np.all(term_total[roots] <= sharing_limit(body[roots], n_terms[roots])))
+        return among[term_total[among] > sharing_limit(body[among], n_terms[among])]
 
     # distinct (root, value hash) pairs, one 64-bit key each (a collision only
     # undercounts the sum's nodes: a stricter rule, never a wrong split)
@@ -370,24 +407,33 @@ def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh, compiled: boo
         return np.bincount(r[first], minlength=R)
 
     top = sp & (ins.node >= 0)
-    if passes(distinct_of(ins.root[top], vh[np.maximum(ins.node[top], 0)])):
+    doubtful = failing(distinct_of(ins.root[top], vh[np.maximum(ins.node[top], 0)]), roots)
+    if not doubtful.size:
         return True
+    # the exact count, for the roots the bound does not clear (each root's count is
+    # its own: the keys hold the root)
+    doubt = np.zeros(R, bool)
+    doubt[doubtful] = True
     rs, hs = [], []
     for cl, Mc in classes:
+        mine = doubt[ins.root[cl.inst]]
+        if not mine.any():
+            continue
+        inst, Mc = cl.inst[mine], Mc[:, mine]
         if cl.first_nl:
             V = vh[Mc[cl.first_nl]]
-            rs.append(np.broadcast_to(ins.root[cl.inst], V.shape).reshape(-1))
+            rs.append(np.broadcast_to(ins.root[inst], V.shape).reshape(-1))
             hs.append(V.reshape(-1))
-        w = ins.wrap[cl.inst]
+        w = ins.wrap[inst]
         if (w != 0).any():
             # the wrap's nodes: hashed by their op, factor and the term's hash
-            wh = vh[np.maximum(ins.node[cl.inst], 0)] ^ (w.astype(np.uint64) * _WRAP_MUL) \
-                ^ (ins.c[cl.inst] + 0.0).view(np.uint64)
-            rs.append(ins.root[cl.inst][w != 0])
+            wh = vh[np.maximum(ins.node[inst], 0)] ^ (w.astype(np.uint64) * _WRAP_MUL) \
+                ^ (ins.c[inst] + 0.0).view(np.uint64)
+            rs.append(ins.root[inst][w != 0])
             hs.append(wh[w != 0])
     if not rs:
-        return passes(np.zeros(R, np.int64))
-    return passes(distinct_of(np.concatenate(rs), np.concatenate(hs)))
+        return not failing(np.zeros(R, np.int64), doubtful).size
+    return not failing(distinct_of(np.concatenate(rs), np.concatenate(hs)), doubtful).size
 
 
 def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):

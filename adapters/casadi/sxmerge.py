@@ -24,9 +24,13 @@ def _fmix_ids(ids: np.ndarray) -> np.ndarray:
     return _fmix(ids.astype(np.uint64) ^ np.uint64(0x5851F42D4C957F2D))
 
 
-def canonical(dag: SXDag, vh, hashed) -> np.ndarray:
-    """uint64 (K,): the value hash where defined, else a code of the node itself."""
-    return np.where(hashed, vh, _fmix_ids(np.arange(dag.op.size)))
+def canonical(dag: SXDag, vh, hashed, nodes=None) -> np.ndarray:
+    """uint64: the value hash where defined, else a code of the node itself, of
+    ``nodes`` (int64 node ids, -1 read as 0; default: all K nodes)."""
+    if nodes is None:
+        return np.where(hashed, vh, _fmix_ids(np.arange(dag.op.size)))
+    nodes = np.maximum(nodes, 0)
+    return np.where(hashed[nodes], vh[nodes], _fmix_ids(nodes))
 
 
 def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,

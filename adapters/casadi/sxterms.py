@@ -93,25 +93,31 @@ class Instances:
 
 def _scaled(dag: SXDag, spine: np.ndarray):
     """``(is_scaled, S, c, divide)``: nodes ``c * S``, ``S * c``, ``2 * S``, ``S / c``
-    with ``S`` a spine node and ``c`` a constant (arrays over the K nodes)."""
+    with ``S`` a spine node and ``c`` a constant (arrays over the K nodes; only MUL,
+    TWICE and DIV nodes are looked at)."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
     K = op.size
-    c0 = (a0 >= 0) & (dag.leaf[np.maximum(a0, 0)] == LEAF_CONST)
-    c1 = (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
-    s0 = (a0 >= 0) & spine[np.maximum(a0, 0)]
-    s1 = (a1 >= 0) & spine[np.maximum(a1, 0)]
-    v0, v1 = dag.value[np.maximum(a0, 0)], dag.value[np.maximum(a1, 0)]
-    mul_a = (op == _MUL) & c0 & s1          # casadi's first argument constant
-    mul_b = (op == _MUL) & c1 & s0 & ~mul_a
-    twice = (op == _TWICE) & s0
-    div = (op == _DIV) & c1 & s0
+    k = np.flatnonzero((op == _MUL) | (op == _TWICE) | (op == _DIV))
+    o, b0, b1 = op[k], a0[k], a1[k]
+    c0 = (b0 >= 0) & (dag.leaf[np.maximum(b0, 0)] == LEAF_CONST)
+    c1 = (b1 >= 0) & (dag.leaf[np.maximum(b1, 0)] == LEAF_CONST)
+    s0 = (b0 >= 0) & spine[np.maximum(b0, 0)]
+    s1 = (b1 >= 0) & spine[np.maximum(b1, 0)]
+    mul_a = (o == _MUL) & c0 & s1          # casadi's first argument constant
+    mul_b = (o == _MUL) & c1 & s0 & ~mul_a
+    twice = (o == _TWICE) & s0
+    div = (o == _DIV) & c1 & s0
     S = np.full(K, -1, np.int64)
     c = np.zeros(K)
-    S[mul_a], c[mul_a] = a1[mul_a], v0[mul_a]
-    S[mul_b], c[mul_b] = a0[mul_b], v1[mul_b]
-    S[twice], c[twice] = a0[twice], 2.0
-    S[div], c[div] = a0[div], v1[div]
-    return mul_a | mul_b | twice | div, S, c, div
+    for sel, s_arg, c_arg in ((mul_a, b1, b0), (mul_b, b0, b1), (div, b0, b1)):
+        S[k[sel]] = s_arg[sel]
+        c[k[sel]] = dag.value[c_arg[sel]]
+    S[k[twice]], c[k[twice]] = b0[twice], 2.0
+    is_scaled = np.zeros(K, bool)
+    is_scaled[k[mul_a | mul_b | twice | div]] = True
+    divide = np.zeros(K, bool)
+    divide[k[div]] = True
+    return is_scaled, S, c, divide
 
 
 def _sequential_sums(seg: np.ndarray, v: np.ndarray) -> np.ndarray:

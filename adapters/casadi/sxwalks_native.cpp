@@ -1,0 +1,263 @@
+// The bulk SX reader's DAG walks in C++: the loops of adapters/casadi/sxwalks.py
+// (Numba), one function each, with the same results bit for bit (uint64 arithmetic
+// wraps alike); adapters/casadi/sxwalks_native.py calls them through ctypes.  Arrays
+// are C-contiguous, of length n (the DAG's node count) unless said otherwise; bool
+// arrays are one byte per entry.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+const uint64_t M1 = 0x9E3779B97F4A7C15ULL, M2 = 0xC2B2AE3D27D4EB4FULL,
+               M3 = 0x165667B19E3779F9ULL;
+
+// splitmix64's finalizer (adapters/casadi/mix64.py)
+inline uint64_t fmix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// the hash of a node of op `op` over argument hashes ha, hb (0: unary)
+inline uint64_t node(uint64_t op, uint64_t ha, uint64_t hb) {
+  return fmix(((op + 1) * M1) ^ (ha * M2) ^ (((hb << 29) | (hb >> 35)) * M3));
+}
+
+}  // namespace
+
+// sxwalks.hash_trees: shape and value hashes of the trees under `roots`, in place;
+// writes inner (0/1) and height.  Arrays of length n unless named otherwise.
+extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a0,
+                                  const int64_t* a1, const int8_t* leaf, int64_t not_leaf,
+                                  uint64_t* h, uint64_t* vh, int64_t* size,
+                                  const uint8_t* bake, const uint64_t* bits,
+                                  const int64_t* roots, int64_t n_roots, int64_t max_depth,
+                                  int64_t big, uint8_t* inner, int64_t* height) {
+  std::vector<int64_t> depth(n, max_depth + 1);
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (leaf[roots[i]] == not_leaf) depth[roots[i]] = 0;
+  }
+  for (int64_t k = n - 1; k >= 0; --k) {         // users before arguments
+    const int64_t d = depth[k];
+    if (d >= max_depth || leaf[k] != not_leaf) continue;
+    const int64_t args[2] = {a0[k], a1[k]};
+    for (int64_t b : args) {
+      if (b >= 0 && leaf[b] == not_leaf && depth[b] > d + 1) depth[b] = d + 1;
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    inner[k] = depth[k] <= max_depth;
+    height[k] = 0;
+  }
+  for (int64_t k = 0; k < n; ++k) {              // arguments before users
+    if (leaf[k] != not_leaf) continue;
+    if (!inner[k]) {
+      height[k] = big;
+      size[k] = big;
+      continue;
+    }
+    const int64_t b0 = a0[k], b1 = a1[k];
+    int64_t hk = height[b0];
+    if (b1 >= 0 && height[b1] > hk) hk = height[b1];
+    height[k] = 1 + hk < big ? 1 + hk : big;
+    if (height[k] > max_depth) continue;
+    uint64_t hb = 0, vb = 0;
+    int64_t s1 = 0;
+    if (b1 >= 0) {
+      hb = bake[k] ? fmix(bits[b1] ^ M3) : h[b1];
+      vb = vh[b1];
+      s1 = size[b1];
+    }
+    h[k] = node(static_cast<uint64_t>(op[k]), h[b0], hb);
+    vh[k] = node(static_cast<uint64_t>(op[k]), vh[b0], vb);
+    size[k] = size[b0] + s1 < big ? size[b0] + s1 : big;
+  }
+}
+
+// sxwalks.chain_heads: head[k] = head[user[k]] where fused[k], else k
+extern "C" void caspar_chain_heads(int64_t n, const int64_t* user, const uint8_t* fused,
+                                   int64_t* head) {
+  for (int64_t k = 0; k < n; ++k) head[k] = k;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    if (fused[k]) head[k] = head[user[k]];
+  }
+}
+
+// sxwalks.single_writes: arg0/arg1 the writers of the slots read; returns 1 (ok) or 0
+// (a slot written twice or read before written)
+extern "C" int64_t caspar_single_writes(int64_t n, const int64_t* w, const int64_t* a,
+                                        const int64_t* b, int64_t* arg0, int64_t* arg1) {
+  int64_t size = 0;
+  for (int64_t k = 0; k < n; ++k) size = std::max({size, w[k] + 1, a[k] + 1, b[k] + 1});
+  std::vector<int64_t> writer(size, -1);
+  for (int64_t k = 0; k < n; ++k) {
+    arg0[k] = -1;
+    arg1[k] = -1;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    if (a[k] >= 0) {
+      if (writer[a[k]] < 0) return 0;
+      arg0[k] = writer[a[k]];
+    }
+    if (b[k] >= 0) {
+      if (writer[b[k]] < 0) return 0;
+      arg1[k] = writer[b[k]];
+    }
+    if (w[k] >= 0) {
+      if (writer[w[k]] >= 0) return 0;
+      writer[w[k]] = k;
+    }
+  }
+  return 1;
+}
+
+// sxwalks.first_of_each: the first index of each distinct key, in order of first
+// occurrence, into out (length n); returns their count
+extern "C" int64_t caspar_first_of_each(int64_t n, const uint64_t* key, int64_t* out) {
+  int64_t T = 1;
+  while (T < 2 * n) T *= 2;
+  std::vector<int64_t> slot(T, -1);
+  const uint64_t mask = static_cast<uint64_t>(T - 1);
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t k = key[i];
+    int64_t j = static_cast<int64_t>((k ^ (k >> 31)) & mask);
+    while (true) {
+      const int64_t s = slot[j];
+      if (s < 0) {
+        slot[j] = i;
+        out[m++] = i;
+        break;
+      }
+      if (key[s] == k) break;
+      j = (j + 1) & (T - 1);
+    }
+  }
+  return m;
+}
+
+// sxwalks.claims_hold over the (L, N) arrays M, F; returns 1 when every claim holds
+extern "C" int64_t caspar_claims_hold(const int64_t* op, const int8_t* leaf,
+                                      const int64_t* attr, const uint64_t* bits,
+                                      const int64_t* a0, const int64_t* a1,
+                                      const uint64_t* vh, int64_t L, int64_t N,
+                                      const int64_t* M, const int64_t* F) {
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t c = 0; c < N; ++c) {
+      const int64_t m = M[i * N + c], s = M[F[i * N + c] * N + c];
+      if (op[m] != op[s] || leaf[m] != leaf[s] || attr[m] != attr[s] || bits[m] != bits[s])
+        return 0;
+      int64_t x = a0[m], y = a0[s];
+      if ((x < 0) != (y < 0) || vh[std::max<int64_t>(x, 0)] != vh[std::max<int64_t>(y, 0)])
+        return 0;
+      x = a1[m];
+      y = a1[s];
+      if ((x < 0) != (y < 0) || vh[std::max<int64_t>(x, 0)] != vh[std::max<int64_t>(y, 0)])
+        return 0;
+    }
+  }
+  return 1;
+}
+
+// sxwalks.spine_tour (S spine nodes sp, ascending; n_tops tops).  Writes top_of (n),
+// span (n x 3) and the requested tops' items into o_* (room for 2 S); returns their
+// count.
+extern "C" int64_t caspar_spine_tour(int64_t n, const int64_t* op, const int64_t* a0,
+                                     const int64_t* a1, const uint8_t* tree, int64_t S,
+                                     const int64_t* sp, int64_t n_tops, const int64_t* tops,
+                                     int64_t add, int64_t sub, int64_t neg, int64_t* top_of,
+                                     int64_t* span, int64_t* o_top, int64_t* o_node,
+                                     uint8_t* o_par, int64_t* o_dist, int64_t* o_host) {
+  std::vector<int64_t> pos(n, -1);
+  for (int64_t j = 0; j < S; ++j) pos[sp[j]] = j;
+  for (int64_t k = 0; k < n; ++k) {
+    top_of[k] = -1;
+    span[3 * k] = span[3 * k + 1] = span[3 * k + 2] = -1;
+  }
+  std::vector<int64_t> enter_at(S), exit_at(S), visit(S), stack(S), state(S);
+  std::vector<uint8_t> par(S, 0);
+  std::vector<int64_t> it_node(2 * S), it_at(2 * S), it_host(2 * S);
+  std::vector<uint8_t> it_par(2 * S);
+  std::vector<int64_t> first_item(S, -1), last_item(S, -1);
+  int64_t n_visit = 0, n_items = 0;
+  for (int64_t j0 = 0; j0 < S; ++j0) {
+    const int64_t root = sp[j0];
+    if (tree[root]) continue;
+    const int64_t v0 = n_visit, i0 = n_items;
+    int64_t t = 0;
+    par[j0] = 0;
+    enter_at[j0] = t++;
+    visit[n_visit++] = j0;
+    int64_t depth = 0;
+    stack[0] = j0;
+    state[0] = 0;
+    while (depth >= 0) {
+      const int64_t j = stack[depth], k = sp[j], st = state[depth];
+      const bool two = op[k] == add || op[k] == sub;
+      if (st == 0 || (st == 1 && two)) {
+        const int64_t kid = st == 0 ? a0[k] : a1[k];
+        const bool flip = st == 0 ? op[k] == neg : op[k] == sub;
+        state[depth] = st + 1;
+        if (tree[kid]) {
+          const int64_t c = pos[kid];
+          par[c] = par[j] ^ flip;
+          enter_at[c] = t++;
+          visit[n_visit++] = c;
+          ++depth;
+          stack[depth] = c;
+          state[depth] = 0;
+        } else {
+          it_node[n_items] = kid;
+          it_par[n_items] = par[j] ^ flip;
+          it_at[n_items] = t++;
+          it_host[n_items] = k;
+          ++n_items;
+        }
+      } else {
+        exit_at[j] = t++;
+        --depth;
+      }
+    }
+    const int64_t last = t - 1;
+    for (int64_t v = v0; v < n_visit; ++v) {
+      const int64_t j = visit[v], k = sp[j];
+      top_of[k] = root;
+      span[3 * k] = last - enter_at[j];
+      span[3 * k + 1] = last - exit_at[j];
+      span[3 * k + 2] = par[j] ? 1 : 0;
+    }
+    first_item[j0] = i0;
+    last_item[j0] = n_items;
+  }
+  // the items of the requested tops, in their order (a repeated top at its last
+  // position): a reverse pass counts, a second one fills from the end
+  std::vector<uint8_t> seen(S, 0);
+  int64_t n_out = 0;
+  for (int64_t r = n_tops - 1; r >= 0; --r) {
+    const int64_t tp = tops[r], j0 = pos[tp];
+    if (j0 >= 0 && !tree[tp] && !seen[j0]) {
+      seen[j0] = 1;
+      n_out += last_item[j0] - first_item[j0];
+    }
+  }
+  std::fill(seen.begin(), seen.end(), 0);
+  int64_t m = n_out;
+  for (int64_t r = n_tops - 1; r >= 0; --r) {
+    const int64_t tp = tops[r], j0 = pos[tp];
+    if (j0 < 0 || tree[tp] || seen[j0]) continue;
+    seen[j0] = 1;
+    m -= last_item[j0] - first_item[j0];
+    for (int64_t i = first_item[j0]; i < last_item[j0]; ++i) {
+      const int64_t q = m + i - first_item[j0];
+      o_top[q] = tp;
+      o_node[q] = it_node[i];
+      o_par[q] = it_par[i];
+      o_host[q] = it_host[i];
+      o_dist[q] = exit_at[j0] - it_at[i];
+    }
+  }
+  return n_out;
+}

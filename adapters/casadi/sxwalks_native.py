@@ -1,0 +1,145 @@
+"""The bulk SX reader's walks in C++ (``sxwalks_native.cpp``): the functions of
+:mod:`.sxwalks` (Numba) with the same arguments and results, bit for bit.
+
+The Numba loops pay a start in every fresh process (Numba's import and its cached
+machine code: 0.5-1.5 s, measured 1.0-1.3 s at 8 * 10^6 instructions), which is why
+programs below :data:`.bulk.COMPILED_MIN_INSTRUCTIONS` walked the DAG by NumPy passes
+(:mod:`.sxwalks_numpy`: one pass per tree level, pointer jumping, list ranking; 0.4-0.5 s
+of tree hashing alone on SX polar case9241).  This library is built once per machine
+with the C++ compiler that builds caspar's casadi loader (:func:`.casadi_loader.build`,
+cached under ``$CASPAR_CACHE_DIR/casadi``) and loads by ctypes in about a millisecond,
+so :func:`.sxdag.walks` takes it for programs of every size where it can be had; the
+Numba loops and the NumPy passes remain the paths without a compiler.
+
+Arguments go to C++ as contiguous arrays of the loops' types (converted where they are
+not, which copies); the arrays :func:`hash_trees` updates in place must be so already.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+SOURCE = Path(__file__).with_name("sxwalks_native.cpp")
+LIBRARY = "libcaspar_sx_walks" + (".dylib" if sys.platform == "darwin" else ".so")
+
+_P, _I = ctypes.c_void_p, ctypes.c_int64
+#: ctypes signatures: (restype, argtypes)
+_SIGNATURES = {
+    "caspar_hash_trees": (None, [_I] + [_P] * 4 + [_I] + [_P] * 6 + [_I] * 3 + [_P] * 2),
+    "caspar_chain_heads": (None, [_I, _P, _P, _P]),
+    "caspar_single_writes": (_I, [_I] + [_P] * 5),
+    "caspar_first_of_each": (_I, [_I, _P, _P]),
+    "caspar_claims_hold": (_I, [_P] * 7 + [_I, _I, _P, _P]),
+    "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
+}
+_lock = threading.Lock()
+_state: dict = {"lib": None}
+
+
+def library():
+    """The ctypes library (built if missing), or None where it cannot be built."""
+    with _lock:
+        if _state["lib"] is None:
+            from .casadi_loader import LoaderError, build
+
+            try:
+                lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2")))
+                for name, (res, args) in _SIGNATURES.items():
+                    fn = getattr(lib, name)
+                    fn.restype, fn.argtypes = res, args
+                _state["lib"] = lib
+            except (LoaderError, OSError, AttributeError):
+                _state["lib"] = False
+        return _state["lib"] or None
+
+
+def _c(a, dtype) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype)
+
+
+def fits(*arrays_and_types) -> bool:
+    """Whether each ``(array, dtype)`` pair is a contiguous array of that dtype."""
+    return all(isinstance(a, np.ndarray) and a.dtype == t and a.flags.c_contiguous
+               for a, t in arrays_and_types)
+
+
+def hash_trees(op, a0, a1, leaf, not_leaf, h, vh, size, bake, bits, roots, max_depth,
+               big):
+    """:func:`.sxwalks.hash_trees`; ``h``, ``vh`` (uint64) and ``size`` (int64)
+    contiguous (else the NumPy passes run)."""
+    if not fits((h, np.uint64), (vh, np.uint64), (size, np.int64)):
+        from . import sxwalks_numpy
+
+        return sxwalks_numpy.hash_trees(op, a0, a1, leaf, not_leaf, h, vh, size, bake,
+                                        bits, roots, max_depth, big)
+    K = op.size
+    op, a0, a1 = _c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64)
+    leaf, bake, bits = _c(leaf, np.int8), _c(bake, np.bool_), _c(bits, np.uint64)
+    roots = _c(roots, np.int64)
+    inner = np.empty(K, np.bool_)
+    height = np.empty(K, np.int64)
+    library().caspar_hash_trees(
+        K, op.ctypes.data, a0.ctypes.data, a1.ctypes.data, leaf.ctypes.data, int(not_leaf),
+        h.ctypes.data, vh.ctypes.data, size.ctypes.data, bake.ctypes.data, bits.ctypes.data,
+        roots.ctypes.data, roots.size, int(max_depth), int(big), inner.ctypes.data,
+        height.ctypes.data)
+    return inner, height
+
+
+def chain_heads(user, fused):
+    """:func:`.sxwalks.chain_heads`."""
+    user, fused = _c(user, np.int64), _c(fused, np.bool_)
+    head = np.empty(user.size, np.int64)
+    library().caspar_chain_heads(user.size, user.ctypes.data, fused.ctypes.data,
+                                 head.ctypes.data)
+    return head
+
+
+def single_writes(w, a, b):
+    """:func:`.sxwalks.single_writes`."""
+    w, a, b = _c(w, np.int64), _c(a, np.int64), _c(b, np.int64)
+    K = w.size
+    arg0, arg1 = np.full(K, -1, np.int64), np.full(K, -1, np.int64)
+    ok = library().caspar_single_writes(K, w.ctypes.data, a.ctypes.data, b.ctypes.data,
+                                        arg0.ctypes.data, arg1.ctypes.data)
+    return bool(ok), arg0, arg1
+
+
+def first_of_each(key):
+    """:func:`.sxwalks.first_of_each`."""
+    key = _c(key, np.uint64)
+    out = np.empty(key.size, np.int64)
+    m = library().caspar_first_of_each(key.size, key.ctypes.data, out.ctypes.data)
+    return out[:m]
+
+
+def claims_hold(op, leaf, attr, bits, a0, a1, vh, M, F):
+    """:func:`.sxwalks.claims_hold`."""
+    M, F = _c(M, np.int64), _c(F, np.int64)
+    arrays = [_c(op, np.int64), _c(leaf, np.int8), _c(attr, np.int64), _c(bits, np.uint64),
+              _c(a0, np.int64), _c(a1, np.int64), _c(vh, np.uint64)]
+    L, N = M.shape
+    return bool(library().caspar_claims_hold(*[x.ctypes.data for x in arrays], L, N,
+                                             M.ctypes.data, F.ctypes.data))
+
+
+def spine_tour(op, a0, a1, tree, sp, tops, add, sub, neg):
+    """:func:`.sxwalks.spine_tour`."""
+    op, a0, a1 = _c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64)
+    tree, sp, tops = _c(tree, np.bool_), _c(sp, np.int64), _c(tops, np.int64)
+    K, S = op.size, sp.size
+    top_of = np.empty(K, np.int64)
+    span = np.empty((K, 3), np.int64)
+    o_top, o_node, o_dist, o_host = (np.empty(2 * S, np.int64) for _ in range(4))
+    o_par = np.empty(2 * S, np.bool_)
+    n = library().caspar_spine_tour(
+        K, op.ctypes.data, a0.ctypes.data, a1.ctypes.data, tree.ctypes.data, S,
+        sp.ctypes.data, tops.size, tops.ctypes.data, int(add), int(sub), int(neg),
+        top_of.ctypes.data, span.ctypes.data, o_top.ctypes.data, o_node.ctypes.data,
+        o_par.ctypes.data, o_dist.ctypes.data, o_host.ctypes.data)
+    return (o_top[:n], o_node[:n], o_par[:n], top_of, span, o_dist[:n], o_host[:n])

@@ -1,0 +1,141 @@
+"""The C++ walks of the bulk SX reader (adapters/casadi/sxwalks_native.py) give the
+Numba loops' and the NumPy passes' results bit for bit: every function on the DAGs of
+the SX corpus, an AC-OPF and programs past the hashing limits, and the whole bulk read
+(blocks, tables, templates) on an AC-OPF and the single-sum Rosenbrock."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ca = pytest.importorskip("casadi")
+
+from caspar_backend.adapters.casadi import bulk, sxdag, sxexport, sxhash  # noqa: E402
+from caspar_backend.adapters.casadi import sxwalks_native, sxwalks_numpy  # noqa: E402
+from caspar_backend.adapters.casadi import optable as T  # noqa: E402
+from caspar_backend.adapters.casadi.nlp import problem_function  # noqa: E402
+from caspar_backend.patterns import shape_key  # noqa: E402
+
+from tests.support.casadi_corpus import CASES, build  # noqa: E402
+
+pytestmark = pytest.mark.skipif(sxwalks_native.library() is None,
+                                reason="no C++ compiler for the native loops")
+
+
+def _modules():
+    mods = [sxwalks_numpy]
+    try:
+        from caspar_backend.adapters.casadi import sxwalks
+        mods.append(sxwalks)
+    except ImportError:
+        pass
+    return mods
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == np.asarray(b).dtype and np.array_equal(a, b)
+    return a == b
+
+
+def _deep():
+    x = ca.SX.sym("x", 6)
+    deep = x[0]
+    for k in range(sxhash.MAX_DEPTH + 12):          # deeper than hashed
+        deep = ca.sin(deep) * x[k % 6] + 0.5
+    wide = x[0]
+    for k in range(10):                            # a shared prefix: a large tree
+        wide = wide * wide + x[k % 6]
+    return {"x": x, "f": deep + ca.cos(wide) + x[1] ** 2.5 - x[2] - (x[3] - x[4]),
+            "g": ca.vertcat(deep - x[2], wide * x[3], -(x[0] + x[1]) + x[5])}
+
+
+def _programs():
+    from benchmarks.models.acopf import acopf_casadi_polar
+
+    out = [build(n).nlp for n in sorted(CASES) if n.startswith("sx_") and n != "sx_call"]
+    return out + [acopf_casadi_polar("case30_ieee")[0], _deep()]
+
+
+def _sorted_items(r):
+    """first_of_each's indices as a set (its order is the implementation's)."""
+    return np.sort(r)
+
+
+@pytest.mark.parametrize("k", range(len(_programs())))
+def test_every_walk_is_the_other_implementations(k):
+    nlp = _programs()[k]
+    fn = problem_function(nlp)
+    alg = sxexport.program(fn)
+    dag = sxdag.build_dag(alg)
+    op, a0, a1, leaf = dag.op, dag.arg0, dag.arg1, dag.leaf
+    K = op.size
+    rng = np.random.default_rng(k)
+    roots = np.concatenate([dag.out, np.flatnonzero(a1 >= 0)[::3]])
+    spine = ((op == T.CODES["OP_ADD"]) | (op == T.CODES["OP_SUB"])
+             | (op == T.CODES["OP_NEG"])) & (leaf < 0)
+    sp = np.flatnonzero(spine)
+    # a spine node with one spine parent is a subtree of it (sxterms' rule)
+    two = (op[sp] == T.CODES["OP_ADD"]) | (op[sp] == T.CODES["OP_SUB"])
+    parents = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
+    tree = spine & (parents == 1)
+    tree[dag.out] = False
+    tops = np.flatnonzero(spine & ~tree)
+    codes = (T.CODES["OP_ADD"], T.CODES["OP_SUB"], T.CODES["OP_NEG"])
+    key = rng.integers(0, 7, 200).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    M = np.stack([dag.out, np.maximum(a0[dag.out], 0)])
+    F = np.zeros_like(M)
+    F[1] = 1
+    for mod in _modules():
+        def hashes(m):
+            h, vh = np.zeros(K, np.uint64), np.zeros(K, np.uint64)
+            size = (leaf != sxdag.NOT_LEAF).astype(np.int64)
+            got = m.hash_trees(op, a0, a1, leaf, sxdag.NOT_LEAF, h, vh, size,
+                               sxhash.baked(dag), dag.value.view(np.uint64), roots,
+                               sxhash.MAX_DEPTH, np.int64(1) << 40)
+            return got, h, vh, size
+
+        assert _equal(hashes(sxwalks_native), hashes(mod))
+        assert _equal(sxwalks_native.single_writes(alg.w, alg.a, alg.b),
+                      mod.single_writes(alg.w, alg.a, alg.b))
+        fused = spine & (rng.random(K) < 0.5)
+        user = np.where(fused, np.minimum(np.arange(K) + 1, K - 1), -1)
+        assert _equal(sxwalks_native.chain_heads(user, fused), mod.chain_heads(user, fused))
+        got = sxwalks_native.spine_tour(op, a0, a1, tree, sp, tops, *codes)
+        assert _equal(got, tuple(mod.spine_tour(op, a0, a1, tree, sp, tops, *codes)))
+        assert _equal(_sorted_items(sxwalks_native.first_of_each(key)),
+                      _sorted_items(mod.first_of_each(key)))
+        args = (op, leaf, dag.attr, dag.value_bits, a0, a1, dag.value_bits)
+        assert sxwalks_native.claims_hold(*args, M, F) == mod.claims_hold(*args, M, F)
+        assert sxwalks_native.claims_hold(*args, M, 0 * F) == mod.claims_hold(*args, M, 0 * F)
+
+
+def _blocks(nlp, native):
+    saved = sxdag.NATIVE
+    sxdag.NATIVE = native
+    try:
+        fn = problem_function(nlp)
+        got = bulk.read_bulk(fn, nlp["f"], nlp.get("g", ca.SX(0, 1)))
+    finally:
+        sxdag.NATIVE = saved
+    out = []
+    for b in got.objective_blocks + got.constraint_blocks:
+        out.append((repr(shape_key(b.root)[0]), b.var_table, b.param_table, b.data_table,
+                    b.rows))
+    return out
+
+
+def test_whole_read_is_the_same():
+    from benchmarks.models.acopf import acopf_casadi_polar
+
+    x = ca.SX.sym("x", 300)
+    rosen = {"x": x, "f": ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)}
+    for nlp in (acopf_casadi_polar("case57_ieee")[0], rosen):
+        a, b = _blocks(nlp, True), _blocks(nlp, False)
+        assert len(a) == len(b)
+        for u, v in zip(a, b):
+            assert u[0] == v[0]
+            for s, t in zip(u[1:], v[1:]):
+                assert (s is None and t is None) or np.array_equal(s, t)
