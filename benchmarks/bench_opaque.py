@@ -11,7 +11,9 @@ Cases (``casadi.nlpsol`` 'ipopt' and caspar's ``nlpsol`` on the same dict, same 
   (``lut.map(N)`` and N direct calls), objective only;
 * ``euler_ss N``: single shooting through nested MX Functions (a rocket, N explicit
   Euler steps of one MX Function in a chain; ``models.rocket_single_shooting``): the
-  chain's Function becomes an opaque call (adapters/casadi/compiler.py).
+  chain's Function becomes an opaque call (adapters/casadi/compiler.py);
+* ``euler_ss_nested N``: the same chain inside an MX Function ``rollout`` called once
+  (issue 23's case: ``--cases euler_ss_nested --sizes 1000``).
 
 Per case: build time (``nlpsol``) and solve time of each solver, interleaved over the
 repeats (medians), the ratio caspar / IPOPT, iterations, and how much of caspar's solve
@@ -66,14 +68,15 @@ def lut_fit(N):
     return {"x": x, "f": f}, dict(x0=t, lbx=0.0, ubx=3.0)
 
 
-def rocket(N):
+def rocket(N, nested=False):
     from caspar_backend.adapters.casadi.models import rocket_single_shooting
 
-    return rocket_single_shooting(N)
+    return rocket_single_shooting(N, nested)
 
 
 CASES = {"ms_loop": lambda N: oscillator(N, "loop"), "ms_map": lambda N: oscillator(N, "map"),
-         "lut_fit": lambda N: lut_fit(10 * N), "euler_ss": rocket}
+         "lut_fit": lambda N: lut_fit(10 * N), "euler_ss": rocket,
+         "euler_ss_nested": lambda N: rocket(N, nested=True)}
 
 
 def host_timer():
@@ -125,7 +128,9 @@ def run(case, N, repeats, spent):
             f"{med['ipopt'][1]:6.3f}s ({i[4]} it, {i[3]})  caspar build {med['caspar'][0]:6.3f}s "
             f"solve {med['caspar'][1]:6.3f}s ({c[4]} it, {c[3]}, host Functions "
             f"{c[5] / max(c[1], 1e-12):4.0%})  solve ratio {med['caspar'][1] / med['ipopt'][1]:5.2f}"
-            f"  |df|/|f| {abs(c[2] - i[2]) / max(1.0, abs(i[2])):.1e}")
+            f"  |df|/|f| {abs(c[2] - i[2]) / max(1.0, abs(i[2])):.1e}"
+            f"  f ipopt {i[2]:.10g} caspar {c[2]:.10g}  total ratio "
+            f"{sum(med['caspar']) / sum(med['ipopt']):5.3f}")
 
 
 def main(argv=None):

@@ -332,6 +332,10 @@ class NlpsolCore:
         opts.pop("device", None)
         if self.derivatives.functions:
             self.derivatives.check_once(self.host_evaluator(p), x0, p)
+        if self.front["calc_lam_p"] and self.q:
+            # lam_p's Function is built before iterating (as IPOPT's nlpsol builds its
+            # gradient at construction), not after: a Ctrl-C's answer does not wait for it
+            self.parametric.prepare_lam_p()
         # IPOPT iterates with a given hess_lag (nlpsol_derivatives); the compiled path
         # evaluates the generated Hessian, so such a solve takes the general path
         user_hessian = self.uses_hess_lag()
@@ -422,6 +426,8 @@ class NlpsolCore:
         with self._lock:
             t_wall, t_proc = time.perf_counter(), time.process_time()
             self.check_rows(x0, p, lbx, ubx, lbg, ubg)
+            if self.front["calc_lam_p"] and self.q:
+                self.lagrangian_gradients.prepare()     # before iterating, as in solve
             opts = dict(self.solver_options)
             client = self.front["client"]
             # on a cluster each worker resolves the device option for itself

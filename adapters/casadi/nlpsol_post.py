@@ -71,6 +71,10 @@ class LagrangianGradients:
         self._last = (key, out)
         return out
 
+    def prepare(self) -> None:
+        """Build the Function now (a batch does before iterating)."""
+        self._function()
+
     def _function(self) -> ca.Function:
         if self._fn is None:
             nlp = self._nlp

@@ -62,6 +62,10 @@ class Parametric:
             self._lam_p_fn = ca.Function("caspar_lam_p", [x, p, lam], [ca.vec(gp)])
         return self._lam_p_fn
 
+    def prepare_lam_p(self) -> None:
+        """Build :meth:`lam_p`'s Function now (a solve does before its first iteration)."""
+        self._gradient_p()
+
     def lam_p(self, x, p, lam_g) -> np.ndarray:
         """``-grad_p (f + lam_g^T g)`` at ``(x, p)``, (n_p,)."""
         nlp = self.nlp

@@ -5,7 +5,10 @@ values or range, documentation).  :func:`resolve_options` validates a user dict 
 the table and returns a complete, read-only :class:`Options` mapping:
 
 * an unknown name raises :class:`~caspar_backend.errors.OptionError` listing the closest
-  valid names (``difflib``), so ``tol_acceptable`` suggests ``acceptable_tol``;
+  valid names (``difflib``), so ``tol_acceptable`` suggests ``acceptable_tol``; IPOPT's
+  options of its linear solvers (``hsllib``, ``ma27_pivtol``, ``mumps_mem_percent``,
+  ``linear_system_scaling``, ...) are accepted, ignored and warned about
+  (:func:`ignored_ipopt_option`);
 * a value of the wrong type, outside its range, or not among the allowed strings raises
   :class:`OptionError` naming the option and what it accepts.
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -30,6 +34,19 @@ _INF = math.inf
 #: IPOPT's linear solver names; caspar has its own solvers and uses the device's one
 IPOPT_LINEAR_SOLVERS = ("ma27", "ma57", "ma77", "ma86", "ma97", "pardiso", "pardisomkl",
                         "spral", "wsmp", "mumps", "custom")
+#: IPOPT's options of its linear solvers (``ma27_pivtol``, ``mumps_mem_percent``, ...),
+#: their libraries and the linear system's scaling: caspar factorizes with its own
+#: solver, so a script's setting of one is accepted and ignored with a warning
+IPOPT_LINEAR_SOLVER_OPTION_PREFIXES = tuple(f"{s}_" for s in IPOPT_LINEAR_SOLVERS
+                                            if s != "custom")
+IPOPT_LINEAR_SOLVER_OPTIONS = ("hsllib", "pardisolib", "linear_system_scaling",
+                               "linear_scaling_on_demand")
+
+
+def ignored_ipopt_option(name: str) -> bool:
+    """An option of IPOPT's linear solvers (accepted and ignored, with a warning)."""
+    return name in IPOPT_LINEAR_SOLVER_OPTIONS or (
+        name.startswith(IPOPT_LINEAR_SOLVER_OPTION_PREFIXES) and name not in OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -394,6 +411,12 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
     given = {}
     for name, value in dict(user or {}).items():
         opt = OPTIONS.get(name)
+        if opt is None and ignored_ipopt_option(name):
+            shown = value.item() if isinstance(value, np.generic) else value
+            warnings.warn(f"option {name}={shown!r} is one of IPOPT's linear solver "
+                          "options: caspar factorizes with its own solver (option "
+                          "linear_solver) and ignores it", stacklevel=2)
+            continue
         if opt is None:
             raise OptionError(unknown_option_message(name))
         values[name] = given[name] = _check_value(opt, value)

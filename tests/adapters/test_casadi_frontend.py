@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 from caspar_backend.adapters.casadi import frontend as FE
-from caspar_backend.adapters.casadi import nlpsol_options
 from caspar_backend.casadi import Opti, nlpsol
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError, UnsupportedOpError
 from caspar_backend.solver.status import STATUSES
@@ -601,6 +600,13 @@ def _opti_model(opti, kind):
         opti.subject_to(cons[0], 5.0)
         opti.subject_to(cons[1])
         return x, p, cons
+    elif kind == "forms":   # Opti's other call forms: symmetric, matrix, scalar, 2x2 p
+        A, B, s = opti.variable(2, 2, "symmetric"), opti.variable(3, 2), opti.variable()
+        P, q = opti.parameter(2, 2), opti.parameter()
+        opti.minimize(ca.sumsqr(A - P) + ca.sumsqr(B - q) + (s - 2) ** 2 + s * ca.trace(A))
+        cons = [ca.sum1(B) <= 1, opti.bounded(-1, s, 3), A[0, 1] >= 0.2 * s]
+        vals = {P: ca.DM([[1, 2], [3, 4]]), q: 0.5}
+        x, p = ca.vertcat(ca.vec(A), ca.vec(B), s), q
     else:  # "control": matrix variable, vector parameter, parameter in a bound
         N = 15
         X, U = opti.variable(2, N + 1), opti.variable(1, N)
@@ -635,7 +641,7 @@ def _opti_solved(kind):
     return out
 
 
-@pytest.mark.parametrize("kind", ["param_quad", "hs071", "control", "scaled"])
+@pytest.mark.parametrize("kind", ["param_quad", "hs071", "control", "scaled", "forms"])
 def test_opti_matches_ipopt(kind):
     res = _opti_solved(kind)
     (oi, xi, _, ci, si), (oc, xc, _, cc, sc) = res["ipopt"], res["caspar"]

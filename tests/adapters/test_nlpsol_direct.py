@@ -15,6 +15,8 @@ evaluates the wrapper and the callback):
 
 from __future__ import annotations
 
+import re
+
 import casadi as ca
 import numpy as np
 import pytest
@@ -180,3 +182,25 @@ def test_bad_input_same_message_both_paths():
     assert type(direct.value) is type(listed.value)
     assert str(direct.value) == str(listed.value)
     assert "lbx[2]" in str(direct.value)
+
+
+@pytest.mark.parametrize("call", [
+    {"x0": [0.1, 0.2]}, {"x0": np.ones((1, 4))}, {"p": [1.0, 2.0, 3.0]},
+    {"p": np.ones((3, 3))}, {"lbx": np.ones((2, 2))}, {"ubg": [1.0, 2.0, 3.0]},
+    {"lam_g0": [1.0, 2.0, 3.0]}, {"lam_x0": np.ones(4)}, {"bogus": 1.0}],
+    ids=["x0_short", "x0_row4", "p_long", "p_3x3", "lbx_2x2", "ubg_long", "lam_g0_long",
+         "lam_x0_long", "unknown_name"])
+def test_wrong_shapes_are_refused_in_casadis_words(call):
+    """A wrong-shape or unknown input raises casadi's own error, word for word as
+    casadi's ipopt nlpsol of the same name (the Function's class in brackets aside)."""
+    x, p = ca.SX.sym("x", 3), ca.SX.sym("p", 2)
+    nlp = {"x": x, "p": p, "f": ca.sumsqr(x - p[0]), "g": ca.vertcat(x[0] + x[1], x[2] * p[1])}
+    texts = []
+    for make, solver, opts in ((ca.nlpsol, "ipopt", {"ipopt": {"print_level": 0, "sb": "yes"}}),
+                               (nlpsol, "caspar", QC)):
+        S = make("S", solver, nlp, {**opts, "print_time": False})
+        with pytest.raises(RuntimeError) as info:
+            S(**{"x0": [0.1, 0.2, 0.3], "p": [1.0, 2.0], **call})
+        texts.append(re.sub(r"\[(IpoptInterface|MXFunction)\]", "[...]", str(info.value)))
+    assert texts[0] == texts[1]
+    assert "mismatching shape" in texts[1] or "could not find entry" in texts[1]

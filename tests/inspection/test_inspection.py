@@ -131,3 +131,34 @@ def test_profile_phases_add_up():
     assert [n for n, _ in prof.solve][:2] == ["setup", "function_evaluations"]
     text = str(prof)
     assert "ms/it" in text and "evaluations: obj" in text
+
+
+def test_readme_example_outputs_are_this_model():
+    """README's "Inspecting a model" block is the output of the four calls on
+    ``_model()``: the same lines, numbers aside where they are timings (compilation_info's
+    build time, profile's seconds and shares), in order."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = text[text.index(">>> print(prob.summary())"):]
+    block = block[:block.index("```")]
+    P = _model()
+    actual = {"summary": str(P.summary()), "compilation_info": str(P.compilation_info("cpu")),
+              "advice": str(P.advice([0.5, 0.5, 0.5])),
+              "profile": str(P.profile(P.solve(print_level=0)))}
+    timed = {"compilation_info", "profile"}
+    shown = {}
+    for part in block.split(">>> print(prob.")[1:]:
+        call, _, out = part.partition("\n")
+        shown[call.split("(")[0]] = out.rstrip("\n").splitlines()
+    assert set(shown) == set(actual)        # every call has its example output
+
+    def mask(line):          # numbers and the padding that aligns them
+        return " ".join(re.sub(r"\d+(\.\d+)?", "#", line).split())
+
+    for call, lines in shown.items():
+        got = actual[call].splitlines()
+        if call in timed:
+            lines, got = [mask(s) for s in lines], [mask(s) for s in got]
+        assert lines == got, (call, lines, got)

@@ -4,7 +4,7 @@ Eight threads solve one :class:`~caspar_backend.Problem` at once, each with its 
 parameter value p in (p - x0)^2 + 100 (x1 - x0^2)^2 (minimum at x = (p, p^2)), released
 together by a barrier; every answer must equal that p's sequential solve bit for bit
 (status, iterations, repr of f and x).  ``CASPAR_THREAD_REPEATS`` sets the number of
-rounds (default 10; the acceptance run used 100).
+rounds (default 10; the acceptance run used 100), on the general and the compiled path.
 """
 
 from __future__ import annotations
@@ -55,13 +55,19 @@ def _concurrently(fn, args, timeout=120.0):
     return out
 
 
-def test_concurrent_solves_equal_sequential_ones():
+@pytest.mark.parametrize("path", ["no", "yes"])
+def test_concurrent_solves_equal_sequential_ones(path):
+    """On both paths: the general interior point ('no') and the compiled kernel
+    ('yes'; 'auto' takes it for this size once the kernels are loaded)."""
     pr = _rosenbrock_p()
-    seq = {q: _key(pr.solve(p=[q], print_level=0)) for q in PS}
+    opts = dict(print_level=0, compiled_path=path)
+    runs = {q: pr.solve(p=[q], **opts) for q in PS}
+    seq = {q: _key(r) for q, r in runs.items()}
     for q in PS:
         assert seq[q][0] == "Solve_Succeeded"
+        assert runs[q].extra.get("path") == ("compiled" if path == "yes" else None)
     for _ in range(REPEATS):
-        got = _concurrently(lambda q: _key(pr.solve(p=[q], print_level=0)), PS)
+        got = _concurrently(lambda q: _key(pr.solve(p=[q], **opts)), PS)
         for q in PS:
             assert got[q] == seq[q], q
 

@@ -58,6 +58,8 @@ def test_unknown_names_still_fail():
         resolve_options({"max_cpu_tim": 1.0})
     with pytest.raises(OptionError):
         resolve_options({"linear_solver": "ma28"})
+    with pytest.raises(OptionError):      # only IPOPT's solvers' prefixes are ignored
+        resolve_options({"ma28_pivtol": 1e-8})
     with pytest.raises(OptionError):
         resolve_options({"print_frequency_iter": 0})
 
@@ -86,6 +88,37 @@ def test_substitution_warns(name, value):
     with pytest.warns(UserWarning, match=name):
         res, _ = _solve(**{name: value})
     assert res.status == "Solve_Succeeded"
+
+
+#: IPOPT's options of its linear solvers, as scripts written for IPOPT set them
+LINEAR_SOLVER_OPTIONS = {"hsllib": "libhsl.so", "linear_system_scaling": "mc19",
+                         "ma27_pivtol": np.float64(1e-8), "ma57_automatic_scaling": "yes",
+                         "mumps_mem_percent": 2000, "pardiso_matching_strategy": "complete"}
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_SOLVER_OPTIONS))
+def test_linear_solver_options_are_ignored_with_a_warning(name):
+    """Accepted in every front-end's table, ignored (the same solve), one warning naming
+    the option and its value as a plain number; the compiled path is not given up."""
+    value = LINEAR_SOLVER_OPTIONS[name]
+    ref, _ = _solve(print_level=0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        res, _ = _solve(print_level=0, **{name: value})
+        opts = resolve_options({name: value})
+    assert (res.status, res.iterations, res.extra.get("path")) == \
+        (ref.status, ref.iterations, ref.extra.get("path"))
+    np.testing.assert_array_equal(res.x, ref.x)
+    named = [str(x.message) for x in w if f"option {name}=" in str(x.message)]
+    assert named and all("IPOPT's linear solver options" in m and "np.float64" not in m
+                         for m in named), named
+    assert name not in opts.user and name not in opts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        S = nlpsol("S", "caspar", rosen(), {"ipopt": {name: value, "print_level": 0},
+                                            "print_time": False})
+        S(x0=[-1.2, 1.0], lbg=-np.inf, ubg=2.0)
+    assert S.stats()["success"]
 
 
 def test_linear_solver_caspar_names_unchanged():
