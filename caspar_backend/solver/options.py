@@ -8,7 +8,8 @@ the table and returns a complete, read-only :class:`Options` mapping:
   valid names (``difflib``), so ``tol_acceptable`` suggests ``acceptable_tol``; IPOPT's
   options of its linear solvers (``hsllib``, ``ma27_pivtol``, ``mumps_mem_percent``,
   ``linear_system_scaling``, ...) are accepted, ignored and warned about
-  (:func:`ignored_ipopt_option`);
+  (:func:`ignored_ipopt_option`), as are the IPOPT options of :data:`IPOPT_NO_EFFECT`
+  (silently where the value is caspar's behaviour anyway);
 * a value of the wrong type, outside its range, or not among the allowed strings raises
   :class:`OptionError` naming the option and what it accepts.
 
@@ -41,6 +42,22 @@ IPOPT_LINEAR_SOLVER_OPTION_PREFIXES = tuple(f"{s}_" for s in IPOPT_LINEAR_SOLVER
                                             if s != "custom")
 IPOPT_LINEAR_SOLVER_OPTIONS = ("hsllib", "pardisolib", "linear_system_scaling",
                                "linear_scaling_on_demand")
+
+
+#: IPOPT options caspar accepts without effect: name -> (the values that are caspar's
+#: behaviour anyway, accepted silently; why another value is ignored, in its warning)
+IPOPT_NO_EFFECT = {
+    # caspar always times its phases (SolveResult.timings) and checks every evaluation
+    # for NaN and Inf (Invalid_Number_Detected, naming the expression)
+    "timing_statistics": (("yes", "no"), ""),
+    "check_derivatives_for_naninf": (("yes", "no"), ""),
+    "jacobian_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
+    "gradient_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
+    "option_file_name": (("",), "caspar reads no IPOPT options file: pass the options "
+                                "to the solve"),
+    "print_options_documentation": (("no",), "caspar's options are documented in "
+                                             "caspar_backend.solver.options.OPTIONS"),
+}
 
 
 def ignored_ipopt_option(name: str) -> bool:
@@ -411,6 +428,13 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
     given = {}
     for name, value in dict(user or {}).items():
         opt = OPTIONS.get(name)
+        if opt is None and name in IPOPT_NO_EFFECT:
+            silent, why = IPOPT_NO_EFFECT[name]
+            shown = value.item() if isinstance(value, np.generic) else value
+            if shown not in silent:
+                warnings.warn(f"option {name}={shown!r} has no effect in caspar: {why}",
+                              stacklevel=2)
+            continue
         if opt is None and ignored_ipopt_option(name):
             shown = value.item() if isinstance(value, np.generic) else value
             warnings.warn(f"option {name}={shown!r} is one of IPOPT's linear solver "

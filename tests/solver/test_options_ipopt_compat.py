@@ -223,3 +223,49 @@ def test_pyomo_frontend_accepts_all(tmp_path):
                                             load_solutions=False)
     assert str(res.solver.termination_condition) == "maxTimeLimit"
     assert "CPU" in str(res.solver.message)
+
+
+#: IPOPT options without effect in caspar: (name, value, whether a warning is expected)
+NO_EFFECT = [("timing_statistics", "yes", False), ("check_derivatives_for_naninf", "yes", False),
+             ("jacobian_approximation", "exact", False),
+             ("jacobian_approximation", "finite-difference-values", True),
+             ("gradient_approximation", "finite-difference-values", True),
+             ("option_file_name", "ipopt.opt", True), ("option_file_name", "", False),
+             ("print_options_documentation", "yes", True)]
+
+
+@pytest.mark.parametrize("name,value,warns", NO_EFFECT)
+def test_options_without_effect_are_accepted(name, value, warns):
+    """The same solve in the core and through nlpsol, the compiled path kept; a warning
+    naming the option exactly where its value asks for what caspar does not do."""
+    ref, _ = _solve(print_level=0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        res, _ = _solve(print_level=0, **{name: value})
+        S = nlpsol("S", "caspar", rosen(), {"ipopt": {name: value, "print_level": 0},
+                                            "print_time": False})
+        S(x0=[-1.2, 1.0], lbg=-np.inf, ubg=2.0)
+    assert (res.status, res.iterations, res.extra.get("path")) == \
+        (ref.status, ref.iterations, ref.extra.get("path"))
+    np.testing.assert_array_equal(res.x, ref.x)
+    assert S.stats()["success"]
+    named = [str(x.message) for x in w if f"option {name}=" in str(x.message)]
+    assert bool(named) == warns, named
+
+
+def test_options_without_effect_through_pyomo():
+    pyo = pytest.importorskip("pyomo.environ")
+    import caspar_backend.pyomo  # noqa: F401  (registers the 'caspar' solver)
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=1.5)
+    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
+    s = pyo.SolverFactory("caspar")
+    for name, value, _ in NO_EFFECT:
+        if name != "option_file_name":      # the front-end refuses it (REFUSED_OPTIONS)
+            s.options[name] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = s.solve(m)
+    assert str(r.solver.termination_condition) == "optimal"
+    assert pyo.value(m.x) == pytest.approx(2.0)
