@@ -153,11 +153,15 @@ def table(run: Run) -> list[str]:
     # ms per iteration, and kernel launches per iteration where they were counted
     gpu = d == "cuda"
     counted = gpu and any(r.get("cuda_launches_it", "") != "" for r in rows)
-    extra_head = (["eval / other ms/it"] if gpu else []) + (["launches/it"] if counted else [])
+    # a compiled problem's second GPU solve (cuDSS's analysis is the first one's)
+    resolved = gpu and any(r.get("cuda_resolve_s", "") != "" for r in rows)
+    extra_head = ((["eval / other ms/it"] if gpu else []) + (["launches/it"] if counted else [])
+                  + (["re-solve s"] if resolved else []))
 
     def extra(r):
         cells = [f"{_num(r.get('cuda_eval_ms'))} / {_num(r.get('cuda_other_ms'))}"] if gpu else []
-        return cells + ([_num(r.get("cuda_launches_it"), ".0f")] if counted else [])
+        return (cells + ([_num(r.get("cuda_launches_it"), ".0f")] if counted else [])
+                + ([_num(r.get("cuda_resolve_s"), ".3f")] if resolved else []))
 
     out += pipe_table(
         ["model", "size", "n", "m", "IPOPT status", "IPOPT it", f"{run.label} status",

@@ -5,8 +5,9 @@ A row is a dict keyed by :data:`COLUMNS`: ``<who>_build_s``, ``_solve_s``, ``_st
 against IPOPT's), ``<dev>_ratio`` (caspar solve s / IPOPT solve s), five
 ``<dev>_<phase>_ms`` per-iteration columns, the published-value checks and, where
 ``benchmarks/cuda_counters.py`` counted them, ``cuda_launches_it``, ``cuda_reads_it`` and
-``cuda_syncs_it`` (CUDA API calls per iteration; shown when present).  A device that
-did not run leaves its columns empty.
+``cuda_syncs_it`` (CUDA API calls per iteration; shown when present), and
+``cuda_resolve_s``: a second solve of the compiled problem on the GPU (cuDSS's analysis is
+the first solve's).  A device that did not run leaves its columns empty.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "cuda_build_s", "cuda_solve_s", "cuda_status", "cuda_iter", "cuda_f", "cuda_match",
            "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
            "published", "ipopt_matches_published", "cpu_matches_published",
-           "cuda_matches_published", *(f"cuda_{short}" for short, _ in COUNTS)]
+           "cuda_matches_published", *(f"cuda_{short}" for short, _ in COUNTS),
+           "cuda_resolve_s"]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 
@@ -71,6 +73,8 @@ def markdown(rows, header: list[str], devices) -> str:
                      (f"{lab} / IPOPT", f"{dev}_ratio", "r"),
                      (f"{lab} objective matches", f"{dev}_match", ""),
                      (f"{lab} ms/it eval / KKT asm / factor / solve / other", dev, "ph")]
+    if "cuda" in devices and any(isinstance(r.get("cuda_resolve_s"), float) for r in rows):
+        cols += [("caspar-GPU re-solve s", "cuda_resolve_s", "")]
     if "cuda" in devices and any(isinstance(r.get("cuda_launches_it"), float) for r in rows):
         cols += [("caspar-GPU per it: launches / host reads / syncs", "cuda", "cnt")]
     cols += [("published", "published", ""), ("IPOPT = published", "ipopt_matches_published", "")]

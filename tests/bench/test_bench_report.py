@@ -34,8 +34,8 @@ def test_report_from_synthetic_csvs(tmp_path):
                 command="python -m benchmarks --suite cops")
     _write(res, "cops", "cpu", [_row("cops", "chain", "cpu", 1.0, 0.5),
                                 _row("cops", "elec", "cpu", 2.0, 4.0, match=False)], meta)
-    _write(res, "ocp", "gpu", [_row("ocp", "vanderpol", "cuda", 3.0, 0.3)],
-           dict(meta, commit="def5678", hardware="test GPU"))
+    gpu_row = dict(_row("ocp", "vanderpol", "cuda", 3.0, 0.3), cuda_resolve_s=0.125)
+    _write(res, "ocp", "gpu", [gpu_row], dict(meta, commit="def5678", hardware="test GPU"))
     (res / "raw" / "old_run").mkdir(parents=True)          # raw runs are not read
     out = tmp_path / "RESULTS.md"
     assert main(["--results", str(res), "--out", str(out)]) == 0
@@ -49,6 +49,9 @@ def test_report_from_synthetic_csvs(tmp_path):
     assert "| chain | N=10 | 12 | 10 | ok | 9 | ok | 10 | yes |" in text
     assert "| elec |" in text and "**NO**" in text and "objective mismatches: elec" in text
     assert "Solved: caspar CPU 1/2, IPOPT 2/2" in text
+    # the GPU table's re-solve column (a compiled problem's second solve), the CPU's none
+    assert "re-solve s |" in text and "| 0.125 |" in text
+    assert text.count("re-solve s") == 1
     try:
         import matplotlib  # noqa: F401
     except ImportError:
