@@ -56,11 +56,12 @@ def sigint_as_stop(shared, flag=None):
         shared.interrupted = True
 
     previous = signal.signal(signal.SIGINT, request_stop)
-    watched = flag is not None and _watch(flag)
     try:
+        if flag is not None:
+            _watch(flag)
         yield
     finally:
-        if watched:
+        if flag is not None:
             _unwatch()
         # (signal.signal runs the pending Python handlers first: ``shared.interrupted``
         # is up to date when the block ends)
@@ -72,25 +73,37 @@ _pipe = None            # (read fd, write fd) of the wakeup pipe, made on first 
 _flag = None            # the flag of the block in flight
 
 
-def _watch(flag) -> bool:
-    """Point the wakeup fd at the pipe and the watcher at ``flag``; False (nothing done)
-    off POSIX or where another wakeup fd is in place."""
+def _watch(flag) -> None:
+    """Point the wakeup fd at the pipe and the watcher at ``flag``; nothing off POSIX,
+    where another owner's wakeup fd is in place, or where the pipe cannot be made."""
     global _flag
     if os.name != "posix":
-        return False
+        return
     with _lock:
         _flag = flag
-    old = signal.set_wakeup_fd(_wakeup_fd())
-    if old != -1:
-        signal.set_wakeup_fd(old)
+    try:
+        ours = _wakeup_fd()
+        old = signal.set_wakeup_fd(ours)
+    except (OSError, ValueError):       # no fd left; not the main interpreter
         _unflag()
-        return False
-    return True
+        return
+    if old not in (-1, ours):           # (ours: left by a block a KeyboardInterrupt cut)
+        _restore(old)
+        _unflag()
 
 
 def _unwatch() -> None:
-    signal.set_wakeup_fd(-1)
+    """The wakeup fd back to none, unless it is another owner's; the watcher idle."""
+    fd = signal.set_wakeup_fd(-1)
+    if fd != -1 and (_pipe is None or fd != _pipe[1]):
+        _restore(fd)
     _unflag()
+
+
+def _restore(fd: int) -> None:
+    # another owner's fd back in place; its warn_on_full_buffer cannot be read, so it
+    # comes back False (asyncio's choice; True would only add warnings)
+    signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
 
 
 def _unflag() -> None:

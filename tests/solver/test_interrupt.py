@@ -178,6 +178,10 @@ def test_sigint_sets_the_flag_of_a_compiled_call():
             time.sleep(0.001)
     assert flag == [1] and shared.interrupted
     assert signal.set_wakeup_fd(-1) == -1
+    with pytest.raises(KeyboardInterrupt):      # a block cut short leaves none either
+        with sigint_as_stop(shared, flag):
+            raise KeyboardInterrupt
+    assert signal.set_wakeup_fd(-1) == -1
     a, b = socket.socketpair()
     a.setblocking(False)
     try:
