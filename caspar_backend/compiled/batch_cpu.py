@@ -24,8 +24,9 @@ from .kernels.record import HIST_COLUMNS, OUT_SIZE
 from .rows import KernelResult, result_rows
 
 
-#: most instances per kernel call: between calls a Ctrl-C is seen (the kernel cannot be
-#: interrupted)
+#: most instances per kernel call: between calls a Ctrl-C is seen (the batch's calls leave
+#: the kernel's stop slot alone -- a set slot would end every later instance of the call
+#: at its first iteration -- so a call runs to its end, within the time budget)
 CHUNK = 64
 #: fewest instances per call when a batch is spread over threads: a thread hand-off
 #: (a pool thread taking the GIL to start its call) must not cost more than the call

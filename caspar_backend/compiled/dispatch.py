@@ -21,9 +21,10 @@ solves (both run one algorithm: the same status, iterations and iterates):
 * :func:`.options.resolve` accepts the options, and the kernels run to the end (see
   :mod:`.solve`: an ejected solve returns None, having changed nothing).
 
-Why a size limit: a compiled solve cannot be interrupted (Ctrl-C) or time-limited while
-it runs, and above a few thousand unknowns the general path's sparse kernels are as
-fast; below it the compiled path is 10-100x faster than the general one (benchmarks).
+Why a size limit: a compiled solve cannot be time-limited while it runs (it answers
+Ctrl-C within an iteration, :mod:`.solve`), and above a few thousand unknowns the general
+path's sparse kernels are as fast; below it the compiled path is 10-100x faster than the
+general one (benchmarks).
 """
 from __future__ import annotations
 

@@ -50,11 +50,14 @@ from .tape import Unsupported
 
 #: kernel status code -> IPOPT status name (negative codes: ejected)
 STATUS_NAMES = {0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level",
-                2: "Diverging_Iterates", 3: "Maximum_Iterations_Exceeded"}
+                2: "Diverging_Iterates", 3: "Maximum_Iterations_Exceeded",
+                4: "User_Requested_Stop"}
 STATUS_MAX_ITER = 3
-#: the time budget of one compiled solve, in seconds of a typical core: the kernel cannot
-#: be interrupted while it runs, so a longer solve goes to the general path (which answers
-#: Ctrl-C and time limits) after about this long -- see :func:`iteration_budget`
+STATUS_STOPPED = 4
+#: the time budget of one compiled solve, in seconds of a typical core: the kernel checks
+#: no clock, so a longer solve goes to the general path (which answers time limits) after
+#: about this long -- see :func:`iteration_budget`.  (Ctrl-C is answered inside the
+#: kernel, within an iteration: :func:`solve_checked`.)
 TIME_BUDGET = 0.5
 #: seconds per iteration = ITER_FIXED + ITER_PER_UNIT * (nnz(K) + nnz(L) + dim(K)),
 #: measured on the compiled path (benchmarks/bench_compiled.py)
@@ -172,15 +175,26 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
         O[OPT_MAX_ITER] = cap
     hist = np.empty((cap + 1, HIST_COLUMNS))
     out = np.empty(OUT_SIZE)
-    ctrl_c = SimpleNamespace(interrupted=False)
+    stop = lay.stop_of(Ib)
     t1 = time.perf_counter()
-    with sigint_as_stop(ctrl_c):
-        code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx, ubx, lbg,
-                                             ubg, hist, out)
+    # Ctrl-C: the first SIGINT sets the kernel's stop slot at once (solver/interrupt.py),
+    # and the kernel ends with User_Requested_Stop where the general path would, within
+    # an iteration.  A stop with no SIGINT of this solve's was a late one of the previous
+    # solve's (interrupt.py): this solve runs again, unchanged (at most once: a second
+    # stop needs a SIGINT during this block)
+    for _ in range(2):
+        stop[0] = 0
+        ctrl_c = SimpleNamespace(interrupted=False)
+        with sigint_as_stop(ctrl_c, stop):
+            code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx, ubx,
+                                                 lbg, ubg, hist, out)
+        if code != STATUS_STOPPED or ctrl_c.interrupted:
+            break
     t2 = time.perf_counter()
     iterations = int(iterations)
     if ctrl_c.interrupted and code >= 0:
-        # Ctrl-C while the kernel ran (it cannot be stopped inside): the iterate reached
+        # Ctrl-C while the kernel ran: the iterate reached (also when the kernel ended on
+        # its own before it read the request, as the general path's check comes first)
         status = "User_Requested_Stop"
     elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
         return None                 # ejected, or past its time budget
@@ -207,7 +221,7 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
                       iterations=iterations,
                       message=STATUSES[status].exit_message
                       + (" (interrupted while the compiled kernel ran)"
-                         if ctrl_c.interrupted else ""),
+                         if ctrl_c.interrupted and code != STATUS_STOPPED else ""),
                       timings=dict(setup=t1 - t0, compiled=t2 - t1, total=total),
                       counts=counts, history=history,
                       final_errors=dict(scaled=scaled, unscaled=unscaled),

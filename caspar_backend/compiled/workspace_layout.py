@@ -5,7 +5,8 @@ equality rows; :func:`.structure.bound_signature`).  It holds
 
 * ``Ib`` (int64) with offsets ``IO``: the structure, slots ``slots.INT_SLOTS`` in that
   order (``Ib[IO[k]:IO[k+1]]`` is slot k); read by every solve, written only in its
-  int scratch slots (QDLDL's work arrays, the filter counters);
+  int scratch slots (QDLDL's work arrays, the filter counters) and, by the caller, its
+  stop request;
 * ``FO``: the offsets of the float64 workspace, slots ``slots.FLOAT_SLOTS``;
 * a template float workspace ``Fb0`` with the model's constants (tape constants, data,
   damping flags) in place; :meth:`new_workspace` copies it for a solve in flight.
@@ -73,10 +74,11 @@ class WorkspaceLayout:
         ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
                                        int(model["has_jac_map"])], np.int64)
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
-        # int scratch: QDLDL's work arrays, the filter counters
+        # int scratch: QDLDL's work arrays, the filter counters; the stop request (0 here:
+        # only a solve's own copy of Ib is ever set, see compiled/solve.py)
         zi = lambda k: np.zeros(int(k), np.int64)
         ints.update(L_INDICES=zi(nnzL), LDL_YMARK=zi(N), LDL_YIDX=zi(N), LDL_ELIM=zi(N),
-                    LDL_NEXT=zi(N), FILTER_STATE=zi(3))
+                    LDL_NEXT=zi(N), FILTER_STATE=zi(3), STOP=zi(1))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         fl = {k: np.zeros(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)
@@ -86,6 +88,8 @@ class WorkspaceLayout:
         self._slices = {name: slice(int(self.FO[k]), int(self.FO[k + 1]))
                         for k, name in enumerate(slots.FLOAT_SLOTS)}
         self._x_slot, self._p_slot = self._slices["X"], self._slices["P"]
+        k = slots.INT_SLOTS.index("STOP")
+        self._stop_slot = slice(int(self.IO[k]), int(self.IO[k + 1]))
         self.lower_idx, self.upper_idx = ints["LOWER_IDX"], ints["UPPER_IDX"]
 
     @staticmethod
@@ -137,3 +141,7 @@ class WorkspaceLayout:
     def p_of(self, Fb):
         """The view of slot F_P (the parameters) in ``Fb``."""
         return Fb[self._p_slot]
+
+    def stop_of(self, Ib):
+        """The view of int slot I_STOP (the stop request, :mod:`.kernels.ipm`) in ``Ib``."""
+        return Ib[self._stop_slot]

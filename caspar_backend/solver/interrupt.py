@@ -16,19 +16,35 @@ KeyboardInterrupt at once (the escape from an iteration that does not end, e.g. 
 factorization); the driver catches it and returns the iterate as it stands, also as
 User_Requested_Stop.  Elsewhere the handler is left alone: other threads never receive
 SIGINT, and a handler the application installed is its own business.
+
+Compiled calls (``flag``): CPython runs a Python signal handler only in the main thread,
+between bytecodes, so while the main thread is inside a compiled call that releases the
+GIL and runs no Python (the compiled interior point, :mod:`caspar_backend.compiled.solve`)
+the handler above waits for the call's end.  For such a call the caller passes ``flag``,
+memory the call reads once per iteration, and the first SIGINT also sets ``flag[0] = 1``
+at once: during the block, CPython's C-level handler writes the signal number to a pipe
+(``signal.set_wakeup_fd``, which it does for every signal with a Python handler), and a
+daemon thread blocked on the pipe's other end sets the flag.  Cost per block: two
+``set_wakeup_fd`` calls and a lock, a few microseconds; none when no flag is passed.  No
+wakeup fd is taken from another owner (asyncio's, say): with one in place, or off POSIX,
+the flag is not set and the compiled call answers at its end.  A byte read late -- the
+SIGINT came while the main thread held the GIL at the block's edge -- can set the flag of
+the *next* such block; its caller tells that by ``shared.interrupted`` staying False.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 
 
 @contextlib.contextmanager
-def sigint_as_stop(shared):
-    """Within the block, the first SIGINT sets ``shared.interrupted`` and the second
-    raises KeyboardInterrupt; the previous handler is back afterwards."""
+def sigint_as_stop(shared, flag=None):
+    """Within the block, the first SIGINT sets ``shared.interrupted`` (and, given
+    ``flag``, ``flag[0] = 1`` at once, module docstring) and the second raises
+    KeyboardInterrupt; the previous handler is back afterwards."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield
@@ -41,6 +57,103 @@ def sigint_as_stop(shared):
 
     previous = signal.signal(signal.SIGINT, request_stop)
     try:
+        if flag is not None:
+            _watch(flag)
         yield
     finally:
+        if flag is not None:
+            _unwatch()
+        # (signal.signal runs the pending Python handlers first: ``shared.interrupted``
+        # is up to date when the block ends)
         signal.signal(signal.SIGINT, previous)
+
+
+_lock = threading.Lock()
+_pipe = None            # (read fd, write fd) of the wakeup pipe, made on first use
+_flag = None            # the flag of the block in flight
+
+
+def _watch(flag) -> None:
+    """Point the wakeup fd at the pipe and the watcher at ``flag``; nothing off POSIX,
+    where another owner's wakeup fd is in place, or where the pipe cannot be made."""
+    global _flag
+    if os.name != "posix":
+        return
+    with _lock:
+        _flag = flag
+    try:
+        ours = _wakeup_fd()
+        old = signal.set_wakeup_fd(ours)
+    except (OSError, ValueError):       # no fd left; not the main interpreter
+        _unflag()
+        return
+    if old not in (-1, ours):           # (ours: left by a block a KeyboardInterrupt cut)
+        _restore(old)
+        _unflag()
+
+
+def _unwatch() -> None:
+    """The wakeup fd back to none, unless it is another owner's; the watcher idle."""
+    fd = signal.set_wakeup_fd(-1)
+    if fd != -1 and (_pipe is None or fd != _pipe[1]):
+        _restore(fd)
+    _unflag()
+
+
+def _restore(fd: int) -> None:
+    # another owner's fd back in place; its warn_on_full_buffer cannot be read, so it
+    # comes back False (asyncio's choice; True would only add warnings)
+    signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+
+
+def _unflag() -> None:
+    global _flag
+    with _lock:
+        _flag = None
+
+
+def _wakeup_fd() -> int:
+    """The pipe's write end (non-blocking, as set_wakeup_fd requires); the first call
+    makes the pipe and starts the watcher thread."""
+    global _pipe
+    with _lock:
+        if _pipe is None:
+            r, w = os.pipe()
+            os.set_blocking(w, False)
+            _pipe = (r, w)
+            threading.Thread(target=_watcher, args=(r,), name="caspar-sigint",
+                             daemon=True).start()
+        return _pipe[1]
+
+
+def _watcher(r: int) -> None:
+    """The pipe's reader: a SIGINT among the bytes sets the flag of the block in flight."""
+    while True:
+        try:
+            data = os.read(r, 64)
+        except OSError:         # closed (after a fork, in the child)
+            return
+        if not data:
+            return
+        if int(signal.SIGINT) in data:
+            with _lock:
+                if _flag is not None:
+                    _flag[0] = 1
+
+
+def _after_fork_in_child() -> None:
+    # the child has no watcher thread and must not share the parent's pipe: it makes its
+    # own on first use
+    global _pipe, _flag, _lock
+    _lock = threading.Lock()
+    if _pipe is not None:
+        for fd in _pipe:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _pipe, _flag = None, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -183,3 +183,52 @@ def test_kernels_cache_under_caspar_cache_dir_keyed_by_version(ik, monkeypatch):
     assert _jit.kernel_cache_dir().name == f"{__version__}-{_jit._STAMP}"
     monkeypatch.setenv("CASPAR_CACHE_DIR", "/some/where")
     assert str(_jit.kernel_cache_dir()).startswith("/some/where/numba/")
+
+
+def _fake_sigint(calls, interrupted):
+    """A stand-in for solver.interrupt.sigint_as_stop: on its first use the stop flag is
+    set before the kernel starts, with ``shared.interrupted`` as given (True: a SIGINT
+    of this solve's; False: a late one of the previous solve's)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def fake(shared, flag=None):
+        calls.append(flag is not None)
+        if len(calls) == 1:
+            flag[0] = 1
+            shared.interrupted = interrupted
+        yield
+    return fake
+
+
+def test_stop_slot_ends_with_user_requested_stop(ik, monkeypatch):
+    """The kernel reads its stop slot where the general path reads its interrupt flag:
+    set before the first iteration, the solve ends at iteration 0 with that iterate, its
+    log line and statistics."""
+    import caspar_backend.compiled.solve as solve_mod
+
+    _, _, problem = ik
+    calls = []
+    monkeypatch.setattr(solve_mod, "sigint_as_stop", _fake_sigint(calls, True))
+    r = solve_compiled(problem, X0, arm_targets(1)[0], print_level=0)
+    assert calls == [True]
+    assert (r.status, r.iterations, len(r.history)) == ("User_Requested_Stop", 0, 1)
+    assert r.message.startswith("Stopping optimization at current point")
+    assert "interrupted while" not in r.message
+    assert np.all(np.isfinite(r.x)) and r.counts["obj"] == 1
+
+
+def test_late_stop_request_solves_again(ik, monkeypatch):
+    """A stop with no SIGINT of this solve's (a late byte of the previous one's) costs a
+    second run, not the answer: the same result as an undisturbed solve."""
+    import caspar_backend.compiled.solve as solve_mod
+
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    e = solve_compiled(problem, X0, t, print_level=0)
+    calls = []
+    monkeypatch.setattr(solve_mod, "sigint_as_stop", _fake_sigint(calls, False))
+    r = solve_compiled(problem, X0, t, print_level=0)
+    assert calls == [True, True]
+    _same(r, e)
+    assert r.status == "Solve_Succeeded"

@@ -1,11 +1,16 @@
-"""Ctrl-C during a solve ends it with ``User_Requested_Stop`` (IPOPT's behaviour).
+"""Ctrl-C during a solve ends it with ``User_Requested_Stop`` (IPOPT's behaviour) within
+100 ms.
 
 A child process (:mod:`tests.support.interrupt_child`) starts a solve that would take
-minutes; one second later the test sends SIGINT.  The solve must return -- within a few
-seconds (an iteration is ~10 ms; the allowance is for loaded CI machines) -- with
-``User_Requested_Stop``, a finite iterate and its statistics, and the next solve in the
-same process must work.  The front-ends' versions are in
-``tests/adapters/test_interrupt_frontends.py``.
+minutes and sends itself SIGINT (to the process, as a terminal's Ctrl-C) after a wait:
+0.05 s after the compiled kernel of a small problem started (the signal must reach the
+compiled interior point while it runs: ``in_kernel``), or 1 s after the solve's call (by
+then the general path runs).  The solve must return with ``User_Requested_Stop``, a
+finite iterate and its statistics, within LATENCY_S of the signal -- measured in the
+child, from the signal to the solve's return --, and the next solve in the same process
+must work.  A latency over the bound is measured once more before the test fails: an
+iteration takes ~0.1-10 ms, so only a stalled machine misses 100 ms.  The front-ends'
+versions are in ``tests/adapters/test_interrupt_frontends.py``.
 """
 
 from __future__ import annotations
@@ -16,20 +21,22 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LATENCY_S = 5.0
+LATENCY_S = 0.1
+#: the waits: early (inside the compiled kernel of the N = 200 chain), late (general path)
+EARLY, LATE = (0.05, "kernel"), (1.0, "call")
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 
-def interrupted_run(api: str, wait_s: float = 1.0):
-    """(first JSON result, second JSON result, seconds from SIGINT to the first)."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.interrupt_child", api],
+def child_run(api: str, wait_s: float, anchor: str):
+    """(first JSON result, second JSON result) of one child run."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.interrupt_child", api,
+                             str(wait_s), anchor],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     killer = threading.Timer(240.0, proc.kill)       # no hang, whatever happens
@@ -44,11 +51,7 @@ def interrupted_run(api: str, wait_s: float = 1.0):
     try:
         ready = line("READY")
         assert ready.strip() == "READY", (ready, proc.stderr.read())
-        time.sleep(wait_s)
-        proc.send_signal(signal.SIGINT)
-        t_sig = time.perf_counter()
         first = line("{")
-        latency = time.perf_counter() - t_sig
         second = line("{")
         rc = proc.wait(60)
         err = proc.stderr.read()
@@ -56,12 +59,29 @@ def interrupted_run(api: str, wait_s: float = 1.0):
         killer.cancel()
         proc.kill()
     assert rc == 0, err
-    return json.loads(first), json.loads(second), latency
+    assert first and second, err
+    return json.loads(first), json.loads(second)
 
 
-def test_ctrl_c_core():
-    first, second, latency = interrupted_run("core")
+def interrupted_run(api: str, when=LATE):
+    """(first JSON result, second JSON result, seconds from SIGINT to the first's return)
+    with the signal at ``when`` = (wait_s, anchor) (module docstring); run again once if
+    the latency was over LATENCY_S."""
+    for attempt in range(2):
+        first, second = child_run(api, *when)
+        assert first["latency"] is not None, first
+        if first["latency"] < LATENCY_S:
+            break
+    if when == EARLY:
+        assert first["in_kernel"], first
+    return first, second, first["latency"]
+
+
+@pytest.mark.parametrize("when", [EARLY, LATE], ids=["early", "late"])
+def test_ctrl_c_core(when):
+    first, second, latency = interrupted_run("core", when)
     assert first["status"] == "User_Requested_Stop" and not first["success"]
+    assert first["path"] == ("compiled" if when == EARLY else "general"), first
     assert latency < LATENCY_S, latency
     assert first["finite"]
     # stopped long before max_iter; the statistics belong to the iterate reached: one
@@ -70,14 +90,14 @@ def test_ctrl_c_core():
     # may have started later.)
     assert 1 <= first["iterations"] < 10**6
     assert first["history"] == first["iterations"] + 1
-    assert first["counts"] > 0 and first["total"] > 0.1
+    assert first["counts"] > 0 and first["total"] > 0.04
     assert second["status"] == "Solve_Succeeded" and second["finite"]
 
 
 def test_ctrl_c_batch():
     """solve_batch: every running instance ends User_Requested_Stop at the iterate it
     reached; the next batch works."""
-    first, second, latency = interrupted_run("batch")
+    first, second, latency = interrupted_run("batch", LATE)
     assert first["status"] == ["User_Requested_Stop"], first
     # (the compiled CPU kernel gives an instance this long its time share, then its own
     # solve runs it: the interrupt reaches it there)
@@ -137,3 +157,41 @@ def test_keyboard_interrupt_inside_an_iteration():
     assert r.status == "User_Requested_Stop" and not r.success
     assert r.iterations == 3 and np.all(np.isfinite(r.x))
     assert pr.solve(print_level=0).status == "Solve_Succeeded"
+
+
+def test_sigint_sets_the_flag_of_a_compiled_call():
+    """With a flag, a SIGINT during the block sets ``flag[0]`` from the watcher thread (no
+    Python handler of the main thread needed), and the wakeup fd is restored after; an
+    application's own wakeup fd is left in place (the flag then stays 0)."""
+    import socket
+    import time
+    from types import SimpleNamespace
+
+    from caspar_backend.solver.interrupt import sigint_as_stop
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    shared, flag = SimpleNamespace(interrupted=False), [0]
+    with sigint_as_stop(shared, flag):
+        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        t0 = time.perf_counter()
+        while flag[0] == 0 and time.perf_counter() - t0 < 5.0:
+            time.sleep(0.001)
+    assert flag == [1] and shared.interrupted
+    assert signal.set_wakeup_fd(-1) == -1
+    with pytest.raises(KeyboardInterrupt):      # a block cut short leaves none either
+        with sigint_as_stop(shared, flag):
+            raise KeyboardInterrupt
+    assert signal.set_wakeup_fd(-1) == -1
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    try:
+        signal.set_wakeup_fd(a.fileno())
+        shared, flag = SimpleNamespace(interrupted=False), [0]
+        with sigint_as_stop(shared, flag):
+            assert signal.set_wakeup_fd(a.fileno()) == a.fileno()
+        assert flag == [0]
+        assert signal.set_wakeup_fd(-1) == a.fileno()
+    finally:
+        signal.set_wakeup_fd(-1)
+        a.close()
+        b.close()

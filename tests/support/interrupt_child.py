@@ -1,18 +1,31 @@
-"""Child process of the Ctrl-C tests (``python -m tests.support.interrupt_child API``).
+"""Child process of the Ctrl-C tests
+(``python -m tests.support.interrupt_child API [WAIT_S [kernel]]``).
 
 Builds the chained-Rosenbrock problem (N = 200, :mod:`benchmarks.models.chain`), prints
 ``READY``, runs a solve that would take minutes (``tol = 0``: no iterate converges;
 ``acceptable_iter = 0``; max_iter 10^6, ~10 ms an iteration; one iteration first, so
 that imports and first-use work are done) through ``API`` -- ``core``
 (``Problem.solve``), ``legacy`` / ``contrib`` (Pyomo's two interfaces), ``casadi``
-(``nlpsol``) --, prints one JSON line describing how it ended (the parent sends SIGINT
-meanwhile), then a default solve of the same problem and its JSON line.
+(``nlpsol``) --, prints one JSON line describing how it ended, then a default solve of
+the same problem and its JSON line.
+
+Without WAIT_S the parent sends SIGINT meanwhile.  With it the child sends SIGINT to
+itself (``os.kill``: to the process, as a terminal's Ctrl-C) WAIT_S seconds after the
+long solve's call, or with ``kernel`` after the compiled kernel's first call started (a
+small problem's first part: :mod:`caspar_backend.compiled.solve`; CasADi then solves the
+N = 200 chain too), and adds to the JSON ``latency``: seconds from the signal to the
+solve's return, measured here, so that the parent's scheduling does not count, and
+``in_kernel``: whether the signal came while that kernel call ran.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
+import time
 
 import numpy as np
 
@@ -53,6 +66,7 @@ def _core():
     def solve(**opts):
         r = pr.solve(**opts)
         return dict(status=r.status, success=r.success, iterations=r.iterations,
+                    path=r.extra.get("path", "general"),
                     finite=bool(np.all(np.isfinite(r.x)) and np.isfinite(r.f)),
                     history=len(r.history), counts=sum(r.counts.values()),
                     total=r.timings.get("total", 0.0))
@@ -93,11 +107,11 @@ def _contrib():
     return solve
 
 
-def _casadi():
+def _casadi(n=N_CASADI):
     from benchmarks.models.chain import chain_casadi
     from caspar_backend.casadi import nlpsol
 
-    nlp, args = chain_casadi(N_CASADI)
+    nlp, args = chain_casadi(n)
     made = {}
 
     def function(opts):
@@ -136,9 +150,53 @@ def _batch():
     return solve
 
 
-def main(api: str) -> None:
-    solve = dict(core=_core, legacy=_legacy, contrib=_contrib, casadi=_casadi,
-                 batch=_batch)[api]()
+def _self_signal(solve, wait_s: float, kernel: bool):
+    """``solve`` that sends SIGINT to this process ``wait_s`` after its call (``kernel``:
+    after the compiled kernel's first call started) and adds ``latency`` and
+    ``in_kernel`` to its JSON (module docstring)."""
+    from caspar_backend.compiled.kernels import ipm
+
+    t = {}
+
+    def fire():
+        t["signal"] = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(wait_s, fire)
+    real = ipm.solve_instance
+
+    def traced(*args):          # solve.py imports solve_instance from ipm at each call
+        if "kernel" not in t:
+            t["kernel"] = None
+            if kernel:
+                timer.start()
+        out = real(*args)
+        if t["kernel"] is None:
+            t["kernel"] = time.perf_counter()
+        return out
+
+    def timed(**opts):
+        ipm.solve_instance = traced
+        if not kernel:
+            timer.start()
+        try:
+            out = solve(**opts)
+        finally:
+            done = time.perf_counter()
+            ipm.solve_instance = real
+            timer.cancel()
+        out["latency"] = done - t["signal"] if "signal" in t else None
+        out["in_kernel"] = bool("signal" in t and t.get("kernel")
+                                and t["signal"] < t["kernel"])
+        return out
+    return timed
+
+
+def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
+    kernel = anchor == "kernel"
+    make = dict(core=_core, legacy=_legacy, contrib=_contrib,
+                casadi=lambda: _casadi(N if kernel else N_CASADI), batch=_batch)[api]
+    solve = make()
     # imports and first-use work before READY: the first small solve of a process takes
     # the general path, the second loads the compiled path's kernels (dispatch)
     solve(**{**LONG, "max_iter": 1})
@@ -146,9 +204,10 @@ def main(api: str) -> None:
     if hasattr(solve, "prepare"):
         solve.prepare(LONG)
     print("READY", flush=True)
-    print(json.dumps(solve(**LONG)), flush=True)
+    long_solve = solve if wait_s is None else _self_signal(solve, wait_s, kernel)
+    print(json.dumps(long_solve(**LONG)), flush=True)
     print(json.dumps(solve(print_level=0)), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], *([float(sys.argv[2])] if len(sys.argv) > 2 else []), *sys.argv[3:])

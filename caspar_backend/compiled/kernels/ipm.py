@@ -28,15 +28,24 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     and final errors into ``Out`` (OUT_SIZE,) (:mod:`.record`).
 
     Returns ``(status, iterations, f)``: status 0 Solve_Succeeded, 1
-    Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, or
+    Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, 4
+    User_Requested_Stop (slot I_STOP was set, see below), or
     ``-reason`` where the general path must solve instead: 1..11 as batch/state.py's
     EJECT_REASONS, 20 fixed variables, a bound structure other than the layout's or a
     full filter, 21 fewer free variables than equality rows.  x is left in slot F_X,
     f = f(x) unscaled (the model's sense aside).
+
+    Stop request: another thread may set ``Ib``'s slot I_STOP to nonzero while this runs
+    (Ctrl-C, :mod:`caspar_backend.compiled.solve`).  It is read once per iteration where
+    the general path reads its interrupt flag (solver/ipm.py: after the iterate's errors
+    and log line, before the termination tests), so the stop ends at the same point with
+    the same statistics.  The loop writes ``Ib`` (QDLDL's work arrays, the filter), so
+    the compiler cannot keep the slot's value in a register across iterations.
     """
     SI = _i(Ib, IO, I_SIZES)
     FT = _f(Fb, FO, F_FILTER)        # [theta_1..theta_K, phi_1..phi_K]
     FI = _i(Ib, IO, I_FILTER_STATE)
+    stop = _i(Ib, IO, I_STOP)
     n = SI[SZ_N]
     m = SI[SZ_M]
     nw = SI[SZ_NW]
@@ -234,6 +243,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
         history_row(Hist, it, Fa[0] / df_a[0], uconstr, sdual, mu, d_norm, delta_w, alpha_du,
                     alpha_pr, n_ls, tag)
+        if stop[0] != 0:
+            status = 4
+            break
         if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
                 and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]):
             status = 0

@@ -7,7 +7,9 @@ A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layou
   in flight (per thread).
 * ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
   KKT pattern, QDLDL's permutation and elimination tree) and a few int scratch arrays
-  (QDLDL's work arrays, the filter counters).
+  (QDLDL's work arrays, the filter counters), and ``STOP``: one entry the solve's
+  caller may set to 1 while the kernel runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`);
+  the kernel reads it once per iteration and then ends with status 4.
 
 Float slot ``F_<NAME>`` is ``Fb[FO[F_<NAME>]:FO[F_<NAME> + 1]]``, int slot ``I_<NAME>``
 likewise in ``Ib``/``IO``.  The numbers are module constants, so Numba compiles them in;
@@ -148,6 +150,7 @@ INT_SLOTS = (
     'LDL_ELIM',
     'LDL_NEXT',
     'FILTER_STATE',
+    'STOP',
 )
 #: the option vector ``O``: the typed option behind each entry (two derived entries:
 #: nlp_scaling_method == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION)
@@ -343,6 +346,7 @@ I_LDL_YIDX = 41
 I_LDL_ELIM = 42
 I_LDL_NEXT = 43
 I_FILTER_STATE = 44
+I_STOP = 45
 OPT_TOL = 0
 OPT_DUAL_INF_TOL = 1
 OPT_CONSTR_VIOL_TOL = 2
