@@ -42,9 +42,10 @@ from caspar_backend.patterns import build_template, shape_key, sharing_limit
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
 from .mix64 import fmix as _fmix
+from .sxbuild import Plan
 from .sxhash import baked
 from .sxchains import program_uses
-from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
+from .sxterms import CONST, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -176,59 +177,6 @@ def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds) -> bool:
                                                 np.ascontiguousarray(M[U]), Fu))
 
 
-def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
-           single):
-    """The representative in graph ``g`` as the per-node reader builds it:
-    ``consts[p]`` the value of constant position p (real or tag), ``single[p]`` whether
-    position p's node has one use in the program (a chain link the per-node program
-    fuses into its user's ``sum``: :func:`.program._fuse_sums`), then wrapped."""
-    built: dict = {}
-    kids: dict = {}
-    for p in range(1, len(parent)):
-        kids.setdefault(parent[p], []).append(p)
-    for p in kids:
-        kids[p].sort(key=lambda q: arg[q])
-    rep = np.asarray(rep_nodes)
-    ops, leaves, attrs = dag.op[rep].tolist(), dag.leaf[rep].tolist(), dag.attr[rep].tolist()
-    chain = {_ADD, _SUB}
-
-    def fused(q):
-        return ops[q] in chain and single[q] and ops[parent[q]] in chain
-
-    def chain_terms(p, neg):
-        a, b = kids[p]
-        nb = neg ^ (ops[p] == _SUB)
-        return (chain_terms(a, neg) if fused(a) else [(a, neg)]) + \
-            (chain_terms(b, nb) if fused(b) else [(b, nb)])
-
-    for p in reversed(range(len(parent))):
-        lf = leaves[p]
-        if lf == LEAF_VAR:
-            built[p] = g.var(attrs[p])
-        elif lf == LEAF_PAR:
-            built[p] = g.param(attrs[p])
-        elif lf == LEAF_CONST:
-            built[p] = g.const(consts[p])
-        elif p > 0 and fused(p):
-            continue                             # folded into its user's sum
-        else:
-            op = ops[p]
-            a = kids[p]
-            if op in chain and any(fused(q) for q in a):
-                terms = chain_terms(p, False)
-                built[p] = g.sum([g.neg(built[q]) if ng else built[q] for q, ng in terms])
-                continue
-            built[p] = T.build_op(g, op, *[built[q] for q in a])
-    t = built[0]
-    if wrap in (MUL, NEG_MUL):
-        t = g.mul(g.const(c), t)
-    elif wrap in (DIV, NEG_DIV):
-        t = g.div(t, g.const(c))
-    if wrap in (NEG, NEG_MUL, NEG_DIV):
-        t = g.neg(t)
-    return t
-
-
 def _op_count(root) -> int:
     seen, stack = set(), [root]
     while stack:
@@ -247,51 +195,58 @@ class _Class:
 
 def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     """The classes of one bucket (instances ``inst`` with position matrix M)."""
-    kinds = [int(dag.leaf[r]) for r in rep_nodes]
-    exp_pos = {p for p in range(1, len(parent))
-               if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
+    L = len(parent)
+    kinds = dag.leaf[np.asarray(rep_nodes)].tolist()
+    exp_pos = {p for p in range(1, L) if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
     V = vh[M]
     F = _coincidences(V)
     if not _claims_hold(dag, M, F, vh, kinds):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions
-    chain_pos = [p for p, r in enumerate(rep_nodes) if int(dag.op[r]) in (_ADD, _SUB)]
+    ops = dag.op[np.asarray(rep_nodes)].tolist()
+    chain_pos = [p for p in range(L) if ops[p] in (_ADD, _SUB)]
     single = np.zeros(M.shape, bool)
     if chain_pos:
         single[chain_pos] = uses[M[chain_pos]] == 1
     pats, pinv = _patterns(np.vstack([F, single[chain_pos]]) if chain_pos else F)
+    # what the bucket's shape decides, once: the build plan and the leaf positions
+    plan = Plan(ops, kinds, parent, arg)
+    const_pos = [p for p in range(L) if kinds[p] == LEAF_CONST]
+    var_pos = [p for p in range(L) if kinds[p] == LEAF_VAR]
+    par_pos = [p for p in range(L) if kinds[p] == LEAF_PAR]
+    nonleaf = [p for p in range(L) if kinds[p] == NOT_LEAF]
     out = []
     for k in range(pats.shape[0]):
         sel = np.flatnonzero(pinv == k)
         i0 = int(sel[0])
-        rep = [int(n) for n in M[:, i0]]
-        one = [bool(v) for v in single[:, i0]]
+        col = M[:, i0]
+        attrs = dag.attr[col].tolist()
+        values = dag.value[col].tolist()
+        one = single[:, i0].tolist()
+        pat = pats[k].tolist()
         w, c = int(wrap[inst[i0]]), float(wc[inst[i0]])
-        real = {p: float(dag.value[rep[p]]) for p, kd in enumerate(kinds)
-                if kd == LEAF_CONST}
+        real = {p: values[p] for p in const_pos}
         tag, tag_pos, cls_tag = {}, {}, {}
-        for p in sorted(real):
+        for p in const_pos:
             if p in exp_pos:
                 tag[p] = real[p]             # an exponent is part of the shape
                 continue
-            q = int(pats[k][p])              # the first position of an equal value (< L)
+            q = pat[p]                       # the first position of an equal value (< L)
             if q not in cls_tag:
                 cls_tag[q] = _TAG0 + len(cls_tag)
                 tag_pos[cls_tag[q]] = p
             tag[p] = cls_tag[q]
-        g1, g2 = Graph(), Graph()
-        key1, vidx, pidx, _ = shape_key(_build(g1, dag, rep, parent, arg, real, w, c, one))
-        t2 = _build(g2, dag, rep, parent, arg, tag, w, _TAG_WRAP, one)
+        key1, vidx, pidx, _ = shape_key(plan.build(Graph(), attrs, real, w, c, one))
+        t2 = plan.build(Graph(), attrs, tag, w, _TAG_WRAP, one)
         key2, _, _, data2 = shape_key(t2)
         if key1 != key2:
             return None
         pos_of_var = {}
         pos_of_par = {}
-        for p, kd in enumerate(kinds):
-            if kd == LEAF_VAR:
-                pos_of_var.setdefault(int(dag.attr[rep[p]]), p)
-            elif kd == LEAF_PAR:
-                pos_of_par.setdefault(int(dag.attr[rep[p]]), p)
+        for p in var_pos:
+            pos_of_var.setdefault(attrs[p], p)
+        for p in par_pos:
+            pos_of_par.setdefault(attrs[p], p)
         cl = _Class()
         cl.key = key1
         cl.inst = inst[sel]
@@ -304,8 +259,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
                        ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
         cl.ops = _op_count(t2)
         # non-leaf positions first of their value: the instance's own distinct nodes
-        cl.first_nl = [p for p in range(len(parent))
-                       if kinds[p] == NOT_LEAF and int(pats[k][p]) == p]
+        cl.first_nl = [p for p in nonleaf if pat[p] == p]
         out.append((cl, M[:, sel]))
     return out
 

@@ -1,0 +1,84 @@
+"""A class representative built into a scratch graph as the per-node reader builds it.
+
+:mod:`.sxgroup` builds one representative per (bucket, pattern) class twice (real
+constants, then tags) to read the per-node template's key and slot order.  All
+classes of a bucket have one tree shape -- the same ops and leaf kinds at every
+position (:func:`.sxgroup._mismatch`) -- so what depends only on the shape (each
+position's arguments, which positions are links of an addition chain) is a
+:class:`Plan`, made once per bucket; a build then reads only the class's leaves,
+constants, single-use flags and wrap.
+"""
+
+from __future__ import annotations
+
+from caspar_backend.expr import Graph
+
+from . import optable as T
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR
+from .sxterms import DIV, MUL, NEG, NEG_DIV, NEG_MUL
+
+_ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
+
+
+class Plan:
+    """The shape of a bucket's position program (``ops``, ``leaves``: per position,
+    its op code and leaf kind; ``parent``, ``arg``: :func:`.sxgroup._program`'s)."""
+
+    __slots__ = ("ops", "leaves", "kids", "link", "order")
+
+    def __init__(self, ops, leaves, parent, arg):
+        L = len(parent)
+        kids: list = [[] for _ in range(L)]
+        for p in range(1, L):
+            kids[parent[p]].append(p)
+        for k in kids:
+            k.sort(key=lambda q: arg[q])
+        chain = (_ADD, _SUB)
+        self.ops, self.leaves = ops, leaves
+        self.kids = [tuple(k) for k in kids]
+        # a chain link: an addition whose user is an addition; with one use in the
+        # program it is fused into its user's ``sum`` (:func:`.program._fuse_sums`)
+        self.link = [p > 0 and ops[p] in chain and ops[parent[p]] in chain
+                     for p in range(L)]
+        self.order = list(reversed(range(L)))
+
+    def build(self, g: Graph, attrs, consts: dict, wrap: int, c, single):
+        """The representative in graph ``g``: ``attrs[p]`` the variable or parameter
+        index of leaf position p, ``consts[p]`` the value of constant position p (real
+        or tag), ``single[p]`` whether position p's node has one use in the program;
+        then wrapped (``wrap``, factor ``c``)."""
+        ops, leaves, kids = self.ops, self.leaves, self.kids
+        fused = [lk and s for lk, s in zip(self.link, single)]
+        built: list = [None] * len(ops)
+
+        def chain_terms(p, neg):
+            a, b = kids[p]
+            nb = neg ^ (ops[p] == _SUB)
+            return (chain_terms(a, neg) if fused[a] else [(a, neg)]) + \
+                (chain_terms(b, nb) if fused[b] else [(b, nb)])
+
+        for p in self.order:
+            lf = leaves[p]
+            if lf == LEAF_VAR:
+                built[p] = g.var(attrs[p])
+            elif lf == LEAF_PAR:
+                built[p] = g.param(attrs[p])
+            elif lf == LEAF_CONST:
+                built[p] = g.const(consts[p])
+            elif fused[p]:
+                continue                             # folded into its user's sum
+            else:
+                a = kids[p]
+                if (ops[p] == _ADD or ops[p] == _SUB) and (fused[a[0]] or fused[a[1]]):
+                    built[p] = g.sum([g.neg(built[q]) if ng else built[q]
+                                      for q, ng in chain_terms(p, False)])
+                    continue
+                built[p] = T.build_op(g, ops[p], *[built[q] for q in a])
+        t = built[0]
+        if wrap in (MUL, NEG_MUL):
+            t = g.mul(g.const(c), t)
+        elif wrap in (DIV, NEG_DIV):
+            t = g.div(t, g.const(c))
+        if wrap in (NEG, NEG_MUL, NEG_DIV):
+            t = g.neg(t)
+        return t
