@@ -114,11 +114,12 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     return F
 
 
-def _coincidences(V: np.ndarray) -> np.ndarray:
-    """:func:`_first_occurrence` of ``V`` (L, N), taking the first instance's pattern
-    ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at each claimed
-    position and as many distinct values at F0's first positions as there are of them
-    (no further coincidence); the rest computed in full."""
+def _coincidences(V: np.ndarray):
+    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N), taking the first
+    instance's pattern ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at
+    each claimed position and as many distinct values at F0's first positions as there
+    are of them (no further coincidence); the rest computed in full.  ``cols``: the
+    first column and those computed in full -- every other column is the first."""
     L, N = V.shape
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
@@ -132,7 +133,7 @@ def _coincidences(V: np.ndarray) -> np.ndarray:
     slow = np.flatnonzero(~ok)
     if slow.size:
         F[:, slow] = _first_occurrence(V[:, slow])
-    return F
+    return F, np.r_[0, slow[slow > 0]]
 
 
 def _patterns(F: np.ndarray):
@@ -155,22 +156,25 @@ def _patterns(F: np.ndarray):
     return pats, inv
 
 
-def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds) -> bool:
+def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds, cols) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
     (:func:`.sxwalks.claims_hold`); ``kinds`` the positions' leaf kinds (every
     instance's, :func:`_mismatch`).  Two claims hold without a look: a position's on
     itself, and a leaf's on a leaf of its kind (a leaf's value hash is a bijection of
     its identity within a kind: :func:`.sxhash.term_hashes`).  The positions making
-    another claim, and those they claim, are checked."""
+    another claim, and those they claim, are checked.  Which positions claim what is
+    read from the columns ``cols`` of F (every other column is one of them: the
+    distinct patterns), the check itself runs on every instance."""
     L = F.shape[0]
     kinds = np.asarray(kinds)
     leaf = (kinds != NOT_LEAF)[:, None]
-    free = (F == np.arange(L)[:, None]) | (leaf & (kinds[F] == kinds[:, None]))
+    Fd = F[:, cols]
+    free = (Fd == np.arange(L)[:, None]) | (leaf & (kinds[Fd] == kinds[:, None]))
     claiming = np.flatnonzero(~free.all(axis=1))
     if not claiming.size:
         return True
     # the claimed positions are first occurrences (their own claim is themselves)
-    U = np.union1d(claiming, np.unique(F[claiming]))
+    U = np.union1d(claiming, np.unique(Fd[claiming]))
     Fu = np.searchsorted(U, F[U])
     return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
                                                 dag.arg0, dag.arg1, vh,
@@ -199,8 +203,8 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     kinds = dag.leaf[np.asarray(rep_nodes)].tolist()
     exp_pos = {p for p in range(1, L) if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
     V = vh[M]
-    F = _coincidences(V)
-    if not _claims_hold(dag, M, F, vh, kinds):
+    F, cols = _coincidences(V)
+    if not _claims_hold(dag, M, F, vh, kinds, cols):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions
     ops = dag.op[np.asarray(rep_nodes)].tolist()
