@@ -11,10 +11,10 @@ constants, single-use flags and wrap.
 
 from __future__ import annotations
 
-from caspar_backend.expr import Graph
+from caspar_backend.expr import _OPS, _SIMPLIFY, Graph
 
 from . import optable as T
-from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF
 from .sxterms import DIV, MUL, NEG, NEG_DIV, NEG_MUL
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
@@ -24,7 +24,7 @@ class Plan:
     """The shape of a bucket's position program (``ops``, ``leaves``: per position,
     its op code and leaf kind; ``parent``, ``arg``: :func:`.sxgroup._program`'s)."""
 
-    __slots__ = ("ops", "leaves", "kids", "link", "order")
+    __slots__ = ("ops", "leaves", "kids", "link", "order", "make")
 
     def __init__(self, ops, leaves, parent, arg):
         L = len(parent)
@@ -41,6 +41,7 @@ class Plan:
         self.link = [p > 0 and ops[p] in chain and ops[parent[p]] in chain
                      for p in range(L)]
         self.order = list(reversed(range(L)))
+        self.make = [_maker(ops[p]) if leaves[p] == NOT_LEAF else None for p in range(L)]
 
     def build(self, g: Graph, attrs, consts: dict, wrap: int, c, single):
         """The representative in graph ``g``: ``attrs[p]`` the variable or parameter
@@ -73,7 +74,7 @@ class Plan:
                     built[p] = g.sum([g.neg(built[q]) if ng else built[q]
                                       for q, ng in chain_terms(p, False)])
                     continue
-                built[p] = T.build_op(g, ops[p], *[built[q] for q in a])
+                built[p] = self.make[p](g, *[built[q] for q in a])
         t = built[0]
         if wrap in (MUL, NEG_MUL):
             t = g.mul(g.const(c), t)
@@ -82,3 +83,24 @@ class Plan:
         if wrap in (NEG, NEG_MUL, NEG_DIV):
             t = g.neg(t)
         return t
+
+
+def _maker(code: int):
+    """``f(g, *args)``: what ``optable.build_op(g, code, *args)`` builds, without its
+    look-ups and ``Graph.apply``'s checks per call (the arguments are nodes of ``g``, as
+    many as the op takes): the op's simplification, else constant folding, else the
+    interned node -- ``Graph.apply``'s own steps."""
+    name = T.DIRECT.get(T.NAMES[code])
+    if name is None:
+        return T.COMPOSED[T.NAMES[code]][1]
+    spec = _OPS.get(name)
+    if spec is None or name == "powi":
+        return lambda g, *args: g.apply(name, *args)      # apply's error, powi's attr
+    special = _SIMPLIFY.get(name)
+    if special is not None:
+        return special
+
+    def make(g, *args):
+        folded = g._fold(name, args)
+        return folded if folded is not None else g._intern(name, args)
+    return make

@@ -1,0 +1,67 @@
+"""The bulk reader's representative builds (adapters/casadi/sxbuild.py) and the
+coincidence patterns' distinct columns (sxgroup): the same graphs and verdicts as the
+general paths they shortcut."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+pytest.importorskip("casadi")
+
+from caspar_backend.adapters.casadi import optable as T  # noqa: E402
+from caspar_backend.adapters.casadi.sxbuild import _maker  # noqa: E402
+from caspar_backend.adapters.casadi.sxgroup import _coincidences, _first_occurrence  # noqa: E402
+from caspar_backend.expr import Graph  # noqa: E402
+from caspar_backend.patterns import shape_key  # noqa: E402
+
+#: every casadi op the builds meet, direct or composed, with its arity
+OPS = [(T.CODES[k], 2 if v in T._ARITY2 else 1) for k, v in T.DIRECT.items()] + \
+    [(T.CODES[k], ar) for k, (ar, _) in T.COMPOSED.items()]
+
+
+def _args(g, kinds):
+    """Arguments of the kinds: variables, a parameter, and the constants the
+    simplifications and folding look at (0, +-1, 0.5, 2, 3)."""
+    leaf = {"x": lambda: g.var(0), "y": lambda: g.var(1), "p": lambda: g.param(0),
+            "ny": lambda: g.neg(g.var(1))}
+    return [leaf[k]() if k in leaf else g.const(float(k)) for k in kinds]
+
+
+@pytest.mark.parametrize("code,arity", OPS, ids=[T.NAMES[c] for c, _ in OPS])
+def test_maker_builds_what_build_op_builds(code, arity):
+    # the shortcut skips Graph.apply's checks only: every simplification, fold and
+    # interned node is the same, for variables and for the constants rules look at
+    kinds = ["x", "y", "p", "ny", "0", "1", "-1", "0.5", "2", "3"]
+    make = _maker(code)
+    for combo in itertools.product(kinds, repeat=arity):
+        g1, g2 = Graph(), Graph()
+        try:
+            want = T.build_op(g1, code, *_args(g1, combo))
+        except Exception as e:              # the same error, or none
+            with pytest.raises(type(e)):
+                make(g2, *_args(g2, combo))
+            continue
+        got = make(g2, *_args(g2, combo))
+        assert shape_key(got)[0] == shape_key(want)[0], (T.NAMES[code], combo)
+        assert shape_key(got)[3] == shape_key(want)[3]
+        assert len(g1.nodes) == len(g2.nodes)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_coincidence_columns_hold_every_distinct_pattern(seed):
+    # instances whose pattern differs from the first's (a further coincidence, a
+    # missing one) are among the columns returned: the claims are read from those
+    rng = np.random.default_rng(seed)
+    L, N = int(rng.integers(1, 12)), int(rng.integers(1, 60))
+    base = rng.integers(0, L, L)
+    V = np.repeat(base[:, None], N, axis=1).astype(np.uint64)
+    odd = rng.random(N) < 0.2
+    V[:, odd] = rng.integers(0, max(L // 2, 1), (L, int(odd.sum())))
+    F, cols = _coincidences(V)
+    np.testing.assert_array_equal(F, _first_occurrence(V))
+    distinct = {tuple(c) for c in F.T}
+    assert distinct == {tuple(F[:, j]) for j in cols}
+    assert cols[0] == 0
