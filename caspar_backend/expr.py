@@ -236,6 +236,19 @@ class Graph:
             return folded
         return self._intern(op, args, attr)
 
+    def apply_nodes(self, op: str, args: tuple, attr=None) -> Node:
+        """:meth:`apply` for ``args`` that are already nodes of this graph, as many as
+        the known op ``op`` takes (a template rebuilt from a key, a representative
+        built op by op): the same simplifications, folding and interning, without the
+        per-call checks and conversions."""
+        special = _SIMPLIFY.get(op)
+        if special is not None:
+            return special(self, *args) if op != "powi" else special(self, args[0], attr)
+        folded = self._fold(op, args, attr)
+        if folded is not None:
+            return folded
+        return self._intern(op, args, attr)
+
     # convenient names ------------------------------------------------------
     def _n(self, a) -> Node:
         return a if type(a) is Node and a.graph is self else self.as_node(a)

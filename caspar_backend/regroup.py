@@ -119,7 +119,7 @@ def build_term(key) -> tuple[Graph, Node]:
         return built[r] if isinstance(r, int) else leaves[r[0]](r[1])
 
     for op, attr, args in items:
-        built.append(g.apply(op, *(node(r) for r in args), attr=attr))
+        built.append(g.apply_nodes(op, tuple([node(r) for r in args]), attr))
     return g, node(root_ref)
 
 

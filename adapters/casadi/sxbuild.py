@@ -87,20 +87,17 @@ class Plan:
 
 def _maker(code: int):
     """``f(g, *args)``: what ``optable.build_op(g, code, *args)`` builds, without its
-    look-ups and ``Graph.apply``'s checks per call (the arguments are nodes of ``g``, as
-    many as the op takes): the op's simplification, else constant folding, else the
-    interned node -- ``Graph.apply``'s own steps."""
+    look-ups per call (:meth:`~caspar_backend.expr.Graph.apply_nodes`: the arguments
+    are nodes of ``g``, as many as the op takes)."""
     name = T.DIRECT.get(T.NAMES[code])
     if name is None:
         return T.COMPOSED[T.NAMES[code]][1]
-    spec = _OPS.get(name)
-    if spec is None or name == "powi":
+    if name not in _OPS or name == "powi":
         return lambda g, *args: g.apply(name, *args)      # apply's error, powi's attr
     special = _SIMPLIFY.get(name)
     if special is not None:
         return special
 
     def make(g, *args):
-        folded = g._fold(name, args)
-        return folded if folded is not None else g._intern(name, args)
+        return g.apply_nodes(name, args)
     return make

@@ -14,6 +14,7 @@ pytest.importorskip("casadi")
 from caspar_backend.adapters.casadi import optable as T  # noqa: E402
 from caspar_backend.adapters.casadi.sxbuild import _maker  # noqa: E402
 from caspar_backend.adapters.casadi.sxgroup import _coincidences, _first_occurrence  # noqa: E402
+from caspar_backend import ops as caspar_ops  # noqa: E402
 from caspar_backend.expr import Graph  # noqa: E402
 from caspar_backend.patterns import shape_key  # noqa: E402
 
@@ -65,3 +66,29 @@ def test_coincidence_columns_hold_every_distinct_pattern(seed):
     distinct = {tuple(c) for c in F.T}
     assert distinct == {tuple(F[:, j]) for j in cols}
     assert cols[0] == 0
+
+
+_LEAF_OPS = ("var", "param", "data", "const")
+
+
+@pytest.mark.parametrize("op", [k for k in caspar_ops.OPS if k not in _LEAF_OPS])
+def test_apply_nodes_is_apply_for_nodes(op):
+    # Graph.apply_nodes (templates rebuilt from keys, representatives op by op) makes
+    # what Graph.apply makes: simplifications, folding, interning
+    arity = caspar_ops.OPS[op].arity
+    counts = [arity] if arity is not None else [2, 4]
+    attrs = [0, 1, 2, 3] if op == "powi" else [None]
+    kinds = ["x", "y", "ny", "0", "1", "-1", "0.5", "2"]
+    for n, attr in itertools.product(counts, attrs):
+        for combo in itertools.product(kinds, repeat=n):
+            g1, g2 = Graph(), Graph()
+            try:
+                want = g1.apply(op, *_args(g1, combo), attr=attr)
+            except Exception as e:
+                with pytest.raises(type(e)):
+                    g2.apply_nodes(op, tuple(_args(g2, combo)), attr)
+                continue
+            got = g2.apply_nodes(op, tuple(_args(g2, combo)), attr)
+            assert shape_key(got)[0] == shape_key(want)[0], (op, combo, attr)
+            assert shape_key(got)[3] == shape_key(want)[3]
+            assert len(g1.nodes) == len(g2.nodes)
