@@ -98,6 +98,7 @@ def shape_key(root: Node):
         return post_order_items(top, local, items, leaf_ref)
 
     root_ref = visit(root, 0) if root.args else leaf_ref(root)
+    visit = None        # a recursive closure is a reference cycle: freed now, not by gc
     key = (tuple(items), root_ref, len(var_slot), len(par_slot), len(data))
     return key, list(var_slot), list(par_slot), data
 

@@ -51,13 +51,6 @@ class Plan:
         ops, leaves, kids = self.ops, self.leaves, self.kids
         fused = [lk and s for lk, s in zip(self.link, single)]
         built: list = [None] * len(ops)
-
-        def chain_terms(p, neg):
-            a, b = kids[p]
-            nb = neg ^ (ops[p] == _SUB)
-            return (chain_terms(a, neg) if fused[a] else [(a, neg)]) + \
-                (chain_terms(b, nb) if fused[b] else [(b, nb)])
-
         for p in self.order:
             lf = leaves[p]
             if lf == LEAF_VAR:
@@ -72,7 +65,7 @@ class Plan:
                 a = kids[p]
                 if (ops[p] == _ADD or ops[p] == _SUB) and (fused[a[0]] or fused[a[1]]):
                     built[p] = g.sum([g.neg(built[q]) if ng else built[q]
-                                      for q, ng in chain_terms(p, False)])
+                                      for q, ng in _chain_terms(ops, kids, fused, p, False)])
                     continue
                 built[p] = self.make[p](g, *[built[q] for q in a])
         t = built[0]
@@ -83,6 +76,16 @@ class Plan:
         if wrap in (NEG, NEG_MUL, NEG_DIV):
             t = g.neg(t)
         return t
+
+
+def _chain_terms(ops, kids, fused, p, neg) -> list:
+    """``[(position, negated)]``: the terms of the fused chain under position ``p``, in
+    order (a module function, not a closure: a recursive closure is a reference cycle
+    per build, left to the cycle collector)."""
+    a, b = kids[p]
+    nb = neg ^ (ops[p] == _SUB)
+    return (_chain_terms(ops, kids, fused, a, neg) if fused[a] else [(a, neg)]) + \
+        (_chain_terms(ops, kids, fused, b, nb) if fused[b] else [(b, nb)])
 
 
 def _maker(code: int):

@@ -240,9 +240,14 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
                 cls_tag[q] = _TAG0 + len(cls_tag)
                 tag_pos[cls_tag[q]] = p
             tag[p] = cls_tag[q]
-        key1, vidx, pidx, _ = shape_key(plan.build(Graph(), attrs, real, w, c, one))
-        t2 = plan.build(Graph(), attrs, tag, w, _TAG_WRAP, one)
+        g1, g2 = Graph(), Graph()
+        key1, vidx, pidx, _ = shape_key(plan.build(g1, attrs, real, w, c, one))
+        t2 = plan.build(g2, attrs, tag, w, _TAG_WRAP, one)
         key2, _, _, data2 = shape_key(t2)
+        ops_t2 = _op_count(t2)
+        del t2
+        g1.release()        # scratch graphs: freed now (no cyclic garbage for the gc)
+        g2.release()
         if key1 != key2:
             return None
         pos_of_var = {}
@@ -261,7 +266,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         cl.data_src = [("pos", tag_pos[d]) if d in tag_pos else
                        ("-pos", tag_pos[-d]) if -d in tag_pos else
                        ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
-        cl.ops = _op_count(t2)
+        cl.ops = ops_t2
         # non-leaf positions first of their value: the instance's own distinct nodes
         cl.first_nl = [p for p in nonleaf if pat[p] == p]
         out.append((cl, M[:, sel]))
