@@ -301,6 +301,7 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
         if is_c[inst[0]]:
             g = Graph()
             k, _, _, _ = shape_key(g.const(1.5))
+            g.release()
             cl = _Class()
             cl.key, cl.inst, cl.var_pos, cl.par_pos = k, inst, [], []
             cl.data_src, cl.ops, cl.first_nl = [("wrap",)], 0, []
