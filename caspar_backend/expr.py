@@ -236,6 +236,24 @@ class Graph:
             return folded
         return self._intern(op, args, attr)
 
+    def apply_nodes(self, op: str, args: tuple, attr=None) -> Node:
+        """:meth:`apply` for ``args`` already nodes of this graph, as many as the known
+        op ``op`` takes: its simplifications, folding and interning, not its checks."""
+        special = _SIMPLIFY.get(op)
+        if special is not None:
+            return special(self, *args) if op != "powi" else special(self, args[0], attr)
+        folded = self._fold(op, args, attr)
+        if folded is not None:
+            return folded
+        return self._intern(op, args, attr)
+
+    def release(self) -> None:
+        """Drop every node of a scratch graph no longer used: nodes and graph refer to
+        each other, so they are then freed at once, not left for the cycle collector."""
+        self._table.clear()
+        self.nodes.clear()
+        self._zero = self._one = None
+
     # convenient names ------------------------------------------------------
     def _n(self, a) -> Node:
         return a if type(a) is Node and a.graph is self else self.as_node(a)

@@ -98,6 +98,7 @@ def shape_key(root: Node):
         return post_order_items(top, local, items, leaf_ref)
 
     root_ref = visit(root, 0) if root.args else leaf_ref(root)
+    visit = None        # a recursive closure is a reference cycle: freed now, not by gc
     key = (tuple(items), root_ref, len(var_slot), len(par_slot), len(data))
     return key, list(var_slot), list(par_slot), data
 
@@ -129,14 +130,14 @@ def build_template(key) -> tuple[Graph, Node]:
     items, root_ref, *_ = key
     g = Graph()
     built: list[Node] = []
+    leaves = {"v": g.var, "p": g.param, "c": g.data}
 
     def leaf(r):
-        kind, s = r
-        return {"v": g.var, "p": g.param, "c": g.data}[kind](s)
+        return leaves[r[0]](r[1])
 
     for op, attr, args in items:
-        a = [built[r] if isinstance(r, int) else leaf(r) for r in args]
-        built.append(g.apply(op, *a, attr=attr))
+        a = tuple([built[r] if isinstance(r, int) else leaf(r) for r in args])
+        built.append(g.apply_nodes(op, a, attr))
     root = built[root_ref] if isinstance(root_ref, int) else leaf(root_ref)
     return g, root
 

@@ -119,7 +119,7 @@ def build_term(key) -> tuple[Graph, Node]:
         return built[r] if isinstance(r, int) else leaves[r[0]](r[1])
 
     for op, attr, args in items:
-        built.append(g.apply(op, *(node(r) for r in args), attr=attr))
+        built.append(g.apply_nodes(op, tuple([node(r) for r in args]), attr))
     return g, node(root_ref)
 
 
@@ -146,24 +146,31 @@ def split_rare_sums(groups: list[PatternGroup]) -> list[PatternGroup]:
     the same list when no rule applies."""
     if len(groups) < MIN_GROUPS:
         return groups
-    keyed = []                      # per group: [(key, vmap, pmap, dmap)], whole or split
+    # per group: its terms' keys when it can split, else None; a group's whole key is
+    # needed only where it does not split (it counts as one shape, and stays whole)
+    split_keys = []
     for grp in groups:
         terms = _splittable(grp)
-        whole = [term_key(grp.root, False)]
-        keyed.append((whole, None if terms is None else
-                      [term_key(t, neg) for t, neg in terms]))
+        split_keys.append(None if terms is None else [term_key(t, neg) for t, neg in terms])
+    whole: dict = {}
+
+    def whole_key(i):
+        if i not in whole:
+            whole[i] = [term_key(groups[i].root, False)]
+        return whole[i]
+
     # a shape's groups: the whole shape of a group that cannot split, each term's shape
     # of one that can
     count: dict = {}
-    for whole, split in keyed:
-        for key in {k[0] for k in (split if split is not None else whole)}:
+    for i, split in enumerate(split_keys):
+        for key in {k[0] for k in (split if split is not None else whole_key(i))}:
             count[key] = count.get(key, 0) + 1
     merged: dict = {}
     n_split = 0
-    for grp, (whole, split) in zip(groups, keyed):
+    for i, (grp, split) in enumerate(zip(groups, split_keys)):
         take = split is not None and all(count[k[0]] > 1 for k in split)
         n_split += take
-        for key, vm, pm, dm in (split if take else whole):
+        for key, vm, pm, dm in (split if take else whole_key(i)):
             merged.setdefault(key, []).append((grp, vm, pm, dm, not take))
     if not n_split or len(merged) >= len(groups):
         return groups

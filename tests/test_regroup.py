@@ -10,6 +10,7 @@ import pytest
 
 ca = pytest.importorskip("casadi")
 
+from caspar_backend import problem as problem_mod  # noqa: E402
 from caspar_backend import regroup  # noqa: E402
 from caspar_backend.adapters.casadi import casadi_to_model  # noqa: E402
 from caspar_backend.problem import Problem  # noqa: E402
@@ -74,6 +75,36 @@ def test_rare_rows_split_into_few_term_groups(bulk, monkeypatch):
     x = rng.uniform(-1.0, 1.0, prob.n)
     close(prob.evaluator("cpu").cons(x), whole.evaluator("cpu").cons(x), 1e-13)
     assert sum(g.size for g in prob.constraint_groups) > prob.m
+
+
+def test_whole_keys_only_of_groups_that_stay_whole(monkeypatch):
+    # a group's whole-template key decides nothing once its terms split: it is read only
+    # for the groups that cannot split or do not (the tan/atan rows here)
+    nlp = _balances(150, 0)
+    nlp = {"x": nlp["x"], "f": nlp["f"], "g": ca.vertcat(nlp["g"], *[
+        ca.tan(nlp["x"][i]) + ca.atan(nlp["x"][i + 1]) for i in range(0, 20, 2)])}
+    model = casadi_to_model(nlp, bulk=False)
+    wholes = []
+    key_of = regroup.term_key
+
+    def spy(term, negated):
+        wholes.append(term)
+        return key_of(term, negated)
+
+    roots = set()
+    split = regroup.split_rare_sums
+
+    def record(groups):
+        roots.update(id(g.root) for g in groups)
+        return split(groups)
+
+    monkeypatch.setattr(regroup, "term_key", spy)
+    monkeypatch.setattr(problem_mod, "split_rare_sums", record)
+    prob = Problem(model)
+    whole_roots = [t for t in wholes if id(t) in roots]
+    kept = [g for g in prob.constraint_groups if id(g.root) in roots]
+    assert kept and len(whole_roots) == len(kept)
+    assert len(prob.constraint_groups) < len(roots)
 
 
 def test_small_models_keep_their_groups(monkeypatch):

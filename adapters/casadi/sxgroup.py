@@ -42,9 +42,10 @@ from caspar_backend.patterns import build_template, shape_key, sharing_limit
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
 from .mix64 import fmix as _fmix
+from .sxbuild import Plan
 from .sxhash import baked
 from .sxchains import program_uses
-from .sxterms import CONST, DIV, MUL, NEG, NEG_DIV, NEG_MUL, Instances
+from .sxterms import CONST, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -113,11 +114,12 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     return F
 
 
-def _coincidences(V: np.ndarray) -> np.ndarray:
-    """:func:`_first_occurrence` of ``V`` (L, N), taking the first instance's pattern
-    ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at each claimed
-    position and as many distinct values at F0's first positions as there are of them
-    (no further coincidence); the rest computed in full."""
+def _coincidences(V: np.ndarray):
+    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N), taking the first
+    instance's pattern ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at
+    each claimed position and as many distinct values at F0's first positions as there
+    are of them (no further coincidence); the rest computed in full.  ``cols``: the
+    first column and those computed in full -- every other column is the first."""
     L, N = V.shape
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
@@ -131,7 +133,7 @@ def _coincidences(V: np.ndarray) -> np.ndarray:
     slow = np.flatnonzero(~ok)
     if slow.size:
         F[:, slow] = _first_occurrence(V[:, slow])
-    return F
+    return F, np.r_[0, slow[slow > 0]]
 
 
 def _patterns(F: np.ndarray):
@@ -154,79 +156,29 @@ def _patterns(F: np.ndarray):
     return pats, inv
 
 
-def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds) -> bool:
+def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds, cols) -> bool:
     """Every equality ``F`` claims is one of op, leaf identity and argument hashes
     (:func:`.sxwalks.claims_hold`); ``kinds`` the positions' leaf kinds (every
     instance's, :func:`_mismatch`).  Two claims hold without a look: a position's on
     itself, and a leaf's on a leaf of its kind (a leaf's value hash is a bijection of
     its identity within a kind: :func:`.sxhash.term_hashes`).  The positions making
-    another claim, and those they claim, are checked."""
+    another claim, and those they claim, are checked.  Which positions claim what is
+    read from the columns ``cols`` of F (every other column is one of them: the
+    distinct patterns), the check itself runs on every instance."""
     L = F.shape[0]
     kinds = np.asarray(kinds)
     leaf = (kinds != NOT_LEAF)[:, None]
-    free = (F == np.arange(L)[:, None]) | (leaf & (kinds[F] == kinds[:, None]))
+    Fd = F[:, cols]
+    free = (Fd == np.arange(L)[:, None]) | (leaf & (kinds[Fd] == kinds[:, None]))
     claiming = np.flatnonzero(~free.all(axis=1))
     if not claiming.size:
         return True
     # the claimed positions are first occurrences (their own claim is themselves)
-    U = np.union1d(claiming, np.unique(F[claiming]))
+    U = np.union1d(claiming, np.unique(Fd[claiming]))
     Fu = np.searchsorted(U, F[U])
     return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
                                                 dag.arg0, dag.arg1, vh,
                                                 np.ascontiguousarray(M[U]), Fu))
-
-
-def _build(g: Graph, dag: SXDag, rep_nodes, parent, arg, consts: dict, wrap: int, c,
-           single):
-    """The representative in graph ``g`` as the per-node reader builds it:
-    ``consts[p]`` the value of constant position p (real or tag), ``single[p]`` whether
-    position p's node has one use in the program (a chain link the per-node program
-    fuses into its user's ``sum``: :func:`.program._fuse_sums`), then wrapped."""
-    built: dict = {}
-    kids: dict = {}
-    for p in range(1, len(parent)):
-        kids.setdefault(parent[p], []).append(p)
-    for p in kids:
-        kids[p].sort(key=lambda q: arg[q])
-    rep = np.asarray(rep_nodes)
-    ops, leaves, attrs = dag.op[rep].tolist(), dag.leaf[rep].tolist(), dag.attr[rep].tolist()
-    chain = {_ADD, _SUB}
-
-    def fused(q):
-        return ops[q] in chain and single[q] and ops[parent[q]] in chain
-
-    def chain_terms(p, neg):
-        a, b = kids[p]
-        nb = neg ^ (ops[p] == _SUB)
-        return (chain_terms(a, neg) if fused(a) else [(a, neg)]) + \
-            (chain_terms(b, nb) if fused(b) else [(b, nb)])
-
-    for p in reversed(range(len(parent))):
-        lf = leaves[p]
-        if lf == LEAF_VAR:
-            built[p] = g.var(attrs[p])
-        elif lf == LEAF_PAR:
-            built[p] = g.param(attrs[p])
-        elif lf == LEAF_CONST:
-            built[p] = g.const(consts[p])
-        elif p > 0 and fused(p):
-            continue                             # folded into its user's sum
-        else:
-            op = ops[p]
-            a = kids[p]
-            if op in chain and any(fused(q) for q in a):
-                terms = chain_terms(p, False)
-                built[p] = g.sum([g.neg(built[q]) if ng else built[q] for q, ng in terms])
-                continue
-            built[p] = T.build_op(g, op, *[built[q] for q in a])
-    t = built[0]
-    if wrap in (MUL, NEG_MUL):
-        t = g.mul(g.const(c), t)
-    elif wrap in (DIV, NEG_DIV):
-        t = g.div(t, g.const(c))
-    if wrap in (NEG, NEG_MUL, NEG_DIV):
-        t = g.neg(t)
-    return t
 
 
 def _op_count(root) -> int:
@@ -247,51 +199,63 @@ class _Class:
 
 def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     """The classes of one bucket (instances ``inst`` with position matrix M)."""
-    kinds = [int(dag.leaf[r]) for r in rep_nodes]
-    exp_pos = {p for p in range(1, len(parent))
-               if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
+    L = len(parent)
+    kinds = dag.leaf[np.asarray(rep_nodes)].tolist()
+    exp_pos = {p for p in range(1, L) if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
     V = vh[M]
-    F = _coincidences(V)
-    if not _claims_hold(dag, M, F, vh, kinds):
+    F, cols = _coincidences(V)
+    if not _claims_hold(dag, M, F, vh, kinds, cols):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions
-    chain_pos = [p for p, r in enumerate(rep_nodes) if int(dag.op[r]) in (_ADD, _SUB)]
+    ops = dag.op[np.asarray(rep_nodes)].tolist()
+    chain_pos = [p for p in range(L) if ops[p] in (_ADD, _SUB)]
     single = np.zeros(M.shape, bool)
     if chain_pos:
         single[chain_pos] = uses[M[chain_pos]] == 1
     pats, pinv = _patterns(np.vstack([F, single[chain_pos]]) if chain_pos else F)
+    # what the bucket's shape decides, once: the build plan and the leaf positions
+    plan = Plan(ops, kinds, parent, arg)
+    const_pos = [p for p in range(L) if kinds[p] == LEAF_CONST]
+    var_pos = [p for p in range(L) if kinds[p] == LEAF_VAR]
+    par_pos = [p for p in range(L) if kinds[p] == LEAF_PAR]
+    nonleaf = [p for p in range(L) if kinds[p] == NOT_LEAF]
     out = []
     for k in range(pats.shape[0]):
         sel = np.flatnonzero(pinv == k)
         i0 = int(sel[0])
-        rep = [int(n) for n in M[:, i0]]
-        one = [bool(v) for v in single[:, i0]]
+        col = M[:, i0]
+        attrs = dag.attr[col].tolist()
+        values = dag.value[col].tolist()
+        one = single[:, i0].tolist()
+        pat = pats[k].tolist()
         w, c = int(wrap[inst[i0]]), float(wc[inst[i0]])
-        real = {p: float(dag.value[rep[p]]) for p, kd in enumerate(kinds)
-                if kd == LEAF_CONST}
+        real = {p: values[p] for p in const_pos}
         tag, tag_pos, cls_tag = {}, {}, {}
-        for p in sorted(real):
+        for p in const_pos:
             if p in exp_pos:
                 tag[p] = real[p]             # an exponent is part of the shape
                 continue
-            q = int(pats[k][p])              # the first position of an equal value (< L)
+            q = pat[p]                       # the first position of an equal value (< L)
             if q not in cls_tag:
                 cls_tag[q] = _TAG0 + len(cls_tag)
                 tag_pos[cls_tag[q]] = p
             tag[p] = cls_tag[q]
         g1, g2 = Graph(), Graph()
-        key1, vidx, pidx, _ = shape_key(_build(g1, dag, rep, parent, arg, real, w, c, one))
-        t2 = _build(g2, dag, rep, parent, arg, tag, w, _TAG_WRAP, one)
+        key1, vidx, pidx, _ = shape_key(plan.build(g1, attrs, real, w, c, one))
+        t2 = plan.build(g2, attrs, tag, w, _TAG_WRAP, one)
         key2, _, _, data2 = shape_key(t2)
+        ops_t2 = _op_count(t2)
+        del t2
+        g1.release()        # scratch graphs: freed now (no cyclic garbage for the gc)
+        g2.release()
         if key1 != key2:
             return None
         pos_of_var = {}
         pos_of_par = {}
-        for p, kd in enumerate(kinds):
-            if kd == LEAF_VAR:
-                pos_of_var.setdefault(int(dag.attr[rep[p]]), p)
-            elif kd == LEAF_PAR:
-                pos_of_par.setdefault(int(dag.attr[rep[p]]), p)
+        for p in var_pos:
+            pos_of_var.setdefault(attrs[p], p)
+        for p in par_pos:
+            pos_of_par.setdefault(attrs[p], p)
         cl = _Class()
         cl.key = key1
         cl.inst = inst[sel]
@@ -302,10 +266,9 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         cl.data_src = [("pos", tag_pos[d]) if d in tag_pos else
                        ("-pos", tag_pos[-d]) if -d in tag_pos else
                        ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
-        cl.ops = _op_count(t2)
+        cl.ops = ops_t2
         # non-leaf positions first of their value: the instance's own distinct nodes
-        cl.first_nl = [p for p in range(len(parent))
-                       if kinds[p] == NOT_LEAF and int(pats[k][p]) == p]
+        cl.first_nl = [p for p in nonleaf if pat[p] == p]
         out.append((cl, M[:, sel]))
     return out
 
@@ -338,6 +301,7 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
         if is_c[inst[0]]:
             g = Graph()
             k, _, _, _ = shape_key(g.const(1.5))
+            g.release()
             cl = _Class()
             cl.key, cl.inst, cl.var_pos, cl.par_pos = k, inst, [], []
             cl.data_src, cl.ops, cl.first_nl = [("wrap",)], 0, []

@@ -219,15 +219,14 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     merge_top = np.concatenate([top_of[m_sp], item_top])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
-    if np.unique(tops).size != tops.size:
+    top_uses = np.bincount(tops, minlength=K)          # one pass over the K nodes
+    if tops.size and top_uses.max() > 1:
         return None
-    sel = np.isin(top_id, tops)
+    sel = (top_id >= 0) & (top_uses[np.maximum(top_id, 0)] > 0)
     top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
     t_dist, t_host = t_dist[sel], t_host[sel]
     root_sp = roots[spine[roots]]
-    n_of_top = np.bincount(np.searchsorted(np.sort(tops), top_id), minlength=tops.size)
-    count = np.zeros(K, np.int64)
-    count[np.sort(tops)] = n_of_top
+    count = np.bincount(top_id, minlength=K).astype(np.int64)    # items per top
     # a scaled term is distributed when its S has enough terms
     dist_ok = np.zeros(K, bool)
     dist_ok[sc] = count[S_of[sc]] >= SCALE_MIN_TERMS

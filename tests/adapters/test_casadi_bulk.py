@@ -17,6 +17,8 @@ from caspar_backend.adapters.casadi import bulk as bulk_mod  # noqa: E402
 from caspar_backend.adapters.casadi import sxdecode, sxterms as sxterms_mod  # noqa: E402
 from caspar_backend.adapters.casadi.compiler import make_function  # noqa: E402
 from caspar_backend.adapters.casadi.names import IndexedNames, SXNames  # noqa: E402
+from caspar_backend.adapters.casadi.sxdag import build_dag  # noqa: E402
+from caspar_backend.adapters.casadi.sxexport import program  # noqa: E402
 from caspar_backend.errors import NonFiniteError  # noqa: E402
 from caspar_backend.problem import Problem  # noqa: E402
 
@@ -250,6 +252,18 @@ def test_cumulative_sums_go_to_the_per_node_reader():
     nlp = {"x": x, "f": ca.sumsqr(x), "g": ca.vertcat(*rows, x[0] * x[1])}
     rng = np.random.default_rng(3)
     assert not _same_as_per_node(nlp, [(rng.uniform(-1, 1, 30), np.zeros(0))])
+
+
+def test_a_sum_both_a_row_and_a_scaled_rows_sum_goes_per_node():
+    # s is a row's spine and the S of the row 3 * s: one spine walked from two tops,
+    # which the split does not model (sxterms: the tops are distinct or None)
+    x = ca.SX.sym("x", 12)
+    s = ca.sum1(x[:10] * x[1:11])
+    nlp = {"x": x, "f": ca.sumsqr(x), "g": ca.vertcat(s, 3 * s, x[0] * x[1])}
+    dag = build_dag(program(_fn(nlp)))
+    assert sxterms_mod.split_instances(dag, 1) is None
+    rng = np.random.default_rng(5)
+    assert not _same_as_per_node(nlp, [(rng.uniform(-1, 1, 12), np.zeros(0))])
 
 
 def test_parallel_branches_written_twice_go_per_node_where_caspar_merges_them():
