@@ -35,6 +35,11 @@ N = 200
 #: parent's SIGINT), so it runs at a size where that takes seconds (2,202 iterations,
 #: 5.4 s at N = 2,000 on the 2-core VM)
 N_CASADI = 2000
+#: with the signal inside the compiled kernel (``kernel``): a size the kernel takes (n + m
+#: <= 2,000) where its first call lasts long enough on a fast machine for a signal 0.05 s
+#: after its start to land inside it (at N = 200 the kernel ended before it on the CI
+#: machine: ~200 iterations in under 50 ms)
+N_CASADI_KERNEL = 900
 LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0)
 
 
@@ -195,7 +200,8 @@ def _self_signal(solve, wait_s: float, kernel: bool):
 def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
     kernel = anchor == "kernel"
     make = dict(core=_core, legacy=_legacy, contrib=_contrib,
-                casadi=lambda: _casadi(N if kernel else N_CASADI), batch=_batch)[api]
+                casadi=lambda: _casadi(N_CASADI_KERNEL if kernel else N_CASADI),
+                batch=_batch)[api]
     solve = make()
     # imports and first-use work before READY: the first small solve of a process takes
     # the general path, the second loads the compiled path's kernels (dispatch)
