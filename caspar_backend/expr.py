@@ -228,13 +228,7 @@ class Graph:
                       for a in args])
         if spec.arity is not None and len(args) != spec.arity:
             raise ModelError(f"{op} takes {spec.arity} arguments, got {len(args)}")
-        special = _SIMPLIFY.get(op)
-        if special is not None:
-            return special(self, *args) if op != "powi" else special(self, args[0], attr)
-        folded = self._fold(op, args, attr)
-        if folded is not None:
-            return folded
-        return self._intern(op, args, attr)
+        return self.apply_nodes(op, args, attr)
 
     def apply_nodes(self, op: str, args: tuple, attr=None) -> Node:
         """:meth:`apply` for ``args`` already nodes of this graph, as many as the known
