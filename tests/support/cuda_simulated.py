@@ -59,15 +59,20 @@ def run(case, columns):
     assert not why, why
     opts, _ = resolve({**options, "print_level": 0})
     ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, xp=np, interleaved=columns)
+                          sub.lbg, sub.ubg, xp=np, interleaved=columns,
+                          shared_structure=True)
+    structure = ws.Ishared.copy()
     B = ws.B
     code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
     kernel = device_version(launch._solve_columns if columns else launch._solve_rows)
     # one thread per block: the simulator runs blocks one after the other, and threads
     # of one block in Python threads that contend for every device call
-    kernel[B, 1](ws.Fall, ws.FO, ws.Iall, ws.IO, option_vector(opts), ws.X0, ws.LBX,
+    kernel[B, 1](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, option_vector(opts),
+                  ws.X0, ws.LBX,
                   ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
                   np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code, iters, fval)
+    # the shared structure is read-only (the simulator copies every argument back)
+    assert np.array_equal(ws.Ishared, structure), "a kernel wrote into the shared structure"
     r = result_rows(ws, code, iters, fval)
     return dict(case=case, columns=columns, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
                 x=r.x.tolist())

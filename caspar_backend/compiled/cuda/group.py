@@ -94,5 +94,5 @@ def solve_group(problem, options, sub):
 
     opts, _ = _resolve_options({**options, "print_level": 0})
     ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, interleaved=COLUMNS)
+                          sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True)
     return solve_on_device(ws, option_vector(opts))

@@ -34,25 +34,27 @@ _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
 
 
-def _solve_rows(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
-                fval):
-    """Thread b solves instance b on row b of each (B, L) buffer (contiguous)."""
+def _solve_rows(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
+                code, iters, fval):
+    """Thread b solves instance b on row b of each (B, L) buffer (contiguous), its int
+    array the pair (structure, its scratch row) of :mod:`.accessors`."""
     b = cuda.grid(1)
     if b < code.shape[0]:
-        c, it, f = solve_instance(Fall[b], FO, Iall[b], IO, O, X0[b], LBX[b], UBX[b],
-                                  LBG[b], UBG[b], Hist, Outs[b])
+        c, it, f = solve_instance(Fall[b], FO, (Ishared, Iscratch[b]), IO, O, X0[b],
+                                  LBX[b], UBX[b], LBG[b], UBG[b], Hist, Outs[b])
         code[b] = c
         iters[b] = it
         fval[b] = f
 
 
-def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
-                   fval):
+def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
+                   code, iters, fval):
     """Thread b solves instance b on column b of each (L, B) buffer (stride B)."""
     b = cuda.grid(1)
     if b < code.shape[0]:
-        c, it, f = solve_instance(Fall[:, b], FO, Iall[:, b], IO, O, X0[:, b], LBX[:, b],
-                                  UBX[:, b], LBG[:, b], UBG[:, b], Hist, Outs[:, b])
+        c, it, f = solve_instance(Fall[:, b], FO, (Ishared, Iscratch[:, b]), IO, O,
+                                  X0[:, b], LBX[:, b], UBX[:, b], LBG[:, b], UBG[:, b], Hist,
+                                  Outs[:, b])
         code[b] = c
         iters[b] = it
         fval[b] = f
@@ -60,12 +62,13 @@ def _solve_columns(Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, co
 
 def signature():
     """The argument types of a launch (every array C-contiguous, as CuPy allocates them):
-    Fall, FO, Iall, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval."""
+    Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
+    fval."""
     from numba import types
 
     F2, I2 = types.float64[:, ::1], types.int64[:, ::1]
     F1, I1 = types.float64[::1], types.int64[::1]
-    return (F2, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1)
+    return (F2, I1, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1)
 
 
 def kernel(columns: bool):
@@ -134,7 +137,7 @@ def solve_on_device(ws, O) -> KernelResult:
     k = kernel(ws.interleaved)
     threads = threads_per_block(B, _multiprocessors())
     blocks = (B + threads - 1) // threads
-    k[blocks, threads](ws.Fall, ws.FO, ws.Iall, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
-                       ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
+    k[blocks, threads](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, cp.asarray(O),
+                       ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
     cuda.synchronize()
     return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))

@@ -27,7 +27,9 @@ What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it)
   evaluations into every call site) that ptxas took many minutes to compile;
 * a thread's buffers are rows of (B, L) or columns of (L, B) device arrays
   (:mod:`.workspaces`), 1-D views contiguous or with stride B: the kernels index slots
-  1-D, so the same source compiles for both.
+  1-D, so the same source compiles for both;
+* ``Ib`` is a pair (shared structure, the thread's int scratch) and the accessor ``_i``
+  is :func:`.accessors.int_slot` (the one kernel not built from its CPU source).
 
 :func:`device_version` also retargets a plain function written for the GPU (the global
 kernel of :mod:`.launch`) with the same rebinding.
@@ -122,6 +124,11 @@ def _build() -> None:
                     _out_of_line.add((mod.__name__, v.py_func.__qualname__))
                 _device[id(v)] = cuda.jit(device=True, inline=inline)(
                     _copy(v.py_func, _globals[mod.__name__]))
+    # the int-slot accessor reads the structure from one shared array (.accessors)
+    from ..kernels import _jit
+    from .accessors import int_slot
+
+    _device[id(_jit._i)] = cuda.jit(device=True, inline="always")(int_slot)
     for g in _globals.values():
         _rebind(g)
     _install_noinline()

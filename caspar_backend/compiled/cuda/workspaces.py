@@ -11,10 +11,16 @@ and B instances, in one of two arrangements (C order both):
     LBG, UBG      (B, m')           LBG, UBG      (m', B)
 
 Instance b's float workspace is Fb0 with its parameters p_b in slot F_P; its int array a
-copy of Ib (the int scratch slots -- QDLDL's work arrays, the filter counters -- are
-written by the solve; they sit between shared slots in one offset table, hence the
-copy).  FO, IO: int64, the layout's offsets, shared.  n' = max(n, 1), m' = max(m, 1) (a
-zero-width array has no data pointer; the kernels read n and m from Ib).
+copy of Ib.  FO, IO: int64, the layout's offsets, shared.  n' = max(n, 1), m' = max(m, 1)
+(a zero-width array has no data pointer; the kernels read n and m from Ib).
+
+With ``shared_structure=True`` (the CUDA launches) the int arrays are split at slot
+I_FIRST_SCRATCH (:mod:`.accessors`): the structure once, the scratch per instance,
+
+    Ishared  int64 (LS,)  = Ib[:LS]     LS = IO[I_FIRST_SCRATCH]
+    Iscratch int64 (B, LI - LS) rows, (LI - LS, B) columns: copies of Ib[LS:]
+
+and no ``Iall``.
 
 Instance b's solve indexes 1-D views: ``Fall[b]`` (a contiguous row) or ``Fall[:, b]``
 (a column, stride B).  Columns suit a GPU: thread b reads entry k of its slot where
@@ -37,9 +43,10 @@ class DeviceWorkspaces:
     """Final.  The buffers above for ``lay`` and the (B, k) host inputs ``x0, p, lbx,
     ubx, lbg, ubg`` (float64): CuPy arrays, or NumPy arrays with ``xp=numpy`` (the CPU
     batch, :mod:`caspar_backend.compiled.batch_cpu`); instances in rows, or in columns
-    with ``interleaved=True``."""
+    with ``interleaved=True``; the int structure shared with ``shared_structure=True``."""
 
-    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None, interleaved=False):
+    def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None, interleaved=False,
+                 shared_structure=False):
         if xp is None:
             import cupy as xp
         self.xp = cp = xp
@@ -51,7 +58,12 @@ class DeviceWorkspaces:
         sp = self.cols("P")
         if sp.stop > sp.start:
             self.Fall[self._index(sp)] = self._orient(cp.asarray(np.asarray(p, np.float64)))
-        self.Iall = self._copies(lay.Ib)
+        if shared_structure:
+            LS = int(lay.IO[slots.I_FIRST_SCRATCH])
+            self.Ishared = cp.asarray(lay.Ib[:LS])
+            self.Iscratch = self._copies(lay.Ib[LS:])
+        else:
+            self.Iall = self._copies(lay.Ib)
         self.X0, self.LBX, self.UBX = (self._inputs(a, lay.n) for a in (x0, lbx, ubx))
         self.LBG, self.UBG = (self._inputs(a, lay.m) for a in (lbg, ubg))
 

@@ -347,6 +347,10 @@ I_LDL_ELIM = 42
 I_LDL_NEXT = 43
 I_FILTER_STATE = 44
 I_STOP = 45
+#: the first int slot a solve writes (QDLDL's row indices and work arrays, the filter
+#: counters, the stop request): every slot before it is structure, read-only, the same for
+#: every instance of a layout (the CUDA batch keeps one shared copy of it, cuda/workspaces.py)
+I_FIRST_SCRATCH = I_L_INDICES
 OPT_TOL = 0
 OPT_DUAL_INF_TOL = 1
 OPT_CONSTR_VIOL_TOL = 2
