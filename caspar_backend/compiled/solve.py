@@ -240,18 +240,18 @@ def stops_here(code, f) -> bool:
     iteration's log line), at the point the kernel reached, with no restart -- a restart
     from x0 would answer with the starting point, or not at all within 100 ms.
 
-    * The kernel ended on its own (``code >= 0``, also past its time budget) before it
-      read the request: yes, as the general path's read comes before its termination
-      tests.
+    * The kernel ended (``code >= 0``): at the request, or on its own before it read
+      it (converged, past its time budget, ...) -- yes, as the general path's read
+      comes before its termination tests.
     * It ejected inside an iteration (``code < 0``, ``f`` finite): the workspace holds
       the iterate of its last log line (each ejection leaves the iteration before the
       step is accepted) -- yes.  That is where IPOPT stops: the current iterate; the
       general path would enter the iteration's other branch (restoration, the pivoting
       switch, ...) and stop at the next log line, a point the kernel cannot compute.
-    * Except an invalid derivative (code -2, the Hessian of that iterate or the
-      derivatives at the point just accepted, which has then replaced it): the general
-      path ends there with Invalid_Number_Detected before it reads the request again,
-      so the solve goes to it, as without a signal.
+    * Except an invalid derivative (code -2, EJECT_REASONS[2]: the Hessian of that
+      iterate, or the derivatives at the point just accepted, which has then replaced
+      it): the general path ends there with Invalid_Number_Detected before it reads
+      the request again, so the solve goes to it, as without a signal.
     * It ejected before its first iteration (``f`` NaN: an invalid number at the
       starting point, too few degrees of freedom): no iterate yet; the general path
       ends at the same place, before its first read, with its own status -- no."""
