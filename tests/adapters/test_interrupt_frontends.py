@@ -60,7 +60,7 @@ def test_ctrl_c_pyomo_contrib_in_the_iteration_the_kernel_ejects():
     pytest.importorskip("pyomo")
     first, second = ejected_run("contrib")
     assert first["termination"] == "interrupted" and first["finite"], first
-    assert first["iterations"] == 4
+    assert first["iterations"] == first["kernel"][1]
     assert second["termination"] == "locallyInfeasible", second
 
 
@@ -68,7 +68,7 @@ def test_ctrl_c_casadi_in_the_iteration_the_kernel_ejects():
     pytest.importorskip("casadi")
     first, second = ejected_run("casadi")
     assert first["status"] == "User_Requested_Stop" and first["success"] is False, first
-    assert first["finite"] and first["iterations"] == 4
+    assert first["finite"] and first["iterations"] == first["kernel"][1]
     assert second["status"] == "Infeasible_Problem_Detected", second
 
 

