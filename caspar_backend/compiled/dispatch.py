@@ -19,7 +19,8 @@ solves (both run one algorithm: the same status, iterations and iterates):
 * the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
   square problems runs on the general path only);
 * :func:`.options.resolve` accepts the options, and the kernels run to the end (see
-  :mod:`.solve`: an ejected solve returns None, having changed nothing).
+  :mod:`.solve`: an ejected solve returns None, having changed nothing -- unless a
+  Ctrl-C came while the kernel ran, :func:`.solve.stops_here`).
 
 Why a size limit: a compiled solve cannot be time-limited while it runs (it answers
 Ctrl-C within an iteration, :mod:`.solve`), and above a few thousand unknowns the general

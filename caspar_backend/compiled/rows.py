@@ -39,10 +39,14 @@ def result_rows(ws, code, iters, fval) -> KernelResult:
     lay, B = ws.lay, ws.B
     df = ws.slot("OBJ_SCALE")[:, 0]
     y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
-    lam_g = y * ws.slot("CON_SCALE") / df[:, None]
     zw = np.zeros((B, lay.sizes["nw"]))
     zw[:, lay.upper_idx] += zu
     zw[:, lay.lower_idx] -= zl
+    # (a row no kernel ran -- its call skipped after a Ctrl-C -- has d_f = 0; its values,
+    # as an ejected row's, are not used: no warning)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam_g = y * ws.slot("CON_SCALE") / df[:, None]
+        lam_x = zw[:, :lay.n] / df[:, None]
     return KernelResult(code=np.asarray(code), iters=np.asarray(iters),
                         f=np.asarray(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
-                        lam_g=lam_g, lam_x=zw[:, :lay.n] / df[:, None])
+                        lam_g=lam_g, lam_x=lam_x)

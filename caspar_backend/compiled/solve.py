@@ -14,7 +14,8 @@ having changed nothing the caller sees, when
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-back, a full filter, ...: batch/state.py's ejection
   reasons).  The caller then solves from the start on the general path, as
-  ``solve_batch`` does with an ejected instance.
+  ``solve_batch`` does with an ejected instance -- unless a Ctrl-C came while the kernel
+  ran: the solve then ends at the kernel's last iterate (:func:`stops_here`).
 
 Cost: the kernels compile once per machine (about a minute of CPU; cached under
 ``$CASPAR_CACHE_DIR/numba``, see :mod:`.kernels._jit`); a layout is built once per
@@ -181,7 +182,8 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
     # and the kernel ends with User_Requested_Stop where the general path would, within
     # an iteration.  A stop with no SIGINT of this solve's was a late one of the previous
     # solve's (interrupt.py): this solve runs again, unchanged (at most once: a second
-    # stop needs a SIGINT during this block)
+    # stop needs a SIGINT during this block).  A SIGINT the kernel did not read (it ended,
+    # or ejected, first): stops_here
     for _ in range(2):
         stop[0] = 0
         ctrl_c = SimpleNamespace(interrupted=False)
@@ -192,9 +194,7 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
             break
     t2 = time.perf_counter()
     iterations = int(iterations)
-    if ctrl_c.interrupted and code >= 0:
-        # Ctrl-C while the kernel ran: the iterate reached (also when the kernel ended on
-        # its own before it read the request, as the general path's check comes first)
+    if ctrl_c.interrupted and stops_here(code, f):
         status = "User_Requested_Stop"
     elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
         return None                 # ejected, or past its time budget
@@ -229,6 +229,33 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
                                  kkt_system="augmented", analysis_seconds=0.0))
     _print(res, opts, scaled, unscaled, problem, (lbx, ubx, lbg, ubg))
     return res
+
+
+def stops_here(code, f) -> bool:
+    """Whether a Ctrl-C of this solve that came while the kernel ran ends the solve at the
+    kernel's last iterate (User_Requested_Stop, its log line's iterate and statistics,
+    ``iterations`` = that line's number), given the kernel's ``(code, f)``.
+
+    Rule: the answer is the general path's (solver/ipm.py reads the request after each
+    iteration's log line), at the point the kernel reached, with no restart -- a restart
+    from x0 would answer with the starting point, or not at all within 100 ms.
+
+    * The kernel ended (``code >= 0``): at the request, or on its own before it read
+      it (converged, past its time budget, ...) -- yes, as the general path's read
+      comes before its termination tests.
+    * It ejected inside an iteration (``code < 0``, ``f`` finite): the workspace holds
+      the iterate of its last log line (each ejection leaves the iteration before the
+      step is accepted) -- yes.  That is where IPOPT stops: the current iterate; the
+      general path would enter the iteration's other branch (restoration, the pivoting
+      switch, ...) and stop at the next log line, a point the kernel cannot compute.
+    * Except an invalid derivative (code -2, EJECT_REASONS[2]: the Hessian of that
+      iterate, or the derivatives at the point just accepted, which has then replaced
+      it): the general path ends there with Invalid_Number_Detected before it reads
+      the request again, so the solve goes to it, as without a signal.
+    * It ejected before its first iteration (``f`` NaN: an invalid number at the
+      starting point, too few degrees of freedom): no iterate yet; the general path
+      ends at the same place, before its first read, with its own status -- no."""
+    return code >= 0 or (code != -2 and bool(np.isfinite(f)))
 
 
 def _print(res, opts, scaled, unscaled, problem, bounds):

@@ -4,13 +4,15 @@ user stop (see ``tests/solver/test_interrupt.py`` for the protocol): legacy Pyom
 ``interrupted``, CasADi ``stats()['return_status'] == 'User_Requested_Stop'`` and
 ``success`` False; the next solve works -- the signal early in a small problem's solve
 (inside the compiled kernel) and later (in the general path), answered within
-LATENCY_S (100 ms) either way."""
+LATENCY_S (100 ms) either way; and in the iteration in which the compiled kernel ejects
+the solve to the general path (``ejected_run``): the stop at the kernel's iterate, not a
+restart that loses it."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.solver.test_interrupt import EARLY, LATE, LATENCY_S, interrupted_run
+from tests.solver.test_interrupt import EARLY, LATE, LATENCY_S, ejected_run, interrupted_run
 
 pytestmark = pytest.mark.skipif(__import__("sys").platform == "win32",
                                 reason="POSIX signals")
@@ -44,6 +46,30 @@ def test_ctrl_c_casadi(when):
     assert first["finite"] and 1 <= first["iterations"] < 10**6
     assert latency < LATENCY_S, latency
     assert second["status"] == "Solve_Succeeded" and second["success"]
+
+
+def test_ctrl_c_pyomo_legacy_in_the_iteration_the_kernel_ejects():
+    pytest.importorskip("pyomo")
+    first, second = ejected_run("legacy")
+    assert (first["status"], first["termination"]) == ("aborted", "userInterrupt"), first
+    assert first["finite"] and "requested by user" in first["message"]
+    assert second["termination"] == "infeasible", second
+
+
+def test_ctrl_c_pyomo_contrib_in_the_iteration_the_kernel_ejects():
+    pytest.importorskip("pyomo")
+    first, second = ejected_run("contrib")
+    assert first["termination"] == "interrupted" and first["finite"], first
+    assert first["iterations"] == first["kernel"][1]
+    assert second["termination"] == "locallyInfeasible", second
+
+
+def test_ctrl_c_casadi_in_the_iteration_the_kernel_ejects():
+    pytest.importorskip("casadi")
+    first, second = ejected_run("casadi")
+    assert first["status"] == "User_Requested_Stop" and first["success"] is False, first
+    assert first["finite"] and first["iterations"] == first["kernel"][1]
+    assert second["status"] == "Infeasible_Problem_Detected", second
 
 
 @pytest.mark.parametrize("batch", [False, True])

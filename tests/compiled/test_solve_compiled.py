@@ -232,3 +232,69 @@ def test_late_stop_request_solves_again(ik, monkeypatch):
     assert calls == [True, True]
     _same(r, e)
     assert r.status == "Solve_Succeeded"
+
+
+def _sigint_after_kernel(calls):
+    """A stand-in for solver.interrupt.sigint_as_stop: a SIGINT that comes after the
+    kernel's last read of its stop slot, before the block ends (``shared.interrupted``
+    set on the way out, the slot left alone)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def fake(shared, flag=None):
+        calls.append(flag is not None)
+        yield
+        shared.interrupted = True
+    return fake
+
+
+def test_ctrl_c_in_the_ejecting_iteration_stops_at_the_kernels_iterate(ik, monkeypatch):
+    """The kernel ejects the Waechter-Biegler example at iteration k (4: restoration); a
+    Ctrl-C in that iteration ends the solve there with User_Requested_Stop: the iterate,
+    log and errors of iteration k -- the general path's iterate k bit for bit --, not a
+    restart from x0 on the general path."""
+    import caspar_backend.compiled.solve as solve_mod
+
+    problem, d, bounds = _bank_problem("restoration_to_local_infeasibility_wb")
+    assert solve_compiled(problem, d["x0"], None, **bounds, print_level=0) is None
+    calls = []
+    monkeypatch.setattr(solve_mod, "sigint_as_stop", _sigint_after_kernel(calls))
+    r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0)
+    assert calls == [True]
+    k = r.iterations
+    assert (r.status, len(r.history)) == ("User_Requested_Stop", k + 1) and k >= 1
+    assert r.message.endswith("(interrupted while the compiled kernel ran)")
+    e = problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no", max_iter=k)
+    assert e.status == "Maximum_Iterations_Exceeded"
+    assert r.f == e.f
+    np.testing.assert_array_equal(r.x, e.x)
+    np.testing.assert_array_equal(r.lam_g, e.lam_g)
+    assert [h.objective for h in r.history] == [h.objective for h in e.history]
+    assert r.final_errors["unscaled"] == pytest.approx(e.final_errors["unscaled"],
+                                                       rel=1e-12, abs=1e-15)
+
+
+def test_ctrl_c_before_the_time_budgets_end_stops_there(ik, monkeypatch):
+    """A kernel run that ends past its time budget hands the solve to the general path;
+    with a Ctrl-C meanwhile it ends with User_Requested_Stop at the kernel's last
+    iterate instead."""
+    import caspar_backend.compiled.solve as solve_mod
+
+    _, _, problem = ik
+    t = arm_targets(1)[0]
+    monkeypatch.setattr(solve_mod, "iteration_budget", lambda lay: 2)
+    assert solve_compiled(problem, X0, t, print_level=0) is None
+    monkeypatch.setattr(solve_mod, "sigint_as_stop", _sigint_after_kernel([]))
+    r = solve_compiled(problem, X0, t, print_level=0)
+    assert (r.status, r.iterations, len(r.history)) == ("User_Requested_Stop", 2, 3)
+
+
+@pytest.mark.parametrize("code, f, stops", [
+    (0, 1.0, True), (3, 1.0, True), (4, 1.0, True),
+    (-10, 1.0, True), (-3, 0.0, True), (-20, 1.0, True),   # ejected inside an iteration
+    (-2, 1.0, False),                   # invalid derivative: the general path's answer
+    (-1, np.nan, False), (-21, np.nan, False)])             # before the first iteration
+def test_which_kernel_ends_a_ctrl_c_stops_at(code, f, stops):
+    from caspar_backend.compiled.solve import stops_here
+
+    assert stops_here(code, f) is stops

@@ -11,6 +11,12 @@ child, from the signal to the solve's return --, and the next solve in the same 
 must work.  A latency over the bound is measured once more before the test fails: an
 iteration takes ~0.1-10 ms, so only a stalled machine misses 100 ms.  The front-ends'
 versions are in ``tests/adapters/test_interrupt_frontends.py``.
+
+The hand-over window: the child's ``eject`` mode sends SIGINT in the iteration in which
+the compiled kernel ejects a solve to the general path (the Waechter-Biegler example:
+its line search fails at iteration 4), after the kernel's last read of its stop slot and
+before the Ctrl-C block around it ends -- no timing involved.  The solve must end there,
+User_Requested_Stop at the kernel's last iterate, not restart on the general path.
 """
 
 from __future__ import annotations
@@ -75,6 +81,33 @@ def interrupted_run(api: str, when=LATE):
     if when == EARLY:
         assert first["in_kernel"], first
     return first, second, first["latency"]
+
+
+def ejected_run(api: str):
+    """(first JSON result, second JSON result) of the child's ``eject`` run (module
+    docstring), run again once if the latency was over LATENCY_S."""
+    for attempt in range(2):
+        first, second = child_run(api, 0.0, "eject")
+        # the kernel ejected (line search failed: restoration) after some iterations (4
+        # on the machines measured)
+        assert first["kernel"][0] == -10 and first["kernel"][1] >= 1, first
+        if first["latency"] < LATENCY_S:
+            break
+    assert first["latency"] < LATENCY_S, first
+    return first, second
+
+
+def test_ctrl_c_core_in_the_iteration_the_kernel_ejects():
+    """The solve ends with the kernel's iterate (the last one it logged), its history and
+    statistics; the next solve runs as an undisturbed one (to the local infeasibility,
+    on the general path)."""
+    first, second = ejected_run("core")
+    assert first["status"] == "User_Requested_Stop" and not first["success"], first
+    assert first["path"] == "compiled" and first["finite"]
+    assert first["iterations"] == first["kernel"][1], first
+    assert first["history"] == first["iterations"] + 1 and first["counts"] > 0
+    assert second["status"] == "Infeasible_Problem_Detected", second
+    assert second["path"] == "general"
 
 
 @pytest.mark.parametrize("when", [EARLY, LATE], ids=["early", "late"])

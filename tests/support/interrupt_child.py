@@ -9,6 +9,12 @@ that imports and first-use work are done) through ``API`` -- ``core``
 (``nlpsol``) --, prints one JSON line describing how it ended, then a default solve of
 the same problem and its JSON line.
 
+``python -m tests.support.interrupt_child API 0 eject`` solves the Waechter-Biegler
+example instead (:data:`WB_X0`; default options), which the compiled kernel leaves for
+the restoration phase, and sends SIGINT when the kernel's call that ejects has returned,
+still inside the solve's Ctrl-C block (:func:`_signal_at_ejection`); the JSON adds
+``kernel``: that call's [code, iterations].
+
 Without WAIT_S the parent sends SIGINT meanwhile.  With it the child sends SIGINT to
 itself (``os.kill``: to the process, as a terminal's Ctrl-C) WAIT_S seconds after the
 long solve's call, or with ``kernel`` after the compiled kernel's first call started (a
@@ -43,6 +49,52 @@ N_CASADI_KERNEL = 900
 LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0)
 
 
+#: the Waechter & Biegler (2000) example of tests/support/problem_bank.py
+#: (restoration_to_local_infeasibility_wb): min x1 s.t. x1^2 - x2 - 1 = 0,
+#: x1 - x3 - 0.5 = 0, x2, x3 >= 0, from x0 = (-2, 1, 1); the compiled kernel's line
+#: search fails at its iteration 4 and it ejects the solve to the general path's
+#: restoration phase
+WB_X0 = (-2.0, 1.0, 1.0)
+
+
+def _pyomo_wb():
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1, 2], bounds=lambda m, i: (None if i == 0 else 0.0, None))
+    x = m.x
+    m.obj = pyo.Objective(expr=x[0])
+    m.c1 = pyo.Constraint(expr=x[0] ** 2 - x[1] - 1 == 0)
+    m.c2 = pyo.Constraint(expr=x[0] - x[2] - 0.5 == 0)
+    return m
+
+
+def _wb_casadi():
+    import casadi as ca
+
+    x = ca.SX.sym("x", 3)
+    nlp = {"x": x, "f": x[0], "g": ca.vertcat(x[0] ** 2 - x[1] - 1, x[0] - x[2] - 0.5)}
+    return nlp, dict(x0=list(WB_X0), lbx=[-np.inf, 0, 0], lbg=0, ubg=0)
+
+
+def _wb_problem():
+    from caspar_backend import Graph, NLPModel, Problem
+
+    g = Graph()
+    x = [g.var(i) for i in range(3)]
+    return Problem(NLPModel(g, x[0], [x[0] ** 2 - x[1] - 1, x[0] - x[2] - 0.5],
+                            [-np.inf, 0.0, 0.0], [np.inf] * 3, [0.0, 0.0], [0.0, 0.0],
+                            x0=list(WB_X0)))
+
+
+def _start(m, x0):
+    """The Pyomo model's variables back at ``x0`` (None: as they are): each solve of the
+    ejection test starts from the same point, not from the iterate the last one loaded."""
+    if x0 is not None:
+        for v, value in zip(m.x.values(), x0):
+            v.set_value(value)
+
+
 def _pyomo_chain():
     import pyomo.environ as pyo
 
@@ -62,11 +114,11 @@ def _pyomo_chain():
     return m
 
 
-def _core():
+def _core(pr=None):
     from benchmarks.models.chain import chain_graph
     from caspar_backend import Problem
 
-    pr = Problem(chain_graph(N))
+    pr = Problem(chain_graph(N)) if pr is None else pr
 
     def solve(**opts):
         r = pr.solve(**opts)
@@ -78,15 +130,16 @@ def _core():
     return solve
 
 
-def _legacy():
+def _legacy(m=None, x0=None):
     import pyomo.environ as pyo
 
     import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
 
-    m = _pyomo_chain()
+    m = _pyomo_chain() if m is None else m
     opt = pyo.SolverFactory("caspar")
 
     def solve(**opts):
+        _start(m, x0)
         res = opt.solve(m, options=opts)
         xs = np.array([v.value for v in m.x.values()], dtype=float)
         return dict(status=str(res.solver.status),
@@ -95,15 +148,16 @@ def _legacy():
     return solve
 
 
-def _contrib():
+def _contrib(m=None, x0=None):
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     import caspar_backend  # noqa: F401
 
-    m = _pyomo_chain()
+    m = _pyomo_chain() if m is None else m
     opt = SolverFactory("caspar")
 
     def solve(**opts):
+        _start(m, x0)
         res = opt.solve(m, solver_options=opts, raise_exception_on_nonoptimal_result=False)
         xs = np.array([v.value for v in m.x.values()], dtype=float)
         return dict(termination=str(res.termination_condition.name),
@@ -112,11 +166,11 @@ def _contrib():
     return solve
 
 
-def _casadi(n=N_CASADI):
+def _casadi(n=N_CASADI, built=None):
     from benchmarks.models.chain import chain_casadi
     from caspar_backend.casadi import nlpsol
 
-    nlp, args = chain_casadi(n)
+    nlp, args = chain_casadi(n) if built is None else built
     made = {}
 
     def function(opts):
@@ -197,21 +251,65 @@ def _self_signal(solve, wait_s: float, kernel: bool):
     return timed
 
 
+def _signal_at_ejection(solve):
+    """``solve`` that sends SIGINT to this process when its first compiled-kernel call
+    that ejects (code < 0) has returned, before the solve's Ctrl-C block around it ends:
+    the Ctrl-C of a user who pressed it during the iteration in which the kernel ejects,
+    after the kernel's last read of its stop slot.  Adds ``latency`` (seconds from the
+    signal to the solve's return) and ``kernel`` ([code, iterations] of that call, None
+    if no call ejected) to its JSON."""
+    from caspar_backend.compiled.kernels import ipm
+
+    t = {}
+    real = ipm.solve_instance
+
+    def traced(*args):          # solve.py imports solve_instance from ipm at each call
+        out = real(*args)
+        if out[0] < 0 and "signal" not in t:
+            t["kernel"] = [int(out[0]), int(out[1])]
+            t["signal"] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    def timed(**opts):
+        ipm.solve_instance = traced
+        try:
+            out = solve(**opts)
+        finally:
+            done = time.perf_counter()
+            ipm.solve_instance = real
+        out["latency"] = done - t["signal"] if "signal" in t else None
+        out["kernel"] = t.get("kernel")
+        return out
+    return timed
+
+
 def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
     kernel = anchor == "kernel"
-    make = dict(core=_core, legacy=_legacy, contrib=_contrib,
-                casadi=lambda: _casadi(N_CASADI_KERNEL if kernel else N_CASADI),
-                batch=_batch)[api]
+    eject = anchor == "eject"
+    if eject:
+        make = dict(core=lambda: _core(_wb_problem()),
+                    legacy=lambda: _legacy(_pyomo_wb(), WB_X0),
+                    contrib=lambda: _contrib(_pyomo_wb(), WB_X0),
+                    casadi=lambda: _casadi(built=_wb_casadi()))[api]
+    else:
+        make = dict(core=_core, legacy=_legacy, contrib=_contrib,
+                    casadi=lambda: _casadi(N_CASADI_KERNEL if kernel else N_CASADI),
+                    batch=_batch)[api]
     solve = make()
+    run = dict(print_level=0) if eject else LONG
     # imports and first-use work before READY: the first small solve of a process takes
     # the general path, the second loads the compiled path's kernels (dispatch)
     solve(**{**LONG, "max_iter": 1})
     solve(**{**LONG, "max_iter": 1})
     if hasattr(solve, "prepare"):
-        solve.prepare(LONG)
+        solve.prepare(run)
     print("READY", flush=True)
-    long_solve = solve if wait_s is None else _self_signal(solve, wait_s, kernel)
-    print(json.dumps(long_solve(**LONG)), flush=True)
+    if eject:
+        long_solve = _signal_at_ejection(solve)
+    else:
+        long_solve = solve if wait_s is None else _self_signal(solve, wait_s, kernel)
+    print(json.dumps(long_solve(**run)), flush=True)
     print(json.dumps(solve(print_level=0)), flush=True)
 
 
