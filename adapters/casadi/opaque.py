@@ -272,13 +272,12 @@ class CasadiHostFunction(HostFunction):
         try:
             dv = ca.densify(ca.jtimes(out, a_act, V))
             self._dir = ca.Function(f"{self.name}_dir", ins + [V], [dv])
-            vjp = ca.densify(ca.jtimes(out, a_act, w, True))
-            self._vjp = ca.Function(f"{self.name}_vjp", ins + [w], [vjp])
+            grad = ca.jtimes(out, a_act, w, True)
+            self._vjp = ca.Function(f"{self.name}_vjp", ins + [w], [ca.densify(grad)])
         except RuntimeError as e:
             raise ModelError(f"casadi Function {self.describe()} has no directional "
                              f"derivatives ({casadi_message(e)})") from None
         try:
-            grad = ca.jtimes(out, a_act, w, True)
             vhv = ca.densify(ca.mtimes(V.T, ca.jtimes(grad, a_act, V)))
             self._dir_hess = ca.Function(f"{self.name}_dir_hess", ins + [V, w], [vhv])
         except RuntimeError as e:
