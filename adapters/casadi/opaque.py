@@ -175,12 +175,14 @@ class CasadiHostFunction(HostFunction):
             return
         self.active = active
         fn, self._sx_body = self.fn, False
-        if fn.is_a("MXFunction"):
+        if fn.is_a("MXFunction") and _sx_only(fn):
             # a Function kept as a call for its depth in a chain (single shooting), not
             # for lack of an SX program: casadi's SX virtual machine evaluates it and
             # its derivatives many times faster than the MX graph of nested calls
             # (benchmarks/bench_estimation.py, single shooting, 1,000 samples: 21 s per
-            # solve on the MX graph, 1.4 s expanded)
+            # solve on the MX graph, 1.4 s expanded).  A body that calls an integrator,
+            # a Callback, ... stays MX: as an SX call node, such a call's derivatives are
+            # slower than through the MX graph (a chain of cvodes calls: 3x)
             try:
                 fn, self._sx_body = fn.expand(), True
             except RuntimeError:
@@ -374,6 +376,17 @@ class CasadiHostFunction(HostFunction):
         except RuntimeError:
             return np.full((N, nnz), np.nan)
         return _nonzeros(r).reshape(N, nnz)
+
+
+def _sx_only(fn) -> bool:
+    """Whether every Function that ``fn`` calls, directly or nested, has an SX program
+    (MX and SX Functions, maps of them): expanded, ``fn`` is one SX program without call
+    nodes."""
+    find = getattr(fn, "find_functions", None)
+    if find is None:
+        return False
+    return all(g.is_a("MXFunction") or g.is_a("SXFunction") or g.is_a("Map", True)
+               for g in find())
 
 
 def _triplets(sp) -> tuple[np.ndarray, np.ndarray]:

@@ -164,3 +164,37 @@ def test_repeated_parameters_are_differentiated_along_seeds():
     np.testing.assert_allclose(ev.hess(x, np.zeros(0), 0.7).toarray(), H, rtol=1e-8,
                                atol=1e-11)
     _check_against_ipopt(nlp, args, seconds=20.0, name="G")
+
+
+def test_a_chained_body_calling_an_integrator_stays_mx():
+    """A chained MX Function whose body calls cvodes is not expanded to SX (there the
+    integrator's derivatives would go through an SX call node, slower), but its
+    repeated parameters still give seeds; the solve is IPOPT's."""
+    from caspar_backend import from_casadi
+
+    s, q = ca.SX.sym("s", 2), ca.SX.sym("q", 3)
+    dae = {"x": s, "p": q, "ode": ca.vertcat(s[1], -q[1] * s[0] - q[2] * s[1] + q[0])}
+    I = ca.integrator("I", "cvodes", dae, 0.0, 0.1, {"abstol": 1e-10, "reltol": 1e-10})
+    x, u, p = ca.MX.sym("x", 2), ca.MX.sym("u"), ca.MX.sym("p", 2)
+    F = ca.Function("F", [x, u, p], [I(x0=x, p=ca.vertcat(u, p))["xf"]])
+    M, C = 4, CHAIN_MIN_DEPTH
+    G = F.mapaccum("G", M)
+    u_data = np.sin(np.arange(M * C))
+
+    def simulate(par):
+        X, ys = ca.DM([1.0, 0.0]) if isinstance(par, np.ndarray) else ca.MX([1.0, 0.0]), []
+        for c in range(C):
+            Xs = G(X, ca.DM(u_data[c * M:(c + 1) * M]).T, ca.repmat(par, 1, M))
+            ys.append(Xs[0, :].T)
+            X = Xs[:, -1]
+        return ca.vertcat(*ys)
+
+    y = np.asarray(simulate(np.array([2.0, 0.3]))).ravel() + 0.01 * np.cos(np.arange(M * C))
+    P = ca.MX.sym("P", 2)
+    e = y - simulate(P)
+    nlp = {"x": P, "f": 0.5 * ca.dot(e, e)}
+    ev = from_casadi(nlp).evaluator("cpu")
+    (plan,) = ev._seeds
+    assert plan is not None and (plan.K, plan.k) == (4, 2 + 2 * M)     # u: constants
+    assert not ev.calls.groups[0].fn._sx_body
+    _check_against_ipopt(nlp, dict(x0=[1.5, 0.5]), seconds=60.0, name="G")
