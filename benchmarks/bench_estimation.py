@@ -13,7 +13,10 @@ their sum, iterations, status, the objective, the largest relative error of the
 estimated parameters against the truth, and caspar's end-to-end time over IPOPT's.
 Multiple shooting exercises the map call site read as template blocks (its results
 enter the continuity constraints and the squared residuals of f); single shooting a
-``mapaccum`` chain.  --out DIR writes DIR/results.csv and DIR/meta.json.
+``mapaccum`` chain.  --out DIR writes DIR/results.csv and DIR/meta.json.  --phases
+prints where each solve's time went: IPOPT's ``t_wall_nlp_*`` stats and the seconds of
+caspar's calls of the CasADi Functions it evaluates on the host (opaque calls: values,
+derivatives; docs/single-shooting.md).
 """
 
 from __future__ import annotations
@@ -32,7 +35,37 @@ COLUMNS = ("shooting", "N", "solver", "construct", "solve", "total", "iterations
            "f", "param_error", "ratio")
 
 
-def run(shooting: str, N: int) -> list[dict]:
+def host_timer() -> dict:
+    """Patch CasadiHostFunction's evaluations with per-method seconds and call counts."""
+    from caspar_backend.adapters.casadi.opaque import CasadiHostFunction
+
+    spent: dict = {}
+    for name in ("values", "jacobian", "hessian", "directional", "directional_hessian",
+                 "vjp"):
+        orig = getattr(CasadiHostFunction, name)
+
+        def timed(self, *a, _orig=orig, _name=name):
+            t = time.perf_counter()
+            try:
+                return _orig(self, *a)
+            finally:
+                s, c = spent.get(_name, (0.0, 0))
+                spent[_name] = (s + time.perf_counter() - t, c + 1)
+
+        setattr(CasadiHostFunction, name, timed)
+    return spent
+
+
+def phases(solver: str, stats: dict, spent: dict) -> str:
+    """One line: IPOPT's own timing stats, or caspar's host calls (seconds, calls)."""
+    if solver == "ipopt":
+        return ", ".join(f"{k[7:]} {v:.2f} s ({stats.get('n_call_' + k[7:], '?')})"
+                         for k, v in sorted(stats.items())
+                         if k.startswith("t_wall_nlp_") and v > 0)
+    return ", ".join(f"host {k} {s:.2f} s ({c})" for k, (s, c) in spent.items()) or "-"
+
+
+def run(shooting: str, N: int, spent: dict | None = None) -> list[dict]:
     import casadi as ca
 
     from benchmarks.models.estimation import SCALE, TRUTH, estimation_nlp
@@ -50,6 +83,9 @@ def run(shooting: str, N: int) -> list[dict]:
         sol = S(**args)
         t2 = time.perf_counter()
         st = S.stats()
+        if spent is not None:
+            print(f"{shooting} N={N} {solver}: {phases(solver, st, spent)}")
+            spent.clear()
         p = np.asarray(sol["x"]).ravel()[:4] * SCALE
         rows.append(dict(shooting=shooting, N=N, solver=solver, construct=t1 - t0,
                          solve=t2 - t1, total=t2 - t0, iterations=int(st["iter_count"]),
@@ -65,10 +101,12 @@ def main(argv=None):
     ap.add_argument("--N", type=int, default=2000)
     ap.add_argument("--shooting", nargs="+", default=["multiple", "single"])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--phases", action="store_true")
     a = ap.parse_args(argv)
+    spent = host_timer() if a.phases else None
     rows = []
     for shooting in a.shooting:
-        rows += run(shooting, a.N)
+        rows += run(shooting, a.N, spent)
     print("| shooting | N | solver | construct s | solve s | total s | it | status | f | "
           "param err | / IPOPT |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -17,7 +17,8 @@ Cases (``casadi.nlpsol`` 'ipopt' and caspar's ``nlpsol`` on the same dict, same 
 
 Per case: build time (``nlpsol``) and solve time of each solver, interleaved over the
 repeats (medians), the ratio caspar / IPOPT, iterations, and how much of caspar's solve
-the host Functions took (values, Jacobians, Hessians through casadi).  The machine's
+the host Functions took (values, Jacobians, Hessians, derivatives along seeds through
+casadi).  The machine's
 timings are noisy: compare the ratios of one run.
 """
 
@@ -84,7 +85,7 @@ def host_timer():
     from caspar_backend.adapters.casadi.opaque import CasadiHostFunction
 
     spent = [0.0]
-    for name in ("values", "jacobian", "hessian"):
+    for name in ("values", "jacobian", "hessian", "directional", "directional_hessian", "vjp"):
         orig = getattr(CasadiHostFunction, name)
 
         def timed(self, *a, _orig=orig):

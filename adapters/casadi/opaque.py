@@ -15,7 +15,15 @@ evaluated through :class:`CasadiHostFunction`:
   ``jacobian()``, or its forward/reverse derivatives, ``get_jacobian`` for a
   Callback), mapped;
 * second derivatives: ``hessian(w^T out, a_act)`` of the same wrapper (casadi builds it
-  from F's reverse-mode derivative), lower triangle, mapped.
+  from F's reverse-mode derivative), lower triangle, mapped;
+* along seeds (:mod:`caspar_backend.opaque.seeds`: calls whose arguments read fewer
+  quantities than F has inputs): ``jtimes(out, a_act, V)`` (forward), ``jtimes(out,
+  a_act, w, True)`` (reverse) and ``V^T jtimes(grad, a_act, V)`` (forward over reverse);
+  the full Jacobian and Hessian are then never built.
+
+An MX Function (kept as a call for its depth in a chain, not for lack of an SX program)
+is expanded to SX first: casadi evaluates SX and its derivatives many times faster than
+an MX graph of nested calls.
 
 ``out`` is every output's nonzeros concatenated, ``a_act`` the argument nonzeros that
 are not constants in every call (the others enter as a second, undifferentiated input).
@@ -155,6 +163,9 @@ class CasadiHostFunction(HostFunction):
         self._maps: dict = {}
         self._lock = threading.Lock()
         self._hess_error = None
+        self._hess_rc = None
+        self._jac_sp = None
+        self._local = threading.local()
 
     # ---------------------------------------------------------------- building
     def prepare(self, active) -> None:
@@ -164,8 +175,20 @@ class CasadiHostFunction(HostFunction):
                 raise ValueError(f"{self.describe()} prepared for other inputs")
             return
         self.active = active
-        fn = self.fn
-        const = np.setdiff1d(np.arange(self.n_in), active)
+        fn, self._sx_body = self.fn, False
+        if fn.is_a("MXFunction") and _sx_only(fn):
+            # a Function kept as a call for its depth in a chain (single shooting), not
+            # for lack of an SX program: casadi's SX virtual machine evaluates it and
+            # its derivatives many times faster than the MX graph of nested calls
+            # (benchmarks/bench_estimation.py, single shooting, 1,000 samples: 21 s per
+            # solve on the MX graph, 1.4 s expanded).  A body that calls an integrator,
+            # a Callback, ... stays MX: as an SX call node, such a call's derivatives are
+            # slower than through the MX graph (a chain of cvodes calls: 3x)
+            try:
+                fn, self._sx_body = fn.expand(), True
+            except RuntimeError:
+                pass
+        const = self._const = np.setdiff1d(np.arange(self.n_in), active)
         a_act = ca.MX.sym("a", len(active))
         a_cst = ca.MX.sym("c", len(const))
         pos = np.empty(self.n_in, dtype=np.int64)
@@ -183,28 +206,87 @@ class CasadiHostFunction(HostFunction):
         out = ca.vertcat(*outs) if outs else ca.MX(0, 1)
         ins = [a_act, a_cst]
         self._value = ca.Function(f"{self.name}_values", ins, [out])
+        self._sym = (a_act, ins, out)
+        self._jac = None
+        if self._sx_body:
+            # an SX body is differentiable: the structure by sparsity propagation, the
+            # Jacobian itself built on first use (seeded calls never ask for it)
+            self._jac_sp = ca.jacobian_sparsity(out, a_act)
+        else:
+            # built now, so that a Function without derivatives is refused here
+            self._first_order()
+            self._jac_sp = self._jac.sparsity_out(0)
+        self.jac_rows, self.jac_cols = _triplets(self._jac_sp)
+
+    def _first_order(self) -> None:
+        """The full Jacobian's Function (its output in the structure of ``jac_rows``,
+        ``jac_cols`` once that is set)."""
+        if self._jac is not None:
+            return
+        a_act, ins, out = self._sym
         try:
             J = ca.jacobian(out, a_act)
-            self._jac = ca.Function(f"{self.name}_jac", ins, [J])
         except RuntimeError as e:
             raise ModelError(
                 f"casadi Function {self.describe()} has no first derivatives "
                 f"({casadi_message(e)}); give it a Jacobian (a Callback's has_jacobian / "
                 "get_jacobian), forward/reverse derivatives, or the option enable_fd") \
                 from None
-        self.jac_rows, self.jac_cols = _triplets(J.sparsity())
+        sp_ = self._jac_sp
+        self._jac = ca.Function(f"{self.name}_jac", ins,
+                                [J if sp_ is None else ca.project(J, sp_)])
+
+    def _second(self) -> None:
+        """The full Hessian's Function and structure, built on first use (the seeded
+        path of :meth:`prepare_directions` never builds it: over k inputs it is k
+        directions of forward over reverse, casadi's construction included)."""
+        if self._hess_rc is not None:
+            return
+        a_act, ins, out = self._sym
         w = ca.MX.sym("w", self.n_out)
         try:
             H = ca.tril(ca.hessian(ca.dot(w, out), a_act)[0])
             self._hess = ca.Function(f"{self.name}_hess", ins + [w], [H])
-            self.hess_rows, self.hess_cols = _triplets(H.sparsity())
+            self._hess_rc = _triplets(H.sparsity())
         except RuntimeError as e:
             # no second derivatives (e.g. a Callback whose Jacobian is not
             # differentiable): the structure is dense, an evaluation raises
             self._hess = None
             self._hess_error = casadi_message(e)
-            r, c = np.tril_indices(len(active))
-            self.hess_rows, self.hess_cols = r.astype(np.int64), c.astype(np.int64)
+            r, c = np.tril_indices(len(self.active))
+            self._hess_rc = (r.astype(np.int64), c.astype(np.int64))
+
+    @property
+    def hess_rows(self) -> np.ndarray:
+        self._second()
+        return self._hess_rc[0]
+
+    @property
+    def hess_cols(self) -> np.ndarray:
+        self._second()
+        return self._hess_rc[1]
+
+    def prepare_directions(self, n_dir: int) -> None:
+        """Forward mode along ``n_dir`` seeds ``V`` (k x n_dir per call), reverse mode
+        along one weight vector, and forward over reverse for ``V^T H V``."""
+        a_act, ins, out = self._sym
+        V = ca.MX.sym("V", len(self.active), n_dir)
+        w = ca.MX.sym("w", self.n_out)
+        try:
+            dv = ca.densify(ca.jtimes(out, a_act, V))
+            self._dir = ca.Function(f"{self.name}_dir", ins + [V], [dv])
+            grad = ca.jtimes(out, a_act, w, True)
+            self._vjp = ca.Function(f"{self.name}_vjp", ins + [w], [ca.densify(grad)])
+        except RuntimeError as e:
+            raise ModelError(f"casadi Function {self.describe()} has no directional "
+                             f"derivatives ({casadi_message(e)})") from None
+        try:
+            vhv = ca.densify(ca.mtimes(V.T, ca.jtimes(grad, a_act, V)))
+            self._dir_hess = ca.Function(f"{self.name}_dir_hess", ins + [V, w], [vhv])
+        except RuntimeError as e:
+            self._dir_hess = None
+            self._hess_error = casadi_message(e)
+        self.n_dir = n_dir
 
     def _mapped(self, kind: str, N: int):
         key = (kind, N)
@@ -213,19 +295,54 @@ class CasadiHostFunction(HostFunction):
             with self._lock:
                 f = self._maps.get(key)
                 if f is None:
-                    base = {"values": self._value, "jac": self._jac, "hess": self._hess}[kind]
+                    if kind == "hess":
+                        self._second()
+                    elif kind == "jac":
+                        self._first_order()
+                    base = getattr(self, {"values": "_value", "jac": "_jac", "hess": "_hess",
+                                          "dir": "_dir", "vjp": "_vjp",
+                                          "dir_hess": "_dir_hess"}[kind])
                     f = self._maps[key] = base if N == 1 else base.map(N)
         return f
 
     def _inputs(self, A):
         act = np.ascontiguousarray(A[self.active])
-        const = np.ascontiguousarray(np.delete(A, self.active, axis=0))
+        const = np.ascontiguousarray(A[self._const])
         return ca.DM(act), ca.DM(const)
+
+    def _buffer(self, N: int):
+        """``(a, c, r, run)``: the values Function over N instances evaluated in place on
+        NumPy arrays (casadi's ``Function.buffer``; per thread, as evaluators bound to
+        other parameters share this function across concurrent solves).  ``a`` (N, k)
+        and ``c`` (N, n_in - k) are casadi's column-major (k, N) and (n_in - k, N)
+        inputs, ``r`` (N, n_out) its output."""
+        bufs = getattr(self._local, "bufs", None)
+        if bufs is None:
+            bufs = self._local.bufs = {}
+        hit = bufs.get(N)
+        if hit is None:
+            buf, run = self._mapped("values", N).buffer()
+            k = len(self.active)
+            a, c = np.zeros((N, k)), np.zeros((N, self.n_in - k))
+            r = np.zeros((N, self.n_out))
+            buf.set_arg(0, memoryview(a.reshape(-1)))
+            buf.set_arg(1, memoryview(c.reshape(-1)))
+            buf.set_res(0, memoryview(r.reshape(-1)))
+            hit = bufs[N] = (a, c, r, run, buf)
+        return hit
 
     # -------------------------------------------------------------- evaluating
     def values(self, A) -> np.ndarray:
         A = np.asarray(A, dtype=float)
         N = A.shape[1]
+        if self._sx_body and self.n_out:
+            # an SX body cannot fail (NaN propagates); in place, a call costs ~1 us
+            # where converting arrays to DM costs ~100 us, once per level of a chain
+            a, c, r, run, _ = self._buffer(N)
+            a[...] = A[self.active].T
+            c[...] = A[self._const].T
+            run()
+            return r.T.copy()
         try:
             r = self._mapped("values", N)(*self._inputs(A))
         except RuntimeError:
@@ -241,11 +358,47 @@ class CasadiHostFunction(HostFunction):
             return np.full((N, nnz), np.nan)
         return _nonzeros(r).reshape(N, nnz)
 
+    def directional(self, A, V) -> np.ndarray:
+        A = np.asarray(A, dtype=float)
+        N, K = A.shape[1], self.n_dir
+        Vm = np.asarray(V, dtype=float).transpose(1, 0, 2).reshape(len(self.active), N * K)
+        try:
+            r = self._mapped("dir", N)(*self._inputs(A), ca.DM(Vm))
+        except RuntimeError:
+            return np.full((N, self.n_out, K), np.nan)
+        return np.asarray(r.full(), dtype=float).reshape(self.n_out, N, K).transpose(1, 0, 2)
+
+    def vjp(self, A, W) -> np.ndarray:
+        A = np.asarray(A, dtype=float)
+        N = A.shape[1]
+        try:
+            r = self._mapped("vjp", N)(*self._inputs(A), ca.DM(np.asarray(W, dtype=float)))
+        except RuntimeError:
+            return np.full((N, len(self.active)), np.nan)
+        return np.asarray(r.full(), dtype=float).T
+
+    def directional_hessian(self, A, V, W) -> np.ndarray:
+        if self._dir_hess is None:
+            self._no_second()
+        A = np.asarray(A, dtype=float)
+        N, K = A.shape[1], self.n_dir
+        Vm = np.asarray(V, dtype=float).transpose(1, 0, 2).reshape(len(self.active), N * K)
+        try:
+            r = self._mapped("dir_hess", N)(*self._inputs(A), ca.DM(Vm),
+                                            ca.DM(np.asarray(W, dtype=float)))
+        except RuntimeError:
+            return np.full((N, K, K), np.nan)
+        return np.asarray(r.full(), dtype=float).reshape(K, N, K).transpose(1, 0, 2)
+
+    def _no_second(self):
+        raise EvaluationError(
+            f"casadi Function {self.describe()} has no second derivatives "
+            f"({self._hess_error}); solve with hessian_approximation='limited-memory'")
+
     def hessian(self, A, W) -> np.ndarray:
+        self._second()
         if self._hess is None:
-            raise EvaluationError(
-                f"casadi Function {self.describe()} has no second derivatives "
-                f"({self._hess_error}); solve with hessian_approximation='limited-memory'")
+            self._no_second()
         A = np.asarray(A, dtype=float)
         N, nnz = A.shape[1], len(self.hess_rows)
         try:
@@ -253,6 +406,17 @@ class CasadiHostFunction(HostFunction):
         except RuntimeError:
             return np.full((N, nnz), np.nan)
         return _nonzeros(r).reshape(N, nnz)
+
+
+def _sx_only(fn) -> bool:
+    """Whether every Function that ``fn`` calls, directly or nested, has an SX program
+    (MX and SX Functions, maps of them): expanded, ``fn`` is one SX program without call
+    nodes."""
+    find = getattr(fn, "find_functions", None)
+    if find is None:
+        return False
+    return all(g.is_a("MXFunction") or g.is_a("SXFunction") or g.is_a("Map", True)
+               for g in find())
 
 
 def _triplets(sp) -> tuple[np.ndarray, np.ndarray]:

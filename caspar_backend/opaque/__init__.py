@@ -12,6 +12,7 @@ with ``y`` as variables, so the iterates are those IPOPT computes for the same N
 
 Modules: :mod:`.host` (the interface a front end implements), :mod:`.calls` (the calls
 as tables and the extended model over ``(x, y)``), :mod:`.structure` (levels and fixed
-sparsity patterns), :mod:`.evaluator` (the composition).  The CPU only: a GPU solve of
+sparsity patterns), :mod:`.seeds` (derivatives along the directions a call's arguments
+move), :mod:`.evaluator` (the composition).  The CPU only: a GPU solve of
 such a model raises :class:`~caspar_backend.errors.DeviceError` naming the functions.
 """

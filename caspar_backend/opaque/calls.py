@@ -107,7 +107,7 @@ def extended_model(model):
     from ..model import NLPModel
 
     calls: OpaqueCalls = model.opaque
-    n, m, ny, na = model.n, model.m, calls.n_aux, calls.n_args
+    m, ny, na = model.m, calls.n_aux, calls.n_args
     inf = np.full(ny, np.inf)
     rows = np.concatenate([model.constraint_rows, m + np.arange(na, dtype=np.int64)])
     return NLPModel(

@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from ..evaluators.base import Evaluator
 from ..structure_cache import StructureCache
+from . import seeds
 from . import structure as S
 
 
@@ -65,58 +66,73 @@ class ComposedEvaluator(Evaluator):
         self.n, self.m, self.n_params = n, m, inner.n_params
         self.ny, self.na = calls.n_aux, calls.n_args
         nz = n + self.ny
+        ny, na = self.ny, self.na
         for grp in calls.groups:
             grp.fn.prepare(grp.active)
-        # the extended Jacobian's blocks
+        # the extended Jacobian's blocks as fixed structures: (positions in the COO
+        # values, map)
         jr, jc = np.asarray(inner.jac_rows), np.asarray(inner.jac_cols)
-        Jz = S.ones(jr, jc, (m + self.na, nz))
+        Jz = S.ones(jr, jc, (m + na, nz))
         Ax, Ay = Jz[m:, :n], Jz[m:, n:]
-        # D = dy/da, block diagonal: its COO in the host functions' value order
-        d_r, d_c = [], []
-        for grp in calls.groups:
-            fn = grp.fn
-            d_r.append(grp.out_aux[fn.jac_rows].T.ravel())
-            d_c.append(grp.arg_rows[grp.active[fn.jac_cols]].T.ravel())
-        self._d_rc = (np.concatenate(d_r) if d_r else np.zeros(0, np.int64),
-                      np.concatenate(d_c) if d_c else np.zeros(0, np.int64))
-        D = S.ones(*self._d_rc, (self.ny, self.na))
-        self._dmap = S.CSRMap(*self._d_rc, (self.ny, self.na))
-        # the blocks of Jz as fixed structures: (positions in the COO values, map)
         grow, xcol = jr < m, jc < n
 
         def block(mask, r0, c0, shape):
             return np.flatnonzero(mask), S.CSRMap(jr[mask] - r0, jc[mask] - c0, shape)
 
-        ny, na = self.ny, self.na
         self._blocks = {"Gx": block(grow & xcol, 0, 0, (m, n)),
                         "Gy": block(grow & ~xcol, 0, n, (m, ny)),
                         "A": block(~grow, m, 0, (na, nz)),
                         "Ax": block(~grow & xcol, m, 0, (na, n)),
                         "Ay": block(~grow & ~xcol, m, n, (na, ny))}
+        # D = dy/da, block diagonal, per group its COO in the host function's value order;
+        # a group whose arguments read fewer quantities than it has inputs is
+        # differentiated along seeds instead (.seeds): its D is never formed
+        self._seeds = []
+        d_r, d_c, E_seed, H_seed = [], [], None, None
+        for grp in calls.groups:
+            fn = grp.fn
+            rows = grp.out_aux[fn.jac_rows].T.ravel()
+            cols = grp.arg_rows[grp.active[fn.jac_cols]].T.ravel()
+            sd = seeds.plan(grp, self._blocks["A"][1], S.ones(rows, cols, (ny, na)), nz)
+            self._seeds.append(sd)
+            if sd is None:
+                d_r.append(rows)
+                d_c.append(cols)
+                continue
+            fn.prepare_directions(sd.K)
+            e, h = S.pattern_matrix(sd.e_map), S.pattern_matrix(sd.h_map)
+            E_seed = e if E_seed is None else E_seed + e
+            H_seed = h if H_seed is None else H_seed + h
+        self._d_rc = (np.concatenate(d_r) if d_r else np.zeros(0, np.int64),
+                      np.concatenate(d_c) if d_c else np.zeros(0, np.int64))
+        D = S.ones(*self._d_rc, (ny, na))
+        self._dmap = S.CSRMap(*self._d_rc, (ny, na))
         offs = np.concatenate([[0], np.cumsum([g.size for g in calls.groups])]).astype(np.int64)
         lev = S.levels(calls, Ay, offs)
         self.n_levels = int(lev.max()) + 1 if lev.size else 1
         #: (level, group index, instance indices) in evaluation order
         self.schedule = S.schedule(lev, offs)
-        Y = S.y_structure(D, Ax, Ay, self.n_levels)
+        Y = S.y_structure(D, Ax, Ay, self.n_levels, E_seed)
         J = S.boolean(Jz[:m, :n] + Jz[:m, n:] @ Y)
         self._jac = S.Pattern.of(J)
         self.jac_rows, self.jac_cols = self._jac.rows, self._jac.cols
-        # M = Hess_z(...) + A^T Hb A, H = Z^T M Z
+        # M = Hess_z(...) + A^T Hb A (+ the seeded groups' blocks), H = Z^T M Z
         hr, hc = np.asarray(inner.hess_rows), np.asarray(inner.hess_cols)
         b_r, b_c = [], []
-        for grp in calls.groups:
-            fn = grp.fn
-            act = grp.arg_rows[grp.active]
-            b_r.append(act[fn.hess_rows].T.ravel())
-            b_c.append(act[fn.hess_cols].T.ravel())
+        for grp, sd in zip(calls.groups, self._seeds):
+            if sd is None:
+                fn = grp.fn
+                act = grp.arg_rows[grp.active]
+                b_r.append(act[fn.hess_rows].T.ravel())
+                b_c.append(act[fn.hess_cols].T.ravel())
         self._hb_rc = (np.concatenate(b_r) if b_r else np.zeros(0, np.int64),
                        np.concatenate(b_c) if b_c else np.zeros(0, np.int64))
         self._hzmap = S.CSRMap(hr, hc, (nz, nz), symmetric=True)
-        self._hbmap = S.CSRMap(*self._hb_rc, (self.na, self.na), symmetric=True)
+        self._hbmap = S.CSRMap(*self._hb_rc, (na, na), symmetric=True)
         Hb = S.boolean(self._hbmap.matrix(np.ones(len(self._hb_rc[0]))))
         A = Jz[m:]
-        M = S.boolean(self._hzmap.matrix(np.ones(len(hr))) + A.T @ Hb @ A)
+        M = self._hzmap.matrix(np.ones(len(hr))) + A.T @ Hb @ A
+        M = S.boolean(M if H_seed is None else M + H_seed)
         Z = S.z_map(Y, n)
         self._hess = S.Pattern.of(S.boolean(Z.T @ M @ Z), lower=True)
         self.hess_rows, self.hess_cols = self._hess.rows, self._hess.cols
@@ -149,7 +165,7 @@ class ComposedEvaluator(Evaluator):
         self.p = getattr(self.inner, "p", None)
         self._key = None
         self._z = self._c = self._D = self._Y = self._J = self._gz = None
-        self._powers = []
+        self._powers, self._V = [], {}
 
     # ------------------------------------------------------------- the point
     def _point(self, x):
@@ -180,13 +196,21 @@ class ComposedEvaluator(Evaluator):
         point."""
         if self._Y is not None:
             return
-        m, z, c = self.m, self._z, self._c
-        vals = [grp.fn.jacobian(c[m + grp.arg_rows]).ravel() for grp in self.calls.groups]
+        n, m, z, c = self.n, self.m, self._z, self._c
+        groups = self.calls.groups
+        vals = [grp.fn.jacobian(c[m + grp.arg_rows]).ravel()
+                for grp, sd in zip(groups, self._seeds) if sd is None]
         D = self._dmap.matrix(np.concatenate(vals) if vals else np.zeros(0))
         jv = np.asarray(self.inner.jac_values(z), dtype=float)
         J = {k: mp.matrix(jv[idx]) for k, (idx, mp) in self._blocks.items()}
+        B, P = D @ J["Ax"], D @ J["Ay"]
+        for k, (grp, sd) in enumerate(zip(groups, self._seeds)):
+            if sd is not None:    # D_i A_i of these calls directly: E = D A
+                V = self._V[k] = sd.seeds(J["A"].data)
+                E = sd.first(grp.fn.directional(c[m + grp.arg_rows], V))
+                B, P = B + E[:, :n], P + E[:, n:]
         # Y = D A_x + P Y with P = D A_y nilpotent: log2(levels) doublings
-        Y, self._powers = S.neumann(D @ J["Ax"], D @ J["Ay"], self.n_levels)
+        Y, self._powers = S.neumann(B, P, self.n_levels)
         self._D, self._J, self._Y = D, J, sp.csr_matrix(Y)
         self._gz = np.asarray(self.inner.grad(z), dtype=float)
 
@@ -238,14 +262,23 @@ class ComposedEvaluator(Evaluator):
         for Pk in self._powers:  # mu = (I - P^T)^{-1} L~_y, the same doublings
             mu = mu + Pk.T @ mu
         w = D.T @ mu
+        groups, seeded = self.calls.groups, self._V
+        for k, V in seeded.items():
+            grp = groups[k]
+            w = w + self._seeds[k].weights(
+                grp.fn.vjp(c[m + grp.arg_rows], mu[grp.out_aux]), self.na)
         hv = self.inner.hess_values(z, np.concatenate([lam, w]), sigma)
         M = self._hzmap.matrix(hv)
         hb = [grp.fn.hessian(c[m + grp.arg_rows], mu[grp.out_aux]).ravel()
-              for grp in self.calls.groups]
+              for grp, sd in zip(groups, self._seeds) if sd is None]
         if self._hb_rc[0].size:
             Hb = self._hbmap.matrix(np.concatenate(hb))
             A = J["A"]
             M = M + A.T @ (Hb @ A)
+        for k, V in seeded.items():    # A_i^T H_i A_i = V_i^T H_i V_i on C_i x C_i
+            grp = groups[k]
+            M = M + self._seeds[k].second(grp.fn.directional_hessian(
+                c[m + grp.arg_rows], V, mu[grp.out_aux]))
         Z = S.z_map(Y, n)
         if Y.nnz >= DENSE_FRACTION * Y.shape[0] * Y.shape[1]:
             # a dense Y (single shooting: every state depends on every earlier control):

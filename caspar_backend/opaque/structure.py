@@ -121,6 +121,11 @@ class CSRMap:
         return sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape)
 
 
+def pattern_matrix(mp: CSRMap) -> sp.csr_matrix:
+    """The 0/1 CSR matrix of a :class:`CSRMap`'s structure (its data order)."""
+    return sp.csr_matrix((np.ones(mp.nnz), mp.indices, mp.indptr), shape=mp.shape)
+
+
 def stack_identity(Y, n) -> sp.csr_matrix:
     """``Z = [I_n; Y]`` as CSR, assembled from Y's arrays (no vstack)."""
     Y = sp.csr_matrix(Y)
@@ -193,9 +198,14 @@ def neumann(B, P, n_levels: int, cast=lambda m: m) -> tuple:
     return Y, powers
 
 
-def y_structure(D, Ax, Ay, n_levels: int) -> sp.csr_matrix:
-    """Structure of ``Y = dy/dx`` (ny x n): ``Y = D A_x + (D A_y) Y``."""
-    return neumann(boolean(D @ Ax), boolean(D @ Ay), n_levels, boolean)[0]
+def y_structure(D, Ax, Ay, n_levels: int, E=None) -> sp.csr_matrix:
+    """Structure of ``Y = dy/dx`` (ny x n): ``Y = D A_x + (D A_y) Y``; ``E`` (ny x (n +
+    ny)): the entries of ``D A`` given directly (seeded groups, :mod:`.seeds`)."""
+    B, P = D @ Ax, D @ Ay
+    if E is not None:
+        n = Ax.shape[1]
+        B, P = B + E[:, :n], P + E[:, n:]
+    return neumann(boolean(B), boolean(P), n_levels, boolean)[0]
 
 
 def z_map(Y, n) -> sp.csr_matrix:

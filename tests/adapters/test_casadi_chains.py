@@ -20,7 +20,7 @@ from caspar_backend.casadi import nlpsol
 QI = {"ipopt": {"print_level": 0, "sb": "yes"}, "print_time": False}
 
 
-def _check_against_ipopt(nlp, args, seconds):
+def _check_against_ipopt(nlp, args, seconds, name="F"):
     ref = ca.nlpsol("R", "ipopt", nlp, QI)
     r_ref = ref(**args)
     out = io.StringIO()
@@ -34,7 +34,7 @@ def _check_against_ipopt(nlp, args, seconds):
                                                        st_ref["iter_count"])
     assert abs(float(r["f"]) - float(r_ref["f"])) <= 1e-8 * abs(float(r_ref["f"]))
     np.testing.assert_allclose(np.array(r["x"]), np.array(r_ref["x"]), atol=1e-6)
-    assert "Opaque function 'F'" in out.getvalue()
+    assert f"Opaque function '{name}'" in out.getvalue()
     assert took < seconds, took
 
 
@@ -106,3 +106,95 @@ def test_a_mapped_few_input_step_is_inlined_whatever_its_chain():
     assert (S.stats()["return_status"], S.stats()["iter_count"]) == (
         ref.stats()["return_status"], ref.stats()["iter_count"])
     np.testing.assert_allclose(np.array(r["x"]), np.array(r_ref["x"]), atol=1e-6)
+
+
+def _parameter_fit(n_calls=20, M=8, dt=0.05):
+    """Single shooting of a parameter fit (casadi's sysid system, scaled to unit
+    parameters): ``G = F.mapaccum(M)`` chained ``n_calls`` times, each call reading the
+    four parameters repeated M times (``repmat``): 2 + 4M differentiated inputs per call
+    that depend on 6 quantities (the parameters and the state it starts from)."""
+    s, u, p = ca.MX.sym("s", 2), ca.MX.sym("u"), ca.MX.sym("p", 4)
+
+    def rhs(v):
+        return ca.vertcat(v[1], (u - p[3] * v[0] ** 3 - p[2] * v[0] - p[1] * v[1]) / p[0])
+
+    k1 = rhs(s)
+    k2 = rhs(s + dt / 2 * k1)
+    k3 = rhs(s + dt / 2 * k2)
+    k4 = rhs(s + dt * k3)
+    F = ca.Function("F", [s, u, p], [s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
+    G = F.mapaccum("G", M)
+    u_data = np.sin(0.3 * np.arange(n_calls * M)) + 0.5
+    truth = np.array([1.0, 0.3, 1.0, 0.5])
+
+    def simulate(par):
+        X, ys = ca.DM([0.2, 0.0]) if isinstance(par, np.ndarray) else ca.MX([0.2, 0.0]), []
+        for c in range(n_calls):
+            Xs = G(X, ca.DM(u_data[c * M:(c + 1) * M]).T, ca.repmat(par, 1, M))
+            ys.append(Xs[0, :].T)
+            X = Xs[:, -1]
+        return ca.vertcat(*ys)
+
+    y_data = np.asarray(simulate(truth)).ravel()
+    y_data = y_data + 0.01 * np.cos(1.7 * np.arange(y_data.size))     # a residual left
+    par = ca.MX.sym("par", 4)
+    e = y_data - simulate(par)
+    return {"x": par, "f": 0.5 * ca.dot(e, e)}, dict(x0=[0.8, 0.4, 1.2, 0.4])
+
+
+def test_repeated_parameters_are_differentiated_along_seeds():
+    """The chained call's arguments repeat the parameters (2 + 4M active inputs, 6
+    quantities): its derivatives come from 6 seeded directions (opaque/seeds.py), its
+    body from casadi's SX expansion; the composition equals casadi's own derivatives of
+    the NLP, and the solve is IPOPT's."""
+    from caspar_backend import from_casadi
+
+    nlp, args = _parameter_fit()
+    ev = from_casadi(nlp).evaluator("cpu")
+    (plan,) = ev._seeds
+    assert plan is not None and plan.K == 6 and plan.k == 2 + 4 * 8
+    assert ev.calls.groups[0].fn._sx_body
+    x = np.array([0.9, 0.35, 1.1, 0.45])
+    X = nlp["x"]
+    ref = ca.Function("r", [X], [nlp["f"], ca.gradient(nlp["f"], X),
+                                 ca.hessian(0.7 * nlp["f"], X)[0]])(x)
+    f, gf, H = (np.asarray(ca.DM(v).full()) for v in ref)
+    assert abs(ev.obj(x) - f.item()) <= 1e-12 * abs(f.item())
+    np.testing.assert_allclose(ev.grad(x), gf.ravel(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ev.hess(x, np.zeros(0), 0.7).toarray(), H, rtol=1e-8,
+                               atol=1e-11)
+    _check_against_ipopt(nlp, args, seconds=20.0, name="G")
+
+
+def test_a_chained_body_calling_an_integrator_stays_mx():
+    """A chained MX Function whose body calls cvodes is not expanded to SX (there the
+    integrator's derivatives would go through an SX call node, slower), but its
+    repeated parameters still give seeds; the solve is IPOPT's."""
+    from caspar_backend import from_casadi
+
+    s, q = ca.SX.sym("s", 2), ca.SX.sym("q", 3)
+    dae = {"x": s, "p": q, "ode": ca.vertcat(s[1], -q[1] * s[0] - q[2] * s[1] + q[0])}
+    I = ca.integrator("I", "cvodes", dae, 0.0, 0.1, {"abstol": 1e-10, "reltol": 1e-10})
+    x, u, p = ca.MX.sym("x", 2), ca.MX.sym("u"), ca.MX.sym("p", 2)
+    F = ca.Function("F", [x, u, p], [I(x0=x, p=ca.vertcat(u, p))["xf"]])
+    M, C = 4, CHAIN_MIN_DEPTH
+    G = F.mapaccum("G", M)
+    u_data = np.sin(np.arange(M * C))
+
+    def simulate(par):
+        X, ys = ca.DM([1.0, 0.0]) if isinstance(par, np.ndarray) else ca.MX([1.0, 0.0]), []
+        for c in range(C):
+            Xs = G(X, ca.DM(u_data[c * M:(c + 1) * M]).T, ca.repmat(par, 1, M))
+            ys.append(Xs[0, :].T)
+            X = Xs[:, -1]
+        return ca.vertcat(*ys)
+
+    y = np.asarray(simulate(np.array([2.0, 0.3]))).ravel() + 0.01 * np.cos(np.arange(M * C))
+    P = ca.MX.sym("P", 2)
+    e = y - simulate(P)
+    nlp = {"x": P, "f": 0.5 * ca.dot(e, e)}
+    ev = from_casadi(nlp).evaluator("cpu")
+    (plan,) = ev._seeds
+    assert plan is not None and (plan.K, plan.k) == (4, 2 + 2 * M)     # u: constants
+    assert not ev.calls.groups[0].fn._sx_body
+    _check_against_ipopt(nlp, dict(x0=[1.5, 0.5]), seconds=60.0, name="G")
