@@ -8,9 +8,10 @@ exp/log10/tanh/pow (NumPy's SIMD versions of these differ from libm by 1-3 ulp o
 percent of arguments; with them the agreement is to rounding).  It returns ``None``,
 having changed nothing the caller sees, when
 
-* an option is not implemented (:mod:`.options`), or the model has an expression the
-  tape cannot express (:class:`.tape.Unsupported`) or a KKT system the general path
-  factorizes densely (:func:`..linsolve.qdldl.dense_kkt`);
+* an option is not implemented (:mod:`.options`), or the model has opaque calls
+  (``problem.extended``), an expression the tape cannot express
+  (:class:`.tape.Unsupported`) or a KKT system the general path factorizes densely
+  (:func:`..linsolve.qdldl.dense_kkt`);
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-back, a full filter, ...: batch/state.py's ejection
   reasons).  The caller then solves from the start on the general path, as
@@ -136,7 +137,7 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     t0 = time.perf_counter()
     problem._require_hessian("solve_compiled")
     opts, reason = resolve(options)
-    if reason:
+    if reason or problem.extended is not None:      # opaque calls: the general path's
         return None
     p = problem._param_vector(problem.p if p is None else p)
     x0 = as_vector("x0", problem.x0 if x0 is None else x0, problem.n)

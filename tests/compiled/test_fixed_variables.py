@@ -128,6 +128,17 @@ def test_fixing_that_makes_the_problem_square_takes_the_general_path():
     np.testing.assert_array_equal(r.lam_x, e.lam_x)
 
 
+def test_the_examples_mx_model_is_an_extended_problem():
+    """The example's own MX model: its RK4 stages call ``f`` 16 times along one path
+    (CHAIN_MIN_DEPTH), so ``f`` is an opaque call and the problem an extended one, which
+    the compiled path leaves to the general path (solve_compiled: None)."""
+    nlp, a = direct_multiple_shooting(sym="MX")
+    problem = from_casadi(nlp)
+    assert problem.extended is not None
+    assert solve_compiled(problem, a["x0"], None, **{k: a[k] for k in BOUNDS},
+                          print_level=0) is None
+
+
 def test_nlpsol_front_door():
     from caspar_backend.casadi import nlpsol
 
