@@ -8,7 +8,8 @@ Arrays (host, float64 unless said), for B instances, n variables, m constraints:
     f      (B,)         objective in the model's sense
     x      (B, n)       solution;   g (B, m) constraint values at x
     lam_g  (B, m), lam_x (B, n)  multipliers in CasADi's convention (as
-                        :func:`caspar_backend.compiled.solve._unscaled_point`)
+                        :func:`caspar_backend.compiled.solve._unscaled_point`; a fixed
+                        variable's from the kernel's slot F_LAM_X_FIXED)
 
 Rows of ejected instances hold whatever the kernel left; callers re-solve them.
 """
@@ -35,7 +36,8 @@ class KernelResult:
 def result_rows(ws, code, iters, fval) -> KernelResult:
     """The :class:`KernelResult` of the workspaces ``ws`` (a
     :class:`.cuda.workspaces.DeviceWorkspaces`) after a kernel ran: the unscaled point
-    of each row (lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:n] / d_f)."""
+    of each row (lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:nx] / d_f at the free
+    variables, minus the reduced gradient at the fixed ones)."""
     lay, B = ws.lay, ws.B
     df = ws.slot("OBJ_SCALE")[:, 0]
     y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
@@ -46,7 +48,13 @@ def result_rows(ws, code, iters, fval) -> KernelResult:
     # as an ejected row's, are not used: no warning)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam_g = y * ws.slot("CON_SCALE") / df[:, None]
-        lam_x = zw[:, :lay.n] / df[:, None]
+        free = zw[:, :lay.sizes["nx"]] / df[:, None]
+    if len(lay.fixed_idx) == 0:
+        lam_x = free
+    else:
+        lam_x = np.zeros((B, lay.n))
+        lam_x[:, lay.free_idx] = free
+        lam_x[:, lay.fixed_idx] = ws.slot("LAM_X_FIXED")
     return KernelResult(code=np.asarray(code), iters=np.asarray(iters),
                         f=np.asarray(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
                         lam_g=lam_g, lam_x=lam_x)

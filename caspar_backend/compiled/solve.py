@@ -8,9 +8,10 @@ exp/log10/tanh/pow (NumPy's SIMD versions of these differ from libm by 1-3 ulp o
 percent of arguments; with them the agreement is to rounding).  It returns ``None``,
 having changed nothing the caller sees, when
 
-* an option is not implemented (:mod:`.options`), or the model has an expression the
-  tape cannot express (:class:`.tape.Unsupported`), fixed variables (lbx == ubx) or a
-  KKT system the general path factorizes densely (:func:`..linsolve.qdldl.dense_kkt`);
+* an option is not implemented (:mod:`.options`), or the model has opaque calls
+  (``problem.extended``), an expression the tape cannot express
+  (:class:`.tape.Unsupported`) or a KKT system the general path factorizes densely
+  (:func:`..linsolve.qdldl.dense_kkt`);
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-back, a full filter, ...: batch/state.py's ejection
   reasons).  The caller then solves from the start on the general path, as
@@ -136,7 +137,7 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     t0 = time.perf_counter()
     problem._require_hessian("solve_compiled")
     opts, reason = resolve(options)
-    if reason:
+    if reason or problem.extended is not None:      # opaque calls: the general path's
         return None
     p = problem._param_vector(problem.p if p is None else p)
     x0 = as_vector("x0", problem.x0 if x0 is None else x0, problem.n)
@@ -161,8 +162,6 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
     # read-only or strided array would be another Numba type, compiled again)
     x0, lbx, ubx, lbg, ubg = (np.array(v, np.float64) for v in (x0, *bounds))
-    if np.any(lbx == ubx):
-        return None                 # fixed variables: not ported yet
     lay = layout_for(problem, lbx, ubx, lbg, ubg)
     if lay is None:
         return None
@@ -303,13 +302,21 @@ def warmup():
 
 
 def _unscaled_point(lay, Fb):
-    """(x, g, lam_g, lam_x) from the workspace after a solve, as batch/nlp.py
-    ``BatchSlackNLP.unscale`` (no fixed variables): lam_g = y d_c / d_f,
-    lam_x = (z_U - z_L)[:n] / d_f (z_L, z_U on the finite lower/upper bounds of w)."""
+    """(x, g, lam_g, lam_x) from the workspace after a solve, as solver/nlp.py
+    ``SlackNLP.unscale``: lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:nx] / d_f at the free
+    variables (z_L, z_U on the finite lower/upper bounds of w), the kernel's slot
+    F_LAM_X_FIXED (minus the reduced gradient) at the fixed ones."""
     v = lay.float_views(Fb)
     df = v["OBJ_SCALE"][0]
     lam_g = v["Y"] * v["CON_SCALE"] / df
     zw = np.zeros(lay.sizes["nw"])
     zw[lay.upper_idx] += v["ZU"]
     zw[lay.lower_idx] -= v["ZL"]
-    return v["X"].copy(), v["G"].copy(), lam_g, zw[:lay.n] / df
+    nx = lay.sizes["nx"]
+    if nx == lay.n:
+        lam_x = zw[:nx] / df
+    else:
+        lam_x = np.zeros(lay.n)
+        lam_x[lay.free_idx] = zw[:nx] / df
+        lam_x[lay.fixed_idx] = v["LAM_X_FIXED"]
+    return v["X"].copy(), v["G"].copy(), lam_g, lam_x

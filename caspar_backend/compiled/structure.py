@@ -3,9 +3,10 @@ augmented KKT pattern in QDLDL's elimination order -- everything the compiled in
 point reads but never writes.  NumPy only (no Numba): built once, shared by every solve
 with the same bound structure.
 
-Bound structure: which entries of lbx/ubx/lbg/ubg are finite and which rows are
-equalities (lbg == ubg).  The slack problem (batch/nlp.py) has w = (x, s), one slack per
-inequality row (``slack_rows``); KKT dimension N = nw + m with nw = n + ns.
+Bound structure: which entries of lbx/ubx/lbg/ubg are finite, which rows are equalities
+(lbg == ubg) and which variables are fixed (lbx == ubx).  The slack problem
+(batch/nlp.py, solver/nlp.py) has w = (x[free], s), nx free variables and one slack per
+inequality row (``slack_rows``); KKT dimension N = nw + m with nw = nx + ns.
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ def _i64(a):
 
 def bound_signature(lbx, ubx, lbg, ubg) -> bytes:
     """A key of the bound structure: finite sides of x and g (lbx, ubx, lbg, ubg in that
-    order, as bools), then the equality rows; the lengths are the problem's."""
+    order, as bools), then the equality rows, then the fixed variables; the lengths are
+    the problem's."""
     return np.isfinite(np.concatenate((lbx, ubx, lbg, ubg))).tobytes() + \
-        (lbg == ubg).tobytes()
+        (lbg == ubg).tobytes() + (lbx == ubx).tobytes()
 
 
 def symperm_upper(Kp, Ki, perm):
@@ -54,14 +56,25 @@ def build_structure(model, n_params, lbx, ubx, lbg, ubg, filter_cap):
     n, m = model["n"], model["m"]
     eq = lbg == ubg
     slack_rows = np.flatnonzero(~eq)
-    nx, ns = n, len(slack_rows)
+    # fixed variables (IPOPT's make_parameter, solver/structure.py SlackStructure): w
+    # holds the free ones; the Jacobian keeps its entries in free columns, the Hessian
+    # those with both indices free (in the evaluator's order), renumbered by colmap
+    fixed = lbx == ubx
+    free, fixed_idx = np.flatnonzero(~fixed), np.flatnonzero(fixed)
+    nx, ns = len(free), len(slack_rows)
     nw = nx + ns
-    ujr, ujc = model["jac_rows"], model["jac_cols"]
+    colmap = -np.ones(n, np.int64)
+    colmap[free] = np.arange(nx)
+    ejr, ejc = _i64(model["jac_rows"]), _i64(model["jac_cols"])
+    ehr, ehc = _i64(model["hess_rows"]), _i64(model["hess_cols"])
+    jkeep = np.flatnonzero(colmap[ejc] >= 0)
+    hkeep = np.flatnonzero((colmap[ehr] >= 0) & (colmap[ehc] >= 0))
+    ujr = ejr[jkeep]
     jr = _i64(np.concatenate([ujr, slack_rows]))
-    jc = _i64(np.concatenate([ujc, nx + np.arange(ns)]))
-    hr, hc = model["hess_rows"], model["hess_cols"]
-    wLf = np.concatenate([np.isfinite(lbx), np.isfinite(lbg[slack_rows])])
-    wUf = np.concatenate([np.isfinite(ubx), np.isfinite(ubg[slack_rows])])
+    jc = _i64(np.concatenate([colmap[ejc[jkeep]], nx + np.arange(ns)]))
+    hr, hc = colmap[ehr[hkeep]], colmap[ehc[hkeep]]
+    wLf = np.concatenate([np.isfinite(lbx[free]), np.isfinite(lbg[slack_rows])])
+    wUf = np.concatenate([np.isfinite(ubx[free]), np.isfinite(ubg[slack_rows])])
     iL, iU = np.flatnonzero(wLf), np.flatnonzero(wUf)
     # damping: a bound whose other side is infinite (kappa_d term of the barrier)
     dampL = (~wUf[iL]).astype(float)
@@ -92,11 +105,18 @@ def build_structure(model, n_params, lbx, ubx, lbg, ubg, filter_cap):
         JAC_ROWS=jr, JAC_COLS=jc, KKT_MAP=pat.map, HESS_OFFDIAG=off, COL_SQ_IDX=colsq,
         PRIV_ENTRY=priv, PRIV_COL=jc[priv], PRIV_ROW=jr[priv], K_INDPTR=Kp, K_INDICES=Ki,
         K_DIAG_POS=Kp[1:] - 1, C_INDPTR=Cp, C_INDICES=Ci, C_MAP=cmap, PERM=perm,
-        EQ_ROWS=np.flatnonzero(eq), UJAC_ROWS=ujr)
+        EQ_ROWS=np.flatnonzero(eq), UJAC_ROWS=ujr, FREE_IDX=free, FIXED_IDX=fixed_idx)
+    # the gathers and the evaluator's Jacobian COO (the fixed variables' multipliers) are
+    # read only with a fixed variable: empty without one
+    some = len(fixed_idx) > 0
+    none = np.zeros(0, np.int64)
+    ints.update(JAC_KEEP=jkeep if some else none, HESS_KEEP=hkeep if some else none,
+                EV_JAC_ROWS=ejr if some else none, EV_JAC_COLS=ejc if some else none)
     ints = {k: _i64(v) for k, v in ints.items()}
     floats = dict(DAMP_L=dampL, DAMP_U=dampU, PRIV_NONE=priv_none)
     sizes = dict(n=n, m=m, nw=nw, nx=nx, ns=ns, nL=len(iL), nU=len(iU), nj=len(jr),
                  nju=len(ujr), nh=len(hr), nkkt=N, nnzK=pat.nnz, nnzL=-1,
                  neq=int(eq.sum()), npriv=len(priv), noff=len(off), nsrc=nsrc,
-                 ncolsq=len(colsq), filter_cap=filter_cap, n_params=n_params)
+                 ncolsq=len(colsq), filter_cap=filter_cap, n_params=n_params,
+                 nfix=len(fixed_idx), nje=len(ejr), nhe=len(ehr))
     return ints, floats, sizes

@@ -11,9 +11,9 @@ equality rows; :func:`.structure.bound_signature`).  It holds
 * a template float workspace ``Fb0`` with the model's constants (tape constants, data,
   damping flags) in place; :meth:`new_workspace` copies it for a solve in flight.
 
-Slot sizes (n variables, m constraints, ns slacks, nw = n + ns, N = nw + m KKT rows,
-nL/nU finite lower/upper bounds of w, nj/nh Jacobian/Hessian entries with the slack
-entries) are listed in :meth:`_float_sizes`; the kernels index the slots through the
+Slot sizes (n variables, nx of them free, m constraints, ns slacks, nw = nx + ns,
+N = nw + m KKT rows, nL/nU finite lower/upper bounds of w, nj/nh Jacobian/Hessian
+entries of the slack problem with the slack entries, nje/nhe the evaluator's) are listed in :meth:`_float_sizes`; the kernels index the slots through the
 constants of :mod:`.kernels.slots`.
 """
 from __future__ import annotations
@@ -91,6 +91,7 @@ class WorkspaceLayout:
         k = slots.INT_SLOTS.index("STOP")
         self._stop_slot = slice(int(self.IO[k]), int(self.IO[k + 1]))
         self.lower_idx, self.upper_idx = ints["LOWER_IDX"], ints["UPPER_IDX"]
+        self.free_idx, self.fixed_idx = ints["FREE_IDX"], ints["FIXED_IDX"]
 
     @staticmethod
     def _float_sizes(model, sz):
@@ -109,7 +110,7 @@ class WorkspaceLayout:
             GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
             JAC_RAW=model["nraw"], ROW_ACC=m,
             # scaled slack problem
-            G=m, OBJ_SCALE=1, CON_SCALE=m, G_OFFSET=m, GRAD_F=n, JAC_VALS=nju,
+            G=m, OBJ_SCALE=1, CON_SCALE=m, G_OFFSET=m, GRAD_F=n, JAC_VALS=sz["nje"],
             JAC_SCALE=nju, LAMBDA=m, W_LOWER=nw, W_UPPER=nw, SLACK_SCALE=ns, LBG=m, UBG=m,
             # iterate
             W=nw, Y=m, ZL=nL, ZU=nU, F_CUR=1, H=m, GRAD_W=nw, JV=nj, HV=nh,
@@ -124,13 +125,17 @@ class WorkspaceLayout:
             # direction, trial points, second-order correction, line-search state
             DW=nw, DY=m, DZL=nL, DZU=nU, GRAD_PHI=nw, RHS_W=nw, SIGMA=nw, RHS_C=m,
             W_TRIAL=nw, H_TRIAL=m, C_SOC=m, IC_STATE=2, LS_STATE=LS_STATE_SIZE, DW_SOC=nw,
-            DY_SOC=m, H_SOC=m, DZL_SOC=nL, DZU_SOC=nU, GRAD_W_NEW=nw, JV_NEW=nj)
+            DY_SOC=m, H_SOC=m, DZL_SOC=nL, DZU_SOC=nU, GRAD_W_NEW=nw, JV_NEW=nj,
+            # fixed variables: the evaluator's Hessian before the gather of the kept
+            # entries, the fixed variables' multipliers (minus the reduced gradient)
+            HESS_RAW=sz["nhe"] if sz["nfix"] else 0, LAM_X_FIXED=sz["nfix"])
 
     def new_workspace(self):
         """A float workspace for one solve in flight (a copy of the template)."""
         return self.Fb0.copy()
 
-    def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE")):
+    def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE",
+                                     "LAM_X_FIXED")):
         """{slot name: view of that float slot in ``Fb``} for ``names``."""
         return {k: Fb[self._slices[k]] for k in names}
 

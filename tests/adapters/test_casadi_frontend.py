@@ -842,7 +842,7 @@ def test_problem_statistics_as_ipopts(capfd, print_level, fixed, compiled):
     out = capfd.readouterr().out.splitlines()
     from caspar_backend.compiled import available
 
-    if compiled == "yes" and not fixed and available():      # (numba installed)
+    if compiled == "yes" and available():      # (numba installed)
         assert S.stats()["caspar"]["extra"]["path"] == "compiled"
     assert _statistics_block(out) == ipopt
     assert any(s.startswith("This is caspar version") for s in out) == (print_level >= 5)

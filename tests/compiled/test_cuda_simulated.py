@@ -1,7 +1,7 @@
 """The CUDA batch kernel's launch, run by numba-cuda's simulator on this machine (no GPU):
 the global kernels and the retargeted kernels over buffers in the GPU's arrangements
 (instances in rows, in columns) give each instance its own CPU ``Problem.solve``'s status,
-iterations, x and f bit for bit (the simulator evaluates the same Python in double
+iterations, x, f and lam_x bit for bit (the simulator evaluates the same Python in double
 precision, as the CPU kernels do; the GPU's own rounding is
 tests/compiled/test_cuda_batch.py's, on the GPU machine).  An infeasible instance is
 ejected (code < 0), not answered.
@@ -50,3 +50,4 @@ def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case, columns
         assert r["iters"][b] == s.iterations, b
         assert r["f"][b] == s.f, (b, r["f"][b], s.f)
         np.testing.assert_array_equal(r["x"][b], s.x)
+        np.testing.assert_array_equal(r["lam_x"][b], s.lam_x)     # (fixed variables too)

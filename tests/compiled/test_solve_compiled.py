@@ -119,13 +119,18 @@ def test_unknown_option_raises_as_problem_solve(ik):
         solve_compiled(problem, X0, arm_targets(1)[0], print_level=0, tol_acceptable=1e-6)
 
 
-def test_fixed_variable_returns_none(ik):
+def test_fixed_variable_identical_to_problem_solve(ik):
+    """A fixed variable (lbx == ubx) is removed from w as the general path removes it
+    (tests/compiled/test_fixed_variables.py: the front doors and the batch)."""
     _, bounds, problem = ik
     lbx = np.array(bounds["lbx"], float)
     ubx = np.array(bounds["ubx"], float)
     lbx[0] = ubx[0] = 0.1
-    assert solve_compiled(problem, X0, arm_targets(1)[0], lbx=lbx, ubx=ubx,
-                          print_level=0) is None
+    t = arm_targets(1)[0]
+    r = solve_compiled(problem, X0, t, lbx=lbx, ubx=ubx, print_level=0)
+    e = problem.solve(x0=X0, p=t, lbx=lbx, ubx=ubx, print_level=0, compiled_path="no")
+    _same(r, e)
+    np.testing.assert_array_equal(r.lam_x, e.lam_x)
 
 
 def test_threads_give_sequential_answers(ik):

@@ -8,7 +8,7 @@ arrangements (instances in rows and in columns, :class:`~caspar_backend.compiled
 workspaces.DeviceWorkspaces` with ``interleaved`` False and True).  So it checks what a GPU run would
 compute through the same launch and the same buffers -- indexing, views, result reading
 -- without the device's rounding (libdevice, FMA).  Prints one JSON object per case:
-``{"case", "columns", "code", "iters", "f", "x"}`` (lists over instances).
+``{"case", "columns", "code", "iters", "f", "x", "lam_x"}`` (lists over instances).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-CASES = ("ik", "hs071", "maratos")
+CASES = ("ik", "hs071", "maratos", "fixed_variables")
 
 
 def _problem(case):
@@ -75,7 +75,7 @@ def run(case, columns):
     assert np.array_equal(ws.Ishared, structure), "a kernel wrote into the shared structure"
     r = result_rows(ws, code, iters, fval)
     return dict(case=case, columns=columns, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
-                x=r.x.tolist())
+                x=r.x.tolist(), lam_x=r.lam_x.tolist())
 
 
 def main():

@@ -48,8 +48,6 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     _, why = _resolve_options({**options, "print_level": 0})
     if why:
         return why
-    if np.any(sub.lbx == sub.ubx):
-        return "fixed variables"
     if group_layout(problem, sub) is None:
         return "an expression the compiled tape cannot express, or a dense KKT system"
     if cuda and not cuda_kernel_ready():

@@ -16,8 +16,10 @@ from .qdldl import ldl_factor
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
-from .slack_nlp import aty, nlp_first, nlp_hess, nlp_zeroth, push_entry, set_x, slacks
-from .tape_eval import ev_first, ev_zeroth
+from .slack_setup import slack_problem
+from .slack_nlp import (aty, fixed_multipliers, nlp_first, nlp_hess, nlp_zeroth, push_entry,
+                        set_x, slacks)
+from .tape_eval import ev_zeroth
 
 
 @kernel
@@ -31,9 +33,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, 4
     User_Requested_Stop (slot I_STOP was set, see below), or
     ``-reason`` where the general path must solve instead: 1..11 as batch/state.py's
-    EJECT_REASONS, 20 fixed variables, a bound structure other than the layout's or a
-    full filter, 21 fewer free variables than equality rows.  x is left in slot F_X,
-    f = f(x) unscaled (the model's sense aside).
+    EJECT_REASONS, 20 a bound structure other than the layout's (finite sides aside:
+    the caller's key) or a full filter, 21 fewer free variables than equality rows.  x
+    is left in slot F_X, f = f(x) unscaled (the model's sense aside), the fixed
+    variables' multipliers in slot F_LAM_X_FIXED.
 
     Stop request: another thread may set ``Ib``'s slot I_STOP to nonzero while this runs
     (Ctrl-C, :mod:`caspar_backend.compiled.solve`).  It is read once per iteration where
@@ -46,14 +49,14 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     FT = _f(Fb, FO, F_FILTER)        # [theta_1..theta_K, phi_1..phi_K]
     FI = _i(Ib, IO, I_FILTER_STATE)
     stop = _i(Ib, IO, I_STOP)
-    n = SI[SZ_N]
     m = SI[SZ_M]
     nw = SI[SZ_NW]
     nx = SI[SZ_NX]
     ns = SI[SZ_NS]
     nL = SI[SZ_NL]
     nU = SI[SZ_NU]
-    nju = SI[SZ_NJU]
+    nfix = SI[SZ_NFIX]
+    free = _i(Ib, IO, I_FREE_IDX)
     x = _f(Fb, FO, F_X)
     W = _f(Fb, FO, F_W)
     Y = _f(Fb, FO, F_Y)
@@ -65,14 +68,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     JV = _f(Fb, FO, F_JV)
     HV = _f(Fb, FO, F_HV)
     df_a = _f(Fb, FO, F_OBJ_SCALE)
-    dc = _f(Fb, FO, F_CON_SCALE)
-    goff = _f(Fb, FO, F_G_OFFSET)
-    gradf = _f(Fb, FO, F_GRAD_F)
-    jv = _f(Fb, FO, F_JAC_VALS)
-    dcj = _f(Fb, FO, F_JAC_SCALE)
-    wL, wU, dci = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER), _f(Fb, FO, F_SLACK_SCALE)
+    wL, wU = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER)
     sr = _i(Ib, IO, I_SLACK_ROWS)
-    eqm = _i(Ib, IO, I_EQ_MASK)
     iL = _i(Ib, IO, I_LOWER_IDX)
     iU = _i(Ib, IO, I_UPPER_IDX)
     sL, sU, tmp = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
@@ -83,72 +80,20 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     n_hess = 0
     n_invalid = 0
     # ---------------------------------------------------------------- slack problem
-    for i in range(n):
-        if lbx[i] == ubx[i]:
-            return -20, 0, np.nan          # fixed variables: not ported yet
-        x[i] = x0[i]
-    for i in range(m):
-        _f(Fb, FO, F_LBG)[i] = lbg[i]
-        _f(Fb, FO, F_UBG)[i] = ubg[i]
-        if (eqm[i] == 1) != (lbg[i] == ubg[i]):
-            return -20, 0, np.nan          # another structure than the compiled one
-    # gradient-based scaling at x0 (SlackNLP._compute_scaling)
-    df = O[OPT_OBJ_SCALING_FACTOR]
-    for i in range(m):
-        dc[i] = 1.0
-    if O[OPT_NLP_SCALING_GRADIENT_BASED] == 1.0:
-        gmax, gmin = O[OPT_NLP_SCALING_MAX_GRADIENT], O[OPT_NLP_SCALING_MIN_VALUE]
-        ev_first(Fb, FO, Ib, IO, gradf, jv)
+    code = slack_problem(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg)
+    if code != 0:
+        return code, 0, np.nan
+    if O[OPT_NLP_SCALING_GRADIENT_BASED] == 1.0:       # the scaling's evaluation at x0
         n_grad += 1
         n_jac += 1 if m > 0 else 0
-        gf = amax_abs(gradf, nx) if nx > 0 else 0.0
-        if math.isfinite(gf) and gf > gmax:
-            df *= max(gmin, gmax / gf)
-        if m > 0:
-            ujr = _i(Ib, IO, I_UJAC_ROWS)
-            rowmax = tmp
-            for i in range(m):
-                rowmax[i] = 0.0
-            for k in range(nju):
-                rowmax[ujr[k]] = nmax(rowmax[ujr[k]], abs(jv[k]))
-            for i in range(m):
-                if math.isfinite(rowmax[i]) and rowmax[i] > gmax:
-                    dc[i] = max(gmin, gmax / rowmax[i])
-    df_a[0] = df
-    ujr = _i(Ib, IO, I_UJAC_ROWS)
-    for k in range(nju):
-        dcj[k] = dc[ujr[k]]
-    for k in range(ns):
-        dci[k] = dc[sr[k]]
-    # relaxed bounds (solver/nlp.py relaxed_bounds)
-    brf, cvt = O[OPT_BOUND_RELAX_FACTOR], O[OPT_CONSTR_VIOL_TOL]
-    for j in range(nw):
-        if j < nx:
-            bl, bu, fac = lbx[j], ubx[j], brf
-        else:
-            r = sr[j - nx]
-            bl, bu = lbg[r], ubg[r]
-            fac = O[OPT_EQUALITY_RELAX_FACTOR] if eqm[r] == 1 else brf
-        if math.isfinite(bl):
-            bl = bl + -1.0 * min(cvt, fac * max(1.0, abs(bl)))
-        if math.isfinite(bu):
-            bu = bu + 1.0 * min(cvt, fac * max(1.0, abs(bu)))
-        if j >= nx:
-            bl = bl * dci[j - nx]
-            bu = bu * dci[j - nx]
-        wL[j] = bl
-        wU[j] = bu
-    for i in range(m):
-        goff[i] = lbg[i] if eqm[i] == 1 else 0.0
-    if SI[SZ_NEQ] > nx:
-        return -21, 0, np.nan
+    df = df_a[0]
     # ---------------------------------------------------------------- initialize
     # IPOPT's DefaultIterateInitializer::SetInitialIterates (solver/initial.py
     # default_start): x pushed (bound_push, bound_frac); s = d(x) = dc_I g_I(x) at the
     # pushed x, pushed (slack_bound_push, slack_bound_frac); that one evaluation of f
     # and g is the first iterate's, h = d(x) - s on the slack rows
     for j in range(nw):
-        W[j] = x[j] if j < nx else 0.0
+        W[j] = x[free[j]] if j < nx else 0.0
     for j in range(nx):
         W[j] = push_entry(W[j], wL[j], wU[j], O[OPT_BOUND_PUSH], O[OPT_BOUND_FRAC])
     Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
@@ -477,6 +422,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             JV[k] = _f(Fb, FO, F_JV_NEW)[k]
         it += 1
     # ---------------------------------------------------------------- result
+    set_x(Fb, FO, Ib, IO, W)
+    f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+    if nfix > 0:
+        fixed_multipliers(Fb, FO, Ib, IO, Y)
+        n_grad += 1
+        n_jac += 1
     Out[OUT_N_OBJ] = n_obj
     Out[OUT_N_GRAD] = n_grad
     Out[OUT_N_CONS] = n_cons
@@ -491,6 +442,4 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     Out[OUT_U_CONSTR] = uconstr
     Out[OUT_U_COMPL] = ucompl
     Out[OUT_N_INVALID] = n_invalid
-    set_x(Fb, FO, Ib, IO, W)
-    f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
     return status, it, f

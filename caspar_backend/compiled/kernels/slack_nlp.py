@@ -1,6 +1,12 @@
-"""The scaled slack problem of batch/nlp.py for one instance: w = (x, s),
+"""The scaled slack problem of batch/nlp.py for one instance: w = (x[free], s),
 h(w) = d_c * (g(x) - g_off) - [0, s]; its gradient, Jacobian values and Hessian; the
 push of a starting value into its bounds.
+
+Fixed variables (lbx == ubx, SZ_NFIX of them; IPOPT's make_parameter as solver/nlp.py
+SlackNLP): x keeps them at their bound, w holds the free ones (slot I_FREE_IDX); the
+gradient is gathered at the free columns, the Jacobian values at the kept entries
+(I_JAC_KEEP), the Hessian's from the evaluator's values (F_HESS_RAW) at I_HESS_KEEP.
+Without a fixed variable every map is the identity and no gather is made.
 """
 import math
 
@@ -16,8 +22,13 @@ def set_x(Fb, FO, Ib, IO, W):
     x = _f(Fb, FO, F_X)
     SI = _i(Ib, IO, I_SIZES)
     nx = SI[SZ_NX]
-    for i in range(nx):
-        x[i] = W[i]
+    if SI[SZ_NFIX] == 0:
+        for i in range(nx):
+            x[i] = W[i]
+    else:
+        free = _i(Ib, IO, I_FREE_IDX)
+        for i in range(nx):
+            x[free[i]] = W[i]
 
 
 @kernel
@@ -45,12 +56,19 @@ def nlp_first(Fb, FO, Ib, IO, W, G, JV):
     gradf, jv = _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS)
     ev_first(Fb, FO, Ib, IO, gradf, jv)
     df, dcj = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_JAC_SCALE)
-    for i in range(nx):
-        G[i] = df * gradf[i]
+    if SI[SZ_NFIX] == 0:
+        for i in range(nx):
+            G[i] = df * gradf[i]
+        for k in range(nju):
+            JV[k] = dcj[k] * jv[k]
+    else:
+        free, jk = _i(Ib, IO, I_FREE_IDX), _i(Ib, IO, I_JAC_KEEP)
+        for i in range(nx):
+            G[i] = df * gradf[free[i]]
+        for k in range(nju):
+            JV[k] = dcj[k] * jv[jk[k]]
     for i in range(nx, nw):
         G[i] = 0.0
-    for k in range(nju):
-        JV[k] = dcj[k] * jv[k]
     for k in range(nju, nj):
         JV[k] = -1.0
 
@@ -64,9 +82,32 @@ def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
     dc = _f(Fb, FO, F_CON_SCALE)
     for i in range(m):
         lam[i] = dc[i] * Y[i]
-    ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, HV)
+    if SI[SZ_NFIX] == 0:
+        ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, HV)
+    else:
+        raw, hk = _f(Fb, FO, F_HESS_RAW), _i(Ib, IO, I_HESS_KEEP)
+        ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, raw)
+        for k in range(SI[SZ_NH]):
+            HV[k] = raw[hk[k]]
 
 
+@kernel
+def fixed_multipliers(Fb, FO, Ib, IO, Y):
+    """The fixed variables' multipliers into slot F_LAM_X_FIXED at the x of slot F_X:
+    minus the reduced gradient ``grad f(x) + J(x)^T lam_g`` (lam_g = y d_c / d_f, the
+    user's multipliers), as solver/nlp.py SlackNLP.unscale computes them -- the same
+    operations in the same order (np.add.at adds entry by entry in the evaluator's
+    order).  One gradient and Jacobian evaluation."""
+    SI = _i(Ib, IO, I_SIZES)
+    gradf, jv = _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS)
+    ev_first(Fb, FO, Ib, IO, gradf, jv)
+    df, dc = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE)
+    jr, jc = _i(Ib, IO, I_EV_JAC_ROWS), _i(Ib, IO, I_EV_JAC_COLS)
+    for k in range(SI[SZ_NJE]):
+        gradf[jc[k]] += jv[k] * (Y[jr[k]] * dc[jr[k]] / df)
+    fixd, lx = _i(Ib, IO, I_FIXED_IDX), _f(Fb, FO, F_LAM_X_FIXED)
+    for k in range(SI[SZ_NFIX]):
+        lx[k] = -gradf[fixd[k]]
 
 
 @kernel

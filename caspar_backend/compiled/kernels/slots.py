@@ -102,6 +102,8 @@ FLOAT_SLOTS = (
     'GRAD_W_NEW',
     'JV_NEW',
     'FILTER',
+    'HESS_RAW',
+    'LAM_X_FIXED',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -144,6 +146,12 @@ INT_SLOTS = (
     'L_COL_NNZ',
     'EQ_ROWS',
     'UJAC_ROWS',
+    'FREE_IDX',
+    'FIXED_IDX',
+    'JAC_KEEP',
+    'HESS_KEEP',
+    'EV_JAC_ROWS',
+    'EV_JAC_COLS',
     'L_INDICES',
     'LDL_YMARK',
     'LDL_YIDX',
@@ -211,7 +219,7 @@ OPTION_NAMES = (
     'private_pivot_fraction',
 )
 #: fields of the I_SIZES slot
-SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap')
+SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap', 'nfix', 'nje', 'nhe')
 #: fields of the I_EVAL_SIZES slot
 EVAL_SIZE_FIELDS = ('n', 'm', 'nobj', 'ngroups', 'has_jac_map')
 
@@ -301,6 +309,8 @@ F_DZU_SOC = 80
 F_GRAD_W_NEW = 81
 F_JV_NEW = 82
 F_FILTER = 83
+F_HESS_RAW = 84
+F_LAM_X_FIXED = 85
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2
@@ -340,13 +350,19 @@ I_ETREE = 35
 I_L_COL_NNZ = 36
 I_EQ_ROWS = 37
 I_UJAC_ROWS = 38
-I_L_INDICES = 39
-I_LDL_YMARK = 40
-I_LDL_YIDX = 41
-I_LDL_ELIM = 42
-I_LDL_NEXT = 43
-I_FILTER_STATE = 44
-I_STOP = 45
+I_FREE_IDX = 39
+I_FIXED_IDX = 40
+I_JAC_KEEP = 41
+I_HESS_KEEP = 42
+I_EV_JAC_ROWS = 43
+I_EV_JAC_COLS = 44
+I_L_INDICES = 45
+I_LDL_YMARK = 46
+I_LDL_YIDX = 47
+I_LDL_ELIM = 48
+I_LDL_NEXT = 49
+I_FILTER_STATE = 50
+I_STOP = 51
 #: the first int slot a solve writes (QDLDL's row indices and work arrays, the filter
 #: counters, the stop request): every slot before it is structure, read-only, the same for
 #: every instance of a layout (the CUDA batch keeps one shared copy of it, cuda/workspaces.py)
@@ -424,6 +440,9 @@ SZ_NOFF = 15
 SZ_NSRC = 16
 SZ_NCOLSQ = 17
 SZ_FILTER_CAP = 18
+SZ_NFIX = 19
+SZ_NJE = 20
+SZ_NHE = 21
 EV_N = 0
 EV_M = 1
 EV_NOBJ = 2
