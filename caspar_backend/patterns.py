@@ -300,9 +300,10 @@ def _op_count(roots, limit: float) -> int:
 
 def split_terms(body: Node) -> list[Node]:
     """The terms of a summed ``body`` (:func:`objective_terms`) when they share little
-    (:data:`SPLIT_MAX_SHARING`), else ``[body]``: one template, shared nodes once.
-    A term written twice (one node, twice in the sum) counts once: it is not code
-    that other terms share."""
+    (:data:`SPLIT_MAX_SHARING`), else its independent parts (:func:`independent_parts`)
+    when there are several, else ``[body]``: one template, shared nodes once.  A term
+    written twice (one node, twice in the sum) counts once: it is not code that other
+    terms share."""
     terms = objective_terms(body)
     if len(terms) < 2:
         return terms
@@ -311,8 +312,54 @@ def split_terms(body: Node) -> list[Node]:
     for t in {t.id: t for t in terms}.values():
         total += _op_count([t], limit - total)
         if total > limit:
-            return [body]
+            parts = independent_parts(terms)
+            # only when no part holds most of the code: a row x_{k+1} - F(x_k, u_k) whose
+            # integrator is one part plus a few small terms stays whole (split, it would
+            # keep its size and add groups for the small terms)
+            biggest = max(_op_count([q], float("inf")) for q in parts)
+            return parts if 2 * biggest <= _op_count([body], float("inf")) else [body]
     return terms
+
+
+def independent_parts(terms: list[Node]) -> list[Node]:
+    """``terms`` (of one sum) gathered into the sums of its independent parts: two terms
+    are in one part when they share an operation node, directly or through other terms
+    of the part (connected components, union-find over the terms).  Parts share no code,
+    so each is its own instance -- a multiple-shooting objective, the sum over the
+    intervals of an RK4 quadrature whose stages share the interval's states, splits into
+    one part per interval (N instances of one template) where its terms, which share
+    heavily within an interval, would not split at all.  A part's terms keep their order
+    (a part of one term is that term); parts are ordered by their first term.  A sum is
+    split into its parts only when none holds more than half its operations
+    (:func:`split_terms`)."""
+    parent = list(range(len(terms)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict = {}            # operation node id -> a term reaching it
+    for k, t in enumerate(terms):
+        seen, stack = set(), [t]
+        while stack:
+            n = stack.pop()
+            if n.id in seen or not n.args:
+                continue
+            seen.add(n.id)
+            j = owner.setdefault(n.id, k)
+            if j != k:
+                a, b = root(j), root(k)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+                continue        # below a node another term reached: already joined
+            stack.extend(n.args)
+    parts: dict = {}
+    for k in range(len(terms)):
+        parts.setdefault(root(k), []).append(terms[k])
+    g = terms[0].graph
+    return [p[0] if len(p) == 1 else g.sum(p) for p in parts.values()]
 
 
 def sharing_limit(body_ops: int, n_terms: int) -> float:

@@ -6,7 +6,9 @@ A Function called :data:`CHAIN_MIN_DEPTH` times or more on one path from an inpu
 output -- counted through nested Functions (:func:`call_path_counts`) -- is chained
 (:func:`chained_functions`).  The body of a called Function with at most
 :data:`CHAIN_UNIT_MAX_INPUTS` input nonzeros is not searched for chains of its own (the
-compiler's rule; each instance inlined is an expression of those few inputs).
+compiler's rule; each instance inlined is an expression of those few inputs), and the
+calls inside one call of such a body count as a short chain (at most
+``CHAIN_MIN_DEPTH - 1``) on the paths through it: a chain is deep only across calls.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ def call_path_counts(fn, memo: dict) -> dict:
     """For the Function ``fn``: {hash(g): (c, g)} with c the most calls of g on one path
     from an input of ``fn`` to an output, counted through nested Functions (a call of an
     MX Function adds one for itself plus its own counts: ``F.mapaccum(100)`` is ten
-    chained calls of ten chained calls of F, 100 on a path).  Maps count nothing (their
-    instances run side by side); SX bodies hold no calls.  ``memo``:
+    chained calls of ten chained calls of F, 100 on a path), each count of a body of at
+    most :data:`CHAIN_UNIT_MAX_INPUTS` input nonzeros taken up to CHAIN_MIN_DEPTH - 1 per
+    call.  Maps count nothing (their instances run side by side); SX bodies hold no
+    calls.  ``memo``:
     hash(Function) -> (Function, its counts), shared across calls."""
     key = hash(fn)        # casadi hashes a Function by its pointer: fn is kept in memo
     hit = memo.get(key)
@@ -49,7 +53,14 @@ def call_path_counts(fn, memo: dict) -> dict:
                 g = fn.instruction_MX(k).which_function()
                 if g.is_a("MXFunction") or g.is_a("SXFunction"):
                     counts = dict(counts)
+                    # inside one call of a body of few inputs a chain is short whatever
+                    # its count: inlined, it is an expression of those inputs (an RK4
+                    # interval of multiple shooting: 4 M calls of the ODE on 3 inputs);
+                    # only chains through several such calls add up to a deep one
+                    cap = (CHAIN_MIN_DEPTH - 1 if sum(g.nnz_in(i) for i in range(g.n_in()))
+                           <= CHAIN_UNIT_MAX_INPUTS else None)
                     for h, (c, f) in call_path_counts(g, memo).items():
+                        c = c if cap is None else min(c, cap)
                         counts[h] = (counts.get(h, (0, f))[0] + c, f)
                     if not g.is_a("Map", True):
                         counts[hash(g)] = (counts.get(hash(g), (0, g))[0] + 1, g)
