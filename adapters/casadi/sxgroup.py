@@ -40,6 +40,7 @@ from caspar_backend.expr import Graph
 from caspar_backend.patterns import build_template, shape_key, sharing_limit
 
 from . import optable as T
+from . import sxdag, sxwalks_native
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
 from .mix64 import fmix as _fmix
 from .sxbuild import Plan
@@ -115,12 +116,19 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
 
 
 def _coincidences(V: np.ndarray):
-    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N), taking the first
-    instance's pattern ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at
-    each claimed position and as many distinct values at F0's first positions as there
-    are of them (no further coincidence); the rest computed in full.  ``cols``: the
-    first column and those computed in full -- every other column is the first."""
+    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N); ``cols``: the
+    first column and those that differ from it -- every other column is the first.
+
+    By the C++ loop (:func:`.sxwalks_native.first_occurrence`, every column) where it
+    can be had; else taking the first instance's pattern ``F0`` for every instance
+    where it holds: ``V[p] == V[F0[p]]`` at each claimed position and as many distinct
+    values at F0's first positions as there are of them (then F's column is F0: each
+    class of equal values is one of F0's), the rest computed in full."""
     L, N = V.shape
+    if sxdag.NATIVE and sxwalks_native.library() is not None:
+        F = sxwalks_native.first_occurrence(V)
+        other = np.flatnonzero((F[:, 1:] != F[:, :1]).any(axis=0)) + 1
+        return F, np.r_[0, other]
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
     for p in np.flatnonzero(F0 != np.arange(L)).tolist():

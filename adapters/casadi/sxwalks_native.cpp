@@ -5,6 +5,7 @@
 // arrays are one byte per entry.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -137,6 +138,47 @@ extern "C" int64_t caspar_first_of_each(int64_t n, const uint64_t* key, int64_t*
     }
   }
   return m;
+}
+
+// sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
+// V[q, c] == V[p, c] (q <= p).  Per column: up to 64 rows, each value looked up among
+// the column's distinct values met so far (L * distinct / 2 comparisons); more, the
+// column's (value, position) pairs sorted (the first of a run is its smallest position).
+extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
+                                        int64_t* F) {
+  if (L <= 64) {
+    std::vector<uint64_t> seen(L);
+    std::vector<int64_t> at(L);
+    for (int64_t c = 0; c < N; ++c) {
+      int64_t d = 0;
+      for (int64_t p = 0; p < L; ++p) {
+        const uint64_t v = V[p * N + c];
+        int64_t f = p;
+        for (int64_t i = 0; i < d; ++i) {
+          if (seen[i] == v) {
+            f = at[i];
+            break;
+          }
+        }
+        if (f == p) {
+          seen[d] = v;
+          at[d++] = p;
+        }
+        F[p * N + c] = f;
+      }
+    }
+    return;
+  }
+  std::vector<std::pair<uint64_t, int64_t>> col(L);
+  for (int64_t c = 0; c < N; ++c) {
+    for (int64_t p = 0; p < L; ++p) col[p] = {V[p * N + c], p};
+    std::sort(col.begin(), col.end());
+    int64_t first = 0;
+    for (int64_t i = 0; i < L; ++i) {
+      if (i == 0 || col[i].first != col[i - 1].first) first = col[i].second;
+      F[col[i].second * N + c] = first;
+    }
+  }
 }
 
 // sxwalks.claims_hold over the (L, N) arrays M, F; returns 1 when every claim holds

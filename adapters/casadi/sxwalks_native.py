@@ -35,6 +35,7 @@ _SIGNATURES = {
     "caspar_single_writes": (_I, [_I] + [_P] * 5),
     "caspar_first_of_each": (_I, [_I, _P, _P]),
     "caspar_claims_hold": (_I, [_P] * 7 + [_I, _I, _P, _P]),
+    "caspar_first_occurrence": (None, [_I, _I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -116,6 +117,15 @@ def first_of_each(key):
     out = np.empty(key.size, np.int64)
     m = library().caspar_first_of_each(key.size, key.ctypes.data, out.ctypes.data)
     return out[:m]
+
+
+def first_occurrence(V):
+    """:func:`.sxgroup._first_occurrence` of the (L, N) uint64 ``V``: int64 (L, N)."""
+    V = _c(V, np.uint64)
+    L, N = V.shape
+    F = np.empty((L, N), np.int64)
+    library().caspar_first_occurrence(L, N, V.ctypes.data, F.ctypes.data)
+    return F
 
 
 def claims_hold(op, leaf, attr, bits, a0, a1, vh, M, F):

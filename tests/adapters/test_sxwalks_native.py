@@ -139,3 +139,18 @@ def test_whole_read_is_the_same():
             assert u[0] == v[0]
             for s, t in zip(u[1:], v[1:]):
                 assert (s is None and t is None) or np.array_equal(s, t)
+
+
+@pytest.mark.parametrize("L", [1, 2, 7, 24, 64, 65, 130])
+def test_first_occurrence_is_the_numpy_one(L):
+    # both of the C++ loop's methods (distinct values met so far; sorted columns), many
+    # ties, and a non-contiguous input
+    from caspar_backend.adapters.casadi.sxgroup import _first_occurrence
+
+    rng = np.random.default_rng(L)
+    for distinct in (1, 3, L + 5):
+        V = rng.integers(0, distinct, (L, 301)).astype(np.uint64)
+        for X in (V, V[:, ::3]):
+            F = sxwalks_native.first_occurrence(X)
+            assert F.dtype == np.int64
+            np.testing.assert_array_equal(F, _first_occurrence(X))
