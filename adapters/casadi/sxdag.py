@@ -143,7 +143,8 @@ def build_dag(alg, compiled: bool = False) -> SXDag | None:
     K = alg.size
     op = alg.op
     kinds = np.asarray(T.KIND + [T.K_REFUSED], np.int64)
-    kd = kinds[np.clip(op, 0, len(T.KIND))]
+    opc = np.clip(op, 0, len(T.KIND))
+    kd = kinds[opc]
     if np.any(kd == T.K_REFUSED) or np.any(kd == T.K_CALL):
         return None
     if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
@@ -155,7 +156,9 @@ def build_dag(alg, compiled: bool = False) -> SXDag | None:
         return None
     arg0, arg1 = got
     # aliases (OP_ASSIGN, ...): a use of the alias is a use of its first argument
-    alias = np.isin(op, _ALIASES)
+    alias = kd == T.K_ALIAS                   # the ops of _ALIASES (and codes < 0) ...
+    if alias.any():
+        alias &= op >= 0                        # ... less codes < 0
     if alias.any():
         target = np.arange(K, dtype=np.int64)
         target[alias] = arg0[alias]

@@ -43,9 +43,17 @@ _BIG = np.int64(1) << 40
 
 
 def baked(dag: SXDag) -> np.ndarray:
-    """bool (K,): nodes whose second argument is a constant kept in the shape."""
-    a1 = dag.arg1
-    return np.isin(dag.op, _POW) & (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
+    """bool (K,): nodes whose second argument is a constant kept in the shape (the
+    ``pow`` nodes looked at only).  Computed once per DAG."""
+    got = getattr(dag, "_baked", None)
+    if got is None:
+        op, a1 = dag.op, dag.arg1
+        k = np.flatnonzero((op == _POW[0]) | (op == _POW[1]))
+        b = a1[k]
+        got = np.zeros(op.size, bool)
+        got[k] = (b >= 0) & (dag.leaf[np.maximum(b, 0)] == LEAF_CONST)
+        dag._baked = got
+    return got
 
 
 def term_hashes(dag: SXDag, nodes: np.ndarray):
