@@ -69,6 +69,17 @@ class SXDag:
 NATIVE = True
 
 
+def native():
+    """:mod:`.sxwalks_native` where :data:`NATIVE` and its library can be had, else None
+    (the callers then take their NumPy passes: the same results)."""
+    if NATIVE:
+        from . import sxwalks_native
+
+        if sxwalks_native.library() is not None:
+            return sxwalks_native
+    return None
+
+
 def walks(compiled: bool):
     """The module of the DAG walks, the same functions and results in each:
     :mod:`.sxwalks_native` (C++, no start-up cost: any size) where it can be built,

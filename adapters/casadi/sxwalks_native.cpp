@@ -303,3 +303,82 @@ extern "C" int64_t caspar_spine_tour(int64_t n, const int64_t* op, const int64_t
   }
   return n_out;
 }
+
+// sxchains.program_uses: uses[k] = how many arguments (a0, a1) and the n_out outputs
+// read node k (uses zeroed here)
+extern "C" void caspar_program_uses(int64_t n, const int64_t* a0, const int64_t* a1,
+                                    int64_t n_out, const int64_t* out, int64_t* uses) {
+  std::fill(uses, uses + n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (a0[k] >= 0) ++uses[a0[k]];
+    if (a1[k] >= 0) ++uses[a1[k]];
+  }
+  for (int64_t i = 0; i < n_out; ++i) ++uses[out[i]];
+}
+
+// sxgroup._gather and the op/leaf part of sxgroup._mismatch in one pass per position:
+// M (L x N) the node of position p of each instance (row 0 `first`; row p the argument
+// arg[p] of row parent[p]; -1 below a missing argument), bad[c] = 1 where a position of
+// instance c is missing or differs from the representative's nodes `rep` in op or leaf
+extern "C" void caspar_gather_positions(int64_t L, int64_t N, const int64_t* parent,
+                                        const int64_t* arg, const int64_t* rep,
+                                        const int64_t* a0, const int64_t* a1,
+                                        const int64_t* op, const int8_t* leaf,
+                                        const int64_t* first, int64_t* M, uint8_t* bad) {
+  std::fill(bad, bad + N, 0);
+  for (int64_t p = 0; p < L; ++p) {
+    int64_t* row = M + p * N;
+    if (p == 0) {
+      std::copy(first, first + N, row);
+    } else {
+      const int64_t* src = arg[p] == 0 ? a0 : a1;
+      const int64_t* up = M + parent[p] * N;
+      for (int64_t c = 0; c < N; ++c) row[c] = up[c] >= 0 ? src[up[c]] : -1;
+    }
+    const int64_t o = op[rep[p]];
+    const int8_t l = leaf[rep[p]];
+    for (int64_t c = 0; c < N; ++c) {
+      const int64_t m = row[c];
+      if (m < 0 || op[m] != o || leaf[m] != l) bad[c] = 1;
+    }
+  }
+}
+
+// sxgroup._patterns: the distinct columns of the (R, N) X, in order of first
+// occurrence (columns hashed, equal hashes compared in full): first[j] the first
+// column of pattern j, inv[c] the pattern of column c; returns the pattern count
+extern "C" int64_t caspar_distinct_columns(int64_t R, int64_t N, const int64_t* X,
+                                           int64_t* first, int64_t* inv) {
+  int64_t T = 1;
+  while (T < 2 * N) T *= 2;
+  std::vector<int64_t> slot(T, -1);             // a pattern id
+  std::vector<uint64_t> code(N);
+  const uint64_t mask = static_cast<uint64_t>(T - 1);
+  for (int64_t c = 0; c < N; ++c) code[c] = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t* x = X + r * N;
+    for (int64_t c = 0; c < N; ++c) code[c] = fmix(code[c] * M1 ^ static_cast<uint64_t>(x[c]));
+  }
+  int64_t P = 0;
+  for (int64_t c = 0; c < N; ++c) {
+    int64_t j = static_cast<int64_t>(code[c] & mask);
+    while (true) {
+      const int64_t s = slot[j];
+      if (s < 0) {
+        slot[j] = P;
+        first[P] = c;
+        inv[c] = P++;
+        break;
+      }
+      const int64_t f = first[s];
+      bool same = code[f] == code[c];
+      for (int64_t r = 0; same && r < R; ++r) same = X[r * N + f] == X[r * N + c];
+      if (same) {
+        inv[c] = s;
+        break;
+      }
+      j = (j + 1) & (T - 1);
+    }
+  }
+  return P;
+}

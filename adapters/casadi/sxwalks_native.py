@@ -36,6 +36,9 @@ _SIGNATURES = {
     "caspar_first_of_each": (_I, [_I, _P, _P]),
     "caspar_claims_hold": (_I, [_P] * 7 + [_I, _I, _P, _P]),
     "caspar_first_occurrence": (None, [_I, _I, _P, _P]),
+    "caspar_program_uses": (None, [_I, _P, _P, _I, _P, _P]),
+    "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
+    "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -153,3 +156,38 @@ def spine_tour(op, a0, a1, tree, sp, tops, add, sub, neg):
         top_of.ctypes.data, span.ctypes.data, o_top.ctypes.data, o_node.ctypes.data,
         o_par.ctypes.data, o_dist.ctypes.data, o_host.ctypes.data)
     return (o_top[:n], o_node[:n], o_par[:n], top_of, span, o_dist[:n], o_host[:n])
+
+
+def program_uses(a0, a1, out):
+    """:func:`.sxchains.program_uses` from the argument arrays and the outputs."""
+    a0, a1, out = _c(a0, np.int64), _c(a1, np.int64), _c(out, np.int64)
+    uses = np.empty(a0.size, np.int64)
+    library().caspar_program_uses(a0.size, a0.ctypes.data, a1.ctypes.data, out.size,
+                                  out.ctypes.data, uses.ctypes.data)
+    return uses
+
+
+def gather_positions(parent, arg, rep, a0, a1, op, leaf, first):
+    """``(M, bad)``: :func:`.sxgroup._gather` (rows below a missing argument -1) and the
+    op and leaf comparison of :func:`.sxgroup._mismatch`, in one pass per position."""
+    parent, arg, rep = _c(parent, np.int64), _c(arg, np.int64), _c(rep, np.int64)
+    arrays = [_c(a0, np.int64), _c(a1, np.int64), _c(op, np.int64), _c(leaf, np.int8),
+              _c(first, np.int64)]
+    L, N = parent.size, arrays[-1].size
+    M = np.empty((L, N), np.int64)
+    bad = np.empty(N, np.bool_)
+    library().caspar_gather_positions(L, N, parent.ctypes.data, arg.ctypes.data,
+                                      rep.ctypes.data, *[x.ctypes.data for x in arrays],
+                                      M.ctypes.data, bad.ctypes.data)
+    return M, bad
+
+
+def distinct_columns(X):
+    """``(first, inv)``: the first column of each distinct column of the (R, N) int64
+    ``X``, in order of first occurrence, and each column's index among them."""
+    X = _c(X, np.int64)
+    R, N = X.shape
+    first, inv = np.empty(N, np.int64), np.empty(N, np.int64)
+    P = library().caspar_distinct_columns(R, N, X.ctypes.data, first.ctypes.data,
+                                          inv.ctypes.data)
+    return first[:P], inv

@@ -154,3 +154,32 @@ def test_first_occurrence_is_the_numpy_one(L):
             F = sxwalks_native.first_occurrence(X)
             assert F.dtype == np.int64
             np.testing.assert_array_equal(F, _first_occurrence(X))
+
+
+@pytest.mark.parametrize("k", range(len(_programs())))
+def test_grouping_loops_are_the_numpy_passes(k):
+    # program_uses, the position gather with its op/leaf check, the distinct columns
+    from caspar_backend.adapters.casadi import sxgroup
+
+    dag = sxdag.build_dag(sxexport.program(problem_function(_programs()[k])))
+    a0, a1, K = dag.arg0, dag.arg1, dag.op.size
+    uses = (np.bincount(a0[a0 >= 0], minlength=K) + np.bincount(a1[a1 >= 0], minlength=K)
+            + np.bincount(dag.out, minlength=K))
+    assert _equal(sxwalks_native.program_uses(a0, a1, dag.out), uses)
+    bake = sxhash.baked(dag)
+    for top in np.unique(np.concatenate([dag.out, a0[dag.out]]))[:40].tolist():
+        if top < 0 or dag.leaf[top] != sxdag.NOT_LEAF:
+            continue
+        rep, parent, arg = sxgroup._program(dag, top)
+        first = np.flatnonzero(dag.leaf == sxdag.NOT_LEAF)
+        M0 = sxgroup._gather(dag, parent, arg, first)
+        bad0 = sxgroup._mismatch(dag, rep, M0, bake)
+        M, bad = sxwalks_native.gather_positions(parent, arg, rep, a0, a1, dag.op, dag.leaf,
+                                                 first)
+        assert _equal(bad | sxgroup._exponent_mismatch(dag, np.asarray(rep), M, bake), bad0)
+        assert _equal(M[:, ~bad], M0[:, ~bad])
+        X = np.vstack([M0 % 3, M0 % 2])
+        fst, inv = sxwalks_native.distinct_columns(X)
+        np.testing.assert_array_equal(X[:, fst][:, inv], X)
+        assert np.unique(X.T, axis=0).shape[0] == fst.size
+        assert np.all(np.diff(fst) > 0) and np.all(inv[fst] == np.arange(fst.size))
