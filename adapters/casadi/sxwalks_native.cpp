@@ -382,3 +382,58 @@ extern "C" int64_t caspar_distinct_columns(int64_t R, int64_t N, const int64_t* 
   }
   return P;
 }
+
+// bulk._plain with bulk._chain_constants_ok: 1 when caspar's graph builds every node as
+// it is (the rules are _plain's: no op on constants only; no constant 0 or +-1 where
+// add, sub, mul, div, if_else_zero would drop it; no constant argument of neg, fmod,
+// copysign, a first one of if_else_zero; no --x; no x - x, if_else_zero(x, x) by the
+// canonical keys of sxmerge.canonical; at most one constant per chain of single-use
+// additions (heads `head`) outside the chains `gathered`), else 0.  code: the op codes
+// ADD, SUB, MUL, DIV, NEG, IF_ELSE_ZERO, FMOD, COPYSIGN, OUTPUT
+extern "C" int64_t caspar_plain(int64_t n, const int64_t* op, const int64_t* a0,
+                                const int64_t* a1, const int8_t* leaf, const double* value,
+                                const uint64_t* vh, const uint8_t* hashed,
+                                const int64_t* code, int64_t not_leaf, int64_t leaf_const,
+                                const int64_t* head, int64_t n_gathered,
+                                const int64_t* gathered) {
+  const int64_t ADD = code[0], SUB = code[1], MUL = code[2], DIV = code[3], NEG = code[4],
+                IEZ = code[5], FMOD = code[6], CPS = code[7], OUT = code[8];
+  auto canon = [&](int64_t m) {
+    return hashed[m] ? vh[m] : fmix(static_cast<uint64_t>(m) ^ 0x5851F42D4C957F2DULL);
+  };
+  std::vector<uint8_t> n_const(n, 0);      // constants per chain head, saturating at 2
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t o = op[k], x = a0[k], y = a1[k];
+    const bool has0 = x >= 0, has1 = y >= 0;
+    const bool c0 = has0 && leaf[x] == leaf_const, c1 = has1 && leaf[y] == leaf_const;
+    if (leaf[k] == not_leaf && o != OUT && c0 && (!has1 || c1)) return 0;
+    if (c0) {
+      const double v = value[x];
+      const bool zero = v == 0.0, unit = v == 1.0 || v == -1.0;
+      if (((o == ADD || o == SUB || o == DIV) && zero) || (o == MUL && (zero || unit)) ||
+          o == NEG || o == IEZ || o == FMOD || o == CPS)
+        return 0;
+    }
+    if (c1) {
+      const double v = value[y];
+      const bool zero = v == 0.0, unit = v == 1.0 || v == -1.0;
+      if (((o == ADD || o == SUB || o == IEZ) && zero) || (o == MUL && (zero || unit)) ||
+          (o == DIV && v == 1.0) || o == FMOD || o == CPS)
+        return 0;
+    }
+    if (o == NEG && has0 && op[x] == NEG) return 0;
+    if (o == SUB || o == IEZ) {
+      const uint64_t k0 = has0 ? canon(x) : 0, k1 = has1 ? canon(y) : 1;
+      if (k0 == k1 && (o != SUB || has1)) return 0;
+    }
+    if (o == ADD || o == SUB) {
+      uint8_t& c = n_const[head[k]];
+      c = static_cast<uint8_t>(std::min(2, c + (c0 ? 1 : 0) + (c1 ? 1 : 0)));
+    }
+  }
+  for (int64_t i = 0; i < n_gathered; ++i) n_const[gathered[i]] = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (n_const[k] > 1) return 0;
+  }
+  return 1;
+}

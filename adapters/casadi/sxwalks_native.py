@@ -39,6 +39,7 @@ _SIGNATURES = {
     "caspar_program_uses": (None, [_I, _P, _P, _I, _P, _P]),
     "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
+    "caspar_plain": (_I, [_I] + [_P] * 8 + [_I, _I, _P, _I, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -191,3 +192,17 @@ def distinct_columns(X):
     P = library().caspar_distinct_columns(R, N, X.ctypes.data, first.ctypes.data,
                                           inv.ctypes.data)
     return first[:P], inv
+
+
+def plain(op, a0, a1, leaf, value, vh, hashed, codes, not_leaf, leaf_const, head,
+          gathered):
+    """:func:`.bulk._plain` (its rules and :func:`.bulk._chain_constants_ok`'s) on
+    the DAG's arrays: ``codes`` the op codes ADD, SUB, MUL, DIV, NEG, IF_ELSE_ZERO,
+    FMOD, COPYSIGN, OUTPUT; ``head`` the chain heads (:func:`.sxchains.sum_chains`)."""
+    arrays = [_c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64), _c(leaf, np.int8),
+              _c(value, np.float64), _c(vh, np.uint64), _c(hashed, np.bool_),
+              _c(codes, np.int64)]
+    head, gathered = _c(head, np.int64), _c(gathered, np.int64)
+    return bool(library().caspar_plain(op.size, *[x.ctypes.data for x in arrays],
+                                       int(not_leaf), int(leaf_const), head.ctypes.data,
+                                       gathered.size, gathered.ctypes.data))

@@ -183,3 +183,52 @@ def test_grouping_loops_are_the_numpy_passes(k):
         np.testing.assert_array_equal(X[:, fst][:, inv], X)
         assert np.unique(X.T, axis=0).shape[0] == fst.size
         assert np.all(np.diff(fst) > 0) and np.all(inv[fst] == np.arange(fst.size))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_plain_is_the_numpy_rules(seed):
+    # random DAGs over the ops _plain's rules name (and sin), constants 0, +-1, -0.0,
+    # 2.5, equal value hashes and unhashed nodes: the C++ loop decides as the NumPy
+    # passes (sxdag.NATIVE off)
+    rng = np.random.default_rng(seed)
+    names = ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG", "OP_IF_ELSE_ZERO",
+             "OP_FMOD", "OP_COPYSIGN", "OP_SIN")
+    # odd seeds: rarely a rule's case (about half of those programs are plain)
+    rare = seed % 2 == 1
+    p_op = np.array([6, 6, 6, 2, 1, 1, 1, 1, 4] if rare else [1] * 9, float)
+    values = [2.5, 3.5, 0.5, 2.5, 3.5, 0.5, 0.0, 1.0] if rare else [0.0, -0.0, 1.0, -1.0, 2.5]
+    K = int(rng.integers(8, 40 if not rare else 16))
+    n_leaf = int(rng.integers(2, 6))
+    op = np.empty(K, np.int64)
+    a0, a1 = np.full(K, -1, np.int64), np.full(K, -1, np.int64)
+    leaf = np.full(K, sxdag.NOT_LEAF, np.int8)
+    value = np.zeros(K)
+    for k in range(K):
+        if k < n_leaf or rng.random() < 0.15:
+            const = rng.random() < (0.25 if rare else 0.5)
+            op[k] = T.CODES["OP_CONST" if const else "OP_INPUT"]
+            leaf[k] = sxdag.LEAF_CONST if const else sxdag.LEAF_VAR
+            value[k] = rng.choice(values) if const else 0.0
+            continue
+        name = names[int(rng.choice(len(names), p=p_op / p_op.sum()))]
+        op[k] = T.CODES[name]
+        a0[k] = rng.integers(0, k)
+        if name not in ("OP_NEG", "OP_SIN"):
+            a1[k] = rng.integers(0, k)
+    out = np.flatnonzero(leaf == sxdag.NOT_LEAF)[-2:]
+    op = np.r_[op, np.full(out.size, T.CODES["OP_OUTPUT"])]
+    a0, a1 = np.r_[a0, out], np.r_[a1, np.full(out.size, -1)]
+    leaf, value = np.r_[leaf, np.full(out.size, sxdag.NOT_LEAF, np.int8)], np.r_[value, np.zeros(out.size)]
+    dag = sxdag.SXDag(op, a0, a1, leaf, np.full(op.size, -1), value, out)
+    vh = rng.integers(0, 4 if not rare else 10 ** 6, op.size).astype(np.uint64)
+    hashed = rng.random(op.size) < 0.7
+    head = bulk.sum_chains(dag)[0]
+    chain = np.flatnonzero((op == T.CODES["OP_ADD"]) | (op == T.CODES["OP_SUB"]))
+    gathered = np.unique(head[chain[rng.random(chain.size) < 0.3]])
+    got = bulk._plain(dag, vh, hashed, gathered)
+    saved = sxdag.NATIVE
+    sxdag.NATIVE = False
+    try:
+        assert got == bulk._plain(dag, vh, hashed, gathered)
+    finally:
+        sxdag.NATIVE = saved
