@@ -39,6 +39,9 @@ def sum_chains(dag: SXDag):
     if got is not None:
         return got
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    if native() is not None:
+        dag._chains = native().sum_chains(op, a0, a1, program_uses(dag), _ADD, _SUB)
+        return dag._chains
     K = op.size
     chain = (op == _ADD) | (op == _SUB)
     uses = program_uses(dag)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
-from .sxdag import LEAF_CONST, SXDag
+from .sxdag import LEAF_CONST, SXDag, native
 from .sxchains import sum_chains
 from .mix64 import fmix as _fmix
 
@@ -91,9 +91,12 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         kc = np.flatnonzero(nodes & scaled)
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
     idx = np.flatnonzero(nodes)
-    _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
     out = np.zeros(K, bool)
-    out[idx[cnt[inv.reshape(-1)] > 1]] = True
+    if native() is not None:
+        out[idx[native().repeated(sig[idx])]] = True
+    else:
+        _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
+        out[idx[cnt[inv.reshape(-1)] > 1]] = True
     n_items = np.zeros(K, np.int64)
     n_items[ks] = hi - lo
     return out, n_items

@@ -437,3 +437,52 @@ extern "C" int64_t caspar_plain(int64_t n, const int64_t* op, const int64_t* a0,
   }
   return 1;
 }
+
+// sxchains.sum_chains: head[k] the head of the chain of single-use additions node k
+// belongs to (k itself outside one), in_sum[k] whether k is an ADD/SUB of a chain of
+// three terms or more.  A link is an ADD/SUB used once (uses), by an ADD/SUB: its user
+// (unique, being its only use) follows it in instruction order.
+extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a0,
+                                  const int64_t* a1, const int64_t* uses, int64_t add,
+                                  int64_t sub, int64_t* head, uint8_t* in_sum) {
+  std::vector<int64_t> user(n, -1);
+  for (int64_t k = 0; k < n; ++k) {
+    if (op[k] != add && op[k] != sub) continue;
+    if (a0[k] >= 0) user[a0[k]] = k;
+    if (a1[k] >= 0) user[a1[k]] = k;
+  }
+  std::vector<uint8_t> has_link(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    head[k] = k;
+    const bool chain = op[k] == add || op[k] == sub;
+    in_sum[k] = chain && uses[k] == 1 && user[k] >= 0;      // fused, for now
+    if (in_sum[k]) has_link[user[k]] = 1;
+  }
+  for (int64_t k = n - 1; k >= 0; --k) {
+    if (in_sum[k]) head[k] = head[user[k]];
+  }
+  for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
+}
+
+// sxmerge.merge_candidates' keys met more than once: twice[i] = 1 where key[i] equals
+// another key (a hash table of first indices and counts)
+extern "C" void caspar_repeated(int64_t n, const uint64_t* key, uint8_t* twice) {
+  int64_t T = 1;
+  while (T < 2 * n) T *= 2;
+  std::vector<int64_t> slot(T, -1);
+  std::vector<int64_t> where(n);                 // the slot of each key
+  std::vector<uint8_t> many(T, 0);
+  const uint64_t mask = static_cast<uint64_t>(T - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t k = key[i];
+    int64_t j = static_cast<int64_t>(fmix(k) & mask);
+    while (slot[j] >= 0 && key[slot[j]] != k) j = (j + 1) & (T - 1);
+    if (slot[j] < 0) {
+      slot[j] = i;
+    } else {
+      many[j] = 1;
+    }
+    where[i] = j;
+  }
+  for (int64_t i = 0; i < n; ++i) twice[i] = many[where[i]];
+}

@@ -40,6 +40,8 @@ _SIGNATURES = {
     "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_plain": (_I, [_I] + [_P] * 8 + [_I, _I, _P, _I, _P]),
+    "caspar_sum_chains": (None, [_I] + [_P] * 4 + [_I, _I, _P, _P]),
+    "caspar_repeated": (None, [_I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -206,3 +208,22 @@ def plain(op, a0, a1, leaf, value, vh, hashed, codes, not_leaf, leaf_const, head
     return bool(library().caspar_plain(op.size, *[x.ctypes.data for x in arrays],
                                        int(not_leaf), int(leaf_const), head.ctypes.data,
                                        gathered.size, gathered.ctypes.data))
+
+
+def sum_chains(op, a0, a1, uses, add, sub):
+    """:func:`.sxchains.sum_chains`' ``(head, in_sum)`` from the op and argument arrays
+    and :func:`.sxchains.program_uses`."""
+    op, a0, a1, uses = (_c(x, np.int64) for x in (op, a0, a1, uses))
+    head, in_sum = np.empty(op.size, np.int64), np.empty(op.size, np.bool_)
+    library().caspar_sum_chains(op.size, op.ctypes.data, a0.ctypes.data, a1.ctypes.data,
+                                uses.ctypes.data, int(add), int(sub), head.ctypes.data,
+                                in_sum.ctypes.data)
+    return head, in_sum
+
+
+def repeated(key):
+    """bool: where each uint64 ``key`` equals another one."""
+    key = _c(key, np.uint64)
+    twice = np.empty(key.size, np.bool_)
+    library().caspar_repeated(key.size, key.ctypes.data, twice.ctypes.data)
+    return twice

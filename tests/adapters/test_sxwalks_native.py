@@ -166,6 +166,20 @@ def test_grouping_loops_are_the_numpy_passes(k):
     uses = (np.bincount(a0[a0 >= 0], minlength=K) + np.bincount(a1[a1 >= 0], minlength=K)
             + np.bincount(dag.out, minlength=K))
     assert _equal(sxwalks_native.program_uses(a0, a1, dag.out), uses)
+    from caspar_backend.adapters.casadi import sxchains
+
+    saved = sxdag.NATIVE
+    sxdag.NATIVE = False
+    try:
+        chains = sxchains.sum_chains(sxdag.SXDag(dag.op, a0, a1, dag.leaf, dag.attr,
+                                                 dag.value, dag.out))
+    finally:
+        sxdag.NATIVE = saved
+    assert _equal(sxwalks_native.sum_chains(dag.op, a0, a1, uses, T.CODES["OP_ADD"],
+                                            T.CODES["OP_SUB"]), chains)
+    key = (dag.op * 7 + np.maximum(a0, 0) % 5).astype(np.uint64)
+    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    assert _equal(sxwalks_native.repeated(key), cnt[inv.reshape(-1)] > 1)
     bake = sxhash.baked(dag)
     for top in np.unique(np.concatenate([dag.out, a0[dag.out]]))[:40].tolist():
         if top < 0 or dag.leaf[top] != sxdag.NOT_LEAF:
