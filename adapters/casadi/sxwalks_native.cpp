@@ -5,7 +5,6 @@
 // arrays are one byte per entry.
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace {
@@ -141,42 +140,26 @@ extern "C" int64_t caspar_first_of_each(int64_t n, const uint64_t* key, int64_t*
 }
 
 // sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
-// V[q, c] == V[p, c] (q <= p).  Per column: up to 64 rows, each value looked up among
-// the column's distinct values met so far (L * distinct / 2 comparisons); more, the
-// column's (value, position) pairs sorted (the first of a run is its smallest position).
+// V[q, c] == V[p, c] (q <= p).  Per column, each value looked up in a small hash table
+// of the column's values met so far (entries stamped with their column: no clearing)
 extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
                                         int64_t* F) {
-  if (L <= 64) {
-    std::vector<uint64_t> seen(L);
-    std::vector<int64_t> at(L);
-    for (int64_t c = 0; c < N; ++c) {
-      int64_t d = 0;
-      for (int64_t p = 0; p < L; ++p) {
-        const uint64_t v = V[p * N + c];
-        int64_t f = p;
-        for (int64_t i = 0; i < d; ++i) {
-          if (seen[i] == v) {
-            f = at[i];
-            break;
-          }
-        }
-        if (f == p) {
-          seen[d] = v;
-          at[d++] = p;
-        }
-        F[p * N + c] = f;
-      }
-    }
-    return;
-  }
-  std::vector<std::pair<uint64_t, int64_t>> col(L);
+  int64_t T = 1;
+  while (T < 2 * L) T *= 2;
+  const uint64_t mask = static_cast<uint64_t>(T - 1);
+  std::vector<uint64_t> key(T);
+  std::vector<int64_t> pos(T), stamp(T, -1);
   for (int64_t c = 0; c < N; ++c) {
-    for (int64_t p = 0; p < L; ++p) col[p] = {V[p * N + c], p};
-    std::sort(col.begin(), col.end());
-    int64_t first = 0;
-    for (int64_t i = 0; i < L; ++i) {
-      if (i == 0 || col[i].first != col[i - 1].first) first = col[i].second;
-      F[col[i].second * N + c] = first;
+    for (int64_t p = 0; p < L; ++p) {
+      const uint64_t v = V[p * N + c];
+      int64_t j = static_cast<int64_t>(fmix(v) & mask);
+      while (stamp[j] == c && key[j] != v) j = (j + 1) & (T - 1);
+      if (stamp[j] != c) {
+        stamp[j] = c;
+        key[j] = v;
+        pos[j] = p;
+      }
+      F[p * N + c] = pos[j];
     }
   }
 }

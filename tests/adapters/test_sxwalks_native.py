@@ -143,8 +143,8 @@ def test_whole_read_is_the_same():
 
 @pytest.mark.parametrize("L", [1, 2, 7, 24, 64, 65, 130])
 def test_first_occurrence_is_the_numpy_one(L):
-    # both of the C++ loop's methods (distinct values met so far; sorted columns), many
-    # ties, and a non-contiguous input
+    # columns of one value, a few, all distinct (the per-column hash table at several
+    # sizes), and a non-contiguous input
     from caspar_backend.adapters.casadi.sxgroup import _first_occurrence
 
     rng = np.random.default_rng(L)
