@@ -69,14 +69,17 @@ class SXDag:
 NATIVE = True
 
 
-def native():
-    """:mod:`.sxwalks_native` where :data:`NATIVE` and its library can be had, else None
-    (the callers then take their NumPy passes: the same results)."""
+def native(which: str = "walks"):
+    """:mod:`.sxwalks_native` (``which="walks"``) or :mod:`.sxkernels_native`
+    (``"kernels"``) where :data:`NATIVE` and its library can be had, else None (the
+    callers then take their NumPy passes: the same results)."""
     if NATIVE:
-        from . import sxwalks_native
-
-        if sxwalks_native.library() is not None:
-            return sxwalks_native
+        if which == "walks":
+            from . import sxwalks_native as module
+        else:
+            from . import sxkernels_native as module
+        if module.library() is not None:
+            return module
     return None
 
 

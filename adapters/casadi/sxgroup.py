@@ -107,7 +107,7 @@ def _exponent_mismatch(dag: SXDag, rep, M, bake) -> np.ndarray:
 def _positions(dag: SXDag, rep_nodes, parent, arg, first, bake):
     """``(M, bad)``: :func:`_gather` and :func:`_mismatch` (by the C++ loop where it
     can be had; a column found bad may hold other node ids there, it is not read)."""
-    nat = native()
+    nat = native("kernels")
     if nat is None:
         M = _gather(dag, parent, arg, first)
         return M, _mismatch(dag, rep_nodes, M, bake)
@@ -138,14 +138,15 @@ def _coincidences(V: np.ndarray):
     """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N); ``cols``: the
     first column and those that differ from it -- every other column is the first.
 
-    By the C++ loop (:func:`.sxwalks_native.first_occurrence`, every column) where it
+    By the C++ loop (:func:`.sxkernels_native.first_occurrence`, every column) where it
     can be had; else taking the first instance's pattern ``F0`` for every instance
     where it holds: ``V[p] == V[F0[p]]`` at each claimed position and as many distinct
     values at F0's first positions as there are of them (then F's column is F0: each
     class of equal values is one of F0's), the rest computed in full."""
     L, N = V.shape
-    if native() is not None:
-        F = native().first_occurrence(V)
+    nat = native("kernels")
+    if nat is not None:
+        F = nat.first_occurrence(V)
         other = np.flatnonzero((F[:, 1:] != F[:, :1]).any(axis=0)) + 1
         return F, np.r_[0, other]
     F0 = _first_occurrence(V[:, :1])[:, 0]
@@ -171,7 +172,7 @@ def _patterns(F: np.ndarray):
     N = F.shape[1]
     if not F.shape[0] or np.all(F == F[:, :1]):
         return F[:, :1].T, np.zeros(N, np.int64)
-    nat = native()
+    nat = native("kernels")
     if nat is not None:                    # in order of first occurrence
         first, inv = nat.distinct_columns(F)
         return F[:, first].T, inv

@@ -55,6 +55,12 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     head, _ = sum_chains(dag)
     fused = head != np.arange(K)                       # a link folded into its user
     nodes = walked & ((spine & ~fused) | scaled)
+    nat = native("kernels")
+    got = None if nat is None else nat.merge_signatures(
+        op, dag.leaf, LEAF_CONST, vh, hashed, top_id, t_node, t_par, t_dist, nodes, spine,
+        scaled, top_of, span, S_of, c_of)
+    if got is not None:                 # the same signatures in one C++ pass
+        return got
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
     nc = dag.leaf[t_node] != LEAF_CONST
     tid, tn, tp, td = top_id[nc], t_node[nc], t_par[nc], t_dist[nc]
@@ -91,12 +97,9 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
         kc = np.flatnonzero(nodes & scaled)
         sig[kc] = _fmix(sig[S_of[kc]] ^ (c_of[kc] + 0.0).view(np.uint64)) ^ np.uint64(3)
     idx = np.flatnonzero(nodes)
+    _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
     out = np.zeros(K, bool)
-    if native() is not None:
-        out[idx[native().repeated(sig[idx])]] = True
-    else:
-        _, inv, cnt = np.unique(sig[idx], return_inverse=True, return_counts=True)
-        out[idx[cnt[inv.reshape(-1)] > 1]] = True
+    out[idx[cnt[inv.reshape(-1)] > 1]] = True
     n_items = np.zeros(K, np.int64)
     n_items[ks] = hi - lo
     return out, n_items

@@ -139,31 +139,6 @@ extern "C" int64_t caspar_first_of_each(int64_t n, const uint64_t* key, int64_t*
   return m;
 }
 
-// sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
-// V[q, c] == V[p, c] (q <= p).  Per column, each value looked up in a small hash table
-// of the column's values met so far (entries stamped with their column: no clearing)
-extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
-                                        int64_t* F) {
-  int64_t T = 1;
-  while (T < 2 * L) T *= 2;
-  const uint64_t mask = static_cast<uint64_t>(T - 1);
-  std::vector<uint64_t> key(T);
-  std::vector<int64_t> pos(T), stamp(T, -1);
-  for (int64_t c = 0; c < N; ++c) {
-    for (int64_t p = 0; p < L; ++p) {
-      const uint64_t v = V[p * N + c];
-      int64_t j = static_cast<int64_t>(fmix(v) & mask);
-      while (stamp[j] == c && key[j] != v) j = (j + 1) & (T - 1);
-      if (stamp[j] != c) {
-        stamp[j] = c;
-        key[j] = v;
-        pos[j] = p;
-      }
-      F[p * N + c] = pos[j];
-    }
-  }
-}
-
 // sxwalks.claims_hold over the (L, N) arrays M, F; returns 1 when every claim holds
 extern "C" int64_t caspar_claims_hold(const int64_t* op, const int8_t* leaf,
                                       const int64_t* attr, const uint64_t* bits,
@@ -299,73 +274,6 @@ extern "C" void caspar_program_uses(int64_t n, const int64_t* a0, const int64_t*
   for (int64_t i = 0; i < n_out; ++i) ++uses[out[i]];
 }
 
-// sxgroup._gather and the op/leaf part of sxgroup._mismatch in one pass per position:
-// M (L x N) the node of position p of each instance (row 0 `first`; row p the argument
-// arg[p] of row parent[p]; -1 below a missing argument), bad[c] = 1 where a position of
-// instance c is missing or differs from the representative's nodes `rep` in op or leaf
-extern "C" void caspar_gather_positions(int64_t L, int64_t N, const int64_t* parent,
-                                        const int64_t* arg, const int64_t* rep,
-                                        const int64_t* a0, const int64_t* a1,
-                                        const int64_t* op, const int8_t* leaf,
-                                        const int64_t* first, int64_t* M, uint8_t* bad) {
-  std::fill(bad, bad + N, 0);
-  for (int64_t p = 0; p < L; ++p) {
-    int64_t* row = M + p * N;
-    if (p == 0) {
-      std::copy(first, first + N, row);
-    } else {
-      const int64_t* src = arg[p] == 0 ? a0 : a1;
-      const int64_t* up = M + parent[p] * N;
-      for (int64_t c = 0; c < N; ++c) row[c] = up[c] >= 0 ? src[up[c]] : -1;
-    }
-    const int64_t o = op[rep[p]];
-    const int8_t l = leaf[rep[p]];
-    for (int64_t c = 0; c < N; ++c) {
-      const int64_t m = row[c];
-      if (m < 0 || op[m] != o || leaf[m] != l) bad[c] = 1;
-    }
-  }
-}
-
-// sxgroup._patterns: the distinct columns of the (R, N) X, in order of first
-// occurrence (columns hashed, equal hashes compared in full): first[j] the first
-// column of pattern j, inv[c] the pattern of column c; returns the pattern count
-extern "C" int64_t caspar_distinct_columns(int64_t R, int64_t N, const int64_t* X,
-                                           int64_t* first, int64_t* inv) {
-  int64_t T = 1;
-  while (T < 2 * N) T *= 2;
-  std::vector<int64_t> slot(T, -1);             // a pattern id
-  std::vector<uint64_t> code(N);
-  const uint64_t mask = static_cast<uint64_t>(T - 1);
-  for (int64_t c = 0; c < N; ++c) code[c] = 0;
-  for (int64_t r = 0; r < R; ++r) {
-    const int64_t* x = X + r * N;
-    for (int64_t c = 0; c < N; ++c) code[c] = fmix(code[c] * M1 ^ static_cast<uint64_t>(x[c]));
-  }
-  int64_t P = 0;
-  for (int64_t c = 0; c < N; ++c) {
-    int64_t j = static_cast<int64_t>(code[c] & mask);
-    while (true) {
-      const int64_t s = slot[j];
-      if (s < 0) {
-        slot[j] = P;
-        first[P] = c;
-        inv[c] = P++;
-        break;
-      }
-      const int64_t f = first[s];
-      bool same = code[f] == code[c];
-      for (int64_t r = 0; same && r < R; ++r) same = X[r * N + f] == X[r * N + c];
-      if (same) {
-        inv[c] = s;
-        break;
-      }
-      j = (j + 1) & (T - 1);
-    }
-  }
-  return P;
-}
-
 // bulk._plain with bulk._chain_constants_ok: 1 when caspar's graph builds every node as
 // it is (the rules are _plain's: no op on constants only; no constant 0 or +-1 where
 // add, sub, mul, div, if_else_zero would drop it; no constant argument of neg, fmod,
@@ -445,27 +353,4 @@ extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a
     if (in_sum[k]) head[k] = head[user[k]];
   }
   for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
-}
-
-// sxmerge.merge_candidates' keys met more than once: twice[i] = 1 where key[i] equals
-// another key (a hash table of first indices and counts)
-extern "C" void caspar_repeated(int64_t n, const uint64_t* key, uint8_t* twice) {
-  int64_t T = 1;
-  while (T < 2 * n) T *= 2;
-  std::vector<int64_t> slot(T, -1);
-  std::vector<int64_t> where(n);                 // the slot of each key
-  std::vector<uint8_t> many(T, 0);
-  const uint64_t mask = static_cast<uint64_t>(T - 1);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t k = key[i];
-    int64_t j = static_cast<int64_t>(fmix(k) & mask);
-    while (slot[j] >= 0 && key[slot[j]] != k) j = (j + 1) & (T - 1);
-    if (slot[j] < 0) {
-      slot[j] = i;
-    } else {
-      many[j] = 1;
-    }
-    where[i] = j;
-  }
-  for (int64_t i = 0; i < n; ++i) twice[i] = many[where[i]];
 }

@@ -35,13 +35,9 @@ _SIGNATURES = {
     "caspar_single_writes": (_I, [_I] + [_P] * 5),
     "caspar_first_of_each": (_I, [_I, _P, _P]),
     "caspar_claims_hold": (_I, [_P] * 7 + [_I, _I, _P, _P]),
-    "caspar_first_occurrence": (None, [_I, _I, _P, _P]),
     "caspar_program_uses": (None, [_I, _P, _P, _I, _P, _P]),
-    "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
-    "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_plain": (_I, [_I] + [_P] * 8 + [_I, _I, _P, _I, _P]),
     "caspar_sum_chains": (None, [_I] + [_P] * 4 + [_I, _I, _P, _P]),
-    "caspar_repeated": (None, [_I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -125,15 +121,6 @@ def first_of_each(key):
     return out[:m]
 
 
-def first_occurrence(V):
-    """:func:`.sxgroup._first_occurrence` of the (L, N) uint64 ``V``: int64 (L, N)."""
-    V = _c(V, np.uint64)
-    L, N = V.shape
-    F = np.empty((L, N), np.int64)
-    library().caspar_first_occurrence(L, N, V.ctypes.data, F.ctypes.data)
-    return F
-
-
 def claims_hold(op, leaf, attr, bits, a0, a1, vh, M, F):
     """:func:`.sxwalks.claims_hold`."""
     M, F = _c(M, np.int64), _c(F, np.int64)
@@ -170,32 +157,6 @@ def program_uses(a0, a1, out):
     return uses
 
 
-def gather_positions(parent, arg, rep, a0, a1, op, leaf, first):
-    """``(M, bad)``: :func:`.sxgroup._gather` (rows below a missing argument -1) and the
-    op and leaf comparison of :func:`.sxgroup._mismatch`, in one pass per position."""
-    parent, arg, rep = _c(parent, np.int64), _c(arg, np.int64), _c(rep, np.int64)
-    arrays = [_c(a0, np.int64), _c(a1, np.int64), _c(op, np.int64), _c(leaf, np.int8),
-              _c(first, np.int64)]
-    L, N = parent.size, arrays[-1].size
-    M = np.empty((L, N), np.int64)
-    bad = np.empty(N, np.bool_)
-    library().caspar_gather_positions(L, N, parent.ctypes.data, arg.ctypes.data,
-                                      rep.ctypes.data, *[x.ctypes.data for x in arrays],
-                                      M.ctypes.data, bad.ctypes.data)
-    return M, bad
-
-
-def distinct_columns(X):
-    """``(first, inv)``: the first column of each distinct column of the (R, N) int64
-    ``X``, in order of first occurrence, and each column's index among them."""
-    X = _c(X, np.int64)
-    R, N = X.shape
-    first, inv = np.empty(N, np.int64), np.empty(N, np.int64)
-    P = library().caspar_distinct_columns(R, N, X.ctypes.data, first.ctypes.data,
-                                          inv.ctypes.data)
-    return first[:P], inv
-
-
 def plain(op, a0, a1, leaf, value, vh, hashed, codes, not_leaf, leaf_const, head,
           gathered):
     """:func:`.bulk._plain` (its rules and :func:`.bulk._chain_constants_ok`'s) on
@@ -219,11 +180,3 @@ def sum_chains(op, a0, a1, uses, add, sub):
                                 uses.ctypes.data, int(add), int(sub), head.ctypes.data,
                                 in_sum.ctypes.data)
     return head, in_sum
-
-
-def repeated(key):
-    """bool: where each uint64 ``key`` equals another one."""
-    key = _c(key, np.uint64)
-    twice = np.empty(key.size, np.bool_)
-    library().caspar_repeated(key.size, key.ctypes.data, twice.ctypes.data)
-    return twice

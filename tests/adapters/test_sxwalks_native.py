@@ -11,6 +11,7 @@ import pytest
 ca = pytest.importorskip("casadi")
 
 from caspar_backend.adapters.casadi import bulk, sxdag, sxexport, sxhash  # noqa: E402
+from caspar_backend.adapters.casadi import sxkernels_native  # noqa: E402
 from caspar_backend.adapters.casadi import sxwalks_native, sxwalks_numpy  # noqa: E402
 from caspar_backend.adapters.casadi import optable as T  # noqa: E402
 from caspar_backend.adapters.casadi.nlp import problem_function  # noqa: E402
@@ -151,7 +152,7 @@ def test_first_occurrence_is_the_numpy_one(L):
     for distinct in (1, 3, L + 5):
         V = rng.integers(0, distinct, (L, 301)).astype(np.uint64)
         for X in (V, V[:, ::3]):
-            F = sxwalks_native.first_occurrence(X)
+            F = sxkernels_native.first_occurrence(X)
             assert F.dtype == np.int64
             np.testing.assert_array_equal(F, _first_occurrence(X))
 
@@ -179,7 +180,7 @@ def test_grouping_loops_are_the_numpy_passes(k):
                                             T.CODES["OP_SUB"]), chains)
     key = (dag.op * 7 + np.maximum(a0, 0) % 5).astype(np.uint64)
     _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-    assert _equal(sxwalks_native.repeated(key), cnt[inv.reshape(-1)] > 1)
+    assert _equal(sxkernels_native.repeated(key), cnt[inv.reshape(-1)] > 1)
     bake = sxhash.baked(dag)
     for top in np.unique(np.concatenate([dag.out, a0[dag.out]]))[:40].tolist():
         if top < 0 or dag.leaf[top] != sxdag.NOT_LEAF:
@@ -188,12 +189,12 @@ def test_grouping_loops_are_the_numpy_passes(k):
         first = np.flatnonzero(dag.leaf == sxdag.NOT_LEAF)
         M0 = sxgroup._gather(dag, parent, arg, first)
         bad0 = sxgroup._mismatch(dag, rep, M0, bake)
-        M, bad = sxwalks_native.gather_positions(parent, arg, rep, a0, a1, dag.op, dag.leaf,
+        M, bad = sxkernels_native.gather_positions(parent, arg, rep, a0, a1, dag.op, dag.leaf,
                                                  first)
         assert _equal(bad | sxgroup._exponent_mismatch(dag, np.asarray(rep), M, bake), bad0)
         assert _equal(M[:, ~bad], M0[:, ~bad])
         X = np.vstack([M0 % 3, M0 % 2])
-        fst, inv = sxwalks_native.distinct_columns(X)
+        fst, inv = sxkernels_native.distinct_columns(X)
         np.testing.assert_array_equal(X[:, fst][:, inv], X)
         assert np.unique(X.T, axis=0).shape[0] == fst.size
         assert np.all(np.diff(fst) > 0) and np.all(inv[fst] == np.arange(fst.size))
@@ -246,3 +247,40 @@ def test_plain_is_the_numpy_rules(seed):
         assert got == bulk._plain(dag, vh, hashed, gathered)
     finally:
         sxdag.NATIVE = saved
+
+
+def _twice_built_sums():
+    # equal partial sums built twice (two nodes, equal signatures: merge candidates),
+    # negated, scaled and subtracted
+    x = ca.SX.sym("x", 8)
+
+    def s():
+        return x[0] + x[1] - x[2] + x[3] * x[4] - x[5] + x[6]
+
+    g = ca.vertcat(s() * ca.sin(x[7]), s() * ca.cos(x[7]), 2 * s() + x[7], -s() - x[0],
+                   3.5 * s() - (x[1] - x[2]))
+    return {"x": x, "f": ca.sumsqr(x), "g": g}
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_merge_signatures_are_the_numpy_passes(k, monkeypatch):
+    # merge_candidates' (candidates, n_items) on the split's own inputs, by the C++
+    # pass and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import sxmerge, sxterms
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    seen = []
+    real = sxmerge.merge_candidates
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxterms, "merge_candidates", spy)
+    sxterms.split_instances(dag, 1)
+    for args in seen:
+        got = real(*args)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        assert _equal(got, real(*args))
+        monkeypatch.setattr(sxdag, "NATIVE", True)
