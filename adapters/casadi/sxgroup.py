@@ -146,9 +146,8 @@ def _coincidences(V: np.ndarray):
     L, N = V.shape
     nat = native("kernels")
     if nat is not None:
-        F = nat.first_occurrence(V)
-        other = np.flatnonzero((F[:, 1:] != F[:, :1]).any(axis=0)) + 1
-        return F, np.r_[0, other]
+        F, differs = nat.first_occurrence(V)
+        return F, np.r_[0, np.flatnonzero(differs[1:]) + 1]
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
     for p in np.flatnonzero(F0 != np.arange(L)).tolist():

@@ -26,16 +26,18 @@ inline uint64_t fmix(uint64_t x) {
 }  // namespace
 
 // sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
-// V[q, c] == V[p, c] (q <= p).  Per column, each value looked up in a small hash table
-// of the column's values met so far (entries stamped with their column: no clearing)
+// V[q, c] == V[p, c] (q <= p); differs[c] = 1 where column c of F is not column 0's.
+// Per column, each value looked up in a small hash table of the column's values met so
+// far (entries stamped with their column: no clearing).
 extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
-                                        int64_t* F) {
+                                        int64_t* F, uint8_t* differs) {
   int64_t T = 1;
   while (T < 2 * L) T *= 2;
   const uint64_t mask = static_cast<uint64_t>(T - 1);
   std::vector<uint64_t> key(T);
   std::vector<int64_t> pos(T), stamp(T, -1);
   for (int64_t c = 0; c < N; ++c) {
+    uint8_t d = 0;
     for (int64_t p = 0; p < L; ++p) {
       const uint64_t v = V[p * N + c];
       int64_t j = static_cast<int64_t>(fmix(v) & mask);
@@ -46,7 +48,9 @@ extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
         pos[j] = p;
       }
       F[p * N + c] = pos[j];
+      d |= pos[j] != F[p * N];
     }
+    differs[c] = d;
   }
 }
 

@@ -27,7 +27,7 @@ LIBRARY = "libcaspar_sx_kernels" + (".dylib" if sys.platform == "darwin" else ".
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 #: ctypes signatures: (restype, argtypes)
 _SIGNATURES = {
-    "caspar_first_occurrence": (None, [_I, _I, _P, _P]),
+    "caspar_first_occurrence": (None, [_I, _I, _P, _P, _P]),
     "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_repeated": (None, [_I, _P, _P]),
@@ -55,12 +55,15 @@ def library():
 
 
 def first_occurrence(V):
-    """:func:`.sxgroup._first_occurrence` of the (L, N) uint64 ``V``: int64 (L, N)."""
+    """``(F, differs)``: :func:`.sxgroup._first_occurrence` of the (L, N) uint64 ``V``
+    (int64 (L, N)) and bool (N,) where a column of F is not the first."""
     V = _c(V, np.uint64)
     L, N = V.shape
     F = np.empty((L, N), np.int64)
-    library().caspar_first_occurrence(L, N, V.ctypes.data, F.ctypes.data)
-    return F
+    differs = np.empty(N, np.bool_)
+    library().caspar_first_occurrence(L, N, V.ctypes.data, F.ctypes.data,
+                                      differs.ctypes.data)
+    return F, differs
 
 
 def gather_positions(parent, arg, rep, a0, a1, op, leaf, first):

@@ -149,12 +149,24 @@ def test_first_occurrence_is_the_numpy_one(L):
     from caspar_backend.adapters.casadi.sxgroup import _first_occurrence
 
     rng = np.random.default_rng(L)
-    for distinct in (1, 3, L + 5):
-        V = rng.integers(0, distinct, (L, 301)).astype(np.uint64)
-        for X in (V, V[:, ::3]):
-            F = sxkernels_native.first_occurrence(X)
+    N = 301
+    mixed = []
+    for k in (1, 2, 5):
+        # k patterns (each column relabelled injectively: the values differ, the
+        # pattern not), a tenth of the columns random: the rounds and the fall-back
+        labels = rng.integers(0, max(L // 2, 1), (k, L))
+        which = rng.integers(0, k, N)
+        relabel = rng.permutation(10 * L + 10)[None, :] + 1000 * np.arange(N)[:, None]
+        V = np.take_along_axis(relabel, labels[which], axis=1).T
+        noise = rng.random(N) < 0.1
+        V[:, noise] = rng.integers(0, 3, (L, int(noise.sum())))
+        mixed.append(V.astype(np.uint64))
+    for V in mixed + [rng.integers(0, d, (L, N)).astype(np.uint64) for d in (1, 3, L + 5)]:
+        for X in (V, V[:, ::3], V[:, 1:]):
+            F, differs = sxkernels_native.first_occurrence(X)
             assert F.dtype == np.int64
             np.testing.assert_array_equal(F, _first_occurrence(X))
+            np.testing.assert_array_equal(differs, (F != F[:, :1]).any(axis=0))
 
 
 @pytest.mark.parametrize("k", range(len(_programs())))
