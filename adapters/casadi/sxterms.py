@@ -58,7 +58,7 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 
 from . import optable as T
 from .sums import SCALE_MIN_TERMS, SHARED_MIN_TERMS
-from .sxdag import LEAF_CONST, SXDag
+from .sxdag import LEAF_CONST, SXDag, native
 from .sxchains import sum_chains
 from .sxhash import term_hashes
 from .sxmerge import merge_candidates
@@ -96,6 +96,9 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     with ``S`` a spine node and ``c`` a constant (arrays over the K nodes; only MUL,
     TWICE and DIV nodes are looked at)."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    if native() is not None:                     # the same rules in one C++ pass
+        return native().scaled(op, a0, a1, dag.leaf, LEAF_CONST, dag.value, spine,
+                               np.array([_MUL, _TWICE, _DIV], np.int64))
     K = op.size
     k = np.flatnonzero((op == _MUL) | (op == _TWICE) | (op == _DIV))
     o, b0, b1 = op[k], a0[k], a1[k]

@@ -354,3 +354,39 @@ extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a
   }
   for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
 }
+
+// sxterms._scaled: the nodes c * S, S * c (a constant first argument taken first),
+// 2 * S (OP_TWICE) and S / c with S a spine node and c a constant: is_scaled, S_of
+// (-1 elsewhere), c_of (0 elsewhere; 2 for OP_TWICE), divide.  code: MUL, TWICE, DIV
+extern "C" void caspar_scaled(int64_t n, const int64_t* op, const int64_t* a0,
+                              const int64_t* a1, const int8_t* leaf, int64_t leaf_const,
+                              const double* value, const uint8_t* spine,
+                              const int64_t* code, uint8_t* is_scaled, int64_t* S_of,
+                              double* c_of, uint8_t* divide) {
+  const int64_t MUL = code[0], TWICE = code[1], DIV = code[2];
+  for (int64_t k = 0; k < n; ++k) {
+    is_scaled[k] = 0;
+    S_of[k] = -1;
+    c_of[k] = 0.0;
+    divide[k] = 0;
+    const int64_t o = op[k];
+    if (o != MUL && o != TWICE && o != DIV) continue;
+    const int64_t b0 = a0[k], b1 = a1[k];
+    const bool c0 = b0 >= 0 && leaf[b0] == leaf_const, c1 = b1 >= 0 && leaf[b1] == leaf_const;
+    const bool s0 = b0 >= 0 && spine[b0], s1 = b1 >= 0 && spine[b1];
+    if (o == MUL && c0 && s1) {
+      S_of[k] = b1;
+      c_of[k] = value[b0];
+    } else if ((o == MUL && c1 && s0) || (o == DIV && c1 && s0)) {
+      S_of[k] = b0;
+      c_of[k] = value[b1];
+      divide[k] = o == DIV;
+    } else if (o == TWICE && s0) {
+      S_of[k] = b0;
+      c_of[k] = 2.0;
+    } else {
+      continue;
+    }
+    is_scaled[k] = 1;
+  }
+}

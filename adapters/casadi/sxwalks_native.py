@@ -38,6 +38,7 @@ _SIGNATURES = {
     "caspar_program_uses": (None, [_I, _P, _P, _I, _P, _P]),
     "caspar_plain": (_I, [_I] + [_P] * 8 + [_I, _I, _P, _I, _P]),
     "caspar_sum_chains": (None, [_I] + [_P] * 4 + [_I, _I, _P, _P]),
+    "caspar_scaled": (None, [_I, _P, _P, _P, _P, _I] + [_P] * 7),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -180,3 +181,19 @@ def sum_chains(op, a0, a1, uses, add, sub):
                                 uses.ctypes.data, int(add), int(sub), head.ctypes.data,
                                 in_sum.ctypes.data)
     return head, in_sum
+
+
+def scaled(op, a0, a1, leaf, leaf_const, value, spine, codes):
+    """:func:`.sxterms._scaled`'s ``(is_scaled, S, c, divide)``; ``codes`` the op codes
+    MUL, TWICE, DIV."""
+    op, a0, a1 = _c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64)
+    leaf, value, spine = _c(leaf, np.int8), _c(value, np.float64), _c(spine, np.bool_)
+    codes = _c(codes, np.int64)
+    K = op.size
+    is_scaled, divide = np.empty(K, np.bool_), np.empty(K, np.bool_)
+    S, c = np.empty(K, np.int64), np.empty(K)
+    library().caspar_scaled(K, op.ctypes.data, a0.ctypes.data, a1.ctypes.data,
+                            leaf.ctypes.data, int(leaf_const), value.ctypes.data,
+                            spine.ctypes.data, codes.ctypes.data, is_scaled.ctypes.data,
+                            S.ctypes.data, c.ctypes.data, divide.ctypes.data)
+    return is_scaled, S, c, divide

@@ -270,7 +270,7 @@ def _twice_built_sums():
         return x[0] + x[1] - x[2] + x[3] * x[4] - x[5] + x[6]
 
     g = ca.vertcat(s() * ca.sin(x[7]), s() * ca.cos(x[7]), 2 * s() + x[7], -s() - x[0],
-                   3.5 * s() - (x[1] - x[2]))
+                   3.5 * s() - (x[1] - x[2]), s() / 4.0 + x[7], s() * 1.5 - x[6])
     return {"x": x, "f": ca.sumsqr(x), "g": g}
 
 
@@ -296,3 +296,19 @@ def test_merge_signatures_are_the_numpy_passes(k, monkeypatch):
         monkeypatch.setattr(sxdag, "NATIVE", False)
         assert _equal(got, real(*args))
         monkeypatch.setattr(sxdag, "NATIVE", True)
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_scaled_is_the_numpy_passes(k, monkeypatch):
+    from caspar_backend.adapters.casadi import sxterms
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    op = dag.op
+    spine = ((op == T.CODES["OP_ADD"]) | (op == T.CODES["OP_SUB"])
+             | (op == T.CODES["OP_NEG"])) & (dag.leaf < 0)
+    got = sxterms._scaled(dag, spine)
+    monkeypatch.setattr(sxdag, "NATIVE", False)
+    assert _equal(got, sxterms._scaled(dag, spine))
+    # the last program holds c * S, 2 * S and S / c (casadi writes S * c as c * S)
+    assert k < len(_programs()) or (got[0].sum() >= 4 and got[3].any())
