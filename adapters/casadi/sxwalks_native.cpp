@@ -390,3 +390,48 @@ extern "C" void caspar_scaled(int64_t n, const int64_t* op, const int64_t* a0,
     is_scaled[k] = 1;
   }
 }
+
+// sxdag.build_dag's per-instruction reading: leaf kind and attribute of every node
+// (an input: LEAF_VAR / LEAF_PAR by its input index, the nonzero as attribute; a
+// constant: LEAF_CONST; else not_leaf and -1), the output instructions in program
+// order (outs, room for n).  kinds: the op kind of each code below n_kinds, then the
+// kind of every other code (codes below 0 read as code 0).  code: the kinds REFUSED,
+// CALL, ALIAS and the ops INPUT, CONST, OUTPUT.  info: [0] 1 unless an op is refused or
+// a call or an input index is not 0 or 1 (then nothing else is written), [1] 1 where an
+// alias op is met, [2] the output count, [3] 1 where the outputs' (idx, nz) already
+// ascend (program order is then their order)
+extern "C" void caspar_dag_nodes(int64_t n, const int64_t* op, const int64_t* idx,
+                                 const int64_t* nz, int64_t n_kinds, const int64_t* kinds,
+                                 const int64_t* code, const int8_t* leaves, int8_t* leaf,
+                                 int64_t* attr, int64_t* outs, int64_t* info) {
+  const int64_t REFUSED = code[0], CALL = code[1], ALIAS = code[2], INPUT = code[3],
+                CONST = code[4], OUTPUT = code[5];
+  const int8_t VAR = leaves[0], PAR = leaves[1], CST = leaves[2], NOT = leaves[3];
+  info[0] = 0;
+  int64_t has_alias = 0, m = 0, in_order = 1;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t o = op[k];
+    const int64_t kd = kinds[o < 0 ? 0 : (o > n_kinds ? n_kinds : o)];
+    if (kd == REFUSED || kd == CALL) return;
+    if (o == INPUT && (idx[k] < 0 || idx[k] > 1)) return;
+    has_alias |= kd == ALIAS && o >= 0;
+    leaf[k] = NOT;
+    attr[k] = -1;
+    if (o == INPUT) {
+      leaf[k] = idx[k] == 0 ? VAR : PAR;
+      attr[k] = nz[k];
+    } else if (o == CONST) {
+      leaf[k] = CST;
+    } else if (o == OUTPUT) {
+      if (m > 0) {
+        const int64_t p = outs[m - 1];
+        if (idx[k] < idx[p] || (idx[k] == idx[p] && nz[k] < nz[p])) in_order = 0;
+      }
+      outs[m++] = k;
+    }
+  }
+  info[0] = 1;
+  info[1] = has_alias;
+  info[2] = m;
+  info[3] = in_order;
+}

@@ -39,6 +39,7 @@ _SIGNATURES = {
     "caspar_plain": (_I, [_I] + [_P] * 8 + [_I, _I, _P, _I, _P]),
     "caspar_sum_chains": (None, [_I] + [_P] * 4 + [_I, _I, _P, _P]),
     "caspar_scaled": (None, [_I, _P, _P, _P, _P, _I] + [_P] * 7),
+    "caspar_dag_nodes": (None, [_I, _P, _P, _P, _I] + [_P] * 7),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -197,3 +198,27 @@ def scaled(op, a0, a1, leaf, leaf_const, value, spine, codes):
                             spine.ctypes.data, codes.ctypes.data, is_scaled.ctypes.data,
                             S.ctypes.data, c.ctypes.data, divide.ctypes.data)
     return is_scaled, S, c, divide
+
+
+def dag_nodes(op, idx, nz, kinds, codes, leaves):
+    """:func:`.sxdag.build_dag`'s reading of the instructions: ``(leaf, attr, outs,
+    has_alias)`` with ``outs`` the output instructions in (output, nonzero) order, or
+    None where an op is refused or a call or an input index is not 0 or 1.  ``kinds``:
+    the op kind per code (the last entry: codes past the table), ``codes`` the kinds
+    REFUSED, CALL, ALIAS and the ops INPUT, CONST, OUTPUT, ``leaves`` the leaf kinds
+    VAR, PAR, CONST, NOT_LEAF."""
+    op, idx, nz = _c(op, np.int64), _c(idx, np.int64), _c(nz, np.int64)
+    kinds, codes, leaves = _c(kinds, np.int64), _c(codes, np.int64), _c(leaves, np.int8)
+    K = op.size
+    leaf, attr, outs = np.empty(K, np.int8), np.empty(K, np.int64), np.empty(K, np.int64)
+    info = np.zeros(4, np.int64)
+    library().caspar_dag_nodes(K, op.ctypes.data, idx.ctypes.data, nz.ctypes.data,
+                               kinds.size - 1, kinds.ctypes.data, codes.ctypes.data,
+                               leaves.ctypes.data, leaf.ctypes.data, attr.ctypes.data,
+                               outs.ctypes.data, info.ctypes.data)
+    if not info[0]:
+        return None
+    outs = outs[:info[2]]
+    if not info[3]:
+        outs = outs[np.lexsort((nz[outs], idx[outs]))]
+    return leaf, attr, outs, bool(info[1])

@@ -10,7 +10,7 @@ import pytest
 
 ca = pytest.importorskip("casadi")
 
-from caspar_backend.adapters.casadi import bulk, sxdag, sxexport, sxhash  # noqa: E402
+from caspar_backend.adapters.casadi import bulk, sxdag, sxdecode, sxexport, sxhash  # noqa: E402
 from caspar_backend.adapters.casadi import sxkernels_native  # noqa: E402
 from caspar_backend.adapters.casadi import sxwalks_native, sxwalks_numpy  # noqa: E402
 from caspar_backend.adapters.casadi import optable as T  # noqa: E402
@@ -312,3 +312,35 @@ def test_scaled_is_the_numpy_passes(k, monkeypatch):
     assert _equal(got, sxterms._scaled(dag, spine))
     # the last program holds c * S, 2 * S and S / c (casadi writes S * c as c * S)
     assert k < len(_programs()) or (got[0].sum() >= 4 and got[3].any())
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_dag_nodes_are_the_numpy_passes(k, monkeypatch):
+    # the whole DAG (leaves, attributes, outputs in order), and the refusals: a call
+    # op, an input index 2, outputs out of order
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    alg = sxexport.program(problem_function(nlp))
+
+    def both(a):
+        got = sxdag._nodes(a)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        ref = sxdag._nodes(a)
+        monkeypatch.setattr(sxdag, "NATIVE", True)
+        return got, ref
+
+    got, ref = both(alg)
+    assert _equal(got, ref)
+    outs = np.flatnonzero(alg.op == T.CODES["OP_OUTPUT"])
+    shuffled = sxdecode.Algorithm(alg.op, alg.w, alg.a, alg.b, alg.idx.copy(), alg.nz.copy(),
+                                  alg.value)
+    shuffled.nz[outs] = shuffled.nz[outs][::-1]
+    got, ref = both(shuffled)
+    assert _equal(got, ref)
+    for code, field, value in (("OP_CALL", "op", None), ("OP_INPUT", "idx", 2)):
+        bad = sxdecode.Algorithm(alg.op.copy(), alg.w, alg.a, alg.b, alg.idx.copy(), alg.nz,
+                                 alg.value)
+        if value is None:
+            bad.op[-1] = T.CODES[code]
+        else:
+            bad.idx[np.flatnonzero(bad.op == T.CODES[code])[0]] = value
+        assert both(bad) == (None, None)
