@@ -153,20 +153,18 @@ def scaled_nodes(dag: SXDag) -> np.ndarray:
     return _scaled(dag, spine)[0]
 
 
-def split_instances(dag: SXDag, nf: int) -> Instances | None:
-    """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
-    roots first, then the constraints), or None (module docstring)."""
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+def _spine_refs(dag: SXDag, spine, scaled, S_of, sc):
+    """``(dref, from_spine, is_root, tree, toured, tops)``: how many spine edges read
+    each node (``from_spine``; ``dref`` also the scaled nodes' S), the roots, the spine
+    trees' inner nodes, the spine nodes toured, and the tops of the tour (one C++ pass
+    where it can be had)."""
+    op, a0, a1, roots = dag.op, dag.arg0, dag.arg1, dag.out
+    if native() is not None:
+        return native().spine_refs(op, a0, a1, spine, scaled, S_of, roots, _ADD, _SUB)
     K = op.size
-    roots = dag.out
-    R = roots.size
-    spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
-    spine &= dag.leaf < 0
-    scaled, S_of, c_of, div_of = _scaled(dag, spine)
     # spine parents of every node in the program: from spine nodes and scaled nodes
     sp = np.flatnonzero(spine)
     two = (op[sp] == _ADD) | (op[sp] == _SUB)
-    sc = np.flatnonzero(scaled)
     dref = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
     from_spine = dref.copy()
     dref += np.bincount(S_of[sc], minlength=K)
@@ -179,7 +177,22 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # a spine node no spine, scaled spine or output refers to is out of every root's
     # reach (``va_i - va_j`` under a cos): left out of the tour, with its items
     toured = spine & ~((dref == 0) & ~is_root)
-    all_tops = np.flatnonzero(toured & ~tree)
+    return dref, from_spine, is_root, tree, toured, np.flatnonzero(toured & ~tree)
+
+
+def split_instances(dag: SXDag, nf: int) -> Instances | None:
+    """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
+    roots first, then the constraints), or None (module docstring)."""
+    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    K = op.size
+    roots = dag.out
+    R = roots.size
+    spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
+    spine &= dag.leaf < 0
+    scaled, S_of, c_of, div_of = _scaled(dag, spine)
+    sc = np.flatnonzero(scaled)
+    dref, from_spine, is_root, tree, toured, all_tops = _spine_refs(dag, spine, scaled,
+                                                                     S_of, sc)
     top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, toured, tree,
                                                                       all_tops)
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):

@@ -435,3 +435,36 @@ extern "C" void caspar_dag_nodes(int64_t n, const int64_t* op, const int64_t* id
   info[2] = m;
   info[3] = in_order;
 }
+
+// sxterms.split_instances' spine references: from_spine[k] how many spine edges read k
+// (the argument of a spine node -- both of ADD/SUB, the one of NEG), dref[k] those plus
+// the scaled nodes whose S is k, is_root, tree (a spine node with one spine parent,
+// not a root: a subtree of it), toured (a spine node something reaches: a root or
+// dref > 0), and the tops toured & !tree in order (room for n); returns their count
+extern "C" int64_t caspar_spine_refs(int64_t n, const int64_t* op, const int64_t* a0,
+                                     const int64_t* a1, const uint8_t* spine,
+                                     const uint8_t* scaled, const int64_t* S_of,
+                                     int64_t n_roots, const int64_t* roots, int64_t add,
+                                     int64_t sub, int64_t* dref, int64_t* from_spine,
+                                     uint8_t* is_root, uint8_t* tree, uint8_t* toured,
+                                     int64_t* tops) {
+  std::fill(from_spine, from_spine + n, 0);
+  std::fill(is_root, is_root + n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (!spine[k]) continue;
+    if (a0[k] >= 0) ++from_spine[a0[k]];
+    if ((op[k] == add || op[k] == sub) && a1[k] >= 0) ++from_spine[a1[k]];
+  }
+  std::copy(from_spine, from_spine + n, dref);
+  for (int64_t k = 0; k < n; ++k) {
+    if (scaled[k]) ++dref[S_of[k]];
+  }
+  for (int64_t i = 0; i < n_roots; ++i) is_root[roots[i]] = 1;
+  int64_t m = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    tree[k] = spine[k] && dref[k] == 1 && from_spine[k] == 1 && !is_root[k];
+    toured[k] = spine[k] && !(dref[k] == 0 && !is_root[k]);
+    if (toured[k] && !tree[k]) tops[m++] = k;
+  }
+  return m;
+}

@@ -40,6 +40,7 @@ _SIGNATURES = {
     "caspar_sum_chains": (None, [_I] + [_P] * 4 + [_I, _I, _P, _P]),
     "caspar_scaled": (None, [_I, _P, _P, _P, _P, _I] + [_P] * 7),
     "caspar_dag_nodes": (None, [_I, _P, _P, _P, _I] + [_P] * 7),
+    "caspar_spine_refs": (_I, [_I] + [_P] * 6 + [_I, _P, _I, _I] + [_P] * 6),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -222,3 +223,21 @@ def dag_nodes(op, idx, nz, kinds, codes, leaves):
     if not info[3]:
         outs = outs[np.lexsort((nz[outs], idx[outs]))]
     return leaf, attr, outs, bool(info[1])
+
+
+def spine_refs(op, a0, a1, spine, scaled, S_of, roots, add, sub):
+    """``(dref, from_spine, is_root, tree, toured, tops)`` of
+    :func:`.sxterms.split_instances` (the spine references and the tour's tops)."""
+    op, a0, a1 = _c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64)
+    spine, scaled = _c(spine, np.bool_), _c(scaled, np.bool_)
+    S_of, roots = _c(S_of, np.int64), _c(roots, np.int64)
+    K = op.size
+    dref, from_spine = np.empty(K, np.int64), np.empty(K, np.int64)
+    is_root, tree, toured = (np.empty(K, np.bool_) for _ in range(3))
+    tops = np.empty(K, np.int64)
+    m = library().caspar_spine_refs(
+        K, op.ctypes.data, a0.ctypes.data, a1.ctypes.data, spine.ctypes.data,
+        scaled.ctypes.data, S_of.ctypes.data, roots.size, roots.ctypes.data, int(add),
+        int(sub), dref.ctypes.data, from_spine.ctypes.data, is_root.ctypes.data,
+        tree.ctypes.data, toured.ctypes.data, tops.ctypes.data)
+    return dref, from_spine, is_root, tree, toured, tops[:m].copy()

@@ -344,3 +344,19 @@ def test_dag_nodes_are_the_numpy_passes(k, monkeypatch):
         else:
             bad.idx[np.flatnonzero(bad.op == T.CODES[code])[0]] = value
         assert both(bad) == (None, None)
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_spine_refs_are_the_numpy_passes(k, monkeypatch):
+    from caspar_backend.adapters.casadi import sxterms
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    op = dag.op
+    spine = ((op == T.CODES["OP_ADD"]) | (op == T.CODES["OP_SUB"])
+             | (op == T.CODES["OP_NEG"])) & (dag.leaf < 0)
+    scaled, S_of, _, _ = sxterms._scaled(dag, spine)
+    args = (dag, spine, scaled, S_of, np.flatnonzero(scaled))
+    got = sxterms._spine_refs(*args)
+    monkeypatch.setattr(sxdag, "NATIVE", False)
+    assert _equal(got, sxterms._spine_refs(*args))
