@@ -5,6 +5,7 @@
 // arrays are one byte per entry.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -467,4 +468,45 @@ extern "C" int64_t caspar_spine_refs(int64_t n, const int64_t* op, const int64_t
     if (toured[k] && !tree[k]) tops[m++] = k;
   }
   return m;
+}
+
+// sxhash.term_hashes before and after its walk.  leaf_hashes: h = H[kind] at leaves (0
+// elsewhere), vh = fmix(h ^ fmix(ident ^ M3)) with ident the bits of value + 0.0 (a
+// constant) or max(attr, 0) (a variable or parameter), size = 1 at leaves, 0
+// elsewhere.  kinds: LEAF_VAR, LEAF_PAR, LEAF_CONST; H: their hashes.
+extern "C" void caspar_leaf_hashes(int64_t n, const int8_t* leaf, const double* value,
+                                   const int64_t* attr, const int64_t* kinds,
+                                   const uint64_t* H, uint64_t* h, uint64_t* vh,
+                                   int64_t* size) {
+  for (int64_t k = 0; k < n; ++k) {
+    const int8_t l = leaf[k];
+    uint64_t hk = 0, ident = 0;
+    if (l == kinds[0] || l == kinds[1]) {
+      hk = H[l == kinds[0] ? 0 : 1];
+      ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
+    } else if (l == kinds[2]) {
+      hk = H[2];
+      const double v = value[k] + 0.0;
+      std::memcpy(&ident, &v, sizeof ident);
+    } else {
+      h[k] = vh[k] = 0;
+      size[k] = 0;
+      continue;
+    }
+    h[k] = hk;
+    vh[k] = fmix(hk ^ fmix(ident ^ M3));
+    size[k] = 1;
+  }
+}
+
+// hashed = a leaf, or inner within max_depth levels; ok = hashed with at most
+// max_leaves leaves
+extern "C" void caspar_hash_flags(int64_t n, const int8_t* leaf, int64_t not_leaf,
+                                  const uint8_t* inner, const int64_t* height,
+                                  const int64_t* size, int64_t max_depth,
+                                  int64_t max_leaves, uint8_t* hashed, uint8_t* ok) {
+  for (int64_t k = 0; k < n; ++k) {
+    hashed[k] = leaf[k] != not_leaf || (inner[k] && height[k] <= max_depth);
+    ok[k] = hashed[k] && size[k] <= max_leaves;
+  }
 }

@@ -41,6 +41,8 @@ _SIGNATURES = {
     "caspar_scaled": (None, [_I, _P, _P, _P, _P, _I] + [_P] * 7),
     "caspar_dag_nodes": (None, [_I, _P, _P, _P, _I] + [_P] * 7),
     "caspar_spine_refs": (_I, [_I] + [_P] * 6 + [_I, _P, _I, _I] + [_P] * 6),
+    "caspar_leaf_hashes": (None, [_I] + [_P] * 8),
+    "caspar_hash_flags": (None, [_I, _P, _I, _P, _P, _P, _I, _I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
 _lock = threading.Lock()
@@ -241,3 +243,29 @@ def spine_refs(op, a0, a1, spine, scaled, S_of, roots, add, sub):
         int(sub), dref.ctypes.data, from_spine.ctypes.data, is_root.ctypes.data,
         tree.ctypes.data, toured.ctypes.data, tops.ctypes.data)
     return dref, from_spine, is_root, tree, toured, tops[:m].copy()
+
+
+def leaf_hashes(leaf, value, attr, kinds, H):
+    """``(h, vh, size)`` of :func:`.sxhash.term_hashes` before its walk: the leaves'
+    shape and value hashes and sizes (``kinds`` LEAF_VAR, LEAF_PAR, LEAF_CONST; ``H``
+    their shape hashes), zeros elsewhere."""
+    leaf, value, attr = _c(leaf, np.int8), _c(value, np.float64), _c(attr, np.int64)
+    kinds, H = _c(kinds, np.int64), _c(H, np.uint64)
+    K = leaf.size
+    h, vh, size = np.empty(K, np.uint64), np.empty(K, np.uint64), np.empty(K, np.int64)
+    library().caspar_leaf_hashes(K, leaf.ctypes.data, value.ctypes.data, attr.ctypes.data,
+                                 kinds.ctypes.data, H.ctypes.data, h.ctypes.data,
+                                 vh.ctypes.data, size.ctypes.data)
+    return h, vh, size
+
+
+def hash_flags(leaf, not_leaf, inner, height, size, max_depth, max_leaves):
+    """``(hashed, ok)`` of :func:`.sxhash.term_hashes` after its walk."""
+    leaf, inner = _c(leaf, np.int8), _c(inner, np.bool_)
+    height, size = _c(height, np.int64), _c(size, np.int64)
+    K = leaf.size
+    hashed, ok = np.empty(K, np.bool_), np.empty(K, np.bool_)
+    library().caspar_hash_flags(K, leaf.ctypes.data, int(not_leaf), inner.ctypes.data,
+                                height.ctypes.data, size.ctypes.data, int(max_depth),
+                                int(max_leaves), hashed.ctypes.data, ok.ctypes.data)
+    return hashed, ok

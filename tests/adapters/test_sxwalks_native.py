@@ -360,3 +360,14 @@ def test_spine_refs_are_the_numpy_passes(k, monkeypatch):
     got = sxterms._spine_refs(*args)
     monkeypatch.setattr(sxdag, "NATIVE", False)
     assert _equal(got, sxterms._spine_refs(*args))
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_term_hashes_are_the_numpy_passes(k, monkeypatch):
+    # the leaves' hashes and the flags around the walk (the walk itself: above)
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    roots = np.concatenate([dag.out, np.flatnonzero(dag.arg1 >= 0)[::2]])
+    got = sxhash.term_hashes(dag, roots)
+    monkeypatch.setattr(sxdag, "NATIVE", False)
+    assert _equal(got, sxhash.term_hashes(dag, roots))
