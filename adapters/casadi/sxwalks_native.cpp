@@ -27,6 +27,27 @@ inline uint64_t node(uint64_t op, uint64_t ha, uint64_t hb) {
   return fmix(((op + 1) * M1) ^ (ha * M2) ^ (((hb << 29) | (hb >> 35)) * M3));
 }
 
+// the depth from the nearest root (users before arguments), max_depth + 1 where it is
+// more; D: a type holding max_depth + 1 (one byte for the usual 48: a smaller array)
+template <class D>
+void depths(int64_t n, const int64_t* a0, const int64_t* a1, const int8_t* leaf,
+            int64_t not_leaf, const int64_t* roots, int64_t n_roots, int64_t max_depth,
+            uint8_t* inner) {
+  std::vector<D> depth(n, static_cast<D>(max_depth + 1));
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (leaf[roots[i]] == not_leaf) depth[roots[i]] = 0;
+  }
+  for (int64_t k = n - 1; k >= 0; --k) {
+    const int64_t d = depth[k];
+    if (d >= max_depth || leaf[k] != not_leaf) continue;
+    const int64_t args[2] = {a0[k], a1[k]};
+    for (int64_t b : args) {
+      if (b >= 0 && leaf[b] == not_leaf && depth[b] > d + 1) depth[b] = static_cast<D>(d + 1);
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) inner[k] = depth[k] <= max_depth;
+}
+
 }  // namespace
 
 // sxwalks.hash_trees: shape and value hashes of the trees under `roots`, in place;
@@ -37,23 +58,13 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
                                   const uint8_t* bake, const uint64_t* bits,
                                   const int64_t* roots, int64_t n_roots, int64_t max_depth,
                                   int64_t big, uint8_t* inner, int64_t* height) {
-  std::vector<int64_t> depth(n, max_depth + 1);
-  for (int64_t i = 0; i < n_roots; ++i) {
-    if (leaf[roots[i]] == not_leaf) depth[roots[i]] = 0;
-  }
-  for (int64_t k = n - 1; k >= 0; --k) {         // users before arguments
-    const int64_t d = depth[k];
-    if (d >= max_depth || leaf[k] != not_leaf) continue;
-    const int64_t args[2] = {a0[k], a1[k]};
-    for (int64_t b : args) {
-      if (b >= 0 && leaf[b] == not_leaf && depth[b] > d + 1) depth[b] = d + 1;
-    }
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    inner[k] = depth[k] <= max_depth;
-    height[k] = 0;
+  if (max_depth < 255) {
+    depths<uint8_t>(n, a0, a1, leaf, not_leaf, roots, n_roots, max_depth, inner);
+  } else {
+    depths<int64_t>(n, a0, a1, leaf, not_leaf, roots, n_roots, max_depth, inner);
   }
   for (int64_t k = 0; k < n; ++k) {              // arguments before users
+    height[k] = 0;
     if (leaf[k] != not_leaf) continue;
     if (!inner[k]) {
       height[k] = big;
@@ -61,8 +72,9 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
       continue;
     }
     const int64_t b0 = a0[k], b1 = a1[k];
-    int64_t hk = height[b0];
-    if (b1 >= 0 && height[b1] > hk) hk = height[b1];
+    // (an argument after its user -- never in casadi's programs -- reads height 0)
+    int64_t hk = b0 < k ? height[b0] : 0;
+    if (b1 >= 0 && (b1 < k ? height[b1] : 0) > hk) hk = height[b1];
     height[k] = 1 + hk < big ? 1 + hk : big;
     if (height[k] > max_depth) continue;
     uint64_t hb = 0, vb = 0;
