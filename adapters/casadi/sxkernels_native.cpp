@@ -144,8 +144,9 @@ extern "C" void caspar_repeated(int64_t n, const uint64_t* key, uint8_t* twice) 
   for (int64_t i = 0; i < n; ++i) twice[i] = many[where[i]];
 }
 
-// sxmerge.merge_candidates after its inputs (see there): the signature of each node of
-// `nodes` -- a walked spine node: the rolling hash of the non-constant items of its
+// sxmerge.merge_candidates after its inputs (see there): the signature of each node it
+// signs (walked, and a spine node heading its chain (head) or a scaled node) -- a spine
+// node: the rolling hash of the non-constant items of its
 // subtree (x_j = +-fmix(item hash), sum of x_j B^(j - lo), negated on an odd parity,
 // plus the item count times C); a scaled node: fmix(its S's signature ^ the factor's
 // bits) ^ 3 -- then out[k] = 1 where a node's signature is another's, n_out[k] the
@@ -156,7 +157,7 @@ extern "C" int64_t caspar_merge_signatures(
     int64_t K, const int64_t* op, const int8_t* leaf, int64_t leaf_const,
     const uint64_t* vh, const uint8_t* hashed, int64_t n_it, const int64_t* top_id,
     const int64_t* t_node, const uint8_t* t_par, const int64_t* t_dist,
-    const uint8_t* nodes, const uint8_t* spine, const uint8_t* scaled,
+    const int64_t* head, const uint8_t* walked, const uint8_t* spine, const uint8_t* scaled,
     const int64_t* top_of, const int64_t* span, const int64_t* S_of, const double* c_of,
     uint8_t* out, int64_t* n_out) {
   const uint64_t B = 0x100000001B3ULL, C = 0xC2B2AE3D27D4EB4FULL;
@@ -195,10 +196,14 @@ extern "C" int64_t caspar_merge_signatures(
     }
     return b;
   };
+  // the nodes signed: walked chain heads, unfused additions, NEG, scaled spines
+  auto signed_node = [&](int64_t k) {
+    return walked[k] && ((spine[k] && head[k] == k) || scaled[k]);
+  };
   std::vector<uint64_t> sig(K, 0);
   for (int64_t k = 0; k < K; ++k) {
     n_out[k] = 0;
-    if (!nodes[k] || !spine[k]) continue;
+    if (!spine[k] || !signed_node(k)) continue;
     const int64_t t = top_of[k], r = t >= 0 ? rank[t] : -1;
     int64_t lo = 0, hi = 0;
     if (r >= 0) {
@@ -212,7 +217,7 @@ extern "C" int64_t caspar_merge_signatures(
   }
   std::vector<std::pair<int64_t, uint64_t>> sc;
   for (int64_t k = 0; k < K; ++k) {
-    if (!nodes[k] || !scaled[k]) continue;
+    if (!scaled[k] || !signed_node(k)) continue;
     const double c = c_of[k] + 0.0;
     uint64_t bits;
     std::memcpy(&bits, &c, sizeof bits);
@@ -223,7 +228,7 @@ extern "C" int64_t caspar_merge_signatures(
   std::vector<int64_t> idx;
   for (int64_t k = 0; k < K; ++k) {
     out[k] = 0;
-    if (nodes[k]) {
+    if (signed_node(k)) {
       idx.push_back(k);
       key.push_back(sig[k]);
     }

@@ -31,7 +31,7 @@ _SIGNATURES = {
     "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_repeated": (None, [_I, _P, _P]),
-    "caspar_merge_signatures": (_I, [_I, _P, _P, _I, _P, _P, _I] + [_P] * 13),
+    "caspar_merge_signatures": (_I, [_I, _P, _P, _I, _P, _P, _I] + [_P] * 14),
 }
 _lock = threading.Lock()
 _state: dict = {"lib": None}
@@ -101,16 +101,17 @@ def repeated(key):
 
 
 def merge_signatures(op, leaf, leaf_const, vh, hashed, top_id, t_node, t_par, t_dist,
-                     nodes, spine, scaled, top_of, span, S_of, c_of):
+                     head, walked, spine, scaled, top_of, span, S_of, c_of):
     """:func:`.sxmerge.merge_candidates`' ``(candidates, n_items)`` from its inputs
-    (bool ``nodes``: the nodes it signs), or None where the items do not come grouped
-    by tree in tour order (the NumPy passes then)."""
+    (``head``: the chain heads, :func:`.sxchains.sum_chains`), or None where the items
+    do not come grouped by tree in tour order (the NumPy passes then)."""
     K = op.size
     arrays = [_c(op, np.int64), _c(leaf, np.int8)]
     rest = [_c(vh, np.uint64), _c(hashed, np.bool_)]
     items = [_c(top_id, np.int64), _c(t_node, np.int64), _c(t_par, np.bool_),
              _c(t_dist, np.int64)]
-    flags = [_c(nodes, np.bool_), _c(spine, np.bool_), _c(scaled, np.bool_),
+    flags = [_c(head, np.int64), _c(walked, np.bool_), _c(spine, np.bool_),
+             _c(scaled, np.bool_),
              _c(top_of, np.int64), _c(span, np.int64), _c(S_of, np.int64),
              _c(c_of, np.float64)]
     out, n_items = np.empty(K, np.bool_), np.empty(K, np.int64)

@@ -53,14 +53,14 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     h, ok, vh, hashed = hashes
     op, K = dag.op, dag.op.size
     head, _ = sum_chains(dag)
-    fused = head != np.arange(K)                       # a link folded into its user
-    nodes = walked & ((spine & ~fused) | scaled)
     nat = native("kernels")
     got = None if nat is None else nat.merge_signatures(
-        op, dag.leaf, LEAF_CONST, vh, hashed, top_id, t_node, t_par, t_dist, nodes, spine,
-        scaled, top_of, span, S_of, c_of)
+        op, dag.leaf, LEAF_CONST, vh, hashed, top_id, t_node, t_par, t_dist, head, walked,
+        spine, scaled, top_of, span, S_of, c_of)
     if got is not None:                 # the same signatures in one C++ pass
         return got
+    fused = head != np.arange(K)                       # a link folded into its user
+    nodes = walked & ((spine & ~fused) | scaled)
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)
     nc = dag.leaf[t_node] != LEAF_CONST
     tid, tn, tp, td = top_id[nc], t_node[nc], t_par[nc], t_dist[nc]
