@@ -134,20 +134,21 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     return F
 
 
-def _coincidences(V: np.ndarray):
-    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N); ``cols``: the
-    first column and those that differ from it -- every other column is the first.
+def _coincidences(M: np.ndarray, vh: np.ndarray):
+    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V = vh[M]`` (L, N); ``cols``:
+    the first column and those that differ from it -- every other column is the first.
 
-    By the C++ loop (:func:`.sxkernels_native.first_occurrence`, every column) where it
+    By the C++ loop (:func:`.sxkernels_native.first_occurrence_of`, every column) where it
     can be had; else taking the first instance's pattern ``F0`` for every instance
     where it holds: ``V[p] == V[F0[p]]`` at each claimed position and as many distinct
     values at F0's first positions as there are of them (then F's column is F0: each
     class of equal values is one of F0's), the rest computed in full."""
-    L, N = V.shape
     nat = native("kernels")
     if nat is not None:
-        F, differs = nat.first_occurrence(V)
+        F, differs = nat.first_occurrence_of(M, vh)
         return F, np.r_[0, np.flatnonzero(differs[1:]) + 1]
+    V = vh[M]
+    L, N = V.shape
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
     for p in np.flatnonzero(F0 != np.arange(L)).tolist():
@@ -236,8 +237,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     L = len(parent)
     kinds = dag.leaf[np.asarray(rep_nodes)].tolist()
     exp_pos = {p for p in range(1, L) if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
-    V = vh[M]
-    F, cols = _coincidences(V)
+    F, cols = _coincidences(M, vh)
     if not _claims_hold(dag, M, F, vh, kinds, cols):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions

@@ -25,12 +25,12 @@ inline uint64_t fmix(uint64_t x) {
 
 }  // namespace
 
-// sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
-// V[q, c] == V[p, c] (q <= p); differs[c] = 1 where column c of F is not column 0's.
-// Per column, each value looked up in a small hash table of the column's values met so
-// far (entries stamped with their column: no clearing).
-extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
-                                        int64_t* F, uint8_t* differs) {
+namespace {
+
+// the first occurrence of each value along the columns (caspar_first_occurrence);
+// value(i) the value at flat index i = p * N + c
+template <class Value>
+void first_occurrences(int64_t L, int64_t N, Value value, int64_t* F, uint8_t* differs) {
   int64_t T = 1;
   while (T < 2 * L) T *= 2;
   const uint64_t mask = static_cast<uint64_t>(T - 1);
@@ -39,7 +39,7 @@ extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
   for (int64_t c = 0; c < N; ++c) {
     uint8_t d = 0;
     for (int64_t p = 0; p < L; ++p) {
-      const uint64_t v = V[p * N + c];
+      const uint64_t v = value(p * N + c);
       int64_t j = static_cast<int64_t>(fmix(v) & mask);
       while (stamp[j] == c && key[j] != v) j = (j + 1) & (T - 1);
       if (stamp[j] != c) {
@@ -52,6 +52,24 @@ extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
     }
     differs[c] = d;
   }
+}
+
+}  // namespace
+
+// sxgroup._first_occurrence over the (L, N) row-major V: F[p, c] the smallest q with
+// V[q, c] == V[p, c] (q <= p); differs[c] = 1 where column c of F is not column 0's.
+// Per column, each value looked up in a small hash table of the column's values met so
+// far (entries stamped with their column: no clearing).
+extern "C" void caspar_first_occurrence(int64_t L, int64_t N, const uint64_t* V,
+                                        int64_t* F, uint8_t* differs) {
+  first_occurrences(L, N, [V](int64_t i) { return V[i]; }, F, differs);
+}
+
+// the same of V = vh[M] (M: node ids), without V
+extern "C" void caspar_first_occurrence_of(int64_t L, int64_t N, const int64_t* M,
+                                           const uint64_t* vh, int64_t* F,
+                                           uint8_t* differs) {
+  first_occurrences(L, N, [M, vh](int64_t i) { return vh[M[i]]; }, F, differs);
 }
 
 // sxgroup._gather and the op/leaf part of sxgroup._mismatch in one pass per position:

@@ -28,6 +28,7 @@ _P, _I = ctypes.c_void_p, ctypes.c_int64
 #: ctypes signatures: (restype, argtypes)
 _SIGNATURES = {
     "caspar_first_occurrence": (None, [_I, _I, _P, _P, _P]),
+    "caspar_first_occurrence_of": (None, [_I, _I, _P, _P, _P, _P]),
     "caspar_gather_positions": (None, [_I, _I] + [_P] * 10),
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_repeated": (None, [_I, _P, _P]),
@@ -63,6 +64,18 @@ def first_occurrence(V):
     differs = np.empty(N, np.bool_)
     library().caspar_first_occurrence(L, N, V.ctypes.data, F.ctypes.data,
                                       differs.ctypes.data)
+    return F, differs
+
+
+def first_occurrence_of(M, vh):
+    """:func:`first_occurrence` of ``vh[M]`` (M int64 (L, N) node ids, vh uint64),
+    without making that matrix."""
+    M, vh = _c(M, np.int64), _c(vh, np.uint64)
+    L, N = M.shape
+    F = np.empty((L, N), np.int64)
+    differs = np.empty(N, np.bool_)
+    library().caspar_first_occurrence_of(L, N, M.ctypes.data, vh.ctypes.data,
+                                         F.ctypes.data, differs.ctypes.data)
     return F, differs
 
 

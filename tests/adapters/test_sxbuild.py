@@ -70,7 +70,11 @@ def test_coincidence_columns_hold_every_distinct_pattern(seed, native, monkeypat
     V = np.repeat(base[:, None], N, axis=1).astype(np.uint64)
     odd = rng.random(N) < 0.2
     V[:, odd] = rng.integers(0, max(L // 2, 1), (L, int(odd.sum())))
-    F, cols = _coincidences(V)
+    # V as the value hashes of node ids M (a permutation: each entry its own node)
+    M = np.random.default_rng(seed + 100).permutation(V.size).reshape(V.shape)
+    vh = np.empty(V.size, np.uint64)
+    vh[M] = V
+    F, cols = _coincidences(M, vh)
     np.testing.assert_array_equal(F, _first_occurrence(V))
     distinct = {tuple(c) for c in F.T}
     assert distinct == {tuple(F[:, j]) for j in cols}

@@ -167,6 +167,11 @@ def test_first_occurrence_is_the_numpy_one(L):
             assert F.dtype == np.int64
             np.testing.assert_array_equal(F, _first_occurrence(X))
             np.testing.assert_array_equal(differs, (F != F[:, :1]).any(axis=0))
+            # the same through node ids: X = vh[M]
+            M = rng.permutation(X.size).reshape(X.shape)
+            vh = np.empty(X.size, np.uint64)
+            vh[M] = X
+            assert _equal(sxkernels_native.first_occurrence_of(M, vh), (F, differs))
 
 
 @pytest.mark.parametrize("k", range(len(_programs())))
