@@ -522,3 +522,59 @@ extern "C" void caspar_hash_flags(int64_t n, const int8_t* leaf, int64_t not_lea
     ok[k] = hashed[k] && size[k] <= max_leaves;
   }
 }
+
+// sxterms._walked: the spine trees reached from the roots (a root's tree; from a
+// reached tree's items, the tree of a spine item and of a scaled item's S; the tree of
+// a scaled root's S), widened one level a round for at most max_rounds rounds; walked
+// = the spine nodes of reached trees and the scaled nodes that are roots or items of
+// them.  Returns 0, or 1 (no fixed point within max_rounds), 2 (a spine node with
+// spine parents that is not a tree node is walked: a partial sum shared by spines),
+// 3 (a scaled node met twice, or its S referenced twice).
+extern "C" int64_t caspar_spine_reach(int64_t n, const uint8_t* spine, const uint8_t* scaled,
+                                      const int64_t* S_of, const int64_t* top_of,
+                                      int64_t n_roots, const int64_t* roots, int64_t n_items,
+                                      const int64_t* top_id, const int64_t* t_node,
+                                      const uint8_t* is_root, const uint8_t* tree,
+                                      const int64_t* from_spine, const int64_t* dref,
+                                      int64_t max_rounds, uint8_t* walked) {
+  std::vector<uint8_t> reach(n, 0);
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (spine[roots[i]] && top_of[roots[i]] >= 0) reach[top_of[roots[i]]] = 1;
+  }
+  std::vector<int64_t> fresh;
+  bool fixed = false;
+  for (int64_t round = 0; round < max_rounds && !fixed; ++round) {
+    fresh.clear();
+    auto offer = [&](int64_t t) {
+      if (t >= 0 && !reach[t]) fresh.push_back(t);
+    };
+    for (int64_t i = 0; i < n_items; ++i) {
+      if (!reach[top_id[i]]) continue;
+      const int64_t m = t_node[i];
+      if (spine[m]) offer(top_of[m]);
+      if (scaled[m]) offer(top_of[S_of[m]]);
+    }
+    for (int64_t i = 0; i < n_roots; ++i) {
+      if (scaled[roots[i]]) offer(top_of[S_of[roots[i]]]);
+    }
+    fixed = fresh.empty();
+    for (int64_t t : fresh) reach[t] = 1;
+  }
+  if (!fixed) return 1;
+  // occurrences as items of reached trees and as roots (saturating at 2)
+  std::vector<uint8_t> as_item(n, 0), as_root(n, 0);
+  for (int64_t i = 0; i < n_items; ++i) {
+    if (reach[top_id[i]] && as_item[t_node[i]] < 2) ++as_item[t_node[i]];
+  }
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (as_root[roots[i]] < 2) ++as_root[roots[i]];
+  }
+  int64_t status = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    walked[k] = (spine[k] && top_of[k] >= 0 && reach[top_of[k]]) ||
+                (scaled[k] && (as_item[k] > 0 || is_root[k]));
+    if (spine[k] && !tree[k] && from_spine[k] > 0 && walked[k] && !status) status = 2;
+    if (scaled[k] && (as_item[k] + as_root[k] > 1 || dref[S_of[k]] > 1) && !status) status = 3;
+  }
+  return status;
+}

@@ -42,6 +42,7 @@ _SIGNATURES = {
     "caspar_dag_nodes": (None, [_I, _P, _P, _P, _I] + [_P] * 7),
     "caspar_spine_refs": (_I, [_I] + [_P] * 6 + [_I, _P, _I, _I] + [_P] * 6),
     "caspar_leaf_hashes": (None, [_I] + [_P] * 8),
+    "caspar_spine_reach": (_I, [_I] + [_P] * 4 + [_I, _P, _I] + [_P] * 6 + [_I, _P]),
     "caspar_hash_flags": (None, [_I, _P, _I, _P, _P, _P, _I, _I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
@@ -269,3 +270,21 @@ def hash_flags(leaf, not_leaf, inner, height, size, max_depth, max_leaves):
                                 height.ctypes.data, size.ctypes.data, int(max_depth),
                                 int(max_leaves), hashed.ctypes.data, ok.ctypes.data)
     return hashed, ok
+
+
+def spine_reach(spine, scaled, S_of, top_of, roots, top_id, t_node, is_root, tree,
+                from_spine, dref, max_rounds):
+    """:func:`.sxterms._walked`: the walked nodes, or None where the split gives way
+    (no fixed point within ``max_rounds`` rounds, a partial sum shared by spines, a
+    scaled spine used twice)."""
+    spine, scaled, is_root, tree = (_c(x, np.bool_) for x in (spine, scaled, is_root, tree))
+    S_of, top_of, roots, top_id, t_node, from_spine, dref = (
+        _c(x, np.int64) for x in (S_of, top_of, roots, top_id, t_node, from_spine, dref))
+    K = spine.size
+    walked = np.empty(K, np.bool_)
+    status = library().caspar_spine_reach(
+        K, spine.ctypes.data, scaled.ctypes.data, S_of.ctypes.data, top_of.ctypes.data,
+        roots.size, roots.ctypes.data, top_id.size, top_id.ctypes.data, t_node.ctypes.data,
+        is_root.ctypes.data, tree.ctypes.data, from_spine.ctypes.data, dref.ctypes.data,
+        int(max_rounds), walked.ctypes.data)
+    return walked if status == 0 else None

@@ -376,3 +376,39 @@ def test_term_hashes_are_the_numpy_passes(k, monkeypatch):
     got = sxhash.term_hashes(dag, roots)
     monkeypatch.setattr(sxdag, "NATIVE", False)
     assert _equal(got, sxhash.term_hashes(dag, roots))
+
+
+def _cumulative_sums():
+    # partial sums shared by spines (the split gives way) and a scaled spine used twice
+    x = ca.SX.sym("x", 6)
+    s, outs = x[0], []
+    for k in range(1, 6):
+        s = s + x[k] * x[k - 1]
+        outs.append(s)
+    t = x[0] - x[1] + x[2] - x[3]
+    u = 2.5 * t
+    return {"x": x, "f": ca.sumsqr(x), "g": ca.vertcat(*outs, u + x[4], u - x[5])}
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 2))
+def test_walked_is_the_numpy_passes(k, monkeypatch):
+    from caspar_backend.adapters.casadi import sxterms
+
+    nlp = (_programs() + [_twice_built_sums(), _cumulative_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    seen = []
+    real = sxterms._walked
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxterms, "_walked", spy)
+    sxterms.split_instances(dag, 1)
+    assert len(seen) == 1
+    got = real(*seen[0])
+    monkeypatch.setattr(sxdag, "NATIVE", False)
+    ref = real(*seen[0])
+    assert (got is None and ref is None) or _equal(got, ref)
+    # the last program gives way
+    assert k < len(_programs()) + 1 or ref is None
