@@ -229,7 +229,7 @@ def _walked(dag: SXDag, spine, scaled, S_of, sc, top_of, top_id, t_node, is_root
 def split_instances(dag: SXDag, nf: int) -> Instances | None:
     """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
     roots first, then the constraints), or None (module docstring)."""
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    op = dag.op
     K = op.size
     roots = dag.out
     R = roots.size
