@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import optable as T
-from .sxdag import LEAF_CONST, NOT_LEAF, build_dag
+from .sxdag import LEAF_CONST, NOT_LEAF, build_dag, native
 from .sxexport import program
 from .sxgroup import group_instances
 from .sxmerge import canonical
@@ -56,6 +56,8 @@ COMPILED_MIN_INSTRUCTIONS = 1_000_000
 _OUTPUT = T.CODES["OP_OUTPUT"]
 _C = {k: T.CODES[k] for k in ("OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_NEG",
                               "OP_IF_ELSE_ZERO", "OP_FMOD", "OP_COPYSIGN")}
+#: the op codes :func:`.sxwalks_native.plain` takes, in its order
+_PLAIN_CODES = np.array(list(_C.values()) + [_OUTPUT], np.int64)
 
 
 @dataclass(eq=False)
@@ -109,6 +111,10 @@ def _plain(dag, vh, hashed, gathered) -> bool:
     """True when caspar's graph builds every node of the program as it is (module
     docstring): no simplification fires and hash-consing merges nothing the value
     hashes do not see."""
+    nat = native()
+    if nat is not None:                         # the same rules in one C++ loop
+        return nat.plain(dag.op, dag.arg0, dag.arg1, dag.leaf, dag.value, vh, hashed,
+                         _PLAIN_CODES, NOT_LEAF, LEAF_CONST, sum_chains(dag)[0], gathered)
     op, a0, a1, leaf, val = dag.op, dag.arg0, dag.arg1, dag.leaf, dag.value
     inner = (leaf == NOT_LEAF) & (op != _OUTPUT)
     has0, has1 = a0 >= 0, a1 >= 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
-from .sxdag import SXDag, walks
+from .sxdag import SXDag, native, walks
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 
@@ -19,6 +19,8 @@ _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 def program_uses(dag: SXDag) -> np.ndarray:
     """int64 (K,): how many instruction arguments and outputs read each node."""
     got = getattr(dag, "_uses", None)
+    if got is None and native() is not None:
+        got = dag._uses = native().program_uses(dag.arg0, dag.arg1, dag.out)
     if got is None:
         K = dag.op.size
         a0, a1 = dag.arg0, dag.arg1
@@ -37,6 +39,9 @@ def sum_chains(dag: SXDag):
     if got is not None:
         return got
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    if native() is not None:
+        dag._chains = native().sum_chains(op, a0, a1, program_uses(dag), _ADD, _SUB)
+        return dag._chains
     K = op.size
     chain = (op == _ADD) | (op == _SUB)
     uses = program_uses(dag)

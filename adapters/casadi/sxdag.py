@@ -41,6 +41,10 @@ LEAF_VAR, LEAF_PAR, LEAF_CONST, NOT_LEAF = 0, 1, 2, -1
 
 _INPUT, _OUTPUT, _CONST = (T.CODES[k] for k in ("OP_INPUT", "OP_OUTPUT", "OP_CONST"))
 _ALIASES = np.array([T.CODES[k] for k in T.ALIAS], np.int64)
+#: the op kind of each code (the last entry: every code past the table)
+_KINDS = np.asarray(T.KIND + [T.K_REFUSED], np.int64)
+_NODE_CODES = np.array([T.K_REFUSED, T.K_CALL, T.K_ALIAS, _INPUT, _CONST, _OUTPUT], np.int64)
+_LEAVES = np.array([LEAF_VAR, LEAF_PAR, LEAF_CONST, NOT_LEAF], np.int8)
 
 
 @dataclass(eq=False)
@@ -67,6 +71,20 @@ class SXDag:
 #: the DAG walks by the C++ loops (:mod:`.sxwalks_native`) wherever they can be had;
 #: False: as ``compiled`` says (the tests compare the three implementations)
 NATIVE = True
+
+
+def native(which: str = "walks"):
+    """:mod:`.sxwalks_native` (``which="walks"``) or :mod:`.sxkernels_native`
+    (``"kernels"``) where :data:`NATIVE` and its library can be had, else None (the
+    callers then take their NumPy passes: the same results)."""
+    if NATIVE:
+        if which == "walks":
+            from . import sxwalks_native as module
+        else:
+            from . import sxkernels_native as module
+        if module.library() is not None:
+            return module
+    return None
 
 
 def walks(compiled: bool):
@@ -138,25 +156,23 @@ def _sorted_reads(alg):
 
 def build_dag(alg, compiled: bool = False) -> SXDag | None:
     """The DAG of decoded program ``alg`` (walked by the compiled loops when
-    ``compiled``); None when it holds something the bulk path does not read (an op outside the caspar table, a read of an unwritten
-    slot, more than two inputs)."""
+    ``compiled``); None when it holds something the bulk path does not read (an op
+    outside the caspar table, a read of an unwritten slot, more than two inputs)."""
     K = alg.size
     op = alg.op
-    kinds = np.asarray(T.KIND + [T.K_REFUSED], np.int64)
-    kd = kinds[np.clip(op, 0, len(T.KIND))]
-    if np.any(kd == T.K_REFUSED) or np.any(kd == T.K_CALL):
+    nodes = _nodes(alg)
+    if nodes is None:
         return None
-    if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
-        return None
+    leaf, attr, outs, has_alias = nodes
     got = _single_writes(alg, compiled) if alg.size else None
     if got is None:
         got = _sorted_reads(alg)
     if got is None:
         return None
     arg0, arg1 = got
-    # aliases (OP_ASSIGN, ...): a use of the alias is a use of its first argument
-    alias = np.isin(op, _ALIASES)
-    if alias.any():
+    if has_alias:
+        # aliases (OP_ASSIGN, ...): a use of the alias is a use of its first argument
+        alias = (_KINDS[np.clip(op, 0, len(T.KIND))] == T.K_ALIAS) & (op >= 0)
         target = np.arange(K, dtype=np.int64)
         target[alias] = arg0[alias]
         for _ in range(64):
@@ -168,6 +184,25 @@ def build_dag(alg, compiled: bool = False) -> SXDag | None:
             return None
         arg0 = np.where(arg0 >= 0, target[np.maximum(arg0, 0)], -1)
         arg1 = np.where(arg1 >= 0, target[np.maximum(arg1, 0)], -1)
+    return SXDag(op, arg0, arg1, leaf, attr, alg.value, arg0[outs], compiled)
+
+
+def _nodes(alg):
+    """``(leaf, attr, outs, has_alias)`` of the instructions (:class:`SXDag`'s leaf
+    and attr; ``outs`` the output instructions in (output, nonzero) order; whether an
+    alias op -- a code of :data:`_ALIASES` -- is met), or None where an op is refused
+    or a call or an input index is not 0 (x) or 1 (p).  One C++ pass where it can be
+    had (:func:`.sxwalks_native.dag_nodes`), else NumPy passes."""
+    nat = native()
+    if nat is not None:
+        return nat.dag_nodes(alg.op, alg.idx, alg.nz, _KINDS, _NODE_CODES, _LEAVES)
+    op = alg.op
+    kd = _KINDS[np.clip(op, 0, len(T.KIND))]   # codes < 0 read as code 0
+    if np.any(kd == T.K_REFUSED) or np.any(kd == T.K_CALL):
+        return None
+    if np.any((op == _INPUT) & ((alg.idx < 0) | (alg.idx > 1))):
+        return None
+    K = op.size
     leaf = np.full(K, NOT_LEAF, np.int8)
     attr = np.full(K, -1, np.int64)
     inp = op == _INPUT
@@ -176,6 +211,5 @@ def build_dag(alg, compiled: bool = False) -> SXDag | None:
     leaf[op == _CONST] = LEAF_CONST
     outs = np.flatnonzero(op == _OUTPUT)
     # output nonzeros in (output, nonzero) order
-    flat = np.lexsort((alg.nz[outs], alg.idx[outs]))
-    out = arg0[outs[flat]]
-    return SXDag(op, arg0, arg1, leaf, attr, alg.value, out, compiled)
+    outs = outs[np.lexsort((alg.nz[outs], alg.idx[outs]))]
+    return leaf, attr, outs, bool(np.any((kd == T.K_ALIAS) & (op >= 0)))

@@ -40,7 +40,7 @@ from caspar_backend.expr import Graph
 from caspar_backend.patterns import build_template, shape_key, sharing_limit
 
 from . import optable as T
-from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, native, walks
 from .mix64 import fmix as _fmix
 from .sxbuild import Plan
 from .sxhash import baked
@@ -90,11 +90,31 @@ def _mismatch(dag: SXDag, rep_nodes, M, bake) -> np.ndarray:
     bad = (M < 0).any(axis=0)
     bad |= (dag.op[col] != dag.op[rep][:, None]).any(axis=0)
     bad |= (dag.leaf[col] != dag.leaf[rep][:, None]).any(axis=0)
+    return bad | _exponent_mismatch(dag, rep, M, bake)
+
+
+def _exponent_mismatch(dag: SXDag, rep, M, bake) -> np.ndarray:
+    """bool (N,): instances whose exponent (a constant kept in the shape) differs from
+    the representative's at one of its ``pow`` positions."""
     bp = np.flatnonzero(bake[rep])
-    if bp.size:
-        e = dag.arg1
-        bad |= (dag.value[e[col[bp]]] != dag.value[e[rep[bp]]][:, None]).any(axis=0)
-    return bad
+    if not bp.size:
+        return np.zeros(M.shape[1], bool)
+    e = dag.arg1
+    col = np.maximum(M[bp], 0)
+    return (dag.value[e[col]] != dag.value[e[rep[bp]]][:, None]).any(axis=0)
+
+
+def _positions(dag: SXDag, rep_nodes, parent, arg, first, bake):
+    """``(M, bad)``: :func:`_gather` and :func:`_mismatch` (by the C++ loop where it
+    can be had; a column found bad may hold other node ids there, it is not read)."""
+    nat = native("kernels")
+    if nat is None:
+        M = _gather(dag, parent, arg, first)
+        return M, _mismatch(dag, rep_nodes, M, bake)
+    rep = np.asarray(rep_nodes, np.int64)
+    M, bad = nat.gather_positions(parent, arg, rep, dag.arg0, dag.arg1, dag.op, dag.leaf,
+                                  first)
+    return M, bad | _exponent_mismatch(dag, rep, M, bake)
 
 
 def _first_occurrence(V: np.ndarray) -> np.ndarray:
@@ -114,12 +134,20 @@ def _first_occurrence(V: np.ndarray) -> np.ndarray:
     return F
 
 
-def _coincidences(V: np.ndarray):
-    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V`` (L, N), taking the first
-    instance's pattern ``F0`` for every instance where it holds: ``V[p] == V[F0[p]]`` at
-    each claimed position and as many distinct values at F0's first positions as there
-    are of them (no further coincidence); the rest computed in full.  ``cols``: the
-    first column and those computed in full -- every other column is the first."""
+def _coincidences(M: np.ndarray, vh: np.ndarray):
+    """``(F, cols)``: ``F`` :func:`_first_occurrence` of ``V = vh[M]`` (L, N); ``cols``:
+    the first column and those that differ from it -- every other column is the first.
+
+    By the C++ loop (:func:`.sxkernels_native.first_occurrence_of`, every column) where it
+    can be had; else taking the first instance's pattern ``F0`` for every instance
+    where it holds: ``V[p] == V[F0[p]]`` at each claimed position and as many distinct
+    values at F0's first positions as there are of them (then F's column is F0: each
+    class of equal values is one of F0's), the rest computed in full."""
+    nat = native("kernels")
+    if nat is not None:
+        F, differs = nat.first_occurrence_of(M, vh)
+        return F, np.r_[0, np.flatnonzero(differs[1:]) + 1]
+    V = vh[M]
     L, N = V.shape
     F0 = _first_occurrence(V[:, :1])[:, 0]
     ok = np.ones(N, bool)
@@ -137,10 +165,17 @@ def _coincidences(V: np.ndarray):
 
 
 def _patterns(F: np.ndarray):
-    """``(patterns (P, L), inverse (N,))``: the distinct columns of ``F``."""
+    """``(patterns (P, L), inverse (N,))``: the distinct columns of ``F`` (by the C++
+    loop in order of first occurrence, else by NumPy in order of a hash; the order of
+    a bucket's classes is no part of the result: :func:`_blocks` merges classes by key
+    and orders blocks and their instances by instance)."""
     N = F.shape[1]
     if not F.shape[0] or np.all(F == F[:, :1]):
         return F[:, :1].T, np.zeros(N, np.int64)
+    nat = native("kernels")
+    if nat is not None:                    # in order of first occurrence
+        first, inv = nat.distinct_columns(F)
+        return F[:, first].T, inv
     # one 64-bit code per column, then exactness checked: a collision (never seen)
     # takes NumPy's row-wise unique
     L = F.shape[0]
@@ -202,8 +237,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     L = len(parent)
     kinds = dag.leaf[np.asarray(rep_nodes)].tolist()
     exp_pos = {p for p in range(1, L) if arg[p] == 1 and bake[rep_nodes[parent[p]]]}
-    V = vh[M]
-    F, cols = _coincidences(V)
+    F, cols = _coincidences(M, vh)
     if not _claims_hold(dag, M, F, vh, kinds, cols):
         return None
     # single use matters where the per-node program fuses chains: ADD/SUB positions
@@ -308,8 +342,7 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
             classes.append((cl, np.zeros((0, inst.size), np.int64)))
             continue
         rep_nodes, parent, arg = _program(dag, int(ins.node[inst[0]]))
-        M = _gather(dag, parent, arg, ins.node[inst])
-        bad = _mismatch(dag, rep_nodes, M, bake)
+        M, bad = _positions(dag, rep_nodes, parent, arg, ins.node[inst], bake)
         if bad.any():
             queue.append(inst[bad])
             inst, M = inst[~bad], M[:, ~bad]

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import optable as T
 from .mix64 import M3, fmix
-from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, walks
+from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, native, walks
 
 #: terms whose tree is deeper than this are read by the per-node reader
 MAX_DEPTH = 48
@@ -40,12 +40,23 @@ _POW = np.array([T.CODES["OP_POW"], T.CODES["OP_CONSTPOW"]], np.int64)
 _LEAF_H = {LEAF_VAR: 0x51ED270B27A1C3E5, LEAF_PAR: 0x3C6EF372FE94F82B,
            LEAF_CONST: 0x2545F4914F6CDD1D}
 _BIG = np.int64(1) << 40
+#: the leaf kinds and their shape hashes, as :func:`.sxwalks_native.leaf_hashes` takes them
+_KINDS = np.array(list(_LEAF_H), np.int64)
+_HS = np.array(list(_LEAF_H.values()), np.uint64)
 
 
 def baked(dag: SXDag) -> np.ndarray:
-    """bool (K,): nodes whose second argument is a constant kept in the shape."""
-    a1 = dag.arg1
-    return np.isin(dag.op, _POW) & (a1 >= 0) & (dag.leaf[np.maximum(a1, 0)] == LEAF_CONST)
+    """bool (K,): nodes whose second argument is a constant kept in the shape (the
+    ``pow`` nodes looked at only).  Computed once per DAG."""
+    got = getattr(dag, "_baked", None)
+    if got is None:
+        op, a1 = dag.op, dag.arg1
+        k = np.flatnonzero((op == _POW[0]) | (op == _POW[1]))
+        b = a1[k]
+        got = np.zeros(op.size, bool)
+        got[k] = (b >= 0) & (dag.leaf[np.maximum(b, 0)] == LEAF_CONST)
+        dag._baked = got
+    return got
 
 
 def term_hashes(dag: SXDag, nodes: np.ndarray):
@@ -56,18 +67,26 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     identity: variable and parameter index, constant value, -0.0 as 0.0)."""
     K = dag.op.size
     a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
-    h = np.zeros(K, np.uint64)
-    for kind, v in _LEAF_H.items():
-        h[leaf == kind] = np.uint64(v)
-    vh = np.zeros(K, np.uint64)
-    lv = np.flatnonzero(leaf != NOT_LEAF)
-    ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
-                     np.maximum(dag.attr[lv], 0).astype(np.uint64))
-    vh[lv] = fmix(h[lv] ^ fmix(ident ^ M3))
-    size = (leaf != NOT_LEAF).astype(np.int64)
-    inner, height = walks(dag.compiled).hash_trees(dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag),
-                               dag.value.view(np.uint64), np.asarray(nodes, np.int64),
-                               MAX_DEPTH, _BIG)
-    hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
-    ok = hashed & (size <= MAX_LEAVES)
+    nat = native()
+    if nat is not None:                 # the leaves' hashes in one C++ pass
+        h, vh, size = nat.leaf_hashes(leaf, dag.value, dag.attr, _KINDS, _HS)
+    else:
+        h = np.zeros(K, np.uint64)
+        for kind, v in _LEAF_H.items():
+            h[leaf == kind] = np.uint64(v)
+        vh = np.zeros(K, np.uint64)
+        lv = np.flatnonzero(leaf != NOT_LEAF)
+        ident = np.where(leaf[lv] == LEAF_CONST, (dag.value[lv] + 0.0).view(np.uint64),
+                         np.maximum(dag.attr[lv], 0).astype(np.uint64))
+        vh[lv] = fmix(h[lv] ^ fmix(ident ^ M3))
+        size = (leaf != NOT_LEAF).astype(np.int64)
+    inner, height = walks(dag.compiled).hash_trees(
+        dag.op, a0, a1, leaf, NOT_LEAF, h, vh, size, baked(dag), dag.value.view(np.uint64),
+        np.asarray(nodes, np.int64), MAX_DEPTH, _BIG)
+    if nat is not None:
+        hashed, ok = nat.hash_flags(leaf, NOT_LEAF, inner, height, size, MAX_DEPTH,
+                                    MAX_LEAVES)
+    else:
+        hashed = (leaf != NOT_LEAF) | (inner & (height <= MAX_DEPTH))
+        ok = hashed & (size <= MAX_LEAVES)
     return h, ok, vh, hashed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import optable as T
-from .sxdag import LEAF_CONST, SXDag
+from .sxdag import LEAF_CONST, SXDag, native
 from .sxchains import sum_chains
 from .mix64 import fmix as _fmix
 
@@ -53,6 +53,12 @@ def merge_candidates(dag: SXDag, hashes, walked, spine, scaled, S_of, c_of,
     h, ok, vh, hashed = hashes
     op, K = dag.op, dag.op.size
     head, _ = sum_chains(dag)
+    nat = native("kernels")
+    got = None if nat is None else nat.merge_signatures(
+        op, dag.leaf, LEAF_CONST, vh, hashed, top_id, t_node, t_par, t_dist, head, walked,
+        spine, scaled, top_of, span, S_of, c_of)
+    if got is not None:                 # the same signatures in one C++ pass
+        return got
     fused = head != np.arange(K)                       # a link folded into its user
     nodes = walked & ((spine & ~fused) | scaled)
     # non-constant items in tour order, per tree: rank r, value x_r = mix(item, parity)

@@ -58,7 +58,7 @@ from caspar_backend.patterns import SPLIT_MIN_TERMS
 
 from . import optable as T
 from .sums import SCALE_MIN_TERMS, SHARED_MIN_TERMS
-from .sxdag import LEAF_CONST, SXDag
+from .sxdag import LEAF_CONST, SXDag, native
 from .sxchains import sum_chains
 from .sxhash import term_hashes
 from .sxmerge import merge_candidates
@@ -67,6 +67,8 @@ from .sxtour import dfs_order
 PLAIN, NEG, MUL, NEG_MUL, DIV, NEG_DIV, CONST = range(7)
 #: the per-node reader's minimum spine length for a rebuilt root (objective, constraint)
 OBJ_MIN_TERMS, CON_MIN_TERMS = 3, 8
+#: the reach of the spine trees is widened at most this many levels (else None)
+_MAX_ROUNDS = 64
 #: constant terms of roots summed one position at a time (all roots at once) up to this
 #: many; a root with more is summed on its own
 MAX_CONST_TERMS = 64
@@ -96,6 +98,9 @@ def _scaled(dag: SXDag, spine: np.ndarray):
     with ``S`` a spine node and ``c`` a constant (arrays over the K nodes; only MUL,
     TWICE and DIV nodes are looked at)."""
     op, a0, a1 = dag.op, dag.arg0, dag.arg1
+    if native() is not None:                     # the same rules in one C++ pass
+        return native().scaled(op, a0, a1, dag.leaf, LEAF_CONST, dag.value, spine,
+                               np.array([_MUL, _TWICE, _DIV], np.int64))
     K = op.size
     k = np.flatnonzero((op == _MUL) | (op == _TWICE) | (op == _DIV))
     o, b0, b1 = op[k], a0[k], a1[k]
@@ -150,20 +155,18 @@ def scaled_nodes(dag: SXDag) -> np.ndarray:
     return _scaled(dag, spine)[0]
 
 
-def split_instances(dag: SXDag, nf: int) -> Instances | None:
-    """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
-    roots first, then the constraints), or None (module docstring)."""
-    op, a0, a1 = dag.op, dag.arg0, dag.arg1
+def _spine_refs(dag: SXDag, spine, scaled, S_of, sc):
+    """``(dref, from_spine, is_root, tree, toured, tops)``: how many spine edges read
+    each node (``from_spine``; ``dref`` also the scaled nodes' S), the roots, the spine
+    trees' inner nodes, the spine nodes toured, and the tops of the tour (one C++ pass
+    where it can be had)."""
+    op, a0, a1, roots = dag.op, dag.arg0, dag.arg1, dag.out
+    if native() is not None:
+        return native().spine_refs(op, a0, a1, spine, scaled, S_of, roots, _ADD, _SUB)
     K = op.size
-    roots = dag.out
-    R = roots.size
-    spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
-    spine &= dag.leaf < 0
-    scaled, S_of, c_of, div_of = _scaled(dag, spine)
     # spine parents of every node in the program: from spine nodes and scaled nodes
     sp = np.flatnonzero(spine)
     two = (op[sp] == _ADD) | (op[sp] == _SUB)
-    sc = np.flatnonzero(scaled)
     dref = np.bincount(a0[sp], minlength=K) + np.bincount(a1[sp][two], minlength=K)
     from_spine = dref.copy()
     dref += np.bincount(S_of[sc], minlength=K)
@@ -176,15 +179,27 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # a spine node no spine, scaled spine or output refers to is out of every root's
     # reach (``va_i - va_j`` under a cos): left out of the tour, with its items
     toured = spine & ~((dref == 0) & ~is_root)
-    all_tops = np.flatnonzero(toured & ~tree)
-    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, toured, tree,
-                                                                      all_tops)
+    return dref, from_spine, is_root, tree, toured, np.flatnonzero(toured & ~tree)
+
+
+def _walked(dag: SXDag, spine, scaled, S_of, sc, top_of, top_id, t_node, is_root, tree,
+            from_spine, dref):
+    """bool (K,): the nodes caspar's ``flatten_sums`` walks from the roots -- the spine
+    nodes of the trees reached (a root's tree; from a reached tree's items, the trees
+    of shared spine items and of scaled items' S; the trees of scaled roots' S) and the
+    scaled nodes that are roots or items of them -- or None where the split gives way
+    (module docstring).  One C++ pass where it can be had."""
+    roots = dag.out
+    if native() is not None:
+        return native().spine_reach(spine, scaled, S_of, top_of, roots, top_id, t_node,
+                                    is_root, tree, from_spine, dref, _MAX_ROUNDS)
+    K = spine.size
     # reachable from the roots through spine edges (caspar's flatten_sums walks these):
     # the roots' trees, and the trees of the S of every scaled item or shared item met
     reach = np.zeros(K, bool)                       # by top
     reach[top_of[roots[spine[roots]]]] = True
     item_reach = np.zeros(top_id.size, bool)
-    for _ in range(64):
+    for _ in range(_MAX_ROUNDS):
         item_reach = reach[top_id]
         into = t_node[item_reach]
         new_tops = np.concatenate([
@@ -201,8 +216,6 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     item_at = np.zeros(K, bool)
     item_at[t_node[item_reach]] = True
     walked |= scaled & (item_at | is_root)
-    # value hashes of every tree below the roots and the items
-    hashes = term_hashes(dag, np.concatenate([roots, t_node]))
     occ = np.bincount(t_node[item_reach], minlength=K) + np.bincount(roots, minlength=K)
     # a partial sum shared by several spines of the program (cumulative sums): caspar
     # counts its references per node of its own graph, which this split does not model
@@ -210,6 +223,30 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         return None
     if np.any(occ[scaled] > 1) or np.any(dref[S_of[sc]] > 1):
         return None           # a scaled spine used twice
+    return walked
+
+
+def split_instances(dag: SXDag, nf: int) -> Instances | None:
+    """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
+    roots first, then the constraints), or None (module docstring)."""
+    op = dag.op
+    K = op.size
+    roots = dag.out
+    R = roots.size
+    spine = (op == _ADD) | (op == _SUB) | (op == _NEG)
+    spine &= dag.leaf < 0
+    scaled, S_of, c_of, div_of = _scaled(dag, spine)
+    sc = np.flatnonzero(scaled)
+    dref, from_spine, is_root, tree, toured, all_tops = _spine_refs(dag, spine, scaled,
+                                                                     S_of, sc)
+    top_id, t_node, t_par, top_of, span, t_dist, t_host = dfs_order(dag, toured, tree,
+                                                                      all_tops)
+    walked = _walked(dag, spine, scaled, S_of, sc, top_of, top_id, t_node, is_root, tree,
+                     from_spine, dref)
+    if walked is None:
+        return None
+    # value hashes of every tree below the roots and the items
+    hashes = term_hashes(dag, np.concatenate([roots, t_node]))
     # caspar's graph merges equal subtrees (hash-consing): a partial sum that equals
     # another one is one node referenced twice, an item where this split flattens it
     merge, n_items = merge_candidates(dag, hashes, walked, spine, scaled, S_of, c_of,

@@ -5,6 +5,7 @@
 // arrays are one byte per entry.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -26,6 +27,27 @@ inline uint64_t node(uint64_t op, uint64_t ha, uint64_t hb) {
   return fmix(((op + 1) * M1) ^ (ha * M2) ^ (((hb << 29) | (hb >> 35)) * M3));
 }
 
+// the depth from the nearest root (users before arguments), max_depth + 1 where it is
+// more; D: a type holding max_depth + 1 (one byte for the usual 48: a smaller array)
+template <class D>
+void depths(int64_t n, const int64_t* a0, const int64_t* a1, const int8_t* leaf,
+            int64_t not_leaf, const int64_t* roots, int64_t n_roots, int64_t max_depth,
+            uint8_t* inner) {
+  std::vector<D> depth(n, static_cast<D>(max_depth + 1));
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (leaf[roots[i]] == not_leaf) depth[roots[i]] = 0;
+  }
+  for (int64_t k = n - 1; k >= 0; --k) {
+    const int64_t d = depth[k];
+    if (d >= max_depth || leaf[k] != not_leaf) continue;
+    const int64_t args[2] = {a0[k], a1[k]};
+    for (int64_t b : args) {
+      if (b >= 0 && leaf[b] == not_leaf && depth[b] > d + 1) depth[b] = static_cast<D>(d + 1);
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) inner[k] = depth[k] <= max_depth;
+}
+
 }  // namespace
 
 // sxwalks.hash_trees: shape and value hashes of the trees under `roots`, in place;
@@ -36,23 +58,13 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
                                   const uint8_t* bake, const uint64_t* bits,
                                   const int64_t* roots, int64_t n_roots, int64_t max_depth,
                                   int64_t big, uint8_t* inner, int64_t* height) {
-  std::vector<int64_t> depth(n, max_depth + 1);
-  for (int64_t i = 0; i < n_roots; ++i) {
-    if (leaf[roots[i]] == not_leaf) depth[roots[i]] = 0;
-  }
-  for (int64_t k = n - 1; k >= 0; --k) {         // users before arguments
-    const int64_t d = depth[k];
-    if (d >= max_depth || leaf[k] != not_leaf) continue;
-    const int64_t args[2] = {a0[k], a1[k]};
-    for (int64_t b : args) {
-      if (b >= 0 && leaf[b] == not_leaf && depth[b] > d + 1) depth[b] = d + 1;
-    }
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    inner[k] = depth[k] <= max_depth;
-    height[k] = 0;
+  if (max_depth < 255) {
+    depths<uint8_t>(n, a0, a1, leaf, not_leaf, roots, n_roots, max_depth, inner);
+  } else {
+    depths<int64_t>(n, a0, a1, leaf, not_leaf, roots, n_roots, max_depth, inner);
   }
   for (int64_t k = 0; k < n; ++k) {              // arguments before users
+    height[k] = 0;
     if (leaf[k] != not_leaf) continue;
     if (!inner[k]) {
       height[k] = big;
@@ -60,8 +72,9 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
       continue;
     }
     const int64_t b0 = a0[k], b1 = a1[k];
-    int64_t hk = height[b0];
-    if (b1 >= 0 && height[b1] > hk) hk = height[b1];
+    // (an argument after its user -- never in casadi's programs -- reads height 0)
+    int64_t hk = b0 < k ? height[b0] : 0;
+    if (b1 >= 0 && (b1 < k ? height[b1] : 0) > hk) hk = height[b1];
     height[k] = 1 + hk < big ? 1 + hk : big;
     if (height[k] > max_depth) continue;
     uint64_t hb = 0, vb = 0;
@@ -260,4 +273,308 @@ extern "C" int64_t caspar_spine_tour(int64_t n, const int64_t* op, const int64_t
     }
   }
   return n_out;
+}
+
+// sxchains.program_uses: uses[k] = how many arguments (a0, a1) and the n_out outputs
+// read node k (uses zeroed here)
+extern "C" void caspar_program_uses(int64_t n, const int64_t* a0, const int64_t* a1,
+                                    int64_t n_out, const int64_t* out, int64_t* uses) {
+  std::fill(uses, uses + n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (a0[k] >= 0) ++uses[a0[k]];
+    if (a1[k] >= 0) ++uses[a1[k]];
+  }
+  for (int64_t i = 0; i < n_out; ++i) ++uses[out[i]];
+}
+
+// bulk._plain with bulk._chain_constants_ok: 1 when caspar's graph builds every node as
+// it is (the rules are _plain's: no op on constants only; no constant 0 or +-1 where
+// add, sub, mul, div, if_else_zero would drop it; no constant argument of neg, fmod,
+// copysign, a first one of if_else_zero; no --x; no x - x, if_else_zero(x, x) by the
+// canonical keys of sxmerge.canonical; at most one constant per chain of single-use
+// additions (heads `head`) outside the chains `gathered`), else 0.  code: the op codes
+// ADD, SUB, MUL, DIV, NEG, IF_ELSE_ZERO, FMOD, COPYSIGN, OUTPUT
+extern "C" int64_t caspar_plain(int64_t n, const int64_t* op, const int64_t* a0,
+                                const int64_t* a1, const int8_t* leaf, const double* value,
+                                const uint64_t* vh, const uint8_t* hashed,
+                                const int64_t* code, int64_t not_leaf, int64_t leaf_const,
+                                const int64_t* head, int64_t n_gathered,
+                                const int64_t* gathered) {
+  const int64_t ADD = code[0], SUB = code[1], MUL = code[2], DIV = code[3], NEG = code[4],
+                IEZ = code[5], FMOD = code[6], CPS = code[7], OUT = code[8];
+  auto canon = [&](int64_t m) {
+    return hashed[m] ? vh[m] : fmix(static_cast<uint64_t>(m) ^ 0x5851F42D4C957F2DULL);
+  };
+  std::vector<uint8_t> n_const(n, 0);      // constants per chain head, saturating at 2
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t o = op[k], x = a0[k], y = a1[k];
+    const bool has0 = x >= 0, has1 = y >= 0;
+    const bool c0 = has0 && leaf[x] == leaf_const, c1 = has1 && leaf[y] == leaf_const;
+    if (leaf[k] == not_leaf && o != OUT && c0 && (!has1 || c1)) return 0;
+    if (c0) {
+      const double v = value[x];
+      const bool zero = v == 0.0, unit = v == 1.0 || v == -1.0;
+      if (((o == ADD || o == SUB || o == DIV) && zero) || (o == MUL && (zero || unit)) ||
+          o == NEG || o == IEZ || o == FMOD || o == CPS)
+        return 0;
+    }
+    if (c1) {
+      const double v = value[y];
+      const bool zero = v == 0.0, unit = v == 1.0 || v == -1.0;
+      if (((o == ADD || o == SUB || o == IEZ) && zero) || (o == MUL && (zero || unit)) ||
+          (o == DIV && v == 1.0) || o == FMOD || o == CPS)
+        return 0;
+    }
+    if (o == NEG && has0 && op[x] == NEG) return 0;
+    if (o == SUB || o == IEZ) {
+      const uint64_t k0 = has0 ? canon(x) : 0, k1 = has1 ? canon(y) : 1;
+      if (k0 == k1 && (o != SUB || has1)) return 0;
+    }
+    if (o == ADD || o == SUB) {
+      uint8_t& c = n_const[head[k]];
+      c = static_cast<uint8_t>(std::min(2, c + (c0 ? 1 : 0) + (c1 ? 1 : 0)));
+    }
+  }
+  for (int64_t i = 0; i < n_gathered; ++i) n_const[gathered[i]] = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (n_const[k] > 1) return 0;
+  }
+  return 1;
+}
+
+// sxchains.sum_chains: head[k] the head of the chain of single-use additions node k
+// belongs to (k itself outside one), in_sum[k] whether k is an ADD/SUB of a chain of
+// three terms or more.  A link is an ADD/SUB used once (uses), by an ADD/SUB: its user
+// (unique, being its only use) follows it in instruction order.
+extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a0,
+                                  const int64_t* a1, const int64_t* uses, int64_t add,
+                                  int64_t sub, int64_t* head, uint8_t* in_sum) {
+  std::vector<int64_t> user(n, -1);
+  for (int64_t k = 0; k < n; ++k) {
+    if (op[k] != add && op[k] != sub) continue;
+    if (a0[k] >= 0) user[a0[k]] = k;
+    if (a1[k] >= 0) user[a1[k]] = k;
+  }
+  std::vector<uint8_t> has_link(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    head[k] = k;
+    const bool chain = op[k] == add || op[k] == sub;
+    in_sum[k] = chain && uses[k] == 1 && user[k] >= 0;      // fused, for now
+    if (in_sum[k]) has_link[user[k]] = 1;
+  }
+  for (int64_t k = n - 1; k >= 0; --k) {
+    if (in_sum[k]) head[k] = head[user[k]];
+  }
+  for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
+}
+
+// sxterms._scaled: the nodes c * S, S * c (a constant first argument taken first),
+// 2 * S (OP_TWICE) and S / c with S a spine node and c a constant: is_scaled, S_of
+// (-1 elsewhere), c_of (0 elsewhere; 2 for OP_TWICE), divide.  code: MUL, TWICE, DIV
+extern "C" void caspar_scaled(int64_t n, const int64_t* op, const int64_t* a0,
+                              const int64_t* a1, const int8_t* leaf, int64_t leaf_const,
+                              const double* value, const uint8_t* spine,
+                              const int64_t* code, uint8_t* is_scaled, int64_t* S_of,
+                              double* c_of, uint8_t* divide) {
+  const int64_t MUL = code[0], TWICE = code[1], DIV = code[2];
+  for (int64_t k = 0; k < n; ++k) {
+    is_scaled[k] = 0;
+    S_of[k] = -1;
+    c_of[k] = 0.0;
+    divide[k] = 0;
+    const int64_t o = op[k];
+    if (o != MUL && o != TWICE && o != DIV) continue;
+    const int64_t b0 = a0[k], b1 = a1[k];
+    const bool c0 = b0 >= 0 && leaf[b0] == leaf_const, c1 = b1 >= 0 && leaf[b1] == leaf_const;
+    const bool s0 = b0 >= 0 && spine[b0], s1 = b1 >= 0 && spine[b1];
+    if (o == MUL && c0 && s1) {
+      S_of[k] = b1;
+      c_of[k] = value[b0];
+    } else if ((o == MUL && c1 && s0) || (o == DIV && c1 && s0)) {
+      S_of[k] = b0;
+      c_of[k] = value[b1];
+      divide[k] = o == DIV;
+    } else if (o == TWICE && s0) {
+      S_of[k] = b0;
+      c_of[k] = 2.0;
+    } else {
+      continue;
+    }
+    is_scaled[k] = 1;
+  }
+}
+
+// sxdag.build_dag's per-instruction reading: leaf kind and attribute of every node
+// (an input: LEAF_VAR / LEAF_PAR by its input index, the nonzero as attribute; a
+// constant: LEAF_CONST; else not_leaf and -1), the output instructions in program
+// order (outs, room for n).  kinds: the op kind of each code below n_kinds, then the
+// kind of every other code (codes below 0 read as code 0).  code: the kinds REFUSED,
+// CALL, ALIAS and the ops INPUT, CONST, OUTPUT.  info: [0] 1 unless an op is refused or
+// a call or an input index is not 0 or 1 (then nothing else is written), [1] 1 where an
+// alias op is met, [2] the output count, [3] 1 where the outputs' (idx, nz) already
+// ascend (program order is then their order)
+extern "C" void caspar_dag_nodes(int64_t n, const int64_t* op, const int64_t* idx,
+                                 const int64_t* nz, int64_t n_kinds, const int64_t* kinds,
+                                 const int64_t* code, const int8_t* leaves, int8_t* leaf,
+                                 int64_t* attr, int64_t* outs, int64_t* info) {
+  const int64_t REFUSED = code[0], CALL = code[1], ALIAS = code[2], INPUT = code[3],
+                CONST = code[4], OUTPUT = code[5];
+  const int8_t VAR = leaves[0], PAR = leaves[1], CST = leaves[2], NOT = leaves[3];
+  info[0] = 0;
+  int64_t has_alias = 0, m = 0, in_order = 1;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t o = op[k];
+    const int64_t kd = kinds[o < 0 ? 0 : (o > n_kinds ? n_kinds : o)];
+    if (kd == REFUSED || kd == CALL) return;
+    if (o == INPUT && (idx[k] < 0 || idx[k] > 1)) return;
+    has_alias |= kd == ALIAS && o >= 0;
+    leaf[k] = NOT;
+    attr[k] = -1;
+    if (o == INPUT) {
+      leaf[k] = idx[k] == 0 ? VAR : PAR;
+      attr[k] = nz[k];
+    } else if (o == CONST) {
+      leaf[k] = CST;
+    } else if (o == OUTPUT) {
+      if (m > 0) {
+        const int64_t p = outs[m - 1];
+        if (idx[k] < idx[p] || (idx[k] == idx[p] && nz[k] < nz[p])) in_order = 0;
+      }
+      outs[m++] = k;
+    }
+  }
+  info[0] = 1;
+  info[1] = has_alias;
+  info[2] = m;
+  info[3] = in_order;
+}
+
+// sxterms.split_instances' spine references: from_spine[k] how many spine edges read k
+// (the argument of a spine node -- both of ADD/SUB, the one of NEG), dref[k] those plus
+// the scaled nodes whose S is k, is_root, tree (a spine node with one spine parent,
+// not a root: a subtree of it), toured (a spine node something reaches: a root or
+// dref > 0), and the tops toured & !tree in order (room for n); returns their count
+extern "C" int64_t caspar_spine_refs(int64_t n, const int64_t* op, const int64_t* a0,
+                                     const int64_t* a1, const uint8_t* spine,
+                                     const uint8_t* scaled, const int64_t* S_of,
+                                     int64_t n_roots, const int64_t* roots, int64_t add,
+                                     int64_t sub, int64_t* dref, int64_t* from_spine,
+                                     uint8_t* is_root, uint8_t* tree, uint8_t* toured,
+                                     int64_t* tops) {
+  std::fill(from_spine, from_spine + n, 0);
+  std::fill(is_root, is_root + n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (!spine[k]) continue;
+    if (a0[k] >= 0) ++from_spine[a0[k]];
+    if ((op[k] == add || op[k] == sub) && a1[k] >= 0) ++from_spine[a1[k]];
+  }
+  std::copy(from_spine, from_spine + n, dref);
+  for (int64_t k = 0; k < n; ++k) {
+    if (scaled[k]) ++dref[S_of[k]];
+  }
+  for (int64_t i = 0; i < n_roots; ++i) is_root[roots[i]] = 1;
+  int64_t m = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    tree[k] = spine[k] && dref[k] == 1 && from_spine[k] == 1 && !is_root[k];
+    toured[k] = spine[k] && !(dref[k] == 0 && !is_root[k]);
+    if (toured[k] && !tree[k]) tops[m++] = k;
+  }
+  return m;
+}
+
+// sxhash.term_hashes before and after its walk.  leaf_hashes: h = H[kind] at leaves (0
+// elsewhere), vh = fmix(h ^ fmix(ident ^ M3)) with ident the bits of value + 0.0 (a
+// constant) or max(attr, 0) (a variable or parameter), size = 1 at leaves, 0
+// elsewhere.  kinds: LEAF_VAR, LEAF_PAR, LEAF_CONST; H: their hashes.
+extern "C" void caspar_leaf_hashes(int64_t n, const int8_t* leaf, const double* value,
+                                   const int64_t* attr, const int64_t* kinds,
+                                   const uint64_t* H, uint64_t* h, uint64_t* vh,
+                                   int64_t* size) {
+  for (int64_t k = 0; k < n; ++k) {
+    const int8_t l = leaf[k];
+    uint64_t hk = 0, ident = 0;
+    if (l == kinds[0] || l == kinds[1]) {
+      hk = H[l == kinds[0] ? 0 : 1];
+      ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
+    } else if (l == kinds[2]) {
+      hk = H[2];
+      const double v = value[k] + 0.0;
+      std::memcpy(&ident, &v, sizeof ident);
+    } else {
+      h[k] = vh[k] = 0;
+      size[k] = 0;
+      continue;
+    }
+    h[k] = hk;
+    vh[k] = fmix(hk ^ fmix(ident ^ M3));
+    size[k] = 1;
+  }
+}
+
+// hashed = a leaf, or inner within max_depth levels; ok = hashed with at most
+// max_leaves leaves
+extern "C" void caspar_hash_flags(int64_t n, const int8_t* leaf, int64_t not_leaf,
+                                  const uint8_t* inner, const int64_t* height,
+                                  const int64_t* size, int64_t max_depth,
+                                  int64_t max_leaves, uint8_t* hashed, uint8_t* ok) {
+  for (int64_t k = 0; k < n; ++k) {
+    hashed[k] = leaf[k] != not_leaf || (inner[k] && height[k] <= max_depth);
+    ok[k] = hashed[k] && size[k] <= max_leaves;
+  }
+}
+
+// sxterms._walked: the spine trees reached from the roots (a root's tree; from a
+// reached tree's items, the tree of a spine item and of a scaled item's S; the tree of
+// a scaled root's S), widened one level a round for at most max_rounds rounds; walked
+// = the spine nodes of reached trees and the scaled nodes that are roots or items of
+// them.  Returns 0, or 1 (no fixed point within max_rounds), 2 (a spine node with
+// spine parents that is not a tree node is walked: a partial sum shared by spines),
+// 3 (a scaled node met twice, or its S referenced twice).
+extern "C" int64_t caspar_spine_reach(int64_t n, const uint8_t* spine, const uint8_t* scaled,
+                                      const int64_t* S_of, const int64_t* top_of,
+                                      int64_t n_roots, const int64_t* roots, int64_t n_items,
+                                      const int64_t* top_id, const int64_t* t_node,
+                                      const uint8_t* is_root, const uint8_t* tree,
+                                      const int64_t* from_spine, const int64_t* dref,
+                                      int64_t max_rounds, uint8_t* walked) {
+  std::vector<uint8_t> reach(n, 0);
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (spine[roots[i]] && top_of[roots[i]] >= 0) reach[top_of[roots[i]]] = 1;
+  }
+  std::vector<int64_t> fresh;
+  bool fixed = false;
+  for (int64_t round = 0; round < max_rounds && !fixed; ++round) {
+    fresh.clear();
+    auto offer = [&](int64_t t) {
+      if (t >= 0 && !reach[t]) fresh.push_back(t);
+    };
+    for (int64_t i = 0; i < n_items; ++i) {
+      if (!reach[top_id[i]]) continue;
+      const int64_t m = t_node[i];
+      if (spine[m]) offer(top_of[m]);
+      if (scaled[m]) offer(top_of[S_of[m]]);
+    }
+    for (int64_t i = 0; i < n_roots; ++i) {
+      if (scaled[roots[i]]) offer(top_of[S_of[roots[i]]]);
+    }
+    fixed = fresh.empty();
+    for (int64_t t : fresh) reach[t] = 1;
+  }
+  if (!fixed) return 1;
+  // occurrences as items of reached trees and as roots (saturating at 2)
+  std::vector<uint8_t> as_item(n, 0), as_root(n, 0);
+  for (int64_t i = 0; i < n_items; ++i) {
+    if (reach[top_id[i]] && as_item[t_node[i]] < 2) ++as_item[t_node[i]];
+  }
+  for (int64_t i = 0; i < n_roots; ++i) {
+    if (as_root[roots[i]] < 2) ++as_root[roots[i]];
+  }
+  int64_t status = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    walked[k] = (spine[k] && top_of[k] >= 0 && reach[top_of[k]]) ||
+                (scaled[k] && (as_item[k] > 0 || is_root[k]));
+    if (spine[k] && !tree[k] && from_spine[k] > 0 && walked[k] && !status) status = 2;
+    if (scaled[k] && (as_item[k] + as_root[k] > 1 || dref[S_of[k]] > 1) && !status) status = 3;
+  }
+  return status;
 }
