@@ -171,3 +171,28 @@ def try_install(restore) -> None:
     except (LoaderError, OSError) as e:
         _state["error"] = e
 
+
+class NativeLibrary:
+    """Final.  A C++ source of caspar's built once per machine (:func:`build`, ``-O2``) and
+    loaded by ctypes with its ``signatures`` ({name: (restype, argtypes)}), on first use;
+    :meth:`get` is the library, or None where it cannot be built (no compiler): the
+    callers keep their NumPy passes for that case."""
+
+    def __init__(self, source: Path, library: str, signatures: dict):
+        self.source, self.library, self.signatures = source, library, signatures
+        self._lock = threading.Lock()
+        self._lib = None            # None: not tried yet; False: cannot be had
+
+    def get(self):
+        with self._lock:
+            if self._lib is None:
+                try:
+                    lib = ctypes.CDLL(str(build(self.source, self.library, "-O2")))
+                    for name, (res, args) in self.signatures.items():
+                        fn = getattr(lib, name)
+                        fn.restype, fn.argtypes = res, args
+                    self._lib = lib
+                except (LoaderError, OSError, AttributeError):
+                    self._lib = False
+            return self._lib or None
+

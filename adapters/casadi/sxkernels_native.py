@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ctypes
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
+
+from .casadi_loader import NativeLibrary
 
 from .sxwalks_native import _c
 
@@ -34,25 +35,12 @@ _SIGNATURES = {
     "caspar_repeated": (None, [_I, _P, _P]),
     "caspar_merge_signatures": (_I, [_I, _P, _P, _I, _P, _P, _I] + [_P] * 14),
 }
-_lock = threading.Lock()
-_state: dict = {"lib": None}
+_native = NativeLibrary(SOURCE, LIBRARY, _SIGNATURES)
 
 
 def library():
     """The ctypes library (built if missing), or None where it cannot be built."""
-    with _lock:
-        if _state["lib"] is None:
-            from .casadi_loader import LoaderError, build
-
-            try:
-                lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2")))
-                for name, (res, args) in _SIGNATURES.items():
-                    fn = getattr(lib, name)
-                    fn.restype, fn.argtypes = res, args
-                _state["lib"] = lib
-            except (LoaderError, OSError, AttributeError):
-                _state["lib"] = False
-        return _state["lib"] or None
+    return _native.get()
 
 
 def first_occurrence(V):

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ctypes
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
+
+from .casadi_loader import NativeLibrary
 
 SOURCE = Path(__file__).with_name("sxwalks_native.cpp")
 LIBRARY = "libcaspar_sx_walks" + (".dylib" if sys.platform == "darwin" else ".so")
@@ -46,25 +47,12 @@ _SIGNATURES = {
     "caspar_hash_flags": (None, [_I, _P, _I, _P, _P, _P, _I, _I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
 }
-_lock = threading.Lock()
-_state: dict = {"lib": None}
+_native = NativeLibrary(SOURCE, LIBRARY, _SIGNATURES)
 
 
 def library():
     """The ctypes library (built if missing), or None where it cannot be built."""
-    with _lock:
-        if _state["lib"] is None:
-            from .casadi_loader import LoaderError, build
-
-            try:
-                lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2")))
-                for name, (res, args) in _SIGNATURES.items():
-                    fn = getattr(lib, name)
-                    fn.restype, fn.argtypes = res, args
-                _state["lib"] = lib
-            except (LoaderError, OSError, AttributeError):
-                _state["lib"] = False
-        return _state["lib"] or None
+    return _native.get()
 
 
 def _c(a, dtype) -> np.ndarray:
