@@ -14,6 +14,7 @@ import numpy as np
 
 from ..batch.kkt import qdldl_order
 from ..kkt.pattern import AugmentedPattern
+from ..solver.structure import free_entries
 
 
 def _i64(a):
@@ -56,23 +57,18 @@ def build_structure(model, n_params, lbx, ubx, lbg, ubg, filter_cap):
     n, m = model["n"], model["m"]
     eq = lbg == ubg
     slack_rows = np.flatnonzero(~eq)
-    # fixed variables (IPOPT's make_parameter, solver/structure.py SlackStructure): w
+    # fixed variables (IPOPT's make_parameter, as the general path's SlackStructure): w
     # holds the free ones; the Jacobian keeps its entries in free columns, the Hessian
-    # those with both indices free (in the evaluator's order), renumbered by colmap
+    # those with both indices free (in the evaluator's order), renumbered
     fixed = lbx == ubx
     free, fixed_idx = np.flatnonzero(~fixed), np.flatnonzero(fixed)
     nx, ns = len(free), len(slack_rows)
     nw = nx + ns
-    colmap = -np.ones(n, np.int64)
-    colmap[free] = np.arange(nx)
     ejr, ejc = _i64(model["jac_rows"]), _i64(model["jac_cols"])
     ehr, ehc = _i64(model["hess_rows"]), _i64(model["hess_cols"])
-    jkeep = np.flatnonzero(colmap[ejc] >= 0)
-    hkeep = np.flatnonzero((colmap[ehr] >= 0) & (colmap[ehc] >= 0))
-    ujr = ejr[jkeep]
+    jkeep, ujr, ujc, hkeep, hr, hc = free_entries(free, n, ejr, ejc, ehr, ehc)
     jr = _i64(np.concatenate([ujr, slack_rows]))
-    jc = _i64(np.concatenate([colmap[ejc[jkeep]], nx + np.arange(ns)]))
-    hr, hc = colmap[ehr[hkeep]], colmap[ehc[hkeep]]
+    jc = _i64(np.concatenate([ujc, nx + np.arange(ns)]))
     wLf = np.concatenate([np.isfinite(lbx[free]), np.isfinite(lbg[slack_rows])])
     wUf = np.concatenate([np.isfinite(ubx[free]), np.isfinite(ubg[slack_rows])])
     iL, iU = np.flatnonzero(wLf), np.flatnonzero(wUf)
