@@ -38,23 +38,35 @@ def result_rows(ws, code, iters, fval) -> KernelResult:
     :class:`.cuda.workspaces.DeviceWorkspaces`) after a kernel ran: the unscaled point
     of each row (lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:nx] / d_f at the free
     variables, minus the reduced gradient at the fixed ones)."""
-    lay, B = ws.lay, ws.B
-    df = ws.slot("OBJ_SCALE")[:, 0]
-    y, zl, zu = ws.slot("Y"), ws.slot("ZL"), ws.slot("ZU")
-    zw = np.zeros((B, lay.sizes["nw"]))
-    zw[:, lay.upper_idx] += zu
-    zw[:, lay.lower_idx] -= zl
+    lay = ws.lay
     # (a row no kernel ran -- its call skipped after a Ctrl-C -- has d_f = 0; its values,
     # as an ejected row's, are not used: no warning)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam_g = y * ws.slot("CON_SCALE") / df[:, None]
-        free = zw[:, :lay.sizes["nx"]] / df[:, None]
-    if len(lay.fixed_idx) == 0:
-        lam_x = free
-    else:
-        lam_x = np.zeros((B, lay.n))
-        lam_x[:, lay.free_idx] = free
-        lam_x[:, lay.fixed_idx] = ws.slot("LAM_X_FIXED")
+    lam_g, lam_x = unscaled_multipliers(lay, ws.slot("OBJ_SCALE")[:, 0], ws.slot("Y"),
+                                        ws.slot("CON_SCALE"), ws.slot("ZL"), ws.slot("ZU"),
+                                        ws.slot("LAM_X_FIXED"))
     return KernelResult(code=np.asarray(code), iters=np.asarray(iters),
                         f=np.asarray(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
                         lam_g=lam_g, lam_x=lam_x)
+
+
+def unscaled_multipliers(lay, df, y, con_scale, zl, zu, lam_x_fixed):
+    """``(lam_g, lam_x)`` in the user's convention from a solve's scaled values, as
+    solver/nlp.py ``SlackNLP.unscale``: lam_g = y d_c / d_f; lam_x = (z_U - z_L)[:nx] /
+    d_f at the free variables (z_L, z_U on the finite lower/upper bounds of w),
+    ``lam_x_fixed`` (the kernel's F_LAM_X_FIXED: minus the reduced gradient) at the fixed
+    ones.  One instance (``df`` a scalar, the rest 1-D) or B (``df`` (B,), the rest
+    (B, k)); a zero d_f gives inf/NaN without a warning."""
+    lead = np.shape(y)[:-1]
+    d = np.asarray(df)[..., None]
+    zw = np.zeros(lead + (lay.sizes["nw"],))
+    zw[..., lay.upper_idx] += zu
+    zw[..., lay.lower_idx] -= zl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam_g = y * con_scale / d
+        free = zw[..., :lay.sizes["nx"]] / d
+    if len(lay.fixed_idx) == 0:
+        return lam_g, free
+    lam_x = np.zeros(lead + (lay.n,))
+    lam_x[..., lay.free_idx] = free
+    lam_x[..., lay.fixed_idx] = lam_x_fixed
+    return lam_g, lam_x

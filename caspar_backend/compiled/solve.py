@@ -47,6 +47,7 @@ from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_
                              TAGS)
 from .kernels.slots import OPT_MAX_ITER
 from .options import option_vector, resolve
+from .rows import unscaled_multipliers
 from .structure import bound_signature
 from .tape import Unsupported
 
@@ -307,16 +308,6 @@ def _unscaled_point(lay, Fb):
     variables (z_L, z_U on the finite lower/upper bounds of w), the kernel's slot
     F_LAM_X_FIXED (minus the reduced gradient) at the fixed ones."""
     v = lay.float_views(Fb)
-    df = v["OBJ_SCALE"][0]
-    lam_g = v["Y"] * v["CON_SCALE"] / df
-    zw = np.zeros(lay.sizes["nw"])
-    zw[lay.upper_idx] += v["ZU"]
-    zw[lay.lower_idx] -= v["ZL"]
-    nx = lay.sizes["nx"]
-    if nx == lay.n:
-        lam_x = zw[:nx] / df
-    else:
-        lam_x = np.zeros(lay.n)
-        lam_x[lay.free_idx] = zw[:nx] / df
-        lam_x[lay.fixed_idx] = v["LAM_X_FIXED"]
+    lam_g, lam_x = unscaled_multipliers(lay, v["OBJ_SCALE"][0], v["Y"], v["CON_SCALE"],
+                                        v["ZL"], v["ZU"], v["LAM_X_FIXED"])
     return v["X"].copy(), v["G"].copy(), lam_g, lam_x
