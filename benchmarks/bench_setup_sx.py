@@ -19,10 +19,13 @@ processes sharing a cache folder with no problem stored -- the first builds and 
 (``cache`` = stored), the second loads (hit); the folder first receives, untimed, what
 ``caspar warmup`` builds once per machine (the bulk reader's C++ libraries and compiled
 loops); ``ipopt``: casadi's
-``nlpsol(..., 'ipopt')`` construction (``total``), for scale.
+``nlpsol(..., 'ipopt')`` construction (``total``), for scale.  With ``--device cuda``
+the ``cached`` rows also compile the evaluator for the GPU (``Problem.evaluator('cuda')``:
+code generation and NVRTC, its kernels cached in the same folder -- ``compile``, part of
+``total``), so cold is read + group + derive + compile with empty caches.
 
     python benchmarks/bench_setup_sx.py [--cases case9241_pegase ...] [--repeat 3]
-        [--readers bulk per-node cached ipopt] [--out DIR]
+        [--readers bulk per-node cached ipopt] [--device cpu|cuda] [--out DIR]
 
 ``--out DIR`` writes the medians as ``DIR/results.csv`` with ``DIR/meta.json`` (the
 layout of ``benchmarks/results/``, rendered by ``python -m benchmarks report``).
@@ -59,16 +62,26 @@ def child(case: str, reader: str) -> dict:
     if reader in ("cached", "ipopt"):
         from caspar_backend.adapters.casadi import from_casadi
 
+        device = os.environ.get("CASPAR_SETUP_DEVICE", "cpu")
+        if device == "cuda":    # the CUDA context and imports are not setup: made untimed
+            import cupy
+
+            cupy.zeros(1).sum()
         t0, c0 = time.perf_counter(), time.process_time()
+        extra = {}
         if reader == "ipopt":
             ca.nlpsol("S", "ipopt", nlp)
             groups, cache = None, None
         else:
             prob = from_casadi(nlp)
             groups, cache = len(prob.groups), prob.model.meta.get("problem_cache")
+            if device == "cuda":
+                tc = time.perf_counter()
+                prob.evaluator("cuda")
+                extra = dict(compile=time.perf_counter() - tc)
         t1, c1 = time.perf_counter(), time.process_time()
         return dict(case=case, reader=reader, instructions=k, total=t1 - t0,
-                    total_cpu=c1 - c0, groups=groups, cache=cache,
+                    total_cpu=c1 - c0, groups=groups, cache=cache, **extra,
                     rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     bulk = {"bulk": True, "per-node": False}[reader]
     t0, c0 = time.perf_counter(), time.process_time()
@@ -92,7 +105,7 @@ def run(case: str, reader: str, env=None) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def runs_of(case: str, reader: str, repeat: int) -> dict:
+def runs_of(case: str, reader: str, repeat: int, device: str = "cpu") -> dict:
     """``{row label: [child results]}``: ``repeat`` runs of ``reader`` (``cached``: a
     cold and a warm process per run, each pair with a fresh cache folder)."""
     if reader != "cached":
@@ -100,7 +113,8 @@ def runs_of(case: str, reader: str, repeat: int) -> dict:
     out = {"cached (cold)": [], "cached (warm)": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
-            env = {"CASPAR_CACHE_DIR": tmp, "CASPAR_PROBLEM_CACHE": "1"}
+            env = {"CASPAR_CACHE_DIR": tmp, "CASPAR_PROBLEM_CACHE": "1",
+                   "CASPAR_SETUP_DEVICE": device}
             # cold: no problem stored, the machine's one-time builds present (untimed)
             run(case, "warmup", env)
             out["cached (cold)"].append(run(case, "cached", env))
@@ -109,14 +123,15 @@ def runs_of(case: str, reader: str, repeat: int) -> dict:
 
 
 #: results.csv's columns, in order
-CSV_COLUMNS = ("case", "reader", "instructions", "groups", "taken", "cache", "read",
-               "read_cpu", "problem", "total", "total_cpu", "rss_mb", "repeat")
+CSV_COLUMNS = ("case", "reader", "device", "instructions", "groups", "taken", "cache",
+               "read", "read_cpu", "problem", "compile", "total", "total_cpu", "rss_mb",
+               "repeat")
 
 
 def median_row(ok: list, label: str, repeat: int) -> dict:
     """One row: the first run's facts, the medians of its times."""
     row = dict(ok[0], reader=label, repeat=repeat)
-    for key in ("read", "read_cpu", "problem", "total", "total_cpu", "rss_mb"):
+    for key in ("read", "read_cpu", "problem", "compile", "total", "total_cpu", "rss_mb"):
         if all(key in r for r in ok):
             row[key] = statistics.median(r[key] for r in ok)
     return row
@@ -138,7 +153,8 @@ def write_folder(out: str, rows: list, args, argv) -> None:
                      "graph (benchmarks.models.acopf.acopf_casadi_polar)",
                tol=("setup only (no solve): read = casadi_to_model, Problem = grouping and "
                     "derivation; cached: from_casadi in a first and a second process "
-                    "sharing an empty problem cache; ipopt: casadi's nlpsol construction; "
+                    "sharing an empty problem cache (--device cuda: and the GPU "
+                    "evaluator compiled, in total); ipopt: casadi's nlpsol construction; "
                     f"medians of {args.repeat}"),
                command=" ".join(["python benchmarks/bench_setup_sx.py", *argv]))
     print(f"wrote {out}/results.csv and meta.json")
@@ -149,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--cases", nargs="*", default=["case9241_pegase"])
     ap.add_argument("--readers", nargs="*", default=["bulk", "per-node", "cached", "ipopt"])
     ap.add_argument("--repeat", type=int, default=3, help="runs per reader (medians)")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: the cached rows also compile the GPU evaluator")
     ap.add_argument("--out", help="write results.csv and meta.json into this folder")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -161,14 +179,14 @@ def main(argv=None):
     rows = []
     for case in a.cases:
         for reader in a.readers:
-            for label, runs in runs_of(case, reader, a.repeat).items():
+            for label, runs in runs_of(case, reader, a.repeat, a.device).items():
                 ok = [r for r in runs if "error" not in r]
                 for r in runs:
                     print(json.dumps(r), file=sys.stderr, flush=True)
                 if not ok:
                     print(f"| {case} | {label} | failed: {runs[0]['error']} |")
                     continue
-                r = median_row(ok, label, a.repeat)
+                r = dict(median_row(ok, label, a.repeat), device=a.device)
                 rows.append(r)
 
                 def f(key):

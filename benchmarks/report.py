@@ -262,6 +262,7 @@ MEASUREMENT_COLUMNS = {
                  ("instructions", "instructions", "d"), ("groups", "groups", "d"),
                  ("bulk taken", "taken", "s"), ("problem cache", "cache", "s"),
                  ("read s", "read", ".2f"), ("Problem s", "problem", ".2f"),
+                 ("GPU compile s", "compile", ".2f"),
                  ("total s", "total", ".2f"), ("total CPU s", "total_cpu", ".2f"),
                  ("peak RSS MB", "rss_mb", ".0f")],
     "estimation": [("shooting", "shooting", "s"), ("N", "N", "d"), ("solver", "solver", "s"),

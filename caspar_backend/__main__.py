@@ -68,7 +68,9 @@ def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
 
 def warmup() -> int:
     """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled`, the
-    least-squares loops and, with casadi installed, the bulk SX reader's loops."""
+    least-squares loops, with casadi installed the bulk SX reader's loops and, with a
+    usable GPU, the general GPU path's kernels (:mod:`caspar_backend.gpu_warmup`) and the
+    CUDA batch kernel (with numba-cuda)."""
     import importlib.util
 
     from .compiled import available
@@ -88,18 +90,28 @@ def warmup() -> int:
         from .adapters.casadi.warmup import bulk_reader
 
         print(f"caspar: the bulk SX reader's loops ready ({bulk_reader():.1f} s)")
+    if rc == 0 and _gpu_usable(solver=True):
+        from .gpu_warmup import general_path
+
+        print(f"caspar: the GPU interior point's kernels ready ({general_path():.1f} s)")
     if rc == 0 and _cuda_kernel_wanted():
         rc = compile_kernels(["--cuda"])
     return rc
+
+
+def _gpu_usable(solver: bool = False) -> bool:
+    """CuPy and a usable device, with ``solver`` also cuDSS
+    (:func:`caspar_backend.device.gpu_problem`)."""
+    from .device import gpu_problem
+
+    return gpu_problem(solver) is None
 
 
 def _cuda_kernel_wanted() -> bool:
     """A usable GPU (CuPy and a device) and numba-cuda: the CUDA batch kernel can run."""
     import importlib.util
 
-    from .device import gpu_problem
-
-    return importlib.util.find_spec("numba_cuda") is not None and gpu_problem(False) is None
+    return importlib.util.find_spec("numba_cuda") is not None and _gpu_usable()
 
 
 def main(argv=None) -> int:

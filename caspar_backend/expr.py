@@ -295,6 +295,11 @@ class Graph:
             flat += [c, t]
         return self.apply("lincomb", *flat)
 
+    def __setstate__(self, state: dict) -> None:
+        # defined, so that unpickling a graph never looks it up through __getattr__ (a
+        # raised AttributeError per graph: a saved problem holds hundreds)
+        self.__dict__.update(state)
+
     def __getattr__(self, name):
         # g.sin(x), g.exp(x), g.atan2(y, x), ... for every op in the table
         if name in _ops.OPS:

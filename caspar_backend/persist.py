@@ -37,22 +37,35 @@ FORMAT = 1
 @lru_cache(maxsize=1)
 def build_fingerprint() -> str:
     """SHA-256 (hex, 16 digits) over caspar's Python sources: the package and the
-    front ends installed under it (``caspar_backend.adapters``), in path order."""
+    front ends installed under it (``caspar_backend.adapters``), file by file in order
+    of relative path (``/``-separated), each as its path, a NUL and its bytes."""
     import importlib.util
 
-    roots = [Path(__file__).resolve().parent]
+    roots = [os.path.dirname(os.path.realpath(__file__))]
     spec = importlib.util.find_spec("caspar_backend.adapters")
     if spec is not None and spec.submodule_search_locations:
-        roots += [Path(p).resolve() for p in spec.submodule_search_locations]
+        roots += [os.path.realpath(p) for p in spec.submodule_search_locations]
     h = hashlib.sha256()
     for root in dict.fromkeys(roots):
-        for f in sorted(root.rglob("*.py")):
-            if "__pycache__" in f.parts:
-                continue
-            h.update(str(f.relative_to(root)).encode())
+        for rel in _python_files(root):
+            h.update(rel.encode())
             h.update(b"\0")
-            h.update(f.read_bytes())
+            with open(os.path.join(root, rel), "rb") as f:
+                h.update(f.read())
     return h.hexdigest()[:16]
+
+
+def _python_files(root: str) -> list:
+    """The ``.py`` files under ``root`` outside ``__pycache__``, as sorted relative
+    paths with ``/`` separators (os.walk: the build fingerprint is read on every
+    problem-cache load, pathlib's per-path objects cost more than the hashing)."""
+    out = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(top, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out += [prefix + f for f in files if f.endswith(".py")]
+    return sorted(out)
 
 
 class _NamelessPickler(pickle.Pickler):
