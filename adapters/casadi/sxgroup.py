@@ -216,16 +216,6 @@ def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds, cols) -> b
                                                 np.ascontiguousarray(M[U]), Fu))
 
 
-def _op_count(root) -> int:
-    seen, stack = set(), [root]
-    while stack:
-        n = stack.pop()
-        if n.id not in seen and n.args:
-            seen.add(n.id)
-            stack.extend(n.args)
-    return len(seen)
-
-
 class _Class:
     """One (bucket, pattern) class: its per-node key and how to gather its tables."""
 
@@ -278,7 +268,6 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         key1, vidx, pidx, _ = shape_key(plan.build(g1, attrs, real, w, c, one))
         t2 = plan.build(g2, attrs, tag, w, _TAG_WRAP, one)
         key2, _, _, data2 = shape_key(t2)
-        ops_t2 = _op_count(t2)
         del t2
         g1.release()        # scratch graphs: freed now (no cyclic garbage for the gc)
         g2.release()
@@ -300,7 +289,8 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         cl.data_src = [("pos", tag_pos[d]) if d in tag_pos else
                        ("-pos", tag_pos[-d]) if -d in tag_pos else
                        ("wrap",) if d == _TAG_WRAP else ("fixed", d) for d in data2]
-        cl.ops = ops_t2
+        # the per-node op count: shape_key has one item per distinct non-leaf node
+        cl.ops = len(key2[0])
         # non-leaf positions first of their value: the instance's own distinct nodes
         cl.first_nl = [p for p in nonleaf if pat[p] == p]
         out.append((cl, M[:, sel]))

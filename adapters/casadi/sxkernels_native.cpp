@@ -28,29 +28,37 @@ inline uint64_t fmix(uint64_t x) {
 namespace {
 
 // the first occurrence of each value along the columns (caspar_first_occurrence);
-// value(i) the value at flat index i = p * N + c
+// value(i) the value at flat index i = p * N + c.  Columns go in tiles of kTile, each
+// column of a tile with its own small hash table, and a tile is read row by row: the
+// row-major matrix is then read in runs of kTile consecutive entries, not one entry per
+// cache line (a bucket can hold 10^4-10^5 instances)
+constexpr int64_t kTile = 32;
+
 template <class Value>
 void first_occurrences(int64_t L, int64_t N, Value value, int64_t* F, uint8_t* differs) {
   int64_t T = 1;
   while (T < 2 * L) T *= 2;
   const uint64_t mask = static_cast<uint64_t>(T - 1);
-  std::vector<uint64_t> key(T);
-  std::vector<int64_t> pos(T), stamp(T, -1);
-  for (int64_t c = 0; c < N; ++c) {
-    uint8_t d = 0;
+  std::vector<uint64_t> key(kTile * T);
+  std::vector<int64_t> pos(kTile * T), stamp(kTile * T, -1);
+  std::fill(differs, differs + N, 0);
+  for (int64_t c0 = 0; c0 < N; c0 += kTile) {
+    const int64_t c1 = std::min(N, c0 + kTile);
     for (int64_t p = 0; p < L; ++p) {
-      const uint64_t v = value(p * N + c);
-      int64_t j = static_cast<int64_t>(fmix(v) & mask);
-      while (stamp[j] == c && key[j] != v) j = (j + 1) & (T - 1);
-      if (stamp[j] != c) {
-        stamp[j] = c;
-        key[j] = v;
-        pos[j] = p;
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t base = (c - c0) * T;    // this column's table
+        const uint64_t v = value(p * N + c);
+        int64_t j = static_cast<int64_t>(fmix(v) & mask);
+        while (stamp[base + j] == c && key[base + j] != v) j = (j + 1) & (T - 1);
+        if (stamp[base + j] != c) {
+          stamp[base + j] = c;
+          key[base + j] = v;
+          pos[base + j] = p;
+        }
+        F[p * N + c] = pos[base + j];
+        differs[c] |= pos[base + j] != F[p * N];
       }
-      F[p * N + c] = pos[j];
-      d |= pos[j] != F[p * N];
     }
-    differs[c] = d;
   }
 }
 
