@@ -125,13 +125,20 @@ class TemplateBlock:
         k = vt.shape[0]
         if k < 2 or self.checked_indices:
             return np.zeros(0, dtype=np.int64)
-        if k <= 16:
-            # pairs of slots compared directly: k(k-1)/2 passes over N, no sort
-            rep = np.zeros(vt.shape[1], dtype=bool)
+        N = vt.shape[1]
+        if N <= 8:
+            # a handful of instances (most blocks of a bulk-read model): one set per
+            # instance costs less than any array call
+            return np.array([i for i, col in enumerate(vt.T.tolist()) if len(set(col)) < k],
+                            dtype=np.int64)
+        if k <= 16 and N > 256:
+            # many instances, few slots: each slot compared with those before it, k - 1
+            # passes over N (sorting N short columns costs more per instance)
+            rep = np.zeros(N, dtype=bool)
             for a in range(1, k):
                 rep |= np.any(vt[:a] == vt[a], axis=0)
             return np.flatnonzero(rep)
-        s = np.sort(vt, axis=0)
+        s = np.sort(vt, axis=0)            # a repeat: two equal neighbours in a column
         return np.flatnonzero(np.any(s[1:] == s[:-1], axis=0))
 
     def instance(self, i: int, target: Graph) -> Node:
