@@ -41,6 +41,15 @@ def _table(name, a, dtype, N=None):
     return np.ascontiguousarray(t)
 
 
+def _leaves_in_range(g: Graph, slots: dict) -> bool:
+    """Every leaf ``g`` ever made is inside ``slots`` (the tables' slot counts by leaf
+    kind): the graph's index ranges (:class:`~caspar_backend.expr.Graph`), no walk.  A
+    template graph (a fresh one per template) holds only its template's leaves, so
+    this settles the check; where it does not hold, the template is walked."""
+    return (g.leaf_range_ok and g.max_var_index < slots["var"]
+            and g.max_param_index < slots["param"] and g.max_data_index < slots["data"])
+
+
 @dataclass(eq=False)
 class TemplateBlock:
     """N instances of one template expression (final).  See the module docstring."""
@@ -86,6 +95,8 @@ class TemplateBlock:
             raise ModelError(f"template block {self.name}: root is not a node of its graph")
         slots = {"var": self.var_table.shape[0], "param": self.param_table.shape[0],
                  "data": self.data_table.shape[0]}
+        if _leaves_in_range(self.graph, slots):
+            return
         for n in topo_order([self.root]):
             if n.op in slots and not 0 <= n.attr < slots[n.op]:
                 raise IndexOutOfRangeError(
