@@ -194,16 +194,12 @@ class Graph:
 
     def data(self, index: int) -> Node:
         i = int(index)
-        self.has_data = True
         if not 0 <= i <= self.max_data_index:
             self.leaf_range_ok = self.leaf_range_ok and i >= 0
             self.max_data_index = max(self.max_data_index, i)
         return self._intern("data", (), i)
 
-    has_data = False
-    #: the largest data index made; a graph pickled before this was kept reads the
-    #: class's infinity (no index known to be in range)
-    max_data_index = math.inf
+    max_data_index = math.inf   # a graph pickled before it was kept: not known
 
     def as_node(self, v) -> Node:
         if isinstance(v, Node):
