@@ -41,6 +41,15 @@ def _table(name, a, dtype, N=None):
     return np.ascontiguousarray(t)
 
 
+def _leaves_in_range(g: Graph, slots: dict) -> bool:
+    """Every leaf ``g`` ever made is inside ``slots`` (the tables' slot counts by leaf
+    kind): the graph's index ranges (:class:`~caspar_backend.expr.Graph`), no walk.  A
+    template graph (a fresh one per template) holds only its template's leaves, so
+    this settles the check; where it does not hold, the template is walked."""
+    return (g.leaf_range_ok and g.max_var_index < slots["var"]
+            and g.max_param_index < slots["param"] and g.max_data_index < slots["data"])
+
+
 @dataclass(eq=False)
 class TemplateBlock:
     """N instances of one template expression (final).  See the module docstring."""
@@ -86,6 +95,8 @@ class TemplateBlock:
             raise ModelError(f"template block {self.name}: root is not a node of its graph")
         slots = {"var": self.var_table.shape[0], "param": self.param_table.shape[0],
                  "data": self.data_table.shape[0]}
+        if _leaves_in_range(self.graph, slots):
+            return
         for n in topo_order([self.root]):
             if n.op in slots and not 0 <= n.attr < slots[n.op]:
                 raise IndexOutOfRangeError(
@@ -125,13 +136,20 @@ class TemplateBlock:
         k = vt.shape[0]
         if k < 2 or self.checked_indices:
             return np.zeros(0, dtype=np.int64)
-        if k <= 16:
-            # pairs of slots compared directly: k(k-1)/2 passes over N, no sort
-            rep = np.zeros(vt.shape[1], dtype=bool)
+        N = vt.shape[1]
+        if N <= 8:
+            # a handful of instances (most blocks of a bulk-read model): one set per
+            # instance costs less than any array call
+            return np.array([i for i, col in enumerate(vt.T.tolist()) if len(set(col)) < k],
+                            dtype=np.int64)
+        if k <= 16 and N > 256:
+            # many instances, few slots: each slot compared with those before it, k - 1
+            # passes over N (sorting N short columns costs more per instance)
+            rep = np.zeros(N, dtype=bool)
             for a in range(1, k):
                 rep |= np.any(vt[:a] == vt[a], axis=0)
             return np.flatnonzero(rep)
-        s = np.sort(vt, axis=0)
+        s = np.sort(vt, axis=0)            # a repeat: two equal neighbours in a column
         return np.flatnonzero(np.any(s[1:] == s[:-1], axis=0))
 
     def instance(self, i: int, target: Graph) -> Node:

@@ -141,7 +141,7 @@ class Graph:
         self.var_names = var_names
         self.param_names = param_names
         # leaf index ranges seen so far: lets a model skip the full validation walk
-        self.max_var_index = self.max_param_index = -1
+        self.max_var_index = self.max_param_index = self.max_data_index = -1
         self.leaf_range_ok = True   # no negative index was ever created
         self._zero = self.const(0.0)
         self._one = self.const(1.0)
@@ -193,10 +193,13 @@ class Graph:
         return self._intern("param", (), i)
 
     def data(self, index: int) -> Node:
-        self.has_data = True
-        return self._intern("data", (), int(index))
+        i = int(index)
+        if not 0 <= i <= self.max_data_index:
+            self.leaf_range_ok = self.leaf_range_ok and i >= 0
+            self.max_data_index = max(self.max_data_index, i)
+        return self._intern("data", (), i)
 
-    has_data = False
+    max_data_index = math.inf   # a graph pickled before it was kept: not known
 
     def as_node(self, v) -> Node:
         if isinstance(v, Node):

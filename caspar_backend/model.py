@@ -226,7 +226,7 @@ class NLPModel:
         n = self.n + (self.opaque.n_aux if self.opaque is not None else 0)
         q = self.n_params
         gr = self.graph
-        if (gr.leaf_range_ok and not gr.has_data and gr.max_var_index < n
+        if (gr.leaf_range_ok and gr.max_data_index < 0 and gr.max_var_index < n
                 and gr.max_param_index < q):
             return  # every leaf the graph ever made is in range: no walk needed
         roots = [self.objective, *self.constraints]

@@ -131,9 +131,13 @@ def build_template(key) -> tuple[Graph, Node]:
     g = Graph()
     built: list[Node] = []
     leaves = {"v": g.var, "p": g.param, "c": g.data}
+    made: dict = {}         # a leaf used again is looked up, not made again
 
     def leaf(r):
-        return leaves[r[0]](r[1])
+        n = made.get(r)
+        if n is None:
+            n = made[r] = leaves[r[0]](r[1])
+        return n
 
     for op, attr, args in items:
         a = tuple([built[r] if isinstance(r, int) else leaf(r) for r in args])

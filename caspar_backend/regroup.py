@@ -70,42 +70,80 @@ def additive_terms(root: Node) -> list[tuple[Node, bool]]:
     return out
 
 
+#: a template leaf's slot kind: var, param, data (a const is its own ``("k", value)``)
+_SLOT_KIND = {"var": 0, "param": 1, "data": 2}
+_SLOT_TAG = ("v", "p", "c")
+
+
 def term_key(term, negated: bool):
-    """``(key, vmap, pmap, dmap)`` of one term of a template: ``key`` as
+    """:func:`_term`'s key and maps."""
+    return _term(term, negated)[0]
+
+
+def _term(term, negated: bool):
+    """``((key, vmap, pmap, dmap), ops)`` of one term of a template: ``key`` as
     :func:`~caspar_backend.patterns.shape_key`'s (equal exactly for equal shapes) with
     the term's own slots numbered by first use; ``vmap[k]`` (``pmap``, ``dmap``) the
-    template's variable (parameter, data) slot of the term's slot k, int64.  ``term``
-    is a node or a lincomb pair ``(a, b)`` (the product ``a * b``); ``negated`` wraps
-    it in ``neg``.  A template constant is the leaf ``("k", value)``."""
+    template's variable (parameter, data) slot of the term's slot k, a tuple of ints.
+    ``term`` is a node or a lincomb pair ``(a, b)`` (the product ``a * b``);
+    ``negated`` wraps it in ``neg``.  A template constant is the leaf ``("k", value)``.
+
+    The walk is :func:`~caspar_backend.patterns.post_order_items`' order (a node's
+    operation arguments first, left to right, then its leaves numbered, in argument
+    order), written recursively for speed; deeper than 200 it continues with
+    ``post_order_items`` itself.  The key's items are one per distinct operation node
+    (and one for the lincomb pair's product, one for the negation):
+    :func:`_term_ops` reads the term's operation count from them.  ``ops`` holds the
+    ids of the term's operation nodes (as its keys)."""
     local: dict[int, int] = {}
-    slots = {"v": {}, "p": {}, "c": {}}
+    slots: tuple[dict, dict, dict] = ({}, {}, {})
     items: list = []
-    kinds = {"var": "v", "param": "p", "data": "c"}
 
     def leaf_ref(a):
-        kind = kinds.get(a.op)
+        kind = _SLOT_KIND.get(a.op)
         if kind is None:
             return ("k", a.attr)                    # a template constant
         s = slots[kind]
         k = s.get(a.attr)
         if k is None:
             k = s[a.attr] = len(s)
-        return (kind, k)
+        return (_SLOT_TAG[kind], k)
+
+    def visit(n, depth):
+        if depth > 200:
+            return post_order_items(n, local, items, leaf_ref)
+        for a in n.args:
+            if a.args and a.id not in local:
+                visit(a, depth + 1)
+        local[n.id] = k = len(items)
+        items.append((n.op, n.attr,
+                      tuple([local[a.id] if a.args else leaf_ref(a) for a in n.args])))
+        return k
 
     def ref(a):
-        return post_order_items(a, local, items, leaf_ref) if a.args else leaf_ref(a)
+        if not a.args:
+            return leaf_ref(a)
+        r = local.get(a.id)         # a pair's second factor may be under its first
+        return visit(a, 0) if r is None else r
 
     if isinstance(term, tuple):
         items.append(("mul", None, (ref(term[0]), ref(term[1]))))
         root = len(items) - 1
     else:
         root = ref(term)
+    visit = ref = None  # a recursive closure is a reference cycle: freed now, not by gc
     if negated:
         items.append(("neg", None, (root,)))
         root = len(items) - 1
-    maps = [np.fromiter(slots[k], np.int64, len(slots[k])) for k in "vpc"]
-    key = (tuple(items), root, len(slots["v"]), len(slots["p"]), len(slots["c"]))
-    return (key, *maps)
+    key = (tuple(items), root, len(slots[0]), len(slots[1]), len(slots[2]))
+    return (key, tuple(slots[0]), tuple(slots[1]), tuple(slots[2])), local
+
+
+def _term_ops(key, negated: bool) -> int:
+    """A term's operation count from its :func:`term_key` ``key``: one item per distinct
+    operation node (a lincomb pair's product counted, as the ``a * b`` it stands for),
+    less the negation's item (the ``neg`` is the spine's, not the term's)."""
+    return len(key[0]) - negated
 
 
 def build_term(key) -> tuple[Graph, Node]:
@@ -123,21 +161,61 @@ def build_term(key) -> tuple[Graph, Node]:
     return g, node(root_ref)
 
 
-def _splittable(grp: PatternGroup):
-    """The template's terms when its root is a sum of at least two terms that share
-    little (:func:`~caspar_backend.patterns.split_terms`' rule), else None."""
+def _split_keys(grp: PatternGroup):
+    """The :func:`term_key` s of the template's terms when its root is a sum of at least
+    two terms that share little (:func:`~caspar_backend.patterns.split_terms`' rule: the
+    distinct terms' operation counts add up to at most :func:`sharing_limit` of the
+    root's), else None.
+
+    One walk per term gives both its key and its operation count.  The root's count
+    (a walk of the whole template) is needed only when the terms' total exceeds the
+    limit of its lower bound: the distinct operation nodes of the terms walked so far,
+    plus the root.  The rule is checked after each distinct term, so a sum whose terms
+    share a long prefix stops after a few terms (the walks stay linear in the
+    template)."""
     terms = additive_terms(grp.root)
-    if len(terms) < 2:
+    n = len(terms)
+    if n < 2:
         return None
-    limit = sharing_limit(_op_count([grp.root], float("inf")), len(terms))
+    limit = None
     total = 0
-    for t in {(tuple(a.id for a in n) if isinstance(n, tuple) else n.id): n
-              for n, _ in terms}.values():
-        total += _op_count(list(t), float("inf")) + 1 if isinstance(t, tuple) \
-            else _op_count([t], float("inf"))
-        if total > limit:
-            return None
-    return terms
+    counted = set()         # a term written twice (one node) counts once
+    ops: set = set()        # the operation nodes of the terms walked so far
+    keys = []
+    for t, neg in terms:
+        tk, t_ops = _term(t, neg)
+        ident = tuple(a.id for a in t) if isinstance(t, tuple) else t.id
+        if ident not in counted:
+            counted.add(ident)
+            total += _term_ops(tk[0], neg)
+            ops.update(t_ops)
+            if total > sharing_limit(len(ops) + 1, n):
+                if limit is None:
+                    limit = sharing_limit(_op_count([grp.root], float("inf")), n)
+                if total > limit:
+                    return None
+        keys.append(tk)
+    return keys
+
+
+class _Flat:
+    """One kind of table (var, param, data, rows) of all the groups, raveled one after
+    the other: slot ``j`` of group ``g``'s table starts at ``offset[g] + j * size[g]``
+    and its ``size[g]`` instances follow.  Lets :meth:`gather` assemble a merged group's
+    table from any members in a few array operations."""
+
+    def __init__(self, tables: list[np.ndarray]):
+        self.flat = np.concatenate([t.ravel() for t in tables])
+        self.offset = np.cumsum([0] + [t.size for t in tables[:-1]]).astype(np.int64)
+
+    def gather(self, gi: np.ndarray, n: np.ndarray, maps: np.ndarray) -> np.ndarray:
+        """``np.concatenate([table[g][maps[i]] for i, g in enumerate(gi)], axis=1)``
+        where group ``gi[i]`` has ``n[i]`` instances and ``maps`` is (members, k): the
+        members' slots side by side, without one array indexing per member (most groups
+        of a bulk-read model have one or two instances)."""
+        base = (self.offset[gi][:, None] + maps * n[:, None]).T        # (k, members)
+        within = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        return self.flat[np.repeat(base, n, axis=1) + within]
 
 
 def split_rare_sums(groups: list[PatternGroup]) -> list[PatternGroup]:
@@ -146,44 +224,68 @@ def split_rare_sums(groups: list[PatternGroup]) -> list[PatternGroup]:
     the same list when no rule applies."""
     if len(groups) < MIN_GROUPS:
         return groups
-    # per group: its terms' keys when it can split, else None; a group's whole key is
-    # needed only where it does not split (it counts as one shape, and stays whole)
+    # shapes by number (first-seen order): a key is a long tuple, hashed once here
+    shape_ids: dict = {}
+    shapes: list = []
+
+    def shape_of(tk):
+        sid = shape_ids.setdefault(tk[0], len(shape_ids))
+        if sid == len(shapes):
+            shapes.append(tk[0])
+        return (sid, *tk[1:])
+
+    # per group: its terms' (shape, maps) when it can split, else None; a group's whole
+    # key is needed only where it does not split (it counts as one shape, stays whole)
     split_keys = []
     for grp in groups:
-        terms = _splittable(grp)
-        split_keys.append(None if terms is None else [term_key(t, neg) for t, neg in terms])
+        keys = _split_keys(grp)
+        split_keys.append(None if keys is None else [shape_of(tk) for tk in keys])
     whole: dict = {}
 
     def whole_key(i):
         if i not in whole:
-            whole[i] = [term_key(groups[i].root, False)]
+            whole[i] = [shape_of(term_key(groups[i].root, False))]
         return whole[i]
 
     # a shape's groups: the whole shape of a group that cannot split, each term's shape
     # of one that can
     count: dict = {}
     for i, split in enumerate(split_keys):
-        for key in {k[0] for k in (split if split is not None else whole_key(i))}:
-            count[key] = count.get(key, 0) + 1
+        for sid in {k[0] for k in (split if split is not None else whole_key(i))}:
+            count[sid] = count.get(sid, 0) + 1
     merged: dict = {}
     n_split = 0
-    for i, (grp, split) in enumerate(zip(groups, split_keys)):
+    for i, split in enumerate(split_keys):
         take = split is not None and all(count[k[0]] > 1 for k in split)
         n_split += take
-        for key, vm, pm, dm in (split if take else whole_key(i)):
-            merged.setdefault(key, []).append((grp, vm, pm, dm, not take))
+        for sid, vm, pm, dm in (split if take else whole_key(i)):
+            merged.setdefault(sid, []).append((i, vm, pm, dm, not take))
     if not n_split or len(merged) >= len(groups):
         return groups
+    return _merged_groups(groups, shapes, merged)
+
+
+def _merged_groups(groups: list[PatternGroup], shapes: list, merged: dict) -> list:
+    """The groups of the merged shapes (``merged``: shape number -> its members
+    ``(group index, vmap, pmap, dmap, whole)`` in group order), in first-seen order;
+    a shape whose one member is a whole group is that group, as it was."""
+    flats = [_Flat([getattr(g, t) for g in groups])
+             for t in ("var_table", "param_table", "data_table")]
+    rows = _Flat([g.rows[None, :] for g in groups])
+    sizes = np.array([g.size for g in groups], dtype=np.int64)
     out = []
-    for key, members in merged.items():
+    for sid, members in merged.items():
         if len(members) == 1 and members[0][4]:
-            out.append(members[0][0])                      # a whole group, as it was
+            out.append(groups[members[0][0]])               # a whole group, as it was
             continue
-        g, root = build_term(key)
+        gi = np.array([m[0] for m in members], dtype=np.int64)
+        n = sizes[gi]
+        # (members, k) slot maps: equal shapes have equal slot counts
+        vt, pt, dt = (flat.gather(gi, n, np.array([m[j] for m in members], np.int64))
+                      for j, flat in zip((1, 2, 3), flats))
+        g, root = build_term(shapes[sid])
         out.append(PatternGroup(
-            kind="constraints", size=sum(m[0].size for m in members), graph=g, root=root,
-            var_table=np.concatenate([m[0].var_table[m[1]] for m in members], axis=1),
-            param_table=np.concatenate([m[0].param_table[m[2]] for m in members], axis=1),
-            data_table=np.concatenate([m[0].data_table[m[3]] for m in members], axis=1),
-            rows=np.concatenate([m[0].rows for m in members])))
+            kind="constraints", size=int(n.sum()), graph=g, root=root, var_table=vt,
+            param_table=pt, data_table=dt,
+            rows=rows.gather(gi, n, np.zeros((len(members), 1), np.int64))[0]))
     return out

@@ -437,10 +437,9 @@ def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
                 classes.append((sub, Mc[:, part]))
             continue
         is_obj = bool(obj_part[0])
-        vt = np.stack([dag.attr[Mc[p]] for p in cl.var_pos]) if cl.var_pos else \
-            np.zeros((0, cl.inst.size), np.int64)
-        pt = np.stack([dag.attr[Mc[p]] for p in cl.par_pos]) if cl.par_pos else \
-            np.zeros((0, cl.inst.size), np.int64)
+        # slot j's indices: the leaf at position var_pos[j] of each instance
+        vt = dag.attr[Mc[cl.var_pos]] if cl.var_pos else np.zeros((0, cl.inst.size), np.int64)
+        pt = dag.attr[Mc[cl.par_pos]] if cl.par_pos else np.zeros((0, cl.inst.size), np.int64)
         rows = []
         for src in cl.data_src:
             if src[0] == "pos":
@@ -456,10 +455,14 @@ def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):
     obj, con = [], []
     firsts = []
     for (is_obj, key), parts in merged.items():
-        inst = np.concatenate([p[0] for p in parts])
-        o = np.argsort(inst, kind="stable")
-        vt, pt, dt = (np.concatenate([p[j] for p in parts], axis=1)[:, o] for j in (1, 2, 3))
-        inst = inst[o]
+        if len(parts) == 1 and not (np.diff(parts[0][0]) < 0).any():
+            inst, vt, pt, dt = parts[0]     # one class in instance order: nothing to sort
+        else:
+            inst = np.concatenate([p[0] for p in parts])
+            o = np.argsort(inst, kind="stable")
+            vt, pt, dt = (np.concatenate([p[j] for p in parts], axis=1)[:, o]
+                          for j in (1, 2, 3))
+            inst = inst[o]
         g, root = build_template(key)
         rows = None if is_obj else ins.root[inst] - nf
         blk = TemplateBlock(g, root, vt, pt, dt, rows=rows, name=f"{name}[{vt.shape[0]}]")
