@@ -130,12 +130,15 @@ def _match(row: dict, who: str) -> str:
 
 
 def meta_lines(run: Run) -> list[str]:
-    """The lines under a device folder's heading: commit, date, hardware, tolerance and
-    the command that produced its CSV (``meta.json``)."""
+    """The lines under a device folder's heading: commit, date, hardware, tolerance, the
+    GPU's initialisation where the runner made one (``device_init``) and the command
+    that produced its CSV (``meta.json``)."""
     m = run.meta
+    init = [f"- GPU initialised before the first case: {m['device_init']}"] \
+        if m.get("device_init") else []
     return [f"- commit {m.get('commit', '?')}, {m.get('date', '?')}; "
             f"{m.get('hardware', 'hardware not recorded')}; tol {m.get('tol', '?')}",
-            f"- command: `{m.get('command', '?')}`", ""]
+            *init, f"- command: `{m.get('command', '?')}`", ""]
 
 
 def pipe_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -68,3 +68,14 @@ def test_profile_ratios():
     r = profile_ratios({"ipopt": [1.0, 4.0, inf, inf], "cpu": [2.0, 2.0, 3.0, inf]})
     # the fourth problem nobody solved is left out; unsolved counts as ratio inf
     assert r == {"ipopt": [1.0, 2.0, inf], "cpu": [1.0, 1.0, 2.0]}
+
+
+def test_meta_lines_state_the_gpu_initialisation():
+    """A GPU run's one-time initialisation (the runner's device_init) is stated under
+    the table's heading; a run without one has no such line."""
+    from benchmarks.report import Run, meta_lines
+
+    meta = dict(commit="abc", date="d", hardware="h", tol=1e-6, command="c")
+    assert not any("initialised" in s for s in meta_lines(Run("acopf", "gpu", [], meta)))
+    lines = meta_lines(Run("acopf", "gpu", [], dict(meta, device_init="6.00 s before ...")))
+    assert "- GPU initialised before the first case: 6.00 s before ..." in lines
