@@ -91,9 +91,14 @@ def warmup() -> int:
 
         print(f"caspar: the bulk SX reader's loops ready ({bulk_reader():.1f} s)")
     if rc == 0 and _gpu_usable(solver=True):
+        from .errors import CasparError
         from .gpu_warmup import general_path
 
-        print(f"caspar: the GPU interior point's kernels ready ({general_path():.1f} s)")
+        try:
+            print(f"caspar: the GPU interior point's kernels ready ({general_path():.1f} s)")
+        except CasparError as e:    # the CPU parts are ready; say what the GPU's is
+            print(f"caspar: the GPU interior point's kernels: {e}", file=sys.stderr)
+            rc = 1
     if rc == 0 and _cuda_kernel_wanted():
         rc = compile_kernels(["--cuda"])
     return rc
