@@ -279,23 +279,32 @@ def _twice_built_sums():
     return {"x": x, "f": ca.sumsqr(x), "g": g}
 
 
-@pytest.mark.parametrize("k", range(len(_programs()) + 1))
-def test_merge_signatures_are_the_numpy_passes(k, monkeypatch):
-    # merge_candidates' (candidates, n_items) on the split's own inputs, by the C++
-    # pass and by the NumPy passes (sxdag.NATIVE off)
-    from caspar_backend.adapters.casadi import sxmerge, sxterms
+def _calls_in_split(monkeypatch, dag, name, real) -> list:
+    """The argument tuples ``split_instances(dag, 1)`` passes to ``sxterms.<name>``
+    (``real``, still called)."""
+    from caspar_backend.adapters.casadi import sxterms
 
-    nlp = (_programs() + [_twice_built_sums()])[k]
-    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
     seen = []
-    real = sxmerge.merge_candidates
 
     def spy(*args):
         seen.append(args)
         return real(*args)
 
-    monkeypatch.setattr(sxterms, "merge_candidates", spy)
+    monkeypatch.setattr(sxterms, name, spy)
     sxterms.split_instances(dag, 1)
+    return seen
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_merge_signatures_are_the_numpy_passes(k, monkeypatch):
+    # merge_candidates' (candidates, n_items) on the split's own inputs, by the C++
+    # pass and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import sxmerge
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    real = sxmerge.merge_candidates
+    seen = _calls_in_split(monkeypatch, dag, "merge_candidates", real)
     for args in seen:
         got = real(*args)
         monkeypatch.setattr(sxdag, "NATIVE", False)
@@ -396,15 +405,8 @@ def test_walked_is_the_numpy_passes(k, monkeypatch):
 
     nlp = (_programs() + [_twice_built_sums(), _cumulative_sums()])[k]
     dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
-    seen = []
     real = sxterms._walked
-
-    def spy(*args):
-        seen.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(sxterms, "_walked", spy)
-    sxterms.split_instances(dag, 1)
+    seen = _calls_in_split(monkeypatch, dag, "_walked", real)
     assert len(seen) == 1
     got = real(*seen[0])
     monkeypatch.setattr(sxdag, "NATIVE", False)
