@@ -19,6 +19,7 @@ loaded: load only files you trust, as with any pickle.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -149,11 +150,19 @@ def load_problem(path):
                 f"build {head.get('build')}; this is caspar {__version__}, build "
                 f"{build_fingerprint()}); rebuild the problem from its model and save it "
                 f"again")
+        # the collector off while unpickling: tens of thousands of new objects (the
+        # expression graphs) would otherwise trigger collections that walk every live
+        # object of the process, several times the load itself in a large one
+        enabled = gc.isenabled()
+        gc.disable()
         try:
             problem = pickle.load(f)
         except (EOFError, pickle.UnpicklingError) as e:
             raise ModelError(f"{path}: the saved problem is truncated or damaged ({e})") \
                 from None
+        finally:
+            if enabled:
+                gc.enable()
     # (the class by its module: problem.py imports this module, not the other way)
     if type(problem).__module__ != "caspar_backend.problem":
         raise ModelError(f"{path} holds a {type(problem).__name__}, not a Problem")

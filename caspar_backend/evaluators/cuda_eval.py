@@ -21,31 +21,46 @@ from ..structure_cache import StructureCache
 from .base import Evaluator
 from .group_table import blocks as _group_blocks
 from .group_table import group_table
-from .layout import Layout, SegmentPlan
+from .layout import Layout, SegmentPlan, jacobian_from_raw
 
 _THREADS = 256
 
 
-def _int32(cp, table):
-    """``table`` (any integer array, C order) flattened as an int32 device array."""
-    return cp.asarray(np.ascontiguousarray(table).reshape(-1)).astype(cp.int32)
+def _upload(cp, tables: list, dtype) -> list:
+    """``tables`` (host arrays, C order) on the device as flat ``dtype`` arrays: one
+    concatenation, one copy and one conversion for all of them (a copy per table costs
+    more than the bytes), views of one device buffer."""
+    flat = [np.ascontiguousarray(t).reshape(-1) for t in tables]
+    if not flat:
+        return []
+    buf = cp.asarray(np.concatenate(flat)).astype(dtype, copy=False)
+    cuts = np.cumsum([0] + [f.size for f in flat])
+    return [buf[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 class _DeviceGroup:
-    """A pattern group's device tables (internal)."""
+    """A pattern group's device tables (internal): ``vt``, ``pt``, ``dst`` int32 (index
+    tables narrowed on the device: a host conversion costs more than moving the int64
+    words), ``dt`` float64."""
 
-    def __init__(self, cp, group):
+    def __init__(self, group, vt, pt, dt, dst):
         self.group, self.N = group, group.size
-        # index tables narrowed on the device (a host conversion costs more than moving
-        # the int64 words)
-        self.vt = _int32(cp, group.var_table)
-        self.pt = _int32(cp, group.param_table)
-        self.dt = cp.asarray(np.ascontiguousarray(group.data_table, dtype=np.float64).reshape(-1))
-        rows = group.rows if len(group.rows) else np.arange(self.N)
-        self.dst = _int32(cp, rows)
+        self.vt, self.pt, self.dt, self.dst = vt, pt, dt, dst
         self.val_dst = self.dst
         self.jac_base = self.hess_base = 0
         self.direct = True
+
+    @staticmethod
+    def upload(cp, groups: list) -> list:
+        """The :class:`_DeviceGroup` of each of ``groups``, their tables uploaded together."""
+        ints = []
+        for g in groups:
+            ints += [g.var_table, g.param_table, g.rows if len(g.rows) else np.arange(g.size)]
+        ints = _upload(cp, ints, cp.int32)
+        floats = _upload(cp, [np.asarray(g.data_table, dtype=np.float64) for g in groups],
+                         cp.float64)
+        return [_DeviceGroup(g, *ints[3 * k:3 * k + 2], floats[k], ints[3 * k + 2])
+                for k, g in enumerate(groups)]
 
     def entry(self, dst):
         return dict(vt=self.vt, pt=self.pt, dt=self.dt, dst=dst, N=self.N,
@@ -82,17 +97,21 @@ class CudaEvaluator(Evaluator):
         self.xp = cp
         self.problem = problem
         self.n, self.m, self.n_params = problem.n, problem.m, problem.n_params
-        self._obj = [_DeviceGroup(cp, g) for g in problem.objective_groups]
-        self._con = [_DeviceGroup(cp, g) for g in problem.constraint_groups]
+        devs = _DeviceGroup.upload(cp, problem.objective_groups + problem.constraint_groups)
+        self._obj, self._con = devs[:len(problem.objective_groups)], \
+            devs[len(problem.objective_groups):]
         # every template of the problem in one module: one NVRTC call (cached on disk)
         self.source = generate_cuda_source(problem.objective_groups, problem.constraint_groups)
         self.module, self._cached = compile_module(self.source, "caspar_problem.cu")
         # a caller that knows the layout already (the batch's replicated problem tiles
         # it from one instance's) saves its sorts
         lay = Layout.of(problem, host_jacobian=False) if layout is None else layout
-        if lay.jac_rows is None:
-            self.jac_rows, self.jac_cols = self._jacobian_pattern()
+        if lay.raw_jac_rows is None:   # the Jacobian's pattern from the device's tables
+            raw_r, raw_c = self._jacobian_pattern()
+            self.jac_rows, self.jac_cols, jac_map = jacobian_from_raw(
+                raw_r, raw_c, self.n, all(lay.con_direct), xp=cp)
         else:
+            raw_r, jac_map = lay.raw_jac_rows, lay.jac_map
             self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
         self.hess_rows, self.hess_cols = cp.asarray(lay.hess_rows), cp.asarray(lay.hess_cols)
         for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,
@@ -102,10 +121,13 @@ class CudaEvaluator(Evaluator):
                 b.val_dst = cp.arange(tb, tb + b.N, dtype=cp.int32)
                 b.direct = False
         self._term_buf = cp.zeros(max(len(lay.term_rows), 1))
-        self._terms = self._plan(SegmentPlan.of(lay.term_rows)) if len(lay.term_rows) else None
-        self._raw_jac = (cp.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None)
-        self._jac_plan = (self._plan(SegmentPlan.of(lay.jac_map, len(lay.jac_rows)))
-                          if lay.jac_map is not None else None)
+        # the segment sums' plans sorted on the device (stable: the host's arrays)
+        self._terms = (self._plan(SegmentPlan.of(cp.asarray(lay.term_rows), xp=cp))
+                       if len(lay.term_rows) else None)
+        self._raw_jac = cp.zeros(len(raw_r)) if jac_map is not None else None
+        self._jac_plan = (self._plan(SegmentPlan.of(cp.asarray(jac_map), len(self.jac_rows),
+                                                    xp=cp))
+                          if jac_map is not None else None)
         pos = 0
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
