@@ -21,7 +21,7 @@ from ..structure_cache import StructureCache
 from .base import Evaluator
 from .group_table import blocks as _group_blocks
 from .group_table import group_table
-from .layout import Layout, SegmentPlan, jacobian_from_raw
+from .layout import Layout, SegmentPlan
 
 _THREADS = 256
 
@@ -106,12 +106,9 @@ class CudaEvaluator(Evaluator):
         # a caller that knows the layout already (the batch's replicated problem tiles
         # it from one instance's) saves its sorts
         lay = Layout.of(problem, host_jacobian=False) if layout is None else layout
-        if lay.raw_jac_rows is None:   # the Jacobian's pattern from the device's tables
-            raw_r, raw_c = self._jacobian_pattern()
-            self.jac_rows, self.jac_cols, jac_map = jacobian_from_raw(
-                raw_r, raw_c, self.n, all(lay.con_direct), xp=cp)
+        if lay.jac_rows is None:
+            self.jac_rows, self.jac_cols = self._jacobian_pattern()
         else:
-            raw_r, jac_map = lay.raw_jac_rows, lay.jac_map
             self.jac_rows, self.jac_cols = cp.asarray(lay.jac_rows), cp.asarray(lay.jac_cols)
         self.hess_rows, self.hess_cols = cp.asarray(lay.hess_rows), cp.asarray(lay.hess_cols)
         for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,
@@ -121,13 +118,13 @@ class CudaEvaluator(Evaluator):
                 b.val_dst = cp.arange(tb, tb + b.N, dtype=cp.int32)
                 b.direct = False
         self._term_buf = cp.zeros(max(len(lay.term_rows), 1))
-        # the segment sums' plans sorted on the device (stable: the host's arrays)
-        self._terms = (self._plan(SegmentPlan.of(cp.asarray(lay.term_rows), xp=cp))
-                       if len(lay.term_rows) else None)
-        self._raw_jac = cp.zeros(len(raw_r)) if jac_map is not None else None
-        self._jac_plan = (self._plan(SegmentPlan.of(cp.asarray(jac_map), len(self.jac_rows),
-                                                    xp=cp))
-                          if jac_map is not None else None)
+        # (the segment sums' plans sorted on the host: on the device each sort, unique
+        # and count is a CuPy kernel of its own to load in every process, which costs
+        # more than the host's sorts at 10^6 entries)
+        self._terms = self._plan(SegmentPlan.of(lay.term_rows)) if len(lay.term_rows) else None
+        self._raw_jac = (cp.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None)
+        self._jac_plan = (self._plan(SegmentPlan.of(lay.jac_map, len(lay.jac_rows)))
+                          if lay.jac_map is not None else None)
         pos = 0
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb

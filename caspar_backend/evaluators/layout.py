@@ -48,19 +48,15 @@ class SegmentPlan:
     dst: np.ndarray   # int64 (S,) output index of each segment
 
     @classmethod
-    def of(cls, idx, size: int | None = None, xp=np) -> "SegmentPlan":
-        """The plan of ``idx``, its arrays in ``xp``'s memory (NumPy, or CuPy for an
-        ``idx`` on the device: a stable sort has one answer, so both give the same
-        arrays)."""
-        idx = xp.asarray(idx, dtype=xp.int64)
-        # (CuPy's argsort is always stable and takes no other kind)
-        perm = xp.argsort(idx, kind="stable") if xp is np else xp.argsort(idx)
+    def of(cls, idx: np.ndarray, size: int | None = None) -> "SegmentPlan":
+        idx = np.asarray(idx, dtype=np.int64)
+        perm = np.argsort(idx, kind="stable")
         if size is None:
-            dst, counts = xp.unique(idx, return_counts=True)
+            dst, counts = np.unique(idx, return_counts=True)
         else:
-            dst, counts = xp.arange(size), xp.bincount(idx, minlength=size)
-        ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)]).astype(xp.int64)
-        return cls(perm.astype(xp.int64), ptr, dst.astype(xp.int64))
+            dst, counts = np.arange(size), np.bincount(idx, minlength=size)
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(perm.astype(np.int64), ptr, dst.astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -85,12 +81,12 @@ class Layout:
 
     @classmethod
     def of(cls, problem, host_jacobian: bool = True) -> "Layout":
-        """The layout of ``problem``.  ``host_jacobian=False``: the Jacobian's arrays
-        (``jac_rows``, ``jac_cols``, ``raw_jac_rows``, ``raw_jac_cols``, ``jac_map``) are
-        left None -- the raw COO is each group's ``jac_structure()`` stacked and the rest
-        follows from it by :func:`jacobian_from_raw`, which the GPU evaluator does on the
-        device from the tables it uploads anyway (:class:`~caspar_backend.evaluators.
-        cuda_eval.CudaEvaluator`); the other fields are the same."""
+        """The layout of ``problem``.  ``host_jacobian=False``: where every constraint
+        group owns its rows, the Jacobian's index arrays (``jac_rows``, ``jac_cols``,
+        ``raw_jac_rows``, ``raw_jac_cols``) are left None -- they are each group's
+        ``jac_structure()`` stacked, which the GPU evaluator builds on the device from
+        the tables it uploads anyway (:class:`~caspar_backend.evaluators.cuda_eval.
+        CudaEvaluator`); the other fields are the same."""
         def stack(groups, structure):
             rows, cols, base, pos = [], [], [], 0
             for g in groups:
@@ -111,7 +107,7 @@ class Layout:
         # slot), so entries repeat only where two groups share a row: with every group
         # direct the raw entries are the Jacobian's, no sort needed
         raw_r = raw_c = jac_r = jac_c = jac_map = None
-        if host_jacobian:
+        if host_jacobian or not all(direct):
             jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
             raw_r, raw_c = _cat(jr), _cat(jc)
             jac_r, jac_c, jac_map = jacobian_from_raw(raw_r, raw_c, problem.n, all(direct))
@@ -132,16 +128,16 @@ class Layout:
                    tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))
 
 
-def jacobian_from_raw(raw_r, raw_c, n: int, direct: bool, xp=np) -> tuple:
-    """``(jac_rows, jac_cols, jac_map)`` of the raw COO ``(raw_r, raw_c)`` (int64, in
-    ``xp``'s memory): the distinct (row, column) pairs in increasing row-major order
-    and each raw entry's position among them -- or the raw arrays themselves and
-    ``jac_map = None`` when no pair repeats.  ``direct``: every group owns its rows, so
-    no pair repeats (an instance's variable slots are distinct) and nothing is searched."""
+def jacobian_from_raw(raw_r: np.ndarray, raw_c: np.ndarray, n: int, direct: bool) -> tuple:
+    """``(jac_rows, jac_cols, jac_map)`` of the raw COO ``(raw_r, raw_c)`` (int64): the
+    distinct (row, column) pairs in increasing row-major order and each raw entry's
+    position among them -- or the raw arrays themselves and ``jac_map = None`` when no
+    pair repeats.  ``direct``: every group owns its rows, so no pair repeats (an
+    instance's variable slots are distinct) and nothing is searched."""
     if direct:
         return raw_r, raw_c, None
     n1 = max(n, 1)
-    uniq, inv = xp.unique(raw_r * n1 + raw_c, return_inverse=True)
+    uniq, inv = np.unique(raw_r * n1 + raw_c, return_inverse=True)
     if len(uniq) == len(raw_r):
         return raw_r, raw_c, None
-    return uniq // n1, uniq % n1, inv.reshape(-1).astype(xp.int64, copy=False)
+    return uniq // n1, uniq % n1, inv.reshape(-1)

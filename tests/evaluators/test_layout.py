@@ -52,13 +52,10 @@ def test_shared_rows_keep_the_duplicate_search():
 
 @pytest.mark.gpu
 def test_gpu_evaluator_builds_the_layouts_jacobian_pattern():
-    """The CUDA evaluator's Jacobian COO and segment-sum plans (built on the device from
-    its uploaded tables: the duplicate search and the stable sorts) equal the host
-    layout's, entry for entry, on the bank and the AC-OPF (whose shared rows repeat
-    (row, column) pairs)."""
+    """The CUDA evaluator's Jacobian COO (built on the device when every group owns its
+    rows) equals the host layout's, entry for entry, on the bank and the AC-OPF."""
     from benchmarks.models.acopf import acopf_casadi_polar, acopf_data
     from benchmarks.models.matpower import load_pglib
-    from caspar_backend.evaluators.layout import SegmentPlan
 
     problems = []
     for bp in bank(include_slow=False)[:25]:
@@ -68,20 +65,11 @@ def test_gpu_evaluator_builds_the_layouts_jacobian_pattern():
     nlp, args = acopf_casadi_polar(acopf_data(load_pglib("case5_pjm")))
     args.pop("data")
     problems.append(from_casadi(nlp, **args))
-    mapped = 0
+    device_built = 0
     for P in problems:
         lay = Layout.of(P)
         ev = P.evaluator("cuda")
-        assert Layout.of(P, host_jacobian=False).jac_rows is None
+        device_built += Layout.of(P, host_jacobian=False).jac_rows is None
         np.testing.assert_array_equal(ev.jac_rows.get(), lay.jac_rows)
         np.testing.assert_array_equal(ev.jac_cols.get(), lay.jac_cols)
-        plans = [(ev._jac_plan, lay.jac_map is not None and SegmentPlan.of(lay.jac_map,
-                                                                         len(lay.jac_rows))),
-                 (ev._terms, len(lay.term_rows) and SegmentPlan.of(lay.term_rows))]
-        for dev, host in plans:
-            assert (dev is None) == (not host)
-            if host:
-                for d, h in zip(dev[:3], (host.perm, host.ptr, host.dst)):
-                    np.testing.assert_array_equal(d.get(), h)
-        mapped += lay.jac_map is not None
-    assert mapped >= 1
+    assert 0 < device_built < len(problems)
