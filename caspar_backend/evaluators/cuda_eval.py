@@ -141,8 +141,10 @@ class CudaEvaluator(Evaluator):
         self._hess = _Dispatch(cp, mod, "caspar_hess",
                                [b.entry(b.dst) for b in self._obj + self._con])
         self._grad_buf = cp.zeros(max(len(lay.grad_idx), 1))
-        self._segsum = cp.RawModule(code=kernel_file("segment_sum.cu")).get_function(
-            "caspar_segment_sum")
+        # through caspar's cubin cache like the problem module: CuPy's own cache would
+        # first compile an empty file per process to learn NVRTC's version
+        self._segsum = compile_module(kernel_file("segment_sum.cu"), "segment_sum.cu")[0] \
+            .get_function("caspar_segment_sum")
         self._grad_plan = self._plan(SegmentPlan.of(lay.grad_idx, self.n))
         self._dummy_d = cp.zeros(1)
         self.p = cp.zeros(max(self.n_params, 1))
