@@ -11,9 +11,12 @@
  *     driver for its entry points this way): the wrapper hands out counting wrappers.
  * Counters: [0] kernel launches (cuLaunchKernel, cuLaunchKernelEx,
  * cuLaunchCooperativeKernel), [1] device-to-host copies (cuMemcpyDtoH,
- * cuMemcpyDtoHAsync), [2] unified-address copies (cuMemcpy, cuMemcpyAsync: direction
- * unknown), [3] synchronizations (cuStreamSynchronize, cuCtxSynchronize,
- * cuEventSynchronize) -- a host read waits for one of these or a synchronous copy. */
+ * cuMemcpyDtoHAsync, and the unified-address copies cuMemcpy / cuMemcpyAsync from device
+ * memory to host memory -- the route of CuPy's get(): the driver says which memory a
+ * pointer is, and a pointer it does not know is pageable host memory), [2] the other
+ * unified-address copies (host to device, device to device), [3] synchronizations
+ * (cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize) -- a host read waits for
+ * one of these or a synchronous copy. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
@@ -97,12 +100,31 @@ int cuMemcpyDtoHAsync_v2(void* d, unsigned long long s, size_t n, void* st) {
     BUMP(1);
     return REAL(r_dtoh_async, dtoh_async_t, "cuMemcpyDtoHAsync_v2")(d, s, n, st);
 }
-int cuMemcpy(unsigned long long d, unsigned long long s, size_t n) {
+/* cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE): 1 host, 2 device, 3 array,
+ * 4 unified; an error (a pointer the driver does not know: pageable host memory) -> 1 */
+typedef int (*attr_t)(void*, int, unsigned long long);
+static attr_t r_attr;
+static unsigned memory_type(unsigned long long ptr) {
+    unsigned type = 0;
+    if (REAL(r_attr, attr_t, "cuPointerGetAttribute")(&type, 2, ptr) != 0) return 1;
+    return type;
+}
+/* a unified-address copy: a host read (counter 1) when it goes from device memory to
+ * host memory, else counter 2 */
+static void count_copy(unsigned long long d, unsigned long long s) {
     BUMP(2);
+    SEEN(1);
+    if (memory_type(s) == 2 && memory_type(d) == 1) {
+        __atomic_fetch_sub(&counts[2], 1ULL, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
+    }
+}
+int cuMemcpy(unsigned long long d, unsigned long long s, size_t n) {
+    count_copy(d, s);
     return REAL(r_copy, copy_t, "cuMemcpy")(d, s, n);
 }
 int cuMemcpyAsync(unsigned long long d, unsigned long long s, size_t n, void* st) {
-    BUMP(2);
+    count_copy(d, s);
     return REAL(r_copy_async, copy_async_t, "cuMemcpyAsync")(d, s, n, st);
 }
 int cuStreamSynchronize(void* st) {

@@ -12,9 +12,11 @@ entry points the process never reached through a wrapped route is ``None`` too, 
 so the runner records per-iteration figures only where they were counted:
 
 * ``launches``: ``cuLaunchKernel``, ``cuLaunchKernelEx``, ``cuLaunchCooperativeKernel``;
-* ``reads``: device-to-host copies (``cuMemcpyDtoH``, ``cuMemcpyDtoHAsync``);
-* ``default_copies``: unified-address copies (``cuMemcpy``, ``cuMemcpyAsync``; direction
-  not known);
+* ``reads``: device-to-host copies (``cuMemcpyDtoH``, ``cuMemcpyDtoHAsync``, and the
+  unified-address copies ``cuMemcpy`` / ``cuMemcpyAsync`` from device to host memory --
+  CuPy's ``get()`` -- told apart by the driver's ``cuPointerGetAttribute``);
+* ``default_copies``: the other unified-address copies (host to device, device to
+  device);
 * ``syncs``: stream, event and context synchronizations -- a host read waits on one.
 """
 

@@ -153,17 +153,19 @@ def table(run: Run) -> list[str]:
     out = [f"### {run.suite}: {run.label} vs IPOPT", "", *meta_lines(run)]
     rows = [r for r in run.rows if r.get(f"{d}_status", "") != ""]
     # the GPU's per-iteration figures: evaluation and "other" (Python driving launches)
-    # ms per iteration, and kernel launches per iteration where they were counted
+    # ms per iteration, and kernel launches and host reads per iteration where they were
+    # counted (benchmarks/cuda_counters.py)
     gpu = d == "cuda"
     counted = gpu and any(r.get("cuda_launches_it", "") != "" for r in rows)
     # a compiled problem's second GPU solve (cuDSS's analysis is the first one's)
     resolved = gpu and any(r.get("cuda_resolve_s", "") != "" for r in rows)
-    extra_head = ((["eval / other ms/it"] if gpu else []) + (["launches/it"] if counted else [])
+    extra_head = ((["eval / other ms/it"] if gpu else []) + (["launches / reads per it"] if counted else [])
                   + (["re-solve s"] if resolved else []))
 
     def extra(r):
         cells = [f"{_num(r.get('cuda_eval_ms'))} / {_num(r.get('cuda_other_ms'))}"] if gpu else []
-        return (cells + ([_num(r.get("cuda_launches_it"), ".0f")] if counted else [])
+        counts = f"{_num(r.get('cuda_launches_it'), '.0f')} / {_num(r.get('cuda_reads_it'), '.1f')}"
+        return (cells + ([counts] if counted else [])
                 + ([_num(r.get("cuda_resolve_s"), ".3f")] if resolved else []))
 
     out += pipe_table(

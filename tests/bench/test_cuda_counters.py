@@ -1,6 +1,7 @@
-"""benchmarks/cuda_counters: the preloaded library counts a stand-in libcuda's launches
-and synchronizations on each route a process takes to them (dlsym on a dlopen'ed
-library, cuGetProcAddress), without a GPU."""
+"""benchmarks/cuda_counters: the preloaded library counts a stand-in libcuda's launches,
+copies and synchronizations on each route a process takes to them (dlsym on a dlopen'ed
+library, cuGetProcAddress), and tells a unified-address copy's direction by the
+driver's pointer attribute, without a GPU."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ int cuLaunchKernel(void* f, unsigned a, unsigned b, unsigned c, unsigned d, unsi
                    unsigned g, unsigned h, void* s, void** p, void** x) { return 7; }
 int cuStreamSynchronize(void* s) { return 5; }
 int cuMemcpyDtoHAsync_v2(void* d, unsigned long long s, unsigned long n, void* st) { return 3; }
+int cuMemcpyAsync(unsigned long long d, unsigned long long s, unsigned long n, void* st) {
+    return 4;
+}
+/* the stand-in's device memory: addresses from 1 << 40; other pointers are unknown */
+int cuPointerGetAttribute(void* data, int attr, unsigned long long ptr) {
+    if (attr != 2 || ptr < (1ULL << 40)) return 1;
+    *(unsigned*)data = 2;
+    return 0;
+}
 int cuGetProcAddress_v2(const char* sym, void** pfn, int v, unsigned long long f, void* st) {
     if (!strcmp(sym, "cuStreamSynchronize")) { *pfn = (void*)cuStreamSynchronize; return 0; }
     if (!strcmp(sym, "cuMemcpyDtoHAsync")) { *pfn = (void*)cuMemcpyDtoHAsync_v2; return 0; }
@@ -42,6 +52,11 @@ sync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(proc[b"cuStreamSynchroniz
 copy = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t,
                         ctypes.c_void_p)(proc[b"cuMemcpyDtoHAsync"])
 assert sync(None) == 5 and sync(None) == 5 and copy(None, 0, 8, None) == 3
+dev, host = 1 << 41, 4096
+ucopy = lib.cuMemcpyAsync
+ucopy.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
+assert ucopy(host, dev, 8, None) == 4       # device -> host: a read
+assert ucopy(dev, host, 8, None) == 4       # host -> device
 after = snapshot()
 print({{k: None if after[k] is None else after[k] - (before[k] or 0) for k in after}})
 """
@@ -59,8 +74,7 @@ def test_counts_through_dlsym_and_get_proc_address(tmp_path):
                          env=dict(os.environ, LD_PRELOAD=str(lib)), capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    # no unified-address copy was reached: not counted (None), not 0
-    assert out.stdout.strip() == str({"launches": 1, "reads": 1, "default_copies": None,
+    assert out.stdout.strip() == str({"launches": 1, "reads": 2, "default_copies": 1,
                                       "syncs": 2})
 
 
