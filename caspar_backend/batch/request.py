@@ -27,6 +27,8 @@ which raises its single solve's error or gives its row.
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import is_
 from typing import NamedTuple
 
 import numpy as np
@@ -168,12 +170,14 @@ def _block(vals: tuple, defaults: tuple | None, size: int) -> np.ndarray | None:
     multiplier, which is then None).  Raises _Irregular for a mix of given and missing
     values, values that are not vectors of length ``size``, or values NumPy cannot read
     as floats."""
-    missing = sum(1 for v in vals if v is None)
+    # (identity tests mapped in C: a request's values may be arrays, for which == is
+    # elementwise, so no tuple.count)
+    missing = sum(map(is_, vals, repeat(None)))
     if missing == len(vals):
         if defaults is None:
             return None
         first = defaults[0]
-        if all(v is first for v in defaults):
+        if all(map(is_, defaults, repeat(first))):
             return np.broadcast_to(first, (len(vals), first.size))
         vals = defaults
     elif missing:

@@ -37,7 +37,7 @@ from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.interrupt import sigint_as_stop
-from ..solver.options import infinite_bounds, resolve_options
+from ..solver.options import infinite_bounds, resolved_options
 from ..solver.status import STATUSES
 from .inputs import batch_inputs
 from .result import BatchResult
@@ -114,7 +114,7 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
-    opts = resolve_options(options)
+    opts = resolved_options(options)
     inp = dataclasses.replace(inp, **dict(zip(("lbx", "ubx", "lbg", "ubg"), infinite_bounds(
         opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf, inp.lbx, inp.ubx, inp.lbg,
         inp.ubg))))
@@ -165,10 +165,12 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
 def _structure_groups(inp):
     """Index arrays of the instances sharing one slack-problem structure (fixed
     variables, equality rows, finite sides), largest first."""
+    if inp.size <= 1:
+        return [np.arange(inp.size)]
     feats = np.concatenate([inp.lbx == inp.ubx, inp.lbg == inp.ubg,
                             np.isfinite(inp.lbx), np.isfinite(inp.ubx),
                             np.isfinite(inp.lbg), np.isfinite(inp.ubg)], axis=1)
-    if feats.shape[1] == 0 or inp.size <= 1 or (feats == feats[0]).all():
+    if feats.shape[1] == 0 or (feats == feats[0]).all():
         return [np.arange(inp.size)]
     _, inv = np.unique(feats, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
@@ -245,7 +247,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     from ..compiled.cuda.group import kernel_reason
     from ..compiled.solve import STATUS_NAMES
 
-    sub = inp.subset(idx)
+    sub = inp if len(idx) == inp.size else inp.subset(idx)   # (idx sorted: all is in order)
     if kernel_reason(problem, options, sub, cuda=cuda):
         return False
     if cuda:
@@ -262,11 +264,10 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
     out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
-    names = np.array([STATUS_NAMES[k] for k in range(len(STATUS_NAMES))], dtype=object)
     codes = r.code[fin]
+    names, messages = _kernel_names(STATUS_NAMES)
     out.status[rows] = names[codes]
-    out.message[rows] = np.array([STATUSES[n].exit_message for n in names],
-                                 dtype=object)[codes]
+    out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
     for b, c in zip(idx[~fin], -r.code[~fin]):
@@ -274,6 +275,16 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
         out.reason[b] = "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
                                       else _KERNEL_EJECT.get(int(c), f"code {-c}"))
     return True
+
+
+def _kernel_names(status_names: dict, _memo=[]):
+    """Object arrays of the status names and exit messages by the kernel's codes
+    (``status_names``: compiled.solve.STATUS_NAMES, code -> name), made once."""
+    if not _memo:
+        names = [status_names[k] for k in range(len(status_names))]
+        _memo.append((np.array(names, dtype=object),
+                      np.array([STATUSES[n].exit_message for n in names], dtype=object)))
+    return _memo[0]
 
 
 #: the kernel's own ejection codes (negated; 1..11 are EJECT_REASONS)

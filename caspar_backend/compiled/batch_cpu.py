@@ -3,9 +3,10 @@ compiled kernel (:func:`.kernels.solve_many.solve_rows`: a loop over the instanc
 Python per instance), each instance on its own workspace row as on the GPU
 (:class:`.cuda.workspaces.DeviceWorkspaces` with NumPy arrays).
 
-Threads: the instances are cut into calls (:func:`chunking`) that run on a pool of
-``threads`` threads (default: one per core this process may run on,
-:func:`usable_cores`); the kernel releases the GIL, so the calls run on separate cores.
+Threads: the instances are cut into calls (:func:`chunking`), the first run by the
+calling thread and the others on a pool of ``threads`` threads (default: one per core
+this process may run on, :func:`usable_cores`); the kernel releases the GIL, so the calls
+run on separate cores.
 An instance's answer does not depend on which call or thread solved it.
 
 Each finished instance is its own single solve's compiled run: the same status,
@@ -110,8 +111,13 @@ def solve_group(problem, options, sub, stopped=lambda: False,
         for r in calls:
             call(r)
     else:
-        futures = [_kernel_pool().submit(call, r) for r in calls]
+        # the first call runs in this thread, which would otherwise only wait: one
+        # thread hand-off fewer per batch (a pool thread must take the GIL to start a
+        # call, which under a busy interpreter -- a service's client threads -- takes
+        # up to the switch interval)
+        futures = [_kernel_pool().submit(call, r) for r in calls[1:]]
         try:
+            call(calls[0])
             for fut in futures:
                 fut.result()
         except BaseException:

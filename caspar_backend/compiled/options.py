@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kkt.augmented import AugmentedKKT
-from ..solver.options import resolve_options
+from ..solver.options import resolved_options
 from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
     OPT_PRIVATE_PIVOT_FRACTION
 
@@ -103,6 +103,8 @@ def _option_vector(opts) -> np.ndarray:
 
 
 def resolve(options):
-    """(validated Options, '' or the reason the compiled path does not apply)."""
-    opts = resolve_options(options)
+    """(validated Options, '' or the reason the compiled path does not apply); the
+    Options memoized for the same options given (:func:`~caspar_backend.solver.options.
+    resolved_options`: shared, never write it)."""
+    opts = resolved_options(options)
     return opts, unsupported_reason(opts)

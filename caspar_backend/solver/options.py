@@ -447,6 +447,31 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
     return Options(values, given)
 
 
+#: resolve_options' answers by the items given: (name, type, value) in the given order
+_resolved: dict = {}
+
+
+def resolved_options(user: Mapping[str, Any] | None) -> "Options":
+    """:func:`resolve_options` of ``user``, the same object again for the same items
+    (names, value types and values, in the same order) -- a batched solve resolves its
+    options several times per call.  Memoized only where resolving warns of nothing
+    (every name in :data:`OPTIONS`) and every value is a hashable str, bool, int or
+    float; at most 256 entries.  The Options answered is shared: never write it (nor its
+    ``user``)."""
+    items = tuple((k, type(v), v) for k, v in (user or {}).items())
+    try:
+        hit = _resolved.get(items)
+    except TypeError:                   # an unhashable value
+        return resolve_options(user)
+    if hit is not None:
+        return hit
+    opts = resolve_options(user)
+    if len(_resolved) < 256 and all(k in OPTIONS and t in (str, bool, int, float)
+                                    for k, t, _ in items):
+        _resolved[items] = opts
+    return opts
+
+
 class Options(Mapping):
     """Read-only validated options; attribute access ``opts.tol`` and mapping access."""
 

@@ -35,15 +35,12 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     ``cuda=False`` on the CPU --, else why not.  The batch prints no log, so
     ``print_level`` is not a reason.  Whether the CUDA kernel is compiled is asked last,
     so that a group the kernel could not solve starts no background compile."""
-    import importlib.util
-
-    if cuda and (importlib.util.find_spec("numba") is None
-                 or importlib.util.find_spec("numba_cuda") is None):
+    if cuda and not (_installed("numba") and _installed("numba_cuda")):
         return "numba and numba-cuda are not both installed"
     if not cuda:
         from ..dispatch import kernels_ready
 
-        if importlib.util.find_spec("numba") is None or not kernels_ready(wait=False):
+        if not _installed("numba") or not kernels_ready(wait=False):
             return "the compiled kernels are not ready (caspar warmup)"
     _, why = _resolve_options({**options, "print_level": 0})
     if why:
@@ -53,6 +50,20 @@ def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     if cuda and not cuda_kernel_ready():
         return COMPILING
     return ""
+
+
+_found: set = set()         # packages found installed (an installed one stays so)
+
+
+def _installed(name: str) -> bool:
+    """Whether package ``name`` can be imported (a found one is remembered)."""
+    if name not in _found:
+        import importlib.util
+
+        if importlib.util.find_spec(name) is None:
+            return False
+        _found.add(name)
+    return True
 
 
 def cuda_kernel_ready() -> bool:
