@@ -19,6 +19,8 @@
  * one of these or a synchronous copy. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -157,6 +159,14 @@ static struct hook hooks[] = {
     {"cuCtxSynchronize", (void**)&r_ctx_sync, (void*)cuCtxSynchronize, 3},
 };
 
+/* CASPAR_COUNTERS_TRACE set: every driver entry point a process asks for by name is
+ * written to stderr (how to find a route the wrappers miss) */
+static void trace(const char* how, const char* name) {
+    static int on = -1;
+    if (on < 0) on = getenv("CASPAR_COUNTERS_TRACE") != 0;
+    if (on && name && strncmp(name, "cu", 2) == 0) fprintf(stderr, "cuda_counters %s %s\n", how, name);
+}
+
 static void* swap_in(const char* name, void* real) {
     if (!real || !name) return real;
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
@@ -172,18 +182,21 @@ static void* swap_in(const char* name, void* real) {
 
 int cuGetProcAddress(const char* sym, void** pfn, int ver, unsigned long long flags) {
     int rc = REAL(r_gpa, gpa_t, "cuGetProcAddress")(sym, pfn, ver, flags);
+    trace("cuGetProcAddress", sym);
     if (rc == 0 && pfn) *pfn = swap_in(sym, *pfn);
     return rc;
 }
 int cuGetProcAddress_v2(const char* sym, void** pfn, int ver, unsigned long long flags,
                         void* status) {
     int rc = REAL(r_gpa2, gpa2_t, "cuGetProcAddress_v2")(sym, pfn, ver, flags, status);
+    trace("cuGetProcAddress_v2", sym);
     if (rc == 0 && pfn) *pfn = swap_in(sym, *pfn);
     return rc;
 }
 
 void* dlsym(void* handle, const char* name) {
     void* p = real_dlsym_fn()(handle, name);
+    trace("dlsym", name);
     if (p && name && !cuda_handle && handle != RTLD_NEXT && handle != RTLD_DEFAULT
             && strncmp(name, "cu", 2) == 0 && strncmp(name, "cuda", 4) != 0)
         cuda_handle = handle;
