@@ -1,7 +1,10 @@
 """A class representative built into a scratch graph as the per-node reader builds it.
 
-:mod:`.sxgroup` builds one representative per (bucket, pattern) class twice (real
-constants, then tags) to read the per-node template's key and slot order.  All
+:mod:`.sxgroup` builds one representative per (bucket, pattern) class with its
+constants replaced by *tags* (a distinct value per coincidence class) to read the
+per-node template's key, slot order and which position fills each data slot, and
+with its real constants where :func:`tags_decide` cannot show that the real build
+gives the same key (that build's key is the per-node template's).  All
 classes of a bucket have one tree shape -- the same ops and leaf kinds at every
 position (:func:`.sxgroup._mismatch`) -- so what depends only on the shape (each
 position's arguments, which positions are links of an addition chain) is a
@@ -11,7 +14,7 @@ constants, single-use flags and wrap.
 
 from __future__ import annotations
 
-from caspar_backend.expr import _OPS, _SIMPLIFY, Graph
+from caspar_backend.expr import _OPS, _SIMPLIFY, Graph, Node
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF
@@ -104,3 +107,78 @@ def _maker(code: int):
     def make(g, *args):
         return g.apply_nodes(name, args)
     return make
+
+
+#: the tag of a class's constants in the tag build: TAG0 + its number; the wrap's
+#: factor's: TAG_WRAP (values no builder uses, no real constant is expected to take)
+TAG0, TAG_WRAP = 1.0e6 + 0.125, 3.0e6 + 0.375
+#: magnitudes of the constants the builders compare with (``_is`` tests: 0, 1, -1)
+#: or make themselves (optable's composed ops: 0, 1, 2)
+_BUILDER_MAGNITUDES = frozenset((0.0, 1.0, 2.0))
+
+
+class TagGraph(Graph):
+    """A scratch graph for the tag build that notes the steps whose result depends
+    on constants' values beyond equality and the builders' comparisons with 0 and
+    +-1: an op folded on constant arguments (``folded``), a sum gathering two or more
+    constant terms (``gathered``; the only sums are :meth:`Plan.build`'s), and a
+    negated tag (``negated``: a constant at or below -TAG0)."""
+
+    folded = gathered = negated = False
+
+    def const(self, value) -> Node:
+        if value <= -TAG0:
+            self.negated = True
+        return Graph.const(self, value)
+
+    def _fold(self, op, args, attr=None):
+        for a in args:
+            if a.op != "const":
+                return None
+        self.folded = True
+        return Graph._fold(self, op, args, attr)
+
+    def sum(self, terms) -> Node:
+        terms = list(terms)
+        n = 0
+        for a in terms:
+            for t in (a.args if a.op == "sum" else (a,)):
+                n += t.op == "const"
+        if n > 1:
+            self.gathered = True
+        return Graph.sum(self, terms)
+
+
+def tags_decide(g: TagGraph, reals, exponents, factor) -> bool:
+    """True when the build with real constants gives the tag build's key, slot order
+    and structure, so it need not be made.  ``g``: the tag build's graph (tags from
+    TAG0 up, TAG_WRAP); ``reals``: the real value of each coincidence class's tag
+    (distinct: the classes are of equal values); ``exponents``: the constants kept in
+    the shape (real in both builds); ``factor``: the wrap's real factor (None without
+    one).
+
+    The builders (:mod:`caspar_backend.expr`'s simplifications, :func:`_maker`'s ops,
+    :meth:`Plan.build`) read a constant's value only through (a) comparisons with 0
+    and +-1 and the nonzero tests of a sum's one gathered constant and of an
+    ``if_else`` condition, (b) equality (interning makes one node per value; identity
+    tests such as ``x - x``), (c) arithmetic: a fold, a sum of several constants, a
+    negation.  Map each tag to its real value (the factor's to the factor), a negated
+    tag to the negated value, and the exponents and the constants builders make
+    themselves (0, 1, 2) to themselves.  When the tag build folded nothing and
+    gathered no two constants, its only arithmetic is negation, and every constant
+    either build makes is the other's image under that map.  The map keeps (a) when
+    no real magnitude is 0, 1 or 2, and (b) when it is one to one: the reals and the
+    factor distinct from each other and from the exponents (and, where a tag was
+    negated, their magnitudes).  Then, step by step, both builds make the same nodes
+    but for the constants' values, and shape_key reads the same key and slot order."""
+    if g.folded or g.gathered:
+        return False
+    vals = list(reals) if factor is None else [*reals, factor]
+    if any(abs(v) in _BUILDER_MAGNITUDES for v in vals):
+        return False
+    mags = [abs(v) for v in vals] if g.negated else vals
+    seen = set(mags)
+    if len(seen) < len(mags):
+        return False
+    exps = {abs(e) for e in exponents} if g.negated else set(exponents)
+    return not (exps & seen) and all(abs(e) < TAG0 for e in exponents)

@@ -18,12 +18,14 @@ instance:
    against the ops and arguments (an equal hash is a proposal, not a proof);
 3. per (bucket, pattern) *class*, the representative is built into a scratch graph
    with the per-node reader's builders (:func:`.optable.bind`) and wrapped as
-   :func:`~.sums.flatten_sums` wraps it; :func:`~caspar_backend.patterns.shape_key`
-   gives the per-node key and slot order.  A second build with every constant
-   replaced by a *tag* (a distinct value per coincidence class) says which position
-   (or the wrap's factor) fills each data slot; constants the builders add
-   themselves (the 2 of OP_TWICE) are fixed columns.  The two builds must give one
-   key, else None (the caller reads per node);
+   :func:`~.sums.flatten_sums` wraps it, every constant replaced by a *tag* (a
+   distinct value per coincidence class): :func:`~caspar_backend.patterns.shape_key`
+   gives the key and slot order, and the tags say which position (or the wrap's
+   factor) fills each data slot; constants the builders add themselves (the 2 of
+   OP_TWICE) are fixed columns.  The per-node key is the build's with the real
+   constants: where :func:`.sxbuild.tags_decide` cannot show that it is the tag
+   build's, that build is made too and must give the same key, else None (the
+   caller reads per node);
 4. classes with one key are one group; groups are ordered by their first instance
    and instances by position, as :func:`~caspar_backend.patterns.group_expressions`
    orders them.
@@ -42,16 +44,16 @@ from caspar_backend.patterns import build_template, shape_key, sharing_limit
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, native, walks
 from .mix64 import fmix as _fmix
-from .sxbuild import Plan
+from .sxbuild import TAG0 as _TAG0, TAG_WRAP as _TAG_WRAP, Plan, TagGraph, tags_decide
 from .sxhash import baked
 from .sxchains import program_uses
-from .sxterms import CONST, Instances
+from .sxterms import CONST, DIV, MUL, NEG_DIV, NEG_MUL, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
+#: the wraps with a factor
+_FACTOR_WRAPS = (MUL, NEG_MUL, DIV, NEG_DIV)
 
 _WRAP_MUL = np.uint64(0xD6E8FEB86659FD93)
-#: tags: constants no builder uses, distinct per coincidence class
-_TAG0, _TAG_WRAP = 1.0e6 + 0.125, 3.0e6 + 0.375
 
 
 def _program(dag: SXDag, node: int):
@@ -264,15 +266,19 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
                 cls_tag[q] = _TAG0 + len(cls_tag)
                 tag_pos[cls_tag[q]] = p
             tag[p] = cls_tag[q]
-        g1, g2 = Graph(), Graph()
-        key1, vidx, pidx, _ = shape_key(plan.build(g1, attrs, real, w, c, one))
+        g2 = TagGraph()
         t2 = plan.build(g2, attrs, tag, w, _TAG_WRAP, one)
-        key2, _, _, data2 = shape_key(t2)
+        key2, vidx, pidx, data2 = shape_key(t2)
         del t2
-        g1.release()        # scratch graphs: freed now (no cyclic garbage for the gc)
-        g2.release()
-        if key1 != key2:
-            return None
+        g2.release()        # scratch graphs: freed now (no cyclic garbage for the gc)
+        if not tags_decide(g2, [real[p] for p in tag_pos.values()],
+                           [real[p] for p in const_pos if p in exp_pos],
+                           c if w in _FACTOR_WRAPS else None):
+            g1 = Graph()
+            key1, vidx, pidx, _ = shape_key(plan.build(g1, attrs, real, w, c, one))
+            g1.release()
+            if key1 != key2:
+                return None
         pos_of_var = {}
         pos_of_par = {}
         for p in var_pos:
@@ -280,7 +286,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         for p in par_pos:
             pos_of_par.setdefault(attrs[p], p)
         cl = _Class()
-        cl.key = key1
+        cl.key = key2
         cl.inst = inst[sel]
         cl.var_pos = [pos_of_var[v] for v in vidx]
         cl.par_pos = [pos_of_par[v] for v in pidx]

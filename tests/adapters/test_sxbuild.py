@@ -16,7 +16,7 @@ import casadi as ca  # noqa: E402
 
 from caspar_backend.adapters.casadi import casadi_to_model  # noqa: E402
 from caspar_backend.adapters.casadi import optable as T  # noqa: E402
-from caspar_backend.adapters.casadi.sxbuild import _maker  # noqa: E402
+from caspar_backend.adapters.casadi.sxbuild import TagGraph, _maker, tags_decide  # noqa: E402
 from caspar_backend.adapters.casadi.sxgroup import _coincidences, _first_occurrence  # noqa: E402
 from caspar_backend import ops as caspar_ops  # noqa: E402
 from caspar_backend.expr import Graph  # noqa: E402
@@ -111,6 +111,10 @@ class _ScratchGraph(Graph):
     """The grouping's scratch graphs, told apart from every other graph."""
 
 
+class _ScratchTagGraph(TagGraph):
+    """The grouping's tag builds' scratch graphs, likewise."""
+
+
 def test_a_bulk_read_leaves_no_cyclic_garbage(monkeypatch):
     # the representatives' scratch graphs are released once read: the read runs with
     # the cycle collector paused, and its first pass afterwards would otherwise free
@@ -120,6 +124,7 @@ def test_a_bulk_read_leaves_no_cyclic_garbage(monkeypatch):
     from caspar_backend.adapters.casadi import sxgroup
 
     monkeypatch.setattr(sxgroup, "Graph", _ScratchGraph)
+    monkeypatch.setattr(sxgroup, "TagGraph", _ScratchTagGraph)
     x = ca.SX.sym("x", 40)
     rows = [x[i] * x[i + 1] * ca.cos(x[i] - x[i + 1]) + k * x[i] ** 2 + ca.sin(x[i + 2])
             for k in (1.5, 2.5) for i in range(0, 30, 3)]
@@ -130,8 +135,9 @@ def test_a_bulk_read_leaves_no_cyclic_garbage(monkeypatch):
     was, flags = gc.isenabled(), gc.get_debug()
     gc.disable()
     built = []
-    monkeypatch.setattr(_ScratchGraph, "__init__",
-                        lambda self, *a: (Graph.__init__(self, *a), built.append(1))[0])
+    for cls in (_ScratchGraph, _ScratchTagGraph):
+        monkeypatch.setattr(cls, "__init__",
+                            lambda self, *a: (Graph.__init__(self, *a), built.append(1))[0])
     try:
         model = casadi_to_model(nlp, bulk=True)
         assert "bulk" in model.meta
@@ -143,5 +149,46 @@ def test_a_bulk_read_leaves_no_cyclic_garbage(monkeypatch):
         gc.garbage.clear()
         if was:
             gc.enable()
-    assert len(built) >= 4                          # the read did build scratch graphs
+    assert len(built) >= 3                          # the read did build scratch graphs
     assert "_ScratchGraph" not in left, left.count("_ScratchGraph")
+    assert "_ScratchTagGraph" not in left, left.count("_ScratchTagGraph")
+
+
+def test_tags_decide_refuses_what_could_change_the_real_build():
+    g = TagGraph()
+    assert tags_decide(g, [2.5, -3.5], [1.5], 4.0)
+    assert not tags_decide(g, [2.0, 3.5], [], None)          # a builder constant
+    assert not tags_decide(g, [-1.0], [], None)               # an _is test
+    assert not tags_decide(g, [2.5], [], 2.5)                 # factor = a class value
+    assert not tags_decide(g, [2.5], [2.5], None)             # exponent = a class value
+    assert tags_decide(g, [2.5, -2.5], [], None)              # no tag negated: distinct
+    g.const(-1.0e6 - 0.125)                                   # a negated tag
+    assert g.negated and not tags_decide(g, [2.5, -2.5], [], None)
+    assert not tags_decide(g, [2.5], [-2.5], None)
+    f = TagGraph()
+    f.sin(f.const(2.5))
+    assert f.folded and not tags_decide(f, [2.5], [], None)
+    s = TagGraph()
+    s.sum([s.var(0), s.const(2.5), s.const(3.5)])
+    assert s.gathered and not tags_decide(s, [2.5, 3.5], [], None)
+
+
+def test_classes_tags_cannot_decide_are_built_with_their_reals(monkeypatch):
+    # a class whose tags cannot decide (values r and -r, and a chain constant negated:
+    # the real build's -r is the other class's node) is built with its reals too; the
+    # read is the per-node reader's either way
+    from caspar_backend.adapters.casadi import sxgroup
+    from tests.adapters.test_casadi_bulk import _same_as_per_node
+
+    made = []
+    monkeypatch.setattr(sxgroup, "Graph", _ScratchGraph)
+    monkeypatch.setattr(_ScratchGraph, "__init__",
+                        lambda self, *a: (Graph.__init__(self, *a), made.append(1))[0])
+    x = ca.SX.sym("x", 60)
+    rows = [(x[i] - 2.5) * (x[i + 1] + -2.5) + 2.0 * x[i + 2] for i in range(0, 20)]
+    rows += [x[i] * x[i + 1] + -4.5 * x[i + 2] - 4.5 for i in range(20, 40)]
+    rows += [ca.sin(x[i]) * 2.5 + 2.5 * x[i + 1] for i in range(40, 58)]
+    nlp = {"x": x, "f": ca.sumsqr(x - 0.5), "g": ca.vertcat(*rows)}
+    rng = np.random.default_rng(3)
+    assert _same_as_per_node(nlp, [(rng.uniform(0.5, 1.5, 60), np.zeros(0))])
+    assert made                                     # some class was built with its reals
