@@ -212,7 +212,7 @@ def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds, cols) -> b
         return True
     # the claimed positions are first occurrences (their own claim is themselves)
     U = np.union1d(claiming, np.unique(Fd[claiming]))
-    Fu = np.searchsorted(U, F[U])
+    Fu = np.searchsorted(U, np.arange(L))[F[U]]         # searchsorted(U, F[U]), by table
     return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
                                                 dag.arg0, dag.arg1, vh,
                                                 np.ascontiguousarray(M[U]), Fu))
@@ -232,13 +232,13 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     F, cols = _coincidences(M, vh)
     if not _claims_hold(dag, M, F, vh, kinds, cols):
         return None
-    # single use matters where the per-node program fuses chains: ADD/SUB positions
+    # single use matters where the per-node program fuses chains: ADD/SUB positions.
+    # A class is a distinct column of (F, single), kept as F + L * single (F < L)
     ops = dag.op[np.asarray(rep_nodes)].tolist()
     chain_pos = [p for p in range(L) if ops[p] in (_ADD, _SUB)]
-    single = np.zeros(M.shape, bool)
     if chain_pos:
-        single[chain_pos] = uses[M[chain_pos]] == 1
-    pats, pinv = _patterns(np.vstack([F, single[chain_pos]]) if chain_pos else F)
+        F[chain_pos] += L * (uses[M[chain_pos]] == 1)
+    pats, pinv = _patterns(F)
     # what the bucket's shape decides, once: the build plan and the leaf positions
     plan = Plan(ops, kinds, parent, arg)
     const_pos = [p for p in range(L) if kinds[p] == LEAF_CONST]
@@ -247,13 +247,13 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
     nonleaf = [p for p in range(L) if kinds[p] == NOT_LEAF]
     out = []
     for k in range(pats.shape[0]):
-        sel = np.flatnonzero(pinv == k)
-        i0 = int(sel[0])
+        sel = np.flatnonzero(pinv == k) if pats.shape[0] > 1 else None
+        i0 = 0 if sel is None else int(sel[0])
         col = M[:, i0]
         attrs = dag.attr[col].tolist()
         values = dag.value[col].tolist()
-        one = single[:, i0].tolist()
-        pat = pats[k].tolist()
+        one = (pats[k] >= L).tolist()            # single use (chain positions)
+        pat = (pats[k] % L).tolist()
         w, c = int(wrap[inst[i0]]), float(wc[inst[i0]])
         real = {p: values[p] for p in const_pos}
         tag, tag_pos, cls_tag = {}, {}, {}
@@ -287,7 +287,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
             pos_of_par.setdefault(attrs[p], p)
         cl = _Class()
         cl.key = key2
-        cl.inst = inst[sel]
+        cl.inst = inst if sel is None else inst[sel]
         cl.var_pos = [pos_of_var[v] for v in vidx]
         cl.par_pos = [pos_of_par[v] for v in pidx]
         # data slot -> ("pos", p) | ("wrap",) | ("fixed", value)
@@ -299,7 +299,7 @@ def _classify(dag, rep_nodes, parent, arg, M, inst, wrap, wc, vh, bake, uses):
         cl.ops = len(key2[0])
         # non-leaf positions first of their value: the instance's own distinct nodes
         cl.first_nl = [p for p in nonleaf if pat[p] == p]
-        out.append((cl, M[:, sel]))
+        out.append((cl, M if sel is None else M[:, sel]))
     return out
 
 
