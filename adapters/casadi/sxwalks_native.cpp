@@ -161,6 +161,7 @@ extern "C" int64_t caspar_claims_hold(const int64_t* op, const int8_t* leaf,
   for (int64_t i = 0; i < L; ++i) {
     for (int64_t c = 0; c < N; ++c) {
       const int64_t m = M[i * N + c], s = M[F[i * N + c] * N + c];
+      if (m == s) continue;                     // a node's claim on itself holds
       if (op[m] != op[s] || leaf[m] != leaf[s] || attr[m] != attr[s] || bits[m] != bits[s])
         return 0;
       int64_t x = a0[m], y = a0[s];
