@@ -6,9 +6,12 @@ hand-written kernels of ``kernels/`` (:mod:`caspar_backend.arrays.raw_kernels`) 
 few CuPy kernels it calls.  CuPy compiles each on its first use on a machine and keeps
 the binary in its own disk cache (``~/.cupy/kernel_cache``, ``$CUPY_CACHE_DIR``), so
 without a warmup the first GPU solve on a fresh machine pays seconds of NVRTC that no
-later solve pays.  :func:`general_path` solves a small bounded, constrained problem on
-the GPU once, which compiles them; a problem's own evaluation kernels are compiled (and
-cached under ``$CASPAR_CACHE_DIR``) when that problem first builds its GPU evaluator.
+later solve pays.  :func:`general_path` solves two bounded, constrained problems on the
+GPU once, which compiles them: a small one (its KKT system factorized densely) and one
+whose KKT system takes the sparse path of large models (cuDSS) -- the small one alone
+left a large problem's first solve ~5 s of compiles (case9241_pegase on an H200).  A
+problem's own evaluation kernels are compiled (and cached under ``$CASPAR_CACHE_DIR``)
+when that problem first builds its GPU evaluator.
 """
 
 from __future__ import annotations
@@ -17,23 +20,57 @@ import time
 
 
 def general_path() -> float:
-    """Solve a small problem on ``device='cuda'`` (compiling the general path's
-    kernels into CuPy's cache); the seconds it took.  Raises where the solve fails."""
+    """Solve :func:`hs071` and :func:`sparse_check_problem` on ``device='cuda'``
+    (compiling the general path's kernels into CuPy's cache); the seconds it took.
+    Raises where a solve fails."""
     from .errors import CasparError
+
+    t0 = time.perf_counter()
+    for name, problem, x0 in (("HS071", hs071(), [1.0, 5.0, 5.0, 1.0]),
+                              ("sparse check problem", sparse_check_problem(), None)):
+        r = problem.solve(x0=x0, device="cuda", print_level=0)
+        if r.status != "Solve_Succeeded":
+            raise CasparError(f"caspar warmup: the GPU check problem ({name}) ended "
+                              f"{r.status}")
+    return time.perf_counter() - t0
+
+
+def hs071():
+    """Hock-Schittkowski 71: bounds, an inequality and an equality (the paths of an
+    ordinary iteration: slacks, bound multipliers, the filter line search) -- a KKT
+    system small enough for the dense factorization
+    (:data:`caspar_backend.linsolve.dense_eigen.DENSE_MAX_N`)."""
     from .expr import Graph
     from .model import NLPModel
     from .problem import Problem
 
-    t0 = time.perf_counter()
-    # Hock-Schittkowski 71: bounds, an inequality and an equality (the paths of an
-    # ordinary iteration: slacks, bound multipliers, the filter line search)
     g = Graph()
     x = [g.var(i) for i in range(4)]
     obj = x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2]
     cons = [x[0] * x[1] * x[2] * x[3], x[0] ** 2 + x[1] ** 2 + x[2] ** 2 + x[3] ** 2]
-    model = NLPModel(g, obj, cons, lbx=[1.0] * 4, ubx=[5.0] * 4, lbg=[25.0, 40.0],
-                     ubg=[float("inf"), 40.0])
-    r = Problem(model).solve(x0=[1.0, 5.0, 5.0, 1.0], device="cuda", print_level=0)
-    if r.status != "Solve_Succeeded":
-        raise CasparError(f"caspar warmup: the GPU check problem (HS071) ended {r.status}")
-    return time.perf_counter() - t0
+    return Problem(NLPModel(g, obj, cons, lbx=[1.0] * 4, ubx=[5.0] * 4, lbg=[25.0, 40.0],
+                            ubg=[float("inf"), 40.0]))
+
+
+def sparse_check_problem(N: int = 700):
+    """A problem whose KKT system (n + m = 2N) is above the dense factorization's size,
+    so that its solve takes the sparse path a large model takes (cuDSS's analysis,
+    factorization and refinement, the sparse KKT assembly): N variables with bounds and
+    one fixed, N - 1 inequality rows, and one wide equality row (a sum of N terms, split
+    into term instances summed into the row:
+    :func:`caspar_backend.patterns.constraint_instances`)."""
+    import numpy as np
+
+    from .expr import Graph
+    from .model import NLPModel
+    from .problem import Problem
+
+    g = Graph()
+    x = [g.var(i) for i in range(N)]
+    obj = g.sum([(x[i] - 0.3 * i / N) ** 2 + 0.1 * x[i] * x[i + 1] for i in range(N - 1)])
+    cons = [x[i] ** 2 + x[i + 1] ** 2 for i in range(N - 1)] + [g.sum(x)]
+    lbx, ubx = -np.ones(N), np.full(N, 0.5)
+    lbx[3] = ubx[3] = 0.2
+    lbg = np.concatenate([np.full(N - 1, -np.inf), [1.0]])
+    ubg = np.concatenate([np.full(N - 1, 0.5), [1.0]])
+    return Problem(NLPModel(g, obj, cons, lbx, ubx, lbg, ubg, x0=np.zeros(N)))

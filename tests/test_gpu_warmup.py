@@ -12,6 +12,26 @@ def test_general_path_warmup_solves_on_the_device(capsys):
     assert general_path() > 0.0
 
 
+def test_the_sparse_check_problem_takes_the_sparse_path(monkeypatch):
+    """Its KKT system is above the dense factorization's size (so the warmup compiles
+    what a large model's solve launches), and the device code path solves it as the CPU
+    does (emulated: NumPy arrays posing as device memory, qdldl as cuDSS) -- HS071's
+    is below it."""
+    pytest.importorskip("qdldl")
+    from caspar_backend.gpu_warmup import hs071, sparse_check_problem
+    from caspar_backend.linsolve.dense_eigen import DENSE_MAX_N
+    from tests.solver.test_gpu_solver import _solve_emulated
+
+    P = sparse_check_problem()
+    assert P.n + P.m > DENSE_MAX_N >= hs071().n + hs071().m
+    assert any(len(g.rows) and len(set(g.rows.tolist())) < g.size for g in P.groups), \
+        "the wide row is split into term instances"
+    ref, res, _ = _solve_emulated(P, {}, monkeypatch)
+    assert res.extra["linear_solver"] == "cudss"
+    assert res.status == ref.status == "Solve_Succeeded"
+    assert res.iterations == ref.iterations and res.f == ref.f
+
+
 def test_warmup_step_only_where_a_gpu_is_usable(monkeypatch):
     """Without CuPy or a device the step is not run (the CPU machine's warmup)."""
     import caspar_backend.device as device
