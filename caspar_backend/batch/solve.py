@@ -28,6 +28,7 @@ is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 import numpy as np
@@ -245,7 +246,6 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
     finished ones in ``out`` and mark the others for single solves."""
     from ..compiled.cuda.group import kernel_reason
-    from ..compiled.solve import STATUS_NAMES
 
     sub = inp if len(idx) == inp.size else inp.subset(idx)   # (idx sorted: all is in order)
     if kernel_reason(problem, options, sub, cuda=cuda):
@@ -265,7 +265,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
     out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
     codes = r.code[fin]
-    names, messages = _kernel_names(STATUS_NAMES)
+    names, messages = _kernel_names()
     out.status[rows] = names[codes]
     out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
@@ -277,14 +277,15 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     return True
 
 
-def _kernel_names(status_names: dict, _memo=[]):
+@functools.cache
+def _kernel_names() -> tuple:
     """Object arrays of the status names and exit messages by the kernel's codes
-    (``status_names``: compiled.solve.STATUS_NAMES, code -> name), made once."""
-    if not _memo:
-        names = [status_names[k] for k in range(len(status_names))]
-        _memo.append((np.array(names, dtype=object),
-                      np.array([STATUSES[n].exit_message for n in names], dtype=object)))
-    return _memo[0]
+    (:data:`caspar_backend.compiled.solve.STATUS_NAMES`, code -> name), made once."""
+    from ..compiled.solve import STATUS_NAMES
+
+    names = [STATUS_NAMES[k] for k in range(len(STATUS_NAMES))]
+    return (np.array(names, dtype=object),
+            np.array([STATUSES[n].exit_message for n in names], dtype=object))
 
 
 #: the kernel's own ejection codes (negated; 1..11 are EJECT_REASONS)
