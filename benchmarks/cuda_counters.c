@@ -16,9 +16,18 @@
  * pointer is, and a pointer it does not know is pageable host memory), [2] the other
  * unified-address copies (host to device, device to device), [3] synchronizations
  * (cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize) -- a host read waits for
- * one of these or a synchronous copy. */
+ * one of these or a synchronous copy.
+ * The CUDA runtime (libcudart, which CuPy calls for its copies and stream
+ * synchronizations) reaches the driver for these through a private export table, not
+ * through the entry points above, so its own copy and synchronize functions are wrapped
+ * too (cudaMemcpy, cudaMemcpyAsync by their cudaMemcpyKind -- cudaMemcpyDefault told by
+ * the pointers --, cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize),
+ * linked directly or looked up with dlsym; their real definitions are found in the loaded
+ * libcudart however it was loaded (dl_iterate_phdr). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -142,6 +151,67 @@ int cuCtxSynchronize(void) {
     return REAL(r_ctx_sync, sync0_t, "cuCtxSynchronize")();
 }
 
+/* the loaded libcudart's handle, whichever way it was loaded (a dlopen'ed library's
+ * dependencies are not in the global scope that RTLD_NEXT searches) */
+static void* cudart_handle;
+static int find_cudart(struct dl_phdr_info* info, size_t size, void* out) {
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "libcudart")) {
+        *(const char**)out = info->dlpi_name;
+        return 1;
+    }
+    return 0;
+}
+static void* rt_lookup(const char* name) {
+    if (!cudart_handle) {   /* (dlopen outside the iteration: it holds the loader's lock) */
+        const char* path = 0;
+        dl_iterate_phdr(find_cudart, &path);
+        if (path) cudart_handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    }
+    void* p = cudart_handle ? real_dlsym_fn()(cudart_handle, name) : 0;
+    return p ? p : real_dlsym_fn()(RTLD_NEXT, name);
+}
+#define RT_REAL(var, type, name) (var ? var : (var = (type)rt_lookup(name)))
+
+typedef int (*rt_copy_t)(void*, const void*, size_t, int);
+typedef int (*rt_copy_async_t)(void*, const void*, size_t, int, void*);
+static rt_copy_t r_rt_copy;
+static rt_copy_async_t r_rt_copy_async;
+static sync1_t r_rt_stream_sync, r_rt_event_sync;
+static sync0_t r_rt_device_sync;
+
+/* cudaMemcpyKind: 0 host to host, 1 host to device, 2 device to host, 3 device to
+ * device, 4 default (the pointers say) */
+static void count_rt_copy(void* d, const void* s, int kind) {
+    SEEN(1);
+    SEEN(2);
+    if (kind == 2 || (kind == 4 && memory_type((uintptr_t)s) == 2
+                      && memory_type((uintptr_t)d) == 1))
+        __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_add(&counts[2], 1ULL, __ATOMIC_RELAXED);
+}
+int cudaMemcpy(void* d, const void* s, size_t n, int kind) {
+    count_rt_copy(d, s, kind);
+    return RT_REAL(r_rt_copy, rt_copy_t, "cudaMemcpy")(d, s, n, kind);
+}
+int cudaMemcpyAsync(void* d, const void* s, size_t n, int kind, void* st) {
+    count_rt_copy(d, s, kind);
+    return RT_REAL(r_rt_copy_async, rt_copy_async_t, "cudaMemcpyAsync")(d, s, n, kind, st);
+}
+int cudaStreamSynchronize(void* st) {
+    BUMP(3);
+    return RT_REAL(r_rt_stream_sync, sync1_t, "cudaStreamSynchronize")(st);
+}
+int cudaEventSynchronize(void* ev) {
+    BUMP(3);
+    return RT_REAL(r_rt_event_sync, sync1_t, "cudaEventSynchronize")(ev);
+}
+int cudaDeviceSynchronize(void) {
+    BUMP(3);
+    return RT_REAL(r_rt_device_sync, sync0_t, "cudaDeviceSynchronize")();
+}
+
 /* name (as dlsym or cuGetProcAddress spell it) -> (where the real pointer goes, wrapper) */
 struct hook { const char* name; void** real; void* wrapper; int counter; };
 static struct hook hooks[] = {
@@ -157,6 +227,11 @@ static struct hook hooks[] = {
     {"cuStreamSynchronize", (void**)&r_stream_sync, (void*)cuStreamSynchronize, 3},
     {"cuEventSynchronize", (void**)&r_event_sync, (void*)cuEventSynchronize, 3},
     {"cuCtxSynchronize", (void**)&r_ctx_sync, (void*)cuCtxSynchronize, 3},
+    {"cudaMemcpy", (void**)&r_rt_copy, (void*)cudaMemcpy, 1},
+    {"cudaMemcpyAsync", (void**)&r_rt_copy_async, (void*)cudaMemcpyAsync, 1},
+    {"cudaStreamSynchronize", (void**)&r_rt_stream_sync, (void*)cudaStreamSynchronize, 3},
+    {"cudaEventSynchronize", (void**)&r_rt_event_sync, (void*)cudaEventSynchronize, 3},
+    {"cudaDeviceSynchronize", (void**)&r_rt_device_sync, (void*)cudaDeviceSynchronize, 3},
 };
 
 /* CASPAR_COUNTERS_TRACE set: every driver entry point a process asks for by name is
@@ -171,7 +246,8 @@ static void* swap_in(const char* name, void* real) {
     if (!real || !name) return real;
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         if (strcmp(name, hooks[i].name) == 0) {
-            if (real == hooks[i].wrapper) real = lookup(name);  /* no loop into ourselves */
+            if (real == hooks[i].wrapper)   /* no loop into ourselves */
+                real = strncmp(name, "cuda", 4) == 0 ? rt_lookup(name) : lookup(name);
             if (!real) return hooks[i].wrapper;
             *hooks[i].real = real;
             SEEN(hooks[i].counter);

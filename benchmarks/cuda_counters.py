@@ -6,7 +6,10 @@
 ``benchmarks/cuda_counters.c`` wraps the CUDA driver's launch, copy and synchronize entry
 points however the process reaches them (linked, ``dlsym`` on libcuda as CuPy does, or
 ``cuGetProcAddress`` as the statically linked CUDA runtime of CuPy and cuDSS does), so
-every launch of CuPy, of the generated evaluator and of cuDSS is counted.
+every launch of CuPy, of the generated evaluator and of cuDSS is counted; and the CUDA
+runtime's own copy and synchronize functions (CuPy's ``get()`` and stream
+synchronizations go through libcudart, which reaches the driver for them by a private
+route: on the H200 the driver-level copy and synchronize counts stayed 0).
 :func:`snapshot` reads the counters (``None`` without the library; a counter whose
 entry points the process never reached through a wrapped route is ``None`` too, not 0),
 so the runner records per-iteration figures only where they were counted:
