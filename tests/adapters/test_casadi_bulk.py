@@ -420,3 +420,37 @@ def test_random_models_are_mostly_taken():
     taken = sum("bulk" in casadi_to_model(_random_model(s)[0], bulk=True).meta
                 for s in range(40))
     assert taken >= 5
+
+
+def _constant_model(seed, rows=300, n=40):
+    """Rows of six shapes over random variable pairs, each with three constants drawn
+    from values the builders compare with or make themselves (2, 0.5, ...), values
+    repeated across and within rows, negatives and random reals -- the cases where one
+    build per (bucket, coincidence) class must give the real-constant build's key
+    (sxbuild.tags_decide) or fall back to making it."""
+    rng = np.random.default_rng(seed)
+    x = ca.SX.sym("x", n)
+
+    def c():
+        r = rng.uniform()
+        if r < 0.5:
+            return float(rng.choice([2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1e-3, 7.25, 4.0]))
+        return float(rng.choice([2.5, -2.5, 1.5])) if r < 0.7 else float(rng.uniform(-5, 5))
+
+    shapes = [lambda a, b, k: k[0] * a * b + k[1] * a - k[2],
+              lambda a, b, k: ca.sin(k[0] * a) * (b + k[1]) + k[2] * b,
+              lambda a, b, k: (a - k[0]) ** 2 + k[1] * (b - k[2]) ** 2 + k[0] * a * k[1],
+              lambda a, b, k: k[0] * ca.exp(k[1] * a) - b * k[2] - k[2],
+              lambda a, b, k: a * k[0] - a * k[1] + b / k[2],
+              lambda a, b, k: ca.fmax(a, k[0]) * k[1] + b * b * k[2]]
+    g = [shapes[rng.integers(len(shapes))](x[i], x[j], [c(), c(), c()])
+         for i, j in rng.integers(n, size=(rows, 2))]
+    f = ca.sumsqr(x - 0.3) + sum(c() * x[k] * x[(k + 1) % n] for k in range(n))
+    return {"x": x, "f": f, "g": ca.vertcat(*g)}, n
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_constants_bulk_is_the_per_node_model(seed):
+    nlp, n = _constant_model(seed)
+    rng = np.random.default_rng(seed)
+    assert _same_as_per_node(nlp, [(rng.uniform(-1, 1, n), np.zeros(0)) for _ in range(2)])
