@@ -34,16 +34,11 @@ def _chain_model(N=200):
 
 
 def _bounded_model(N=100):
-    """Bounds, inequalities, a fixed variable: every index set of the method non-empty."""
-    g = Graph()
-    x = [g.var(i) for i in range(N)]
-    obj = g.sum([(x[i] - 0.3 * i / N) ** 2 + 0.1 * x[i] * x[i + 1] for i in range(N - 1)])
-    cons = [x[i] ** 2 + x[i + 1] ** 2 for i in range(N - 1)] + [g.sum(x)]
-    lbx, ubx = -np.ones(N), np.full(N, 0.5)
-    lbx[3] = ubx[3] = 0.2
-    lbg = np.concatenate([np.full(N - 1, -np.inf), [1.0]])
-    ubg = np.concatenate([np.full(N - 1, 0.5), [1.0]])
-    return Problem(NLPModel(g, obj, cons, lbx, ubx, lbg, ubg, x0=np.zeros(N)))
+    """Bounds, inequalities, a fixed variable and a wide equality row: every index set
+    of the method non-empty (the problem caspar warmup's GPU step solves at N = 700)."""
+    from caspar_backend.gpu_warmup import sparse_check_problem
+
+    return sparse_check_problem(N)
 
 
 # ====================================================================== CPU emulation
