@@ -8,8 +8,9 @@ the binary in its own disk cache (``~/.cupy/kernel_cache``, ``$CUPY_CACHE_DIR``)
 without a warmup the first GPU solve on a fresh machine pays seconds of NVRTC that no
 later solve pays.  :func:`general_path` solves two bounded, constrained problems on the
 GPU once, which compiles them: a small one (its KKT system factorized densely) and one
-whose KKT system takes the sparse path of large models (cuDSS) -- the small one alone
-left a large problem's first solve ~5 s of compiles (case9241_pegase on an H200).  A
+whose KKT system takes the sparse path of large models (cuDSS) -- after the small one
+alone, a large problem's first solve on a fresh H200 still spent 5.2 s in its setup
+(case9241_pegase), which its later solves do not.  A
 problem's own evaluation kernels are compiled (and cached under ``$CASPAR_CACHE_DIR``)
 when that problem first builds its GPU evaluator.
 """
