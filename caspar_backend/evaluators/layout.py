@@ -109,8 +109,12 @@ class Layout:
         raw_r = raw_c = jac_r = jac_c = jac_map = None
         if host_jacobian or not all(direct):
             jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
-            raw_r, raw_c = _cat(jr), _cat(jc)
-            jac_r, jac_c, jac_map = jacobian_from_raw(raw_r, raw_c, problem.n, all(direct))
+            raw_r, raw_c = jac_r, jac_c = _cat(jr), _cat(jc)
+        if raw_r is not None and not all(direct):
+            n1 = max(problem.n, 1)
+            uniq, inv = np.unique(raw_r * n1 + raw_c, return_inverse=True)
+            if len(uniq) < len(raw_r):
+                jac_r, jac_c, jac_map = uniq // n1, uniq % n1, inv
         term_base, term_rows, pos = [], [], 0
         for g, d in zip(cgroups, direct):
             term_base.append(pos)
@@ -126,18 +130,3 @@ class Layout:
         return cls(jac_r, jac_c, raw_r, raw_c, jac_map, _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
                    tuple(jb), tuple(direct), tuple(term_base), _cat(term_rows),
                    tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))
-
-
-def jacobian_from_raw(raw_r: np.ndarray, raw_c: np.ndarray, n: int, direct: bool) -> tuple:
-    """``(jac_rows, jac_cols, jac_map)`` of the raw COO ``(raw_r, raw_c)`` (int64): the
-    distinct (row, column) pairs in increasing row-major order and each raw entry's
-    position among them -- or the raw arrays themselves and ``jac_map = None`` when no
-    pair repeats.  ``direct``: every group owns its rows, so no pair repeats (an
-    instance's variable slots are distinct) and nothing is searched."""
-    if direct:
-        return raw_r, raw_c, None
-    n1 = max(n, 1)
-    uniq, inv = np.unique(raw_r * n1 + raw_c, return_inverse=True)
-    if len(uniq) == len(raw_r):
-        return raw_r, raw_c, None
-    return uniq // n1, uniq % n1, inv.reshape(-1)
