@@ -122,8 +122,23 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     B = inp.size
     out = _Collector(problem, B)
     why = _sequential_reason(opts) or _host_functions_reason(problem)
-    t_lock = 0.0
     stop = _Stop()
+    # one Ctrl-C handler over every stage: a SIGINT between two stages (after the
+    # kernel's, before a single solve's own block) stops the batch as one inside them does
+    with sigint_as_stop(stop):
+        t_lock, t_single = _stages(problem, inp, opts, options, device, why, out, t0,
+                                   stop, threads)
+    total = time.perf_counter() - t0
+    timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
+                   total=total)
+    return out.result(timings)
+
+
+def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
+    """Solve every instance into ``out``: the structure groups by the kernel or in
+    lockstep, then the instances left by their own solves; (seconds of the first
+    stage, seconds of the second)."""
+    t_lock = 0.0
     if why:
         out.path[:] = "single"
         out.reason[:] = why
@@ -147,20 +162,11 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
         t_lock = time.perf_counter() - t1
     t2 = time.perf_counter()
     for b in np.flatnonzero((out.path == "single") & (out.status == "")):
-        if stop.interrupted:
+        if stop.interrupted:        # (set by the handler, also inside a single solve)
             out.stopped([b], inp)
             continue
-        r = _single(problem, inp, int(b), options, device)
-        out.put_single(b, r)
-        # a Ctrl-C inside the single solve ended it (the only other source of that
-        # status is an iteration callback): the batch stops there too
-        stop.interrupted = (r.status == "User_Requested_Stop"
-                            and opts.iteration_callback is None)
-    t_single = time.perf_counter() - t2
-    total = time.perf_counter() - t0
-    timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
-                   total=total)
-    return out.result(timings)
+        out.put_single(b, _single(problem, inp, int(b), options, device))
+    return t_lock, time.perf_counter() - t2
 
 
 def _structure_groups(inp):
@@ -210,15 +216,14 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
                                else "not enough degrees of freedom")
             return
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
-        with sigint_as_stop(stop):
-            ipm.interrupt = stop
-            try:
-                ipm.initialize()
-                ipm.run(t0)
-            except KeyboardInterrupt:
-                # a second Ctrl-C inside an iteration: the iterates as they stand
-                ipm.finish(ipm.running_host(), "User_Requested_Stop")
-                ipm.store_finished_all()
+        ipm.interrupt = stop
+        try:
+            ipm.initialize()
+            ipm.run(t0)
+        except KeyboardInterrupt:
+            # a second Ctrl-C inside an iteration: the iterates as they stand
+            ipm.finish(ipm.running_host(), "User_Requested_Stop")
+            ipm.store_finished_all()
         f = ipm.fates
         fin = np.flatnonzero(f.status >= 0)
         end = ipm.final
@@ -257,9 +262,8 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     else:
         from ..compiled.batch_cpu import solve_group
 
-        with sigint_as_stop(stop):
-            r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
-                            threads=threads)
+        r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
+                        threads=threads)
     fin = r.code >= 0
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]

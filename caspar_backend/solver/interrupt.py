@@ -44,60 +44,88 @@ import threading
 def sigint_as_stop(shared, flag=None):
     """Within the block, the first SIGINT sets ``shared.interrupted`` (and, given
     ``flag``, ``flag[0] = 1`` at once, module docstring) and the second raises
-    KeyboardInterrupt; the previous handler is back afterwards."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    KeyboardInterrupt; the previous handler is back afterwards.
+
+    Nested blocks (a batch's single solves, a solve's compiled attempt and its general
+    path) share the outermost block's handler: a SIGINT sets ``interrupted`` on every
+    block in flight, and a block entered after it -- a stage that had not started when
+    the request came -- starts interrupted (its flag set), so the request ends the whole
+    call at the next iteration wherever between stages it arrived."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def request_stop(signum, frame):
-        if shared.interrupted:
-            raise KeyboardInterrupt
+    nested = signal.getsignal(signal.SIGINT) is _request_stop
+    if not nested and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield                   # the application's own handler: its business
+        return
+    if nested and any(s.interrupted for s in _listeners):
         shared.interrupted = True
-
-    previous = signal.signal(signal.SIGINT, request_stop)
+        if flag is not None:
+            flag[0] = 1
+    _listeners.append(shared)
+    previous = None if nested else signal.signal(signal.SIGINT, _request_stop)
     try:
         if flag is not None:
             _watch(flag)
         yield
     finally:
         if flag is not None:
-            _unwatch()
-        # (signal.signal runs the pending Python handlers first: ``shared.interrupted``
-        # is up to date when the block ends)
-        signal.signal(signal.SIGINT, previous)
+            _unwatch(flag)
+        if not nested:
+            # (signal.signal runs the pending Python handlers first: ``interrupted`` is
+            # up to date when the block ends)
+            signal.signal(signal.SIGINT, previous)
+        _remove(_listeners, shared)
+
+
+#: the ``shared`` objects of the blocks in flight in the main thread, outermost first
+_listeners: list = []
+
+
+def _request_stop(signum, frame):
+    """The handler of the outermost block: the first SIGINT marks every block in flight,
+    a second one raises KeyboardInterrupt."""
+    if any(s.interrupted for s in _listeners):
+        raise KeyboardInterrupt
+    for s in _listeners:
+        s.interrupted = True
 
 
 _lock = threading.Lock()
 _pipe = None            # (read fd, write fd) of the wakeup pipe, made on first use
-_flag = None            # the flag of the block in flight
+_flags: list = []       # the flags of the blocks in flight; the wakeup fd ours while any
 
 
 def _watch(flag) -> None:
-    """Point the wakeup fd at the pipe and the watcher at ``flag``; nothing off POSIX,
-    where another owner's wakeup fd is in place, or where the pipe cannot be made."""
-    global _flag
+    """Point the wakeup fd at the pipe (the first block with a flag) and the watcher at
+    ``flag`` too; nothing off POSIX, where another owner's wakeup fd is in place, or
+    where the pipe cannot be made."""
     if os.name != "posix":
         return
     with _lock:
-        _flag = flag
+        first = not _flags
+        _flags.append(flag)
+    if not first:
+        return
     try:
         ours = _wakeup_fd()
         old = signal.set_wakeup_fd(ours)
     except (OSError, ValueError):       # no fd left; not the main interpreter
-        _unflag()
+        _unflag(flag)
         return
     if old not in (-1, ours):           # (ours: left by a block a KeyboardInterrupt cut)
         _restore(old)
-        _unflag()
+        _unflag(flag)
 
 
-def _unwatch() -> None:
-    """The wakeup fd back to none, unless it is another owner's; the watcher idle."""
+def _unwatch(flag) -> None:
+    """``flag`` unwatched; after the last one, the wakeup fd back to none unless it is
+    another owner's."""
+    if os.name != "posix" or not _unflag(flag):
+        return
     fd = signal.set_wakeup_fd(-1)
     if fd != -1 and (_pipe is None or fd != _pipe[1]):
         _restore(fd)
-    _unflag()
 
 
 def _restore(fd: int) -> None:
@@ -106,10 +134,19 @@ def _restore(fd: int) -> None:
     signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
 
 
-def _unflag() -> None:
-    global _flag
+def _unflag(flag) -> bool:
+    """``flag`` off the watched list (by identity: flags are arrays); True when the list
+    is empty afterwards."""
     with _lock:
-        _flag = None
+        _remove(_flags, flag)
+        return not _flags
+
+
+def _remove(items: list, item) -> None:
+    for k in range(len(items) - 1, -1, -1):
+        if items[k] is item:
+            del items[k]
+            return
 
 
 def _wakeup_fd() -> int:
@@ -127,7 +164,7 @@ def _wakeup_fd() -> int:
 
 
 def _watcher(r: int) -> None:
-    """The pipe's reader: a SIGINT among the bytes sets the flag of the block in flight."""
+    """The pipe's reader: a SIGINT among the bytes sets the flags of the blocks in flight."""
     while True:
         try:
             data = os.read(r, 64)
@@ -137,14 +174,14 @@ def _watcher(r: int) -> None:
             return
         if int(signal.SIGINT) in data:
             with _lock:
-                if _flag is not None:
-                    _flag[0] = 1
+                for flag in _flags:
+                    flag[0] = 1
 
 
 def _after_fork_in_child() -> None:
     # the child has no watcher thread and must not share the parent's pipe: it makes its
     # own on first use
-    global _pipe, _flag, _lock
+    global _pipe, _lock
     _lock = threading.Lock()
     if _pipe is not None:
         for fd in _pipe:
@@ -152,7 +189,9 @@ def _after_fork_in_child() -> None:
                 os.close(fd)
             except OSError:
                 pass
-    _pipe, _flag = None, None
+    _pipe = None
+    _flags.clear()
+    _listeners.clear()
 
 
 if hasattr(os, "register_at_fork"):
