@@ -435,6 +435,7 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
             "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
             "kkt_squares", "col_static_term", "row_static_term")
+_IN_PLACE = frozenset(IN_PLACE)
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(
     OPS[name].kernel.size) for name in IN_PLACE}
@@ -446,13 +447,15 @@ def call(xp, name, *args):
     op a tuple of 0-d arrays (one per column)."""
     if xp is np:                    # is_host, inlined: the hot path of every op
         return _REFERENCE[name](*args)
-    if name in IN_PLACE and not (args[-1].size and args[_SIZE_ARG[name]].size):
+    in_place = name in _IN_PLACE
+    if in_place and not (args[-1].size and args[_SIZE_ARG[name]].size):
         return None
-    if not fused_cuda.contiguous(args):
-        if name in IN_PLACE:
+    m = fused_cuda.module(xp, SPECS)
+    if not m.contiguous(name, args):
+        if in_place:
             raise ValueError(f"fused op {name}: the arrays must be contiguous")
         args = tuple(xp.ascontiguousarray(a) if hasattr(a, "flags") else a for a in args)
-    return fused_cuda.module(xp, SPECS).launch(name, args)
+    return m.launch(name, args)
 
 
 def amax_abs(xp, a):

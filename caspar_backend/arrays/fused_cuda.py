@@ -235,13 +235,31 @@ class _Module:
         #: stream run in order; the last block of a reduction sets the counter back to 0)
         self.scratch = {}
         self.pack = mod.get_function("caspar_pack")
-        self.kinds = {name: [k for k, _ in _params(spec.params)] for name, spec in ops.items()}
+        kinds = {name: [k for k, _ in _params(spec.params)] for name, spec in ops.items()}
+        # per op, the argument positions a call visits (a launch's host work is what an
+        # iteration's ~40 of them cost in Python: no pass over every argument)
+        self.scalar_at = {name: tuple(j for j, k in enumerate(ks) if k == "scalar")
+                          for name, ks in kinds.items()}
+        self.array_at = {name: tuple(j for j, k in enumerate(ks) if k != "scalar")
+                         for name, ks in kinds.items()}
+        self.length_at = {name: tuple(j for j, k in enumerate(ks) if k in ("vec", "idx"))
+                          for name, ks in kinds.items()}
         self.size_arg = {name: [p for _, p in _params(spec.params)].index(spec.size)
                          for name, spec in ops.items() if isinstance(spec, Elementwise)}
 
+    def contiguous(self, name, args) -> bool:
+        """Every array argument of op ``name`` C-contiguous (the kernels index raw
+        pointers)."""
+        return all(_c_order(args[j]) for j in self.array_at[name])
+
     def _args(self, name, args):
-        return tuple(np.float64(a) if k == "scalar" else a
-                     for k, a in zip(self.kinds[name], args))
+        at = self.scalar_at[name]
+        if not at:
+            return tuple(args)
+        a = list(args)
+        for j in at:
+            a[j] = np.float64(a[j])
+        return tuple(a)
 
     def launch(self, name, args):
         spec, xp = self.ops[name], self.xp
@@ -272,8 +290,7 @@ class _Module:
 
     def _reductions(self, name, spec, args):
         """A :class:`Reductions` launch; its columns as 0-d views of one result vector."""
-        sizes = tuple(np.int64(a.size) for k, a in zip(self.kinds[name], args)
-                      if k in ("vec", "idx"))
+        sizes = tuple(np.int64(args[j].size) for j in self.length_at[name])
         n = max(sizes)
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
         out = self.xp.empty(len(spec.columns), dtype=self.xp.float64)
@@ -311,9 +328,10 @@ def module(xp, ops: dict) -> _Module:
     return m
 
 
-def contiguous(args) -> bool:
-    """Every array argument C-contiguous (the kernels index raw pointers)."""
-    return all(a.flags.c_contiguous for a in args if hasattr(a, "flags"))
+def _c_order(a) -> bool:
+    # CuPy's own flag, read without building a ``flags`` object (a NumPy array has none)
+    c = getattr(a, "_c_contiguous", None)
+    return a.flags.c_contiguous if c is None else c
 
 
 def pack(xp, ops: dict, values):
