@@ -37,12 +37,46 @@
  * wrapped (handed out or called), so that a zero is told apart from "not reached" */
 static unsigned long long counts[5];
 
+#ifdef CASPAR_CUPTI
+/* counters 1 and 3 from CUPTI's activity records (cuda_counters_cupti.c) */
+int caspar_cupti_start(void);
+void caspar_cupti_flush(void);
+static int cupti_on;
+__attribute__((constructor)) static void start_cupti(void) { cupti_on = caspar_cupti_start(); }
+#endif
+
+void caspar_count_add(int counter, unsigned long long n) {
+    __atomic_fetch_add(&counts[counter], n, __ATOMIC_RELAXED);
+}
+void caspar_count_seen(int counter) {
+    __atomic_fetch_or(&counts[4], 1ULL << counter, __ATOMIC_RELAXED);
+}
+
 void caspar_counts(unsigned long long* out) {
+#ifdef CASPAR_CUPTI
+    if (cupti_on) caspar_cupti_flush();
+#endif
     for (int i = 0; i < 5; ++i) out[i] = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
 }
 
+/* 1 when reads and syncs are CUPTI's counts (the wrappers below then leave them alone) */
+int caspar_counts_from_cupti(void) {
+#ifdef CASPAR_CUPTI
+    return cupti_on;
+#else
+    return 0;
+#endif
+}
+
 #define SEEN(i) __atomic_fetch_or(&counts[4], 1ULL << (i), __ATOMIC_RELAXED)
-#define BUMP(i) (SEEN(i), __atomic_fetch_add(&counts[i], 1ULL, __ATOMIC_RELAXED))
+#ifdef CASPAR_CUPTI
+#define CUPTI_OWNS(i) (cupti_on && ((i) == 1 || (i) == 3))
+#else
+#define CUPTI_OWNS(i) 0
+#endif
+/* (a counter CUPTI keeps is not bumped here too: one count per read) */
+#define BUMP(i) (SEEN(i), CUPTI_OWNS(i) ? 0ULL \
+                 : __atomic_fetch_add(&counts[i], 1ULL, __ATOMIC_RELAXED))
 
 typedef void* (*dlsym_t)(void*, const char*);
 static dlsym_t real_dlsym_fn(void) {
@@ -127,7 +161,7 @@ static void count_copy(unsigned long long d, unsigned long long s) {
     SEEN(1);
     if (memory_type(s) == 2 && memory_type(d) == 1) {
         __atomic_fetch_sub(&counts[2], 1ULL, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
+        if (!CUPTI_OWNS(1)) __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
     }
 }
 int cuMemcpy(unsigned long long d, unsigned long long s, size_t n) {
@@ -186,10 +220,11 @@ static void count_rt_copy(void* d, const void* s, int kind) {
     SEEN(1);
     SEEN(2);
     if (kind == 2 || (kind == 4 && memory_type((uintptr_t)s) == 2
-                      && memory_type((uintptr_t)d) == 1))
-        __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
-    else
+                      && memory_type((uintptr_t)d) == 1)) {
+        if (!CUPTI_OWNS(1)) __atomic_fetch_add(&counts[1], 1ULL, __ATOMIC_RELAXED);
+    } else {
         __atomic_fetch_add(&counts[2], 1ULL, __ATOMIC_RELAXED);
+    }
 }
 int cudaMemcpy(void* d, const void* s, size_t n, int kind) {
     count_rt_copy(d, s, kind);

@@ -21,11 +21,20 @@ so the runner records per-iteration figures only where they were counted:
 * ``default_copies``: the other unified-address copies (host to device, device to
   device);
 * ``syncs``: stream, event and context synchronizations -- a host read waits on one.
+
+That runtime's copies and synchronizations reach the driver through its export table
+(CuPy's and cuDSS's runtime is linked statically), past every wrapped entry point: on
+the H200 ``reads`` and ``syncs`` stayed 0.  Where CUPTI's header and library are found
+(:func:`cupti_paths`), the library is built with ``cuda_counters_cupti.c`` and those two
+counters come from CUPTI's activity records instead (device-to-host copies;
+stream, event and context synchronizations), which see the work however it was asked
+for; :func:`counted_by` says which.
 """
 
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
 import subprocess
 import sys
@@ -35,14 +44,49 @@ NAMES = ("launches", "reads", "default_copies", "syncs")
 SOURCE = Path(__file__).with_name("cuda_counters.c")
 
 
+CUPTI_SOURCE = Path(__file__).with_name("cuda_counters_cupti.c")
+
+
+def cupti_paths() -> tuple[list[str], str] | None:
+    """(include folders, library folder) of a CUDA toolkit with CUPTI (``$CUDA_HOME``,
+    ``$CUDA_PATH``, /usr/local/cuda*), or None."""
+    roots = [os.environ.get(k) for k in ("CUDA_HOME", "CUDA_PATH")]
+    roots += ["/usr/local/cuda"] + sorted(glob.glob("/usr/local/cuda-*"), reverse=True)
+    for root in filter(None, roots):
+        r = Path(root)
+        incs = [r / "include", r / "targets/x86_64-linux/include", r / "extras/CUPTI/include"]
+        libs = [r / "extras/CUPTI/lib64", r / "targets/x86_64-linux/lib", r / "lib64"]
+        header = next((i for i in incs if (i / "cupti.h").exists()), None)
+        lib = next((d for d in libs if (d / "libcupti.so").exists()), None)
+        if header is not None and lib is not None and any((i / "cuda.h").exists() for i in incs):
+            return [str(i) for i in incs if i.exists()], str(lib)
+    return None
+
+
 def build(out_dir: str | os.PathLike | None = None) -> Path:
-    """Compile the library with the C compiler (``$CC``, default ``cc``)."""
+    """Compile the library with the C compiler (``$CC``, default ``cc``), with CUPTI's
+    counters where :func:`cupti_paths` finds CUPTI."""
     d = Path(out_dir or os.environ.get("CASPAR_CACHE_DIR", Path.home() / ".cache" / "caspar"))
     d.mkdir(parents=True, exist_ok=True)
     lib = d / "libcaspar_counters.so"
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", str(SOURCE),
-                    "-o", str(lib), "-ldl"], check=True)
+    cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", str(SOURCE)]
+    cupti = cupti_paths()
+    if cupti is not None:
+        incs, libdir = cupti
+        cmd += ["-DCASPAR_CUPTI", str(CUPTI_SOURCE), *(f"-I{i}" for i in incs),
+                f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-lcupti"]
+    subprocess.run(cmd + ["-o", str(lib), "-ldl"], check=True)
     return lib
+
+
+def counted_by() -> str | None:
+    """'cupti' when reads and syncs are CUPTI's counts, 'wrappers' when the API
+    wrappers', None without the library."""
+    try:
+        fn = ctypes.CDLL(None).caspar_counts_from_cupti
+    except AttributeError:
+        return None
+    return "cupti" if fn() else "wrappers"
 
 
 def _reader():
