@@ -10,9 +10,12 @@ later solve pays.  :func:`general_path` solves two bounded, constrained problems
 GPU once, which compiles them: a small one (its KKT system factorized densely) and one
 whose KKT system takes the sparse path of large models (cuDSS) -- after the small one
 alone, a large problem's first solve on a fresh H200 still spent 5.2 s in its setup
-(case9241_pegase), which its later solves do not.  A
-problem's own evaluation kernels are compiled (and cached under ``$CASPAR_CACHE_DIR``)
-when that problem first builds its GPU evaluator.
+(case9241_pegase), which its later solves do not.  Then :func:`long_scans` compiles the
+kernel CuPy's scans take on long arrays only (boolean-mask selection, ``cumsum``: the
+symbolic KKT structure of a large model), which no check problem's short arrays reach
+-- after the two solves, case9241's first solve still compiled it.  A problem's own
+evaluation kernels are compiled (and cached under ``$CASPAR_CACHE_DIR``) when that
+problem first builds its GPU evaluator.
 """
 
 from __future__ import annotations
@@ -33,7 +36,23 @@ def general_path() -> float:
         if r.status != "Solve_Succeeded":
             raise CasparError(f"caspar warmup: the GPU check problem ({name}) ended "
                               f"{r.status}")
+    long_scans()
     return time.perf_counter() - t0
+
+
+def long_scans(n: int = 1 << 20) -> None:
+    """A ``cumsum`` and a boolean-mask selection over ``n`` int64 values on the device:
+    past a few thousand elements CuPy's scan runs a block-sum kernel of its own
+    (``cupy_bsum_shfl``) that the short arrays of the check problems never compile."""
+    import cupy as cp
+
+    from .errors import CasparError
+
+    a = cp.arange(n, dtype=cp.int64)
+    total = cp.cumsum(a)[-1]
+    kept = a[a % 3 != 0]
+    if int(total) != n * (n - 1) // 2 or kept.size != n - (n + 2) // 3:
+        raise CasparError("caspar warmup: CuPy's long scan gave a wrong result")
 
 
 def hs071():
