@@ -189,9 +189,26 @@ extern "C" int64_t caspar_merge_signatures(
   const uint64_t B = 0x100000001B3ULL, C = 0xC2B2AE3D27D4EB4FULL;
   uint64_t Binv = 1;                            // B^-1 mod 2^64 (Newton's iteration)
   for (int i = 0; i < 6; ++i) Binv *= 2 - B * Binv;
-  std::vector<uint64_t> P(1, 0), ipw(1, 1);     // prefix sums of x_j B^j; B^-j
+  // the nodes signed: walked chain heads, unfused additions, NEG, scaled spines
+  auto signed_node = [&](int64_t k) {
+    return walked[k] && ((spine[k] && head[k] == k) || scaled[k]);
+  };
+  std::vector<int64_t> idx;                     // ascending
+  for (int64_t k = 0; k < K; ++k) {
+    out[k] = 0;
+    n_out[k] = 0;
+    if (signed_node(k)) idx.push_back(k);
+  }
+  std::vector<uint64_t> P, ipw;                 // prefix sums of x_j B^j; B^-j
   std::vector<int64_t> td, start;               // items' dists; each tree's first item
-  std::vector<int64_t> rank(K, -1);
+  P.reserve(n_it + 1);
+  ipw.reserve(n_it + 1);
+  td.reserve(n_it);
+  P.push_back(0);
+  ipw.push_back(1);
+  // each tree's run of items (a tree seen in two runs: not grouped); int32 where the
+  // runs fit
+  std::vector<int32_t> rank(K, -1);
   uint64_t pw = 1;
   int64_t prev_top = -1;
   for (int64_t i = 0; i < n_it; ++i) {
@@ -200,7 +217,8 @@ extern "C" int64_t caspar_merge_signatures(
     const int64_t t = top_id[i], j = static_cast<int64_t>(td.size());
     if (j == 0 || t != prev_top) {
       if (rank[t] >= 0) return 0;               // a tree's items in two runs
-      rank[t] = static_cast<int64_t>(start.size());
+      if (start.size() >= static_cast<size_t>(INT32_MAX)) return 0;
+      rank[t] = static_cast<int32_t>(start.size());
       start.push_back(j);
       prev_top = t;
     } else if (t_dist[i] >= td.back()) {
@@ -222,14 +240,12 @@ extern "C" int64_t caspar_merge_signatures(
     }
     return b;
   };
-  // the nodes signed: walked chain heads, unfused additions, NEG, scaled spines
-  auto signed_node = [&](int64_t k) {
-    return walked[k] && ((spine[k] && head[k] == k) || scaled[k]);
-  };
-  std::vector<uint64_t> sig(K, 0);
-  for (int64_t k = 0; k < K; ++k) {
-    n_out[k] = 0;
-    if (!spine[k] || !signed_node(k)) continue;
+  // signatures of the signed nodes (sig[i] of idx[i]): spine nodes first ...
+  const size_t n_sig = idx.size();
+  std::vector<uint64_t> sig(n_sig, 0);
+  for (size_t i = 0; i < n_sig; ++i) {
+    const int64_t k = idx[i];
+    if (!spine[k]) continue;
     const int64_t t = top_of[k], r = t >= 0 ? rank[t] : -1;
     int64_t lo = 0, hi = 0;
     if (r >= 0) {
@@ -238,29 +254,108 @@ extern "C" int64_t caspar_merge_signatures(
     }
     uint64_t rel = (P[hi] - P[lo]) * ipw[lo];
     if (span[3 * k + 2] > 0) rel = 0 - rel;
-    sig[k] = rel + static_cast<uint64_t>(hi - lo) * C;
+    sig[i] = rel + static_cast<uint64_t>(hi - lo) * C;
     n_out[k] = hi - lo;
   }
-  std::vector<std::pair<int64_t, uint64_t>> sc;
-  for (int64_t k = 0; k < K; ++k) {
-    if (!scaled[k] || !signed_node(k)) continue;
+  // ... then the scaled ones, from their S's (0 where S is not signed)
+  for (size_t i = 0; i < n_sig; ++i) {
+    const int64_t k = idx[i];
+    if (!scaled[k]) continue;
+    const int64_t s = S_of[k];
+    const auto at = std::lower_bound(idx.begin(), idx.end(), s);
+    const uint64_t ss = at != idx.end() && *at == s && spine[s] ? sig[at - idx.begin()] : 0;
     const double c = c_of[k] + 0.0;
     uint64_t bits;
     std::memcpy(&bits, &c, sizeof bits);
-    sc.emplace_back(k, fmix(sig[S_of[k]] ^ bits) ^ 3);
+    sig[i] = fmix(ss ^ bits) ^ 3;
   }
-  for (const auto& e : sc) sig[e.first] = e.second;
-  std::vector<uint64_t> key;
-  std::vector<int64_t> idx;
-  for (int64_t k = 0; k < K; ++k) {
-    out[k] = 0;
-    if (signed_node(k)) {
-      idx.push_back(k);
-      key.push_back(sig[k]);
+  std::vector<uint8_t> twice(n_sig);
+  caspar_repeated(static_cast<int64_t>(n_sig), sig.data(), twice.data());
+  for (size_t i = 0; i < n_sig; ++i) out[idx[i]] = twice[i];
+  return 1;
+}
+
+namespace {
+
+// a set of uint64 keys (open addressing, the key stored with its slot); add() says
+// whether the key is new
+class KeySet {
+ public:
+  explicit KeySet(int64_t n) {
+    int64_t T = 1;
+    while (T < 2 * n) T *= 2;
+    keys_.resize(T);
+    used_.assign(T, 0);
+    mask_ = static_cast<uint64_t>(T - 1);
+  }
+  bool add(uint64_t k) {
+    uint64_t j = (k ^ (k >> 31)) & mask_;
+    while (used_[j]) {
+      if (keys_[j] == k) return false;
+      j = (j + 1) & mask_;
+    }
+    used_[j] = 1;
+    keys_[j] = k;
+    return true;
+  }
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<uint8_t> used_;
+  uint64_t mask_;
+};
+
+}  // namespace
+
+// sxsharing.sharing_allows' counts per root r < R over the instances i < I with
+// split[i] (its bincounts and first_of_each passes in one loop each):
+//   n_terms[r]  the split instances of r,   total[r]  their ops_of,
+//   pos_total[r]  their first_nl,
+//   term_total[r]  ops_of of the first instance of each distinct term key
+//                  (hashed node ? vh : fmix(node ^ 0x5851F42D)) ^ wrap * wrap_mul
+//                  ^ bits(c + 0.0) ^ fmix(r + ROOT), node -1 read as 0,
+//   distinct[r]  the distinct keys vh[node] ^ fmix(r + ROOT) of the split instances
+//                with a node (node >= 0),
+// ROOT = 0x632BE59BD9B4E019; the sums of ops as float64 (NumPy's weighted bincount:
+// integers, exact).
+extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
+                                      const int64_t* node, const int8_t* wrap,
+                                      const double* c, const uint8_t* split,
+                                      const int64_t* ops_of, const int64_t* first_nl,
+                                      const uint8_t* hashed, const uint64_t* vh,
+                                      uint64_t wrap_mul, double* total, int64_t* n_terms,
+                                      double* pos_total, double* term_total,
+                                      int64_t* distinct) {
+  const uint64_t ROOT = 0x632BE59BD9B4E019ULL;
+  std::fill(total, total + R, 0.0);
+  std::fill(n_terms, n_terms + R, 0);
+  std::fill(pos_total, pos_total + R, 0.0);
+  std::fill(term_total, term_total + R, 0.0);
+  std::fill(distinct, distinct + R, 0);
+  int64_t n_split = 0;
+  for (int64_t i = 0; i < I; ++i) n_split += split[i] ? 1 : 0;
+  {
+    KeySet terms(n_split);
+    for (int64_t i = 0; i < I; ++i) {
+      if (!split[i]) continue;
+      const int64_t r = root[i], nd = node[i] > 0 ? node[i] : 0;
+      total[r] += static_cast<double>(ops_of[i]);
+      n_terms[r] += 1;
+      pos_total[r] += static_cast<double>(first_nl[i]);
+      const double ci = c[i] + 0.0;
+      uint64_t bits;
+      std::memcpy(&bits, &ci, sizeof bits);
+      const uint64_t rk = fmix(static_cast<uint64_t>(r) + ROOT);
+      const uint64_t th = (hashed[nd] ? vh[nd] : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
+                          ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
+                          ^ bits ^ rk;
+      if (terms.add(th)) term_total[r] += static_cast<double>(ops_of[i]);
     }
   }
-  std::vector<uint8_t> twice(idx.size());
-  caspar_repeated(static_cast<int64_t>(idx.size()), key.data(), twice.data());
-  for (size_t i = 0; i < idx.size(); ++i) out[idx[i]] = twice[i];
-  return 1;
+  KeySet tops(n_split);
+  for (int64_t i = 0; i < I; ++i) {
+    if (!split[i] || node[i] < 0) continue;
+    const int64_t r = root[i];
+    if (tops.add(vh[node[i]] ^ fmix(static_cast<uint64_t>(r) + ROOT))) distinct[r] += 1;
+  }
 }

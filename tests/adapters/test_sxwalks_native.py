@@ -414,3 +414,26 @@ def test_walked_is_the_numpy_passes(k, monkeypatch):
     assert (got is None and ref is None) or _equal(got, ref)
     # the last program gives way
     assert k < len(_programs()) + 1 or ref is None
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_sharing_counts_are_the_numpy_passes(k, monkeypatch):
+    # the sharing rule's per-root counts on the grouping's own inputs, by the C++ loop
+    # and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import nlp as casadi_nlp
+    from caspar_backend.adapters.casadi import sxsharing
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    real, seen = sxsharing._counts, []
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxsharing, "_counts", spy)
+    casadi_nlp.casadi_to_model(nlp, bulk=True)
+    for args in seen:
+        got = real(*args)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        assert _equal(got, real(*args))
+        monkeypatch.setattr(sxdag, "NATIVE", True)
