@@ -106,6 +106,10 @@ def test_every_walk_is_the_other_implementations(k):
         assert _equal(sxwalks_native.chain_heads(user, fused), mod.chain_heads(user, fused))
         got = sxwalks_native.spine_tour(op, a0, a1, tree, sp, tops, *codes)
         assert _equal(got, tuple(mod.spine_tour(op, a0, a1, tree, sp, tops, *codes)))
+        # tops other than the tour roots in order: reversed, repeated, a non-top
+        odd = np.r_[tops[::-1][: tops.size // 2], tops[:3], np.flatnonzero(~spine)[:1]]
+        got = sxwalks_native.spine_tour(op, a0, a1, tree, sp, odd, *codes)
+        assert _equal(got, tuple(mod.spine_tour(op, a0, a1, tree, sp, odd, *codes)))
         assert _equal(_sorted_items(sxwalks_native.first_of_each(key)),
                       _sorted_items(mod.first_of_each(key)))
         args = (op, leaf, dag.attr, dag.value_bits, a0, a1, dag.value_bits)
