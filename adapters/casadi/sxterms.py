@@ -256,23 +256,24 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     merge_top = np.concatenate([top_of[m_sp], item_top])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
-    top_uses = np.bincount(tops, minlength=K)          # one pass over the K nodes
-    if tops.size and top_uses.max() > 1:
+    if np.unique(tops).size < tops.size:               # a top used twice
         return None
-    sel = (top_id >= 0) & (top_uses[np.maximum(top_id, 0)] > 0)
+    used = np.zeros(K, bool)
+    used[tops] = True
+    sel = (top_id >= 0) & used[np.maximum(top_id, 0)]
     top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
     t_dist, t_host = t_dist[sel], t_host[sel]
     root_sp = roots[spine[roots]]
-    count = np.bincount(top_id, minlength=K).astype(np.int64)    # items per top
+    count = np.bincount(top_id, minlength=K).astype(np.int64, copy=False)  # items per top
     # a scaled term is distributed when its S has enough terms
     dist_ok = np.zeros(K, bool)
     dist_ok[sc] = count[S_of[sc]] >= SCALE_MIN_TERMS
     # first level: each root's items (its spine's terms, or the root itself)
-    r_of_top = np.full(K, -1, np.int64)
+    r_of_top = np.full(K, -1, np.int32 if R < 2 ** 31 else np.int64)
     r_of_top[root_sp] = np.flatnonzero(spine[roots])
-    lvl_root = np.concatenate([r_of_top[top_id][r_of_top[top_id] >= 0],
-                               np.flatnonzero(~spine[roots])])
-    is_top_item = r_of_top[top_id] >= 0
+    r_item = r_of_top[top_id]
+    is_top_item = r_item >= 0
+    lvl_root = np.concatenate([r_item[is_top_item], np.flatnonzero(~spine[roots])])
     lvl_node = np.concatenate([t_node[is_top_item], roots[~spine[roots]]])
     lvl_par = np.concatenate([t_par[is_top_item], np.zeros(int((~spine[roots]).sum()), bool)])
     n_leafroot = int((~spine[roots]).sum())
@@ -367,7 +368,9 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         if np.any(mr < 0) or np.any(rebuilt[mr[mr >= 0]]):
             return None
     # chains whose constants this gathers (inside rebuilt roots); others are in templates
-    gathered = np.unique(H[chained & rebuilt[root[ci]]])
+    gathered = np.zeros(K, bool)                       # sorted and distinct, as a mask
+    gathered[H[chained & rebuilt[root[ci]]]] = True
+    gathered = np.flatnonzero(gathered)
     # the rebuilt roots' constant: their entries summed in caspar's order
     csum = np.zeros(R)
     take = e_on & rebuilt[root[ci]]
