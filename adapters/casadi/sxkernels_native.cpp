@@ -334,28 +334,21 @@ extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
   std::fill(distinct, distinct + R, 0);
   int64_t n_split = 0;
   for (int64_t i = 0; i < I; ++i) n_split += split[i] ? 1 : 0;
-  {
-    KeySet terms(n_split);
-    for (int64_t i = 0; i < I; ++i) {
-      if (!split[i]) continue;
-      const int64_t r = root[i], nd = node[i] > 0 ? node[i] : 0;
-      total[r] += static_cast<double>(ops_of[i]);
-      n_terms[r] += 1;
-      pos_total[r] += static_cast<double>(first_nl[i]);
-      const double ci = c[i] + 0.0;
-      uint64_t bits;
-      std::memcpy(&bits, &ci, sizeof bits);
-      const uint64_t rk = fmix(static_cast<uint64_t>(r) + ROOT);
-      const uint64_t th = (hashed[nd] ? vh[nd] : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
-                          ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
-                          ^ bits ^ rk;
-      if (terms.add(th)) term_total[r] += static_cast<double>(ops_of[i]);
-    }
-  }
-  KeySet tops(n_split);
+  KeySet terms(n_split), tops(n_split);
   for (int64_t i = 0; i < I; ++i) {
-    if (!split[i] || node[i] < 0) continue;
-    const int64_t r = root[i];
-    if (tops.add(vh[node[i]] ^ fmix(static_cast<uint64_t>(r) + ROOT))) distinct[r] += 1;
+    if (!split[i]) continue;
+    const int64_t r = root[i], nd = node[i] > 0 ? node[i] : 0;
+    total[r] += static_cast<double>(ops_of[i]);
+    n_terms[r] += 1;
+    pos_total[r] += static_cast<double>(first_nl[i]);
+    const double ci = c[i] + 0.0;
+    uint64_t bits;
+    std::memcpy(&bits, &ci, sizeof bits);
+    const uint64_t rk = fmix(static_cast<uint64_t>(r) + ROOT), v = vh[nd];
+    const uint64_t th = (hashed[nd] ? v : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
+                        ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
+                        ^ bits ^ rk;
+    if (terms.add(th)) term_total[r] += static_cast<double>(ops_of[i]);
+    if (node[i] >= 0 && tops.add(v ^ rk)) distinct[r] += 1;
   }
 }

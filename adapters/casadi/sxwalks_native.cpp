@@ -479,27 +479,44 @@ extern "C" int64_t caspar_plain(int64_t n, const int64_t* op, const int64_t* a0,
 // sxchains.sum_chains: head[k] the head of the chain of single-use additions node k
 // belongs to (k itself outside one), in_sum[k] whether k is an ADD/SUB of a chain of
 // three terms or more.  A link is an ADD/SUB used once (uses), by an ADD/SUB: its user
-// (unique, being its only use) follows it in instruction order.
+// (unique, being its only use) follows it in instruction order -- so a forward pass
+// has marked every link of node k (has_link) when it reaches k, and a backward pass
+// has the head of k's user when it reaches k.  User ids int32 where the n nodes fit.
+namespace {
+
+template <class U>
+void sum_chains_t(int64_t n, const int64_t* op, const int64_t* a0, const int64_t* a1,
+                  const int64_t* uses, int64_t add, int64_t sub, int64_t* head,
+                  uint8_t* in_sum) {
+  std::unique_ptr<U[]> user(new U[n > 0 ? n : 1]);
+  std::fill(user.get(), user.get() + n, static_cast<U>(-1));
+  for (int64_t k = 0; k < n; ++k) {
+    if (op[k] != add && op[k] != sub) continue;
+    if (a0[k] >= 0) user[a0[k]] = static_cast<U>(k);
+    if (a1[k] >= 0) user[a1[k]] = static_cast<U>(k);
+  }
+  auto fused = [&](int64_t k) {
+    return (op[k] == add || op[k] == sub) && uses[k] == 1 && user[k] >= 0;
+  };
+  std::vector<uint8_t> has_link(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    const bool f = fused(k);
+    if (f) has_link[user[k]] = 1;
+    in_sum[k] = f || (has_link[k] && (op[k] == add || op[k] == sub));
+  }
+  for (int64_t k = n - 1; k >= 0; --k) head[k] = fused(k) ? head[user[k]] : k;
+}
+
+}  // namespace
+
 extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a0,
                                   const int64_t* a1, const int64_t* uses, int64_t add,
                                   int64_t sub, int64_t* head, uint8_t* in_sum) {
-  std::vector<int64_t> user(n, -1);
-  for (int64_t k = 0; k < n; ++k) {
-    if (op[k] != add && op[k] != sub) continue;
-    if (a0[k] >= 0) user[a0[k]] = k;
-    if (a1[k] >= 0) user[a1[k]] = k;
+  if (n <= INT32_MAX) {
+    sum_chains_t<int32_t>(n, op, a0, a1, uses, add, sub, head, in_sum);
+  } else {
+    sum_chains_t<int64_t>(n, op, a0, a1, uses, add, sub, head, in_sum);
   }
-  std::vector<uint8_t> has_link(n, 0);
-  for (int64_t k = 0; k < n; ++k) {
-    head[k] = k;
-    const bool chain = op[k] == add || op[k] == sub;
-    in_sum[k] = chain && uses[k] == 1 && user[k] >= 0;      // fused, for now
-    if (in_sum[k]) has_link[user[k]] = 1;
-  }
-  for (int64_t k = n - 1; k >= 0; --k) {
-    if (in_sum[k]) head[k] = head[user[k]];
-  }
-  for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
 }
 
 // sxterms._scaled: the nodes c * S, S * c (a constant first argument taken first),
