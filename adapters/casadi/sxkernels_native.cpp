@@ -352,3 +352,52 @@ extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
     if (node[i] >= 0 && tops.add(v ^ rk)) distinct[r] += 1;
   }
 }
+
+// sxterms.split_instances' second level: the L first-level items in order, each a row
+// of the output, but a distributed scaled item (dist[i]; d-th such) the n_in[d] items
+// of its S in tour order, s_sorted[starts[d] + j] (j < n_in[d]), each of them wrapped
+// by the scaled node's factor: wrap mul or div (div_of), c c_of, parity xor the item's,
+// k2 minus its dist, host its host, outer the item's parity.  Rows elsewhere copy the
+// item (k2 0, wrap 0, c 0, outer 0).  Returns the row count.
+extern "C" int64_t caspar_expand_items(
+    int64_t L, const int64_t* lvl_root, const int64_t* lvl_node, const uint8_t* lvl_par,
+    const int64_t* lvl_k1, const int64_t* lvl_host, const uint8_t* dist,
+    const int64_t* starts, const int64_t* n_in, const int64_t* s_sorted,
+    const int64_t* t_node, const uint8_t* t_par, const int64_t* t_dist,
+    const int64_t* t_host, const uint8_t* div_of, const double* c_of, int64_t mul,
+    int64_t div, int64_t* node, uint8_t* par, int8_t* wrap, double* cc, int64_t* k1,
+    int64_t* k2, int64_t* host, int64_t* root, uint8_t* outer) {
+  int64_t q = 0, d = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    if (!dist[i]) {
+      node[q] = lvl_node[i];
+      par[q] = lvl_par[i];
+      wrap[q] = 0;
+      cc[q] = 0.0;
+      k1[q] = lvl_k1[i];
+      k2[q] = 0;
+      host[q] = lvl_host[i];
+      root[q] = lvl_root[i];
+      outer[q] = 0;
+      ++q;
+      continue;
+    }
+    const int64_t scn = lvl_node[i], st = starts[d], m = n_in[d];
+    ++d;
+    const int8_t w = static_cast<int8_t>(div_of[scn] ? div : mul);
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t src = s_sorted[st + j];
+      node[q] = t_node[src];
+      par[q] = lvl_par[i] ^ t_par[src];
+      wrap[q] = w;
+      cc[q] = c_of[scn];
+      k1[q] = lvl_k1[i];
+      k2[q] = -t_dist[src];
+      host[q] = t_host[src];
+      root[q] = lvl_root[i];
+      outer[q] = lvl_par[i];
+      ++q;
+    }
+  }
+  return q;
+}

@@ -441,3 +441,39 @@ def test_sharing_counts_are_the_numpy_passes(k, monkeypatch):
         monkeypatch.setattr(sxdag, "NATIVE", False)
         assert _equal(got, real(*args))
         monkeypatch.setattr(sxdag, "NATIVE", True)
+
+
+def _scaled_sums():
+    # wide sums scaled (c * S, S * c, 2 * S, S / c, negated, subtracted): distributed
+    x = ca.SX.sym("x", 12)
+
+    def s(k):
+        return sum((x[(k + j) % 12] - 0.5 * j) ** 2 for j in range(10)) - x[k] * x[k - 1]
+
+    f = 3.0 * s(0) - s(1) * 0.25 + 2 * s(2) - s(3) / 7.0 + ca.sumsqr(x)
+    g = ca.vertcat(1.5 * s(4) + x[0], -(s(5) * 2.5) + s(6) / 3.0, x[1] - 4.0 * s(7))
+    return {"x": x, "f": f, "g": g}
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_expand_items_is_the_numpy_passes(k, monkeypatch):
+    # the split's second level (distributed scaled items) on its own inputs, by the C++
+    # loop and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import sxterms
+
+    nlp = (_programs() + [_scaled_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    real, seen = sxterms._expand, []
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxterms, "_expand", spy)
+    sxterms.split_instances(dag, 1)
+    assert k < len(_programs()) or any(a[1].any() for a in seen)   # items distributed
+    for args in seen:
+        got = real(*args)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        assert _equal(got, real(*args))
+        monkeypatch.setattr(sxdag, "NATIVE", True)
