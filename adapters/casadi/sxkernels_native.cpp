@@ -277,32 +277,39 @@ extern "C" int64_t caspar_merge_signatures(
 
 namespace {
 
-// a set of uint64 keys (open addressing, the key stored with its slot); add() says
-// whether the key is new
+// a set of uint64 keys (open addressing, the keys themselves in the table, 0 marking
+// an empty slot and the key 0 kept aside); add() says whether the key is new,
+// prefetch() asks for a key's first slot ahead of its add (the table is far larger
+// than the caches: a miss a key otherwise)
 class KeySet {
  public:
   explicit KeySet(int64_t n) {
     int64_t T = 1;
     while (T < 2 * n) T *= 2;
-    keys_.resize(T);
-    used_.assign(T, 0);
+    keys_.assign(T, 0);
     mask_ = static_cast<uint64_t>(T - 1);
   }
+  void prefetch(uint64_t k) const { __builtin_prefetch(&keys_[slot(k)], 1); }
   bool add(uint64_t k) {
-    uint64_t j = (k ^ (k >> 31)) & mask_;
-    while (used_[j]) {
+    if (k == 0) {
+      const bool fresh = !zero_;
+      zero_ = true;
+      return fresh;
+    }
+    uint64_t j = slot(k);
+    while (keys_[j] != 0) {
       if (keys_[j] == k) return false;
       j = (j + 1) & mask_;
     }
-    used_[j] = 1;
     keys_[j] = k;
     return true;
   }
 
  private:
+  uint64_t slot(uint64_t k) const { return (k ^ (k >> 31)) & mask_; }
   std::vector<uint64_t> keys_;
-  std::vector<uint8_t> used_;
   uint64_t mask_;
+  bool zero_ = false;
 };
 
 }  // namespace
@@ -334,7 +341,14 @@ extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
   std::fill(distinct, distinct + R, 0);
   int64_t n_split = 0;
   for (int64_t i = 0; i < I; ++i) n_split += split[i] ? 1 : 0;
-  KeySet terms(n_split), tops(n_split);
+  // the split instances' two keys, then each key set filled with its slots fetched
+  // PREFETCH keys ahead
+  const int64_t PREFETCH = 16;
+  std::vector<int64_t> at;
+  std::vector<uint64_t> th, tk;
+  at.reserve(n_split);
+  th.reserve(n_split);
+  tk.reserve(n_split);
   for (int64_t i = 0; i < I; ++i) {
     if (!split[i]) continue;
     const int64_t r = root[i], nd = node[i] > 0 ? node[i] : 0;
@@ -345,11 +359,25 @@ extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
     uint64_t bits;
     std::memcpy(&bits, &ci, sizeof bits);
     const uint64_t rk = fmix(static_cast<uint64_t>(r) + ROOT), v = vh[nd];
-    const uint64_t th = (hashed[nd] ? v : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
-                        ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
-                        ^ bits ^ rk;
-    if (terms.add(th)) term_total[r] += static_cast<double>(ops_of[i]);
-    if (node[i] >= 0 && tops.add(v ^ rk)) distinct[r] += 1;
+    at.push_back(i);
+    th.push_back((hashed[nd] ? v : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
+                 ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
+                 ^ bits ^ rk);
+    tk.push_back(v ^ rk);
+  }
+  {
+    KeySet terms(n_split);
+    for (int64_t q = 0; q < n_split; ++q) {
+      if (q + PREFETCH < n_split) terms.prefetch(th[q + PREFETCH]);
+      const int64_t i = at[q];
+      if (terms.add(th[q])) term_total[root[i]] += static_cast<double>(ops_of[i]);
+    }
+  }
+  KeySet tops(n_split);
+  for (int64_t q = 0; q < n_split; ++q) {
+    if (q + PREFETCH < n_split) tops.prefetch(tk[q + PREFETCH]);
+    const int64_t i = at[q];
+    if (node[i] >= 0 && tops.add(tk[q])) distinct[root[i]] += 1;
   }
 }
 
