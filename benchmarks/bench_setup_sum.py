@@ -20,6 +20,14 @@ and with IPOPT (casadi's nlpsol, its construction timed too) from x0 = 0.5 and p
 iterations and objectives side by side.
 
     python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000] [--bulk]
+        [--problem-cache off|cold]
+
+The setup is cold: the problem cache (``adapters/casadi/problem_cache.py``, which loads a
+compiled problem kept by an earlier process with the same program) is off in the
+children (``CASPAR_PROBLEM_CACHE=0``) unless ``--problem-cache cold``: then it is on with
+a new, empty folder per child, so every child stores its problem (the key's hashing and
+the write counted) and none loads one.  The once-per-machine builds under
+``$CASPAR_CACHE_DIR`` (caspar's C++ libraries, Numba's cache) are used as usual.
 
 ``--bulk``: the bulk SX reader (``adapters/casadi/bulk.py``) at every size (by default
 from ``BULK_MIN_INSTRUCTIONS`` instructions, N >= 2,500 here); ``--per-node``: the
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -48,14 +57,22 @@ def rosenbrock(N):
     return x, ca.sumsqr(1 - x[:-1]) + 100 * ca.sumsqr(x[1:] - x[:-1] ** 2)
 
 
-def child(N: int, solve: bool) -> dict:
-    """One size, in this process: phase times, groups, optionally the solves."""
+def child(N: int, solve: bool, cold_store: bool = False) -> dict:
+    """One size, in this process: phase times, groups, optionally the solves;
+    ``cold_store``: the problem cache writes to a new, empty folder (module doc)."""
+    import tempfile
+    from pathlib import Path
+
     from caspar_backend.adapters.casadi import nlp as nlp_mod
+    from caspar_backend.adapters.casadi import problem_cache
     from caspar_backend.casadi import nlpsol
     from caspar_backend.evaluators import numpy_eval
     from caspar_backend.patterns import PatternGroup
     from caspar_backend.problem import Problem
 
+    if cold_store:
+        store = Path(tempfile.mkdtemp(prefix="caspar_problems_"))
+        problem_cache._folder = lambda: store
     t: dict = {"read": 0.0, "problem": 0.0, "derive": 0.0, "codegen": 0.0}
 
     def timed(key, fn):
@@ -83,7 +100,12 @@ def child(N: int, solve: bool) -> dict:
     out = dict(N=N, setup=setup, setup_cpu=setup_cpu, read=t["read"], group=t["problem"] - t["derive"],
                derive=t["derive"], codegen=t["codegen"],
                groups=len(pr.objective_groups) + len(pr.constraint_groups),
-               instances=[g.size for g in pr.groups])
+               instances=[g.size for g in pr.groups],
+               problem_cache=pr.model.meta.get("problem_cache", "off"))
+    if cold_store:
+        import shutil
+
+        shutil.rmtree(store, ignore_errors=True)
     if solve:
         import casadi as ca
 
@@ -103,13 +125,17 @@ def child(N: int, solve: bool) -> dict:
     return out
 
 
-def run_size(N: int, solve: bool, bulk: bool = False, per_node: bool = False) -> dict:
-    """:func:`child` in a fresh process; adds its peak RSS in MB."""
+def run_size(N: int, solve: bool, bulk: bool = False, per_node: bool = False,
+             problem_cache: str = "off") -> dict:
+    """:func:`child` in a fresh process, the problem cache ``"off"`` or ``"cold"``
+    (module doc); adds its peak RSS in MB."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    env = dict(os.environ, CASPAR_PROBLEM_CACHE="0" if problem_cache == "off" else "1")
     p = subprocess.run([sys.executable, __file__, "--child", str(N)]
                        + (["--solve-child"] if solve else []) + (["--bulk"] if bulk else [])
-                       + (["--per-node"] if per_node else []),
-                       capture_output=True, text=True)
+                       + (["--per-node"] if per_node else [])
+                       + (["--cold-store"] if problem_cache == "cold" else []),
+                       capture_output=True, text=True, env=env)
     if p.returncode != 0:
         return dict(N=N, error=(p.stderr.strip().splitlines() or ["killed"])[-1])
     out = json.loads(p.stdout.strip().splitlines()[-1])
@@ -142,6 +168,9 @@ def main(argv=None):
                     help="sizes at which to solve with caspar and IPOPT")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--solve-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cold-store", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--problem-cache", choices=("off", "cold"), default="off",
+                    help="the problem cache off (default), or on with an empty folder")
     ap.add_argument("--bulk", action="store_true", help="the bulk SX reader at every size")
     ap.add_argument("--per-node", action="store_true", help="the per-node reader at every size")
     a = ap.parse_args(argv)
@@ -150,11 +179,11 @@ def main(argv=None):
 
         casadi_nlp.BULK_MIN_INSTRUCTIONS = 0 if a.bulk else None
     if a.child is not None:
-        print(json.dumps(child(a.child, a.solve_child)))
+        print(json.dumps(child(a.child, a.solve_child, a.cold_store)))
         return
     rows = []
     for N in sorted(a.sizes):
-        rows.append(run_size(N, N in a.solve, a.bulk, a.per_node))
+        rows.append(run_size(N, N in a.solve, a.bulk, a.per_node, a.problem_cache))
         print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
     for r in rows:

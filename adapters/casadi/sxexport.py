@@ -19,9 +19,9 @@ and ``value`` the constant of OP_CONST (0 elsewhere).  A program of at least
 range of instructions each (the calls only read the Function): 8 * 10^6 instructions
 1.9 s -> 1.1-1.3 s on the 2-core VM.
 
-The op codes are mapped to the code the text decoder reports (ops casadi prints alike
-decode as one: :func:`.sxdecode._calibrate`; ``x^2.5`` is OP_CONSTPOW, read as
-OP_POW).  That map is made once per process on a probe (:func:`_map_probe`: every op
+The op codes are mapped, in the C++ loop, to the code the text decoder reports (ops
+casadi prints alike decode as one: :func:`.sxdecode._calibrate`; ``x^2.5`` is
+OP_CONSTPOW, read as OP_POW).  That map is made once per process on a probe (:func:`_map_probe`: every op
 caspar reads, binary ones also with a constant argument), read both ways: an op is
 mapped only where every one of its probe instructions reads the same both ways, so a
 program holding any other op -- or a call (more than two inputs or outputs) -- gives
@@ -69,7 +69,8 @@ def library():
                 lib = ctypes.CDLL(str(build(SOURCE, LIBRARY, "-O2", ("-pthread",))))
                 fn = lib.caspar_sx_instructions
                 fn.restype = ctypes.c_int64
-                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 7 + [ctypes.c_int64] * 4
+                fn.argtypes = [_P, ctypes.c_int64] + [_P] * 7 + [ctypes.c_int64] * 4 \
+                    + [_P, ctypes.c_int64]
                 _state["lib"] = lib
             except (LoaderError, OSError, AttributeError):
                 _state["lib"] = False
@@ -83,9 +84,11 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def raw(fn):
+def raw(fn, canon=None):
     """The :class:`~.sxdecode.Algorithm` of SXFunction ``fn`` with casadi's own op
-    codes (module docstring), or None (no library, a call, casadi refused)."""
+    codes (module docstring), or None (no library, a call, casadi refused); ``canon``
+    (int64): each code mapped through it as it is read, None where a code is outside
+    it or maps to -1."""
     from .sxdecode import Algorithm
 
     lib = library()
@@ -94,8 +97,11 @@ def raw(fn):
     K = int(fn.n_instructions())
     arrays = [np.empty(K, np.int64) for _ in range(6)] + [np.empty(K)]
     threads = min(MAX_THREADS, _cpus()) if K >= THREADED_MIN else 1
+    canon = None if canon is None else np.ascontiguousarray(canon, np.int64)
     status = lib.caspar_sx_instructions(int(fn.this), K, *[a.ctypes.data for a in arrays],
-                                        _INPUT, _OUTPUT, _CONST, threads)
+                                        _INPUT, _OUTPUT, _CONST, threads,
+                                        None if canon is None else canon.ctypes.data,
+                                        0 if canon is None else canon.size)
     return Algorithm(*arrays) if status == 0 else None
 
 
@@ -165,15 +171,7 @@ def read(fn):
     does not apply (module docstring) and the caller decodes the text."""
     if fn.n_instructions() == 0 or fn.n_in() == 0:
         return None
-    alg = raw(fn)
-    if alg is None:
-        return None
-    canon = canonical_ops()
-    op = alg.op
-    if op.size and (int(op.min()) < 0 or int(op.max()) >= canon.size):
-        return None
-    alg.op = canon[op]
-    return None if np.any(alg.op < 0) else alg
+    return raw(fn, canonical_ops())         # the codes mapped as they are read
 
 
 def program(fn, text: bytes | None = None, compiled: bool = False):

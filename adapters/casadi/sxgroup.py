@@ -39,7 +39,7 @@ import numpy as np
 
 from caspar_backend.blocks import TemplateBlock
 from caspar_backend.expr import Graph
-from caspar_backend.patterns import build_template, shape_key, sharing_limit
+from caspar_backend.patterns import build_template, shape_key
 
 from . import optable as T
 from .sxdag import LEAF_CONST, LEAF_PAR, LEAF_VAR, NOT_LEAF, SXDag, native, walks
@@ -47,13 +47,13 @@ from .mix64 import fmix as _fmix
 from .sxbuild import TAG0 as _TAG0, TAG_WRAP as _TAG_WRAP, Plan, TagGraph, tags_decide
 from .sxhash import baked
 from .sxchains import program_uses
+from .sxsharing import WRAP_MUL as _WRAP_MUL, sharing_allows
 from .sxterms import CONST, DIV, MUL, NEG_DIV, NEG_MUL, Instances
 
 _ADD, _SUB = T.CODES["OP_ADD"], T.CODES["OP_SUB"]
 #: the wraps with a factor
 _FACTOR_WRAPS = (MUL, NEG_MUL, DIV, NEG_DIV)
 
-_WRAP_MUL = np.uint64(0xD6E8FEB86659FD93)
 
 
 def _program(dag: SXDag, node: int):
@@ -350,83 +350,9 @@ def group_instances(dag: SXDag, ins: Instances, h, ok, vh, nf: int, name: str = 
             classes.append((cl, Mc))
             ops_of[cl.inst] = cl.ops
             first_nl[cl.inst] = len(cl.first_nl) + (ins.wrap[cl.inst] != 0)
-    if not _sharing_allows(ins, ops_of, first_nl, classes, vh, dag.compiled):
+    if not sharing_allows(ins, ops_of, first_nl, classes, vh, dag.compiled):
         return None
     return _blocks(dag, ins, classes, nf, name)
-
-
-def _sharing_allows(ins: Instances, ops_of, first_nl, classes, vh, compiled: bool) -> bool:
-    """Every split root passes :func:`caspar_backend.patterns.split_terms`' sharing
-    rule: its terms' operation counts add up to at most SPLIT_MAX_SHARING times the
-    sum's own (distinct nodes over all terms, plus the sum node) plus one per term.
-
-    The sum's distinct nodes: the instances' own distinct nodes less the positions
-    two instances share (equal value hashes).  Checked first with a lower bound that
-    counts only the instances' top nodes as shared-or-not (enough unless the terms
-    share much), then exactly."""
-    first_of_each = walks(compiled).first_of_each
-    R = int(ins.root.max()) + 1 if ins.root.size else 0
-    sp = ins.split
-    if not sp.any():
-        return True
-    total = np.bincount(ins.root[sp], weights=ops_of[sp], minlength=R)
-    n_terms = np.bincount(ins.root[sp], minlength=R)
-    pos_total = np.bincount(ins.root[sp], weights=first_nl[sp], minlength=R)
-    roots = np.flatnonzero(n_terms)
-    # the terms' side counts a term written twice once (one node in caspar's graph):
-    # instances of equal value hash, wrap and factor; an unhashed term is never merged
-    # here, so this count is never below caspar's (where it is above, the caller reads
-    # the program per node)
-    _, hashed = ins.hashes[2:]
-    sp_i = np.flatnonzero(sp)
-    nd = np.maximum(ins.node[sp_i], 0)
-    th = np.where(hashed[nd], vh[nd], _fmix(nd.astype(np.uint64) ^ np.uint64(0x5851F42D)))
-    th = th ^ (ins.wrap[sp_i].astype(np.uint64) * _WRAP_MUL) ^ (ins.c[sp_i] + 0.0).view(np.uint64)
-    th = th ^ _fmix(ins.root[sp_i].astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
-    once = first_of_each(th)
-    term_total = np.bincount(ins.root[sp_i[once]], weights=ops_of[sp_i[once]], minlength=R)
-
-    def failing(distinct, among):
-        """The split roots of ``among`` whose terms share too much with this count of
-        the sum's distinct nodes."""
-        body = 1 + total - (pos_total - distinct)
-        return among[term_total[among] > sharing_limit(body[among], n_terms[among])]
-
-    # distinct (root, value hash) pairs, one 64-bit key each (a collision only
-    # undercounts the sum's nodes: a stricter rule, never a wrong split)
-    def distinct_of(r, h):
-        key = h ^ _fmix(r.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019))
-        first = first_of_each(key)
-        return np.bincount(r[first], minlength=R)
-
-    top = sp & (ins.node >= 0)
-    doubtful = failing(distinct_of(ins.root[top], vh[np.maximum(ins.node[top], 0)]), roots)
-    if not doubtful.size:
-        return True
-    # the exact count, for the roots the bound does not clear (each root's count is
-    # its own: the keys hold the root)
-    doubt = np.zeros(R, bool)
-    doubt[doubtful] = True
-    rs, hs = [], []
-    for cl, Mc in classes:
-        mine = doubt[ins.root[cl.inst]]
-        if not mine.any():
-            continue
-        inst, Mc = cl.inst[mine], Mc[:, mine]
-        if cl.first_nl:
-            V = vh[Mc[cl.first_nl]]
-            rs.append(np.broadcast_to(ins.root[inst], V.shape).reshape(-1))
-            hs.append(V.reshape(-1))
-        w = ins.wrap[inst]
-        if (w != 0).any():
-            # the wrap's nodes: hashed by their op, factor and the term's hash
-            wh = vh[np.maximum(ins.node[inst], 0)] ^ (w.astype(np.uint64) * _WRAP_MUL) \
-                ^ (ins.c[inst] + 0.0).view(np.uint64)
-            rs.append(ins.root[inst][w != 0])
-            hs.append(wh[w != 0])
-    if not rs:
-        return not failing(np.zeros(R, np.int64), doubtful).size
-    return not failing(distinct_of(np.concatenate(rs), np.concatenate(hs)), doubtful).size
 
 
 def _blocks(dag: SXDag, ins: Instances, classes, nf: int, name: str):

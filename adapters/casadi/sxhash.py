@@ -68,6 +68,12 @@ def term_hashes(dag: SXDag, nodes: np.ndarray):
     K = dag.op.size
     a0, a1, leaf = dag.arg0, dag.arg1, dag.leaf
     nat = native()
+    if nat is not None:                 # leaves, walk and flags in one C++ call
+        got = nat.term_hashes(dag.op, a0, a1, leaf, NOT_LEAF, dag.value, dag.attr, _KINDS,
+                              _HS, baked(dag), np.asarray(nodes, np.int64), MAX_DEPTH,
+                              MAX_LEAVES)
+        if got is not None:
+            return got
     if nat is not None:                 # the leaves' hashes in one C++ pass
         h, vh, size = nat.leaf_hashes(leaf, dag.value, dag.attr, _KINDS, _HS)
     else:

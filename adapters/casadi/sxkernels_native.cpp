@@ -189,9 +189,26 @@ extern "C" int64_t caspar_merge_signatures(
   const uint64_t B = 0x100000001B3ULL, C = 0xC2B2AE3D27D4EB4FULL;
   uint64_t Binv = 1;                            // B^-1 mod 2^64 (Newton's iteration)
   for (int i = 0; i < 6; ++i) Binv *= 2 - B * Binv;
-  std::vector<uint64_t> P(1, 0), ipw(1, 1);     // prefix sums of x_j B^j; B^-j
+  // the nodes signed: walked chain heads, unfused additions, NEG, scaled spines
+  auto signed_node = [&](int64_t k) {
+    return walked[k] && ((spine[k] && head[k] == k) || scaled[k]);
+  };
+  std::vector<int64_t> idx;                     // ascending
+  for (int64_t k = 0; k < K; ++k) {
+    out[k] = 0;
+    n_out[k] = 0;
+    if (signed_node(k)) idx.push_back(k);
+  }
+  std::vector<uint64_t> P, ipw;                 // prefix sums of x_j B^j; B^-j
   std::vector<int64_t> td, start;               // items' dists; each tree's first item
-  std::vector<int64_t> rank(K, -1);
+  P.reserve(n_it + 1);
+  ipw.reserve(n_it + 1);
+  td.reserve(n_it);
+  P.push_back(0);
+  ipw.push_back(1);
+  // each tree's run of items (a tree seen in two runs: not grouped); int32 where the
+  // runs fit
+  std::vector<int32_t> rank(K, -1);
   uint64_t pw = 1;
   int64_t prev_top = -1;
   for (int64_t i = 0; i < n_it; ++i) {
@@ -200,7 +217,8 @@ extern "C" int64_t caspar_merge_signatures(
     const int64_t t = top_id[i], j = static_cast<int64_t>(td.size());
     if (j == 0 || t != prev_top) {
       if (rank[t] >= 0) return 0;               // a tree's items in two runs
-      rank[t] = static_cast<int64_t>(start.size());
+      if (start.size() >= static_cast<size_t>(INT32_MAX)) return 0;
+      rank[t] = static_cast<int32_t>(start.size());
       start.push_back(j);
       prev_top = t;
     } else if (t_dist[i] >= td.back()) {
@@ -222,14 +240,12 @@ extern "C" int64_t caspar_merge_signatures(
     }
     return b;
   };
-  // the nodes signed: walked chain heads, unfused additions, NEG, scaled spines
-  auto signed_node = [&](int64_t k) {
-    return walked[k] && ((spine[k] && head[k] == k) || scaled[k]);
-  };
-  std::vector<uint64_t> sig(K, 0);
-  for (int64_t k = 0; k < K; ++k) {
-    n_out[k] = 0;
-    if (!spine[k] || !signed_node(k)) continue;
+  // signatures of the signed nodes (sig[i] of idx[i]): spine nodes first ...
+  const size_t n_sig = idx.size();
+  std::vector<uint64_t> sig(n_sig, 0);
+  for (size_t i = 0; i < n_sig; ++i) {
+    const int64_t k = idx[i];
+    if (!spine[k]) continue;
     const int64_t t = top_of[k], r = t >= 0 ? rank[t] : -1;
     int64_t lo = 0, hi = 0;
     if (r >= 0) {
@@ -238,29 +254,178 @@ extern "C" int64_t caspar_merge_signatures(
     }
     uint64_t rel = (P[hi] - P[lo]) * ipw[lo];
     if (span[3 * k + 2] > 0) rel = 0 - rel;
-    sig[k] = rel + static_cast<uint64_t>(hi - lo) * C;
+    sig[i] = rel + static_cast<uint64_t>(hi - lo) * C;
     n_out[k] = hi - lo;
   }
-  std::vector<std::pair<int64_t, uint64_t>> sc;
-  for (int64_t k = 0; k < K; ++k) {
-    if (!scaled[k] || !signed_node(k)) continue;
+  // ... then the scaled ones, from their S's (0 where S is not signed)
+  for (size_t i = 0; i < n_sig; ++i) {
+    const int64_t k = idx[i];
+    if (!scaled[k]) continue;
+    const int64_t s = S_of[k];
+    const auto at = std::lower_bound(idx.begin(), idx.end(), s);
+    const uint64_t ss = at != idx.end() && *at == s && spine[s] ? sig[at - idx.begin()] : 0;
     const double c = c_of[k] + 0.0;
     uint64_t bits;
     std::memcpy(&bits, &c, sizeof bits);
-    sc.emplace_back(k, fmix(sig[S_of[k]] ^ bits) ^ 3);
+    sig[i] = fmix(ss ^ bits) ^ 3;
   }
-  for (const auto& e : sc) sig[e.first] = e.second;
-  std::vector<uint64_t> key;
-  std::vector<int64_t> idx;
-  for (int64_t k = 0; k < K; ++k) {
-    out[k] = 0;
-    if (signed_node(k)) {
-      idx.push_back(k);
-      key.push_back(sig[k]);
+  std::vector<uint8_t> twice(n_sig);
+  caspar_repeated(static_cast<int64_t>(n_sig), sig.data(), twice.data());
+  for (size_t i = 0; i < n_sig; ++i) out[idx[i]] = twice[i];
+  return 1;
+}
+
+namespace {
+
+// a set of uint64 keys (open addressing, the keys themselves in the table, 0 marking
+// an empty slot and the key 0 kept aside); add() says whether the key is new,
+// prefetch() asks for a key's first slot ahead of its add (the table is far larger
+// than the caches: a miss a key otherwise)
+class KeySet {
+ public:
+  explicit KeySet(int64_t n) {
+    int64_t T = 1;
+    while (T < 2 * n) T *= 2;
+    keys_.assign(T, 0);
+    mask_ = static_cast<uint64_t>(T - 1);
+  }
+  void prefetch(uint64_t k) const { __builtin_prefetch(&keys_[slot(k)], 1); }
+  bool add(uint64_t k) {
+    if (k == 0) {
+      const bool fresh = !zero_;
+      zero_ = true;
+      return fresh;
+    }
+    uint64_t j = slot(k);
+    while (keys_[j] != 0) {
+      if (keys_[j] == k) return false;
+      j = (j + 1) & mask_;
+    }
+    keys_[j] = k;
+    return true;
+  }
+
+ private:
+  uint64_t slot(uint64_t k) const { return (k ^ (k >> 31)) & mask_; }
+  std::vector<uint64_t> keys_;
+  uint64_t mask_;
+  bool zero_ = false;
+};
+
+}  // namespace
+
+// sxsharing.sharing_allows' counts per root r < R over the instances i < I with
+// split[i] (its bincounts and first_of_each passes in one loop each):
+//   n_terms[r]  the split instances of r,   total[r]  their ops_of,
+//   pos_total[r]  their first_nl,
+//   term_total[r]  ops_of of the first instance of each distinct term key
+//                  (hashed node ? vh : fmix(node ^ 0x5851F42D)) ^ wrap * wrap_mul
+//                  ^ bits(c + 0.0) ^ fmix(r + ROOT), node -1 read as 0,
+//   distinct[r]  the distinct keys vh[node] ^ fmix(r + ROOT) of the split instances
+//                with a node (node >= 0),
+// ROOT = 0x632BE59BD9B4E019; the sums of ops as float64 (NumPy's weighted bincount:
+// integers, exact).
+extern "C" void caspar_sharing_counts(int64_t I, int64_t R, const int64_t* root,
+                                      const int64_t* node, const int8_t* wrap,
+                                      const double* c, const uint8_t* split,
+                                      const int64_t* ops_of, const int64_t* first_nl,
+                                      const uint8_t* hashed, const uint64_t* vh,
+                                      uint64_t wrap_mul, double* total, int64_t* n_terms,
+                                      double* pos_total, double* term_total,
+                                      int64_t* distinct) {
+  const uint64_t ROOT = 0x632BE59BD9B4E019ULL;
+  std::fill(total, total + R, 0.0);
+  std::fill(n_terms, n_terms + R, 0);
+  std::fill(pos_total, pos_total + R, 0.0);
+  std::fill(term_total, term_total + R, 0.0);
+  std::fill(distinct, distinct + R, 0);
+  int64_t n_split = 0;
+  for (int64_t i = 0; i < I; ++i) n_split += split[i] ? 1 : 0;
+  // the split instances' two keys, then each key set filled with its slots fetched
+  // PREFETCH keys ahead
+  const int64_t PREFETCH = 16;
+  std::vector<int64_t> at;
+  std::vector<uint64_t> th, tk;
+  at.reserve(n_split);
+  th.reserve(n_split);
+  tk.reserve(n_split);
+  for (int64_t i = 0; i < I; ++i) {
+    if (!split[i]) continue;
+    const int64_t r = root[i], nd = node[i] > 0 ? node[i] : 0;
+    total[r] += static_cast<double>(ops_of[i]);
+    n_terms[r] += 1;
+    pos_total[r] += static_cast<double>(first_nl[i]);
+    const double ci = c[i] + 0.0;
+    uint64_t bits;
+    std::memcpy(&bits, &ci, sizeof bits);
+    const uint64_t rk = fmix(static_cast<uint64_t>(r) + ROOT), v = vh[nd];
+    at.push_back(i);
+    th.push_back((hashed[nd] ? v : fmix(static_cast<uint64_t>(nd) ^ 0x5851F42DULL))
+                 ^ (static_cast<uint64_t>(static_cast<int64_t>(wrap[i])) * wrap_mul)
+                 ^ bits ^ rk);
+    tk.push_back(v ^ rk);
+  }
+  {
+    KeySet terms(n_split);
+    for (int64_t q = 0; q < n_split; ++q) {
+      if (q + PREFETCH < n_split) terms.prefetch(th[q + PREFETCH]);
+      const int64_t i = at[q];
+      if (terms.add(th[q])) term_total[root[i]] += static_cast<double>(ops_of[i]);
     }
   }
-  std::vector<uint8_t> twice(idx.size());
-  caspar_repeated(static_cast<int64_t>(idx.size()), key.data(), twice.data());
-  for (size_t i = 0; i < idx.size(); ++i) out[idx[i]] = twice[i];
-  return 1;
+  KeySet tops(n_split);
+  for (int64_t q = 0; q < n_split; ++q) {
+    if (q + PREFETCH < n_split) tops.prefetch(tk[q + PREFETCH]);
+    const int64_t i = at[q];
+    if (node[i] >= 0 && tops.add(tk[q])) distinct[root[i]] += 1;
+  }
+}
+
+// sxterms.split_instances' second level: the L first-level items in order, each a row
+// of the output, but a distributed scaled item (dist[i]; d-th such) the n_in[d] items
+// of its S in tour order, s_sorted[starts[d] + j] (j < n_in[d]), each of them wrapped
+// by the scaled node's factor: wrap mul or div (div_of), c c_of, parity xor the item's,
+// k2 minus its dist, host its host, outer the item's parity.  Rows elsewhere copy the
+// item (k2 0, wrap 0, c 0, outer 0).  Returns the row count.
+extern "C" int64_t caspar_expand_items(
+    int64_t L, const int64_t* lvl_root, const int64_t* lvl_node, const uint8_t* lvl_par,
+    const int64_t* lvl_k1, const int64_t* lvl_host, const uint8_t* dist,
+    const int64_t* starts, const int64_t* n_in, const int64_t* s_sorted,
+    const int64_t* t_node, const uint8_t* t_par, const int64_t* t_dist,
+    const int64_t* t_host, const uint8_t* div_of, const double* c_of, int64_t mul,
+    int64_t div, int64_t* node, uint8_t* par, int8_t* wrap, double* cc, int64_t* k1,
+    int64_t* k2, int64_t* host, int64_t* root, uint8_t* outer) {
+  int64_t q = 0, d = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    if (!dist[i]) {
+      node[q] = lvl_node[i];
+      par[q] = lvl_par[i];
+      wrap[q] = 0;
+      cc[q] = 0.0;
+      k1[q] = lvl_k1[i];
+      k2[q] = 0;
+      host[q] = lvl_host[i];
+      root[q] = lvl_root[i];
+      outer[q] = 0;
+      ++q;
+      continue;
+    }
+    const int64_t scn = lvl_node[i], st = starts[d], m = n_in[d];
+    ++d;
+    const int8_t w = static_cast<int8_t>(div_of[scn] ? div : mul);
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t src = s_sorted[st + j];
+      node[q] = t_node[src];
+      par[q] = lvl_par[i] ^ t_par[src];
+      wrap[q] = w;
+      cc[q] = c_of[scn];
+      k1[q] = lvl_k1[i];
+      k2[q] = -t_dist[src];
+      host[q] = t_host[src];
+      root[q] = lvl_root[i];
+      outer[q] = lvl_par[i];
+      ++q;
+    }
+  }
+  return q;
 }

@@ -34,6 +34,8 @@ _SIGNATURES = {
     "caspar_distinct_columns": (_I, [_I, _I, _P, _P, _P]),
     "caspar_repeated": (None, [_I, _P, _P]),
     "caspar_merge_signatures": (_I, [_I, _P, _P, _I, _P, _P, _I] + [_P] * 14),
+    "caspar_expand_items": (_I, [_I] + [_P] * 15 + [_I, _I] + [_P] * 9),
+    "caspar_sharing_counts": (None, [_I, _I] + [_P] * 9 + [ctypes.c_uint64] + [_P] * 5),
 }
 _native = NativeLibrary(SOURCE, LIBRARY, _SIGNATURES)
 
@@ -121,3 +123,42 @@ def merge_signatures(op, leaf, leaf_const, vh, hashed, top_id, t_node, t_par, t_
         *[x.ctypes.data for x in rest], items[0].size, *[x.ctypes.data for x in items],
         *[x.ctypes.data for x in flags], out.ctypes.data, n_items.ctypes.data)
     return (out, n_items) if ok else None
+
+
+def sharing_counts(root, node, wrap, c, split, ops_of, first_nl, hashed, vh, R, wrap_mul):
+    """``(total, n_terms, pos_total, term_total, distinct)`` of
+    :func:`.sxsharing.sharing_allows` over the split instances, per root (R): float64,
+    int64, float64, float64, int64 (its bincounts and first-occurrence passes in one
+    loop)."""
+    arrays = [_c(root, np.int64), _c(node, np.int64), _c(wrap, np.int8), _c(c, np.float64),
+              _c(split, np.bool_), _c(ops_of, np.int64), _c(first_nl, np.int64),
+              _c(hashed, np.bool_), _c(vh, np.uint64)]
+    total, pos_total, term_total = np.empty(R), np.empty(R), np.empty(R)
+    n_terms, distinct = np.empty(R, np.int64), np.empty(R, np.int64)
+    library().caspar_sharing_counts(
+        arrays[0].size, R, *[x.ctypes.data for x in arrays], int(wrap_mul),
+        total.ctypes.data, n_terms.ctypes.data, pos_total.ctypes.data,
+        term_total.ctypes.data, distinct.ctypes.data)
+    return total, n_terms, pos_total, term_total, distinct
+
+
+def expand_items(lvl, dist, starts, n_in, s_sorted, items, div_of, c_of, mul, div):
+    """:func:`.sxterms._expand`'s rows ``(node, par, wrap, cc, k1, k2, host, root,
+    outer)`` in one loop: ``lvl`` the first-level items' (root, node, par, k1, host),
+    ``items`` the tour's (node, par, dist, host)."""
+    lr, ln, lp, lk, lh = lvl
+    lr, ln, lk, lh = (_c(x, np.int64) for x in (lr, ln, lk, lh))
+    lp, dist = _c(lp, np.bool_), _c(dist, np.bool_)
+    starts, n_in, s_sorted = (_c(x, np.int64) for x in (starts, n_in, s_sorted))
+    tn, tp, td, th = items
+    tn, td, th, tp = _c(tn, np.int64), _c(td, np.int64), _c(th, np.int64), _c(tp, np.bool_)
+    div_of, c_of = _c(div_of, np.bool_), _c(c_of, np.float64)
+    n = int(ln.size - int(dist.sum()) + int(n_in.sum()))
+    node, k1, k2, host, root = (np.empty(n, np.int64) for _ in range(5))
+    par, outer, wrap, cc = np.empty(n, np.bool_), np.empty(n, np.bool_), \
+        np.empty(n, np.int8), np.empty(n)
+    library().caspar_expand_items(
+        ln.size, *[x.ctypes.data for x in (lr, ln, lp, lk, lh, dist, starts, n_in, s_sorted,
+                                           tn, tp, td, th, div_of, c_of)], int(mul), int(div),
+        *[x.ctypes.data for x in (node, par, wrap, cc, k1, k2, host, root, outer)])
+    return node, par, wrap, cc, k1, k2, host, root, outer

@@ -226,6 +226,51 @@ def _walked(dag: SXDag, spine, scaled, S_of, sc, top_of, top_id, t_node, is_root
     return walked
 
 
+def _expand(lvl, dist_item, S_of, count, top_id, items, div_of, c_of):
+    """The rows of :func:`split_instances`' second level, ``(node, par, wrap, cc, k1,
+    k2, host, root, outer)``: the first-level items ``lvl`` = (root, node, par, k1,
+    host) in order, a distributed scaled item (``dist_item``) replaced by the items
+    of its S (``items`` = the tour's (node, par, dist, host), grouped by ``top_id``)
+    wrapped by its factor.  One C++ loop where it can be had, else NumPy passes."""
+    lvl_root, lvl_node, lvl_par, lvl_k1, lvl_host = lvl
+    t_node, t_par, t_dist, t_host = items
+    s_sorted = np.argsort(top_id, kind="stable")      # S -> its terms, grouped
+    starts = np.searchsorted(top_id[s_sorted], S_of[lvl_node[dist_item]])
+    n_in = count[S_of[lvl_node[dist_item]]]
+    nat = native("kernels")
+    if nat is not None:
+        return nat.expand_items(lvl, dist_item, starts, n_in, s_sorted, items, div_of, c_of,
+                                MUL, DIV)
+    rep = np.ones(lvl_node.size, np.int64)
+    rep[dist_item] = n_in
+    item_of = np.repeat(np.arange(lvl_node.size), rep)
+    sub = np.arange(item_of.size) - np.repeat(np.cumsum(rep) - rep, rep)
+    node = lvl_node[item_of].copy()
+    par = lvl_par[item_of].copy()
+    wrap = np.zeros(item_of.size, np.int8)
+    cc = np.zeros(item_of.size)
+    # each item's place in caspar's out list: (tour key in the root's spine, tour key
+    # in a distributed S's spine), and the spine node holding it
+    k1, k2, host = lvl_k1[item_of], np.zeros(item_of.size, np.int64), lvl_host[item_of]
+    d_rows = np.flatnonzero(dist_item[item_of])
+    if d_rows.size:
+        it = item_of[d_rows]
+        which = np.searchsorted(np.flatnonzero(dist_item), it)
+        src = s_sorted[starts[which] + sub[d_rows]]
+        scn = lvl_node[it]
+        node[d_rows] = t_node[src]
+        par[d_rows] = lvl_par[it] ^ t_par[src]
+        k2[d_rows] = -t_dist[src]
+        host[d_rows] = t_host[src]
+        divide = div_of[scn]
+        wrap[d_rows] = np.where(divide, DIV, MUL)
+        cc[d_rows] = c_of[scn]
+    root = lvl_root[item_of]
+    outer = np.zeros(item_of.size, bool)            # a distributed item's outer parity
+    outer[d_rows] = lvl_par[item_of[d_rows]]
+    return node, par, wrap, cc, k1, k2, host, root, outer
+
+
 def split_instances(dag: SXDag, nf: int) -> Instances | None:
     """The per-node reader's instances of the roots ``dag.out`` (``nf`` objective
     roots first, then the constraints), or None (module docstring)."""
@@ -256,23 +301,25 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     merge_top = np.concatenate([top_of[m_sp], item_top])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
-    top_uses = np.bincount(tops, minlength=K)          # one pass over the K nodes
-    if tops.size and top_uses.max() > 1:
+    if np.unique(tops).size < tops.size:               # a top used twice
         return None
-    sel = (top_id >= 0) & (top_uses[np.maximum(top_id, 0)] > 0)
-    top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
-    t_dist, t_host = t_dist[sel], t_host[sel]
+    used = np.zeros(K, bool)
+    used[tops] = True
+    sel = (top_id >= 0) & used[np.maximum(top_id, 0)]
+    if not sel.all():                                  # (a single sum's: all of them)
+        top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]
+        t_dist, t_host = t_dist[sel], t_host[sel]
     root_sp = roots[spine[roots]]
-    count = np.bincount(top_id, minlength=K).astype(np.int64)    # items per top
+    count = np.bincount(top_id, minlength=K).astype(np.int64, copy=False)  # items per top
     # a scaled term is distributed when its S has enough terms
     dist_ok = np.zeros(K, bool)
     dist_ok[sc] = count[S_of[sc]] >= SCALE_MIN_TERMS
     # first level: each root's items (its spine's terms, or the root itself)
-    r_of_top = np.full(K, -1, np.int64)
+    r_of_top = np.full(K, -1, np.int32 if R < 2 ** 31 else np.int64)
     r_of_top[root_sp] = np.flatnonzero(spine[roots])
-    lvl_root = np.concatenate([r_of_top[top_id][r_of_top[top_id] >= 0],
-                               np.flatnonzero(~spine[roots])])
-    is_top_item = r_of_top[top_id] >= 0
+    r_item = r_of_top[top_id]
+    is_top_item = r_item >= 0
+    lvl_root = np.concatenate([r_item[is_top_item], np.flatnonzero(~spine[roots])])
     lvl_node = np.concatenate([t_node[is_top_item], roots[~spine[roots]]])
     lvl_par = np.concatenate([t_par[is_top_item], np.zeros(int((~spine[roots]).sum()), bool)])
     n_leafroot = int((~spine[roots]).sum())
@@ -284,37 +331,9 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     lvl_k1, lvl_host = lvl_k1[o], lvl_host[o]
     # second level: distributed scaled items expand into S's terms
     dist_item = dist_ok[lvl_node]
-    inner_of = top_id                                 # S -> its terms, grouped
-    s_sorted = np.argsort(inner_of, kind="stable")
-    starts = np.searchsorted(inner_of[s_sorted], S_of[lvl_node[dist_item]])
-    n_in = count[S_of[lvl_node[dist_item]]]
-    rep = np.ones(lvl_node.size, np.int64)
-    rep[dist_item] = n_in
-    item_of = np.repeat(np.arange(lvl_node.size), rep)
-    sub = np.arange(item_of.size) - np.repeat(np.cumsum(rep) - rep, rep)
-    node = lvl_node[item_of].copy()
-    par = lvl_par[item_of].copy()
-    wrap = np.zeros(item_of.size, np.int8)
-    cc = np.zeros(item_of.size)
-    # each item's place in caspar's out list: (tour key in the root's spine, tour key
-    # in a distributed S's spine), and the spine node holding it
-    k1, k2, host = lvl_k1[item_of], np.zeros(item_of.size, np.int64), lvl_host[item_of]
-    d_rows = np.flatnonzero(dist_item[item_of])
-    if d_rows.size:
-        it = item_of[d_rows]
-        which = np.searchsorted(np.flatnonzero(dist_item), it)
-        src = s_sorted[starts[which] + sub[d_rows]]
-        scn = lvl_node[it]
-        node[d_rows] = t_node[src]
-        par[d_rows] = lvl_par[it] ^ t_par[src]
-        k2[d_rows] = -t_dist[src]
-        host[d_rows] = t_host[src]
-        divide = div_of[scn]
-        wrap[d_rows] = np.where(divide, DIV, MUL)
-        cc[d_rows] = c_of[scn]
-    root = lvl_root[item_of]
-    outer = np.zeros(item_of.size, bool)            # a distributed item's outer parity
-    outer[d_rows] = lvl_par[item_of[d_rows]]
+    node, par, wrap, cc, k1, k2, host, root, outer = _expand(
+        (lvl_root, lvl_node, lvl_par, lvl_k1, lvl_host), dist_item, S_of, count, top_id,
+        (t_node, t_par, t_dist, t_host), div_of, c_of)
     # constant items.  caspar's program fuses a chain of single-use additions into one
     # sum (program._fuse_sums) whose constants Graph.sum adds up, in chain order, into
     # one placed at the chain's end (dropped when 0); flatten_sums then meets that one
@@ -367,7 +386,9 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
         if np.any(mr < 0) or np.any(rebuilt[mr[mr >= 0]]):
             return None
     # chains whose constants this gathers (inside rebuilt roots); others are in templates
-    gathered = np.unique(H[chained & rebuilt[root[ci]]])
+    gathered = np.zeros(K, bool)                       # sorted and distinct, as a mask
+    gathered[H[chained & rebuilt[root[ci]]]] = True
+    gathered = np.flatnonzero(gathered)
     # the rebuilt roots' constant: their entries summed in caspar's order
     csum = np.zeros(R)
     take = e_on & rebuilt[root[ci]]
@@ -382,9 +403,10 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     # a root kept whole is one PLAIN instance: the root node itself
     whole = np.flatnonzero(~rebuilt)
     keep = rebuilt[root]
-    root, node, par, wrap, cc = root[keep], node[keep], par[keep], wrap[keep], cc[keep]
+    if not keep.all():
+        root, node, par, wrap, cc = root[keep], node[keep], par[keep], wrap[keep], cc[keep]
+        is_c = is_c[keep]
     wrap = np.where(par, wrap + 1, wrap).astype(np.int8)   # PLAIN->NEG, MUL->NEG_MUL, ...
-    is_c = is_c[keep]
     nonc = ~is_c
     width = np.bincount(root[nonc], minlength=R) + (csum != 0.0)
     reb = np.flatnonzero(rebuilt)
@@ -403,7 +425,10 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     parts_seq = [np.zeros(whole.size, np.int64), np.arange(int(nonc.sum())),
                  np.full(cr_.size, K + root.size, np.int64)]
     r_all = np.concatenate(parts_root)
-    o = np.lexsort((np.concatenate(parts_seq), r_all))
+    # in (root, seq) order; where the roots already ascend the parts are in it (a
+    # root's entries then come in seq order: its terms, then its constant)
+    o = slice(None) if np.all(r_all[1:] >= r_all[:-1]) else \
+        np.lexsort((np.concatenate(parts_seq), r_all))
     node_all = np.concatenate(parts_node)[o]
     wrap_all = np.concatenate(parts_wrap)[o]
     # a whole root that is a constant leaf is a CONST instance of its value

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -90,6 +91,81 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
   }
 }
 
+// sxhash.term_hashes in one call: the leaves' hashes (caspar_leaf_hashes), the walk
+// (caspar_hash_trees) and the flags (caspar_hash_flags), with height and size kept
+// in small saturating scratch arrays instead of int64 ones: height counts to
+// max_depth + 1 and size to max_leaves + 1, enough for every comparison the three
+// make (max_depth < 255, max_leaves < 2^31 - 1).  Writes h, vh (uint64), hashed, ok.
+extern "C" void caspar_term_hashes(int64_t n, const int64_t* op, const int64_t* a0,
+                                   const int64_t* a1, const int8_t* leaf, int64_t not_leaf,
+                                   const double* value, const int64_t* attr,
+                                   const int64_t* kinds, const uint64_t* H,
+                                   const uint8_t* bake, const uint64_t* bits,
+                                   const int64_t* roots, int64_t n_roots, int64_t max_depth,
+                                   int64_t max_leaves, uint64_t* h, uint64_t* vh,
+                                   uint8_t* hashed, uint8_t* ok) {
+  const uint8_t top = static_cast<uint8_t>(max_depth + 1);
+  const uint32_t cap = static_cast<uint32_t>(max_leaves + 1);
+  std::vector<uint8_t> inner(n);
+  depths<uint8_t>(n, a0, a1, leaf, not_leaf, roots, n_roots, max_depth, inner.data());
+  std::vector<uint8_t> height(n);
+  std::vector<uint32_t> size(n);
+  for (int64_t k = 0; k < n; ++k) {              // arguments before users
+    height[k] = 0;
+    const int8_t l = leaf[k];
+    if (l != not_leaf) {
+      uint64_t hk = 0, ident = 0;
+      if (l == kinds[0] || l == kinds[1]) {
+        hk = H[l == kinds[0] ? 0 : 1];
+        ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
+      } else if (l == kinds[2]) {
+        hk = H[2];
+        const double v = value[k] + 0.0;
+        std::memcpy(&ident, &v, sizeof ident);
+      } else {
+        h[k] = vh[k] = 0;
+        size[k] = 0;
+        hashed[k] = 1;
+        ok[k] = 0 <= max_leaves;
+        continue;
+      }
+      h[k] = hk;
+      vh[k] = fmix(hk ^ fmix(ident ^ M3));
+      size[k] = 1;
+      hashed[k] = 1;
+      ok[k] = 1 <= max_leaves;
+      continue;
+    }
+    h[k] = vh[k] = 0;
+    size[k] = 0;
+    hashed[k] = ok[k] = 0;
+    if (!inner[k]) {
+      height[k] = top;
+      size[k] = cap;
+      continue;
+    }
+    const int64_t b0 = a0[k], b1 = a1[k];
+    // (an argument after its user -- never in casadi's programs -- reads height 0)
+    uint8_t hg = b0 < k ? height[b0] : 0;
+    if (b1 >= 0 && (b1 < k ? height[b1] : 0) > hg) hg = height[b1];
+    height[k] = hg + 1 < top ? static_cast<uint8_t>(hg + 1) : top;
+    if (height[k] > max_depth) continue;
+    uint64_t hb = 0, vb = 0;
+    uint32_t s1 = 0;
+    if (b1 >= 0) {
+      hb = bake[k] ? fmix(bits[b1] ^ M3) : h[b1];
+      vb = vh[b1];
+      s1 = size[b1];
+    }
+    h[k] = node(static_cast<uint64_t>(op[k]), h[b0], hb);
+    vh[k] = node(static_cast<uint64_t>(op[k]), vh[b0], vb);
+    const uint64_t sz = static_cast<uint64_t>(size[b0]) + s1;
+    size[k] = sz < cap ? static_cast<uint32_t>(sz) : cap;
+    hashed[k] = 1;
+    ok[k] = size[k] <= static_cast<uint64_t>(max_leaves);
+  }
+}
+
 // sxwalks.chain_heads: head[k] = head[user[k]] where fused[k], else k
 extern "C" void caspar_chain_heads(int64_t n, const int64_t* user, const uint8_t* fused,
                                    int64_t* head) {
@@ -99,32 +175,50 @@ extern "C" void caspar_chain_heads(int64_t n, const int64_t* user, const uint8_t
   }
 }
 
-// sxwalks.single_writes: arg0/arg1 the writers of the slots read; returns 1 (ok) or 0
-// (a slot written twice or read before written)
+namespace {
+
+// single_writes with writer ids of type W (int32 where the n instructions fit)
+template <class W>
+int64_t single_writes_t(int64_t n, int64_t size, const int64_t* w, const int64_t* a,
+                        const int64_t* b, int64_t* arg0, int64_t* arg1) {
+  std::unique_ptr<W[]> writer(new W[size > 0 ? size : 1]);
+  std::fill(writer.get(), writer.get() + size, static_cast<W>(-1));
+  // the entries after a failing instruction are -1, as the Numba loop leaves them
+  auto fail = [&](int64_t k) {
+    std::fill(arg0 + k + 1, arg0 + n, -1);
+    std::fill(arg1 + k + 1, arg1 + n, -1);
+    return 0;
+  };
+  for (int64_t k = 0; k < n; ++k) {
+    arg0[k] = arg1[k] = -1;
+    if (a[k] >= 0) {
+      const W src = writer[a[k]];
+      if (src < 0) return fail(k);
+      arg0[k] = src;
+    }
+    if (b[k] >= 0) {
+      const W src = writer[b[k]];
+      if (src < 0) return fail(k);
+      arg1[k] = src;
+    }
+    if (w[k] >= 0) {
+      if (writer[w[k]] >= 0) return fail(k);
+      writer[w[k]] = static_cast<W>(k);
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+// sxwalks.single_writes: arg0/arg1 the writers of the slots read (every entry written
+// here); returns 1 (ok) or 0 (a slot written twice or read before written)
 extern "C" int64_t caspar_single_writes(int64_t n, const int64_t* w, const int64_t* a,
                                         const int64_t* b, int64_t* arg0, int64_t* arg1) {
   int64_t size = 0;
   for (int64_t k = 0; k < n; ++k) size = std::max({size, w[k] + 1, a[k] + 1, b[k] + 1});
-  std::vector<int64_t> writer(size, -1);
-  for (int64_t k = 0; k < n; ++k) {
-    arg0[k] = -1;
-    arg1[k] = -1;
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    if (a[k] >= 0) {
-      if (writer[a[k]] < 0) return 0;
-      arg0[k] = writer[a[k]];
-    }
-    if (b[k] >= 0) {
-      if (writer[b[k]] < 0) return 0;
-      arg1[k] = writer[b[k]];
-    }
-    if (w[k] >= 0) {
-      if (writer[w[k]] >= 0) return 0;
-      writer[w[k]] = k;
-    }
-  }
-  return 1;
+  if (n <= INT32_MAX) return single_writes_t<int32_t>(n, size, w, a, b, arg0, arg1);
+  return single_writes_t<int64_t>(n, size, w, a, b, arg0, arg1);
 }
 
 // sxwalks.first_of_each: the first index of each distinct key, in order of first
@@ -178,99 +272,138 @@ extern "C" int64_t caspar_claims_hold(const int64_t* op, const int8_t* leaf,
 
 // sxwalks.spine_tour (S spine nodes sp, ascending; n_tops tops).  Writes top_of (n),
 // span (n x 3) and the requested tops' items into o_* (room for 2 S); returns their
-// count.
+// count.  During a tree's tour span holds each node's enter and exit events and its
+// parity (its own row: no per-spine-node scratch arrays), made distances when the tree
+// is done.  The tour roots are the spine nodes that are not tree nodes, in sp's order;
+// when the tops asked for are exactly these (dfs_order's call), the items are written
+// straight into o_* in tour order, else into scratch arrays and copied out per top.
 extern "C" int64_t caspar_spine_tour(int64_t n, const int64_t* op, const int64_t* a0,
                                      const int64_t* a1, const uint8_t* tree, int64_t S,
                                      const int64_t* sp, int64_t n_tops, const int64_t* tops,
                                      int64_t add, int64_t sub, int64_t neg, int64_t* top_of,
                                      int64_t* span, int64_t* o_top, int64_t* o_node,
                                      uint8_t* o_par, int64_t* o_dist, int64_t* o_host) {
-  std::vector<int64_t> pos(n, -1);
-  for (int64_t j = 0; j < S; ++j) pos[sp[j]] = j;
   for (int64_t k = 0; k < n; ++k) {
     top_of[k] = -1;
     span[3 * k] = span[3 * k + 1] = span[3 * k + 2] = -1;
   }
-  std::vector<int64_t> enter_at(S), exit_at(S), visit(S), stack(S), state(S);
-  std::vector<uint8_t> par(S, 0);
-  std::vector<int64_t> it_node(2 * S), it_at(2 * S), it_host(2 * S);
-  std::vector<uint8_t> it_par(2 * S);
-  std::vector<int64_t> first_item(S, -1), last_item(S, -1);
-  int64_t n_visit = 0, n_items = 0;
+  bool direct = true;
+  int64_t r = 0;
+  for (int64_t j = 0; j < S && direct; ++j) {
+    if (tree[sp[j]]) continue;
+    direct = r < n_tops && tops[r] == sp[j];
+    ++r;
+  }
+  direct = direct && r == n_tops;
+  std::vector<int64_t> b_node, b_at, b_host;
+  std::vector<uint8_t> b_par;
+  int64_t *it_node = o_node, *it_at = o_dist, *it_host = o_host;
+  uint8_t* it_par = o_par;
+  if (!direct) {
+    b_node.resize(2 * S);
+    b_at.resize(2 * S);
+    b_host.resize(2 * S);
+    b_par.resize(2 * S);
+    it_node = b_node.data();
+    it_at = b_at.data();
+    it_host = b_host.data();
+    it_par = b_par.data();
+  }
+  // scratch touched only as deep or as far as the tours go (no initialization)
+  std::unique_ptr<int64_t[]> visit(new int64_t[S > 0 ? S : 1]);
+  std::unique_ptr<int64_t[]> stack(new int64_t[S > 0 ? S : 1]);
+  std::unique_ptr<uint8_t[]> state(new uint8_t[S > 0 ? S : 1]);
+  std::vector<int64_t> roots, first_item, last_item, last_event;   // (!direct only)
+  int64_t n_items = 0;
   for (int64_t j0 = 0; j0 < S; ++j0) {
     const int64_t root = sp[j0];
     if (tree[root]) continue;
-    const int64_t v0 = n_visit, i0 = n_items;
-    int64_t t = 0;
-    par[j0] = 0;
-    enter_at[j0] = t++;
-    visit[n_visit++] = j0;
+    const int64_t i0 = n_items;
+    int64_t t = 0, n_visit = 0;
+    span[3 * root] = t++;
+    span[3 * root + 2] = 0;
+    visit[n_visit++] = root;
     int64_t depth = 0;
-    stack[0] = j0;
+    stack[0] = root;
     state[0] = 0;
     while (depth >= 0) {
-      const int64_t j = stack[depth], k = sp[j], st = state[depth];
+      const int64_t k = stack[depth];
+      const uint8_t st = state[depth];
       const bool two = op[k] == add || op[k] == sub;
       if (st == 0 || (st == 1 && two)) {
         const int64_t kid = st == 0 ? a0[k] : a1[k];
         const bool flip = st == 0 ? op[k] == neg : op[k] == sub;
+        const int64_t p = span[3 * k + 2] ^ (flip ? 1 : 0);
         state[depth] = st + 1;
         if (tree[kid]) {
-          const int64_t c = pos[kid];
-          par[c] = par[j] ^ flip;
-          enter_at[c] = t++;
-          visit[n_visit++] = c;
+          span[3 * kid + 2] = p;
+          span[3 * kid] = t++;
+          visit[n_visit++] = kid;
           ++depth;
-          stack[depth] = c;
+          stack[depth] = kid;
           state[depth] = 0;
         } else {
           it_node[n_items] = kid;
-          it_par[n_items] = par[j] ^ flip;
+          it_par[n_items] = static_cast<uint8_t>(p);
           it_at[n_items] = t++;
           it_host[n_items] = k;
           ++n_items;
         }
       } else {
-        exit_at[j] = t++;
+        span[3 * k + 1] = t++;
         --depth;
       }
     }
-    const int64_t last = t - 1;
-    for (int64_t v = v0; v < n_visit; ++v) {
-      const int64_t j = visit[v], k = sp[j];
+    const int64_t last = t - 1;                   // the root's exit
+    for (int64_t v = 0; v < n_visit; ++v) {
+      const int64_t k = visit[v];
       top_of[k] = root;
-      span[3 * k] = last - enter_at[j];
-      span[3 * k + 1] = last - exit_at[j];
-      span[3 * k + 2] = par[j] ? 1 : 0;
+      span[3 * k] = last - span[3 * k];
+      span[3 * k + 1] = last - span[3 * k + 1];
     }
-    first_item[j0] = i0;
-    last_item[j0] = n_items;
+    if (direct) {
+      for (int64_t i = i0; i < n_items; ++i) {
+        o_top[i] = root;
+        o_dist[i] = last - o_dist[i];
+      }
+    } else {
+      roots.push_back(root);
+      first_item.push_back(i0);
+      last_item.push_back(n_items);
+      last_event.push_back(last);
+    }
   }
+  if (direct) return n_items;
   // the items of the requested tops, in their order (a repeated top at its last
-  // position): a reverse pass counts, a second one fills from the end
-  std::vector<uint8_t> seen(S, 0);
+  // position): a reverse pass counts, a second one fills from the end.  A top's tour
+  // is found by binary search among the roots (ascending, as sp)
+  auto tour_of = [&](int64_t tp) -> int64_t {
+    const auto it = std::lower_bound(roots.begin(), roots.end(), tp);
+    return it != roots.end() && *it == tp ? it - roots.begin() : -1;
+  };
+  std::vector<uint8_t> seen(roots.size(), 0);
   int64_t n_out = 0;
-  for (int64_t r = n_tops - 1; r >= 0; --r) {
-    const int64_t tp = tops[r], j0 = pos[tp];
-    if (j0 >= 0 && !tree[tp] && !seen[j0]) {
-      seen[j0] = 1;
-      n_out += last_item[j0] - first_item[j0];
+  for (int64_t q = n_tops - 1; q >= 0; --q) {
+    const int64_t u = tour_of(tops[q]);
+    if (u >= 0 && !seen[u]) {
+      seen[u] = 1;
+      n_out += last_item[u] - first_item[u];
     }
   }
   std::fill(seen.begin(), seen.end(), 0);
   int64_t m = n_out;
-  for (int64_t r = n_tops - 1; r >= 0; --r) {
-    const int64_t tp = tops[r], j0 = pos[tp];
-    if (j0 < 0 || tree[tp] || seen[j0]) continue;
-    seen[j0] = 1;
-    m -= last_item[j0] - first_item[j0];
-    for (int64_t i = first_item[j0]; i < last_item[j0]; ++i) {
-      const int64_t q = m + i - first_item[j0];
-      o_top[q] = tp;
-      o_node[q] = it_node[i];
-      o_par[q] = it_par[i];
-      o_host[q] = it_host[i];
-      o_dist[q] = exit_at[j0] - it_at[i];
+  for (int64_t q = n_tops - 1; q >= 0; --q) {
+    const int64_t u = tour_of(tops[q]);
+    if (u < 0 || seen[u]) continue;
+    seen[u] = 1;
+    m -= last_item[u] - first_item[u];
+    for (int64_t i = first_item[u]; i < last_item[u]; ++i) {
+      const int64_t o = m + i - first_item[u];
+      o_top[o] = tops[q];
+      o_node[o] = it_node[i];
+      o_par[o] = it_par[i];
+      o_host[o] = it_host[i];
+      o_dist[o] = last_event[u] - it_at[i];
     }
   }
   return n_out;
@@ -346,27 +479,44 @@ extern "C" int64_t caspar_plain(int64_t n, const int64_t* op, const int64_t* a0,
 // sxchains.sum_chains: head[k] the head of the chain of single-use additions node k
 // belongs to (k itself outside one), in_sum[k] whether k is an ADD/SUB of a chain of
 // three terms or more.  A link is an ADD/SUB used once (uses), by an ADD/SUB: its user
-// (unique, being its only use) follows it in instruction order.
+// (unique, being its only use) follows it in instruction order -- so a forward pass
+// has marked every link of node k (has_link) when it reaches k, and a backward pass
+// has the head of k's user when it reaches k.  User ids int32 where the n nodes fit.
+namespace {
+
+template <class U>
+void sum_chains_t(int64_t n, const int64_t* op, const int64_t* a0, const int64_t* a1,
+                  const int64_t* uses, int64_t add, int64_t sub, int64_t* head,
+                  uint8_t* in_sum) {
+  std::unique_ptr<U[]> user(new U[n > 0 ? n : 1]);
+  std::fill(user.get(), user.get() + n, static_cast<U>(-1));
+  for (int64_t k = 0; k < n; ++k) {
+    if (op[k] != add && op[k] != sub) continue;
+    if (a0[k] >= 0) user[a0[k]] = static_cast<U>(k);
+    if (a1[k] >= 0) user[a1[k]] = static_cast<U>(k);
+  }
+  auto fused = [&](int64_t k) {
+    return (op[k] == add || op[k] == sub) && uses[k] == 1 && user[k] >= 0;
+  };
+  std::vector<uint8_t> has_link(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    const bool f = fused(k);
+    if (f) has_link[user[k]] = 1;
+    in_sum[k] = f || (has_link[k] && (op[k] == add || op[k] == sub));
+  }
+  for (int64_t k = n - 1; k >= 0; --k) head[k] = fused(k) ? head[user[k]] : k;
+}
+
+}  // namespace
+
 extern "C" void caspar_sum_chains(int64_t n, const int64_t* op, const int64_t* a0,
                                   const int64_t* a1, const int64_t* uses, int64_t add,
                                   int64_t sub, int64_t* head, uint8_t* in_sum) {
-  std::vector<int64_t> user(n, -1);
-  for (int64_t k = 0; k < n; ++k) {
-    if (op[k] != add && op[k] != sub) continue;
-    if (a0[k] >= 0) user[a0[k]] = k;
-    if (a1[k] >= 0) user[a1[k]] = k;
+  if (n <= INT32_MAX) {
+    sum_chains_t<int32_t>(n, op, a0, a1, uses, add, sub, head, in_sum);
+  } else {
+    sum_chains_t<int64_t>(n, op, a0, a1, uses, add, sub, head, in_sum);
   }
-  std::vector<uint8_t> has_link(n, 0);
-  for (int64_t k = 0; k < n; ++k) {
-    head[k] = k;
-    const bool chain = op[k] == add || op[k] == sub;
-    in_sum[k] = chain && uses[k] == 1 && user[k] >= 0;      // fused, for now
-    if (in_sum[k]) has_link[user[k]] = 1;
-  }
-  for (int64_t k = n - 1; k >= 0; --k) {
-    if (in_sum[k]) head[k] = head[user[k]];
-  }
-  for (int64_t k = 0; k < n; ++k) in_sum[k] |= has_link[k] && (op[k] == add || op[k] == sub);
 }
 
 // sxterms._scaled: the nodes c * S, S * c (a constant first argument taken first),

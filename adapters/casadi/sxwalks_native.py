@@ -43,6 +43,7 @@ _SIGNATURES = {
     "caspar_dag_nodes": (None, [_I, _P, _P, _P, _I] + [_P] * 7),
     "caspar_spine_refs": (_I, [_I] + [_P] * 6 + [_I, _P, _I, _I] + [_P] * 6),
     "caspar_leaf_hashes": (None, [_I] + [_P] * 8),
+    "caspar_term_hashes": (None, [_I] + [_P] * 4 + [_I] + [_P] * 7 + [_I] * 3 + [_P] * 4),
     "caspar_spine_reach": (_I, [_I] + [_P] * 4 + [_I, _P, _I] + [_P] * 6 + [_I, _P]),
     "caspar_hash_flags": (None, [_I, _P, _I, _P, _P, _P, _I, _I, _P, _P]),
     "caspar_spine_tour": (_I, [_I, _P, _P, _P, _P, _I, _P, _I, _P, _I, _I, _I] + [_P] * 7),
@@ -101,7 +102,7 @@ def single_writes(w, a, b):
     """:func:`.sxwalks.single_writes`."""
     w, a, b = _c(w, np.int64), _c(a, np.int64), _c(b, np.int64)
     K = w.size
-    arg0, arg1 = np.full(K, -1, np.int64), np.full(K, -1, np.int64)
+    arg0, arg1 = np.empty(K, np.int64), np.empty(K, np.int64)        # written there
     ok = library().caspar_single_writes(K, w.ctypes.data, a.ctypes.data, b.ctypes.data,
                                         arg0.ctypes.data, arg1.ctypes.data)
     return bool(ok), arg0, arg1
@@ -246,6 +247,29 @@ def leaf_hashes(leaf, value, attr, kinds, H):
                                  kinds.ctypes.data, H.ctypes.data, h.ctypes.data,
                                  vh.ctypes.data, size.ctypes.data)
     return h, vh, size
+
+
+def term_hashes(op, a0, a1, leaf, not_leaf, value, attr, kinds, H, bake, roots, max_depth,
+                max_leaves):
+    """:func:`.sxhash.term_hashes`' ``(h, ok, vh, hashed)``: :func:`leaf_hashes`,
+    :func:`hash_trees` and :func:`hash_flags` in one call, or None where the limits do
+    not fit its small scratch counters (``max_depth`` < 255, ``max_leaves`` < 2^31 - 1)."""
+    if not (0 <= max_depth < 255 and 0 <= max_leaves < 2 ** 31 - 1):
+        return None
+    op, a0, a1 = _c(op, np.int64), _c(a0, np.int64), _c(a1, np.int64)
+    leaf, value, attr = _c(leaf, np.int8), _c(value, np.float64), _c(attr, np.int64)
+    kinds, H, bake = _c(kinds, np.int64), _c(H, np.uint64), _c(bake, np.bool_)
+    roots = _c(roots, np.int64)
+    K = op.size
+    h, vh = np.empty(K, np.uint64), np.empty(K, np.uint64)
+    hashed, ok = np.empty(K, np.bool_), np.empty(K, np.bool_)
+    library().caspar_term_hashes(
+        K, op.ctypes.data, a0.ctypes.data, a1.ctypes.data, leaf.ctypes.data, int(not_leaf),
+        value.ctypes.data, attr.ctypes.data, kinds.ctypes.data, H.ctypes.data,
+        bake.ctypes.data, value.view(np.uint64).ctypes.data, roots.ctypes.data, roots.size,
+        int(max_depth), int(max_leaves), h.ctypes.data, vh.ctypes.data, hashed.ctypes.data,
+        ok.ctypes.data)
+    return h, ok, vh, hashed
 
 
 def hash_flags(leaf, not_leaf, inner, height, size, max_depth, max_leaves):

@@ -106,6 +106,10 @@ def test_every_walk_is_the_other_implementations(k):
         assert _equal(sxwalks_native.chain_heads(user, fused), mod.chain_heads(user, fused))
         got = sxwalks_native.spine_tour(op, a0, a1, tree, sp, tops, *codes)
         assert _equal(got, tuple(mod.spine_tour(op, a0, a1, tree, sp, tops, *codes)))
+        # tops other than the tour roots in order: reversed, repeated, a non-top
+        odd = np.r_[tops[::-1][: tops.size // 2], tops[:3], np.flatnonzero(~spine)[:1]]
+        got = sxwalks_native.spine_tour(op, a0, a1, tree, sp, odd, *codes)
+        assert _equal(got, tuple(mod.spine_tour(op, a0, a1, tree, sp, odd, *codes)))
         assert _equal(_sorted_items(sxwalks_native.first_of_each(key)),
                       _sorted_items(mod.first_of_each(key)))
         args = (op, leaf, dag.attr, dag.value_bits, a0, a1, dag.value_bits)
@@ -414,3 +418,62 @@ def test_walked_is_the_numpy_passes(k, monkeypatch):
     assert (got is None and ref is None) or _equal(got, ref)
     # the last program gives way
     assert k < len(_programs()) + 1 or ref is None
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_sharing_counts_are_the_numpy_passes(k, monkeypatch):
+    # the sharing rule's per-root counts on the grouping's own inputs, by the C++ loop
+    # and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import nlp as casadi_nlp
+    from caspar_backend.adapters.casadi import sxsharing
+
+    nlp = (_programs() + [_twice_built_sums()])[k]
+    real, seen = sxsharing._counts, []
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxsharing, "_counts", spy)
+    casadi_nlp.casadi_to_model(nlp, bulk=True)
+    for args in seen:
+        got = real(*args)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        assert _equal(got, real(*args))
+        monkeypatch.setattr(sxdag, "NATIVE", True)
+
+
+def _scaled_sums():
+    # wide sums scaled (c * S, S * c, 2 * S, S / c, negated, subtracted): distributed
+    x = ca.SX.sym("x", 12)
+
+    def s(k):
+        return sum((x[(k + j) % 12] - 0.5 * j) ** 2 for j in range(10)) - x[k] * x[k - 1]
+
+    f = 3.0 * s(0) - s(1) * 0.25 + 2 * s(2) - s(3) / 7.0 + ca.sumsqr(x)
+    g = ca.vertcat(1.5 * s(4) + x[0], -(s(5) * 2.5) + s(6) / 3.0, x[1] - 4.0 * s(7))
+    return {"x": x, "f": f, "g": g}
+
+
+@pytest.mark.parametrize("k", range(len(_programs()) + 1))
+def test_expand_items_is_the_numpy_passes(k, monkeypatch):
+    # the split's second level (distributed scaled items) on its own inputs, by the C++
+    # loop and by the NumPy passes (sxdag.NATIVE off)
+    from caspar_backend.adapters.casadi import sxterms
+
+    nlp = (_programs() + [_scaled_sums()])[k]
+    dag = sxdag.build_dag(sxexport.program(problem_function(nlp)))
+    real, seen = sxterms._expand, []
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sxterms, "_expand", spy)
+    sxterms.split_instances(dag, 1)
+    assert k < len(_programs()) or any(a[1].any() for a in seen)   # items distributed
+    for args in seen:
+        got = real(*args)
+        monkeypatch.setattr(sxdag, "NATIVE", False)
+        assert _equal(got, real(*args))
+        monkeypatch.setattr(sxdag, "NATIVE", True)
