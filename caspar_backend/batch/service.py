@@ -62,6 +62,7 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from ..errors import CasparError, OptionError
+from .answer import Answer, settle
 from .request import checked_batch, submitted
 
 
@@ -195,12 +196,10 @@ class _Queue:
             answers = list(res)
         except BaseException as exc:   # noqa: BLE001 - the batch's clients get it
             self._finish(len(batch), t0, failed=len(batch))
-            for b in batch:
-                b.future.set_exception(exc)
+            settle([b.future for b in batch], exception=exc)
             return
         self._finish(len(batch), t0, answered=len(batch))
-        for b, r in zip(batch, answers):
-            b.future.set_result(r)
+        settle([b.future for b in batch], answers)
 
     def _finish(self, size: int, t0: float, **add) -> None:
         with self.cond:
@@ -283,7 +282,7 @@ class SolverService:
         q = self._queue
         if q.closed:
             raise ServiceClosedError("the solver service is closed")
-        fut: Future = Future()
+        fut = Answer()
         q.put(_Pending(submitted(self.problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
                                  lbg=lbg, ubg=ubg), fut, time.monotonic()))
         return fut
