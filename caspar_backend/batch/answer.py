@@ -224,6 +224,8 @@ class _Chain:
                 if a._blocked:
                     break
             self.next = i
+            if i == n:
+                self.answers = ()     # (answer -> chain -> answers: no cycle left to the GC)
 
 
 def settle(answers: list, results=None, exception=None) -> None:
