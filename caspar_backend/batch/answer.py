@@ -17,13 +17,14 @@ thread that waits more than the switch interval forces the running one off -- th
   the future is done; a waiter takes the gate (with its timeout) and puts it back for
   the next waiter of the same future;
 * waking a batch (:func:`settle`): every future of the batch is made FINISHED first,
-  then only the first gate is opened; a waiter that leaves opens the next gates, up to
-  and including the next one a thread is blocked on (:class:`_Chain`).  So at any time
-  about one woken client wants the GIL -- the one after the client running -- and the
-  clients of a batch run one after another, as the GIL makes them run anyway, without
-  the fight.  A gate nobody waits on is opened in passing; every gate is opened, since
-  the chain stops only at a future whose waiter will go on (a waiter that leaves --
-  answered, timed out, interrupted -- after its future is done always calls the chain);
+  then the gates are opened in order up to the :data:`LEAD`-th one a thread is blocked
+  on; a waiter that leaves opens the next gates, up to and including the next one a
+  thread is blocked on (:class:`_Chain`).  So at any time about :data:`LEAD` woken
+  clients want the GIL, and the clients of a batch run one after another, as the GIL
+  makes them run anyway, without the fight.  A gate nobody waits on is opened in
+  passing; every gate is opened, since the chain stops only at a future whose waiter
+  will go on (a waiter that leaves -- answered, timed out, interrupted -- after its
+  future is done always calls the chain);
 * compatibility: ``concurrent.futures.wait``/``as_completed`` (and asyncio's
   ``wrap_future``) read ``_state``, ``_condition`` and ``_waiters`` under
   ``_condition``: those two are made on first use, the condition over ``_lk``, so that a
@@ -42,6 +43,12 @@ from concurrent.futures._base import (CANCELLED, CANCELLED_AND_NOTIFIED, FINISHE
 
 #: states in which a future is over (a waiter returns at once)
 _OVER = (CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED)
+#: blocked waiters an answered batch wakes first; each waiter that leaves wakes one more,
+#: so about this many woken clients want the GIL at once.  One is the least GIL traffic,
+#: but a woken client that waits for a core (the kernel threads keep them busy) then
+#: holds up the rest of its batch; two measured as fast without the stubbed kernel and
+#: with a lower p99 with it (2-core VM, 64 clients: docs/batch.md)
+LEAD = 2
 
 
 class Answer(Future):
@@ -201,8 +208,9 @@ class Answer(Future):
 
 class _Chain:
     """Final.  The gates of one answered batch, opened in order: :meth:`wake` opens the
-    next gates up to and including the first one a thread is blocked on (that thread
-    calls :meth:`wake` again when it leaves its wait), or all that are left."""
+    next gates up to and including a blocked one (each such thread calls :meth:`wake`
+    again when it leaves its wait), or all that are left; once all are open it lets go
+    of the answers."""
 
     __slots__ = ("answers", "next", "lock")
 
@@ -211,7 +219,9 @@ class _Chain:
         self.next = 0
         self.lock = allocate_lock()
 
-    def wake(self) -> None:
+    def wake(self, blocked: int = 1) -> None:
+        """Open the next gates, up to and including the ``blocked``-th one a thread is
+        blocked on (or all that are left)."""
         with self.lock:
             answers, i = self.answers, self.next
             n = len(answers)
@@ -222,7 +232,9 @@ class _Chain:
                 # (a waiter counted here leaves later and calls wake; one not counted yet
                 # finds its gate open: at worst a thread is woken early, never missed)
                 if a._blocked:
-                    break
+                    blocked -= 1
+                    if not blocked:
+                        break
             self.next = i
             if i == n:
                 self.answers = ()     # (answer -> chain -> answers: no cycle left to the GC)
@@ -239,7 +251,7 @@ def settle(answers: list, results=None, exception=None) -> None:
     else:
         for a, r in zip(answers, results, strict=True):
             a._finish(r, None, chain)
-    chain.wake()
+    chain.wake(LEAD)
     for a in answers:
         if a._done_callbacks:
             a._invoke_callbacks()

@@ -5,8 +5,11 @@
 :meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is recorded
 when submitted -- a missing input is the model's value at that moment -- and checked
 with the rest of its batch (:mod:`.request`: the submitting threads do no NumPy work);
-it is answered through a :class:`concurrent.futures.Future` that resolves to its
-:class:`~caspar_backend.solver.result.SolveResult`.
+it is answered through a :class:`concurrent.futures.Future` (an :class:`.answer.Answer`:
+``Future``'s API and rules, lighter) that resolves to its
+:class:`~caspar_backend.solver.result.SolveResult`.  A batch's futures are all resolved
+before any of its waiting clients is woken, and the clients are woken one after another
+(:mod:`.answer`: threads woken all at once only fight over the GIL).
 
 Batching rule: a worker takes the oldest waiting request, arrived at time t_0, and
 waits until ``max_batch_size`` requests are waiting or the clock reaches
@@ -57,7 +60,6 @@ import threading
 import time
 import weakref
 from collections import deque
-from concurrent.futures import Future
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -106,7 +108,7 @@ class _Pending(NamedTuple):
     its arrival (``time.monotonic()``)."""
 
     request: object
-    future: Future
+    future: Answer
     arrived: float
 
 
@@ -274,7 +276,7 @@ class SolverService:
             return self._queue.stats()
 
     def submit(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
-               lbg=None, ubg=None) -> Future:
+               lbg=None, ubg=None) -> Answer:
         """Queue one solve; inputs as :meth:`Problem.solve`'s, a missing one the model's
         value now.  Returns a Future of its SolveResult; bad input fails it with the
         single solve's error (when its batch is formed).  Raises ServiceClosedError
