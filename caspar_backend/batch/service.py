@@ -5,8 +5,11 @@
 :meth:`Problem.solve <caspar_backend.problem.Problem.solve>`, no options) is recorded
 when submitted -- a missing input is the model's value at that moment -- and checked
 with the rest of its batch (:mod:`.request`: the submitting threads do no NumPy work);
-it is answered through a :class:`concurrent.futures.Future` that resolves to its
-:class:`~caspar_backend.solver.result.SolveResult`.
+it is answered through a :class:`concurrent.futures.Future` (an :class:`.answer.Answer`:
+``Future``'s API and rules, lighter) that resolves to its
+:class:`~caspar_backend.solver.result.SolveResult`.  A batch's futures are all resolved
+before any of its waiting clients is woken, and the clients are woken one after another
+(:mod:`.answer`: threads woken all at once only fight over the GIL).
 
 Batching rule: a worker takes the oldest waiting request, arrived at time t_0, and
 waits until ``max_batch_size`` requests are waiting or the clock reaches
@@ -57,11 +60,11 @@ import threading
 import time
 import weakref
 from collections import deque
-from concurrent.futures import Future
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from ..errors import CasparError, OptionError
+from .answer import Answer, settle
 from .request import checked_batch, submitted
 
 
@@ -105,7 +108,7 @@ class _Pending(NamedTuple):
     its arrival (``time.monotonic()``)."""
 
     request: object
-    future: Future
+    future: Answer
     arrived: float
 
 
@@ -195,12 +198,10 @@ class _Queue:
             answers = list(res)
         except BaseException as exc:   # noqa: BLE001 - the batch's clients get it
             self._finish(len(batch), t0, failed=len(batch))
-            for b in batch:
-                b.future.set_exception(exc)
+            settle([b.future for b in batch], exception=exc)
             return
         self._finish(len(batch), t0, answered=len(batch))
-        for b, r in zip(batch, answers):
-            b.future.set_result(r)
+        settle([b.future for b in batch], answers)
 
     def _finish(self, size: int, t0: float, **add) -> None:
         with self.cond:
@@ -275,7 +276,7 @@ class SolverService:
             return self._queue.stats()
 
     def submit(self, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None, ubx=None,
-               lbg=None, ubg=None) -> Future:
+               lbg=None, ubg=None) -> Answer:
         """Queue one solve; inputs as :meth:`Problem.solve`'s, a missing one the model's
         value now.  Returns a Future of its SolveResult; bad input fails it with the
         single solve's error (when its batch is formed).  Raises ServiceClosedError
@@ -283,7 +284,7 @@ class SolverService:
         q = self._queue
         if q.closed:
             raise ServiceClosedError("the solver service is closed")
-        fut: Future = Future()
+        fut = Answer()
         q.put(_Pending(submitted(self.problem, x0, p, lam_g0, lam_x0, lbx=lbx, ubx=ubx,
                                  lbg=lbg, ubg=ubg), fut, time.monotonic()))
         return fut
