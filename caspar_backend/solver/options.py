@@ -324,7 +324,7 @@ _ROWS = [
     _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "
        "(CUDA evaluator + cuDSS, iterates in device memory; an error saying what to "
        "install when not usable) or 'auto' (CUDA when usable and n + m >= "
-       "caspar_backend.device.AUTO_MIN_SIZE = 30,000, measured on an H200). "
+       "caspar_backend.device.AUTO_MIN_SIZE = 10,000, measured on an H200). "
        "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
     _o("compiled_path", str, "auto", "caspar: solve on the CPU with the compiled interior "
        "point (caspar_backend.compiled; with numba): the same algorithm "
