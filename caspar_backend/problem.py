@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -346,18 +345,16 @@ class Problem:
         # small problems on the CPU: the compiled interior point, when it applies
         # (caspar_backend.compiled.dispatch; the same iterates as below)
         from .compiled.dispatch import try_solve
-        from .solver.interrupt import sigint_as_stop
 
-        # one Ctrl-C handler over both paths: a SIGINT after the compiled attempt and
-        # before the general path's own block stops the solve at its first iteration
-        with sigint_as_stop(SimpleNamespace(interrupted=False)):
-            res = try_solve(self, x0, p, bounds, options)
-            if res is None:
-                # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-                ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
-                res = solve_nlp(ev, *bounds, x0,
-                                lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
-                                con_names=self.con_names, options=options)
+        res = try_solve(self, x0, p, bounds, options)
+        if res is None:
+            # (a Ctrl-C from here to the general path's handler is one during setup: a
+            # KeyboardInterrupt, nothing half made -- tests/solver/test_setup_interrupt.py)
+            # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
+            ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
+            res = solve_nlp(ev, *bounds, x0,
+                            lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
+                            con_names=self.con_names, options=options)
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

@@ -46,11 +46,12 @@ def sigint_as_stop(shared, flag=None):
     ``flag``, ``flag[0] = 1`` at once, module docstring) and the second raises
     KeyboardInterrupt; the previous handler is back afterwards.
 
-    Nested blocks (a batch's single solves, a solve's compiled attempt and its general
-    path) share the outermost block's handler: a SIGINT sets ``interrupted`` on every
-    block in flight, and a block entered after it -- a stage that had not started when
-    the request came -- starts interrupted (its flag set), so the request ends the whole
-    call at the next iteration wherever between stages it arrived."""
+    Nested blocks (a batch's block over all its stages, and the compiled kernel's and
+    single solves' blocks inside it) share the outermost block's handler: a SIGINT sets
+    ``interrupted`` on every block in flight, and a block entered after it -- a stage
+    that had not started when the request came -- starts interrupted (its flag set), so
+    the request ends the whole batch at the next iteration wherever between stages it
+    arrived."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
