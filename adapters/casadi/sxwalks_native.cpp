@@ -28,6 +28,41 @@ inline uint64_t node(uint64_t op, uint64_t ha, uint64_t hb) {
   return fmix(((op + 1) * M1) ^ (ha * M2) ^ (((hb << 29) | (hb >> 35)) * M3));
 }
 
+// an inner node k's shape and value hashes from its arguments b0 and b1 (b1 < 0:
+// unary); bake[k]: the second argument enters by its value's bits, not its hash
+inline void hash_inner(int64_t k, uint64_t op, int64_t b0, int64_t b1, const uint8_t* bake,
+                       const uint64_t* bits, uint64_t* h, uint64_t* vh) {
+  uint64_t hb = 0, vb = 0;
+  if (b1 >= 0) {
+    hb = bake[k] ? fmix(bits[b1] ^ M3) : h[b1];
+    vb = vh[b1];
+  }
+  h[k] = node(op, h[b0], hb);
+  vh[k] = node(op, vh[b0], vb);
+}
+
+// the hashes of leaf k of kind l (kinds: LEAF_VAR, LEAF_PAR, LEAF_CONST; H their
+// hashes): h = H[kind], vh = fmix(h ^ fmix(ident ^ M3)) with ident the bits of
+// value + 0.0 (a constant) or max(attr, 0) (a variable or parameter); false for another
+// kind (h and vh untouched)
+inline bool leaf_hash(int8_t l, int64_t k, const double* value, const int64_t* attr,
+                      const int64_t* kinds, const uint64_t* H, uint64_t& h, uint64_t& vh) {
+  uint64_t hk = 0, ident = 0;
+  if (l == kinds[0] || l == kinds[1]) {
+    hk = H[l == kinds[0] ? 0 : 1];
+    ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
+  } else if (l == kinds[2]) {
+    hk = H[2];
+    const double v = value[k] + 0.0;
+    std::memcpy(&ident, &v, sizeof ident);
+  } else {
+    return false;
+  }
+  h = hk;
+  vh = fmix(hk ^ fmix(ident ^ M3));
+  return true;
+}
+
 // the depth from the nearest root (users before arguments), max_depth + 1 where it is
 // more; D: a type holding max_depth + 1 (one byte for the usual 48: a smaller array)
 template <class D>
@@ -78,15 +113,8 @@ extern "C" void caspar_hash_trees(int64_t n, const int64_t* op, const int64_t* a
     if (b1 >= 0 && (b1 < k ? height[b1] : 0) > hk) hk = height[b1];
     height[k] = 1 + hk < big ? 1 + hk : big;
     if (height[k] > max_depth) continue;
-    uint64_t hb = 0, vb = 0;
-    int64_t s1 = 0;
-    if (b1 >= 0) {
-      hb = bake[k] ? fmix(bits[b1] ^ M3) : h[b1];
-      vb = vh[b1];
-      s1 = size[b1];
-    }
-    h[k] = node(static_cast<uint64_t>(op[k]), h[b0], hb);
-    vh[k] = node(static_cast<uint64_t>(op[k]), vh[b0], vb);
+    hash_inner(k, static_cast<uint64_t>(op[k]), b0, b1, bake, bits, h, vh);
+    const int64_t s1 = b1 >= 0 ? size[b1] : 0;
     size[k] = size[b0] + s1 < big ? size[b0] + s1 : big;
   }
 }
@@ -114,26 +142,11 @@ extern "C" void caspar_term_hashes(int64_t n, const int64_t* op, const int64_t* 
     height[k] = 0;
     const int8_t l = leaf[k];
     if (l != not_leaf) {
-      uint64_t hk = 0, ident = 0;
-      if (l == kinds[0] || l == kinds[1]) {
-        hk = H[l == kinds[0] ? 0 : 1];
-        ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
-      } else if (l == kinds[2]) {
-        hk = H[2];
-        const double v = value[k] + 0.0;
-        std::memcpy(&ident, &v, sizeof ident);
-      } else {
-        h[k] = vh[k] = 0;
-        size[k] = 0;
-        hashed[k] = 1;
-        ok[k] = 0 <= max_leaves;
-        continue;
-      }
-      h[k] = hk;
-      vh[k] = fmix(hk ^ fmix(ident ^ M3));
-      size[k] = 1;
+      const bool counted = leaf_hash(l, k, value, attr, kinds, H, h[k], vh[k]);
+      if (!counted) h[k] = vh[k] = 0;
+      size[k] = counted ? 1 : 0;
       hashed[k] = 1;
-      ok[k] = 1 <= max_leaves;
+      ok[k] = size[k] <= max_leaves;
       continue;
     }
     h[k] = vh[k] = 0;
@@ -150,15 +163,8 @@ extern "C" void caspar_term_hashes(int64_t n, const int64_t* op, const int64_t* 
     if (b1 >= 0 && (b1 < k ? height[b1] : 0) > hg) hg = height[b1];
     height[k] = hg + 1 < top ? static_cast<uint8_t>(hg + 1) : top;
     if (height[k] > max_depth) continue;
-    uint64_t hb = 0, vb = 0;
-    uint32_t s1 = 0;
-    if (b1 >= 0) {
-      hb = bake[k] ? fmix(bits[b1] ^ M3) : h[b1];
-      vb = vh[b1];
-      s1 = size[b1];
-    }
-    h[k] = node(static_cast<uint64_t>(op[k]), h[b0], hb);
-    vh[k] = node(static_cast<uint64_t>(op[k]), vh[b0], vb);
+    hash_inner(k, static_cast<uint64_t>(op[k]), b0, b1, bake, bits, h, vh);
+    const uint32_t s1 = b1 >= 0 ? size[b1] : 0;
     const uint64_t sz = static_cast<uint64_t>(size[b0]) + s1;
     size[k] = sz < cap ? static_cast<uint32_t>(sz) : cap;
     hashed[k] = 1;
@@ -642,23 +648,9 @@ extern "C" void caspar_leaf_hashes(int64_t n, const int8_t* leaf, const double* 
                                    const uint64_t* H, uint64_t* h, uint64_t* vh,
                                    int64_t* size) {
   for (int64_t k = 0; k < n; ++k) {
-    const int8_t l = leaf[k];
-    uint64_t hk = 0, ident = 0;
-    if (l == kinds[0] || l == kinds[1]) {
-      hk = H[l == kinds[0] ? 0 : 1];
-      ident = static_cast<uint64_t>(attr[k] > 0 ? attr[k] : 0);
-    } else if (l == kinds[2]) {
-      hk = H[2];
-      const double v = value[k] + 0.0;
-      std::memcpy(&ident, &v, sizeof ident);
-    } else {
-      h[k] = vh[k] = 0;
-      size[k] = 0;
-      continue;
-    }
-    h[k] = hk;
-    vh[k] = fmix(hk ^ fmix(ident ^ M3));
-    size[k] = 1;
+    const bool counted = leaf_hash(leaf[k], k, value, attr, kinds, H, h[k], vh[k]);
+    if (!counted) h[k] = vh[k] = 0;
+    size[k] = counted ? 1 : 0;
   }
 }
 
