@@ -20,6 +20,10 @@ and with IPOPT (casadi's nlpsol, its construction timed too) from x0 = 0.5 and p
 iterations and objectives side by side.
 
     python benchmarks/bench_setup_sum.py [--sizes 10000 30000 ...] [--solve 10000] [--bulk]
+        [--out DIR]
+
+``--out DIR`` writes the sizes' rows as ``DIR/results.csv`` with ``DIR/meta.json`` (the
+report's "sum_setup" section reads ``benchmarks/results/sum_setup/cpu``).
         [--problem-cache off|cold]
 
 The setup is cold: the problem cache (``adapters/casadi/problem_cache.py``, which loads a
@@ -161,6 +165,33 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+#: results.csv's columns, in order (one row per size)
+CSV_COLUMNS = ("N", "setup", "setup_cpu", "read", "group", "derive", "codegen", "rss_mb",
+               "groups", "problem_cache")
+
+
+def write_folder(out: str, rows: list, args, argv) -> None:
+    """``out/results.csv`` (:data:`CSV_COLUMNS`) and ``out/meta.json``."""
+    import casadi
+
+    from benchmarks.runner import commit, hardware, write_meta, write_results
+
+    write_results(out, list(CSV_COLUMNS), [{k: r.get(k, "") for k in CSV_COLUMNS}
+                                           for r in rows])
+    hw = hardware()
+    reader = "bulk" if args.bulk else "per-node" if args.per_node else "the default"
+    write_meta(os.path.join(out, "meta.json"), commit=commit(),
+               date=time.strftime("%Y-%m-%d %H:%M %Z"),
+               hardware=f"{hw['cpu']}, {hw['cores']} cores (load average "
+                        f"{os.getloadavg()[0]:.1f} at the end), CasADi {casadi.__version__}",
+               sizes="N = " + ", ".join(f"{r['N']:,}" for r in rows) + ": the chained "
+                     "Rosenbrock function as ONE CasADi SX sum",
+               tol=(f"setup only: the whole nlpsol(..., 'caspar') call, each size in a "
+                    f"child process ({reader} reader; problem cache {args.problem_cache})"),
+               command=" ".join(["python benchmarks/bench_setup_sum.py", *argv]))
+    print(f"wrote {out}/results.csv and meta.json")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=list(DEFAULT_SIZES))
@@ -173,6 +204,7 @@ def main(argv=None):
                     help="the problem cache off (default), or on with an empty folder")
     ap.add_argument("--bulk", action="store_true", help="the bulk SX reader at every size")
     ap.add_argument("--per-node", action="store_true", help="the per-node reader at every size")
+    ap.add_argument("--out", help="write results.csv and meta.json into this folder")
     a = ap.parse_args(argv)
     if a.bulk or a.per_node:
         from caspar_backend.adapters.casadi import nlp as casadi_nlp
@@ -186,6 +218,8 @@ def main(argv=None):
         rows.append(run_size(N, N in a.solve, a.bulk, a.per_node, a.problem_cache))
         print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
+    if a.out:
+        write_folder(a.out, rows, a, sys.argv[1:] if argv is None else argv)
     for r in rows:
         if "caspar" in r:
             c, i = r["caspar"], r["ipopt"]
