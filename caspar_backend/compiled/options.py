@@ -41,6 +41,7 @@ SAME_BEHAVIOUR = {
     "sb": lambda v: True,                       # banner suppression: nothing is printed
     "compiled_path": lambda v: True,            # how the caller got here
     "print_timing_statistics": lambda v: not v,
+    "timing_statistics": lambda v: True,        # host timers: exact either way
     "mu_strategy": lambda v: v == "monotone",
     "hessian_approximation": lambda v: v == "exact",
     "kkt_system": lambda v: v == "augmented",

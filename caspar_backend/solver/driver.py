@@ -34,6 +34,7 @@ from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
                   scaling_evaluations, summary, user_options)
+from .evalcounter import timed_phases
 from .nlp import EvalCounter, SlackNLP
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
@@ -161,7 +162,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         # per function evaluated on the host)
         for line in getattr(evaluator, "log_lines", lambda: [])():
             stream.write(line + "\n")
-    counter = EvalCounter(getattr(evaluator, "xp", np))
+    counter = EvalCounter(getattr(evaluator, "xp", np), sync=timed_phases(opts))
 
     def early(status, msg):
         x = np.clip(x0, lbx, ubx)

@@ -10,14 +10,24 @@ import numpy as np
 from ..arrays import synchronize
 
 
-class EvalCounter:
-    """Counts and times evaluations (shared by nested problems).  ``xp``: the device is
-    synchronized before the clock is read, so device evaluations are timed whole."""
+def timed_phases(opts) -> bool:
+    """Whether a solve's phase timers wait for the device: the option
+    ``timing_statistics``, or ``print_timing_statistics``, which prints them."""
+    return bool(opts.timing_statistics or opts.print_timing_statistics)
 
-    def __init__(self, xp=np):
+
+class EvalCounter:
+    """Counts and times evaluations (shared by nested problems).  ``xp``: with ``sync``
+    (the option ``timing_statistics``) a device is synchronized before the clock is
+    read, so device evaluations are timed whole; without it an evaluation's time is
+    the host's (its kernels' launches), its device work counted where the host next
+    waits."""
+
+    def __init__(self, xp=np, sync: bool = True):
         self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
         self.seconds = 0.0
         self.xp = xp
+        self.sync = bool(sync) and xp is not np
         self._timers = {}
 
     def timed(self, kind):
@@ -44,6 +54,6 @@ class _Timed:
 
     def __exit__(self, *a):
         c = self.counter
-        if c.xp is not np:
+        if c.sync:
             synchronize(c.xp)
         c.seconds += time.perf_counter() - self.t

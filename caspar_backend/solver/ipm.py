@@ -46,6 +46,7 @@ from .inertia import InertiaCorrector
 from .initial import default_start, least_squares_y, push_into_bounds
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
+from .evalcounter import timed_phases
 from .mu import MuUpdate
 from .quantities import BarrierQuantities
 from .restoration import restoration_phase
@@ -65,7 +66,7 @@ class Shared:
         self.opts, self.counter, self.log, self.t0 = opts, counter, log, t0
         self.cpu0 = time.process_time()     # max_cpu_time: CPU seconds since here
         self.iter = 0
-        self.timers = Timers()
+        self.timers = Timers(device_sync=timed_phases(opts))
         self.linear_solver = opts.linear_solver
         self.iter_hook = None          # called with the InteriorPoint once per iteration
         self.history = []

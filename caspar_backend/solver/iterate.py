@@ -118,11 +118,15 @@ class StepInfo:
 @dataclass
 class Timers:
     """Final.  Seconds spent in KKT assembly, factorization and solves, over a solve and
-    its restoration phases."""
+    its restoration phases.  ``device_sync``: wait for the device before each clock
+    reading (the option ``timing_statistics``), so that a phase's device work counts in
+    that phase; without it a phase's time is the host's, and device work queued in it
+    counts where the host next waits."""
 
     build: float = 0.0
     factor: float = 0.0
     solve: float = 0.0
+    device_sync: bool = True
 
     @property
     def linear_algebra(self) -> float:

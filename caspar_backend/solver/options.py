@@ -47,9 +47,7 @@ IPOPT_LINEAR_SOLVER_OPTIONS = ("hsllib", "pardisolib", "linear_system_scaling",
 #: IPOPT options caspar accepts without effect: name -> (the values that are caspar's
 #: behaviour anyway, accepted silently; why another value is ignored, in its warning)
 IPOPT_NO_EFFECT = {
-    # caspar always times its phases (SolveResult.timings) and checks every evaluation
-    # for NaN and Inf (Invalid_Number_Detected, naming the expression)
-    "timing_statistics": (("yes", "no"), ""),
+    # every evaluation is checked for NaN and Inf (Invalid_Number_Detected, naming it)
     "check_derivatives_for_naninf": (("yes", "no"), ""),
     "jacobian_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
     "gradient_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
@@ -301,6 +299,9 @@ _ROWS = [
        "derivatives' nonzeros and the iteration log (IPOPT's levels).", low=0, high=12),
     _o("print_user_options", bool, False, "Print the options the user set."),
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
+    _o("timing_statistics", bool, False, "GPU phase times exact: the device is waited "
+       "for at each phase's end (~8 waits per iteration); 'no': the loop runs ahead of "
+       "the GPU, device work counted where the host next waits."),
     _o("sb", bool, False, "IPOPT's 'suppress banner'; accepted (caspar prints no banner)."),
     _o("print_frequency_iter", int, 1, "Print the iteration line of every k-th "
        "iteration only (iteration number divisible by k).", low=1),
@@ -496,3 +497,4 @@ class Options(Mapping):
 
     def __len__(self):
         return len(self._values)
+

@@ -226,7 +226,7 @@ def test_pyomo_frontend_accepts_all(tmp_path):
 
 
 #: IPOPT options without effect in caspar: (name, value, whether a warning is expected)
-NO_EFFECT = [("timing_statistics", "yes", False), ("check_derivatives_for_naninf", "yes", False),
+NO_EFFECT = [("check_derivatives_for_naninf", "yes", False),
              ("jacobian_approximation", "exact", False),
              ("jacobian_approximation", "finite-difference-values", True),
              ("gradient_approximation", "finite-difference-values", True),
