@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import host
-from ..solver.nlp import relaxed_bounds
+from ..solver.relaxation import relaxed_bounds
 from .scatter import rank_passes
 
 

@@ -239,10 +239,15 @@ class CudaEvaluator(Evaluator):
 
     # ------------------------------------------------------------- evaluation
     def obj(self, x, p=None) -> float:
+        return float(self.obj_unread(x, p))
+
+    def obj_unread(self, x, p=None):
+        """The objective as a 0-d device array, not read back (the solver reads it with
+        the other values of a trial point: one host read)."""
         self._bind(p)
         x = self._dev(x)
         self._obj_val(x, self.p, self._obj_buf)
-        return float(self._obj_buf.sum())
+        return self._obj_buf.sum()
 
     def grad(self, x, out=None, p=None):
         self._bind(p)

@@ -249,7 +249,9 @@ class InteriorPoint:
             if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc):
                 self.line_search.filter.reset()
             d = self.compute_direction()
-            if d is None:
+            # the direction's finiteness is read with the search's reference values
+            reference = None if d is None else self.line_search.reference(d)
+            if reference is None:
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "step computation failed in "
                                      "the restoration phase")
@@ -260,7 +262,7 @@ class InteriorPoint:
                 # a failed step computation sends the iterate to the restoration phase
                 self._restore()
                 continue
-            if not self.line_search.search(d):
+            if not self.line_search.search(d, reference):
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "line search failed in the "
                                      "restoration phase")
@@ -297,7 +299,8 @@ class InteriorPoint:
 
     def compute_direction(self):
         """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or
-        None when no regularization gives a usable factorization."""
+        None when no regularization gives a usable factorization.  Whether the step is
+        finite is not read here: :meth:`.LineSearch.reference` reads it (None: not)."""
         k, it, calc, xp = self.kkt, self.it, self.calc, self.xp
         self.inertia.begin_iteration()
         sL, sU = calc.slacks(it.w)
@@ -319,10 +322,9 @@ class InteriorPoint:
         if solved is None:
             return None
         dw, dy = solved
-        if not calc.allfinite(dw, dy):
-            return None
         dzL, dzU = calc.bound_multiplier_steps(dw, sL, sU)
-        return Direction(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w)
+        return Direction(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w,
+                         finite=calc.finite_flag(dw, dy))
 
     def _line_search_failed(self):
         """IPOPT's fall-backs when the line search (and the soft restoration) found no

@@ -75,7 +75,9 @@ class Direction:
     ``rhs_w`` (nw,) (second-order corrections solve with it again).  ``step_bounds``
     caches ``(key, (alpha_primal_max, alpha_dual_max))`` for the key ``(tau,
     safe_slack_mode)`` it was computed under (a direction belongs to its iterate, also
-    when the watchdog restores both)."""
+    when the watchdog restores both).  ``finite``: a 0-d array, nonzero when dw and dy
+    are finite -- read back with the line search's reference values (one host read
+    for both), None once known."""
 
     dw: object
     dy: object
@@ -84,6 +86,7 @@ class Direction:
     gphi: object
     rhs_w: object
     step_bounds: tuple | None = None
+    finite: object = None
 
 
 @dataclass

@@ -119,24 +119,31 @@ class LineSearch:
         self.soft_resto, self.soft_resto_count = False, 0
 
     # ================================================================ the search
-    def _reference(self, d: Direction):
-        """(theta, phi, gphi^T dw) at the current iterate, and the step norms; the step
-        bounds of ``d`` in the same transfer."""
+    def reference(self, d: Direction):
+        """``((theta, phi, gphi^T dw), |dw|, |dw / (1 + |w|)|)`` at the current iterate
+        for :meth:`search`, with the step bounds of ``d`` and its ``finite`` flag in the
+        same transfer; None when ``d`` is not finite (no usable step)."""
         xp, calc, it = self.xp, self.calc, self.it
         dw = d.dw
         bounds = calc.step_bound_terms(d, self.barrier.tau)
         barrier = calc.barrier_terms(it.w)
+        flag = [] if d.finite is None else [d.finite]
         gBD, d_norm, rel, theta, *rest = scalars(
             xp, *fused.call(xp, "step_reference", d.gphi, dw, it.w, it.h), *barrier,
-            *bounds[2])
+            *bounds[2], *flag)
+        if flag:
+            if not rest.pop():
+                return None
+            d.finite = None
         k = len(barrier)
         calc.keep_step_bounds(d, bounds, rest[k:])
         # (should phi switch to safe slacks, the bounds kept are recomputed from those)
         return (theta, calc.phi(it.w, it.f, sums=rest[:k]), gBD), d_norm, rel
 
-    def search(self, d: Direction) -> bool:
-        """Find and take a step along ``d``; False when none was found (the caller's
-        fall-backs and the restoration phase decide)."""
+    def search(self, d: Direction, reference) -> bool:
+        """Find and take a step along ``d`` (``reference``: :meth:`reference` of ``d``);
+        False when none was found (the caller's fall-backs and the restoration phase
+        decide)."""
         o, calc, it = self.opts, self.calc, self.it
         w, dw = it.w, d.dw
         tau = self.barrier.tau
@@ -144,7 +151,7 @@ class LineSearch:
         if wd.last_mu != self.barrier.mu:
             wd.reset()
             wd.last_mu = self.barrier.mu
-        ref, d_norm, rel = self._reference(d)
+        ref, d_norm, rel = reference
         theta = ref[0]
         self.info.d_norm = d_norm
 

@@ -11,7 +11,7 @@ SlackNLP
 * removes fixed variables (``lbx == ubx``: IPOPT's ``fixed_variable_treatment =
   make_parameter``) — ``x_free = x[free]``;
 * relaxes the remaining bounds and the inequality sides by ``min(constr_viol_tol,
-  bound_relax_factor max(1, |bound|))`` (:func:`relaxed_bounds`; the user's constraint
+  bound_relax_factor max(1, |bound|))`` (:func:`.relaxation.relaxed_bounds`; the user's constraint
   violation measures the inequalities against these relaxed sides, as IPOPT's
   ``unscaled_curr_nlp_constraint_violation``: :meth:`SlackNLP.unscaled_constr_viol_term`);
 * scales ``f`` by ``df`` and each ``g_i`` by ``dc_i`` (gradient-based: the max-norm of the
@@ -62,35 +62,8 @@ import numpy as np
 
 from ..arrays import amax, amax_abs, fused, host, is_host, scalars
 from .evalcounter import EvalCounter  # noqa: F401  (imported from here by the driver)
+from .relaxation import relaxed_bounds
 from .structure import SlackStructure, slack_key
-
-
-def relaxed_bounds(xl, gl, xu, gu, eq, dci, opts):
-    """``[wL, wU]`` along the last axis: the slack problem's bounds from the free
-    variables' bounds ``xl``, ``xu`` (..., nx) and the slack rows' sides ``gl``, ``gu``
-    (..., ns), whose rows ``eq`` (ns,) are relaxed equalities, scaled by ``dci`` (..., ns).
-    IPOPT relaxes in the unscaled space, at most constr_viol_tol:
-    ``b + sign min(constr_viol_tol, factor max(1, |b|))``, sign -1 on lower and +1 on
-    upper bounds, factor bound_relax_factor, equality_relax_factor on relaxed equalities
-    (their own positive band); infinite bounds stay as they are (0 * inf would make
-    them NaN).  The four sides [x_L, g_L, x_U, g_U] in one pass (entry by entry the
-    same operations as side by side), the slacks' sides then scaled.  A leading batch
-    axis (B instances, :mod:`caspar_backend.batch.nlp`) broadcasts through."""
-    brf = opts.bound_relax_factor
-    nx, ns = xl.shape[-1], gl.shape[-1]
-    nw = nx + ns
-    b = np.concatenate([xl, gl, xu, gu], axis=-1)
-    erf = np.where(eq, opts.equality_relax_factor, brf)
-    xf = np.full(nx, brf)
-    factor = np.concatenate([xf, erf, xf, erf])
-    sign = np.repeat([-1.0, 1.0], nw)
-    fin = np.isfinite(b)
-    step = np.minimum(opts.constr_viol_tol,
-                      factor * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-    r = np.where(fin, b + sign * step, b)
-    r[..., nx:nw] *= dci
-    r[..., nw + nx:] *= dci
-    return r
 
 
 class BarrierNLP(ABC):
@@ -129,6 +102,11 @@ class BarrierNLP(ABC):
         f = self.f(w)
         self.h(w, hout)
         return f
+
+    def f_unread_and_h(self, w, hout):
+        """:meth:`f_and_h` with f possibly not read back: a float, or a 0-d device array
+        that :meth:`read_f` turns into f once read (by default a float)."""
+        return self.f_and_h(w, hout)
 
     def grad_and_jac(self, w, gout, jout) -> None:
         """The gradient into ``gout`` and the Jacobian values into ``jout`` at ``w`` (as
@@ -311,6 +289,21 @@ class SlackNLP(BarrierNLP):
         f = self._f_at(x)
         self._h_at(x, w, hout)
         return f
+
+    def f_unread_and_h(self, w, hout):
+        # the objective left on the device where the evaluator can (``obj_unread``)
+        unread = getattr(self.ev, "obj_unread", None)
+        if unread is None:
+            return self.f_and_h(w, hout)
+        x = self.set_x(w)
+        with self.counter.timed("obj"):
+            v = unread(x)
+        self._h_at(x, w, hout)
+        return v
+
+    def read_f(self, v) -> float:
+        """f from the objective value ``v`` of :meth:`f_unread_and_h`, read back."""
+        return self.df * float(v)
 
     def grad_and_jac(self, w, gout, jout):
         x = self.set_x(w)

@@ -161,6 +161,13 @@ class BarrierQuantities:
             ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
         return bool(ok)
 
+    def finite_flag(self, a, b):
+        """Both arrays finite, as a 0-d array not read back (on the device one
+        reduction: ``all_finite2``)."""
+        if not is_host(self.xp):
+            return fused.call(self.xp, "all_finite2", a, b)[0]
+        return self._finite_flag(a) & self._finite_flag(b)
+
     def _finite_flag(self, v):
         """All of ``v`` finite, as a 0-d device bool (not read back)."""
         if not is_host(self.xp):
@@ -231,12 +238,15 @@ class BarrierQuantities:
     def trial_point(self, w, hout):
         """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
         :meth:`eval_zeroth`, :meth:`theta` and :meth:`phi` one after the other, with one
-        host read for the finiteness of h, theta and the barrier sums (the objective is
-        read by the evaluator).  ``theta`` and ``phi`` are meaningless when not ``ok``."""
-        xp = self.xp
-        f = self.nlp.f_and_h(w, hout)
+        host read for the objective (where the evaluator leaves it on the device), the
+        finiteness of h, theta and the barrier sums.  ``theta`` and ``phi`` are meaningless when not ``ok``."""
+        xp, nlp = self.xp, self.nlp
+        f = nlp.f_unread_and_h(w, hout)
+        unread = not isinstance(f, float)
         fin, theta, *sums = scalars(xp, *fused.call(xp, "finite_abs_sum", hout),
-                                    *self.barrier_terms(w))
+                                    *self.barrier_terms(w), *([f] if unread else []))
+        if unread:
+            f = nlp.read_f(sums.pop())
         if not (math.isfinite(f) and fin):
             return f, False, math.nan, math.nan
         return f, True, theta, self.phi(w, f, sums=sums)

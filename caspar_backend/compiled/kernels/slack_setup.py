@@ -77,7 +77,7 @@ def slack_problem(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         dcj[k] = dc[ujr[k]]
     for k in range(ns):
         dci[k] = dc[sr[k]]
-    # relaxed bounds (solver/nlp.py relaxed_bounds)
+    # relaxed bounds (solver/relaxation.py relaxed_bounds)
     brf, cvt = O[OPT_BOUND_RELAX_FACTOR], O[OPT_CONSTR_VIOL_TOL]
     for j in range(nw):
         if j < nx:
