@@ -15,7 +15,8 @@ with arrays beyond plain ``xp`` calls lives here:
 This package imports nothing from the solver, KKT or linear-solver packages.
 """
 
-from .xp import amax, asum, errstate, gather, host, is_host, scalars, synchronize  # noqa: F401
+from .xp import (amax, asum, copy_into, errstate, gather, host, is_host,  # noqa: F401
+                 scalars, synchronize)
 from .fused import amax_abs  # noqa: F401
 from .segments import (SegmentSum, csc_pattern, segment_sum, stable_order,  # noqa: F401
                        unique_inverse)

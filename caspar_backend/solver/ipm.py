@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from ..arrays import fused, host
+from ..arrays import copy_into, fused, host
 from ..errors import OptionError
 from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
@@ -304,11 +304,11 @@ class InteriorPoint:
         k, it, calc, xp = self.kkt, self.it, self.calc, self.xp
         self.inertia.begin_iteration()
         sL, sU = calc.slacks(it.w)
-        k.sigma[:] = 0.0
+        k.sigma.fill(0.0)
         # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
         fused.call(xp, "add_ratio", calc.iL, it.zL, sL, k.sigma)
         fused.call(xp, "add_ratio", calc.iU, it.zU, sU, k.sigma)
-        k.jac_values[:] = it.jv
+        copy_into(xp, k.jac_values, it.jv)
         if self.lbfgs is None:
             self.nlp.hess(it.w, it.y, 1.0, k.hess_values)
             if not calc.allfinite(k.hess_values):

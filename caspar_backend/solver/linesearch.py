@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..arrays import fused, scalars
+from ..arrays import copy_into, fused, scalars
 from .filter import Filter
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo
 from .watchdog import Watchdog
@@ -400,10 +400,10 @@ class LineSearch:
             self.filter.add((1 - G_THETA) * theta, phi - G_PHI * theta)
         if self.lbfgs is not None:       # the pair (s, y) of the quasi-Newton update
             w_old, gold, jold = it.w.copy(), it.gradf.copy(), it.jv.copy()
-        it.w[:] = wt
+        copy_into(self.xp, it.w, wt)
         it.moved()
         it.f = f_t
-        it.h[:] = self.h_t
+        copy_into(self.xp, it.h, self.h_t)
         if first_order is None:
             calc.eval_first_order(it)
         else:

@@ -60,7 +60,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..arrays import amax, amax_abs, fused, host, is_host, scalars
+from ..arrays import amax, amax_abs, copy_into, fused, host, is_host, scalars
 from .evalcounter import EvalCounter  # noqa: F401  (imported from here by the driver)
 from .relaxation import relaxed_bounds
 from .structure import SlackStructure, slack_key
@@ -256,7 +256,7 @@ class SlackNLP(BarrierNLP):
     # ------------------------------------------------------------------ maps
     def set_x(self, w):
         if self.all_free:
-            self.x_full[:] = w[:self.nx]
+            copy_into(self.xp, self.x_full, w[:self.nx])
         else:
             self.x_full[self._free_d] = w[:self.nx]
         return self.x_full

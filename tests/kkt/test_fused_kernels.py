@@ -272,3 +272,35 @@ def test_strided_input_and_packed_scalars():
     assert scalars(cp, *vals) == [2.5, 1.0, -7.0, 0.0, 1.25, 0.5]
     many = [cp.asarray(float(k)) for k in range(fused_cuda.PACK_MAX + 3)]
     assert scalars(cp, *many) == [float(k) for k in range(fused_cuda.PACK_MAX + 3)]
+
+
+def test_copy_into_on_the_host_and_its_fallback():
+    """``copy_into`` is ``dst[...] = src`` on the host, and wherever the device copy does
+    not apply (another length broadcasts or fails as the assignment does)."""
+    from caspar_backend.arrays import copy_into
+
+    src, dst = RNG.standard_normal(9), np.zeros(9)
+    copy_into(np, dst, src)
+    assert np.array_equal(dst, src)
+    one = np.zeros(9)
+    copy_into(np, one, np.ones(1))
+    assert np.array_equal(one, np.ones(9))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 100_003])
+def test_copy_into_on_gpu(n):
+    """The device-to-device copy: bits equal, views of one buffer, stream order kept
+    (a kernel queued after it reads the copied values)."""
+    from caspar_backend.arrays import copy_into
+
+    cp = pytest.importorskip("cupy")
+    a = RNG.standard_normal(2 * n + 1)
+    buf = cp.zeros(2 * n + 1)
+    src = cp.asarray(a)
+    copy_into(cp, buf[:n], src[n + 1:])
+    assert np.array_equal(buf[:n].get(), a[n + 1:])
+    assert float(buf[n:].sum()) == 0.0
+    # a strided destination takes the assignment
+    copy_into(cp, buf[::2], src[::2])
+    assert np.array_equal(buf[::2].get(), a[::2])
