@@ -102,11 +102,9 @@ def _caspar(kind, obj, args, device, tol, max_iter, time_limit, pyomo_templates=
     t = time.perf_counter()
     try:
         before = snapshot()
-        # timing_statistics: the phase columns exact on a GPU (the timers wait for the
-        # device, as every solve did before the option); the re-solve below runs with
-        # the default, the loop ahead of the device
+        # (timing_statistics, the default 'yes': the phase columns exact on a GPU)
         r = P.solve(tol=tol, print_level=0, max_iter=max_iter, max_wall_time=time_limit,
-                    device=device, timing_statistics="yes")
+                    device=device)
         solve = time.perf_counter() - t
         out = dict(build=build, solve=solve, status=r.status, iter=int(r.iterations),
                    f=float(r.f), phases=phase_ms(r),

@@ -28,20 +28,21 @@ _THREADS = 256
 
 def _upload(cp, tables: list, dtype) -> list:
     """``tables`` (host arrays, C order) on the device as flat ``dtype`` arrays: one
-    concatenation, one copy and one conversion for all of them (a copy per table costs
-    more than the bytes), views of one device buffer."""
+    concatenation, conversion and copy for all of them (a copy per table costs more
+    than the bytes), views of one device buffer.  Converted on the host: in a new
+    process CuPy's conversion kernel is first run through NVRTC's preprocessor (~20 ms
+    on the H200 host even with its kernel cache warm), more than the host's pass."""
     flat = [np.ascontiguousarray(t).reshape(-1) for t in tables]
     if not flat:
         return []
-    buf = cp.asarray(np.concatenate(flat)).astype(dtype, copy=False)
+    buf = cp.asarray(np.concatenate(flat).astype(dtype, copy=False))
     cuts = np.cumsum([0] + [f.size for f in flat])
     return [buf[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 class _DeviceGroup:
-    """A pattern group's device tables (internal): ``vt``, ``pt``, ``dst`` int32 (index
-    tables narrowed on the device: a host conversion costs more than moving the int64
-    words), ``dt`` float64."""
+    """A pattern group's device tables (internal): ``vt``, ``pt``, ``dst`` int32,
+    ``dt`` float64."""
 
     def __init__(self, group, vt, pt, dt, dst):
         self.group, self.N = group, group.size
@@ -115,7 +116,7 @@ class CudaEvaluator(Evaluator):
                                     lay.con_direct, lay.con_term_base):
             b.jac_base, b.hess_base, b.direct = jb, hb, d
             if not d:  # split rows: values go to the term buffer, summed into rows
-                b.val_dst = cp.arange(tb, tb + b.N, dtype=cp.int32)
+                b.val_dst = cp.asarray(np.arange(tb, tb + b.N, dtype=np.int32))
                 b.direct = False
         self._term_buf = cp.zeros(max(len(lay.term_rows), 1))
         # (the segment sums' plans sorted on the host: on the device each sort, unique
@@ -128,7 +129,8 @@ class CudaEvaluator(Evaluator):
         pos = 0
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb
-            b.dst = cp.arange(pos, pos + b.N, dtype=cp.int32)  # objective terms buffer
+            # the objective terms buffer (made on the host: no CuPy kernel to load)
+            b.dst = cp.asarray(np.arange(pos, pos + b.N, dtype=np.int32))
             pos += b.N
         self._obj_buf = cp.zeros(max(pos, 1))
         # one launch per evaluation kind (group tables: kernels/caspar_groups.cuh)

@@ -299,9 +299,9 @@ _ROWS = [
        "derivatives' nonzeros and the iteration log (IPOPT's levels).", low=0, high=12),
     _o("print_user_options", bool, False, "Print the options the user set."),
     _o("print_timing_statistics", bool, False, "Print the per-phase timing table."),
-    _o("timing_statistics", bool, False, "GPU phase times exact: the device is waited "
-       "for at each phase's end (~8 waits per iteration); 'no': the loop runs ahead of "
-       "the GPU, device work counted where the host next waits."),
+    _o("timing_statistics", bool, True, "GPU phase times exact: the device is waited "
+       "for at each phase's end (~8 waits per iteration, no measurable cost on the H200); "
+       "'no': the loop runs ahead, device work counted where the host next waits."),
     _o("sb", bool, False, "IPOPT's 'suppress banner'; accepted (caspar prints no banner)."),
     _o("print_frequency_iter", int, 1, "Print the iteration line of every k-th "
        "iteration only (iteration number divisible by k).", low=1),
