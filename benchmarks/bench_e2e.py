@@ -1,0 +1,83 @@
+"""Benchmark: caspar end to end on one PGLib case, as a user's process meets it.
+
+    python benchmarks/bench_e2e.py CASE [--device cuda] [--resolves 2] [--cache-dir DIR]
+
+The benchmark suite's CasADi AC-OPF (``benchmarks.models.acopf.acopf_casadi``) of
+``CASE``; the model's construction is timed apart and is no one's setup.  Then, in this
+process:
+
+* ``build_s``: ``from_casadi`` + ``Problem.evaluator(device)`` with the problem cache
+  off (``CASPAR_PROBLEM_CACHE=0``, as the runner) -- the kernel cache
+  (``CASPAR_CACHE_DIR``, or ``--cache-dir``) is used: run the script twice with one
+  folder for a "second process";
+* ``first``: the first solve (cuDSS's analysis included on the GPU);
+* ``re1`` ...: re-solves of the compiled problem (``timing_statistics`` 'yes' but for the
+  last, 'no').
+
+Per solve: seconds, status, iterations, objective, per-iteration phase times (ms) and,
+when ``benchmarks/cuda_counters.py``'s library is preloaded, launches / device-to-host
+reads / synchronizations per iteration.  Prints one JSON line prefixed ``E2E``.  IPOPT is
+not run here (its build and solve of the same model are the runner's columns,
+``python -m benchmarks --suite acopf --models CASE``): the end-to-end ratio of
+``benchmarks/results/setup_e2e`` divides the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("case", help="PGLib case name, e.g. case19402_goc")
+    ap.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
+    ap.add_argument("--resolves", type=int, default=2)
+    ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--cache-dir", default=None, help="CASPAR_CACHE_DIR for this run")
+    a = ap.parse_args(argv)
+    os.environ["CASPAR_PROBLEM_CACHE"] = "0"
+    if a.cache_dir:
+        os.environ["CASPAR_CACHE_DIR"] = a.cache_dir
+
+    import caspar_backend as cb
+    from benchmarks.cases import acopf_cases
+    from benchmarks.cuda_counters import counted_by, difference, snapshot
+    from benchmarks.measure import per_iteration_counts, phase_ms
+
+    cases = list(acopf_cases(10 ** 6, {a.case.removeprefix("pglib_opf_")}))
+    if not cases:
+        raise SystemExit(f"no PGLib case {a.case!r}")
+    t = time.perf_counter()
+    built = cases[0].build()
+    out = dict(case=a.case, device=a.device, tol=a.tol, model_s=time.perf_counter() - t)
+    nlp, args = built[1], built[2]
+    t = time.perf_counter()
+    problem = cb.from_casadi(nlp, **args)
+    problem.evaluator(a.device)
+    out["build_s"] = time.perf_counter() - t
+    runs = ["first"] + [f"re{k + 1}" for k in range(a.resolves)]
+    for k, name in enumerate(runs):
+        timed = "no" if k == len(runs) - 1 and k > 0 else "yes"
+        before = snapshot()
+        t = time.perf_counter()
+        r = problem.solve(tol=a.tol, print_level=0, max_iter=3000, device=a.device,
+                          timing_statistics=timed)
+        out[name] = dict(seconds=time.perf_counter() - t, status=r.status,
+                         iterations=int(r.iterations), f=float(r.f), timing_statistics=timed,
+                         phases_ms=phase_ms(r),
+                         counts=per_iteration_counts(difference(before, snapshot()), r))
+    out["total_s"] = out["build_s"] + out["first"]["seconds"]
+    out["counted_by"] = counted_by()
+    print("E2E " + json.dumps(out), flush=True)
+    return out
+
+
+if __name__ == "__main__":
+    main()

