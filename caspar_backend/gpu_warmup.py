@@ -6,16 +6,18 @@ hand-written kernels of ``kernels/`` (:mod:`caspar_backend.arrays.raw_kernels`) 
 few CuPy kernels it calls.  CuPy compiles each on its first use on a machine and keeps
 the binary in its own disk cache (``~/.cupy/kernel_cache``, ``$CUPY_CACHE_DIR``), so
 without a warmup the first GPU solve on a fresh machine pays seconds of NVRTC that no
-later solve pays.  :func:`general_path` solves two bounded, constrained problems on the
+later solve pays.  :func:`general_path` solves bounded, constrained problems on the
 GPU once, which compiles them: a small one (its KKT system factorized densely) and one
 whose KKT system takes the sparse path of large models (cuDSS) -- after the small one
 alone, a large problem's first solve on a fresh H200 still spent 5.2 s in its setup
-(case9241_pegase), which its later solves do not.  Then :func:`long_scans` compiles the
-kernel CuPy's scans take on long arrays only (boolean-mask selection, ``cumsum``: the
-symbolic KKT structure of a large model), which no check problem's short arrays reach
--- after the two solves, case9241's first solve still compiled it.  A problem's own
-evaluation kernels are compiled (and cached under ``$CASPAR_CACHE_DIR``) when that
-problem first builds its GPU evaluator.
+(case9241_pegase), which its later solves do not -- and the restoration phase and
+IPOPT's safe slacks, whose vector operations an ordinary iteration does not make
+(:func:`check_solves`).  Then :func:`long_scans` compiles the kernel CuPy's scans take
+on long arrays only (boolean-mask selection, ``cumsum``: the symbolic KKT structure of a
+large model), which no check problem's short arrays reach -- after the solves,
+case9241's first solve still compiled it.  A problem's own evaluation kernels are
+compiled (and cached under ``$CASPAR_CACHE_DIR``) when that problem first builds its
+GPU evaluator.
 """
 
 from __future__ import annotations
@@ -24,20 +26,33 @@ import time
 
 
 def general_path() -> float:
-    """Solve :func:`hs071` and :func:`sparse_check_problem` on ``device='cuda'``
-    (compiling the general path's kernels into CuPy's cache); the seconds it took.
-    Raises where a solve fails."""
+    """Make the :func:`check_solves` on ``device='cuda'`` (compiling the general path's
+    kernels into CuPy's cache); the seconds it took.  Raises where a solve fails."""
     from .errors import CasparError
 
     t0 = time.perf_counter()
-    for name, problem, x0 in (("HS071", hs071(), [1.0, 5.0, 5.0, 1.0]),
-                              ("sparse check problem", sparse_check_problem(), None)):
-        r = problem.solve(x0=x0, device="cuda", print_level=0)
+    for name, problem, x0, opts in check_solves():
+        r = problem.solve(x0=x0, device="cuda", print_level=0, **opts)
         if r.status != "Solve_Succeeded":
             raise CasparError(f"caspar warmup: the GPU check problem ({name}) ended "
                               f"{r.status}")
     long_scans()
     return time.perf_counter() - t0
+
+
+def check_solves() -> list:
+    """``(name, problem, x0, options)`` of the solves :func:`general_path` makes: HS071
+    (the dense KKT path), the sparse check problem (cuDSS's path), the same from the
+    restoration phase (``start_with_resto``: its elastic problem's vector operations)
+    and :func:`safe_slack_problem` (IPOPT's safe slacks) -- the last two because a
+    PGLib case's first GPU solve that took those paths still compiled ten CuPy kernels
+    after the first two alone (case1803_snem, 2.6 s of its 3.1 s)."""
+    sparse = sparse_check_problem()
+    return [("HS071", hs071(), [1.0, 5.0, 5.0, 1.0], {}),
+            ("sparse check problem", sparse, None, {}),
+            ("sparse check problem from the restoration phase", sparse, None,
+             {"start_with_resto": True}),
+            ("safe-slack check problem", safe_slack_problem(), None, {"tol": 1e-8})]
 
 
 def long_scans(n: int = 1 << 20) -> None:
@@ -94,3 +109,21 @@ def sparse_check_problem(N: int = 700):
     lbg = np.concatenate([np.full(N - 1, -np.inf), [1.0]])
     ubg = np.concatenate([np.full(N - 1, 0.5), [1.0]])
     return Problem(NLPModel(g, obj, cons, lbx, ubx, lbg, ubg, x0=np.zeros(N)))
+
+
+def safe_slack_problem(bound: float = 1e8):
+    """min x0 + x1^2 s.t. x0 >= bound, x0 - x1 <= 3 bound from x0 = 2 bound: the bound is
+    active at the optimum, where a slack of x0 - 1e8 resolves only ~1.5e-8, below
+    mu / z late in the solve, so the solve turns to IPOPT's safe slacks
+    (:meth:`caspar_backend.solver.quantities.BarrierQuantities.safe_slacks`)."""
+    import numpy as np
+
+    from .expr import Graph
+    from .model import NLPModel
+    from .problem import Problem
+
+    g = Graph()
+    x = [g.var(0), g.var(1)]
+    return Problem(NLPModel(g, x[0] + x[1] ** 2, [x[0] - x[1]], np.array([bound, -np.inf]),
+                            np.array([np.inf, np.inf]), np.array([-np.inf]),
+                            np.array([3 * bound]), x0=np.array([2 * bound, 1.0])))

