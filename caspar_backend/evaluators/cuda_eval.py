@@ -124,8 +124,10 @@ class CudaEvaluator(Evaluator):
         # more than the host's sorts at 10^6 entries)
         self._terms = self._plan(SegmentPlan.of(lay.term_rows)) if len(lay.term_rows) else None
         self._raw_jac = (cp.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None)
-        self._jac_plan = (self._plan(SegmentPlan.of(lay.jac_map, len(lay.jac_rows)))
-                          if lay.jac_map is not None else None)
+        self._jac_plan = None
+        if lay.jac_map is not None:
+            self._jac_plan = self._plan(lay.jac_plan if lay.jac_plan is not None
+                                        else SegmentPlan.of(lay.jac_map, len(lay.jac_rows)))
         pos = 0
         for b, gb, hb in zip(self._obj, lay.obj_grad_base, lay.obj_hess_base):
             b.jac_base, b.hess_base = gb, hb

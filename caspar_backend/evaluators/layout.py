@@ -50,13 +50,28 @@ class SegmentPlan:
     @classmethod
     def of(cls, idx: np.ndarray, size: int | None = None) -> "SegmentPlan":
         idx = np.asarray(idx, dtype=np.int64)
-        perm = np.argsort(idx, kind="stable")
         if size is None:
-            dst, counts = np.unique(idx, return_counts=True)
-        else:
-            dst, counts = np.arange(size), np.bincount(idx, minlength=size)
+            return _grouped(idx)[2]
+        perm = np.argsort(idx, kind="stable")
+        counts = np.bincount(idx, minlength=size)
         ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return cls(perm.astype(np.int64), ptr, dst.astype(np.int64))
+        return cls(perm.astype(np.int64), ptr, np.arange(size, dtype=np.int64))
+
+
+def _grouped(key: np.ndarray):
+    """``(uniq, inverse, plan)`` of the int64 keys ``key`` in one stable sort:
+    ``np.unique(key, return_inverse=True)`` and ``SegmentPlan.of(key)``, whose segments
+    are the runs of equal keys (``SegmentPlan.of(inverse, len(uniq))`` is the same plan:
+    the inverse orders as the keys do, ties in place)."""
+    perm = np.argsort(key, kind="stable")
+    sk = key[perm]
+    first = np.ones(len(sk), dtype=bool)
+    np.not_equal(sk[1:], sk[:-1], out=first[1:])
+    uniq = sk[first]
+    inverse = np.empty(len(key), dtype=np.int64)
+    inverse[perm] = np.cumsum(first) - 1
+    ptr = np.append(np.flatnonzero(first), len(key)).astype(np.int64)
+    return uniq, inverse, SegmentPlan(perm.astype(np.int64), ptr, uniq.astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,9 @@ class Layout:
     obj_grad_base: tuple
     obj_hess_base: tuple
     con_hess_base: tuple
+    #: the segment sum of ``jac_map`` (raw entries into the public ones), made with the
+    #: unique entries (None: make it from ``jac_map``)
+    jac_plan: SegmentPlan | None = None
 
     @classmethod
     def of(cls, problem, host_jacobian: bool = True) -> "Layout":
@@ -106,15 +124,17 @@ class Layout:
         # an instance's variable slots are distinct (a group's invariant: a variable is one
         # slot), so entries repeat only where two groups share a row: with every group
         # direct the raw entries are the Jacobian's, no sort needed
-        raw_r = raw_c = jac_r = jac_c = jac_map = None
+        raw_r = raw_c = jac_r = jac_c = jac_map = jac_plan = None
         if host_jacobian or not all(direct):
             jr, jc, _, _ = stack(cgroups, lambda g: g.jac_structure())
             raw_r, raw_c = jac_r, jac_c = _cat(jr), _cat(jc)
         if raw_r is not None and not all(direct):
             n1 = max(problem.n, 1)
-            uniq, inv = np.unique(raw_r * n1 + raw_c, return_inverse=True)
+            uniq, inv, plan = _grouped(raw_r * n1 + raw_c)
             if len(uniq) < len(raw_r):
                 jac_r, jac_c, jac_map = uniq // n1, uniq % n1, inv
+                # the plan's dst are the keys; the segment sum's are the public entries
+                jac_plan = SegmentPlan(plan.perm, plan.ptr, np.arange(len(uniq)))
         term_base, term_rows, pos = [], [], 0
         for g, d in zip(cgroups, direct):
             term_base.append(pos)
@@ -129,4 +149,4 @@ class Layout:
             jac_c = jac_c.astype(np.int64, copy=False)
         return cls(jac_r, jac_c, raw_r, raw_c, jac_map, _cat(gi), _cat(ohr + chr_), _cat(ohc + chc),
                    tuple(jb), tuple(direct), tuple(term_base), _cat(term_rows),
-                   tuple(gb), tuple(ohb), tuple(b + hpos for b in chb))
+                   tuple(gb), tuple(ohb), tuple(b + hpos for b in chb), jac_plan)

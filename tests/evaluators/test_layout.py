@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("casadi")
 
 from caspar_backend import from_casadi  # noqa: E402
-from caspar_backend.evaluators.layout import Layout  # noqa: E402
+from caspar_backend.evaluators.layout import Layout, SegmentPlan  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 
 
@@ -47,7 +47,33 @@ def test_shared_rows_keep_the_duplicate_search():
     args.pop("data")
     P = from_casadi(nlp, **args)
     assert not _check(P)
-    assert Layout.of(P).jac_map is not None
+    lay = Layout.of(P)
+    assert lay.jac_map is not None
+    # the segment sum of the duplicates, made with the unique entries in one sort, is
+    # the plan of jac_map made apart
+    ref = SegmentPlan.of(lay.jac_map, len(lay.jac_rows))
+    for f in ("perm", "ptr", "dst"):
+        np.testing.assert_array_equal(getattr(lay.jac_plan, f), getattr(ref, f))
+    assert Layout.of(P, host_jacobian=False).jac_plan is not None
+
+
+@pytest.mark.parametrize("n, high", [(0, 5), (1, 5), (1000, 7), (5000, 10 ** 9)])
+def test_segment_plan_and_grouping_are_numpys_unique(n, high):
+    """``SegmentPlan.of(idx)`` and the layout's one-sort grouping give what
+    ``np.unique`` (with its inverse and counts) and a stable argsort define."""
+    from caspar_backend.evaluators.layout import _grouped
+
+    idx = np.random.default_rng(n).integers(0, high, size=n)
+    uniq, counts = np.unique(idx, return_counts=True)
+    plan = SegmentPlan.of(idx)
+    np.testing.assert_array_equal(plan.perm, np.argsort(idx, kind="stable"))
+    np.testing.assert_array_equal(plan.dst, uniq)
+    np.testing.assert_array_equal(plan.ptr, np.concatenate([[0], np.cumsum(counts)]))
+    u, inv, p2 = _grouped(idx)
+    ru, rinv = np.unique(idx, return_inverse=True)
+    np.testing.assert_array_equal(u, ru)
+    np.testing.assert_array_equal(inv, rinv.reshape(-1))
+    assert all(a.dtype == np.int64 for a in (plan.perm, plan.ptr, plan.dst, inv))
 
 
 @pytest.mark.gpu
