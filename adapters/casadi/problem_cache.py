@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import pickle
+import time
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,8 @@ MIN_INSTRUCTIONS = 20_000
 #: entries kept in the folder, and their total size; the least recently used beyond
 #: either are removed
 MAX_ENTRIES = 16
+#: a loaded entry's modification time is moved to now when older than this (seconds)
+TOUCH_AFTER = 3600.0
 MAX_BYTES = 2 << 30
 
 
@@ -115,7 +118,10 @@ def load(key: str):
         path.unlink(missing_ok=True)
         return None
     try:
-        os.utime(path)                      # recently used
+        # recently used (for the trim's order), to the hour: the metadata write costs
+        # 6-10 ms of a warm setup, once an hour is enough to keep a used entry
+        if time.time() - path.stat().st_mtime > TOUCH_AFTER:
+            os.utime(path)
     except OSError:
         pass
     return problem

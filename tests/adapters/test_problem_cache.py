@@ -123,6 +123,25 @@ def test_folder_is_trimmed_least_recently_used_first(cache, monkeypatch):
     assert from_casadi(_model(c=4.0)).model.meta["problem_cache"] == "hit"
 
 
+def test_a_hit_touches_its_entry_once_an_hour(cache):
+    """A hit moves its entry's modification time (the trim's recency) to now when it
+    is older than TOUCH_AFTER, and leaves a recent one alone (the write costs a warm
+    setup milliseconds)."""
+    import os
+    import time
+
+    from_casadi(_model())
+    (entry,) = cache.glob("*.caspar")
+    old = time.time() - 2 * problem_cache.TOUCH_AFTER
+    os.utime(entry, (old, old))
+    assert from_casadi(_model()).model.meta["problem_cache"] == "hit"
+    assert entry.stat().st_mtime > old + problem_cache.TOUCH_AFTER
+    recent = time.time() - 60.0
+    os.utime(entry, (recent, recent))
+    assert from_casadi(_model()).model.meta["problem_cache"] == "hit"
+    assert abs(entry.stat().st_mtime - recent) < 2.0     # (coarse file-system clocks)
+
+
 def test_unwritable_cache_folder_only_turns_the_cache_off(cache, monkeypatch, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
