@@ -30,12 +30,12 @@ from ..model import as_vector
 from ..arrays import host
 from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
+from .evalcounter import EvalCounter, timed_phases
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
                   scaling_evaluations, summary, user_options)
-from .evalcounter import timed_phases
-from .nlp import EvalCounter, SlackNLP
+from .nlp import SlackNLP
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
 from .status import STATUSES, SolverStop

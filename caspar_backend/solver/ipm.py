@@ -42,11 +42,11 @@ from ..arrays import copy_into, fused, host
 from ..errors import OptionError
 from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
+from .evalcounter import timed_phases
 from .inertia import InertiaCorrector
 from .initial import default_start, least_squares_y, push_into_bounds
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
-from .evalcounter import timed_phases
 from .mu import MuUpdate
 from .quantities import BarrierQuantities
 from .restoration import restoration_phase

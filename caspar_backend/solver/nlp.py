@@ -61,7 +61,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..arrays import amax, amax_abs, copy_into, fused, host, is_host, scalars
-from .evalcounter import EvalCounter  # noqa: F401  (imported from here by the driver)
+from .evalcounter import EvalCounter
 from .relaxation import relaxed_bounds
 from .structure import SlackStructure, slack_key
 
@@ -285,21 +285,20 @@ class SlackNLP(BarrierNLP):
             return self.df * float(self.ev.obj(x))
 
     def f_and_h(self, w, hout):
-        x = self.set_x(w)           # one gather of x (a launch on the device) for both
-        f = self._f_at(x)
-        self._h_at(x, w, hout)
-        return f
+        f = self.f_unread_and_h(w, hout)
+        return f if isinstance(f, float) else self.read_f(f)
 
     def f_unread_and_h(self, w, hout):
+        x = self.set_x(w)           # one gather of x (a launch on the device) for both
         # the objective left on the device where the evaluator can (``obj_unread``)
         unread = getattr(self.ev, "obj_unread", None)
         if unread is None:
-            return self.f_and_h(w, hout)
-        x = self.set_x(w)
-        with self.counter.timed("obj"):
-            v = unread(x)
+            f = self._f_at(x)
+        else:
+            with self.counter.timed("obj"):
+                f = unread(x)
         self._h_at(x, w, hout)
-        return v
+        return f
 
     def read_f(self, v) -> float:
         """f from the objective value ``v`` of :meth:`f_unread_and_h`, read back."""

@@ -155,7 +155,7 @@ class BarrierQuantities:
         the shared buffer is read before the next array overwrites it).  On the device a
         pair is one reduction (``all_finite2``)."""
         if len(vs) == 2 and not is_host(self.xp):
-            return bool(fused.call(self.xp, "all_finite2", *vs)[0])
+            return bool(self.finite_flag(*vs))
         ok = None
         for v in vs:
             ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
@@ -239,7 +239,8 @@ class BarrierQuantities:
         """``(f, ok, theta, phi)`` at ``w`` (the constraints into ``hout``): as
         :meth:`eval_zeroth`, :meth:`theta` and :meth:`phi` one after the other, with one
         host read for the objective (where the evaluator leaves it on the device), the
-        finiteness of h, theta and the barrier sums.  ``theta`` and ``phi`` are meaningless when not ``ok``."""
+        finiteness of h, theta and the barrier sums.  ``theta`` and ``phi`` are
+        meaningless when not ``ok``."""
         xp, nlp = self.xp, self.nlp
         f = nlp.f_unread_and_h(w, hout)
         unread = not isinstance(f, float)
