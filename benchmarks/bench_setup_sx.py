@@ -2,7 +2,9 @@
 
 The model is :func:`benchmarks.models.acopf.acopf_casadi_polar` (variables vm, va,
 pg, qg; the branch flows written out in the balances and thermal limits; no
-``.map``), built once per child process and not timed.  Each reader runs in its
+``.map``), or with ``--model suite`` the benchmark suite's own AC-OPF
+(:func:`benchmarks.models.acopf.acopf_casadi`: branch flows as variables), built once
+per child process and not timed.  Each reader runs in its
 own child process, which times
 
 * ``read``    ``casadi_to_model``: casadi's Function, the instruction program read,
@@ -25,7 +27,8 @@ code generation and NVRTC, its kernels cached in the same folder -- ``compile``,
 ``total``), so cold is read + group + derive + compile with empty caches.
 
     python benchmarks/bench_setup_sx.py [--cases case9241_pegase ...] [--repeat 3]
-        [--readers bulk per-node cached ipopt] [--device cpu|cuda] [--out DIR]
+        [--readers bulk per-node cached ipopt] [--device cpu|cuda] [--model polar|suite]
+        [--out DIR]
 
 ``--out DIR`` writes the medians as ``DIR/results.csv`` with ``DIR/meta.json`` (the
 layout of ``benchmarks/results/``, rendered by ``python -m benchmarks report``).
@@ -44,6 +47,10 @@ import tempfile
 import time
 
 
+#: --model: the function of benchmarks.models.acopf that builds the SX problem
+MODELS = {"polar": "acopf_casadi_polar", "suite": "acopf_casadi"}
+
+
 def child(case: str, reader: str) -> dict:
     if reader == "warmup":
         # what ``caspar warmup`` builds once per machine (the bulk reader's C++
@@ -53,11 +60,12 @@ def child(case: str, reader: str) -> dict:
         return dict(case=case, reader=reader, total=bulk_reader())
     import casadi as ca
 
-    from benchmarks.models.acopf import acopf_casadi_polar
+    from benchmarks.models import acopf
     from caspar_backend.adapters.casadi import casadi_to_model
     from caspar_backend.problem import Problem
 
-    nlp, _args = acopf_casadi_polar(case)
+    build = MODELS[os.environ.get("CASPAR_SETUP_MODEL", "polar")]
+    nlp, _args = getattr(acopf, build)(case)
     k = ca.Function("count", [nlp["x"]], [nlp["f"], nlp["g"]]).n_instructions()
     if reader in ("cached", "ipopt"):
         from caspar_backend.adapters.casadi import from_casadi
@@ -149,8 +157,11 @@ def write_folder(out: str, rows: list, args, argv) -> None:
                date=time.strftime("%Y-%m-%d %H:%M %Z"),
                hardware=f"{hw['cpu']}, {hw['cores']} cores (load average "
                         f"{os.getloadavg()[0]:.1f} at the end), CasADi {ca.__version__}",
-               sizes=", ".join(args.cases) + " (PGLib): the polar AC-OPF as one plain SX "
-                     "graph (benchmarks.models.acopf.acopf_casadi_polar)",
+               sizes=", ".join(args.cases) + (
+                   " (PGLib): the polar AC-OPF as one plain SX graph "
+                   "(benchmarks.models.acopf.acopf_casadi_polar)" if args.model == "polar"
+                   else " (PGLib): the benchmark suite's AC-OPF, branch flows as variables "
+                        "(benchmarks.models.acopf.acopf_casadi)"),
                tol=("setup only (no solve): read = casadi_to_model, Problem = grouping and "
                     "derivation; cached: from_casadi in a first and a second process "
                     "sharing an empty problem cache (--device cuda: and the GPU "
@@ -167,12 +178,15 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3, help="runs per reader (medians)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda: the cached rows also compile the GPU evaluator")
+    ap.add_argument("--model", choices=sorted(MODELS), default="polar",
+                    help="polar: the plain SX polar AC-OPF; suite: the runner's AC-OPF")
     ap.add_argument("--out", help="write results.csv and meta.json into this folder")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         print(json.dumps(child(*a.child)))
         return
+    os.environ["CASPAR_SETUP_MODEL"] = a.model     # the children build this model
     print("| case | reader | instructions | groups | read s (CPU) | Problem s | total s "
           "(CPU) | peak RSS MB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

@@ -294,6 +294,8 @@ MEASUREMENT_COLUMNS = {
                     ("CPU ratio", "ratio_cpu", ".2f"),
                     ("walker s", "ref", ".2f"), ("walker / NL", "ref_ratio", ".2f")],
 }
+#: bench_setup_sx.py --model suite: the benchmark suite's AC-OPF, the same columns
+MEASUREMENT_COLUMNS["suite_setup"] = MEASUREMENT_COLUMNS["sx_setup"]
 
 
 def measurement_section(runs, results: str | None = None) -> list[str]:

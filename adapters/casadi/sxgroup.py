@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from caspar_backend.arrays.segments import distinct
 from caspar_backend.blocks import TemplateBlock
 from caspar_backend.expr import Graph
 from caspar_backend.patterns import build_template, shape_key
@@ -211,7 +212,7 @@ def _claims_hold(dag: SXDag, M: np.ndarray, F: np.ndarray, vh, kinds, cols) -> b
     if not claiming.size:
         return True
     # the claimed positions are first occurrences (their own claim is themselves)
-    U = np.union1d(claiming, np.unique(Fd[claiming]))
+    U = distinct(np.concatenate([claiming, Fd[claiming].ravel()]))
     Fu = np.searchsorted(U, np.arange(L))[F[U]]         # searchsorted(U, F[U]), by table
     return bool(walks(dag.compiled).claims_hold(dag.op, dag.leaf, dag.attr, dag.value_bits,
                                                 dag.arg0, dag.arg1, vh,

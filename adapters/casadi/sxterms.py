@@ -301,10 +301,11 @@ def split_instances(dag: SXDag, nf: int) -> Instances | None:
     merge_top = np.concatenate([top_of[m_sp], item_top])
     tops = np.concatenate([roots[spine[roots]], S_of[sc]])
     tops = tops[(tops >= 0)]
-    if np.unique(tops).size < tops.size:               # a top used twice
-        return None
     used = np.zeros(K, bool)
     used[tops] = True
+    # a top used twice (a mask's count: NumPy's hashing unique took 0.66 s on 10^6 tops)
+    if np.count_nonzero(used) < tops.size:
+        return None
     sel = (top_id >= 0) & used[np.maximum(top_id, 0)]
     if not sel.all():                                  # (a single sum's: all of them)
         top_id, t_node, t_par = top_id[sel], t_node[sel], t_par[sel]

@@ -6,7 +6,8 @@
   allocating), on the device through the deterministic kernel of
   ``kernels/segment_sum.cu`` (no atomics, so repeated runs are bitwise identical);
 * :func:`unique_inverse`, :func:`stable_order` and :func:`csc_pattern` build index
-  structures (host int64 in and out).
+  structures (host int64 in and out); :func:`distinct` is ``numpy.unique`` of an
+  integer array by one sort.
 """
 
 from __future__ import annotations
@@ -105,6 +106,20 @@ def unique_inverse(xp, key):
     inv = xp.empty_like(pos)
     inv[order] = pos
     return np.asarray(host(ks[new]), np.int64), np.asarray(host(inv), np.int64)
+
+
+def distinct(a) -> np.ndarray:
+    """``numpy.unique(a)`` of a host integer array (sorted distinct values, flattened,
+    ``a``'s dtype) by one sort: NumPy >= 2.3 answers the plain call by hashing, about 30x
+    slower than sorting on 10^6 distinct values (0.5 s against 0.02 s).  Other dtypes go
+    to ``numpy.unique`` (its NaN rules)."""
+    a = np.asarray(a).reshape(-1)
+    if a.dtype.kind not in "iub":
+        return np.unique(a)
+    s = np.sort(a)
+    if s.size > 1:
+        s = s[np.concatenate(([True], s[1:] != s[:-1]))]
+    return s
 
 
 def segment_sum(xp, idx, size) -> SegmentSum:

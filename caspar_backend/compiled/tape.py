@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from caspar_backend.arrays.segments import distinct
 from caspar_backend.expr import topo_order
 from caspar_backend.evaluators.layout import Layout
 
@@ -171,7 +172,7 @@ def build_model(problem):
     nraw = len(lay.raw_jac_rows)
     jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
                else np.zeros(0, np.int64))
-    acc_rows = np.unique(lay.term_rows).astype(np.int64)
+    acc_rows = distinct(lay.term_rows).astype(np.int64)
     model = dict(
         n=problem.n, m=problem.m, nobj=nobj, ngroups=len(groups),
         gt=gt, op=np.asarray(tb.op, np.int64), arg=tape_a, cval=np.asarray(tb.c, np.float64),

@@ -19,6 +19,7 @@ import copy
 
 import numpy as np
 
+from ..arrays.segments import distinct
 from ..codegen_numpy import compile_fused, compile_group
 from ..expr import to_str
 from ..structure_cache import StructureCache
@@ -76,7 +77,7 @@ class NumpyEvaluator(Evaluator):
         # split rows: per-instance values summed into rows; duplicate Jacobian pairs summed
         self._term_rows = lay.term_rows
         self._term_buf = np.zeros(len(lay.term_rows))
-        self._acc_rows = np.unique(lay.term_rows)
+        self._acc_rows = distinct(lay.term_rows)
         self._jac_map = lay.jac_map
         self._raw_jac = np.zeros(len(lay.raw_jac_rows)) if lay.jac_map is not None else None
         for b, jb, hb, d, tb in zip(self._con, lay.con_jac_base, lay.con_hess_base,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays.segments import distinct
 #: float64 vectors of length n + m an interior-point iteration keeps (iterate, steps,
 #: trial point, residuals, scaling, bounds): an estimate for the memory figure
 _VECTORS_PER_ROW = 24
@@ -85,8 +86,8 @@ def model_summary(problem) -> ModelSummary:
     lay = Layout.of(problem)
     n, m = problem.n, problem.m
     # the layouts are COO with repeated (row, col) pairs (summed): count distinct ones
-    jac_nnz = np.unique(lay.jac_rows.astype(np.int64) * max(n, 1) + lay.jac_cols).size
-    hess = np.unique(lay.hess_rows.astype(np.int64) * max(n, 1) + lay.hess_cols)
+    jac_nnz = distinct(lay.jac_rows.astype(np.int64) * max(n, 1) + lay.jac_cols).size
+    hess = distinct(lay.hess_rows.astype(np.int64) * max(n, 1) + lay.hess_cols)
     hess_nnz = hess.size
     on_diag = np.count_nonzero(hess // max(n, 1) == hess % max(n, 1))
     kkt_nnz = hess_nnz + (n - on_diag) + jac_nnz + m

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..arrays.segments import distinct
 from .pair_sort import row_labels
 from .linear_solvers import StepSolver, dense_spd_solve, spd_solver
 
@@ -129,7 +130,7 @@ class SchurComplementSolver(StepSolver):
                                np.ones((n_eb, s_e, s_e)) * np.eye(s_e))[0]
             bi, bj = self._block_coords(S1)
             up = bi <= bj
-            self.block_keys = np.unique(np.r_[bi[up] * nf1 + bj[up],
+            self.block_keys = distinct(np.r_[bi[up] * nf1 + bj[up],
                                               np.arange(n_fb) * (nf1 + 1)])
             self.n_blocks = len(self.block_keys)
             blk_i, blk_j = self.block_keys // nf1, self.block_keys % nf1

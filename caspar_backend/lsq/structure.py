@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays.segments import distinct
 from .jacobian import csr_order, segment_pairs
 from .pair_sort import columns_missing_rows, label_adjacency, row_labels
 
@@ -207,11 +208,11 @@ def reduced_block_density(pattern, st: SchurStructure, max_pairs: float = 5e7) -
     keep = fb >= 0
     eb = st.row_eb[rows[keep]]
     group = np.where(eb >= 0, eb, n_eb + rows[keep])      # a point, or the row itself
-    inc = np.unique(group * n_fb + fb[keep])               # distinct (group, f-block)
+    inc = distinct(group * n_fb + fb[keep])               # distinct (group, f-block)
     g, f = inc // n_fb, inc % n_fb
-    size = np.bincount(np.searchsorted(np.unique(g), g)).astype(np.float64)
+    size = np.bincount(np.searchsorted(distinct(g), g)).astype(np.float64)
     if float((size * (size + 1) / 2).sum()) > max_pairs:
         return 1.0
     a, c = segment_pairs(g, np.arange(g.size))             # (g sorted: the identity)
     lo, hi = np.minimum(f[a], f[c]), np.maximum(f[a], f[c])
-    return np.unique(lo * n_fb + hi).size / (n_fb * (n_fb + 1) / 2)
+    return distinct(lo * n_fb + hi).size / (n_fb * (n_fb + 1) / 2)

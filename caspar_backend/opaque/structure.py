@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..arrays.segments import distinct
 from ..errors import ModelError
 
 
@@ -67,7 +68,7 @@ class Pattern:
         if lower:
             keep = r >= k
             r, k = r[keep], k[keep]
-        key = np.unique(r * max(m.shape[1], 1) + k)
+        key = distinct(r * max(m.shape[1], 1) + k)
         nc = max(m.shape[1], 1)
         return cls(key // nc, key % nc, nc)
 
