@@ -12,9 +12,12 @@ process:
   folder for a "second process";
 * ``first``: the first solve (cuDSS's analysis included on the GPU);
 * ``re1`` ...: re-solves of the compiled problem (``timing_statistics`` 'yes' but for the
-  last, 'no').
+  last, 'no');
+* ``--profile FILE``: one more re-solve ('yes') under cProfile, its functions by own time
+  and by cumulative time written to FILE (where the host's Python goes in an iteration).
 
-Per solve: seconds, status, iterations, objective, per-iteration phase times (ms) and,
+Per solve: seconds, status, iterations, objective, per-iteration phase times (ms), the
+solve's one-time setup and cuDSS analysis (s) and,
 when ``benchmarks/cuda_counters.py``'s library is preloaded, launches / device-to-host
 reads / synchronizations per iteration.  Prints one JSON line prefixed ``E2E``.  IPOPT is
 not run here (its build and solve of the same model are the runner's columns,
@@ -41,6 +44,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--resolves", type=int, default=2)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--cache-dir", default=None, help="CASPAR_CACHE_DIR for this run")
+    ap.add_argument("--profile", default=None,
+                    help="write a cProfile of one more re-solve to this file")
     a = ap.parse_args(argv)
     os.environ["CASPAR_PROBLEM_CACHE"] = "0"
     if a.cache_dir:
@@ -71,12 +76,38 @@ def main(argv=None) -> dict:
                           timing_statistics=timed)
         out[name] = dict(seconds=time.perf_counter() - t, status=r.status,
                          iterations=int(r.iterations), f=float(r.f), timing_statistics=timed,
-                         phases_ms=phase_ms(r),
+                         phases_ms=phase_ms(r), setup_s=float(r.timings.get("setup", 0.0)),
+                         analysis_s=float(r.extra.get("analysis_seconds", 0.0)),
                          counts=per_iteration_counts(difference(before, snapshot()), r))
     out["total_s"] = out["build_s"] + out["first"]["seconds"]
+    if a.profile:
+        out["profiled"] = profiled_solve(problem, a, a.profile)
     out["counted_by"] = counted_by()
     print("E2E " + json.dumps(out), flush=True)
     return out
+
+
+def profiled_solve(problem, a, path: str) -> dict:
+    """One re-solve under cProfile; its statistics (own time, then cumulative) to ``path``."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    t = time.perf_counter()
+    prof.enable()
+    r = problem.solve(tol=a.tol, print_level=0, max_iter=3000, device=a.device)
+    prof.disable()
+    seconds = time.perf_counter() - t
+    text = io.StringIO()
+    text.write(f"{a.case} re-solve under cProfile: {seconds:.3f} s, {r.iterations} "
+               f"iterations, {r.status}\n")
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(70)
+    stats.sort_stats("cumulative").print_stats(70)
+    with open(path, "w") as f:
+        f.write(text.getvalue())
+    return dict(seconds=seconds, iterations=int(r.iterations), status=r.status)
 
 
 if __name__ == "__main__":
