@@ -246,32 +246,41 @@ class _Module:
                           for name, ks in kinds.items()}
         self.size_arg = {name: [p for _, p in _params(spec.params)].index(spec.size)
                          for name, spec in ops.items() if isinstance(spec, Elementwise)}
+        #: per op, its spec's class (a launch dispatches on it without isinstance)
+        self.kind = {name: type(spec) for name, spec in ops.items()}
 
     def contiguous(self, name, args) -> bool:
         """Every array argument of op ``name`` C-contiguous (the kernels index raw
-        pointers)."""
-        return all(_c_order(args[j]) for j in self.array_at[name])
+        pointers).  A plain loop: this runs at every launch, ~40 times per iteration."""
+        for j in self.array_at[name]:
+            a = args[j]
+            # CuPy's own flag, read without building a ``flags`` object
+            c = getattr(a, "_c_contiguous", None)
+            if not (a.flags.c_contiguous if c is None else c):
+                return False
+        return True
 
     def _args(self, name, args):
         at = self.scalar_at[name]
         if not at:
-            return tuple(args)
+            return args
         a = list(args)
         for j in at:
             a[j] = np.float64(a[j])
         return tuple(a)
 
     def launch(self, name, args):
-        spec, xp = self.ops[name], self.xp
-        if isinstance(spec, Reduction):
-            return self._reduce(name, spec, args)
-        if isinstance(spec, Reductions):
-            return self._reductions(name, spec, args)
+        """One launch of op ``name`` (``args`` a tuple, contiguous arrays)."""
+        kind = self.kind[name]
+        if kind is Reduction:
+            return self._reduce(name, self.ops[name], args)
+        if kind is Reductions:
+            return self._reductions(name, self.ops[name], args)
         n = args[self.size_arg[name]].size
         a = self._args(name, args)
         out = None
-        if spec.out:
-            out = xp.empty(n, dtype=xp.float64)
+        if self.ops[name].out:
+            out = self.xp.empty(n, dtype=_F64)
             a = a + (out,)
         if n:
             blocks = min(-(-n // THREADS), MAX_ELEMENTWISE_BLOCKS)
@@ -313,6 +322,7 @@ class _Module:
 
 _MODULES: dict = {}
 _LOCK = threading.Lock()
+_F64 = np.dtype(np.float64)
 
 
 def module(xp, ops: dict) -> _Module:

@@ -56,7 +56,9 @@ def _gathered(xp, values):
     """The 0-d device values as one float64 device vector: one launch of the fused
     module's pack kernel (a stack is a concatenate with ~100 us of host work)."""
     if len(values) <= fused_cuda.PACK_MAX and hasattr(xp, "RawModule"):
-        packed = fused_cuda.pack(xp, fused.SPECS, [v.reshape(()) for v in values])
+        # (a fused reduction's columns are 0-d already: no view made for them)
+        packed = fused_cuda.pack(xp, fused.SPECS,
+                                 [v if v.ndim == 0 else v.reshape(()) for v in values])
         if packed is not None:
             return packed
     # astype without a copy: each copy of a float64 value would be one more launch
