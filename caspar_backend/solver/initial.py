@@ -66,7 +66,7 @@ def push_into_bounds(nlp, w, kappa1, kappa2, slack_kappa1, slack_kappa2):
     k1 = np.full(nw, kappa1)
     k2 = np.full(nw, kappa2)
     k1[nx:], k2[nx:] = slack_kappa1, slack_kappa2
-    return pushed(w, host(nlp.wL), host(nlp.wU), k1, k2)
+    return pushed(w, *nlp.host_bounds(), k1, k2)
 
 
 def default_start(nlp, x0, hout, kappa1, kappa2, slack_kappa1, slack_kappa2):
@@ -80,7 +80,7 @@ def default_start(nlp, x0, hout, kappa1, kappa2, slack_kappa1, slack_kappa2):
     from that one constraint evaluation: ``h`` is affine in s, ``h(x, s) = h(x, 0) -
     [0; s]`` on the slack rows, and ``h(x, 0)`` is ``d(x)`` there."""
     xp, nx = nlp.xp, nlp.nx
-    wL, wU = host(nlp.wL), host(nlp.wU)
+    wL, wU = nlp.host_bounds()
     w = nlp.initial_w(x0, slacks=False)
     w[:nx] = xp.asarray(pushed(host(w[:nx]).astype(float), wL[:nx], wU[:nx],
                                kappa1, kappa2))

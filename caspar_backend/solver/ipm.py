@@ -93,7 +93,7 @@ class InteriorPoint:
         self.nw, self.m = nlp.nw, nlp.m
         self.barrier = BarrierParameter(mu=o.mu_init, tau=max(o.tau_min, 1.0 - o.mu_init))
         self.info = StepInfo()
-        n_finite = [int(np.isfinite(host(b)).sum()) for b in (nlp.wL, nlp.wU)]
+        n_finite = [int(np.count_nonzero(np.isfinite(b))) for b in nlp.host_bounds()]
         self.it = Iterate.zeros(xp, nlp.nw, nlp.m, *n_finite, len(nlp.jac_rows))
         self.calc = BarrierQuantities(nlp, o, self.it, self.barrier)
         self.lbfgs = None

@@ -84,6 +84,14 @@ class BarrierNLP(ABC):
     hess_rows: np.ndarray
     hess_cols: np.ndarray
 
+    def host_bounds(self) -> tuple:
+        """``(wL, wU)`` as host arrays, copied from the device once per NLP: the bounds
+        never change during a solve, and at 10^6 entries each copy is milliseconds."""
+        hb = self.__dict__.get("_host_bounds")
+        if hb is None:
+            hb = self._host_bounds = (host(self.wL), host(self.wU))
+        return hb
+
     @abstractmethod
     def f(self, w) -> float: ...
 
@@ -204,6 +212,7 @@ class SlackNLP(BarrierNLP):
                            self.eq[rows], dci, opts)
         nw = self.nw
         self.wL, self.wU = xp.asarray(r[..., :nw]), xp.asarray(r[..., nw:])
+        self._host_bounds = (r[..., :nw], r[..., nw:])      # computed here: no copy back
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
@@ -467,7 +476,7 @@ class SlackNLP(BarrierNLP):
         """Primal and CasADi-convention multipliers in the user's full space, as host
         NumPy arrays (the only device-to-host copy of vectors in a solve)."""
         x = host(self.set_x(w)).copy()
-        w, y, zL, zU, iL, iU = (host(a) for a in (w, y, zL, zU, iL, iU))
+        y, zL, zU, iL, iU = (host(a) for a in (y, zL, zU, iL, iU))
         lam_g = y * self.dc / self.df
         zw = np.zeros(self.nw)
         zw[iU] += zU

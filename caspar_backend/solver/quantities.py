@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..arrays import asum, errstate, fused, host, is_host, scalars
+from ..arrays import asum, errstate, fused, is_host, scalars
 from .iterate import BarrierParameter, Direction, Iterate
 from .structure import BoundStructure
 from .status import SolverStop
@@ -42,7 +42,7 @@ class BarrierQuantities:
         self.nw, self.m = nlp.nw, nlp.m
         # the index sets depend on which bounds are finite alone: the problem's cached
         # ones (:class:`~.structure.BoundStructure`)
-        finL, finU = np.isfinite(host(nlp.wL)), np.isfinite(host(nlp.wU))
+        finL, finU = (np.isfinite(b) for b in nlp.host_bounds())
         st = nlp.structure(BoundStructure.key(finL, finU), lambda: BoundStructure(
             finL, finU, nlp.jac_rows, nlp.jac_cols, self.nw, xp))
         self.iL, self.iU = st.iL, st.iU
