@@ -140,6 +140,26 @@ def test_slacks_of_the_pushed_x_one_evaluation():
     np.testing.assert_array_equal(ipm.it.h, h)
 
 
+def test_host_bounds_are_the_slack_problems_bounds_and_read_once():
+    """``host_bounds()``: the slack problem's (wL, wU) on the host, the same arrays at
+    every call (the slack problem keeps the ones it computed; a restoration problem copies
+    its device bounds once)."""
+    from caspar_backend.solver.restoration import RestorationNLP
+
+    nlp, args = _bound_start()
+    sn, ipm = _slack_nlp(nlp, args)
+    wL, wU = sn.host_bounds()
+    np.testing.assert_array_equal(wL, sn.wL)
+    np.testing.assert_array_equal(wU, sn.wU)
+    assert sn.host_bounds()[0] is wL and sn.host_bounds()[1] is wU
+    ipm.initialize_default(args["x0"])
+    resto = RestorationNLP(sn, ipm.it.w, 0.1, 1.0)
+    rL, rU = resto.host_bounds()
+    np.testing.assert_array_equal(rL, resto.wL)
+    np.testing.assert_array_equal(rU, resto.wU)
+    assert resto.host_bounds()[0] is rL
+
+
 def _iteration_lines(out):
     """(iter, objective, inf_pr) of a log's iteration lines (IPOPT's layout)."""
     rows = []
