@@ -253,10 +253,7 @@ class _Module:
         """Every array argument of op ``name`` C-contiguous (the kernels index raw
         pointers).  A plain loop: this runs at every launch, ~40 times per iteration."""
         for j in self.array_at[name]:
-            a = args[j]
-            # CuPy's own flag, read without building a ``flags`` object
-            c = getattr(a, "_c_contiguous", None)
-            if not (a.flags.c_contiguous if c is None else c):
+            if not _c_order(args[j]):
                 return False
         return True
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays.segments import distinct
+
 #: float64 vectors of length n + m an interior-point iteration keeps (iterate, steps,
 #: trial point, residuals, scaling, bounds): an estimate for the memory figure
 _VECTORS_PER_ROW = 24

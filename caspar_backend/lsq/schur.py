@@ -131,7 +131,7 @@ class SchurComplementSolver(StepSolver):
             bi, bj = self._block_coords(S1)
             up = bi <= bj
             self.block_keys = distinct(np.r_[bi[up] * nf1 + bj[up],
-                                              np.arange(n_fb) * (nf1 + 1)])
+                                             np.arange(n_fb) * (nf1 + 1)])
             self.n_blocks = len(self.block_keys)
             blk_i, blk_j = self.block_keys // nf1, self.block_keys % nf1
             a = np.tile(np.repeat(np.arange(s_f), s_f), self.n_blocks)

@@ -208,7 +208,7 @@ def reduced_block_density(pattern, st: SchurStructure, max_pairs: float = 5e7) -
     keep = fb >= 0
     eb = st.row_eb[rows[keep]]
     group = np.where(eb >= 0, eb, n_eb + rows[keep])      # a point, or the row itself
-    inc = distinct(group * n_fb + fb[keep])               # distinct (group, f-block)
+    inc = distinct(group * n_fb + fb[keep])                # distinct (group, f-block)
     g, f = inc // n_fb, inc % n_fb
     size = np.bincount(np.searchsorted(distinct(g), g)).astype(np.float64)
     if float((size * (size + 1) / 2).sum()) > max_pairs:
