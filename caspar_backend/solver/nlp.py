@@ -208,15 +208,25 @@ class SlackNLP(BarrierNLP):
         self._compute_scaling(opts)
         rows = self.slack_rows
         dci = self.dc[rows]
-        r = relaxed_bounds(lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
-                           self.eq[rows], dci, opts)
+        self._dci_d = xp.asarray(dci)
         nw = self.nw
-        self.wL, self.wU = xp.asarray(r[..., :nw]), xp.asarray(r[..., nw:])
-        self._host_bounds = (r[..., :nw], r[..., nw:])      # computed here: no copy back
+        if is_host(xp):
+            r = relaxed_bounds(lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
+                               self.eq[rows], dci, opts)
+            self.wL, self.wU = r[..., :nw], r[..., nw:]
+            self._host_bounds = (self.wL, self.wU)     # computed here: no copy back
+        else:
+            # the same relaxation in one fused kernel (arrays/fused_setup.py)
+            r = xp.empty(2 * nw)
+            fs = np.where(self.eq[rows], opts.equality_relax_factor, opts.bound_relax_factor)
+            fused.call(xp, "relax_bounds", *(xp.asarray(a) for a in (
+                lbx[self.free], lbg[rows], ubx[self.free], ubg[rows], fs)), self._dci_d,
+                float(self.nx), float(len(rows)), opts.bound_relax_factor,
+                opts.constr_viol_tol, r)
+            self.wL, self.wU = r[:nw], r[nw:]
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
-        self._dci_d = xp.asarray(dci)
         self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
         self.g_offset = xp.asarray(g_offset)
         self._eq_d = st.eq_d
