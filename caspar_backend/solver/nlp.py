@@ -62,7 +62,7 @@ import numpy as np
 
 from ..arrays import amax, amax_abs, copy_into, fused, host, is_host, scalars
 from .evalcounter import EvalCounter
-from .relaxation import relaxed_bounds
+from .relaxation import slack_bounds
 from .structure import SlackStructure, slack_key
 
 
@@ -209,21 +209,11 @@ class SlackNLP(BarrierNLP):
         rows = self.slack_rows
         dci = self.dc[rows]
         self._dci_d = xp.asarray(dci)
-        nw = self.nw
+        r = slack_bounds(xp, lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
+                         self.eq[rows], self._dci_d, opts)
+        self.wL, self.wU = r[:self.nw], r[self.nw:]
         if is_host(xp):
-            r = relaxed_bounds(lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
-                               self.eq[rows], dci, opts)
-            self.wL, self.wU = r[..., :nw], r[..., nw:]
             self._host_bounds = (self.wL, self.wU)     # computed here: no copy back
-        else:
-            # the same relaxation in one fused kernel (arrays/fused_setup.py)
-            r = xp.empty(2 * nw)
-            fs = np.where(self.eq[rows], opts.equality_relax_factor, opts.bound_relax_factor)
-            fused.call(xp, "relax_bounds", *(xp.asarray(a) for a in (
-                lbx[self.free], lbg[rows], ubx[self.free], ubg[rows], fs)), self._dci_d,
-                float(self.nx), float(len(rows)), opts.bound_relax_factor,
-                opts.constr_viol_tol, r)
-            self.wL, self.wU = r[:nw], r[nw:]
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
