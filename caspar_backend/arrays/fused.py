@@ -79,7 +79,8 @@ Elementwise (a new array, or in place in the last argument):
   nonzero), dstat_c <- -ec, diag_c <- -ec - delta_c
 
 A solve's one-time setup (:mod:`.fused_setup`, in place): ``relax_bounds`` (the slack
-problem's relaxed bounds) and ``push_bounds`` (a start pushed inside them).
+problem's relaxed bounds), ``push_bounds`` (a start pushed inside them) and
+``row_abs_max`` (the Jacobian's row norms of the gradient-based scaling).
 """
 
 from __future__ import annotations
@@ -441,7 +442,7 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
             "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
             "kkt_squares", "col_static_term", "row_static_term", "relax_bounds",
-            "push_bounds")
+            "push_bounds", "row_abs_max")
 _IN_PLACE = frozenset(IN_PLACE)
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(

@@ -19,6 +19,9 @@ no fused multiply-add rounds differently: results equal the host's bit for bit.
 * ``push_bounds(wL, wU, k1, k2, v)``: v <- v pushed inside [wL, wU] (IPOPT's
   push_variables, :func:`caspar_backend.solver.initial.pushed`: the push
   ``min(k1 max(1, |b|), k2 (wU - wL))``, the midpoint where both pushes cross)
+* ``row_abs_max(jv, perm, indptr, out)``: out_i <- max(0, max_k |jv[perm[k]]|) over
+  ``indptr[i] <= k < indptr[i + 1]`` (a CSR plan of the Jacobian's rows; a NaN
+  propagates, as ``numpy.maximum.at`` does) -- the gradient-based scaling's row norms
 """
 
 from __future__ import annotations
@@ -51,6 +54,14 @@ def _push_bounds(wL, wU, k1, k2, v):
         v[...] = np.where(lo > hi, 0.5 * (wL + wU), np.minimum(np.maximum(v, lo), hi))
 
 
+def _row_abs_max(jv, perm, indptr, out):
+    # (``like=out``: the tests' emulation passes device arrays posing as NumPy ones)
+    rows = np.repeat(np.arange(out.size, like=out), np.diff(indptr))
+    out[...] = 0.0
+    with np.errstate(invalid="ignore"):
+        np.maximum.at(out, rows, np.abs(jv[perm]))
+
+
 #: name -> (kernel spec, NumPy reference), merged into :data:`.fused.OPS`
 SETUP_OPS = {
     "relax_bounds": (Elementwise(
@@ -77,4 +88,10 @@ SETUP_OPS = {
         "const double hi = fu ? __dadd_rn(u, -pu) : CASPAR_INF; "
         "v[i] = lo > hi ? 0.5 * (l + u) : CASPAR_MIN(CASPAR_MAX(v[i], lo), hi)", "wL"),
         _push_bounds),
+    "row_abs_max": (Elementwise(
+        "raw jv, idx perm, idx indptr, inout out",
+        "double m = 0.0; "
+        "for (long long k = indptr[i]; k < indptr[i + 1]; ++k) "
+        "m = CASPAR_MAX(m, fabs(jv[perm[k]])); "
+        "out[i] = m", "out"), _row_abs_max),
 }

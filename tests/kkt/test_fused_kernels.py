@@ -181,6 +181,18 @@ def _bound_sides(k):
     return xl, gl, xu, gu, fs, RNG.uniform(1e-3, 1.0, size=ns)
 
 
+def _row_plan(m):
+    """Jacobian values with NaN and infinite entries, and a CSR plan of m rows (0-4
+    entries each) over a permutation of them."""
+    counts = RNG.integers(0, 5, size=m)
+    nnz = int(counts.sum())
+    jv = RNG.normal(size=nnz) * 10.0 ** RNG.integers(-3, 4, size=nnz)
+    jv[RNG.random(nnz) < 0.02] = np.nan
+    jv[RNG.random(nnz) < 0.02] = -np.inf
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return jv, RNG.permutation(nnz).astype(np.int64), indptr
+
+
 def test_setup_ops_are_the_solvers_host_formulas():
     """``relax_bounds`` and ``push_bounds`` (arrays/fused_setup.py) give, bit for bit,
     :func:`~caspar_backend.solver.relaxation.relaxed_bounds` and
@@ -205,6 +217,15 @@ def test_setup_ops_are_the_solvers_host_formulas():
         want = pushed(v.copy(), wL, wU, 1e-2, 0.5)
         fused.call(np, "push_bounds", wL, wU, 1e-2, 0.5, v)
         np.testing.assert_array_equal(v, want)
+        jv, perm, indptr = _row_plan(k)
+        rows = np.empty(len(jv), np.int64)
+        rows[perm] = np.repeat(np.arange(k), np.diff(indptr))    # jv[perm[p]] is in row p's
+        want = np.zeros(k)
+        with np.errstate(invalid="ignore"):
+            np.maximum.at(want, rows, np.abs(jv))
+        got = np.empty(k)
+        fused.call(np, "row_abs_max", jv, perm, indptr, got)
+        np.testing.assert_array_equal(got, want)
 
 
 def _args(name, n, cp):
@@ -254,6 +275,7 @@ def _args(name, n, cp):
         "relax_bounds": _bound_sides(k) + (float(k // 2), float(k - k // 2), 1e-8, 1e-4,
                                            np.empty(2 * k)),
         "push_bounds": _bound_pair(k) + (1e-2, 1e-2, 3 * ds),
+        "row_abs_max": _row_plan(k) + (np.empty(k),),
     }
     return table[name]
 

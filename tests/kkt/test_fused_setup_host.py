@@ -1,4 +1,5 @@
-"""The CUDA source of the setup kernels (``relax_bounds``, ``push_bounds``:
+"""The CUDA source of the setup kernels (``relax_bounds``, ``push_bounds``,
+``row_abs_max``:
 caspar_backend/arrays/fused_setup.py), compiled for the host with g++ (the device
 intrinsics defined as their host meaning, no contraction of products into sums) and
 run over every entry, equals the NumPy references bit for bit, infinite and crossing
@@ -16,7 +17,7 @@ import pytest
 
 from caspar_backend.arrays import fused, fused_cuda
 
-from .test_fused_kernels import _bound_pair, _bound_sides
+from .test_fused_kernels import _bound_pair, _bound_sides, _row_plan
 
 _HARNESS = r"""
 #include <cmath>
@@ -41,7 +42,7 @@ def host_module(tmp_path_factory):
     if gxx is None:
         pytest.skip("needs g++")
     tmp = tmp_path_factory.mktemp("fused_setup")
-    ops = {name: fused.SPECS[name] for name in ("relax_bounds", "push_bounds")}
+    ops = {name: fused.SPECS[name] for name in ("relax_bounds", "push_bounds", "row_abs_max")}
     src = _HARNESS + fused_cuda.module_source(ops).split('extern "C" __global__ void '
                                                           'caspar_pack')[0]
     (tmp / "h.cpp").write_text(src)
@@ -56,7 +57,7 @@ def _run(so, name, args):
     visits every i); float arguments as doubles, arrays by pointer, then n."""
     conv = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray)
             else ctypes.c_double(a) for a in args]
-    n = args[-1].size if name == "relax_bounds" else args[0].size
+    n = args[0].size if name == "push_bounds" else args[-1].size
     getattr(so, f"caspar_{name}")(*conv, ctypes.c_longlong(n))
 
 
@@ -78,4 +79,13 @@ def test_push_bounds_source_equals_reference(host_module, k):
     want, got = v.copy(), v.copy()
     fused.call(np, "push_bounds", wL, wU, 1e-2, 0.5, want)
     _run(host_module, "push_bounds", (wL, wU, 1e-2, 0.5, got))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("m", [1, 8, 1000])
+def test_row_abs_max_source_equals_reference(host_module, m):
+    jv, perm, indptr = _row_plan(m)
+    want, got = np.full(m, -1.0), np.full(m, -1.0)
+    fused.call(np, "row_abs_max", jv, perm, indptr, want)
+    _run(host_module, "row_abs_max", (jv, perm, indptr, got))
     np.testing.assert_array_equal(got, want)
