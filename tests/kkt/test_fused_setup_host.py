@@ -9,13 +9,12 @@ test_kernel_equals_reference_on_gpu checks the device build."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from caspar_backend.arrays import fused, fused_cuda
+from tests.support.host_cuda import host_library
 
 from .test_fused_kernels import _bound_pair, _bound_sides, _row_plan
 
@@ -38,18 +37,10 @@ using std::fabs; using std::log; using std::sqrt;
 
 @pytest.fixture(scope="module")
 def host_module(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("needs g++")
-    tmp = tmp_path_factory.mktemp("fused_setup")
     ops = {name: fused.SPECS[name] for name in ("relax_bounds", "push_bounds", "row_abs_max")}
     src = _HARNESS + fused_cuda.module_source(ops).split('extern "C" __global__ void '
                                                           'caspar_pack')[0]
-    (tmp / "h.cpp").write_text(src)
-    lib = tmp / "fused_setup_host.so"
-    subprocess.run([gxx, "-O1", "-ffp-contract=off", "-shared", "-fPIC", str(tmp / "h.cpp"),
-                    "-o", str(lib)], check=True)
-    return ctypes.CDLL(str(lib))
+    return host_library(tmp_path_factory, "fused_setup", src)
 
 
 def _run(so, name, args):
