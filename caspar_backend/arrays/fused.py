@@ -77,6 +77,10 @@ Elementwise (a new array, or in place in the last argument):
 * ``row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c)``: ec <-
   max(min(eps min(ec, 1), priv) - delta_c, 0) (the min with priv only when priv_on is
   nonzero), dstat_c <- -ec, diag_c <- -ec - delta_c
+
+A solve's one-time setup (:mod:`.fused_setup`, in place): ``relax_bounds`` (the slack
+problem's relaxed bounds), ``push_bounds`` (a start pushed inside them) and
+``row_abs_max`` (the Jacobian's row norms of the gradient-based scaling).
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ import numpy as np
 
 from . import fused_cuda
 from .fused_cuda import Elementwise, Reduction, Reductions, over
+from .fused_setup import SETUP_OPS
 
 
 @dataclass(frozen=True)
@@ -425,6 +430,8 @@ OPS = {
         "ec[i] = e; dstat_c[i] = -e; diag_c[i] = -e - delta_c", "ec"), _row_static_term),
 }
 
+OPS.update({name: FusedOp(*op) for name, op in SETUP_OPS.items()})
+
 #: the specs, the table :mod:`.fused_cuda` compiles
 SPECS = {name: op.kernel for name, op in OPS.items()}
 
@@ -434,7 +441,8 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
             "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
-            "kkt_squares", "col_static_term", "row_static_term")
+            "kkt_squares", "col_static_term", "row_static_term", "relax_bounds",
+            "push_bounds", "row_abs_max")
 _IN_PLACE = frozenset(IN_PLACE)
 #: the position of an in-place op's size argument (its kernel's ``size``)
 _SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..arrays import amax_abs, host, scalars
+from ..arrays import amax_abs, fused, is_host, scalars
 
 #: barrier-term stand-in that holds the slack of a relaxed equality in place in the
 #: least-squares multiplier estimate (its step is O(1/weight)), so that the estimate is
@@ -80,16 +80,33 @@ def default_start(nlp, x0, hout, kappa1, kappa2, slack_kappa1, slack_kappa2):
     from that one constraint evaluation: ``h`` is affine in s, ``h(x, s) = h(x, 0) -
     [0; s]`` on the slack rows, and ``h(x, 0)`` is ``d(x)`` there."""
     xp, nx = nlp.xp, nlp.nx
-    wL, wU = nlp.host_bounds()
     w = nlp.initial_w(x0, slacks=False)
-    w[:nx] = xp.asarray(pushed(host(w[:nx]).astype(float), wL[:nx], wU[:nx],
-                               kappa1, kappa2))
+    if not is_host(xp):
+        return _default_start_on_device(nlp, w, hout, kappa1, kappa2, slack_kappa1,
+                                        slack_kappa2)
+    wL, wU = nlp.host_bounds()
+    w[:nx] = pushed(w[:nx], wL[:nx], wU[:nx], kappa1, kappa2)
     nlp.h(w, hout)
     if nlp.ns:
         rows = nlp.slack_rows_d
-        d = host(hout[rows]).astype(float)
-        w[nx:] = xp.asarray(pushed(d, wL[nx:], wU[nx:], slack_kappa1, slack_kappa2))
+        w[nx:] = pushed(hout[rows], wL[nx:], wU[nx:], slack_kappa1, slack_kappa2)
         hout[rows] -= w[nx:]
+    return w
+
+
+def _default_start_on_device(nlp, w, hout, kappa1, kappa2, slack_kappa1, slack_kappa2):
+    """:func:`default_start`'s pushes as the fused ``push_bounds`` kernel, in place on
+    the device (the same formula as :func:`pushed`, bit for bit)."""
+    nx = nlp.nx
+    fused.call(nlp.xp, "push_bounds", nlp.wL[:nx], nlp.wU[:nx], kappa1, kappa2, w[:nx])
+    nlp.h(w, hout)
+    if nlp.ns:
+        rows = nlp.slack_rows_d
+        d = hout[rows]
+        fused.call(nlp.xp, "push_bounds", nlp.wL[nx:], nlp.wU[nx:], slack_kappa1,
+                   slack_kappa2, d)
+        w[nx:] = d
+        hout[rows] -= d
     return w
 
 

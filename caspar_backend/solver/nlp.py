@@ -62,7 +62,8 @@ import numpy as np
 
 from ..arrays import amax, amax_abs, copy_into, fused, host, is_host, scalars
 from .evalcounter import EvalCounter
-from .relaxation import relaxed_bounds
+from .relaxation import slack_bounds
+from .scaling import RowNormPlan, free_grad_norm
 from .structure import SlackStructure, slack_key
 
 
@@ -208,15 +209,15 @@ class SlackNLP(BarrierNLP):
         self._compute_scaling(opts)
         rows = self.slack_rows
         dci = self.dc[rows]
-        r = relaxed_bounds(lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
-                           self.eq[rows], dci, opts)
-        nw = self.nw
-        self.wL, self.wU = xp.asarray(r[..., :nw]), xp.asarray(r[..., nw:])
-        self._host_bounds = (r[..., :nw], r[..., nw:])      # computed here: no copy back
+        self._dci_d = xp.asarray(dci)
+        r = slack_bounds(xp, lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
+                         self.eq[rows], self._dci_d, opts)
+        self.wL, self.wU = r[:self.nw], r[self.nw:]
+        if is_host(xp):
+            self._host_bounds = (self.wL, self.wU)     # computed here: no copy back
         g_offset = np.where(st.enforced, lbg, 0.0)   # h_E = dc (g - lbg)
         # device copies of the scaling (dc stays on the host too: driver and results)
         self.dc_d = xp.asarray(self.dc)
-        self._dci_d = xp.asarray(dci)
         self._dcj_d = xp.asarray(self.dc[self.jac_rows[:self._nj_user]])
         self.g_offset = xp.asarray(g_offset)
         self._eq_d = st.eq_d
@@ -232,7 +233,8 @@ class SlackNLP(BarrierNLP):
 
     # ------------------------------------------------------------------ scaling
     def _compute_scaling(self, opts):
-        """Once, on the host: df, dc (NumPy)."""
+        """Once: df, dc (host NumPy) from the gradient and the Jacobian at x0; their
+        norms on the evaluator's device (:mod:`.scaling`)."""
         df = opts.obj_scaling_factor
         dc = np.ones(self.m)
         if opts.nlp_scaling_method == "gradient-based":
@@ -240,21 +242,15 @@ class SlackNLP(BarrierNLP):
             x = self.x_full
             with self.counter.timed("grad"):
                 self.ev.grad(x, self._gradf)
-            gradf = host(self._gradf)
-            gf = np.max(np.abs(gradf[self.free])) if self.nx else 0.0
+            gf = free_grad_norm(self.xp, self._gradf, self.free, self._free_d, self.all_free)
             if np.isfinite(gf) and gf > gmax:
                 df *= max(gmin, gmax / gf)
             if self.m:
                 with self.counter.timed("jac"):
                     self.ev.jac_values(x, self._jv)
-                jv = host(self._jv)
-                if self._nj_user == len(jv):
-                    rows, vals = self._ev_jac_rows, np.abs(jv)
-                else:
-                    rows, vals = self._ev_jac_rows[self._jkeep], np.abs(jv[self._jkeep])
-                rowmax = np.zeros(self.m)
-                with np.errstate(invalid="ignore"):     # NaN rows are left unscaled
-                    np.maximum.at(rowmax, rows, vals)
+                keep = None if self._nj_user == len(self._jv) else self._jkeep
+                rowmax = self.structure(("row_norms",), lambda: RowNormPlan(
+                    self.xp, self._ev_jac_rows, keep, self.m))(self.xp, self._jv)
                 big = np.isfinite(rowmax) & (rowmax > gmax)
                 dc[big] = np.maximum(gmin, gmax / rowmax[big])
         self.df, self.dc = float(df), dc

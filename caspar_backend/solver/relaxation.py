@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import fused, is_host
+
 
 def relaxed_bounds(xl, gl, xu, gu, eq, dci, opts):
     """``[wL, wU]`` along the last axis: the slack problem's bounds from the free
@@ -36,4 +38,19 @@ def relaxed_bounds(xl, gl, xu, gu, eq, dci, opts):
     r = np.where(fin, b + sign * step, b)
     r[..., nx:nw] *= dci
     r[..., nw + nx:] *= dci
+    return r
+
+
+def slack_bounds(xp, xl, gl, xu, gu, eq, dci, opts):
+    """:func:`relaxed_bounds` of one problem (``xl``, ``gl``, ``xu``, ``gu``, ``eq`` host
+    vectors, ``dci`` an ``xp`` vector) as one ``xp`` vector ``[wL, wU]``: on the host
+    those formulas, on the device the fused ``relax_bounds`` kernel (the same entry by
+    entry, one launch instead of a dozen host passes and two uploads of the result)."""
+    if is_host(xp):
+        return relaxed_bounds(xl, gl, xu, gu, eq, dci, opts)
+    r = xp.empty(2 * (len(xl) + len(gl)))
+    fs = np.where(eq, opts.equality_relax_factor, opts.bound_relax_factor)
+    fused.call(xp, "relax_bounds", *(xp.asarray(a) for a in (xl, gl, xu, gu, fs)), dci,
+               float(len(xl)), float(len(gl)), opts.bound_relax_factor,
+               opts.constr_viol_tol, r)
     return r

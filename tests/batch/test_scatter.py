@@ -7,13 +7,13 @@ with no input, one, or many."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from caspar_backend.batch.scatter import ScatterSum
+
+from tests.support.host_cuda import host_library
 
 from .ldl_support import ROOT
 
@@ -30,15 +30,7 @@ extern "C" void caspar_set_thread(unsigned block, unsigned dim, unsigned thread)
 
 @pytest.fixture(scope="module")
 def host_kernel(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("needs g++")
-    tmp = tmp_path_factory.mktemp("segment_sum")
-    (tmp / "h.cpp").write_text(_HARNESS)
-    lib = tmp / "segment_sum_host.so"
-    subprocess.run([gxx, "-O1", "-ffp-contract=off", "-shared", "-fPIC",
-                    f"-I{ROOT / 'kernels'}", str(tmp / "h.cpp"), "-o", str(lib)], check=True)
-    so = ctypes.CDLL(str(lib))
+    so = host_library(tmp_path_factory, "segment_sum", _HARNESS, ROOT / "kernels")
     fn = so.caspar_segment_sum_rows
 
     def launch(grid, block, args):

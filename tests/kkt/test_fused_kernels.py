@@ -159,6 +159,75 @@ def test_host_results_of_the_combined_ops_are_the_former_expressions():
     assert np.array_equal(diag, -e - 1e-10)
 
 
+def _bound_pair(k):
+    """Lower and upper bounds of k entries: finite, infinite on either side, wide, tight
+    (a push from each side would cross) and equal."""
+    lo = RNG.normal(size=k) * 10.0 ** RNG.integers(-3, 4, size=k)
+    width = np.choose(RNG.integers(0, 3, size=k), [np.full(k, 1e-9), np.full(k, 0.0),
+                                                   RNG.uniform(0.1, 100, size=k)])
+    hi = lo + width
+    lo[RNG.random(k) < 0.2] = -np.inf
+    hi[RNG.random(k) < 0.2] = np.inf
+    return lo, hi
+
+
+def _bound_sides(k):
+    """``relax_bounds``' sides for k // 2 variables and k - k // 2 slack rows, their
+    per-row factors (bound or equality relaxation) and scaling."""
+    nx, ns = k // 2, k - k // 2
+    xl, xu = _bound_pair(nx)
+    gl, gu = _bound_pair(ns)
+    fs = np.where(RNG.random(ns) < 0.3, 1e-10, 1e-8)
+    return xl, gl, xu, gu, fs, RNG.uniform(1e-3, 1.0, size=ns)
+
+
+def _row_plan(m):
+    """Jacobian values with NaN and infinite entries, and a CSR plan of m rows (0-4
+    entries each) over a permutation of them."""
+    counts = RNG.integers(0, 5, size=m)
+    nnz = int(counts.sum())
+    jv = RNG.normal(size=nnz) * 10.0 ** RNG.integers(-3, 4, size=nnz)
+    jv[RNG.random(nnz) < 0.02] = np.nan
+    jv[RNG.random(nnz) < 0.02] = -np.inf
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return jv, RNG.permutation(nnz).astype(np.int64), indptr
+
+
+def test_setup_ops_are_the_solvers_host_formulas():
+    """``relax_bounds`` and ``push_bounds`` (arrays/fused_setup.py) give, bit for bit,
+    :func:`~caspar_backend.solver.relaxation.relaxed_bounds` and
+    :func:`~caspar_backend.solver.initial.pushed`."""
+    from types import SimpleNamespace
+
+    from caspar_backend.solver.initial import pushed
+    from caspar_backend.solver.relaxation import relaxed_bounds
+
+    for k in (0, 1, 7, 1000):
+        xl, gl, xu, gu, fs, dci = _bound_sides(k)
+        nx, ns = len(xl), len(gl)
+        opts = SimpleNamespace(bound_relax_factor=1e-8, equality_relax_factor=1e-10,
+                               constr_viol_tol=1e-4)
+        r = np.empty(2 * (nx + ns))
+        fused.call(np, "relax_bounds", xl, gl, xu, gu, fs, dci, float(nx), float(ns),
+                   1e-8, 1e-4, r)
+        np.testing.assert_array_equal(r, relaxed_bounds(xl, gl, xu, gu, fs == 1e-10, dci,
+                                                        opts))
+        wL, wU = _bound_pair(k)
+        v = RNG.normal(size=k) * 100
+        want = pushed(v.copy(), wL, wU, 1e-2, 0.5)
+        fused.call(np, "push_bounds", wL, wU, 1e-2, 0.5, v)
+        np.testing.assert_array_equal(v, want)
+        jv, perm, indptr = _row_plan(k)
+        rows = np.empty(len(jv), np.int64)
+        rows[perm] = np.repeat(np.arange(k), np.diff(indptr))    # jv[perm[p]] is in row p's
+        want = np.zeros(k)
+        with np.errstate(invalid="ignore"):
+            np.maximum.at(want, rows, np.abs(jv))
+        got = np.empty(k)
+        fused.call(np, "row_abs_max", jv, perm, indptr, got)
+        np.testing.assert_array_equal(got, want)
+
+
 def _args(name, n, cp):
     """Arguments of op ``name`` on ``n`` entries, as NumPy arrays (floats as scalars)."""
     k = n
@@ -203,6 +272,10 @@ def _args(name, n, cp):
                         float(k), float(k // 2), float(k), np.empty(2 * k + k // 2 + k // 3)),
         "col_static_term": (s, 1e-4, 1e-8, z.copy(), v.copy(), ds.copy()),
         "row_static_term": (1e-9 * z, 1e-8, 1e-10, 1.0, s.copy(), v.copy(), ds.copy()),
+        "relax_bounds": _bound_sides(k) + (float(k // 2), float(k - k // 2), 1e-8, 1e-4,
+                                           np.empty(2 * k)),
+        "push_bounds": _bound_pair(k) + (1e-2, 1e-2, 3 * ds),
+        "row_abs_max": _row_plan(k) + (np.empty(k),),
     }
     return table[name]
 
