@@ -14,7 +14,11 @@ process:
 * ``re1`` ...: re-solves of the compiled problem (``timing_statistics`` 'yes' but for the
   last, 'no');
 * ``--profile FILE``: one more re-solve ('yes') under cProfile, its functions by own time
-  and by cumulative time written to FILE (where the host's Python goes in an iteration).
+  and by cumulative time written to FILE (where the host's Python goes in an iteration);
+* ``--timeline FILE``: one more re-solve ('yes') with the device's timeline kept
+  (``benchmarks/cuda_timeline.py``: needs ``CASPAR_TIMELINE`` and the counters' library
+  preloaded), its per-iteration summary -- device busy time, idle gaps by length, kernels
+  by total time -- written to FILE as JSON.
 
 Per solve: seconds, status, iterations, objective, per-iteration phase times (ms), the
 solve's one-time setup and cuDSS analysis (s) and,
@@ -46,6 +50,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--cache-dir", default=None, help="CASPAR_CACHE_DIR for this run")
     ap.add_argument("--profile", default=None,
                     help="write a cProfile of one more re-solve to this file")
+    ap.add_argument("--timeline", default=None,
+                    help="write the device timeline summary of one more re-solve here")
     a = ap.parse_args(argv)
     os.environ["CASPAR_PROBLEM_CACHE"] = "0"
     if a.cache_dir:
@@ -82,6 +88,8 @@ def main(argv=None) -> dict:
     out["total_s"] = out["build_s"] + out["first"]["seconds"]
     if a.profile:
         out["profiled"] = profiled_solve(problem, a, a.profile)
+    if a.timeline:
+        out["timeline"] = timeline_solve(problem, a, a.timeline)
     out["counted_by"] = counted_by()
     print("E2E " + json.dumps(out), flush=True)
     return out
@@ -108,6 +116,33 @@ def profiled_solve(problem, a, path: str) -> dict:
     with open(path, "w") as f:
         f.write(text.getvalue())
     return dict(seconds=seconds, iterations=int(r.iterations), status=r.status)
+
+
+def timeline_solve(problem, a, path: str) -> dict:
+    """One re-solve with the device timeline kept; its summary to ``path`` (JSON)."""
+    from benchmarks import cuda_timeline as tl
+
+    if not tl.available():
+        raise SystemExit("--timeline: preload the counters' library built with CUPTI and "
+                         "set CASPAR_TIMELINE=<rows>")
+    tl.clear()
+    t0, t = tl.now(), time.perf_counter()
+    r = problem.solve(tol=a.tol, print_level=0, max_iter=3000, device=a.device)
+    seconds, t1 = time.perf_counter() - t, tl.now()
+    rec, offered = tl.rows()
+    s = dict(case=a.case, seconds=seconds, status=r.status, rows=int(rec.size),
+             rows_offered=offered, phases_ms=_phases(r),
+             whole=tl.summary(rec, t0, t1, r.iterations))
+    with open(path, "w") as f:
+        json.dump(s, f, indent=1)
+    return dict(seconds=seconds, iterations=int(r.iterations), status=r.status,
+                busy_ms=s["whole"]["busy_ms"], wall_ms=s["whole"]["wall_ms"])
+
+
+def _phases(r) -> dict:
+    from benchmarks.measure import phase_ms
+
+    return phase_ms(r)
 
 
 if __name__ == "__main__":

@@ -71,12 +71,25 @@ def build(out_dir: str | os.PathLike | None = None) -> Path:
     lib = d / "libcaspar_counters.so"
     cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", str(SOURCE)]
     cupti = cupti_paths()
-    if cupti is not None:
-        incs, libdir = cupti
-        cmd += ["-DCASPAR_CUPTI", str(CUPTI_SOURCE), *(f"-I{i}" for i in incs),
-                f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-lcupti"]
-    subprocess.run(cmd + ["-o", str(lib), "-ldl"], check=True)
+    if cupti is None:
+        subprocess.run(cmd + ["-o", str(lib), "-ldl"], check=True)
+        return lib
+    incs, libdir = cupti
+    cmd += ["-DCASPAR_CUPTI", str(CUPTI_SOURCE), *(f"-I{i}" for i in incs),
+            f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-lcupti", "-o", str(lib), "-ldl"]
+    # the newest kernel record struct the header declares (the timeline reads its name
+    # and stream); without one the library counts but keeps no kernels
+    for struct in KERNEL_RECORDS:
+        if subprocess.run(cmd + [f"-DCASPAR_KERNEL_RECORD={struct}"],
+                          capture_output=True).returncode == 0:
+            return lib
+    subprocess.run(cmd, check=True)
     return lib
+
+
+#: CUPTI's kernel activity record structs, newest first (the header of CUDA 12 declares
+#: up to 9 or 10, later toolkits more)
+KERNEL_RECORDS = tuple(f"CUpti_ActivityKernel{v}" for v in range(12, 3, -1))
 
 
 def counted_by() -> str | None:

@@ -47,6 +47,15 @@ SUPPORTED_TEXT = "0.8.x or 1.x"
 #: first cuDSS major version with Bunch-Kaufman pivoting for symmetric indefinite LDL^T
 BUNCH_KAUFMAN_SINCE_MAJOR = 1
 
+#: nested-dissection levels of cuDSS's reordering (``CUDSS_CONFIG_ND_NLEVELS``: the least
+#: number of levels; cuDSS's default is 10) by the system's order N, as ``(N below, levels)``
+#: rows and a last ``(None, levels)``.  Measured on the H200 with cuDSS 1.0 (factorization
+#: ms per iteration of the benchmark suite's AC-OPF KKT systems, levels 10 / 12 / 14 / 16;
+#: raw gpu_2026-12-04_session29): N = 59,332: 2.45 / 2.31 / 2.42 / -; 264,541: 5.35 / 4.72 /
+#: 4.77 / 5.33; 565,395: 15.9 / 14.9 / 14.8 / 15.7; 621,978: 15.5 / 14.5 / 15.0 / 16.2;
+#: 2,091,250: 35.8 / 32.8 / 31.9 / 32.5 (18: 36.1); below ~10^4 no difference.
+ND_LEVELS = ((1_000_000, 12), (None, 14))
+
 #: ``cudaDataType_t`` values (CUDA's library_types.h; nvmath's NAME_TO_DATA_TYPE maps
 #: 'float64' and 'int32' to them)
 CUDA_R_64F = 1
@@ -61,6 +70,7 @@ CALL_SEQUENCE = (
     "config_set(config, HYBRID_MEMORY_MODE, ptr, nbytes)",
     "config_set(config, USE_CUDA_REGISTER_MEMORY, ptr, nbytes)",
     "config_set(config, PIVOT_TYPE, ptr, nbytes)  [pivoting only: BUNCH_KAUFMAN]",
+    "config_set(config, ND_NLEVELS, ptr, nbytes)  [where the bindings have it: nd_levels(N)]",
     "set_async_workspace_allocator(handle, pool)  [optional; failure ignored]",
     "matrix_create_csr(N, N, nnz, indptr, 0, indices, values, CUDA_R_32I, CUDA_R_32I, "
     "CUDA_R_64F, SYMMETRIC, LOWER, ZERO)",
@@ -103,6 +113,11 @@ def supported(version) -> bool:
 def pivots(version) -> bool:
     """Whether cuDSS ``version`` has Bunch-Kaufman pivoting (caspar then uses it)."""
     return int(version[0]) >= BUNCH_KAUFMAN_SINCE_MAJOR
+
+
+def nd_levels(n: int) -> int:
+    """The nested-dissection levels for a system of order ``n`` (:data:`ND_LEVELS`)."""
+    return next(levels for below, levels in ND_LEVELS if below is None or n < below)
 
 
 def _ptr(a) -> int:
@@ -162,6 +177,10 @@ class CudssHandle:
         if self.pivoting:
             # before ANALYSIS: the symbolic phase plans for the pivoting factorization
             self._config_set(c.ConfigParam.PIVOT_TYPE, c.PivotType.PIVOT_BUNCH_KAUFMAN)
+        if hasattr(c.ConfigParam, "ND_NLEVELS"):
+            # before ANALYSIS: the reordering's depth (a faster factorization; the same
+            # factors up to rounding)
+            self._config_set(c.ConfigParam.ND_NLEVELS, nd_levels(n))
         if workspace_pool is not None:
             try:
                 c.set_async_workspace_allocator(self._handle, int(workspace_pool))

@@ -38,6 +38,7 @@ class FakeCudss:
         PIVOT_TYPE = 3
         HYBRID_MEMORY_MODE = 11
         USE_CUDA_REGISTER_MEMORY = 14
+        ND_NLEVELS = 18
 
     class DataParam(enum.IntEnum):
         INFO = 0
@@ -365,7 +366,29 @@ def test_no_pivot_type_without_pivoting(fake):
     assert fake.ConfigParam.PIVOT_TYPE not in fake.config
     # as nvmath-python's DirectSolver: device memory mode, registered host memory
     assert _config_sets(fake) == [(fake.ConfigParam.HYBRID_MEMORY_MODE, 0),
-                                  (fake.ConfigParam.USE_CUDA_REGISTER_MEMORY, 1)]
+                                  (fake.ConfigParam.USE_CUDA_REGISTER_MEMORY, 1),
+                                  (fake.ConfigParam.ND_NLEVELS, 12)]
+
+
+def test_nested_dissection_levels_by_order():
+    # the table's rows ascend and end with the catch-all; the measured sizes' choices
+    bounds = [b for b, _ in cudss_handle.ND_LEVELS]
+    assert bounds[-1] is None and bounds[:-1] == sorted(bounds[:-1])
+    assert [cudss_handle.nd_levels(n) for n in (12_535, 264_541, 621_978, 2_091_250)] \
+        == [12, 12, 12, 14]
+
+
+def test_nested_dissection_levels_skipped_without_the_parameter(fake, monkeypatch):
+    # bindings of a cuDSS without CUDSS_CONFIG_ND_NLEVELS: nothing set, no error
+    class Params(enum.IntEnum):
+        PIVOT_TYPE = 3
+        HYBRID_MEMORY_MODE = 11
+        USE_CUDA_REGISTER_MEMORY = 14
+    monkeypatch.setattr(fake, "ConfigParam", Params)
+    h, _ = _handle(pivoting=False)
+    h.analyse(7)
+    assert [p for p, _ in _config_sets(fake)] == [Params.HYBRID_MEMORY_MODE,
+                                                   Params.USE_CUDA_REGISTER_MEMORY]
 
 
 def test_hybrid_memory_mode(fake):
