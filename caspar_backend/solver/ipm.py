@@ -252,6 +252,7 @@ class InteriorPoint:
             # the direction's finiteness is read with the search's reference values
             reference = None if d is None else self.line_search.reference(d)
             if reference is None:
+                calc.settle_now()        # a non-finite Hessian ends the solve first
                 if self.resto:
                     raise SolverStop("Restoration_Failed", "step computation failed in "
                                      "the restoration phase")
@@ -311,8 +312,8 @@ class InteriorPoint:
         copy_into(xp, k.jac_values, it.jv)
         if self.lbfgs is None:
             self.nlp.hess(it.w, it.y, 1.0, k.hess_values)
-            if not calc.allfinite(k.hess_values):
-                calc.invalid(it.w, "Hessian")
+            # read with the line search's reference values (settled first there)
+            calc.check_later(calc.finite_flag(k.hess_values), "Hessian")
         else:
             self.lbfgs.fill_kkt(k, self.nw)
         gphi = calc.grad_phi()

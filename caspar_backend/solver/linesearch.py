@@ -128,9 +128,14 @@ class LineSearch:
         bounds = calc.step_bound_terms(d, self.barrier.tau)
         barrier = calc.barrier_terms(it.w)
         flag = [] if d.finite is None else [d.finite]
+        unread = calc.unread_checks()
         gBD, d_norm, rel, theta, *rest = scalars(
             xp, *fused.call(xp, "step_reference", d.gphi, dw, it.w, it.h), *barrier,
-            *bounds[2], *flag)
+            *bounds[2], *flag, *unread)
+        # the evaluations' finiteness before the direction's (a non-finite Hessian ends
+        # the solve, as when checked at its evaluation)
+        calc.settle(rest[len(rest) - len(unread):])
+        del rest[len(rest) - len(unread):]
         if flag:
             if not rest.pop():
                 return None

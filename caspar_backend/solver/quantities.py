@@ -64,6 +64,7 @@ class BarrierQuantities:
         self._fin = xp.zeros(max(st.nnz_j, len(nlp.hess_rows), self.nw, self.m, 1),
                              dtype=bool)
         self._slack_cache = None            # (version, w, (sL, sU)) of the iterate
+        self._unread = []                   # (flag, what) of check_later, not yet read
 
     # ================================================================ vectors
     def slacks(self, w):
@@ -161,9 +162,11 @@ class BarrierQuantities:
             ok = self._finite_flag(v) if ok is None else ok & self._finite_flag(v)
         return bool(ok)
 
-    def finite_flag(self, a, b):
-        """Both arrays finite, as a 0-d array not read back (on the device one
-        reduction: ``all_finite2``)."""
+    def finite_flag(self, a, b=None):
+        """Both arrays (or ``a`` alone) finite, as a 0-d array not read back (on the
+        device one reduction: ``all_finite2``, ``all_finite``)."""
+        if b is None:
+            return self._finite_flag(a)
         if not is_host(self.xp):
             return fused.call(self.xp, "all_finite2", a, b)[0]
         return self._finite_flag(a) & self._finite_flag(b)
@@ -175,6 +178,40 @@ class BarrierQuantities:
         buf = self._fin[:v.size]
         np.isfinite(v, out=buf)
         return np.logical_and.reduce(buf)     # buf.all() without its dispatch layer
+
+    # ------------------------------------------------ finiteness read with a later read
+    def check_later(self, flag, what: str) -> None:
+        """The finiteness ``flag`` (0-d, not read back) of a ``what`` evaluation at the
+        current iterate.  On the device it is read with the next read that joins
+        :meth:`unread_checks` (the line search's reference values read the Hessian's)
+        rather than by a read of its own, and :meth:`settle` then ends the solve as
+        :meth:`invalid` would have at the evaluation.  Only for an evaluation after which
+        nothing changes the iterate, the iteration count or any state a result reports
+        before that read (or :meth:`settle_now` on the way to a decision without it).
+        On the host it is checked at once."""
+        if is_host(self.xp):
+            if not bool(flag):
+                self.invalid(self.it.w, what)
+            return
+        self._unread.append((flag, what))
+
+    def unread_checks(self) -> list:
+        """The flags :meth:`check_later` left unread, for a batched read."""
+        return [flag for flag, _ in self._unread]
+
+    def settle(self, values) -> None:
+        """The :meth:`unread_checks` as read back (``values``, in their order): a
+        non-finite evaluation ends the solve."""
+        checks, self._unread = self._unread, []
+        for (_, what), ok in zip(checks, values):
+            if not ok:
+                self.invalid(self.it.w, what)
+
+    def settle_now(self) -> None:
+        """Read the :meth:`unread_checks` on their own (one read; none when there are
+        none): before a decision the flags must precede."""
+        if self._unread:
+            self.settle(scalars(self.xp, *self.unread_checks()))
 
     def invalid(self, w, what):
         """End the solve: a NaN or Inf in a ``what`` evaluation at ``w``."""

@@ -168,6 +168,9 @@ class _EmulatedEvaluator:
         assert isinstance(a, _DevArray), type(a)
         return a.view(np.ndarray)
 
+    def parameters(self):
+        return self.ev.parameters()
+
     def obj(self, x):
         return self.ev.obj(self._h(x))
 
@@ -320,6 +323,70 @@ def test_device_code_path_emulated_matches_cpu(build, opts, monkeypatch):
         assert type(a) is np.ndarray and a.dtype == np.float64
         np.testing.assert_array_equal(a, b)
     assert res.f == ref.f
+
+
+class _NanAfter:
+    """An evaluator whose ``method`` writes a NaN into its output from its ``k``-th call
+    on (the rest delegated): a Hessian or derivative that turns non-finite mid-solve
+    while the function values stay finite."""
+
+    def __init__(self, ev, method, k):
+        self._ev, self._method, self._k, self._calls = ev, method, k, 0
+
+    def __getattr__(self, name):
+        attr = getattr(self._ev, name)
+        if name != self._method:
+            return attr
+
+        def poisoned(*args):
+            out = attr(*args)
+            self._calls += 1
+            if self._calls >= self._k:
+                args[-1][0] = np.nan
+            return out
+        return poisoned
+
+
+def _nan_blind_solver_class():
+    """The emulated cuDSS factorizing NaN entries as zeros: a factorization that does
+    not notice a non-finite matrix, so that the direction comes out finite."""
+    base = _emulated_solver_class()
+
+    class NanBlind(base):
+        def factorize(self, values):
+            return self.inner.factorize(np.nan_to_num(_EmulatedEvaluator._h(values)))
+
+    return NanBlind
+
+
+@pytest.mark.parametrize("method, k, blind", [
+    ("hess_values", 1, False), ("hess_values", 4, False), ("hess_values", 4, True),
+    ("grad", 5, False), ("jac_values", 5, False)])
+def test_device_code_path_emulated_nonfinite_evaluation_ends_as_on_cpu(method, k, blind,
+                                                                       monkeypatch):
+    """On the device a non-finite Hessian is read with the line search's reference
+    values (``blind``: the factorization did not notice it) or, when no factorization
+    is usable, on its own before the fallback -- no read of its own per iteration; the
+    solve ends as on the CPU, where it is checked at its evaluation: the same status,
+    message, iterations, point and multipliers.  (The gradient and Jacobian, checked at
+    once on both, end the same way.)"""
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver import solve_nlp
+
+    prob = _bounded_model()
+    o = dict(print_level=0)
+    ref = solve_nlp(_NanAfter(prob.evaluator("cpu"), method, k), prob.lbx, prob.ubx,
+                    prob.lbg, prob.ubg, prob.x0, options=o)
+    xp = _emulate_device(monkeypatch, _nan_blind_solver_class() if blind else None)
+    res = solve_nlp(_NanAfter(_EmulatedEvaluator(prob.evaluator("cpu"), xp), method, k),
+                    prob.lbx, prob.ubx, prob.lbg, prob.ubg, prob.x0, options=o)
+    what = "Hessian" if method == "hess_values" else "derivative"
+    assert ref.status == res.status == "Invalid_Number_Detected"
+    assert f"NaN or Inf in a {what} evaluation" in ref.message
+    assert res.message == ref.message
+    assert res.iterations == ref.iterations
+    for a, b in ((res.x, ref.x), (res.lam_g, ref.lam_g), (res.lam_x, ref.lam_x)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_device_code_path_emulated_resolves_through_the_structure_cache(monkeypatch):
