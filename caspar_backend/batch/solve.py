@@ -27,7 +27,6 @@ is.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 
@@ -38,9 +37,9 @@ from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.interrupt import sigint_as_stop
-from ..solver.options import infinite_bounds, resolved_options
+from ..solver.options import resolved_options
 from ..solver.status import STATUSES
-from .inputs import batch_inputs
+from .inputs import batch_inputs, shared_row, with_infinite_bounds
 from .result import BatchResult
 from .state import EJECT_REASONS
 
@@ -116,9 +115,7 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
     opts = resolved_options(options)
-    inp = dataclasses.replace(inp, **dict(zip(("lbx", "ubx", "lbg", "ubg"), infinite_bounds(
-        opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf, inp.lbx, inp.ubx, inp.lbg,
-        inp.ubg))))
+    inp = with_infinite_bounds(inp, opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf)
     B = inp.size
     out = _Collector(problem, B)
     why = _sequential_reason(opts) or _host_functions_reason(problem)
@@ -172,8 +169,8 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
 def _structure_groups(inp):
     """Index arrays of the instances sharing one slack-problem structure (fixed
     variables, equality rows, finite sides), largest first."""
-    if inp.size <= 1:
-        return [np.arange(inp.size)]
+    if all(shared_row(a) for a in (inp.lbx, inp.ubx, inp.lbg, inp.ubg)):
+        return [np.arange(inp.size)]        # one row of bounds for every instance
     feats = np.concatenate([inp.lbx == inp.ubx, inp.lbg == inp.ubg,
                             np.isfinite(inp.lbx), np.isfinite(inp.ubx),
                             np.isfinite(inp.lbg), np.isfinite(inp.ubg)], axis=1)
@@ -250,20 +247,21 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     """Solve the instances ``idx`` by the compiled kernel -- the CUDA kernel, or with
     ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
     finished ones in ``out`` and mark the others for single solves."""
-    from ..compiled.cuda.group import kernel_reason
+    from ..compiled.cuda.group import kernel_plan
 
     sub = inp if len(idx) == inp.size else inp.subset(idx)   # (idx sorted: all is in order)
-    if kernel_reason(problem, options, sub, cuda=cuda):
+    plan = kernel_plan(problem, options, sub, cuda=cuda)
+    if plan.reason:
         return False
     if cuda:
         from ..compiled.cuda.group import solve_group
 
-        r = solve_group(problem, options, sub)
+        r = solve_group(problem, options, sub, plan)
     else:
         from ..compiled.batch_cpu import solve_group
 
         r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
-                        threads=threads)
+                        threads=threads, plan=plan)
     fin = r.code >= 0
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]

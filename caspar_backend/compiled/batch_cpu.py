@@ -70,10 +70,10 @@ def chunking(budget: int, max_iter: int) -> tuple:
 
 
 def solve_group(problem, options, sub, stopped=lambda: False,
-                threads: int | None = None) -> KernelResult:
+                threads: int | None = None, plan=None) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
-    be '') on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
+    be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
     fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
     :func:`usable_cores`) a call; each instance's iteration cap is :func:`chunking`'s,
     whatever the threads.  An instance that would need more than its share of the time
@@ -86,8 +86,10 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     from .options import option_vector, resolve
     from .solve import STATUS_MAX_ITER, iteration_budget
 
-    opts, _ = resolve({**options, "print_level": 0})
-    lay = group_layout(problem, sub)
+    if plan is None:
+        opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
+    else:
+        opts, lay = plan.opts, plan.layout
     ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
     B = ws.B
     max_iter = int(opts.max_iter)
