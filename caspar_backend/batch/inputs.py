@@ -121,11 +121,12 @@ def with_infinite_bounds(inp: BatchInputs, lo_inf: float, hi_inf: float) -> Batc
     instance's bounds (:func:`~caspar_backend.solver.options.infinite_bounds`): a
     finite lower bound <= ``lo_inf`` is -inf, a finite upper bound >= ``hi_inf`` +inf.
     ``inp`` itself where no bound is that far (one test over all of them)."""
-    lo = np.concatenate((inp.lbx, inp.lbg), axis=1)
-    hi = np.concatenate((inp.ubx, inp.ubg), axis=1)
-    # (NaN bounds were refused by the check; -inf < b <= lo_inf is "finite and far")
-    if not (np.any((lo <= lo_inf) & (lo > -np.inf)) or np.any((hi >= hi_inf)
-                                                             & (hi < np.inf))):
+    k = inp.lbx.shape[1] + inp.lbg.shape[1]
+    b = np.concatenate((inp.lbx, inp.lbg, inp.ubx, inp.ubg), axis=1)
+    lo, hi = b[:, :k], b[:, k:]
+    # (-inf < b <= lo_inf: finite and far; a NaN, refused by the check, is neither)
+    if not (((lo <= lo_inf) & (lo > -np.inf)).any()
+            or ((hi >= hi_inf) & (hi < np.inf)).any()):
         return inp
     lbx, ubx, lbg, ubg = infinite_bounds(lo_inf, hi_inf, inp.lbx, inp.ubx, inp.lbg, inp.ubg)
     return dataclasses.replace(inp, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)

@@ -37,7 +37,7 @@ from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.interrupt import sigint_as_stop
-from ..solver.options import resolved_options
+from ..solver.options import OPTIONS, resolved_options
 from ..solver.status import STATUSES
 from .inputs import batch_inputs, shared_row, with_infinite_bounds
 from .result import BatchResult
@@ -56,6 +56,8 @@ SEQUENTIAL_OPTIONS = (
     ("derivative_test", lambda v: v == "none"),
 )
 
+_SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)
+assert all(keeps(OPTIONS[name].default) for name, keeps in SEQUENTIAL_OPTIONS)
 
 #: why the instances of a square problem are solved by their own solves: IPOPT
 #: recomputes a square problem's multipliers after every step (the general path's
@@ -73,6 +75,11 @@ KERNEL_ON_CPU = True
 
 
 def _sequential_reason(opts) -> str:
+    """The first option of :data:`SEQUENTIAL_OPTIONS` whose value leaves the lockstep
+    path (as 'option name=value'), else ''.  Every default keeps it (asserted below), so
+    only options the caller gave can."""
+    if _SEQUENTIAL_NAMES.isdisjoint(opts.user):
+        return ""
     for name, keeps in SEQUENTIAL_OPTIONS:
         if name in opts and not keeps(opts[name]):
             return f"option {name}={opts[name]!r}"
@@ -137,8 +144,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
     stage, seconds of the second)."""
     t_lock = 0.0
     if why:
-        out.path[:] = "single"
-        out.reason[:] = why
+        out.to_single(slice(None), why)
     else:
         t1 = time.perf_counter()
         on_gpu = KERNEL_ON_CUDA and device != "cpu" and resolve_device(device) == "cuda"
@@ -149,8 +155,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
                 continue
             b0 = int(idx[0])
             if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0], inp.ubg[b0]):
-                out.path[idx] = "single"
-                out.reason[idx] = SQUARE_REASON
+                out.to_single(idx, SQUARE_REASON)
                 continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads):
@@ -158,7 +163,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
     t2 = time.perf_counter()
-    for b in np.flatnonzero((out.path == "single") & (out.status == "")):
+    for b in out.pending_singles():
         if stop.interrupted:        # (set by the handler, also inside a single solve)
             out.stopped([b], inp)
             continue
@@ -208,9 +213,8 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
         if nlp.nx == 0 or int(np.count_nonzero(nlp.eq)) > nlp.nx:
             # every variable fixed (the single solve's rule, no iteration) or
             # Not_Enough_Degrees_Of_Freedom: single solves
-            out.path[idx] = "single"
-            out.reason[idx] = ("every variable fixed" if nlp.nx == 0
-                               else "not enough degrees of freedom")
+            out.to_single(idx, "every variable fixed" if nlp.nx == 0
+                          else "not enough degrees of freedom")
             return
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
         ipm.interrupt = stop
@@ -239,8 +243,7 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     out.put_lockstep(idx[fin], x[fin], fv[fin], gv[fin], lam_g[fin], lam_x[fin],
                      f.status[fin], f.iterations[fin])
     left = np.flatnonzero(f.status < 0)
-    out.path[idx[left]] = "single"
-    out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
+    out.to_single(idx[left], np.array(EJECT_REASONS, dtype=object)[f.eject[left]])
 
 
 def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
@@ -263,19 +266,24 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
         r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
                         threads=threads, plan=plan)
     fin = r.code >= 0
+    names, messages = _kernel_names()
+    if len(idx) == len(out.f) and fin.all():
+        # every instance of the batch, in order (idx sorted): r's arrays, new for this
+        # call, become the batch's
+        out.put_all(r.x, r.f, r.g, r.lam_g, r.lam_x, names[r.code], messages[r.code],
+                    r.iters, "kernel")
+        return True
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
     out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
     codes = r.code[fin]
-    names, messages = _kernel_names()
     out.status[rows] = names[codes]
     out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
     for b, c in zip(idx[~fin], -r.code[~fin]):
-        out.path[b] = "single"
-        out.reason[b] = "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
-                                      else _KERNEL_EJECT.get(int(c), f"code {-c}"))
+        out.to_single(b, "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
+                                       else _KERNEL_EJECT.get(int(c), f"code {-c}")))
     return True
 
 
@@ -327,6 +335,20 @@ class _Collector:
         self.iterations = np.zeros(B, np.int64)
         self.path = np.full(B, "lockstep", dtype=object)
         self.reason = np.full(B, "", dtype=object)
+        self.singles = False        # whether any instance was marked for its own solve
+
+    def to_single(self, rows, reason):
+        """The instances ``rows`` (an index, index array or slice) are to be solved by
+        their own solves, for ``reason`` (one str, or one per instance)."""
+        self.path[rows] = "single"
+        self.reason[rows] = reason
+        self.singles = True
+
+    def pending_singles(self):
+        """The instances marked for their own solves and not answered yet, in order."""
+        if not self.singles:
+            return ()
+        return np.flatnonzero((self.path == "single") & (self.status == ""))
 
     def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations):
         """Instances ``rows`` finished in lockstep; ``status``: their int codes."""
@@ -335,6 +357,13 @@ class _Collector:
         self.status[rows] = _NAMES[status]
         self.message[rows] = _MESSAGES[status]
         self.iterations[rows] = iterations
+
+    def put_all(self, x, f, g, lam_g, lam_x, status, message, iterations, path):
+        """Every instance finished on ``path``: the arrays given (the batch's own, in
+        instance order; ``status`` and ``message`` object arrays) are taken as they are."""
+        self.x, self.f, self.g, self.lam_g, self.lam_x = x, f, g, lam_g, lam_x
+        self.status, self.message, self.iterations = status, message, iterations
+        self.path.fill(path)
 
     def stopped(self, rows, inp):
         """The instances ``rows`` end User_Requested_Stop at their start (a Ctrl-C came

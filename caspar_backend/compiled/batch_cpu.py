@@ -21,8 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .cuda.group import group_layout
+from .cuda.workspaces import DeviceWorkspaces
 from .kernels.record import HIST_COLUMNS, OUT_SIZE
+from .kernels.slots import OPT_MAX_ITER
+from .options import option_vector, resolve
 from .rows import KernelResult, result_rows
+from .solve import STATUS_MAX_ITER, iteration_budget
 
 
 #: most instances per kernel call: between calls a Ctrl-C is seen (the batch's calls leave
@@ -73,18 +78,14 @@ def solve_group(problem, options, sub, stopped=lambda: False,
                 threads: int | None = None, plan=None) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
-    be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
+    be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel
+    calls of at most :func:`chunking`'s number of instances,
     fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
     :func:`usable_cores`) a call; each instance's iteration cap is :func:`chunking`'s,
     whatever the threads.  An instance that would need more than its share of the time
     budget, or whose call had not started when ``stopped()`` became true, gets a
     negative code: the caller solves it by its own solve."""
-    from .cuda.group import group_layout
-    from .cuda.workspaces import DeviceWorkspaces
-    from .kernels.slots import OPT_MAX_ITER
-    from .kernels.solve_many import solve_rows
-    from .options import option_vector, resolve
-    from .solve import STATUS_MAX_ITER, iteration_budget
+    from .kernels.solve_many import solve_rows     # (Numba: imported on first use)
 
     if plan is None:
         opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)

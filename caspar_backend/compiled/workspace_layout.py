@@ -134,6 +134,10 @@ class WorkspaceLayout:
         """A float workspace for one solve in flight (a copy of the template)."""
         return self.Fb0.copy()
 
+    def float_slice(self, name: str) -> slice:
+        """The entries of float slot ``name`` in a float workspace."""
+        return self._slices[name]
+
     def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE",
                                      "LAM_X_FIXED")):
         """{slot name: view of that float slot in ``Fb``} for ``names``."""
