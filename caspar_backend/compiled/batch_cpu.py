@@ -101,10 +101,10 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     threads = usable_cores() if threads is None else max(1, int(threads))
     k = min(k, max(MIN_CALL, -(-B // threads)))
-    abandon = threading.Event()
+    abandon = []        # non-empty: no call starts any more
 
     def call(r: slice) -> None:
-        if abandon.is_set() or stopped():
+        if abandon or stopped():
             return
         solve_rows(ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
                    ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
@@ -126,7 +126,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
         except BaseException:
             # a second Ctrl-C: no call starts any more (those running end on their own,
             # within the time budget); the caller sees the KeyboardInterrupt
-            abandon.set()
+            abandon.append(True)
             raise
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)
     code[capped] = -99

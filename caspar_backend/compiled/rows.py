@@ -61,8 +61,8 @@ def unscaled_multipliers(lay, df, y, con_scale, zl, zu, lam_x_fixed):
     lead = np.shape(y)[:-1]
     d = np.asarray(df)[..., None]
     zw = np.zeros(lead + (lay.sizes["nw"],))
-    zw[..., lay.upper_idx] += zu
-    zw[..., lay.lower_idx] -= zl
+    zw[..., lay.upper_sel] += zu
+    zw[..., lay.lower_sel] -= zl
     with np.errstate(divide="ignore", invalid="ignore"):
         lam_g = y * con_scale / d
         free = zw[..., :lay.sizes["nx"]] / d
