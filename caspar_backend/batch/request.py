@@ -208,7 +208,7 @@ def checked_batch(problem, items: list) -> tuple:
     x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0 = blocks
     # the rows of Request's layout, checked by the single request's rule
     ok = plainly_valid(np.concatenate((x0, p, lbx, lbg, ubx, ubg), axis=1), n + q,
-                        2 * n + q + m)
+                       2 * n + q + m)
     if ok.all():
         kwargs = dict(zip(_GIVEN, blocks))
         return kwargs, list(range(len(items))), []

@@ -76,8 +76,8 @@ KERNEL_ON_CPU = True
 
 def _sequential_reason(opts) -> str:
     """The first option of :data:`SEQUENTIAL_OPTIONS` whose value leaves the lockstep
-    path (as 'option name=value'), else ''.  Every default keeps it (asserted below), so
-    only options the caller gave can."""
+    path (as 'option name=value'), else ''.  Every default keeps it (the assert after
+    SEQUENTIAL_OPTIONS), so only options the caller gave can."""
     if _SEQUENTIAL_NAMES.isdisjoint(opts.user):
         return ""
     for name, keeps in SEQUENTIAL_OPTIONS:
