@@ -173,3 +173,34 @@ def test_layouts_with_gaps_in_their_bounds_keep_index_arrays():
     res = problem.solve_batch(x0=X0, p=T, lbx=lbx, print_level=0)
     assert set(res.path) == {"kernel"}
     _same_as_single(res, problem, [(b, dict(x0=X0, p=T[b], lbx=lbx)) for b in range(6)])
+
+
+def test_concurrent_batches_equal_sequential_ones(ik):
+    """solve_batch called from several threads at once (as a service's workers call it;
+    their kernel calls share one pool) gives each call the answers it gets alone, bit
+    for bit -- batches of different sizes, bounds and options among them."""
+    import threading
+
+    T = np.array(arm_targets(96, seed=9))
+    calls = [dict(p=T[:16]), dict(p=T[16:80]), dict(p=T[80:], ubg=[2.0]),
+             dict(p=T[:40], tol=1e-6), dict(p=T[40:56], lbx=[-3.0, -3.0, -3.0])]
+    alone = [ik.solve_batch(x0=X0, print_level=0, **kw) for kw in calls]
+    got = [[None] * len(calls) for _ in range(3)]
+    barrier = threading.Barrier(len(calls))
+
+    def run(k):
+        barrier.wait()
+        for rep in range(3):
+            got[rep][k] = ik.solve_batch(x0=X0, print_level=0, **calls[k])
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for rep in range(3):
+        for res, ref in zip(got[rep], alone):
+            assert set(res.path) == {"kernel"}
+            assert res.status == ref.status and res.path == ref.path
+            for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
+                np.testing.assert_array_equal(getattr(res, k), getattr(ref, k), err_msg=k)
