@@ -81,7 +81,7 @@ def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=N
                           (("lbx", lbx), ("lbg", lbg), ("ubx", ubx), ("ubg", ubg)))
     n, q, m = x0.size, p.size, lbg.size
     row = np.concatenate((x0, p, lbx, lbg, ubx, ubg))
-    if not _plainly_valid(row, n + q, n + q + n + m):
+    if not plainly_valid(row, n + q, n + q + n + m):
         _raise_invalid(problem, x0, p, lbx, ubx, lbg, ubg)
     # the solver's own conversion of the warm-start multipliers (solver.driver)
     lam_g0 = None if lam_g0 is None else as_vector("lam_g0", lam_g0, problem.m)
@@ -91,7 +91,7 @@ def checked_request(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=N
                    lam_g0, lam_x0)
 
 
-def _plainly_valid(rows, lo: int, hi: int):
+def plainly_valid(rows, lo: int, hi: int):
     """Whether each row of ``rows`` (:class:`Request`'s layout along the last axis,
     lower bounds at ``lo:hi``, upper bounds after) passes every check of
     :func:`_raise_invalid`: x0 and p finite, and for each bound pair ``max(lower, -M) <=
@@ -207,8 +207,8 @@ def checked_batch(problem, items: list) -> tuple:
         return _one_by_one(problem, items)
     x0, p, lbx, ubx, lbg, ubg, lam_g0, lam_x0 = blocks
     # the rows of Request's layout, checked by the single request's rule
-    ok = _plainly_valid(np.concatenate((x0, p, lbx, lbg, ubx, ubg), axis=1), n + q,
-                        2 * n + q + m)
+    ok = plainly_valid(np.concatenate((x0, p, lbx, lbg, ubx, ubg), axis=1), n + q,
+                       2 * n + q + m)
     if ok.all():
         kwargs = dict(zip(_GIVEN, blocks))
         return kwargs, list(range(len(items))), []

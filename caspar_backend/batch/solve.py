@@ -27,7 +27,6 @@ is.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 
@@ -38,9 +37,9 @@ from ..compiled.dispatch import is_square
 from ..device import resolve_device
 from ..errors import ModelError
 from ..solver.interrupt import sigint_as_stop
-from ..solver.options import infinite_bounds, resolved_options
+from ..solver.options import OPTIONS, resolved_options
 from ..solver.status import STATUSES
-from .inputs import batch_inputs
+from .inputs import batch_inputs, shared_row, with_infinite_bounds
 from .result import BatchResult
 from .state import EJECT_REASONS
 
@@ -57,6 +56,8 @@ SEQUENTIAL_OPTIONS = (
     ("derivative_test", lambda v: v == "none"),
 )
 
+_SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)
+assert all(keeps(OPTIONS[name].default) for name, keeps in SEQUENTIAL_OPTIONS)
 
 #: why the instances of a square problem are solved by their own solves: IPOPT
 #: recomputes a square problem's multipliers after every step (the general path's
@@ -74,6 +75,11 @@ KERNEL_ON_CPU = True
 
 
 def _sequential_reason(opts) -> str:
+    """The first option of :data:`SEQUENTIAL_OPTIONS` whose value leaves the lockstep
+    path (as 'option name=value'), else ''.  Every default keeps it (the assert after
+    SEQUENTIAL_OPTIONS), so only options the caller gave can."""
+    if _SEQUENTIAL_NAMES.isdisjoint(opts.user):
+        return ""
     for name, keeps in SEQUENTIAL_OPTIONS:
         if name in opts and not keeps(opts[name]):
             return f"option {name}={opts[name]!r}"
@@ -116,9 +122,7 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
     opts = resolved_options(options)
-    inp = dataclasses.replace(inp, **dict(zip(("lbx", "ubx", "lbg", "ubg"), infinite_bounds(
-        opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf, inp.lbx, inp.ubx, inp.lbg,
-        inp.ubg))))
+    inp = with_infinite_bounds(inp, opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf)
     B = inp.size
     out = _Collector(problem, B)
     why = _sequential_reason(opts) or _host_functions_reason(problem)
@@ -140,8 +144,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
     stage, seconds of the second)."""
     t_lock = 0.0
     if why:
-        out.path[:] = "single"
-        out.reason[:] = why
+        out.to_single(slice(None), why)
     else:
         t1 = time.perf_counter()
         on_gpu = KERNEL_ON_CUDA and device != "cpu" and resolve_device(device) == "cuda"
@@ -152,8 +155,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
                 continue
             b0 = int(idx[0])
             if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0], inp.ubg[b0]):
-                out.path[idx] = "single"
-                out.reason[idx] = SQUARE_REASON
+                out.to_single(idx, SQUARE_REASON)
                 continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads):
@@ -161,7 +163,7 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
     t2 = time.perf_counter()
-    for b in np.flatnonzero((out.path == "single") & (out.status == "")):
+    for b in out.pending_singles():
         if stop.interrupted:        # (set by the handler, also inside a single solve)
             out.stopped([b], inp)
             continue
@@ -172,8 +174,8 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
 def _structure_groups(inp):
     """Index arrays of the instances sharing one slack-problem structure (fixed
     variables, equality rows, finite sides), largest first."""
-    if inp.size <= 1:
-        return [np.arange(inp.size)]
+    if all(shared_row(a) for a in (inp.lbx, inp.ubx, inp.lbg, inp.ubg)):
+        return [np.arange(inp.size)]        # one row of bounds for every instance
     feats = np.concatenate([inp.lbx == inp.ubx, inp.lbg == inp.ubg,
                             np.isfinite(inp.lbx), np.isfinite(inp.ubx),
                             np.isfinite(inp.lbg), np.isfinite(inp.ubg)], axis=1)
@@ -211,9 +213,8 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
         if nlp.nx == 0 or int(np.count_nonzero(nlp.eq)) > nlp.nx:
             # every variable fixed (the single solve's rule, no iteration) or
             # Not_Enough_Degrees_Of_Freedom: single solves
-            out.path[idx] = "single"
-            out.reason[idx] = ("every variable fixed" if nlp.nx == 0
-                               else "not enough degrees of freedom")
+            out.to_single(idx, "every variable fixed" if nlp.nx == 0
+                          else "not enough degrees of freedom")
             return
         ipm = LockstepIPM(nlp, opts, make_batch_ldl, make_batch_evaluator)
         ipm.interrupt = stop
@@ -242,42 +243,47 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     out.put_lockstep(idx[fin], x[fin], fv[fin], gv[fin], lam_g[fin], lam_x[fin],
                      f.status[fin], f.iterations[fin])
     left = np.flatnonzero(f.status < 0)
-    out.path[idx[left]] = "single"
-    out.reason[idx[left]] = np.array(EJECT_REASONS, dtype=object)[f.eject[left]]
+    out.to_single(idx[left], np.array(EJECT_REASONS, dtype=object)[f.eject[left]])
 
 
 def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     """Solve the instances ``idx`` by the compiled kernel -- the CUDA kernel, or with
     ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
     finished ones in ``out`` and mark the others for single solves."""
-    from ..compiled.cuda.group import kernel_reason
+    from ..compiled.cuda.group import kernel_plan
 
     sub = inp if len(idx) == inp.size else inp.subset(idx)   # (idx sorted: all is in order)
-    if kernel_reason(problem, options, sub, cuda=cuda):
+    plan = kernel_plan(problem, options, sub, cuda=cuda)
+    if plan.reason:
         return False
     if cuda:
         from ..compiled.cuda.group import solve_group
 
-        r = solve_group(problem, options, sub)
+        r = solve_group(problem, options, sub, plan)
     else:
         from ..compiled.batch_cpu import solve_group
 
         r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
-                        threads=threads)
+                        threads=threads, plan=plan)
     fin = r.code >= 0
+    names, messages = _kernel_names()
+    if len(idx) == len(out.f) and fin.all():
+        # every instance of the batch, in order (idx sorted): r's arrays, new for this
+        # call, become the batch's
+        out.put_all(r.x, r.f, r.g, r.lam_g, r.lam_x, names[r.code], messages[r.code],
+                    r.iters, "kernel")
+        return True
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
     out.lam_g[rows], out.lam_x[rows] = r.lam_g[fin], r.lam_x[fin]
     codes = r.code[fin]
-    names, messages = _kernel_names()
     out.status[rows] = names[codes]
     out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
     for b, c in zip(idx[~fin], -r.code[~fin]):
-        out.path[b] = "single"
-        out.reason[b] = "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
-                                      else _KERNEL_EJECT.get(int(c), f"code {-c}"))
+        out.to_single(b, "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
+                                       else _KERNEL_EJECT.get(int(c), f"code {-c}")))
     return True
 
 
@@ -329,6 +335,20 @@ class _Collector:
         self.iterations = np.zeros(B, np.int64)
         self.path = np.full(B, "lockstep", dtype=object)
         self.reason = np.full(B, "", dtype=object)
+        self.singles = False        # whether any instance was marked for its own solve
+
+    def to_single(self, rows, reason):
+        """The instances ``rows`` (an index, index array or slice) are to be solved by
+        their own solves, for ``reason`` (one str, or one per instance)."""
+        self.path[rows] = "single"
+        self.reason[rows] = reason
+        self.singles = True
+
+    def pending_singles(self):
+        """The instances marked for their own solves and not answered yet, in order."""
+        if not self.singles:
+            return ()
+        return np.flatnonzero((self.path == "single") & (self.status == ""))
 
     def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations):
         """Instances ``rows`` finished in lockstep; ``status``: their int codes."""
@@ -337,6 +357,13 @@ class _Collector:
         self.status[rows] = _NAMES[status]
         self.message[rows] = _MESSAGES[status]
         self.iterations[rows] = iterations
+
+    def put_all(self, x, f, g, lam_g, lam_x, status, message, iterations, path):
+        """Every instance finished on ``path``: the arrays given (the batch's own, in
+        instance order; ``status`` and ``message`` object arrays) are taken as they are."""
+        self.x, self.f, self.g, self.lam_g, self.lam_x = x, f, g, lam_g, lam_x
+        self.status, self.message, self.iterations = status, message, iterations
+        self.path.fill(path)
 
     def stopped(self, rows, inp):
         """The instances ``rows`` end User_Requested_Stop at their start (a Ctrl-C came

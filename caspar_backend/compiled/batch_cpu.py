@@ -21,8 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .cuda.group import group_layout
+from .cuda.workspaces import DeviceWorkspaces
 from .kernels.record import HIST_COLUMNS, OUT_SIZE
+from .kernels.slots import OPT_MAX_ITER
+from .options import option_vector, resolve
 from .rows import KernelResult, result_rows
+from .solve import STATUS_MAX_ITER, iteration_budget
 
 
 #: most instances per kernel call: between calls a Ctrl-C is seen (the batch's calls leave
@@ -70,24 +75,22 @@ def chunking(budget: int, max_iter: int) -> tuple:
 
 
 def solve_group(problem, options, sub, stopped=lambda: False,
-                threads: int | None = None) -> KernelResult:
+                threads: int | None = None, plan=None) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
-    be '') on the CPU: kernel calls of at most :func:`chunking`'s number of instances,
+    be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel
+    calls of at most :func:`chunking`'s number of instances,
     fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
     :func:`usable_cores`) a call; each instance's iteration cap is :func:`chunking`'s,
     whatever the threads.  An instance that would need more than its share of the time
     budget, or whose call had not started when ``stopped()`` became true, gets a
     negative code: the caller solves it by its own solve."""
-    from .cuda.group import group_layout
-    from .cuda.workspaces import DeviceWorkspaces
-    from .kernels.slots import OPT_MAX_ITER
-    from .kernels.solve_many import solve_rows
-    from .options import option_vector, resolve
-    from .solve import STATUS_MAX_ITER, iteration_budget
+    from .kernels.solve_many import solve_rows     # (Numba: imported on first use)
 
-    opts, _ = resolve({**options, "print_level": 0})
-    lay = group_layout(problem, sub)
+    if plan is None:
+        opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
+    else:
+        opts, lay = plan.opts, plan.layout
     ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
     B = ws.B
     max_iter = int(opts.max_iter)
@@ -98,10 +101,10 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     threads = usable_cores() if threads is None else max(1, int(threads))
     k = min(k, max(MIN_CALL, -(-B // threads)))
-    abandon = threading.Event()
+    abandon = []        # non-empty: no call starts any more
 
     def call(r: slice) -> None:
-        if abandon.is_set() or stopped():
+        if abandon or stopped():
             return
         solve_rows(ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
                    ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
@@ -123,7 +126,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
         except BaseException:
             # a second Ctrl-C: no call starts any more (those running end on their own,
             # within the time budget); the caller sees the KeyboardInterrupt
-            abandon.set()
+            abandon.append(True)
             raise
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)
     code[capped] = -99

@@ -90,8 +90,10 @@ def is_square(lbx, ubx, lbg, ubg) -> bool:
     the general path only, not in the kernels."""
     from ..solver.structure import is_square as square
 
-    return square(int(np.count_nonzero(np.asarray(lbx) != np.asarray(ubx))),
-                  int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg))))
+    n_eq = int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))
+    # (no equality row: not square, whatever the variables)
+    return n_eq > 0 and square(int(np.count_nonzero(np.asarray(lbx) != np.asarray(ubx))),
+                               n_eq)
 
 
 def _first_of_process() -> bool:

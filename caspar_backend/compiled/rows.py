@@ -40,10 +40,12 @@ def result_rows(ws, code, iters, fval) -> KernelResult:
     variables, minus the reduced gradient at the fixed ones)."""
     lay = ws.lay
     # (a row no kernel ran -- its call skipped after a Ctrl-C -- has d_f = 0; its values,
-    # as an ejected row's, are not used: no warning)
-    lam_g, lam_x = unscaled_multipliers(lay, ws.slot("OBJ_SCALE")[:, 0], ws.slot("Y"),
-                                        ws.slot("CON_SCALE"), ws.slot("ZL"), ws.slot("ZU"),
-                                        ws.slot("LAM_X_FIXED"))
+    # as an ejected row's, are not used: no warning.  The multipliers' inputs are read
+    # in place: the arithmetic makes new arrays)
+    y, cs, zl, zu, fixed = (ws.slot(k, copy=False) for k in ("Y", "CON_SCALE", "ZL", "ZU",
+                                                              "LAM_X_FIXED"))
+    lam_g, lam_x = unscaled_multipliers(lay, ws.slot("OBJ_SCALE", copy=False)[:, 0], y, cs,
+                                        zl, zu, fixed)
     return KernelResult(code=np.asarray(code), iters=np.asarray(iters),
                         f=np.asarray(fval) * lay.sense, x=ws.slot("X"), g=ws.slot("G"),
                         lam_g=lam_g, lam_x=lam_x)
@@ -59,8 +61,8 @@ def unscaled_multipliers(lay, df, y, con_scale, zl, zu, lam_x_fixed):
     lead = np.shape(y)[:-1]
     d = np.asarray(df)[..., None]
     zw = np.zeros(lead + (lay.sizes["nw"],))
-    zw[..., lay.upper_idx] += zu
-    zw[..., lay.lower_idx] -= zl
+    zw[..., lay.upper_sel] += zu
+    zw[..., lay.lower_sel] -= zl
     with np.errstate(divide="ignore", invalid="ignore"):
         lam_g = y * con_scale / d
         free = zw[..., :lay.sizes["nx"]] / d

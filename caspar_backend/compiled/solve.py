@@ -88,14 +88,14 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
     model or its KKT system is one the general path factorizes densely
     (:func:`caspar_backend.linsolve.qdldl.dense_kkt`: the kernels have QDLDL only, and
     the two paths run one algorithm)."""
-    from ..linsolve.qdldl import dense_kkt
-    from .workspace_layout import WorkspaceLayout
-
     sig = bound_signature(lbx, ubx, lbg, ubg)
     with _layouts_lock:
         per = _layouts.setdefault(problem, {})
         if sig in per:
             return per[sig]
+    from ..linsolve.qdldl import dense_kkt
+    from .workspace_layout import WorkspaceLayout
+
     try:
         lay = WorkspaceLayout(problem, lbx, ubx, lbg, ubg)
     except Unsupported:

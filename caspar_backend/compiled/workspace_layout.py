@@ -91,6 +91,9 @@ class WorkspaceLayout:
         k = slots.INT_SLOTS.index("STOP")
         self._stop_slot = slice(int(self.IO[k]), int(self.IO[k + 1]))
         self.lower_idx, self.upper_idx = ints["LOWER_IDX"], ints["UPPER_IDX"]
+        #: the same entries as slices where they are consecutive (the common case: a
+        #: slice indexes in place, a fifth of an index array's cost per result)
+        self.lower_sel, self.upper_sel = _selector(self.lower_idx), _selector(self.upper_idx)
         self.free_idx, self.fixed_idx = ints["FREE_IDX"], ints["FIXED_IDX"]
 
     @staticmethod
@@ -134,6 +137,10 @@ class WorkspaceLayout:
         """A float workspace for one solve in flight (a copy of the template)."""
         return self.Fb0.copy()
 
+    def float_slice(self, name: str) -> slice:
+        """The entries of float slot ``name`` in a float workspace."""
+        return self._slices[name]
+
     def float_views(self, Fb, names=("X", "G", "Y", "ZL", "ZU", "CON_SCALE", "OBJ_SCALE",
                                      "LAM_X_FIXED")):
         """{slot name: view of that float slot in ``Fb``} for ``names``."""
@@ -150,3 +157,14 @@ class WorkspaceLayout:
     def stop_of(self, Ib):
         """The view of int slot I_STOP (the stop request, :mod:`.kernels.ipm`) in ``Ib``."""
         return Ib[self._stop_slot]
+
+
+def _selector(idx: np.ndarray):
+    """``idx`` (int64 indices) as ``slice(a, b)`` when it is ``a, a + 1, ..., b - 1`` (or
+    empty), else ``idx`` itself: either selects the same entries in the same order."""
+    if len(idx) == 0:
+        return slice(0, 0)
+    a = int(idx[0])
+    if np.array_equal(idx, np.arange(a, a + len(idx))):
+        return slice(a, a + len(idx))
+    return idx

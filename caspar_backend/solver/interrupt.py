@@ -39,6 +39,12 @@ import os
 import signal
 import threading
 
+# the handlers are read and set through signal's C functions: the module's wrappers
+# convert every handler to and from its Handlers enum, at the price of a caught
+# exception per call for a Python handler (~4 of them per block, a batch's or a single
+# solve's fixed cost); a raw handler is the object installed, compared by identity here
+import _signal
+
 
 @contextlib.contextmanager
 def sigint_as_stop(shared, flag=None):
@@ -55,8 +61,9 @@ def sigint_as_stop(shared, flag=None):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    nested = signal.getsignal(signal.SIGINT) is _request_stop
-    if not nested and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    handler = _signal.getsignal(signal.SIGINT)
+    nested = handler is _request_stop
+    if not nested and handler is not signal.default_int_handler:
         yield                   # the application's own handler: its business
         return
     if nested and any(s.interrupted for s in _listeners):
@@ -64,7 +71,7 @@ def sigint_as_stop(shared, flag=None):
         if flag is not None:
             flag[0] = 1
     _listeners.append(shared)
-    previous = None if nested else signal.signal(signal.SIGINT, _request_stop)
+    previous = None if nested else _signal.signal(signal.SIGINT, _request_stop)
     try:
         if flag is not None:
             _watch(flag)
@@ -75,7 +82,7 @@ def sigint_as_stop(shared, flag=None):
         if not nested:
             # (signal.signal runs the pending Python handlers first: ``interrupted`` is
             # up to date when the block ends)
-            signal.signal(signal.SIGINT, previous)
+            _signal.signal(signal.SIGINT, previous)
         _remove(_listeners, shared)
 
 

@@ -118,3 +118,89 @@ def test_threads_do_not_change_a_bit(ik):
         np.testing.assert_array_equal(many.iterations, one.iterations)
         for k in ("x", "f", "g", "lam_g", "lam_x"):
             np.testing.assert_array_equal(getattr(many, k), getattr(one, k), err_msg=k)
+
+
+def test_results_own_their_memory(ik):
+    """Every array of a kernel batch's result is C-ordered memory of its own (never a
+    view of the kernel's workspaces): for a batch every instance of which the kernel
+    finished (its arrays taken whole) and for one with an instance re-solved alone."""
+    T = np.array(arm_targets(20, seed=7))
+    ubg = np.full((20, 1), 2.5)
+    ubg[5] = -10.0                               # infeasible: its own solve
+    for res in (ik.solve_batch(x0=X0, p=T, print_level=0),
+                ik.solve_batch(x0=X0, p=T, ubg=ubg, print_level=0)):
+        assert set(res.path) <= {"kernel", "single"}
+        for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
+            a = getattr(res, k)
+            assert a.flags.c_contiguous and a.flags.owndata and a.shape[0] == 20, k
+    whole = ik.solve_batch(x0=X0, p=T, print_level=0)
+    part = ik.solve_batch(x0=X0, p=T, ubg=ubg, print_level=0)
+    keep = np.arange(20) != 5
+    for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
+        np.testing.assert_array_equal(getattr(part, k)[keep], getattr(whole, k)[keep],
+                                      err_msg=k)
+
+
+@pytest.mark.parametrize("idx", [[], [3], [0, 1, 2], [2, 3, 4, 5], [0, 2], [1, 0],
+                                 [4, 5, 7]])
+def test_bound_selections_pick_the_index_arrays_entries(idx):
+    """WorkspaceLayout.lower_sel / upper_sel: a slice exactly where the indices are
+    consecutive and ascending, selecting the same entries in the same order."""
+    from caspar_backend.compiled.workspace_layout import _selector
+
+    a = np.array(idx, np.int64)
+    sel = _selector(a)
+    consecutive = not idx or idx == list(range(idx[0], idx[0] + len(idx)))
+    assert isinstance(sel, slice) == consecutive
+    v = np.arange(10.0) * 3.0
+    assert v[sel].tolist() == v[a].tolist()
+
+
+def test_layouts_with_gaps_in_their_bounds_keep_index_arrays():
+    """A model whose finite bounds skip variables: the layout's selections are its index
+    arrays (no slice), and the batch's multipliers are the single solves'."""
+    from caspar_backend.compiled.solve import layout_for
+
+    nlp, bounds = arm_ik()
+    problem = from_casadi(nlp, **bounds)
+    lbx = np.array(bounds["lbx"], float)
+    lbx[1] = -np.inf                               # the second joint: no lower bound
+    ubx = np.array(bounds["ubx"], float)
+    lay = layout_for(problem, lbx, ubx, np.array([-np.inf]), np.array([2.5]))
+    assert not isinstance(lay.lower_sel, slice)
+    np.testing.assert_array_equal(lay.lower_sel, lay.lower_idx)
+    T = np.array(arm_targets(6, seed=8))
+    res = problem.solve_batch(x0=X0, p=T, lbx=lbx, print_level=0)
+    assert set(res.path) == {"kernel"}
+    _same_as_single(res, problem, [(b, dict(x0=X0, p=T[b], lbx=lbx)) for b in range(6)])
+
+
+def test_concurrent_batches_equal_sequential_ones(ik):
+    """solve_batch called from several threads at once (as a service's workers call it;
+    their kernel calls share one pool) gives each call the answers it gets alone, bit
+    for bit -- batches of different sizes, bounds and options among them."""
+    import threading
+
+    T = np.array(arm_targets(96, seed=9))
+    calls = [dict(p=T[:16]), dict(p=T[16:80]), dict(p=T[80:], ubg=[2.0]),
+             dict(p=T[:40], tol=1e-6), dict(p=T[40:56], lbx=[-3.0, -3.0, -3.0])]
+    alone = [ik.solve_batch(x0=X0, print_level=0, **kw) for kw in calls]
+    got = [[None] * len(calls) for _ in range(3)]
+    barrier = threading.Barrier(len(calls))
+
+    def run(k):
+        barrier.wait()
+        for rep in range(3):
+            got[rep][k] = ik.solve_batch(x0=X0, print_level=0, **calls[k])
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for rep in range(3):
+        for res, ref in zip(got[rep], alone):
+            assert set(res.path) == {"kernel"}
+            assert res.status == ref.status and res.path == ref.path
+            for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
+                np.testing.assert_array_equal(getattr(res, k), getattr(ref, k), err_msg=k)

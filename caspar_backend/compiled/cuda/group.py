@@ -1,7 +1,8 @@
 """The GPU path of ``solve_batch``: one structure group of instances solved by the CUDA
 kernel (one thread per instance, :mod:`.launch`).
 
-:func:`kernel_reason` says whether the kernel applies to a group ('' if it does);
+:func:`kernel_reason` says whether the kernel applies to a group ('' if it does;
+:func:`kernel_plan` also gives the layout and options the solve then uses);
 :func:`solve_group` runs it and returns a :class:`..rows.KernelResult` whose instances
 with ``code < 0`` the caller re-solves on the general path (``solve_batch`` solves them
 by their own ``Problem.solve``).  Each finished instance equals its own single solve:
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,28 +30,46 @@ COLUMNS = False
 COMPILING = "the CUDA kernel is being compiled in the background (caspar warmup)"
 
 
+class KernelPlan(NamedTuple):
+    """Final.  :func:`kernel_plan`'s answer: ``reason`` ('' where the kernel applies),
+    and where it does the group's ``layout`` (:func:`group_layout`) and the validated
+    ``opts`` (``print_level`` 0), which :func:`solve_group` would otherwise find again."""
+
+    reason: str
+    layout: object = None
+    opts: object = None
+
+
 def kernel_reason(problem, options, sub, cuda: bool = True) -> str:
     """'' if the kernel can solve the instances ``sub`` (a
     :class:`~caspar_backend.batch.inputs.BatchInputs` of one structure group) with
     ``options`` (``Problem.solve``'s, ``device`` removed) -- on the GPU, or with
-    ``cuda=False`` on the CPU --, else why not.  The batch prints no log, so
-    ``print_level`` is not a reason.  Whether the CUDA kernel is compiled is asked last,
-    so that a group the kernel could not solve starts no background compile."""
+    ``cuda=False`` on the CPU --, else why not (:func:`kernel_plan`'s reason)."""
+    return kernel_plan(problem, options, sub, cuda).reason
+
+
+def kernel_plan(problem, options, sub, cuda: bool = True) -> KernelPlan:
+    """:func:`kernel_reason`'s answer with, where it is '', the layout and options the
+    solve uses.  The batch prints no log, so ``print_level`` is not a reason.  Whether
+    the CUDA kernel is compiled is asked last, so that a group the kernel could not
+    solve starts no background compile."""
     if cuda and not (_installed("numba") and _installed("numba_cuda")):
-        return "numba and numba-cuda are not both installed"
+        return KernelPlan("numba and numba-cuda are not both installed")
     if not cuda:
         from ..dispatch import kernels_ready
 
         if not _installed("numba") or not kernels_ready(wait=False):
-            return "the compiled kernels are not ready (caspar warmup)"
-    _, why = _resolve_options({**options, "print_level": 0})
+            return KernelPlan("the compiled kernels are not ready (caspar warmup)")
+    opts, why = _resolve_options({**options, "print_level": 0})
     if why:
-        return why
-    if group_layout(problem, sub) is None:
-        return "an expression the compiled tape cannot express, or a dense KKT system"
+        return KernelPlan(why)
+    lay = group_layout(problem, sub)
+    if lay is None:
+        return KernelPlan("an expression the compiled tape cannot express, or a dense "
+                          "KKT system")
     if cuda and not cuda_kernel_ready():
-        return COMPILING
-    return ""
+        return KernelPlan(COMPILING)
+    return KernelPlan("", lay, opts)
 
 
 _found: set = set()         # packages found installed (an installed one stays so)
@@ -95,13 +115,16 @@ def group_layout(problem, sub):
                                  for a in (sub.lbx, sub.ubx, sub.lbg, sub.ubg)))
 
 
-def solve_group(problem, options, sub):
-    """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '')."""
+def solve_group(problem, options, sub, plan: KernelPlan | None = None):
+    """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '';
+    ``plan``: its :func:`kernel_plan`, found again when not given)."""
     from ..options import option_vector
     from .launch import solve_on_device
     from .workspaces import DeviceWorkspaces
 
-    opts, _ = _resolve_options({**options, "print_level": 0})
-    ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
+    if plan is None:
+        plan = KernelPlan("", group_layout(problem, sub),
+                          _resolve_options({**options, "print_level": 0})[0])
+    ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
                           sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True)
-    return solve_on_device(ws, option_vector(opts))
+    return solve_on_device(ws, option_vector(plan.opts))

@@ -88,16 +88,20 @@ class DeviceWorkspaces:
         return self.xp.asarray(np.ascontiguousarray(self._orient(rows)))
 
     def _inputs(self, a, k):
-        out = np.zeros((self.B, max(k, 1)))
-        out[:, :k] = a
+        """The (B, k) host input ``a`` as (B, max(k, 1)) float64, C order (zeros for
+        k = 0), on ``xp``."""
+        out = np.array(a, np.float64, order="C") if k else np.zeros((self.B, 1))
         return self._stack(out)
 
     def cols(self, name) -> slice:
         """The columns of ``Fall`` holding float slot ``name`` (slots.FLOAT_SLOTS)."""
-        k = slots.FLOAT_SLOTS.index(name)
-        return slice(int(self.lay.FO[k]), int(self.lay.FO[k + 1]))
+        return self.lay.float_slice(name)
 
-    def slot(self, name) -> np.ndarray:
-        """Float slot ``name`` of every instance, on the host: (B, size) float64."""
+    def slot(self, name, copy: bool = True) -> np.ndarray:
+        """Float slot ``name`` of every instance, on the host: (B, size) float64; with
+        ``copy=False`` on the host (NumPy workspaces) a view of ``Fall``, to be read
+        before the workspaces are written again."""
         a = self._orient(self.Fall[self._index(self.cols(name))])
-        return np.array(a) if self.xp is np else self.xp.asnumpy(a)
+        if self.xp is np:
+            return np.array(a) if copy else a
+        return self.xp.asnumpy(a)
