@@ -166,8 +166,31 @@ def objectives_match(f, f_ref, rel: float = REL_TOL) -> bool:
     return abs(f - f_ref) <= rel * max(1.0, abs(f_ref))
 
 
+def ipopt_reference(built, tol, max_iter=3000, time_limit=600.0):
+    """(IPOPT's result, the number of constraints) for a case's ``build()`` output:
+    through Pyomo's NL writer for a Pyomo model (the writer's time in IPOPT's build),
+    on the CasADi problem dict otherwise."""
+    kind, extra = built[0], built[-1]
+    if kind == "pyomo":
+        from benchmarks.models.reference import nl_problem
+
+        t = time.perf_counter()
+        nlp, args, sense = nl_problem(built[1])
+        nl_s = time.perf_counter() - t
+        ref = _ipopt_bounded(nlp, args, tol, max_iter, time_limit)
+        ref.build += nl_s
+        ref.f *= sense
+    else:
+        nlp, args = built[1], built[2]
+        ref = _ipopt_bounded(nlp, args, tol, max_iter, time_limit, extra.get("ipopt_setup"))
+    return ref, int(nlp["g"].numel())
+
+
 def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0,
-             pyomo_templates: bool = True) -> dict:
+             pyomo_templates: bool = True, reference=None) -> dict:
+    """One row: IPOPT's reference and caspar on ``devices``.  ``reference``: a callable
+    giving :func:`ipopt_reference`'s answer for the case's name (computed elsewhere,
+    e.g. ahead in worker processes: benchmarks/ipopt_ahead.py), else computed here."""
     import pyomo.environ  # noqa: F401  (import time is not model time)
 
     t = time.perf_counter()
@@ -175,22 +198,10 @@ def run_case(case: Case, devices, tol, max_iter=3000, time_limit=600.0,
     model_s = time.perf_counter() - t
     kind, extra = built[0], built[-1]
     row = dict(suite=case.suite, model=case.name, size=case.size, model_s=model_s)
-    if kind == "pyomo":
-        from benchmarks.models.reference import nl_problem
-
-        model = built[1]
-        t = time.perf_counter()
-        nlp, args, sense = nl_problem(model)
-        nl_s = time.perf_counter() - t
-        ref = _ipopt_bounded(nlp, args, tol, max_iter, time_limit)
-        ref.build += nl_s
-        ref.f *= sense
-        obj, cargs = model, None
-    else:
-        nlp, args = built[1], built[2]
-        ref = _ipopt_bounded(nlp, args, tol, max_iter, time_limit, extra.get("ipopt_setup"))
-        obj, cargs = nlp, args
-    row.update(n=int(ref.x.size), m=int(nlp["g"].numel()), ipopt_build_s=ref.build,
+    ref, m = (ipopt_reference(built, tol, max_iter, time_limit) if reference is None
+              else reference(case.name))
+    obj, cargs = (built[1], None) if kind == "pyomo" else (built[1], built[2])
+    row.update(n=int(ref.x.size), m=m, ipopt_build_s=ref.build,
                ipopt_solve_s=ref.solve, ipopt_status=ref.status, ipopt_iter=ref.iterations,
                ipopt_f=ref.f)
     for dev in ("cpu", "cuda"):

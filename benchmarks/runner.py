@@ -149,6 +149,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--max-iter", type=int, default=3000)
     ap.add_argument("--time-limit", type=float, default=600.0,
                     help="max_wall_time of each solve (s)")
+    ap.add_argument("--ipopt-workers", type=int, default=0,
+                    help="IPOPT's references computed ahead in this many worker processes "
+                         "(its times then taken with that many solves sharing the host; "
+                         "0: each case's IPOPT solve right before caspar's)")
     ap.add_argument("--out", default=None, help="output folder (default benchmarks/out/)")
 
 
@@ -218,6 +222,16 @@ def run(args, err=None) -> int:
         header.append("- lsq (bundle adjustment): IPOPT gets the assembled exact Hessian "
                       "(nlpsol hess_lag, built in IPOPT's build time) and evaluates f, grad f "
                       "on the unexpanded MX graph")
+    workers = int(getattr(args, "ipopt_workers", 0) or 0)
+    ahead = None
+    if workers > 0:
+        from benchmarks.ipopt_ahead import IpoptAhead
+
+        # forked before the GPU path is set up (general_path: CuPy's kernels, cuDSS's
+        # library); the workers never touch the GPU
+        ahead = IpoptAhead(cases, workers, args.tol, args.max_iter, args.time_limit)
+        header.append(f"- IPOPT's references computed ahead in {workers} worker processes "
+                      "(its times taken with that many IPOPT solves sharing the host)")
     device_init = None
     if "cuda" in devices:
         # once per process, before the first case: the CUDA context, CuPy's and
@@ -236,7 +250,7 @@ def run(args, err=None) -> int:
         try:
             r = run_case(c, devices, args.tol, args.max_iter, args.time_limit,
                          pyomo_templates=getattr(args, "pyomo_reader", "templates")
-                         == "templates")
+                         == "templates", reference=None if ahead is None else ahead.reference)
         except Exception as e:  # a broken model must not stop the run
             print(f"    failed: {error_text(e)}", file=err, flush=True)
             continue
@@ -247,6 +261,8 @@ def run(args, err=None) -> int:
                          f"match={match_word(r[f'{dev}_match'])}")
         print("    " + "; ".join(parts), file=err, flush=True)
 
+    if ahead is not None:
+        ahead.close()
     csv_path = os.path.join(out_dir, "results.csv")
     with open(csv_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
@@ -270,6 +286,9 @@ def run(args, err=None) -> int:
                hardware=f"{hw['cpu']}, {hw['cores']} cores" + (f"; GPU: {hw['gpu']}"
                                                                if "cuda" in devices else ""),
                tol=args.tol, command=" ".join(["python -m benchmarks", *sys.argv[1:]]),
+               **({} if ahead is None else
+                  {"ipopt_workers": f"{workers} processes computed IPOPT's references "
+                                    "ahead (its times with that many solves at once)"}),
                reference=f"IPOPT (casadi {casadi.__version__} wheel, MUMPS)",
                **({} if device_init is None else
                   {"device_init": f"{device_init:.2f} s before the first case (CUDA context, "

@@ -125,3 +125,45 @@ def test_bench_runner_unknown_variant(tmp_path, capfd):
                "--out", str(tmp_path)])
     assert rc == 2
     assert "unknown PGLib variant(s) ['heavy']; use typ, api or sad" in capfd.readouterr().err
+
+
+def test_bench_runner_ipopt_ahead_in_workers(tmp_path, capfd):
+    """``--ipopt-workers``: IPOPT's references computed ahead in worker processes give
+    the rows of the inline run (statuses, iterations, objectives, the same order), and
+    the table says how IPOPT's times were taken."""
+    from caspar_backend.__main__ import main
+
+    rows = {}
+    for workers in ("0", "2"):
+        out = tmp_path / workers
+        rc = main(["bench", "--suite", "acopf", "--max-buses", "14", "--device", "cpu",
+                   "--ipopt-workers", workers, "--out", str(out)])
+        assert rc == 0, capfd.readouterr().err
+        rows[workers] = list(csv.DictReader(open(out / "results.csv")))
+    keys = ("model", "n", "m", "ipopt_status", "ipopt_iter", "ipopt_f", "cpu_status",
+            "cpu_iter", "cpu_f", "cpu_match")
+    assert [[r[k] for k in keys] for r in rows["2"]] == [[r[k] for k in keys]
+                                                         for r in rows["0"]]
+    assert [r["model"] for r in rows["2"]] == ["case3_lmbd", "case5_pjm", "case14_ieee"]
+    assert all(float(r["ipopt_solve_s"]) > 0 for r in rows["2"])
+    assert "computed ahead in 2 worker processes" in (tmp_path / "2" / "results.md").read_text()
+    assert "ipopt_workers" in (tmp_path / "2" / "meta.json").read_text()
+    assert "ipopt_workers" not in (tmp_path / "0" / "meta.json").read_text()
+
+
+class _BrokenCase:
+    name = "broken"
+
+    def build(self):
+        raise ValueError("no such model file")
+
+
+def test_ipopt_ahead_reports_a_worker_error_for_its_case():
+    from benchmarks.ipopt_ahead import IpoptAhead
+
+    ahead = IpoptAhead([_BrokenCase()], 1, 1e-6, 10, 10.0)
+    try:
+        with pytest.raises(RuntimeError, match="broken: .*no such model file"):
+            ahead.reference("broken")
+    finally:
+        ahead.close()
