@@ -121,6 +121,7 @@ def profiled_solve(problem, a, path: str) -> dict:
 def timeline_solve(problem, a, path: str) -> dict:
     """One re-solve with the device timeline kept; its summary to ``path`` (JSON)."""
     from benchmarks import cuda_timeline as tl
+    from benchmarks.measure import phase_ms
 
     if not tl.available():
         raise SystemExit("--timeline: preload the counters' library built with CUPTI and "
@@ -131,18 +132,12 @@ def timeline_solve(problem, a, path: str) -> dict:
     seconds, t1 = time.perf_counter() - t, tl.now()
     rec, offered = tl.rows()
     s = dict(case=a.case, seconds=seconds, status=r.status, rows=int(rec.size),
-             rows_offered=offered, phases_ms=_phases(r),
+             rows_offered=offered, phases_ms=phase_ms(r),
              whole=tl.summary(rec, t0, t1, r.iterations))
     with open(path, "w") as f:
         json.dump(s, f, indent=1)
     return dict(seconds=seconds, iterations=int(r.iterations), status=r.status,
                 busy_ms=s["whole"]["busy_ms"], wall_ms=s["whole"]["wall_ms"])
-
-
-def _phases(r) -> dict:
-    from benchmarks.measure import phase_ms
-
-    return phase_ms(r)
 
 
 if __name__ == "__main__":

@@ -92,45 +92,52 @@ def _union_ms(start: np.ndarray, end: np.ndarray) -> float:
 def summary(rec: np.ndarray, t0: int, t1: int, iterations: int, top: int = 25) -> dict:
     """The figures of the module docstring for the rows inside [t0, t1] (device ns)."""
     rec = rec[(rec["start"] >= t0) & (rec["end"] <= t1)]
-    dev = rec[rec["what"] != 4]
-    kern = rec[rec["what"] == 0]
+    what = rec["what"]
+    dev, kern, sync = rec[what != 4], rec[what == 0], rec[what == 4]
     it = max(int(iterations), 1)
     order = np.argsort(dev["start"], kind="stable")
     s, e = dev["start"][order].astype(np.int64), dev["end"][order].astype(np.int64)
-    ends = np.maximum.accumulate(e)
-    gaps_all = (s[1:] - ends[:-1]) / 1e3 if s.size > 1 else np.zeros(0)
-    gaps = gaps_all[gaps_all > 0]
-    label = [WHAT[w] if w else _name(d) for w, d in zip(dev["what"][order].tolist(),
-                                                       dev["detail"][order].tolist())]
+    gaps = (s[1:] - np.maximum.accumulate(e)[:-1]) / 1e3 if s.size > 1 else np.zeros(0)
+    # the idle gaps by length: bin b holds GAP_BINS_US[b - 1] <= gap < GAP_BINS_US[b]
+    idle = gaps > 0
+    b = np.searchsorted(GAP_BINS_US, gaps[idle], side="right")
+    ms = np.bincount(b, weights=gaps[idle], minlength=4) / 1e3 / it
+    count = np.bincount(b, minlength=4) / it
+    binned = {lab: dict(ms=float(ms[k]), count=float(count[k]))
+              for k, lab in enumerate(("<2us", "2-10us", "10-100us", ">100us"))}
+    # the waits: the operations on either side of each gap of 10 us or more
+    names: dict = {}
+
+    def label(j):
+        w, d = int(dev["what"][order[j]]), int(dev["detail"][order[j]])
+        if w:
+            return WHAT[w]
+        if d not in names:
+            names[d] = _name(d)
+        return names[d][:60]
+
     waits: dict[tuple[str, str], list[float]] = {}
-    for k in np.flatnonzero(gaps_all >= GAP_BINS_US[1]).tolist():
-        waits.setdefault((label[k][:60], label[k + 1][:60]), []).append(gaps_all[k])
+    for k in np.flatnonzero(gaps >= GAP_BINS_US[1]).tolist():
+        waits.setdefault((label(k), label(k + 1)), []).append(float(gaps[k]))
     wait_table = sorted(waits.items(), key=lambda kv: -sum(kv[1]))
-    edges = (0.0, *GAP_BINS_US, np.inf)
-    labels = ("<2us", "2-10us", "10-100us", ">100us")
-    binned = {lab: dict(ms=float(gaps[(gaps >= lo) & (gaps < hi)].sum()) / 1e3 / it,
-                        count=int(((gaps >= lo) & (gaps < hi)).sum()) / it)
-              for lab, lo, hi in zip(labels, edges[:-1], edges[1:])}
-    names: dict[str, list[float]] = {}
-    for ptr, d in zip(kern["detail"].tolist(), (kern["end"] - kern["start"]).tolist()):
-        names.setdefault(ptr, []).append(d)
-    table = sorted(((_name(p), len(d), sum(d) / 1e6) for p, d in names.items()),
-                   key=lambda r: -r[2])
-    per_it = lambda v: v / it  # noqa: E731
-    wall = (t1 - t0) / 1e6
+    # the kernels by total time: one row per kernel name pointer
+    ptrs, inv = np.unique(kern["detail"], return_inverse=True)
+    dur = (kern["end"] - kern["start"]).astype(np.float64)
+    calls, total = np.bincount(inv, minlength=ptrs.size), np.bincount(
+        inv, weights=dur, minlength=ptrs.size) / 1e6
+    table = [(_name(int(ptrs[k])), int(calls[k]), float(total[k]))
+             for k in np.argsort(-total, kind="stable")[:top]]
     return dict(
-        iterations=int(iterations), wall_ms=per_it(wall),
-        busy_ms=per_it(_union_ms(dev["start"], dev["end"])),
-        kernel_busy_ms=per_it(_union_ms(kern["start"], kern["end"])),
-        kernel_sum_ms=per_it(float((kern["end"] - kern["start"]).sum()) / 1e6),
-        kernels=per_it(kern.size), copies_dtoh=per_it(int((rec["what"] == 1).sum())),
-        copies_other=per_it(int((rec["what"] == 2).sum())),
-        memsets=per_it(int((rec["what"] == 3).sum())),
-        syncs=per_it(int((rec["what"] == 4).sum())),
-        sync_wait_ms=per_it(float((rec[rec["what"] == 4]["end"]
-                                   - rec[rec["what"] == 4]["start"]).sum()) / 1e6),
+        iterations=int(iterations), wall_ms=(t1 - t0) / 1e6 / it,
+        busy_ms=_union_ms(dev["start"], dev["end"]) / it,
+        kernel_busy_ms=_union_ms(kern["start"], kern["end"]) / it,
+        kernel_sum_ms=float(dur.sum()) / 1e6 / it,
+        kernels=kern.size / it, copies_dtoh=int((what == 1).sum()) / it,
+        copies_other=int((what == 2).sum()) / it, memsets=int((what == 3).sum()) / it,
+        syncs=sync.size / it,
+        sync_wait_ms=float((sync["end"] - sync["start"]).sum()) / 1e6 / it,
         gaps=binned,
-        top=[dict(name=n[:120], count=c / it, total_ms=per_it(t), mean_us=1e3 * t / c)
-             for n, c, t in table[:top]],
-        waits=[dict(before=b, after=a, count=len(g) / it, total_ms=sum(g) / 1e3 / it,
-                    mean_us=sum(g) / len(g)) for (b, a), g in wait_table[:top]])
+        top=[dict(name=n[:120], count=c / it, total_ms=t / it, mean_us=1e3 * t / c)
+             for n, c, t in table],
+        waits=[dict(before=b_, after=a, count=len(g) / it, total_ms=sum(g) / 1e3 / it,
+                    mean_us=sum(g) / len(g)) for (b_, a), g in wait_table[:top]])

@@ -18,6 +18,6 @@ This package imports nothing from the solver, KKT or linear-solver packages.
 from .xp import (amax, asum, copy_into, errstate, gather, host, is_host,  # noqa: F401
                  scalars, synchronize)
 from .fused import amax_abs  # noqa: F401
-from .segments import (SegmentSum, csc_pattern, distinct, segment_sum,  # noqa: F401
+from .segments import (SegmentSum, csc_pattern, csr_rows, distinct, segment_sum,  # noqa: F401
                        stable_order, unique_inverse)
 from .matvec import IndexedMatVec, indexed_matvec, indexed_matvec_kernel  # noqa: F401

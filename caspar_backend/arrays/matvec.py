@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .raw_kernels import raw_kernel
-from .segments import stable_order
+from .segments import csr_rows
 from .xp import is_host
 
 
@@ -35,10 +35,7 @@ class IndexedMatVec(ABC):
 
     @staticmethod
     def _csr(rows, cols, src, n_rows):
-        rows = np.asarray(rows, np.int64)
-        order = stable_order(rows, n_rows)
-        ptr = np.zeros(int(n_rows) + 1, np.int64)
-        np.cumsum(np.bincount(rows, minlength=int(n_rows)), out=ptr[1:])
+        ptr, order = csr_rows(rows, n_rows)
         return ptr, np.asarray(cols, np.int64)[order], np.asarray(src, np.int64)[order]
 
     @abstractmethod

@@ -5,7 +5,8 @@
   (bitwise equal to ``numpy.bincount(idx, weights=v, minlength=size)``, without
   allocating), on the device through the deterministic kernel of
   ``kernels/segment_sum.cu`` (no atomics, so repeated runs are bitwise identical);
-* :func:`unique_inverse`, :func:`stable_order` and :func:`csc_pattern` build index
+* :func:`unique_inverse`, :func:`stable_order`, :func:`csr_rows` and :func:`csc_pattern`
+  build index
   structures (host int64 in and out); :func:`distinct` is ``numpy.unique`` of an
   integer array by one sort.
 """
@@ -143,6 +144,17 @@ def stable_order(keys, size) -> np.ndarray:
         return order
     except Exception:              # private SciPy API gone
         return np.argsort(keys, kind="stable")
+
+
+def csr_rows(rows, n) -> tuple:
+    """``(indptr, order)``: the CSR grouping of entries by row -- ``order`` (int64) lists
+    the entries of row 0, then row 1, ... each in increasing position (:func:`stable_order`),
+    row i's being ``order[indptr[i]:indptr[i + 1]]`` -- for ``rows`` host int64 in
+    ``[0, n)``."""
+    rows = np.asarray(rows, np.int64)
+    indptr = np.zeros(int(n) + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=int(n)), out=indptr[1:])
+    return indptr, stable_order(rows, n)
 
 
 def csc_pattern(rows, cols, n):

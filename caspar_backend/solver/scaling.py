@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import amax_abs, fused, host, is_host, scalars, stable_order
+from ..arrays import amax_abs, csr_rows, fused, host, is_host, scalars
 
 
 def free_grad_norm(xp, gradf, free, free_d, all_free: bool) -> float:
@@ -45,10 +45,8 @@ class RowNormPlan:
         if is_host(xp):
             self.keep, self.rows = keep, kept
             return
-        pos = np.arange(len(rows), dtype=np.int64) if keep is None else keep
-        indptr = np.zeros(self.m + 1, np.int64)
-        np.cumsum(np.bincount(kept, minlength=self.m), out=indptr[1:])
-        self.perm_d = xp.asarray(pos[stable_order(kept, self.m)])
+        indptr, order = csr_rows(kept, self.m)
+        self.perm_d = xp.asarray(order if keep is None else np.asarray(keep)[order])
         self.indptr_d = xp.asarray(indptr)
 
     def __call__(self, xp, jv) -> np.ndarray:
