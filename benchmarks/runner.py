@@ -255,6 +255,8 @@ def run(args, err=None) -> int:
             print(f"    failed: {error_text(e)}", file=err, flush=True)
             continue
         rows.append(r)
+        # written as it grows: a run stopped by a time limit keeps the rows it has
+        write_results(out_dir, COLUMNS, rows)
         parts = [f"IPOPT {r['ipopt_solve_s']:.2f}s f={r['ipopt_f']:.8g}"]
         for dev in devices:
             parts.append(f"caspar-{dev} {r[f'{dev}_solve_s']:.2f}s {r[f'{dev}_status']} "
@@ -263,12 +265,8 @@ def run(args, err=None) -> int:
 
     if ahead is not None:
         ahead.close()
+    write_results(out_dir, COLUMNS, rows)
     csv_path = os.path.join(out_dir, "results.csv")
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
     note = plot(rows, os.path.join(out_dir, "solve_time.png"),
                 f"caspar vs IPOPT, tol {args.tol:g}, {hw['cpu']}" + (f", {hw['gpu']}" if hw["gpu"]
                                                                       else ""))
