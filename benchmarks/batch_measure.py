@@ -217,10 +217,14 @@ def casadi_map(work: Workload, tol: float, threads: int, deadline: float = 3600.
 
 
 def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
-                   max_batch_size: int, max_wait: float, workers: int | None = None) -> Outcome:
+                   max_batch_size: int, max_wait: float, workers: int | None = None,
+                   kernel_threads: int | None = None) -> Outcome:
     """Client k sends instances k, k + clients, ... one at a time to a service with
-    ``workers`` worker threads (None: the service's default); ``extra``: threads,
-    p50_ms / p99_ms of the per-request latency (submit to answer), mean_batch."""
+    ``workers`` worker threads (None: the service's default), each batch's kernel calls
+    on ``kernel_threads`` threads (``solve_batch``'s option; None: every core); ``extra``:
+    threads, p50_ms / p99_ms of the per-request latency (submit to answer), mean_batch,
+    solve_ms (mean seconds in ``solve_batch`` per batch), queue_ms (mean wait of a
+    request for its batch)."""
     from caspar_backend.batch.service import SolverService, default_workers
 
     B = work.size
@@ -229,7 +233,8 @@ def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
     errors = []
     workers = default_workers(device) if workers is None else workers
     with SolverService(P, max_batch_size=max_batch_size, max_wait=max_wait,
-                       workers=workers, print_level=0, tol=tol, device=device) as svc:
+                       workers=workers, print_level=0, tol=tol, device=device,
+                       **({} if kernel_threads is None else {"threads": kernel_threads})) as svc:
         barrier = threading.Barrier(clients + 1)
 
         def client(k):
@@ -258,6 +263,10 @@ def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
     return Outcome(st, it, f, total, extra=dict(
         threads=clients, p50_ms=1e3 * float(np.percentile(lat, 50)),
         p99_ms=1e3 * float(np.percentile(lat, 99)), mean_batch=stats.mean_batch_size,
+        solve_ms=1e3 * stats.solve_seconds / max(stats.batches, 1),
+        queue_ms=1e3 * stats.mean_wait,
         note=f"max_batch_size={max_batch_size}, max_wait={max_wait:g} s, "
-             f"workers={workers}; "
+             f"workers={workers}" + ("" if kernel_threads is None
+                                      else f", kernel threads={kernel_threads}")
+             + "; "
              f"{stats.batches} batches"))

@@ -10,7 +10,12 @@ clients -- is measured without the kernel.  Run from the root of the tree to mea
 (``cd <tree> && python <this file>``: the tree in the current directory is imported), so
 that two checkouts can be interleaved on a noisy machine.
 
-    python benchmarks/bench_service.py --repeat 2 [--stub] [--workers W] [--max-wait S]
+    python benchmarks/bench_service.py --repeat 2 [--stub] [--workers W] [--threads T]
+        [--max-wait S]
+
+``--threads T``: each batch's kernel calls on T threads (``solve_batch``'s ``threads``;
+default every core) -- with T = 1 a worker solves its batch on its own core, no hand-off
+to the kernel pool.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ def main(argv=None) -> None:
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--max-wait", type=float, default=0.002)
     ap.add_argument("--stub", action="store_true")
     ap.add_argument("--cache", default="/tmp/caspar_service_single_{n}.npz")
@@ -71,15 +77,17 @@ def main(argv=None) -> None:
                      it=single.iterations, f=single.f)
     # a warm-up run (kernel threads, first batches)
     bm.caspar_service(P, ik_workload(2000, seed=5), "cpu", 1e-8, a.clients, 1024,
-                      a.max_wait, a.workers)
+                      a.max_wait, a.workers, a.threads)
     for _ in range(a.repeat):
         t0 = time.perf_counter()
         out = bm.caspar_service(P, work, "cpu", 1e-8, a.clients, 1024, a.max_wait,
-                                a.workers)
+                                a.workers, a.threads)
         row = dict(tree=os.path.basename(os.getcwd()), stub=a.stub,
                    per_s=round(a.requests / out.total_s),
                    p50=round(out.extra["p50_ms"], 2), p99=round(out.extra["p99_ms"], 2),
-                   batch=round(out.extra["mean_batch"], 1), note=out.extra["note"],
+                   batch=round(out.extra["mean_batch"], 1),
+                   solve_ms=round(out.extra["solve_ms"], 3),
+                   queue_ms=round(out.extra["queue_ms"], 3), note=out.extra["note"],
                    wall_s=round(time.perf_counter() - t0, 2))
         if single is not None:
             c = bm.compare(out, single)
