@@ -1,0 +1,12 @@
+import sys, os
+sys.path.insert(0, os.getcwd()); sys.path.insert(0, "/tmp")
+if os.environ.get("SCALE") == "1":
+    import scale_patch  # noqa
+import caspar_backend as cb
+from benchmarks.cases import acopf_cases
+name = sys.argv[1]
+case = next(acopf_cases(100000, names={name}))
+kind, nlp, args, extra = case.build()
+P = cb.from_casadi(nlp, **args)
+r = P.solve(tol=1e-6, print_level=int(os.environ.get("PL", "0")), device="cpu")
+print(name, "SCALE", os.environ.get("SCALE"), r.status, r.iterations, repr(r.f))
