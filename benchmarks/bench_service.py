@@ -14,8 +14,7 @@ that two checkouts can be interleaved on a noisy machine.
         [--max-wait S]
 
 ``--threads T``: each batch's kernel calls on T threads (``solve_batch``'s ``threads``;
-default every core) -- with T = 1 a worker solves its batch on its own core, no hand-off
-to the kernel pool.
+default every core) -- with T = 1 each worker solves its batches on its own thread alone.
 """
 
 from __future__ import annotations
