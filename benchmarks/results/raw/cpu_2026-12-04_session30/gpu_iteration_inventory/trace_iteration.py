@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-sys.path.insert(0, "/work/main")
+sys.path.insert(0, os.getcwd())   # run from the root of a checkout
 
 
 def site(skip=("arrays/", "gpu_iteration_inventory/")):
