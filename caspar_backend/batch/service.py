@@ -23,7 +23,7 @@ service's options (``solve_batch``'s contract: same status and iterations, the s
 solution up to round-off).
 
 Workers: each worker solves one batch at a time, so up to ``workers`` batches run at
-once.  On the CPU a batch's kernel calls already run on every core (the kernel pool of
+once.  On the CPU a batch's kernel calls already run on every core (Numba's threads,
 :mod:`caspar_backend.compiled.batch_cpu`), so a second worker only overlaps one batch's
 Python (checking, stacking, building the answers) with the other's kernel calls; more
 workers add threads contending for the GIL, not speed.  Default (``workers=None``,

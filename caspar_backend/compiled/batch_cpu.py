@@ -3,10 +3,15 @@ compiled kernel (:func:`.kernels.solve_many.solve_rows`: a loop over the instanc
 Python per instance), each instance on its own workspace row as on the GPU
 (:class:`.cuda.workspaces.DeviceWorkspaces` with NumPy arrays).
 
-Threads: the instances are cut into calls (:func:`chunking`), the first run by the
-calling thread and the others on a pool of ``threads`` threads (default: one per core
-this process may run on, :func:`usable_cores`); the kernel releases the GIL, so the calls
-run on separate cores.
+Threads: the instances are cut into calls (:func:`chunking`), run one after the other by
+the calling thread; a call of more than MIN_CALL instances spreads them over ``threads``
+of Numba's native threads (:func:`.kernels.solve_many.solve_rows_parallel`; default one
+per core this process may run on, :func:`usable_cores`).  The GIL is released for the
+whole call and no Python thread is woken to start one -- under a busy interpreter (a
+service's client threads) each such wake-up waited up to the switch interval.  The
+threading layer's rules are kept (:func:`_threads_for`): a child forked after GNU OpenMP
+started solves on its calling thread (OpenMP would terminate it), and the 'workqueue'
+layer, which admits one parallel call at a time, gets its calls in turn.
 An instance's answer does not depend on which call or thread solved it.
 
 Each finished instance is its own single solve's compiled run: the same status,
@@ -15,9 +20,9 @@ same kernel); instances with ``code < 0`` are re-solved by the caller.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -34,16 +39,19 @@ from .solve import STATUS_MAX_ITER, iteration_budget
 #: the kernel's stop slot alone -- a set slot would end every later instance of the call
 #: at its first iteration -- so a call runs to its end, within the time budget)
 CHUNK = 64
-#: fewest instances per call when a batch is spread over threads: a thread hand-off
-#: (a pool thread taking the GIL to start its call) must not cost more than the call
+#: most instances solved on the calling thread alone: below this a batch is not worth the
+#: threads' start (a parallel region's fork and join)
 MIN_CALL = 4
 #: iterations an instance is expected to need: a call takes as many instances as the time
 #: budget holds at this count (the cost model of solve.iteration_budget)
 TYPICAL_ITERATIONS = 50
 
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+#: the process that first ran a parallel call (None: none yet); a child forked after that
+#: inherits an OpenMP runtime it must not use
+_parallel_pid: int | None = None
+#: calls in turn where the threading layer takes one parallel call at a time (or is not
+#: chosen yet: the first parallel call chooses it)
+_workqueue_lock = threading.Lock()
 
 
 def usable_cores() -> int:
@@ -53,14 +61,54 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _kernel_pool() -> ThreadPoolExecutor:
-    """The process's pool of kernel threads (:func:`usable_cores` of them), made on
-    first use; calls of every batch (and of every service worker) share it."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(usable_cores(), thread_name_prefix="caspar-kernel")
-        return _pool
+def _layer() -> str | None:
+    """Numba's threading layer once chosen ('omp', 'tbb', 'workqueue'), else None."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return None
+
+
+def _forked_from_openmp() -> bool:
+    """Whether this process is a child forked after its parent's OpenMP layer started
+    (GNU OpenMP's threads do not survive a fork; Numba ends such a child with SIGTERM
+    at its first parallel call)."""
+    return (_parallel_pid is not None and _parallel_pid != os.getpid()
+            and _layer() == "omp")
+
+
+def _threads_for(threads: int, n: int) -> int:
+    """The threads a call of ``n`` instances runs on, asked ``threads``: 1 (the calling
+    thread, :func:`.kernels.solve_many.solve_rows`) for n <= MIN_CALL or in a child
+    forked after OpenMP started; else min(threads, n, Numba's thread count)."""
+    import numba
+
+    if threads <= 1 or n <= MIN_CALL or _forked_from_openmp():
+        return 1
+    return min(threads, n, numba.config.NUMBA_NUM_THREADS)
+
+
+@contextlib.contextmanager
+def _kernel_on(threads: int):
+    """A parallel call's context: ``threads`` of Numba's threads for this calling thread
+    (Numba's setting is per thread; restored after), instances handed out one at a time
+    (their iterations differ), the 'workqueue' layer's calls in turn."""
+    global _parallel_pid
+    import numba
+
+    lock = _workqueue_lock if _layer() in (None, "workqueue") else contextlib.nullcontext()
+    before = numba.get_num_threads()
+    with lock:
+        numba.set_num_threads(threads)
+        try:
+            with numba.parallel_chunksize(1):
+                yield
+        finally:
+            numba.set_num_threads(before)
+            if _parallel_pid is None:
+                _parallel_pid = os.getpid()
 
 
 def chunking(budget: int, max_iter: int) -> tuple:
@@ -79,13 +127,12 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
     be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel
-    calls of at most :func:`chunking`'s number of instances,
-    fewer (down to MIN_CALL) where that gives each of ``threads`` threads (None:
-    :func:`usable_cores`) a call; each instance's iteration cap is :func:`chunking`'s,
-    whatever the threads.  An instance that would need more than its share of the time
-    budget, or whose call had not started when ``stopped()`` became true, gets a
-    negative code: the caller solves it by its own solve."""
-    from .kernels.solve_many import solve_rows     # (Numba: imported on first use)
+    calls of :func:`chunking`'s number of instances per thread, on ``threads`` threads
+    (None: :func:`usable_cores`; :func:`_threads_for`); each instance's iteration cap is
+    :func:`chunking`'s, whatever the threads.  An instance that would need more than its
+    share of the time budget, or whose call had not started when ``stopped()`` became
+    true, gets a negative code: the caller solves it by its own solve."""
+    from .kernels.solve_many import solve_rows, solve_rows_parallel  # (Numba: on first use)
 
     if plan is None:
         opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
@@ -99,35 +146,19 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     O[OPT_MAX_ITER] = cap
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
-    threads = usable_cores() if threads is None else max(1, int(threads))
-    k = min(k, max(MIN_CALL, -(-B // threads)))
-    abandon = []        # non-empty: no call starts any more
-
-    def call(r: slice) -> None:
-        if abandon or stopped():
-            return
-        solve_rows(ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
-                   ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
-
-    calls = [slice(a, min(a + k, B)) for a in range(0, B, k)]
-    if threads == 1 or len(calls) == 1:
-        for r in calls:
-            call(r)
-    else:
-        # the first call runs in this thread, which would otherwise only wait: one
-        # thread hand-off fewer per batch (a pool thread must take the GIL to start a
-        # call, which under a busy interpreter -- a service's client threads -- takes
-        # up to the switch interval)
-        futures = [_kernel_pool().submit(call, r) for r in calls[1:]]
-        try:
-            call(calls[0])
-            for fut in futures:
-                fut.result()
-        except BaseException:
-            # a second Ctrl-C: no call starts any more (those running end on their own,
-            # within the time budget); the caller sees the KeyboardInterrupt
-            abandon.append(True)
-            raise
+    T = _threads_for(usable_cores() if threads is None else max(1, int(threads)), B)
+    step = k * T                       # a call lasts about the time budget on T threads
+    for a in range(0, B, step):
+        if stopped():                  # Ctrl-C: no call starts any more
+            break
+        r = slice(a, min(a + step, B))
+        args = (ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
+                ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
+        if T == 1 or r.stop - r.start <= MIN_CALL:
+            solve_rows(*args)
+        else:
+            with _kernel_on(min(T, r.stop - r.start)):
+                solve_rows_parallel(*args)
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)
     code[capped] = -99
     return result_rows(ws, code, iters, fval)

@@ -107,8 +107,8 @@ def test_medium_problem_solves_in_the_kernel(ik):
 
 
 def test_threads_do_not_change_a_bit(ik):
-    """Kernel calls spread over threads (batch_cpu's pool) give the answers of one thread
-    solving every call in turn, bit for bit."""
+    """Kernel calls spread over Numba's threads (solve_rows_parallel) give the answers of
+    one thread solving every instance in turn, bit for bit."""
     T = np.array(arm_targets(120, seed=6))
     one = ik.solve_batch(x0=X0, p=T, print_level=0, threads=1)
     for threads in (3, None):
@@ -177,8 +177,8 @@ def test_layouts_with_gaps_in_their_bounds_keep_index_arrays():
 
 def test_concurrent_batches_equal_sequential_ones(ik):
     """solve_batch called from several threads at once (as a service's workers call it;
-    their kernel calls share one pool) gives each call the answers it gets alone, bit
-    for bit -- batches of different sizes, bounds and options among them."""
+    each spreads its instances over Numba's threads) gives each call the answers it gets
+    alone, bit for bit -- batches of different sizes, bounds and options among them."""
     import threading
 
     T = np.array(arm_targets(96, seed=9))
@@ -204,3 +204,79 @@ def test_concurrent_batches_equal_sequential_ones(ik):
             assert res.status == ref.status and res.path == ref.path
             for k in ("x", "f", "g", "lam_g", "lam_x", "iterations"):
                 np.testing.assert_array_equal(getattr(res, k), getattr(ref, k), err_msg=k)
+
+
+def test_a_child_forked_after_openmp_solves_on_its_own_thread(ik):
+    """A process forked after the batch's parallel calls started the threading layer (GNU
+    OpenMP ends such a child at its first parallel region) still solves batches, on its
+    calling thread, with the parent's answers bit for bit."""
+    import os
+    import pickle
+
+    T = np.array(arm_targets(40, seed=12))
+    ref = ik.solve_batch(x0=X0, p=T, print_level=0)        # the layer is running now
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                           # the child: never returns
+        code = 1
+        try:
+            res = ik.solve_batch(x0=X0, p=T, print_level=0)
+            os.write(w, pickle.dumps((list(res.status), res.iterations, res.x, res.f)))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 0
+    status, iterations, x, f = pickle.loads(data)
+    assert status == list(ref.status)
+    np.testing.assert_array_equal(iterations, ref.iterations)
+    np.testing.assert_array_equal(x, ref.x)
+    np.testing.assert_array_equal(f, ref.f)
+
+
+_WORKQUEUE_SCRIPT = """
+import threading
+import numpy as np
+from caspar_backend import from_casadi
+from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
+from caspar_backend.compiled.dispatch import kernels_ready
+import numba
+
+kernels_ready(wait=True)
+nlp, bounds = arm_ik()
+ik = from_casadi(nlp, **bounds)
+X0 = np.array([0.1, 0.2, 0.3])
+T = np.array(arm_targets(64, seed=4))
+alone = [ik.solve_batch(x0=X0, p=T[k::4], print_level=0) for k in range(4)]
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+got = [None] * 4
+def run(k):
+    for _ in range(5):
+        got[k] = ik.solve_batch(x0=X0, p=T[k::4], print_level=0)
+threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+for res, ref in zip(got, alone):
+    assert set(res.path) == {"kernel"}, set(res.path)
+    np.testing.assert_array_equal(res.x, ref.x)
+    np.testing.assert_array_equal(res.iterations, ref.iterations)
+print("ok")
+"""
+
+
+def test_workqueue_layer_takes_parallel_calls_in_turn(ik):
+    """Under Numba's 'workqueue' threading layer (one parallel call at a time: a second
+    at once aborts the process) batches from four threads at once all finish, each with
+    its answers alone."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    run = subprocess.run([sys.executable, "-c", _WORKQUEUE_SCRIPT], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith("ok")

@@ -9,6 +9,9 @@ Compile flags (``kernel``), each for a measured reason (docs/compiled-ipm-protot
   is a slice of the caller's buffers), and NRT's incref/decref per array argument doubled
   the time per solve.
 * ``nogil=True``: threads may solve concurrently, each with its own float workspace.
+* ``parallel=True`` only for :func:`parallel_kernel`'s loops over independent instances
+  (``prange``): the batch's instances on Numba's native threads, the GIL released for the
+  whole call, no Python thread handed work per call.
 * ``fastmath`` stays off: FMA contraction would change the bits of the results.
 * ``cache=True``: compiled once per machine, see :class:`KernelCacheLocator`.
 
@@ -66,6 +69,12 @@ if KernelCacheLocator not in caching.CacheImpl._locator_classes:
 def kernel(fn):
     """``numba.njit`` with this package's flags (module docstring)."""
     return njit(cache=True, nogil=True, _nrt=False, error_model="numpy")(fn)
+
+
+def parallel_kernel(fn):
+    """:func:`kernel` with ``parallel=True``: ``fn``'s ``prange`` loop runs on Numba's
+    threading layer (module docstring)."""
+    return njit(cache=True, nogil=True, _nrt=False, error_model="numpy", parallel=True)(fn)
 
 
 def _accessor(fn):
