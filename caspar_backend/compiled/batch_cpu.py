@@ -131,8 +131,7 @@ def per_thread(k: int) -> int:
     instances differ in iterations (Van der Pol: 7 to 16), so a thread needs several
     instances per call for the others' wait at its end to be small (with k = 2 per thread
     a batch of 1,000 ran 27 % slower on 16 cores than calls handed to threads one by one);
-    a call then lasts up to SHARES_PER_CALL time budgets by the cost model (which
-    overestimates: Van der Pol's 16 instances per thread took ~0.15 s), the longest a
+    a call then lasts up to SHARES_PER_CALL time budgets by the cost model, the longest a
     Ctrl-C waits to be seen."""
     return min(CHUNK, SHARES_PER_CALL * k)
 
