@@ -161,7 +161,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     T = _threads_for(usable_cores() if threads is None else max(1, int(threads)), B)
-    step = per_thread(k) * T
+    step = k if T == 1 else per_thread(k) * T    # one thread: no slowest thread to wait for
     for a in range(0, B, step):
         if stopped():                  # Ctrl-C: no call starts any more
             break
