@@ -292,13 +292,14 @@ def warmup():
 
     from .cache import mark_ready
     from .kernels.ipm import solve_instance
-    from .kernels.qdldl import elimination_tree
+    from .kernels.qdldl import elimination_tree, ldl_schedule
     from .kernels.solve_many import solve_rows, solve_rows_parallel
 
     t0 = time.perf_counter()
     f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
     i2 = types.int64[:, ::1]
     elimination_tree.compile((types.int64, i1, i1, i1, i1, i1))
+    ldl_schedule.compile((types.int64,) + (i1,) * 12)
     solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1, f2, f1))
     # the batch's row loops (batch_cpu.solve_group): Fall, FO, Iall, IO, O, X0, LBX, UBX,
     # LBG, UBG, Hist, Outs, code, iters, fval

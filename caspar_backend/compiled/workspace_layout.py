@@ -5,7 +5,7 @@ equality rows; :func:`.structure.bound_signature`).  It holds
 
 * ``Ib`` (int64) with offsets ``IO``: the structure, slots ``slots.INT_SLOTS`` in that
   order (``Ib[IO[k]:IO[k+1]]`` is slot k); read by every solve, written only in its
-  int scratch slots (QDLDL's work arrays, the filter counters) and, by the caller, its
+  int scratch slot (the filter counters) and, by the caller, its
   stop request;
 * ``FO``: the offsets of the float64 workspace, slots ``slots.FLOAT_SLOTS``;
 * a template float workspace ``Fb0`` with the model's constants (tape constants, data,
@@ -47,7 +47,7 @@ class WorkspaceLayout:
     tape cannot express."""
 
     def __init__(self, problem, lbx, ubx, lbg, ubg):
-        from .kernels.qdldl import elimination_tree
+        from .kernels.qdldl import elimination_tree, ldl_schedule
         model = self.model = build_model(problem)
         n, m = model["n"], model["m"]
         self.n, self.m, self.n_params = n, m, int(problem.n_params)
@@ -64,7 +64,12 @@ class WorkspaceLayout:
         Lp[1:] = np.cumsum(Lnz)
         sz["nnzL"] = nnzL
         self.sizes = sz
-        ints.update(ETREE=etree, L_COL_NNZ=Lnz, L_INDPTR=Lp)
+        Li, Rc, Rt = (np.zeros(nnzL, np.int64) for _ in range(3))
+        Rp = np.zeros(N + 1, np.int64)
+        ldl_schedule(N, Cp, Ci, etree, Lp, Li, Rp, Rc, Rt, *(np.zeros(N, np.int64)
+                                                                for _ in range(4)))
+        ints.update(ETREE=etree, L_COL_NNZ=Lnz, L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp,
+                    LDL_ROW_COL=Rc, LDL_ROW_POS=Rt)
         # evaluator tables
         ints.update(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
                     TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],
@@ -74,11 +79,9 @@ class WorkspaceLayout:
         ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
                                        int(model["has_jac_map"])], np.int64)
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
-        # int scratch: QDLDL's work arrays, the filter counters; the stop request (0 here:
-        # only a solve's own copy of Ib is ever set, see compiled/solve.py)
-        zi = lambda k: np.zeros(int(k), np.int64)
-        ints.update(L_INDICES=zi(nnzL), LDL_YMARK=zi(N), LDL_YIDX=zi(N), LDL_ELIM=zi(N),
-                    LDL_NEXT=zi(N), FILTER_STATE=zi(3), STOP=zi(1))
+        # int scratch: the filter counters; the stop request (0 here: only a solve's own
+        # copy of Ib is ever set, see compiled/solve.py)
+        ints.update(FILTER_STATE=np.zeros(3, np.int64), STOP=np.zeros(1, np.int64))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         fl = {k: np.zeros(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)

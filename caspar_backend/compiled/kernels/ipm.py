@@ -42,8 +42,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     (Ctrl-C, :mod:`caspar_backend.compiled.solve`).  It is read once per iteration where
     the general path reads its interrupt flag (solver/ipm.py: after the iterate's errors
     and log line, before the termination tests), so the stop ends at the same point with
-    the same statistics.  The loop writes ``Ib`` (QDLDL's work arrays, the filter), so
-    the compiler cannot keep the slot's value in a register across iterations.
+    the same statistics.  The loop writes ``Ib`` (the filter counters), so the compiler
+    cannot keep the slot's value in a register across iterations.
     """
     SI = _i(Ib, IO, I_SIZES)
     FT = _f(Fb, FO, F_FILTER)        # [theta_1..theta_K, phi_1..phi_K]

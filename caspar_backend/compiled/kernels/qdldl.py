@@ -1,5 +1,10 @@
 """QDLDL's LDL^T factorization and solve, QDLDL's own loops on QDLDL's permuted matrix
 (qdldl-python's AMD order and symperm entry order), with inertia counts.
+
+The symbolic work QDLDL repeats at every factorization (the elimination tree's walk per
+row, L's row indices) depends on the pattern only: :func:`elimination_tree` and
+:func:`ldl_schedule` do it once per layout (compiled.workspace_layout), and
+:func:`ldl_factor` runs QDLDL's numeric steps from their result.
 """
 import math
 
@@ -10,73 +15,55 @@ from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 @kernel
 def ldl_factor(Fb, FO, Ib, IO, K):
     """QDLDL_factor on C = P K P^T (values scattered through cmap); returns
-    (n_pos, n_neg, n_zero) as caspar's single path counts them."""
+    (n_pos, n_neg, n_zero) as caspar's single path counts them.
+
+    QDLDL's numeric steps in QDLDL's order, its symbolic ones read from the schedule of
+    :func:`ldl_schedule` (slots I_LDL_ROW_PTR/COL/POS, I_L_INDICES): row k of L is
+    computed by the updates q = Rp[k] .. Rp[k+1]-1, update q eliminating column Rc[q]
+    into L's entry Rt[q].  The pattern of L is the same at every factorization, so QDLDL's
+    walk of the elimination tree per row and its row indices are computed once per
+    layout; the floating-point operations and their order are QDLDL's, so the factors
+    are QDLDL's bit for bit."""
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
     Cp = _i(Ib, IO, I_C_INDPTR)
     Ci = _i(Ib, IO, I_C_INDICES)
     cmap = _i(Ib, IO, I_C_MAP)
     Lp = _i(Ib, IO, I_L_INDPTR)
-    etree = _i(Ib, IO, I_ETREE)
-    Lnz = _i(Ib, IO, I_L_COL_NNZ)
+    Li = _i(Ib, IO, I_L_INDICES)
+    Rp = _i(Ib, IO, I_LDL_ROW_PTR)
+    Rc = _i(Ib, IO, I_LDL_ROW_COL)
+    Rt = _i(Ib, IO, I_LDL_ROW_POS)
     Cx = _f(Fb, FO, F_C_VALUES)
     Lx = _f(Fb, FO, F_L_VALUES)
     D = _f(Fb, FO, F_LDL_D)
     Dinv = _f(Fb, FO, F_LDL_DINV)
     yVals = _f(Fb, FO, F_LDL_YVALS)
-    Li = _i(Ib, IO, I_L_INDICES)
-    yMark = _i(Ib, IO, I_LDL_YMARK)
-    yIdx = _i(Ib, IO, I_LDL_YIDX)
-    elim = _i(Ib, IO, I_LDL_ELIM)
-    nxt = _i(Ib, IO, I_LDL_NEXT)
     for p in range(cmap.shape[0]):
         Cx[cmap[p]] = K[p]
     for i in range(n):
-        yMark[i] = 0
         yVals[i] = 0.0
         D[i] = 0.0
-        nxt[i] = Lp[i]
     D[0] = Cx[0]
     if D[0] == 0.0:
         return 0, 0, n
     Dinv[0] = 1.0 / D[0]
     for k in range(1, n):
-        nnzY = 0
         for i in range(Cp[k], Cp[k + 1]):
             bidx = Ci[i]
             if bidx == k:
                 D[k] = Cx[i]
-                continue
-            yVals[bidx] = Cx[i]
-            nidx = bidx
-            if yMark[nidx] == 0:
-                yMark[nidx] = 1
-                elim[0] = nidx
-                nnzE = 1
-                nidx = etree[bidx]
-                while nidx != -1 and nidx < k:
-                    if yMark[nidx] == 1:
-                        break
-                    yMark[nidx] = 1
-                    elim[nnzE] = nidx
-                    nnzE += 1
-                    nidx = etree[nidx]
-                while nnzE > 0:
-                    nnzE -= 1
-                    yIdx[nnzY] = elim[nnzE]
-                    nnzY += 1
-        for i in range(nnzY - 1, -1, -1):
-            cidx = yIdx[i]
-            tmp = nxt[cidx]
+            else:
+                yVals[bidx] = Cx[i]
+        for q in range(Rp[k], Rp[k + 1]):
+            cidx = Rc[q]
+            tmp = Rt[q]
             yv = yVals[cidx]
             for j in range(Lp[cidx], tmp):
                 yVals[Li[j]] -= Lx[j] * yv
-            Li[tmp] = k
             Lx[tmp] = yv * Dinv[cidx]
             D[k] -= yv * Lx[tmp]
-            nxt[cidx] += 1
             yVals[cidx] = 0.0
-            yMark[cidx] = 0
         if D[k] == 0.0:
             return 0, 0, n
         Dinv[k] = 1.0 / D[k]
@@ -147,3 +134,57 @@ def elimination_tree(n, Cp, Ci, work, Lnz, etree):
     for j in range(n):
         total += Lnz[j]
     return total
+
+
+@kernel
+def ldl_schedule(n, Cp, Ci, etree, Lp, Li, Rp, Rc, Rt, mark, elim, nxt, yIdx):
+    """QDLDL_factor's symbolic steps for the permuted upper CSC pattern (Cp, Ci) of size
+    n >= 1 with elimination tree ``etree`` and column pointers ``Lp`` of L
+    (:func:`elimination_tree`): for each row k, the columns QDLDL eliminates into it, in
+    QDLDL's order (its etree walk from each entry of C's column k, each path reversed,
+    the whole list taken from its end), and the entry of L each one fills.  Writes
+    ``Rp`` (n + 1,): row k's updates are q = Rp[k] .. Rp[k+1]-1; ``Rc`` (nnz(L),): the
+    column eliminated by update q; ``Rt`` (nnz(L),): the index into L's values it
+    writes; ``Li`` (nnz(L),): L's row indices (QDLDL's ``Li``).  ``mark``, ``elim``,
+    ``nxt``, ``yIdx`` (n,) int64 scratch.  Returns the number of updates, nnz(L)."""
+    for i in range(n):
+        mark[i] = 0
+        nxt[i] = Lp[i]
+    Rp[0] = 0
+    if n > 0:
+        Rp[1] = 0
+    q = 0
+    for k in range(1, n):
+        nnzY = 0
+        for i in range(Cp[k], Cp[k + 1]):
+            bidx = Ci[i]
+            if bidx == k:
+                continue
+            nidx = bidx
+            if mark[nidx] == 0:
+                mark[nidx] = 1
+                elim[0] = nidx
+                nnzE = 1
+                nidx = etree[bidx]
+                while nidx != -1 and nidx < k:
+                    if mark[nidx] == 1:
+                        break
+                    mark[nidx] = 1
+                    elim[nnzE] = nidx
+                    nnzE += 1
+                    nidx = etree[nidx]
+                while nnzE > 0:
+                    nnzE -= 1
+                    yIdx[nnzY] = elim[nnzE]
+                    nnzY += 1
+        for i in range(nnzY - 1, -1, -1):
+            cidx = yIdx[i]
+            tmp = nxt[cidx]
+            Rc[q] = cidx
+            Rt[q] = tmp
+            Li[tmp] = k
+            q += 1
+            nxt[cidx] += 1
+            mark[cidx] = 0
+        Rp[k + 1] = q
+    return q

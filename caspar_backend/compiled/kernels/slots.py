@@ -6,10 +6,10 @@ A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layou
   problem, the iterate, the KKT values and factors, the filter, scratch.  One per solve
   in flight (per thread).
 * ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
-  KKT pattern, QDLDL's permutation and elimination tree) and a few int scratch arrays
-  (QDLDL's work arrays, the filter counters), and ``STOP``: one entry the solve's
-  caller may set to 1 while the kernel runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`);
-  the kernel reads it once per iteration and then ends with status 4.
+  KKT pattern, QDLDL's permutation, elimination tree and row schedule) and two int
+  scratch slots: the filter counters, and ``STOP``, one entry the solve's caller may set
+  to 1 while the kernel runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`); the kernel
+  reads it once per iteration and then ends with status 4.
 
 Float slot ``F_<NAME>`` is ``Fb[FO[F_<NAME>]:FO[F_<NAME> + 1]]``, int slot ``I_<NAME>``
 likewise in ``Ib``/``IO``.  The numbers are module constants, so Numba compiles them in;
@@ -153,10 +153,9 @@ INT_SLOTS = (
     'EV_JAC_ROWS',
     'EV_JAC_COLS',
     'L_INDICES',
-    'LDL_YMARK',
-    'LDL_YIDX',
-    'LDL_ELIM',
-    'LDL_NEXT',
+    'LDL_ROW_PTR',
+    'LDL_ROW_COL',
+    'LDL_ROW_POS',
     'FILTER_STATE',
     'STOP',
 )
@@ -357,16 +356,15 @@ I_HESS_KEEP = 42
 I_EV_JAC_ROWS = 43
 I_EV_JAC_COLS = 44
 I_L_INDICES = 45
-I_LDL_YMARK = 46
-I_LDL_YIDX = 47
-I_LDL_ELIM = 48
-I_LDL_NEXT = 49
-I_FILTER_STATE = 50
-I_STOP = 51
-#: the first int slot a solve writes (QDLDL's row indices and work arrays, the filter
-#: counters, the stop request): every slot before it is structure, read-only, the same for
-#: every instance of a layout (the CUDA batch keeps one shared copy of it, cuda/workspaces.py)
-I_FIRST_SCRATCH = I_L_INDICES
+I_LDL_ROW_PTR = 46
+I_LDL_ROW_COL = 47
+I_LDL_ROW_POS = 48
+I_FILTER_STATE = 49
+I_STOP = 50
+#: the first int slot a solve writes (the filter counters, the stop request): every slot
+#: before it is structure, read-only, the same for every instance of a layout (the CUDA
+#: batch keeps one shared copy of it, cuda/workspaces.py)
+I_FIRST_SCRATCH = I_FILTER_STATE
 OPT_TOL = 0
 OPT_DUAL_INF_TOL = 1
 OPT_CONSTR_VIOL_TOL = 2
