@@ -75,7 +75,8 @@ def test_factor_reproduces_the_matrix_and_its_inertia(n, density, seed):
     Lx = _slot(Fb, FO, slots.F_L_VALUES)
     D = _slot(Fb, FO, slots.F_LDL_D)
     L = sp.csc_matrix((Lx, Li, Lp), shape=(n, n)).toarray() + np.eye(n)
-    np.testing.assert_allclose(L @ np.diag(D) @ L.T, A, rtol=0, atol=1e-11 * np.abs(A).max())
+    np.testing.assert_allclose(L @ np.diag(D) @ L.T, A, rtol=0,
+                               atol=1e-11 * np.abs(A).max())
     b = np.random.default_rng(seed).standard_normal(n)
     x = np.zeros(n)
     ldl_solve(Fb, FO, Ib, IO, b, x)
