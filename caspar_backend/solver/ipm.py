@@ -129,6 +129,10 @@ class InteriorPoint:
         self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),
                               xp.empty_like(self.it.zU)) if self.square else None)
         self._stepped = False           # a trial point was accepted since the last test
+        # the restoration phase just returned its point: the next pass of the loop records
+        # it (history, callback) but prints no line, as IPOPT's log shows the point once,
+        # as the restoration's last line, while its intermediate callback sees it again
+        self._unprinted = False
 
     def release(self) -> None:
         """End the run: its KKT system's linear solver gives back what it borrowed from
@@ -226,11 +230,12 @@ class InteriorPoint:
                 self._stepped = False
                 if self.square:
                     self._feasibility_multipliers()
+            unprinted, self._unprinted = self._unprinted, False
             if sh.iter_hook is not None:
                 sh.iter_hook(self)
             e = calc.errors(self.barrier.mu)
             ue = calc.unscaled(e)
-            self.log_iteration(e, ue)
+            self.log_iteration(e, ue, printed=not unprinted)
             self.final_errors = (e, ue)
             if sh.interrupted:     # Ctrl-C: where IPOPT asks its intermediate callback
                 raise SolverStop("User_Requested_Stop")
@@ -244,7 +249,9 @@ class InteriorPoint:
                 return st
             if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
                     and self.m > 0:
+                self.info.ls = 1            # (IPOPT's log: one trial, of step 0)
                 self._restoration_phase()
+                self._unprinted = True
                 continue
             if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc):
                 self.line_search.filter.reset()
@@ -366,6 +373,11 @@ class InteriorPoint:
         return True
 
     def _restoration_phase(self):
+        """The restoration phase from iteration k: IPOPT counts the iteration whose
+        search failed, so the phase's first line (its starting point) is k + 1 and its
+        iterations go on from there; the point it returns is its last line, and the next
+        step of this run is the iteration after it."""
+        self.sh.iter += 1
         restoration_phase(opts=self.opts, shared=self.sh, calc=self.calc,
                           filter=self.line_search.filter, info=self.info,
                           make_inner=lambda nlp: InteriorPoint(nlp, self.sh, resto=True),
@@ -379,9 +391,12 @@ class InteriorPoint:
         # IPOPT accepts the restoration phase's point as a trial point (and then, for a
         # square problem, tries its feasibility multipliers)
         self._stepped = True
+        self._unprinted = True
 
     # ================================================================ log
-    def log_iteration(self, e, ue):
+    def log_iteration(self, e, ue, printed: bool = True):
+        """The iteration's record in the history, and its line in the log when
+        ``printed``."""
         from .result import IterationRecord
 
         info, nlp, it = self.info, self.nlp, self.it
@@ -396,5 +411,5 @@ class InteriorPoint:
                               info.d_norm, info.delta_w, info.alpha_du, info.alpha_pr,
                               info.ls, info.tag, self.resto)
         self.sh.history.append(rec)
-        if self.sh.log is not None:
+        if printed and self.sh.log is not None:
             self.sh.log.iteration(rec)
