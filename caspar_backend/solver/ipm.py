@@ -249,7 +249,7 @@ class InteriorPoint:
                 return st
             if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
                     and self.m > 0:
-                self.info.ls = 1            # (IPOPT's log: one trial, of step 0)
+                self.info.ls = 1            # (IPOPT's log: no trial, counted plus one)
                 self._restoration_phase()
                 self._unprinted = True
                 continue

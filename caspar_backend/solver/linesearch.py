@@ -303,7 +303,6 @@ class LineSearch:
         # ends: alpha below amin (the rule), and -- what makes it finite for amin = 0
         # -- alpha no longer positive or _max_trials trials made
         last = first + _max_trials(alpha, o.alpha_red_factor)
-        tried = 0.0
         while (amin <= alpha and alpha > 0.0 and n_trials < last) or n_trials == first:
             n_trials += 1
             wt = self.w_t
@@ -327,13 +326,12 @@ class LineSearch:
             elif self.log is not None:
                 self.log.write("Warning: Cutting back alpha due to evaluation error: NaN or "
                                f"Inf in {calc.nlp.describe_nonfinite(wt)}")
-            tried = alpha
             alpha *= o.alpha_red_factor
         if all_invalid:
             calc.invalid(w + alpha_max * dw, "function")
-        # the failed search in the log's values: IPOPT's restoration line shows its last
-        # trial step and its trial count
-        self.info.alpha_pr, self.info.ls = tried, n_trials
+        # the failed search in the log's values as IPOPT's restoration line shows them:
+        # the step after the last reduction (not tried) and the trials plus one
+        self.info.alpha_pr, self.info.ls = alpha, n_trials + 1
         return "rejected", n_trials, None
 
     def _acceptable(self, theta, phi, gBD, alpha, theta_t, phi_t):

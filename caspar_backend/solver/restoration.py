@@ -176,8 +176,8 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     p, n = _initial_p_n(xp, c, mu_R, rho)
     v0 = xp.concatenate([it.w, p, n])
     inner = make_inner(nlp)
-    # the phase's first line (its starting point) shows the failed search's last trial
-    # step and trial count, tagged R, as IPOPT's does
+    # the phase's first line (its starting point) shows the failed search's values
+    # (LineSearch._backtrack), tagged R, as IPOPT's does
     inner.info.alpha_pr, inner.info.ls, inner.info.tag = info.alpha_pr, info.ls, "R"
     # the original bounds' slacks as the outer iterate forms them: where one was lost to
     # rounding (safe-slack mode) the raw slack is 0 and would divide by zero in here
