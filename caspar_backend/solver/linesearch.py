@@ -73,7 +73,7 @@ def _max_trials(alpha: float, r: float) -> int:
     return int(math.ceil(math.log(_TINY / alpha) / math.log(r))) + 1
 
 
-def _le(a, b, ref):
+def compare_le(a, b, ref):
     """a <= b up to IPOPT's relative round-off allowance."""
     return a - b <= 10.0 * _EPS * abs(ref)
 
@@ -343,14 +343,14 @@ class LineSearch:
         o = self.opts
         flt = self.filter
         switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA
-        armijo = _le(phi_t - phi, ETA_PHI * alpha * gBD, phi)
+        armijo = compare_le(phi_t - phi, ETA_PHI * alpha * gBD, phi)
         if theta <= self.theta_min and switching:
             ok = armijo
         else:
             ok = not (phi_t > phi and math.log10(phi_t - phi) > o.obj_max_inc + (
                 math.log10(abs(phi)) if abs(phi) > 10.0 else 1.0)) and (
-                _le(theta_t, (1 - G_THETA) * theta, theta) or
-                _le(phi_t, phi - G_PHI * theta, phi))
+                compare_le(theta_t, (1 - G_THETA) * theta, theta) or
+                compare_le(phi_t, phi - G_PHI * theta, phi))
         if not ok:
             flt.rejected_by_filter = False
             return ""

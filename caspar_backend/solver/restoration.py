@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ..arrays import amax, amax_abs, errstate, scalars
+from .linesearch import G_PHI, G_THETA, compare_le
 from .nlp import BarrierNLP
 from .status import SolverStop
 
@@ -167,10 +168,16 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
                          "line search failed on a problem without constraints")
     sh.n_resto += 1
     theta0 = calc.theta(it.h)
-    filter.add(theta0, calc.phi(it.w, it.f))
+    phi0 = calc.phi(it.w, it.f)
+    filter.add(theta0, phi0)
     xp = calc.xp
     c = it.h.copy()
-    mu_R = max(mu, scalars(xp, amax_abs(xp, c))[0])
+    inf0 = scalars(xp, amax_abs(xp, c))[0]
+    mu_R = max(mu, inf0)
+    # IPOPT's RestoConvergenceCheck: the returned point's primal infeasibility (max
+    # norm) at most this
+    kappa = o.required_infeasibility_reduction
+    inf_max = max(kappa * inf0, min(o.tol, o.constr_viol_tol)) if kappa > 0.0 else 0.0
     rho = o.resto_penalty_parameter
     nlp = RestorationNLP(nlp_o, it.w, math.sqrt(mu_R), rho)
     p, n = _initial_p_n(xp, c, mu_R, rho)
@@ -193,14 +200,19 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     h_o = xp.zeros(m)
 
     def back_to_original(inner_it):
+        """IPOPT's RestoFilterConvergenceCheck: the phase returns at a point whose max-norm
+        infeasibility is at most ``inf_max`` and that is acceptable to the original
+        filter and to the iterate the phase started from (sufficient decrease in theta
+        or in the barrier function, without the obj_max_inc test)."""
         w = inner_it.w[:nw]
         f_o, ok = calc.eval_zeroth(w, h_o)
-        if not ok:
+        if not ok or scalars(xp, amax_abs(xp, h_o))[0] > inf_max:
             return None
         th = calc.theta(h_o)
         ph = calc.phi(w, f_o)
-        if th <= o.required_infeasibility_reduction * theta0 and math.isfinite(ph) \
-                and filter.acceptable(th, ph):
+        if not (math.isfinite(ph) and filter.acceptable(th, ph)):
+            return None
+        if compare_le(th, (1.0 - G_THETA) * theta0, theta0) or compare_le(ph - phi0, -G_PHI * theta0, phi0):
             return "resto_success"
         return None
 
