@@ -18,10 +18,13 @@ Its Jacobian (COO) is the original one followed by ``-1`` at ``(i, nw + i)`` and
 ``(i, nw + m + i)``; its Hessian (lower COO) is the original one (evaluated with objective
 factor 0) followed by the diagonal ``zeta D^2`` on the x-block.
 
-The phase returns as soon as the original problem's constraint violation has dropped to
-``kappa_resto`` times its value at the start and the point is acceptable to the original
-filter (which was augmented with the starting point).  If the restoration problem itself
-converges while the original point is still infeasible, the problem is locally infeasible.
+From its second iteration on, the phase returns (IPOPT's RestoFilterConvergenceCheck) at
+the first point whose max-norm infeasibility is at most max(kappa_resto ||c||_inf,
+min(tol, constr_viol_tol)) (``kappa_resto = required_infeasibility_reduction``) and that
+is acceptable to the original filter (augmented with the starting point) and to the
+starting point itself (sufficient decrease in theta or in the barrier function).  If the
+restoration problem itself converges while the original point is still infeasible, the
+problem is locally infeasible.
 """
 
 from __future__ import annotations
@@ -212,7 +215,8 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
         ph = calc.phi(w, f_o)
         if not (math.isfinite(ph) and filter.acceptable(th, ph)):
             return None
-        if compare_le(th, (1.0 - G_THETA) * theta0, theta0) or compare_le(ph - phi0, -G_PHI * theta0, phi0):
+        if (compare_le(th, (1.0 - G_THETA) * theta0, theta0)
+                or compare_le(ph - phi0, -G_PHI * theta0, phi0)):
             return "resto_success"
         return None
 
