@@ -68,8 +68,8 @@ class WorkspaceLayout:
         Rp = np.zeros(N + 1, np.int64)
         ldl_schedule(N, Cp, Ci, etree, Lp, Li, Rp, Rc, Rt, *(np.zeros(N, np.int64)
                                                                 for _ in range(4)))
-        ints.update(ETREE=etree, L_COL_NNZ=Lnz, L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp,
-                    LDL_ROW_COL=Rc, LDL_ROW_POS=Rt)
+        ints.update(L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp, LDL_ROW_COL=Rc,
+                    LDL_ROW_POS=Rt)
         # evaluator tables
         ints.update(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
                     TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],

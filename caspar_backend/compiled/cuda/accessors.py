@@ -3,8 +3,8 @@ per thread.
 
 On the CPU a solve's int array ``Ib`` is one buffer (:func:`..kernels._jit._i`).  On the
 GPU B threads would each hold a copy of it, and all but its last slots are structure
-(tapes, index maps, the KKT pattern, QDLDL's elimination tree and row schedule: all but
-4 of the 50,155 entries of Van der Pol collocation with N = 50) that no solve writes.  So
+(tapes, index maps, the KKT pattern, QDLDL's row schedule: all but 4 of the 48,447
+entries of Van der Pol collocation with N = 50) that no solve writes.  So
 the CUDA build passes ``Ib`` as a pair ``(S, P)``:
 
     S  int64 (IO[I_FIRST_SCRATCH],)            slots 0 .. I_FIRST_SCRATCH - 1, one copy

@@ -6,7 +6,7 @@ A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layou
   problem, the iterate, the KKT values and factors, the filter, scratch.  One per solve
   in flight (per thread).
 * ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
-  KKT pattern, QDLDL's permutation, elimination tree and row schedule) and two int
+  KKT pattern, QDLDL's permutation and row schedule) and two int
   scratch slots: the filter counters, and ``STOP``, one entry the solve's caller may set
   to 1 while the kernel runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`); the kernel
   reads it once per iteration and then ends with status 4.
@@ -142,8 +142,6 @@ INT_SLOTS = (
     'C_MAP',
     'PERM',
     'L_INDPTR',
-    'ETREE',
-    'L_COL_NNZ',
     'EQ_ROWS',
     'UJAC_ROWS',
     'FREE_IDX',
@@ -345,22 +343,20 @@ I_C_INDICES = 31
 I_C_MAP = 32
 I_PERM = 33
 I_L_INDPTR = 34
-I_ETREE = 35
-I_L_COL_NNZ = 36
-I_EQ_ROWS = 37
-I_UJAC_ROWS = 38
-I_FREE_IDX = 39
-I_FIXED_IDX = 40
-I_JAC_KEEP = 41
-I_HESS_KEEP = 42
-I_EV_JAC_ROWS = 43
-I_EV_JAC_COLS = 44
-I_L_INDICES = 45
-I_LDL_ROW_PTR = 46
-I_LDL_ROW_COL = 47
-I_LDL_ROW_POS = 48
-I_FILTER_STATE = 49
-I_STOP = 50
+I_EQ_ROWS = 35
+I_UJAC_ROWS = 36
+I_FREE_IDX = 37
+I_FIXED_IDX = 38
+I_JAC_KEEP = 39
+I_HESS_KEEP = 40
+I_EV_JAC_ROWS = 41
+I_EV_JAC_COLS = 42
+I_L_INDICES = 43
+I_LDL_ROW_PTR = 44
+I_LDL_ROW_COL = 45
+I_LDL_ROW_POS = 46
+I_FILTER_STATE = 47
+I_STOP = 48
 #: the first int slot a solve writes (the filter counters, the stop request): every slot
 #: before it is structure, read-only, the same for every instance of a layout (the CUDA
 #: batch keeps one shared copy of it, cuda/workspaces.py)
