@@ -184,7 +184,6 @@ def build_model(problem):
         jac_cols=np.asarray(lay.jac_cols, np.int64),
         hess_rows=np.asarray(lay.hess_rows, np.int64),
         hess_cols=np.asarray(lay.hess_cols, np.int64),
-        max_tape=max_tape, max_k=max(1, int(gt[:, G_K].max(initial=0))),
-        max_q=max(1, int(gt[:, G_Q].max(initial=0))), max_r=max(1, int(gt[:, G_R].max(initial=0))),
+        max_tape=max_tape,
         sense=problem.model.sense, groups=groups)
     return model

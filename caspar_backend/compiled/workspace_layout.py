@@ -108,11 +108,10 @@ class WorkspaceLayout:
         gt = model["gt"]
         max_instances = int(max([int(r[1]) for r in gt] + [1]))
         return dict(
-            # evaluator: registers of the longest tape, one instance's x/p/data, the
-            # objective terms of one group, x and p, gradient buffer, constraint terms,
-            # raw Jacobian (before jac_map), row accumulators
-            REGISTERS=model["max_tape"], INST_X=model["max_k"], INST_P=model["max_q"],
-            INST_D=model["max_r"], OBJ_TERMS=max_instances, X=n, P=sz["n_params"],
+            # evaluator: registers of the longest tape, the objective terms of one
+            # group, x and p, gradient buffer, constraint terms, raw Jacobian (before
+            # jac_map), row accumulators
+            REGISTERS=model["max_tape"], OBJ_TERMS=max_instances, X=n, P=sz["n_params"],
             GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
             JAC_RAW=model["nraw"], ROW_ACC=m,
             # scaled slack problem

@@ -101,7 +101,10 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
 
 @kernel
 def kkt_matvec(Fb, FO, Ib, IO, values, x, out, lo):
-    """(U + U^T - D) x as scipy's csc_matvec + csr_matvec (QDLDLSolver.matvec)."""
+    """(U + U^T - D) x as scipy's csc_matvec + csr_matvec (QDLDLSolver.matvec), both in
+    one pass over U's columns: ``out`` (U x) accumulates each row over the columns in
+    order as csc_matvec does, ``lo[j]`` (U^T x) sums column j in order as csr_matvec
+    does, so every sum is the same as theirs bit for bit."""
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
     Kp, Ki, dpos = _i(Ib, IO, I_K_INDPTR), _i(Ib, IO, I_K_INDICES), _i(Ib, IO, I_K_DIAG_POS)
@@ -109,12 +112,12 @@ def kkt_matvec(Fb, FO, Ib, IO, values, x, out, lo):
         out[i] = 0.0
     for j in range(n):
         xj = x[j]
-        for p in range(Kp[j], Kp[j + 1]):
-            out[Ki[p]] += values[p] * xj
-    for j in range(n):
         s = 0.0
         for p in range(Kp[j], Kp[j + 1]):
-            s += values[p] * x[Ki[p]]
+            i = Ki[p]
+            v = values[p]
+            out[i] += v * xj
+            s += v * x[i]
         lo[j] = s
     for i in range(n):
         out[i] = (out[i] + lo[i]) - values[dpos[i]] * x[i]

@@ -34,10 +34,14 @@ def _fmin_np(a, b):
 
 
 @kernel
-def run_tape(op, arg, cval, s, e, X, P, D, reg):
-    for t in range(s, e):
+def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, reg):
+    """Run tape entries ``ts:te`` into ``reg`` for one instance of a group of N: its
+    variable ``a`` is ``x[vt[vo + a N]]``, its parameter ``a`` ``p[pt[po + a N]]``, its
+    datum ``a`` ``dt[do + a N]`` (the group's tables, column-major by instance, offset
+    by the instance)."""
+    for t in range(ts, te):
         o = op[t]
-        i = t - s
+        i = t - ts
         a = arg[3 * t + 0]
         b = arg[3 * t + 1]
         if o == 12:
@@ -45,13 +49,13 @@ def run_tape(op, arg, cval, s, e, X, P, D, reg):
         elif o == 10:
             reg[i] = reg[a] + reg[b]
         elif o == 1:
-            reg[i] = X[a]
+            reg[i] = x[vt[vo + a * N]]
         elif o == 0:
             reg[i] = cval[t]
         elif o == 2:
-            reg[i] = P[a]
+            reg[i] = p[pt[po + a * N]]
         elif o == 3:
-            reg[i] = D[a]
+            reg[i] = dt[do + a * N]
         elif o == 11:
             reg[i] = reg[a] - reg[b]
         elif o == 13:
@@ -142,38 +146,24 @@ def run_tape(op, arg, cval, s, e, X, P, D, reg):
 
 
 @kernel
-def _gather(Fb, FO, Ib, IO, k, i):
-    """Instance i of group k: its variables, parameters and data into the slots
-    F_INST_X, F_INST_P, F_INST_D."""
-    gt, x, p = _i(Ib, IO, I_GROUPS), _f(Fb, FO, F_X), _f(Fb, FO, F_P)
-    vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
-    X, P, D = _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D)
-    N = gt[GROUP_COLUMNS * k + 1]
-    for a in range(gt[GROUP_COLUMNS * k + 2]):
-        X[a] = x[vt[gt[GROUP_COLUMNS * k + 5] + a * N + i]]
-    for a in range(gt[GROUP_COLUMNS * k + 3]):
-        P[a] = p[pt[gt[GROUP_COLUMNS * k + 6] + a * N + i]]
-    for a in range(gt[GROUP_COLUMNS * k + 4]):
-        D[a] = dt[gt[GROUP_COLUMNS * k + 7] + a * N + i]
-
-
-@kernel
 def ev_zeroth(Fb, FO, Ib, IO, g_out):
     """f (returned) and g (into ``g_out`` (m,)) at the x, p of slots F_X, F_P."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
     arg = _i(Ib, IO, I_TAPE_ARG)
     cval = _f(Fb, FO, F_TAPE_CONST)
-    outs = _i(Ib, IO, I_TAPE_OUT)
     rows = _i(Ib, IO, I_CON_ROWS)
     reg, vbuf, term = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_OBJ_TERMS), _f(Fb, FO, F_CON_TERMS)
+    x, p = _f(Fb, FO, F_X), _f(Fb, FO, F_P)
+    vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     ng, nobj = gt.shape[0] // GROUP_COLUMNS, _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     total = 0.0
     for k in range(ng):
         N = gt[GROUP_COLUMNS * k + 1]
+        ts, te = gt[GROUP_COLUMNS * k + 8], gt[GROUP_COLUMNS * k + 9]
+        vo, po, do = gt[GROUP_COLUMNS * k + 5], gt[GROUP_COLUMNS * k + 6], gt[GROUP_COLUMNS * k + 7]
         for i in range(N):
-            _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 8], gt[GROUP_COLUMNS * k + 9], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            run_tape(op, arg, cval, ts, te, x, vt, vo + i, p, pt, po + i, dt, do + i, N, reg)
             v = reg[gt[GROUP_COLUMNS * k + 10]]
             if k < nobj:
                 vbuf[i] = v
@@ -203,18 +193,21 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
     cval = _f(Fb, FO, F_TAPE_CONST)
     outs = _i(Ib, IO, I_TAPE_OUT)
     reg, gbuf, raw = _f(Fb, FO, F_REGISTERS), _f(Fb, FO, F_GRAD_BUF), _f(Fb, FO, F_JAC_RAW)
+    x, p = _f(Fb, FO, F_X), _f(Fb, FO, F_P)
+    vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     ng = gt.shape[0] // GROUP_COLUMNS
     nobj = _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     has_map = _i(Ib, IO, I_EVAL_SIZES)[EV_HAS_JAC_MAP]
     for k in range(ng):
         N = gt[GROUP_COLUMNS * k + 1]
+        ts, te = gt[GROUP_COLUMNS * k + 11], gt[GROUP_COLUMNS * k + 12]
+        vo, po, do = gt[GROUP_COLUMNS * k + 5], gt[GROUP_COLUMNS * k + 6], gt[GROUP_COLUMNS * k + 7]
         nj = gt[GROUP_COLUMNS * k + 14]
         if nj == 0:
             continue
         base, jo = gt[GROUP_COLUMNS * k + 19], gt[GROUP_COLUMNS * k + 13]
         for i in range(N):
-            _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 11], gt[GROUP_COLUMNS * k + 12], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            run_tape(op, arg, cval, ts, te, x, vt, vo + i, p, pt, po + i, dt, do + i, N, reg)
             if k < nobj:
                 for e in range(nj):
                     gbuf[base + e * N + i] = reg[outs[jo + e]]
@@ -246,16 +239,19 @@ def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
     outs = _i(Ib, IO, I_TAPE_OUT)
     rows = _i(Ib, IO, I_CON_ROWS)
     reg = _f(Fb, FO, F_REGISTERS)
+    x, p = _f(Fb, FO, F_X), _f(Fb, FO, F_P)
+    vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     ng, nobj = gt.shape[0] // GROUP_COLUMNS, _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     for k in range(ng):
         N = gt[GROUP_COLUMNS * k + 1]
+        ts, te = gt[GROUP_COLUMNS * k + 15], gt[GROUP_COLUMNS * k + 16]
+        vo, po, do = gt[GROUP_COLUMNS * k + 5], gt[GROUP_COLUMNS * k + 6], gt[GROUP_COLUMNS * k + 7]
         nh = gt[GROUP_COLUMNS * k + 18]
         if nh == 0:
             continue
         base, ho = gt[GROUP_COLUMNS * k + 20], gt[GROUP_COLUMNS * k + 17]
         for i in range(N):
             w = objf if k < nobj else lam[rows[gt[GROUP_COLUMNS * k + 21] + i]]
-            _gather(Fb, FO, Ib, IO, k, i)
-            run_tape(op, arg, cval, gt[GROUP_COLUMNS * k + 15], gt[GROUP_COLUMNS * k + 16], _f(Fb, FO, F_INST_X), _f(Fb, FO, F_INST_P), _f(Fb, FO, F_INST_D), reg)
+            run_tape(op, arg, cval, ts, te, x, vt, vo + i, p, pt, po + i, dt, do + i, N, reg)
             for e in range(nh):
                 hv_out[base + e * N + i] = w * reg[outs[ho + e]]
