@@ -30,6 +30,8 @@ from caspar_backend.evaluators.layout import Layout
 
 # op codes
 CONST, LOADX, LOADP, LOADD = 0, 1, 2, 3
+# with a constant operand c (cval): x c, x + c, x - c, c - x, x / c, c / x
+MULC, ADDC, SUBC, CSUB, DIVC, CDIV = 4, 5, 6, 7, 8, 9
 ADD, SUB, MUL, DIV, NEG, POW, POWF = 10, 11, 12, 13, 14, 15, 16
 UNARY = {"exp": 20, "log": 21, "sqrt": 22, "sin": 23, "cos": 24, "tan": 25, "asin": 26,
          "acos": 27, "atan": 28, "sinh": 29, "cosh": 30, "tanh": 31, "abs": 32,
@@ -58,61 +60,86 @@ class TapeBuilder:
 
     def tape(self, roots):
         """Emit one tape for ``roots`` (a loop over the template's nodes, not over its
-        instances); returns (start, end, [register of each root])."""
+        instances); returns (start, end, [register of each root]).
+
+        A constant operand of +, *, -, / and pow is folded into the instruction (ADDC,
+        MULC, SUBC, CSUB, DIVC, CDIV, POWF: the constant in ``cval``); a constant gets a
+        register (CONST) only where another use or a root needs one.  The same IEEE
+        operation on the same values (x + c = c + x and x c = c x exactly), one
+        instruction fewer per folded constant."""
         start = len(self.op)
-        reg = {}
+        reg, cv = {}, {}
+
+        def r(x):                           # the register of node x
+            if x.id not in reg:
+                reg[x.id] = self._emit(start, CONST, c=cv[x.id])
+            return reg[x.id]
+
+        def commutative(code, folded, x, y):
+            if y.id in cv:
+                return self._emit(start, folded, r(x), c=cv[y.id])
+            if x.id in cv:
+                return self._emit(start, folded, r(y), c=cv[x.id])
+            return self._emit(start, code, r(x), r(y))
+
+        def ordered(code, left_c, right_c, x, y):
+            if y.id in cv and right_c is not None:
+                return self._emit(start, right_c, r(x), c=cv[y.id])
+            if x.id in cv and left_c is not None:
+                return self._emit(start, left_c, r(y), c=cv[x.id])
+            return self._emit(start, code, r(x), r(y))
+
         for n in topo_order(roots):
             if not n.args:
                 if n.op == "const":
-                    reg[n.id] = self._emit(start, CONST, c=n.attr)
+                    cv[n.id] = float(n.attr)
                 else:
                     code = {"var": LOADX, "param": LOADP, "data": LOADD}[n.op]
                     reg[n.id] = self._emit(start, code, a0=int(n.attr))
                 continue
-            a = [reg[x.id] for x in n.args]
+            args = n.args
             op = n.op
-            if op == "add":
-                r = self._emit(start, ADD, a[0], a[1])
+            if op in ("add", "sum"):
+                v = commutative(ADD, ADDC, args[0], args[1])
+                for t in args[2:]:
+                    v = self._emit(start, ADDC, v, c=cv[t.id]) if t.id in cv else \
+                        self._emit(start, ADD, v, r(t))
             elif op == "sub":
-                r = self._emit(start, SUB, a[0], a[1])
+                v = ordered(SUB, CSUB, SUBC, args[0], args[1])
             elif op == "mul":
-                r = self._emit(start, MUL, a[0], a[1])
+                v = commutative(MUL, MULC, args[0], args[1])
             elif op == "div":
-                r = self._emit(start, DIV, a[0], a[1])
+                v = ordered(DIV, CDIV, DIVC, args[0], args[1])
             elif op == "neg":
-                r = self._emit(start, NEG, a[0])
-            elif op == "sum":
-                r = self._emit(start, ADD, a[0], a[1])
-                for t in a[2:]:
-                    r = self._emit(start, ADD, r, t)
+                v = self._emit(start, NEG, r(args[0]))
             elif op == "lincomb":
-                r = self._emit(start, MUL, a[0], a[1])
-                for k in range(2, len(a), 2):
-                    p = self._emit(start, MUL, a[k], a[k + 1])
-                    r = self._emit(start, ADD, r, p)
+                v = commutative(MUL, MULC, args[0], args[1])
+                for k in range(2, len(args), 2):
+                    q = commutative(MUL, MULC, args[k], args[k + 1])
+                    v = self._emit(start, ADD, v, q)
             elif op == "powi":
                 e = int(n.attr)
                 if 1 <= abs(e) <= 8:
-                    r = a[0]
+                    v = r(args[0])
                     for _ in range(abs(e) - 1):
-                        r = self._emit(start, MUL, r, a[0])
+                        v = self._emit(start, MUL, v, r(args[0]))
                     if e < 0:
-                        one = self._emit(start, CONST, c=1.0)
-                        r = self._emit(start, DIV, one, r)
+                        v = self._emit(start, CDIV, v, c=1.0)
                 else:
-                    r = self._emit(start, POWF, a[0], c=float(e))
+                    v = self._emit(start, POWF, r(args[0]), c=float(e))
             elif op == "pow":
-                r = self._emit(start, POW, a[0], a[1])
+                v = ordered(POW, None, POWF, args[0], args[1])
             elif op in UNARY:
-                r = self._emit(start, UNARY[op], a[0])
+                v = self._emit(start, UNARY[op], r(args[0]))
             elif op in BINARY:
-                r = self._emit(start, BINARY[op], a[0], a[1])
+                v = self._emit(start, BINARY[op], r(args[0]), r(args[1]))
             elif op == "if_else":
-                r = self._emit(start, IF_ELSE, a[0], a[1], a[2])
+                v = self._emit(start, IF_ELSE, r(args[0]), r(args[1]), r(args[2]))
             else:
                 raise Unsupported(op)
-            reg[n.id] = r
-        return start, len(self.op), [reg[r.id] for r in roots]
+            reg[n.id] = v
+        out = [r(x) for x in roots]        # (a constant root's register emitted here)
+        return start, len(self.op), out
 
 
 # group table columns

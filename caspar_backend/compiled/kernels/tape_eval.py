@@ -48,6 +48,10 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, reg):
             reg[i] = reg[a] * reg[b]
         elif o == 10:
             reg[i] = reg[a] + reg[b]
+        elif o == 4:
+            reg[i] = reg[a] * cval[t]
+        elif o == 5:
+            reg[i] = reg[a] + cval[t]
         elif o == 1:
             reg[i] = x[vt[vo + a * N]]
         elif o == 0:
@@ -60,6 +64,14 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, reg):
             reg[i] = reg[a] - reg[b]
         elif o == 13:
             reg[i] = reg[a] / reg[b]
+        elif o == 6:
+            reg[i] = reg[a] - cval[t]
+        elif o == 7:
+            reg[i] = cval[t] - reg[a]
+        elif o == 8:
+            reg[i] = reg[a] / cval[t]
+        elif o == 9:
+            reg[i] = cval[t] / reg[a]
         elif o == 14:
             reg[i] = -reg[a]
         elif o == 23:

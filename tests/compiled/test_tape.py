@@ -1,0 +1,86 @@
+"""The tape builder (compiled/tape.py) against the interpreter (kernels/tape_eval.py):
+every op code has its branch, and constant operands folded into instructions give the
+values the unfolded instructions give."""
+import inspect
+import math
+import re
+
+import numpy as np
+import pytest
+
+from caspar_backend.compiled import tape
+from caspar_backend.compiled.tape import CONST, TapeBuilder
+from caspar_backend.expr import Graph
+
+pytest.importorskip("numba")
+
+
+def _codes():
+    named = {getattr(tape, k) for k in ("CONST", "LOADX", "LOADP", "LOADD", "MULC", "ADDC",
+                                        "SUBC", "CSUB", "DIVC", "CDIV", "ADD", "SUB", "MUL",
+                                        "DIV", "NEG", "POW", "POWF", "IF_ELSE")}
+    return named | set(tape.UNARY.values()) | set(tape.BINARY.values())
+
+
+def test_every_op_code_has_one_interpreter_branch():
+    from caspar_backend.compiled.kernels.tape_eval import run_tape
+
+    src = inspect.getsource(run_tape.py_func)
+    branches = [int(c) for c in re.findall(r"\bo == (\d+)", src)]
+    assert len(branches) == len(set(branches))
+    assert set(branches) == _codes()
+
+
+def _run(tb, s, e, x):
+    from caspar_backend.compiled.kernels.tape_eval import run_tape
+
+    op = np.asarray(tb.op, np.int64)
+    arg = np.stack([tb.a0, tb.a1, tb.a2], axis=1).astype(np.int64).ravel()
+    cval = np.asarray(tb.c, np.float64)
+    reg = np.full(e - s, np.nan)
+    vt = np.arange(len(x), dtype=np.int64)
+    empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
+    run_tape.py_func(op, arg, cval, s, e, np.asarray(x, float), vt, 0, empty_f, empty_i, 0,
+                     empty_f, 0, 1, reg)
+    return reg
+
+
+def test_constant_operands_fold_into_instructions_with_the_same_values():
+    g = Graph()
+    x, y = g.var(0), g.var(1)
+    c, d = g.const(2.5), g.const(-0.75)
+
+    def node(op, *args, attr=None):
+        return g._intern(op, tuple(args), attr)
+
+    X, Y = 1.3, -0.4
+    cases = [   # (expression, its value as the unfolded instructions compute it)
+        (node("add", x, c), X + 2.5), (node("add", c, x), 2.5 + X),
+        (node("mul", c, y), 2.5 * Y), (node("mul", y, d), Y * -0.75),
+        (node("sub", x, c), X - 2.5), (node("sub", c, x), 2.5 - X),
+        (node("div", x, d), X / -0.75), (node("div", d, y), -0.75 / Y),
+        (node("pow", x, c), X ** 2.5), (node("pow", c, x), 2.5 ** X),
+        (node("powi", y, attr=-3), 1.0 / ((Y * Y) * Y)),
+        (node("sum", c, x, d, y), ((2.5 + X) + -0.75) + Y),
+        (node("lincomb", c, x, y, d), 2.5 * X + Y * -0.75),
+        (node("mul", c, d), 2.5 * -0.75), (c, 2.5),
+        (node("sin", node("mul", x, c)), math.sin(X * 2.5)),
+    ]
+    tb = TapeBuilder()
+    s, e, regs = tb.tape([expr for expr, _ in cases])
+    reg = _run(tb, s, e, [X, Y])
+    for (expr, want), r in zip(cases, regs):
+        assert reg[r] == want, expr.op
+    # a register for a constant only where a root or an operand with no folded form
+    # needs one: c (a root, and one side of c * d), once
+    assert tb.op[s:e].count(CONST) == 1
+
+
+def test_a_tape_of_constants_alone_holds_their_instructions():
+    g = Graph()
+    c = g.const(3.0)
+    tb = TapeBuilder()
+    tb.tape([g.const(1.0)])
+    s, e, regs = tb.tape([c, c, g.const(-2.0)])
+    assert e - s == 2 and tb.op[s:e] == [CONST, CONST]
+    assert list(_run(tb, s, e, [0.0])[regs]) == [3.0, 3.0, -2.0]
