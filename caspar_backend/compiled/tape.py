@@ -27,6 +27,7 @@ import numpy as np
 from caspar_backend.arrays.segments import distinct
 from caspar_backend.expr import topo_order
 from caspar_backend.evaluators.layout import Layout
+from caspar_backend.compiled.kernels.slots import TAPE_CHUNK
 
 # op codes
 CONST, LOADX, LOADP, LOADD = 0, 1, 2, 3
@@ -196,6 +197,8 @@ def build_model(problem):
     # the longest tape: the register file's size
     lengths = gt[:, [G_VE, G_JE, G_HE]] - gt[:, [G_VS, G_JS, G_HS]]
     max_tape = max(1, int(lengths.max(initial=0)))
+    # instances per pass over a tape (kernels/tape_eval.py), at most the largest group
+    chunk = int(min(TAPE_CHUNK, max([int(r[G_N]) for r in gt] + [1])))
     nraw = len(lay.raw_jac_rows)
     jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
                else np.zeros(0, np.int64))
@@ -211,6 +214,6 @@ def build_model(problem):
         jac_cols=np.asarray(lay.jac_cols, np.int64),
         hess_rows=np.asarray(lay.hess_rows, np.int64),
         hess_cols=np.asarray(lay.hess_cols, np.int64),
-        max_tape=max_tape,
+        max_tape=max_tape, chunk=chunk,
         sense=problem.model.sense, groups=groups)
     return model

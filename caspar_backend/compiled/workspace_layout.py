@@ -77,7 +77,7 @@ class WorkspaceLayout:
                     TERM_ROWS=model["term_rows"], ACC_ROWS=model["acc_rows"],
                     JAC_MAP=model["jac_map"])
         ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
-                                       int(model["has_jac_map"])], np.int64)
+                                       int(model["has_jac_map"]), model["chunk"]], np.int64)
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
         # int scratch: the filter counters; the stop request (0 here: only a solve's own
         # copy of Ib is ever set, see compiled/solve.py)
@@ -108,10 +108,11 @@ class WorkspaceLayout:
         gt = model["gt"]
         max_instances = int(max([int(r[1]) for r in gt] + [1]))
         return dict(
-            # evaluator: registers of the longest tape, the objective terms of one
-            # group, x and p, gradient buffer, constraint terms, raw Jacobian (before
-            # jac_map), row accumulators
-            REGISTERS=model["max_tape"], OBJ_TERMS=max_instances, X=n, P=sz["n_params"],
+            # evaluator: registers of the longest tape for a chunk of instances, the
+            # objective terms of one group, x and p, gradient buffer, constraint terms,
+            # raw Jacobian (before jac_map), row accumulators
+            REGISTERS=model["max_tape"] * model["chunk"], OBJ_TERMS=max_instances, X=n,
+            P=sz["n_params"],
             GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
             JAC_RAW=model["nraw"], ROW_ACC=m,
             # scaled slack problem

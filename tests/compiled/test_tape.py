@@ -41,7 +41,7 @@ def _run(tb, s, e, x):
     vt = np.arange(len(x), dtype=np.int64)
     empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
     run_tape.py_func(op, arg, cval, s, e, np.asarray(x, float), vt, 0, empty_f, empty_i, 0,
-                     empty_f, 0, 1, reg)
+                     empty_f, 0, 1, 0, 1, reg)
     return reg
 
 
@@ -84,3 +84,41 @@ def test_a_tape_of_constants_alone_holds_their_instructions():
     s, e, regs = tb.tape([c, c, g.const(-2.0)])
     assert e - s == 2 and tb.op[s:e] == [CONST, CONST]
     assert list(_run(tb, s, e, [0.0])[regs]) == [3.0, 3.0, -2.0]
+
+
+def test_a_chunk_of_instances_gives_each_instance_its_own_values():
+    """One pass over a tape for instances i0 .. i0 + C - 1 of a group of N (register r
+    of instance i0 + c in reg[r C + c]) equals C passes of one instance."""
+    from caspar_backend.compiled.kernels.tape_eval import run_tape
+
+    g = Graph()
+    x0, x1, p0, d0 = g.var(0), g.var(1), g.param(0), g.data(0)
+
+    def node(op, *args, attr=None):
+        return g._intern(op, tuple(args), attr)
+
+    roots = [node("add", node("mul", x0, p0), node("sin", x1)),
+             node("div", g.const(2.0), node("sub", x1, d0)),
+             node("if_else", node("lt", x0, x1), x0, node("exp", x1)), g.const(4.0)]
+    tb = TapeBuilder()
+    s, e, regs = tb.tape(roots)
+    op = np.asarray(tb.op, np.int64)
+    arg = np.stack([tb.a0, tb.a1, tb.a2], axis=1).astype(np.int64).ravel()
+    cval = np.asarray(tb.c, np.float64)
+    N = 7
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, 20)
+    vt = rng.permutation(20)[:2 * N].astype(np.int64)      # (2, N) column-major by instance
+    p = rng.uniform(-1, 1, 5)
+    pt = rng.integers(0, 5, N).astype(np.int64)
+    dt = rng.uniform(-1, 1, N)
+
+    def rows(i0, C):
+        reg = np.full((e - s) * C, np.nan)
+        run_tape.py_func(op, arg, cval, s, e, x, vt, 0, p, pt, 0, dt, 0, N, i0, C, reg)
+        return reg.reshape(e - s, C)[regs]
+
+    one = np.concatenate([rows(i, 1) for i in range(N)], axis=1)
+    assert np.array_equal(np.concatenate([rows(0, 4), rows(4, 3)], axis=1), one)
+    want = [x[vt[i]] * p[pt[i]] + math.sin(x[vt[N + i]]) for i in range(N)]
+    assert list(one[0]) == want

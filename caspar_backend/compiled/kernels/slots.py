@@ -212,10 +212,14 @@ OPTION_NAMES = (
     'acceptable_compl_inf_tol',
     'private_pivot_fraction',
 )
+#: the most instances of a group that one pass over a tape evaluates together: the
+#: interpreter dispatches on each instruction once per pass, and the REGISTERS slot holds
+#: (longest tape) x min(TAPE_CHUNK, largest group) registers (the chunk in EV_CHUNK)
+TAPE_CHUNK = 32
 #: fields of the I_SIZES slot
 SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap', 'nfix', 'nje', 'nhe')
 #: fields of the I_EVAL_SIZES slot
-EVAL_SIZE_FIELDS = ('n', 'm', 'nobj', 'ngroups', 'has_jac_map')
+EVAL_SIZE_FIELDS = ('n', 'm', 'nobj', 'ngroups', 'has_jac_map', 'chunk')
 
 
 # the constants the kernels use (one line each so that grep finds them)
@@ -436,3 +440,4 @@ EV_M = 1
 EV_NOBJ = 2
 EV_NGROUPS = 3
 EV_HAS_JAC_MAP = 4
+EV_CHUNK = 5
