@@ -15,7 +15,8 @@ data, so a new model never recompiles.  Tables (:func:`build_model`'s dict):
   row-major (``vt[voff + a*N + i]`` is variable a of instance i).
 
 Every tape instruction t writes register t (relative to its tape's start).  Leaves are
-instructions too (LOADX/LOADP/LOADD/CONST).  n-ary sums/lincombs become left-to-right
+instructions too (LOADX/LOADP/LOADD, and CONST where a constant is not folded into the
+instruction using it: :meth:`TapeBuilder.tape`).  n-ary sums/lincombs become left-to-right
 chains of binary ops: the order NumPy's generated code evaluates them in
 (codegen_numpy: "(a + b + c)" is ((a + b) + c)); small integer powers are product chains
 as _powi_np writes them.
