@@ -30,6 +30,11 @@ from caspar_backend.expr import topo_order
 from caspar_backend.evaluators.layout import Layout
 from caspar_backend.compiled.kernels.slots import TAPE_CHUNK
 
+#: the register file of one pass over a tape, in float64 entries: the chunk of instances
+#: per pass shrinks for long tapes, so that a workspace (one per instance in a batch)
+#: grows by at most 32 KB for it
+TAPE_REGISTERS = 4096
+
 # op codes
 CONST, LOADX, LOADP, LOADD = 0, 1, 2, 3
 # with a constant operand c (cval): x c, x + c, x - c, c - x, x / c, c / x
@@ -198,8 +203,10 @@ def build_model(problem):
     # the longest tape: the register file's size
     lengths = gt[:, [G_VE, G_JE, G_HE]] - gt[:, [G_VS, G_JS, G_HS]]
     max_tape = max(1, int(lengths.max(initial=0)))
-    # instances per pass over a tape (kernels/tape_eval.py), at most the largest group
-    chunk = int(min(TAPE_CHUNK, max([int(r[G_N]) for r in gt] + [1])))
+    # instances per pass over a tape (kernels/tape_eval.py): at most the largest group,
+    # and the register file at most TAPE_REGISTERS where the tapes allow a chunk of one
+    largest = max([int(r[G_N]) for r in gt] + [1])
+    chunk = int(max(1, min(TAPE_CHUNK, largest, TAPE_REGISTERS // max_tape)))
     nraw = len(lay.raw_jac_rows)
     jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
                else np.zeros(0, np.int64))

@@ -303,3 +303,32 @@ def test_which_kernel_ends_a_ctrl_c_stops_at(code, f, stops):
     from caspar_backend.compiled.solve import stops_here
 
     assert stops_here(code, f) is stops
+
+
+def test_any_tape_chunk_gives_the_same_bits(ik, monkeypatch):
+    """The tape interpreter's chunk (instances per pass over a tape, compiled/tape.py)
+    changes how the evaluations are scheduled, never a value: Van der Pol collocation
+    (groups of 12 instances) solved with the default chunk and with chunks of 1 and 5
+    (the register budget shrunk), each bit for bit the general path's solve."""
+    from caspar_backend.adapters.casadi.models import vanderpol_collocation
+    from caspar_backend.compiled import tape
+
+    nlp, args = vanderpol_collocation(12, initial_state_param=True)
+    p = args.pop("p")
+    runs = []
+    for budget in (tape.TAPE_REGISTERS, 1, None):
+        if budget is None:      # a chunk of 5: the longest tape times 5 registers
+            budget = 5 * max(1, int(_longest_tape(from_casadi(nlp, **args))))
+        monkeypatch.setattr(tape, "TAPE_REGISTERS", budget)
+        problem = from_casadi(nlp, **args)
+        r = solve_compiled(problem, args["x0"], p, print_level=0)
+        runs.append((tape.build_model(problem)["chunk"], r))
+        e = problem.solve(p=p, print_level=0, compiled_path="no")
+        _same(r, e)
+    assert [c for c, _ in runs] == [12, 1, 5]
+
+
+def _longest_tape(problem):
+    from caspar_backend.compiled import tape
+
+    return tape.build_model(problem)["max_tape"]

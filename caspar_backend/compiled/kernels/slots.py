@@ -214,7 +214,8 @@ OPTION_NAMES = (
 )
 #: the most instances of a group that one pass over a tape evaluates together: the
 #: interpreter dispatches on each instruction once per pass, and the REGISTERS slot holds
-#: (longest tape) x min(TAPE_CHUNK, largest group) registers (the chunk in EV_CHUNK)
+#: (longest tape) x chunk registers, the chunk (EV_CHUNK) at most TAPE_CHUNK, the largest
+#: group and compiled.tape.TAPE_REGISTERS // (longest tape)
 TAPE_CHUNK = 32
 #: fields of the I_SIZES slot
 SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap', 'nfix', 'nje', 'nhe')
