@@ -315,20 +315,14 @@ def test_any_tape_chunk_gives_the_same_bits(ik, monkeypatch):
 
     nlp, args = vanderpol_collocation(12, initial_state_param=True)
     p = args.pop("p")
-    runs = []
-    for budget in (tape.TAPE_REGISTERS, 1, None):
-        if budget is None:      # a chunk of 5: the longest tape times 5 registers
-            budget = 5 * max(1, int(_longest_tape(from_casadi(nlp, **args))))
+    longest = tape.build_model(from_casadi(nlp, **args))["max_tape"]
+    chunks = []
+    # the default budget; one too small for two instances (chunk 1); five times the
+    # longest tape (chunk 5)
+    for budget in (tape.TAPE_REGISTERS, 1, 5 * longest):
         monkeypatch.setattr(tape, "TAPE_REGISTERS", budget)
         problem = from_casadi(nlp, **args)
+        chunks.append(tape.build_model(problem)["chunk"])
         r = solve_compiled(problem, args["x0"], p, print_level=0)
-        runs.append((tape.build_model(problem)["chunk"], r))
-        e = problem.solve(p=p, print_level=0, compiled_path="no")
-        _same(r, e)
-    assert [c for c, _ in runs] == [12, 1, 5]
-
-
-def _longest_tape(problem):
-    from caspar_backend.compiled import tape
-
-    return tape.build_model(problem)["max_tape"]
+        _same(r, problem.solve(p=p, print_level=0, compiled_path="no"))
+    assert chunks == [12, 1, 5]
