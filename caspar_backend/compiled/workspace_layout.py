@@ -41,6 +41,17 @@ def _pack(arrays, names, dtype):
     return buf, offs
 
 
+def _rows_of(Lp, Li, n):
+    """L's entries by rows, each row's in increasing column order: ``(ptr, col, pos)``,
+    row r's entries k = ptr[r] .. ptr[r+1]-1 at column col[k], value Lx[pos[k]] (the
+    row form the forward solve reads, kernels/qdldl.ldl_solve)."""
+    cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(Lp))
+    pos = np.lexsort((cols, Li)).astype(np.int64)          # by row, then by column
+    ptr = np.zeros(n + 1, np.int64)
+    ptr[1:] = np.cumsum(np.bincount(Li, minlength=n))
+    return ptr, cols[pos], pos
+
+
 class WorkspaceLayout:
     """Buffers and offsets of ``problem`` with the bound structure of (lbx, ubx, lbg, ubg)
     (full-length float arrays).  Raises :class:`.tape.Unsupported` for an expression the
@@ -70,6 +81,7 @@ class WorkspaceLayout:
                                                                 for _ in range(4)))
         ints.update(L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp, LDL_ROW_COL=Rc,
                     LDL_ROW_POS=Rt)
+        ints.update(zip(("L_ROW_PTR", "L_ROW_COL", "L_ROW_POS"), _rows_of(Lp, Li, N)))
         # evaluator tables
         ints.update(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
                     TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],

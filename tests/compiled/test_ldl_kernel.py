@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from caspar_backend.compiled.kernels import slots
 from caspar_backend.compiled.kernels.qdldl import (elimination_tree, ldl_factor,
                                                    ldl_schedule, ldl_solve)
-from caspar_backend.compiled.workspace_layout import _pack
+from caspar_backend.compiled.workspace_layout import _pack, _rows_of
 
 
 def _quasi_definite(n, density, seed):
@@ -50,6 +50,7 @@ def _buffers(U):
     ints.update(SIZES=sizes, C_INDPTR=Cp, C_INDICES=Ci, C_MAP=np.arange(Ci.size),
                 PERM=np.arange(n), L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp,
                 LDL_ROW_COL=Rc, LDL_ROW_POS=Rt)
+    ints.update(zip(("L_ROW_PTR", "L_ROW_COL", "L_ROW_POS"), _rows_of(Lp, Li, n)))
     floats = {name: np.zeros(0) for name in slots.FLOAT_SLOTS}
     floats.update(C_VALUES=np.zeros(Ci.size), L_VALUES=np.zeros(nnzL), LDL_D=np.zeros(n),
                   LDL_DINV=np.zeros(n), LDL_YVALS=np.zeros(n), LDL_T=np.zeros(n))

@@ -5,7 +5,7 @@ correction).
 import math
 
 from .constants import DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
 from .qdldl import ldl_factor, ldl_solve
@@ -38,7 +38,8 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
             csq[q] = HV[k] * HV[k]
             q += 1
         for k in range(hoff.shape[0]):
-            csq[q] = HV[hoff[k]] * HV[hoff[k]]
+            h = HV[U(hoff[k])]
+            csq[q] = h * h
             q += 1
         for k in range(nj):
             csq[q] = JV[k] * JV[k]
@@ -47,14 +48,14 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
             csq[q] = sigma[k] * sigma[k]
             q += 1
         for k in range(q):
-            ew[cidx[k]] += csq[k]
+            ew[U(cidx[k])] += csq[k]
         for j in range(nw):
             ew[j] = nmin(math.sqrt(ew[j]), 1.0) * eps
     for i in range(m):
         ec[i] = 0.0
     if eps != 0.0:
         for k in range(nj):
-            ec[jr[k]] += JV[k] * JV[k]
+            ec[U(jr[k])] += JV[k] * JV[k]
         for i in range(m):
             ec[i] = nmin(ec[i], 1.0) * eps
         if delta_c == 0.0:
@@ -65,11 +66,11 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
             for i in range(m):
                 priv[i] = 0.0
             for k in range(pe.shape[0]):
-                v = JV[pe[k]]
+                v = JV[U(pe[k])]
                 v = v * v
-                d = sigma[pc[k]] + delta_w
+                d = sigma[U(pc[k])] + delta_w
                 d = nmax(d, 1e-30)
-                priv[pr[k]] += v / d
+                priv[U(pr[k])] += v / d
             for i in range(m):
                 ec[i] = nmin(ec[i], priv[i] * O[OPT_PRIVATE_PIVOT_FRACTION] + pn[i])
     for i in range(m):
@@ -96,7 +97,7 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
     for k in range(nnz):
         values[k] = 0.0
     for k in range(q):
-        values[kmap[k]] += src[k]
+        values[U(kmap[k])] += src[k]
 
 
 @kernel
@@ -113,8 +114,8 @@ def kkt_matvec(Fb, FO, Ib, IO, values, x, out, lo):
     for j in range(n):
         xj = x[j]
         s = 0.0
-        for p in range(Kp[j], Kp[j + 1]):
-            i = Ki[p]
+        for p in range(U(Kp[j]), U(Kp[j + 1])):
+            i = U(Ki[p])
             v = values[p]
             out[i] += v * xj
             s += v * x[i]

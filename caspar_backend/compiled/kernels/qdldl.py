@@ -8,7 +8,7 @@ row, L's row indices) depends on the pattern only: :func:`elimination_tree` and
 """
 import math
 
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 
 
@@ -59,8 +59,8 @@ def ldl_factor(Fb, FO, Ib, IO, K):
             cidx = Rc[q]
             tmp = Rt[q]
             yv = yVals[cidx]
-            for j in range(Lp[cidx], tmp):
-                yVals[Li[j]] -= Lx[j] * yv
+            for j in range(U(Lp[cidx]), U(tmp)):
+                yVals[U(Li[j])] -= Lx[j] * yv
             Lx[tmp] = yv * Dinv[cidx]
             D[k] -= yv * Lx[tmp]
             yVals[cidx] = 0.0
@@ -81,26 +81,32 @@ def ldl_factor(Fb, FO, Ib, IO, K):
 
 @kernel
 def ldl_solve(Fb, FO, Ib, IO, b, x):
-    """x = K^{-1} b through the factors (qdldl-python: permute, QDLDL_solve, back)."""
+    """x = K^{-1} b through the factors (qdldl-python: permute, QDLDL_solve, back).
+
+    QDLDL's forward solve subtracts column j's multiples from the rows below it, j in
+    increasing order, so row r's value is ``t_r - L_rj1 t_j1 - L_rj2 t_j2 - ...`` with
+    j1 < j2 < ... : here each row gathers those terms in that order from L's row form
+    (slots I_L_ROW_PTR/COL/POS), the same operations in the same order, with no store
+    a later load has to wait for."""
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
     perm, Lp = _i(Ib, IO, I_PERM), _i(Ib, IO, I_L_INDPTR)
     Lx = _f(Fb, FO, F_L_VALUES)
     Dinv = _f(Fb, FO, F_LDL_DINV)
     Li = _i(Ib, IO, I_L_INDICES)
+    Rp, Rc, Rq = _i(Ib, IO, I_L_ROW_PTR), _i(Ib, IO, I_L_ROW_COL), _i(Ib, IO, I_L_ROW_POS)
     t = _f(Fb, FO, F_LDL_T)
     for i in range(n):
-        t[i] = b[perm[i]]
-    for i in range(n):
-        v = t[i]
-        for j in range(Lp[i], Lp[i + 1]):
-            t[Li[j]] -= Lx[j] * v
+        v = b[perm[i]]
+        for k in range(U(Rp[i]), U(Rp[i + 1])):
+            v -= Lx[U(Rq[k])] * t[U(Rc[k])]
+        t[i] = v
     for i in range(n):
         t[i] *= Dinv[i]
     for i in range(n - 1, -1, -1):
         v = t[i]
-        for j in range(Lp[i], Lp[i + 1]):
-            v -= Lx[j] * t[Li[j]]
+        for j in range(U(Lp[i]), U(Lp[i + 1])):
+            v -= Lx[j] * t[U(Li[j])]
         t[i] = v
     for i in range(n):
         x[perm[i]] = t[i]

@@ -151,6 +151,9 @@ INT_SLOTS = (
     'LDL_ROW_PTR',
     'LDL_ROW_COL',
     'LDL_ROW_POS',
+    'L_ROW_PTR',
+    'L_ROW_COL',
+    'L_ROW_POS',
     'FILTER_STATE',
     'STOP',
 )
@@ -354,8 +357,11 @@ I_L_INDICES = 43
 I_LDL_ROW_PTR = 44
 I_LDL_ROW_COL = 45
 I_LDL_ROW_POS = 46
-I_FILTER_STATE = 47
-I_STOP = 48
+I_L_ROW_PTR = 47
+I_L_ROW_COL = 48
+I_L_ROW_POS = 49
+I_FILTER_STATE = 50
+I_STOP = 51
 #: the first int slot a solve writes (the filter counters, the stop request): every slot
 #: before it is structure, read-only, the same for every instance of a layout (the CUDA
 #: batch keeps one shared copy of it, cuda/workspaces.py)
