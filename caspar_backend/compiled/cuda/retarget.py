@@ -7,11 +7,12 @@ numbers are module globals, looked up when Numba types the function.  So the CUD
 version of kernel ``k`` is
 
     cuda.jit(device=True, inline=<k's inline option>)(
-        FunctionType(k.py_func.__code__, G[k's module], ...))
+        FunctionType(while_code(k.py_func), G[k's module], ...))
 
 where ``G[mod]`` is a copy of ``mod.__dict__`` in which every kernel dispatcher is
-replaced by its CUDA version: the same bytecode, the same constants, the callees
-rebound.  Nothing is compiled until the first launch types the global kernel; the CPU
+replaced by its CUDA version, and :func:`.loops.while_code` is the kernel's code with its
+``for``-``range`` loops as while loops (which NVVM compiles to far fewer instructions):
+the same source otherwise, the same constants, the callees rebound.  Nothing is compiled until the first launch types the global kernel; the CPU
 dispatchers are untouched.
 
 What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it):
@@ -42,6 +43,8 @@ import sys
 import threading
 from types import FunctionType
 
+from .loops import while_code
+
 #: kernels whose bytecode is at least this long are compiled out of line (``noinline``);
 #: (among them _pw1.._pw8: inlined, NumPy's pairwise levels unroll into 2^8 copies of _pw0);
 #: shorter ones (nmax, isfinite_all, sum_abs, ...) are left to NVVM's inliner
@@ -68,7 +71,7 @@ def _is_kernel(obj) -> bool:
 
 
 def _copy(py_func, g):
-    fn = FunctionType(py_func.__code__, g, py_func.__name__, py_func.__defaults__,
+    fn = FunctionType(while_code(py_func), g, py_func.__name__, py_func.__defaults__,
                       py_func.__closure__)
     fn.__doc__, fn.__qualname__, fn.__module__ = py_func.__doc__, py_func.__qualname__, \
         py_func.__module__
