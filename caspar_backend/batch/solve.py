@@ -384,7 +384,7 @@ class _Collector:
         self.iterations[rows] = 0
 
     def put_single(self, b, r):
-        self.device[b] = r.extra.get("device", "")
+        self.device[b] = (r.extra or {}).get("device", "")
         self.x[b], self.f[b], self.g[b] = r.x, r.f, r.g
         self.lam_g[b], self.lam_x[b] = r.lam_g, r.lam_x
         self.status[b], self.message[b], self.iterations[b] = r.status, r.message, r.iterations
