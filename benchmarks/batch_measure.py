@@ -118,8 +118,9 @@ def caspar_batch(P, work: Workload, device: str, tol: float, build_s=float("nan"
     r = P.solve_batch(p=work.params, print_level=0, tol=tol, device=device)
     total = time.perf_counter() - t
     paths = sorted(set(r.path))
+    devices = sorted(set(r.extra.get("device", [])) - {""})
     return Outcome(list(r.status), np.asarray(r.iterations), np.asarray(r.f), total, build_s,
-                   dict(note="path " + "+".join(paths)))
+                   dict(note="path " + "+".join(paths) + " on " + "+".join(devices)))
 
 
 def caspar_single(P, work: Workload, device: str, tol: float,

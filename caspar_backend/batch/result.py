@@ -10,8 +10,9 @@ For B instances of a problem with n variables and m constraints:
     status  list[str] (B)      IPOPT status names (:mod:`caspar_backend.solver.status`)
     iterations int64 (B,)      interior-point iterations of each instance
     path    list[str] (B)      how each instance was solved: 'lockstep' (the vectorized
-                               interior point), 'kernel' (the compiled interior point,
-                               one CUDA thread per instance: device='cuda') or
+                               interior point), 'kernel' (the compiled interior point:
+                               one CUDA thread per instance, or on the CPU Numba's
+                               threads; ``extra['device']`` says which) or
                                'single' (its own solve; ``reason``
                                says why); on a Dask cluster also 'failed' (its chunk
                                failed on the cluster: :mod:`.distributed`)
@@ -20,8 +21,10 @@ For B instances of a problem with n variables and m constraints:
 
 ``timings`` holds the batch's wall-clock seconds ('setup', 'lockstep', 'single',
 'total'); ``result[i]`` is instance i as a :class:`~caspar_backend.solver.result.SolveResult`.
-``extra``: empty, or on a Dask cluster ``worker``, ``device`` (per instance) and
-``chunks`` (:mod:`.distributed`).
+``extra['device']``: list[str] (B), where each instance was solved, 'cpu' or 'cuda' ('' for
+one a Ctrl-C stopped before its solve, or whose chunk failed on a cluster); on a Dask
+cluster ``extra`` also holds ``worker`` (per instance) and ``chunks``
+(:mod:`.distributed`).
 """
 
 from __future__ import annotations

@@ -241,7 +241,7 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     if problem.model.sense == -1:
         fv = -fv
     out.put_lockstep(idx[fin], x[fin], fv[fin], gv[fin], lam_g[fin], lam_x[fin],
-                     f.status[fin], f.iterations[fin])
+                     f.status[fin], f.iterations[fin], "cpu" if xp is np else "cuda")
     left = np.flatnonzero(f.status < 0)
     out.to_single(idx[left], np.array(EJECT_REASONS, dtype=object)[f.eject[left]])
 
@@ -271,7 +271,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
         # every instance of the batch, in order (idx sorted): r's arrays, new for this
         # call, become the batch's
         out.put_all(r.x, r.f, r.g, r.lam_g, r.lam_x, names[r.code], messages[r.code],
-                    r.iters, "kernel")
+                    r.iters, "kernel", "cuda" if cuda else "cpu")
         return True
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
@@ -281,6 +281,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
+    out.device[rows] = "cuda" if cuda else "cpu"
     for b, c in zip(idx[~fin], -r.code[~fin]):
         out.to_single(b, "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
                                        else _KERNEL_EJECT.get(int(c), f"code {-c}")))
@@ -335,6 +336,7 @@ class _Collector:
         self.iterations = np.zeros(B, np.int64)
         self.path = np.full(B, "lockstep", dtype=object)
         self.reason = np.full(B, "", dtype=object)
+        self.device = np.full(B, "", dtype=object)
         self.singles = False        # whether any instance was marked for its own solve
 
     def to_single(self, rows, reason):
@@ -350,20 +352,24 @@ class _Collector:
             return ()
         return np.flatnonzero((self.path == "single") & (self.status == ""))
 
-    def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations):
-        """Instances ``rows`` finished in lockstep; ``status``: their int codes."""
+    def put_lockstep(self, rows, x, f, g, lam_g, lam_x, status, iterations, device):
+        """Instances ``rows`` finished in lockstep on ``device`` ('cpu', 'cuda');
+        ``status``: their int codes."""
+        self.device[rows] = device
         self.x[rows], self.f[rows], self.g[rows] = x, f, g
         self.lam_g[rows], self.lam_x[rows] = lam_g, lam_x
         self.status[rows] = _NAMES[status]
         self.message[rows] = _MESSAGES[status]
         self.iterations[rows] = iterations
 
-    def put_all(self, x, f, g, lam_g, lam_x, status, message, iterations, path):
-        """Every instance finished on ``path``: the arrays given (the batch's own, in
-        instance order; ``status`` and ``message`` object arrays) are taken as they are."""
+    def put_all(self, x, f, g, lam_g, lam_x, status, message, iterations, path, device):
+        """Every instance finished on ``path`` on ``device``: the arrays given (the
+        batch's own, in instance order; ``status`` and ``message`` object arrays) are
+        taken as they are."""
         self.x, self.f, self.g, self.lam_g, self.lam_x = x, f, g, lam_g, lam_x
         self.status, self.message, self.iterations = status, message, iterations
         self.path.fill(path)
+        self.device.fill(device)
 
     def stopped(self, rows, inp):
         """The instances ``rows`` end User_Requested_Stop at their start (a Ctrl-C came
@@ -378,6 +384,7 @@ class _Collector:
         self.iterations[rows] = 0
 
     def put_single(self, b, r):
+        self.device[b] = (r.extra or {}).get("device", "")
         self.x[b], self.f[b], self.g[b] = r.x, r.f, r.g
         self.lam_g[b], self.lam_x[b] = r.lam_g, r.lam_x
         self.status[b], self.message[b], self.iterations[b] = r.status, r.message, r.iterations
@@ -386,4 +393,5 @@ class _Collector:
         return BatchResult(x=self.x, f=self.f, g=self.g, lam_g=self.lam_g,
                            lam_x=self.lam_x, status=list(self.status),
                            iterations=self.iterations, message=list(self.message),
-                           path=list(self.path), reason=list(self.reason), timings=timings)
+                           path=list(self.path), reason=list(self.reason), timings=timings,
+                           extra=dict(device=list(self.device)))

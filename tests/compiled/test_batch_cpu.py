@@ -42,6 +42,7 @@ def test_ik_batch_with_infeasible_instances_equals_single_solves(ik):
     res = ik.solve_batch(x0=X0, p=T, ubg=ubg, print_level=0)
     assert res.path[0] == "kernel" and res.path[3] == res.path[77] == "single"
     assert res.status[3] == "Infeasible_Problem_Detected"
+    assert res.extra["device"] == ["cpu"] * 150     # the kernel's and the singles' device
     _same_as_single(res, ik, [(b, dict(x0=X0, p=T[b], ubg=ubg[b])) for b in
                               (0, 1, 3, 64, 65, 77, 149)])
 
@@ -52,6 +53,7 @@ def test_kernel_and_lockstep_give_the_same_bits(ik, monkeypatch):
     monkeypatch.setattr(batch_solve, "KERNEL_ON_CPU", False)
     b = ik.solve_batch(x0=X0, p=T, print_level=0)
     assert set(a.path) == {"kernel"} and set(b.path) == {"lockstep"}
+    assert set(a.extra["device"]) == set(b.extra["device"]) == {"cpu"}
     assert list(a.status) == list(b.status) and list(a.iterations) == list(b.iterations)
     np.testing.assert_array_equal(a.x, b.x)
     np.testing.assert_array_equal(a.f, b.f)

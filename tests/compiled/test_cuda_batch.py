@@ -73,7 +73,7 @@ def test_ik_kernel_batch_of_one_and_odd_sizes(ik):
     for B in (1, 65):
         T = arm_targets(B, seed=B)
         res = ik.solve_batch(x0=X0, p=T, print_level=0, device="cuda")
-        assert set(res.path) == {"kernel"}
+        assert set(res.path) == {"kernel"} and set(res.extra["device"]) == {"cuda"}
         _assert_matches_cpu(ik, res, [dict(x0=X0, p=t) for t in T], print_level=0)
 
 

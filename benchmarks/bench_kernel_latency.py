@@ -1,0 +1,115 @@
+"""Benchmark (issue 22): the CUDA batch kernel's time, whole and alone, on Van der Pol
+collocation (N = 50) and the three-link arm IK.
+
+    python benchmarks/bench_kernel_latency.py [--case vdp|ik] [--sizes 1,132,1000]
+        [--repeats 3] [--same]
+
+For each size B, one JSON line:
+
+* ``solve_batch_s``: ``solve_batch(..., device='cuda')`` of B instances, warm (the best
+  of ``--repeats``; the call's set-up, launch and read-back included), checked to have
+  run every instance in the kernel on the GPU (``result.path`` 'kernel' and
+  ``result.extra['device']`` 'cuda': ``solve_batch``'s default device is the CPU);
+* ``kernel_ms``: the rows kernel alone, launch to synchronize, on fresh workspaces (the
+  best of ``--repeats``), with ``ms_per_max_iteration`` = kernel_ms / the most
+  iterations any instance took: one thread's pace, since a launch lasts as long as its
+  slowest thread;
+* the iterations (sum, max, mean) and the objective sum, to compare trees.
+
+``--same``: B copies of the first instance instead of B different ones (every thread
+the same work).  Run from the root of the tree to measure (``cd <tree> && python
+<this file>``: the tree in the current directory is imported), so that two checkouts
+can be interleaved in one session.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.getcwd())
+
+import numpy as np  # noqa: E402
+
+
+def workload(case: str, B: int):
+    from benchmarks.bench_batch import ik_workload, vdp_workload
+
+    return vdp_workload(B) if case == "vdp" else ik_workload(B, seed=2)
+
+
+def kernel_alone(problem, params, repeats: int):
+    """(best ms, iterations (B,)) of the rows kernel launched directly on ``params``."""
+    import cupy as cp
+    from numba import cuda
+
+    from caspar_backend.batch.inputs import batch_inputs
+    from caspar_backend.compiled.cuda import launch
+    from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
+    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
+    from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
+    from caspar_backend.compiled.options import option_vector
+
+    B = params.shape[0]
+    sub = batch_inputs(problem, B, p=params)
+    plan = kernel_plan(problem, {"tol": 1e-8}, sub)
+    if plan.reason:
+        raise RuntimeError(plan.reason)
+    k = launch.kernel(COLUMNS)
+    O = cp.asarray(option_vector(plan.opts))
+    tpb = launch.threads_per_block(B, launch._multiprocessors())
+    best, iters = float("inf"), None
+    for _ in range(repeats):
+        ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg,
+                              sub.ubg, interleaved=COLUMNS, shared_structure=True)
+        code, it, fval = cp.empty(B, np.int64), cp.empty(B, np.int64), cp.empty(B)
+        hist = cp.empty((0, HIST_COLUMNS))
+        outs = cp.empty((OUT_SIZE, B) if COLUMNS else (B, OUT_SIZE))
+        cuda.synchronize()
+        t = time.perf_counter()
+        k[(B + tpb - 1) // tpb, tpb](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, O,
+                                     ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist, outs,
+                                     code, it, fval)
+        cuda.synchronize()
+        best = min(best, 1e3 * (time.perf_counter() - t))
+        iters = cp.asnumpy(it)
+    return best, iters
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--case", choices=("vdp", "ik"), default="vdp")
+    ap.add_argument("--sizes", default="1,132,1000")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--same", action="store_true")
+    a = ap.parse_args(argv)
+    from benchmarks import batch_measure as bm
+
+    sizes = [int(s) for s in a.sizes.split(",")]
+    pool = workload(a.case, max(sizes)).params
+    P, _ = bm.compile_caspar(workload(a.case, 2), "cuda")
+    for B in sizes:
+        params = np.repeat(pool[:1], B, axis=0) if a.same else pool[:B]
+        P.solve_batch(p=params, print_level=0, tol=1e-8, device="cuda")
+        best = float("inf")
+        for _ in range(a.repeats):
+            t = time.perf_counter()
+            r = P.solve_batch(p=params, print_level=0, tol=1e-8, device="cuda")
+            best = min(best, time.perf_counter() - t)
+        where = set(zip(r.path, r.extra["device"]))
+        if where != {("kernel", "cuda")}:
+            raise RuntimeError(f"not every instance ran in the CUDA kernel: {where}")
+        ms, iters = kernel_alone(P, params, a.repeats)
+        print(json.dumps(dict(
+            tree=os.path.basename(os.getcwd()), case=a.case, B=B, same=a.same,
+            solve_batch_s=round(best, 4), kernel_ms=round(ms, 2),
+            iterations=int(iters.sum()), max_iterations=int(iters.max()),
+            mean_iterations=round(float(iters.mean()), 2),
+            ms_per_max_iteration=round(ms / max(1, int(iters.max())), 3),
+            objective_sum=float(np.sum(r.f)))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
