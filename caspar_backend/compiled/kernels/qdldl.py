@@ -40,7 +40,7 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     Dinv = _f(Fb, FO, F_LDL_DINV)
     yVals = _f(Fb, FO, F_LDL_YVALS)
     for p in range(cmap.shape[0]):
-        Cx[cmap[p]] = K[p]
+        Cx[U(cmap[p])] = K[p]
     for i in range(n):
         yVals[i] = 0.0
         D[i] = 0.0
@@ -49,15 +49,15 @@ def ldl_factor(Fb, FO, Ib, IO, K):
         return 0, 0, n
     Dinv[0] = 1.0 / D[0]
     for k in range(1, n):
-        for i in range(Cp[k], Cp[k + 1]):
-            bidx = Ci[i]
-            if bidx == k:
+        for i in range(U(Cp[k]), U(Cp[k + 1])):
+            bidx = U(Ci[i])
+            if bidx == U(k):
                 D[k] = Cx[i]
             else:
                 yVals[bidx] = Cx[i]
-        for q in range(Rp[k], Rp[k + 1]):
-            cidx = Rc[q]
-            tmp = Rt[q]
+        for q in range(U(Rp[k]), U(Rp[k + 1])):
+            cidx = U(Rc[q])
+            tmp = U(Rt[q])
             yv = yVals[cidx]
             for j in range(U(Lp[cidx]), U(tmp)):
                 yVals[U(Li[j])] -= Lx[j] * yv
