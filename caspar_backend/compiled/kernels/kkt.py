@@ -121,7 +121,7 @@ def kkt_matvec(Fb, FO, Ib, IO, values, x, out, lo):
             s += v * x[i]
         lo[j] = s
     for i in range(n):
-        out[i] = (out[i] + lo[i]) - values[dpos[i]] * x[i]
+        out[i] = (out[i] + lo[i]) - values[U(dpos[i])] * x[i]
 
 
 @kernel

@@ -97,7 +97,7 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
     Rp, Rc, Rq = _i(Ib, IO, I_L_ROW_PTR), _i(Ib, IO, I_L_ROW_COL), _i(Ib, IO, I_L_ROW_POS)
     t = _f(Fb, FO, F_LDL_T)
     for i in range(n):
-        v = b[perm[i]]
+        v = b[U(perm[i])]
         for k in range(U(Rp[i]), U(Rp[i + 1])):
             v -= Lx[U(Rq[k])] * t[U(Rc[k])]
         t[i] = v
@@ -109,7 +109,7 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
             v -= Lx[j] * t[U(Li[j])]
         t[i] = v
     for i in range(n):
-        x[perm[i]] = t[i]
+        x[U(perm[i])] = t[i]
 
 
 
