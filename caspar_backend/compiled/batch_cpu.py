@@ -45,6 +45,11 @@ CHUNK = 64
 MIN_CALL = 4
 #: time budgets one parallel call may last (:func:`per_thread`)
 SHARES_PER_CALL = 4
+#: a call's time budget in seconds, by the cost model of :func:`.solve.iteration_budget`:
+#: a call runs to its end (above), so this bounds how long a Ctrl-C waits -- at most
+#: SHARES_PER_CALL of it, about 0.2 s -- and an instance needing more than its share of
+#: it is solved by its own solve
+CALL_SECONDS = 0.05
 #: iterations an instance is expected to need: a call takes as many instances as the time
 #: budget holds at this count (the cost model of solve.iteration_budget)
 TYPICAL_ITERATIONS = 50
@@ -116,8 +121,8 @@ def _kernel_on(threads: int):
 
 def chunking(budget: int, max_iter: int) -> tuple:
     """(instances per call, iteration cap per instance) for a layout whose single solve
-    may take ``budget`` iterations (:func:`.solve.iteration_budget`, about
-    solve.TIME_BUDGET seconds): k = clamp(budget // TYPICAL_ITERATIONS, 1, CHUNK)
+    may take ``budget`` iterations in a call (:func:`.solve.iteration_budget` of
+    CALL_SECONDS): k = clamp(budget // TYPICAL_ITERATIONS, 1, CHUNK)
     instances per call, each capped at min(max_iter, budget // k) iterations -- so that a
     call lasts about the time budget, and an instance needing more than its share is
     solved by its own solve (as one over its budget is in ``Problem.solve``)."""
@@ -155,7 +160,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
     B = ws.B
     max_iter = int(opts.max_iter)
-    k, cap = chunking(iteration_budget(lay), max_iter)
+    k, cap = chunking(iteration_budget(lay, CALL_SECONDS), max_iter)
     O = option_vector(opts).copy()
     O[OPT_MAX_ITER] = cap
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)

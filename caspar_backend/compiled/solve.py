@@ -62,10 +62,14 @@ STATUS_STOPPED = 4
 #: about this long -- see :func:`iteration_budget`.  (Ctrl-C is answered inside the
 #: kernel, within an iteration: :func:`solve_checked`.)
 TIME_BUDGET = 0.5
-#: seconds per iteration = ITER_FIXED + ITER_PER_UNIT * (nnz(K) + nnz(L) + dim(K)),
-#: measured on the compiled path (benchmarks/bench_compiled.py)
-ITER_FIXED = 10e-6
-ITER_PER_UNIT = 0.3e-6
+#: seconds per iteration = ITER_FIXED + ITER_PER_UNIT * (nnz(K) + nnz(L) + dim(K)): about
+#: twice the compiled path's cost per unit measured on the 2-core VM (2026-12-04: Van der
+#: Pol collocation N = 20 ... 400, 68-912 us per iteration at 3,339-67,559 units, 0.013 us
+#: per unit; the three-link IK ~4 us per iteration), so that a slower core still ends its
+#: budget in about TIME_BUDGET.  (The constants before, 10 us + 0.3 us per unit, were
+#: measured on kernels 10-20x slower: the budget lasted 25-55 ms.)
+ITER_FIXED = 5e-6
+ITER_PER_UNIT = 0.03e-6
 
 _layouts = weakref.WeakKeyDictionary()      # problem -> {bound signature: layout | None}
 _layouts_lock = threading.Lock()
@@ -106,12 +110,12 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
         return per.setdefault(sig, lay)
 
 
-def iteration_budget(lay) -> int:
-    """The iterations a compiled solve of this layout may take: about TIME_BUDGET seconds
-    by the per-iteration cost model above (at least 50)."""
+def iteration_budget(lay, seconds: float = TIME_BUDGET) -> int:
+    """The iterations a compiled run of this layout may take in about ``seconds`` (a
+    single solve: TIME_BUDGET) by the per-iteration cost model above (at least 50)."""
     sz = lay.sizes
     units = sz["nnzK"] + sz["nnzL"] + sz["nkkt"]
-    return max(50, int(TIME_BUDGET / (ITER_FIXED + ITER_PER_UNIT * units)))
+    return max(50, int(seconds / (ITER_FIXED + ITER_PER_UNIT * units)))
 
 
 def _thread_buffers(lay):
