@@ -54,11 +54,16 @@ def _literal_int(node) -> int | None:
 
 
 def _is_unsigned(node) -> bool:
+    """Whether ``node`` is a call ``U(expr)`` (:data:`UNSIGNED`)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
         node.func.id == UNSIGNED and len(node.args) == 1 and not node.keywords
 
 
 class _RangeToWhile(ast.NodeTransformer):
+    """Final.  Rewrites a function's ``for``-``range`` loops, innermost first (module
+    docstring); ``count`` is the number rewritten, which also numbers their counters
+    ``_loop<k>_i`` and ``_loop<k>_end``."""
+
     def __init__(self):
         self.count = 0
 
