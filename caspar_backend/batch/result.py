@@ -21,10 +21,11 @@ For B instances of a problem with n variables and m constraints:
 
 ``timings`` holds the batch's wall-clock seconds ('setup', 'lockstep', 'single',
 'total'); ``result[i]`` is instance i as a :class:`~caspar_backend.solver.result.SolveResult`.
-``extra['device']``: list[str] (B), where each instance was solved, 'cpu' or 'cuda' ('' for
-one a Ctrl-C stopped before its solve, or whose chunk failed on a cluster); on a Dask
-cluster ``extra`` also holds ``worker`` (per instance) and ``chunks``
-(:mod:`.distributed`).
+``extra['device']``: list[str] (B), where each instance was solved, 'cpu' or 'cuda' (a
+lockstep run's device, also for the instances it finished after moving its tail to
+the host; '' for one a Ctrl-C stopped before its solve, or whose chunk failed on a
+cluster); on a Dask cluster ``extra`` also holds ``worker`` (per instance) and
+``chunks`` (:mod:`.distributed`).
 """
 
 from __future__ import annotations

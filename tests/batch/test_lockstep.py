@@ -135,6 +135,7 @@ def test_cuda_batch_equals_cpu_single_solves(ik, tail, monkeypatch):
     T = ik_targets(48, seed=7)
     res = ik.solve_batch(x0=X0_IK, p=T, print_level=0, device="cuda")
     assert Counter(res.path)["lockstep"] == 48, Counter(res.reason)
+    assert set(res.extra["device"]) == {"cuda"}     # (the run's device, its tail included)
     assert_matches_single(ik, res, [dict(x0=X0_IK, p=t) for t in T], print_level=0)
 
 
