@@ -34,11 +34,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LATENCY_S = 0.1
 #: the waits: early (inside the compiled kernel of the N = 200 chain), late (general path).
-#: The kernel's first call lasts its iteration budget (683 iterations for the chain, a
-#: time budget by a conservative cost model): about 55 ms on the 2-core VM since the
-#: kernels' unsigned indices (2026-12-04), so a signal 50 ms after its start could come
-#: after it had ejected the solve to the general path; 20 ms lands about a third in
-EARLY, LATE = (0.02, "kernel"), (1.0, "call")
+#: The kernel's call lasts its iteration budget (compiled.solve.iteration_budget: about
+#: TIME_BUDGET = 0.5 s by a cost model about twice the 2-core VM's cost, 6,478 iterations
+#: for the chain, ~0.5 s there), then the solve goes on in the general path: a signal
+#: 20 ms after the kernel's start lands in it, one 2 s after the call in the general
+#: path even on a core a few times slower
+EARLY, LATE = (0.02, "kernel"), (2.0, "call")
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -127,7 +128,8 @@ def test_ctrl_c_core(when):
     # may have started later.)
     assert 1 <= first["iterations"] < 10**6
     assert first["history"] == first["iterations"] + 1
-    assert first["counts"] > 0 and first["total"] > 0.5 * when[0]   # (it ran to the signal)
+    # (it ran up to the signal; the general path's own clock starts after the kernel's part)
+    assert first["counts"] > 0 and first["total"] > (0.5 * when[0] if when == EARLY else 0.04)
     assert second["status"] == "Solve_Succeeded" and second["finite"]
 
 
