@@ -10,10 +10,10 @@ For each size B, one JSON line:
   of ``--repeats``; the call's set-up, launch and read-back included), checked to have
   run every instance in the kernel on the GPU (``result.path`` 'kernel' and
   ``result.extra['device']`` 'cuda': ``solve_batch``'s default device is the CPU);
-* ``kernel_ms``: the rows kernel alone, launch to synchronize, on fresh workspaces (the
-  best of ``--repeats``), with ``ms_per_max_iteration`` = kernel_ms / the most
-  iterations any instance took: one thread's pace, since a launch lasts as long as its
-  slowest thread;
+* ``kernel_ms``: the kernel's launch on fresh workspaces and its result's read-back
+  (``cuda.launch.solve_on_device``; the best of ``--repeats``), with
+  ``ms_per_max_iteration`` = kernel_ms / the most iterations any instance took: one
+  thread's pace, since a launch lasts as long as its slowest thread;
 * the iterations (sum, max, mean) and the objective sum, to compare trees.
 
 ``--same``: B copies of the first instance instead of B different ones (every thread
@@ -41,40 +41,28 @@ def workload(case: str, B: int):
 
 
 def kernel_alone(problem, params, repeats: int):
-    """(best ms, iterations (B,)) of the rows kernel launched directly on ``params``."""
-    import cupy as cp
-    from numba import cuda
-
+    """(best ms, iterations (B,)) of :func:`caspar_backend.compiled.cuda.launch.
+    solve_on_device` on fresh workspaces: the kernel's launch and its result's read-back,
+    without ``solve_batch``'s checking, grouping and answer building."""
     from caspar_backend.batch.inputs import batch_inputs
-    from caspar_backend.compiled.cuda import launch
     from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
+    from caspar_backend.compiled.cuda.launch import solve_on_device
     from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
-    from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
     from caspar_backend.compiled.options import option_vector
 
-    B = params.shape[0]
-    sub = batch_inputs(problem, B, p=params)
+    sub = batch_inputs(problem, params.shape[0], p=params)
     plan = kernel_plan(problem, {"tol": 1e-8}, sub)
     if plan.reason:
         raise RuntimeError(plan.reason)
-    k = launch.kernel(COLUMNS)
-    O = cp.asarray(option_vector(plan.opts))
-    tpb = launch.threads_per_block(B, launch._multiprocessors())
+    O = option_vector(plan.opts)
     best, iters = float("inf"), None
     for _ in range(repeats):
         ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg,
                               sub.ubg, interleaved=COLUMNS, shared_structure=True)
-        code, it, fval = cp.empty(B, np.int64), cp.empty(B, np.int64), cp.empty(B)
-        hist = cp.empty((0, HIST_COLUMNS))
-        outs = cp.empty((OUT_SIZE, B) if COLUMNS else (B, OUT_SIZE))
-        cuda.synchronize()
         t = time.perf_counter()
-        k[(B + tpb - 1) // tpb, tpb](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, O,
-                                     ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist, outs,
-                                     code, it, fval)
-        cuda.synchronize()
+        r = solve_on_device(ws, O)
         best = min(best, 1e3 * (time.perf_counter() - t))
-        iters = cp.asnumpy(it)
+        iters = r.iters
     return best, iters
 
 

@@ -266,12 +266,13 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
         r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
                         threads=threads, plan=plan)
     fin = r.code >= 0
+    where = "cuda" if cuda else "cpu"
     names, messages = _kernel_names()
     if len(idx) == len(out.f) and fin.all():
         # every instance of the batch, in order (idx sorted): r's arrays, new for this
         # call, become the batch's
         out.put_all(r.x, r.f, r.g, r.lam_g, r.lam_x, names[r.code], messages[r.code],
-                    r.iters, "kernel", "cuda" if cuda else "cpu")
+                    r.iters, "kernel", where)
         return True
     rows = idx[fin]
     out.x[rows], out.f[rows], out.g[rows] = r.x[fin], r.f[fin], r.g[fin]
@@ -281,7 +282,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
     out.message[rows] = messages[codes]
     out.iterations[rows] = r.iters[fin]
     out.path[idx] = "kernel"
-    out.device[rows] = "cuda" if cuda else "cpu"
+    out.device[rows] = where
     for b, c in zip(idx[~fin], -r.code[~fin]):
         out.to_single(b, "kernel: " + (EJECT_REASONS[c] if 0 < c < len(EJECT_REASONS)
                                        else _KERNEL_EJECT.get(int(c), f"code {-c}")))

@@ -205,8 +205,8 @@ def build_model(problem):
     max_tape = max(1, int(lengths.max(initial=0)))
     # instances per pass over a tape (kernels/tape_eval.py): at most the largest group,
     # and the register file at most TAPE_REGISTERS where the tapes allow a chunk of one
-    largest = max([int(r[G_N]) for r in gt] + [1])
-    chunk = int(max(1, min(TAPE_CHUNK, largest, TAPE_REGISTERS // max_tape)))
+    max_instances = max(1, int(gt[:, G_N].max(initial=1)))
+    chunk = int(max(1, min(TAPE_CHUNK, max_instances, TAPE_REGISTERS // max_tape)))
     nraw = len(lay.raw_jac_rows)
     jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
                else np.zeros(0, np.int64))
@@ -222,6 +222,6 @@ def build_model(problem):
         jac_cols=np.asarray(lay.jac_cols, np.int64),
         hess_rows=np.asarray(lay.hess_rows, np.int64),
         hess_cols=np.asarray(lay.hess_cols, np.int64),
-        max_tape=max_tape, chunk=chunk,
+        max_tape=max_tape, chunk=chunk, max_instances=max_instances,
         sense=problem.model.sense, groups=groups)
     return model

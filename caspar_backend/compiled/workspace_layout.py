@@ -117,13 +117,11 @@ class WorkspaceLayout:
         n, m, nw, ns = sz["n"], sz["m"], sz["nw"], sz["ns"]
         nL, nU, nj, nju, nh = sz["nL"], sz["nU"], sz["nj"], sz["nju"], sz["nh"]
         N, nnzK, nnzL = sz["nkkt"], sz["nnzK"], sz["nnzL"]
-        gt = model["gt"]
-        max_instances = int(max([int(r[1]) for r in gt] + [1]))
         return dict(
             # evaluator: registers of the longest tape for a chunk of instances, the
             # objective terms of one group, x and p, gradient buffer, constraint terms,
             # raw Jacobian (before jac_map), row accumulators
-            REGISTERS=model["max_tape"] * model["chunk"], OBJ_TERMS=max_instances, X=n,
+            REGISTERS=model["max_tape"] * model["chunk"], OBJ_TERMS=model["max_instances"], X=n,
             P=sz["n_params"],
             GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
             JAC_RAW=model["nraw"], ROW_ACC=m,
