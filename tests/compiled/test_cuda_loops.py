@@ -146,6 +146,11 @@ def test_every_kernel_rewrites_and_keeps_its_line_numbers():
             if retarget._is_kernel(v) and v.py_func.__module__ == mod.__name__:
                 code = while_code(v.py_func)
                 assert code.co_firstlineno == v.py_func.__code__.co_firstlineno
+                # every statement on its own line (line info, errors): the loops' new
+                # statements take the line of their `for`, nothing else moves
+                lines = {ln for *_, ln in code.co_lines() if ln}
+                assert lines == {ln for *_, ln in v.py_func.__code__.co_lines() if ln}, \
+                    v.py_func.__qualname__
                 assert code.co_filename == v.py_func.__code__.co_filename
                 assert code.co_varnames[:code.co_argcount] == \
                     v.py_func.__code__.co_varnames[:v.py_func.__code__.co_argcount]

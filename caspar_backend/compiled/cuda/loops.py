@@ -132,8 +132,11 @@ def while_code(py_func: FunctionType) -> CodeType:
         return py_func.__code__
     ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, first - 1)
+    # the def where the CPU code starts (its first decorator's line: the cache's key),
+    # every other line its own, so the code's line table (kept relative to the first
+    # line) points at the kernel's source
+    fdef.lineno = py_func.__code__.co_firstlineno
     namespace: dict = {}
     exec(compile(tree, py_func.__code__.co_filename, "exec"), dict(py_func.__globals__),
          namespace)
-    code = namespace[py_func.__name__].__code__
-    return code.replace(co_firstlineno=py_func.__code__.co_firstlineno)
+    return namespace[py_func.__name__].__code__
