@@ -17,7 +17,11 @@ For each size B, one JSON line:
 * the iterations (sum, max, mean) and the objective sum, to compare trees.
 
 ``--same``: B copies of the first instance instead of B different ones (every thread
-the same work).  Run from the root of the tree to measure (``cd <tree> && python
+the same work).  ``--threads 1,8,32``: the kernel alone once per threads-per-block value
+(one JSON line each; default the launch's own choice); ``--columns``: the kernel alone
+on workspaces with the instances in columns (``interleaved``: a warp's loads of one
+entry coalesced; its kernel is compiled on first use, minutes) instead of
+``solve_batch``'s arrangement.  Run from the root of the tree to measure (``cd <tree> && python
 <this file>``: the tree in the current directory is imported), so that two checkouts
 can be interleaved in one session.
 """
@@ -40,10 +44,12 @@ def workload(case: str, B: int):
     return vdp_workload(B) if case == "vdp" else ik_workload(B, seed=2)
 
 
-def kernel_alone(problem, params, repeats: int):
-    """(best ms, iterations (B,)) of :func:`caspar_backend.compiled.cuda.launch.
+def kernel_alone(problem, params, repeats: int, threads=None, columns=None):
+    """(best ms, its KernelResult) of :func:`caspar_backend.compiled.cuda.launch.
     solve_on_device` on fresh workspaces: the kernel's launch and its result's read-back,
-    without ``solve_batch``'s checking, grouping and answer building."""
+    without ``solve_batch``'s checking, grouping and answer building; ``threads`` per
+    block (None: the launch's choice), instances in columns or rows (None: as
+    ``solve_batch`` arranges them)."""
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
     from caspar_backend.compiled.cuda.launch import solve_on_device
@@ -55,15 +61,16 @@ def kernel_alone(problem, params, repeats: int):
     if plan.reason:
         raise RuntimeError(plan.reason)
     O = option_vector(plan.opts)
-    best, iters = float("inf"), None
+    best, res = float("inf"), None
     for _ in range(repeats):
         ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg,
-                              sub.ubg, interleaved=COLUMNS, shared_structure=True)
+                              sub.ubg, interleaved=COLUMNS if columns is None else columns,
+                              shared_structure=True)
         t = time.perf_counter()
-        r = solve_on_device(ws, O)
+        r = solve_on_device(ws, O, threads)
         best = min(best, 1e3 * (time.perf_counter() - t))
-        iters = r.iters
-    return best, iters
+        res = r
+    return best, res
 
 
 def main(argv=None) -> None:
@@ -72,6 +79,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", default="1,132,1000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--same", action="store_true")
+    ap.add_argument("--threads", default="", help="threads per block, comma-separated")
+    ap.add_argument("--columns", action="store_true")
     a = ap.parse_args(argv)
     from benchmarks import batch_measure as bm
 
@@ -89,14 +98,20 @@ def main(argv=None) -> None:
         where = set(zip(r.path, r.extra["device"]))
         if where != {("kernel", "cuda")}:
             raise RuntimeError(f"not every instance ran in the CUDA kernel: {where}")
-        ms, iters = kernel_alone(P, params, a.repeats)
-        print(json.dumps(dict(
-            tree=os.path.basename(os.getcwd()), case=a.case, B=B, same=a.same,
-            solve_batch_s=round(best, 4), kernel_ms=round(ms, 2),
-            iterations=int(iters.sum()), max_iterations=int(iters.max()),
-            mean_iterations=round(float(iters.mean()), 2),
-            ms_per_max_iteration=round(ms / max(1, int(iters.max())), 3),
-            objective_sum=float(np.sum(r.f)))), flush=True)
+        for threads in [int(t) for t in a.threads.split(",") if t] or [None]:
+            ms, k = kernel_alone(P, params, a.repeats, threads, a.columns or None)
+            iters = k.iters
+            print(json.dumps(dict(
+                tree=os.path.basename(os.getcwd()), case=a.case, B=B, same=a.same,
+                solve_batch_s=round(best, 4), columns=a.columns, threads=threads,
+                kernel_ms=round(ms, 2), iterations=int(iters.sum()),
+                max_iterations=int(iters.max()), mean_iterations=round(float(iters.mean()), 2),
+                ms_per_max_iteration=round(ms / max(1, int(iters.max())), 3),
+                objective_sum=float(np.sum(r.f)),
+                # the kernel alone's answers against solve_batch's (same instances)
+                kernel_same_iterations=bool(np.array_equal(iters, r.iterations)),
+                kernel_max_rel_df=float(np.max(np.abs(k.f - r.f) / np.maximum(1.0, np.abs(r.f))))
+            )), flush=True)
 
 
 if __name__ == "__main__":

@@ -120,11 +120,13 @@ def _multiprocessors() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
-def solve_on_device(ws, O) -> KernelResult:
+def solve_on_device(ws, O, threads: int | None = None) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
-    (the only device-to-host transfers)."""
+    (the only device-to-host transfers); ``threads`` per block (1 ... MAX_THREADS; None:
+    :func:`threads_per_block`'s choice; benchmarks/bench_kernel_latency.py compares
+    them)."""
     import cupy as cp
 
     B = ws.B
@@ -135,7 +137,10 @@ def solve_on_device(ws, O) -> KernelResult:
     hist = cp.empty((0, HIST_COLUMNS))
     outs = cp.empty((OUT_SIZE, B) if ws.interleaved else (B, OUT_SIZE))
     k = kernel(ws.interleaved)
-    threads = threads_per_block(B, _multiprocessors())
+    if threads is None:
+        threads = threads_per_block(B, _multiprocessors())
+    elif not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads per block must be 1 ... {MAX_THREADS}, got {threads}")
     blocks = (B + threads - 1) // threads
     k[blocks, threads](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, cp.asarray(O),
                        ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
