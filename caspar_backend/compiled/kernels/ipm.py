@@ -7,7 +7,7 @@ import numpy as np
 
 from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
                         S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import factorize_ic, kkt_build, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
@@ -123,9 +123,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for i in range(nw):
             rd[i] = G[i]
         for k in range(nL):
-            rd[iL[k]] -= ZL[k]
+            rd[U(iL[k])] -= ZL[k]
         for k in range(nU):
-            rd[iU[k]] += ZU[k]
+            rd[U(iU[k])] += ZU[k]
         for k in range(SI[SZ_NH]):
             HV[k] = 0.0
         for i in range(nw):
@@ -237,9 +237,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for i in range(nw):
             sigma[i] = 0.0
         for k in range(nL):
-            sigma[iL[k]] += ZL[k] / sL[k]
+            sigma[U(iL[k])] += ZL[k] / sL[k]
         for k in range(nU):
-            sigma[iU[k]] += ZU[k] / sU[k]
+            sigma[U(iU[k])] += ZU[k] / sU[k]
         nlp_hess(Fb, FO, Ib, IO, W, Y, HV)
         n_hess += 1
         if not isfinite_all(HV, SI[SZ_NH]):
@@ -250,9 +250,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for i in range(nw):
             gphi[i] = G[i]
         for k in range(nL):
-            gphi[iL[k]] += -mu / sL[k] + kd * dampL[k]
+            gphi[U(iL[k])] += -mu / sL[k] + kd * dampL[k]
         for k in range(nU):
-            gphi[iU[k]] += mu / sU[k] + (-kd) * dampU[k]
+            gphi[U(iU[k])] += mu / sU[k] + (-kd) * dampU[k]
         aty(Fb, FO, Ib, IO, JV, Y, rhs_w)
         for i in range(nw):
             rhs_w[i] = -(gphi[i] + rhs_w[i])

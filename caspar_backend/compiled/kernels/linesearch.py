@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .constants import DELTA, EPS, ETA_PHI, G_PHI, G_THETA, S_PHI, S_THETA
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import isfinite_all
 from .quantities import barrier_phi, sum_abs
@@ -101,9 +101,9 @@ def acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t):
 def bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU):
     iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
     for k in range(iL.shape[0]):
-        dzL[k] = ((mu - ZL[k] * sL[k]) - ZL[k] * dW[iL[k]]) / sL[k]
+        dzL[k] = ((mu - ZL[k] * sL[k]) - ZL[k] * dW[U(iL[k])]) / sL[k]
     for k in range(iU.shape[0]):
-        dzU[k] = ((mu - ZU[k] * sU[k]) + ZU[k] * dW[iU[k]]) / sU[k]
+        dzU[k] = ((mu - ZU[k] * sU[k]) + ZU[k] * dW[U(iU[k])]) / sU[k]
 
 
 @kernel

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .constants import EPS
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin, pairwise_sum
 from .slack_nlp import aty, slacks
@@ -28,7 +28,7 @@ def ftb(s, ds, sign, tau, n):
 def ftb_idx(s, dW, idx, sign, tau):
     r = np.inf
     for i in range(idx.shape[0]):
-        d = sign * dW[idx[i]]
+        d = sign * dW[U(idx[i])]
         if d < 0.0:
             v = (-tau * s[i]) / d
             r = nmin(r, v)
@@ -70,10 +70,10 @@ def barrier_phi(Fb, FO, Ib, IO, O, F, W, mu, sL, sU, tmp):
     lU = pairwise_sum(tmp, 0, nU)
     idL, idU = _i(Ib, IO, I_DAMP_L_IDX), _i(Ib, IO, I_DAMP_U_IDX)
     for i in range(idL.shape[0]):
-        tmp[i] = sL[idL[i]]
+        tmp[i] = sL[U(idL[i])]
     dL = pairwise_sum(tmp, 0, idL.shape[0])
     for i in range(idU.shape[0]):
-        tmp[i] = sU[idU[i]]
+        tmp[i] = sU[U(idU[i])]
     dU = pairwise_sum(tmp, 0, idU.shape[0])
     safe = (smin < EPS * min(1.0, mu)) and O[OPT_SLACK_MOVE] > 0.0
     kd = O[OPT_KAPPA_D] * mu
@@ -106,9 +106,9 @@ def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     for i in range(nw):
         rd[i] = G[i] + rd[i]
     for k in range(nL):
-        rd[iL[k]] -= ZL[k]
+        rd[U(iL[k])] -= ZL[k]
     for k in range(nU):
-        rd[iU[k]] += ZU[k]
+        rd[U(iU[k])] += ZU[k]
     slacks(Fb, FO, Ib, IO, W, sL, sU)
     dual = amax_abs(rd, nw)
     constr = amax_abs(H, m)

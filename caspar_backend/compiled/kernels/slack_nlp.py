@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._jit import _f, _i, kernel
+from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .tape_eval import ev_first, ev_hess, ev_zeroth
 
@@ -28,7 +28,7 @@ def set_x(Fb, FO, Ib, IO, W):
     else:
         free = _i(Ib, IO, I_FREE_IDX)
         for i in range(nx):
-            x[free[i]] = W[i]
+            x[U(free[i])] = W[i]
 
 
 @kernel
@@ -44,7 +44,8 @@ def nlp_zeroth(Fb, FO, Ib, IO, W, H):
         H[i] = dc[i] * (g[i] - goff[i])
     sr = _i(Ib, IO, I_SLACK_ROWS)
     for k in range(ns):
-        H[sr[k]] = H[sr[k]] - W[nx + k]
+        r = U(sr[k])
+        H[r] = H[r] - W[nx + k]
     return df * f
 
 
@@ -64,9 +65,9 @@ def nlp_first(Fb, FO, Ib, IO, W, G, JV):
     else:
         free, jk = _i(Ib, IO, I_FREE_IDX), _i(Ib, IO, I_JAC_KEEP)
         for i in range(nx):
-            G[i] = df * gradf[free[i]]
+            G[i] = df * gradf[U(free[i])]
         for k in range(nju):
-            JV[k] = dcj[k] * jv[jk[k]]
+            JV[k] = dcj[k] * jv[U(jk[k])]
     for i in range(nx, nw):
         G[i] = 0.0
     for k in range(nju, nj):
@@ -88,7 +89,7 @@ def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
         raw, hk = _f(Fb, FO, F_HESS_RAW), _i(Ib, IO, I_HESS_KEEP)
         ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, raw)
         for k in range(SI[SZ_NH]):
-            HV[k] = raw[hk[k]]
+            HV[k] = raw[U(hk[k])]
 
 
 @kernel
@@ -104,7 +105,8 @@ def fixed_multipliers(Fb, FO, Ib, IO, Y):
     df, dc = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE)
     jr, jc = _i(Ib, IO, I_EV_JAC_ROWS), _i(Ib, IO, I_EV_JAC_COLS)
     for k in range(SI[SZ_NJE]):
-        gradf[jc[k]] += jv[k] * (Y[jr[k]] * dc[jr[k]] / df)
+        r = U(jr[k])
+        gradf[U(jc[k])] += jv[k] * (Y[r] * dc[r] / df)
     fixd, lx = _i(Ib, IO, I_FIXED_IDX), _f(Fb, FO, F_LAM_X_FIXED)
     for k in range(SI[SZ_NFIX]):
         lx[k] = -gradf[fixd[k]]
@@ -117,9 +119,11 @@ def slacks(Fb, FO, Ib, IO, W, sL, sU):
     wL = _f(Fb, FO, F_W_LOWER)
     wU = _f(Fb, FO, F_W_UPPER)
     for k in range(iL.shape[0]):
-        sL[k] = W[iL[k]] - wL[iL[k]]
+        j = U(iL[k])
+        sL[k] = W[j] - wL[j]
     for k in range(iU.shape[0]):
-        sU[k] = wU[iU[k]] - W[iU[k]]
+        j = U(iU[k])
+        sU[k] = wU[j] - W[j]
 
 
 @kernel
@@ -128,7 +132,7 @@ def aty(Fb, FO, Ib, IO, JV, Y, out):
     for j in range(out.shape[0]):
         out[j] = 0.0
     for k in range(jr.shape[0]):
-        out[jc[k]] += JV[k] * Y[jr[k]]
+        out[U(jc[k])] += JV[k] * Y[U(jr[k])]
 
 
 @kernel

@@ -304,13 +304,13 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
                 i = i0 + c
                 if k < nobj:
                     for e in range(nj):
-                        gbuf[base + e * N + i] = reg[outs[jo + e] * nc + c]
+                        gbuf[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
                 elif has_map == 1:
                     for e in range(nj):
-                        raw[base + e * N + i] = reg[outs[jo + e] * nc + c]
+                        raw[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
                 else:
                     for e in range(nj):
-                        jac_out[base + e * N + i] = reg[outs[jo + e] * nc + c]
+                        jac_out[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
     gi = _i(Ib, IO, I_GRAD_IDX)
     for j in range(grad_out.shape[0]):
         grad_out[j] = 0.0
@@ -352,4 +352,4 @@ def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
                 i = i0 + c
                 w = objf if k < nobj else lam[rows[gt[GROUP_COLUMNS * k + 21] + i]]
                 for e in range(nh):
-                    hv_out[base + e * N + i] = w * reg[outs[ho + e] * nc + c]
+                    hv_out[U(base + e * N + i)] = w * reg[U(outs[ho + e] * nc + c)]
