@@ -33,22 +33,22 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
     for j in range(nw):
         ew[j] = 0.0
     if eps != 0.0 and delta_w == 0.0:
-        q = 0
+        q = U(0)
         for k in range(nh):
             csq[q] = HV[k] * HV[k]
-            q += 1
+            q += U(1)
         for k in range(hoff.shape[0]):
             h = HV[U(hoff[k])]
             csq[q] = h * h
-            q += 1
+            q += U(1)
         for k in range(nj):
             csq[q] = JV[k] * JV[k]
-            q += 1
+            q += U(1)
         for k in range(nw):
             csq[q] = sigma[k] * sigma[k]
-            q += 1
-        for k in range(q):
-            ew[U(cidx[k])] += csq[k]
+            q += U(1)
+        for kq in range(q):
+            ew[U(cidx[kq])] += csq[kq]
         for j in range(nw):
             ew[j] = nmin(math.sqrt(ew[j]), 1.0) * eps
     for i in range(m):
@@ -80,24 +80,24 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
     for i in range(m):
         dstat[nw + i] = ec[i] * -1.0
     # src = [hess, Sigma + delta_w + ew, jac, -ec - delta_c], summed in input order
-    q = 0
+    q = U(0)
     for k in range(nh):
         src[q] = HV[k]
-        q += 1
+        q += U(1)
     for j in range(nw):
         src[q] = (sigma[j] + delta_w) + ew[j]
-        q += 1
+        q += U(1)
     for k in range(nj):
         src[q] = JV[k]
-        q += 1
+        q += U(1)
     for i in range(m):
         src[q] = ec[i] * -1.0 - delta_c
-        q += 1
+        q += U(1)
     nnz = SI[SZ_NNZK]
     for k in range(nnz):
         values[k] = 0.0
-    for k in range(q):
-        values[U(kmap[k])] += src[k]
+    for kq in range(q):
+        values[U(kmap[kq])] += src[kq]
 
 
 @kernel

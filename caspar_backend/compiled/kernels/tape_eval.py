@@ -254,24 +254,25 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
             run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg)
             for c in range(nc):
                 i = i0 + c
-                v = reg[gt[GROUP_COLUMNS * k + 10] * nc + c]
+                v = reg[U(gt[GROUP_COLUMNS * k + 10] * nc + c)]
                 if k < nobj:
                     vbuf[i] = v
                 elif gt[GROUP_COLUMNS * k + 22] == 1:
-                    g_out[rows[gt[GROUP_COLUMNS * k + 21] + i]] = v
+                    g_out[U(rows[U(gt[GROUP_COLUMNS * k + 21] + i)])] = v
                 else:
-                    term[gt[GROUP_COLUMNS * k + 23] + i] = v
+                    term[U(gt[GROUP_COLUMNS * k + 23] + i)] = v
         if k < nobj:
             total += pairwise_sum(vbuf, 0, N)
     acc = _i(Ib, IO, I_ACC_ROWS)
     if acc.shape[0] > 0:
         trow, tmp = _i(Ib, IO, I_TERM_ROWS), _f(Fb, FO, F_ROW_ACC)
         for r in range(acc.shape[0]):
-            tmp[acc[r]] = 0.0
+            tmp[U(acc[r])] = 0.0
         for j in range(trow.shape[0]):
             tmp[U(trow[j])] += term[j]
         for r in range(acc.shape[0]):
-            g_out[acc[r]] = tmp[acc[r]]
+            a = U(acc[r])
+            g_out[a] = tmp[a]
     return total
 
 
@@ -304,13 +305,13 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
                 i = i0 + c
                 if k < nobj:
                     for e in range(nj):
-                        gbuf[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
+                        gbuf[U(base + e * N + i)] = reg[U(outs[U(jo + e)] * nc + c)]
                 elif has_map == 1:
                     for e in range(nj):
-                        raw[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
+                        raw[U(base + e * N + i)] = reg[U(outs[U(jo + e)] * nc + c)]
                 else:
                     for e in range(nj):
-                        jac_out[U(base + e * N + i)] = reg[U(outs[jo + e] * nc + c)]
+                        jac_out[U(base + e * N + i)] = reg[U(outs[U(jo + e)] * nc + c)]
     gi = _i(Ib, IO, I_GRAD_IDX)
     for j in range(grad_out.shape[0]):
         grad_out[j] = 0.0
@@ -350,6 +351,6 @@ def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
             run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg)
             for c in range(nc):
                 i = i0 + c
-                w = objf if k < nobj else lam[rows[gt[GROUP_COLUMNS * k + 21] + i]]
+                w = objf if k < nobj else lam[U(rows[U(gt[GROUP_COLUMNS * k + 21] + i)])]
                 for e in range(nh):
-                    hv_out[U(base + e * N + i)] = w * reg[U(outs[ho + e] * nc + c)]
+                    hv_out[U(base + e * N + i)] = w * reg[U(outs[U(ho + e)] * nc + c)]
