@@ -343,6 +343,9 @@ class _Engine:
         (OptionError, ModelError, ...) without modifying the model."""
         from caspar_backend.solver.options import resolve_options
 
+        from .scipy_import import import_scipy
+
+        import_scipy()        # (without Pyomo's eager scipy.stats: .scipy_import)
         if not hasattr(model, "component_data_objects"):
             raise ModelError(f"the caspar Pyomo solver expects a Pyomo model or Block, "
                              f"got {type(model).__name__}")

@@ -77,6 +77,9 @@ def pyomo_to_model(model, *, depth_limit: int = DEPTH_LIMIT, templates: bool = T
                          f"{template_min_rows!r}")
     from pyomo.common.gc_manager import PauseGC
 
+    from .scipy_import import import_scipy
+
+    import_scipy()        # (without Pyomo's eager scipy.stats: .scipy_import)
     if not hasattr(model, "component_data_objects"):
         raise ModelError(f"from_pyomo expects a Pyomo model or Block, got "
                          f"{type(model).__name__}")
