@@ -159,7 +159,29 @@ class PyomoMapping:
         if bad.size:
             o = self.p_objs[bad[0]]
             raise NonFiniteError(f"{_kind(o)} {o.name} has the non-finite value {num(p[bad[0]])}")
+        self._check_fixed_in_bounds(p)
         return p
+
+    def _check_fixed_in_bounds(self, p) -> None:
+        """Raise :class:`.infeasible.TriviallyInfeasibleError` for a fixed Var whose value
+        ``p[k]`` is outside its bounds by more than ``FIXED_TOL``, as Pyomo's NL writer
+        does for ``SolverFactory('ipopt')`` (the same exception type and words): such a
+        model never reaches IPOPT."""
+        from .infeasible import FIXED_TOL, TriviallyInfeasibleError
+
+        fixed = self.__dict__.get("_fixed_pos")
+        if fixed is None:
+            fixed = self.__dict__["_fixed_pos"] = [
+                k for k, o in enumerate(self.p_objs) if o.is_variable_type()]
+        for k in fixed:
+            v = self.p_objs[k]
+            lb, ub = v.bounds
+            val = p[k]
+            if (lb is not None and lb - val > FIXED_TOL) or \
+                    (ub is not None and ub - val < -FIXED_TOL):
+                raise TriviallyInfeasibleError(
+                    f"model contains a trivially infeasible variable '{v.name}' "
+                    f"(fixed value {v.value} outside bounds [{lb}, {ub}]).")
 
     def var_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lbx, ubx)`` from the Vars' bounds and domains (None -> -inf/+inf)."""

@@ -131,6 +131,11 @@ def _pyomo(kind):
     elif kind == "all_fixed":
         m.x.fix(0.5)
         m.c = pyo.Constraint(expr=m.x[1] + m.x[2] <= 3)
+    elif kind == "fixed_outside_bounds":
+        m.b = pyo.Var(bounds=(0, 0))
+        m.b.set_value(0.12, skip_validation=True)
+        m.b.fix()
+        m.c = pyo.Constraint(expr=m.x[1] + m.b <= 3)
     return m
 
 
@@ -150,6 +155,8 @@ PYOMO = [pytest.param(*row, id=row[0]) for row in [
     ("nan_con_bound", NonFiniteError, ["constraint c", "nan"], []),
     ("all_fixed", ModelError, ["No variables appear", "every variable is fixed", "x[1]",
                                "x[2]"], []),
+    ("fixed_outside_bounds", ModelError, ["trivially infeasible variable 'b'", "0.12",
+                                          "[0, 0]"], []),
 ]]
 
 
@@ -172,6 +179,28 @@ def test_all_fixed_is_still_a_value_error():
     ModelError is one, so code written for ipopt keeps working."""
     with pytest.raises(ValueError):
         pyo.SolverFactory("caspar").solve(_pyomo("all_fixed"))
+
+
+def test_fixed_outside_bounds_as_pyomos_nl_writer():
+    """SolverFactory('ipopt') never runs on a model with a fixed Var outside its bounds:
+    Pyomo's NL writer raises InfeasibleConstraintException.  caspar raises the same type
+    (also a ModelError) with the writer's words; within the writer's tolerance, and once
+    the value is inside, it solves."""
+    from pyomo.common.errors import InfeasibleConstraintException
+    from pyomo.repn.plugins.nl_writer import NLWriter
+
+    m = _pyomo("fixed_outside_bounds")
+    with pytest.raises(InfeasibleConstraintException) as ref:
+        NLWriter().write(m, io.StringIO(), io.StringIO())
+    with pytest.raises(InfeasibleConstraintException) as ours:
+        pyo.SolverFactory("caspar").solve(m)
+    assert str(ours.value) == str(ref.value)
+    m.b.set_value(5e-9, skip_validation=True)           # within the writer's 1e-8
+    NLWriter().write(m, io.StringIO(), io.StringIO())
+    assert pyo.SolverFactory("caspar").solve(m).solver.termination_condition == "optimal"
+    m.b.set_value(0.12, skip_validation=True)           # a re-solve reads it again
+    with pytest.raises(InfeasibleConstraintException):
+        pyo.SolverFactory("caspar").solve(m)
 
 
 # ------------------------------------------------------------------ CasADi
