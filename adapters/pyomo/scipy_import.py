@@ -15,7 +15,9 @@ deferred ``scipy`` object stays unresolved until Pyomo itself uses it, and resol
 then imports the (already loaded) package and runs the same callback.  The finder keys
 its callbacks by top-level name only, so the submodules caspar imports afterwards
 (``scipy.sparse``, ``scipy.linalg``) go through it untouched.  Where Pyomo has no such
-finder (another version), nothing is changed.
+finder (another version), nothing is changed.  While the package is being imported (once
+per process, a fraction of a second) another thread's first import of another module
+Pyomo defers skips its callback the same way, which Pyomo then runs when it uses it.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ solves (both run one algorithm: the same status, iterations and iterates):
   (``python -m caspar_backend.compiled``, about a minute of CPU, once per machine and
   caspar version) and the general path solves meanwhile; ``caspar warmup`` does it
   ahead.  The first such solve of a process also leaves the kernels unloaded (the
-  general path solves it): loading them from the cache costs about a second (Numba's
-  start-up and typing), more than a small problem's whole solve, so a script that
-  solves once never pays it; the second solve loads them (:data:`_first_auto`).  With
+  general path solves it): loading them from the cache costs ~0.4 s on the 2-core VM
+  (Numba's start-up and typing; :func:`.solve.load_single`, the single solve's kernels
+  only), more than a small problem's whole solve, so a script that solves once never
+  pays it; the second solve loads them (:data:`_first_auto`).  With
   ``'yes'`` the solve compiles or loads them first, whatever the size;
 * the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
   square problems runs on the general path only);
@@ -111,10 +112,11 @@ def _first_of_process() -> bool:
 
 
 def kernels_ready(wait: bool) -> bool:
-    """Whether the kernels are loaded in this process, loading them from the cache when a
-    complete compile is there (well under a second).  Otherwise: with ``wait``, compile
-    them now (about a minute); without, start a background compile (once per process and
-    machine) and return False."""
+    """Whether the kernels are loaded in this process, loading a single solve's from the
+    cache when a complete compile is there (:func:`.solve.load_single`, well under a
+    second).  Otherwise: with ``wait``, compile them all now (:func:`.solve.warmup`, about
+    a minute); without, start a background compile (once per process and machine) and
+    return False."""
     global _loaded
     if _loaded:
         return True
@@ -123,7 +125,13 @@ def kernels_ready(wait: bool) -> bool:
     with _lock:
         if _loaded:
             return True
-        if wait or is_ready():
+        if is_ready():
+            from .solve import load_single
+
+            load_single()          # (the batch's row loops load on their first call)
+            _loaded = True
+            return True
+        if wait:
             from .solve import warmup
 
             warmup()

@@ -287,6 +287,26 @@ def _print(res, opts, scaled, unscaled, problem, bounds):
             out_file.close()
 
 
+def load_single() -> float:
+    """Load from the cache the kernels a single solve calls (the KKT pattern's
+    elimination tree and update schedule, :func:`.kernels.ipm.solve_instance`) when
+    :func:`.cache.is_ready` says the cache is complete; the batch's row loops
+    (:mod:`.kernels.solve_many`) load on their first call.  A process's first compiled
+    solve waits for this (~0.45 s on the 2-core VM, most of it Numba's start-up; the row
+    loops would add ~0.1 s).  Returns the seconds it took."""
+    from numba import types
+
+    from .kernels.ipm import solve_instance
+    from .kernels.qdldl import elimination_tree, ldl_schedule
+
+    t0 = time.perf_counter()
+    f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
+    elimination_tree.compile((types.int64, i1, i1, i1, i1, i1))
+    ldl_schedule.compile((types.int64,) + (i1,) * 12)
+    solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1, f2, f1))
+    return time.perf_counter() - t0
+
+
 def warmup():
     """Compile the kernels for the argument types :func:`solve_compiled` passes, or load
     them from the cache (about a minute of CPU the first time on a machine, well under a

@@ -189,7 +189,15 @@ def test_first_small_solve_of_a_process_takes_the_general_path(ik):
             r = P.solve(x0=[0.1, 0.2, 0.3], print_level=0, compiled_path=mode)
             out.append([r.extra.get("path", "general"), r.iterations, r.f,
                         dispatch._loaded])
+        # what the solves loaded: a single solve's kernels, not the batch's row loops,
+        # which load on a batch's first call
+        from caspar_backend.compiled.kernels.ipm import solve_instance
+        from caspar_backend.compiled.kernels import solve_many
+        loaded = [len(solve_instance.overloads), len(solve_many.solve_rows.overloads)]
+        b = P.solve_batch(p=np.array([[1.0, 1.0], [0.5, 1.5]]), print_level=0)
+        loaded += [len(solve_many.solve_rows.overloads), list(b.path)]
         print(json.dumps(out))
+        print(json.dumps(loaded))
     """)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -199,10 +207,13 @@ def test_first_small_solve_of_a_process_takes_the_general_path(ik):
         assert res.returncode == 0, res.stderr
         import json
 
-        return json.loads(res.stdout.strip().splitlines()[-1])
+        lines = res.stdout.strip().splitlines()
+        return json.loads(lines[-2]), json.loads(lines[-1])
 
-    first, second = run("auto", "auto")
+    (first, second), loaded = run("auto", "auto")
     assert first[0] == "general" and first[3] is False
     assert second[0] == "compiled" and second[3] is True
     assert first[1:3] == second[1:3]
-    assert run("yes")[0][0] == "compiled"
+    assert loaded[:2] == [1, 0]                         # solve_instance, no row loop yet
+    assert loaded[2] == 1 and loaded[3] == ["kernel", "kernel"]
+    assert run("yes")[0][0][0] == "compiled"
