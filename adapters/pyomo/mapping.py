@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import final
 
 import numpy as np
@@ -162,26 +163,33 @@ class PyomoMapping:
         self._check_fixed_in_bounds(p)
         return p
 
+    @cached_property
+    def _fixed_positions(self) -> np.ndarray:
+        """Positions in p of the fixed Vars (the others are mutable Params), int (k,)."""
+        return np.array([k for k, o in enumerate(self.p_objs) if o.is_variable_type()],
+                        dtype=np.intp)
+
     def _check_fixed_in_bounds(self, p) -> None:
         """Raise :class:`.infeasible.TriviallyInfeasibleError` for a fixed Var whose value
         ``p[k]`` is outside its bounds by more than ``FIXED_TOL``, as Pyomo's NL writer
         does for ``SolverFactory('ipopt')`` (the same exception type and words): such a
         model never reaches IPOPT."""
+        fixed = self._fixed_positions
+        if not fixed.size:
+            return
         from .infeasible import FIXED_TOL, TriviallyInfeasibleError
 
-        fixed = self.__dict__.get("_fixed_pos")
-        if fixed is None:
-            fixed = self.__dict__["_fixed_pos"] = [
-                k for k, o in enumerate(self.p_objs) if o.is_variable_type()]
-        for k in fixed:
-            v = self.p_objs[k]
-            lb, ub = v.bounds
-            val = p[k]
-            if (lb is not None and lb - val > FIXED_TOL) or \
-                    (ub is not None and ub - val < -FIXED_TOL):
-                raise TriviallyInfeasibleError(
-                    f"model contains a trivially infeasible variable '{v.name}' "
-                    f"(fixed value {v.value} outside bounds [{lb}, {ub}]).")
+        objs = self.p_objs
+        bounds = [objs[k].bounds for k in fixed]     # (re-read: they may be expressions)
+        lb = np.array([-_INF if b[0] is None else b[0] for b in bounds], dtype=float)
+        ub = np.array([_INF if b[1] is None else b[1] for b in bounds], dtype=float)
+        val = p[fixed]
+        bad = np.flatnonzero((lb - val > FIXED_TOL) | (ub - val < -FIXED_TOL))
+        if bad.size:
+            v, (lo, hi) = objs[fixed[bad[0]]], bounds[bad[0]]
+            raise TriviallyInfeasibleError(
+                f"model contains a trivially infeasible variable '{v.name}' "
+                f"(fixed value {v.value} outside bounds [{lo}, {hi}]).")
 
     def var_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lbx, ubx)`` from the Vars' bounds and domains (None -> -inf/+inf)."""

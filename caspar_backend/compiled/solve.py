@@ -290,9 +290,10 @@ def _print(res, opts, scaled, unscaled, problem, bounds):
 def load_single() -> float:
     """Load from the cache the kernels a single solve calls (the KKT pattern's
     elimination tree and update schedule, :func:`.kernels.ipm.solve_instance`) when
-    :func:`.cache.is_ready` says the cache is complete; the batch's row loops
+    :func:`.cache.is_ready` says the cache is complete -- or compile them (Numba's
+    ``compile`` of a signature does either); the batch's row loops
     (:mod:`.kernels.solve_many`) load on their first call.  A process's first compiled
-    solve waits for this (~0.45 s on the 2-core VM, most of it Numba's start-up; the row
+    solve waits for this (~0.4 s on the 2-core VM, most of it Numba's start-up; the row
     loops would add ~0.1 s).  Returns the seconds it took."""
     from numba import types
 
@@ -308,23 +309,20 @@ def load_single() -> float:
 
 
 def warmup():
-    """Compile the kernels for the argument types :func:`solve_compiled` passes, or load
-    them from the cache (about a minute of CPU the first time on a machine, well under a
-    second after), and record in the cache that they are complete
-    (:func:`.cache.mark_ready`).  Returns the seconds it took."""
+    """Compile the kernels for the argument types :func:`solve_compiled` and the batch
+    pass (:func:`load_single`'s and the row loops), or load them from the cache (about a
+    minute of CPU the first time on a machine, well under a second after), and record in
+    the cache that they are complete (:func:`.cache.mark_ready`).  Returns the seconds it
+    took."""
     from numba import types
 
     from .cache import mark_ready
-    from .kernels.ipm import solve_instance
-    from .kernels.qdldl import elimination_tree, ldl_schedule
     from .kernels.solve_many import solve_rows, solve_rows_parallel
 
     t0 = time.perf_counter()
+    load_single()
     f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
     i2 = types.int64[:, ::1]
-    elimination_tree.compile((types.int64, i1, i1, i1, i1, i1))
-    ldl_schedule.compile((types.int64,) + (i1,) * 12)
-    solve_instance.compile((f1, i1, i1, i1, f1, f1, f1, f1, f1, f1, f2, f1))
     # the batch's row loops (batch_cpu.solve_group): Fall, FO, Iall, IO, O, X0, LBX, UBX,
     # LBG, UBG, Hist, Outs, code, iters, fval
     rows = (f2, i1, i2, i1, f1, f2, f2, f2, f2, f2, f2, f2, i1, i1, f1)
