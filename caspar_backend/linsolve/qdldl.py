@@ -53,10 +53,10 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse import _sparsetools
 
 from .base import Factorization, LinearSolver, SparseStructure
 from .blas_threads import single_threaded_blas
+from .upper_matvec import UpperTriangleMatvec
 
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
 #: pivoting factorization (an N x N dense matrix, O(N^3) per factorization)
@@ -240,9 +240,8 @@ class QDLDLSolver(LinearSolver):
         self._solver = None   # the qdldl object needs values: taken at first factorize
         self._diag = np.zeros(structure.n)
         self._diag_pos = sym.diag_pos
-        # matvec work vectors (the products of both triangles, D x)
         n = structure.n
-        self._mv_lo, self._mv_up, self._mv_d = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._matvec = UpperTriangleMatvec(n, sym.indptr32, sym.indices32)
         self.pivoting = dense_kkt(n, structure.nnz)
         self._dense_buf = None
 
@@ -309,22 +308,4 @@ class QDLDLSolver(LinearSolver):
         return out
 
     def matvec(self, x, out=None):
-        """``(U + U^T - D) x`` for the stored upper triangle U and its diagonal D, with
-        scipy's own kernels called directly (``U @ x`` is csc_matvec, ``U.T @ x``
-        csr_matvec on the same arrays): the same sums in the same order as the operator
-        expression, without building the transposed matrix per call."""
-        a = self._matrix
-        n = a.shape[0]
-        if x.dtype != np.float64 or not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-        up, lo, dx = self._mv_up, self._mv_lo, self._mv_d
-        up.fill(0.0)
-        lo.fill(0.0)
-        _sparsetools.csc_matvec(n, n, a.indptr, a.indices, a.data, x, up)
-        _sparsetools.csr_matvec(n, n, a.indptr, a.indices, a.data, x, lo)
-        np.add(up, lo, out=up)
-        np.multiply(self._diag, x, out=dx)
-        if out is None:
-            return up - dx
-        np.subtract(up, dx, out=out)
-        return out
+        return self._matvec(self._matrix.data, self._diag, x, out)

@@ -29,19 +29,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import OptionError
+from .linear_solver_names import (
+    CASPAR_LINEAR_SOLVERS, IPOPT_LINEAR_SOLVER_OPTION_PREFIXES, IPOPT_LINEAR_SOLVER_OPTIONS,
+    IPOPT_LINEAR_SOLVERS)
 
 _INF = math.inf
-
-#: IPOPT's linear solver names; caspar has its own solvers and uses the device's one
-IPOPT_LINEAR_SOLVERS = ("ma27", "ma57", "ma77", "ma86", "ma97", "pardiso", "pardisomkl",
-                        "spral", "wsmp", "mumps", "custom")
-#: IPOPT's options of its linear solvers (``ma27_pivtol``, ``mumps_mem_percent``, ...),
-#: their libraries and the linear system's scaling: caspar factorizes with its own
-#: solver, so a script's setting of one is accepted and ignored with a warning
-IPOPT_LINEAR_SOLVER_OPTION_PREFIXES = tuple(f"{s}_" for s in IPOPT_LINEAR_SOLVERS
-                                            if s != "custom")
-IPOPT_LINEAR_SOLVER_OPTIONS = ("hsllib", "pardisolib", "linear_system_scaling",
-                               "linear_scaling_on_demand")
 
 
 #: IPOPT options caspar accepts without effect: name -> (the values that are caspar's
@@ -193,10 +185,11 @@ _ROWS = [
        "skipped updates.", low=1),
     # ---------------------------------------------------------------- linear algebra
     _o("linear_solver", str, "qdldl", "Sparse symmetric indefinite solver with inertia: "
-       "'qdldl' (host) or 'cudss' (CUDA, through nvmath-python).  Left unset, the device "
-       "decides: qdldl on the CPU, cudss on CUDA.  IPOPT's names (ma27, mumps, ...) are "
+       "'qdldl' (host), 'pardisomkl' (host, MKL's PARDISO: the 'mkl' extra) or 'cudss' "
+       "(CUDA).  Left unset, the device decides: qdldl on the CPU, cudss on CUDA.  "
+       "IPOPT's other names (ma27, mumps, ...), and 'pardisomkl' without MKL, are "
        "accepted with a warning and mean 'left unset'.",
-       ("qdldl", "cudss") + IPOPT_LINEAR_SOLVERS),
+       tuple(dict.fromkeys(CASPAR_LINEAR_SOLVERS + IPOPT_LINEAR_SOLVERS))),
     _o("kkt_system", str, "augmented", "caspar: the Newton system factorized each "
        "iteration (restoration phases included; result.extra['kkt_system'] says which "
        "ran).  'augmented': the full symmetric indefinite system (LDL^T with inertia).  "
@@ -231,8 +224,8 @@ _ROWS = [
        "directions of K's eigenvalues below the term unresolved); >= 1 turns it off.",
        low=0.0),
     _o("kkt_static_regularization", float, 1e-9, "caspar: +-eps added to the KKT "
-       "diagonal blocks when factorizing without pivoting (qdldl); removed again by "
-       "iterative refinement.", low=0.0),
+       "diagonal blocks when factorizing without pivoting (qdldl, cudss; unset: 0 with "
+       "pardisomkl); removed again by iterative refinement.", low=0.0),
     _o("inertia_correction_method", str, "inertia-based", "caspar (MadNLP's name): how a "
        "factorization is accepted before delta_w is raised.  'inertia-based': the "
        "inertia of the KKT matrix is (nw, m, 0) (IPOPT's Algorithm IC).  'inertia-free': "
