@@ -19,7 +19,7 @@ from caspar_backend.linsolve import make_linear_solver
 from caspar_backend.linsolve.base import SparseStructure
 from caspar_backend.linsolve.pardiso_mkl import PardisoMKLSolver, pardiso_available
 
-from .test_linear_solvers import _lqcp, _saddle_upper, _with_diagonal
+from .test_linear_solvers import _lqcp, _saddle, _saddle_upper, _with_diagonal
 
 pytestmark = pytest.mark.skipif(not pardiso_available(),
                                 reason="Intel MKL not installed (the 'mkl' extra)")
@@ -41,13 +41,7 @@ def _random_kkt_upper(rng, nw, m):
     h = sp.random(nw, nw, 0.05, random_state=rng)
     h = h + h.T + sp.diags(rng.standard_normal(nw))
     a = sp.random(m, nw, 0.1, random_state=rng) + sp.eye(m, nw)
-    k = sp.bmat([[h, a.T], [a, sp.csr_matrix((m, m))]]).tocsc()
-    t = sp.triu(k, format="coo")
-    d = np.arange(nw + m)
-    up = sp.csc_matrix((np.r_[t.data, np.zeros(nw + m)], (np.r_[t.row, d], np.r_[t.col, d])),
-                       shape=k.shape)
-    up.sort_indices()
-    return k, up
+    return _saddle(h, a)
 
 
 @pytest.mark.parametrize("seed", range(4))
