@@ -212,3 +212,27 @@ def test_without_mkl_pardisomkl_is_substituted(monkeypatch):
         r = pr.solve(print_level=0, linear_solver="pardisomkl", compiled_path="no")
     assert r.status == "Solve_Succeeded" and r.extra["linear_solver"] == "qdldl"
     assert any("caspar-backend[mkl]" in str(x.message) for x in w)
+
+
+def _bank_params():
+    from tests.support.problem_bank import bank
+
+    return [pytest.param(p.name, marks=pytest.mark.slow) if p.slow else p.name
+            for p in bank()]
+
+
+@pytest.mark.parametrize("name", _bank_params())
+def test_bank_with_pardisomkl_against_ipopt(name):
+    """The 69-problem bank with linear_solver='pardisomkl' (PARDISO from the first
+    factorization, no static regularization): IPOPT's status class, objective and
+    iteration bounds, as the default solver is held to (tests/solver/test_solver_bank.py;
+    2026-12-05: all 69 statuses IPOPT's, 64 at IPOPT's iteration count)."""
+    pytest.importorskip("casadi")
+    from tests.support.assertions import assert_matches_ipopt
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import solved
+
+    p = {b.name: b for b in bank()}[name]
+    ri, rc = solved(p, {"linear_solver": "pardisomkl"})
+    assert rc.extra["linear_solver"] == "pardisomkl"
+    assert_matches_ipopt(p, ri, rc)
