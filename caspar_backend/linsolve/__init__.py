@@ -3,10 +3,11 @@
 from .base import LinearSolver, Factorization, SparseStructure  # noqa: F401
 
 
-def make_linear_solver(name: str, xp=None) -> "LinearSolver":
+def make_linear_solver(name: str, xp=None, opts=None) -> "LinearSolver":
     """The linear solver registered under ``name`` (option ``linear_solver``) for arrays
     of module ``xp`` (numpy when None): qdldl and pardisomkl (Intel MKL's PARDISO)
-    work on host arrays, cudss on CuPy arrays."""
+    work on host arrays, cudss on CuPy arrays.  ``opts``: the solve's resolved options
+    (their ``pardisomkl_*`` settings; None: the defaults)."""
     import numpy as np
 
     from ..errors import DeviceError, OptionError
@@ -25,7 +26,14 @@ def make_linear_solver(name: str, xp=None) -> "LinearSolver":
                               "device='cuda' use linear_solver='cudss'")
         from .pardiso_mkl import PardisoMKLSolver
 
-        return PardisoMKLSolver()
+        if opts is None:
+            return PardisoMKLSolver()
+        return PardisoMKLSolver(
+            order=opts.pardisomkl_order, matching=opts.pardisomkl_matching_strategy,
+            refinement_steps=opts.pardisomkl_max_iterative_refinement_steps,
+            msglvl=opts.pardisomkl_msglvl,
+            perturbation_means_singular=(
+                opts.pardisomkl_repeated_perturbation_means_singular == "yes"))
     if name == "cudss":
         if on_host:
             raise DeviceError("linear_solver='cudss' needs device arrays (device='cuda')")

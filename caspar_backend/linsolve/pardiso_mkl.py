@@ -24,10 +24,16 @@ for an unpivoted factorization's zero pivot -- IPOPT's option
 ``pardisomkl_repeated_perturbation_means_singular = yes``.  With IPOPT's default (take
 the perturbed factorization) a problem with a duplicated equality constraint ran
 3,000 iterations here against IPOPT's (MUMPS) 5; as singular, the same 5 iterations
-and IPOPT's solution.  The price: a K whose zero diagonal entries PARDISO perturbs
+and IPOPT's solution (option ``pardisomkl_repeated_perturbation_means_singular``, caspar's
+default ``yes``).  The price: a K whose zero diagonal entries PARDISO perturbs
 although K is nonsingular (a saddle point whose H has zeros beside A's columns) is
 regularized as qdldl's would be.  A zero pivot PARDISO reports as an error (-4) or a
 structurally singular analysis (-7) is a singular K (``n_zero = N``).
+
+IPOPT's options of this solver set the rest (solver/option_table.py):
+``pardisomkl_order`` (iparm[1]), ``pardisomkl_matching_strategy`` (iparm[12]; caspar's
+default ``complete``, IPOPT's ``complete+2x2``), ``pardisomkl_max_iterative_refinement_steps``
+(iparm[7]) and ``pardisomkl_msglvl``.
 
 The library: ``libmkl_rt`` from the ``mkl`` wheel (``pip install 'caspar-backend[mkl]'``)
 or the system's (:func:`mkl_runtime`), called through ctypes with 32-bit integers (MKL's
@@ -146,7 +152,17 @@ class PardisoMKLSolver(LinearSolver):
     #: pivots: no static regularization needed (linsolve/base.py)
     pivots = True
 
-    def __init__(self):
+    #: IPOPT's option values -> iparm entries (option_table.py's pardisomkl_* rows)
+    ORDERS = {"amd": 0, "one": 1, "metis": 2, "pmetis": 3}
+    MATCHINGS = {"complete": 1, "complete+2x2": 2, "constraints": 3}
+
+    def __init__(self, order: str = "metis", matching: str = "complete",
+                 refinement_steps: int = 1, msglvl: int = 0,
+                 perturbation_means_singular: bool = True):
+        self._settings = (self.ORDERS[order], self.MATCHINGS[matching],
+                          int(refinement_steps))
+        self._msglvl = int(msglvl)
+        self._perturbation_means_singular = bool(perturbation_means_singular)
         lib = mkl_runtime()
         if lib is None:
             from ..errors import OptionError
@@ -171,7 +187,7 @@ class PardisoMKLSolver(LinearSolver):
                         ctypes.byref(c(MTYPE_REAL_SYMMETRIC_INDEFINITE)),
                         ctypes.byref(c(phase)), ctypes.byref(c(self.structure.n)),
                         self._a, self._ia, self._ja, None, ctypes.byref(c(nrhs)),
-                        self._iparm, ctypes.byref(c(0)),
+                        self._iparm, ctypes.byref(c(self._msglvl)),
                         None if b is None else b.ctypes.data,
                         None if x is None else x.ctypes.data, ctypes.byref(self._err))
         finally:
@@ -184,12 +200,13 @@ class PardisoMKLSolver(LinearSolver):
         self._pt[:] = 0
         self._lib.pardisoinit(self._pt, ctypes.byref(ctypes.c_int(
             MTYPE_REAL_SYMMETRIC_INDEFINITE)), p)
+        order, matching, refinement = self._settings
         p[0] = 1        # the values below, not the defaults
-        p[1] = 2        # METIS nested dissection
-        p[7] = 1        # at most one refinement step inside PARDISO
+        p[1] = order    # fill-reducing order (2: METIS nested dissection)
+        p[7] = refinement   # refinement steps inside PARDISO
         p[9] = 12       # perturb pivots below 1e-12 ||K|| (module doc)
         p[10] = 1       # scaling      } from the values, in the analysis
-        p[12] = 1       # matching     }
+        p[12] = matching    # weighted matching (1: complete)
         p[20] = 1       # Bunch-Kaufman 1x1 and 2x2 pivots (module doc)
         p[34] = 1       # 0-based indices
 
@@ -255,7 +272,7 @@ class PardisoMKLSolver(LinearSolver):
         n_pos, n_neg = int(self._iparm[21]), int(self._iparm[22])
         n_zero = n - n_pos - n_neg
         perturbed = int(self._iparm[13])
-        if perturbed:
+        if perturbed and self._perturbation_means_singular:
             # perturbed again after an analysis on these very values: singular (module
             # doc)
             return Factorization(False, n_pos, n_neg, max(n_zero, perturbed))

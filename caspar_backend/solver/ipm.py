@@ -105,7 +105,7 @@ class InteriorPoint:
         # the restoration problem keeps the slack structure of the problem it restores
         # (its p and n columns are elastic columns of the condensed system), so it runs
         # on the same kind of KKT system
-        solver = make_linear_solver(shared.linear_solver, xp)
+        solver = make_linear_solver(shared.linear_solver, xp, o)
         # a pivoting factorization needs no static term (left to the user where set)
         eps = o.kkt_static_regularization
         if solver.pivots and "kkt_static_regularization" not in o.user:

@@ -236,3 +236,22 @@ def test_bank_with_pardisomkl_against_ipopt(name):
     ri, rc = solved(p, {"linear_solver": "pardisomkl"})
     assert rc.extra["linear_solver"] == "pardisomkl"
     assert_matches_ipopt(p, ri, rc)
+
+
+def test_ipopt_pardisomkl_options_reach_pardiso():
+    """IPOPT's pardisomkl_* options set PARDISO's parameters; a solve with a minimum
+    degree order reaches the same optimum."""
+    from caspar_backend.solver.options import resolve_options
+
+    opts = resolve_options({"pardisomkl_order": "amd", "pardisomkl_matching_strategy":
+                            "constraints", "pardisomkl_max_iterative_refinement_steps": 3})
+    s = make_linear_solver("pardisomkl", None, opts)
+    s.analyse(SparseStructure(2, np.array([0, 1, 3]), np.array([0, 0, 1])))
+    assert (s._iparm[1], s._iparm[12], s._iparm[7]) == (0, 3, 3)
+    assert s.factorize(np.array([1.0, 2.0, 1.0])).inertia == (1, 1, 0)
+    d = make_linear_solver("pardisomkl")
+    d.analyse(SparseStructure(2, np.array([0, 1, 3]), np.array([0, 0, 1])))
+    assert (d._iparm[1], d._iparm[12], d._iparm[7]) == (2, 1, 1)
+    r = _problem().solve(print_level=0, linear_solver="pardisomkl", compiled_path="no",
+                         pardisomkl_order="amd")
+    assert r.status == "Solve_Succeeded" and abs(r.f - 17.014017145179164) <= 1e-7
