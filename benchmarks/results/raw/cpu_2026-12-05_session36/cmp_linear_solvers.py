@@ -4,10 +4,11 @@ solve seconds per solver, one JSON line per model (argv: output file, suites).
 
     python cmp_linear_solvers.py OUT.jsonl cops,acopf [max_buses]
 
-SOLVERS=qdldl in the environment: caspar with qdldl only (and IPOPT).
+SOLVERS=qdldl in the environment: caspar with qdldl only (and IPOPT); OPTS='{"k": v}'
+(JSON): more options for caspar's solves.
 """
-import os
 import json
+import os
 import sys
 import time
 
@@ -25,7 +26,7 @@ def caspar_runs(P, opts):
         t = time.perf_counter()
         try:
             r = P.solve(linear_solver=ls, print_level=0, max_iter=3000, max_wall_time=900,
-                        compiled_path="no", **opts)
+                        compiled_path="no", **opts, **json.loads(os.environ.get("OPTS", "{}")))
             out[ls] = dict(status=r.status, it=r.iterations, f=float(r.f),
                            s=time.perf_counter() - t)
         except Exception as e:   # noqa: BLE001  -- recorded, the table goes on
