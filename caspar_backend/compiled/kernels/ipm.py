@@ -116,8 +116,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     for k in range(nU):
         ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
     sigma = _f(Fb, FO, F_SIGMA)
-    st = _f(Fb, FO, F_IC_STATE)          # [delta_w_last]
-    st[0] = 0.0
+    st = _f(Fb, FO, F_IC_STATE)          # kkt.factorize_ic's state
+    for k in range(5):
+        st[k] = 0.0
     if m > 0:
         rd = _f(Fb, FO, F_DUAL_RES)
         for i in range(nw):
@@ -137,7 +138,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for i in range(m):
             y[i] = 0.0
         for dcv in (0.0, 1e-10):
-            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, 1.0, dcv)
+            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
+                      dcv)
             npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
             if nzero == 0 and npos == nw and nneg == m:
                 kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
@@ -264,8 +266,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             break
         delta_w = st[1]
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
-        eps = O[OPT_KKT_STATIC_REGULARIZATION]
-        slow = rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and eps > SLOW_REFINEMENT_EPS_FLOOR and ratio <= RESIDUAL_RATIO_SINGULAR
+        # (InertiaCorrector.direction: no smaller term tried in an iteration whose eps was
+        # raised, st[3])
+        slow = (rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and st[2] > SLOW_REFINEMENT_EPS_FLOOR
+                and ratio <= RESIDUAL_RATIO_SINGULAR and st[3] == 0.0)
         if slow or ratio > RESIDUAL_RATIO_SINGULAR or not math.isfinite(ratio):
             status = -6
             break

@@ -4,7 +4,8 @@ correction).
 """
 import math
 
-from .constants import DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W
+from .constants import (DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W,
+                        STATIC_REGULARIZATION_MAX)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
@@ -12,9 +13,10 @@ from .qdldl import ldl_factor, ldl_solve
 
 
 @kernel
-def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
+def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     """batch/kkt.py build: the KKT values (slot F_K_VALUES, the pattern's entry order)
-    and the static terms (F_K_STATIC), for regularizations delta_w, delta_c."""
+    and the static terms (F_K_STATIC), for the static regularization ``eps`` and the
+    regularizations delta_w, delta_c."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nh, nj = SI[SZ_NW], SI[SZ_M], SI[SZ_NH], SI[SZ_NJ]
     values = _f(Fb, FO, F_K_VALUES)
@@ -24,7 +26,6 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
     ec = _f(Fb, FO, F_EC)
     csq = _f(Fb, FO, F_COL_SQ)
     priv = _f(Fb, FO, F_PRIV_SUM)
-    eps = O[OPT_KKT_STATIC_REGULARIZATION]
     jr = _i(Ib, IO, I_JAC_ROWS)
     hoff = _i(Ib, IO, I_HESS_OFFDIAG)
     cidx = _i(Ib, IO, I_COL_SQ_IDX)
@@ -190,20 +191,49 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
 
 @kernel
 def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
-    """_factorize_with_inertia_correction; st = [delta_w_last, delta_w of this
-    factorization (0: none)]; returns 0 or -reason."""
+    """InertiaCorrector.regularize_and_factorize (solver/inertia.py) for the kernels'
+    paths; st = IC_STATE: [delta_w_last, delta_w of this factorization (0: none), the
+    static regularization eps of this iteration, 1.0 if eps was raised for this
+    iteration (the general path's eps_restore), 1.0 once delta_c is used from the start
+    of every factorization (delta_c_used)]; returns 0 or -reason (batch/state.py's
+    EJECT_REASONS: the pivoting switch, no regularization).
+
+    A zero pivot at delta_w = 0 first raises eps tenfold (up to
+    STATIC_REGULARIZATION_MAX) for this iteration while the pivot stays zero; still
+    zero, delta_c for the rest of the solve; then delta_w as Algorithm IC."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, N = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
     st[1] = 0.0
+    # begin_iteration: an eps raised in the previous iteration goes back
+    eps = O[OPT_KKT_STATIC_REGULARIZATION]
+    st[2] = eps
+    st[3] = 0.0
     delta_w = 0.0
     delta_c = 0.0
-    kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)
+    dc = O[OPT_JACOBIAN_REGULARIZATION_VALUE] * mu ** O[OPT_JACOBIAN_REGULARIZATION_EXPONENT]
+    if st[4] != 0.0:
+        delta_c = dc
+    kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
     npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
     ok = nzero == 0 and npos == nw and nneg == m
+    # a zero pivot of a factorization without pivoting need not mean a singular K: a
+    # larger static term for this iteration first (AugmentedKKT.increase_quality)
+    while (not ok) and nzero > 0 and 0.0 < eps < STATIC_REGULARIZATION_MAX:
+        eps = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
+        st[2] = eps
+        st[3] = 1.0
+        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+        npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+        ok = nzero == 0 and npos == nw and nneg == m
     if ok:
         return 0
-    if nzero > 0:
-        return -3
+    if nzero > 0 and delta_c == 0.0 and m > 0:
+        delta_c = dc
+        st[4] = 1.0
+        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+        npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+        if nzero == 0 and npos == nw and nneg == m:
+            return 0
     dwl = st[0]
     if dwl == 0.0:
         delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION]
@@ -211,7 +241,7 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         delta_w = max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
     pivoting = N <= DENSE_PIVOTING_MAX_N
     while True:
-        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)
+        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
         npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
         ok = nzero == 0 and npos == nw and nneg == m
         if ok:
@@ -221,12 +251,10 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         zp = nzero > 0
         set_c = zp and delta_c == 0.0
         if set_c:
-            delta_c = O[OPT_JACOBIAN_REGULARIZATION_VALUE] * mu ** O[OPT_JACOBIAN_REGULARIZATION_EXPONENT]
+            delta_c = dc
         if pivoting:
             if (not set_c) and ((zp and delta_w > 0.0) or delta_w > PIVOTING_SWITCH_DELTA_W):
                 return -4
         delta_w = delta_w * (O[OPT_PERTURB_INC_FACT_FIRST] if st[0] == 0.0 else O[OPT_PERTURB_INC_FACT])
         if delta_w > O[OPT_MAX_HESSIAN_PERTURBATION]:
             return -5
-
-
