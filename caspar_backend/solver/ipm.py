@@ -62,9 +62,10 @@ class Shared:
     options, evaluation counter, log, start time, the iteration count, the linear-algebra
     timers, the per-iteration callback and the iteration history."""
 
-    def __init__(self, opts, counter, log, t0):
+    def __init__(self, opts, counter, log, t0, cpu0=None):
         self.opts, self.counter, self.log, self.t0 = opts, counter, log, t0
-        self.cpu0 = time.process_time()     # max_cpu_time: CPU seconds since here
+        # max_cpu_time: CPU seconds since here (or since the caller's start, cpu0)
+        self.cpu0 = time.process_time() if cpu0 is None else cpu0
         self.iter = 0
         self.timers = Timers(device_sync=timed_phases(opts))
         self.linear_solver = opts.linear_solver
