@@ -24,7 +24,7 @@ COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
            "published", "ipopt_matches_published", "cpu_matches_published",
            "cuda_matches_published", *(f"cuda_{short}" for short, _ in COUNTS),
-           "cuda_resolve_s"]
+           "cuda_resolve_s", "cpu_path"]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 

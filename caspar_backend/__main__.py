@@ -1,5 +1,6 @@
 """Command line: ``caspar demo``, ``caspar warmup``, ``caspar bench`` (also ``python -m
-caspar_backend ...``).
+caspar_backend ...``), and ``caspar stub.nl -AMPL [option=value ...]``: caspar as an
+AMPL solver (:mod:`caspar_backend.ampl.driver`; ``caspar -v`` prints the version).
 
 * ``caspar warmup`` compiles the compiled interior point's kernels for this machine
   (:mod:`caspar_backend.compiled`; otherwise the first small solve starts it in the
@@ -124,6 +125,19 @@ def main(argv=None) -> int:
     # the runner owns its options: everything after 'bench' goes to it unparsed
     if argv[:1] == ["bench"]:
         return bench(argv[1:])
+    # an AMPL solver's calls (Pyomo's ASL interface runs `caspar -v`, then
+    # `caspar stub.nl -AMPL option=value ...`): caspar_backend/ampl/driver.py
+    if argv[:1] in (["-v"], ["--version"]):
+        from .version import __version__
+
+        print(f"caspar {__version__} (AMPL solver interface: caspar stub.nl -AMPL)")
+        return 0
+    from .ampl.driver import is_ampl_call
+
+    if argv and is_ampl_call(argv):
+        from .ampl.driver import main as ampl_main
+
+        return ampl_main(argv)
     ap = argparse.ArgumentParser(prog="caspar", description="caspar: NLP compiler and solver")
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="solve a built-in model with caspar and IPOPT, compare")

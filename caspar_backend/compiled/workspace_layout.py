@@ -140,7 +140,7 @@ class WorkspaceLayout:
             C_VALUES=nnzK, L_VALUES=nnzL, LDL_D=N, LDL_DINV=N, LDL_YVALS=N, LDL_T=N,
             # direction, trial points, second-order correction, line-search state
             DW=nw, DY=m, DZL=nL, DZU=nU, GRAD_PHI=nw, RHS_W=nw, SIGMA=nw, RHS_C=m,
-            W_TRIAL=nw, H_TRIAL=m, C_SOC=m, IC_STATE=2, LS_STATE=LS_STATE_SIZE, DW_SOC=nw,
+            W_TRIAL=nw, H_TRIAL=m, C_SOC=m, IC_STATE=slots.IC_STATE_SIZE, LS_STATE=LS_STATE_SIZE, DW_SOC=nw,
             DY_SOC=m, H_SOC=m, DZL_SOC=nL, DZU_SOC=nU, GRAD_W_NEW=nw, JV_NEW=nj,
             # fixed variables: the evaluator's Hessian before the gather of the kept
             # entries, the fixed variables' multipliers (minus the reduced gradient)

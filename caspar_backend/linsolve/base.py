@@ -70,6 +70,9 @@ class LinearSolver(ABC):
     #: them (static pivoting): a singular or nearly singular K then factorizes with a
     #: plausible inertia and only the refinement's residual shows it
     perturbs_pivots: bool = False
+    #: True when every factorization pivots (1x1 and 2x2 pivots chosen by magnitude):
+    #: the KKT system then adds no static regularization by default
+    pivots: bool = False
 
     def symbolic(self, structure: SparseStructure):
         """The symbolic work on ``structure`` that solvers of this kind may share (see

@@ -18,17 +18,21 @@ inertia correction can never lower ``delta_w`` below that floor (IPOPT's MUMPS p
 and lowers it to 1e-20).  :meth:`QDLDLSolver.enable_pivoting` switches a
 small system (``N <= DENSE_PIVOTING_MAX_N``) to LAPACK's dense Bunch-Kaufman LDL^T
 (``dsytrf``/``dsytrs``: 1x1 and 2x2 pivots, inertia from D's blocks) for the rest of the
-solve.  A K that is dense to begin with (:func:`dense_kkt`: single shooting's Hessian)
-takes that factorization from its first one: LAPACK's blocked elimination is ~10x
-QDLDL's on a dense matrix.
+solve, a larger one to MKL's PARDISO (:mod:`.pardiso_mkl`: supernodal Bunch-Kaufman
+after weighted matching) where MKL is installed.  A K that is dense to begin with
+(:func:`dense_kkt`: single shooting's Hessian) takes the dense factorization from its
+first one: LAPACK's blocked elimination is ~10x QDLDL's on a dense matrix.
 
 When refinement against K fails with every static term, the factors themselves are the
 trouble (element growth without pivoting; Pyomo's lqcp example at n = 100: refinement
 stagnating at every eps, the primal infeasibility stuck at 1.5e-7 and the solve ending
-"acceptable" 2.6e-3 from IPOPT's objective).  :meth:`QDLDLSolver.factorize_accurate` then
-factorizes K itself once with SuperLU (SciPy's ``splu``: sparse LU with partial
-pivoting, COLAMD column order) for that iteration's solves; qdldl's factorization still
-gives the inertia, which an LU ``P K Q = L U`` does not.
+"acceptable" 2.6e-3 from IPOPT's objective).  The inertia correction then switches to
+the pivoting mode above (solver/inertia.py), the inertia reported by qdldl being as
+doubtful as its solves; where there is none (a large system without MKL),
+:meth:`QDLDLSolver.factorize_accurate` factorizes K itself once with SuperLU (SciPy's
+``splu``: sparse LU with partial pivoting, COLAMD column order) for that iteration's
+solves; qdldl's factorization still gives the inertia, which an LU ``P K Q = L U`` does
+not.
 
 The symbolic analysis is shared by the solves of a structure (:class:`QDLDLSymbolic`,
 kept in the compiled problem's structure cache): a ``qdldl.Solver`` object holds the
@@ -53,10 +57,10 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse import _sparsetools
 
 from .base import Factorization, LinearSolver, SparseStructure
 from .blas_threads import single_threaded_blas
+from .upper_matvec import UpperTriangleMatvec
 
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
 #: pivoting factorization (an N x N dense matrix, O(N^3) per factorization)
@@ -177,12 +181,21 @@ class QDLDLSolver(LinearSolver):
         self._dense = None          # (ldu, ipiv) once switched to Bunch-Kaufman
         self._dense_buf = None      # its N x N work matrix (lower triangle filled)
         self._lu = None             # SuperLU of K for the solves of one factorization
+        self._sparse_pivoting = None  # the PARDISO solver of the pivoting mode, large N
         self.pivoting = False
 
     def enable_pivoting(self) -> bool:
-        if self.pivoting or self.structure is None \
-                or self.structure.n > DENSE_PIVOTING_MAX_N:
+        """The pivoting mode (module doc): LAPACK's dense Bunch-Kaufman up to
+        DENSE_PIVOTING_MAX_N rows, MKL's PARDISO above where MKL is installed."""
+        if self.pivoting or self.structure is None:
             return False
+        if self.structure.n > DENSE_PIVOTING_MAX_N:
+            from .pardiso_mkl import PardisoMKLSolver, pardiso_available
+
+            if not pardiso_available():
+                return False
+            self._sparse_pivoting = PardisoMKLSolver()
+            self._sparse_pivoting.analyse(self.structure)
         self.pivoting = True
         return True
 
@@ -240,13 +253,15 @@ class QDLDLSolver(LinearSolver):
         self._solver = None   # the qdldl object needs values: taken at first factorize
         self._diag = np.zeros(structure.n)
         self._diag_pos = sym.diag_pos
-        # matvec work vectors (the products of both triangles, D x)
         n = structure.n
-        self._mv_lo, self._mv_up, self._mv_d = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._matvec = UpperTriangleMatvec(n, sym.indptr32, sym.indices32)
         self.pivoting = dense_kkt(n, structure.nnz)
         self._dense_buf = None
+        self._sparse_pivoting = None
 
     def release(self) -> None:
+        if self._sparse_pivoting is not None:
+            self._sparse_pivoting.release()
         solver, self._solver = self._solver, None
         if solver is not None and self._symbolic is not None:
             self._symbolic.give(solver)
@@ -275,6 +290,8 @@ class QDLDLSolver(LinearSolver):
         # for matvec, once per factorization (a new array: _full_matrix may keep it)
         self._diag = self._matrix.data[self._diag_pos]
         self._lu = None
+        if self._sparse_pivoting is not None:
+            return self._sparse_pivoting.factorize(values)
         if self.pivoting:
             return self._factorize_dense()
         try:
@@ -296,6 +313,8 @@ class QDLDLSolver(LinearSolver):
         b = np.ascontiguousarray(rhs, dtype=np.float64)
         if self._lu is not None:
             x = self._lu.solve(b)
+        elif self._sparse_pivoting is not None:
+            x = self._sparse_pivoting.solve(b)
         elif self.pivoting:
             from scipy.linalg import lapack
 
@@ -309,22 +328,4 @@ class QDLDLSolver(LinearSolver):
         return out
 
     def matvec(self, x, out=None):
-        """``(U + U^T - D) x`` for the stored upper triangle U and its diagonal D, with
-        scipy's own kernels called directly (``U @ x`` is csc_matvec, ``U.T @ x``
-        csr_matvec on the same arrays): the same sums in the same order as the operator
-        expression, without building the transposed matrix per call."""
-        a = self._matrix
-        n = a.shape[0]
-        if x.dtype != np.float64 or not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-        up, lo, dx = self._mv_up, self._mv_lo, self._mv_d
-        up.fill(0.0)
-        lo.fill(0.0)
-        _sparsetools.csc_matvec(n, n, a.indptr, a.indices, a.data, x, up)
-        _sparsetools.csr_matvec(n, n, a.indptr, a.indices, a.data, x, lo)
-        np.add(up, lo, out=up)
-        np.multiply(self._diag, x, out=dx)
-        if out is None:
-            return up - dx
-        np.subtract(up, dx, out=out)
-        return out
+        return self._matvec(self._matrix.data, self._diag, x, out)

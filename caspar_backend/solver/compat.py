@@ -4,8 +4,9 @@ Rule: a script written for IPOPT never fails on an option IPOPT knows.  Where ca
 does something else, :func:`warn_substitutions` says so through :func:`warnings.warn`
 (naming the option and what caspar does instead) and the solve goes on:
 
-* ``linear_solver`` with one of IPOPT's names (ma27, mumps, ...): caspar's own solver
-  of the device (qdldl on the CPU, cudss on CUDA);
+* ``linear_solver`` with one of IPOPT's names caspar does not have (ma27, mumps, ...),
+  or 'pardisomkl' where Intel MKL is not installed: caspar's own solver of the device
+  (qdldl on the CPU, cudss on CUDA);
 * ``fixed_variable_treatment`` 'relax_bounds' / 'make_constraint': make_parameter.
 
 Also here: the output tee for ``output_file`` (:func:`open_output`) and the
@@ -18,23 +19,35 @@ import warnings
 
 import numpy as np
 
-from .options import IPOPT_LINEAR_SOLVERS
+from .linear_solver_names import CASPAR_LINEAR_SOLVERS, IPOPT_LINEAR_SOLVERS
+
+
+def _substituted(name) -> bool:
+    """Whether the user's ``linear_solver`` is an IPOPT name caspar cannot run here."""
+    if name == "pardisomkl":
+        from ..linsolve.pardiso_mkl import pardiso_available
+
+        return not pardiso_available()
+    return name in IPOPT_LINEAR_SOLVERS and name not in CASPAR_LINEAR_SOLVERS
 
 
 def linear_solver_for(opts, device: str) -> str:
-    """The linear solver a solve uses: the user's caspar name, else the device's own
-    (an IPOPT name counts as unset: caspar has none of those solvers)."""
+    """The linear solver a solve uses: the user's name where caspar has it, else the
+    device's own (an IPOPT name caspar cannot run counts as unset)."""
     name = opts.linear_solver if "linear_solver" in opts.user else None
-    if name in IPOPT_LINEAR_SOLVERS:
+    if _substituted(name):
         name = None
     return name or ("cudss" if device == "cuda" else "qdldl")
 
 
 def warn_substitutions(opts, linear_solver: str) -> None:
     """One warning per IPOPT option value caspar replaces by its own behaviour."""
-    if opts.user.get("linear_solver") in IPOPT_LINEAR_SOLVERS:
-        warnings.warn(f"linear_solver={opts.linear_solver!r} is not available in caspar; "
-                      f"using caspar's {linear_solver!r}", stacklevel=3)
+    name = opts.user.get("linear_solver")
+    if _substituted(name):
+        why = ("needs Intel MKL (pip install 'caspar-backend[mkl]')"
+               if name == "pardisomkl" else "is not available in caspar")
+        warnings.warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}",
+                      stacklevel=3)
     fvt = opts.fixed_variable_treatment
     if fvt in ("relax_bounds", "make_constraint"):
         warnings.warn(f"fixed_variable_treatment={fvt!r} is not implemented in caspar; "

@@ -77,12 +77,15 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
 
 
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
-              var_names=None, con_names=None, options=None) -> SolveResult:
+              var_names=None, con_names=None, options=None, started=None) -> SolveResult:
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
     functions (see :mod:`caspar_backend.evaluators.base`); returns a
     :class:`SolveResult` in CasADi's multiplier sign convention.  Options are IPOPT's
-    (:mod:`.options`); an unknown option raises OptionError."""
-    t0 = time.perf_counter()
+    (:mod:`.options`); an unknown option raises OptionError.  ``started``: the caller's
+    ``(time.perf_counter(), time.process_time())`` when the solve began before this call
+    (a compiled attempt that handed over, ``Problem.solve``): ``max_wall_time``,
+    ``max_cpu_time`` and the total time count from there."""
+    t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
     if "device" in opts.user:
         evaluator = _evaluator_on(evaluator, devices.resolve_device(
@@ -97,7 +100,8 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
                                    else sys.stdout)
     try:
         return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
-                      device, linear_solver, stream)
+                      device, linear_solver, stream,
+                      cpu0=None if started is None else started[1])
     finally:
         if out_file is not None:
             out_file.close()
@@ -148,8 +152,9 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
 
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
-           linear_solver, stream):
-    """:func:`solve_nlp` after the options: ``stream`` None prints nothing."""
+           linear_solver, stream, cpu0=None):
+    """:func:`solve_nlp` after the options: ``stream`` None prints nothing; ``cpu0`` the
+    process time max_cpu_time counts from (None: from the interior point's start)."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
@@ -192,7 +197,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
             (host(evaluator.jac_rows), host(evaluator.jac_cols)),
             (host(evaluator.hess_rows), host(evaluator.hess_cols)), lbx, ubx, lbg, ubg))
     log = IterationLog(stream, opts.print_frequency_iter) if stream is not None else None
-    sh = Shared(opts, counter, log, t0)
+    sh = Shared(opts, counter, log, t0, cpu0)
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
     ipm = InteriorPoint(nlp, sh)

@@ -115,8 +115,10 @@ class InertiaCorrector:
         same matrix with a smaller static term, which is what a K with eigenvalues below
         eps needs; then ask the linear algebra for a more stable factorization and redo
         the inertia correction with it (a factorization with huge element growth also
-        misreports inertia); when it cannot do better, an accurate (pivoting)
-        factorization of K itself for this iteration's solves; failing that, K is taken
+        misreports inertia); when it cannot do better, its pivoting mode for the rest of
+        the solve, the inertia correction redone; where there is none, an accurate
+        (pivoting) factorization of K itself for this iteration's solves; failing that,
+        K is taken
         as (numerically) singular, once, and perturbed as IPOPT's PerturbForSingularity
         does.  A KKT system whose inertia test rounding can fool (the condensed one)
         then goes on raising delta_w, as MadNLP does after a failed Richardson
@@ -164,15 +166,22 @@ class InertiaCorrector:
             if k.increase_quality():
                 self.eps_restore = None     # a refinement failure raises eps for good
                 ok = self.regularize_and_factorize()
-            elif k.factorize_accurate():
+            elif k.enable_pivoting():
                 # no static term made the factors accurate: they are the trouble, not K
-                # (element growth without pivoting).  This iteration's solves go through
-                # a pivoting factorization of K itself, as IPOPT's linear solvers pivot,
-                # the inertia still from the one above; its direction is taken even where
-                # K is too ill-conditioned for refinement to pass.  K is not taken as
-                # singular while it factorizes: the delta_c that brings stays for the
-                # rest of the solve and leaves every later step off the linearized
-                # constraints by delta_c |dy|
+                # (element growth without pivoting), and so may be the inertia they
+                # reported.  The linear solver's pivoting mode from now on (its inertia
+                # exact, no static term), Algorithm IC again from delta_w = 0, as
+                # IPOPT's pivoting solvers would have factorized from the start
+                self.eps_restore = None
+                ok = self.regularize_and_factorize()
+            elif k.factorize_accurate():
+                # no pivoting mode (a large system without MKL): this iteration's solves
+                # go through a pivoting factorization of K itself, the inertia still
+                # from the one above; its direction is taken even where K is too
+                # ill-conditioned for refinement to pass.  K is not taken as singular
+                # while it factorizes: the delta_c that brings stays for the rest of the
+                # solve and leaves every later step off the linearized constraints by
+                # delta_c |dy|
                 dw, dy = self.solve(rhs_w, rhs_c)
                 break
             elif not pretended and k.delta_w == 0.0:

@@ -62,9 +62,10 @@ class Shared:
     options, evaluation counter, log, start time, the iteration count, the linear-algebra
     timers, the per-iteration callback and the iteration history."""
 
-    def __init__(self, opts, counter, log, t0):
+    def __init__(self, opts, counter, log, t0, cpu0=None):
         self.opts, self.counter, self.log, self.t0 = opts, counter, log, t0
-        self.cpu0 = time.process_time()     # max_cpu_time: CPU seconds since here
+        # max_cpu_time: CPU seconds since here (or since the caller's start, cpu0)
+        self.cpu0 = time.process_time() if cpu0 is None else cpu0
         self.iter = 0
         self.timers = Timers(device_sync=timed_phases(opts))
         self.linear_solver = opts.linear_solver
@@ -105,11 +106,15 @@ class InteriorPoint:
         # the restoration problem keeps the slack structure of the problem it restores
         # (its p and n columns are elastic columns of the condensed system), so it runs
         # on the same kind of KKT system
-        self.kkt = make_kkt_system(o.kkt_system, nlp,
-                                   make_linear_solver(shared.linear_solver, xp), xp,
+        solver = make_linear_solver(shared.linear_solver, xp, o)
+        # a pivoting factorization needs no static term (left to the user where set)
+        eps = o.kkt_static_regularization
+        if solver.pivots and "kkt_static_regularization" not in o.user:
+            eps = 0.0
+        self.kkt = make_kkt_system(o.kkt_system, nlp, solver, xp,
                                    n_lowrank=nlow, max_refinement_steps=o.max_refinement_steps,
                                    residual_ratio_max=o.residual_ratio_max,
-                                   static_regularization=o.kkt_static_regularization)
+                                   static_regularization=eps)
         if o.inertia_correction_method == "inertia-free":
             if self.kkt.name != "augmented" or self.lbfgs is not None:
                 raise OptionError("inertia_correction_method 'inertia-free' needs "

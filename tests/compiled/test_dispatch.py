@@ -98,11 +98,54 @@ def test_auto_takes_small_problems_only(ik, monkeypatch):
 
 def test_options_it_does_not_implement_go_to_the_general_path(ik):
     t = arm_targets(1)[0]
-    for opts in (dict(mu_strategy="adaptive"), dict(max_wall_time=10.0),
+    for opts in (dict(mu_strategy="adaptive"), dict(max_wall_time=9.9),
                  dict(iteration_callback=lambda ipm: None),
                  dict(hessian_approximation="limited-memory")):
         r = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes", **opts)
         assert "path" not in r.extra, opts
+
+
+def test_time_limits_take_the_compiled_path_from_ten_seconds(ik):
+    """max_wall_time / max_cpu_time of at least options.TIME_LIMIT_MIN: the compiled path,
+    the same answer as without a limit; a solve it hands over keeps the limit for the
+    whole solve (its clocks count the attempt).  TIME_LIMIT_MIN stays 20 budgets."""
+    from caspar_backend.compiled import options as copts
+    from caspar_backend.compiled.solve import TIME_BUDGET
+
+    assert copts.TIME_LIMIT_MIN >= 20 * TIME_BUDGET
+    t = arm_targets(1)[0]
+    free = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes")
+    for opts in (dict(max_wall_time=600.0), dict(max_cpu_time=10.0),
+                 dict(max_wall_time=3600.0, max_cpu_time=3600.0)):
+        r = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes", **opts)
+        assert r.extra["path"] == "compiled", opts
+        assert (r.status, r.iterations, r.f) == (free.status, free.iterations, free.f)
+    # handed over (a restoration phase): the general path's answer, within the limit
+    problem, d = _bank_problem("restoration_to_local_infeasibility_wb")
+    r = problem.solve(d["x0"], print_level=0, compiled_path="yes", max_wall_time=600.0)
+    assert "path" not in r.extra and r.status == "Infeasible_Problem_Detected"
+
+
+def test_handed_over_clock_counts_from_the_callers_start():
+    """solve_nlp's ``started``: the time limits count from the caller's start (a compiled
+    attempt's time is part of the solve)."""
+    import time
+
+    from caspar_backend.solver import solve_nlp
+
+    problem, d = _bank_problem("hs071")
+    ev = problem.evaluator("cpu")
+    bounds = [problem.model.validated_bounds(k, None) for k in ("lbx", "ubx", "lbg", "ubg")]
+    now = (time.perf_counter(), time.process_time())
+    r = solve_nlp(ev, *bounds, d["x0"], options=dict(print_level=0, max_wall_time=50.0),
+                  started=(now[0] - 100.0, now[1]))
+    assert r.status == "Maximum_WallTime_Exceeded" and r.iterations <= 1
+    assert r.timings["total"] >= 100.0
+    r = solve_nlp(ev, *bounds, d["x0"], options=dict(print_level=0, max_cpu_time=50.0),
+                  started=(now[0], now[1] - 100.0))
+    assert r.status == "Maximum_CpuTime_Exceeded" and r.iterations <= 1
+    r = solve_nlp(ev, *bounds, d["x0"], options=dict(print_level=0, max_wall_time=50.0))
+    assert r.status == "Solve_Succeeded"
 
 
 def test_long_solves_leave_for_the_general_path(ik):

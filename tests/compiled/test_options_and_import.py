@@ -24,6 +24,7 @@ def test_every_implemented_option_is_in_the_typed_table():
     (dict(print_level=3, print_frequency_iter=2, print_user_options=True), ""),
     (dict(print_level=0, mu_strategy="adaptive"), "option mu_strategy='adaptive'"),
     (dict(print_level=0, max_cpu_time=1.0), "option max_cpu_time=1.0"),
+    (dict(print_level=0, max_cpu_time=10.0, max_wall_time=1e4), ""),
     (dict(print_level=0, warm_start_init_point=True), "option warm_start_init_point=True"),
     (dict(print_level=0, hessian_approximation="limited-memory"), "hessian_approximation"),
 ])

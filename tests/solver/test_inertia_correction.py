@@ -58,3 +58,33 @@ def test_race_car_as_ipopt():
     assert abs(sol.value(T2) - ref.value(T)) <= 1e-8 * abs(ref.value(T))
     # 197 iterations before the switch, 62 with it (IPOPT: 35)
     assert it <= 2 * it_ref + 10, (it, it_ref)
+
+
+@pytest.mark.parametrize("name", ["hs009", "needs_restoration_circle"])
+def test_failed_refinement_switches_to_the_pivoting_mode(name, monkeypatch):
+    """Refinement against K failing with every static term: qdldl's factors are the
+    trouble, so may be their inertia.  The solve switches to the pivoting mode (dense
+    Bunch-Kaufman at this size) and redoes the inertia correction, and follows IPOPT's
+    path: its iteration count (5 and 26 iterations with SuperLU's LU for that one
+    iteration's solves and qdldl's inertia kept; IPOPT 3 and 18)."""
+    from caspar_backend.linsolve.qdldl import QDLDLSolver
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import run_caspar, run_ipopt
+
+    switched = []
+    pivoting = QDLDLSolver.enable_pivoting
+
+    def recording(self):
+        ok = pivoting(self)
+        switched.append(ok)
+        return ok
+
+    monkeypatch.setattr(QDLDLSolver, "enable_pivoting", recording)
+    p = {b.name: b for b in bank()}[name]
+    d = dict(p.build(), options=p.options)
+    ri = run_ipopt(d)
+    rc = run_caspar(d)
+    assert any(switched)
+    assert rc.status == "Solve_Succeeded" == ri["status"]
+    assert rc.iterations == ri["iter"]
+    assert abs(rc.f - ri["f"]) <= 1e-8 * max(1.0, abs(ri["f"]))

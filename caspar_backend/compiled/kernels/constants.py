@@ -1,6 +1,7 @@
 """The algorithm's constants, taken from the modules of the general path that define them
 (one source of truth; ``compiled.cache.CONSTANT_SOURCES`` puts those files into the cache stamp,
 since Numba compiles a global's value into the machine code)."""
+from ...kkt.augmented import AugmentedKKT
 from ...linsolve.qdldl import DENSE_PIVOTING_MAX_N  # noqa: F401
 from ...solver.inertia import (PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR,  # noqa: F401
                                SLOW_REFINEMENT_EPS_FLOOR)
@@ -12,3 +13,8 @@ from ...solver.linesearch import (ALPHA_MIN_FRAC, DELTA, ETA_PHI, G_PHI, G_THETA
 EPS = 2.220446049250313e-16
 #: the smallest positive float64 (np.finfo(float).smallest_subnormal, as batch/linesearch.py)
 TINY = 5e-324
+#: the largest static regularization a zero pivot raises it to (increase_quality)
+STATIC_REGULARIZATION_MAX = AugmentedKKT.STATIC_REGULARIZATION_MAX
+#: a failed refinement's smaller static term: eps / DECREASE, not below MIN
+STATIC_REGULARIZATION_MIN = AugmentedKKT.STATIC_REGULARIZATION_MIN
+STATIC_REGULARIZATION_DECREASE = AugmentedKKT.STATIC_REGULARIZATION_DECREASE

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, RESIDUAL_RATIO_SINGULAR,
-                        S_PHI, S_THETA, SLOW_REFINEMENT_EPS_FLOOR, TINY, TINY_STEP_MAX_THETA)
+from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THETA, TINY,
+                        TINY_STEP_MAX_THETA)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import factorize_ic, kkt_build, kkt_solve
+from .kkt import direction_fallbacks, factorize_ic, kkt_build, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .qdldl import ldl_factor
@@ -116,8 +116,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     for k in range(nU):
         ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
     sigma = _f(Fb, FO, F_SIGMA)
-    st = _f(Fb, FO, F_IC_STATE)          # [delta_w_last]
-    st[0] = 0.0
+    st = _f(Fb, FO, F_IC_STATE)          # the inertia correction's state (slots.IC_*)
+    for k in range(IC_STATE_SIZE):
+        st[k] = 0.0
+    st[IC_EPS] = O[OPT_KKT_STATIC_REGULARIZATION]
+    st[IC_EPS_RESTORE] = -1.0
+    st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0:
         rd = _f(Fb, FO, F_DUAL_RES)
         for i in range(nw):
@@ -137,7 +141,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for i in range(m):
             y[i] = 0.0
         for dcv in (0.0, 1e-10):
-            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, 1.0, dcv)
+            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
+                      dcv)
             npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
             if nzero == 0 and npos == nw and nneg == m:
                 kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
@@ -258,17 +263,21 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             rhs_w[i] = -(gphi[i] + rhs_w[i])
         for i in range(m):
             rhs_c[i] = -H[i]
+        # InertiaCorrector.begin_iteration: an eps raised for one iteration goes back
+        if st[IC_EPS_RESTORE] >= 0.0:
+            st[IC_EPS] = st[IC_EPS_RESTORE]
+            st[IC_EPS_RESTORE] = -1.0
         r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
         if r < 0:
             status = r
             break
-        delta_w = st[1]
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
-        eps = O[OPT_KKT_STATIC_REGULARIZATION]
-        slow = rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and eps > SLOW_REFINEMENT_EPS_FLOOR and ratio <= RESIDUAL_RATIO_SINGULAR
-        if slow or ratio > RESIDUAL_RATIO_SINGULAR or not math.isfinite(ratio):
-            status = -6
+        r = direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dW,
+                                dY, dws, dys, ratio, rho)
+        if r < 0:
+            status = r
             break
+        delta_w = st[IC_DW]
         if not (isfinite_all(dW, nw) and isfinite_all(dY, m)):
             status = -7
             break

@@ -4,7 +4,10 @@ correction).
 """
 import math
 
-from .constants import DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W
+from .constants import (DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W,
+                        RESIDUAL_RATIO_SINGULAR, SLOW_REFINEMENT_EPS_FLOOR,
+                        STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MAX,
+                        STATIC_REGULARIZATION_MIN)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
@@ -12,9 +15,10 @@ from .qdldl import ldl_factor, ldl_solve
 
 
 @kernel
-def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
+def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     """batch/kkt.py build: the KKT values (slot F_K_VALUES, the pattern's entry order)
-    and the static terms (F_K_STATIC), for regularizations delta_w, delta_c."""
+    and the static terms (F_K_STATIC), for the static regularization ``eps`` and the
+    regularizations delta_w, delta_c."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nh, nj = SI[SZ_NW], SI[SZ_M], SI[SZ_NH], SI[SZ_NJ]
     values = _f(Fb, FO, F_K_VALUES)
@@ -24,7 +28,6 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c):
     ec = _f(Fb, FO, F_EC)
     csq = _f(Fb, FO, F_COL_SQ)
     priv = _f(Fb, FO, F_PRIV_SUM)
-    eps = O[OPT_KKT_STATIC_REGULARIZATION]
     jr = _i(Ib, IO, I_JAC_ROWS)
     hoff = _i(Ib, IO, I_HESS_OFFDIAG)
     cidx = _i(Ib, IO, I_COL_SQ_IDX)
@@ -189,44 +192,162 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
 
 
 @kernel
-def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
-    """_factorize_with_inertia_correction; st = [delta_w_last, delta_w of this
-    factorization (0: none)]; returns 0 or -reason."""
+def _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
+    """Build K with these terms and factorize it: whether its inertia is (nw, m, 0),
+    and its number of zero pivots."""
     SI = _i(Ib, IO, I_SIZES)
-    nw, m, N = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
-    st[1] = 0.0
+    kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+    npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+    return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero
+
+
+@kernel
+def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
+    """InertiaCorrector.regularize_and_factorize (solver/inertia.py) for the kernels'
+    paths, with the state ``st`` (slot F_IC_STATE, entries IC_* of :mod:`.slots`);
+    returns 0 or -reason (batch/state.py's EJECT_REASONS: the pivoting switch, no
+    regularization).  The factorization's delta_w and delta_c are left in st[IC_DW],
+    st[IC_DC].
+
+    A zero pivot at delta_w = 0 first raises eps tenfold (up to
+    STATIC_REGULARIZATION_MAX) for this iteration while the pivot stays zero (the eps
+    before it kept in st[IC_EPS_RESTORE] for the next iteration); still zero, delta_c
+    for the rest of the solve; then delta_w as Algorithm IC."""
+    N = _i(Ib, IO, I_SIZES)[SZ_NKKT]
+    m = _i(Ib, IO, I_SIZES)[SZ_M]
+    st[IC_DW] = 0.0
+    eps = st[IC_EPS]
     delta_w = 0.0
     delta_c = 0.0
-    kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)
-    npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-    ok = nzero == 0 and npos == nw and nneg == m
+    dc = O[OPT_JACOBIAN_REGULARIZATION_VALUE] * mu ** O[OPT_JACOBIAN_REGULARIZATION_EXPONENT]
+    if st[IC_DC_USED] != 0.0:
+        delta_c = dc
+    st[IC_DC] = delta_c
+    ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+    # a zero pivot of a factorization without pivoting need not mean a singular K: a
+    # larger static term for this iteration first (AugmentedKKT.increase_quality)
+    while (not ok) and nzero > 0 and 0.0 < eps < STATIC_REGULARIZATION_MAX:
+        if st[IC_EPS_RESTORE] < 0.0:
+            st[IC_EPS_RESTORE] = eps
+        eps = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
+        st[IC_EPS] = eps
+        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
     if ok:
         return 0
-    if nzero > 0:
-        return -3
-    dwl = st[0]
+    if nzero > 0 and delta_c == 0.0 and m > 0:
+        delta_c = dc
+        st[IC_DC] = delta_c
+        st[IC_DC_USED] = 1.0
+        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+        if ok:
+            return 0
+    dwl = st[IC_DW_LAST]
     if dwl == 0.0:
         delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION]
     else:
         delta_w = max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
     pivoting = N <= DENSE_PIVOTING_MAX_N
     while True:
-        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, delta_w, delta_c)
-        npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-        ok = nzero == 0 and npos == nw and nneg == m
+        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
         if ok:
-            st[0] = delta_w
-            st[1] = delta_w
+            st[IC_DW_LAST] = delta_w
+            st[IC_DW] = delta_w
+            st[IC_DC] = delta_c
             return 0
         zp = nzero > 0
         set_c = zp and delta_c == 0.0
         if set_c:
-            delta_c = O[OPT_JACOBIAN_REGULARIZATION_VALUE] * mu ** O[OPT_JACOBIAN_REGULARIZATION_EXPONENT]
+            delta_c = dc
         if pivoting:
             if (not set_c) and ((zp and delta_w > 0.0) or delta_w > PIVOTING_SWITCH_DELTA_W):
                 return -4
-        delta_w = delta_w * (O[OPT_PERTURB_INC_FACT_FIRST] if st[0] == 0.0 else O[OPT_PERTURB_INC_FACT])
+        delta_w = delta_w * (O[OPT_PERTURB_INC_FACT_FIRST] if st[IC_DW_LAST] == 0.0 else O[OPT_PERTURB_INC_FACT])
         if delta_w > O[OPT_MAX_HESSIAN_PERTURBATION]:
             return -5
 
 
+@kernel
+def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw, dy,
+                         dw2, dy2, max_contraction):
+    """InertiaCorrector._solve_with_smaller_static_term: the same K (delta_w, delta_c)
+    with eps / STATIC_REGULARIZATION_DECREASE (not below STATIC_REGULARIZATION_MIN),
+    solved into (dw2, dy2).  Kept (copied into dw, dy; eps stays lowered) when the
+    inertia is right, the refinement converges and, with ``max_contraction`` >= 0, it
+    contracts by at most that; otherwise eps and its factorization are restored.
+    Returns whether it was kept."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m = SI[SZ_NW], SI[SZ_M]
+    eps = st[IC_EPS]
+    if eps <= STATIC_REGULARIZATION_MIN:
+        return False
+    st[IC_EPS] = max(eps / STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MIN)
+    ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, st[IC_EPS], st[IC_DW], st[IC_DC])
+    if ok:
+        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw2, dy2)
+        if ratio <= RESIDUAL_RATIO_SINGULAR and (max_contraction < 0.0 or rho <= max_contraction):
+            for i in range(nw):
+                dw[i] = dw2[i]
+            for i in range(m):
+                dy[i] = dy2[i]
+            return True
+    st[IC_EPS] = eps
+    _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, st[IC_DW], st[IC_DC])
+    return False
+
+
+@kernel
+def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, dy,
+                        dw2, dy2, ratio, rho):
+    """The rest of InertiaCorrector.direction after the first factorization and solve
+    (``ratio``, ``rho`` its refinement's residual ratio and contraction; dw, dy its
+    solution): a slow refinement's smaller static term, then, while the refinement
+    fails, once a smaller static term and a larger one for the rest of the solve with
+    Algorithm IC again.  (dw2, dy2) is scratch.  Returns 0 with the direction in dw, dy,
+    or -reason: -6 where the general path goes on to its pivoting or accurate
+    factorizations, or a non-finite residual; factorize_ic's reasons."""
+    smaller_tried = False
+    if (rho > O[OPT_REFINEMENT_CONTRACTION_MAX] and st[IC_EPS] > SLOW_REFINEMENT_EPS_FLOOR
+            and ratio <= RESIDUAL_RATIO_SINGULAR and st[IC_EPS_RESTORE] < 0.0
+            and st[IC_SLOW_OFF] == 0.0):
+        # converged, but slowly: the same matrix with a smaller static term
+        smaller_tried = True
+        eps = st[IC_EPS]
+        if _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw, dy,
+                                dw2, dy2, O[OPT_REFINEMENT_CONTRACTION_MAX]):
+            ratio = 0.0         # (converged: below RESIDUAL_RATIO_SINGULAR)
+            if st[IC_EPS_BEFORE_SLOW] < 0.0:
+                st[IC_EPS_BEFORE_SLOW] = eps
+    if not math.isfinite(ratio):
+        return -6
+    if (ratio > RESIDUAL_RATIO_SINGULAR and st[IC_EPS_BEFORE_SLOW] >= 0.0
+            and st[IC_EPS] < st[IC_EPS_BEFORE_SLOW]):
+        # a refinement failing under the term a slow one lowered: back to the former
+        # term, and no more lowering for slowness
+        st[IC_EPS] = st[IC_EPS_BEFORE_SLOW]
+        st[IC_EPS_BEFORE_SLOW] = -1.0
+        st[IC_SLOW_OFF] = 1.0
+        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        if r < 0:
+            return r
+        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
+        if not math.isfinite(ratio):
+            return -6
+    while ratio > RESIDUAL_RATIO_SINGULAR:
+        if (not smaller_tried) and st[IC_EPS_RESTORE] < 0.0:
+            smaller_tried = True
+            if _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
+                                    dy, dw2, dy2, -1.0):
+                break
+        eps = st[IC_EPS]
+        if not (0.0 < eps < STATIC_REGULARIZATION_MAX):
+            return -6       # the general path's pivoting / accurate factorizations
+        # a larger static term for the rest of the solve (increase_quality), IC again
+        st[IC_EPS] = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
+        st[IC_EPS_RESTORE] = -1.0
+        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        if r < 0:
+            return r
+        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
+        if not math.isfinite(ratio):
+            return -6
+    return 0

@@ -448,3 +448,15 @@ EV_NOBJ = 2
 EV_NGROUPS = 3
 EV_HAS_JAC_MAP = 4
 EV_CHUNK = 5
+
+#: entries of slot F_IC_STATE, the inertia correction's state of one solve
+#: (kernels/kkt.py; solver/inertia.py's InertiaCorrector attributes in brackets)
+IC_DW_LAST = 0          # the last nonzero delta_w [delta_w_last]
+IC_DW = 1               # delta_w of the current factorization (0: none)
+IC_EPS = 2              # the static regularization now [kkt.static_regularization]
+IC_EPS_RESTORE = 3      # eps to restore next iteration, -1: none [eps_restore]
+IC_DC_USED = 4          # 1: delta_c from the start of every factorization [delta_c_used]
+IC_EPS_BEFORE_SLOW = 5  # eps before a slow refinement lowered it, -1: none [eps_before_slow]
+IC_SLOW_OFF = 6         # 1: no more lowering for slowness [slow_rule_off]
+IC_DC = 7               # delta_c of the current factorization
+IC_STATE_SIZE = 8
