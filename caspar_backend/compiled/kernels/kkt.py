@@ -296,6 +296,20 @@ def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
 
 
 @kernel
+def _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, dy):
+    """Algorithm IC again with the static term now in ``st`` and the solve into dw, dy:
+    ``(0, residual ratio)``, or ``(-reason, nan)`` (factorize_ic's reasons; -6 for a
+    non-finite residual)."""
+    r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+    if r < 0:
+        return r, math.nan
+    ratio, _ = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
+    if not math.isfinite(ratio):
+        return -6, math.nan
+    return 0, ratio
+
+
+@kernel
 def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, dy,
                         dw2, dy2, ratio, rho):
     """The rest of InertiaCorrector.direction after the first factorization and solve
@@ -326,12 +340,10 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         st[IC_EPS] = st[IC_EPS_BEFORE_SLOW]
         st[IC_EPS_BEFORE_SLOW] = -1.0
         st[IC_SLOW_OFF] = 1.0
-        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c,
+                                   dw, dy)
         if r < 0:
             return r
-        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
-        if not math.isfinite(ratio):
-            return -6
     while ratio > RESIDUAL_RATIO_SINGULAR:
         if (not smaller_tried) and st[IC_EPS_RESTORE] < 0.0:
             smaller_tried = True
@@ -344,10 +356,8 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         # a larger static term for the rest of the solve (increase_quality), IC again
         st[IC_EPS] = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
         st[IC_EPS_RESTORE] = -1.0
-        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c,
+                                   dw, dy)
         if r < 0:
             return r
-        ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
-        if not math.isfinite(ratio):
-            return -6
     return 0
