@@ -9,10 +9,9 @@ from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THE
                         TINY_STEP_MAX_THETA)
 from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import direction_fallbacks, factorize_ic, kkt_build, kkt_solve
+from .kkt import direction_fallbacks, factorize_ic, kkt_solve, least_squares_y
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
-from .qdldl import ldl_factor
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
@@ -124,34 +123,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     st[IC_EPS_RESTORE] = -1.0
     st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0:
-        rd = _f(Fb, FO, F_DUAL_RES)
-        for i in range(nw):
-            rd[i] = G[i]
-        for k in range(nL):
-            rd[iL[k]] -= ZL[k]
-        for k in range(nU):
-            rd[iU[k]] += ZU[k]
-        for k in range(SI[SZ_NH]):
-            HV[k] = 0.0
-        for i in range(nw):
-            sigma[i] = 0.0
-            rd[i] = -rd[i]
-        for i in range(m):
-            tmp[i] = 0.0
-        y = _f(Fb, FO, F_DY)
-        for i in range(m):
-            y[i] = 0.0
-        for dcv in (0.0, 1e-10):
-            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
-                      dcv)
-            npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-            if nzero == 0 and npos == nw and nneg == m:
-                kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
-                break
-        ymax = amax_abs(y, m)
-        keep = math.isfinite(ymax) and ymax <= O[OPT_CONSTR_MULT_INIT_MAX]
-        for i in range(m):
-            Y[i] = y[i] if keep else 0.0
+        least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y)
     theta0 = sum_abs(H, m, tmp)
     LS = _f(Fb, FO, F_LS_STATE)          # theta_min, theta_max, last_mu, shortened, tiny_step
     LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
@@ -314,15 +286,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if tiny and WD[WD_ACTIVE] == 1.0:
             # a tiny step while the watchdog runs: resume from the stored iterate (its
             # factorization is gone: no corrections)
-            g_amin = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, tmp, LS)
+            g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
+                                           sL, sU, tau, tmp, LS)
             theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
-            n_obj += 1
-            n_cons += 1
-            n_grad += 1
-            n_jac += 1
-            slacks(Fb, FO, Ib, IO, W, sL, sU)
-            ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
-            ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
+            n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
             tiny = False
             soc = False
         elif (O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER] > 0 and WD[WD_ACTIVE] == 0.0 and (not tiny)
@@ -372,16 +339,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         break
                 WD[WD_TRIALS] += 1.0
                 if (not ok) or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
-                    g_amin = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
-                                           tmp, LS)
+                    g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL,
+                                                   dzU, sL, sU, tau, tmp, LS)
                     theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
-                    n_obj += 1
-                    n_cons += 1
-                    n_grad += 1
-                    n_jac += 1
-                    slacks(Fb, FO, Ib, IO, W, sL, sU)
-                    ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
-                    ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
+                    n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
                     skip_first = True
                     continue
                 # the rejected full step, taken unchecked (the filter not augmented)

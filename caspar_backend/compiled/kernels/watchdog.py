@@ -5,7 +5,8 @@ F_WD_*, the procedure's state in F_WD_STATE (entries ``slots.WD_*``).
 from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import pairwise_sum
-from .slack_nlp import nlp_first, nlp_zeroth
+from .quantities import ftb, ftb_idx
+from .slack_nlp import nlp_first, nlp_zeroth, slacks
 
 
 @kernel
@@ -32,12 +33,14 @@ def watchdog_start(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, gphi, theta, 
 
 
 @kernel
-def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, tmp, LS):
+def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, tmp, LS):
     """LineSearch._stop_watchdog: the stored iterate back into (W, Y, ZL, ZU), f, h, the
     gradient and the Jacobian evaluated there (slots F_F_CUR, F_H, F_GRAD_W, F_JV), its
-    direction into (dW, dY, dzL, dzU); the watchdog off, no shortened steps.  Returns
-    the stored barrier gradient times the *latest* dW (the one in dW on entry), the
-    ``gphi^T dw`` of the smallest step size from here (pairwise, as gphi^T dw)."""
+    slacks into (sL, sU), its direction into (dW, dY, dzL, dzU); the watchdog off, no
+    shortened steps.  Returns ``(g, alpha_max, alpha_z)``: the stored barrier gradient
+    times the *latest* dW (the one in dW on entry), the ``gphi^T dw`` of the smallest
+    step size from here (pairwise, as gphi^T dw), and the stored direction's
+    fraction-to-the-boundary steps from the restored iterate."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
     gp = _f(Fb, FO, F_WD_GRAD_PHI)
@@ -58,7 +61,11 @@ def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, tmp, LS):
     WD = _f(Fb, FO, F_WD_STATE)
     WD[WD_ACTIVE] = 0.0
     LS[3] = 0.0
-    return g
+    slacks(Fb, FO, Ib, IO, W, sL, sU)
+    iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
+    ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
+    return g, ap, ad
 
 
 @kernel
