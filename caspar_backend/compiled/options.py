@@ -27,6 +27,7 @@ from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
 IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
                         + OPTION_NAMES[OPT_NLP_SCALING_GRADIENT_BASED + 1:
                                        OPT_PRIVATE_PIVOT_FRACTION]
+                        + OPTION_NAMES[OPT_PRIVATE_PIVOT_FRACTION + 1:]
                         + ("nlp_scaling_method",))
 
 #: the shortest max_wall_time / max_cpu_time (seconds) the compiled path takes.  The

@@ -144,7 +144,10 @@ class WorkspaceLayout:
             DY_SOC=m, H_SOC=m, DZL_SOC=nL, DZU_SOC=nU, GRAD_W_NEW=nw, JV_NEW=nj,
             # fixed variables: the evaluator's Hessian before the gather of the kept
             # entries, the fixed variables' multipliers (minus the reduced gradient)
-            HESS_RAW=sz["nhe"] if sz["nfix"] else 0, LAM_X_FIXED=sz["nfix"])
+            HESS_RAW=sz["nhe"] if sz["nfix"] else 0, LAM_X_FIXED=sz["nfix"],
+            # the line-search watchdog's stored iterate, direction and state
+            WD_W=nw, WD_Y=m, WD_ZL=nL, WD_ZU=nU, WD_DW=nw, WD_DY=m, WD_DZL=nL, WD_DZU=nU,
+            WD_GRAD_PHI=nw, WD_STATE=slots.WD_STATE_SIZE)
 
     def new_workspace(self):
         """A float workspace for one solve in flight (a copy of the template)."""

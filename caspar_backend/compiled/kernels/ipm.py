@@ -9,10 +9,9 @@ from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THE
                         TINY_STEP_MAX_THETA)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import direction_fallbacks, factorize_ic, kkt_build, kkt_solve
+from .kkt import direction_fallbacks, factorize_ic, kkt_solve, least_squares_y
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
-from .qdldl import ldl_factor
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
@@ -20,6 +19,7 @@ from .slack_setup import slack_problem
 from .slack_nlp import (aty, fixed_multipliers, nlp_first, nlp_hess, nlp_zeroth, push_entry,
                         set_x, slacks)
 from .tape_eval import ev_zeroth
+from .watchdog import watchdog_start, watchdog_stop
 
 
 @kernel
@@ -123,34 +123,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     st[IC_EPS_RESTORE] = -1.0
     st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0:
-        rd = _f(Fb, FO, F_DUAL_RES)
-        for i in range(nw):
-            rd[i] = G[i]
-        for k in range(nL):
-            rd[U(iL[k])] -= ZL[k]
-        for k in range(nU):
-            rd[U(iU[k])] += ZU[k]
-        for k in range(SI[SZ_NH]):
-            HV[k] = 0.0
-        for i in range(nw):
-            sigma[i] = 0.0
-            rd[i] = -rd[i]
-        for i in range(m):
-            tmp[i] = 0.0
-        y = _f(Fb, FO, F_DY)
-        for i in range(m):
-            y[i] = 0.0
-        for dcv in (0.0, 1e-10):
-            kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
-                      dcv)
-            npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-            if nzero == 0 and npos == nw and nneg == m:
-                kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
-                break
-        ymax = amax_abs(y, m)
-        keep = math.isfinite(ymax) and ymax <= O[OPT_CONSTR_MULT_INIT_MAX]
-        for i in range(m):
-            Y[i] = y[i] if keep else 0.0
+        least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y)
     theta0 = sum_abs(H, m, tmp)
     LS = _f(Fb, FO, F_LS_STATE)          # theta_min, theta_max, last_mu, shortened, tiny_step
     LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
@@ -158,6 +131,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     LS[2] = np.nan
     LS[3] = 0.0
     LS[4] = 0.0
+    WD = _f(Fb, FO, F_WD_STATE)          # the watchdog's state (slots.WD_*)
+    WD[WD_ACTIVE] = 0.0
+    WD[WD_TRIALS] = 0.0
     filter_reset(FT, FI)
     FI[2] = 0
     mu = O[OPT_MU_INIT]
@@ -283,8 +259,11 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             break
         bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU)
         # ------------------------------------------------------------ line search
+        # (LineSearch.search; a change of mu resets the watchdog)
         if LS[2] != mu:
             LS[3] = 0.0
+            WD[WD_ACTIVE] = 0.0
+            WD[WD_TRIALS] = 0.0
         LS[2] = mu
         ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
         ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
@@ -302,9 +281,21 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             status = -8
             break
         tiny = rel < 10.0 * EPS and theta <= TINY_STEP_MAX_THETA
-        if O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER] > 0 and (not tiny) and LS[3] >= O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER]:
-            status = -9
-            break
+        soc = True
+        g_amin = gBD            # the gphi^T dw of the smallest step size
+        if tiny and WD[WD_ACTIVE] == 1.0:
+            # a tiny step while the watchdog runs: resume from the stored iterate (its
+            # factorization is gone: no corrections)
+            g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
+                                           sL, sU, tau, tmp, LS)
+            theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
+            n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
+            tiny = False
+            soc = False
+        elif (O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER] > 0 and WD[WD_ACTIVE] == 0.0 and (not tiny)
+              and LS[3] >= O[OPT_WATCHDOG_SHORTENED_ITER_TRIGGER]):
+            watchdog_start(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, gphi, theta, phi,
+                           gBD)
         moved = False
         LS[4] = 0.0
         if tiny:
@@ -318,28 +309,68 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                 LS[3] = 0.0
                 LS[4] = 1.0
                 moved = True
-        if not moved:
-            if gBD < 0:
+        skip_first = False
+        ej = 0
+        all_invalid = True
+        while not moved:
+            if WD[WD_ACTIVE] == 1.0:
+                # the watchdog's single trial: the full step against the stored
+                # reference values and the filter
+                f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
+                n_obj += 1
+                n_cons += 1
+                n_invalid += 0 if ok else 1
+                if ok and safe_t:
+                    ej = -8
+                    break
+                if ok:
+                    kind = acceptable(O, FT, FI, LS, theta, phi, gBD, ap, theta_t, phi_t)
+                    if kind > 0:
+                        if kind == 2:
+                            if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
+                                ej = -20
+                                break
+                        accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                        alpha_pr, alpha_du, n_ls = ap, ad, 1
+                        tag = TAG_F if kind == 1 else TAG_H
+                        LS[3] = 0.0
+                        WD[WD_ACTIVE] = 0.0
+                        moved = True
+                        break
+                WD[WD_TRIALS] += 1.0
+                if (not ok) or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
+                    g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL,
+                                                   dzU, sL, sU, tau, tmp, LS)
+                    theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
+                    n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
+                    skip_first = True
+                    continue
+                # the rejected full step, taken unchecked (the filter not augmented)
+                accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_WATCHDOG
+                moved = True
+                break
+            if g_amin < 0:
                 if theta <= LS[0]:
-                    amin = min(min(G_THETA, G_PHI * theta / -gBD),
-                               DELTA * theta ** S_THETA / (-gBD) ** S_PHI)
+                    amin = min(min(G_THETA, G_PHI * theta / -g_amin),
+                               DELTA * theta ** S_THETA / (-g_amin) ** S_PHI)
                 else:
-                    amin = min(G_THETA, G_PHI * theta / -gBD)
+                    amin = min(G_THETA, G_PHI * theta / -g_amin)
             else:
                 amin = G_THETA
             amin *= ALPHA_MIN_FRAC
-            alpha = ap
-            ntr = 0
-            r_ = O[OPT_ALPHA_RED_FACTOR]
-            if 0.0 < r_ < 1.0:
-                last = int(math.ceil(math.log(TINY / alpha) / math.log(r_)) + 1) \
-                    if alpha > TINY else 1
-            else:
-                last = 1
             all_invalid = True
-            ej = 0
+            r_ = O[OPT_ALPHA_RED_FACTOR]
+            alpha = ap * (r_ if skip_first else 1.0)
+            first = 1 if skip_first else 0
+            ntr = first
+            if 0.0 < r_ < 1.0:
+                last = first + (int(math.ceil(math.log(TINY / alpha) / math.log(r_)) + 1)
+                                if alpha > TINY else 1)
+            else:
+                last = first + 1
             while True:
-                if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == 0):
+                if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == first):
                     break
                 ntr += 1
                 f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu)
@@ -363,7 +394,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
                         moved = True
                         break
-                if O[OPT_MAX_SOC] > 0 and ok and ntr == 1 and theta_t >= theta:
+                if soc and (not skip_first) and O[OPT_MAX_SOC] > 0 and ok and ntr == 1 and theta_t >= theta:
                     # ---------------------------------------- second-order correction
                     for i in range(m):
                         c_soc[i] = alpha * H[i] + ht[i]
@@ -412,12 +443,13 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         moved = True
                         break
                 alpha = alpha * O[OPT_ALPHA_RED_FACTOR]
-            if ej != 0:
-                status = ej
-                break
-            if not moved:
-                status = -11 if all_invalid else -10
-                break
+            break       # (one backtracking search: only the watchdog's stop loops back)
+        if ej != 0:
+            status = ej
+            break
+        if not moved:
+            status = -11 if all_invalid else -10
+            break
         # ------------------------------------------------------------ derivatives
         nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W_NEW), _f(Fb, FO, F_JV_NEW))
         n_grad += 1

@@ -361,3 +361,43 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         if r < 0:
             return r
     return 0
+
+
+@kernel
+def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y):
+    """IPOPT's least-squares constraint multipliers at the start (solver/initial.py):
+    the augmented system with delta_w = 1 (delta_c 1e-10 when it is singular) solved
+    for y against the dual residual with the Hessian zero; kept in ``Y`` when finite
+    and at most constr_mult_init_max, else Y = 0.  HV, sigma and tmp are overwritten."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
+    iL = _i(Ib, IO, I_LOWER_IDX)
+    iU = _i(Ib, IO, I_UPPER_IDX)
+    rd = _f(Fb, FO, F_DUAL_RES)
+    for i in range(nw):
+        rd[i] = G[i]
+    for k in range(nL):
+        rd[U(iL[k])] -= ZL[k]
+    for k in range(nU):
+        rd[U(iU[k])] += ZU[k]
+    for k in range(SI[SZ_NH]):
+        HV[k] = 0.0
+    for i in range(nw):
+        sigma[i] = 0.0
+        rd[i] = -rd[i]
+    for i in range(m):
+        tmp[i] = 0.0
+    y = _f(Fb, FO, F_DY)
+    for i in range(m):
+        y[i] = 0.0
+    for dcv in (0.0, 1e-10):
+        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
+                  dcv)
+        npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+        if nzero == 0 and npos == nw and nneg == m:
+            kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
+            break
+    ymax = amax_abs(y, m)
+    keep = math.isfinite(ymax) and ymax <= O[OPT_CONSTR_MULT_INIT_MAX]
+    for i in range(m):
+        Y[i] = y[i] if keep else 0.0

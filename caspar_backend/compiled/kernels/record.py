@@ -38,8 +38,8 @@ HIST_COLUMNS = 10
 
 #: step tags: none, filter ('f': Armijo under the switching condition, 'h': otherwise),
 #: the same after a second-order correction, and the tiny step
-TAGS = (" ", "f", "h", "F", "H", "T")
-TAG_NONE, TAG_F, TAG_H, TAG_SOC_F, TAG_SOC_H, TAG_TINY = range(6)
+TAGS = (" ", "f", "h", "F", "H", "T", "w")
+TAG_NONE, TAG_F, TAG_H, TAG_SOC_F, TAG_SOC_H, TAG_TINY, TAG_WATCHDOG = range(7)
 
 OUT_N_OBJ = 0
 OUT_N_GRAD = 1

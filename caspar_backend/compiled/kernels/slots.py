@@ -101,6 +101,16 @@ FLOAT_SLOTS = (
     'FILTER',
     'HESS_RAW',
     'LAM_X_FIXED',
+    'WD_W',
+    'WD_Y',
+    'WD_ZL',
+    'WD_ZU',
+    'WD_DW',
+    'WD_DY',
+    'WD_DZL',
+    'WD_DZU',
+    'WD_GRAD_PHI',
+    'WD_STATE',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -214,6 +224,7 @@ OPTION_NAMES = (
     'acceptable_constr_viol_tol',
     'acceptable_compl_inf_tol',
     'private_pivot_fraction',
+    'watchdog_trial_iter_max',
 )
 #: the most instances of a group that one pass over a tape evaluates together: the
 #: interpreter dispatches on each instruction once per pass, and the REGISTERS slot holds
@@ -310,6 +321,16 @@ F_JV_NEW = 79
 F_FILTER = 80
 F_HESS_RAW = 81
 F_LAM_X_FIXED = 82
+F_WD_W = 83
+F_WD_Y = 84
+F_WD_ZL = 85
+F_WD_ZU = 86
+F_WD_DW = 87
+F_WD_DY = 88
+F_WD_DZL = 89
+F_WD_DZU = 90
+F_WD_GRAD_PHI = 91
+F_WD_STATE = 92
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2
@@ -420,6 +441,7 @@ OPT_ACCEPTABLE_DUAL_INF_TOL = 50
 OPT_ACCEPTABLE_CONSTR_VIOL_TOL = 51
 OPT_ACCEPTABLE_COMPL_INF_TOL = 52
 OPT_PRIVATE_PIVOT_FRACTION = 53
+OPT_WATCHDOG_TRIAL_ITER_MAX = 54
 SZ_N = 0
 SZ_M = 1
 SZ_NW = 2
@@ -460,3 +482,12 @@ IC_EPS_BEFORE_SLOW = 5  # eps before a slow refinement lowered it, -1: none [eps
 IC_SLOW_OFF = 6         # 1: no more lowering for slowness [slow_rule_off]
 IC_DC = 7               # delta_c of the current factorization
 IC_STATE_SIZE = 8
+
+#: entries of slot F_WD_STATE, the line-search watchdog's state (solver/watchdog.py's
+#: Watchdog; its stored iterate and direction are the slots F_WD_*)
+WD_ACTIVE = 0           # 1 while the watchdog runs
+WD_TRIALS = 1           # its unchecked steps so far
+WD_THETA = 2            # the stored iterate's reference values (theta, phi, gphi^T dw)
+WD_PHI = 3
+WD_GBD = 4
+WD_STATE_SIZE = 5
