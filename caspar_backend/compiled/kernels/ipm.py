@@ -313,43 +313,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         ej = 0
         all_invalid = True
         while not moved:
-            if WD[WD_ACTIVE] == 1.0:
-                # the watchdog's single trial: the full step against the stored
-                # reference values and the filter
-                f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
-                n_obj += 1
-                n_cons += 1
-                n_invalid += 0 if ok else 1
-                if ok and safe_t:
-                    ej = -8
-                    break
-                if ok:
-                    kind = acceptable(O, FT, FI, LS, theta, phi, gBD, ap, theta_t, phi_t)
-                    if kind > 0:
-                        if kind == 2:
-                            if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
-                                ej = -20
-                                break
-                        accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
-                        alpha_pr, alpha_du, n_ls = ap, ad, 1
-                        tag = TAG_F if kind == 1 else TAG_H
-                        LS[3] = 0.0
-                        WD[WD_ACTIVE] = 0.0
-                        moved = True
-                        break
-                WD[WD_TRIALS] += 1.0
-                if (not ok) or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
-                    g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL,
-                                                   dzU, sL, sU, tau, tmp, LS)
-                    theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
-                    n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
-                    skip_first = True
-                    continue
-                # the rejected full step, taken unchecked (the filter not augmented)
-                accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
-                alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_WATCHDOG
-                moved = True
-                break
+            # the watchdog's single trial (the full step, no correction) or a search
+            single = WD[WD_ACTIVE] == 1.0
             if g_amin < 0:
                 if theta <= LS[0]:
                     amin = min(min(G_THETA, G_PHI * theta / -g_amin),
@@ -364,7 +329,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             alpha = ap * (r_ if skip_first else 1.0)
             first = 1 if skip_first else 0
             ntr = first
-            if 0.0 < r_ < 1.0:
+            if single:
+                last = 1
+            elif 0.0 < r_ < 1.0:
                 last = first + (int(math.ceil(math.log(TINY / alpha) / math.log(r_)) + 1)
                                 if alpha > TINY else 1)
             else:
@@ -392,9 +359,11 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         alpha_pr, alpha_du, n_ls = alpha, ad, ntr
                         tag = TAG_F if kind == 1 else TAG_H
                         LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
+                        WD[WD_ACTIVE] = 0.0         # (a watchdog trial accepted: it ends)
                         moved = True
                         break
-                if soc and (not skip_first) and O[OPT_MAX_SOC] > 0 and ok and ntr == 1 and theta_t >= theta:
+                if (soc and (not single) and (not skip_first) and O[OPT_MAX_SOC] > 0 and ok
+                        and ntr == 1 and theta_t >= theta):
                     # ---------------------------------------- second-order correction
                     for i in range(m):
                         c_soc[i] = alpha * H[i] + ht[i]
@@ -443,7 +412,20 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         moved = True
                         break
                 alpha = alpha * O[OPT_ALPHA_RED_FACTOR]
-            break       # (one backtracking search: only the watchdog's stop loops back)
+            if ej != 0 or moved or not single:
+                break
+            WD[WD_TRIALS] += 1.0
+            if all_invalid or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
+                g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
+                                               sL, sU, tau, tmp, LS)
+                theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
+                n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
+                skip_first = True
+                continue
+            # the rejected full step (still in wt, ht), taken unchecked, the filter as it is
+            accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+            alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_WATCHDOG
+            moved = True
         if ej != 0:
             status = ej
             break
