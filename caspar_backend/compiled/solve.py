@@ -1,8 +1,9 @@
 """``solve_compiled``: one solve of a compiled problem by the compiled interior point, or
 ``None`` where the general path (``Problem.solve``) must solve instead.
 
-The compiled path runs caspar's interior point (the lockstep batch path with B = 1)
-through the Numba kernels of :mod:`.kernels`: the same iterates as ``Problem.solve`` --
+The compiled path runs caspar's interior point (the lockstep batch path with B = 1, and
+the rare paths listed below that the kernels take themselves) through the Numba kernels
+of :mod:`.kernels`: the same iterates as ``Problem.solve`` --
 status and iterations equal, x and f bit for bit where the model uses no
 exp/log10/tanh/pow (NumPy's SIMD versions of these differ from libm by 1-3 ulp on a few
 percent of arguments; with them the agreement is to rounding).  It returns ``None``,

@@ -1,5 +1,6 @@
-"""The interior point of one instance (caspar's lockstep batch path with B = 1) and the
-loop over B instances.
+"""The interior point of one instance: caspar's lockstep batch path with B = 1, plus
+the single path's zero-pivot and static-term steps (:mod:`.kkt`) and its watchdog
+(:mod:`.watchdog`), which the lockstep code hands over.
 """
 import math
 
