@@ -16,9 +16,10 @@ having changed nothing the caller sees, when
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-backs past the static term, a full filter, ...:
   batch/state.py's ejection reasons; the kernels take a zero pivot at delta_w = 0, the
-  static-term fall-backs and the watchdog themselves).  The caller then solves from the start on the general path, as
-  ``solve_batch`` does with an ejected instance -- unless a Ctrl-C came while the kernel
-  ran: the solve then ends at the kernel's last iterate (:func:`stops_here`).
+  static-term fall-backs and the watchdog themselves).  The caller then solves from the
+  start on the general path, as ``solve_batch`` does with an ejected instance --
+  unless a Ctrl-C came while the kernel ran: the solve then ends at the kernel's last
+  iterate (:func:`stops_here`).
 
 Cost: the kernels compile once per machine (about a minute of CPU; cached under
 ``$CASPAR_CACHE_DIR/numba``, see :mod:`.kernels._jit`); a layout is built once per
