@@ -346,12 +346,12 @@ class Problem:
         # (caspar_backend.compiled.dispatch; the same iterates as below)
         from .compiled.dispatch import try_solve
 
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall0, cpu0 = time.perf_counter(), time.process_time()
         res = try_solve(self, x0, p, bounds, options)
         if res is None:
             # the time of a compiled attempt that handed over counts towards the time
             # limits and the total (compiled/options.py: why a limit is then honoured)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            spent_wall, spent_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
             # (a Ctrl-C from here to the general path's handler is one during setup: a
             # KeyboardInterrupt, nothing half made -- tests/solver/test_setup_interrupt.py)
             # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
@@ -359,7 +359,8 @@ class Problem:
             res = solve_nlp(ev, *bounds, x0,
                             lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                             con_names=self.con_names, options=options,
-                            started=(time.perf_counter() - wall, time.process_time() - cpu))
+                            started=(time.perf_counter() - spent_wall,
+                                     time.process_time() - spent_cpu))
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

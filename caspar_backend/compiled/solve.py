@@ -1,8 +1,9 @@
 """``solve_compiled``: one solve of a compiled problem by the compiled interior point, or
 ``None`` where the general path (``Problem.solve``) must solve instead.
 
-The compiled path runs caspar's interior point (the lockstep batch path with B = 1)
-through the Numba kernels of :mod:`.kernels`: the same iterates as ``Problem.solve`` --
+The compiled path runs caspar's interior point (the lockstep batch path with B = 1, and
+the rare paths listed below that the kernels take themselves) through the Numba kernels
+of :mod:`.kernels`: the same iterates as ``Problem.solve`` --
 status and iterations equal, x and f bit for bit where the model uses no
 exp/log10/tanh/pow (NumPy's SIMD versions of these differ from libm by 1-3 ulp on a few
 percent of arguments; with them the agreement is to rounding).  It returns ``None``,
@@ -15,9 +16,10 @@ having changed nothing the caller sees, when
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-backs past the static term, a full filter, ...:
   batch/state.py's ejection reasons; the kernels take a zero pivot at delta_w = 0, the
-  static-term fall-backs and the watchdog themselves).  The caller then solves from the start on the general path, as
-  ``solve_batch`` does with an ejected instance -- unless a Ctrl-C came while the kernel
-  ran: the solve then ends at the kernel's last iterate (:func:`stops_here`).
+  static-term fall-backs and the watchdog themselves).  The caller then solves from the
+  start on the general path, as ``solve_batch`` does with an ejected instance --
+  unless a Ctrl-C came while the kernel ran: the solve then ends at the kernel's last
+  iterate (:func:`stops_here`).
 
 Cost: the kernels compile once per machine (about a minute of CPU; cached under
 ``$CASPAR_CACHE_DIR/numba``, see :mod:`.kernels._jit`); a layout is built once per

@@ -40,4 +40,5 @@ def make_linear_solver(name: str, xp=None, opts=None) -> "LinearSolver":
         from .cudss import CudssSolver
 
         return CudssSolver()
-    raise OptionError(f"unknown linear_solver {name!r}; available: ['qdldl', 'pardisomkl', 'cudss']")
+    raise OptionError(f"unknown linear_solver {name!r}; available: "
+                      "['qdldl', 'pardisomkl', 'cudss']")

@@ -118,9 +118,8 @@ class InertiaCorrector:
         misreports inertia); when it cannot do better, its pivoting mode for the rest of
         the solve, the inertia correction redone; where there is none, an accurate
         (pivoting) factorization of K itself for this iteration's solves; failing that,
-        K is taken
-        as (numerically) singular, once, and perturbed as IPOPT's PerturbForSingularity
-        does.  A KKT system whose inertia test rounding can fool (the condensed one)
+        K is taken as (numerically) singular, once, and perturbed as IPOPT's
+        PerturbForSingularity does.  A KKT system whose inertia test rounding can fool (the condensed one)
         then goes on raising delta_w, as MadNLP does after a failed Richardson
         iteration."""
         k, o = self.kkt, self.opts

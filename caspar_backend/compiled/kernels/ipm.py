@@ -1,5 +1,6 @@
-"""The interior point of one instance (caspar's lockstep batch path with B = 1) and the
-loop over B instances.
+"""The interior point of one instance: caspar's lockstep batch path with B = 1, plus
+the single path's zero-pivot and static-term steps (:mod:`.kkt`) and its watchdog
+(:mod:`.watchdog`), which the lockstep code hands over.
 """
 import math
 
@@ -286,9 +287,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if tiny and WD[WD_ACTIVE] == 1.0:
             # a tiny step while the watchdog runs: resume from the stored iterate (its
             # factorization is gone: no corrections)
-            g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
-                                           sL, sU, tau, tmp, LS)
-            theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
+            g_amin, ap, ad, theta, phi, gBD = watchdog_stop(
+                Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, tmp, LS)
             n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
             tiny = False
             soc = False
@@ -416,9 +416,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                 break
             WD[WD_TRIALS] += 1.0
             if all_invalid or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
-                g_amin, ap, ad = watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU,
-                                               sL, sU, tau, tmp, LS)
-                theta, phi, gBD = WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
+                g_amin, ap, ad, theta, phi, gBD = watchdog_stop(
+                    Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, tmp, LS)
                 n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
                 skip_first = True
                 continue

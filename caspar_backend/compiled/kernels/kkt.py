@@ -213,8 +213,8 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
     STATIC_REGULARIZATION_MAX) for this iteration while the pivot stays zero (the eps
     before it kept in st[IC_EPS_RESTORE] for the next iteration); still zero, delta_c
     for the rest of the solve; then delta_w as Algorithm IC."""
-    N = _i(Ib, IO, I_SIZES)[SZ_NKKT]
-    m = _i(Ib, IO, I_SIZES)[SZ_M]
+    SI = _i(Ib, IO, I_SIZES)
+    N, m = SI[SZ_NKKT], SI[SZ_M]
     st[IC_DW] = 0.0
     eps = st[IC_EPS]
     delta_w = 0.0
@@ -391,10 +391,9 @@ def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y):
     for i in range(m):
         y[i] = 0.0
     for dcv in (0.0, 1e-10):
-        kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, O[OPT_KKT_STATIC_REGULARIZATION], 1.0,
-                  dcv)
-        npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-        if nzero == 0 and npos == nw and nneg == m:
+        ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma,
+                                O[OPT_KKT_STATIC_REGULARIZATION], 1.0, dcv)
+        if ok:
             kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
             break
     ymax = amax_abs(y, m)

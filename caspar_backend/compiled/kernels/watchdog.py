@@ -37,10 +37,11 @@ def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, t
     """LineSearch._stop_watchdog: the stored iterate back into (W, Y, ZL, ZU), f, h, the
     gradient and the Jacobian evaluated there (slots F_F_CUR, F_H, F_GRAD_W, F_JV), its
     slacks into (sL, sU), its direction into (dW, dY, dzL, dzU); the watchdog off, no
-    shortened steps.  Returns ``(g, alpha_max, alpha_z)``: the stored barrier gradient
-    times the *latest* dW (the one in dW on entry), the ``gphi^T dw`` of the smallest
-    step size from here (pairwise, as gphi^T dw), and the stored direction's
-    fraction-to-the-boundary steps from the restored iterate."""
+    shortened steps.  Returns ``(g, alpha_max, alpha_z, theta, phi, gBD)``: the stored
+    barrier gradient times the *latest* dW (the one in dW on entry), the ``gphi^T dw``
+    of the smallest step size from here (pairwise, as gphi^T dw); the stored
+    direction's fraction-to-the-boundary steps from the restored iterate; the stored
+    reference values."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
     gp = _f(Fb, FO, F_WD_GRAD_PHI)
@@ -65,7 +66,7 @@ def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, t
     iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
     ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
     ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
-    return g, ap, ad
+    return g, ap, ad, WD[WD_THETA], WD[WD_PHI], WD[WD_GBD]
 
 
 @kernel
