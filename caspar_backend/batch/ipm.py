@@ -29,7 +29,6 @@ import time
 import numpy as np
 
 from ..arrays import host
-from ..linsolve.qdldl import DENSE_PIVOTING_MAX_N
 from ..solver.inertia import PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR, \
     SLOW_REFINEMENT_EPS_FLOOR
 from ..solver.initial import pushed
@@ -379,7 +378,6 @@ class LockstepIPM:
         k.delta_w[...] = xp.where(need, xp.where(dwl == 0.0, o.first_hessian_perturbation,
                                                  xp.maximum(o.min_hessian_perturbation,
                                                             o.perturb_dec_fact * dwl)), 0.0)
-        pivoting = k.N <= DENSE_PIVOTING_MAX_N
         while True:
             k.build()
             ok, n_zero = k.factorize(xp.flatnonzero(need))
@@ -391,11 +389,12 @@ class LockstepIPM:
             zp = need & (n_zero > 0)
             set_c = zp & (k.delta_c == 0.0)
             k.delta_c[...] = xp.where(set_c, self._delta_c(), k.delta_c)
-            if pivoting:
-                switch = need & ~set_c & ((zp & (k.delta_w > 0.0))
-                                          | (k.delta_w > PIVOTING_SWITCH_DELTA_W))
-                self.leave(switch, "pivoting switch of the inertia correction")
-                need &= ~switch
+            # where the single path may switch to a pivoting factorization (whether it
+            # has one depends on N, the device and MKL): the instance leaves
+            switch = need & ~set_c & ((zp & (k.delta_w > 0.0))
+                                      | (k.delta_w > PIVOTING_SWITCH_DELTA_W))
+            self.leave(switch, "pivoting switch of the inertia correction")
+            need &= ~switch
             k.delta_w[...] = xp.where(need, k.delta_w * xp.where(
                 self.delta_w_last == 0.0, o.perturb_inc_fact_first, o.perturb_inc_fact),
                 k.delta_w)

@@ -18,7 +18,7 @@ from ..version import __version__
 #: the folder of the kernel modules
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 #: modules whose constants the kernels import (compile-time constants in the machine code)
-CONSTANT_SOURCES = ("solver/linesearch.py", "solver/inertia.py", "linsolve/qdldl.py",
+CONSTANT_SOURCES = ("solver/linesearch.py", "solver/inertia.py",
                     "kkt/augmented.py")
 
 

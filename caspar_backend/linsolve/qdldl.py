@@ -63,7 +63,8 @@ from .blas_threads import single_threaded_blas
 from .upper_matvec import UpperTriangleMatvec
 
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
-#: pivoting factorization (an N x N dense matrix, O(N^3) per factorization)
+#: pivoting factorization (an N x N dense matrix, O(N^3) per factorization; PARDISO from
+#: fewer rows is faster per factorization but pivots differently: docs/pivoting-switch.md)
 DENSE_PIVOTING_MAX_N = 1000
 #: a K of at least DENSE_KKT_MIN_N rows whose stored upper triangle holds at least this
 #: fraction of its N (N + 1) / 2 entries is factorized densely from the start

@@ -88,3 +88,39 @@ def test_failed_refinement_switches_to_the_pivoting_mode(name, monkeypatch):
     assert rc.status == "Solve_Succeeded" == ri["status"]
     assert rc.iterations == ri["iter"]
     assert abs(rc.f - ri["f"]) <= 1e-8 * max(1.0, abs(ri["f"]))
+
+
+def test_kernels_hand_over_where_the_general_path_may_switch(monkeypatch):
+    """The race car on 150 intervals (N = 1,360 > the dense pivoting size): the general
+    path switches to PARDISO where MKL is installed and otherwise goes on raising
+    delta_w, which a cached kernel cannot tell apart, so the compiled path hands over at
+    the switch's condition whatever N (it used to go on to the restoration phase and
+    hand over there, 37 iterations later).  The answer is the general path's."""
+    import caspar_backend.compiled.kernels.ipm as kipm
+    from caspar_backend.batch.state import EJECT_REASONS
+    from caspar_backend.casadi import Opti
+    from caspar_backend.compiled.dispatch import kernels_ready
+
+    kernels_ready(wait=True)
+    codes = []
+    solve_instance = kipm.solve_instance
+
+    def recording(*args):
+        out = solve_instance(*args)
+        codes.append((int(out[0]), int(out[1])))
+        return out
+
+    monkeypatch.setattr(kipm, "solve_instance", recording)
+    answers = []
+    for path in ("no", "auto"):
+        opti, T = _race(Opti, N=150)
+        opti.solver("caspar", {"print_time": False},
+                    {"print_level": 0, "compiled_path": path})
+        sol = opti.solve()
+        answers.append((sol.stats()["return_status"], sol.stats()["iter_count"],
+                        sol.value(T)))
+    assert len(codes) == 1
+    code, iterations = codes[0]
+    assert EJECT_REASONS[-code] == "pivoting switch of the inertia correction"
+    assert iterations < answers[0][1]
+    assert answers[0] == answers[1]

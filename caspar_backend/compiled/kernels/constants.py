@@ -2,7 +2,6 @@
 (one source of truth; ``compiled.cache.CONSTANT_SOURCES`` puts those files into the cache stamp,
 since Numba compiles a global's value into the machine code)."""
 from ...kkt.augmented import AugmentedKKT
-from ...linsolve.qdldl import DENSE_PIVOTING_MAX_N  # noqa: F401
 from ...solver.inertia import (PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR,  # noqa: F401
                                SLOW_REFINEMENT_EPS_FLOOR)
 from ...solver.linesearch import (ALPHA_MIN_FRAC, DELTA, ETA_PHI, G_PHI, G_THETA,  # noqa: F401

@@ -4,7 +4,7 @@ correction).
 """
 import math
 
-from .constants import (DENSE_PIVOTING_MAX_N, PIVOTING_SWITCH_DELTA_W,
+from .constants import (PIVOTING_SWITCH_DELTA_W,
                         RESIDUAL_RATIO_SINGULAR, SLOW_REFINEMENT_EPS_FLOOR,
                         STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MAX,
                         STATIC_REGULARIZATION_MIN)
@@ -214,7 +214,7 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
     before it kept in st[IC_EPS_RESTORE] for the next iteration); still zero, delta_c
     for the rest of the solve; then delta_w as Algorithm IC."""
     SI = _i(Ib, IO, I_SIZES)
-    N, m = SI[SZ_NKKT], SI[SZ_M]
+    m = SI[SZ_M]
     st[IC_DW] = 0.0
     eps = st[IC_EPS]
     delta_w = 0.0
@@ -246,7 +246,6 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION]
     else:
         delta_w = max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
-    pivoting = N <= DENSE_PIVOTING_MAX_N
     while True:
         ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
         if ok:
@@ -258,9 +257,12 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         set_c = zp and delta_c == 0.0
         if set_c:
             delta_c = dc
-        if pivoting:
-            if (not set_c) and ((zp and delta_w > 0.0) or delta_w > PIVOTING_SWITCH_DELTA_W):
-                return -4
+        # where the general path may switch to its factorization's pivoting mode: hand
+        # over whatever N (whether that mode exists depends on N and on MKL being
+        # installed, which a cached kernel cannot know; without it the general path
+        # goes on as below, and the hand-over costs only the restart)
+        if (not set_c) and ((zp and delta_w > 0.0) or delta_w > PIVOTING_SWITCH_DELTA_W):
+            return -4
         delta_w = delta_w * (O[OPT_PERTURB_INC_FACT_FIRST] if st[IC_DW_LAST] == 0.0 else O[OPT_PERTURB_INC_FACT])
         if delta_w > O[OPT_MAX_HESSIAN_PERTURBATION]:
             return -5
