@@ -24,12 +24,12 @@ solution up to round-off).
 
 Workers: each worker solves one batch at a time, so up to ``workers`` batches run at
 once.  On the CPU a batch's kernel calls already run on every core (Numba's threads,
-:mod:`caspar_backend.compiled.batch_cpu`), so a second worker only overlaps one batch's
-Python (checking, stacking, building the answers) with the other's kernel calls; more
-workers add threads contending for the GIL, not speed.  Default (``workers=None``,
-:func:`default_workers`): on the CPU (``device`` 'cpu', the default) two, or one on a
-single core; on a GPU (``device`` 'cuda' or 'auto') one, as a batch there is a single
-launch using the whole device.  The batch size is governed by ``max_wait`` rather than
+:mod:`caspar_backend.compiled.batch_cpu`); a second worker would overlap one batch's
+Python (checking, stacking, building the answers) with the other's kernel calls, but it
+is one more thread contending for the GIL and it halves the batches: measured with 64
+clients (docs/batch.md), one worker gave more solves per second and a lower p99 on 2
+cores and on 16.  Default (``workers=None``, :func:`default_workers`): one, on the CPU
+and on a GPU (where a batch is a single launch using the whole device).  The batch size is governed by ``max_wait`` rather than
 by the number of workers: an idle worker still waits for its oldest request's ``t_0 +
 max_wait``.
 
@@ -220,13 +220,9 @@ class _Queue:
 
 
 def default_workers(device: str = "cpu") -> int:
-    """The workers of a service on ``device`` (the module doc's rule): for 'cpu' two,
-    or one where this process may run on a single core; else 1."""
-    if device != "cpu":
-        return 1
-    from ..compiled.batch_cpu import usable_cores
-
-    return min(2, usable_cores())
+    """The workers of a service on ``device`` (the module doc's rule): one, whatever the
+    device (the argument is kept for callers that ask per device)."""
+    return 1
 
 
 def _work(queue: _Queue) -> None:

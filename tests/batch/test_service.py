@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import signal
 import subprocess
 import sys
@@ -305,14 +304,12 @@ def test_settings_are_checked():
             SolverService(P, **bad)
 
 
-def test_default_workers_two_on_the_cpu_one_on_a_gpu():
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count()
-    assert default_workers() == default_workers("cpu") == min(2, cores)
+def test_default_workers_one():
+    assert default_workers() == default_workers("cpu") == 1
     assert default_workers("cuda") == default_workers("auto") == 1
     P = _rosenbrock_p()
     with SolverService(P, print_level=0) as svc:
-        assert f"workers={min(2, cores)} " in repr(svc)
+        assert "workers=1 " in repr(svc)
         assert svc.solve(p=[2.0], timeout=60).status == "Solve_Succeeded"
 
 

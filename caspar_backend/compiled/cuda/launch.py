@@ -28,7 +28,7 @@ from ..rows import KernelResult, result_rows
 #: most threads per block: one warp (the kernel is register-bound)
 MAX_THREADS = 32
 #: blocks per SM a batch is spread over before blocks grow past a few threads
-BLOCKS_PER_SM = 4
+BLOCKS_PER_SM = 8
 
 _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
@@ -109,7 +109,14 @@ def threads_per_block(B: int, sms: int) -> int:
     threads per block: Van der Pol N = 50, B = 1000: 655 (1), 638 (2), 749 (4), 854 (8),
     1020 (16), 1352 (64); IK, B = 32: 14.8 (1), 17.6 (4), 22.4 (32); B = 256: 19.5 (1),
     18.2 (2), 19.6 (8), 29.4 (64); B = 10^4: 80 (8), 50 (32), 56 (64)
-    (benchmarks/results/raw/gpu_2026-12-02_session16)."""
+    (benchmarks/results/raw/gpu_2026-12-02_session16).  Again after the kernels' loops
+    became while loops (2026-12-05, raw gpu_2026-12-05_session38, the kernel alone):
+    Van der Pol B = 132: 243 (1), 270 (2), 328 (4), 502 (32); B = 1000: 319 (1),
+    355 (2), 429 (4), 505 (8), 601 (16), 718 (32); B = 4000: 1007 (1), 787 (2), 622 (4),
+    922 (32); IK B = 1000: 19.1 (1), 15.5 (4), 15.2 (8), 20.7 (32); B = 10^4: 166 (1),
+    53 (8), 29.8 (32); B = 10^5: 455 (8), 209 (32).  Eight blocks per SM (was four)
+    gives Van der Pol's 1,000 instances one thread per block and its 4,000 four, at
+    the price of IK's 1,000 (one thread, 19.1 against ~16 ms)."""
     t = -(-B // (BLOCKS_PER_SM * max(sms, 1)))
     return int(max(1, t)) if t <= 8 else MAX_THREADS
 
