@@ -146,6 +146,7 @@ class AugmentedKKT(KKTSystem):
         # against K, so a solver without pivoting survives zero pivots of a nonsingular K
         # while the computed step is K's (to the refinement tolerance)
         self.static_regularization = float(static_regularization)
+        self._eps_unpivoted = None   # the static term when a leavable mode switched on
         # the constraint block's static term per row: eps min(1, |A_i|^2) (module doc)
         self._row_sq = pt.row_sq
         self._ec = xp.zeros(m)
@@ -298,7 +299,18 @@ class AugmentedKKT(KKTSystem):
         already on."""
         if not self.solver.enable_pivoting():
             return False
+        self._eps_unpivoted = self.static_regularization
         self.static_regularization = 0.0
+        return True
+
+    def leave_pivoting(self) -> bool:
+        """Back to the unpivoted factorization and the static term it had, where the
+        linear solver leaves its pivoting mode (qdldl's dense one: the inertia
+        correction calls this as an iteration begins, so a pivoting factorization
+        serves only the iterations whose unpivoted one fails)."""
+        if self._eps_unpivoted is None or not self.solver.leave_pivoting():
+            return False
+        self.static_regularization, self._eps_unpivoted = self._eps_unpivoted, None
         return True
 
     def factorize_accurate(self) -> bool:

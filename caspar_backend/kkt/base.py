@@ -113,3 +113,9 @@ class KKTSystem(ABC):
         """Factorize with pivoting from now on; False when not available (the
         default)."""
         return False
+
+    def leave_pivoting(self) -> bool:
+        """Back to the factorization before :meth:`enable_pivoting`, where the linear
+        solver leaves its pivoting mode (its ``leave_pivoting``); False otherwise (the
+        default)."""
+        return False

@@ -102,6 +102,13 @@ class LinearSolver(ABC):
         such mode)."""
         return False
 
+    def leave_pivoting(self) -> bool:
+        """Back from a mode :meth:`enable_pivoting` switched to, to the solver's own
+        factorization, where the mode costs far more per factorization than that one
+        (the KKT system tries the cheap one again each iteration); True when it left.
+        The default: a mode, once on, stays."""
+        return False
+
     def factorize_accurate(self, diag_shift) -> bool:
         """Factorize ``K_f - diag(diag_shift)`` (``K_f`` the matrix of the last
         :meth:`factorize`, ``diag_shift`` a float64 vector of length N in the solver's

@@ -66,6 +66,13 @@ from .upper_matvec import UpperTriangleMatvec
 #: pivoting factorization (an N x N dense matrix, O(N^3) per factorization; PARDISO from
 #: fewer rows is faster per factorization but pivots differently: docs/pivoting-switch.md)
 DENSE_PIVOTING_MAX_N = 1000
+#: from this N on the dense mode is left again at the next iteration
+#: (:meth:`QDLDLSolver.leave_pivoting`): its factorization then costs more than the rest
+#: of an iteration (~2 ms at N = 500, 13 ms at N = 899 on the 2-core VM, QDLDL's a few
+#: tenths), so it serves only the iterations whose unpivoted factorization fails.  Below,
+#: it stays for the rest of the solve: cheap, and the steadier path (hs061, N = 5: 13
+#: iterations staying, 24 leaving and switching back five times; IPOPT 9)
+DENSE_PIVOTING_LEAVE_MIN_N = 500
 #: a K of at least DENSE_KKT_MIN_N rows whose stored upper triangle holds at least this
 #: fraction of its N (N + 1) / 2 entries is factorized densely from the start
 #: (:func:`dense_kkt`): QDLDL's column-by-column elimination of a dense K is ~10x
@@ -184,6 +191,7 @@ class QDLDLSolver(LinearSolver):
         self._lu = None             # SuperLU of K for the solves of one factorization
         self._sparse_pivoting = None  # the PARDISO solver of the pivoting mode, large N
         self.pivoting = False
+        self._switched_dense = False  # pivoting: the dense mode enable_pivoting chose
 
     def enable_pivoting(self) -> bool:
         """The pivoting mode (module doc): LAPACK's dense Bunch-Kaufman up to
@@ -197,7 +205,22 @@ class QDLDLSolver(LinearSolver):
                 return False
             self._sparse_pivoting = PardisoMKLSolver()
             self._sparse_pivoting.analyse(self.structure)
+        else:
+            self._switched_dense = self.structure.n >= DENSE_PIVOTING_LEAVE_MIN_N
         self.pivoting = True
+        return True
+
+    def leave_pivoting(self) -> bool:
+        """Leave the dense mode :meth:`enable_pivoting` chose for N >=
+        DENSE_PIVOTING_LEAVE_MIN_N (O(N^3) against QDLDL's sparse elimination: COPS
+        glider, N = 899, 13 ms against ~0.2 ms); PARDISO's sparse mode stays (module
+        doc), and so do a smaller dense one and the dense factorization of a K that is
+        dense from the start (:func:`dense_kkt`)."""
+        if not self._switched_dense:
+            return False
+        self._switched_dense = False
+        self.pivoting = False
+        self._dense = None
         return True
 
     def _full_matrix(self):
@@ -257,6 +280,7 @@ class QDLDLSolver(LinearSolver):
         n = structure.n
         self._matvec = UpperTriangleMatvec(n, sym.indptr32, sym.indices32)
         self.pivoting = dense_kkt(n, structure.nnz)
+        self._switched_dense = False
         self._dense_buf = None
         self._sparse_pivoting = None
 

@@ -99,9 +99,13 @@ class InertiaCorrector:
 
     # ================================================================ the direction
     def begin_iteration(self) -> None:
-        """An eps raised for one iteration goes back, unless the KKT system has since
-        switched to a pivoting factorization (eps 0 from then on: K itself)."""
+        """A pivoting mode that costs far more than the unpivoted factorization (qdldl's
+        dense Bunch-Kaufman) is left: each iteration tries the unpivoted one first, and
+        the rules below switch again where it fails (docs/pivoting-switch.md).  An eps
+        raised for one iteration goes back, unless the KKT system is still in a pivoting
+        factorization (eps 0 there: K itself)."""
         k = self.kkt
+        k.leave_pivoting()
         if self.eps_restore is not None:
             if k.static_regularization > 0.0:
                 k.static_regularization = self.eps_restore

@@ -275,3 +275,37 @@ def test_dense_kkt_is_factorized_densely_from_the_start():
     b = rng.standard_normal(n)
     np.testing.assert_allclose(s.solve(b), np.linalg.solve(a, b), rtol=1e-8, atol=1e-10)
     assert not dense_kkt(n, 3 * n)
+    assert not s.leave_pivoting() and s.pivoting     # dense from the start: it stays
+
+
+@pytest.mark.parametrize("n", [40, 600])
+def test_the_dense_pivoting_mode_is_left_from_its_size_on(n, monkeypatch):
+    """The dense mode enable_pivoting chose is left again (leave_pivoting) from
+    DENSE_PIVOTING_LEAVE_MIN_N rows on, and stays below; either way each factorization
+    gives the matrix's inertia and solution.  PARDISO's mode is not involved: MKL is
+    hidden."""
+    from caspar_backend.linsolve import pardiso_mkl
+    from caspar_backend.linsolve.qdldl import DENSE_PIVOTING_LEAVE_MIN_N
+
+    monkeypatch.setattr(pardiso_mkl, "pardiso_available", lambda: False)
+    rng = np.random.default_rng(n)
+    a = sp.random(n, n, density=4.0 / n, random_state=rng) + sp.eye(n)
+    a = (a + a.T).toarray()
+    a[np.arange(n), np.arange(n)] *= rng.choice([-1.0, 1.0], n)
+    u = sp.csc_matrix(np.triu(a))
+    s = QDLDLSolver()
+    s.analyse(SparseStructure(n, u.indptr.astype(np.int64), u.indices.astype(np.int64)))
+    ev = np.linalg.eigvalsh(a)
+    b = rng.standard_normal(n)
+    for _ in range(2):
+        assert not s.pivoting and s.enable_pivoting() and s.pivoting
+        f = s.factorize(u.data.copy())
+        assert (f.n_pos, f.n_neg) == ((ev > 0).sum(), (ev < 0).sum())
+        np.testing.assert_allclose(a @ s.solve(b), b, rtol=1e-8, atol=1e-8)
+        left = s.leave_pivoting()
+        assert left == (n >= DENSE_PIVOTING_LEAVE_MIN_N) and s.pivoting == (not left)
+        if not left:
+            break
+        f = s.factorize(u.data.copy())           # QDLDL again
+        if f.ok:
+            np.testing.assert_allclose(a @ s.solve(b), b, rtol=1e-6, atol=1e-6)
