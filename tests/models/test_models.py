@@ -233,16 +233,9 @@ def test_glider100_solves(monkeypatch):
     leave_pivoting): 587 iterations in ~2 s on the 2-core VM, where staying in it took
     660 iterations and ~8 s (13 ms per dense factorization)."""
     from caspar_backend.linsolve.qdldl import QDLDLSolver
+    from tests.support.recording import record_returns
 
-    left = []
-    leave = QDLDLSolver.leave_pivoting
-
-    def recording(self):
-        out = leave(self)
-        left.append(out)
-        return out
-
-    monkeypatch.setattr(QDLDLSolver, "leave_pivoting", recording)
+    left = record_returns(monkeypatch, QDLDLSolver, "leave_pivoting")
     r = cb.from_pyomo(cops.glider(100)).solve(tol=TOL, print_level=0)
     assert r.status == "Solve_Succeeded", r.status
     assert r.f == pytest.approx(-1255.0586013035443, rel=1e-8)

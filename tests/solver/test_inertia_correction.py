@@ -69,17 +69,10 @@ def test_failed_refinement_switches_to_the_pivoting_mode(name, monkeypatch):
     iteration's solves and qdldl's inertia kept; IPOPT 3 and 18)."""
     from caspar_backend.linsolve.qdldl import QDLDLSolver
     from tests.support.problem_bank import bank
+    from tests.support.recording import record_returns
     from tests.support.solver_harness import run_caspar, run_ipopt
 
-    switched = []
-    pivoting = QDLDLSolver.enable_pivoting
-
-    def recording(self):
-        ok = pivoting(self)
-        switched.append(ok)
-        return ok
-
-    monkeypatch.setattr(QDLDLSolver, "enable_pivoting", recording)
+    switched = record_returns(monkeypatch, QDLDLSolver, "enable_pivoting")
     p = {b.name: b for b in bank()}[name]
     d = dict(p.build(), options=p.options)
     ri = run_ipopt(d)
@@ -101,16 +94,10 @@ def test_kernels_hand_over_where_the_general_path_may_switch(monkeypatch):
     from caspar_backend.casadi import Opti
     from caspar_backend.compiled.dispatch import kernels_ready
 
+    from tests.support.recording import record_returns
+
     kernels_ready(wait=True)
-    codes = []
-    solve_instance = kipm.solve_instance
-
-    def recording(*args):
-        out = solve_instance(*args)
-        codes.append((int(out[0]), int(out[1])))
-        return out
-
-    monkeypatch.setattr(kipm, "solve_instance", recording)
+    returned = record_returns(monkeypatch, kipm, "solve_instance")
     answers = []
     for path in ("no", "auto"):
         opti, T = _race(Opti, N=150)
@@ -119,8 +106,8 @@ def test_kernels_hand_over_where_the_general_path_may_switch(monkeypatch):
         sol = opti.solve()
         answers.append((sol.stats()["return_status"], sol.stats()["iter_count"],
                         sol.value(T)))
-    assert len(codes) == 1
-    code, iterations = codes[0]
+    assert len(returned) == 1
+    code, iterations = int(returned[0][0]), int(returned[0][1])
     assert EJECT_REASONS[-code] == "pivoting switch of the inertia correction"
     assert iterations < answers[0][1]
     assert answers[0] == answers[1]
