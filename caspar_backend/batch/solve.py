@@ -20,7 +20,9 @@ A group the compiled interior point can solve
 (:func:`caspar_backend.compiled.cuda.group.kernel_reason`) runs in its kernel instead
 (``path`` 'kernel'): on ``device='cpu'`` in calls of up to 64 instances
 (:mod:`caspar_backend.compiled.batch_cpu`, :data:`KERNEL_ON_CPU`), on ``device='cuda'``
-as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`); an
+as one CUDA launch, one thread per instance (:data:`KERNEL_ON_CUDA`), on
+``device='auto'`` with a usable GPU by the CUDA kernel from
+:data:`AUTO_GPU_MIN_PER_CORE` instances per core on and by the CPU one below; an
 instance the kernel ejects is solved by its own solve, as an ejected lockstep instance
 is.
 """
@@ -72,6 +74,17 @@ KERNEL_ON_CUDA = True
 #: (caspar_backend.compiled.batch_cpu; its kernels compiled on this machine), in chunks
 #: between which a Ctrl-C is seen; False: by the lockstep NumPy path
 KERNEL_ON_CPU = True
+#: device='auto' where the CUDA kernel is usable: a structure group of fewer than this
+#: many instances per core of this process is solved by the CPU kernel instead.  A GPU
+#: thread runs an instance's iteration 50-80x slower than a CPU core (IK 0.26 ms against
+#: 4-6 us; Van der Pol, N = 50, 17.9 ms against 0.22 ms), and a launch lasts about as
+#: long as its slowest thread, so the GPU pays from a few dozen instances per core on.
+#: Measured on the H200 host (16 cores; benchmarks/results/raw/gpu_2026-12-05_session38),
+#: CPU / GPU seconds: IK B = 100 0.002-0.007 / 0.012-0.014, B = 1,000 0.011-0.021 /
+#: 0.021-0.025, B = 10^4 0.12-0.16 / 0.038-0.042; Van der Pol B = 1,000 0.42-0.55 /
+#: 0.34-0.38 (so from 1,024 instances on 16 cores: IK's 1,000 on the CPU, Van der Pol's
+#: 1,000 too, 25 % slower than on the GPU)
+AUTO_GPU_MIN_PER_CORE = 64
 
 
 def _sequential_reason(opts) -> str:
@@ -157,6 +170,9 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
             if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0], inp.ubg[b0]):
                 out.to_single(idx, SQUARE_REASON)
                 continue
+            if on_gpu and device == "auto" and KERNEL_ON_CPU and _few_for_gpu(len(idx)):
+                if _kernel(problem, inp, idx, options, out, False, stop, threads):
+                    continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads):
                 continue
@@ -169,6 +185,14 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
             continue
         out.put_single(b, _single(problem, inp, int(b), options, device))
     return t_lock, time.perf_counter() - t2
+
+
+def _few_for_gpu(n: int) -> bool:
+    """Whether ``n`` instances are too few for the CUDA kernel under device='auto'
+    (:data:`AUTO_GPU_MIN_PER_CORE` per core of this process)."""
+    from ..compiled.batch_cpu import usable_cores
+
+    return n < AUTO_GPU_MIN_PER_CORE * usable_cores()
 
 
 def _structure_groups(inp):

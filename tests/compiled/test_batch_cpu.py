@@ -47,6 +47,29 @@ def test_ik_batch_with_infeasible_instances_equals_single_solves(ik):
                               (0, 1, 3, 64, 65, 77, 149)])
 
 
+@pytest.mark.parametrize("per_core,on_gpu", [(10 ** 6, False), (0, True)])
+def test_auto_takes_the_cuda_kernel_from_its_size_on(ik, monkeypatch, per_core, on_gpu):
+    """device='auto' with a usable GPU (faked here: resolve_device says 'cuda', and the
+    CUDA kernel's call is recorded, then answered by the CPU one): a group of fewer than
+    AUTO_GPU_MIN_PER_CORE instances per core goes to the CPU kernel, a larger one to the
+    CUDA kernel."""
+    B = 8
+    monkeypatch.setattr(batch_solve, "resolve_device", lambda device, **kw: "cuda")
+    monkeypatch.setattr(batch_solve, "AUTO_GPU_MIN_PER_CORE", per_core)
+    calls, kernel = [], batch_solve._kernel
+
+    def recording(problem, inp, idx, options, out, cuda, stop, threads=None):
+        calls.append(cuda)
+        return kernel(problem, inp, idx, options, out, False, stop, threads)
+
+    monkeypatch.setattr(batch_solve, "_kernel", recording)
+    T = np.array(arm_targets(B, seed=6))
+    res = ik.solve_batch(x0=X0, p=T, print_level=0, device="auto")
+    assert calls == [on_gpu]
+    assert set(res.path) == {"kernel"}
+    _same_as_single(res, ik, [(b, dict(x0=X0, p=T[b])) for b in (0, B - 1)])
+
+
 def test_kernel_and_lockstep_give_the_same_bits(ik, monkeypatch):
     T = np.array(arm_targets(200, seed=5))
     a = ik.solve_batch(x0=X0, p=T, print_level=0)
