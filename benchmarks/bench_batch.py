@@ -20,7 +20,8 @@ Workloads (:mod:`benchmarks.batch_measure` measures them):
   batch and per instance;
 * ``ik_service`` -- ``--clients`` threads sending ``--requests`` IK targets one at a time
   to one ``SolverService(max_batch_size=--max-batch, max_wait=--max-wait,
-  workers=--workers)`` (default: the service's, one worker per core on the CPU):
+  workers=--workers)`` (default: the service's, one worker) per device, and with
+  ``--device cuda`` once more with ``device='auto'`` (small batches on the CPU kernel):
   throughput and p50 / p99 latency.
 
 Every instance starts from the model's x0 with the same options (IPOPT's ``tol``,
@@ -177,6 +178,14 @@ def run(a, err=None) -> list:
             r = row("ik_service", "caspar_service", dev, out, service_ipopt, single)
             _say(r, err)
             rows.append(r)
+            if dev == "cuda":
+                # the same service with device='auto': its batches below
+                # AUTO_GPU_MIN_PER_CORE instances per core on the CPU kernel
+                out = bm.caspar_service(P, work, "auto", a.tol, a.clients, a.max_batch,
+                                        a.max_wait, a.workers)
+                r = row("ik_service", "caspar_service", "auto", out, service_ipopt, single)
+                _say(r, err)
+                rows.append(r)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)

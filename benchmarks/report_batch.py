@@ -42,7 +42,8 @@ AGREEMENT = ["= IPOPT status", "= IPOPT it", "max rel Δf vs IPOPT", "= single s
 
 
 def _device(r: dict) -> str:
-    return {"cuda": "GPU", "cpu": "CPU"}.get(r.get("device"), str(r.get("device", "")))
+    return {"cuda": "GPU", "cpu": "CPU", "auto": "auto (GPU machine)"}.get(
+        r.get("device"), str(r.get("device", "")))
 
 
 def _workload(r: dict, meta: dict) -> str:
