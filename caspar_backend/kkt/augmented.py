@@ -295,7 +295,8 @@ class AugmentedKKT(KKTSystem):
         on the device), for a pivot that a fixed elimination order loses to cancellation
         or static pivoting replaces (see the inertia correction).  A
         pivoting factorization needs no static term, so K itself is factorized from
-        then on, as IPOPT's does.  Returns False when no such mode is available or it is
+        then on, as IPOPT's does (until :meth:`leave_pivoting`, where the solver's mode
+        is one it leaves).  Returns False when no such mode is available or it is
         already on."""
         if not self.solver.enable_pivoting():
             return False

@@ -100,8 +100,10 @@ class InertiaCorrector:
     # ================================================================ the direction
     def begin_iteration(self) -> None:
         """A pivoting mode that costs far more than the unpivoted factorization (qdldl's
-        dense Bunch-Kaufman) is left: each iteration tries the unpivoted one first, and
-        the rules below switch again where it fails (docs/pivoting-switch.md).  An eps
+        dense Bunch-Kaufman at N >= 500) is left: each iteration tries the unpivoted one
+        first, and the switching rules of :meth:`direction` and
+        :meth:`_perturb_until_inertia` switch again where it fails
+        (docs/pivoting-switch.md).  An eps
         raised for one iteration goes back, unless the KKT system is still in a pivoting
         factorization (eps 0 there: K itself)."""
         k = self.kkt
