@@ -1,6 +1,6 @@
 """Batched solves: inverse kinematics of a three-link planar arm for many targets at once.
 
-    python examples/batch_ik.py [--batch 1000] [--device cpu|cuda]
+    python examples/batch_ik.py [--batch 1000] [--device cpu|cuda|auto]
 
 Joint angles q (3), target t = (tx, ty) as the parameter, link lengths 1.0, 0.8, 0.6:
 
@@ -23,7 +23,7 @@ import caspar_backend as cb
 
 ap = argparse.ArgumentParser(description="three-link arm IK for B targets in one call")
 ap.add_argument("--batch", type=int, default=1000, help="number of targets B")
-ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+ap.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
 args = ap.parse_args()
 
 links = (1.0, 0.8, 0.6)
@@ -50,7 +50,8 @@ dt = time.perf_counter() - t0
 print(f"{len(res)} targets on {args.device} in {dt:.3f} s ({1e3 * dt / len(res):.3f} ms "
       f"each); statuses: {dict(collections.Counter(res.status))}; iterations "
       f"median {np.median(res.iterations):.0f}, max {res.iterations.max()}")
-print("solved how:", dict(collections.Counter(res.path)))
+print("solved how:", dict(collections.Counter(res.path)),
+      "where:", dict(collections.Counter(res.extra["device"])))
 
 # the arm's tip against the target: the objective's first two terms
 q_all = np.cumsum(res.x, axis=1)

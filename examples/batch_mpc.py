@@ -1,6 +1,6 @@
 """Batched MPC steps: the Van der Pol optimal control problem from 1,000 initial states.
 
-    python examples/batch_mpc.py [--states 1000] [--N 50] [--device cpu|cuda]
+    python examples/batch_mpc.py [--states 1000] [--N 50] [--device cpu|cuda|auto]
 
 The oscillator x1' = (1 - x2^2) x1 - x2 + u, x2' = x1 on [0, 10], minimizing
 int x1^2 + x2^2 + u^2 dt with x1 >= -0.25 and -1 <= u <= 1, by direct collocation on N
@@ -23,7 +23,7 @@ from caspar_backend.adapters.casadi.models import vanderpol_collocation
 ap = argparse.ArgumentParser(description="B Van der Pol MPC steps in one call")
 ap.add_argument("--states", type=int, default=1000, help="number of initial states B")
 ap.add_argument("--N", type=int, default=50, help="collocation intervals")
-ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+ap.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
 args = ap.parse_args()
 
 nlp, bounds = vanderpol_collocation(args.N, initial_state_param=True)

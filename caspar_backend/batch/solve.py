@@ -160,8 +160,9 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
         out.to_single(slice(None), why)
     else:
         t1 = time.perf_counter()
-        on_gpu = KERNEL_ON_CUDA and device != "cpu" and resolve_device(device) == "cuda"
-        on_cpu = KERNEL_ON_CPU and device == "cpu"
+        where = "cpu" if device == "cpu" else resolve_device(device)   # 'auto' resolved
+        on_gpu = KERNEL_ON_CUDA and where == "cuda"
+        on_cpu = KERNEL_ON_CPU and where == "cpu"
         for idx in _structure_groups(inp):
             if stop.interrupted:
                 out.stopped(idx, inp)

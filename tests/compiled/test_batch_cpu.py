@@ -47,6 +47,16 @@ def test_ik_batch_with_infeasible_instances_equals_single_solves(ik):
                               (0, 1, 3, 64, 65, 77, 149)])
 
 
+def test_auto_without_a_gpu_takes_the_cpu_kernel(ik, monkeypatch):
+    """device='auto' where no GPU is usable: the CPU kernel, as device='cpu' (it used to
+    fall to the lockstep NumPy path, ~10x slower)."""
+    monkeypatch.setattr(batch_solve, "resolve_device", lambda device, **kw: "cpu")
+    T = np.array(arm_targets(6, seed=7))
+    res = ik.solve_batch(x0=X0, p=T, print_level=0, device="auto")
+    assert set(res.path) == {"kernel"} and set(res.extra["device"]) == {"cpu"}
+    _same_as_single(res, ik, [(b, dict(x0=X0, p=T[b])) for b in (0, 5)])
+
+
 @pytest.mark.parametrize("per_core,on_gpu", [(10 ** 6, False), (0, True)])
 def test_auto_takes_the_cuda_kernel_from_its_size_on(ik, monkeypatch, per_core, on_gpu):
     """device='auto' with a usable GPU (faked here: resolve_device says 'cuda', and the
