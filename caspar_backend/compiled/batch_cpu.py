@@ -26,6 +26,7 @@ import threading
 
 import numpy as np
 
+from .cores import usable_cores
 from .cuda.group import group_layout
 from .cuda.workspaces import DeviceWorkspaces
 from .kernels.record import HIST_COLUMNS, OUT_SIZE
@@ -60,13 +61,6 @@ _parallel_pid: int | None = None
 #: calls in turn where the threading layer takes one parallel call at a time (or is not
 #: chosen yet: the first parallel call chooses it)
 _workqueue_lock = threading.Lock()
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
 
 
 def _layer() -> str | None:

@@ -61,7 +61,7 @@ def try_solve(problem, x0, p, bounds, options):
     ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
     convention (``f`` the minimized objective), or None (module docstring)."""
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     mode = options.get("compiled_path", "auto")
     if mode == "no" or problem.extended is not None:
         return None
@@ -85,10 +85,11 @@ def try_solve(problem, x0, p, bounds, options):
     from .options import resolve
     from .solve import solve_checked
 
-    opts, reason = resolve({k: v for k, v in options.items() if k != "device"})
+    opts, reason = resolve({k: v for k, v in options.items() if k != "device"},
+                           clocked=True)
     if reason:
         return None
-    return solve_checked(problem, x0, p, bounds, opts, t0)
+    return solve_checked(problem, x0, p, bounds, opts, t0, cpu0)
 
 
 def is_square(lbx, ubx, lbg, ubg) -> bool:

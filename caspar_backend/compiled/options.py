@@ -30,13 +30,17 @@ IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
                         + OPTION_NAMES[OPT_PRIVATE_PIVOT_FRACTION + 1:]
                         + ("nlp_scaling_method",))
 
-#: the shortest max_wall_time / max_cpu_time (seconds) the compiled path takes.  The
-#: kernel reads no clock, but its run is bounded by an iteration budget of about
+#: the shortest max_wall_time / max_cpu_time (seconds) a *batch* takes the kernels with.
+#: A single solve takes any limit: a thread sets the kernel's stop slot when it passes
+#: (:mod:`.deadline`), and the kernel ends as the general path would.  A batch's kernel
+#: calls are not watched, but each is bounded by an iteration budget of about
 #: ``solve.TIME_BUDGET`` (0.5 s) of a typical core, so a limit 20 times that holds on a
 #: core 20x slower than the cost model's.  A solve the kernel hands over continues on the
 #: general path, whose clocks count the attempt (``Problem.solve``): the limit bounds the
-#: whole solve either way.  A shorter limit goes to the general path at once
+#: whole solve either way.  A batch given a shorter limit solves in lockstep
 TIME_LIMIT_MIN = 10.0
+#: the options a single solve's kernel answers whatever their value (:mod:`.deadline`)
+CLOCKED = frozenset(("max_wall_time", "max_cpu_time"))
 
 #: option -> test of a value that behaves as the compiled path does
 SAME_BEHAVIOUR = {
@@ -67,12 +71,13 @@ SAME_BEHAVIOUR = {
 }
 
 
-def unsupported_reason(opts) -> str:
+def unsupported_reason(opts, clocked: bool = False) -> str:
     """'' if the compiled path implements every option of ``opts`` (validated
-    :class:`~caspar_backend.solver.options.Options`), else the first reason."""
+    :class:`~caspar_backend.solver.options.Options`), else the first reason.
+    ``clocked``: a single solve, whose time limits a thread watches (:data:`CLOCKED`)."""
     user = opts.user
     for name, value in user.items():
-        if name in IMPLEMENTED:
+        if name in IMPLEMENTED or (clocked and name in CLOCKED):
             continue
         ok = SAME_BEHAVIOUR.get(name)
         if ok is None or not ok(value):
@@ -112,9 +117,10 @@ def _option_vector(opts) -> np.ndarray:
     return O
 
 
-def resolve(options):
+def resolve(options, clocked: bool = False):
     """(validated Options, '' or the reason the compiled path does not apply); the
     Options memoized for the same options given (:func:`~caspar_backend.solver.options.
-    resolved_options`: shared, never write it)."""
+    resolved_options`: shared, never write it).  ``clocked``: for a single solve
+    (:func:`unsupported_reason`)."""
     opts = resolved_options(options)
-    return opts, unsupported_reason(opts)
+    return opts, unsupported_reason(opts, clocked)

@@ -49,6 +49,7 @@ from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_
                              OUT_S_OBJ, OUT_SIZE, OUT_U_COMPL, OUT_U_CONSTR, OUT_U_DUAL,
                              TAGS)
 from .kernels.slots import OPT_MAX_ITER
+from . import deadline
 from .options import option_vector, resolve
 from .rows import unscaled_multipliers
 from .structure import bound_signature
@@ -57,7 +58,8 @@ from .tape import Unsupported
 #: kernel status code -> IPOPT status name (negative codes: ejected)
 STATUS_NAMES = {0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level",
                 2: "Diverging_Iterates", 3: "Maximum_Iterations_Exceeded",
-                4: "User_Requested_Stop"}
+                4: "User_Requested_Stop", 5: "Maximum_WallTime_Exceeded",
+                6: "Maximum_CpuTime_Exceeded"}
 STATUS_MAX_ITER = 3
 STATUS_STOPPED = 4
 #: the time budget of one compiled solve, in seconds of a typical core: the kernel checks
@@ -142,9 +144,9 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     call before the kernel), ``compiled`` (the kernel) and ``total`` only;
     ``extra['path'] = 'compiled'``.  The iteration log and summary, when print_level
     asks for them, are printed after the solve."""
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     problem._require_hessian("solve_compiled")
-    opts, reason = resolve(options)
+    opts, reason = resolve(options, clocked=True)
     if reason or problem.extended is not None:      # opaque calls: the general path's
         return None
     p = problem._param_vector(problem.p if p is None else p)
@@ -152,13 +154,13 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     bounds = [problem.model.validated_bounds(name, v) for name, v in
               (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
     check_inputs(*bounds, x0, problem.var_names, problem.con_names)
-    res = solve_checked(problem, x0, p, bounds, opts, t0)
+    res = solve_checked(problem, x0, p, bounds, opts, t0, cpu0)
     if res is not None and problem.model.sense == -1:      # the model minimizes -f
         res = dataclasses.replace(res, f=-res.f)
     return res
 
 
-def solve_checked(problem, x0, p, bounds, opts, t0):
+def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     """:func:`solve_compiled` after the inputs were checked (as ``Problem.solve`` checks
     them): ``p`` (n_params,), ``x0`` (n,), ``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
@@ -190,15 +192,23 @@ def solve_checked(problem, x0, p, bounds, opts, t0):
     # an iteration.  A stop with no SIGINT of this solve's was a late one of the previous
     # solve's (interrupt.py): this solve runs again, unchanged (at most once: a second
     # stop needs a SIGINT during this block).  A SIGINT the kernel did not read (it ended,
-    # or ejected, first): stops_here
-    for _ in range(2):
-        stop[0] = 0
-        ctrl_c = SimpleNamespace(interrupted=False)
-        with sigint_as_stop(ctrl_c, stop):
-            code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx, ubx,
-                                                 lbg, ubg, hist, out)
-        if code != STATUS_STOPPED or ctrl_c.interrupted:
-            break
+    # or ejected, first): stops_here.  Time limits: a thread sets the slot when one
+    # passes (.deadline), and the kernel ends as the general path's clocks would end it
+    stop[0] = 0
+    watch = deadline.watch(stop, t0, time.process_time() if cpu0 is None else cpu0,
+                           opts.max_wall_time, opts.max_cpu_time)
+    try:
+        for _ in range(2):
+            ctrl_c = SimpleNamespace(interrupted=False)
+            with sigint_as_stop(ctrl_c, stop):
+                code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx,
+                                                     ubx, lbg, ubg, hist, out)
+            if code != STATUS_STOPPED or ctrl_c.interrupted:
+                break
+            if stop[0] == 1:            # (a time limit's value stays)
+                stop[0] = 0
+    finally:
+        deadline.unwatch(watch)
     t2 = time.perf_counter()
     iterations = int(iterations)
     if ctrl_c.interrupted and stops_here(code, f):

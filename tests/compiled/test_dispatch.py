@@ -98,7 +98,7 @@ def test_auto_takes_small_problems_only(ik, monkeypatch):
 
 def test_options_it_does_not_implement_go_to_the_general_path(ik):
     t = arm_targets(1)[0]
-    for opts in (dict(mu_strategy="adaptive"), dict(max_wall_time=9.9),
+    for opts in (dict(mu_strategy="adaptive"),
                  dict(iteration_callback=lambda ipm: None),
                  dict(hessian_approximation="limited-memory")):
         r = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes", **opts)
@@ -260,3 +260,30 @@ def test_first_small_solve_of_a_process_takes_the_general_path(ik):
     assert loaded[:2] == [1, 0]                         # solve_instance, no row loop yet
     assert loaded[2] == 1 and loaded[3] == ["kernel", "kernel"]
     assert run("yes")[0][0][0] == "compiled"
+
+
+@pytest.mark.parametrize("limit", ["max_wall_time", "max_cpu_time"])
+def test_short_time_limits_stop_the_kernel(limit):
+    """A single solve takes the compiled path whatever its time limit: a thread sets the
+    kernel's stop slot when the limit passes (compiled/deadline.py) and the kernel ends
+    with IPOPT's status at its next termination test.  chained_rosenbrock_1000 needs
+    ~1,500 iterations (~0.2 s); a limit of 0.02 s ends it after a fraction of them, and
+    ends it on the general path likewise; a limit already passed ends both at iteration
+    0."""
+    import time
+
+    status = {"max_wall_time": "Maximum_WallTime_Exceeded",
+              "max_cpu_time": "Maximum_CpuTime_Exceeded"}[limit]
+    problem, d = _bank_problem("chained_rosenbrock_1000")
+    full = problem.solve(d["x0"], print_level=0)
+    assert full.extra["path"] == "compiled" and full.status == "Solve_Succeeded"
+    t0 = time.perf_counter()
+    r = problem.solve(d["x0"], print_level=0, **{limit: 0.02})
+    took = time.perf_counter() - t0
+    assert r.extra["path"] == "compiled" and r.status == status
+    assert 0 < r.iterations < full.iterations and took < 0.02 + 0.1
+    e = problem.solve(d["x0"], print_level=0, compiled_path="no", **{limit: 0.02})
+    assert e.status == status
+    for path in ("auto", "no"):
+        r0 = problem.solve(d["x0"], print_level=0, compiled_path=path, **{limit: 1e-12})
+        assert (r0.status, r0.iterations) == (status, 0), path

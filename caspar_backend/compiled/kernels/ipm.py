@@ -32,19 +32,23 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
 
     Returns ``(status, iterations, f)``: status 0 Solve_Succeeded, 1
     Solved_To_Acceptable_Level, 2 Diverging_Iterates, 3 Maximum_Iterations_Exceeded, 4
-    User_Requested_Stop (slot I_STOP was set, see below), or
+    User_Requested_Stop, 5 Maximum_WallTime_Exceeded, 6 Maximum_CpuTime_Exceeded (slot
+    I_STOP was set, see below), or
     ``-reason`` where the general path must solve instead: 1..11 as batch/state.py's
     EJECT_REASONS, 20 a bound structure other than the layout's (finite sides aside:
     the caller's key) or a full filter, 21 fewer free variables than equality rows.  x
     is left in slot F_X, f = f(x) unscaled (the model's sense aside), the fixed
     variables' multipliers in slot F_LAM_X_FIXED.
 
-    Stop request: another thread may set ``Ib``'s slot I_STOP to nonzero while this runs
-    (Ctrl-C, :mod:`caspar_backend.compiled.solve`).  It is read once per iteration where
-    the general path reads its interrupt flag (solver/ipm.py: after the iterate's errors
-    and log line, before the termination tests), so the stop ends at the same point with
-    the same statistics.  The loop writes ``Ib`` (the filter counters), so the compiler
-    cannot keep the slot's value in a register across iterations.
+    Stop request: another thread may set ``Ib``'s slot I_STOP while this runs: 1 for
+    Ctrl-C (:mod:`caspar_backend.compiled.solve`), 2 and 3 when the wall-clock or CPU time
+    limit passed (:mod:`caspar_backend.compiled.deadline`).  It is read once per
+    iteration where the general path reads its interrupt flag (solver/ipm.py: after the
+    iterate's errors and log line, before the termination tests); a Ctrl-C ends the
+    solve there, a time limit after the tests before it (solver/termination.py's order),
+    so either stop ends at the same point with the same statistics.  The loop writes
+    ``Ib`` (the filter counters), so the compiler cannot keep the slot's value in a
+    register across iterations.
     """
     SI = _i(Ib, IO, I_SIZES)
     FT = _f(Fb, FO, F_FILTER)        # [theta_1..theta_K, phi_1..phi_K]
@@ -170,7 +174,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
         history_row(Hist, it, Fa[0] / df_a[0], uconstr, sdual, mu, d_norm, delta_w, alpha_du,
                     alpha_pr, n_ls, tag)
-        if stop[0] != 0:
+        requested = stop[0]
+        if requested == 1:
             status = 4
             break
         if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
@@ -191,6 +196,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             break
         if it >= O[OPT_MAX_ITER]:
             status = 3
+            break
+        if requested == 2 or requested == 3:
+            status = 3 + requested
             break
         # ------------------------------------------------------------ mu update
         floor = min(O[OPT_TOL], O[OPT_COMPL_INF_TOL] * df) / (O[OPT_BARRIER_TOL_FACTOR] + 1.0)
