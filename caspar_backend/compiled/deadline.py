@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import os
 import threading
 import time
 
@@ -104,6 +105,17 @@ def unwatch(w) -> None:
     if w is not None:
         with _cond:
             w.armed = False
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no watch thread (only the forking thread survives a fork) and
+    inherits its parent's watches and lock state: start afresh."""
+    global _cond, _heap, _thread
+    _cond, _heap, _thread = threading.Condition(), [], None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _run() -> None:

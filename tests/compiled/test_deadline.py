@@ -51,3 +51,31 @@ def test_a_passed_limit_is_set_at_once():
     flag[0] = 0
     deadline.watch(flag, time.perf_counter(), time.process_time() - 1.0, 1e20, 1e-12)
     assert flag[0] == deadline.CPU
+
+
+def _child_watch(q):
+    flag = np.zeros(1, np.int64)
+    deadline.watch(flag, time.perf_counter(), time.process_time(), 0.02, 1e20)
+    q.put(int(_wait_for(flag, deadline.WALL)))
+
+
+def test_a_forked_child_gets_its_own_watch_thread():
+    """After a fork the child has no watch thread (only the forking thread survives):
+    its first watch starts one."""
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        import pytest
+
+        pytest.skip("no fork on this platform")
+    flag = np.zeros(1, np.int64)
+    w = deadline.watch(flag, time.perf_counter(), time.process_time(), 0.01, 1e20)
+    _wait_for(flag, deadline.WALL)           # the parent's thread runs
+    deadline.unwatch(w)
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_watch, args=(q,))
+    p.start()
+    got = q.get(timeout=10)
+    p.join(10)
+    assert got == deadline.WALL and p.exitcode == 0
