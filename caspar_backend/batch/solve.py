@@ -130,7 +130,7 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     if chunk_size is not None or retries is not None:
         raise ModelError("solve_batch: chunk_size and retries apply to a batch on a Dask "
                          "cluster (client=...)")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     inp = batch_inputs(problem, batch_size, x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg,
                        ubg=ubg, lam_g0=lam_g0, lam_x0=lam_x0)
     device = options.pop("device", "cpu")
@@ -143,18 +143,20 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     # one Ctrl-C handler over every stage: a SIGINT between two stages (after the
     # kernel's, before a single solve's own block) stops the batch as one inside them does
     with sigint_as_stop(stop):
-        t_lock, t_single = _stages(problem, inp, opts, options, device, why, out, t0,
-                                   stop, threads)
+        t_lock, t_single = _stages(problem, inp, opts, options, device, why, out,
+                                   (t0, cpu0), stop, threads)
     total = time.perf_counter() - t0
     timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
                    total=total)
     return out.result(timings)
 
 
-def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
+def _stages(problem, inp, opts, options, device, why, out, started, stop, threads):
     """Solve every instance into ``out``: the structure groups by the kernel or in
     lockstep, then the instances left by their own solves; (seconds of the first
-    stage, seconds of the second)."""
+    stage, seconds of the second).  ``started``: the batch's (perf_counter,
+    process_time) at its start, whence its time limits count."""
+    t0 = started[0]
     t_lock = 0.0
     if why:
         out.to_single(slice(None), why)
@@ -172,10 +174,10 @@ def _stages(problem, inp, opts, options, device, why, out, t0, stop, threads):
                 out.to_single(idx, SQUARE_REASON)
                 continue
             if on_gpu and device == "auto" and KERNEL_ON_CPU and _few_for_gpu(len(idx)):
-                if _kernel(problem, inp, idx, options, out, False, stop, threads):
+                if _kernel(problem, inp, idx, options, out, False, stop, threads, started):
                     continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
-                                              threads):
+                                              threads, started):
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1
@@ -271,10 +273,12 @@ def _lockstep(problem, inp, idx, opts, device, out, t0, stop):
     out.to_single(idx[left], np.array(EJECT_REASONS, dtype=object)[f.eject[left]])
 
 
-def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
+def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None,
+            started=None) -> bool:
     """Solve the instances ``idx`` by the compiled kernel -- the CUDA kernel, or with
     ``cuda`` False the CPU one -- if it applies (else False, nothing done); record
-    finished ones in ``out`` and mark the others for single solves."""
+    finished ones in ``out`` and mark the others for single solves.  ``started``: the
+    batch's clocks at its start (the CPU kernel's time limits count from there)."""
     from ..compiled.cuda.group import kernel_plan
 
     sub = inp if len(idx) == inp.size else inp.subset(idx)   # (idx sorted: all is in order)
@@ -289,7 +293,7 @@ def _kernel(problem, inp, idx, options, out, cuda, stop, threads=None) -> bool:
         from ..compiled.batch_cpu import solve_group
 
         r = solve_group(problem, options, sub, stopped=lambda: stop.interrupted,
-                        threads=threads, plan=plan)
+                        threads=threads, plan=plan, started=started)
     fin = r.code >= 0
     where = "cuda" if cuda else "cpu"
     names, messages = _kernel_names()

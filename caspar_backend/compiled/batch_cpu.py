@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 
 import numpy as np
 
+from . import deadline
 from .cores import usable_cores
 from .cuda.group import group_layout
 from .cuda.workspaces import DeviceWorkspaces
@@ -136,7 +138,7 @@ def per_thread(k: int) -> int:
 
 
 def solve_group(problem, options, sub, stopped=lambda: False,
-                threads: int | None = None, plan=None) -> KernelResult:
+                threads: int | None = None, plan=None, started=None) -> KernelResult:
     """Solve the instances of ``sub`` (a :class:`~caspar_backend.batch.inputs.BatchInputs`
     of one structure group; :func:`.cuda.group.kernel_reason` with ``cuda=False`` must
     be '', ``plan`` its :func:`.cuda.group.kernel_plan` or None) on the CPU: kernel
@@ -144,7 +146,11 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     (None: :func:`usable_cores`; :func:`_threads_for`); each instance's iteration cap is
     :func:`chunking`'s, whatever the threads.  An instance that would need more than its
     share of the time budget, or whose call had not started when ``stopped()`` became
-    true, gets a negative code: the caller solves it by its own solve."""
+    true, gets a negative code: the caller solves it by its own solve.  Time limits
+    count from ``started`` = (perf_counter, process_time) of the batch's start (None:
+    now) for the whole group, as the lockstep path counts them: when one passes, every
+    instance's stop slot is set (:mod:`.deadline`) and each ends at its next
+    termination test, those of later calls at their first."""
     from .kernels.solve_many import solve_rows, solve_rows_parallel  # (Numba: on first use)
 
     if plan is None:
@@ -161,17 +167,23 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     T = _threads_for(usable_cores() if threads is None else max(1, int(threads)), B)
     step = k if T == 1 else per_thread(k) * T    # one thread: no slowest thread to wait for
-    for a in range(0, B, step):
-        if stopped():                  # Ctrl-C: no call starts any more
-            break
-        r = slice(a, min(a + step, B))
-        args = (ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
-                ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
-        if T == 1 or r.stop - r.start <= MIN_CALL:
-            solve_rows(*args)
-        else:
-            with _kernel_on(min(T, r.stop - r.start)):
-                solve_rows_parallel(*args)
+    t0, cpu0 = started if started is not None else (time.perf_counter(), time.process_time())
+    watch = deadline.watch(lay.stop_slots(ws.Iall), t0, cpu0, opts.max_wall_time,
+                           opts.max_cpu_time)
+    try:
+        for a in range(0, B, step):
+            if stopped():                  # Ctrl-C: no call starts any more
+                break
+            r = slice(a, min(a + step, B))
+            args = (ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
+                    ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
+            if T == 1 or r.stop - r.start <= MIN_CALL:
+                solve_rows(*args)
+            else:
+                with _kernel_on(min(T, r.stop - r.start)):
+                    solve_rows_parallel(*args)
+    finally:
+        deadline.unwatch(watch)
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)
     code[capped] = -99
     return result_rows(ws, code, iters, fval)

@@ -52,7 +52,8 @@ _thread: threading.Thread | None = None
 
 
 class _Watch:
-    """Final.  One solve's limits: its stop slot (``flag``, an int array, entry 0), the
+    """Final.  One solve's limits: its stop slots (``flag``, an int array whose every
+    entry is set: a single solve's slot, or a CPU batch's column of them), the
     wall-clock end (perf_counter), the CPU end (process_time) or inf, and whether it is
     still armed."""
 
@@ -83,10 +84,10 @@ def watch(flag, t0: float, cpu0: float, max_wall_time: float, max_cpu_time: floa
     # a limit passed already (max_cpu_time=1e-12): set now, so that the kernel stops at
     # its first test, as the general path does
     if time.perf_counter() > wall_end:
-        flag[0], w.armed = WALL, False
+        flag[...], w.armed = WALL, False
         return w
     if time.process_time() > cpu_end:
-        flag[0], w.armed = CPU, False
+        flag[...], w.armed = CPU, False
         return w
     global _thread
     with _cond:
@@ -136,8 +137,8 @@ def _run() -> None:
                 continue
             _, _, w = heapq.heappop(_heap)
             if now > w.wall_end:
-                w.flag[0], w.armed = WALL, False
+                w.flag[...], w.armed = WALL, False
             elif time.process_time() > w.cpu_end:
-                w.flag[0], w.armed = CPU, False
+                w.flag[...], w.armed = CPU, False
             else:
                 heapq.heappush(_heap, (w.next_look(now, cores), next(_seq), w))

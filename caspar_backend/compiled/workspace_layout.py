@@ -174,6 +174,10 @@ class WorkspaceLayout:
         """The view of int slot I_STOP (the stop request, :mod:`.kernels.ipm`) in ``Ib``."""
         return Ib[self._stop_slot]
 
+    def stop_slots(self, Iall):
+        """The view of slot I_STOP in every row of ``Iall`` (B, LI): a CPU batch's."""
+        return Iall[:, self._stop_slot]
+
 
 def _selector(idx: np.ndarray):
     """``idx`` (int64 indices) as ``slice(a, b)`` when it is ``a, a + 1, ..., b - 1`` (or

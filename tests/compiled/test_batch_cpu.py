@@ -68,9 +68,9 @@ def test_auto_takes_the_cuda_kernel_from_its_size_on(ik, monkeypatch, per_core, 
     monkeypatch.setattr(batch_solve, "AUTO_GPU_MIN_PER_CORE", per_core)
     calls, kernel = [], batch_solve._kernel
 
-    def recording(problem, inp, idx, options, out, cuda, stop, threads=None):
+    def recording(problem, inp, idx, options, out, cuda, stop, threads=None, started=None):
         calls.append(cuda)
-        return kernel(problem, inp, idx, options, out, False, stop, threads)
+        return kernel(problem, inp, idx, options, out, False, stop, threads, started)
 
     monkeypatch.setattr(batch_solve, "_kernel", recording)
     T = np.array(arm_targets(B, seed=6))
@@ -315,3 +315,33 @@ def test_workqueue_layer_takes_parallel_calls_in_turn(ik):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("limit", ["max_wall_time", "max_cpu_time"])
+def test_cpu_batch_time_limit_stops_every_instance(limit):
+    """A CPU batch given a short time limit stays on the kernel: the limit counts from
+    the batch's start for the whole group, as on the lockstep path (compiled/deadline.py
+    sets every instance's stop slot), and each instance ends with IPOPT's status --
+    the running call's at their next termination test, later calls' at their first."""
+    import time
+
+    status = {"max_wall_time": "Maximum_WallTime_Exceeded",
+              "max_cpu_time": "Maximum_CpuTime_Exceeded"}[limit]
+    kernels_ready(wait=True)
+    bp = {b.name: b for b in bank(include_slow=False)}["chained_rosenbrock_1000"]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    bounds = {k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")}
+    B = 16       # calls of a few instances capped at their share: longer than the limit
+    t0 = time.perf_counter()
+    res = problem.solve_batch(x0=d["x0"], batch_size=B, print_level=0, **bounds,
+                              **{limit: 0.02})
+    took = time.perf_counter() - t0
+    # the instances of the calls before the limit passed reached their share and were
+    # solved again by their own solves, which end by their own limit
+    assert set(res.status) == {status}
+    stopped = np.array([p == "kernel" for p in res.path])
+    assert stopped.any() and {p for p, k in zip(res.path, stopped) if not k} <= {"single"}
+    assert took < 0.02 * (1 + int((~stopped).sum())) + 0.3
+    full = problem.solve(d["x0"], print_level=0, **bounds)
+    assert max(res.iterations) < full.iterations

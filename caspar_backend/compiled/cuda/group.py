@@ -60,7 +60,8 @@ def kernel_plan(problem, options, sub, cuda: bool = True) -> KernelPlan:
 
         if not _installed("numba") or not kernels_ready(wait=False):
             return KernelPlan("the compiled kernels are not ready (caspar warmup)")
-    opts, why = _resolve_options({**options, "print_level": 0})
+    # a CPU batch's time limits are watched (batch_cpu, .deadline); a launch's are not
+    opts, why = _resolve_options({**options, "print_level": 0}, clocked=not cuda)
     if why:
         return KernelPlan(why)
     lay = group_layout(problem, sub)
