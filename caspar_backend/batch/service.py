@@ -29,7 +29,9 @@ Python (checking, stacking, building the answers) with the other's kernel calls,
 is one more thread contending for the GIL and it halves the batches: measured with 64
 clients (docs/batch.md), one worker gave more solves per second and a lower p99 on 2
 cores and on 16.  Default (``workers=None``, :func:`default_workers`): one, on the CPU
-and on a GPU (where a batch is a single launch using the whole device).  The batch size is governed by ``max_wait`` rather than
+and on a GPU (where a batch is a single launch using the whole device).  A batch's CPU
+kernel calls run on :func:`default_kernel_threads` threads (half the cores, at least two)
+unless the options give ``threads``.  The batch size is governed by ``max_wait`` rather than
 by the number of workers: an idle worker still waits for its oldest request's ``t_0 +
 max_wait``.
 
@@ -225,6 +227,21 @@ def default_workers(device: str = "cpu") -> int:
     return 1
 
 
+def default_kernel_threads() -> int:
+    """The threads a service's batch solves its CPU kernel calls on (``solve_batch``'s
+    ``threads``) unless the options set them: half the cores this process may run on,
+    at least two (or the one core there is).  A service's batches are small (tens of
+    requests), and the clients' own Python needs the GIL between them: on the H200
+    host's 16 cores (64 clients, IK, max_wait 2 ms; raw gpu_2026-12-05_session38)
+    8 threads gave 11.0-11.4k solves/s with p99 9.0-9.1 ms, 4 threads 10.5-11.2k /
+    8.6-8.9 ms, all 16 9.9k / 10.3 ms; on the 2-core VM both cores 12.9-13.2k / 5.6-6.5 ms,
+    one core 8.5k / 49 ms."""
+    from ..compiled.cores import usable_cores
+
+    cores = usable_cores()
+    return min(cores, max(2, cores // 2))
+
+
 def _work(queue: _Queue) -> None:
     """A worker thread: batches until the queue is closed and empty."""
     while (batch := queue.take()) is not None:
@@ -252,7 +269,10 @@ class SolverService:
         if not (isinstance(workers, int) and workers >= 1):
             raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
         self.problem = problem
-        self._queue = _Queue(problem, max_batch_size, float(max_wait), dict(options))
+        options = dict(options)
+        if "threads" not in options and "client" not in options:
+            options["threads"] = default_kernel_threads()
+        self._queue = _Queue(problem, max_batch_size, float(max_wait), options)
         self._threads = [threading.Thread(target=_work, args=(self._queue,), daemon=True,
                                           name=f"caspar-service-{k}")
                          for k in range(workers)]

@@ -304,6 +304,20 @@ def test_settings_are_checked():
             SolverService(P, **bad)
 
 
+@pytest.mark.parametrize("cores, threads", [(1, 1), (2, 2), (3, 2), (8, 4), (16, 8)])
+def test_default_kernel_threads_half_the_cores(monkeypatch, cores, threads):
+    from caspar_backend.batch import service
+    from caspar_backend.compiled import cores as cores_mod
+
+    monkeypatch.setattr(cores_mod, "usable_cores", lambda: cores)
+    assert service.default_kernel_threads() == threads
+    P = _rosenbrock_p()
+    with SolverService(P, print_level=0) as svc:
+        assert svc._queue.options["threads"] == threads
+    with SolverService(P, print_level=0, threads=1) as svc:
+        assert svc._queue.options["threads"] == 1
+
+
 def test_default_workers_one():
     assert default_workers() == default_workers("cpu") == 1
     assert default_workers("cuda") == default_workers("auto") == 1
