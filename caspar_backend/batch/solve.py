@@ -162,7 +162,7 @@ def _stages(problem, inp, opts, options, device, why, out, started, stop, thread
         out.to_single(slice(None), why)
     else:
         t1 = time.perf_counter()
-        where = "cpu" if device == "cpu" else resolve_device(device)   # 'auto' resolved
+        where = resolve_device(device)      # 'auto': 'cuda' where a GPU is usable
         on_gpu = KERNEL_ON_CUDA and where == "cuda"
         on_cpu = KERNEL_ON_CPU and where == "cpu"
         for idx in _structure_groups(inp):
@@ -193,7 +193,7 @@ def _stages(problem, inp, opts, options, device, why, out, started, stop, thread
 def _few_for_gpu(n: int) -> bool:
     """Whether ``n`` instances are too few for the CUDA kernel under device='auto'
     (:data:`AUTO_GPU_MIN_PER_CORE` per core of this process)."""
-    from ..compiled.batch_cpu import usable_cores
+    from ..compiled.cores import usable_cores
 
     return n < AUTO_GPU_MIN_PER_CORE * usable_cores()
 

@@ -197,8 +197,11 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if it >= O[OPT_MAX_ITER]:
             status = 3
             break
-        if requested == 2 or requested == 3:
-            status = 3 + requested
+        if requested == 2:          # .deadline's WALL
+            status = 5
+            break
+        if requested == 3:          # .deadline's CPU
+            status = 6
             break
         # ------------------------------------------------------------ mu update
         floor = min(O[OPT_TOL], O[OPT_COMPL_INF_TOL] * df) / (O[OPT_BARRIER_TOL_FACTOR] + 1.0)
