@@ -3,6 +3,7 @@
 from .base import KKTSystem  # noqa: F401
 from .augmented import AugmentedKKT  # noqa: F401
 from .condensed import CondensedKKT  # noqa: F401
+from .elastic import ElasticKKT  # noqa: F401
 from .pattern import AugmentedPattern, CondensedPattern
 
 #: the values of the ``kkt_system`` option
@@ -21,13 +22,33 @@ def make_kkt_system(name, nlp, linear_solver, xp, n_lowrank=0, max_refinement_st
     its structure come from ``nlp.structure`` under the keys ``('kkt', name,
     n_lowrank)`` and ``('linear_solver', name, n_lowrank, solver name)``: functions of
     the problem's structure and of those keys alone, kept for later solves of the
-    compiled problem."""
+    compiled problem.
+
+    A problem whose last 2m columns are an elastic pair per constraint row
+    (``nlp.elastic_pairs``: the restoration phase's) gets the 'augmented' system with
+    the pair eliminated (:class:`~.elastic.ElasticKKT`), under the key
+    'augmented-elastic' for the original rows and columns alone; 'condensed' condenses
+    the pair with the slacks."""
     from ..errors import OptionError
 
-    def symbolic(pattern):
-        return nlp.structure(("linear_solver", name, n_lowrank, linear_solver.name),
+    def symbolic(pattern, key=name):
+        return nlp.structure(("linear_solver", key, n_lowrank, linear_solver.name),
                              lambda: linear_solver.symbolic(pattern.structure))
 
+    if name == "augmented" and nlp.elastic_pairs:
+        m = nlp.m
+        nw, nj = nlp.nw - 2 * m, len(nlp.jac_rows) - 2 * m
+        jr, jc = nlp.jac_rows[:nj], nlp.jac_cols[:nj]
+        key = "augmented-elastic"
+        pattern = nlp.structure(("kkt", key, n_lowrank), lambda: AugmentedPattern(
+            nw, m, nlp.hess_rows, nlp.hess_cols, jr, jc, n_lowrank, xp,
+            singletons_private=False))
+        return ElasticKKT(nw, m, nlp.hess_rows, nlp.hess_cols, jr, jc, linear_solver,
+                          n_lowrank=n_lowrank, xp=xp,
+                          max_refinement_steps=max_refinement_steps,
+                          residual_ratio_max=residual_ratio_max,
+                          static_regularization=static_regularization,
+                          pattern=pattern, symbolic=symbolic(pattern, key))
     if name == "augmented":
         pattern = nlp.structure(("kkt", name, n_lowrank), lambda: AugmentedPattern(
             nlp.nw, nlp.m, nlp.hess_rows, nlp.hess_cols, nlp.jac_rows, nlp.jac_cols,

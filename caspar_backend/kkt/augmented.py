@@ -55,6 +55,15 @@ growth at ``Sigma_j / kappa``.  When
 refinement fails anyway, :meth:`AugmentedKKT.decrease_static_regularization` and then
 :meth:`AugmentedKKT.increase_quality` (IPOPT's ``IncreaseQuality``) change eps.
 
+**Eliminated columns** (``eliminated_pivots=True``; :mod:`.elastic`): the owner has
+eliminated further private columns of every row, each with a single entry ``+-1`` in
+its row, and writes ``d_i = sum over them of 1 / (Sigma_j + delta_w)`` into
+:attr:`AugmentedKKT.eliminated_pivots` before :meth:`~AugmentedKKT.build`.  Row i's
+diagonal is then ``-(delta_c + e_i) - d_i``: the Schur complement of those columns, as a
+fill-reducing order of the full matrix would form it.  Their entries count in the
+static term as they would there: ``|A_i|_2^2 >= 1`` (so ``eps_i = eps``) and ``p_i``
+includes ``d_i`` (finite on every row; the pattern counts no singleton rows).
+
 The linear solver receives the **upper triangle in CSC**, 0-based int64 indices; entry
 ``(i, j)`` of the lower triangle of K is stored as ``(j, i)``.  Every diagonal entry is
 present.  The map from the concatenated source vector
@@ -106,11 +115,13 @@ class AugmentedKKT(KKTSystem):
     def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, linear_solver,
                  n_lowrank=0, xp=np, max_refinement_steps=10, residual_ratio_max=1e-10,
                  static_regularization=0.0, pattern: AugmentedPattern | None = None,
-                 symbolic=None):
+                 symbolic=None, sigma=None, eliminated_pivots=False):
         """``pattern``: the :class:`~.pattern.AugmentedPattern` of these arguments when
         the caller has it (a cached one), else built here; ``symbolic``: the linear
         solver's shared analysis of its structure (``linear_solver.symbolic``), or
-        None."""
+        None; ``sigma``: the buffer (length nw) the method writes Sigma into, when the
+        owner keeps it (a view of its own), else allocated here; ``eliminated_pivots``:
+        rows with eliminated columns (module doc)."""
         self.xp = xp
         self.nw, self.m, self.r = int(nw), int(m), int(n_lowrank)
         nw, m, r = self.nw, self.m, self.r
@@ -133,7 +144,10 @@ class AugmentedKKT(KKTSystem):
         self.lowrank_Q = self._src[o[4]:o[5]].reshape(r, nw).T   # (nw, r) view
         self._diag_r = self._src[o[5]:o[6]]
         self.lowrank_c = -np.ones(r)
-        self.sigma = xp.zeros(nw)
+        self.sigma = xp.zeros(nw) if sigma is None else sigma
+        #: ``d`` of the module doc's eliminated columns (length m, written by the owner
+        #: before build), or None without them
+        self.eliminated_pivots = xp.zeros(m) if eliminated_pivots else None
         self.values = xp.zeros(self.nnz)
         self.solver = linear_solver
         self.solver.analyse(self.structure, symbolic)
@@ -179,7 +193,8 @@ class AugmentedKKT(KKTSystem):
         xp = self.xp
         eps = self.static_regularization
         wrote_jsq = self._primal_static_term(eps if self.delta_w == 0.0 else 0.0)
-        if eps != 0.0 and not wrote_jsq:    # A^2, which the row term reads
+        elim = self.eliminated_pivots
+        if eps != 0.0 and not wrote_jsq and elim is None:   # A^2, which the row term reads
             xp.multiply(self.jac_values, self.jac_values, out=self._jsq)
         ec = self._ec
         dstat_c = self._dstat[self.nw:self.nw + self.m]
@@ -191,7 +206,10 @@ class AugmentedKKT(KKTSystem):
             xp.multiply(ec, -1.0, out=self._diag_c)
             self._diag_c -= self.delta_c
         else:
-            self._row_sq(self._jsq, ec)
+            if elim is None:
+                self._row_sq(self._jsq, ec)
+            else:
+                ec.fill(1.0)    # the eliminated entries alone give |A_i|^2 >= 1
             # the slack-pivot bound only while the constraint block is not perturbed
             # itself: with delta_c > 0 (a degenerate Jacobian) the full term keeps a
             # singular K visible as a zero pivot, so that a rank-deficient Jacobian
@@ -202,6 +220,8 @@ class AugmentedKKT(KKTSystem):
             # ec <- max(min(eps min(ec, 1), kappa p) - delta_c, 0), and the diagonals
             fused.call(xp, "row_static_term", priv, eps, self.delta_c,
                        1.0 if priv_on else 0.0, ec, dstat_c, self._diag_c)
+        if elim is not None:
+            self._diag_c -= elim        # the eliminated columns' Schur complement
         if self.r:
             self._diag_r[:] = self.xp.asarray(-self.lowrank_c)
         self._assemble(self._src, self.values)
@@ -244,6 +264,11 @@ class AugmentedKKT(KKTSystem):
         fused.call(xp, "private_ratio", self.jac_values, self._priv_entry, self.sigma,
                    self._priv_col, self.delta_w, v)
         self._priv_row_sum(v, self._priv)
+        if self.eliminated_pivots is not None:
+            # every row has its eliminated columns: kappa (p_i + d_i)
+            self._priv += self.eliminated_pivots
+            self._priv *= self.PRIVATE_PIVOT_FRACTION
+            return self._priv
         # kappa p_i, and +inf on the rows without a private column
         fused.call(xp, "scale_add", self.PRIVATE_PIVOT_FRACTION, self._priv_none, self._priv)
         return self._priv

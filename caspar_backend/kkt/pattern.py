@@ -52,9 +52,13 @@ class AugmentedPattern:
     and of the static terms (``row_sq``: |A_i|^2 per row; ``col_sq``: |K_j|_2^2 per
     column, over ``[W^2, W_off^2 (at positions hoff), A^2, Sigma^2]``); the private
     columns (``priv_entry``: their Jacobian entries, ``priv_col``: their columns,
-    ``priv_row_sum``: summed per row, ``priv_none``: +inf on rows without one)."""
+    ``priv_row_sum``: summed per row, ``priv_none``: +inf on rows without one).
+    ``singletons_private=False`` leaves out the one column of a singleton row unless it
+    is private itself: the pattern of a system whose rows have eliminated private
+    columns of their own (:mod:`.restoration`), in which no row is a singleton."""
 
-    def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, r=0, xp=np):
+    def __init__(self, nw, m, hess_rows, hess_cols, jac_rows, jac_cols, r=0, xp=np,
+                 singletons_private=True):
         nw, m, r = int(nw), int(m), int(r)
         self.nw, self.m, self.r = nw, m, r
         N = self.N = nw + m + r
@@ -88,7 +92,8 @@ class AugmentedPattern:
         in_hess = np.zeros(nw, bool)
         in_hess[hr], in_hess[hc] = True, True
         # ... and the entry of a singleton row
-        single = (np.bincount(jr, minlength=m) == 1)[jr]
+        single = ((np.bincount(jr, minlength=m) == 1)[jr] if singletons_private
+                  else np.zeros(len(jr), bool))
         priv = np.flatnonzero(((count[jc] == 1) & ~in_hess[jc]) | single) if r == 0 \
             else np.zeros(0, np.int64)
         self.n_priv = len(priv)

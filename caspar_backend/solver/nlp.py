@@ -75,6 +75,11 @@ class BarrierNLP(ABC):
 
     xp = np
     relaxed_equality_slacks = np.zeros(0, np.int64)
+    #: True when the last 2m columns of w are an elastic pair ``(p, n)`` per row: column
+    #: ``nw - 2m + i`` with the single Jacobian entry -1 in row i, ``nw - m + i`` with +1,
+    #: these 2m entries last in the Jacobian's COO, no Hessian entries (the restoration
+    #: phase's problem; :mod:`caspar_backend.kkt.elastic` eliminates them)
+    elastic_pairs = False
     nw: int
     nx: int
     m: int

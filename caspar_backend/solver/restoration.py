@@ -16,7 +16,9 @@ restoration barrier problem's optimality conditions for fixed ``w``:
 
 Its Jacobian (COO) is the original one followed by ``-1`` at ``(i, nw + i)`` and ``+1`` at
 ``(i, nw + m + i)``; its Hessian (lower COO) is the original one (evaluated with objective
-factor 0) followed by the diagonal ``zeta D^2`` on the x-block.
+factor 0) followed by the diagonal ``zeta D^2`` on the x-block.  Its augmented KKT
+system eliminates p and n (``elastic_pairs``; :mod:`caspar_backend.kkt.elastic`, IPOPT's
+AugRestoSystemSolver): the factorized matrix has the original problem's structure.
 
 From its second iteration on, the phase returns (IPOPT's RestoFilterConvergenceCheck) at
 the first point whose max-norm infeasibility is at most max(kappa_resto ||c||_inf,
@@ -41,6 +43,8 @@ from .status import SolverStop
 
 class RestorationNLP(BarrierNLP):
     """Final."""
+
+    elastic_pairs = True      # p, n: the KKT system eliminates them (kkt/elastic.py)
 
     def __init__(self, orig: BarrierNLP, w_R, zeta, rho):
         self.orig = orig
