@@ -345,9 +345,12 @@ class Problem:
         # small problems on the CPU: the compiled interior point, when it applies
         # (caspar_backend.compiled.dispatch; the same iterates as below)
         from .compiled.dispatch import try_solve
+        from .solver.resume import ResumePoint
 
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        res = try_solve(self, x0, p, bounds, options)
+        res, resume = try_solve(self, x0, p, bounds, options), None
+        if isinstance(res, ResumePoint):    # handed over: the general path goes on there
+            res, resume = None, res
         if res is None:
             # the time of a compiled attempt that handed over counts towards the time
             # limits and the total (compiled/options.py: why a limit is then honoured)
@@ -360,7 +363,7 @@ class Problem:
                             lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
                             con_names=self.con_names, options=options,
                             started=(time.perf_counter() - spent_wall,
-                                     time.process_time() - spent_cpu))
+                                     time.process_time() - spent_cpu), resume=resume)
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

@@ -339,14 +339,17 @@ class NlpsolCore:
         # IPOPT iterates with a given hess_lag (nlpsol_derivatives); the compiled path
         # evaluates the generated Hessian, so such a solve takes the general path
         user_hessian = self.uses_hess_lag()
-        res = None
+        res = resume = None
         if self.device == "cpu" and self.iteration is None and not user_hessian:
             # small problems: the compiled interior point (the same iterates; None when
             # it does not apply -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import try_solve
+            from caspar_backend.solver.resume import ResumePoint
 
             res = try_solve(pr, np.asarray(x0, float), np.asarray(p, float),
                             [s_lbx, s_ubx, s_lbg, s_ubg], opts)
+            if isinstance(res, ResumePoint):    # handed over: go on from there
+                res, resume = None, res
         if res is None:
             if self.iteration is not None:
                 opts["iteration_callback"] = self.iteration.solver_hook(
@@ -358,7 +361,8 @@ class NlpsolCore:
             res = solve_nlp(ev, s_lbx, s_ubx, s_lbg, s_ubg, x0,
                             lam_g0=s_lg0 if self.warm_start else None,
                             lam_x0=s_lx0 if self.warm_start else None,
-                            var_names=pr.var_names, con_names=pr.con_names, options=opts)
+                            var_names=pr.var_names, con_names=pr.con_names, options=opts,
+                            resume=resume)
         if merged is not None and merged.infeasible[0]:
             res = mark_infeasible(res, merged.infeasible)
         f = float(res.f) * pr.model.sense

@@ -393,14 +393,17 @@ class _Engine:
         problem.p = data.p
         opts = dict(prep.options)
         opts["stream"] = writer
-        result = None
+        result = resume = None
         if prep.device == "cpu":
             # small problems: the compiled interior point (the same iterates; None when
             # it does not apply -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import try_solve
+            from caspar_backend.solver.resume import ResumePoint
 
             result = try_solve(problem, data.x0, data.p,
                                [data.lbx, data.ubx, data.lbg, data.ubg], opts)
+            if isinstance(result, ResumePoint):     # handed over: go on from there
+                result, resume = None, result
         if result is None:
             # an evaluator of its own for this solve's p (Problem.solve's thread-safety
             # rule).  solve_nlp, not Problem.solve: the bounds just re-read from the
@@ -409,7 +412,7 @@ class _Engine:
             result = solve_nlp(ev, data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
                                lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
                                var_names=problem.var_names, con_names=problem.con_names,
-                               options=opts)
+                               options=opts, resume=resume)
         writer.flush()
         row = pyomo_status(result.status)
         solution = None

@@ -20,19 +20,29 @@ solves (both run one algorithm: the same status, iterations and iterates):
 * the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
   square problems runs on the general path only);
 * :func:`.options.resolve` accepts the options, and the kernels run to the end (see
-  :mod:`.solve`: an ejected solve returns None, having changed nothing -- unless a
-  Ctrl-C came while the kernel ran, :func:`.solve.stops_here`).
+  :mod:`.solve`).  Where they hand the solve over (a path they do not implement, or the
+  end of their time budget), :func:`try_solve` returns the
+  :class:`~caspar_backend.solver.resume.ResumePoint` at the start of that iteration
+  (:mod:`.resume`), and the caller's general path goes on from there (``solve_nlp``'s
+  ``resume``), with the same iterates as from the start; where the point cannot be
+  resumed (:mod:`.resume` says when), None, having changed nothing -- unless a Ctrl-C
+  came while the kernel ran, :func:`.solve.stops_here`.
 
-Why a size limit: a solve the kernels hand over (a rare path, or past its time budget
-of :data:`.solve.TIME_BUDGET`) starts again on the general path, so the attempt is lost
-time, and the larger the problem the smaller the compiled path's gain that pays for it.
-Measured on the 2-core VM (2026-12-05, PGLib typical cases up to 2,000 buses and COPS at
-its published sizes, best of two, the same iterates on both paths): n + m <= 2,000: the
-compiled solve takes 0.11-0.26x the general one's time (geometric mean); 2,000-10,000:
-0.55x and 0.49x, the worst case 1.15x (a hand-over); 10,000-50,000: 0.73x, but 1.03x in
-sum and up to 1.20x where the kernels hand over (case1803_snem, case1888_rte,
-case1951_rte: restoration, the refinement fall-backs).  Below the limit the compiled path
-is 2-30x faster on the problems it finishes.
+Why a size limit: a hand-over is resumed, so the kernels' iterations are not lost, but
+a problem's first compiled solve builds its workspace layout (the KKT pattern's
+elimination tree and update schedule; kept for later solves of the same bound
+structure), about 0.03 s at n + m = 10,000 and 0.65 s at 86,000 on the 2-core VM.
+Measured there (2026-12-05, session 39; first solve of a fresh problem against the
+general path's, the kernels loaded): PGLib case500_goc (n + m = 10,351) 0.12 against
+0.16 s, case1354_pegase (27,838) 0.43 / 0.47, case2000_goc (48,440) 1.11 / 1.34,
+case2869_pegase (62,899) 1.63 / 2.06, case4661_sdet (86,060) 4.48 / 4.33 (handed over
+and resumed); Van der Pol multiple shooting N = 10^4 (50,002) 0.24 / 0.39, N = 3 x 10^4
+(150,002) 1.51 / 1.40; collocation N = 10^4 (170,002) 1.67 / 1.08.  A later solve of the
+same problem takes 0.3-0.6x the general path's time at every one of these sizes.  So
+'auto' stops at 50,000, where the first solve no longer gains; with the hand-overs
+restarting from x0 (before session 39) the limit was 10,000 (the three PGLib cases that
+hand over lost up to 1.2x).  Below the limit the compiled path is 2-30x faster on small
+problems.
 """
 from __future__ import annotations
 
@@ -45,7 +55,7 @@ import time
 import numpy as np
 
 #: 'auto' takes the compiled path up to this n + m
-AUTO_MAX_SIZE = 10_000
+AUTO_MAX_SIZE = 50_000
 #: a background compile older than this (seconds) is taken to have died
 STALE_COMPILE_SECONDS = 1800
 
@@ -60,7 +70,9 @@ def try_solve(problem, x0, p, bounds, options):
     """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` for
     ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
-    convention (``f`` the minimized objective), or None (module docstring)."""
+    convention (``f`` the minimized objective); the
+    :class:`~caspar_backend.solver.resume.ResumePoint` of a hand-over, for the general
+    path to go on from; or None (module docstring)."""
     t0, cpu0 = time.perf_counter(), time.process_time()
     mode = options.get("compiled_path", "auto")
     if mode == "no" or problem.extended is not None:

@@ -16,10 +16,11 @@ having changed nothing the caller sees, when
 * the solve reaches a path the kernels do not implement (restoration, the pivoting
   switch, the refinement fall-backs past the static term, a full filter, ...:
   batch/state.py's ejection reasons; the kernels take a zero pivot at delta_w = 0, the
-  static-term fall-backs and the watchdog themselves).  The caller then solves from the
-  start on the general path, as ``solve_batch`` does with an ejected instance --
-  unless a Ctrl-C came while the kernel ran: the solve then ends at the kernel's last
-  iterate (:func:`stops_here`).
+  static-term fall-backs and the watchdog themselves).  The caller's general path then
+  goes on from the start of that iteration (:mod:`.resume`; :func:`solve_checked`
+  returns the point), or solves from the start where the point cannot be resumed, as
+  ``solve_batch`` does with an ejected instance -- unless a Ctrl-C came while the
+  kernel ran: the solve then ends at the kernel's last iterate (:func:`stops_here`).
 
 Cost: the kernels compile once per machine (about a minute of CPU; cached under
 ``$CASPAR_CACHE_DIR/numba``, see :mod:`.kernels._jit`); a layout is built once per
@@ -51,6 +52,7 @@ from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_
 from .kernels.slots import OPT_MAX_ITER
 from . import deadline
 from .options import option_vector, resolve
+from .resume import resume_point
 from .rows import unscaled_multipliers
 from .structure import bound_signature
 from .tape import Unsupported
@@ -155,7 +157,9 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
               (("lbx", lbx), ("ubx", ubx), ("lbg", lbg), ("ubg", ubg))]
     check_inputs(*bounds, x0, problem.var_names, problem.con_names)
     res = solve_checked(problem, x0, p, bounds, opts, t0, cpu0)
-    if res is not None and problem.model.sense == -1:      # the model minimizes -f
+    if not isinstance(res, SolveResult):      # handed over (a resume point, or None)
+        return None
+    if problem.model.sense == -1:      # the model minimizes -f
         res = dataclasses.replace(res, f=-res.f)
     return res
 
@@ -166,7 +170,9 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
     :func:`.options.resolve` accepts, ``t0`` the caller's start (perf_counter).  As
     ``solve_nlp``'s, the result's ``f`` is the minimized objective (``-f`` where the
-    model maximizes f)."""
+    model maximizes f).  Where the kernel handed the solve over: the
+    :class:`~caspar_backend.solver.resume.ResumePoint` the general path continues from
+    (:mod:`.resume`), or None where it must solve from the start."""
     from .kernels.ipm import solve_instance
 
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
@@ -213,10 +219,12 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     iterations = int(iterations)
     if ctrl_c.interrupted and stops_here(code, f):
         status = "User_Requested_Stop"
-    elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
-        return None                 # ejected, or past its time budget
     elif out[OUT_N_INVALID] > 0 and (opts.print_level > 0 or opts.output_file):
         return None                 # the general path logs each evaluation error by name
+    elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
+        # handed over, or past its time budget: the general path goes on from the start
+        # of this iteration where it can (.resume), else solves from the start
+        return resume_point(lay, Fb, hist)
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)

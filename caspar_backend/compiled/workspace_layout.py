@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import slots
+from .kernels.resume_state import RESUME_FIXED_SIZE
 from .structure import build_structure
 from .tape import build_model
 
@@ -147,7 +148,9 @@ class WorkspaceLayout:
             HESS_RAW=sz["nhe"] if sz["nfix"] else 0, LAM_X_FIXED=sz["nfix"],
             # the line-search watchdog's stored iterate, direction and state
             WD_W=nw, WD_Y=m, WD_ZL=nL, WD_ZU=nU, WD_DW=nw, WD_DY=m, WD_DZL=nL, WD_DZU=nU,
-            WD_GRAD_PHI=nw, WD_STATE=slots.WD_STATE_SIZE)
+            WD_GRAD_PHI=nw, WD_STATE=slots.WD_STATE_SIZE,
+            # the iteration's starting state for a resumed general path
+            RESUME=RESUME_FIXED_SIZE + 2 * FILTER_CAP)
 
     def new_workspace(self):
         """A float workspace for one solve in flight (a copy of the template)."""

@@ -77,14 +77,19 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
 
 
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
-              var_names=None, con_names=None, options=None, started=None) -> SolveResult:
+              var_names=None, con_names=None, options=None, started=None,
+              resume=None) -> SolveResult:
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
     functions (see :mod:`caspar_backend.evaluators.base`); returns a
     :class:`SolveResult` in CasADi's multiplier sign convention.  Options are IPOPT's
     (:mod:`.options`); an unknown option raises OptionError.  ``started``: the caller's
     ``(time.perf_counter(), time.process_time())`` when the solve began before this call
     (a compiled attempt that handed over, ``Problem.solve``): ``max_wall_time``,
-    ``max_cpu_time`` and the total time count from there."""
+    ``max_cpu_time`` and the total time count from there.  ``resume``: a
+    :class:`~.resume.ResumePoint` of this very solve (the compiled attempt's state where
+    it handed over, :mod:`caspar_backend.compiled.resume`): the run continues there
+    instead of starting at ``x0`` (which still sets the scaling), with its log lines
+    and evaluation counts so far."""
     t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
     if "device" in opts.user:
@@ -101,7 +106,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     try:
         return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
                       device, linear_solver, stream,
-                      cpu0=None if started is None else started[1])
+                      cpu0=None if started is None else started[1], resume=resume)
     finally:
         if out_file is not None:
             out_file.close()
@@ -152,9 +157,10 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
 
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
-           linear_solver, stream, cpu0=None):
+           linear_solver, stream, cpu0=None, resume=None):
     """:func:`solve_nlp` after the options: ``stream`` None prints nothing; ``cpu0`` the
-    process time max_cpu_time counts from (None: from the interior point's start)."""
+    process time max_cpu_time counts from (None: from the interior point's start);
+    ``resume`` as there."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
@@ -213,7 +219,15 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
         # small problem's vector operations).  Ctrl-C: User_Requested_Stop after the
         # current iteration
         with np.errstate(all="ignore"), sigint_as_stop(sh):
-            if opts.warm_start_init_point:
+            if resume is not None:
+                # the compiled attempt's iterations: their counts and log lines, then
+                # the run from the start of the iteration it handed over in
+                counter.counts.update(resume.counts)
+                if log is not None:
+                    for rec in resume.history:
+                        log.iteration(rec)
+                ipm.resume(resume)
+            elif opts.warm_start_init_point:
                 # IPOPT's WarmStartIterateInitializer: s = d(x0) at the user's x0, then
                 # x and s pushed with the warm_start_* options
                 ipm.initialize_warm(x0, *_warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0),
@@ -263,6 +277,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                    total=total, other=max(0.0, total - t_setup - t_fun - t_lin))
     extra = dict(device=device, linear_solver=linear_solver, kkt_system=ipm.kkt.name,
                  analysis_seconds=float(getattr(ipm.kkt.solver, "plan_seconds", 0.0)))
+    if resume is not None:
+        extra["resumed_at"] = resume.iteration    # the compiled path's iterations before
     fe = {}
     if ipm.final_errors is not None:
         e, ue = ipm.final_errors

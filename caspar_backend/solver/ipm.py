@@ -216,6 +216,47 @@ class InteriorPoint:
             it.y[:] = 0.0
         self.line_search.start(calc.theta(it.h))
 
+    def resume(self, point) -> None:
+        """Continue a run at the start of one of its iterations instead of initializing:
+        ``point`` (a :class:`~.resume.ResumePoint`) holds the run's whole state there
+        (the iterate with its function values, mu, the filter, the line search's and the
+        inertia correction's state, the termination test's objective, the iteration
+        count and the log's records so far); :meth:`run` then takes the steps the run
+        would have taken.  The evaluation counts are the caller's (the driver's
+        counter)."""
+        xp, it = self.xp, self.it
+        it.w[:] = xp.asarray(point.w)
+        it.moved()
+        it.y[:], it.zL[:], it.zU[:] = (xp.asarray(point.y), xp.asarray(point.zL),
+                                       xp.asarray(point.zU))
+        it.f = float(point.f)
+        it.h[:], it.gradf[:], it.jv[:] = (xp.asarray(point.h), xp.asarray(point.gradf),
+                                          xp.asarray(point.jv))
+        self.barrier.mu, self.barrier.tau = point.mu, point.tau
+        ls = self.line_search
+        flt = ls.filter
+        flt.reset()
+        flt.theta = [t for t, _ in point.filter_entries]
+        flt.phi = [p for _, p in point.filter_entries]
+        flt.rejected_by_filter = point.rejected_by_filter
+        flt.filter_rejections = point.filter_rejections
+        flt.n_resets = point.filter_resets
+        ls.theta_min, ls.theta_max = point.theta_min, point.theta_max
+        ls.watchdog.last_mu = point.last_mu
+        ls.watchdog.shortened = point.shortened
+        ls.tiny_step = point.tiny_step
+        ic = self.inertia
+        ic.delta_w_last = point.delta_w_last
+        ic.delta_c_used = point.delta_c_used
+        ic.eps_restore = point.eps_restore
+        ic.eps_before_slow = point.eps_before_slow
+        ic.slow_rule_off = point.slow_rule_off
+        self.kkt.static_regularization = point.static_regularization
+        self.termination.last_obj = point.last_obj
+        self.info.take(point.info)
+        self.sh.iter = point.iteration
+        self.sh.history.extend(point.history)
+
     def least_squares_y(self, limit=None):
         """The least-squares multipliers at the current iterate (:mod:`.initial`), zero
         above ``limit`` (default constr_mult_init_max)."""

@@ -16,6 +16,7 @@ from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
+from .resume_state import R_CLEAN, save_state
 from .slack_setup import slack_problem
 from .slack_nlp import (aty, fixed_multipliers, nlp_first, nlp_hess, nlp_zeroth, push_entry,
                         set_x, slacks)
@@ -84,6 +85,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     n_jac = 0
     n_hess = 0
     n_invalid = 0
+    RS = _f(Fb, FO, F_RESUME)           # the iteration's starting state (.resume_state)
+    RS[R_CLEAN] = 0.0                   # (the workspace may hold an earlier solve's)
     # ---------------------------------------------------------------- slack problem
     code = slack_problem(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg)
     if code != 0:
@@ -169,6 +172,12 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     n_ls = 0
     tag = TAG_NONE
     while True:
+        # ------------------------------------------------------------ saved state
+        # what this iteration may change before a hand-over leaves it, for a general
+        # path that resumes the solve here (compiled/resume.py)
+        save_state(RS, it, mu, tau, acc_count, last_obj, d_norm, delta_w, alpha_du,
+                   alpha_pr, n_ls, tag, n_obj, n_grad, n_cons, n_jac, n_hess, n_invalid,
+                   WD, FI, LS, st, FT)
         # ------------------------------------------------------------ termination
         E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
             Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
@@ -298,6 +307,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if tiny and WD[WD_ACTIVE] == 1.0:
             # a tiny step while the watchdog runs: resume from the stored iterate (its
             # factorization is gone: no corrections)
+            RS[R_CLEAN] = 0.0           # the stored iterate replaces this one
             g_amin, ap, ad, theta, phi, gBD = watchdog_stop(
                 Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, tmp, LS)
             n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
@@ -427,6 +437,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                 break
             WD[WD_TRIALS] += 1.0
             if all_invalid or WD[WD_TRIALS] > O[OPT_WATCHDOG_TRIAL_ITER_MAX]:
+                RS[R_CLEAN] = 0.0
                 g_amin, ap, ad, theta, phi, gBD = watchdog_stop(
                     Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, tmp, LS)
                 n_obj, n_cons, n_grad, n_jac = n_obj + 1, n_cons + 1, n_grad + 1, n_jac + 1
@@ -443,6 +454,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             status = -11 if all_invalid else -10
             break
         # ------------------------------------------------------------ derivatives
+        RS[R_CLEAN] = 0.0           # a step was accepted: the iterate moved
         nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W_NEW), _f(Fb, FO, F_JV_NEW))
         n_grad += 1
         n_jac += 1

@@ -111,6 +111,7 @@ FLOAT_SLOTS = (
     'WD_DZU',
     'WD_GRAD_PHI',
     'WD_STATE',
+    'RESUME',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -331,6 +332,7 @@ F_WD_DZL = 89
 F_WD_DZU = 90
 F_WD_GRAD_PHI = 91
 F_WD_STATE = 92
+F_RESUME = 93
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2

@@ -1,0 +1,124 @@
+"""A solve the kernels hand over goes on in the general path from the start of the
+iteration it was handed over in (compiled/resume.py, solver/resume.py), instead of
+starting again: the user sees what the general path from the start gives -- status,
+iterations, x and f bit for bit, the history, the evaluation counts, the final errors
+and the printed log -- through Problem.solve, CasADi's nlpsol and Pyomo's
+SolverFactory, and through the end of a compiled solve's time budget."""
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("casadi")
+
+from caspar_backend.compiled import dispatch  # noqa: E402
+from caspar_backend.compiled import solve as compiled_solve  # noqa: E402
+from tests.compiled.test_dispatch import BANK, _assert_same_answer, _bank_problem  # noqa: E402
+from tests.compiled.test_dispatch import _solve_both  # noqa: E402
+
+#: bank problems the kernels hand over after some iterations (restoration phases, a zero
+#: pivot the kernels leave to the general path, the pivoting switch)
+HANDED_OVER = ("hs007", "hs009", "hs027", "restoration_to_local_infeasibility_wb",
+               "infeasible_disc_halfplane")
+
+
+@pytest.fixture(scope="module")
+def ready():
+    dispatch.kernels_ready(wait=True)
+
+
+@pytest.fixture
+def points(monkeypatch):
+    """The resume points the compiled path returns during the test."""
+    seen = []
+    make = compiled_solve.resume_point
+
+    def spy(*args):
+        p = make(*args)
+        seen.append(p)
+        return p
+
+    monkeypatch.setattr(compiled_solve, "resume_point", spy)
+    return seen
+
+
+@pytest.mark.parametrize("name", HANDED_OVER)
+def test_resumed_solve_is_the_general_paths(ready, points, name):
+    problem, d = _bank_problem(name)
+    (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], print_user_options=True,
+                                         print_frequency_iter=3, **dict(BANK[name].options))
+    assert len(points) == 1 and points[0] is not None
+    assert r.extra["resumed_at"] == points[0].iteration and "resumed_at" not in e.extra
+    assert "path" not in r.extra
+    _assert_same_answer(r, e)
+    assert log_r == log_e
+
+
+def test_the_end_of_the_time_budget_resumes(ready, points, monkeypatch):
+    """A compiled solve runs within an iteration budget (solve.iteration_budget); one
+    that needs more goes on in the general path from the budget's last iteration."""
+    monkeypatch.setattr(compiled_solve, "iteration_budget", lambda lay: 7)
+    problem, d = _bank_problem("chained_rosenbrock_100")
+    (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], print_level=5)
+    assert [p.iteration for p in points] == [7] and r.extra["resumed_at"] == 7
+    assert e.iterations > 7
+    _assert_same_answer(r, e)
+    assert log_r == log_e
+
+
+def test_unresumable_points_solve_from_the_start(ready, points, monkeypatch):
+    """Where the state is not the iteration's own (the iterate moved, say), the general
+    path solves from the start, as before."""
+    from caspar_backend.compiled.kernels.resume_state import R_CLEAN
+
+    make = compiled_solve.resume_point
+
+    def moved(lay, Fb, hist):
+        lay.float_views(Fb, ("RESUME",))["RESUME"][R_CLEAN] = 0.0
+        return make(lay, Fb, hist)
+
+    monkeypatch.setattr(compiled_solve, "resume_point", moved)
+    problem, d = _bank_problem("hs027")
+    r = problem.solve(d["x0"], print_level=0, compiled_path="yes")
+    e = problem.solve(d["x0"], print_level=0, compiled_path="no")
+    assert "resumed_at" not in r.extra
+    _assert_same_answer(r, e)
+
+
+def test_nlpsol_resumes(ready, points):
+    import casadi as ca
+
+    from caspar_backend.casadi import nlpsol
+
+    d = BANK["hs027"].build()
+    nlp = {"x": d["x"], "f": d["f"], "g": d["g"]}
+    out = {}
+    for mode in ("yes", "no"):
+        S = nlpsol("S", "caspar", nlp, {"caspar": {"print_level": 0, "compiled_path": mode},
+                                         "print_time": False})
+        out[mode] = (S(x0=d["x0"], lbg=d["lbg"], ubg=d["ubg"]), S.stats())
+    assert len(points) == 1 and points[0] is not None
+    (r, rs), (e, es) = out["yes"], out["no"]
+    assert rs["return_status"] == es["return_status"] and rs["iter_count"] == es["iter_count"]
+    np.testing.assert_array_equal(np.asarray(ca.DM(r["x"])), np.asarray(ca.DM(e["x"])))
+
+
+def test_pyomo_resumes(ready, points):
+    pyo = pytest.importorskip("pyomo.environ")
+    import caspar_backend  # noqa: F401  (registers SolverFactory('caspar'))
+
+    def hs027():
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(3), initialize=2.0)
+        m.obj = pyo.Objective(expr=0.01 * (m.x[0] - 1) ** 2 + (m.x[1] - m.x[0] ** 2) ** 2)
+        m.c = pyo.Constraint(expr=m.x[0] + m.x[2] ** 2 + 1 == 0)
+        return m
+
+    answers = []
+    for mode in ("yes", "no"):
+        m = hs027()
+        res = pyo.SolverFactory("caspar").solve(m, options=dict(compiled_path=mode))
+        answers.append((str(res.solver.termination_condition),
+                        res.solver.statistics.black_box.number_of_iterations,
+                        [pyo.value(m.x[i]) for i in range(3)]))
+    assert len(points) == 1 and points[0] is not None
+    assert answers[0] == answers[1]
