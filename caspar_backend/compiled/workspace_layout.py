@@ -32,13 +32,19 @@ LS_STATE_SIZE = 5
 
 
 def _pack(arrays, names, dtype):
-    sizes = np.array([np.asarray(arrays[k]).size for k in names], np.int64)
+    """``(buf, offs)``: the slots ``names`` in that order in one flat ``dtype`` buffer,
+    slot k at ``buf[offs[k]:offs[k + 1]]``; ``arrays[name]`` is the slot's content, or an
+    int: that many zeros (scratch: nothing to copy, the buffer starts zeroed)."""
+    def size(a):
+        return a if isinstance(a, (int, np.integer)) else np.asarray(a).size
+
     offs = np.zeros(len(names) + 1, np.int64)
-    offs[1:] = np.cumsum(sizes)
+    offs[1:] = np.cumsum([size(arrays[k]) for k in names])
     buf = np.zeros(max(int(offs[-1]), 1), dtype)
     for k, name in enumerate(names):
-        a = np.asarray(arrays[name])
-        buf[offs[k]:offs[k + 1]] = a.ravel()
+        a = arrays[name]
+        if not isinstance(a, (int, np.integer)):
+            buf[offs[k]:offs[k + 1]] = np.asarray(a).ravel()
     return buf, offs
 
 
@@ -96,13 +102,16 @@ class WorkspaceLayout:
         # copy of Ib is ever set, see compiled/solve.py)
         ints.update(FILTER_STATE=np.zeros(3, np.int64), STOP=np.zeros(1, np.int64))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
-        fl = {k: np.zeros(v) for k, v in self._float_sizes(model, sz).items()}
+        fl = {k: int(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)
         fl.update(TAPE_CONST=model["cval"], DATA_TABLE=model["dt"])
         fl["FILTER"] = np.full(2 * FILTER_CAP, np.inf)
         self.Fb0, self.FO = _pack(fl, slots.FLOAT_SLOTS, np.float64)
         self._slices = {name: slice(int(self.FO[k]), int(self.FO[k + 1]))
                         for k, name in enumerate(slots.FLOAT_SLOTS)}
+        # the slots with content (the rest of the template is zeros)
+        self._content = [self._slices[k] for k, v in fl.items()
+                         if not isinstance(v, (int, np.integer))]
         self._x_slot, self._p_slot = self._slices["X"], self._slices["P"]
         k = slots.INT_SLOTS.index("STOP")
         self._stop_slot = slice(int(self.IO[k]), int(self.IO[k + 1]))
@@ -153,8 +162,12 @@ class WorkspaceLayout:
             RESUME=RESUME_FIXED_SIZE + 2 * FILTER_CAP)
 
     def new_workspace(self):
-        """A float workspace for one solve in flight (a copy of the template)."""
-        return self.Fb0.copy()
+        """A float workspace for one solve in flight: the template's values (zeros but
+        in the slots with content, copied: a large problem's scratch is most of it)."""
+        Fb = np.zeros_like(self.Fb0)
+        for sl in self._content:
+            Fb[sl] = self.Fb0[sl]
+        return Fb
 
     def float_slice(self, name: str) -> slice:
         """The entries of float slot ``name`` in a float workspace."""
