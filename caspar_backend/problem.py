@@ -343,27 +343,27 @@ class Problem:
         # bad input is a ModelError naming the variables, before any work is done
         check_inputs(*bounds, x0, self.var_names, self.con_names)
         # small problems on the CPU: the compiled interior point, when it applies
-        # (caspar_backend.compiled.dispatch; the same iterates as below)
-        from .compiled.dispatch import try_solve
-        from .solver.resume import ResumePoint
+        # (caspar_backend.compiled.dispatch; the same iterates as the general path, which
+        # takes over where the kernels hand the solve over, and hands it back)
+        from .compiled.dispatch import solve as dispatched
+        # (a Ctrl-C from here to the general path's handler is one during setup: a
+        # KeyboardInterrupt, nothing half made -- tests/solver/test_setup_interrupt.py)
+        device = options.get("device", "cpu")
+        general_options = {k: v for k, v in options.items() if k != "device"}
+        evaluators = []
 
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        res, resume = try_solve(self, x0, p, bounds, options), None
-        if isinstance(res, ResumePoint):    # handed over: the general path goes on there
-            res, resume = None, res
-        if res is None:
-            # the time of a compiled attempt that handed over counts towards the time
-            # limits and the total (compiled/options.py: why a limit is then honoured)
-            spent_wall, spent_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            # (a Ctrl-C from here to the general path's handler is one during setup: a
-            # KeyboardInterrupt, nothing half made -- tests/solver/test_setup_interrupt.py)
-            # 'auto' weighs the problem size (device.AUTO_MIN_SIZE)
-            ev = self.evaluator(self.resolve_device(options.pop("device", "cpu")), p=p)
-            res = solve_nlp(ev, *bounds, x0,
-                            lam_g0=lam_g0, lam_x0=lam_x0, var_names=self.var_names,
-                            con_names=self.con_names, options=options,
-                            started=(time.perf_counter() - spent_wall,
-                                     time.process_time() - spent_cpu), resume=resume)
+        def general(resume, started):
+            # the time of a compiled attempt counts towards the time limits and the total
+            # (compiled/options.py: why a limit is then honoured); 'auto' weighs the
+            # problem size (device.AUTO_MIN_SIZE)
+            if not evaluators:
+                evaluators.append(self.evaluator(self.resolve_device(device), p=p))
+            return solve_nlp(evaluators[0], *bounds, x0, lam_g0=lam_g0, lam_x0=lam_x0,
+                             var_names=self.var_names, con_names=self.con_names,
+                             options=general_options, started=started, resume=resume,
+                             hand_back=True)
+
+        res = dispatched(self, x0, p, bounds, options, general)
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

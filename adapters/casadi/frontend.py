@@ -339,30 +339,31 @@ class NlpsolCore:
         # IPOPT iterates with a given hess_lag (nlpsol_derivatives); the compiled path
         # evaluates the generated Hessian, so such a solve takes the general path
         user_hessian = self.uses_hess_lag()
-        res = resume = None
-        if self.device == "cpu" and self.iteration is None and not user_hessian:
-            # small problems: the compiled interior point (the same iterates; None when
-            # it does not apply -- caspar_backend.compiled.dispatch)
-            from caspar_backend.compiled.dispatch import try_solve
-            from caspar_backend.solver.resume import ResumePoint
+        evaluators = []
 
-            res = try_solve(pr, np.asarray(x0, float), np.asarray(p, float),
-                            [s_lbx, s_ubx, s_lbg, s_ubg], opts)
-            if isinstance(res, ResumePoint):    # handed over: go on from there
-                res, resume = None, res
-        if res is None:
+        def general(resume=None, started=None):
             if self.iteration is not None:
                 opts["iteration_callback"] = self.iteration.solver_hook(
                     opts.get("iteration_callback"), pr.model.sense, self.simple, merged, p)
-            ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
-                  else self.host_evaluator(p))
-            if user_hessian:
-                ev = self.derivatives.hessian(ev)
-            res = solve_nlp(ev, s_lbx, s_ubx, s_lbg, s_ubg, x0,
-                            lam_g0=s_lg0 if self.warm_start else None,
-                            lam_x0=s_lx0 if self.warm_start else None,
-                            var_names=pr.var_names, con_names=pr.con_names, options=opts,
-                            resume=resume)
+            if not evaluators:
+                ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
+                      else self.host_evaluator(p))
+                evaluators.append(self.derivatives.hessian(ev) if user_hessian else ev)
+            return solve_nlp(evaluators[0], s_lbx, s_ubx, s_lbg, s_ubg, x0,
+                             lam_g0=s_lg0 if self.warm_start else None,
+                             lam_x0=s_lx0 if self.warm_start else None,
+                             var_names=pr.var_names, con_names=pr.con_names, options=opts,
+                             started=started, resume=resume, hand_back=True)
+
+        if self.device == "cpu" and self.iteration is None and not user_hessian:
+            # small problems: the compiled interior point (the same iterates; the
+            # general path where the kernels hand over -- caspar_backend.compiled.dispatch)
+            from caspar_backend.compiled.dispatch import solve as dispatched
+
+            res = dispatched(pr, np.asarray(x0, float), np.asarray(p, float),
+                             [s_lbx, s_ubx, s_lbg, s_ubg], opts, general)
+        else:
+            res = general()
         if merged is not None and merged.infeasible[0]:
             res = mark_infeasible(res, merged.infeasible)
         f = float(res.f) * pr.model.sense

@@ -393,26 +393,28 @@ class _Engine:
         problem.p = data.p
         opts = dict(prep.options)
         opts["stream"] = writer
-        result = resume = None
-        if prep.device == "cpu":
-            # small problems: the compiled interior point (the same iterates; None when
-            # it does not apply -- caspar_backend.compiled.dispatch)
-            from caspar_backend.compiled.dispatch import try_solve
-            from caspar_backend.solver.resume import ResumePoint
+        evaluators = []
 
-            result = try_solve(problem, data.x0, data.p,
-                               [data.lbx, data.ubx, data.lbg, data.ubg], opts)
-            if isinstance(result, ResumePoint):     # handed over: go on from there
-                result, resume = None, result
-        if result is None:
+        def general(resume=None, started=None):
             # an evaluator of its own for this solve's p (Problem.solve's thread-safety
             # rule).  solve_nlp, not Problem.solve: the bounds just re-read from the
             # model (refresh) must be used, and f stays in the minimization form s*F
-            ev = problem.evaluator(prep.device, p=data.p)
-            result = solve_nlp(ev, data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
-                               lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
-                               var_names=problem.var_names, con_names=problem.con_names,
-                               options=opts, resume=resume)
+            if not evaluators:
+                evaluators.append(problem.evaluator(prep.device, p=data.p))
+            return solve_nlp(evaluators[0], data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
+                             lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
+                             var_names=problem.var_names, con_names=problem.con_names,
+                             options=opts, started=started, resume=resume, hand_back=True)
+
+        if prep.device == "cpu":
+            # small problems: the compiled interior point (the same iterates; the general
+            # path where the kernels hand over -- caspar_backend.compiled.dispatch)
+            from caspar_backend.compiled.dispatch import solve as dispatched
+
+            result = dispatched(problem, data.x0, data.p,
+                                [data.lbx, data.ubx, data.lbg, data.ubg], opts, general)
+        else:
+            result = general()
         writer.flush()
         row = pyomo_status(result.status)
         solution = None

@@ -24,7 +24,8 @@ solves (both run one algorithm: the same status, iterations and iterates):
   end of their time budget), :func:`try_solve` returns the
   :class:`~caspar_backend.solver.resume.ResumePoint` at the start of that iteration
   (:mod:`.resume`), and the caller's general path goes on from there (``solve_nlp``'s
-  ``resume``), with the same iterates as from the start; where the point cannot be
+  ``resume``), with the same iterates as from the start, and hands the solve back to
+  the kernels once they can take it again (:func:`solve`); where the point cannot be
   resumed (:mod:`.resume` says when), None, having changed nothing -- unless a Ctrl-C
   came while the kernel ran, :func:`.solve.stops_here`.
 
@@ -66,14 +67,51 @@ _background: set = set()    # the background compiles (cuda: bool) this process 
 _background_lock = threading.Lock()
 
 
-def try_solve(problem, x0, p, bounds, options):
+def solve(problem, x0, p, bounds, options, general):
+    """The solve of ``problem`` with these checked inputs (as :func:`try_solve` takes
+    them): the compiled path where it applies, and where the kernels hand the solve over
+    the caller's general path ``general(resume, started)`` -- ``resume`` the
+    :class:`~caspar_backend.solver.resume.ResumePoint` to go on from, or None (from
+    x0); ``started`` the solve's ``(perf_counter, process_time)`` start, for the time
+    limits; it returns a SolveResult, or a ResumePoint where it hands the solve back
+    (``solve_nlp``'s ``hand_back``) -- back and forth until one side finishes.  Every
+    hand-over is at an iteration's start and each side takes at least one iteration
+    before handing over again, so the solve is the one the general path alone takes."""
+    from ..solver.result import SolveResult
+    from ..solver.resume import ResumePoint
+
+    started = (time.perf_counter(), time.process_time())
+    res = try_solve(problem, x0, p, bounds, options, started)
+    if res is None or isinstance(res, SolveResult):
+        return res if res is not None else general(None, started)
+    from types import SimpleNamespace
+
+    from ..solver.interrupt import sigint_as_stop
+    from .options import resolve
+    from .solve import solve_checked
+
+    # the solve is under way: a Ctrl-C between the two sides' turns is a stop request,
+    # which the next turn starts with (solver/interrupt.py's nested blocks), not a
+    # KeyboardInterrupt
+    with sigint_as_stop(SimpleNamespace(interrupted=False)):
+        while not isinstance(res, SolveResult):
+            res = general(res, started)
+            if isinstance(res, ResumePoint):            # handed back to the kernels
+                opts, _ = resolve({k: v for k, v in options.items() if k != "device"},
+                                  clocked=True)
+                res = solve_checked(problem, x0, p, bounds, opts, *started, start=res)
+    return res
+
+
+def try_solve(problem, x0, p, bounds, options, started=None):
     """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` for
     ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
     convention (``f`` the minimized objective); the
     :class:`~caspar_backend.solver.resume.ResumePoint` of a hand-over, for the general
-    path to go on from; or None (module docstring)."""
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    path to go on from; or None (module docstring).  ``started``: the solve's
+    ``(perf_counter, process_time)`` start (default: now)."""
+    t0, cpu0 = (time.perf_counter(), time.process_time()) if started is None else started
     mode = options.get("compiled_path", "auto")
     if mode == "no" or problem.extended is not None:
         return None

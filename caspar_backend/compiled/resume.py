@@ -1,6 +1,8 @@
 """The general path's :class:`~caspar_backend.solver.resume.ResumePoint` of a solve the
 kernel handed over: the state of the interior point as the iteration it handed over in
-began, read from the workspace.
+began, read from the workspace (:func:`resume_point`); and the other way, a point the
+general path hands back, written into the workspace for the kernel to go on from
+(:func:`write_state`).
 
 The kernel (:func:`.kernels.ipm.solve_instance`) saves, as each iteration begins, what
 the iteration may change before a hand-over leaves it (slot F_RESUME,
@@ -26,7 +28,7 @@ from .kernels.record import COUNT_KEYS, HIST_LS, HIST_TAG, TAGS
 from .kernels.resume_state import (R_ACC_COUNT, R_ALPHA_DU, R_ALPHA_PR, R_CLEAN,
                                    R_COUNTS, R_D_NORM, R_DELTA_W, R_FILTER, R_FILTER_STATE,
                                    R_IC_STATE, R_ITER, R_LAST_OBJ, R_LS_STATE, R_MU,
-                                   R_N_LS, R_TAG, R_TAU, R_WD_ACTIVE)
+                                   R_N_LS, R_START, R_TAG, R_TAU, R_WD_ACTIVE)
 from .kernels.slots import (IC_DC_USED, IC_DW_LAST, IC_EPS, IC_EPS_BEFORE_SLOW,
                             IC_EPS_RESTORE, IC_SLOW_OFF, IC_STATE_SIZE)
 
@@ -40,11 +42,15 @@ def _optional(v: float, none_below: float | None = None):
     return float(v)
 
 
-def resume_point(lay, Fb, hist) -> ResumePoint | None:
+def resume_point(lay, Fb, hist, prior=(), first=0, restorations=(0, False)
+                 ) -> ResumePoint | None:
     """The :class:`ResumePoint` of the solve in workspace ``Fb`` of layout ``lay`` (the
     kernel returned: a hand-over, or the end of its iteration budget), ``hist`` its
-    iteration history (:mod:`.kernels.record`); None where it is not resumable (module
-    doc)."""
+    iteration history (:mod:`.kernels.record`) from row ``first`` on (the iteration its
+    run started at), ``prior`` the records before that (a handed-back run's: the
+    general path's, restoration lines included), ``restorations`` its ``(n_resto,
+    resto_mu_kept)`` (the kernel runs no restoration phase: they pass through); None
+    where it is not resumable (module doc)."""
     v = lay.float_views(Fb, _ITERATE)
     R = v["RESUME"]
     if R[R_CLEAN] != 1.0 or R[R_WD_ACTIVE] != 0.0 or R[R_ACC_COUNT] != 0.0:
@@ -59,9 +65,7 @@ def resume_point(lay, Fb, hist) -> ResumePoint | None:
     ls = R[R_LS_STATE:R_LS_STATE + 5]
     fi = R[R_FILTER_STATE:R_FILTER_STATE + 3]
     counts = {key: int(R[R_COUNTS + j]) for j, key in enumerate(COUNT_KEYS)}
-    history = tuple(IterationRecord(j, *row[:HIST_LS], int(row[HIST_LS]),
-                                    TAGS[int(row[HIST_TAG])], False)
-                    for j, row in enumerate(hist[:k].tolist()))
+    history = tuple(prior) + records(hist, first, k)
     info = StepInfo(alpha_du=float(R[R_ALPHA_DU]), alpha_pr=float(R[R_ALPHA_PR]),
                     ls=int(R[R_N_LS]), d_norm=float(R[R_D_NORM]),
                     delta_w=float(R[R_DELTA_W]), tag=TAGS[int(R[R_TAG])])
@@ -77,4 +81,56 @@ def resume_point(lay, Fb, hist) -> ResumePoint | None:
         eps_restore=_optional(st[IC_EPS_RESTORE], 0.0),
         eps_before_slow=_optional(st[IC_EPS_BEFORE_SLOW], 0.0),
         slow_rule_off=bool(st[IC_SLOW_OFF] == 1.0), last_obj=_optional(R[R_LAST_OBJ]),
-        info=info, history=history, counts=counts)
+        info=info, history=history, counts=counts, n_resto=restorations[0],
+        resto_mu_kept=restorations[1])
+
+
+def records(hist, start, stop) -> tuple:
+    """The :class:`~caspar_backend.solver.result.IterationRecord` of rows ``start`` to
+    ``stop - 1`` of a kernel's history ``hist``."""
+    return tuple(IterationRecord(start + j, *row[:HIST_LS], int(row[HIST_LS]),
+                                 TAGS[int(row[HIST_TAG])], False)
+                 for j, row in enumerate(hist[start:stop].tolist()))
+
+
+def write_state(lay, Fb, point: ResumePoint) -> None:
+    """:func:`resume_point`'s inverse: ``point`` (a general path's state as an iteration
+    begins, handed back) into the workspace ``Fb``, and the mark that makes the kernel's
+    next solve start from it (``R_START``).  The caller checked that the kernel can
+    represent it (:meth:`~caspar_backend.solver.ipm.InteriorPoint.kernel_can_go_on`)."""
+    v = lay.float_views(Fb, _ITERATE)
+    for name, a in (("W", point.w), ("Y", point.y), ("ZL", point.zL), ("ZU", point.zU),
+                    ("H", point.h), ("GRAD_W", point.gradf), ("JV", point.jv)):
+        v[name][:] = a
+    v["F_CUR"][0] = point.f
+    R = v["RESUME"]
+    R[R_ITER], R[R_MU], R[R_TAU] = point.iteration, point.mu, point.tau
+    R[R_ACC_COUNT] = 0.0
+    R[R_LAST_OBJ] = np.nan if point.last_obj is None else point.last_obj
+    i = point.info
+    R[R_D_NORM], R[R_DELTA_W], R[R_ALPHA_DU], R[R_ALPHA_PR] = (i.d_norm, i.delta_w,
+                                                               i.alpha_du, i.alpha_pr)
+    R[R_N_LS], R[R_TAG] = i.ls, TAGS.index(i.tag)
+    for j, key in enumerate(COUNT_KEYS):
+        R[R_COUNTS + j] = point.counts[key]
+    R[R_COUNTS + len(COUNT_KEYS)] = 0.0         # evaluation errors (logged already)
+    R[R_WD_ACTIVE] = 0.0
+    R[R_FILTER_STATE:R_FILTER_STATE + 3] = (point.rejected_by_filter,
+                                            point.filter_rejections, point.filter_resets)
+    R[R_LS_STATE:R_LS_STATE + 5] = (point.theta_min, point.theta_max,
+                                    np.nan if point.last_mu is None else point.last_mu,
+                                    point.shortened, 1.0 if point.tiny_step else 0.0)
+    st = R[R_IC_STATE:R_IC_STATE + IC_STATE_SIZE]
+    st[:] = 0.0
+    st[IC_DW_LAST] = point.delta_w_last
+    st[IC_EPS] = point.static_regularization
+    st[IC_EPS_RESTORE] = -1.0 if point.eps_restore is None else point.eps_restore
+    st[IC_DC_USED] = 1.0 if point.delta_c_used else 0.0
+    st[IC_EPS_BEFORE_SLOW] = -1.0 if point.eps_before_slow is None else point.eps_before_slow
+    st[IC_SLOW_OFF] = 1.0 if point.slow_rule_off else 0.0
+    ft = R[R_FILTER:]
+    K = len(ft) // 2
+    ft[:] = np.inf
+    for j, (t, p) in enumerate(point.filter_entries):
+        ft[j], ft[K + j] = t, p
+    R[R_START] = 1.0

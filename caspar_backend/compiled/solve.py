@@ -43,16 +43,15 @@ from ..solver.interrupt import sigint_as_stop
 from ..evaluators.layout import Layout
 from ..solver.log import (IterationLog, bound_violation, problem_statistics, row_kinds,
                           scaling_evaluations, summary, user_options)
-from ..solver.result import IterationRecord, SolveResult
+from ..solver.result import SolveResult
 from ..solver.status import STATUSES
-from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, HIST_LS, HIST_TAG, OUT_N_INVALID,
+from .kernels.record import (COUNT_KEYS, HIST_COLUMNS, OUT_N_INVALID,
                              OUT_N_OBJ, OUT_S_COMPL, OUT_S_CONSTR, OUT_S_DUAL, OUT_S_E0,
-                             OUT_S_OBJ, OUT_SIZE, OUT_U_COMPL, OUT_U_CONSTR, OUT_U_DUAL,
-                             TAGS)
+                             OUT_S_OBJ, OUT_SIZE, OUT_U_COMPL, OUT_U_CONSTR, OUT_U_DUAL)
 from .kernels.slots import OPT_MAX_ITER
 from . import deadline
 from .options import option_vector, resolve
-from .resume import resume_point
+from .resume import records, resume_point, write_state
 from .rows import unscaled_multipliers
 from .structure import bound_signature
 from .tape import Unsupported
@@ -164,7 +163,7 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     return res
 
 
-def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
+def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     """:func:`solve_compiled` after the inputs were checked (as ``Problem.solve`` checks
     them): ``p`` (n_params,), ``x0`` (n,), ``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
@@ -172,7 +171,9 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     ``solve_nlp``'s, the result's ``f`` is the minimized objective (``-f`` where the
     model maximizes f).  Where the kernel handed the solve over: the
     :class:`~caspar_backend.solver.resume.ResumePoint` the general path continues from
-    (:mod:`.resume`), or None where it must solve from the start."""
+    (:mod:`.resume`), or None where it must solve from the start.  ``start``: a
+    :class:`~caspar_backend.solver.resume.ResumePoint` a general path handed back (this
+    very solve's state as an iteration began): the kernel goes on from there."""
     from .kernels.ipm import solve_instance
 
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
@@ -184,7 +185,9 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     Fb, Ib = _thread_buffers(lay)
     lay.p_of(Fb)[:] = p
     max_iter = int(opts.max_iter)
-    cap = min(max_iter, iteration_budget(lay))
+    first = 0 if start is None else start.iteration
+    prior = () if start is None else start.history
+    cap = min(max_iter, first + iteration_budget(lay))
     O = option_vector(opts)
     if cap < max_iter:
         O = O.copy()
@@ -206,6 +209,8 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     try:
         for _ in range(2):
             ctrl_c = SimpleNamespace(interrupted=False)
+            if start is not None:
+                write_state(lay, Fb, start)
             with sigint_as_stop(ctrl_c, stop):
                 code, iterations, f = solve_instance(Fb, lay.FO, Ib, lay.IO, O, x0, lbx,
                                                      ubx, lbg, ubg, hist, out)
@@ -224,15 +229,14 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None):
     elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
         # handed over, or past its time budget: the general path goes on from the start
         # of this iteration where it can (.resume), else solves from the start
-        return resume_point(lay, Fb, hist)
+        return resume_point(lay, Fb, hist, prior, first, (0, False) if start is None else
+                            (start.n_resto, start.resto_mu_kept))
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
     f = float(f)
     # (tolist: Python floats at once, not one NumPy scalar conversion per value)
-    history = [IterationRecord(k, *row[:HIST_LS], int(row[HIST_LS]), TAGS[int(row[HIST_TAG])],
-                               False)
-               for k, row in enumerate(hist[:iterations + 1].tolist())]
+    history = list(prior) + list(records(hist, first, iterations + 1))
     counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
     uf = f                          # the log's unscaled objective: the minimized one
     bound = bound_violation(x, lbx, ubx)

@@ -36,6 +36,7 @@ from .ipm import InteriorPoint, Shared
 from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
                   scaling_evaluations, summary, user_options)
 from .nlp import SlackNLP
+from .resume import HandBack
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
 from .status import STATUSES, SolverStop
@@ -78,7 +79,7 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
 
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
               var_names=None, con_names=None, options=None, started=None,
-              resume=None) -> SolveResult:
+              resume=None, hand_back=False):
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
     functions (see :mod:`caspar_backend.evaluators.base`); returns a
     :class:`SolveResult` in CasADi's multiplier sign convention.  Options are IPOPT's
@@ -89,7 +90,10 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     :class:`~.resume.ResumePoint` of this very solve (the compiled attempt's state where
     it handed over, :mod:`caspar_backend.compiled.resume`): the run continues there
     instead of starting at ``x0`` (which still sets the scaling), with its log lines
-    and evaluation counts so far."""
+    and evaluation counts so far.  ``hand_back`` (with ``resume``, where nothing is
+    printed): the run returns its own :class:`~.resume.ResumePoint` instead of a
+    result at the first iteration after the resumed one where the kernels can go on
+    (:meth:`~.ipm.InteriorPoint.kernel_can_go_on`; the caller hands it to them)."""
     t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
     if "device" in opts.user:
@@ -106,7 +110,8 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     try:
         return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
                       device, linear_solver, stream,
-                      cpu0=None if started is None else started[1], resume=resume)
+                      cpu0=None if started is None else started[1], resume=resume,
+                      hand_back=hand_back)
     finally:
         if out_file is not None:
             out_file.close()
@@ -157,10 +162,10 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
 
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
-           linear_solver, stream, cpu0=None, resume=None):
+           linear_solver, stream, cpu0=None, resume=None, hand_back=False):
     """:func:`solve_nlp` after the options: ``stream`` None prints nothing; ``cpu0`` the
     process time max_cpu_time counts from (None: from the interior point's start);
-    ``resume`` as there."""
+    ``resume``, ``hand_back`` as there."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
@@ -207,6 +212,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
     ipm = InteriorPoint(nlp, sh)
+    if hand_back and resume is not None and stream is None:
+        ipm.hand_back_after = resume.iteration
     # one-time structural work (scaling, barrier problem, KKT pattern, device arrays,
     # solver handles), less the function evaluations and linear algebra done in it
     t_setup = time.perf_counter() - t0 - counter.seconds - sh.timers.linear_algebra
@@ -237,6 +244,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                 # unless warm_start_init_point = yes)
                 ipm.initialize_default(x0)
             status = ipm.run()
+    except HandBack as back:
+        return back.point
     except SolverStop as stop:
         status, message = stop.status, stop.message
         if status == "Invalid_Number_Detected":

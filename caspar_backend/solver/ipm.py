@@ -50,6 +50,7 @@ from .linesearch import LineSearch
 from .mu import MuUpdate
 from .quantities import BarrierQuantities
 from .restoration import restoration_phase
+from .resume import HandBack, kernel_can_go_on, state_point
 from .status import SolverStop
 from .structure import is_square
 from .termination import Termination
@@ -138,6 +139,10 @@ class InteriorPoint:
         # it (history, callback) but prints no line, as IPOPT's log shows the point once,
         # as the restoration's last line, while its intermediate callback sees it again
         self._unprinted = False
+        #: a run resumed from the compiled kernels hands the solve back to them (raises
+        #: :class:`~.resume.HandBack`) at the first iteration after this one where they
+        #: can take its state; None: never (the driver sets it)
+        self.hand_back_after = None
 
     def release(self) -> None:
         """End the run: its KKT system's linear solver gives back what it borrowed from
@@ -256,6 +261,7 @@ class InteriorPoint:
         self.info.take(point.info)
         self.sh.iter = point.iteration
         self.sh.history.extend(point.history)
+        self.sh.n_resto, self.sh.resto_mu_kept = point.n_resto, point.resto_mu_kept
 
     def least_squares_y(self, limit=None):
         """The least-squares multipliers at the current iterate (:mod:`.initial`), zero
@@ -276,6 +282,10 @@ class InteriorPoint:
                 self._stepped = False
                 if self.square:
                     self._feasibility_multipliers()
+            if (self.hand_back_after is not None and sh.iter > self.hand_back_after
+                    and kernel_can_go_on(self)):
+                # resumed from the kernels, and past what they could not do: theirs again
+                raise HandBack(state_point(self))
             unprinted, self._unprinted = self._unprinted, False
             if sh.iter_hook is not None:
                 sh.iter_hook(self)

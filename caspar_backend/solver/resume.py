@@ -23,21 +23,28 @@ next, in the run's own terms:
   ``eps_restore``, ``eps_before_slow`` (None: none), ``slow_rule_off``;
 * the termination test: ``last_obj`` (the previous iteration's f, None at iteration 0;
   no acceptable iterate counted yet);
+* the solve's restoration phases so far: ``n_resto`` and ``resto_mu_kept`` (IPOPT's
+  first restoration keeps its first mu update: :class:`~.ipm.Shared`);
 * ``iteration``, ``history`` (the log's records of iterations 0 .. iteration - 1),
   ``counts`` (evaluations so far, SolveResult.counts' keys), ``info`` (the
   :class:`~.iterate.StepInfo` of the step that led to this iterate: this iteration's
   log line).
 
 A run resumed at such a point (:meth:`~.ipm.InteriorPoint.resume`) takes the steps the
-uninterrupted run would have taken: same statuses, iterations and iterates.
+uninterrupted run would have taken: same statuses, iterations and iterates.  The other
+way, a run resumed from the kernels hands the solve back to them once its state is one
+they can represent (:func:`kernel_can_go_on`: no pivoting mode, no
+soft restoration, the watchdog idle, ...) by raising :class:`HandBack` with its own
+point (:func:`state_point`) as an iteration begins.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..arrays import host
 from .iterate import StepInfo
 
 
@@ -75,3 +82,58 @@ class ResumePoint:
     info: StepInfo
     history: tuple
     counts: dict
+    n_resto: int = 0
+    resto_mu_kept: bool = False
+
+
+#: the filter entries the kernels hold (compiled/workspace_layout.FILTER_CAP)
+KERNEL_FILTER_CAP = 64
+#: the step tags the kernels' history holds (compiled/kernels/record.TAGS)
+KERNEL_TAGS = (" ", "f", "h", "F", "H", "T", "w")
+
+
+class HandBack(Exception):
+    """Raised by a run resumed from the kernels to hand the solve back to them at
+    ``point`` (a :class:`ResumePoint`); the driver returns the point."""
+
+    def __init__(self, point: ResumePoint):
+        super().__init__(f"hand back at iteration {point.iteration}")
+        self.point = point
+
+
+def kernel_can_go_on(ipm) -> bool:
+    """Whether the compiled kernels can take the state of the run ``ipm`` (an
+    :class:`~.ipm.InteriorPoint`) as an iteration begins (the module doc): the main run with the exact Hessian and monotone mu, qdldl out of
+    any pivoting mode, no soft restoration, the watchdog idle, no acceptable iterate
+    counted, no safe slacks, a filter and a step tag the kernels can hold."""
+    ls, k = ipm.line_search, ipm.kkt
+    return (not ipm.resto and ipm.lbfgs is None and not ipm.square
+            and k.name == "augmented" and k.solver.name == "qdldl"
+            and not k.solver.pivoting and not ls.soft_resto and not ls.watchdog.active
+            and ipm.termination.acceptable_count == 0
+            and not ipm.calc.safe_slack_mode
+            and len(ls.filter) <= KERNEL_FILTER_CAP and ipm.info.tag in KERNEL_TAGS)
+
+
+def state_point(ipm) -> ResumePoint:
+    """The run ``ipm``'s :class:`ResumePoint` as the current iteration begins
+    (:meth:`~.ipm.InteriorPoint.resume`'s inverse; host copies)."""
+    it, ls, ic, flt = ipm.it, ipm.line_search, ipm.inertia, ipm.line_search.filter
+    return ResumePoint(
+        iteration=ipm.sh.iter, w=host(it.w).copy(), y=host(it.y).copy(),
+        zL=host(it.zL).copy(), zU=host(it.zU).copy(), f=float(it.f),
+        h=host(it.h).copy(), gradf=host(it.gradf).copy(), jv=host(it.jv).copy(),
+        mu=ipm.barrier.mu, tau=ipm.barrier.tau,
+        filter_entries=tuple(zip(flt.theta, flt.phi)),
+        rejected_by_filter=flt.rejected_by_filter,
+        filter_rejections=flt.filter_rejections, filter_resets=flt.n_resets,
+        theta_min=ls.theta_min, theta_max=ls.theta_max, last_mu=ls.watchdog.last_mu,
+        shortened=ls.watchdog.shortened, tiny_step=ls.tiny_step,
+        delta_w_last=ic.delta_w_last, delta_c_used=ic.delta_c_used,
+        static_regularization=ipm.kkt.static_regularization,
+        eps_restore=ic.eps_restore, eps_before_slow=ic.eps_before_slow,
+        slow_rule_off=ic.slow_rule_off, last_obj=ipm.termination.last_obj,
+        info=replace(ipm.info), history=tuple(ipm.sh.history),
+        counts=dict(ipm.sh.counter.counts), n_resto=ipm.sh.n_resto,
+        resto_mu_kept=ipm.sh.resto_mu_kept)
+

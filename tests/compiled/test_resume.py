@@ -72,9 +72,9 @@ def test_unresumable_points_solve_from_the_start(ready, points, monkeypatch):
 
     make = compiled_solve.resume_point
 
-    def moved(lay, Fb, hist):
+    def moved(lay, Fb, *rest):
         lay.float_views(Fb, ("RESUME",))["RESUME"][R_CLEAN] = 0.0
-        return make(lay, Fb, hist)
+        return make(lay, Fb, *rest)
 
     monkeypatch.setattr(compiled_solve, "resume_point", moved)
     problem, d = _bank_problem("hs027")
@@ -122,3 +122,37 @@ def test_pyomo_resumes(ready, points):
                         [pyo.value(m.x[i]) for i in range(3)]))
     assert len(points) == 1 and points[0] is not None
     assert answers[0] == answers[1]
+
+
+@pytest.fixture
+def hand_backs(monkeypatch):
+    """The iterations at which the general path handed the solve back to the kernels."""
+    seen = []
+    run = compiled_solve.solve_checked
+
+    def spy(*args, start=None, **kw):
+        if start is not None:
+            seen.append(start.iteration)
+        return run(*args, start=start, **kw)
+
+    monkeypatch.setattr(compiled_solve, "solve_checked", spy)
+    return seen
+
+
+#: those the general path hands back after a restoration phase (print_level 0)
+HANDED_BACK = ("hs027", "restoration_to_local_infeasibility_wb")
+
+
+@pytest.mark.parametrize("name", HANDED_OVER)
+def test_handed_back_solve_is_the_general_paths(ready, hand_backs, name):
+    """Printing nothing, the general path hands a resumed solve back to the kernels at
+    the first iteration after the hand-over that they can take; the answer and the
+    statistics stay the general path's from the start."""
+    problem, d = _bank_problem(name)
+    opts = dict(print_level=0, **dict(BANK[name].options))
+    r = problem.solve(d["x0"], compiled_path="yes", **opts)
+    e = problem.solve(d["x0"], compiled_path="no", **opts)
+    assert bool(hand_backs) == (name in HANDED_BACK)
+    # the history: the general path's restoration lines, then the kernels' again
+    assert [h.iter for h in r.history] == [h.iter for h in e.history]
+    _assert_same_answer(r, e)

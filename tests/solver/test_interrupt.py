@@ -33,7 +33,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LATENCY_S = 0.1
-#: the waits: early (inside the compiled kernel of the N = 200 chain), late (general path).
+#: the waits: early (inside the compiled kernel of the N = 200 chain), late (the kernels
+#: and the general path taking turns).
 #: The kernel's call lasts its iteration budget (compiled.solve.iteration_budget: about
 #: TIME_BUDGET = 0.5 s by a cost model about twice the 2-core VM's cost, 6,478 iterations
 #: for the chain, ~0.5 s there), then the solve goes on in the general path: a signal
@@ -119,7 +120,9 @@ def test_ctrl_c_core_in_the_iteration_the_kernel_ejects():
 def test_ctrl_c_core(when):
     first, second, latency = interrupted_run("core", when)
     assert first["status"] == "User_Requested_Stop" and not first["success"]
-    assert first["path"] == ("compiled" if when == EARLY else "general"), first
+    # late: the kernels' call ends with its time budget, the general path goes on and
+    # hands the solve back after one iteration (compiled/dispatch.solve): either runs
+    assert first["path"] == "compiled" or when == LATE, first
     assert latency < LATENCY_S, latency
     assert first["finite"]
     # stopped long before max_iter; the statistics belong to the iterate reached: one

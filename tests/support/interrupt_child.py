@@ -38,9 +38,11 @@ import numpy as np
 N = 200
 #: the CasADi build of the chain rounds differently; with tol = 0 its solve ends by
 #: Restoration_Failed after about N iterations (282 at N = 200: 0.4 s here, before the
-#: parent's SIGINT), so it runs at a size where that takes seconds (2,202 iterations,
-#: 5.4 s at N = 2,000 on the 2-core VM)
-N_CASADI = 2000
+#: parent's SIGINT), so it runs at a size where that takes seconds (at N = 2,000 about
+#: 2,100 iterations: 5.4 s on the general path alone, under 2 s since the compiled
+#: kernels take the solve back after each restoration phase; N = 5,000 on the 2-core VM:
+#: ~1,400 iterations in the first 2 s)
+N_CASADI = 5000
 #: with the signal inside the compiled kernel (``kernel``): a size the kernel takes (n + m
 #: <= 2,000) where its first call lasts long enough on a fast machine for a signal 0.05 s
 #: after its start to land inside it (at N = 200 the kernel ended before it on the CI

@@ -10,16 +10,16 @@ from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THE
                         TINY_STEP_MAX_THETA)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import direction_fallbacks, factorize_ic, kkt_solve, least_squares_y
+from .kkt import direction_fallbacks, factorize_ic, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
-from .resume_state import R_CLEAN, save_state
+from .resume_state import R_CLEAN, R_START, load_state, save_state
+from .start import start_iterate
 from .slack_setup import slack_problem
-from .slack_nlp import (aty, fixed_multipliers, nlp_first, nlp_hess, nlp_zeroth, push_entry,
-                        set_x, slacks)
+from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x, slacks
 from .tape_eval import ev_zeroth
 from .watchdog import watchdog_start, watchdog_stop
 
@@ -57,13 +57,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     stop = _i(Ib, IO, I_STOP)
     m = SI[SZ_M]
     nw = SI[SZ_NW]
-    nx = SI[SZ_NX]
-    ns = SI[SZ_NS]
     nL = SI[SZ_NL]
     nU = SI[SZ_NU]
     nfix = SI[SZ_NFIX]
-    free = _i(Ib, IO, I_FREE_IDX)
-    x = _f(Fb, FO, F_X)
     W = _f(Fb, FO, F_W)
     Y = _f(Fb, FO, F_Y)
     ZL = _f(Fb, FO, F_ZL)
@@ -74,8 +70,6 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     JV = _f(Fb, FO, F_JV)
     HV = _f(Fb, FO, F_HV)
     df_a = _f(Fb, FO, F_OBJ_SCALE)
-    wL, wU = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER)
-    sr = _i(Ib, IO, I_SLACK_ROWS)
     iL = _i(Ib, IO, I_LOWER_IDX)
     iU = _i(Ib, IO, I_UPPER_IDX)
     sL, sU, tmp = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SCRATCH)
@@ -95,60 +89,29 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         n_grad += 1
         n_jac += 1 if m > 0 else 0
     df = df_a[0]
-    # ---------------------------------------------------------------- initialize
-    # IPOPT's DefaultIterateInitializer::SetInitialIterates (solver/initial.py
-    # default_start): x pushed (bound_push, bound_frac); s = d(x) = dc_I g_I(x) at the
-    # pushed x, pushed (slack_bound_push, slack_bound_frac); that one evaluation of f
-    # and g is the first iterate's, h = d(x) - s on the slack rows
-    for j in range(nw):
-        W[j] = x[free[j]] if j < nx else 0.0
-    for j in range(nx):
-        W[j] = push_entry(W[j], wL[j], wU[j], O[OPT_BOUND_PUSH], O[OPT_BOUND_FRAC])
-    Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
-    n_obj += 1
-    n_cons += 1
-    for k in range(ns):
-        j = nx + k
-        W[j] = push_entry(H[sr[k]], wL[j], wU[j], O[OPT_SLACK_BOUND_PUSH],
-                          O[OPT_SLACK_BOUND_FRAC])
-        H[sr[k]] = H[sr[k]] - W[j]
-    if not (math.isfinite(Fa[0]) and isfinite_all(H, m)):
-        return -1, 0, np.nan
-    nlp_first(Fb, FO, Ib, IO, W, G, JV)
-    n_grad += 1
-    n_jac += 1
-    if not (isfinite_all(G, nw) and isfinite_all(JV, SI[SZ_NJ])):
-        return -2, 0, np.nan
-    for k in range(nL):
-        ZL[k] = O[OPT_BOUND_MULT_INIT_VAL]
-    for k in range(nU):
-        ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
     sigma = _f(Fb, FO, F_SIGMA)
     st = _f(Fb, FO, F_IC_STATE)          # the inertia correction's state (slots.IC_*)
-    for k in range(IC_STATE_SIZE):
-        st[k] = 0.0
-    st[IC_EPS] = O[OPT_KKT_STATIC_REGULARIZATION]
-    st[IC_EPS_RESTORE] = -1.0
-    st[IC_EPS_BEFORE_SLOW] = -1.0
-    if m > 0:
-        least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y)
-    theta0 = sum_abs(H, m, tmp)
     LS = _f(Fb, FO, F_LS_STATE)          # theta_min, theta_max, last_mu, shortened, tiny_step
-    LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
-    LS[0] = O[OPT_THETA_MIN_FACT] * max(1.0, theta0)
-    LS[2] = np.nan
-    LS[3] = 0.0
-    LS[4] = 0.0
     WD = _f(Fb, FO, F_WD_STATE)          # the watchdog's state (slots.WD_*)
-    WD[WD_ACTIVE] = 0.0
-    WD[WD_TRIALS] = 0.0
-    filter_reset(FT, FI)
-    FI[2] = 0
+    # the log line's values of the step that led to the current iterate
+    d_norm, delta_w, alpha_du, alpha_pr, n_ls, tag = 0.0, 0.0, 0.0, 0.0, 0, TAG_NONE
     mu = O[OPT_MU_INIT]
     tau = max(O[OPT_TAU_MIN], 1.0 - O[OPT_MU_INIT])
     acc_count = 0
     last_obj = np.nan
     it = 0
+    if RS[R_START] == 1.0:
+        # a general path handed the solve back at an iteration's start: its state is in
+        # the iterate's slots and slot F_RESUME (compiled/resume.py)
+        RS[R_START] = 0.0
+        (it, mu, tau, acc_count, last_obj, d_norm, delta_w, alpha_du, alpha_pr, n_ls, tag,
+         n_obj, n_grad, n_cons, n_jac, n_hess, n_invalid) = load_state(RS, WD, FI, LS, st, FT)
+    else:
+        code, k_obj, k_cons, k_grad, k_jac = start_iterate(Fb, FO, Ib, IO, O)
+        n_obj, n_cons, n_grad, n_jac = n_obj + k_obj, n_cons + k_cons, n_grad + k_grad, \
+            n_jac + k_jac
+        if code != 0:
+            return code, 0, np.nan
     dW = _f(Fb, FO, F_DW)
     dY = _f(Fb, FO, F_DY)
     dzL = _f(Fb, FO, F_DZL)
@@ -164,13 +127,6 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     h2 = _f(Fb, FO, F_H_SOC)
     dzL2, dzU2 = _f(Fb, FO, F_DZL_SOC), _f(Fb, FO, F_DZU_SOC)
     status = -99
-    # the log line's values of the step that led to the current iterate
-    d_norm = 0.0
-    delta_w = 0.0
-    alpha_du = 0.0
-    alpha_pr = 0.0
-    n_ls = 0
-    tag = TAG_NONE
     while True:
         # ------------------------------------------------------------ saved state
         # what this iteration may change before a hand-over leaves it, for a general

@@ -1,5 +1,6 @@
 """The interior point's state as an iteration begins, saved for a general path that
-resumes a handed-over solve there (:mod:`caspar_backend.compiled.resume`).
+resumes a handed-over solve there, and read back when a general path hands a solve back
+(:mod:`caspar_backend.compiled.resume`).
 
 Slot F_RESUME holds, in these entries (solver/ipm.py's names in brackets), what an
 iteration may change before a hand-over leaves it.  The iterate itself (F_W, F_Y, F_ZL,
@@ -8,7 +9,7 @@ leaves before a step is accepted, and ``R_CLEAN`` says so (the loop clears it wh
 iterate moves).
 """
 from ._jit import kernel
-from .slots import IC_STATE_SIZE, WD_ACTIVE
+from .slots import IC_STATE_SIZE, WD_ACTIVE, WD_TRIALS
 
 R_CLEAN = 0             # 1: the workspace's iterate is still the saved iteration's
 R_ITER = 1              # the iteration [sh.iter]
@@ -29,8 +30,10 @@ R_FILTER_STATE = 19     # the filter's counters (3): rejected_by_filter,
 R_LS_STATE = 22         # slot F_LS_STATE (5): theta_min, theta_max, last mu,
                         # shortened steps, tiny step [line_search, its watchdog]
 R_IC_STATE = 27         # slot F_IC_STATE (IC_STATE_SIZE) [inertia]
-R_FILTER = 35           # slot F_FILTER: [theta_1..theta_K, phi_1..phi_K], inf: empty
-RESUME_FIXED_SIZE = 35
+R_START = 35            # input: 1 makes the next solve start from this state (a general
+                        # path handing the solve back), instead of from x0
+R_FILTER = 36           # slot F_FILTER: [theta_1..theta_K, phi_1..phi_K], inf: empty
+RESUME_FIXED_SIZE = 36
 
 
 @kernel
@@ -66,3 +69,26 @@ def save_state(RS, it, mu, tau, acc_count, last_obj, d_norm, delta_w, alpha_du, 
         RS[R_IC_STATE + k] = st[k]
     for k in range(FT.shape[0]):
         RS[R_FILTER + k] = FT[k]
+
+
+@kernel
+def load_state(RS, WD, FI, LS, st, FT):
+    """:func:`save_state`'s inverse: the filter, line-search and inertia-correction slots
+    from ``RS`` (the watchdog not running); returns the loop's values ``(it, mu, tau,
+    acc_count, last_obj, d_norm, delta_w, alpha_du, alpha_pr, n_ls, tag, n_obj, n_grad,
+    n_cons, n_jac, n_hess, n_invalid)``."""
+    WD[WD_ACTIVE] = 0.0
+    WD[WD_TRIALS] = 0.0
+    for k in range(3):
+        FI[k] = int(RS[R_FILTER_STATE + k])
+    for k in range(5):
+        LS[k] = RS[R_LS_STATE + k]
+    for k in range(IC_STATE_SIZE):
+        st[k] = RS[R_IC_STATE + k]
+    for k in range(FT.shape[0]):
+        FT[k] = RS[R_FILTER + k]
+    return (int(RS[R_ITER]), RS[R_MU], RS[R_TAU], int(RS[R_ACC_COUNT]), RS[R_LAST_OBJ],
+            RS[R_D_NORM], RS[R_DELTA_W], RS[R_ALPHA_DU], RS[R_ALPHA_PR], int(RS[R_N_LS]),
+            int(RS[R_TAG]), int(RS[R_COUNTS]), int(RS[R_COUNTS + 1]),
+            int(RS[R_COUNTS + 2]), int(RS[R_COUNTS + 3]), int(RS[R_COUNTS + 4]),
+            int(RS[R_COUNTS + 5]))
