@@ -42,15 +42,14 @@ def _optional(v: float, none_below: float | None = None):
     return float(v)
 
 
-def resume_point(lay, Fb, hist, prior=(), first=0, restorations=(0, False)
-                 ) -> ResumePoint | None:
+def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
     """The :class:`ResumePoint` of the solve in workspace ``Fb`` of layout ``lay`` (the
     kernel returned: a hand-over, or the end of its iteration budget), ``hist`` its
-    iteration history (:mod:`.kernels.record`) from row ``first`` on (the iteration its
-    run started at), ``prior`` the records before that (a handed-back run's: the
-    general path's, restoration lines included), ``restorations`` its ``(n_resto,
-    resto_mu_kept)`` (the kernel runs no restoration phase: they pass through); None
-    where it is not resumable (module doc)."""
+    iteration history (:mod:`.kernels.record`); ``start`` the point its run started
+    from where a general path handed the solve back (None: from x0): its history stands
+    for the rows before, and what the kernel does not have passes through (the
+    restoration phases so far, the printed log); None where it is not resumable (module
+    doc)."""
     v = lay.float_views(Fb, _ITERATE)
     R = v["RESUME"]
     if R[R_CLEAN] != 1.0 or R[R_WD_ACTIVE] != 0.0 or R[R_ACC_COUNT] != 0.0:
@@ -65,6 +64,7 @@ def resume_point(lay, Fb, hist, prior=(), first=0, restorations=(0, False)
     ls = R[R_LS_STATE:R_LS_STATE + 5]
     fi = R[R_FILTER_STATE:R_FILTER_STATE + 3]
     counts = {key: int(R[R_COUNTS + j]) for j, key in enumerate(COUNT_KEYS)}
+    first, prior = (0, ()) if start is None else (start.iteration, start.history)
     history = tuple(prior) + records(hist, first, k)
     info = StepInfo(alpha_du=float(R[R_ALPHA_DU]), alpha_pr=float(R[R_ALPHA_PR]),
                     ls=int(R[R_N_LS]), d_norm=float(R[R_D_NORM]),
@@ -81,8 +81,10 @@ def resume_point(lay, Fb, hist, prior=(), first=0, restorations=(0, False)
         eps_restore=_optional(st[IC_EPS_RESTORE], 0.0),
         eps_before_slow=_optional(st[IC_EPS_BEFORE_SLOW], 0.0),
         slow_rule_off=bool(st[IC_SLOW_OFF] == 1.0), last_obj=_optional(R[R_LAST_OBJ]),
-        info=info, history=history, counts=counts, n_resto=restorations[0],
-        resto_mu_kept=restorations[1])
+        info=info, history=history, counts=counts,
+        **({} if start is None else dict(n_resto=start.n_resto,
+                                         resto_mu_kept=start.resto_mu_kept,
+                                         log=start.log, logged=start.logged)))
 
 
 def records(hist, start, stop) -> tuple:

@@ -229,8 +229,7 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
         # handed over, or past its time budget: the general path goes on from the start
         # of this iteration where it can (.resume), else solves from the start
-        return resume_point(lay, Fb, hist, prior, first, (0, False) if start is None else
-                            (start.n_resto, start.resto_mu_kept))
+        return resume_point(lay, Fb, hist, start)
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
@@ -256,7 +255,7 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
                       final_errors=dict(scaled=scaled, unscaled=unscaled),
                       extra=dict(path="compiled", device="cpu", linear_solver="qdldl",
                                  kkt_system="augmented", analysis_seconds=0.0))
-    _print(res, opts, scaled, unscaled, problem, (lbx, ubx, lbg, ubg))
+    _print(res, opts, scaled, unscaled, problem, (lbx, ubx, lbg, ubg), start)
     return res
 
 
@@ -287,9 +286,19 @@ def stops_here(code, f) -> bool:
     return code >= 0 or (code != -2 and bool(np.isfinite(f)))
 
 
-def _print(res, opts, scaled, unscaled, problem, bounds):
+def _print(res, opts, scaled, unscaled, problem, bounds, start=None):
     """The general path's output (driver.solve_nlp), after the solve: the user's options,
-    the problem's statistics, the iteration log, the summary."""
+    the problem's statistics, the iteration log, the summary; where an earlier general
+    turn of the solve started the log (``start.log``, a handed-back solve), its lines
+    from ``start.logged`` on and the summary."""
+    if start is not None and start.log is not None:
+        log = start.log
+        for rec in res.history[start.logged:]:
+            log.iteration(rec)
+        summary(log.stream, res, scaled, unscaled, res.counts, res.timings,
+                STATUSES[res.status].exit_message, False, rows=row_kinds(*bounds[2:]),
+                scaling=scaling_evaluations(opts, len(bounds[2])))
+        return
     stream, out_file = open_output(opts, opts.stream if opts.stream is not None
                                    else sys.stdout)
     if stream is None:

@@ -90,10 +90,11 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     :class:`~.resume.ResumePoint` of this very solve (the compiled attempt's state where
     it handed over, :mod:`caspar_backend.compiled.resume`): the run continues there
     instead of starting at ``x0`` (which still sets the scaling), with its log lines
-    and evaluation counts so far.  ``hand_back`` (with ``resume``, where nothing is
-    printed): the run returns its own :class:`~.resume.ResumePoint` instead of a
+    and evaluation counts so far.  ``hand_back`` (with ``resume``, and no
+    output_file): the run returns its own :class:`~.resume.ResumePoint` instead of a
     result at the first iteration after the resumed one where the kernels can go on
-    (:meth:`~.ipm.InteriorPoint.kernel_can_go_on`; the caller hands it to them)."""
+    (:func:`~.resume.kernel_can_go_on`; the caller hands it to them), its printed log
+    to be continued by the next turn."""
     t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
     if "device" in opts.user:
@@ -172,7 +173,9 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     lbx, ubx, lbg, ubg = infinite_bounds(opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf,
                                          lbx, ubx, lbg, ubg)
     x0 = _vec(x0, n, "x0", 0.0)
-    if stream is not None:
+    # a log an earlier turn of this solve started (a resumed, handed-back solve) goes on
+    continued = resume is not None and resume.log is not None
+    if stream is not None and not continued:
         user_options(stream, opts)
         # evaluators with parts run elsewhere say so (caspar_backend.opaque: one line
         # per function evaluated on the host)
@@ -202,17 +205,19 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     if n_eq > nlp.nx:
         return early("Not_Enough_Degrees_Of_Freedom",
                      f"{n_eq} equality constraints but only {nlp.nx} free variables")
-    if stream is not None:
+    if stream is not None and not continued:
         stream.write(problem_statistics(
             opts.print_level, linear_solver,
             (host(evaluator.jac_rows), host(evaluator.jac_cols)),
             (host(evaluator.hess_rows), host(evaluator.hess_cols)), lbx, ubx, lbg, ubg))
-    log = IterationLog(stream, opts.print_frequency_iter) if stream is not None else None
+    log = (resume.log if continued else IterationLog(stream, opts.print_frequency_iter)
+           if stream is not None else None)
     sh = Shared(opts, counter, log, t0, cpu0)
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
     ipm = InteriorPoint(nlp, sh)
-    if hand_back and resume is not None and stream is None:
+    if hand_back and resume is not None and not (opts.output_file and opts.file_print_level):
+        # (an output file is opened per turn: its log is not split across turns)
         ipm.hand_back_after = resume.iteration
     # one-time structural work (scaling, barrier problem, KKT pattern, device arrays,
     # solver handles), less the function evaluations and linear algebra done in it
@@ -231,7 +236,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
                 # the run from the start of the iteration it handed over in
                 counter.counts.update(resume.counts)
                 if log is not None:
-                    for rec in resume.history:
+                    for rec in resume.history[resume.logged:]:
                         log.iteration(rec)
                 ipm.resume(resume)
             elif opts.warm_start_init_point:

@@ -150,6 +150,10 @@ class InteriorPoint:
         KKTSystem.release`); the run is not continued afterwards."""
         self.kkt.release()
 
+    #: the current iterate's log line is not printed (the restoration phase just returned
+    #: it, as its own last line): a turn that continues the log skips it
+    line_unprinted = property(lambda self: self._unprinted)
+
     # the current iterate's arrays, for callbacks
     w = property(lambda self: self.it.w)
     y = property(lambda self: self.it.y)

@@ -25,6 +25,10 @@ next, in the run's own terms:
   no acceptable iterate counted yet);
 * the solve's restoration phases so far: ``n_resto`` and ``resto_mu_kept`` (IPOPT's
   first restoration keeps its first mu update: :class:`~.ipm.Shared`);
+* the printed log: ``log`` (the :class:`~.log.IterationLog` an earlier general turn
+  of this solve started, None: none yet, or nothing printed) and ``logged`` (how many
+  of ``history`` it has handled), so that the next turn prints ``history[logged:]``
+  and goes on with it;
 * ``iteration``, ``history`` (the log's records of iterations 0 .. iteration - 1),
   ``counts`` (evaluations so far, SolveResult.counts' keys), ``info`` (the
   :class:`~.iterate.StepInfo` of the step that led to this iterate: this iteration's
@@ -84,6 +88,8 @@ class ResumePoint:
     counts: dict
     n_resto: int = 0
     resto_mu_kept: bool = False
+    log: object = None
+    logged: int = 0
 
 
 #: the filter entries the kernels hold (compiled/workspace_layout.FILTER_CAP)
@@ -135,5 +141,6 @@ def state_point(ipm) -> ResumePoint:
         slow_rule_off=ic.slow_rule_off, last_obj=ipm.termination.last_obj,
         info=replace(ipm.info), history=tuple(ipm.sh.history),
         counts=dict(ipm.sh.counter.counts), n_resto=ipm.sh.n_resto,
-        resto_mu_kept=ipm.sh.resto_mu_kept)
+        resto_mu_kept=ipm.sh.resto_mu_kept, log=ipm.sh.log,
+        logged=len(ipm.sh.history) + (1 if ipm.line_unprinted else 0))
 

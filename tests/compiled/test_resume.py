@@ -46,21 +46,23 @@ def test_resumed_solve_is_the_general_paths(ready, points, name):
     problem, d = _bank_problem(name)
     (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], print_user_options=True,
                                          print_frequency_iter=3, **dict(BANK[name].options))
-    assert len(points) == 1 and points[0] is not None
-    assert r.extra["resumed_at"] == points[0].iteration and "resumed_at" not in e.extra
-    assert "path" not in r.extra
+    assert points and points[0] is not None and "resumed_at" not in e.extra
+    # the general path's turn resumed there (and may have handed the solve back): the
+    # answer, the statistics and the printed log are the general path's from x0
     _assert_same_answer(r, e)
     assert log_r == log_e
 
 
 def test_the_end_of_the_time_budget_resumes(ready, points, monkeypatch):
-    """A compiled solve runs within an iteration budget (solve.iteration_budget); one
-    that needs more goes on in the general path from the budget's last iteration."""
+    """A compiled run takes at most its iteration budget (solve.iteration_budget); a
+    solve that needs more goes on in the general path from the budget's last iteration,
+    which hands it back after one iteration, and so on: 7 kernel iterations, then 1,
+    the printed log continued across the turns."""
     monkeypatch.setattr(compiled_solve, "iteration_budget", lambda lay: 7)
     problem, d = _bank_problem("chained_rosenbrock_100")
     (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], print_level=5)
-    assert [p.iteration for p in points] == [7] and r.extra["resumed_at"] == 7
-    assert e.iterations > 7
+    assert e.iterations > 16
+    assert [p.iteration for p in points][:2] == [7, 15]
     _assert_same_answer(r, e)
     assert log_r == log_e
 
