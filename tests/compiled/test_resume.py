@@ -158,3 +158,25 @@ def test_handed_back_solve_is_the_general_paths(ready, hand_backs, name):
     # the history: the general path's restoration lines, then the kernels' again
     assert [h.iter for h in r.history] == [h.iter for h in e.history]
     _assert_same_answer(r, e)
+
+
+def test_threads_resume_and_hand_back_their_own_solves(ready):
+    """Solves that hand over and back, from 8 threads at once on shared compiled
+    problems: each gives its sequential general-path answer (per-thread workspaces, a
+    log and a point per solve)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = ("hs027", "restoration_to_local_infeasibility_wb", "hs007", "hs071")
+    problems = {n: _bank_problem(n) for n in names}
+    ref = {n: problems[n][0].solve(problems[n][1]["x0"], print_level=0, compiled_path="no",
+                                   **dict(BANK[n].options)) for n in names}
+
+    def solve(k):
+        n = names[k % len(names)]
+        problem, d = problems[n]
+        return n, problem.solve(d["x0"], print_level=0, compiled_path="yes",
+                                **dict(BANK[n].options))
+
+    with ThreadPoolExecutor(8) as pool:
+        for n, r in pool.map(solve, range(48)):
+            _assert_same_answer(r, ref[n])
