@@ -231,10 +231,12 @@ def test_glider100_solves(monkeypatch):
     perturbation rules; IPOPT: -1255.0586 in 623.  Its K (899 rows) switches to the
     dense pivoting mode and leaves it again at the next iteration (qdldl's
     leave_pivoting): 587 iterations in ~2 s on the 2-core VM, where staying in it took
-    660 iterations and ~8 s (13 ms per dense factorization).  652 since the restoration
-    phase's KKT system eliminates p and n (kkt/elastic.py; its iterates round-off apart
-    from the full system's, and ~350 of the iterations are restoration iterations): the
-    bound is IPOPT's count within 10 %, below the 660 of the dense mode kept."""
+    660 iterations and ~8 s (13 ms per dense factorization).  652 on the general path
+    since the restoration phase's KKT system eliminates p and n (kkt/elastic.py; its
+    iterates round-off apart from the full system's, and ~350 of the iterations are
+    restoration iterations); 579 where the compiled kernels take their turns (their libm
+    exp/pow against NumPy's: another round-off path).  The bound is IPOPT's count within
+    10 %, below the 660 of the dense mode kept."""
     from caspar_backend.linsolve.qdldl import QDLDLSolver
     from tests.support.recording import record_returns
 
