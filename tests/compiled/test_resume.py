@@ -180,3 +180,13 @@ def test_threads_resume_and_hand_back_their_own_solves(ready):
     with ThreadPoolExecutor(8) as pool:
         for n, r in pool.map(solve, range(48)):
             _assert_same_answer(r, ref[n])
+
+
+def test_the_general_paths_view_of_the_kernels_limits():
+    """solver/resume.py's copies of the kernels' limits (the general path imports no
+    compiled code) are the kernels' own."""
+    from caspar_backend.compiled.kernels.record import TAGS
+    from caspar_backend.compiled.workspace_layout import FILTER_CAP
+    from caspar_backend.solver.resume import KERNEL_FILTER_CAP, KERNEL_TAGS
+
+    assert KERNEL_FILTER_CAP == FILTER_CAP and KERNEL_TAGS == TAGS
