@@ -10,10 +10,9 @@ the iteration may change before a hand-over leaves it (slot F_RESUME,
 hand-over inside an iteration leaves before a step is accepted.  Not resumable (the
 general path then solves from the start, as before): a hand-over before the first
 iteration (``R_CLEAN`` 0: no iteration began), after the iterate moved (a step accepted,
-or the watchdog's stored iterate restored), while the watchdog runs (its stored iterate
-and direction are not carried over), or once an acceptable iterate was counted (the
-general path keeps the latest acceptable point for a failed line search; the kernel
-does not).
+or the watchdog's stored iterate restored), or while the watchdog runs (its stored
+iterate and direction are not carried over).  The latest acceptable iterate, which the
+general path keeps for a failed line search, is in slot F_ACCEPTABLE.
 """
 from __future__ import annotations
 
@@ -35,6 +34,7 @@ from .kernels.slots import (IC_DC_USED, IC_DW_LAST, IC_EPS, IC_EPS_BEFORE_SLOW,
 _ITERATE = ("W", "Y", "ZL", "ZU", "F_CUR", "H", "GRAD_W", "JV", "RESUME")
 
 
+
 def _optional(v: float, none_below: float | None = None):
     """None for NaN (or below ``none_below``), else the float."""
     if math.isnan(v) or (none_below is not None and v < none_below):
@@ -52,7 +52,7 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
     doc)."""
     v = lay.float_views(Fb, _ITERATE)
     R = v["RESUME"]
-    if R[R_CLEAN] != 1.0 or R[R_WD_ACTIVE] != 0.0 or R[R_ACC_COUNT] != 0.0:
+    if R[R_CLEAN] != 1.0 or R[R_WD_ACTIVE] != 0.0:
         return None
     k = int(R[R_ITER])
     if k > len(hist):
@@ -64,6 +64,7 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
     ls = R[R_LS_STATE:R_LS_STATE + 5]
     fi = R[R_FILTER_STATE:R_FILTER_STATE + 3]
     counts = {key: int(R[R_COUNTS + j]) for j, key in enumerate(COUNT_KEYS)}
+    n_acc = int(R[R_ACC_COUNT])
     first, prior = (0, ()) if start is None else (start.iteration, start.history)
     history = tuple(prior) + records(hist, first, k)
     info = StepInfo(alpha_du=float(R[R_ALPHA_DU]), alpha_pr=float(R[R_ALPHA_PR]),
@@ -81,10 +82,21 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
         eps_restore=_optional(st[IC_EPS_RESTORE], 0.0),
         eps_before_slow=_optional(st[IC_EPS_BEFORE_SLOW], 0.0),
         slow_rule_off=bool(st[IC_SLOW_OFF] == 1.0), last_obj=_optional(R[R_LAST_OBJ]),
-        info=info, history=history, counts=counts,
+        info=info, history=history, counts=counts, acceptable_count=n_acc,
+        acceptable_point=_acceptable_parts(lay, Fb) if n_acc else None,
         **({} if start is None else dict(n_resto=start.n_resto,
                                          resto_mu_kept=start.resto_mu_kept,
                                          log=start.log, logged=start.logged)))
+
+
+def _acceptable_parts(lay, Fb, copy=True) -> tuple:
+    """``(w, y, zL, zU)`` of slot F_ACCEPTABLE (``[w | y | zL | zU]``): copies, or
+    views with ``copy`` False."""
+    sz = lay.sizes
+    cuts = np.cumsum([0, sz["nw"], sz["m"], sz["nL"], sz["nU"]])
+    a = lay.float_views(Fb, ("ACCEPTABLE",))["ACCEPTABLE"]
+    parts = tuple(a[cuts[k]:cuts[k + 1]] for k in range(4))
+    return tuple(p.copy() for p in parts) if copy else parts
 
 
 def records(hist, start, stop) -> tuple:
@@ -107,7 +119,10 @@ def write_state(lay, Fb, point: ResumePoint) -> None:
     v["F_CUR"][0] = point.f
     R = v["RESUME"]
     R[R_ITER], R[R_MU], R[R_TAU] = point.iteration, point.mu, point.tau
-    R[R_ACC_COUNT] = 0.0
+    R[R_ACC_COUNT] = point.acceptable_count
+    if point.acceptable_point is not None:
+        for part, a in zip(_acceptable_parts(lay, Fb, copy=False), point.acceptable_point):
+            part[:] = a
     R[R_LAST_OBJ] = np.nan if point.last_obj is None else point.last_obj
     i = point.info
     R[R_D_NORM], R[R_DELTA_W], R[R_ALPHA_DU], R[R_ALPHA_PR] = (i.d_norm, i.delta_w,

@@ -159,7 +159,10 @@ class WorkspaceLayout:
             WD_W=nw, WD_Y=m, WD_ZL=nL, WD_ZU=nU, WD_DW=nw, WD_DY=m, WD_DZL=nL, WD_DZU=nU,
             WD_GRAD_PHI=nw, WD_STATE=slots.WD_STATE_SIZE,
             # the iteration's starting state for a resumed general path
-            RESUME=RESUME_FIXED_SIZE + 2 * FILTER_CAP)
+            RESUME=RESUME_FIXED_SIZE + 2 * FILTER_CAP,
+            # the latest acceptable iterate [w | y | zL | zU] (a resumed general path's
+            # fall-back)
+            ACCEPTABLE=nw + m + nL + nU)
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

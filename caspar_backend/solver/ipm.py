@@ -261,7 +261,11 @@ class InteriorPoint:
         ic.eps_before_slow = point.eps_before_slow
         ic.slow_rule_off = point.slow_rule_off
         self.kkt.static_regularization = point.static_regularization
-        self.termination.last_obj = point.last_obj
+        term = self.termination
+        term.last_obj = point.last_obj
+        term.acceptable_count = point.acceptable_count
+        term.acceptable_point = (None if point.acceptable_point is None else
+                                 tuple(xp.asarray(a).copy() for a in point.acceptable_point))
         self.info.take(point.info)
         self.sh.iter = point.iteration
         self.sh.history.extend(point.history)

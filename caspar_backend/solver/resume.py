@@ -21,8 +21,10 @@ next, in the run's own terms:
   running), ``tiny_step``;
 * the inertia correction: ``delta_w_last``, ``delta_c_used``, ``static_regularization``,
   ``eps_restore``, ``eps_before_slow`` (None: none), ``slow_rule_off``;
-* the termination test: ``last_obj`` (the previous iteration's f, None at iteration 0;
-  no acceptable iterate counted yet);
+* the termination test: ``last_obj`` (the previous iteration's f, None at iteration 0),
+  ``acceptable_count`` (acceptable iterates in a row before this one) and
+  ``acceptable_point`` (``(w, y, zL, zU)`` of the latest acceptable iterate, host
+  arrays; None before any);
 * the solve's restoration phases so far: ``n_resto`` and ``resto_mu_kept`` (IPOPT's
   first restoration keeps its first mu update: :class:`~.ipm.Shared`);
 * the printed log: ``log`` (the :class:`~.log.IterationLog` an earlier general turn
@@ -90,6 +92,8 @@ class ResumePoint:
     resto_mu_kept: bool = False
     log: object = None
     logged: int = 0
+    acceptable_count: int = 0
+    acceptable_point: tuple | None = None
 
 
 #: the filter entries the kernels hold (compiled/workspace_layout.FILTER_CAP)
@@ -109,14 +113,14 @@ class HandBack(Exception):
 
 def kernel_can_go_on(ipm) -> bool:
     """Whether the compiled kernels can take the state of the run ``ipm`` (an
-    :class:`~.ipm.InteriorPoint`) as an iteration begins (the module doc): the main run with the exact Hessian and monotone mu, qdldl out of
-    any pivoting mode, no soft restoration, the watchdog idle, no acceptable iterate
-    counted, no safe slacks, a filter and a step tag the kernels can hold."""
+    :class:`~.ipm.InteriorPoint`) as an iteration begins (the module doc): the main run
+    with the exact Hessian and monotone mu, qdldl out of any pivoting mode, no soft
+    restoration, the watchdog idle, no safe slacks, a filter and a step tag the kernels
+    can hold."""
     ls, k = ipm.line_search, ipm.kkt
     return (not ipm.resto and ipm.lbfgs is None and not ipm.square
             and k.name == "augmented" and k.solver.name == "qdldl"
             and not k.solver.pivoting and not ls.soft_resto and not ls.watchdog.active
-            and ipm.termination.acceptable_count == 0
             and not ipm.calc.safe_slack_mode
             and len(ls.filter) <= KERNEL_FILTER_CAP and ipm.info.tag in KERNEL_TAGS)
 
@@ -142,5 +146,8 @@ def state_point(ipm) -> ResumePoint:
         info=replace(ipm.info), history=tuple(ipm.sh.history),
         counts=dict(ipm.sh.counter.counts), n_resto=ipm.sh.n_resto,
         resto_mu_kept=ipm.sh.resto_mu_kept, log=ipm.sh.log,
-        logged=len(ipm.sh.history) + (1 if ipm.line_unprinted else 0))
+        logged=len(ipm.sh.history) + (1 if ipm.line_unprinted else 0),
+        acceptable_count=ipm.termination.acceptable_count,
+        acceptable_point=(None if ipm.termination.acceptable_point is None else
+                          tuple(host(a).copy() for a in ipm.termination.acceptable_point)))
 

@@ -190,3 +190,22 @@ def test_the_general_paths_view_of_the_kernels_limits():
     from caspar_backend.solver.resume import KERNEL_FILTER_CAP, KERNEL_TAGS
 
     assert KERNEL_FILTER_CAP == FILTER_CAP and KERNEL_TAGS == TAGS
+
+
+def test_acceptable_iterates_carry_over(ready, points, monkeypatch):
+    """The termination test's count of acceptable iterates and the latest acceptable
+    point go across the turns: with every iterate acceptable and acceptable_iter = 20,
+    a solve cut into 7-iteration kernel turns ends Solved_To_Acceptable_Level at the
+    general path's iteration."""
+    monkeypatch.setattr(compiled_solve, "iteration_budget", lambda lay: 7)
+    problem, d = _bank_problem("chained_rosenbrock_100")
+    loose = dict(print_level=0, tol=0.0, acceptable_iter=20, acceptable_tol=1e20,
+                 acceptable_dual_inf_tol=1e20, acceptable_constr_viol_tol=1e20,
+                 acceptable_compl_inf_tol=1e20, acceptable_obj_change_tol=1e20)
+    r = problem.solve(d["x0"], compiled_path="yes", **loose)
+    e = problem.solve(d["x0"], compiled_path="no", **loose)
+    assert e.status == "Solved_To_Acceptable_Level" and e.iterations > 14
+    counts = [p.acceptable_count for p in points]
+    assert len(counts) >= 2 and 0 < counts[0] < counts[1]
+    assert all(p.acceptable_point is not None for p in points)
+    _assert_same_answer(r, e)

@@ -16,7 +16,7 @@ from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
-from .resume_state import R_CLEAN, R_START, load_state, save_state
+from .resume_state import R_CLEAN, R_START, load_state, save_state, store_acceptable
 from .start import start_iterate
 from .slack_setup import slack_problem
 from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x, slacks
@@ -153,6 +153,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         acc = (O[OPT_ACCEPTABLE_ITER] > 0 and E0 <= O[OPT_ACCEPTABLE_TOL] and udual <= O[OPT_ACCEPTABLE_DUAL_INF_TOL] and uconstr <= O[OPT_ACCEPTABLE_CONSTR_VIOL_TOL]
                and ucompl <= O[OPT_ACCEPTABLE_COMPL_INF_TOL] and objchg <= O[OPT_ACCEPTABLE_OBJ_CHANGE_TOL])
         acc_count = acc_count + 1 if acc else 0
+        if acc:
+            store_acceptable(Fb, FO, Ib, IO, W, Y, ZL, ZU)
         if acc and acc_count >= O[OPT_ACCEPTABLE_ITER]:
             status = 1
             break

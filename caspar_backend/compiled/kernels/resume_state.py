@@ -8,8 +8,9 @@ F_ZU, F_F_CUR, F_H, F_GRAD_W, F_JV) is not copied: every hand-over inside an ite
 leaves before a step is accepted, and ``R_CLEAN`` says so (the loop clears it where the
 iterate moves).
 """
-from ._jit import kernel
-from .slots import IC_STATE_SIZE, WD_ACTIVE, WD_TRIALS
+from ._jit import _f, _i, kernel
+from .slots import (F_ACCEPTABLE, I_SIZES, IC_STATE_SIZE, SZ_M, SZ_NL, SZ_NU, SZ_NW,
+                    WD_ACTIVE, WD_TRIALS)
 
 R_CLEAN = 0             # 1: the workspace's iterate is still the saved iteration's
 R_ITER = 1              # the iteration [sh.iter]
@@ -92,3 +93,22 @@ def load_state(RS, WD, FI, LS, st, FT):
             int(RS[R_TAG]), int(RS[R_COUNTS]), int(RS[R_COUNTS + 1]),
             int(RS[R_COUNTS + 2]), int(RS[R_COUNTS + 3]), int(RS[R_COUNTS + 4]),
             int(RS[R_COUNTS + 5]))
+
+
+@kernel
+def store_acceptable(Fb, FO, Ib, IO, W, Y, ZL, ZU):
+    """Keep the iterate (W, Y, ZL, ZU), found acceptable, in slot F_ACCEPTABLE as
+    ``[w | y | zL | zU]``: the latest acceptable point the general path keeps for a
+    failed line search (solver/termination.py), which a resumed general path takes
+    over."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
+    A = _f(Fb, FO, F_ACCEPTABLE)
+    for i in range(nw):
+        A[i] = W[i]
+    for i in range(m):
+        A[nw + i] = Y[i]
+    for i in range(nL):
+        A[nw + m + i] = ZL[i]
+    for i in range(nU):
+        A[nw + m + nL + i] = ZU[i]

@@ -112,6 +112,7 @@ FLOAT_SLOTS = (
     'WD_GRAD_PHI',
     'WD_STATE',
     'RESUME',
+    'ACCEPTABLE',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -333,6 +334,7 @@ F_WD_DZU = 90
 F_WD_GRAD_PHI = 91
 F_WD_STATE = 92
 F_RESUME = 93
+F_ACCEPTABLE = 94
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2
