@@ -82,14 +82,18 @@ def solve(problem, x0, p, bounds, options, general):
 
     started = (time.perf_counter(), time.process_time())
     res = try_solve(problem, x0, p, bounds, options, started)
-    if res is None or isinstance(res, SolveResult):
-        return res if res is not None else general(None, started)
+    if res is None:
+        return general(None, started)
+    if isinstance(res, SolveResult):
+        return res
     from types import SimpleNamespace
 
     from ..solver.interrupt import sigint_as_stop
     from .options import resolve
     from .solve import solve_checked
 
+    # (accepted by try_solve, whose kernel handed over)
+    opts, _ = resolve({k: v for k, v in options.items() if k != "device"}, clocked=True)
     # the solve is under way: a Ctrl-C between the two sides' turns is a stop request,
     # which the next turn starts with (solver/interrupt.py's nested blocks), not a
     # KeyboardInterrupt
@@ -97,8 +101,6 @@ def solve(problem, x0, p, bounds, options, general):
         while not isinstance(res, SolveResult):
             res = general(res, started)
             if isinstance(res, ResumePoint):            # handed back to the kernels
-                opts, _ = resolve({k: v for k, v in options.items() if k != "device"},
-                                  clocked=True)
                 res = solve_checked(problem, x0, p, bounds, opts, *started, start=res)
     return res
 

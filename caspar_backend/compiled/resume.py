@@ -47,7 +47,7 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
     kernel returned: a hand-over, or the end of its iteration budget), ``hist`` its
     iteration history (:mod:`.kernels.record`); ``start`` the point its run started
     from where a general path handed the solve back (None: from x0): its history stands
-    for the rows before, and what the kernel does not have passes through (the
+    for the rows before (the list is extended, not copied), and what the kernel does not have passes through (the
     restoration phases so far, the printed log); None where it is not resumable (module
     doc)."""
     v = lay.float_views(Fb, _ITERATE)
@@ -65,8 +65,8 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
     fi = R[R_FILTER_STATE:R_FILTER_STATE + 3]
     counts = {key: int(R[R_COUNTS + j]) for j, key in enumerate(COUNT_KEYS)}
     n_acc = int(R[R_ACC_COUNT])
-    first, prior = (0, ()) if start is None else (start.iteration, start.history)
-    history = tuple(prior) + records(hist, first, k)
+    history = [] if start is None else start.history      # (the solve's list, extended)
+    history.extend(records(hist, 0 if start is None else start.iteration, k))
     info = StepInfo(alpha_du=float(R[R_ALPHA_DU]), alpha_pr=float(R[R_ALPHA_PR]),
                     ls=int(R[R_N_LS]), d_norm=float(R[R_D_NORM]),
                     delta_w=float(R[R_DELTA_W]), tag=TAGS[int(R[R_TAG])])

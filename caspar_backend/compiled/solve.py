@@ -186,7 +186,6 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     lay.p_of(Fb)[:] = p
     max_iter = int(opts.max_iter)
     first = 0 if start is None else start.iteration
-    prior = () if start is None else start.history
     cap = min(max_iter, first + iteration_budget(lay))
     O = option_vector(opts)
     if cap < max_iter:
@@ -235,7 +234,8 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)
     f = float(f)
     # (tolist: Python floats at once, not one NumPy scalar conversion per value)
-    history = list(prior) + list(records(hist, first, iterations + 1))
+    history = [] if start is None else start.history      # (the solve's list, extended)
+    history.extend(records(hist, first, iterations + 1))
     counts = {key: int(out[k]) for k, key in enumerate(COUNT_KEYS, start=OUT_N_OBJ)}
     uf = f                          # the log's unscaled objective: the minimized one
     bound = bound_violation(x, lbx, ubx)

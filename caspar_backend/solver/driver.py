@@ -210,15 +210,17 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
             opts.print_level, linear_solver,
             (host(evaluator.jac_rows), host(evaluator.jac_cols)),
             (host(evaluator.hess_rows), host(evaluator.hess_cols)), lbx, ubx, lbg, ubg))
-    log = (resume.log if continued else IterationLog(stream, opts.print_frequency_iter)
-           if stream is not None else None)
+    if continued:
+        log = resume.log
+    else:
+        log = IterationLog(stream, opts.print_frequency_iter) if stream is not None else None
     sh = Shared(opts, counter, log, t0, cpu0)
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
-    ipm = InteriorPoint(nlp, sh)
-    if hand_back and resume is not None and not (opts.output_file and opts.file_print_level):
-        # (an output file is opened per turn: its log is not split across turns)
-        ipm.hand_back_after = resume.iteration
+    # (an output file is opened per turn: its log is not split across turns)
+    back = hand_back and resume is not None and not (opts.output_file
+                                                     and opts.file_print_level)
+    ipm = InteriorPoint(nlp, sh, hand_back_after=resume.iteration if back else None)
     # one-time structural work (scaling, barrier problem, KKT pattern, device arrays,
     # solver handles), less the function evaluations and linear algebra done in it
     t_setup = time.perf_counter() - t0 - counter.seconds - sh.timers.linear_algebra

@@ -84,9 +84,12 @@ class InteriorPoint:
     """Final.  One interior-point run on ``nlp``; ``resto=True`` marks the restoration
     phase.  ``it``, ``barrier`` and ``info`` are the run's state (see the module doc);
     ``w``, ``y``, ``zL``, ``zU`` are the current iterate's arrays (for the
-    ``iteration_callback``)."""
+    ``iteration_callback``).  ``hand_back_after``: an iteration number for a run resumed
+    from the compiled kernels, which then hands the solve back to them (raises
+    :class:`~.resume.HandBack`) at the first later iteration whose state they can take;
+    None: never."""
 
-    def __init__(self, nlp, shared: Shared, resto=False):
+    def __init__(self, nlp, shared: Shared, resto=False, hand_back_after=None):
         from .lbfgs import LBFGS
 
         self.nlp, self.sh, self.opts, self.resto = nlp, shared, shared.opts, resto
@@ -139,10 +142,7 @@ class InteriorPoint:
         # it (history, callback) but prints no line, as IPOPT's log shows the point once,
         # as the restoration's last line, while its intermediate callback sees it again
         self._unprinted = False
-        #: a run resumed from the compiled kernels hands the solve back to them (raises
-        #: :class:`~.resume.HandBack`) at the first iteration after this one where they
-        #: can take its state; None: never (the driver sets it)
-        self.hand_back_after = None
+        self.hand_back_after = hand_back_after
 
     def release(self) -> None:
         """End the run: its KKT system's linear solver gives back what it borrowed from
@@ -268,7 +268,7 @@ class InteriorPoint:
                                  tuple(xp.asarray(a).copy() for a in point.acceptable_point))
         self.info.take(point.info)
         self.sh.iter = point.iteration
-        self.sh.history.extend(point.history)
+        self.sh.history = point.history         # the solve's list, adopted
         self.sh.n_resto, self.sh.resto_mu_kept = point.n_resto, point.resto_mu_kept
 
     def least_squares_y(self, limit=None):

@@ -31,7 +31,8 @@ next, in the run's own terms:
   of this solve started, None: none yet, or nothing printed) and ``logged`` (how many
   of ``history`` it has handled), so that the next turn prints ``history[logged:]``
   and goes on with it;
-* ``iteration``, ``history`` (the log's records of iterations 0 .. iteration - 1),
+* ``iteration``, ``history`` (the log's records of iterations 0 .. iteration - 1: the
+  solve's own list, which the next turn adopts and appends to -- no copy per turn),
   ``counts`` (evaluations so far, SolveResult.counts' keys), ``info`` (the
   :class:`~.iterate.StepInfo` of the step that led to this iterate: this iteration's
   log line).
@@ -86,7 +87,7 @@ class ResumePoint:
     slow_rule_off: bool
     last_obj: float | None
     info: StepInfo
-    history: tuple
+    history: list
     counts: dict
     n_resto: int = 0
     resto_mu_kept: bool = False
@@ -143,7 +144,7 @@ def state_point(ipm) -> ResumePoint:
         static_regularization=ipm.kkt.static_regularization,
         eps_restore=ic.eps_restore, eps_before_slow=ic.eps_before_slow,
         slow_rule_off=ic.slow_rule_off, last_obj=ipm.termination.last_obj,
-        info=replace(ipm.info), history=tuple(ipm.sh.history),
+        info=replace(ipm.info), history=ipm.sh.history,
         counts=dict(ipm.sh.counter.counts), n_resto=ipm.sh.n_resto,
         resto_mu_kept=ipm.sh.resto_mu_kept, log=ipm.sh.log,
         logged=len(ipm.sh.history) + (1 if ipm.line_unprinted else 0),
