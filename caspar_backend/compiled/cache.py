@@ -4,7 +4,7 @@ Numba (``Problem.solve`` asks this on every call that could take the compiled pa
 The kernels compile once per machine into ``$CASPAR_CACHE_DIR/numba/<caspar version>-<hash
 of the kernel sources>`` (default ``~/.cache/caspar``).  :func:`mark_ready` writes the file
 ``ready`` there after a complete compile (:func:`caspar_backend.compiled.warmup`); its
-presence is what :func:`is_ready` tests.  Numba keys each entry by its own version and the
+presence is what :func:`is_ready` tests (:data:`READY_FILE`).  Numba keys each entry by its own version and the
 CPU as well: a machine whose CPU differs from the one that compiled recompiles on load.
 """
 from __future__ import annotations
@@ -38,6 +38,12 @@ def _sources_hash() -> str:
 STAMP = _sources_hash()
 
 
+#: the file :func:`mark_ready` writes; its name changes when :func:`~.solve.warmup`
+#: compiles more entry points (``ready.2``: the tape evaluator's, :mod:`.tape_evaluator`),
+#: so that a cache completed by an older warmup is completed again
+READY_FILE = "ready.2"
+
+
 def kernel_cache_dir() -> Path:
     """``$CASPAR_CACHE_DIR/numba/<caspar version>-<sources hash>``."""
     return cache_root() / "numba" / f"{__version__}-{STAMP}"
@@ -45,11 +51,11 @@ def kernel_cache_dir() -> Path:
 
 def is_ready() -> bool:
     """Whether a complete compile of these kernel sources is in the cache."""
-    return (kernel_cache_dir() / "ready").is_file()
+    return (kernel_cache_dir() / READY_FILE).is_file()
 
 
 def mark_ready() -> None:
     """Record a complete compile (written atomically: a reader sees it whole or not)."""
     d = kernel_cache_dir()
     d.mkdir(parents=True, exist_ok=True)
-    write_atomically(d / "ready", (__version__ + "\n").encode())
+    write_atomically(d / READY_FILE, (__version__ + "\n").encode())

@@ -53,6 +53,7 @@ SAME_BEHAVIOUR = {
     "print_user_options": lambda v: True,
     "sb": lambda v: True,                       # banner suppression: nothing is printed
     "compiled_path": lambda v: True,            # how the caller got here
+    "cpu_evaluator": lambda v: True,            # the kernels evaluate with the tape
     "print_timing_statistics": lambda v: not v,
     "timing_statistics": lambda v: True,        # host timers: exact either way
     "mu_strategy": lambda v: v == "monotone",

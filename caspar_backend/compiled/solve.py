@@ -343,8 +343,9 @@ def load_single() -> float:
 
 
 def warmup():
-    """Compile the kernels for the argument types :func:`solve_compiled` and the batch
-    pass (:func:`load_single`'s and the row loops), or load them from the cache (about a
+    """Compile the kernels for the argument types :func:`solve_compiled`, the batch
+    pass and the general path's tape evaluator use (:func:`load_single`'s, the row
+    loops, the evaluation entry points), or load them from the cache (about a
     minute of CPU the first time on a machine, well under a second after), and record in
     the cache that they are complete (:func:`.cache.mark_ready`).  Returns the seconds it
     took."""
@@ -352,6 +353,7 @@ def warmup():
 
     from .cache import mark_ready
     from .kernels.solve_many import solve_rows, solve_rows_parallel
+    from .kernels.tape_eval import ev_first, ev_hess, ev_zeroth
 
     t0 = time.perf_counter()
     load_single()
@@ -362,6 +364,10 @@ def warmup():
     rows = (f2, i1, i2, i1, f1, f2, f2, f2, f2, f2, f2, f2, i1, i1, f1)
     solve_rows.compile(rows)
     solve_rows_parallel.compile(rows)
+    # the general path's tape evaluator (.tape_evaluator): Fb, FO, Ib, IO, outputs
+    ev_zeroth.compile((f1, i1, i1, i1, f1))
+    ev_first.compile((f1, i1, i1, i1, f1, f1))
+    ev_hess.compile((f1, i1, i1, i1, f1, types.float64, f1))
     mark_ready()
     return time.perf_counter() - t0
 

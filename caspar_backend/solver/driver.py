@@ -101,6 +101,10 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         evaluator = _evaluator_on(evaluator, devices.resolve_device(
             opts.device, size=evaluator.n + evaluator.m, solver=True))
     device = getattr(evaluator, "device", "cpu")
+    if device == "cpu":
+        from ..compiled.tape_evaluator import general_evaluator
+
+        evaluator = general_evaluator(evaluator, opts.cpu_evaluator)
     why = devices.gpu_problem() if device == "cuda" else None
     if why is not None:
         raise DeviceError(f"a CUDA evaluator was given but {why}; or use device='cpu'")

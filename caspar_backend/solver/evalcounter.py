@@ -30,6 +30,11 @@ class EvalCounter:
         self.sync = bool(sync) and xp is not np
         self._timers = {}
 
+    def also(self, kind) -> None:
+        """Count one ``kind`` evaluation done within the current :meth:`timed` call (an
+        evaluator that computes two kinds in one pass; its time is that call's)."""
+        self.counts[kind] += 1
+
     def timed(self, kind):
         """A context manager counting one ``kind`` evaluation and adding its seconds
         (one per kind, made at the first use: an iteration times ~10 evaluations)."""

@@ -294,6 +294,13 @@ _ROWS = [
        "install when not usable) or 'auto' (CUDA when usable and n + m >= "
        "caspar_backend.device.AUTO_MIN_SIZE = 10,000, measured on an H200). "
        "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
+    _o("cpu_evaluator", str, "auto", "caspar: how the general path evaluates the model on "
+       "the CPU.  'tape': the compiled kernels' tape interpreter (caspar_backend.compiled."
+       "tape_evaluator; one pass per evaluation, the compiled path's arithmetic), "
+       "compiling the kernels first if needed; 'numpy': the generated NumPy code; 'auto': "
+       "the tape when the kernels are compiled on this machine, else NumPy.  Models with "
+       "an expression the tape has no op code for, host functions or a given Hessian use "
+       "NumPy.", ("auto", "tape", "numpy")),
     _o("compiled_path", str, "auto", "caspar: solve on the CPU with the compiled interior "
        "point (caspar_backend.compiled; with numba): the same algorithm "
        "and iterates as the general path without Python per iteration.  'auto': when "

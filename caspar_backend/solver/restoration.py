@@ -37,7 +37,7 @@ import numpy as np
 
 from ..arrays import amax, amax_abs, errstate, scalars
 from .linesearch import G_PHI, G_THETA, compare_le
-from .nlp import BarrierNLP
+from .barrier_nlp import BarrierNLP
 from .status import SolverStop
 
 
