@@ -4,9 +4,10 @@
 The compiled path runs caspar's interior point (the lockstep batch path with B = 1, and
 the rare paths listed below that the kernels take themselves) through the Numba kernels
 of :mod:`.kernels`: the same iterates as ``Problem.solve`` --
-status and iterations equal, x and f bit for bit where the model uses no
-exp/log10/tanh/pow (NumPy's SIMD versions of these differ from libm by 1-3 ulp on a few
-percent of arguments; with them the agreement is to rounding).  It returns ``None``,
+status and iterations equal, x and f bit for bit (the general path evaluates with the
+same tape interpreter, :mod:`.tape_evaluator`; with ``cpu_evaluator='numpy'`` a model
+using exp/log10/tanh/pow agrees to rounding: NumPy's SIMD versions of these differ from
+libm by 1-3 ulp on a few percent of arguments).  It returns ``None``,
 having changed nothing the caller sees, when
 
 * an option is not implemented (:mod:`.options`), or the model has opaque calls
