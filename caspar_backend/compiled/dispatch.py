@@ -19,7 +19,9 @@ solves (both run one algorithm: the same status, iterations and iterates):
   ``'yes'`` the solve compiles or loads them first, whatever the size;
 * the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
   square problems runs on the general path only);
-* :func:`.options.resolve` accepts the options, and the kernels run to the end (see
+* :func:`.options.resolve` accepts the options (an initialization option the kernels do
+  not implement, a warm start, only makes the general path take the first iteration:
+  :data:`.options.START_OPTIONS`), and the kernels run to the end (see
   :mod:`.solve`).  Where they hand the solve over (a path they do not implement, or the
   end of their time budget), :func:`try_solve` returns the
   :class:`~caspar_backend.solver.resume.ResumePoint` at the start of that iteration
@@ -92,8 +94,9 @@ def solve(problem, x0, p, bounds, options, general):
     from .options import resolve
     from .solve import solve_checked
 
-    # (accepted by try_solve, whose kernel handed over)
-    opts, _ = resolve({k: v for k, v in options.items() if k != "device"}, clocked=True)
+    # (accepted by try_solve, whose kernel handed over or which the general path starts)
+    opts, _ = resolve({k: v for k, v in options.items() if k != "device"}, clocked=True,
+                      started=True)
     # the solve is under way: a Ctrl-C between the two sides' turns is a stop request,
     # which the next turn starts with (solver/interrupt.py's nested blocks), not a
     # KeyboardInterrupt
@@ -111,7 +114,10 @@ def try_solve(problem, x0, p, bounds, options, started=None):
     vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
     convention (``f`` the minimized objective); the
     :class:`~caspar_backend.solver.resume.ResumePoint` of a hand-over, for the general
-    path to go on from; or None (module docstring).  ``started``: the solve's
+    path to go on from; :data:`~caspar_backend.solver.resume.FRESH_START` where only an
+    initialization option (:data:`.options.START_OPTIONS`) keeps the kernels from
+    starting the solve (the general path starts it and hands it to them); or None
+    (module docstring).  ``started``: the solve's
     ``(perf_counter, process_time)`` start (default: now)."""
     t0, cpu0 = (time.perf_counter(), time.process_time()) if started is None else started
     mode = options.get("compiled_path", "auto")
@@ -137,10 +143,14 @@ def try_solve(problem, x0, p, bounds, options, started=None):
     from .options import resolve
     from .solve import solve_checked
 
-    opts, reason = resolve({k: v for k, v in options.items() if k != "device"},
-                           clocked=True)
+    given = {k: v for k, v in options.items() if k != "device"}
+    opts, reason = resolve(given, clocked=True)
     if reason:
-        return None
+        if resolve(given, clocked=True, started=True)[1]:
+            return None
+        from ..solver.resume import FRESH_START
+
+        return FRESH_START       # the general path starts it, the kernels go on
     return solve_checked(problem, x0, p, bounds, opts, t0, cpu0)
 
 

@@ -72,13 +72,24 @@ SAME_BEHAVIOUR = {
 }
 
 
-def unsupported_reason(opts, clocked: bool = False) -> str:
+#: options that shape only the starting point (IPOPT's warm start, least-squares bound
+#: multipliers): the kernels start their own way, but a solve started by the general
+#: path goes on in them (:data:`~caspar_backend.solver.resume.FRESH_START`)
+START_OPTIONS = frozenset(("warm_start_init_point", "least_square_init_duals",
+                           "warm_start_bound_push", "warm_start_bound_frac",
+                           "warm_start_slack_bound_push", "warm_start_slack_bound_frac",
+                           "warm_start_mult_bound_push", "warm_start_mult_init_max"))
+
+
+def unsupported_reason(opts, clocked: bool = False, started: bool = False) -> str:
     """'' if the compiled path implements every option of ``opts`` (validated
     :class:`~caspar_backend.solver.options.Options`), else the first reason.
-    ``clocked``: a single solve, whose time limits a thread watches (:data:`CLOCKED`)."""
+    ``clocked``: a single solve, whose time limits a thread watches (:data:`CLOCKED`);
+    ``started``: kernels that take over a started solve (:data:`START_OPTIONS`)."""
     user = opts.user
     for name, value in user.items():
-        if name in IMPLEMENTED or (clocked and name in CLOCKED):
+        if (name in IMPLEMENTED or (clocked and name in CLOCKED)
+                or (started and name in START_OPTIONS)):
             continue
         ok = SAME_BEHAVIOUR.get(name)
         if ok is None or not ok(value):
@@ -118,10 +129,10 @@ def _option_vector(opts) -> np.ndarray:
     return O
 
 
-def resolve(options, clocked: bool = False):
+def resolve(options, clocked: bool = False, started: bool = False):
     """(validated Options, '' or the reason the compiled path does not apply); the
     Options memoized for the same options given (:func:`~caspar_backend.solver.options.
-    resolved_options`: shared, never write it).  ``clocked``: for a single solve
-    (:func:`unsupported_reason`)."""
+    resolved_options`: shared, never write it).  ``clocked``, ``started``: as
+    :func:`unsupported_reason`'s."""
     opts = resolved_options(options)
-    return opts, unsupported_reason(opts, clocked)
+    return opts, unsupported_reason(opts, clocked, started)

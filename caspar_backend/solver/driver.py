@@ -36,7 +36,7 @@ from .ipm import InteriorPoint, Shared
 from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
                   scaling_evaluations, summary, user_options)
 from .nlp import SlackNLP
-from .resume import HandBack
+from .resume import FreshStart, HandBack
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
 from .status import STATUSES, SolverStop
@@ -90,13 +90,19 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     :class:`~.resume.ResumePoint` of this very solve (the compiled attempt's state where
     it handed over, :mod:`caspar_backend.compiled.resume`): the run continues there
     instead of starting at ``x0`` (which still sets the scaling), with its log lines
-    and evaluation counts so far.  ``hand_back`` (with ``resume``, and no
-    output_file): the run returns its own :class:`~.resume.ResumePoint` instead of a
-    result at the first iteration after the resumed one where the kernels can go on
-    (:func:`~.resume.kernel_can_go_on`; the caller hands it to them), its printed log
-    to be continued by the next turn."""
+    and evaluation counts so far; or :data:`~.resume.FRESH_START`: a run from ``x0``
+    that may hand back.  ``hand_back`` (with ``resume``, and no output_file): the run
+    returns its own :class:`~.resume.ResumePoint` instead of a result at the first
+    iteration after the resumed one (after iteration 0 from a fresh start) where the
+    kernels can go on (:func:`~.resume.kernel_can_go_on`; the caller hands it to them),
+    its printed log to be continued by the next turn."""
     t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
+    back_after = None
+    if isinstance(resume, FreshStart):
+        resume, back_after = None, 0 if hand_back else None
+    elif hand_back and resume is not None:
+        back_after = resume.iteration
     if "device" in opts.user:
         evaluator = _evaluator_on(evaluator, devices.resolve_device(
             opts.device, size=evaluator.n + evaluator.m, solver=True))
@@ -116,7 +122,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
                       device, linear_solver, stream,
                       cpu0=None if started is None else started[1], resume=resume,
-                      hand_back=hand_back)
+                      hand_back_after=back_after)
     finally:
         if out_file is not None:
             out_file.close()
@@ -167,10 +173,11 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
 
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
-           linear_solver, stream, cpu0=None, resume=None, hand_back=False):
+           linear_solver, stream, cpu0=None, resume=None, hand_back_after=None):
     """:func:`solve_nlp` after the options: ``stream`` None prints nothing; ``cpu0`` the
     process time max_cpu_time counts from (None: from the interior point's start);
-    ``resume``, ``hand_back`` as there."""
+    ``resume`` as there (a point, or None); ``hand_back_after``: the iteration after
+    which the run may hand back (None: it does not)."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
@@ -222,9 +229,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     sh.linear_solver = linear_solver
     sh.iter_hook = opts.iteration_callback
     # (an output file is opened per turn: its log is not split across turns)
-    back = hand_back and resume is not None and not (opts.output_file
-                                                     and opts.file_print_level)
-    ipm = InteriorPoint(nlp, sh, hand_back_after=resume.iteration if back else None)
+    back = hand_back_after is not None and not (opts.output_file and opts.file_print_level)
+    ipm = InteriorPoint(nlp, sh, hand_back_after=hand_back_after if back else None)
     # one-time structural work (scaling, barrier problem, KKT pattern, device arrays,
     # solver handles), less the function evaluations and linear algebra done in it
     t_setup = time.perf_counter() - t0 - counter.seconds - sh.timers.linear_algebra

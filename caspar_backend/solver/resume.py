@@ -103,6 +103,23 @@ KERNEL_FILTER_CAP = 64
 KERNEL_TAGS = (" ", "f", "h", "F", "H", "T", "w")
 
 
+class FreshStart:
+    """Final.  In place of a :class:`ResumePoint`: a general run from x0 whose start the
+    kernels do not implement (an initialization option: a warm start, least-squares
+    bound multipliers, :data:`caspar_backend.compiled.options.START_OPTIONS`) but whose
+    iterations they do; it hands the solve to them at its first iteration they can take
+    (``solve_nlp``'s ``resume``; :func:`caspar_backend.compiled.dispatch.solve`)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "FRESH_START"
+
+
+#: the :class:`FreshStart` marker
+FRESH_START = FreshStart()
+
+
 class HandBack(Exception):
     """Raised by a run resumed from the kernels to hand the solve back to them at
     ``point`` (a :class:`ResumePoint`); the driver returns the point."""
