@@ -12,13 +12,16 @@ before any of its waiting clients is woken, and the clients are woken one after 
 (:mod:`.answer`: threads woken all at once only fight over the GIL).
 
 Batching rule: a worker takes the oldest waiting request, arrived at time t_0, and
-waits until ``max_batch_size`` requests are waiting or the clock reaches
-``t_0 + max_wait``, whichever comes first; it then takes the oldest
-``min(max_batch_size, waiting)`` requests, solves them with one
-``problem.solve_batch(**stacked, **options)`` and resolves their futures in request
-order.  So a lone request waits at most ``max_wait`` seconds before its solve starts
-(plus a running batch's time when every worker is busy), and under load the batches
-grow up to ``max_batch_size``.  Each answer is the request's ``problem.solve`` with the
+waits until ``min(max_batch_size, r)`` requests are waiting or the clock reaches
+``t_0 + max_wait``, whichever comes first -- r the size of the batch taken last (at
+first ``max_batch_size``); it then takes the oldest ``min(max_batch_size, waiting)``
+requests, solves them with one ``problem.solve_batch(**stacked, **options)`` and
+resolves their futures in request order.  So a lone request waits at most ``max_wait``
+seconds before its solve starts (plus a running batch's time when every worker is
+busy), under load the batches grow up to ``max_batch_size``, and clients that send
+their next request as each answer comes (a closed loop: a controller, a planner) are
+batched as soon as the last batch's clients are back instead of after the whole
+``max_wait`` (64 clients on the 2-core VM: docs/batch.md).  Each answer is the request's ``problem.solve`` with the
 service's options (``solve_batch``'s contract: same status and iterations, the same
 solution up to round-off).
 
@@ -127,6 +130,9 @@ class _Queue:
         self.items: deque = deque()
         self.closed = False
         self.counts = {f.name: f.default for f in fields(ServiceStats)}
+        #: a batch closes early once this many requests wait: the size of the batch
+        #: taken last (module doc), at first ``max_batch_size``
+        self.returning = max_batch_size
 
     def count(self, **add) -> None:
         """Add to the statistics' fields (the caller holds ``cond``)."""
@@ -145,7 +151,8 @@ class _Queue:
             self.items.append(pending)
             self.counts["submitted"] += 1
             # a worker waits either for a first request or for a full batch
-            if len(self.items) == 1 or len(self.items) >= self.max_batch_size:
+            n = len(self.items)
+            if n == 1 or n >= min(self.max_batch_size, self.returning):
                 self.cond.notify()
 
     def take(self) -> list | None:
@@ -158,14 +165,15 @@ class _Queue:
                 if not self.items:
                     return None
                 deadline = self.items[0].arrived + self.max_wait
+                full = min(self.max_batch_size, self.returning)
                 # closed: answer what is queued without waiting for more
-                while (self.items and len(self.items) < self.max_batch_size
-                       and not self.closed):
+                while self.items and len(self.items) < full and not self.closed:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self.cond.wait(left)
                 k = min(self.max_batch_size, len(self.items))
+                self.returning = max(1, k)
                 batch = [self.items.popleft() for _ in range(k)]
                 if self.items:
                     self.cond.notify()   # the rest is another worker's (or ours, next)

@@ -7,7 +7,8 @@
 * Batching happens: with concurrent clients ``solve_batch`` (spied on) is called fewer
   times than there are requests, and every request is in exactly one call.
 * ``max_wait``: a lone request's batch starts after about ``max_wait`` (not before), and
-  a full batch does not wait for it.
+  a full batch does not wait for it, nor one of as many requests as the last batch had
+  (clients sending their next request as each answer comes).
 * A bad request fails alone, with the error of its single solve, and never joins a
   batch; an exception of ``solve_batch`` fails that batch's futures only.
 * ``close()``: queued requests are answered (without waiting ``max_wait``), later submits
@@ -159,6 +160,39 @@ def test_lone_request_waits_max_wait():
         t0 = time.monotonic()
         svc.solve(p=[2.0], timeout=60)
     assert spy.calls[0][0] - t0 < 0.25
+
+
+def test_returning_clients_close_the_batch_early():
+    """Clients that send their next request as each answer comes: the first batch waits
+    max_wait (no batch before it), the later ones start as soon as the previous batch's
+    clients are all back; a single client's later requests start at once."""
+    P = _rosenbrock_p()
+    spy = Spy(P)
+    n, rounds, wait = 6, 3, 1.0
+    barrier = threading.Barrier(n)
+    with SolverService(P, max_batch_size=100, max_wait=wait, print_level=0) as svc:
+        def client(k):
+            barrier.wait()
+            for r in range(rounds):
+                svc.solve(p=[1.0 + 0.1 * k + r], timeout=60)
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(n)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert [size for _, size in spy.calls] == [n] * rounds
+    # the later batches did not wait max_wait each (3 s under the plain deadline)
+    assert spy.calls[0][0] - t0 >= wait - 0.005
+    assert spy.calls[-1][0] - spy.calls[0][0] < wait
+    spy.calls.clear()
+    with SolverService(P, max_batch_size=100, max_wait=wait, print_level=0) as svc:
+        t0 = time.monotonic()
+        for r in range(rounds):
+            svc.solve(p=[2.0 + r], timeout=60)
+    assert [size for _, size in spy.calls] == [1] * rounds
+    assert spy.calls[-1][0] - spy.calls[0][0] < wait
 
 
 def _error(fn):
