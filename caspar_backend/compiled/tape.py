@@ -225,3 +225,28 @@ def build_model(problem):
         max_tape=max_tape, chunk=chunk, max_instances=max_instances,
         sense=problem.model.sense, groups=groups)
     return model
+
+
+def eval_int_slots(model) -> dict:
+    """The int slots the evaluation kernels read (:mod:`.kernels.tape_eval`), from
+    :func:`build_model`'s tables: {slot name: int64 array}."""
+    ints = dict(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
+                TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],
+                CON_ROWS=model["rows"], GRAD_IDX=model["grad_idx"],
+                TERM_ROWS=model["term_rows"], ACC_ROWS=model["acc_rows"],
+                JAC_MAP=model["jac_map"])
+    ints["EVAL_SIZES"] = np.array([model["n"], model["m"], model["nobj"], len(model["gt"]),
+                                   int(model["has_jac_map"]), model["chunk"]], np.int64)
+    return ints
+
+
+def eval_float_slots(model, n_params: int) -> dict:
+    """The float slots the evaluation kernels use: {slot name: its content (the tape
+    constants, the data tables) or its size (scratch: registers of the longest tape for
+    a chunk of instances, one group's objective terms, x and p, the gradient buffer,
+    the constraint terms, the raw Jacobian before jac_map, row accumulators)}."""
+    return dict(REGISTERS=model["max_tape"] * model["chunk"],
+                OBJ_TERMS=model["max_instances"], X=model["n"], P=int(n_params),
+                GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
+                JAC_RAW=model["nraw"], ROW_ACC=model["m"], TAPE_CONST=model["cval"],
+                DATA_TABLE=model["dt"])

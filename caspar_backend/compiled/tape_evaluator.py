@@ -39,7 +39,8 @@ import numpy as np
 
 from ..evaluators.base import Evaluator
 from .kernels import slots
-from .tape import Unsupported, build_model
+from .tape import Unsupported, build_model, eval_float_slots, eval_int_slots
+from .workspace_layout import _pack
 
 _tables = weakref.WeakKeyDictionary()     # problem -> EvalTables | None (unsupported)
 _tables_lock = threading.Lock()
@@ -54,24 +55,15 @@ class EvalTables:
 
     def __init__(self, problem):
         model = build_model(problem)
-        n, m = model["n"], model["m"]
-        ints = dict(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
-                    TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],
-                    CON_ROWS=model["rows"], GRAD_IDX=model["grad_idx"],
-                    TERM_ROWS=model["term_rows"], ACC_ROWS=model["acc_rows"],
-                    JAC_MAP=model["jac_map"])
-        ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
-                                       int(model["has_jac_map"]), model["chunk"]], np.int64)
-        floats = dict(REGISTERS=model["max_tape"] * model["chunk"],
-                      OBJ_TERMS=model["max_instances"], X=n, P=int(problem.n_params),
-                      GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
-                      JAC_RAW=model["nraw"], ROW_ACC=m, TAPE_CONST=model["cval"],
-                      DATA_TABLE=model["dt"])
+        ints = dict.fromkeys(slots.INT_SLOTS, 0)
+        ints.update(eval_int_slots(model))
+        floats = dict.fromkeys(slots.FLOAT_SLOTS, 0)
+        floats.update(eval_float_slots(model, problem.n_params))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         self.Fb0, self.FO = _pack(floats, slots.FLOAT_SLOTS, np.float64)
         self.x_slot = self._float_slice("X")
         self.p_slot = self._float_slice("P")
-        self.n, self.m = n, m
+        self.n, self.m = model["n"], model["m"]
         self.nnz_jac, self.nnz_hess = len(model["jac_rows"]), len(model["hess_rows"])
 
     def _float_slice(self, name: str) -> slice:
@@ -91,23 +83,6 @@ class EvalTables:
             t = None
         with _tables_lock:
             return _tables.setdefault(problem, t)
-
-
-def _pack(arrays, names, dtype):
-    """``(buf, offs)`` of the slots ``names`` (all of them, in order): slot k at
-    ``buf[offs[k]:offs[k + 1]]`` holds ``arrays[name]`` (an int: that many zeros; absent:
-    empty)."""
-    def size(a):
-        return a if isinstance(a, (int, np.integer)) else np.asarray(a).size
-
-    offs = np.zeros(len(names) + 1, np.int64)
-    offs[1:] = np.cumsum([size(arrays.get(k, 0)) for k in names])
-    buf = np.zeros(max(int(offs[-1]), 1), dtype)
-    for k, name in enumerate(names):
-        a = arrays.get(name, 0)
-        if not isinstance(a, (int, np.integer)):
-            buf[offs[k]:offs[k + 1]] = np.asarray(a).ravel()
-    return buf, offs
 
 
 def _contiguous(out, size):

@@ -23,7 +23,7 @@ import numpy as np
 from .kernels import slots
 from .kernels.resume_state import RESUME_FIXED_SIZE
 from .structure import build_structure
-from .tape import build_model
+from .tape import build_model, eval_float_slots, eval_int_slots
 
 #: filter entries per solve (a full filter ejects the solve to the general path)
 FILTER_CAP = 64
@@ -89,14 +89,7 @@ class WorkspaceLayout:
         ints.update(L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp, LDL_ROW_COL=Rc,
                     LDL_ROW_POS=Rt)
         ints.update(zip(("L_ROW_PTR", "L_ROW_COL", "L_ROW_POS"), _rows_of(Lp, Li, N)))
-        # evaluator tables
-        ints.update(GROUPS=model["gt"], TAPE_OP=model["op"], TAPE_ARG=model["arg"],
-                    TAPE_OUT=model["outs"], VAR_TABLE=model["vt"], PARAM_TABLE=model["pt"],
-                    CON_ROWS=model["rows"], GRAD_IDX=model["grad_idx"],
-                    TERM_ROWS=model["term_rows"], ACC_ROWS=model["acc_rows"],
-                    JAC_MAP=model["jac_map"])
-        ints["EVAL_SIZES"] = np.array([n, m, model["nobj"], len(model["gt"]),
-                                       int(model["has_jac_map"]), model["chunk"]], np.int64)
+        ints.update(eval_int_slots(model))          # evaluator tables
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
         # int scratch: the filter counters; the stop request (0 here: only a solve's own
         # copy of Ib is ever set, see compiled/solve.py)
@@ -104,7 +97,7 @@ class WorkspaceLayout:
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         fl = {k: int(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)
-        fl.update(TAPE_CONST=model["cval"], DATA_TABLE=model["dt"])
+        fl.update(eval_float_slots(model, self.n_params))
         fl["FILTER"] = np.full(2 * FILTER_CAP, np.inf)
         self.Fb0, self.FO = _pack(fl, slots.FLOAT_SLOTS, np.float64)
         self._slices = {name: slice(int(self.FO[k]), int(self.FO[k + 1]))
@@ -128,13 +121,7 @@ class WorkspaceLayout:
         nL, nU, nj, nju, nh = sz["nL"], sz["nU"], sz["nj"], sz["nju"], sz["nh"]
         N, nnzK, nnzL = sz["nkkt"], sz["nnzK"], sz["nnzL"]
         return dict(
-            # evaluator: registers of the longest tape for a chunk of instances, the
-            # objective terms of one group, x and p, gradient buffer, constraint terms,
-            # raw Jacobian (before jac_map), row accumulators
-            REGISTERS=model["max_tape"] * model["chunk"], OBJ_TERMS=model["max_instances"], X=n,
-            P=sz["n_params"],
-            GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
-            JAC_RAW=model["nraw"], ROW_ACC=m,
+            # (the evaluator's slots: tape.eval_float_slots)
             # scaled slack problem
             G=m, OBJ_SCALE=1, CON_SCALE=m, G_OFFSET=m, GRAD_F=n, JAC_VALS=sz["nje"],
             JAC_SCALE=nju, LAMBDA=m, W_LOWER=nw, W_UPPER=nw, SLACK_SCALE=ns, LBG=m, UBG=m,
