@@ -39,9 +39,10 @@ STAMP = _sources_hash()
 
 
 #: the file :func:`mark_ready` writes; its name changes when :func:`~.solve.warmup`
-#: compiles more entry points (``ready.2``: the tape evaluator's, :mod:`.tape_evaluator`),
-#: so that a cache completed by an older warmup is completed again
-READY_FILE = "ready.2"
+#: compiles more entry points (``ready.3``: the tape evaluator's, :mod:`.tape_evaluator`,
+#: and QDLDL's, :mod:`.ldl`), so that a cache completed by an older warmup is completed
+#: again
+READY_FILE = "ready.3"
 
 
 def kernel_cache_dir() -> Path:

@@ -345,8 +345,8 @@ def load_single() -> float:
 
 def warmup():
     """Compile the kernels for the argument types :func:`solve_compiled`, the batch
-    pass and the general path's tape evaluator use (:func:`load_single`'s, the row
-    loops, the evaluation entry points), or load them from the cache (about a
+    pass and the general path's tape evaluator and QDLDL use (:func:`load_single`'s,
+    the row loops, the evaluation and factorization entry points), or load them from the cache (about a
     minute of CPU the first time on a machine, well under a second after), and record in
     the cache that they are complete (:func:`.cache.mark_ready`).  Returns the seconds it
     took."""
@@ -354,6 +354,7 @@ def warmup():
 
     from .cache import mark_ready
     from .kernels.solve_many import solve_rows, solve_rows_parallel
+    from .kernels.qdldl import ldl_factor, ldl_solve
     from .kernels.tape_eval import ev_first, ev_hess, ev_zeroth
 
     t0 = time.perf_counter()
@@ -369,6 +370,9 @@ def warmup():
     ev_zeroth.compile((f1, i1, i1, i1, f1))
     ev_first.compile((f1, i1, i1, i1, f1, f1))
     ev_hess.compile((f1, i1, i1, i1, f1, types.float64, f1))
+    # the general path's QDLDL (.ldl): Fb, FO, Ib, IO, values / b, x
+    ldl_factor.compile((f1, i1, i1, i1, f1))
+    ldl_solve.compile((f1, i1, i1, i1, f1, f1))
     mark_ready()
     return time.perf_counter() - t0
 

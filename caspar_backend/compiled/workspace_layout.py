@@ -59,36 +59,44 @@ def _rows_of(Lp, Li, n):
     return ptr, cols[pos], pos
 
 
+def ldl_int_slots(Cp, Ci) -> dict:
+    """The int slots of QDLDL's factorization and solve of the permuted upper-triangular
+    pattern ``(Cp, Ci)`` (int64 CSC): L's pattern, the update schedule and L's row form
+    (:func:`.kernels.qdldl.elimination_tree`, :func:`.kernels.qdldl.ldl_schedule`).
+    Raises ValueError for a pattern that is not upper triangular."""
+    from .kernels.qdldl import elimination_tree, ldl_schedule
+
+    N = len(Cp) - 1
+    etree, Lnz, work = (np.zeros(N, np.int64) for _ in range(3))
+    nnzL = int(elimination_tree(N, Cp, Ci, work, Lnz, etree))
+    if nnzL < 0:
+        raise ValueError("the permuted KKT pattern is not upper triangular")
+    Lp = np.zeros(N + 1, np.int64)
+    Lp[1:] = np.cumsum(Lnz)
+    Li, Rc, Rt = (np.zeros(nnzL, np.int64) for _ in range(3))
+    Rp = np.zeros(N + 1, np.int64)
+    ldl_schedule(N, Cp, Ci, etree, Lp, Li, Rp, Rc, Rt, *(np.zeros(N, np.int64)
+                                                        for _ in range(4)))
+    ints = dict(L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp, LDL_ROW_COL=Rc, LDL_ROW_POS=Rt)
+    ints.update(zip(("L_ROW_PTR", "L_ROW_COL", "L_ROW_POS"), _rows_of(Lp, Li, N)))
+    return ints
+
+
 class WorkspaceLayout:
     """Buffers and offsets of ``problem`` with the bound structure of (lbx, ubx, lbg, ubg)
     (full-length float arrays).  Raises :class:`.tape.Unsupported` for an expression the
     tape cannot express."""
 
     def __init__(self, problem, lbx, ubx, lbg, ubg):
-        from .kernels.qdldl import elimination_tree, ldl_schedule
         model = self.model = build_model(problem)
         n, m = model["n"], model["m"]
         self.n, self.m, self.n_params = n, m, int(problem.n_params)
         self.sense = float(model["sense"])
         ints, floats, sz = build_structure(model, self.n_params, lbx, ubx, lbg, ubg,
                                            FILTER_CAP)
-        N = sz["nkkt"]
-        Cp, Ci = ints["C_INDPTR"], ints["C_INDICES"]
-        etree, Lnz, work = (np.zeros(N, np.int64) for _ in range(3))
-        nnzL = int(elimination_tree(N, Cp, Ci, work, Lnz, etree))
-        if nnzL < 0:
-            raise ValueError("WorkspaceLayout: the permuted KKT pattern is not upper triangular")
-        Lp = np.zeros(N + 1, np.int64)
-        Lp[1:] = np.cumsum(Lnz)
-        sz["nnzL"] = nnzL
+        ints.update(ldl_int_slots(ints["C_INDPTR"], ints["C_INDICES"]))
+        sz["nnzL"] = len(ints["L_INDICES"])
         self.sizes = sz
-        Li, Rc, Rt = (np.zeros(nnzL, np.int64) for _ in range(3))
-        Rp = np.zeros(N + 1, np.int64)
-        ldl_schedule(N, Cp, Ci, etree, Lp, Li, Rp, Rc, Rt, *(np.zeros(N, np.int64)
-                                                                for _ in range(4)))
-        ints.update(L_INDPTR=Lp, L_INDICES=Li, LDL_ROW_PTR=Rp, LDL_ROW_COL=Rc,
-                    LDL_ROW_POS=Rt)
-        ints.update(zip(("L_ROW_PTR", "L_ROW_COL", "L_ROW_POS"), _rows_of(Lp, Li, N)))
         ints.update(eval_int_slots(model))          # evaluator tables
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
         # int scratch: the filter counters; the stop request (0 here: only a solve's own

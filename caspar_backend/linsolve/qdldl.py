@@ -155,6 +155,21 @@ class QDLDLSymbolic:
                                         self.indptr32), shape=(n, n))
         self._idle = []
         self._lock = threading.Lock()
+        self._kernel_tables = None      # (not built yet; False: none)
+
+    def kernel_tables(self):
+        """The compiled kernels' analysis of the structure for their QDLDL
+        (:class:`caspar_backend.compiled.ldl.LDLTables`: the same factors bit for bit,
+        without the package's per-call SciPy matrix), built once on first use where the
+        kernels are compiled on this machine (:func:`caspar_backend.compiled.cache.
+        is_ready`); None otherwise, and the qdldl package factorizes."""
+        tables = self._kernel_tables
+        if tables is None:
+            with self._lock:
+                tables = self._kernel_tables
+                if tables is None:
+                    tables = self._kernel_tables = _kernel_tables(self.structure)
+        return tables or None
 
     def matrix(self):
         """A CSC matrix of the structure with values of its own (zeros) over the shared
@@ -176,6 +191,22 @@ class QDLDLSymbolic:
                 self._idle.append(solver)
 
 
+def _kernel_tables(structure):
+    """:class:`~caspar_backend.compiled.ldl.LDLTables` of ``structure``, or False (the
+    kernels are not compiled here, or numba or qdldl is missing)."""
+    from ..compiled import available
+    from ..compiled.cache import is_ready
+
+    if not (available() and is_ready()):
+        return False
+    from ..compiled.ldl import LDLTables
+
+    try:
+        return LDLTables(structure)
+    except (ImportError, ValueError):
+        return False
+
+
 class QDLDLSolver(LinearSolver):
     """Final."""
 
@@ -190,6 +221,7 @@ class QDLDLSolver(LinearSolver):
         self._dense_buf = None      # its N x N work matrix (lower triangle filled)
         self._lu = None             # SuperLU of K for the solves of one factorization
         self._sparse_pivoting = None  # the PARDISO solver of the pivoting mode, large N
+        self._kernel = None         # compiled.ldl.KernelLDL, where the kernels factorize
         self.pivoting = False
         self._switched_dense = False  # pivoting: the dense mode enable_pivoting chose
 
@@ -283,6 +315,12 @@ class QDLDLSolver(LinearSolver):
         self._switched_dense = False
         self._dense_buf = None
         self._sparse_pivoting = None
+        self._kernel = None
+        tables = None if self.pivoting else sym.kernel_tables()
+        if tables is not None:
+            from ..compiled.ldl import KernelLDL
+
+            self._kernel = KernelLDL(tables)
 
     def release(self) -> None:
         if self._sparse_pivoting is not None:
@@ -319,6 +357,9 @@ class QDLDLSolver(LinearSolver):
             return self._sparse_pivoting.factorize(values)
         if self.pivoting:
             return self._factorize_dense()
+        if self._kernel is not None:
+            n_pos, n_neg, n_zero = self._kernel.factorize(self._matrix.data)
+            return Factorization(n_zero == 0, n_pos, n_neg, n_zero)
         try:
             if self._solver is None:
                 self._solver, d = self._first_factorization(qdldl)
@@ -345,6 +386,8 @@ class QDLDLSolver(LinearSolver):
 
             ldu, ipiv = self._dense
             x = lapack.dsytrs(ldu, ipiv, b[:, None], lower=1)[0][:, 0]
+        elif self._kernel is not None:
+            x = self._kernel.solve(b)
         else:
             x = self._solver.solve(b)
         if out is None:
