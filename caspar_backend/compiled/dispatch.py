@@ -64,6 +64,7 @@ STALE_COMPILE_SECONDS = 1800
 
 _lock = threading.Lock()
 _loaded = False             # the kernels are loaded in this process
+_solves_done = 0            # solves this module has finished in this process
 _first_auto = True          # no 'auto' solve of this process has asked for them yet
 _background: set = set()    # the background compiles (cuda: bool) this process asked for
 _background_lock = threading.Lock()
@@ -79,6 +80,31 @@ def solve(problem, x0, p, bounds, options, general):
     (``solve_nlp``'s ``hand_back``) -- back and forth until one side finishes.  Every
     hand-over is at an iteration's start and each side takes at least one iteration
     before handing over again, so the solve is the one the general path alone takes."""
+    global _solves_done
+    try:
+        return _solve(problem, x0, p, bounds, options, general)
+    finally:
+        _solves_done += 1       # (a count, not a lock's worth: any positive value will do)
+
+
+def general_path_kernels() -> bool:
+    """Whether the general path's CPU work may go through the compiled kernels (the
+    tape evaluator, :mod:`.tape_evaluator`; QDLDL, :mod:`.ldl`): where they are loaded
+    in this process, or compiled on this machine and this process has finished a solve
+    before -- the first solve of a process does not load them (~0.2 s on the 2-core VM,
+    more than a small problem's whole solve: the same rule as the compiled path's,
+    module docstring)."""
+    if _loaded:
+        return True
+    if not _solves_done:
+        return False
+    from .cache import is_ready
+
+    return is_ready()
+
+
+def _solve(problem, x0, p, bounds, options, general):
+    """:func:`solve`'s turns."""
     from ..solver.result import SolveResult
     from ..solver.resume import ResumePoint
 

@@ -26,9 +26,9 @@ run in different threads at once.
 
 Which evaluator the general path takes on the CPU (:func:`general_evaluator`, option
 ``cpu_evaluator``): 'tape' where the model's expressions have tape op codes; 'auto'
-(default) the same when the compiled kernels are in this machine's cache
-(:func:`.cache.is_ready`: loading them costs ~0.05 s once per process, compiling them a
-minute); 'numpy' the generated NumPy code.
+(default) the same where :func:`.dispatch.general_path_kernels` allows (the kernels
+compiled on this machine, and loaded in this process or not its first solve: loading
+them costs ~0.2 s, compiling them a minute); 'numpy' the generated NumPy code.
 """
 from __future__ import annotations
 
@@ -218,9 +218,9 @@ def general_evaluator(ev, choice: str = "auto"):
     if choice == "numpy" or type(ev) is not NumpyEvaluator:
         return ev
     if choice == "auto":
-        from .cache import is_ready
+        from .dispatch import general_path_kernels
 
-        if not is_ready():
+        if not general_path_kernels():
             return ev
     tables = EvalTables.of(ev.problem)
     if tables is None:

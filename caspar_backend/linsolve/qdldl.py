@@ -161,13 +161,14 @@ class QDLDLSymbolic:
         """The compiled kernels' analysis of the structure for their QDLDL
         (:class:`caspar_backend.compiled.ldl.LDLTables`: the same factors bit for bit,
         without the package's per-call SciPy matrix), built once on first use where the
-        kernels are compiled on this machine (:func:`caspar_backend.compiled.cache.
-        is_ready`); None otherwise, and the qdldl package factorizes."""
+        general path may use the kernels (:func:`caspar_backend.compiled.dispatch.
+        general_path_kernels`); None otherwise, and the qdldl package factorizes."""
         tables = self._kernel_tables
         if tables is None:
             with self._lock:
                 tables = self._kernel_tables
                 if tables is None:
+                    # (None again: not yet allowed in this process, asked again later)
                     tables = self._kernel_tables = _kernel_tables(self.structure)
         return tables or None
 
@@ -192,13 +193,18 @@ class QDLDLSymbolic:
 
 
 def _kernel_tables(structure):
-    """:class:`~caspar_backend.compiled.ldl.LDLTables` of ``structure``, or False (the
-    kernels are not compiled here, or numba or qdldl is missing)."""
+    """:class:`~caspar_backend.compiled.ldl.LDLTables` of ``structure``; None while the
+    general path may not use the kernels (:func:`caspar_backend.compiled.dispatch.
+    general_path_kernels`); False where they cannot serve it (numba or qdldl missing, a
+    pattern they reject)."""
     from ..compiled import available
-    from ..compiled.cache import is_ready
 
-    if not (available() and is_ready()):
+    if not available():
         return False
+    from ..compiled.dispatch import general_path_kernels
+
+    if not general_path_kernels():
+        return None
     from ..compiled.ldl import LDLTables
 
     try:

@@ -147,14 +147,13 @@ def test_threads_each_with_its_own_evaluator():
 
 
 def test_which_evaluator_the_general_path_takes(monkeypatch):
-    from caspar_backend.compiled import cache
     from caspar_backend.evaluators.hessian_override import HessianOverride
 
     problem, _ = _problem("hs071")
     ev = problem.evaluator("cpu", p=problem.p)
     assert general_evaluator(ev, "numpy") is ev
-    assert type(general_evaluator(ev, "auto")) is TapeEvaluator       # kernels ready
-    monkeypatch.setattr(cache, "is_ready", lambda: False)
+    assert type(general_evaluator(ev, "auto")) is TapeEvaluator       # kernels loaded
+    monkeypatch.setattr(dispatch, "general_path_kernels", lambda: False)
     assert general_evaluator(ev, "auto") is ev
     assert type(general_evaluator(ev, "tape")) is TapeEvaluator
     given = HessianOverride(ev, ev.hess_rows, ev.hess_cols,
@@ -177,3 +176,32 @@ def test_general_path_with_the_tape_is_the_compiled_paths(name):
     np.testing.assert_array_equal(r.x, e.x)
     assert r.f == e.f or (np.isnan(r.f) and np.isnan(e.f))
     assert r.counts == e.counts
+
+
+def test_a_process_first_solve_does_not_load_the_kernels(tmp_path):
+    """As the compiled path: a script that solves once does not pay the kernels' load;
+    from its second solve on the general path evaluates and factorizes through them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys
+        from caspar_backend import from_casadi
+        from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
+        nlp, bounds = arm_ik()
+        P = from_casadi(nlp, **bounds)
+        mods = ("caspar_backend.compiled.kernels.tape_eval",
+                "caspar_backend.compiled.kernels.qdldl")
+        seen = []
+        for t in [arm_targets(1)[0]] * 2:
+            r = P.solve(x0=[0.1, 0.2, 0.3], p=t, print_level=0, compiled_path="no")
+            seen.append([m in sys.modules for m in mods] + [r.iterations])
+        print(seen)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, cwd=str(tmp_path.parent))
+    assert out.returncode == 0, out.stderr
+    first, second = eval(out.stdout.strip().splitlines()[-1])
+    assert first[:2] == [False, False] and second[:2] == [True, True]
+    assert first[2] == second[2]
