@@ -28,8 +28,10 @@ solves (both run one algorithm: the same status, iterations and iterates):
   (:mod:`.resume`), and the caller's general path goes on from there (``solve_nlp``'s
   ``resume``), with the same iterates as from the start, and hands the solve back to
   the kernels once they can take it again (:func:`solve`); where the point cannot be
-  resumed (:mod:`.resume` says when), None, having changed nothing -- unless a Ctrl-C
-  came while the kernel ran, :func:`.solve.stops_here`.
+  resumed (:mod:`.resume` says when: a hand-over before the first iteration, the
+  watchdog running), the general path starts again from x0 and may hand the solve back
+  (``FRESH_START``), having changed nothing -- unless a Ctrl-C came while the kernel
+  ran, :func:`.solve.stops_here`.
 
 Why a size limit: a hand-over is resumed, so the kernels' iterations are not lost, but
 a problem's first compiled solve builds its workspace layout (the KKT pattern's

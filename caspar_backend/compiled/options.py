@@ -72,10 +72,12 @@ SAME_BEHAVIOUR = {
 }
 
 
-#: options that shape only the starting point (IPOPT's warm start, least-squares bound
-#: multipliers): the kernels start their own way, but a solve started by the general
-#: path goes on in them (:data:`~caspar_backend.solver.resume.FRESH_START`)
+#: options that shape only how a solve starts (IPOPT's warm start, least-squares bound
+#: multipliers, a first restoration phase): the kernels start their own way, but a solve
+#: started by the general path goes on in them
+#: (:data:`~caspar_backend.solver.resume.FRESH_START`)
 START_OPTIONS = frozenset(("warm_start_init_point", "least_square_init_duals",
+                           "start_with_resto",
                            "warm_start_bound_push", "warm_start_bound_frac",
                            "warm_start_slack_bound_push", "warm_start_slack_bound_frac",
                            "warm_start_mult_bound_push", "warm_start_mult_init_max"))

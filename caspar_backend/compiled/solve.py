@@ -104,7 +104,7 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
         per = _layouts.setdefault(problem, {})
         if sig in per:
             return per[sig]
-    from ..linsolve.qdldl import dense_kkt
+    from ..linsolve.dense_kkt import dense_kkt
     from .workspace_layout import WorkspaceLayout
 
     try:
@@ -172,7 +172,10 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     ``solve_nlp``'s, the result's ``f`` is the minimized objective (``-f`` where the
     model maximizes f).  Where the kernel handed the solve over: the
     :class:`~caspar_backend.solver.resume.ResumePoint` the general path continues from
-    (:mod:`.resume`), or None where it must solve from the start.  ``start``: a
+    (:mod:`.resume`); where that point is not resumable, the general path solves from
+    the start: :data:`~caspar_backend.solver.resume.FRESH_START` from a first turn (it
+    may hand the solve back), None from a later one.  None also where the kernels do not
+    apply or evaluation errors are to be logged by name.  ``start``: a
     :class:`~caspar_backend.solver.resume.ResumePoint` a general path handed back (this
     very solve's state as an iteration began): the kernel goes on from there."""
     from .kernels.ipm import solve_instance
@@ -228,8 +231,15 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
         return None                 # the general path logs each evaluation error by name
     elif code < 0 or (code == STATUS_MAX_ITER and iterations < max_iter):
         # handed over, or past its time budget: the general path goes on from the start
-        # of this iteration where it can (.resume), else solves from the start
-        return resume_point(lay, Fb, hist, start)
+        # of this iteration where it can (.resume), else solves from the start -- and
+        # from a first turn, may hand the solve back (FRESH_START: the same iterates; a
+        # later turn's general path does not, so the turns end)
+        point = resume_point(lay, Fb, hist, start)
+        if point is None and start is None:
+            from ..solver.resume import FRESH_START
+
+            return FRESH_START
+        return point
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)

@@ -270,6 +270,9 @@ class InteriorPoint:
         self.sh.iter = point.iteration
         self.sh.history = point.history         # the solve's list, adopted
         self.sh.n_resto, self.sh.resto_mu_kept = point.n_resto, point.resto_mu_kept
+        # this iteration's line handled already (a restoration phase's returned point,
+        # printed as its last line, then handed to the kernels and straight back)
+        self._unprinted = point.logged > len(point.history)
 
     def least_squares_y(self, limit=None):
         """The least-squares multipliers at the current iterate (:mod:`.initial`), zero

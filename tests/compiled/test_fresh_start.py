@@ -127,3 +127,34 @@ def test_pyomo_warm_start(ik):
                         res.solver.statistics.black_box.number_of_iterations,
                         [pyo.value(m.x[i]) for i in range(4)]))
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("name", ["needs_restoration_circle", "needs_restoration_exp"])
+def test_start_with_resto_goes_on_in_the_kernels(ik, handed, name):
+    """start_with_resto: the general path's first restoration phase, then the kernels."""
+    problem, d = _bank_problem(name)
+    assert dict(BANK[name].options).get("start_with_resto")
+    (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], **dict(BANK[name].options))
+    _assert_same_answer(r, e)
+    assert log_r == log_e
+    assert 0 in handed
+
+
+def test_an_unresumable_first_hand_over_starts_the_general_path_fresh(ik, handed,
+                                                                       monkeypatch):
+    """Where the kernels' first turn hands over at a point the general path cannot resume
+    from, it solves from x0 and still hands the solve back (the same iterates)."""
+    from caspar_backend.compiled import solve as compiled_solve
+
+    real, calls = compiled_solve.resume_point, []
+
+    def first_unresumable(lay, Fb, hist, start=None):
+        calls.append(start)
+        return None if start is None else real(lay, Fb, hist, start)
+
+    monkeypatch.setattr(compiled_solve, "resume_point", first_unresumable)
+    problem, d = _bank_problem("hs027")
+    (r, log_r), (e, log_e) = _solve_both(problem, d["x0"])
+    _assert_same_answer(r, e)
+    assert log_r == log_e
+    assert calls and calls[0] is None and 0 in handed
