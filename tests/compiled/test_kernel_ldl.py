@@ -3,8 +3,6 @@ the qdldl package's factors' inertia and its solutions bit for bit on random sad
 matrices; the zero pivot where QDLDL stops; the solutions against dense linear algebra;
 the linear solver taking the kernels only where they are compiled; concurrent solvers of
 one structure."""
-import threading
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,6 +15,7 @@ from caspar_backend.compiled.ldl import KernelLDL, LDLTables  # noqa: E402
 from caspar_backend.linsolve.base import SparseStructure  # noqa: E402
 from caspar_backend.linsolve.qdldl import QDLDLSolver  # noqa: E402
 from tests.kkt.test_linear_solvers import _saddle  # noqa: E402
+from tests.support.threads import results_in_threads  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -100,22 +99,13 @@ def test_solvers_of_one_structure_in_threads():
         ref = qdldl.Solver(sp.csc_matrix((vals, up.indices, up.indptr), shape=up.shape),
                            upper=True)
         want.append(ref.solve(b))
-    got, errors = [None] * len(cases), []
-
     def work(j):
-        try:
-            ker = KernelLDL(tables)
-            for _ in range(100):
-                ker.factorize(cases[j][0].copy())
-                got[j] = ker.solve(cases[j][1])
-        except Exception as e:       # noqa: BLE001 - reported below
-            errors.append(e)
+        ker = KernelLDL(tables)
+        for _ in range(100):
+            ker.factorize(cases[j][0].copy())
+            x = ker.solve(cases[j][1])
+        return x
 
-    threads = [threading.Thread(target=work, args=(j,)) for j in range(len(cases))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    got = results_in_threads(work, len(cases))
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)

@@ -3,8 +3,6 @@ against the generated NumPy code's (an independent implementation of the same
 expressions) and against central finite differences; which evaluator the general path
 takes; and that a general-path solve with the tape is the compiled path's bit for bit,
 exp models included."""
-import threading
-
 import numpy as np
 import pytest
 
@@ -19,6 +17,7 @@ from caspar_backend.compiled.tape_evaluator import (EvalTables, TapeEvaluator,  
 from caspar_backend.evaluators.numpy_eval import NumpyEvaluator  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
+from tests.support.threads import results_in_threads  # noqa: E402
 
 BANK = {b.name: b for b in bank(include_slow=False)}
 #: tape op codes of functions whose NumPy loops may differ from the C library's in the
@@ -126,22 +125,13 @@ def test_threads_each_with_its_own_evaluator():
     base = general_evaluator(ev.bound(problem.p), "tape")
     points = [x for x, _ in _points(problem, d, k=8, seed=3)]
     want = [ev.bound(problem.p).hess_values(x, np.ones(problem.m)) for x in points]
-    got, errors = [None] * len(points), []
-
     def work(k):
-        try:
-            mine = base.bound(problem.p)
-            for _ in range(200):
-                got[k] = mine.hess_values(points[k], np.ones(problem.m))
-        except Exception as e:       # noqa: BLE001 - reported below
-            errors.append(e)
+        mine = base.bound(problem.p)
+        for _ in range(200):
+            h = mine.hess_values(points[k], np.ones(problem.m))
+        return h
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(points))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    got = results_in_threads(work, len(points))
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
 
