@@ -204,10 +204,6 @@ class TapeEvaluator(Evaluator):
         return self.base.describe_nonfinite(x)
 
 
-#: values of the option ``cpu_evaluator``
-CHOICES = ("auto", "tape", "numpy")
-
-
 def general_evaluator(ev, choice: str = "auto"):
     """The evaluator the general path runs on the CPU for ``ev`` (module docstring):
     a :class:`TapeEvaluator` over ``ev`` where ``choice`` and the model allow, else

@@ -150,7 +150,7 @@ class QDLDLSymbolic:
                 tables = self._kernel_tables
                 if tables is None:
                     # (None again: not yet allowed in this process, asked again later)
-                    tables = self._kernel_tables = _kernel_tables(self.structure)
+                    tables = self._kernel_tables = _build_kernel_tables(self.structure)
         return tables or None
 
     def matrix(self):
@@ -173,7 +173,7 @@ class QDLDLSymbolic:
                 self._idle.append(solver)
 
 
-def _kernel_tables(structure):
+def _build_kernel_tables(structure):
     """:class:`~caspar_backend.compiled.ldl.LDLTables` of ``structure``; None while the
     general path may not use the kernels (:func:`caspar_backend.compiled.dispatch.
     general_path_kernels`); False where they cannot serve it (numba or qdldl missing, a
@@ -374,7 +374,7 @@ class QDLDLSolver(LinearSolver):
             ldu, ipiv = self._dense
             x = lapack.dsytrs(ldu, ipiv, b[:, None], lower=1)[0][:, 0]
         elif self._kernel is not None:
-            x = self._kernel.solve(b)
+            return self._kernel.solve(b, out)     # (into ``out`` itself: no new array)
         else:
             x = self._solver.solve(b)
         if out is None:
