@@ -76,8 +76,9 @@ def solve(problem, x0, p, bounds, options, general):
     """The solve of ``problem`` with these checked inputs (as :func:`try_solve` takes
     them): the compiled path where it applies, and where the kernels hand the solve over
     the caller's general path ``general(resume, started)`` -- ``resume`` the
-    :class:`~caspar_backend.solver.resume.ResumePoint` to go on from, or None (from
-    x0); ``started`` the solve's ``(perf_counter, process_time)`` start, for the time
+    :class:`~caspar_backend.solver.resume.ResumePoint` to go on from,
+    :data:`~caspar_backend.solver.resume.FRESH_START` (from x0, handing the solve back
+    where it can) or None (from x0 to the end); ``started`` the solve's ``(perf_counter, process_time)`` start, for the time
     limits; it returns a SolveResult, or a ResumePoint where it hands the solve back
     (``solve_nlp``'s ``hand_back``) -- back and forth until one side finishes.  Every
     hand-over is at an iteration's start and each side takes at least one iteration
