@@ -17,7 +17,10 @@ module keeps caspar's side.  Phases, matching the interface:
   :meth:`factorize`, and is timed separately (:attr:`plan_seconds`).  With a shared
   analysis (:meth:`CudssSolver.symbolic`, :mod:`.cudss_symbolic`) the handle and its
   arrays are borrowed already analysed when an earlier solve of the structure gave
-  them back (:meth:`CudssSolver.release`): ``plan_seconds`` stays 0.
+  them back (:meth:`CudssSolver.release`): ``plan_seconds`` stays 0.  An analysis
+  afresh takes the ordering of an earlier analysis of the same pattern, in this process
+  or an earlier one, instead of cuDSS's reordering (:mod:`.cudss_ordering`;
+  :attr:`CudssSolver.ordering_reused`).
 * ``factorize(values)``: copies ``values`` into the CSR values array **in place** (the
   next phase reads the new values through the same pointer), refactorizes numerically,
   waits for the stream and reads ``info`` and ``inertia = (n_pos, n_neg)`` back;
@@ -68,7 +71,7 @@ import time
 
 import numpy as np
 
-from . import cudss_handle
+from . import cudss_handle, cudss_ordering
 from .base import Factorization, LinearSolver, SparseStructure
 from .cudss_symbolic import CudssPlan, CudssSymbolic, full_symmetric_csr  # noqa: F401
 from .dense_eigen import DENSE_MAX_N, DenseEigenSolver
@@ -180,7 +183,10 @@ class CudssSolver(LinearSolver):
         self._dense = None      # the DenseEigenSolver once enable_pivoting switched to it
         self._symbolic = None
         self._plan = None
+        self._sym = None
         self.plan_seconds = 0.0
+        #: the last ANALYSIS took a stored ordering instead of reordering
+        self.ordering_reused = False
 
     def symbolic(self, structure: SparseStructure) -> CudssSymbolic:
         return CudssSymbolic(structure, self.cp)
@@ -199,6 +205,7 @@ class CudssSolver(LinearSolver):
         # A shared analysis (cudss_symbolic) lends an analysed plan when one is idle
         sym = symbolic if symbolic is not None else CudssSymbolic(structure, cp)
         self._symbolic = symbolic
+        self._sym = sym
         self._indptr, self._indices, self._full = sym.indptr, sym.indices, sym.full
         plan = sym.take(self.hybrid_memory, self.pivoting) if symbolic is not None else None
         if plan is None:
@@ -270,14 +277,29 @@ class CudssSolver(LinearSolver):
         cp.copyto(self._values, values)
         if not self._plan.analysed:
             t = time.perf_counter()
-            self._handle.analyse(stream.ptr)
-            stream.synchronize()
+            self._analyse_plan(stream)
             self.plan_seconds += time.perf_counter() - t
             self._plan.analysed = True
         self._handle.factorize(stream.ptr)
         # info and inertia are copied from cuDSS's device data: wait for the factorization
         stream.synchronize()
         return _factorization(*self._handle.info_inertia(), self.structure.n)
+
+    def _analyse_plan(self, stream) -> None:
+        """cuDSS's ANALYSIS of the plan's handle, with the structure's ordering from an
+        earlier analysis where the store has one (:mod:`.cudss_ordering`), else with
+        cuDSS's reordering, whose ordering the store then keeps."""
+        h = self._handle
+        key = (self._sym.ordering_key(h.pivoting, h.nd_levels, self.version)
+               if cudss_ordering.enabled() else None)
+        found = None if key is None else cudss_ordering.ORDERINGS.get(key, h.n)
+        h.analyse(stream.ptr, found)
+        stream.synchronize()
+        self.ordering_reused = found is not None
+        if key is not None and found is None:
+            made = h.ordering()
+            if made is not None:
+                cudss_ordering.ORDERINGS.put(key, made)
 
     def _solve_cudss(self, rhs, out):
         self.cp.copyto(self._b, rhs)

@@ -77,6 +77,10 @@ CALL_SEQUENCE = (
     "matrix_create_dn(N, 1, N, b, CUDA_R_64F, COL_MAJOR)",
     "matrix_create_dn(N, 1, N, x, CUDA_R_64F, COL_MAJOR)",
     "set_stream(handle, stream); execute(handle, phase, config, data, A, x, b)",
+    "data_set(handle, data, USER_PERM | USER_ND_PARTITION_TREE, ptr, nbytes)  [a reused "
+    "ordering, before ANALYSIS]",
+    "data_get(handle, data, PERM_REORDER_ROW | ND_PARTITION_TREE, 0 then ptr, nbytes, "
+    "size_written_ptr)  [after a first ANALYSIS]",
     "data_get(handle, data, INFO | INERTIA, ptr, nbytes, size_written_ptr)",
     "matrix_destroy(x), matrix_destroy(b), matrix_destroy(A)",
     "data_destroy(handle, data)",
@@ -144,6 +148,7 @@ class CudssHandle:
         self.nnz = int(values.size)
         self.pivoting = bool(pivoting)
         self.hybrid_memory = bool(hybrid_memory)
+        self.nd_levels = nd_levels(self.n)
         self.threading_lib = None
         # cuDSS holds raw pointers into these: keep them alive as long as the handle
         self._arrays = (indptr, indices, values, rhs, sol)
@@ -180,7 +185,7 @@ class CudssHandle:
         if hasattr(c.ConfigParam, "ND_NLEVELS"):
             # before ANALYSIS: the reordering's depth (a faster factorization; the same
             # factors up to rounding)
-            self._config_set(c.ConfigParam.ND_NLEVELS, nd_levels(n))
+            self._config_set(c.ConfigParam.ND_NLEVELS, self.nd_levels)
         if workspace_pool is not None:
             try:
                 c.set_async_workspace_allocator(self._handle, int(workspace_pool))
@@ -205,9 +210,47 @@ class CudssHandle:
         c.set_stream(self._handle, int(stream))
         c.execute(self._handle, phase, self._config, self._data, a, x, b)
 
-    def analyse(self, stream: int = 0) -> None:
-        """Reordering and symbolic factorization (reads A's pattern and values)."""
-        self._execute(self._c.Phase.ANALYSIS, stream)
+    def analyse(self, stream: int = 0, ordering=None) -> None:
+        """Reordering and symbolic factorization (reads A's pattern and values).
+        ``ordering``: an :class:`~.cudss_ordering.Ordering` of this pattern from an
+        earlier analysis, given to cuDSS (``USER_PERM``, ``USER_ND_PARTITION_TREE``)
+        instead of its nested-dissection reordering."""
+        c = self._c
+        if ordering is not None:
+            self._data_set(c.DataParam.USER_PERM, ordering.perm)
+            if ordering.tree.size:
+                self._data_set(c.DataParam.USER_ND_PARTITION_TREE, ordering.tree)
+        self._execute(c.Phase.ANALYSIS, stream)
+
+    def ordering(self):
+        """The last ANALYSIS's :class:`~.cudss_ordering.Ordering` (``PERM_REORDER_ROW``
+        (N,) and ``ND_PARTITION_TREE`` (2^levels - 1,), read to the host), or None where
+        the bindings or the library do not give them."""
+        from .cudss_ordering import Ordering
+
+        c = self._c
+        try:
+            perm = self._data_array(c.DataParam.PERM_REORDER_ROW, self.n)
+        except Exception:
+            return None
+        try:
+            # 2^levels - 1 entries; room for more, the bytes written tell
+            tree = self._data_array(c.DataParam.ND_PARTITION_TREE, 2 ** (self.nd_levels + 2))
+        except Exception:
+            tree = np.zeros(0, np.int32)        # a permutation alone still skips ND
+        found = Ordering(perm, tree)
+        return found if found.valid_for(self.n) else None
+
+    def _data_set(self, param, array) -> None:
+        a = np.ascontiguousarray(array, dtype=np.int32)
+        self._c.data_set(self._handle, self._data, param, a.ctypes.data, a.nbytes)
+
+    def _data_array(self, param, count: int):
+        """``count`` int32 values of a data parameter; fewer where cuDSS writes fewer."""
+        out = np.zeros(count, np.int32)
+        self._c.data_get(self._handle, self._data, param, out.ctypes.data, out.nbytes,
+                         self._written.ctypes.data)
+        return out[:int(self._written[0]) // 4].copy()
 
     def factorize(self, stream: int = 0) -> None:
         """Numerical factorization of A's current values (asynchronous on ``stream``)."""

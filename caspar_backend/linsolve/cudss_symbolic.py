@@ -16,6 +16,11 @@ structure and kept, as :class:`~.qdldl.QDLDLSymbolic` keeps qdldl's:
   :meth:`~.cudss.CudssSolver.analyse`, factorizes and solves through it, and gives it
   back at :meth:`~.cudss.CudssSolver.release`; a plan serves one solve at a time.
 
+A system analysed afresh (a concurrent solve, a new Problem of the same model, a later
+process) takes the ordering an earlier analysis of the structure chose
+(:mod:`.cudss_ordering`, keyed by :meth:`CudssSymbolic.ordering_key`) instead of
+reordering again.
+
 A later solve refactorizes the same analysed handle with its own values (what every
 iteration already does): the same iterations and the first solve's answer to rounding
 (case9241_pegase on the H200: 57 iterations, objective equal to 12 digits, 0.98 s ->
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import SparseStructure
+from .cudss_ordering import ordering_key
 
 
 def full_symmetric_csr(structure: SparseStructure, xp=np):
@@ -83,6 +89,20 @@ class CudssSymbolic:
         self.full = full_symmetric_csr(structure, cp)
         self._idle = []
         self._lock = threading.Lock()
+        self._keys = {}
+
+    def ordering_key(self, pivoting: bool, levels: int, version: tuple) -> str:
+        """The :func:`~.cudss_ordering.ordering_key` of this structure under these
+        settings (hashed once per setting)."""
+        settings = (bool(pivoting), int(levels), tuple(version))
+        with self._lock:
+            key = self._keys.get(settings)
+        if key is None:
+            s = self.structure
+            key = ordering_key(s.indptr, s.indices, s.n, *settings)
+            with self._lock:
+                self._keys[settings] = key
+        return key
 
     def take(self, hybrid_memory: bool, pivoting: bool) -> CudssPlan | None:
         """An idle analysed plan made with these settings, now the caller's; None when

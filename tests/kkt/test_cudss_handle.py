@@ -42,7 +42,11 @@ class FakeCudss:
 
     class DataParam(enum.IntEnum):
         INFO = 0
+        PERM_REORDER_ROW = 4
         INERTIA = 5
+        USER_PERM = 9
+        USER_ND_PARTITION_TREE = 23
+        ND_PARTITION_TREE = 24
 
     class PivotType(enum.IntEnum):
         PIVOT_NONE = 5
@@ -78,6 +82,10 @@ class FakeCudss:
         self.info = 0
         self.inertia = (0, 0)
         self.dense = None
+        self.user = {}            # DataParam -> the int32 array last given by data_set
+        self._user_of = {}        # data object -> {DataParam: array}
+        self.tree = np.arange(7, dtype=np.int32)   # the ND tree a reordering reports
+        self.reorderings = 0      # ANALYSIS phases that reordered (no USER_PERM given)
 
     def _call(self, name, *args):
         self.calls.append((name, args))
@@ -152,7 +160,14 @@ class FakeCudss:
 
     def execute(self, handle, phase, config, data, a, x, b):
         self._call("execute", handle, self.Phase(phase), config, data, a, x, b)
-        if phase == self.Phase.FACTORIZATION:
+        if phase == self.Phase.ANALYSIS:
+            n = self.matrices[a][1][0]
+            user = self._user_of.get(data, {})
+            given = user.get(self.DataParam.USER_PERM)
+            self.reorderings += given is None
+            self.perm = given if given is not None else np.arange(n)[::-1].astype(np.int32)
+            self.tree_out = user.get(self.DataParam.USER_ND_PARTITION_TREE, self.tree)
+        elif phase == self.Phase.FACTORIZATION:
             self._factorize(self.matrices[a][1])
         elif phase == self.Phase.SOLVE:
             (n, _, _, bp, _, _), (_, _, _, xp, _, _) = (self.matrices[b][1],
@@ -177,11 +192,22 @@ class FakeCudss:
         self.info = 0
         self.inertia = (int((ev > 1e-12).sum()), int((ev < -1e-12).sum()))
 
+    def data_set(self, handle, data, param, ptr, nbytes):
+        self._call("data_set", handle, data, self.DataParam(param), nbytes)
+        value = self._read(ptr, nbytes // 4, np.int32)
+        self.user[self.DataParam(param)] = value
+        self._user_of.setdefault(data, {})[self.DataParam(param)] = value
+
     def data_get(self, handle, data, param, ptr, nbytes, written):
         self._call("data_get", handle, data, self.DataParam(param), nbytes)
-        src = np.array([self.info] if param == self.DataParam.INFO else self.inertia,
-                       dtype=np.int32)
-        assert nbytes == src.nbytes
+        D = self.DataParam
+        if param in (D.PERM_REORDER_ROW, D.ND_PARTITION_TREE):
+            src = self.perm if param == D.PERM_REORDER_ROW else self.tree_out
+            assert nbytes >= src.nbytes, "buffer too small"
+        else:
+            src = np.array([self.info] if param == D.INFO else self.inertia,
+                           dtype=np.int32)
+            assert nbytes == src.nbytes
         ctypes.memmove(ptr, src.ctypes.data, src.nbytes)
         ctypes.memmove(written, np.array([src.nbytes], np.uint64).ctypes.data, 8)
 
