@@ -363,7 +363,7 @@ class Problem:
                              options=general_options, started=started, resume=resume,
                              hand_back=True)
 
-        res = dispatched(self, x0, p, bounds, options, general)
+        res = dispatched(self, x0, p, bounds, options, general, (lam_g0, lam_x0))
         if self.model.sense == -1:  # the model minimizes -f
             res = dataclasses.replace(res, f=-res.f)
         return res

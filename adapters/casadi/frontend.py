@@ -361,7 +361,8 @@ class NlpsolCore:
             from caspar_backend.compiled.dispatch import solve as dispatched
 
             res = dispatched(pr, np.asarray(x0, float), np.asarray(p, float),
-                             [s_lbx, s_ubx, s_lbg, s_ubg], opts, general)
+                             [s_lbx, s_ubx, s_lbg, s_ubg], opts, general,
+                             (s_lg0, s_lx0) if self.warm_start else None)
         else:
             res = general()
         if merged is not None and merged.infeasible[0]:

@@ -411,8 +411,8 @@ class _Engine:
             # path where the kernels hand over -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import solve as dispatched
 
-            result = dispatched(problem, data.x0, data.p,
-                                [data.lbx, data.ubx, data.lbg, data.ubg], opts, general)
+            result = dispatched(problem, data.x0, data.p, [data.lbx, data.ubx, data.lbg,
+                                data.ubg], opts, general, (prep.lam_g0, prep.lam_x0))
         else:
             result = general()
         writer.flush()

@@ -59,6 +59,9 @@ SEQUENTIAL_OPTIONS = (
 )
 
 _SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)
+#: the options of SEQUENTIAL_OPTIONS the compiled kernels implement: a batch with them is
+#: solved by the kernel where it applies, by single solves elsewhere (not in lockstep)
+KERNEL_ONLY_OPTIONS = frozenset(("warm_start_init_point",))
 assert all(keeps(OPTIONS[name].default) for name, keeps in SEQUENTIAL_OPTIONS)
 
 #: why the instances of a square problem are solved by their own solves: IPOPT
@@ -87,14 +90,14 @@ KERNEL_ON_CPU = True
 AUTO_GPU_MIN_PER_CORE = 64
 
 
-def _sequential_reason(opts) -> str:
-    """The first option of :data:`SEQUENTIAL_OPTIONS` whose value leaves the lockstep
-    path (as 'option name=value'), else ''.  Every default keeps it (the assert after
-    SEQUENTIAL_OPTIONS), so only options the caller gave can."""
+def _sequential_reason(opts, skip=frozenset()) -> str:
+    """The first option of :data:`SEQUENTIAL_OPTIONS` not in ``skip`` whose value leaves
+    the lockstep path (as 'option name=value'), else ''.  Every default keeps it (the
+    assert after SEQUENTIAL_OPTIONS), so only options the caller gave can."""
     if _SEQUENTIAL_NAMES.isdisjoint(opts.user):
         return ""
     for name, keeps in SEQUENTIAL_OPTIONS:
-        if name in opts and not keeps(opts[name]):
+        if name not in skip and name in opts and not keeps(opts[name]):
             return f"option {name}={opts[name]!r}"
     return ""
 
@@ -138,24 +141,28 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     inp = with_infinite_bounds(inp, opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf)
     B = inp.size
     out = _Collector(problem, B)
-    why = _sequential_reason(opts) or _host_functions_reason(problem)
+    why = _sequential_reason(opts, KERNEL_ONLY_OPTIONS) or _host_functions_reason(problem)
+    # (an option only the kernels and single solves implement: no lockstep)
+    no_lockstep = _sequential_reason(opts)
     stop = _Stop()
     # one Ctrl-C handler over every stage: a SIGINT between two stages (after the
     # kernel's, before a single solve's own block) stops the batch as one inside them does
     with sigint_as_stop(stop):
         t_lock, t_single = _stages(problem, inp, opts, options, device, why, out,
-                                   (t0, cpu0), stop, threads)
+                                   (t0, cpu0), stop, threads, no_lockstep)
     total = time.perf_counter() - t0
     timings = dict(setup=total - t_lock - t_single, lockstep=t_lock, single=t_single,
                    total=total)
     return out.result(timings)
 
 
-def _stages(problem, inp, opts, options, device, why, out, started, stop, threads):
+def _stages(problem, inp, opts, options, device, why, out, started, stop, threads,
+            no_lockstep=""):
     """Solve every instance into ``out``: the structure groups by the kernel or in
-    lockstep, then the instances left by their own solves; (seconds of the first
-    stage, seconds of the second).  ``started``: the batch's (perf_counter,
-    process_time) at its start, whence its time limits count."""
+    lockstep (unless ``no_lockstep`` says why not: then by their own solves), then the
+    instances left by their own solves; (seconds of the first stage, seconds of the
+    second).  ``started``: the batch's (perf_counter, process_time) at its start, whence
+    its time limits count."""
     t0 = started[0]
     t_lock = 0.0
     if why:
@@ -178,6 +185,9 @@ def _stages(problem, inp, opts, options, device, why, out, started, stop, thread
                     continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads, started):
+                continue
+            if no_lockstep:
+                out.to_single(idx, no_lockstep)
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1

@@ -157,7 +157,8 @@ def solve_group(problem, options, sub, stopped=lambda: False,
         opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
     else:
         opts, lay = plan.opts, plan.layout
-    ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
+    ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np,
+                          lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
     B = ws.B
     max_iter = int(opts.max_iter)
     k, cap = chunking(iteration_budget(lay, CALL_SECONDS), max_iter)

@@ -72,7 +72,7 @@ _background: set = set()    # the background compiles (cuda: bool) this process 
 _background_lock = threading.Lock()
 
 
-def solve(problem, x0, p, bounds, options, general):
+def solve(problem, x0, p, bounds, options, general, mults=None):
     """The solve of ``problem`` with these checked inputs (as :func:`try_solve` takes
     them): the compiled path where it applies, and where the kernels hand the solve over
     the caller's general path ``general(resume, started)`` -- ``resume`` the
@@ -82,10 +82,11 @@ def solve(problem, x0, p, bounds, options, general):
     limits; it returns a SolveResult, or a ResumePoint where it hands the solve back
     (``solve_nlp``'s ``hand_back``) -- back and forth until one side finishes.  Every
     hand-over is at an iteration's start and each side takes at least one iteration
-    before handing over again, so the solve is the one the general path alone takes."""
+    before handing over again, so the solve is the one the general path alone takes.
+    ``mults``: a warm start's ``(lam_g0, lam_x0)`` as given (:func:`try_solve`)."""
     global _solves_done
     try:
-        return _solve(problem, x0, p, bounds, options, general)
+        return _solve(problem, x0, p, bounds, options, general, mults)
     finally:
         _solves_done += 1       # (a count, not a lock's worth: any positive value will do)
 
@@ -106,13 +107,13 @@ def general_path_kernels() -> bool:
     return is_ready()
 
 
-def _solve(problem, x0, p, bounds, options, general):
+def _solve(problem, x0, p, bounds, options, general, mults=None):
     """:func:`solve`'s turns."""
     from ..solver.result import SolveResult
     from ..solver.resume import ResumePoint
 
     started = (time.perf_counter(), time.process_time())
-    res = try_solve(problem, x0, p, bounds, options, started)
+    res = try_solve(problem, x0, p, bounds, options, started, mults)
     if res is None:
         return general(None, started)
     if isinstance(res, SolveResult):
@@ -137,7 +138,7 @@ def _solve(problem, x0, p, bounds, options, general):
     return res
 
 
-def try_solve(problem, x0, p, bounds, options, started=None):
+def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
     """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` for
     ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors) and the user's ``options`` (a dict, not changed), in ``solve_nlp``'s
@@ -147,7 +148,9 @@ def try_solve(problem, x0, p, bounds, options, started=None):
     initialization option (:data:`.options.START_OPTIONS`) keeps the kernels from
     starting the solve (the general path starts it and hands it to them); or None
     (module docstring).  ``started``: the solve's
-    ``(perf_counter, process_time)`` start (default: now)."""
+    ``(perf_counter, process_time)`` start (default: now); ``mults``: a warm start's
+    ``(lam_g0, lam_x0)`` as ``Problem.solve`` takes them (read where the options ask for
+    a warm start)."""
     t0, cpu0 = (time.perf_counter(), time.process_time()) if started is None else started
     mode = options.get("compiled_path", "auto")
     if mode == "no" or problem.extended is not None:
@@ -180,7 +183,7 @@ def try_solve(problem, x0, p, bounds, options, started=None):
         from ..solver.resume import FRESH_START
 
         return FRESH_START       # the general path starts it, the kernels go on
-    return solve_checked(problem, x0, p, bounds, opts, t0, cpu0)
+    return solve_checked(problem, x0, p, bounds, opts, t0, cpu0, mults=mults)
 
 
 def is_square(lbx, ubx, lbg, ubg) -> bool:

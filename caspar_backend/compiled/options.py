@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..kkt.augmented import AugmentedKKT
+from ..solver.initial import warm_start_pushes
 from ..solver.options import resolved_options
 from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
-    OPT_PRIVATE_PIVOT_FRACTION
+    OPT_PRIVATE_PIVOT_FRACTION, OPT_WARM_START_BOUND_PUSH, OPT_WARM_START_SLACK_BOUND_FRAC
 
 #: options the kernels read (their values go into the option vector)
 IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
@@ -63,7 +64,6 @@ SAME_BEHAVIOUR = {
     "linear_solver": lambda v: v == "qdldl",
     "device": lambda v: v == "cpu",
     "start_with_resto": lambda v: not v,
-    "warm_start_init_point": lambda v: not v,
     "least_square_init_duals": lambda v: not v,
     "iteration_callback": lambda v: v is None,
     "derivative_test": lambda v: v == "none",
@@ -72,15 +72,12 @@ SAME_BEHAVIOUR = {
 }
 
 
-#: options that shape only how a solve starts (IPOPT's warm start, least-squares bound
-#: multipliers, a first restoration phase): the kernels start their own way, but a solve
+#: options that shape only how a solve starts (least-squares bound multipliers, a first
+#: restoration phase; IPOPT's warm start the kernels do themselves): the kernels start
+#: their own way, but a solve
 #: started by the general path goes on in them
 #: (:data:`~caspar_backend.solver.resume.FRESH_START`)
-START_OPTIONS = frozenset(("warm_start_init_point", "least_square_init_duals",
-                           "start_with_resto",
-                           "warm_start_bound_push", "warm_start_bound_frac",
-                           "warm_start_slack_bound_push", "warm_start_slack_bound_frac",
-                           "warm_start_mult_bound_push", "warm_start_mult_init_max"))
+START_OPTIONS = frozenset(("least_square_init_duals", "start_with_resto"))
 
 
 def unsupported_reason(opts, clocked: bool = False, started: bool = False) -> str:
@@ -126,8 +123,11 @@ def _option_vector(opts) -> np.ndarray:
             O[k] = 1.0 if opts.nlp_scaling_method == "gradient-based" else 0.0
         elif k == OPT_PRIVATE_PIVOT_FRACTION:
             O[k] = AugmentedKKT.PRIVATE_PIVOT_FRACTION
+        elif OPT_WARM_START_BOUND_PUSH <= k <= OPT_WARM_START_SLACK_BOUND_FRAC:
+            pass                  # below: the pushes a warm start uses
         else:
             O[k] = float(opts[name])
+    O[OPT_WARM_START_BOUND_PUSH:OPT_WARM_START_SLACK_BOUND_FRAC + 1] = warm_start_pushes(opts)
     return O
 
 

@@ -132,6 +132,15 @@ def _thread_buffers(lay):
     return bufs
 
 
+def _write_multipliers(problem, lay, Fb, mults) -> None:
+    """Slots F_LAM_G0 and F_LAM_X0 of the thread's workspace from a warm start's
+    ``(lam_g0, lam_x0)`` (checked as the general path checks them; missing: zeros)."""
+    lam_g0, lam_x0 = (None, None) if mults is None else mults
+    views = lay.float_views(Fb, ("LAM_G0", "LAM_X0"))
+    views["LAM_G0"][:] = as_vector("lam_g0", lam_g0, problem.m, 0.0)
+    views["LAM_X0"][:] = as_vector("lam_x0", lam_x0, problem.n, 0.0)
+
+
 def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=None,
                    **options):
     """Solve ``problem`` (a :class:`~caspar_backend.problem.Problem`) from ``x0`` with
@@ -164,7 +173,7 @@ def solve_compiled(problem, x0=None, p=None, lbx=None, ubx=None, lbg=None, ubg=N
     return res
 
 
-def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
+def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None, mults=None):
     """:func:`solve_compiled` after the inputs were checked (as ``Problem.solve`` checks
     them): ``p`` (n_params,), ``x0`` (n,), ``bounds`` = [lbx, ubx, lbg, ubg] full
     vectors, ``opts`` validated :class:`~caspar_backend.solver.options.Options` that
@@ -177,7 +186,9 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
     may hand the solve back), None from a later one.  None also where the kernels do not
     apply or evaluation errors are to be logged by name.  ``start``: a
     :class:`~caspar_backend.solver.resume.ResumePoint` a general path handed back (this
-    very solve's state as an iteration began): the kernel goes on from there."""
+    very solve's state as an iteration began): the kernel goes on from there.
+    ``mults``: a warm start's ``(lam_g0, lam_x0)`` as ``Problem.solve`` takes them (None
+    or missing vectors: zeros, as the general path reads them)."""
     from .kernels.ipm import solve_instance
 
     # writeable contiguous copies: the one argument type the kernels are compiled for (a
@@ -188,6 +199,8 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None):
         return None
     Fb, Ib = _thread_buffers(lay)
     lay.p_of(Fb)[:] = p
+    if opts.warm_start_init_point and start is None:
+        _write_multipliers(problem, lay, Fb, mults)
     max_iter = int(opts.max_iter)
     first = 0 if start is None else start.iteration
     cap = min(max_iter, first + iteration_budget(lay))

@@ -157,7 +157,9 @@ class WorkspaceLayout:
             RESUME=RESUME_FIXED_SIZE + 2 * FILTER_CAP,
             # the latest acceptable iterate [w | y | zL | zU] (a resumed general path's
             # fall-back)
-            ACCEPTABLE=nw + m + nL + nU)
+            ACCEPTABLE=nw + m + nL + nU,
+            # a warm start's multipliers as given (CasADi's convention)
+            LAM_G0=m, LAM_X0=n)
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

@@ -31,6 +31,7 @@ from ..arrays import host
 from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .evalcounter import EvalCounter, timed_phases
+from .initial import warm_start_pushes
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
 from .log import (IterationLog, bound_violation, problem_statistics, row_kinds,
@@ -126,20 +127,6 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     finally:
         if out_file is not None:
             out_file.close()
-
-
-def warm_start_pushes(opts) -> tuple:
-    """``(push, frac, slack_push, slack_frac)`` of a warm start, as IPOPT's
-    WarmStartIterateInitializer::InitializeImpl reads them: each ``warm_start_*`` value
-    the user set, else the value of ``bound_push`` (the pushes) or ``bound_frac`` (the
-    fractions) -- the user's or its default -- not the warm_start_* defaults."""
-    def pick(name, fallback):
-        return opts[name] if name in opts.user else opts[fallback]
-
-    return (pick("warm_start_bound_push", "bound_push"),
-            pick("warm_start_bound_frac", "bound_frac"),
-            pick("warm_start_slack_bound_push", "bound_push"),
-            pick("warm_start_slack_bound_frac", "bound_frac"))
 
 
 #: the EXIT line of IPOPT when every variable is fixed and the constraints are violated

@@ -139,3 +139,17 @@ def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
     if not math.isfinite(ymax) or ymax > limit:
         y = xp.zeros(m)
     return y
+
+
+def warm_start_pushes(opts) -> tuple:
+    """``(push, frac, slack_push, slack_frac)`` of a warm start, as IPOPT's
+    WarmStartIterateInitializer::InitializeImpl reads them: each ``warm_start_*`` value
+    the user set, else the value of ``bound_push`` (the pushes) or ``bound_frac`` (the
+    fractions) -- the user's or its default -- not the warm_start_* defaults."""
+    def pick(name, fallback):
+        return opts[name] if name in opts.user else opts[fallback]
+
+    return (pick("warm_start_bound_push", "bound_push"),
+            pick("warm_start_bound_frac", "bound_frac"),
+            pick("warm_start_slack_bound_push", "bound_push"),
+            pick("warm_start_slack_bound_frac", "bound_frac"))

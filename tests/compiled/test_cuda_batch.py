@@ -96,3 +96,17 @@ def test_bank_kernel_batch_equals_cpu_single_solves(name):
     assert "kernel" in res.path, Counter(res.reason)
     _assert_matches_cpu(problem, res, [dict(x0=X[b], **bounds) for b in range(len(X))],
                         **opts)
+
+
+def test_ik_kernel_batch_warm_starts(ik):
+    """IPOPT's warm start in the CUDA kernel (kernels/start.py): each instance from the
+    previous batch's answers and multipliers, as its CPU single solve."""
+    first = ik.solve_batch(x0=X0, p=arm_targets(64, seed=21), print_level=0, device="cuda")
+    T = arm_targets(64, seed=22)
+    kw = dict(warm_start_init_point=True, warm_start_bound_push=1e-6,
+              warm_start_mult_bound_push=1e-6, print_level=0)
+    res = ik.solve_batch(x0=first.x, p=T, lam_g0=first.lam_g, lam_x0=first.lam_x,
+                         device="cuda", **kw)
+    assert set(res.path) == {"kernel"} and set(res.extra["device"]) == {"cuda"}
+    _assert_matches_cpu(ik, res, [dict(x0=first.x[b], p=T[b], lam_g0=first.lam_g[b],
+                                       lam_x0=first.lam_x[b]) for b in range(64)], **kw)

@@ -199,8 +199,8 @@ def test_pyomo_front_door(monkeypatch):
     paths = []
     checked = solve_mod.solve_checked
 
-    def spy(problem, x0, p, bounds, opts, *clocks):
-        res = checked(problem, x0, p, bounds, opts, *clocks)
+    def spy(problem, x0, p, bounds, opts, *clocks, **kw):
+        res = checked(problem, x0, p, bounds, opts, *clocks, **kw)
         paths.append((problem.n, None if res is None else res.extra["path"],
                       int(np.count_nonzero(bounds[0] == bounds[1]))))
         return res

@@ -25,7 +25,8 @@ def test_every_implemented_option_is_in_the_typed_table():
     (dict(print_level=0, mu_strategy="adaptive"), "option mu_strategy='adaptive'"),
     (dict(print_level=0, max_cpu_time=1.0), "option max_cpu_time=1.0"),
     (dict(print_level=0, max_cpu_time=10.0, max_wall_time=1e4), ""),
-    (dict(print_level=0, warm_start_init_point=True), "option warm_start_init_point=True"),
+    (dict(print_level=0, warm_start_init_point=True), ""),
+    (dict(print_level=0, least_square_init_duals=True), "option least_square_init_duals=True"),
     (dict(print_level=0, hessian_approximation="limited-memory"), "hessian_approximation"),
 ])
 def test_unsupported_reason(given, reason):
@@ -42,9 +43,15 @@ def test_option_vector_holds_the_resolved_values():
     opts, _ = resolve(dict(print_level=0, tol=1e-5, max_iter=77))
     O = option_vector(opts)
     assert O[OPT_TOL] == 1e-5
+    pushes = ("warm_start_bound_push", "warm_start_bound_frac",
+              "warm_start_slack_bound_push", "warm_start_slack_bound_frac")
     for k, name in enumerate(OPTION_NAMES):
-        if name in OPTIONS:
+        if name in OPTIONS and name not in pushes:
             assert O[k] == float(opts[name]), name
+    # a warm start's pushes: bound_push and bound_frac unless the warm_start_* was given
+    # (IPOPT's WarmStartIterateInitializer; tests/compiled/test_warm_start.py)
+    assert [O[OPTION_NAMES.index(name)] for name in pushes] == [
+        opts.bound_push, opts.bound_frac, opts.bound_push, opts.bound_frac]
 
 
 def test_importing_the_package_does_not_import_numba():

@@ -305,7 +305,7 @@ def test_warm_start_default_pushes_are_bound_push_and_bound_frac(name):
     """IPOPT's WarmStartIterateInitializer::InitializeImpl: a warm_start_* push or
     fraction the user does not give is bound_push's / bound_frac's value (1e-2 by
     default), not the warm_start_* option's own default."""
-    from caspar_backend.solver.driver import warm_start_pushes
+    from caspar_backend.solver.initial import warm_start_pushes
     from caspar_backend.solver.options import resolve_options
 
     assert warm_start_pushes(resolve_options({})) == (1e-2, 1e-2, 1e-2, 1e-2)

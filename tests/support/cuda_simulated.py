@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-CASES = ("ik", "hs071", "maratos", "fixed_variables")
+CASES = ("ik", "ik_warm", "hs071", "maratos", "fixed_variables")
 
 
 def _problem(case):
@@ -32,6 +32,16 @@ def _problem(case):
         ubg = np.full((5, 1), 2.5)
         ubg[3] = -10.0                      # infeasible: the kernel ejects it
         return from_casadi(nlp, **bounds), dict(x0=[0.1, 0.2, 0.3], p=T, ubg=ubg), {}
+    if case == "ik_warm":                   # IPOPT's warm start from earlier answers
+        nlp, bounds = arm_ik()
+        problem = from_casadi(nlp, **bounds)
+        first = [problem.solve(x0=[0.1, 0.2, 0.3], p=t, print_level=0)
+                 for t in arm_targets(4, seed=5)]
+        given = dict(x0=np.array([r.x for r in first]), p=arm_targets(4, seed=6),
+                     lam_g0=np.array([r.lam_g for r in first]),
+                     lam_x0=np.array([r.lam_x for r in first]))
+        return problem, given, dict(warm_start_init_point=True, warm_start_bound_push=1e-6,
+                                    warm_start_mult_bound_push=1e-6)
     bp = {b.name: b for b in bank(include_slow=False)}[case]
     d = bp.build()
     x0 = np.asarray(d["x0"], float)
@@ -60,7 +70,7 @@ def run(case, columns):
     opts, _ = resolve({**options, "print_level": 0})
     ws = DeviceWorkspaces(group_layout(problem, sub), sub.x0, sub.p, sub.lbx, sub.ubx,
                           sub.lbg, sub.ubg, xp=np, interleaved=columns,
-                          shared_structure=True)
+                          shared_structure=True, lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
     structure = ws.Ishared.copy()
     B = ws.B
     code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)

@@ -127,5 +127,6 @@ def solve_group(problem, options, sub, plan: KernelPlan | None = None):
         plan = KernelPlan("", group_layout(problem, sub),
                           _resolve_options({**options, "print_level": 0})[0])
     ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True)
+                          sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
+                          lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
     return solve_on_device(ws, option_vector(plan.opts))

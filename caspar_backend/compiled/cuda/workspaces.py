@@ -43,10 +43,12 @@ class DeviceWorkspaces:
     """Final.  The buffers above for ``lay`` and the (B, k) host inputs ``x0, p, lbx,
     ubx, lbg, ubg`` (float64): CuPy arrays, or NumPy arrays with ``xp=numpy`` (the CPU
     batch, :mod:`caspar_backend.compiled.batch_cpu`); instances in rows, or in columns
-    with ``interleaved=True``; the int structure shared with ``shared_structure=True``."""
+    with ``interleaved=True``; the int structure shared with ``shared_structure=True``;
+    a warm start's ``lam_g0`` (B, m) and ``lam_x0`` (B, n) in slots F_LAM_G0 and F_LAM_X0
+    (None: zeros)."""
 
     def __init__(self, lay, x0, p, lbx, ubx, lbg, ubg, xp=None, interleaved=False,
-                 shared_structure=False):
+                 shared_structure=False, lam_g0=None, lam_x0=None):
         if xp is None:
             import cupy as xp
         self.xp = cp = xp
@@ -55,9 +57,11 @@ class DeviceWorkspaces:
         self.lay, self.B = lay, B
         self.FO, self.IO = cp.asarray(lay.FO), cp.asarray(lay.IO)
         self.Fall = self._copies(lay.Fb0)
-        sp = self.cols("P")
-        if sp.stop > sp.start:
-            self.Fall[self._index(sp)] = self._orient(cp.asarray(np.asarray(p, np.float64)))
+        for name, rows in (("P", p), ("LAM_G0", lam_g0), ("LAM_X0", lam_x0)):
+            sp = self.cols(name)
+            if rows is not None and sp.stop > sp.start:
+                self.Fall[self._index(sp)] = self._orient(
+                    cp.asarray(np.asarray(rows, np.float64)))
         if shared_structure:
             LS = int(lay.IO[slots.I_FIRST_SCRATCH])
             self.Ishared = cp.asarray(lay.Ib[:LS])

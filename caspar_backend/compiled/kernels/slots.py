@@ -113,6 +113,8 @@ FLOAT_SLOTS = (
     'WD_STATE',
     'RESUME',
     'ACCEPTABLE',
+    'LAM_G0',
+    'LAM_X0',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -169,8 +171,8 @@ INT_SLOTS = (
     'FILTER_STATE',
     'STOP',
 )
-#: the option vector ``O``: the typed option behind each entry (two derived entries:
-#: nlp_scaling_method == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION)
+#: the option vector ``O``: the typed option behind each entry (derived: nlp_scaling_method
+#: == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION, a warm start's four pushes)
 OPTION_NAMES = (
     'tol',
     'dual_inf_tol',
@@ -227,6 +229,13 @@ OPTION_NAMES = (
     'acceptable_compl_inf_tol',
     'private_pivot_fraction',
     'watchdog_trial_iter_max',
+    'warm_start_init_point',
+    'warm_start_bound_push',
+    'warm_start_bound_frac',
+    'warm_start_slack_bound_push',
+    'warm_start_slack_bound_frac',
+    'warm_start_mult_bound_push',
+    'warm_start_mult_init_max',
 )
 #: the most instances of a group that one pass over a tape evaluates together: the
 #: interpreter dispatches on each instruction once per pass, and the REGISTERS slot holds
@@ -335,6 +344,8 @@ F_WD_GRAD_PHI = 91
 F_WD_STATE = 92
 F_RESUME = 93
 F_ACCEPTABLE = 94
+F_LAM_G0 = 95
+F_LAM_X0 = 96
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2
@@ -446,6 +457,13 @@ OPT_ACCEPTABLE_CONSTR_VIOL_TOL = 51
 OPT_ACCEPTABLE_COMPL_INF_TOL = 52
 OPT_PRIVATE_PIVOT_FRACTION = 53
 OPT_WATCHDOG_TRIAL_ITER_MAX = 54
+OPT_WARM_START_INIT_POINT = 55
+OPT_WARM_START_BOUND_PUSH = 56
+OPT_WARM_START_BOUND_FRAC = 57
+OPT_WARM_START_SLACK_BOUND_PUSH = 58
+OPT_WARM_START_SLACK_BOUND_FRAC = 59
+OPT_WARM_START_MULT_BOUND_PUSH = 60
+OPT_WARM_START_MULT_INIT_MAX = 61
 SZ_N = 0
 SZ_M = 1
 SZ_NW = 2
@@ -475,23 +493,5 @@ EV_NGROUPS = 3
 EV_HAS_JAC_MAP = 4
 EV_CHUNK = 5
 
-#: entries of slot F_IC_STATE, the inertia correction's state of one solve
-#: (kernels/kkt.py; solver/inertia.py's InertiaCorrector attributes in brackets)
-IC_DW_LAST = 0          # the last nonzero delta_w [delta_w_last]
-IC_DW = 1               # delta_w of the current factorization (0: none)
-IC_EPS = 2              # the static regularization now [kkt.static_regularization]
-IC_EPS_RESTORE = 3      # eps to restore next iteration, -1: none [eps_restore]
-IC_DC_USED = 4          # 1: delta_c from the start of every factorization [delta_c_used]
-IC_EPS_BEFORE_SLOW = 5  # eps before a slow refinement lowered it, -1: none [eps_before_slow]
-IC_SLOW_OFF = 6         # 1: no more lowering for slowness [slow_rule_off]
-IC_DC = 7               # delta_c of the current factorization
-IC_STATE_SIZE = 8
-
-#: entries of slot F_WD_STATE, the line-search watchdog's state (solver/watchdog.py's
-#: Watchdog; its stored iterate and direction are the slots F_WD_*)
-WD_ACTIVE = 0           # 1 while the watchdog runs
-WD_TRIALS = 1           # its unchecked steps so far
-WD_THETA = 2            # the stored iterate's reference values (theta, phi, gphi^T dw)
-WD_PHI = 3
-WD_GBD = 4
-WD_STATE_SIZE = 5
+# the entries of the state slots F_IC_STATE and F_WD_STATE
+from .state_fields import *  # noqa: E402,F401,F403
