@@ -64,9 +64,10 @@ _SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)
 KERNEL_ONLY_OPTIONS = frozenset(("warm_start_init_point",))
 assert all(keeps(OPTIONS[name].default) for name, keeps in SEQUENTIAL_OPTIONS)
 
-#: why the instances of a square problem are solved by their own solves: IPOPT
-#: recomputes a square problem's multipliers after every step (the general path's
-#: InteriorPoint._feasibility_multipliers), which neither batch path does
+#: why the instances of a square problem the kernel does not take are solved by their
+#: own solves: IPOPT recomputes a square problem's multipliers after every step (the
+#: general path's InteriorPoint._feasibility_multipliers, the kernels'
+#: feasibility_multipliers), which the lockstep path does not
 SQUARE_REASON = "a square problem (IPOPT's feasibility multipliers)"
 
 #: device='cuda': solve the structure groups the compiled kernel can solve by the kernel
@@ -176,18 +177,18 @@ def _stages(problem, inp, opts, options, device, why, out, started, stop, thread
             if stop.interrupted:
                 out.stopped(idx, inp)
                 continue
-            b0 = int(idx[0])
-            if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0], inp.ubg[b0]):
-                out.to_single(idx, SQUARE_REASON)
-                continue
             if on_gpu and device == "auto" and KERNEL_ON_CPU and _few_for_gpu(len(idx)):
                 if _kernel(problem, inp, idx, options, out, False, stop, threads, started):
                     continue
             if (on_gpu or on_cpu) and _kernel(problem, inp, idx, options, out, on_gpu, stop,
                                               threads, started):
                 continue
-            if no_lockstep:
-                out.to_single(idx, no_lockstep)
+            b0 = int(idx[0])
+            single = no_lockstep or (
+                SQUARE_REASON if is_square(inp.lbx[b0], inp.ubx[b0], inp.lbg[b0],
+                                           inp.ubg[b0]) else "")
+            if single:
+                out.to_single(idx, single)
                 continue
             _lockstep(problem, inp, idx, opts, device, out, t0, stop)
         t_lock = time.perf_counter() - t1

@@ -17,8 +17,6 @@ solves (both run one algorithm: the same status, iterations and iterates):
   only), more than a small problem's whole solve, so a script that solves once never
   pays it; the second solve loads them (:data:`_first_auto`).  With
   ``'yes'`` the solve compiles or loads them first, whatever the size;
-* the problem is not square (:func:`is_square`: IPOPT's multiplier recomputation for
-  square problems runs on the general path only);
 * :func:`.options.resolve` accepts the options (an initialization option the kernels do
   not implement, a warm start, only makes the general path take the first iteration:
   :data:`.options.START_OPTIONS`), and the kernels run to the end (see
@@ -162,8 +160,6 @@ def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
     from ..solver.options import bound_infinities, infinite_bounds
 
     bounds = infinite_bounds(*bound_infinities(options), *bounds)
-    if is_square(*bounds):
-        return None
     from . import available
 
     if not available():
@@ -188,8 +184,9 @@ def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
 
 def is_square(lbx, ubx, lbg, ubg) -> bool:
     """:func:`caspar_backend.solver.structure.is_square` of a solve's bounds (free:
-    ``lbx != ubx``; equality: ``lbg == ubg``): IPOPT's multiplier recomputation runs on
-    the general path only, not in the kernels."""
+    ``lbx != ubx``; equality: ``lbg == ubg``): IPOPT's multiplier recomputation after
+    every step, which the general path and the kernels run (kernels/termination.py) but
+    not the lockstep batch."""
     from ..solver.structure import is_square as square
 
     n_eq = int(np.count_nonzero(np.asarray(lbg) == np.asarray(ubg)))

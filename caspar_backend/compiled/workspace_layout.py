@@ -159,7 +159,9 @@ class WorkspaceLayout:
             # fall-back)
             ACCEPTABLE=nw + m + nL + nU,
             # a warm start's multipliers as given (CasADi's convention)
-            LAM_G0=m, LAM_X0=n)
+            LAM_G0=m, LAM_X0=n,
+            # a square problem's multipliers while its feasibility multipliers are tried
+            SAVED_MULTS=m + nL + nU)
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

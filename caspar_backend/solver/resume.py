@@ -136,7 +136,7 @@ def kernel_can_go_on(ipm) -> bool:
     restoration, the watchdog idle, no safe slacks, a filter and a step tag the kernels
     can hold."""
     ls, k = ipm.line_search, ipm.kkt
-    return (not ipm.resto and ipm.lbfgs is None and not ipm.square
+    return (not ipm.resto and ipm.lbfgs is None
             and k.name == "augmented" and k.solver.name == "qdldl"
             and not k.solver.pivoting and not ls.soft_resto and not ls.watchdog.active
             and not ipm.calc.safe_slack_mode

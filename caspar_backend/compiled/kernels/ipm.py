@@ -16,7 +16,8 @@ from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
-from .resume_state import R_CLEAN, R_START, load_state, save_state, store_acceptable
+from .resume_state import R_CLEAN, R_START, load_state, save_state
+from .termination import GOES_ON, feasibility_multipliers, is_square, termination
 from .start import start_iterate
 from .slack_setup import slack_problem
 from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x, slacks
@@ -127,7 +128,14 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     h2 = _f(Fb, FO, F_H_SOC)
     dzL2, dzU2 = _f(Fb, FO, F_DZL_SOC), _f(Fb, FO, F_DZU_SOC)
     status = -99
+    square = is_square(Ib, IO)
+    stepped = False                     # a step was accepted since the last test
     while True:
+        if stepped and square:
+            last_obj, acc_count = feasibility_multipliers(
+                Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, Fa[0], mu, it, stop[0],
+                last_obj, acc_count, st[IC_EPS])
+        stepped = False
         # ------------------------------------------------------------ saved state
         # what this iteration may change before a hand-over leaves it, for a general
         # path that resumes the solve here (compiled/resume.py)
@@ -143,32 +151,10 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if requested == 1:
             status = 4
             break
-        if (E0 <= O[OPT_TOL] and udual <= O[OPT_DUAL_INF_TOL]
-                and uconstr <= O[OPT_CONSTR_VIOL_TOL] and ucompl <= O[OPT_COMPL_INF_TOL]):
-            status = 0
-            break
-        prev = last_obj
-        last_obj = Fa[0]
-        objchg = np.inf if prev != prev else abs(Fa[0] - prev) / max(1.0, abs(Fa[0]))
-        acc = (O[OPT_ACCEPTABLE_ITER] > 0 and E0 <= O[OPT_ACCEPTABLE_TOL] and udual <= O[OPT_ACCEPTABLE_DUAL_INF_TOL] and uconstr <= O[OPT_ACCEPTABLE_CONSTR_VIOL_TOL]
-               and ucompl <= O[OPT_ACCEPTABLE_COMPL_INF_TOL] and objchg <= O[OPT_ACCEPTABLE_OBJ_CHANGE_TOL])
-        acc_count = acc_count + 1 if acc else 0
-        if acc:
-            store_acceptable(Fb, FO, Ib, IO, W, Y, ZL, ZU)
-        if acc and acc_count >= O[OPT_ACCEPTABLE_ITER]:
-            status = 1
-            break
-        if wmax > O[OPT_DIVERGING_ITERATES_TOL]:
-            status = 2
-            break
-        if it >= O[OPT_MAX_ITER]:
-            status = 3
-            break
-        if requested == 2:          # .deadline's WALL
-            status = 5
-            break
-        if requested == 3:          # .deadline's CPU
-            status = 6
+        status, last_obj, acc_count = termination(
+            Fb, FO, Ib, IO, O, W, Y, ZL, ZU, Fa[0], E0, udual, uconstr, ucompl, wmax, it,
+            requested, last_obj, acc_count)
+        if status != GOES_ON:
             break
         # ------------------------------------------------------------ mu update
         floor = min(O[OPT_TOL], O[OPT_COMPL_INF_TOL] * df) / (O[OPT_BARRIER_TOL_FACTOR] + 1.0)
@@ -424,6 +410,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         for k in range(SI[SZ_NJ]):
             JV[k] = _f(Fb, FO, F_JV_NEW)[k]
         it += 1
+        stepped = True
     # ---------------------------------------------------------------- result
     set_x(Fb, FO, Ib, IO, W)
     f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))

@@ -115,6 +115,7 @@ FLOAT_SLOTS = (
     'ACCEPTABLE',
     'LAM_G0',
     'LAM_X0',
+    'SAVED_MULTS',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -346,6 +347,7 @@ F_RESUME = 93
 F_ACCEPTABLE = 94
 F_LAM_G0 = 95
 F_LAM_X0 = 96
+F_SAVED_MULTS = 97
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2

@@ -150,7 +150,14 @@ def start_iterate(Fb, FO, Ib, IO, O):
     st[IC_EPS_RESTORE] = -1.0
     st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0 and not warm:
-        least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y)
+        if SI[SZ_NEQ] > 0 and SI[SZ_NEQ] == nx:
+            # a square problem's multipliers start at zero (IPOPT's least_square_mults;
+            # solver/ipm.py initialize)
+            for i in range(m):
+                Y[i] = 0.0
+        else:
+            least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y,
+                            O[OPT_KKT_STATIC_REGULARIZATION], O[OPT_CONSTR_MULT_INIT_MAX])
     theta0 = sum_abs(H, m, tmp)
     LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
     LS[0] = O[OPT_THETA_MIN_FACT] * max(1.0, theta0)
