@@ -2,9 +2,8 @@
 compiled path: the same solve as the general path (``compiled_path='no'``) -- status,
 iterations, x, f, g, lam_g, lam_x (a fixed variable's: minus its reduced gradient), the
 history, the evaluation counts and the final errors bit for bit -- through
-``Problem.solve``, ``solve_compiled``, nlpsol, Pyomo and the CPU batch; a problem that
-fixing makes square still goes to the general path (IPOPT's multiplier recomputation for
-square problems is not in the kernels)."""
+``Problem.solve``, ``solve_compiled``, nlpsol, Pyomo and the CPU batch, a problem that
+fixing makes square too (IPOPT's feasibility multipliers, kernels/termination.py)."""
 import numpy as np
 import pytest
 
@@ -112,16 +111,17 @@ def test_ik_with_a_fixed_joint_and_parameters():
         assert lay is not free_lay and lay.sizes["nx"] == 2
 
 
-def test_fixing_that_makes_the_problem_square_takes_the_general_path():
+def test_fixing_that_makes_the_problem_square_is_the_general_paths_solve():
     """Two of three variables fixed, one equality row: square (IPOPT's IsSquareProblem),
-    solved by the general path even with compiled_path='yes', as every square problem."""
+    solved on the compiled path with its feasibility multipliers as the general path
+    solves it."""
     x = ca.SX.sym("x", 3)
     problem = from_casadi({"x": x, "f": ca.sumsqr(x),
                            "g": ca.vertcat(x[0] * x[1] + x[2] ** 3 - 2)})
     kw = dict(lbx=[1.0, 0.5, -10], ubx=[1.0, 0.5, 10], lbg=[0.0], ubg=[0.0])
     r = problem.solve([1.0, 0.5, 1.0], print_level=0, compiled_path="yes", **kw)
     e = problem.solve([1.0, 0.5, 1.0], print_level=0, compiled_path="no", **kw)
-    assert "path" not in r.extra and "path" not in e.extra
+    assert r.extra["path"] == "compiled" and "path" not in e.extra
     assert r.status == e.status == "Solve_Succeeded"
     assert r.iterations == e.iterations and r.f == e.f
     np.testing.assert_array_equal(r.x, e.x)
