@@ -110,3 +110,18 @@ def test_ik_kernel_batch_warm_starts(ik):
     assert set(res.path) == {"kernel"} and set(res.extra["device"]) == {"cuda"}
     _assert_matches_cpu(ik, res, [dict(x0=first.x[b], p=T[b], lam_g0=first.lam_g[b],
                                        lam_x0=first.lam_x[b]) for b in range(64)], **kw)
+
+
+def test_square_kernel_batch_equals_cpu_single_solves():
+    """A square system (IPOPT's feasibility multipliers in the kernel,
+    kernels/termination.py) from perturbed starts on the GPU, as its CPU single solves."""
+    from tests.solver.test_square_problems import _cases
+
+    name, nlp, args = [c for c in _cases() if c[0] == "trig"][0]
+    bounds = {k: v for k, v in args.items() if k != "x0"}
+    problem = from_casadi(nlp, **bounds)
+    rng = np.random.default_rng(4)
+    X = np.asarray(args["x0"], float) * (1 + 0.2 * rng.standard_normal((40, 3)))
+    res = problem.solve_batch(x0=X, print_level=0, device="cuda")
+    assert set(res.path) == {"kernel"}, Counter(res.reason)
+    _assert_matches_cpu(problem, res, [dict(x0=X[b]) for b in range(len(X))], print_level=0)

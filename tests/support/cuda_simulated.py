@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-CASES = ("ik", "ik_warm", "hs071", "maratos", "fixed_variables")
+CASES = ("ik", "ik_warm", "square", "hs071", "maratos", "fixed_variables")
 
 
 def _problem(case):
@@ -42,6 +42,14 @@ def _problem(case):
                      lam_x0=np.array([r.lam_x for r in first]))
         return problem, given, dict(warm_start_init_point=True, warm_start_bound_push=1e-6,
                                     warm_start_mult_bound_push=1e-6)
+    if case == "square":                    # IPOPT's feasibility multipliers
+        from tests.solver.test_square_problems import _cases
+
+        _, nlp, args = [c for c in _cases() if c[0] == "trig"][0]
+        bounds = {k: v for k, v in args.items() if k != "x0"}
+        rng = np.random.default_rng(8)
+        X = np.asarray(args["x0"], float) * (1 + 0.2 * rng.standard_normal((3, 3)))
+        return from_casadi(nlp, **bounds), dict(x0=X), {}
     bp = {b.name: b for b in bank(include_slow=False)}[case]
     d = bp.build()
     x0 = np.asarray(d["x0"], float)
