@@ -293,7 +293,19 @@ class CudssSolver(LinearSolver):
         key = (self._sym.ordering_key(h.pivoting, h.nd_levels, self.version)
                if cudss_ordering.enabled() else None)
         found = None if key is None else cudss_ordering.ORDERINGS.get(key, h.n)
-        h.analyse(stream.ptr, found)
+        try:
+            h.analyse(stream.ptr, found)
+        except Exception:
+            if found is None:
+                raise
+            # cuDSS refused the stored ordering: it is dropped, and a new handle (this
+            # one holds the ordering) reorders
+            cudss_ordering.ORDERINGS.discard(key)
+            h.free()
+            h = self._handle = self._plan.handle = self._make_handle(
+                self._values, self._b, self._x)
+            found = None
+            h.analyse(stream.ptr)
         stream.synchronize()
         self.ordering_reused = found is not None
         if key is not None and found is None:

@@ -20,8 +20,8 @@ analysed in this process and, under the cache folder (``$CASPAR_CACHE_DIR/cudss`
 ``.npz`` per pattern), those of earlier processes, keyed by :func:`ordering_key`: the
 pattern's bytes, N, the pivoting, the levels and cuDSS's version.  The factors of a
 reused ordering are those of a fresh analysis to rounding (two fresh analyses of one
-matrix already differ in the last bits; docs/cudss.md).  ``CASPAR_CUDSS_ORDERINGS=0``
-turns the store off (every analysis reorders).
+matrix already differ in the last bits; docs/cudss.md).  ``CASPAR_CUDSS_ORDERINGS=1``
+turns the store on, ``0`` off (every analysis reorders); the default is :data:`DEFAULT_ON`.
 
 An entry is checked when read (a permutation of 0..N-1, an int32 tree) and written
 atomically (:func:`~caspar_backend.cache_dir.write_atomically`): a damaged or foreign
@@ -75,9 +75,16 @@ def ordering_key(indptr, indices, n: int, pivoting: bool, levels: int,
     return h.hexdigest()
 
 
+#: whether the store is on without ``CASPAR_CUDSS_ORDERINGS``: off until a GPU run has
+#: checked cuDSS 1.0's use of a given ordering (tests/kkt/test_cudss_ordering.py's GPU
+#: test, the AC-OPF's analysis and factorization times: docs/cudss.md)
+DEFAULT_ON = False
+
+
 def enabled() -> bool:
-    """The store is on unless ``CASPAR_CUDSS_ORDERINGS`` is ``0``."""
-    return os.environ.get("CASPAR_CUDSS_ORDERINGS", "1") != "0"
+    """``CASPAR_CUDSS_ORDERINGS`` is ``1`` (on) or ``0`` (off); unset: :data:`DEFAULT_ON`."""
+    v = os.environ.get("CASPAR_CUDSS_ORDERINGS")
+    return DEFAULT_ON if v is None else v != "0"
 
 
 class OrderingStore:
@@ -115,6 +122,17 @@ class OrderingStore:
             from ..cache_dir import cache_subdir, write_atomically
 
             write_atomically(cache_subdir("cudss") / f"{key}.npz", buf.getvalue())
+        except OSError:
+            pass
+
+    def discard(self, key: str) -> None:
+        """Drop the ordering under ``key`` from memory and disk (one cuDSS refused)."""
+        with self._lock:
+            self._memory.pop(key, None)
+        try:
+            from ..cache_dir import cache_root
+
+            (cache_root() / "cudss" / f"{key}.npz").unlink(missing_ok=True)
         except OSError:
             pass
 

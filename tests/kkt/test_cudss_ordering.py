@@ -39,7 +39,7 @@ def fake_cupy(monkeypatch):
 def store(tmp_path, monkeypatch):
     """An empty store over a cache folder of this test's own."""
     monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("CASPAR_CUDSS_ORDERINGS", raising=False)
+    monkeypatch.setenv("CASPAR_CUDSS_ORDERINGS", "1")
     ORDERINGS.forget()
     yield tmp_path / "cudss"
     ORDERINGS.forget()
@@ -109,6 +109,30 @@ def test_a_later_analysis_of_the_pattern_takes_the_stored_ordering(fake, fake_cu
     assert fake.reorderings == 2
 
 
+def test_an_ordering_cuDSS_refuses_is_dropped_and_the_analysis_reorders(fake, fake_cupy,
+                                                                       store):
+    cp, _ = fake_cupy
+    st, v = _upper_csc(K)
+    _solve_once(fake, cp, st, v)
+    execute = fake.execute
+
+    def refusing(handle, phase, config, data, a, x, b):
+        if phase == fake.Phase.ANALYSIS and fake.DataParam.USER_PERM in \
+                fake._user_of.get(data, {}):
+            fake._call("execute", handle, fake.Phase(phase), config, data, a, x, b)
+            raise RuntimeError("CUDSS_STATUS_INVALID_VALUE")
+        return execute(handle, phase, config, data, a, x, b)
+
+    fake.execute = refusing
+    destroyed = fake.names().count("destroy")
+    s, f, x = _solve_once(fake, cp, st, v)
+    assert not s.ordering_reused and fake.reorderings == 2
+    np.testing.assert_allclose(K @ x, [1, 2, 3, 4])
+    assert fake.names().count("destroy") == destroyed + 1     # the refused handle freed
+    # the refused ordering was replaced by the new analysis's (stored again)
+    assert len(list(store.glob("*.npz"))) == 1
+
+
 def test_the_key_separates_patterns_and_settings():
     p, i = np.array([0, 1, 3], np.int32), np.array([0, 0, 1], np.int32)
     base = ordering_key(p, i, 2, True, 12, (1, 0, 0))
@@ -149,8 +173,15 @@ def test_damaged_or_foreign_files_are_ignored(fake, fake_cupy, store):
     assert not s.ordering_reused and fake.reorderings == 3
 
 
-def test_switched_off_every_analysis_reorders(fake, fake_cupy, store, monkeypatch):
-    monkeypatch.setenv("CASPAR_CUDSS_ORDERINGS", "0")
+@pytest.mark.parametrize("setting", ["0", None])
+def test_switched_off_every_analysis_reorders(fake, fake_cupy, store, monkeypatch, setting):
+    from caspar_backend.linsolve import cudss_ordering
+
+    if setting is None:             # unset: the default (off until checked on a GPU)
+        monkeypatch.delenv("CASPAR_CUDSS_ORDERINGS")
+        monkeypatch.setattr(cudss_ordering, "DEFAULT_ON", False)
+    else:
+        monkeypatch.setenv("CASPAR_CUDSS_ORDERINGS", setting)
     cp, _ = fake_cupy
     st, v = _upper_csc(K)
     _solve_once(fake, cp, st, v)
