@@ -8,7 +8,8 @@ intervals (``caspar_backend.adapters.casadi.models.vanderpol_collocation``, the
 benchmarks' ``vanderpol_colloc`` model) with the initial state as the parameter p: one
 MPC step per measured state.  The problem is compiled once; ``solve_batch`` solves all
 states in one call, p as a (B, 2) array.  Each instance's first control is what an MPC
-loop would apply.
+loop would apply; the next sample's steps start warm from these answers and multipliers
+(IPOPT's ``warm_start_init_point``, which the compiled kernels do per instance).
 """
 
 import argparse
@@ -47,6 +48,19 @@ print(f"{len(res)} MPC steps on {args.device} in {dt:.3f} s ({1e3 * dt / len(res
 u0 = res.x[:, -args.N]
 print(f"first control u(0): min {u0.min():+.3f}, median {np.median(u0):+.3f}, "
       f"max {u0.max():+.3f}; cost median {np.median(res.f):.4f}")
+
+# the next sample: each state measured again (here: with noise), each step warm-started
+# from its previous answer and multipliers
+states_next = states + 0.01 * rng.standard_normal(states.shape)
+warm = dict(warm_start_init_point=True, warm_start_bound_push=1e-6,
+            warm_start_mult_bound_push=1e-6)
+t0 = time.perf_counter()
+nxt = problem.solve_batch(x0=res.x, p=states_next, lam_g0=res.lam_g, lam_x0=res.lam_x,
+                          **warm, **opts)
+dt = time.perf_counter() - t0
+print(f"next sample, warm-started: {dt:.3f} s; statuses: "
+      f"{dict(collections.Counter(nxt.status))}; iterations median "
+      f"{np.median(nxt.iterations):.0f}, max {nxt.iterations.max()}")
 
 s = problem.solve(p=states[0], **opts)
 print(f"state 0 alone: {s.status}, {s.iterations} it, f = {s.f:.8f} (batch: "
