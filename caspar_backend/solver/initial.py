@@ -14,7 +14,9 @@
 * :func:`least_squares_y`: the constraint multipliers minimizing
   ``||grad f + A^T y - zL + zU||_2``, through the KKT system
   ``[[I, A^T], [A, 0]] [dw; y] = [-(grad f - zL + zU); 0]``, zero when that fails or
-  ``max |y|`` exceeds ``constr_mult_init_max``.
+  ``max |y|`` exceeds ``constr_mult_init_max``;
+* :func:`least_squares_duals`: with ``least_square_init_duals``, IPOPT's estimate of
+  every multiplier (y and the bound multipliers) at once.
 """
 
 from __future__ import annotations
@@ -139,6 +141,45 @@ def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
     if not math.isfinite(ymax) or ymax > limit:
         y = xp.zeros(m)
     return y
+
+
+def least_squares_duals(corrector, calc, it, jv0) -> bool:
+    """IPOPT's CalculateLeastSquareDuals (``least_square_init_duals = yes``): every
+    multiplier at once from the augmented system with the Hessian zero, the barrier
+    diagonal ``D = -(number of finite bounds of w_i)`` and no regularization,
+
+        [[D, A0^T], [A0, 0]] [u; y'] = [grad f; 0],   y = -y',  zL = -u[iL],  zU = u[iU],
+
+    accepted only with the inertia ``(m, nw, 0)``; then ``y`` is the iterate's and the
+    bound multipliers are raised to at least their current values (bound_mult_init_val).
+    ``grad f`` is the starting iterate's, but ``A0`` (values ``jv0``, the scaled slack
+    problem's Jacobian) is taken at the user's x0 *before* the bound push: IPOPT reads
+    ``curr_jac_c``/``curr_jac_d`` there, whose current point is still the unpushed one
+    (an evaluation of its own).  Returns False, changing nothing of ``it``, where the
+    factorization or its inertia fails (the caller falls back on
+    :func:`least_squares_y`).  ``corrector``'s KKT values are overwritten."""
+    k, xp, m = corrector.kkt, calc.xp, calc.m
+    nw = it.w.size
+    k.hess_values[:] = 0.0
+    k.jac_values[:] = jv0
+    k.sigma[:] = 0.0
+    # iL and iU hold no duplicates: plain indexed updates
+    k.sigma[calc.iL] -= 1.0
+    k.sigma[calc.iU] -= 1.0
+    if k.r:
+        k.lowrank_Q[:] = 0.0
+        k.lowrank_c[:] = -1.0
+    k.delta_w, k.delta_c = 0.0, 0.0
+    fact, _ = corrector.factor()
+    if not fact.ok or fact.inertia != (m, nw, 0):
+        return False
+    u, yp = corrector.solve(it.gradf, xp.zeros(m))
+    if not calc.allfinite(u, yp):
+        return False
+    it.y[:] = -yp
+    it.zL[:] = xp.maximum(-u[calc.iL], it.zL)
+    it.zU[:] = xp.maximum(u[calc.iU], it.zU)
+    return True
 
 
 def warm_start_pushes(opts) -> tuple:

@@ -44,7 +44,7 @@ from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
 from .evalcounter import timed_phases
 from .inertia import InertiaCorrector
-from .initial import default_start, least_squares_y, push_into_bounds
+from .initial import default_start, least_squares_duals, least_squares_y, push_into_bounds
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
 from .mu import MuUpdate
@@ -167,9 +167,14 @@ class InteriorPoint:
         x, pushed), whose constraint evaluation is the first iterate's h (g evaluated
         once); z = bound_mult_init_val, the least-squares y."""
         o = self.opts
+        jv0 = None
+        if o.least_square_init_duals and not self.resto:
+            # IPOPT's least-squares duals read the Jacobian at the unpushed x0
+            jv0 = self.nlp.jac(self.nlp.initial_w(x0, slacks=False), self.xp.empty_like(
+                self.it.jv))
         w = default_start(self.nlp, x0, self.it.h, o.bound_push, o.bound_frac,
                           o.slack_bound_push, o.slack_bound_frac)
-        self.initialize(w, push=False, h_done=True)
+        self.initialize(w, push=False, h_done=True, ls_duals_jac=jv0)
 
     def initialize_warm(self, x0, y0, zL0, zU0, bound_push):
         """IPOPT's WarmStartIterateInitializer from the user's ``x0`` and multipliers:
@@ -189,13 +194,16 @@ class InteriorPoint:
         self.initialize(w, y0, zL0, zU0, push=False, h_done=True)
 
     def initialize(self, w0, y0=None, zL0=None, zU0=None, push=True, ls_mult=True,
-                   bound_push=None, h_done=False):
+                   bound_push=None, h_done=False, ls_duals_jac=None):
         """The starting iterate from ``w0`` (pushed inside the bounds unless ``push`` is
         False) and the multipliers given, else ``bound_mult_init_val`` for z and the
         least-squares y (``ls_mult``).  ``bound_push``: (push, frac, slack_push,
         slack_frac), default the bound_push, bound_frac, slack_bound_push,
         slack_bound_frac options.  ``h_done``: ``it.h`` already holds ``h(w0)``
-        (``push`` False), only f is evaluated."""
+        (``push`` False), only f is evaluated.  ``ls_duals_jac``: with
+        least_square_init_duals, the Jacobian values at the unpushed x0 for
+        :func:`~.initial.least_squares_duals` (all multipliers at once; the least-squares
+        y where it fails)."""
         o, xp, it, calc = self.opts, self.xp, self.it, self.calc
         if push:
             if bound_push is None:
@@ -218,6 +226,9 @@ class InteriorPoint:
         it.zU[:] = o.bound_mult_init_val if zU0 is None else zU0
         if y0 is not None:
             it.y[:] = y0
+        elif ls_mult and ls_duals_jac is not None and \
+                least_squares_duals(self.inertia, calc, it, ls_duals_jac):
+            pass        # IPOPT's CalculateLeastSquareDuals: y, zL and zU together
         elif ls_mult and self.m and not self.square:
             it.y[:] = self.least_squares_y()
         elif ls_mult and self.m:
