@@ -64,6 +64,8 @@ SAME_BEHAVIOUR = {
     "linear_solver": lambda v: v == "qdldl",
     "device": lambda v: v == "cpu",
     "start_with_resto": lambda v: not v,
+    # the restoration phase runs on the general path (the kernels hand it over)
+    "max_resto_iter": lambda v: True,
     "least_square_init_duals": lambda v: not v,
     "iteration_callback": lambda v: v is None,
     "derivative_test": lambda v: v == "none",

@@ -259,7 +259,9 @@ _ROWS = [
        "once theta <= this times its value at restoration start.", low=0.0, high=1.0),
     _o("resto_penalty_parameter", float, 1000.0, "rho of the restoration objective.",
        low=0.0),
-    _o("max_resto_iter", int, 3000000, "Iteration limit of one restoration phase.", low=0),
+    _o("max_resto_iter", int, 3000000, "Iterations one restoration phase may take; past "
+       "them the solve ends with Maximum_Iterations_Exceeded (IPOPT's "
+       "RestoConvergenceCheck).", low=0),
     # ---------------------------------------------------------------- output
     _o("print_level", int, 5, "0 is silent; >= 1 prints the summary; >= 3 adds the "
        "problem's counts of variables and constraints; >= 5 the version line, the "

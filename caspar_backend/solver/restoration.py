@@ -157,6 +157,12 @@ def _initial_p_n(xp, c, mu, rho):
     return p, n
 
 
+#: the restoration run's stop-test answer when it took more than max_resto_iter
+#: iterations (IPOPT's RestoConvergenceCheck: MAXITER_EXCEEDED, the solve ends with
+#: Maximum_Iterations_Exceeded)
+RESTO_MAXITER = "resto_maxiter"
+
+
 def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
                       least_squares_y) -> None:
     """Run the restoration phase from the current iterate ``calc.it`` of the problem
@@ -206,11 +212,16 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     nw = nlp_o.nw
     h_o = xp.zeros(m)
 
+    first_iter = sh.iter
+
     def back_to_original(inner_it):
         """IPOPT's RestoFilterConvergenceCheck: the phase returns at a point whose max-norm
         infeasibility is at most ``inf_max`` and that is acceptable to the original
         filter and to the iterate the phase started from (sufficient decrease in theta
-        or in the barrier function, without the obj_max_inc test)."""
+        or in the barrier function, without the obj_max_inc test).  First, as there, the
+        phase ends once it has taken more than max_resto_iter iterations."""
+        if sh.iter - first_iter > o.max_resto_iter:
+            return RESTO_MAXITER
         w = inner_it.w[:nw]
         f_o, ok = calc.eval_zeroth(w, h_o)
         if not ok or scalars(xp, amax_abs(xp, h_o))[0] > inf_max:
@@ -250,6 +261,11 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
                         "Maximum_CpuTime_Exceeded"):
             adopt()
             raise SolverStop(status)
+        elif status == RESTO_MAXITER:
+            adopt()
+            raise SolverStop("Maximum_Iterations_Exceeded",
+                             f"more than {o.max_resto_iter} successive iterations taken "
+                             "in the restoration phase (max_resto_iter)")
         else:
             raise SolverStop("Restoration_Failed", f"restoration phase ended: {status}")
     adopt()
