@@ -28,6 +28,8 @@ class DerivativeReport:
 
     max_rel_error: float
     errors: list = field(default_factory=list)  # (kind, row, col, analytic, fd, rel)
+    #: every entry compared, as ``errors``' rows (with ``keep_all`` only)
+    entries: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -41,8 +43,10 @@ class DerivativeReport:
 
 
 def check_derivatives(problem, x=None, lam=None, obj_factor=1.0, *, tol=1e-4, step=1e-6,
-                      hessian=True, p=None) -> DerivativeReport:
-    """Compare analytic derivatives with central finite differences at ``x``."""
+                      hessian=True, p=None, keep_all=False) -> DerivativeReport:
+    """Compare analytic derivatives with central finite differences at ``x``; with
+    ``keep_all`` the report lists every entry compared too (IPOPT's
+    derivative_test_print_all)."""
     ev = problem.evaluator() if hasattr(problem, "evaluator") else problem
     if p is not None:
         ev.set_params(p)
@@ -56,12 +60,14 @@ def check_derivatives(problem, x=None, lam=None, obj_factor=1.0, *, tol=1e-4, st
     grad = ev.grad(x)
     jac = ev.jac(x).toarray()
     hess = ev.hess(x, lam, obj_factor).toarray() if hessian else None
-    errors, worst = [], 0.0
+    errors, entries, worst = [], [], 0.0
 
     def cmp(kind, row, col, a, f):
         nonlocal worst
         rel = abs(a - f) / max(1.0, abs(f))
         worst = max(worst, rel)
+        if keep_all:
+            entries.append((kind, row, col, a, f, rel))
         if rel > tol or not np.isfinite(a):
             errors.append((kind, row, col, a, f, rel))
 
@@ -81,4 +87,4 @@ def check_derivatives(problem, x=None, lam=None, obj_factor=1.0, *, tol=1e-4, st
             dl = (lag_grad(xp) - lag_grad(xm)) / (2 * h)
             for i in np.flatnonzero((dl != 0) | (hess[:, j] != 0)):
                 cmp("hess", names_x[i], names_x[j], hess[i, j], dl[i])
-    return DerivativeReport(worst, errors)
+    return DerivativeReport(worst, errors, entries)

@@ -102,14 +102,22 @@ def run_derivative_test(evaluator, x0, opts, stream):
     rep = check_derivatives(evaluator, np.asarray(x0, dtype=float),
                             tol=opts.derivative_test_tol,
                             step=opts.derivative_test_perturbation,
-                            hessian=mode != "first-order")
+                            hessian=mode != "first-order",
+                            keep_all=opts.derivative_test_print_all)
     if mode == "only-second-order":
         rep.errors = [e for e in rep.errors if e[0] == "hess"]
+        rep.entries = [e for e in rep.entries if e[0] == "hess"]
     if stream is not None:
         stream.write(f"Starting derivative checker ({mode}).\n\n")
-        for kind, row, col, a, f, rel in rep.errors:
-            stream.write(f"* {kind}[{row},{col}] = {a: .16e} v  ~ {f: .16e}  "
-                         f"[{rel: .3e}]\n")
+        # IPOPT's lines: '*' marks an entry above derivative_test_tol; with
+        # derivative_test_print_all every entry compared is listed
+        flagged = {id(e) for e in rep.errors}
+        shown = rep.entries if opts.derivative_test_print_all else rep.errors
+        for e in shown:
+            kind, row, col, a, f, rel = e
+            bad = id(e) in flagged or rel > opts.derivative_test_tol or not np.isfinite(a)
+            stream.write(f"{'*' if bad else ' '} {kind}[{row},{col}] = {a: .16e} v  ~ "
+                         f"{f: .16e}  [{rel: .3e}]\n")
         stream.write("\nNo errors detected by derivative checker.\n\n" if rep.ok else
                      f"\nDerivative checker detected {len(rep.errors)} error(s).\n\n")
     return rep

@@ -287,8 +287,8 @@ _ROWS = [
        "reports an entry.", low=0.0),
     _o("derivative_test_perturbation", float, 1e-8, "Relative finite-difference step of "
        "derivative_test.", low=0.0),
-    _o("derivative_test_print_all", bool, False, "Accepted; caspar's derivative_test lists "
-       "the entries above tolerance."),
+    _o("derivative_test_print_all", bool, False, "'yes': the derivative test lists every "
+       "entry compared ('*' marks those above derivative_test_tol); 'no': only those."),
     _o("stream", object, None, "File-like object for the output (default sys.stdout)."),
     # ---------------------------------------------------------------- caspar
     _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "

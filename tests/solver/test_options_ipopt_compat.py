@@ -162,6 +162,23 @@ def test_derivative_test_prints():
     res, out = _solve(derivative_test="second-order")
     assert "No errors detected by derivative checker." in out.getvalue()
     assert res.status == "Solve_Succeeded"
+    # no entry above tolerance: no entry line
+    assert " grad[" not in out.getvalue() and "* " not in out.getvalue()
+
+
+def test_derivative_test_print_all_lists_every_entry():
+    """IPOPT's derivative_test_print_all: every entry compared gets a line, '*' on those
+    above derivative_test_tol (none here, then all of them with a tiny tolerance)."""
+    _, out = _solve(derivative_test="second-order", derivative_test_print_all=True)
+    lines = [ln for ln in out.getvalue().splitlines()
+             if ln[:2] in ("  ", "* ") and ln[2:6] in ("grad", "jac[", "hess")]
+    kinds = {ln[2:6] for ln in lines}
+    assert kinds == {"grad", "jac[", "hess"} and all(ln[0] == " " for ln in lines)
+    assert "No errors detected by derivative checker." in out.getvalue()
+    _, out = _solve(derivative_test="second-order", derivative_test_print_all=True,
+                    derivative_test_tol=1e-300)
+    flagged = [ln for ln in out.getvalue().splitlines() if ln.startswith("* ")]
+    assert flagged and "error(s)" in out.getvalue()
 
 
 def test_honor_original_bounds_projects():
