@@ -112,6 +112,17 @@ def _default_start_on_device(nlp, w, hout, kappa1, kappa2, slack_kappa1, slack_k
     return w
 
 
+def _zero_hessian_system(k, jv) -> None:
+    """The KKT system ``k``'s values for a least-squares estimate: Hessian and barrier
+    diagonal zero, Jacobian values ``jv``, no low-rank (L-BFGS) block."""
+    k.hess_values[:] = 0.0
+    k.jac_values[:] = jv
+    k.sigma[:] = 0.0
+    if k.r:
+        k.lowrank_Q[:] = 0.0
+        k.lowrank_c[:] = -1.0
+
+
 def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
     """The least-squares constraint multipliers at ``it`` (see the module doc; IPOPT's
     least_square_mults), zero when the system is singular or ``max |y| > limit``.  The
@@ -122,14 +133,9 @@ def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
     is used (its values are overwritten)."""
     k, xp, m = corrector.kkt, calc.xp, calc.m
     rd = calc.add_bound_multipliers(it.gradf.copy(), it.zL, it.zU)
-    k.hess_values[:] = 0.0
-    k.jac_values[:] = it.jv
-    k.sigma[:] = 0.0
+    _zero_hessian_system(k, it.jv)
     if relaxed_slacks.size:
         k.sigma[relaxed_slacks] = RELAXED_SLACK_LS_WEIGHT
-    if k.r:
-        k.lowrank_Q[:] = 0.0
-        k.lowrank_c[:] = -1.0
     y = xp.zeros(m)
     for dc in (0.0, 1e-10):
         k.delta_w, k.delta_c = 1.0, dc
@@ -160,15 +166,10 @@ def least_squares_duals(corrector, calc, it, jv0) -> bool:
     :func:`least_squares_y`).  ``corrector``'s KKT values are overwritten."""
     k, xp, m = corrector.kkt, calc.xp, calc.m
     nw = it.w.size
-    k.hess_values[:] = 0.0
-    k.jac_values[:] = jv0
-    k.sigma[:] = 0.0
+    _zero_hessian_system(k, jv0)
     # iL and iU hold no duplicates: plain indexed updates
     k.sigma[calc.iL] -= 1.0
     k.sigma[calc.iU] -= 1.0
-    if k.r:
-        k.lowrank_Q[:] = 0.0
-        k.lowrank_c[:] = -1.0
     k.delta_w, k.delta_c = 0.0, 0.0
     fact, _ = corrector.factor()
     if not fact.ok or fact.inertia != (m, nw, 0):
