@@ -49,7 +49,8 @@ from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
 from .mu import MuUpdate
 from .quantities import BarrierQuantities
-from .restoration import restoration_phase
+from .feasibility import CONVERGED, try_feasibility_multipliers
+from .restoration import FEASIBLE_POINT, restoration_phase
 from .resume import HandBack, kernel_can_go_on, state_point
 from .status import SolverStop
 from .structure import is_square
@@ -132,6 +133,7 @@ class InteriorPoint:
                                       self.lbfgs, self.info, resto, shared.log)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
+        self.held_line = None   # the record of a line held back (run)
         self.square = not resto and is_square(nlp.nx, int(np.count_nonzero(host(nlp.eq))))
         #: a square problem's iterate multipliers, kept while its feasibility multipliers
         #: are tried (allocated once)
@@ -303,7 +305,9 @@ class InteriorPoint:
             if self._stepped:
                 self._stepped = False
                 if self.square:
-                    self._feasibility_multipliers()
+                    try_feasibility_multipliers(self.opts, sh, calc, self.termination,
+                                                self.barrier.mu, self._saved_mults,
+                                                self.least_squares_y)
             if (self.hand_back_after is not None and sh.iter > self.hand_back_after
                     and kernel_can_go_on(self)):
                 # resumed from the kernels, and past what they could not do: theirs again
@@ -313,16 +317,16 @@ class InteriorPoint:
                 sh.iter_hook(self)
             e = calc.errors(self.barrier.mu)
             ue = calc.unscaled(e)
-            self.log_iteration(e, ue, printed=not unprinted)
             self.final_errors = (e, ue)
-            if sh.interrupted:     # Ctrl-C: where IPOPT asks its intermediate callback
-                raise SolverStop("User_Requested_Stop")
-            if stop_test is not None and sh.iter > start_iter:
-                st = stop_test(self.it)
-                if st is not None:
-                    return st
-            st = self.termination.check(e, ue, self.it, sh.iter, sh.t0,
-                                         sh.cpu0)
+            st = self._termination(e, ue, stop_test, start_iter)
+            # IPOPT's restoration run tests its iterate before the line: a solved
+            # restoration problem ends it by an exception (local infeasibility), the line
+            # unprinted -- restoration_phase prints it where the phase goes on
+            held = self.resto and st in CONVERGED
+            self.log_iteration(e, ue, printed=not (unprinted or held))
+            self.held_line = sh.history[-1] if held and not unprinted else None
+            if st == "User_Requested_Stop":
+                raise SolverStop(st)
             if st is not None:
                 return st
             if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
@@ -357,31 +361,24 @@ class InteriorPoint:
             sh.iter += 1
             self._stepped = True
 
-    def _feasibility_multipliers(self) -> None:
-        """IPOPT's ComputeFeasibilityMultipliers for a square problem, after every
-        accepted step: once the iterate is feasible (unscaled violation <=
-        constr_viol_tol) and not yet converged, try the bound multipliers at zero and the
-        least-squares y for them; keep that point only if it passes the termination test
-        (the solution of a square system is its feasible point: the multipliers are a
-        by-product), else restore the iterate.  Both tests count as IPOPT's
-        CheckConvergence calls do (acceptable iterates included)."""
-        o, sh, calc, it, term = self.opts, self.sh, self.calc, self.it, self.termination
-        e = calc.errors(self.barrier.mu)
-        ue = calc.unscaled(e)
-        if ue["constr"] > o.constr_viol_tol:
-            return
-        if term.check(e, ue, it, sh.iter, sh.t0, sh.cpu0) is not None:
-            return
-        y0, zL0, zU0 = self._saved_mults
-        y0[:], zL0[:], zU0[:] = it.y, it.zL, it.zU
-        it.zL[:] = 0.0
-        it.zU[:] = 0.0
-        it.y[:] = self.least_squares_y(limit=math.inf)
-        e = calc.errors(self.barrier.mu)
-        if term.check(e, calc.unscaled(e), it, sh.iter, sh.t0, sh.cpu0) in (
-                "Solve_Succeeded", "Solved_To_Acceptable_Level"):
-            return
-        it.y[:], it.zL[:], it.zU[:] = y0, zL0, zU0
+    def _termination(self, e, ue, stop_test, start_iter):
+        """The status the current iterate (errors ``e``, ``ue``) ends the run with, or
+        None: Ctrl-C (where IPOPT asks its intermediate callback), ``stop_test`` (see
+        :meth:`run`), the termination tests."""
+        sh = self.sh
+        if sh.interrupted:
+            return "User_Requested_Stop"
+        if stop_test is not None and sh.iter > start_iter:
+            st = stop_test(self.it)
+            if st is not None:
+                return st
+        return self.termination.check(e, ue, self.it, sh.iter, sh.t0, sh.cpu0)
+
+    def log_held_line(self) -> None:
+        """Print the line a solved restoration problem's run held back (:meth:`run`;
+        its record is in the history: IPOPT's callback saw the point)."""
+        if self.held_line is not None and self.sh.log is not None:
+            self.sh.log.iteration(self.held_line)
 
     def compute_direction(self):
         """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or
@@ -456,10 +453,17 @@ class InteriorPoint:
         iterations go on from there; the point it returns is its last line, and the next
         step of this run is the iteration after it."""
         self.sh.iter += 1
-        restoration_phase(opts=self.opts, shared=self.sh, calc=self.calc,
-                          filter=self.line_search.filter, info=self.info,
-                          make_inner=lambda nlp: InteriorPoint(nlp, self.sh, resto=True),
-                          least_squares_y=self.least_squares_y)
+        try:
+            restoration_phase(opts=self.opts, shared=self.sh, calc=self.calc,
+                              filter=self.line_search.filter, info=self.info,
+                              make_inner=lambda nlp: InteriorPoint(nlp, self.sh,
+                                                                   resto=True),
+                              least_squares_y=self.least_squares_y, square=self.square)
+        except SolverStop as stop:
+            if stop.status == FEASIBLE_POINT:     # its multipliers set: report its errors
+                e = self.calc.errors(self.barrier.mu)
+                self.final_errors = (e, self.calc.unscaled(e))
+            raise
 
     def _restore(self):
         """Run the restoration phase from the current iterate (it counts its own

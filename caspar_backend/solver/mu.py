@@ -83,9 +83,11 @@ class MuUpdate:
             changed = True
             if self.resto:
                 # the restoration objective's proximity term is weighted by sqrt(mu)
-                # (IPOPT's Eta(mu)): its value and gradient at the iterate change with mu
+                # (IPOPT's Eta(mu)): its value at the iterate changes with mu, its
+                # derivatives there do not (RestorationNLP.set_mu)
                 calc.nlp.set_mu(barrier.mu)
-                calc.reevaluate(calc.it)
+                it = calc.it
+                it.f, _ = calc.eval_zeroth(it.w, it.h)
             if tiny:
                 break
         return changed

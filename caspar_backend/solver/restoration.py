@@ -27,6 +27,14 @@ is acceptable to the original filter (augmented with the starting point) and to 
 starting point itself (sufficient decrease in theta or in the barrier function).  If the
 restoration problem itself converges while the original point is still infeasible, the
 problem is locally infeasible.
+
+A square problem (as many free variables as equality constraints, no other
+constraints) is never left before it is solved (IPOPT's MinC_1NrmRestorationPhase and
+RestoConvergenceCheck): ``kappa_resto = 0`` unless the user set it, and the phase
+returns -- without the filter tests -- at the first point whose max-norm infeasibility is
+at most min(tol, constr_viol_tol); if the restoration problem converges first at a point
+whose unscaled violation is at most constr_viol_tol, the solve ends
+``Feasible_Point_Found``.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import numpy as np
 from ..arrays import amax, amax_abs, errstate, scalars
 from .linesearch import G_PHI, G_THETA, compare_le
 from .barrier_nlp import BarrierNLP
+from .feasibility import CONVERGED, set_feasibility_multipliers
 from .status import SolverStop
 
 
@@ -54,6 +63,7 @@ class RestorationNLP(BarrierNLP):
         self.w_R = w_R.copy()
         self.relaxed_equality_slacks = orig.relaxed_equality_slacks   # w leads v
         self.zeta, self.rho = zeta, rho
+        self.deriv_zeta = zeta       # the weight of the last gradient: set_mu's doc
         self.D2 = xp.minimum(1.0, 1.0 / xp.maximum(xp.abs(w_R[:nx]), 1e-300)) ** 2
         self.wL = xp.concatenate([orig.wL, xp.zeros(2 * m)])
         self.wU = xp.concatenate([orig.wU, xp.full(2 * m, np.inf)])
@@ -69,7 +79,13 @@ class RestorationNLP(BarrierNLP):
 
     def set_mu(self, mu) -> None:
         """The proximity weight follows the restoration problem's barrier parameter, as
-        IPOPT's ``Eta(mu) = mu^0.5`` (RestoIpoptNLP, resto_proximity_weight 1)."""
+        IPOPT's ``Eta(mu) = mu^0.5`` (RestoIpoptNLP, resto_proximity_weight 1) -- in the
+        objective at once; a gradient and Hessian take the weight of their point's
+        first evaluation: IPOPT caches the gradient by the point alone and evaluates
+        the Hessian before an iteration's barrier update, so the step after a decrease
+        of mu is taken with the previous weight's derivatives (the caller re-evaluates
+        the objective alone).  ``deriv_zeta``: the weight of the last gradient, the
+        Hessian's at that point."""
         self.zeta = math.sqrt(mu)
 
     def _split(self, v):
@@ -87,6 +103,7 @@ class RestorationNLP(BarrierNLP):
         nw = self.orig.nw
         w = v[:nw]
         out[:] = 0.0
+        self.deriv_zeta = self.zeta
         out[:self.nx] = self.zeta * self.D2 * (w[:self.nx] - self.w_R[:self.nx])
         out[nw:] = self.rho
         return out
@@ -105,7 +122,7 @@ class RestorationNLP(BarrierNLP):
 
     def hess(self, v, y, obj_factor, out):
         self.orig.hess(v[:self.orig.nw], y, 0.0, out[:self._nh])
-        out[self._nh:] = obj_factor * self.zeta * self.D2
+        out[self._nh:] = obj_factor * self.deriv_zeta * self.D2
         return out
 
     def original_objective(self, v):
@@ -157,6 +174,11 @@ def _initial_p_n(xp, c, mu, rho):
     return p, n
 
 
+#: the status a square problem's solve ends with when the restoration problem converged
+#: at a point satisfying the equations to constr_viol_tol (IPOPT's
+#: FEASIBILITY_PROBLEM_SOLVED: the multipliers are then the feasibility problem's)
+FEASIBLE_POINT = "Feasible_Point_Found"
+
 #: the restoration run's stop-test answer when it took more than max_resto_iter
 #: iterations (IPOPT's RestoConvergenceCheck: MAXITER_EXCEEDED, the solve ends with
 #: Maximum_Iterations_Exceeded)
@@ -164,15 +186,17 @@ RESTO_MAXITER = "resto_maxiter"
 
 
 def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
-                      least_squares_y) -> None:
+                      least_squares_y, square=False) -> None:
     """Run the restoration phase from the current iterate ``calc.it`` of the problem
     ``calc.nlp`` (``calc``: that run's :class:`~.quantities.BarrierQuantities`, with its
     iterate and barrier parameter); on return the iterate is a new, ``filter``-acceptable
     point with IPOPT's multipliers (:func:`_adopt`).  ``make_inner(nlp)``: a new
     interior-point run on the restoration problem ``nlp`` sharing ``shared``;
     ``least_squares_y(limit)``: the least-squares multipliers at the current iterate;
-    ``info``: the log values, which take the restoration's last ones.  Raises
-    :class:`SolverStop` when the phase fails or proves local infeasibility."""
+    ``info``: the log values, which take the restoration's last ones; ``square``: the
+    original problem is square (module doc).  Raises :class:`SolverStop` when the phase
+    fails or proves local infeasibility, and with :data:`FEASIBLE_POINT` when it solved a
+    square problem's equations (the iterate then is the phase's point)."""
     o, sh, it, nlp_o = opts, shared, calc.it, calc.nlp
     m, mu = nlp_o.m, calc.barrier.mu
     if m == 0:
@@ -190,7 +214,10 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     # IPOPT's RestoConvergenceCheck: the returned point's primal infeasibility (max
     # norm) at most this
     kappa = o.required_infeasibility_reduction
-    inf_max = max(kappa * inf0, min(o.tol, o.constr_viol_tol)) if kappa > 0.0 else 0.0
+    if square and "required_infeasibility_reduction" not in o.user:
+        kappa = 0.0          # a square problem: not left before its equations hold
+    feasible = min(o.tol, o.constr_viol_tol)
+    inf_max = max(kappa * inf0, feasible) if kappa > 0.0 else 0.0
     rho = o.resto_penalty_parameter
     nlp = RestorationNLP(nlp_o, it.w, math.sqrt(mu_R), rho)
     p, n = _initial_p_n(xp, c, mu_R, rho)
@@ -224,7 +251,12 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
             return RESTO_MAXITER
         w = inner_it.w[:nw]
         f_o, ok = calc.eval_zeroth(w, h_o)
-        if not ok or scalars(xp, amax_abs(xp, h_o))[0] > inf_max:
+        if not ok:
+            return None
+        inf = scalars(xp, amax_abs(xp, h_o))[0]
+        if square and inf <= feasible:
+            return "resto_success"     # the equations hold: no filter test (module doc)
+        if inf > inf_max:
             return None
         th = calc.theta(h_o)
         ph = calc.phi(w, f_o)
@@ -249,13 +281,24 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
         info.take(inner.info)
 
     if status != "resto_success":
-        if status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
+        if status in CONVERGED:
             uc = scalars(xp, amax_abs(xp, h_o / nlp_o.dc_d))[0]
+            if square and ok and uc <= o.constr_viol_tol:
+                inner.log_held_line()
+                adopt()
+                # IPOPT's ComputeFeasibilityMultipliersPostprocess: whatever the
+                # termination test says of them
+                set_feasibility_multipliers(it, least_squares_y)
+                raise SolverStop(FEASIBLE_POINT, "the restoration phase converged to a "
+                                 "sufficiently feasible point of the square problem")
             if not (ok and uc <= o.constr_viol_tol * 1e-2):
                 adopt()
+                # IPOPT's count: the last line printed (the last point's was not)
+                sh.iter -= 1
                 raise SolverStop("Infeasible_Problem_Detected",
                                  "restoration phase converged to a point of local "
                                  "infeasibility")
+            inner.log_held_line()
             filter.reset()     # feasible point the filter would reject: start afresh
         elif status in ("Maximum_Iterations_Exceeded", "Maximum_WallTime_Exceeded",
                         "Maximum_CpuTime_Exceeded"):

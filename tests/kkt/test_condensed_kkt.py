@@ -210,6 +210,10 @@ KNOWN_MISMATCHES = {
              "Solved_To_Acceptable_Level 66 it f=0.99264922 (the degenerate cusp optimum; "
              "the augmented system reaches IPOPT's since its static term is bounded "
              "by the slacks' pivots)",
+    "hs056": "iterations: IPOPT 10 without a restoration phase, caspar condensed 29 (the "
+             "bound 2 n + 3 = 23): its line search fails at iteration 7 and the restoration "
+             "phase (8r-10r, mu from 20 to 1e-5 in one update) returns at f = -50.9, "
+             "inf_pr 17.8, far from the solution; the augmented system takes IPOPT's 10",
     "restoration_to_local_infeasibility_wb":
         "status: IPOPT Infeasible_Problem_Detected, caspar condensed Solve_Succeeded at the "
         "feasible minimizer (1, 0, 0.5), reached through soft restoration steps "

@@ -9,7 +9,8 @@ is its last line, and the next line is the next step's.  Its intermediate callba
 the returned point once more (without a line).  caspar numbered the phase from k and
 printed the returned point again, so a solve with one restoration phase ended an
 iteration short of IPOPT's count on the same iterates (needs_restoration_exp: 20
-against 21)."""
+against 21).  A phase that proves local infeasibility does not print its last point
+(see test_local_infeasibility_ends_without_the_last_line)."""
 import re
 
 import numpy as np
@@ -21,7 +22,7 @@ import caspar_backend as cb  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
 
-LINE = re.compile(r"^\s*(\d+r?)\s+[-+0-9.e]+\s+[-+0-9.e]+\s+[-+0-9.e]+\s+[-+0-9.]+\s+"
+LINE = re.compile(r"^\s*(\d+r?)\s*[-+0-9.e]+\s+[-+0-9.e]+\s+[-+0-9.e]+\s+[-+0-9.]+\s+"
                   r"[-+0-9.e]+\s+\S+\s+[-+0-9.e]+\s+([-+0-9.e]+)([a-zA-Z ]?)\s+(\d+)\s*$")
 
 
@@ -67,6 +68,23 @@ def test_restoration_after_a_failed_search_is_numbered_as_ipopt(capfd):
     k = next(i for i, g in enumerate(ipopt) if g[0].endswith("r"))
     assert ipopt[k][0] == "5r" and ipopt[k][2] == "R"
     assert caspar[k] == ipopt[k]             # the failed search's step and count too
-    # the same labels while both run (IPOPT's phase takes one iteration more here)
-    assert [g[0] for g in caspar] == [g[0] for g in ipopt][:len(caspar)]
-    assert r.status == "Infeasible_Problem_Detected"
+    assert caspar == ipopt
+    assert r.status == stats["return_status"] == "Infeasible_Problem_Detected"
+    assert r.iterations == stats["iter_count"] == 12
+
+
+@pytest.mark.parametrize("name", ["infeasible_disc_halfplane",
+                                  "restoration_to_local_infeasibility_wb"])
+def test_local_infeasibility_ends_without_the_last_line(name, capfd):
+    """A restoration problem solved at a point of local infeasibility ends IPOPT's run
+    by an exception in its convergence test: the last point is returned and seen by the
+    intermediate callback, but not printed, and the count is the last line's.  The
+    steps before are IPOPT's: the proximity term's derivatives keep the weight
+    sqrt(mu) of their point's evaluation when mu decreases (RestorationNLP.set_mu)."""
+    stats, ipopt, r, caspar = _both(name, capfd)
+    assert caspar == ipopt
+    assert r.iterations == stats["iter_count"]
+    ref = np.array(stats["iterations"]["obj"])
+    got = np.array([h.objective for h in r.history])
+    assert got.size == ref.size > len(ipopt)     # the unprinted last point included
+    np.testing.assert_allclose(got, ref, rtol=1e-7)

@@ -93,3 +93,71 @@ def test_bounds_beyond_1e19_are_infinite():
     r = P.solve_batch(x0=np.array([[2.0, 0.4]] * 2), lbx=-10, ubx=10, lbg=[-1, 0],
                       ubg=np.array([[-1, 1e19], [-1, np.inf]]), print_level=0)
     assert list(r.iterations) == [iters[1e19]] * 2
+
+
+def _trig():
+    return next(c for c in _cases() if c[0] == "trig")
+
+
+@pytest.mark.parametrize("path", ["no", "auto"])
+@pytest.mark.parametrize("options, iterations", [
+    ({}, 14), ({"required_infeasibility_reduction": 0.9}, 9), ({"tol": 1e-5}, 13)],
+    ids=["default", "user_kappa", "tol"])
+def test_square_restoration_stays_until_solved(path, options, iterations, capfd):
+    """A square problem's restoration phase is not left before the equations hold
+    (IPOPT's MinC_1NrmRestorationPhase: required_infeasibility_reduction 0 unless the
+    user set it; RestoConvergenceCheck returns at max-norm infeasibility <= min(tol,
+    constr_viol_tol) without the filter tests): from this start IPOPT finishes in the
+    phase (14 iterations, 5r to 14r) where the usual return would leave it at 6r and
+    finish in 9.  Status, iterations, the printed lines' labels, x and the multipliers
+    as IPOPT, on the general and the compiled path; a user's
+    required_infeasibility_reduction is kept (9 iterations, as IPOPT's)."""
+    _, nlp, args = _trig()
+    args = dict(args, x0=[-1.129, 1.315, 0.2889])
+    ref = ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt": {
+        "print_level": 5, "sb": "yes", **options}})
+    want = ref(**args)
+    ipopt_log = capfd.readouterr().out
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {
+        "print_level": 5, "compiled_path": path, **options}})
+    got = S(**args)
+    caspar_log = capfd.readouterr().out
+    sr, ss = ref.stats(), S.stats()
+    assert (ss["return_status"], ss["iter_count"]) == (sr["return_status"],
+                                                       sr["iter_count"])
+    assert sr["iter_count"] == iterations
+
+    def labels(text):
+        return [w.split()[0] for w in text.splitlines()
+                if w[:5].strip().rstrip("r").isdigit() and len(w.split()) >= 9]
+
+    assert labels(caspar_log) == labels(ipopt_log)
+    for k in ("x", "lam_g", "lam_x"):
+        np.testing.assert_allclose(np.array(got[k]), np.array(want[k]), rtol=1e-6,
+                                   atol=1e-8, err_msg=k)
+
+
+@pytest.mark.parametrize("path", ["no", "auto"])
+def test_square_feasible_point_found(path):
+    """x0^2 + 1e-5 = 0, x0 - x1 = 0 has no solution; its least violation 1e-5 is within
+    constr_viol_tol.  IPOPT's restoration problem converges there, and a square
+    problem's restoration that converges at a point within constr_viol_tol ends the
+    solve: Feasible_Point_Found (a success for casadi), the bound multipliers zero and
+    the least-squares y (ComputeFeasibilityMultipliersPostprocess).  Status, x and the
+    multipliers as IPOPT; the iterations are not compared: the Jacobian 2 x0 vanishes
+    at the answer, and the two solvers' restoration steps part in the fourth digit
+    (29 against IPOPT's 31)."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": ca.sumsqr(x), "g": ca.vertcat(x[0] ** 2 + 1e-5, x[0] - x[1])}
+    args = dict(x0=[1.0, 0.5], lbg=0, ubg=0)
+    ref = ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt": {
+        "print_level": 0, "sb": "yes"}})
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar": {
+        "print_level": 0, "compiled_path": path}})
+    want, got = ref(**args), S(**args)
+    sr, ss = ref.stats(), S.stats()
+    assert ss["return_status"] == sr["return_status"] == "Feasible_Point_Found"
+    assert ss["success"] and sr["success"]
+    for k in ("x", "lam_g", "lam_x"):
+        np.testing.assert_allclose(np.array(got[k]), np.array(want[k]), rtol=1e-6,
+                                   atol=1e-8, err_msg=k)
