@@ -69,9 +69,10 @@ class BatchLineSearch:
         self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, self.ipm.m))
 
     def start(self, theta0):
-        o = self.ipm.opts
-        self.theta_max[...] = o.theta_max_fact * self.xp.maximum(1.0, theta0)
-        self.theta_min[...] = o.theta_min_fact * self.xp.maximum(1.0, theta0)
+        """theta_min, theta_max unset (-1): each instance's first trial point's test
+        sets them (:meth:`_acceptable`), as the general path's search."""
+        self.theta_max[...] = -1.0
+        self.theta_min[...] = -1.0
 
     # ================================================================ trial points
     def _trial(self, W):
@@ -89,6 +90,11 @@ class BatchLineSearch:
         2 'h') per instance, with the filters' bookkeeping."""
         xp, o, flt = self.xp, self.ipm.opts, self.ipm.filter
         theta, phi, gBD = ref
+        first = mask & (self.theta_max < 0.0)
+        self.theta_max[...] = xp.where(first, o.theta_max_fact * xp.maximum(1.0, theta),
+                                       self.theta_max)
+        self.theta_min[...] = xp.where(first, o.theta_min_fact * xp.maximum(1.0, theta),
+                                       self.theta_min)
         with np.errstate(all="ignore"):
             live = mask & xp.isfinite(phi_t) & ~(theta_t > self.theta_max)
             switching = (gBD < 0) & (alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA)

@@ -53,6 +53,7 @@ SEQUENTIAL_OPTIONS = (
     ("kkt_system", lambda v: v == "augmented"),
     ("inertia_correction_method", lambda v: v == "inertia-based"),
     ("start_with_resto", lambda v: not v),
+    ("expect_infeasible_problem", lambda v: not v),
     ("warm_start_init_point", lambda v: not v),
     ("iteration_callback", lambda v: v is None),
     ("derivative_test", lambda v: v == "none"),

@@ -90,7 +90,8 @@ class InteriorPoint:
     :class:`~.resume.HandBack`) at the first later iteration whose state they can take;
     None: never."""
 
-    def __init__(self, nlp, shared: Shared, resto=False, hand_back_after=None):
+    def __init__(self, nlp, shared: Shared, resto=False, hand_back_after=None,
+                 expect_infeasible=False):
         from .lbfgs import LBFGS
 
         self.nlp, self.sh, self.opts, self.resto = nlp, shared, shared.opts, resto
@@ -129,12 +130,13 @@ class InteriorPoint:
                                         self.info, xp)
         self.termination = Termination(o)
         self.mu_update = MuUpdate(o, resto, shared)
+        self.square = not resto and is_square(nlp.nx, int(np.count_nonzero(host(nlp.eq))))
         self.line_search = LineSearch(o, self.calc, self.it, self.barrier, self.kkt,
-                                      self.lbfgs, self.info, resto, shared.log)
+                                      self.lbfgs, self.info, resto, shared.log,
+                                      square=self.square, resto_expect=expect_infeasible)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
         self.final_errors = None
         self.held_line = None   # the record of a line held back (run)
-        self.square = not resto and is_square(nlp.nx, int(np.count_nonzero(host(nlp.eq))))
         #: a square problem's iterate multipliers, kept while its feasibility multipliers
         #: are tried (allocated once)
         self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),
@@ -236,7 +238,6 @@ class InteriorPoint:
         elif ls_mult and self.m:
             # IPOPT's least_square_mults: a square problem's multipliers start at zero
             it.y[:] = 0.0
-        self.line_search.start(calc.theta(it.h))
 
     def resume(self, point) -> None:
         """Continue a run at the start of one of its iterations instead of initializing:
@@ -456,8 +457,9 @@ class InteriorPoint:
         try:
             restoration_phase(opts=self.opts, shared=self.sh, calc=self.calc,
                               filter=self.line_search.filter, info=self.info,
-                              make_inner=lambda nlp: InteriorPoint(nlp, self.sh,
-                                                                   resto=True),
+                              make_inner=lambda nlp: InteriorPoint(
+                                  nlp, self.sh, resto=True, expect_infeasible=self.square
+                                  and self.opts.expect_infeasible_problem),
                               least_squares_y=self.least_squares_y, square=self.square)
         except SolverStop as stop:
             if stop.status == FEASIBLE_POINT:     # its multipliers set: report its errors

@@ -37,6 +37,15 @@ no Armijo test) is taken and ends the phase (tag ``S``); otherwise it is taken (
 by the factor ``soft_resto_pderror_reduction_factor``, and the following iterations keep
 taking such steps (at most ``max_soft_resto_iters`` in a row) until one meets the
 original criterion.  Only when no soft step is possible does the restoration phase start.
+
+expect_infeasible_problem (IPOPT's heuristics for a problem likely infeasible): while on,
+an iterate whose constraint multipliers exceed ``expect_infeasible_problem_ytol`` (max
+norm) goes to the restoration phase without a trial, a search after five shortened steps
+in a row goes there at its first rejected trial, and neither the watchdog nor the soft
+restoration runs; it ends once an accepted step starts from infeasibility (1-norm) <=
+``expect_infeasible_problem_ctol`` (0 for a square problem) and after a restoration
+phase.  A restoration run's search has it off (on for a square problem's, as IPOPT's
+``resto.`` options inherit it) and theta_max_fact 1e8.
 """
 
 from __future__ import annotations
@@ -55,6 +64,9 @@ G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05
 _EPS = np.finfo(float).eps
 _TINY = float(np.finfo(float).smallest_subnormal)
+#: IPOPT's restoration runs: theta_max_fact 1e8 (MinC_1NrmRestorationPhase sets
+#: resto.theta_max_fact, which caspar's options cannot name)
+RESTO_THETA_MAX_FACT = 1e8
 #: IPOPT's DetectTinyStep: no tiny step while the constraint violation (1-norm) exceeds this
 TINY_STEP_MAX_THETA = 1e-4
 
@@ -80,20 +92,21 @@ def compare_le(a, b, ref):
 
 class LineSearch:
     """Final.  The line search of one interior-point run and its state: the filter, the
-    watchdog, the soft-restoration phase, ``theta_min``/``theta_max`` (set by
-    :meth:`start`) and whether the last accepted step was tiny (``tiny_step``, which the
+    watchdog, the soft-restoration phase, ``theta_min``/``theta_max`` (-1 until
+    :meth:`set_theta_bounds`) and whether the last accepted step was tiny (``tiny_step``, which the
     barrier update reads).  An accepted step moves ``it`` (the run's current
     :class:`~.iterate.Iterate`) and records its step lengths in ``info``.
 
     ``calc``: the run's :class:`~.quantities.BarrierQuantities`; ``kkt``: the KKT system
     holding the current factorization (second-order corrections solve with it);
     ``lbfgs``: the quasi-Newton memory to update on acceptance, or None; ``resto``: the
-    restoration phase's own search (no soft restoration); ``log``: the run's
+    restoration phase's own search (no soft restoration; ``resto_expect``: with
+    expect_infeasible_problem); ``square``: the problem is square; ``log``: the run's
     :class:`~.log.IterationLog` (None: no output), where a trial point with an evaluation
     error is reported as IPOPT reports it, with the component that failed."""
 
     def __init__(self, opts, calc, it: Iterate, barrier: BarrierParameter, kkt, lbfgs,
-                 info: StepInfo, resto: bool, log=None):
+                 info: StepInfo, resto: bool, log=None, square=False, resto_expect=False):
         self.opts, self.calc, self.it, self.barrier = opts, calc, it, barrier
         self.kkt, self.lbfgs, self.info, self.resto = kkt, lbfgs, info, resto
         self.log = log
@@ -103,20 +116,34 @@ class LineSearch:
         self.soft_resto = False        # in IPOPT's soft restoration phase
         self.soft_resto_count = 0
         self.tiny_step = False
-        self.theta_min = self.theta_max = None
+        # set at the first trial point's test (IPOPT's FilterLSAcceptor: a restoration
+        # phase before any search, start_with_resto or a failed first step, leaves them
+        # to its point; until then the smallest step size has no theta_min term)
+        self.theta_min = self.theta_max = -1.0
+        # IPOPT's expect_infeasible_problem heuristics (module doc), while on: a
+        # restoration run's from ``resto_expect``; the accepted steps in a row whose
+        # first trial was rejected
+        self.expect_infeasible = resto_expect if resto else opts.expect_infeasible_problem
+        self.expect_ctol = 0.0 if square else opts.expect_infeasible_problem_ctol
+        self.shortened_steps = 0
         # trial buffers
         self.w_t, self.h_t = self.xp.zeros(calc.nw), self.xp.zeros(calc.m)
 
-    def start(self, theta0: float) -> None:
-        """theta_max and theta_min from the starting point's infeasibility ``theta0``."""
+    def set_theta_bounds(self, theta: float) -> None:
+        """theta_max and theta_min from the reference infeasibility ``theta`` of the
+        first trial point's test; a restoration run's theta_max_fact is 1e8 (IPOPT's
+        resto.theta_max_fact)."""
         o = self.opts
-        self.theta_max = o.theta_max_fact * max(1.0, theta0)
-        self.theta_min = o.theta_min_fact * max(1.0, theta0)
+        self.theta_max = (RESTO_THETA_MAX_FACT if self.resto
+                          else o.theta_max_fact) * max(1.0, theta)
+        self.theta_min = o.theta_min_fact * max(1.0, theta)
 
     def reset_safeguards(self) -> None:
-        """After a restoration phase: the watchdog and the soft restoration start over."""
+        """After a restoration phase: the watchdog and the soft restoration start over;
+        the expect_infeasible_problem heuristics end."""
         self.watchdog.reset()
         self.soft_resto, self.soft_resto_count = False, 0
+        self.expect_infeasible, self.shortened_steps = False, 0
 
     # ================================================================ the search
     def reference(self, d: Direction):
@@ -166,16 +193,25 @@ class LineSearch:
         # accepting it would loop forever; IPOPT's DetectTinyStep then lets the line
         # search fail and the restoration phase decide (feasible point, or local
         # infeasibility)
-        tiny = rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
+        # expect_infeasible_problem: large multipliers send the iterate to the
+        # restoration phase at once (no trial: IPOPT's log shows alpha 0, one trial)
+        to_resto = (self.expect_infeasible and self.it.y.size > 0 and scalars(
+            self.xp, self.xp.max(self.xp.abs(self.it.y)))[0] > o.expect_infeasible_problem_ytol)
+        tiny = not to_resto and rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
         soc = True
         amin_gBD = None
-        if tiny and wd.active:
-            # a tiny step while the watchdog runs: resume from the stored iterate instead
+        if (tiny or to_resto) and wd.active:
+            # a tiny step (or one bound for the restoration phase) while the watchdog
+            # runs: resume from the stored iterate instead
             d, ref, amin_gBD = self._stop_watchdog(d)
-            tiny, soc = False, False        # its factorization is gone: no corrections
+            tiny, soc, to_resto = False, False, False   # no factorization: no corrections
         elif (o.watchdog_shortened_iter_trigger > 0 and not wd.active and not tiny
-              and not self.soft_resto and wd.shortened >= o.watchdog_shortened_iter_trigger):
+              and not to_resto and not self.soft_resto and not self.expect_infeasible
+              and wd.shortened >= o.watchdog_shortened_iter_trigger):
             wd.start(it, d, ref)
+        if to_resto:
+            self.info.alpha_pr, self.info.ls = 0.0, 1
+            return False
         if tiny:
             alpha_max, alpha_z = calc.step_bounds(d, tau)
             f_t, ok = calc.eval_zeroth(w + alpha_max * dw, self.h_t)
@@ -183,6 +219,7 @@ class LineSearch:
                 self.tiny_step = True
                 self._accept(d, alpha_max, alpha_z, w + alpha_max * dw, f_t, 1, "T", None)
                 wd.shortened = 0
+                self._count_step(theta)
                 return True
         self.tiny_step = False
 
@@ -214,9 +251,11 @@ class LineSearch:
             # augmenting the filter
             alpha_max, alpha_z = calc.step_bounds(d, tau)
             self._accept(d, alpha_max, alpha_z, self.w_t, f_t, 1, "w", None)
+            self._count_step(theta)
             return True
         if status != "accepted":
-            if self.resto or o.soft_resto_pderror_reduction_factor == 0.0:
+            if (self.resto or o.soft_resto_pderror_reduction_factor == 0.0
+                    or self.expect_infeasible):
                 return False
             theta, phi = ref[0], ref[1]
             self.filter.add((1 - G_THETA) * theta, phi - G_PHI * theta)
@@ -225,7 +264,16 @@ class LineSearch:
                 self.soft_resto, self.soft_resto_count = True, 0
             return kind is not None
         wd.shortened = 0 if n_trials == 1 else wd.shortened + 1
+        self._count_step(theta)
         return True
+
+    def _count_step(self, theta) -> None:
+        """After an accepted step from an iterate of infeasibility ``theta``: the
+        shortened steps in a row (IPOPT's count_successive_shortened_steps_); the
+        expect_infeasible_problem heuristics end at theta <= expect_ctol."""
+        self.shortened_steps = 0 if self.info.ls == 1 else self.shortened_steps + 1
+        if self.expect_infeasible and theta <= self.expect_ctol:
+            self.expect_infeasible = False
 
     def _soft_resto_step(self, d: Direction, ref):
         """One soft-restoration trial (see the module docstring): 'S' (acceptable to the
@@ -318,15 +366,20 @@ class LineSearch:
                     return "accepted", n_trials, f_t
                 if single:
                     return "rejected", n_trials, f_t
-                if n_trials == 1 and soc and theta_t >= theta and o.max_soc > 0:
-                    if self._second_order_correction(d, alpha, theta, phi, gBD, n_trials,
-                                                     theta_t):
-                        return "accepted", n_trials, None
             elif single:
                 return "invalid", n_trials, None
             elif self.log is not None:
                 self.log.write("Warning: Cutting back alpha due to evaluation error: NaN or "
                                f"Inf in {calc.nlp.describe_nonfinite(wt)}")
+            if self.expect_infeasible and self.shortened_steps >= 5:
+                # expect_infeasible_problem: to the restoration phase at once (the log's
+                # values: this trial's step and count)
+                self.info.alpha_pr, self.info.ls = alpha, n_trials
+                return "rejected", n_trials, None
+            if ok and n_trials == 1 and soc and theta_t >= theta and o.max_soc > 0:
+                if self._second_order_correction(d, alpha, theta, phi, gBD, n_trials,
+                                                 theta_t):
+                    return "accepted", n_trials, None
             alpha *= o.alpha_red_factor
         if all_invalid:
             calc.invalid(w + alpha_max * dw, "function")
@@ -339,6 +392,8 @@ class LineSearch:
         """'f' (Armijo step), 'h' (filter step) or '' (rejected), in IPOPT's order
         (CheckAcceptabilityOfTrialPoint): theta_max, then the test against the current
         iterate, then the filter; an acceptance runs the filter reset heuristic."""
+        if self.theta_max < 0.0:
+            self.set_theta_bounds(theta)
         if not math.isfinite(phi_t) or theta_t > self.theta_max:
             return ""
         o = self.opts

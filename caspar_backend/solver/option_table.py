@@ -255,6 +255,19 @@ _ROWS = [
     _o("kappa_sigma", float, 1e10, "Bound-multiplier safeguard factor.", low=1.0),
     # ---------------------------------------------------------------- restoration
     _o("start_with_resto", bool, False, "Begin with the feasibility restoration phase."),
+    _o("expect_infeasible_problem", bool, False, "Heuristics that detect an infeasible "
+       "problem sooner: the restoration phase is entered after five shortened steps in a "
+       "row or when a constraint multiplier exceeds expect_infeasible_problem_ytol, no "
+       "soft restoration or watchdog meanwhile, and the first restoration phase must "
+       "reduce the infeasibility to 1e-3 of its start (unless "
+       "required_infeasibility_reduction is set); off once the infeasibility is at most "
+       "expect_infeasible_problem_ctol, or after a restoration phase."),
+    _o("expect_infeasible_problem_ctol", float, 1e-3, "Constraint violation (1-norm) at "
+       "which the expect_infeasible_problem heuristics end (0 for a square problem).",
+       low=0.0),
+    _o("expect_infeasible_problem_ytol", float, 1e8, "Constraint multiplier size (max "
+       "norm) above which expect_infeasible_problem enters the restoration phase.",
+       low=0.0),
     _o("required_infeasibility_reduction", float, 0.9, "kappa_resto: restoration returns "
        "once theta <= this times its value at restoration start.", low=0.0, high=1.0),
     _o("resto_penalty_parameter", float, 1000.0, "rho of the restoration objective.",

@@ -34,7 +34,8 @@ RestoConvergenceCheck): ``kappa_resto = 0`` unless the user set it, and the phas
 returns -- without the filter tests -- at the first point whose max-norm infeasibility is
 at most min(tol, constr_viol_tol); if the restoration problem converges first at a point
 whose unscaled violation is at most constr_viol_tol, the solve ends
-``Feasible_Point_Found``.
+``Feasible_Point_Found``.  With ``expect_infeasible_problem`` the first phase started
+at theta > 1e-3 returns only at ``kappa_resto = 1e-3`` (unless the user set it).
 """
 
 from __future__ import annotations
@@ -214,8 +215,11 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     # IPOPT's RestoConvergenceCheck: the returned point's primal infeasibility (max
     # norm) at most this
     kappa = o.required_infeasibility_reduction
-    if square and "required_infeasibility_reduction" not in o.user:
-        kappa = 0.0          # a square problem: not left before its equations hold
+    if "required_infeasibility_reduction" not in o.user:
+        if square:
+            kappa = 0.0      # a square problem: not left before its equations hold
+        elif o.expect_infeasible_problem and sh.n_resto == 1 and theta0 > 1e-3:
+            kappa = 1e-3     # IPOPT: the first phase must not return an infeasible point
     feasible = min(o.tol, o.constr_viol_tol)
     inf_max = max(kappa * inf0, feasible) if kappa > 0.0 else 0.0
     rho = o.resto_penalty_parameter
@@ -226,6 +230,7 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     # the phase's first line (its starting point) shows the failed search's values
     # (LineSearch._backtrack), tagged R, as IPOPT's does
     inner.info.alpha_pr, inner.info.ls, inner.info.tag = info.alpha_pr, info.ls, "R"
+    inner.info.delta_w = info.delta_w
     # the original bounds' slacks as the outer iterate forms them: where one was lost to
     # rounding (safe-slack mode) the raw slack is 0 and would divide by zero in here
     inner.calc.safe_slack_mode = calc.safe_slack_mode

@@ -53,7 +53,7 @@ def _search(monkeypatch, theta, r=0.5, ok=True, skip_first=False):
     it = SimpleNamespace(w=np.zeros(2))
     ls = LineSearch(opts, calc, it, SimpleNamespace(tau=0.99, mu=0.1), None, None,
                     SimpleNamespace(), False)
-    ls.start(0.0)                                   # theta_min = 1e-4
+    ls.set_theta_bounds(0.0)                        # theta_min = 1e-4
     monkeypatch.setattr(LineSearch, "_acceptable", lambda self, *a: "")
     d = SimpleNamespace(dw=np.array([1.0, 0.0]))
     status, n, f_t = ls._backtrack(d, (theta, 1.0, -1.0), skip_first, False, False)

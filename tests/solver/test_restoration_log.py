@@ -88,3 +88,14 @@ def test_local_infeasibility_ends_without_the_last_line(name, capfd):
     got = np.array([h.objective for h in r.history])
     assert got.size == ref.size > len(ipopt)     # the unprinted last point included
     np.testing.assert_allclose(got, ref, rtol=1e-7)
+
+
+def test_theta_max_is_set_at_the_first_trial_point(capfd):
+    """IPOPT sets theta_max = 1e4 max(1, theta) (and theta_min) at the first trial
+    point's test, not at the start: with start_with_resto it is the restoration phase's
+    point's theta (needs_restoration_circle: 1.8e4, not the starting point's), and the
+    first search after the phase backtracks eight times to get below it."""
+    stats, ipopt, r, caspar = _both("needs_restoration_circle", capfd)
+    assert caspar == ipopt
+    assert caspar[3] == ("3", "7.81e-03", "f", "8")
+    assert r.iterations == stats["iter_count"]

@@ -63,7 +63,11 @@ def le_(a, b, ref):
 
 @kernel
 def acceptable(O, FT, FI, LS, theta, phi, gBD, alpha, theta_t, phi_t):
-    """LineSearch._acceptable: 0 rejected, 1 'f', 2 'h'."""
+    """LineSearch._acceptable: 0 rejected, 1 'f', 2 'h' (theta_min, theta_max set
+    at the first call, from ``theta``)."""
+    if LS[1] < 0.0:
+        LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta)
+        LS[0] = O[OPT_THETA_MIN_FACT] * max(1.0, theta)
     theta_min, theta_max = LS[0], LS[1]
     live = math.isfinite(phi_t) and not (theta_t > theta_max)
     switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA

@@ -13,7 +13,6 @@ from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import least_squares_y
 from .linesearch import filter_reset
 from .pairwise import isfinite_all, nmax, nmin
-from .quantities import sum_abs
 from .slack_nlp import nlp_first, nlp_zeroth, push_entry
 
 
@@ -158,9 +157,9 @@ def start_iterate(Fb, FO, Ib, IO, O):
         else:
             least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y,
                             O[OPT_KKT_STATIC_REGULARIZATION], O[OPT_CONSTR_MULT_INIT_MAX])
-    theta0 = sum_abs(H, m, tmp)
-    LS[1] = O[OPT_THETA_MAX_FACT] * max(1.0, theta0)
-    LS[0] = O[OPT_THETA_MIN_FACT] * max(1.0, theta0)
+    # theta_min, theta_max: set at the first trial point's test (linesearch.acceptable)
+    LS[1] = -1.0
+    LS[0] = -1.0
     LS[2] = np.nan
     LS[3] = 0.0
     LS[4] = 0.0
