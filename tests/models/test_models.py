@@ -235,8 +235,11 @@ def test_glider100_solves(monkeypatch):
     since the restoration phase's KKT system eliminates p and n (kkt/elastic.py; its
     iterates round-off apart from the full system's, and ~350 of the iterations are
     restoration iterations); 579 where the compiled kernels take their turns (their libm
-    exp/pow against NumPy's: another round-off path).  The bound is IPOPT's count within
-    10 %, below the 660 of the dense mode kept."""
+    exp/pow against NumPy's: another round-off path); 704 since the restoration phase
+    keeps IPOPT's derivatives of the proximity term across a decrease of mu and its
+    theta_max_fact 1e8 (the benchmark suite's glider at tol 1e-6: IPOPT 723, caspar
+    704).  The bound is IPOPT's count within 15 %; leaving the dense mode is checked by
+    itself (``left``)."""
     from caspar_backend.linsolve.qdldl import QDLDLSolver
     from tests.support.recording import record_returns
 
@@ -245,7 +248,7 @@ def test_glider100_solves(monkeypatch):
     assert r.status == "Solve_Succeeded", r.status
     assert r.f == pytest.approx(-1255.0586013035443, rel=1e-8)
     assert any(left)
-    assert r.iterations <= 1.1 * 623
+    assert r.iterations <= 1.15 * 623
 
 
 # -------------------------------------------------------------------- COPS
