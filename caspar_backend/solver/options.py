@@ -9,8 +9,11 @@ user dict against the table and returns a complete, read-only :class:`Options` m
   valid names (``difflib``), so ``tol_acceptable`` suggests ``acceptable_tol``; IPOPT's
   options of its linear solvers (``hsllib``, ``ma27_pivtol``, ``mumps_mem_percent``,
   ``linear_system_scaling``, ...) are accepted, ignored and warned about
-  (:func:`ignored_ipopt_option`), as are the IPOPT options of :data:`IPOPT_NO_EFFECT`
-  (silently where the value is caspar's behaviour anyway);
+  (:func:`ignored_ipopt_option`), as are the IPOPT options of
+  :data:`~.ipopt_options.IPOPT_NO_EFFECT` (silently where the value is caspar's behaviour
+  anyway); an IPOPT option of :data:`~.ipopt_options.IPOPT_ONE_VALUE` (an algorithm or
+  constant of which caspar implements IPOPT's default) raises OptionError for another
+  value;
 * a value of the wrong type, outside its range, or not among the allowed strings raises
   :class:`OptionError` naming the option and what it accepts.
 
@@ -29,23 +32,11 @@ import numpy as np
 
 from ..errors import OptionError
 from .linear_solver_names import IPOPT_LINEAR_SOLVER_OPTION_PREFIXES, IPOPT_LINEAR_SOLVER_OPTIONS
+from .ipopt_options import (IPOPT_NO_EFFECT, IPOPT_ONE_VALUE, no_effect_warning,
+                            one_value_error)
 from .option_table import OPTIONS, Option
 
 _INF = math.inf
-
-
-#: IPOPT options caspar accepts without effect: name -> (the values that are caspar's
-#: behaviour anyway, accepted silently; why another value is ignored, in its warning)
-IPOPT_NO_EFFECT = {
-    # every evaluation is checked for NaN and Inf (Invalid_Number_Detected, naming it)
-    "check_derivatives_for_naninf": (("yes", "no"), ""),
-    "jacobian_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
-    "gradient_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
-    "option_file_name": (("",), "caspar reads no IPOPT options file: pass the options "
-                                "to the solve"),
-    "print_options_documentation": (("no",), "caspar's options are documented in "
-                                             "caspar_backend.solver.options.OPTIONS"),
-}
 
 
 def ignored_ipopt_option(name: str) -> bool:
@@ -141,15 +132,18 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
     given = {}
     for name, value in dict(user or {}).items():
         opt = OPTIONS.get(name)
+        shown = value.item() if isinstance(value, np.generic) else value
         if opt is None and name in IPOPT_NO_EFFECT:
-            silent, why = IPOPT_NO_EFFECT[name]
-            shown = value.item() if isinstance(value, np.generic) else value
-            if shown not in silent:
-                warnings.warn(f"option {name}={shown!r} has no effect in caspar: {why}",
-                              stacklevel=2)
+            why = no_effect_warning(name, shown)
+            if why:
+                warnings.warn(why, stacklevel=2)
+            continue
+        if opt is None and name in IPOPT_ONE_VALUE:
+            why = one_value_error(name, shown)
+            if why:
+                raise OptionError(why)
             continue
         if opt is None and ignored_ipopt_option(name):
-            shown = value.item() if isinstance(value, np.generic) else value
             warnings.warn(f"option {name}={shown!r} is one of IPOPT's linear solver "
                           "options: caspar factorizes with its own solver (option "
                           "linear_solver) and ignores it", stacklevel=2)
