@@ -95,10 +95,12 @@ class InteriorPoint:
         from .lbfgs import LBFGS
 
         self.nlp, self.sh, self.opts, self.resto = nlp, shared, shared.opts, resto
-        o = self.opts
-        xp = self.xp = nlp.xp
+        o, xp = self.opts, nlp.xp
+        self.xp = xp
         self.nw, self.m = nlp.nw, nlp.m
-        self.barrier = BarrierParameter(mu=o.mu_init, tau=max(o.tau_min, 1.0 - o.mu_init))
+        self.barrier = (BarrierParameter(1.0, 0.0, free=True) if o.mu_strategy == "adaptive"
+                        and not resto else BarrierParameter(o.mu_init, max(o.tau_min,
+                                                                         1.0 - o.mu_init)))
         self.info = StepInfo()
         n_finite = [int(np.count_nonzero(np.isfinite(b))) for b in nlp.host_bounds()]
         self.it = Iterate.zeros(xp, nlp.nw, nlp.m, *n_finite, len(nlp.jac_rows))
@@ -135,8 +137,7 @@ class InteriorPoint:
                                       self.lbfgs, self.info, resto, shared.log,
                                       square=self.square, resto_expect=expect_infeasible)
         self.relaxed_slacks = xp.asarray(nlp.relaxed_equality_slacks)
-        self.final_errors = None
-        self.held_line = None   # the record of a line held back (run)
+        self.final_errors, self.held_line = None, None   # held_line: run's held record
         #: a square problem's iterate multipliers, kept while its feasibility multipliers
         #: are tried (allocated once)
         self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),

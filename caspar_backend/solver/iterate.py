@@ -96,6 +96,9 @@ class BarrierParameter:
 
     mu: float
     tau: float
+    #: IPOPT's free mu mode (mu_strategy 'adaptive': the oracle sets mu; the bound
+    #: multipliers' safeguard then measures against the average complementarity)
+    free: bool = False
 
 
 @dataclass

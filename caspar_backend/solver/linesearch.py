@@ -476,9 +476,13 @@ class LineSearch:
         fused.call(xp, "axpy", alpha, d.dy, it.y)
         fused.call(xp, "axpy", alpha_z, d.dzL, it.zL)
         fused.call(xp, "axpy", alpha_z, d.dzU, it.zU)
-        # keep each z within a factor kappa_sigma of mu / slack (W&B eq. 16)
+        # keep each z within a factor kappa_sigma of mu / slack (W&B eq. 16); in the free
+        # mu mode mu is the new point's average complementarity, at most 1e3 (IPOPT)
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         sL, sU = calc.slacks(it.w)
+        if self.barrier.free:
+            c = xp.concatenate([sL * it.zL, sU * it.zU])
+            mu = min(scalars(xp, xp.mean(c))[0], 1e3) if c.size else mu
         fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
         fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
         if self.lbfgs is not None:

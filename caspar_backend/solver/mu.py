@@ -13,31 +13,47 @@ still reach the unscaled tolerance (hs099, f ~ -8e8: floor 4e-12 instead of 9e-1
 and the filter is reset; several decreases in one iteration are allowed (IPOPT's
 ``mu_allow_fast_monotone_decrease``).
 
-Adaptive (Nocedal, Waechter & Waltz 2009, IPOPT's ``mu_strategy adaptive`` with the LOQO
-oracle and the ``kkt-error`` globalization): in *free* mode
-``mu = sigma * avg(complementarity)`` with ``sigma = 0.1 min(0.05 (1-xi)/xi, 2)^3`` and
-``xi = min(complementarity)/avg``, as long as the KKT error
-``dual^2 + constr^2 + compl^2`` decreases to 0.9999 of the largest of the last 4 accepted
-values; otherwise *fixed* mode: monotone updates starting from ``0.8 avg`` until the KKT
-error makes sufficient progress again.  The filter is reset whenever mu changes.
+Adaptive (Nocedal, Waechter & Waltz 2009; IPOPT's AdaptiveMuUpdate with the LOQO oracle
+and the kkt-error globalization, ``mu_oracle loqo`` and ``adaptive_mu_globalization
+kkt-error`` -- IPOPT's default oracle, quality-function, is not implemented): the run
+starts at mu = 1, tau = 0 in *free* mode, where every iteration takes
+
+    mu = min(max(sigma avg, mu_min), mu_max),  sigma = 0.1 min(0.05 (1-xi)/xi, 2)^3,
+    tau = max(tau_min, 1 - E_0),
+
+``avg``/``xi`` the average complementarity and min/avg, ``mu_max = 1000 avg`` at the
+first update unless set, ``mu_min = min(1e-11, tol/2, compl_inf_tol df/2)`` unless set,
+as long as the KKT error ``q = ||grad L||^2/nw + ||h||^2/m + ||S z||^2/n_z`` of the
+current iterate is at most 0.9999 times one of the last 4 accepted (fewer than 4 kept:
+always).  Otherwise (or after a tiny step) *fixed* mode: mu = 0.8 avg, then one monotone
+decrease per iteration whenever the barrier problem is solved to kappa_eps mu, until an
+iterate makes that progress again.  The filter is reset whenever mu is set (every free
+iteration); in free mode the bound multipliers' safeguard measures against the average
+complementarity (at most 1e3) instead of mu.  Without bounds mu stays at mu_min.
 """
 
 from __future__ import annotations
 
 from ..arrays import scalars
 from .iterate import BarrierParameter
+from .status import SolverStop
+
+#: IPOPT's adaptive update constants caspar implements (solver/ipopt_options.py):
+#: adaptive_mu_kkterror_red_iters, adaptive_mu_kkterror_red_fact,
+#: adaptive_mu_monotone_init_factor, mu_max_fact
+KKT_ERROR_REFS, KKT_ERROR_RED_FACT = 4, 0.9999
+ADAPTIVE_MONOTONE_INIT_FACTOR, MU_MAX_FACT = 0.8, 1000.0
 
 
 class MuUpdate:
     """Final.  The barrier update of one interior-point run: ``resto`` marks the
-    restoration phase (always monotone); ``shared`` is the solve's
+    restoration phase (monotone); ``shared`` is the solve's
     :class:`~.ipm.Shared` (whose ``resto_mu_kept`` flag spans restoration phases)."""
 
     def __init__(self, opts, resto: bool, shared):
         self.opts, self.resto, self.shared = opts, resto, shared
-        self.free = True            # adaptive: free (oracle) or fixed (monotone) mode
         self.refs: list = []        # adaptive: the last accepted KKT errors
-        self.fixed_start = None
+        self.mu_max = None          # adaptive: set at the first update (IPOPT's mu_max)
 
     def update(self, barrier: BarrierParameter, e, tiny_step: bool, calc) -> bool:
         """Update ``barrier`` in place from the current iterate's errors ``e`` (at the
@@ -93,41 +109,65 @@ class MuUpdate:
         return changed
 
     def _adaptive(self, barrier, e, tiny, calc) -> bool:
-        o = self.opts
-        df = calc.nlp.df
-        kkt = e["dual"] ** 2 + e["constr"] ** 2 + e["compl"] ** 2
+        """IPOPT's AdaptiveMuUpdate::UpdateBarrierParameter with the LOQO oracle and the
+        kkt-error globalization (module doc)."""
+        o, df = self.opts, calc.nlp.df
+        # IPOPT's adaptive mu_min when not set: min(mu_min, tol/2, compl_inf_tol df / 2)
+        mu_min = o.mu_min if "mu_min" in o.user else min(
+            o.mu_min, 0.5 * min(o.tol, o.compl_inf_tol * float(df)))
         avg, mn = _avg_compl(calc)
-        if avg == 0.0:
-            # no bounds at all: the barrier plays no role, take mu to its floor
-            new = max(self._mu_min(df), self.mu_floor(df))
-            if new != barrier.mu:
-                barrier.mu = new
-                return True
+        if self.mu_max is None:
+            self.mu_max = o.mu_max if "mu_max" in o.user else MU_MAX_FACT * avg
+        if calc.nL + calc.nU == 0:
+            # no bounds: the barrier plays no role, mu at its floor
+            barrier.mu, barrier.tau = mu_min, o.tau_min
             return False
-        if self.free:
-            refs = self.refs
-            if not refs or kkt <= 0.9999 * max(refs):
-                refs.append(kkt)
-                del refs[:-4]
-            else:
-                self.free = False
-                barrier.mu = min(o.mu_max, max(self._mu_min(df), 0.8 * avg))
-                barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
-                self.fixed_start = kkt
-                return True
+        reset = False
+        if not barrier.free:
+            if self._progress(calc) and not tiny:
+                barrier.free = True
+                self._remember(calc)
+            elif e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny:
+                mu = barrier.mu
+                new = max(min(o.mu_linear_decrease_factor * mu,
+                              mu ** o.mu_superlinear_decrease_power), self.mu_floor(df))
+                if tiny and new == mu:
+                    raise SolverStop("Search_Direction_Becomes_Too_Small",
+                                     "problem solved to the best possible accuracy")
+                barrier.mu, barrier.tau = new, max(o.tau_min, 1.0 - mu)
+                reset = True
+        elif self._progress(calc) and not tiny:
+            self._remember(calc)
+        else:
+            barrier.free = False
+            new = min(max(ADAPTIVE_MONOTONE_INIT_FACTOR * avg, mu_min), self.mu_max)
+            if tiny and new == barrier.mu:
+                raise SolverStop("Search_Direction_Becomes_Too_Small",
+                                 "problem solved to the best possible accuracy")
+            barrier.mu, barrier.tau = new, max(o.tau_min, 1.0 - new)
+            reset = True
+        if barrier.free:
+            # the oracle's mu, the step-to-boundary factor from the overall error
+            barrier.tau = max(o.tau_min, 1.0 - e["E0"])
             xi = mn / avg
             sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
-            new = min(o.mu_max, max(self._mu_min(df), sigma * avg))
-            if new != barrier.mu:
-                barrier.mu = new
-                barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
-                return True
-            return False
-        if kkt <= 0.9999 * max(self.refs or [self.fixed_start]):
-            self.free = True
-            self.refs = [kkt]
-            return False
-        return self._monotone(barrier, e, tiny, calc)
+            barrier.mu = min(max(sigma * avg, mu_min), self.mu_max)
+            reset = True
+        return reset
+
+    def _progress(self, calc) -> bool:
+        """IPOPT's CheckSufficientProgress (kkt-error): with the last
+        ``KKT_ERROR_REFS`` accepted KKT errors kept, the current one is at most
+        ``KKT_ERROR_RED_FACT`` times one of them (fewer kept: progress)."""
+        if len(self.refs) < KKT_ERROR_REFS:
+            return True
+        q = calc.kkt_error_quality()
+        return any(q <= KKT_ERROR_RED_FACT * r for r in self.refs)
+
+    def _remember(self, calc) -> None:
+        """IPOPT's RememberCurrentPointAsAccepted (kkt-error)."""
+        self.refs.append(calc.kkt_error_quality())
+        del self.refs[:-KKT_ERROR_REFS]
 
 
 def _avg_compl(calc):

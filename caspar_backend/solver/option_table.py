@@ -62,12 +62,14 @@ _ROWS = [
        "solve with Diverging_Iterates.", low=0.0),
     # ---------------------------------------------------------------- barrier parameter
     _o("mu_strategy", str, "monotone", "Barrier update: Fiacco-McCormick 'monotone' or "
-       "'adaptive' (LOQO oracle with monotone safeguard).", ("monotone", "adaptive")),
+       "'adaptive' (IPOPT's with mu_oracle 'loqo' and adaptive_mu_globalization "
+       "'kkt-error').", ("monotone", "adaptive")),
     _o("mu_init", float, 0.1, "Initial barrier parameter.", low=0.0),
     _o("mu_min", float, 1e-11, "Lower bound on mu in adaptive mode; when not set, "
-       "min(tol, compl_inf_tol posed to the scaled problem) / (barrier_tol_factor + 1), "
-       "as in IPOPT.", low=0.0),
-    _o("mu_max", float, 1e5, "Upper bound on mu in adaptive mode.", low=0.0),
+       "min(1e-11, tol / 2, compl_inf_tol posed to the scaled problem / 2), as in IPOPT.",
+       low=0.0),
+    _o("mu_max", float, 1e5, "Upper bound on mu in adaptive mode; when not set, 1000 times "
+       "the average complementarity at the first update, as in IPOPT.", low=0.0),
     _o("mu_linear_decrease_factor", float, 0.2, "kappa_mu: linear part of the monotone "
        "update mu <- max(mu floor, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0),
     _o("mu_superlinear_decrease_power", float, 1.5, "theta_mu of the monotone update.",

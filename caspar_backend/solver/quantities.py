@@ -319,6 +319,19 @@ class BarrierQuantities:
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
+    def kkt_error_quality(self) -> float:
+        """IPOPT's quality_function_pd_system (2-norm-squared) at the current iterate:
+        ||grad L||^2 / nw + ||h||^2 / m + ||S z||^2 / (nL + nU), each term where its
+        dimension is positive."""
+        xp, it = self.xp, self.it
+        rd = self.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
+        sL, sU = self.slacks(it.w)
+        d2, p2, cL, cU = scalars(xp, xp.sum(rd * rd), xp.sum(it.h * it.h),
+                                 xp.sum((sL * it.zL) ** 2), xp.sum((sU * it.zU) ** 2))
+        nz = self.nL + self.nU
+        return (d2 / max(1, self.nw) + (p2 / self.m if self.m else 0.0)
+                + ((cL + cU) / nz if nz else 0.0))
+
     def unscaled(self, e):
         """The user's (unscaled) dual, constraint and complementarity errors of ``e``."""
         df = self.nlp.df
