@@ -96,8 +96,7 @@ class InteriorPoint:
 
         self.nlp, self.sh, self.opts, self.resto = nlp, shared, shared.opts, resto
         o, xp = self.opts, nlp.xp
-        self.xp = xp
-        self.nw, self.m = nlp.nw, nlp.m
+        self.xp, self.nw, self.m = xp, nlp.nw, nlp.m
         self.barrier = (BarrierParameter(1.0, 0.0, free=True) if o.mu_strategy == "adaptive"
                         and not resto else BarrierParameter(o.mu_init, max(o.tau_min,
                                                                          1.0 - o.mu_init)))
@@ -331,12 +330,6 @@ class InteriorPoint:
                 raise SolverStop(st)
             if st is not None:
                 return st
-            if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
-                    and self.m > 0:
-                self.info.ls = 1            # (IPOPT's log: no trial, counted plus one)
-                self._restoration_phase()
-                self._unprinted = True
-                continue
             if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc):
                 self.line_search.filter.reset()
             d = self.compute_direction()
@@ -353,6 +346,13 @@ class InteriorPoint:
                 # IPOPT's emergency mode (ActivateFallbackMechanism): with constraints,
                 # a failed step computation sends the iterate to the restoration phase
                 self._restore()
+                continue
+            if o.start_with_resto and not self.resto and sh.iter == 0 and sh.n_resto == 0 \
+                    and self.m > 0:
+                # IPOPT: after the barrier update and the step, in place of the search
+                self.info.alpha_pr, self.info.ls = 0.0, 1
+                self._restoration_phase()
+                self._unprinted = True
                 continue
             if not self.line_search.search(d, reference):
                 if self.resto:

@@ -60,8 +60,6 @@ IPOPT_NO_EFFECT = {
     "skip_corr_if_neg_curv": (_EVERY, ""),
     "skip_corr_in_monotone_mode": (_EVERY, ""),
     "corrector_compl_avrg_red_fact": (_EVERY, ""),
-    "filter_margin_fact": (_EVERY, ""),            # line_search_method cg-penalty
-    "filter_max_margin": (_EVERY, ""),
     "nu_init": (_EVERY, ""),                       # line_search_method penalty
     "nu_inc": (_EVERY, ""),
     "rho": (_EVERY, ""),
@@ -123,7 +121,6 @@ IPOPT_ONE_VALUE = {
     "resto_failure_feasibility_threshold": ((0, 0.0), _ONE_ALGORITHM),
     "mu_oracle": (("loqo",), _ADAPTIVE),
     "fixed_mu_oracle": (("average_compl",), _ADAPTIVE),
-    "adaptive_mu_globalization": (("kkt-error",), _ADAPTIVE),
     "adaptive_mu_kkterror_red_iters": ((4,), _ADAPTIVE),
     "adaptive_mu_kkterror_red_fact": ((0.9999,), _ADAPTIVE),
     "adaptive_mu_monotone_init_factor": ((0.8,), _ADAPTIVE),

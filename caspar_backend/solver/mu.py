@@ -47,12 +47,12 @@ ADAPTIVE_MONOTONE_INIT_FACTOR, MU_MAX_FACT = 0.8, 1000.0
 
 class MuUpdate:
     """Final.  The barrier update of one interior-point run: ``resto`` marks the
-    restoration phase (monotone); ``shared`` is the solve's
+    restoration phase (its own run of the same strategy); ``shared`` is the solve's
     :class:`~.ipm.Shared` (whose ``resto_mu_kept`` flag spans restoration phases)."""
 
     def __init__(self, opts, resto: bool, shared):
         self.opts, self.resto, self.shared = opts, resto, shared
-        self.refs: list = []        # adaptive: the last accepted KKT errors
+        self.refs: list = []        # adaptive: accepted KKT errors, or (f, theta) filter
         self.mu_max = None          # adaptive: set at the first update (IPOPT's mu_max)
 
     def update(self, barrier: BarrierParameter, e, tiny_step: bool, calc) -> bool:
@@ -60,8 +60,15 @@ class MuUpdate:
         current mu); ``tiny_step``: the last step was tiny (IPOPT's DetectTinyStep);
         ``calc``: the run's :class:`~.quantities.BarrierQuantities` (errors at another mu,
         complementarity).  Returns True when the line-search filter is to be reset."""
-        if self.opts.mu_strategy == "adaptive" and not self.resto:
-            return self._adaptive(barrier, e, tiny_step, calc)
+        if self.opts.mu_strategy == "adaptive":
+            mu0 = barrier.mu
+            reset = self._adaptive(barrier, e, tiny_step, calc)
+            if self.resto and barrier.mu != mu0:
+                # the restoration objective's proximity weight follows mu (as below)
+                calc.nlp.set_mu(barrier.mu)
+                it = calc.it
+                it.f, _ = calc.eval_zeroth(it.w, it.h)
+            return reset
         return self._monotone(barrier, e, tiny_step, calc)
 
     def mu_floor(self, df: float) -> float:
@@ -112,9 +119,11 @@ class MuUpdate:
         """IPOPT's AdaptiveMuUpdate::UpdateBarrierParameter with the LOQO oracle and the
         kkt-error globalization (module doc)."""
         o, df = self.opts, calc.nlp.df
-        # IPOPT's adaptive mu_min when not set: min(mu_min, tol/2, compl_inf_tol df / 2)
+        # IPOPT's adaptive mu_min when not set: min(mu_min, tol/2, compl_inf_tol df / 2),
+        # mu_min 100 times larger in the restoration phase
         mu_min = o.mu_min if "mu_min" in o.user else min(
-            o.mu_min, 0.5 * min(o.tol, o.compl_inf_tol * float(df)))
+            o.mu_min * (100.0 if self.resto else 1.0),
+            0.5 * min(o.tol, o.compl_inf_tol * float(df)))
         avg, mn = _avg_compl(calc)
         if self.mu_max is None:
             self.mu_max = o.mu_max if "mu_max" in o.user else MU_MAX_FACT * avg
@@ -123,8 +132,9 @@ class MuUpdate:
             barrier.mu, barrier.tau = mu_min, o.tau_min
             return False
         reset = False
+        never = o.adaptive_mu_globalization == "never-monotone-mode"
         if not barrier.free:
-            if self._progress(calc) and not tiny:
+            if self._progress(calc, e) and not tiny:
                 barrier.free = True
                 self._remember(calc)
             elif e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny:
@@ -136,7 +146,7 @@ class MuUpdate:
                                      "problem solved to the best possible accuracy")
                 barrier.mu, barrier.tau = new, max(o.tau_min, 1.0 - mu)
                 reset = True
-        elif self._progress(calc) and not tiny:
+        elif self._progress(calc, e) and (never or not tiny):
             self._remember(calc)
         else:
             barrier.free = False
@@ -155,19 +165,38 @@ class MuUpdate:
             reset = True
         return reset
 
-    def _progress(self, calc) -> bool:
-        """IPOPT's CheckSufficientProgress (kkt-error): with the last
-        ``KKT_ERROR_REFS`` accepted KKT errors kept, the current one is at most
-        ``KKT_ERROR_RED_FACT`` times one of them (fewer kept: progress)."""
-        if len(self.refs) < KKT_ERROR_REFS:
-            return True
-        q = calc.kkt_error_quality()
-        return any(q <= KKT_ERROR_RED_FACT * r for r in self.refs)
+    def _progress(self, calc, e) -> bool:
+        """IPOPT's CheckSufficientProgress of the current iterate (errors ``e``) by
+        adaptive_mu_globalization: kkt-error -- with the last ``KKT_ERROR_REFS``
+        accepted KKT errors kept, the current one is at most ``KKT_ERROR_RED_FACT``
+        times one of them (fewer kept: progress); obj-constr-filter -- (f + margin,
+        theta + margin) acceptable to the filter of accepted (f, theta), margin =
+        filter_margin_fact min(filter_max_margin, E0); never-monotone-mode: always."""
+        o = self.opts
+        g = o.adaptive_mu_globalization
+        if g == "kkt-error":
+            if len(self.refs) < KKT_ERROR_REFS:
+                return True
+            q = calc.kkt_error_quality()
+            return any(q <= KKT_ERROR_RED_FACT * r for r in self.refs)
+        if g == "obj-constr-filter":
+            margin = o.filter_margin_fact * min(o.filter_max_margin, e["E0"])
+            f, theta = calc.it.f + margin, calc.theta(calc.it.h) + margin
+            # acceptable: better than every entry in one coordinate (IPOPT's Filter)
+            return all(f <= fe or theta <= te for fe, te in self.refs)
+        return True
 
     def _remember(self, calc) -> None:
-        """IPOPT's RememberCurrentPointAsAccepted (kkt-error)."""
-        self.refs.append(calc.kkt_error_quality())
-        del self.refs[:-KKT_ERROR_REFS]
+        """IPOPT's RememberCurrentPointAsAccepted: the KKT error kept (kkt-error), or
+        (f, theta) added to the filter, the entries it dominates removed."""
+        g = self.opts.adaptive_mu_globalization
+        if g == "kkt-error":
+            self.refs.append(calc.kkt_error_quality())
+            del self.refs[:-KKT_ERROR_REFS]
+        elif g == "obj-constr-filter":
+            f, theta = calc.it.f, calc.theta(calc.it.h)
+            self.refs = [(fe, te) for fe, te in self.refs if not (f <= fe and theta <= te)]
+            self.refs.append((f, theta))
 
 
 def _avg_compl(calc):

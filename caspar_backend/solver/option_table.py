@@ -64,6 +64,16 @@ _ROWS = [
     _o("mu_strategy", str, "monotone", "Barrier update: Fiacco-McCormick 'monotone' or "
        "'adaptive' (IPOPT's with mu_oracle 'loqo' and adaptive_mu_globalization "
        "'kkt-error').", ("monotone", "adaptive")),
+    _o("adaptive_mu_globalization", str, "obj-constr-filter", "Progress test of the "
+       "adaptive update's free mode: 'obj-constr-filter' (the iterate's objective and "
+       "constraint violation acceptable to a filter of the accepted ones), 'kkt-error' "
+       "(the KKT error 0.9999 times one of the last 4 accepted) or 'never-monotone-mode'.",
+       ("obj-constr-filter", "kkt-error", "never-monotone-mode")),
+    _o("filter_margin_fact", float, 1e-5, "Margin factor of the obj-constr-filter "
+       "progress test: the margin is this times min(filter_max_margin, E0).", low=0.0,
+       high=1.0),
+    _o("filter_max_margin", float, 1.0, "Largest margin of the obj-constr-filter test, "
+       "before the factor.", low=0.0),
     _o("mu_init", float, 0.1, "Initial barrier parameter.", low=0.0),
     _o("mu_min", float, 1e-11, "Lower bound on mu in adaptive mode; when not set, "
        "min(1e-11, tol / 2, compl_inf_tol posed to the scaled problem / 2), as in IPOPT.",

@@ -35,7 +35,9 @@ returns -- without the filter tests -- at the first point whose max-norm infeasi
 at most min(tol, constr_viol_tol); if the restoration problem converges first at a point
 whose unscaled violation is at most constr_viol_tol, the solve ends
 ``Feasible_Point_Found``.  With ``expect_infeasible_problem`` the first phase started
-at theta > 1e-3 returns only at ``kappa_resto = 1e-3`` (unless the user set it).
+at theta > 1e-3 returns only at ``kappa_resto = 1e-3`` (unless the user set it).  The
+phase's own barrier update is the solve's strategy (IPOPT's ``resto.mu_strategy``):
+adaptive starts in free mode at mu_R, with mu_min 100 times the solve's.
 """
 
 from __future__ import annotations
@@ -236,6 +238,7 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     inner.calc.safe_slack_mode = calc.safe_slack_mode
     inner.barrier.mu = mu_R
     inner.barrier.tau = max(o.tau_min, 1.0 - mu_R)
+    inner.barrier.free = o.mu_strategy == "adaptive"     # IPOPT's resto.mu_strategy
     nL = calc.nL
     zL0 = xp.concatenate([xp.minimum(rho, it.zL), mu_R / p, mu_R / n])
     zU0 = xp.minimum(rho, it.zU)

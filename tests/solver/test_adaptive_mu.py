@@ -1,6 +1,8 @@
 """mu_strategy 'adaptive' against IPOPT 3.14 with the same oracle and globalization
-(mu_oracle loqo, adaptive_mu_globalization kkt-error; caspar_backend.solver.mu's module
-doc): status and iterations on bank problems, and the printed lines of one solve."""
+(mu_oracle loqo; adaptive_mu_globalization obj-constr-filter, IPOPT's default, and
+kkt-error; caspar_backend.solver.mu's module doc): status, iterations and objective on
+bank problems, restoration phases (run with the same strategy, as IPOPT's) and
+start_with_resto included."""
 import pytest
 
 ca = pytest.importorskip("casadi")
@@ -8,23 +10,25 @@ ca = pytest.importorskip("casadi")
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import run_caspar, run_ipopt  # noqa: E402
 
-ADAPTIVE = {"mu_strategy": "adaptive", "mu_oracle": "loqo",
-            "adaptive_mu_globalization": "kkt-error"}
+ADAPTIVE = {"mu_strategy": "adaptive", "mu_oracle": "loqo"}
 PROBLEMS = {p.name: p for p in bank(include_slow=False)}
 #: bank problems with bounds and constraints of several kinds, unbounded ones (mu at
 #: mu_min), equality-only ones and a fixed-mode excursion among them
 NAMES = ["hs003", "hs004", "hs012", "hs016", "hs018", "hs021", "hs031", "hs033", "hs065",
          "hs071", "hs076", "bound_only_quadratic", "optimal_control_200",
-         "ring_inequalities", "infeasible_disc_halfplane"]
+         "ring_inequalities", "infeasible_disc_halfplane",
+         "restoration_to_local_infeasibility_wb", "needs_restoration_exp",
+         "needs_restoration_circle"]
 
 
+@pytest.mark.parametrize("globalization", ["obj-constr-filter", "kkt-error"])
 @pytest.mark.parametrize("name", NAMES)
-def test_adaptive_as_ipopt(name):
+def test_adaptive_as_ipopt(name, globalization):
     p = PROBLEMS[name]
     d = dict(p.build(), options=p.options)
-    caspar_opts = {k: v for k, v in ADAPTIVE.items() if k == "mu_strategy"}
-    ri = run_ipopt(d, ADAPTIVE)
-    rc = run_caspar(d, dict(caspar_opts, compiled_path="no"))
+    opts = dict(ADAPTIVE, adaptive_mu_globalization=globalization)
+    ri = run_ipopt(d, opts)
+    rc = run_caspar(d, dict(opts, compiled_path="no"))
     assert (rc.status, rc.iterations) == (ri["status"], ri["iter"])
     assert rc.f == pytest.approx(ri["f"], rel=1e-8, abs=1e-10)
 

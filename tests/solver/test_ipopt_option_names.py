@@ -20,8 +20,6 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "ipopt_options.txt")
 #: IPOPT options whose IPOPT default caspar does not implement, and why
 DIFFERENT_DEFAULTS = {
     "mu_oracle": "caspar's adaptive barrier update is the LOQO oracle",
-    "adaptive_mu_globalization": "caspar's adaptive barrier update globalizes by the "
-                                 "KKT error",
 }
 
 
