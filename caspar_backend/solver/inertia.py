@@ -68,6 +68,7 @@ class InertiaCorrector:
         # a failed refinement)
         self.eps_before_slow = None
         self.slow_rule_off = False
+        self.factored = False       # the iteration's matrix factorized (direction)
         self._zero_w = xp.zeros(kkt.nw) if not kkt.check_inertia else None
 
     def _delta_c(self) -> float:
@@ -86,6 +87,7 @@ class InertiaCorrector:
 
     def factor(self):
         """Assemble and factorize the KKT system; ``(factorization, inertia ok)``."""
+        self.factored = False       # (direction sets it for the iteration's matrix)
         t = time.perf_counter()
         self.kkt.build()
         if self.timers.device_sync:
@@ -107,6 +109,7 @@ class InertiaCorrector:
         raised for one iteration goes back, unless the KKT system is still in a pivoting
         factorization (eps 0 there: K itself)."""
         k = self.kkt
+        self.factored = False
         k.leave_pivoting()
         if self.eps_restore is not None:
             if k.static_regularization > 0.0:
@@ -129,8 +132,12 @@ class InertiaCorrector:
         then goes on raising delta_w, as MadNLP does after a failed Richardson
         iteration."""
         k, o = self.kkt, self.opts
-        if not self.regularize_and_factorize():
-            return None
+        # a second right-hand side of the iteration (the adaptive update's affine step
+        # first) reuses the iteration's factorization, as IPOPT's PDFullSpaceSolver does
+        if not self.factored:
+            if not self.regularize_and_factorize():
+                return None
+            self.factored = True
         dw, dy = self.solve(rhs_w, rhs_c)
         pretended = False
         smaller_tried = False

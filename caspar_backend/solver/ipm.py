@@ -38,15 +38,17 @@ import time
 
 import numpy as np
 
-from ..arrays import copy_into, fused, host
+from ..arrays import host
 from ..errors import OptionError
 from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
 from .evalcounter import timed_phases
 from .inertia import InertiaCorrector
 from .initial import default_start, least_squares_duals, least_squares_y, push_into_bounds
-from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
+from .iterate import BarrierParameter, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
+from .log import iteration_record
+from .newton import IterationKKT
 from .mu import MuUpdate
 from .quantities import BarrierQuantities
 from .feasibility import CONVERGED, try_feasibility_multipliers
@@ -142,6 +144,7 @@ class InteriorPoint:
         self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),
                               xp.empty_like(self.it.zU)) if self.square else None)
         self._stepped = False           # a trial point was accepted since the last test
+        self.newton = IterationKKT(self.kkt, self.inertia, self.calc, self.lbfgs)
         # the restoration phase just returned its point: the next pass of the loop records
         # it (history, callback) but prints no line, as IPOPT's log shows the point once,
         # as the restoration's last line, while its intermediate callback sees it again
@@ -330,7 +333,9 @@ class InteriorPoint:
                 raise SolverStop(st)
             if st is not None:
                 return st
-            if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc):
+            self.newton.new_iteration()
+            if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc,
+                                     self.newton.affine_step):
                 self.line_search.filter.reset()
             d = self.compute_direction()
             # the direction's finiteness is read with the search's reference values
@@ -360,6 +365,8 @@ class InteriorPoint:
                                      "restoration phase")
                 self._line_search_failed()
                 continue
+            if o.recalc_y and self.m and calc.theta(self.it.h) < o.recalc_y_feas_tol:
+                self.it.y[:] = self.least_squares_y(limit=math.inf)    # IPOPT's recalc_y
             sh.iter += 1
             self._stepped = True
 
@@ -383,33 +390,8 @@ class InteriorPoint:
             self.sh.log.iteration(self.held_line)
 
     def compute_direction(self):
-        """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or
-        None when no regularization gives a usable factorization.  Whether the step is
-        finite is not read here: :meth:`.LineSearch.reference` reads it (None: not)."""
-        k, it, calc, xp = self.kkt, self.it, self.calc, self.xp
-        self.inertia.begin_iteration()
-        sL, sU = calc.slacks(it.w)
-        k.sigma.fill(0.0)
-        # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
-        fused.call(xp, "add_ratio", calc.iL, it.zL, sL, k.sigma)
-        fused.call(xp, "add_ratio", calc.iU, it.zU, sU, k.sigma)
-        copy_into(xp, k.jac_values, it.jv)
-        if self.lbfgs is None:
-            self.nlp.hess(it.w, it.y, 1.0, k.hess_values)
-            # read with the line search's reference values (settled first there)
-            calc.check_later(calc.finite_flag(k.hess_values), "Hessian")
-        else:
-            self.lbfgs.fill_kkt(k, self.nw)
-        gphi = calc.grad_phi()
-        rhs_w = fused.call(xp, "neg_sum", gphi, calc.Aty(it.jv, it.y))
-        rhs_c = -it.h
-        solved = self.inertia.direction(rhs_w, rhs_c)
-        if solved is None:
-            return None
-        dw, dy = solved
-        dzL, dzU = calc.bound_multiplier_steps(dw, sL, sU)
-        return Direction(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w,
-                         finite=calc.finite_flag(dw, dy))
+        """The Newton step at the current iterate (:meth:`.newton.IterationKKT.direction`)."""
+        return self.newton.direction()
 
     def _line_search_failed(self):
         """IPOPT's fall-backs when the line search (and the soft restoration) found no
@@ -481,20 +463,8 @@ class InteriorPoint:
     # ================================================================ log
     def log_iteration(self, e, ue, printed: bool = True):
         """The iteration's record in the history, and its line in the log when
-        ``printed``."""
-        from .result import IterationRecord
-
-        info, nlp, it = self.info, self.nlp, self.it
-        obj = it.f / nlp.df
-        constr = ue["constr"]
-        if self.resto:
-            # IPOPT's log during restoration: the original problem's objective and
-            # constraint violation, the restoration problem's dual infeasibility
-            obj = nlp.original_objective(it.w)
-            constr = nlp.original_constr_viol(it.w, it.h)
-        rec = IterationRecord(self.sh.iter, obj, constr, e["dual"], self.barrier.mu,
-                              info.d_norm, info.delta_w, info.alpha_du, info.alpha_pr,
-                              info.ls, info.tag, self.resto)
+        ``printed`` (:func:`.log.iteration_record`)."""
+        rec = iteration_record(self, e, ue)
         self.sh.history.append(rec)
         if printed and self.sh.log is not None:
             self.sh.log.iteration(rec)

@@ -69,7 +69,6 @@ IPOPT_NO_EFFECT = {
     "quality_function_max_section_steps": (_EVERY, ""),
     "quality_function_section_sigma_tol": (_EVERY, ""),
     "quality_function_section_qf_tol": (_EVERY, ""),
-    "sigma_max": (_EVERY, ""),                     # mu_oracle quality-function, probing
     "sigma_min": (_EVERY, ""),
 }
 
@@ -94,8 +93,6 @@ IPOPT_ONE_VALUE = {
     "accept_every_trial_step": (("no",), "the filter decides every step"),
     "accept_after_max_steps": ((-1,), "the filter decides every step"),
     "alpha_for_y": (("primal",), "the constraint multipliers take the primal step"),
-    "recalc_y": (("no",), "no least-squares multipliers between steps"),
-    "recalc_y_feas_tol": ((1e-6,), _ONE_ALGORITHM),
     "mu_target": ((0, 0.0), "complementarity driven to zero"),
     "s_max": ((100, 100.0), "IPOPT's default scaling of the optimality error"),
     "nlp_scaling_obj_target_gradient": ((0, 0.0), "gradient-based scaling by "
@@ -119,7 +116,6 @@ IPOPT_ONE_VALUE = {
     "perturb_always_cd": (("no",), "delta_c only for a singular system"),
     "resto_proximity_weight": ((1, 1.0), "the restoration's proximity weight sqrt(mu)"),
     "resto_failure_feasibility_threshold": ((0, 0.0), _ONE_ALGORITHM),
-    "mu_oracle": (("loqo",), _ADAPTIVE),
     "fixed_mu_oracle": (("average_compl",), _ADAPTIVE),
     "adaptive_mu_kkterror_red_iters": ((4,), _ADAPTIVE),
     "adaptive_mu_kkterror_red_fact": ((0.9999,), _ADAPTIVE),

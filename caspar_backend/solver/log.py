@@ -176,3 +176,21 @@ def problem_statistics(print_level, linear_solver, jac, hess, lbx, ubx, lbg, ubg
             f"   inequality constraints with lower and upper bounds: {cb:8d}",
             f"        inequality constraints with only upper bounds: {cu:8d}", ""]
     return "\n".join(out) + "\n"
+
+
+def iteration_record(ipm, e, ue):
+    """The :class:`~.result.IterationRecord` of ``ipm``'s current iterate (an
+    :class:`~.ipm.InteriorPoint`; errors ``e``, unscaled ``ue``): during restoration
+    IPOPT's log shows the original problem's objective and constraint violation and the
+    restoration problem's dual infeasibility."""
+    from .result import IterationRecord
+
+    info, nlp, it = ipm.info, ipm.nlp, ipm.it
+    obj = it.f / nlp.df
+    constr = ue["constr"]
+    if ipm.resto:
+        obj = nlp.original_objective(it.w)
+        constr = nlp.original_constr_viol(it.w, it.h)
+    return IterationRecord(ipm.sh.iter, obj, constr, e["dual"], ipm.barrier.mu,
+                           info.d_norm, info.delta_w, info.alpha_du, info.alpha_pr,
+                           info.ls, info.tag, ipm.resto)

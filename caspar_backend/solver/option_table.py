@@ -62,13 +62,24 @@ _ROWS = [
        "solve with Diverging_Iterates.", low=0.0),
     # ---------------------------------------------------------------- barrier parameter
     _o("mu_strategy", str, "monotone", "Barrier update: Fiacco-McCormick 'monotone' or "
-       "'adaptive' (IPOPT's with mu_oracle 'loqo' and adaptive_mu_globalization "
-       "'kkt-error').", ("monotone", "adaptive")),
+       "IPOPT's 'adaptive' (mu_oracle, adaptive_mu_globalization).  Not set: 'adaptive' "
+       "with hessian_approximation 'limited-memory' (as IPOPT).", ("monotone", "adaptive")),
+    _o("recalc_y", bool, False, "Least-squares constraint multipliers after every step "
+       "whose infeasibility (1-norm) is below recalc_y_feas_tol.  Not set: on with "
+       "hessian_approximation 'limited-memory' (as IPOPT).", ()),
+    _o("recalc_y_feas_tol", float, 1e-6, "Infeasibility below which recalc_y recomputes "
+       "the multipliers.", low=0.0),
     _o("adaptive_mu_globalization", str, "obj-constr-filter", "Progress test of the "
        "adaptive update's free mode: 'obj-constr-filter' (the iterate's objective and "
        "constraint violation acceptable to a filter of the accepted ones), 'kkt-error' "
        "(the KKT error 0.9999 times one of the last 4 accepted) or 'never-monotone-mode'.",
        ("obj-constr-filter", "kkt-error", "never-monotone-mode")),
+    _o("mu_oracle", str, "loqo", "The adaptive update's free-mode rule: 'loqo' (LOQO's "
+       "centrality rule) or 'probing' (Mehrotra's, from the affine-scaling step); "
+       "IPOPT's default, 'quality-function', is not implemented.",
+       ("loqo", "probing")),
+    _o("sigma_max", float, 100.0, "Largest centering parameter of the probing oracle.",
+       low=0.0),
     _o("filter_margin_fact", float, 1e-5, "Margin factor of the obj-constr-filter "
        "progress test: the margin is this times min(filter_max_margin, E0).", low=0.0,
        high=1.0),

@@ -138,10 +138,12 @@ class BarrierQuantities:
         fused.call(xp, "add_barrier", self.iU, mu, sU, -kd, self.dampU, g)
         return g
 
-    def bound_multiplier_steps(self, dw, sL=None, sU=None):
+    def bound_multiplier_steps(self, dw, sL=None, sU=None, mu=None):
         """(dzL, dzU) of the primal step ``dw`` at the current iterate: the eliminated
-        rows of the primal-dual system, Z dw + S dz = mu e - S z."""
-        it, mu = self.it, self.barrier.mu
+        rows of the primal-dual system, Z dw + S dz = mu e - S z (``mu``: the barrier
+        parameter's unless given)."""
+        it = self.it
+        mu = self.barrier.mu if mu is None else mu
         if sL is None:
             sL, sU = self.slacks(it.w)
         xp = self.xp

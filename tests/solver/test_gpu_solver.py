@@ -754,6 +754,6 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     # at 7ff1a74, 61 / 9.0 with the multi-column reductions and the fused KKT build; more
     # needs a reason (benchmarks/RESULTS.md)
     assert float(m.group(1)) <= 66 and float(m.group(2)) <= 9.5, out
-    assert "solver/ipm.py" in out and "fused " in out
+    assert "solver/newton.py" in out and "fused " in out
     # the counters were removed again: a device array is back to the plain emulation
     assert _DevArray.__array_ufunc__.__name__ == "__array_ufunc__"

@@ -1,0 +1,80 @@
+"""The Newton steps of one interior-point iteration: the KKT matrix assembled once per
+iteration and factorized once (with inertia correction, :mod:`.inertia`), then solved for
+each right-hand side the iteration needs -- the affine-scaling step of the adaptive
+update's probing oracle first where it runs, then the search direction (IPOPT's
+PDFullSpaceSolver reuses its factorization the same way).
+
+At the iterate ``(w, y, zL, zU)`` with slacks ``sL, sU``, the matrix is ``[[W + Sigma,
+A^T], [A, -delta_c]]`` with ``Sigma = sum zL/sL + zU/sU`` on the bounded entries, ``W``
+the Hessian of the Lagrangian (or the L-BFGS approximation) and ``A`` the Jacobian; the
+search direction's right-hand side is ``(-(grad phi + A^T y), -h)``, the affine step's
+``(-(grad f + A^T y), -h)`` (the same at mu = 0).
+"""
+
+from __future__ import annotations
+
+from ..arrays import copy_into, fused
+from .iterate import Direction
+
+
+class IterationKKT:
+    """Final.  ``kkt``: the run's KKT system; ``inertia``: its
+    :class:`~.inertia.InertiaCorrector`; ``calc``: the run's
+    :class:`~.quantities.BarrierQuantities` (its iterate and NLP); ``lbfgs``: the
+    quasi-Newton memory or None (exact Hessian)."""
+
+    def __init__(self, kkt, inertia, calc, lbfgs):
+        self.kkt, self.inertia, self.calc, self.lbfgs = kkt, inertia, calc, lbfgs
+        self.assembled = False
+
+    def new_iteration(self) -> None:
+        """The iterate moved (or an iteration begins): assemble again when asked."""
+        self.assembled = False
+
+    def direction(self):
+        """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or
+        None when no regularization gives a usable factorization.  Whether the step is
+        finite is not read here: :meth:`.LineSearch.reference` reads it (None: not)."""
+        calc = self.calc
+        it, xp = calc.it, calc.xp
+        if not self.assembled:
+            self._assemble()
+        sL, sU = calc.slacks(it.w)
+        gphi = calc.grad_phi()
+        rhs_w = fused.call(xp, "neg_sum", gphi, calc.Aty(it.jv, it.y))
+        solved = self.inertia.direction(rhs_w, -it.h)
+        if solved is None:
+            return None
+        dw, dy = solved
+        dzL, dzU = calc.bound_multiplier_steps(dw, sL, sU)
+        return Direction(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w,
+                         finite=calc.finite_flag(dw, dy))
+
+    def affine_step(self):
+        """The affine-scaling step's ``dw`` (the probing oracle's), or None where no
+        factorization is usable."""
+        calc = self.calc
+        it = calc.it
+        if not self.assembled:
+            self._assemble()
+        solved = self.inertia.direction(-(it.gradf + calc.Aty(it.jv, it.y)), -it.h)
+        return None if solved is None else solved[0]
+
+    def _assemble(self) -> None:
+        """The iteration's KKT matrix at the current iterate."""
+        k, calc = self.kkt, self.calc
+        it, xp = calc.it, calc.xp
+        self.assembled = True
+        self.inertia.begin_iteration()
+        sL, sU = calc.slacks(it.w)
+        k.sigma.fill(0.0)
+        # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
+        fused.call(xp, "add_ratio", calc.iL, it.zL, sL, k.sigma)
+        fused.call(xp, "add_ratio", calc.iU, it.zU, sU, k.sigma)
+        copy_into(xp, k.jac_values, it.jv)
+        if self.lbfgs is None:
+            calc.nlp.hess(it.w, it.y, 1.0, k.hess_values)
+            # read with the line search's reference values (settled first there)
+            calc.check_later(calc.finite_flag(k.hess_values), "Hessian")
+        else:
+            self.lbfgs.fill_kkt(k, calc.nw)
