@@ -335,7 +335,7 @@ class InteriorPoint:
                 return st
             self.newton.new_iteration()
             if self.mu_update.update(self.barrier, e, self.line_search.tiny_step, calc,
-                                     self.newton.affine_step):
+                                     self.newton):
                 self.line_search.filter.reset()
             d = self.compute_direction()
             # the direction's finiteness is read with the search's reference values

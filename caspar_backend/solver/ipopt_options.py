@@ -64,17 +64,11 @@ IPOPT_NO_EFFECT = {
     "nu_inc": (_EVERY, ""),
     "rho": (_EVERY, ""),
     "alpha_for_y_tol": (_EVERY, ""),               # alpha_for_y *-and-full
-    "quality_function_norm_type": (_EVERY, ""),    # mu_oracle quality-function
-    "quality_function_centrality": (_EVERY, ""),
-    "quality_function_max_section_steps": (_EVERY, ""),
-    "quality_function_section_sigma_tol": (_EVERY, ""),
-    "quality_function_section_qf_tol": (_EVERY, ""),
-    "sigma_min": (_EVERY, ""),
+
 }
 
 _ONE_ALGORITHM = "caspar implements IPOPT's default here"
-_ADAPTIVE = ("caspar's mu_strategy 'adaptive' is the LOQO oracle with the kkt-error "
-             "globalization")
+_ADAPTIVE = "IPOPT's default of caspar's mu_strategy 'adaptive'"
 _LBFGS = "caspar's limited-memory Hessian is IPOPT's default BFGS with scalar1 start"
 
 IPOPT_ONE_VALUE = {
@@ -122,6 +116,9 @@ IPOPT_ONE_VALUE = {
     "adaptive_mu_monotone_init_factor": ((0.8,), _ADAPTIVE),
     "adaptive_mu_kkt_norm_type": (("2-norm-squared",), _ADAPTIVE),
     "mu_max_fact": ((1000, 1000.0), _ADAPTIVE),
+    "quality_function_norm_type": (("2-norm-squared",), _ADAPTIVE),
+    "quality_function_centrality": (("none",), _ADAPTIVE),
+    "quality_function_balancing_term": (("none",), _ADAPTIVE),
     "limited_memory_update_type": (("bfgs",), _LBFGS),
     "limited_memory_initialization": (("scalar1",), _LBFGS),
     "limited_memory_init_val": ((1, 1.0), _LBFGS),

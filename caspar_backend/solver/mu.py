@@ -20,11 +20,10 @@ mu = 1, tau = 0 in *free* mode, where every iteration takes
 
 ``avg`` the average complementarity, ``mu_max = 1000 avg`` at the first update unless
 set, ``mu_min = min(1e-11, tol/2, compl_inf_tol df/2)`` unless set, and sigma from the
-oracle (``mu_oracle``): 'loqo', ``sigma = 0.1 min(0.05 (1-xi)/xi, 2)^3`` with xi =
-min/avg; 'probing' (Mehrotra), ``sigma = min((mu_aff/avg)^3, sigma_max)`` with mu_aff the
-average complementarity after the affine-scaling step (the Newton step at mu = 0, solved
-with the iteration's factorization: :mod:`.newton`) cut to the boundary (tau = 1, primal
-and dual apart).  IPOPT's default oracle, quality-function, is not implemented.  Free mode
+oracle (``mu_oracle``): 'quality-function' (IPOPT's default) and 'probing', from the
+affine-scaling and centering steps solved with the iteration's factorization
+(:mod:`.mu_oracles`, :mod:`.newton`); 'loqo', ``sigma = 0.1 min(0.05 (1-xi)/xi, 2)^3``
+with xi = min/avg.  Free mode
 lasts while the iterate makes progress (``adaptive_mu_globalization``): 'kkt-error', the
 KKT error ``q = ||grad L||^2/nw + ||h||^2/m + ||S z||^2/n_z`` at most 0.9999 times one of
 the last 4 accepted (fewer kept: progress); 'obj-constr-filter' (IPOPT's default),
@@ -41,6 +40,7 @@ from __future__ import annotations
 
 from ..arrays import scalars
 from .iterate import BarrierParameter
+from .mu_oracles import probing_sigma, quality_function_sigma
 from .status import SolverStop
 
 #: IPOPT's adaptive update constants caspar implements (solver/ipopt_options.py):
@@ -61,16 +61,16 @@ class MuUpdate:
         self.mu_max = None          # adaptive: set at the first update (IPOPT's mu_max)
 
     def update(self, barrier: BarrierParameter, e, tiny_step: bool, calc,
-               affine_step=None) -> bool:
+               newton=None) -> bool:
         """Update ``barrier`` in place from the current iterate's errors ``e`` (at the
         current mu); ``tiny_step``: the last step was tiny (IPOPT's DetectTinyStep);
         ``calc``: the run's :class:`~.quantities.BarrierQuantities` (errors at another mu,
-        complementarity); ``affine_step()``: the run's affine-scaling step ``dw`` (None:
-        no usable factorization), for the probing oracle.  Returns True when the
-        line-search filter is to be reset."""
+        complementarity); ``newton``: the run's :class:`~.newton.IterationKKT` (the
+        oracles' affine and centering steps).  Returns True when the line-search filter
+        is to be reset."""
         if self.opts.mu_strategy == "adaptive":
             mu0 = barrier.mu
-            reset = self._adaptive(barrier, e, tiny_step, calc, affine_step)
+            reset = self._adaptive(barrier, e, tiny_step, calc, newton)
             if self.resto and barrier.mu != mu0:
                 # the restoration objective's proximity weight follows mu (as below)
                 calc.nlp.set_mu(barrier.mu)
@@ -123,7 +123,7 @@ class MuUpdate:
                 break
         return changed
 
-    def _adaptive(self, barrier, e, tiny, calc, affine_step=None) -> bool:
+    def _adaptive(self, barrier, e, tiny, calc, newton=None) -> bool:
         """IPOPT's AdaptiveMuUpdate::UpdateBarrierParameter with the LOQO oracle and the
         kkt-error globalization (module doc)."""
         o, df = self.opts, calc.nlp.df
@@ -167,34 +167,21 @@ class MuUpdate:
         if barrier.free:
             # the oracle's mu, the step-to-boundary factor from the overall error
             barrier.tau = max(o.tau_min, 1.0 - e["E0"])
-            if o.mu_oracle == "probing":
-                sigma = self._probing_sigma(calc, avg, affine_step)
-                if sigma is None:       # no affine step: IPOPT's emergency mode
-                    return reset
-            else:
+            if o.mu_oracle == "loqo":
                 xi = mn / avg
                 sigma = 0.1 * min(0.05 * (1.0 - xi) / max(xi, 1e-300), 2.0) ** 3
+            else:
+                dw_aff = newton.affine_step()
+                dw_cen = (newton.centering_step(avg) if dw_aff is not None
+                          and o.mu_oracle == "quality-function" else None)
+                if dw_aff is None or (dw_cen is None and o.mu_oracle != "probing"):
+                    return reset            # no step: IPOPT's emergency mode
+                sigma = (probing_sigma(calc, avg, dw_aff, o.sigma_max)
+                         if o.mu_oracle == "probing" else quality_function_sigma(
+                             calc, avg, dw_aff, dw_cen, barrier.tau, mu_min, self.mu_max, o))
             barrier.mu = min(max(sigma * avg, mu_min), self.mu_max)
             reset = True
         return reset
-
-    def _probing_sigma(self, calc, avg, affine_step):
-        """IPOPT's ProbingMuOracle (Mehrotra's rule): the affine-scaling step's
-        fraction-to-the-boundary step lengths (tau = 1, primal and dual apart), the
-        average complementarity mu_aff after them, sigma = min((mu_aff / avg)^3,
-        sigma_max); None without an affine step."""
-        dw = affine_step() if affine_step is not None else None
-        if dw is None:
-            return None
-        xp, it = calc.xp, calc.it
-        sL, sU = calc.slacks(it.w)
-        dzL, dzU = calc.bound_multiplier_steps(dw, sL, sU, mu=0.0)
-        ap = calc.fraction_to_boundary(dw, 1.0)
-        ad = calc.fraction_to_boundary_z(dzL, dzU, 1.0)
-        c = xp.concatenate([(sL + ap * dw[calc.iL]) * (it.zL + ad * dzL),
-                            (sU - ap * dw[calc.iU]) * (it.zU + ad * dzU)])
-        mu_aff = scalars(xp, xp.mean(c))[0]
-        return min((mu_aff / avg) ** 3, self.opts.sigma_max)
 
     def _progress(self, calc, e) -> bool:
         """IPOPT's CheckSufficientProgress of the current iterate (errors ``e``) by

@@ -60,6 +60,17 @@ class IterationKKT:
         solved = self.inertia.direction(-(it.gradf + calc.Aty(it.jv, it.y)), -it.h)
         return None if solved is None else solved[0]
 
+    def centering_step(self, avg):
+        """The pure centering step's ``dw`` at the average complementarity ``avg``
+        (IPOPT's quality-function oracle: right-hand side ``(-(grad phi(avg) - grad f),
+        0)``, the part of the Newton step that grows with mu), or None."""
+        calc = self.calc
+        it, xp = calc.it, calc.xp
+        if not self.assembled:
+            self._assemble()
+        solved = self.inertia.direction(it.gradf - calc.grad_phi(avg), xp.zeros(calc.m))
+        return None if solved is None else solved[0]
+
     def _assemble(self) -> None:
         """The iteration's KKT matrix at the current iterate."""
         k, calc = self.kkt, self.calc

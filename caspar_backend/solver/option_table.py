@@ -74,12 +74,21 @@ _ROWS = [
        "constraint violation acceptable to a filter of the accepted ones), 'kkt-error' "
        "(the KKT error 0.9999 times one of the last 4 accepted) or 'never-monotone-mode'.",
        ("obj-constr-filter", "kkt-error", "never-monotone-mode")),
-    _o("mu_oracle", str, "loqo", "The adaptive update's free-mode rule: 'loqo' (LOQO's "
-       "centrality rule) or 'probing' (Mehrotra's, from the affine-scaling step); "
-       "IPOPT's default, 'quality-function', is not implemented.",
-       ("loqo", "probing")),
-    _o("sigma_max", float, 100.0, "Largest centering parameter of the probing oracle.",
+    _o("mu_oracle", str, "quality-function", "The adaptive update's free-mode rule for "
+       "sigma = mu / avg complementarity: 'quality-function' (the sigma minimizing a "
+       "quality function along the affine and centering steps), 'probing' (Mehrotra's, "
+       "from the affine step) or 'loqo' (LOQO's centrality rule).",
+       ("quality-function", "probing", "loqo")),
+    _o("sigma_max", float, 100.0, "Largest sigma of the quality-function and probing "
+       "oracles.", low=0.0),
+    _o("sigma_min", float, 1e-6, "Smallest sigma of the quality-function oracle.",
        low=0.0),
+    _o("quality_function_max_section_steps", int, 8, "Most golden-section steps of the "
+       "quality-function oracle.", low=0),
+    _o("quality_function_section_sigma_tol", float, 0.01, "Relative sigma tolerance of "
+       "the quality-function oracle's golden-section search.", low=0.0, high=1.0),
+    _o("quality_function_section_qf_tol", float, 0.0, "Relative quality tolerance of "
+       "the quality-function oracle's golden-section search.", low=0.0, high=1.0),
     _o("filter_margin_fact", float, 1e-5, "Margin factor of the obj-constr-filter "
        "progress test: the margin is this times min(filter_max_margin, E0).", low=0.0,
        high=1.0),

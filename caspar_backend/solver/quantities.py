@@ -127,9 +127,11 @@ class BarrierQuantities:
         """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
         return self.add_bound_multipliers(gradf + self.Aty(jv, y), zL, zU)
 
-    def grad_phi(self):
-        """The barrier gradient at the current iterate, a new array."""
-        it, mu = self.it, self.barrier.mu
+    def grad_phi(self, mu=None):
+        """The barrier gradient at the current iterate (at ``mu``: the barrier
+        parameter's unless given), a new array."""
+        it = self.it
+        mu = self.barrier.mu if mu is None else mu
         sL, sU = self.slacks(it.w)
         g = it.gradf.copy()  # vector-sized; kept by the direction
         kd = self.opts.kappa_d * mu

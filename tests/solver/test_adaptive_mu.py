@@ -1,8 +1,9 @@
 """mu_strategy 'adaptive' against IPOPT 3.14 with the same oracle and globalization
-(mu_oracle loqo; adaptive_mu_globalization obj-constr-filter, IPOPT's default, and
-kkt-error; caspar_backend.solver.mu's module doc): status, iterations and objective on
-bank problems, restoration phases (run with the same strategy, as IPOPT's) and
-start_with_resto included."""
+(caspar_backend.solver.mu's and .mu_oracles' module docs): IPOPT's defaults
+(quality-function, obj-constr-filter), the loqo and probing oracles, the kkt-error
+globalization, and the limited-memory Hessian's defaults; status, iterations and
+objective on bank problems, restoration phases (run with the same strategy, as IPOPT's)
+and start_with_resto included."""
 import pytest
 
 ca = pytest.importorskip("casadi")
@@ -33,15 +34,29 @@ def test_adaptive_as_ipopt(name, globalization):
     assert rc.f == pytest.approx(ri["f"], rel=1e-8, abs=1e-10)
 
 
-def test_oracle_and_globalization_options_are_caspars():
-    """IPOPT's names for what caspar implements are accepted; its default oracle is not
-    implemented (an error naming what is)."""
+@pytest.mark.parametrize("name", NAMES)
+def test_adaptive_defaults_as_ipopt(name):
+    """mu_strategy 'adaptive' alone: IPOPT's defaults, the quality-function oracle and
+    the obj-constr-filter globalization."""
+    p = PROBLEMS[name]
+    d = dict(p.build(), options=p.options)
+    ri = run_ipopt(d, {"mu_strategy": "adaptive"})
+    rc = run_caspar(d, {"mu_strategy": "adaptive", "compiled_path": "no"})
+    assert (rc.status, rc.iterations) == (ri["status"], ri["iter"])
+    assert rc.f == pytest.approx(ri["f"], rel=1e-8, abs=1e-10)
+
+
+def test_oracle_options():
+    """IPOPT's three oracles by name; the quality function's own variants other than
+    IPOPT's defaults are not implemented (an error naming what is)."""
     from caspar_backend.errors import OptionError
     from caspar_backend.solver.options import resolve_options
 
-    resolve_options(ADAPTIVE)
-    with pytest.raises(OptionError, match="mu_oracle.*loqo"):
-        resolve_options({"mu_strategy": "adaptive", "mu_oracle": "quality-function"})
+    for oracle in ("quality-function", "probing", "loqo"):
+        assert resolve_options({"mu_strategy": "adaptive", "mu_oracle": oracle}).mu_oracle \
+            == oracle
+    with pytest.raises(OptionError, match="quality_function_centrality.*'none'"):
+        resolve_options({"mu_strategy": "adaptive", "quality_function_centrality": "log"})
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -68,12 +83,11 @@ LBFGS_NAMES = ["hs003", "hs004", "hs012", "hs018", "hs021", "hs031", "hs033", "h
 @pytest.mark.parametrize("name", LBFGS_NAMES)
 def test_limited_memory_defaults_as_ipopt(name):
     """hessian_approximation 'limited-memory' takes IPOPT's defaults that go with it:
-    mu_strategy 'adaptive' and recalc_y on (the least-squares multipliers after each
-    step below recalc_y_feas_tol).  The oracle is given (probing): IPOPT's default,
-    quality-function, is not implemented."""
+    mu_strategy 'adaptive' (with its quality-function oracle) and recalc_y on (the
+    least-squares multipliers after each step below recalc_y_feas_tol)."""
     p = PROBLEMS[name]
     d = dict(p.build(), options=p.options)
-    opts = {"hessian_approximation": "limited-memory", "mu_oracle": "probing"}
+    opts = {"hessian_approximation": "limited-memory"}
     ri = run_ipopt(d, opts)
     rc = run_caspar(d, dict(opts, compiled_path="no"))
     assert (rc.status, rc.iterations) == (ri["status"], ri["iter"])

@@ -18,9 +18,7 @@ from caspar_backend.solver.options import ignored_ipopt_option, resolve_options
 DATA = os.path.join(os.path.dirname(__file__), "data", "ipopt_options.txt")
 
 #: IPOPT options whose IPOPT default caspar does not implement, and why
-DIFFERENT_DEFAULTS = {
-    "mu_oracle": "caspar's adaptive barrier update is the LOQO oracle",
-}
+DIFFERENT_DEFAULTS: dict = {}
 
 
 def _ipopt_options():
