@@ -7,10 +7,13 @@ With the last ``k`` pairs ``S = [s_i]``, ``Y = [y_i]`` (``nx x k``) and
     B = sigma I - [sigma S, Y] M^{-1} [sigma S, Y]^T,
     M = [[sigma S^T S, L], [L^T, -D]],
 
-``L`` the strictly lower part of ``S^T Y`` and ``D`` its diagonal.  ``-M^{-1}`` is symmetric
-indefinite; with its eigen-decomposition ``-M^{-1} = E diag(lam) E^T`` we write
+``L`` the strictly lower part of ``S^T Y`` and ``D`` its diagonal.  As IPOPT, through the
+Cholesky factor of M's Schur complement (:meth:`LBFGS.lowrank`; stable where M is
+nearly singular, as late in a solve), ``B = sigma I - U U^T + V V^T``; where that
+Cholesky fails, ``-M^{-1} = E diag(lam) E^T`` gives ``Q = [sigma S, Y] E |lam|^{1/2}``,
+``C = diag(sign(lam))``.  Either way
 
-    B = sigma I + Q C Q^T,   Q = [sigma S, Y] E |lam|^{1/2},   C = diag(sign(lam)),
+    B = sigma I + Q C Q^T,
 
 which is what :class:`~caspar_backend.kkt.augmented.AugmentedKKT` takes as its low-rank
 block (unused columns: ``Q = 0``, ``C = -1``).  The Hessian values are the diagonal
@@ -61,7 +64,14 @@ class LBFGS:
         self.sigma = float(np.clip(sy / ss, 1e-8, 1e8))
 
     def lowrank(self):
-        """(Q, c): B = sigma I + Q diag(c) Q^T."""
+        """(Q, c): B = sigma I + Q diag(c) Q^T, as IPOPT forms it: with the Cholesky
+        factor J of ``sigma S^T S + L D^{-1} L^T`` (the Schur complement of ``-D`` in M,
+        positive definite as D is: skipped pairs keep ``s^T y > 0``),
+
+            B = sigma I - U U^T + V V^T,  U = (sigma S + Y D^{-1} L^T) J^{-T},
+            V = Y D^{-1/2};
+
+        the eigen-decomposition of ``-M^{-1}`` (module doc) where that Cholesky fails."""
         xp = self.xp
         S, Y, sig = self.S, self.Y, self.sigma
         p = S.shape[1]
@@ -70,7 +80,17 @@ class LBFGS:
         SY = host(S.T @ Y)
         StS = host(sig * S.T @ S)
         L = np.tril(SY, -1)
-        D = np.diag(np.diag(SY))
+        d = np.diag(SY).copy()
+        try:
+            J = np.linalg.cholesky(StS + (L / d) @ L.T)
+        except np.linalg.LinAlgError:
+            J = None
+        if J is not None and np.all(d > 0):
+            Jinv_T = np.linalg.inv(J).T
+            U = (sig * S + Y @ xp.asarray((L / d).T)) @ xp.asarray(Jinv_T)
+            V = Y / xp.asarray(np.sqrt(d))
+            return xp.hstack([U, V]), np.concatenate([-np.ones(p), np.ones(p)])
+        D = np.diag(d)
         M = np.block([[StS, L], [L.T, -D]])
         lam, E = np.linalg.eigh(-np.linalg.inv(M))
         W = xp.hstack([sig * S, Y]) @ xp.asarray(E)
