@@ -214,10 +214,14 @@ class LineSearch:
             return False
         if tiny:
             alpha_max, alpha_z = calc.step_bounds(d, tau)
-            f_t, ok = calc.eval_zeroth(w + alpha_max * dw, self.h_t)
+            wt = self.w_t
+            fused.call(self.xp, "axpy_into", w, alpha_max, dw, wt)
+            # the trial's barrier function as IPOPT evaluates it there: a slack lost to
+            # rounding switches to safe slacks (trial_point), as for any trial point
+            f_t, ok, _, _ = calc.trial_point(wt, self.h_t)
             if ok:
                 self.tiny_step = True
-                self._accept(d, alpha_max, alpha_z, w + alpha_max * dw, f_t, 1, "T", None)
+                self._accept(d, alpha_max, alpha_z, wt, f_t, 1, "T", None)
                 wd.shortened = 0
                 self._count_step(theta)
                 return True
