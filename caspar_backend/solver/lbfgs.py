@@ -21,8 +21,9 @@ block (unused columns: ``Q = 0``, ``C = -1``).  The Hessian values are the diago
 :meth:`fill_kkt`, which therefore needs a structural diagonal: the interior-point method
 adds ``sigma`` through ``Sigma`` instead (the KKT Hessian values are set to zero).
 
-Pairs with ``s^T y <= eps ||s|| ||y||`` are skipped (IPOPT's default ``bfgs`` update);
-after ``max_skipping`` consecutive skips the memory is reset.
+Pairs with ``s^T y <= sqrt(eps) ||s|| ||y||`` are skipped (IPOPT's default ``bfgs``
+update); at the iteration after ``max_skipping`` consecutive skips the memory is reset
+and that iteration's pair dropped (IPOPT's "Resetting Limited-Memory Update").
 
 Arrays: ``S``, ``Y`` and ``Q`` live in the array module ``xp``; the small ``2k x 2k``
 matrices (``S^T S``, ``S^T Y``, ``M`` and its eigen-decomposition) are formed on the
@@ -48,15 +49,19 @@ class LBFGS:
         self.max_skipping = max_skipping
 
     def update(self, s, y):
+        """Take the pair ``(s, y)`` of an iteration (IPOPT's UpdateHessian): after
+        ``max_skipping`` skipped pairs in a row the memory is reset instead, and this
+        pair is not used (the approximation restarts from the current point)."""
         xp = self.xp
+        if self.skipped >= self.max_skipping:
+            self.S = xp.zeros((self.nx, 0))
+            self.Y = xp.zeros((self.nx, 0))
+            self.sigma = 1.0
+            self.skipped = 0
+            return
         sy, ns, ny, ss = scalars(xp, s @ y, xp.linalg.norm(s), xp.linalg.norm(y), s @ s)
         if not np.isfinite(sy) or sy <= np.sqrt(np.finfo(float).eps) * ns * ny:
             self.skipped += 1
-            if self.skipped >= self.max_skipping:
-                self.S = xp.zeros((self.nx, 0))
-                self.Y = xp.zeros((self.nx, 0))
-                self.sigma = 1.0
-                self.skipped = 0
             return
         self.skipped = 0
         self.S = xp.column_stack([self.S, s])[:, -self.k:]

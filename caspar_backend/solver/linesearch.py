@@ -99,7 +99,8 @@ class LineSearch:
 
     ``calc``: the run's :class:`~.quantities.BarrierQuantities`; ``kkt``: the KKT system
     holding the current factorization (second-order corrections solve with it);
-    ``lbfgs``: the quasi-Newton memory to update on acceptance, or None; ``resto``: the
+    ``lbfgs``: the quasi-Newton memory or None (updated by the iteration's assembly:
+    :mod:`.newton`); ``resto``: the
     restoration phase's own search (no soft restoration; ``resto_expect``: with
     expect_infeasible_problem); ``square``: the problem is square; ``log``: the run's
     :class:`~.log.IterationLog` (None: no output), where a trial point with an evaluation
@@ -466,8 +467,6 @@ class LineSearch:
         if filter_pair is not None and kind in ("h", "H"):
             theta, phi = filter_pair
             self.filter.add((1 - G_THETA) * theta, phi - G_PHI * theta)
-        if self.lbfgs is not None:       # the pair (s, y) of the quasi-Newton update
-            w_old, gold, jold = it.w.copy(), it.gradf.copy(), it.jv.copy()
         copy_into(self.xp, it.w, wt)
         it.moved()
         it.f = f_t
@@ -489,11 +488,5 @@ class LineSearch:
             mu = min(scalars(xp, xp.mean(c))[0], 1e3) if c.size else mu
         fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
         fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
-        if self.lbfgs is not None:
-            nx = calc.nlp.nx
-            s = it.w[:nx] - w_old[:nx]
-            gnew = (it.gradf + calc.Aty(it.jv, it.y))[:nx]  # new array: Aty's buffer reused
-            gold_ = (gold + calc.Aty(jold, it.y))[:nx]
-            self.lbfgs.update(s, gnew - gold_)
         info = self.info
         info.alpha_pr, info.alpha_du, info.ls, info.tag = alpha, alpha_z, ls, kind[:1]

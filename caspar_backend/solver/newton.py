@@ -26,6 +26,7 @@ class IterationKKT:
     def __init__(self, kkt, inertia, calc, lbfgs):
         self.kkt, self.inertia, self.calc, self.lbfgs = kkt, inertia, calc, lbfgs
         self.assembled = False
+        self._last = None       # (w, grad f, Jacobian values) at the last assembly (L-BFGS)
 
     def new_iteration(self) -> None:
         """The iterate moved (or an iteration begins): assemble again when asked."""
@@ -88,4 +89,19 @@ class IterationKKT:
             # read with the line search's reference values (settled first there)
             calc.check_later(calc.finite_flag(k.hess_values), "Hessian")
         else:
+            self._update_lbfgs()
             self.lbfgs.fill_kkt(k, calc.nw)
+
+    def _update_lbfgs(self) -> None:
+        """IPOPT's LimMemQuasiNewtonUpdater::UpdateHessian at the iteration's start: the
+        pair ``s = x - x_last``, ``y = grad L(x, y) - grad L(x_last, y)`` (both with the
+        current multipliers -- after recalc_y, across a restoration phase or a watchdog
+        restore alike), ``x_last`` the iterate of the run's previous assembly."""
+        calc, lb = self.calc, self.lbfgs
+        it, nx = calc.it, calc.nlp.nx
+        if self._last is not None:
+            w0, g0, j0 = self._last
+            g_new = (it.gradf + calc.Aty(it.jv, it.y))[:nx]    # (Aty's buffer is reused)
+            g_old = (g0 + calc.Aty(j0, it.y))[:nx]
+            lb.update(it.w[:nx] - w0[:nx], g_new - g_old)
+        self._last = (it.w.copy(), it.gradf.copy(), it.jv.copy())

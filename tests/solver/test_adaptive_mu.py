@@ -72,12 +72,14 @@ def test_probing_as_ipopt(name):
     assert rc.f == pytest.approx(ri["f"], rel=1e-8, abs=1e-10)
 
 
-#: bank problems whose limited-memory solve follows IPOPT's (the others drift apart in
-#: the quasi-Newton updates: chained_rosenbrock, hs002, hs016, hs029; or run a restoration
-#: phase, whose limited-memory details differ)
-LBFGS_NAMES = ["hs003", "hs004", "hs012", "hs018", "hs021", "hs031", "hs033", "hs065",
-               "hs071", "hs076", "bound_only_quadratic", "optimal_control_200",
-               "ring_inequalities"]
+#: bank problems whose limited-memory solve follows IPOPT's (the rosenbrock families
+#: drift apart in the quasi-Newton updates at round-off), restoration phases, skipped
+#: and reset memories (hs016, hs029), recalc_y and an unbounded problem included
+LBFGS_NAMES = ["hs003", "hs004", "hs012", "hs016", "hs017", "hs018", "hs021", "hs029",
+               "hs031", "hs033", "hs038", "hs065", "hs071", "hs076", "bound_only_quadratic",
+               "optimal_control_200", "ring_inequalities", "needs_restoration_exp",
+               "restoration_to_local_infeasibility_wb", "infeasible_disc_halfplane",
+               "unbounded_linear"]
 
 
 @pytest.mark.parametrize("name", LBFGS_NAMES)
@@ -91,7 +93,8 @@ def test_limited_memory_defaults_as_ipopt(name):
     ri = run_ipopt(d, opts)
     rc = run_caspar(d, dict(opts, compiled_path="no"))
     assert (rc.status, rc.iterations) == (ri["status"], ri["iter"])
-    assert rc.f == pytest.approx(ri["f"], rel=1e-7, abs=1e-9)
+    if rc.status != "Diverging_Iterates":       # (there: a point near 1e20, to round-off)
+        assert rc.f == pytest.approx(ri["f"], rel=1e-7, abs=1e-9)
 
 
 def test_limited_memory_default_options():
