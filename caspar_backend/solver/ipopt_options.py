@@ -30,6 +30,10 @@ IPOPT_NO_EFFECT = {
     "print_options_documentation": (("no",), "caspar's options are documented in "
                                              "caspar_backend.solver.options.OPTIONS"),
     "print_options_mode": (_EVERY, ""),
+    # options of IPOPT's AMPL executable (Pyomo's 'ipopt' solver passes them): an
+    # evaluation error is handled as IPOPT's library does; no .sol file is written
+    "halt_on_ampl_error": (_EVERY, ""),
+    "wantsol": (_EVERY, ""),
     "print_advanced_options": (_EVERY, ""),
     "print_info_string": (("no",), "caspar's iteration lines have no info-string column"),
     "print_frequency_time": ((0, 0.0), "caspar prints by iteration count "

@@ -75,3 +75,11 @@ def test_a_value_without_effect_warns_and_a_default_does_not():
                          "sigma_max": 50.0})
     with pytest.warns(UserWarning, match="print_info_string.*no effect"):
         resolve_options({"print_info_string": "yes"})
+
+
+def test_options_of_ipopts_ampl_executable():
+    """Pyomo's 'ipopt' solver runs IPOPT's AMPL executable, whose users set
+    halt_on_ampl_error and wantsol: accepted (no evaluation through AMPL here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resolve_options({"halt_on_ampl_error": "yes", "wantsol": 8})
