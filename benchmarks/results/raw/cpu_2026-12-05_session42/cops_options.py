@@ -5,7 +5,7 @@ path where the options need it): status, iterations, objective, wall time.
     PYTHONPATH=. python benchmarks/results/raw/cpu_2026-12-05_session42/cops_options.py "{'mu_strategy': 'adaptive'}"
 """
 import sys, time
-import casadi as ca, numpy as np
+import casadi as ca
 from benchmarks.models.reference import nl_problem
 from benchmarks.models.cops import PROBLEMS
 from benchmarks.cases import cops_size
