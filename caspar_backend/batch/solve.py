@@ -54,6 +54,7 @@ SEQUENTIAL_OPTIONS = (
     ("inertia_correction_method", lambda v: v == "inertia-based"),
     ("start_with_resto", lambda v: not v),
     ("expect_infeasible_problem", lambda v: not v),
+    ("bound_mult_init_method", lambda v: v == "constant"),
     ("warm_start_init_point", lambda v: not v),
     ("iteration_callback", lambda v: v is None),
     ("derivative_test", lambda v: v == "none"),

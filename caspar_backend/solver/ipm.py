@@ -231,6 +231,9 @@ class InteriorPoint:
         calc.eval_first_order(it)
         it.zL[:] = o.bound_mult_init_val if zL0 is None else zL0
         it.zU[:] = o.bound_mult_init_val if zU0 is None else zU0
+        if zL0 is None and o.bound_mult_init_method == "mu-based":
+            sL, sU = calc.slacks(it.w)          # IPOPT: z = mu_init / s
+            it.zL[:], it.zU[:] = o.mu_init / sL, o.mu_init / sU
         if y0 is not None:
             it.y[:] = y0
         elif ls_mult and ls_duals_jac is not None and \

@@ -86,8 +86,6 @@ IPOPT_ONE_VALUE = {
     "warm_start_entire_iterate": (("no",), "warm starts from x0, lam_g0, lam_x0"),
     "warm_start_target_mu": ((0, 0.0), _ONE_ALGORITHM),
     "replace_bounds": (("no",), _ONE_ALGORITHM),
-    "bound_mult_init_method": (("constant",), "bound multipliers start at "
-                                              "bound_mult_init_val"),
     "accept_every_trial_step": (("no",), "the filter decides every step"),
     "accept_after_max_steps": ((-1,), "the filter decides every step"),
     "alpha_for_y": (("primal",), "the constraint multipliers take the primal step"),

@@ -129,6 +129,9 @@ _ROWS = [
        "small slacks: a slack below eps min(1, mu) is replaced by min(max(mu / z, eps "
        "min(1, mu)), slack + slack_move max(1, |bound|)) (z its bound multiplier).",
        low=0.0),
+    _o("bound_mult_init_method", str, "constant", "Initial bound multipliers: 'constant' "
+       "(bound_mult_init_val) or 'mu-based' (mu_init / slack at the starting point).",
+       ("constant", "mu-based")),
     _o("bound_mult_init_val", float, 1.0, "Initial value of the bound multipliers.",
        low=0.0),
     _o("constr_mult_init_max", float, 1e3, "Least-squares constraint multipliers larger "

@@ -108,3 +108,18 @@ def test_limited_memory_default_options():
     assert (o.mu_strategy, o.recalc_y) == ("monotone", False)
     o = resolve_options({})
     assert (o.mu_strategy, o.recalc_y) == ("monotone", False)
+
+
+@pytest.mark.parametrize("strategy", ["monotone", "adaptive"])
+@pytest.mark.parametrize("name", ["hs004", "hs016", "hs033", "hs071", "ring_inequalities",
+                                  "needs_restoration_exp"])
+def test_mu_based_bound_multipliers_as_ipopt(name, strategy):
+    """bound_mult_init_method 'mu-based': z = mu_init / slack at the starting point (the
+    mu_init option's value, also under the adaptive update, which starts at mu = 1)."""
+    p = PROBLEMS[name]
+    d = dict(p.build(), options=p.options)
+    opts = {"bound_mult_init_method": "mu-based", "mu_strategy": strategy}
+    ri = run_ipopt(d, opts)
+    rc = run_caspar(d, dict(opts, compiled_path="no"))
+    assert (rc.status, rc.iterations) == (ri["status"], ri["iter"])
+    assert rc.f == pytest.approx(ri["f"], rel=1e-8, abs=1e-10)
