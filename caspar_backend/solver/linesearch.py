@@ -483,9 +483,8 @@ class LineSearch:
         # mu mode mu is the new point's average complementarity, at most 1e3 (IPOPT)
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         sL, sU = calc.slacks(it.w)
-        if self.barrier.free:
-            c = xp.concatenate([sL * it.zL, sU * it.zU])
-            mu = min(scalars(xp, xp.mean(c))[0], 1e3) if c.size else mu
+        if self.barrier.free and calc.nL + calc.nU:
+            mu = min(calc.complementarity_mean_min()[0], 1e3)
         fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
         fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
         info = self.info

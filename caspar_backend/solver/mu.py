@@ -38,7 +38,6 @@ complementarity (at most 1e3) instead of mu.  Without bounds mu stays at mu_min.
 
 from __future__ import annotations
 
-from ..arrays import scalars
 from .iterate import BarrierParameter
 from .mu_oracles import probing_sigma, quality_function_sigma
 from .status import SolverStop
@@ -72,22 +71,31 @@ class MuUpdate:
             mu0 = barrier.mu
             reset = self._adaptive(barrier, e, tiny_step, calc, newton)
             if self.resto and barrier.mu != mu0:
-                # the restoration objective's proximity weight follows mu (as below)
-                calc.nlp.set_mu(barrier.mu)
-                it = calc.it
-                it.f, _ = calc.eval_zeroth(it.w, it.h)
+                self._follow_mu(calc, barrier.mu)
             return reset
         return self._monotone(barrier, e, tiny_step, calc)
 
     def mu_floor(self, df: float) -> float:
-        """IPOPT's lower bound on mu (MonotoneMuUpdate::CalcNewMuAndTau, and the adaptive
-        update's ``mu_min`` when the user did not set it): min(tol, compl_inf_tol df) /
-        (barrier_tol_factor + 1), df the objective scaling factor of the problem solved."""
+        """IPOPT's lower bound on a monotone decrease of mu (MonotoneMuUpdate, and the
+        adaptive update's fixed mode): min(tol, compl_inf_tol df) / (barrier_tol_factor +
+        1), df the objective scaling factor of the problem solved."""
         o = self.opts
         return min(o.tol, o.compl_inf_tol * float(df)) / (o.barrier_tol_factor + 1.0)
 
-    def _mu_min(self, df) -> float:
-        return self.opts.mu_min if "mu_min" in self.opts.user else self.mu_floor(df)
+    def _decreased(self, mu, floor) -> float:
+        """The monotone decrease: max(floor, min(kappa_mu mu, mu^theta_mu))."""
+        o = self.opts
+        return max(floor, min(o.mu_linear_decrease_factor * mu,
+                              mu ** o.mu_superlinear_decrease_power))
+
+    @staticmethod
+    def _follow_mu(calc, mu) -> None:
+        """The restoration objective's proximity term is weighted by sqrt(mu) (IPOPT's
+        Eta(mu)): its value at the iterate changes with mu, its derivatives there do not
+        (RestorationNLP.set_mu)."""
+        calc.nlp.set_mu(mu)
+        it = calc.it
+        it.f, _ = calc.eval_zeroth(it.w, it.h)
 
     def _monotone(self, barrier, e, tiny, calc) -> bool:
         """IPOPT's monotone (Fiacco-McCormick) update: while the barrier problem is solved
@@ -108,31 +116,25 @@ class MuUpdate:
                 e = calc.errors(barrier.mu)
             if not (e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny):
                 break
-            barrier.mu = max(floor, min(o.mu_linear_decrease_factor * barrier.mu,
-                                        barrier.mu ** o.mu_superlinear_decrease_power))
+            barrier.mu = self._decreased(barrier.mu, floor)
             barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
             changed = True
             if self.resto:
-                # the restoration objective's proximity term is weighted by sqrt(mu)
-                # (IPOPT's Eta(mu)): its value at the iterate changes with mu, its
-                # derivatives there do not (RestorationNLP.set_mu)
-                calc.nlp.set_mu(barrier.mu)
-                it = calc.it
-                it.f, _ = calc.eval_zeroth(it.w, it.h)
+                self._follow_mu(calc, barrier.mu)
             if tiny:
                 break
         return changed
 
     def _adaptive(self, barrier, e, tiny, calc, newton=None) -> bool:
-        """IPOPT's AdaptiveMuUpdate::UpdateBarrierParameter with the LOQO oracle and the
-        kkt-error globalization (module doc)."""
+        """IPOPT's AdaptiveMuUpdate::UpdateBarrierParameter (module doc): the oracle's
+        sigma from ``newton``'s affine and centering steps where it needs them."""
         o, df = self.opts, calc.nlp.df
         # IPOPT's adaptive mu_min when not set: min(mu_min, tol/2, compl_inf_tol df / 2),
         # mu_min 100 times larger in the restoration phase
         mu_min = o.mu_min if "mu_min" in o.user else min(
             o.mu_min * (100.0 if self.resto else 1.0),
             0.5 * min(o.tol, o.compl_inf_tol * float(df)))
-        avg, mn = _avg_compl(calc)
+        avg, mn = calc.complementarity_mean_min()
         if self.mu_max is None:
             self.mu_max = o.mu_max if "mu_max" in o.user else MU_MAX_FACT * avg
         if calc.nL + calc.nU == 0:
@@ -147,8 +149,7 @@ class MuUpdate:
                 self._remember(calc)
             elif e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny:
                 mu = barrier.mu
-                new = max(min(o.mu_linear_decrease_factor * mu,
-                              mu ** o.mu_superlinear_decrease_power), self.mu_floor(df))
+                new = self._decreased(mu, self.mu_floor(df))
                 if tiny and new == mu:
                     raise SolverStop("Search_Direction_Becomes_Too_Small",
                                      "problem solved to the best possible accuracy")
@@ -216,13 +217,3 @@ class MuUpdate:
             self.refs = [(fe, te) for fe, te in self.refs if not (f <= fe and theta <= te)]
             self.refs.append((f, theta))
 
-
-def _avg_compl(calc):
-    """(mean, min) of the complementarity products s z at the current iterate."""
-    xp, it = calc.xp, calc.it
-    sL, sU = calc.slacks(it.w)
-    c = xp.concatenate([sL * it.zL, sU * it.zU])
-    if c.size == 0:
-        return 0.0, 0.0
-    mean, mn = scalars(xp, xp.mean(c), xp.min(c))
-    return mean, mn

@@ -7,7 +7,8 @@ quality function also from the centering step ``d_cen`` (its part that grows wit
 the Newton step at mu is ``d_aff + sigma d_cen``), both solved with the iteration's
 factorization (:mod:`.newton`).  On the slacks and bound multipliers (``ds_L = dw[iL]``,
 ``ds_U = -dw[iU]``; ``dz`` from ``S dz + Z dw = r``, r = -S z for the affine step and
-avg for the centering step):
+avg for the centering step; the step lengths are the run's fraction to the boundary,
+:meth:`~.quantities.BarrierQuantities.fraction_to_boundary`):
 
 * probing (Mehrotra): ``sigma = min((mu_aff / avg)^3, sigma_max)``, mu_aff the average
   complementarity after the affine step cut to the boundary (tau = 1, primal and dual
@@ -34,19 +35,18 @@ _UNKNOWN = -100.0
 
 
 class _Steps:
-    """Final.  The slack and bound-multiplier parts of the affine and centering steps at
-    ``calc``'s iterate, and what the quality function reads there."""
+    """Final.  The affine and centering steps at ``calc``'s iterate (``dw`` and the bound
+    multipliers' ``dz``), and what the quality function reads there."""
 
     def __init__(self, calc, dw_aff, dw_cen, avg):
         xp, it = calc.xp, calc.it
         self.xp, self.calc = xp, calc
         self.sL, self.sU = calc.slacks(it.w)
-        self.zL, self.zU = it.zL, it.zU
-        self.dsL_a, self.dsU_a = dw_aff[calc.iL], -dw_aff[calc.iU]
+        self.dw_a = dw_aff
         self.dzL_a, self.dzU_a = calc.bound_multiplier_steps(dw_aff, self.sL, self.sU,
                                                              mu=0.0)
         if dw_cen is not None:
-            self.dsL_c, self.dsU_c = dw_cen[calc.iL], -dw_cen[calc.iU]
+            self.dw_c = dw_cen
             dzL, dzU = calc.bound_multiplier_steps(dw_cen, self.sL, self.sU, mu=avg)
             self.dzL_c, self.dzU_c = dzL + it.zL, dzU + it.zU
             rd = calc.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
@@ -54,39 +54,28 @@ class _Steps:
         self.n_dual, self.n_pri = calc.nw, calc.m
         self.n_comp = calc.nL + calc.nU
 
-    def _cut(self, dsL, dsU, dzL, dzU, tau):
-        """The fraction-to-the-boundary step lengths (primal, dual) of a slack and
-        multiplier step."""
-        xp = self.xp
-
-        def bound(v, dv):
-            neg = dv < 0
-            if not bool(neg.any()):
-                return 1.0
-            return min(1.0, scalars(xp, xp.min(-tau * v[neg] / dv[neg]))[0])
-
-        ap = min(bound(self.sL, dsL), bound(self.sU, dsU))
-        ad = min(bound(self.zL, dzL), bound(self.zU, dzU))
-        return ap, ad
+    def _compl(self, dw, dzL, dzU, tau):
+        """The complementarity products after the step ``(dw, dzL, dzU)`` cut to the
+        boundary at ``tau`` (primal and dual apart): ``(cL, cU, a_p, a_d)``."""
+        calc, it = self.calc, self.calc.it
+        ap = calc.fraction_to_boundary(dw, tau)
+        ad = calc.fraction_to_boundary_z(dzL, dzU, tau)
+        cL = (self.sL + ap * dw[calc.iL]) * (it.zL + ad * dzL)
+        cU = (self.sU - ap * dw[calc.iU]) * (it.zU + ad * dzU)
+        return cL, cU, ap, ad
 
     def affine_mu(self) -> float:
         """The average complementarity after the affine step cut at tau = 1."""
         xp = self.xp
-        ap, ad = self._cut(self.dsL_a, self.dsU_a, self.dzL_a, self.dzU_a, 1.0)
-        c = xp.concatenate([(self.sL + ap * self.dsL_a) * (self.zL + ad * self.dzL_a),
-                            (self.sU + ap * self.dsU_a) * (self.zU + ad * self.dzU_a)])
-        return scalars(xp, xp.mean(c))[0]
+        cL, cU, _, _ = self._compl(self.dw_a, self.dzL_a, self.dzU_a, 1.0)
+        return scalars(xp, xp.mean(xp.concatenate([cL, cU])))[0]
 
     def quality(self, sigma, tau) -> float:
         """IPOPT's CalculateQualityFunction (module doc) at ``sigma``."""
         xp = self.xp
-        dsL = self.dsL_a + sigma * self.dsL_c
-        dsU = self.dsU_a + sigma * self.dsU_c
-        dzL = self.dzL_a + sigma * self.dzL_c
-        dzU = self.dzU_a + sigma * self.dzU_c
-        ap, ad = self._cut(dsL, dsU, dzL, dzU, tau)
-        cL = (self.sL + ap * dsL) * (self.zL + ad * dzL)
-        cU = (self.sU + ap * dsU) * (self.zU + ad * dzU)
+        cL, cU, ap, ad = self._compl(self.dw_a + sigma * self.dw_c,
+                                     self.dzL_a + sigma * self.dzL_c,
+                                     self.dzU_a + sigma * self.dzU_c, tau)
         c2 = scalars(xp, xp.sum(cL * cL) + xp.sum(cU * cU))[0]
         q = (1.0 - ad) ** 2 * self.d2 / self.n_dual + c2 / self.n_comp
         if self.n_pri:

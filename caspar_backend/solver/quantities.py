@@ -323,6 +323,17 @@ class BarrierQuantities:
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
+    def complementarity_mean_min(self):
+        """(mean, min) of the complementarity products s z at the current iterate; (0, 0)
+        without bounds (one transfer)."""
+        xp, it = self.xp, self.it
+        sL, sU = self.slacks(it.w)
+        c = xp.concatenate([sL * it.zL, sU * it.zU])
+        if c.size == 0:
+            return 0.0, 0.0
+        mean, mn = scalars(xp, xp.mean(c), xp.min(c))
+        return mean, mn
+
     def kkt_error_quality(self) -> float:
         """IPOPT's quality_function_pd_system (2-norm-squared) at the current iterate:
         ||grad L||^2 / nw + ||h||^2 / m + ||S z||^2 / (nL + nU), each term where its
