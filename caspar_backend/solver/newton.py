@@ -99,9 +99,12 @@ class IterationKKT:
         restore alike), ``x_last`` the iterate of the run's previous assembly."""
         calc, lb = self.calc, self.lbfgs
         it, nx = calc.it, calc.nlp.nx
-        if self._last is not None:
-            w0, g0, j0 = self._last
-            g_new = (it.gradf + calc.Aty(it.jv, it.y))[:nx]    # (Aty's buffer is reused)
-            g_old = (g0 + calc.Aty(j0, it.y))[:nx]
-            lb.update(it.w[:nx] - w0[:nx], g_new - g_old)
-        self._last = (it.w.copy(), it.gradf.copy(), it.jv.copy())
+        if self._last is None:      # buffers, allocated once
+            self._last = (it.w.copy(), it.gradf.copy(), it.jv.copy())
+            return
+        w0, g0, j0 = self._last
+        g_new = (it.gradf + calc.Aty(it.jv, it.y))[:nx]    # (Aty's buffer is reused)
+        g_old = (g0 + calc.Aty(j0, it.y))[:nx]
+        lb.update(it.w[:nx] - w0[:nx], g_new - g_old)
+        for buf, v in zip(self._last, (it.w, it.gradf, it.jv)):
+            copy_into(calc.xp, buf, v)
