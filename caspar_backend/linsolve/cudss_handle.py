@@ -79,8 +79,8 @@ CALL_SEQUENCE = (
     "set_stream(handle, stream); execute(handle, phase, config, data, A, x, b)",
     "data_set(handle, data, USER_PERM | USER_ND_PARTITION_TREE, ptr, nbytes)  [a reused "
     "ordering, before ANALYSIS]",
-    "data_get(handle, data, PERM_REORDER_ROW | ND_PARTITION_TREE, 0 then ptr, nbytes, "
-    "size_written_ptr)  [after a first ANALYSIS]",
+    "data_get(handle, data, PERM_REORDER_ROW | ND_PARTITION_TREE, 0, 0, size_ptr) then "
+    "(ptr, that size, size_written_ptr)  [after a first ANALYSIS: the exact size]",
     "data_get(handle, data, INFO | INERTIA, ptr, nbytes, size_written_ptr)",
     "matrix_destroy(x), matrix_destroy(b), matrix_destroy(A)",
     "data_destroy(handle, data)",
@@ -230,12 +230,11 @@ class CudssHandle:
 
         c = self._c
         try:
-            perm = self._data_array(c.DataParam.PERM_REORDER_ROW, self.n)
+            perm = self._data_array(c.DataParam.PERM_REORDER_ROW)
         except Exception:
             return None
         try:
-            # 2^levels - 1 entries; room for more, the bytes written tell
-            tree = self._data_array(c.DataParam.ND_PARTITION_TREE, 2 ** (self.nd_levels + 2))
+            tree = self._data_array(c.DataParam.ND_PARTITION_TREE)   # 2^levels - 1
         except Exception:
             tree = np.zeros(0, np.int32)        # a permutation alone still skips ND
         found = Ordering(perm, tree)
@@ -245,12 +244,17 @@ class CudssHandle:
         a = np.ascontiguousarray(array, dtype=np.int32)
         self._c.data_set(self._handle, self._data, param, a.ctypes.data, a.nbytes)
 
-    def _data_array(self, param, count: int):
-        """``count`` int32 values of a data parameter; fewer where cuDSS writes fewer."""
-        out = np.zeros(count, np.int32)
-        self._c.data_get(self._handle, self._data, param, out.ctypes.data, out.nbytes,
-                         self._written.ctypes.data)
-        return out[:int(self._written[0]) // 4].copy()
+    def _data_array(self, param):
+        """An int32 array data parameter: its size asked first (a null buffer of size 0),
+        then read into a buffer of exactly that size -- cuDSS 1.0 refuses a larger one
+        with INVALID_VALUE (measured on the nested-dissection tree, docs/cudss.md)."""
+        c = self._c
+        c.data_get(self._handle, self._data, param, 0, 0, self._written.ctypes.data)
+        out = np.zeros(int(self._written[0]) // 4, np.int32)
+        if out.size:
+            c.data_get(self._handle, self._data, param, out.ctypes.data, out.nbytes,
+                       self._written.ctypes.data)
+        return out
 
     def factorize(self, stream: int = 0) -> None:
         """Numerical factorization of A's current values (asynchronous on ``stream``)."""

@@ -203,7 +203,11 @@ class FakeCudss:
         D = self.DataParam
         if param in (D.PERM_REORDER_ROW, D.ND_PARTITION_TREE):
             src = self.perm if param == D.PERM_REORDER_ROW else self.tree_out
-            assert nbytes >= src.nbytes, "buffer too small"
+            if ptr == 0 and nbytes == 0:            # the size query
+                ctypes.memmove(written, np.array([src.nbytes], np.uint64).ctypes.data, 8)
+                return
+            # cuDSS 1.0 takes exactly the size (a larger buffer: INVALID_VALUE)
+            assert nbytes == src.nbytes, "not the array's size"
         else:
             src = np.array([self.info] if param == D.INFO else self.inertia,
                            dtype=np.int32)
