@@ -45,6 +45,7 @@ arrays, float64; ``|a|_inf`` is max_i |a_i|, 0 when empty; a minimum over nothin
   -- the scaled and the unscaled constraint violation (0 when empty; ``enforced`` the
   rows without a slack)
 * ``finite_abs_sum(h)``: (all_i isfinite(h_i) as 1.0 or 0.0, sum |h|)
+* ``total(a)``: (sum a,) -- the objective's terms (one column: no 0-d array made)
 * ``all_finite2(a, b)``: (all entries of a and b finite, as 1.0 or 0.0)
 * ``amax_abs2(a, b)``: (|a|_inf, |b|_inf);  ``amax_abs3(a, b, c)``: (|a|_inf, |b|_inf,
   |c|_inf)
@@ -61,6 +62,10 @@ Elementwise (a new array, or in place in the last argument):
 * ``add_barrier(idx, c1, s, c2, d, out)``: out[idx] += c1 / s + c2 d
 * ``residual_static(b, kv, d, v)``: b - kv + d v
 * ``clip_ratio(s, mu, ks, z)``: z <- min(max(z, mu / (ks s)), ks mu / s)
+* ``step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU)``: y <- y + a dy,
+  zL <- zL + az dzL, zU <- zU + az dzU, then where ``clip`` is nonzero
+  ``clip_ratio(sL, mu, ks, zL)`` and ``clip_ratio(sU, mu, ks, zU)`` (the multipliers'
+  step of an accepted trial point, one launch for the three lengths)
 * ``axpy(a, x, y)``: y <- y + a x
 * ``axpy_into(w, a, d, out)``: out <- w + a d
 * ``gather_mul(v, y, idx, out)``: out <- v y[idx]
@@ -288,6 +293,15 @@ def _row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c):
     diag_c -= delta_c
 
 
+def _step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU):
+    _axpy(a, dy, y)
+    _axpy(az, dzL, zL)
+    _axpy(az, dzU, zU)
+    if clip:
+        _clip_ratio(sL, mu, ks, zL)
+        _clip_ratio(sU, mu, ks, zU)
+
+
 def _ftb(s, d):
     """C: the fraction-to-the-boundary ratio of slack ``s`` and step ``d``."""
     return f"({d}) < 0 ? -tau * ({s}) / ({d}) : CASPAR_INF"
@@ -375,6 +389,8 @@ OPS = {
     "finite_abs_sum": FusedOp(Reductions("vec h", (
         (over("h", _FIN.format("h[i]"), "1.0"), "min", "1.0"),
         _sum("h", "fabs(h[i])"))), _finite_abs_sum),
+    "total": FusedOp(Reductions("vec a", (_sum("a", "a[i]"),)),
+                     lambda a: (_sum_reduce(a),)),
     "all_finite2": FusedOp(Reductions("vec a, vec b", (
         ("CASPAR_MIN(%s, %s)" % (over("a", _FIN.format("a[i]"), "1.0"),
                                  over("b", _FIN.format("b[i]"), "1.0")), "min", "1.0"),)),
@@ -385,6 +401,15 @@ OPS = {
                                                             _amax("c"))),
                          lambda a, b, c: (_amax_abs(a), _amax_abs(b), _amax_abs(c))),
     "axpy": FusedOp(Elementwise("scalar a, vec x, inout y", "y[i] += a * x[i]", "x"), _axpy),
+    "step_duals": FusedOp(Elementwise(
+        "scalar a, vec dy, scalar az, vec dzL, vec sL, vec dzU, vec sU, scalar mu, "
+        "scalar ks, scalar clip, inout y, inout zL, inout zU",
+        "if (i < n_y) y[i] += a * dy[i]; "
+        "if (i < n_zL) { double z = zL[i] + az * dzL[i]; if (clip != 0.0) "
+        "z = fmin(fmax(z, mu / (ks * sL[i])), ks * mu / sL[i]); zL[i] = z; } "
+        "if (i < n_zU) { double z = zU[i] + az * dzU[i]; if (clip != 0.0) "
+        "z = fmin(fmax(z, mu / (ks * sU[i])), ks * mu / sU[i]); zU[i] = z; }",
+        "y zL zU"), _step_duals),
     "axpy_into": FusedOp(Elementwise("vec w, scalar a, vec d, inout out",
                                      "out[i] = w[i] + a * d[i]", "w"), _axpy_into),
     "gather_mul": FusedOp(Elementwise("vec v, raw y, idx idx, inout out",
@@ -440,13 +465,14 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
+            "step_duals",
             "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
             "kkt_squares", "col_static_term", "row_static_term", "relax_bounds",
             "push_bounds", "row_abs_max")
 _IN_PLACE = frozenset(IN_PLACE)
 #: the position of an in-place op's size argument (its kernel's ``size``)
-_SIZE_ARG = {name: [p.split()[1] for p in OPS[name].kernel.params.split(",")].index(
-    OPS[name].kernel.size) for name in IN_PLACE}
+_SIZE_ARG = {name: tuple([p.split()[1] for p in OPS[name].kernel.params.split(",")]
+                         .index(q) for q in OPS[name].kernel.sizes()) for name in IN_PLACE}
 
 
 def call(xp, name, *args):
@@ -456,8 +482,13 @@ def call(xp, name, *args):
     if xp is np:                    # is_host, inlined: the hot path of every op
         return _REFERENCE[name](*args)
     in_place = name in _IN_PLACE
-    if in_place and not (args[-1].size and args[_SIZE_ARG[name]].size):
-        return None
+    if in_place:
+        at = _SIZE_ARG[name]
+        if len(at) == 1:
+            if not (args[-1].size and args[at[0]].size):
+                return None
+        elif not any(args[j].size for j in at):     # each output guarded by its size
+            return None
     m = fused_cuda.module(xp, SPECS)
     if not m.contiguous(name, args):
         if in_place:

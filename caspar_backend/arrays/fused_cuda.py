@@ -23,15 +23,17 @@ number, ``inout`` the float64 vector written in place (the last argument).
   Partials and counter are per stream (kernels on one stream run in order).
 * **Reductions** (:class:`Reductions`): up to :data:`MAX_COLUMNS` reductions in the same
   launch and the same partition, each a *column* ``(map, reduce, identity)`` with its
-  own fold, into consecutive entries of a float64 vector.  The vectors they read may
+  own fold, into consecutive entries of a float64 vector (returned as a tuple of
+  :class:`Column`).  The vectors they read may
   differ in length: ``i`` runs up to the longest ``vec`` or ``idx`` parameter, whose
   length the kernel knows as ``n_<name>``, and a map guards its own reads (``i < n_a ?
   ... : identity``, see :func:`over`).  One launch in place of one per norm, sum or
   minimum: an iteration's convergence test reads ten of them.
 
-:func:`pack` gathers up to :data:`PACK_MAX` 0-d device values (float64, bool or int64)
-into one float64 vector, so that :func:`~caspar_backend.arrays.xp.scalars` reads them
-with one launch and one transfer.
+:func:`pack` gathers up to :data:`PACK_MAX` 0-d device values (float64, bool or int64;
+a reduction's result as :class:`Column` s of its vector, no view made) into one float64
+vector, so that :func:`~caspar_backend.arrays.xp.scalars` reads them with one launch and
+one transfer.
 """
 
 from __future__ import annotations
@@ -75,18 +77,55 @@ _PREAMBLE = r"""
 """
 
 _PACK = r"""
-extern "C" __global__ void caspar_pack(%s, const long long kinds, const int k,
+extern "C" __global__ void caspar_pack(%s, const long long kinds, const long long offs_lo,
+                                       const long long offs_hi, const int k,
                                        double* out) {
     const void* p[%d] = {%s};
     const int j = threadIdx.x;
     if (j >= k) return;
     const int kind = (int)((kinds >> (2 * j)) & 3);
-    out[j] = kind == 0 ? *(const double*)p[j]
-           : kind == 1 ? (double)*(const bool*)p[j]
-           : (double)*(const long long*)p[j];
+    const int off = (int)(((j < 16 ? offs_lo >> (4 * j) : offs_hi >> (4 * (j - 16)))) & 15);
+    out[j] = kind == 0 ? ((const double*)p[j])[off]
+           : kind == 1 ? (double)((const bool*)p[j])[off]
+           : (double)((const long long*)p[j])[off];
 }
 """ % (", ".join(f"const void* p{j}" for j in range(PACK_MAX)), PACK_MAX,
        ", ".join(f"p{j}" for j in range(PACK_MAX)))
+
+
+class Column:
+    """Final.  Entry ``index`` of a :class:`Reductions` launch's float64 result vector
+    ``vec`` on the device, standing for the 0-d array ``vec[index]`` without making it: a
+    CuPy view costs ~5 us of host time (H100, session 43) and an iteration reads ~40
+    columns.  What the solver does with a reduction's value: gather it with others
+    (:func:`pack`, by ``vec`` and ``index``), read it alone (``float``, ``bool``), or
+    make the view (:meth:`view`)."""
+
+    __slots__ = ("vec", "index")
+    ndim = 0
+    shape = ()
+    size = 1
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, vec, index: int):
+        self.vec, self.index = vec, index
+
+    def view(self):
+        """The 0-d device array ``vec[index]``."""
+        return self.vec[self.index, ...]
+
+    def get(self):
+        """The value on the host, a 0-d NumPy array (one transfer)."""
+        return np.asarray(self.vec.get()[self.index])
+
+    def __float__(self) -> float:
+        return float(self.vec.get()[self.index])
+
+    def __bool__(self) -> bool:
+        return bool(self.vec.get()[self.index])
+
+    def __repr__(self) -> str:
+        return f"Column({self.index} of {self.vec.size})"
 
 
 def _params(spec: str) -> list:
@@ -103,18 +142,26 @@ def _params(spec: str) -> list:
 @dataclass(frozen=True)
 class Elementwise:
     """Final.  ``params`` (see the module doc), ``body`` (C, index ``i``), ``size`` the
-    parameter whose size is n, ``out`` the name of the new result vector ('' for none:
-    the op writes its ``inout`` argument)."""
+    parameter whose size is n -- or several, space-separated: then n is the largest of
+    their sizes and the kernel takes each as ``n_<name>`` (before n) to guard its reads
+    -- ``out`` the name of the new result vector ('' for none: the op writes its
+    ``inout`` arguments)."""
 
     params: str
     body: str
     size: str
     out: str = ""
 
+    def sizes(self) -> list:
+        """The parameters whose sizes set n."""
+        return self.size.split()
+
     def source(self, name: str) -> str:
         ps = [_C_TYPES[k].format(n) for k, n in _params(self.params)]
         if self.out:
             ps.append(f"double* {self.out}")
+        if len(self.sizes()) > 1:
+            ps += [f"const long long n_{n}" for n in self.sizes()]
         return (f'extern "C" __global__ void caspar_{name}({", ".join(ps)}, '
                 "const long long n) {\n"
                 "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
@@ -244,8 +291,9 @@ class _Module:
                          for name, ks in kinds.items()}
         self.length_at = {name: tuple(j for j, k in enumerate(ks) if k in ("vec", "idx"))
                           for name, ks in kinds.items()}
-        self.size_arg = {name: [p for _, p in _params(spec.params)].index(spec.size)
-                         for name, spec in ops.items() if isinstance(spec, Elementwise)}
+        self.size_at = {name: tuple([p for _, p in _params(spec.params)].index(q)
+                                    for q in spec.sizes())
+                        for name, spec in ops.items() if isinstance(spec, Elementwise)}
         #: per op, its spec's class (a launch dispatches on it without isinstance)
         self.kind = {name: type(spec) for name, spec in ops.items()}
 
@@ -273,12 +321,19 @@ class _Module:
             return self._reduce(name, self.ops[name], args)
         if kind is Reductions:
             return self._reductions(name, self.ops[name], args)
-        n = args[self.size_arg[name]].size
+        at = self.size_at[name]
         a = self._args(name, args)
+        if len(at) == 1:
+            n = args[at[0]].size
+        else:
+            sizes = tuple(np.int64(args[j].size) for j in at)
+            n = int(max(sizes))
         out = None
         if self.ops[name].out:
             out = self.xp.empty(n, dtype=_F64)
             a = a + (out,)
+        if len(at) > 1:
+            a = a + sizes
         if n:
             blocks = min(-(-n // THREADS), MAX_ELEMENTWISE_BLOCKS)
             self.kernels[name]((blocks,), (THREADS,), a + (np.int64(n),))
@@ -302,8 +357,7 @@ class _Module:
         out = self.xp.empty(len(spec.columns), dtype=self.xp.float64)
         self.kernels[name]((nb,), (THREADS,), self._args(name, args) + sizes
                            + (np.int64(n),) + self._scratch() + (out,))
-        # (``out[c, ...]``: a 0-d view, where NumPy's ``out[c]`` would be a scalar)
-        return tuple(out[c, ...] for c in range(len(spec.columns)))
+        return tuple(Column(out, c) for c in range(len(spec.columns)))
 
     def _scratch(self):
         """This stream's partials (MAX_PARTIALS per column) and done-counter."""
@@ -342,17 +396,40 @@ def _c_order(a) -> bool:
 
 
 def pack(xp, ops: dict, values):
-    """The 0-d device arrays ``values`` (at most :data:`PACK_MAX`, dtypes float64, bool
-    or int64) as one float64 device vector, in one launch; None when a value has
-    another dtype (the caller stacks them instead)."""
-    kinds = 0
+    """The 0-d device arrays and :class:`Column` values ``values`` (at most
+    :data:`PACK_MAX`, dtypes float64, bool or int64) as one float64 device vector, in one
+    launch (none when they are the columns of one reduction in order: its result vector
+    is returned); None when a value has another dtype (the caller stacks them instead)."""
+    k = len(values)
+    first = values[0] if k else None
+    if type(first) is Column and first.index == 0 and first.vec.size == k \
+            and all(type(v) is Column and v.vec is first.vec and v.index == j
+                    for j, v in enumerate(values)):
+        return first.vec
+    kinds = offs = 0
+    ptrs = []
     for j, v in enumerate(values):
         code = _PACK_KINDS.get(v.dtype)
         if code is None:
             return None
         kinds |= code << (2 * j)
+        if type(v) is Column:
+            offs |= v.index << (4 * j)
+            ptrs.append(v.vec)
+        else:
+            ptrs.append(v)
     m = module(xp, ops)
-    out = xp.empty(len(values), dtype=xp.float64)
-    ptrs = tuple(values) + (out,) * (PACK_MAX - len(values))
-    m.pack((1,), (32,), ptrs + (np.int64(kinds), np.int32(len(values)), out))
+    out = xp.empty(k, dtype=xp.float64)
+    ptrs = tuple(ptrs) + (out,) * (PACK_MAX - k)
+    m.pack((1,), (32,), ptrs + (np.int64(kinds), np.int64(_signed64(offs & _MASK64)),
+                                np.int64(offs >> 64), np.int32(k), out))
     return out
+
+
+_MASK64 = 2 ** 64 - 1
+
+
+def _signed64(v: int) -> int:
+    """The unsigned 64-bit ``v`` as the int64 of the same bits (the kernel masks the
+    4-bit fields it shifts out)."""
+    return v - 2 ** 64 if v >= 2 ** 63 else v

@@ -62,7 +62,8 @@ def _gathered(xp, values):
         if packed is not None:
             return packed
     # astype without a copy: each copy of a float64 value would be one more launch
-    return xp.stack([v.reshape(()).astype(xp.float64, copy=False) for v in values])
+    return xp.stack([(v.view() if type(v) is fused_cuda.Column else v.reshape(()))
+                     .astype(xp.float64, copy=False) for v in values])
 
 
 def errstate(xp):

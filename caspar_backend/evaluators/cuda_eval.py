@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import fused
 from ..codegen_cuda import generate_cuda_source, kernel_file
 from ..cuda_compile import compile_module
 from ..device import resolve_device
@@ -251,7 +252,8 @@ class CudaEvaluator(Evaluator):
         self._bind(p)
         x = self._dev(x)
         self._obj_val(x, self.p, self._obj_buf)
-        return self._obj_buf.sum()
+        # a fused reduction's column: ~12 us of host time where CuPy's sum takes ~24
+        return fused.call(self.xp, "total", self._obj_buf)[0]
 
     def grad(self, x, out=None, p=None):
         self._bind(p)

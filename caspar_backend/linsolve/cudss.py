@@ -71,6 +71,7 @@ import time
 
 import numpy as np
 
+from ..arrays.xp import copy_into
 from . import cudss_handle, cudss_ordering
 from .base import Factorization, LinearSolver, SparseStructure
 from .cudss_symbolic import CudssPlan, CudssSymbolic, full_symmetric_csr  # noqa: F401
@@ -274,7 +275,7 @@ class CudssSolver(LinearSolver):
     def _factorize_cudss(self, values) -> Factorization:
         cp = self.cp
         stream = cp.cuda.get_current_stream()
-        cp.copyto(self._values, values)
+        copy_into(cp, self._values, values)
         if not self._plan.analysed:
             t = time.perf_counter()
             self._analyse_plan(stream)
@@ -314,11 +315,11 @@ class CudssSolver(LinearSolver):
                 cudss_ordering.ORDERINGS.put(key, made)
 
     def _solve_cudss(self, rhs, out):
-        self.cp.copyto(self._b, rhs)
+        copy_into(self.cp, self._b, rhs)
         self._handle.solve(self.cp.cuda.get_current_stream().ptr)
         if out is None:
             return self._x.copy()
-        out[...] = self._x
+        copy_into(self.cp, out, self._x)
         return out
 
     def _matvec_cudss(self, x, out):

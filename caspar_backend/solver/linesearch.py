@@ -475,17 +475,25 @@ class LineSearch:
             calc.eval_first_order(it)
         else:
             it.gradf[:], it.jv[:] = first_order
+        # the multipliers' step; then each z kept within a factor kappa_sigma of
+        # mu / slack (W&B eq. 16) -- in the free mu mode mu is the new point's average
+        # complementarity, at most 1e3 (IPOPT), read after the step.  One launch where
+        # nothing is read in between and the slacks do not depend on z (safe slacks do)
         xp = self.xp
-        fused.call(xp, "axpy", alpha, d.dy, it.y)
-        fused.call(xp, "axpy", alpha_z, d.dzL, it.zL)
-        fused.call(xp, "axpy", alpha_z, d.dzU, it.zU)
-        # keep each z within a factor kappa_sigma of mu / slack (W&B eq. 16); in the free
-        # mu mode mu is the new point's average complementarity, at most 1e3 (IPOPT)
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
-        sL, sU = calc.slacks(it.w)
-        if self.barrier.free and calc.nL + calc.nU:
-            mu = min(calc.complementarity_mean_min()[0], 1e3)
-        fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
-        fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
+        free = self.barrier.free and calc.nL + calc.nU
+        if not (free or calc.safe_slack_mode):
+            sL, sU = calc.slacks(it.w)
+            fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, sL, d.dzU, sU, mu, ks,
+                       1.0, it.y, it.zL, it.zU)
+        else:
+            e = it.zL[:0]
+            fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, e, d.dzU, e, mu, ks,
+                       0.0, it.y, it.zL, it.zU)
+            sL, sU = calc.slacks(it.w)
+            if free:
+                mu = min(calc.complementarity_mean_min()[0], 1e3)
+            fused.call(xp, "clip_ratio", sL, mu, ks, it.zL)
+            fused.call(xp, "clip_ratio", sU, mu, ks, it.zU)
         info = self.info
         info.alpha_pr, info.alpha_du, info.ls, info.tag = alpha, alpha_z, ls, kind[:1]

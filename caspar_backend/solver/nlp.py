@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import amax, amax_abs, copy_into, fused, host, is_host
+from ..arrays import amax, amax_abs, fused, host, is_host
 from .barrier_nlp import BarrierNLP
 from .evalcounter import EvalCounter
 from .relaxation import slack_bounds
@@ -162,10 +162,13 @@ class SlackNLP(BarrierNLP):
 
     # ------------------------------------------------------------------ maps
     def set_x(self, w):
+        """The evaluator's x of the slack problem's ``w``: without fixed variables the
+        view ``w[:nx]`` (no copy: on the device one launch fewer per evaluation), else
+        :attr:`x_full` with w's free entries scattered in.  Evaluators read it during
+        the call only."""
         if self.all_free:
-            copy_into(self.xp, self.x_full, w[:self.nx])
-        else:
-            self.x_full[self._free_d] = w[:self.nx]
+            return w[:self.nx]
+        self.x_full[self._free_d] = w[:self.nx]
         return self.x_full
 
     def initial_w(self, x0, slacks=True):
@@ -177,9 +180,9 @@ class SlackNLP(BarrierNLP):
         w = xp.zeros(self.nw)
         w[:self.nx] = xp.asarray(np.asarray(x0, float)[self.free])
         if self.ns and slacks:
-            self.set_x(w)
+            x = self.set_x(w)
             with self.counter.timed("cons"):
-                self.ev.cons(self.x_full, self._g)
+                self.ev.cons(x, self._g)
             w[self.nx:] = self._dci_d * self._g[self._slack_d]
         return w
 

@@ -33,7 +33,7 @@ def test_op_table_complete():
         assert n_ref == len(params), name
         assert (kinds[-1] == "inout") == (name in fused.IN_PLACE), name
         if isinstance(op.kernel, Elementwise):
-            assert op.kernel.size in [n for _, n in params], name
+            assert set(op.kernel.sizes()) <= {n for _, n in params}, name
             assert bool(op.kernel.out) != (name in fused.IN_PLACE), name
         elif isinstance(op.kernel, Reduction):
             assert op.kernel.reduce in ("max", "min", "sum") and "inout" not in kinds, name
@@ -44,6 +44,23 @@ def test_op_table_complete():
     src = fused_cuda.module_source(fused.SPECS)
     for name in fused.SPECS:
         assert src.count(f"void caspar_{name}(") == 1, name
+
+
+@pytest.mark.parametrize("clip", [0.0, 1.0])
+def test_step_duals_is_the_former_axpys_and_clips(clip):
+    """The accepted step's multiplier update in one op: bit for bit the three axpys and,
+    with ``clip``, the two clips it replaced (lengths differ: y, zL, zU)."""
+    y, zL, zU = RNG.normal(size=7), RNG.uniform(0.1, 2, 5), RNG.uniform(0.1, 2, 3)
+    dy, dzL, dzU = RNG.normal(size=7), RNG.normal(size=5), RNG.normal(size=3)
+    sL, sU = RNG.uniform(0.1, 2, 5), RNG.uniform(0.1, 2, 3)
+    want = [a.copy() for a in (y, zL, zU)]
+    for a, d, v in ((0.3, dy, want[0]), (0.7, dzL, want[1]), (0.7, dzU, want[2])):
+        fused.call(np, "axpy", a, d, v)
+    if clip:
+        fused.call(np, "clip_ratio", sL, 0.2, 10.0, want[1])
+        fused.call(np, "clip_ratio", sU, 0.2, 10.0, want[2])
+    fused.call(np, "step_duals", 0.3, dy, 0.7, dzL, sL, dzU, sU, 0.2, 10.0, clip, y, zL, zU)
+    assert all(np.array_equal(a, b) for a, b in zip((y, zL, zU), want))
 
 
 def _case(n=257, k=100):
@@ -257,12 +274,15 @@ def _args(name, n, cp):
         "optimality_norms": (ds, s[:k // 2], -ds, w, s, z, v[:k // 3], z[:k // 3], 0.7),
         "constr_viol": (RNG.normal(size=len(w)), idx, ds, -s, np.where(v > 1, np.inf, v),
                         np.setdiff1d(np.arange(len(w)), idx), RNG.uniform(0.5, 2, len(w)), z),
+        "total": (ds,),
         "finite_abs_sum": (np.where(np.arange(k) == k // 3, np.inf, ds) if k else ds,),
         "all_finite2": (ds, np.where(np.arange(k) == k // 2, np.nan, ds)[:k // 2]),
         "amax_abs2": (ds, z[:k // 2]),
         "amax_abs3": (ds, z[:k // 2], -s),
         "axpy": (-0.3, ds, z.copy()),
         "axpy_into": (z, -0.3, ds, s.copy()),
+        "step_duals": (-0.3, ds[:k // 2], 0.7, ds, s, v[:k // 3], z[:k // 3], 0.1, 10.0, 1.0,
+                       s[:k // 2].copy(), z.copy(), v[:k // 3].copy()),
         "gather_mul": (ds, w, idx, s.copy()),
         "scaled_shift": (z, ds, v, s.copy()),
         "scale_add": (1e-8, v, s.copy()),
@@ -345,6 +365,36 @@ def test_strided_input_and_packed_scalars():
     assert scalars(cp, *vals) == [2.5, 1.0, -7.0, 0.0, 1.25, 0.5]
     many = [cp.asarray(float(k)) for k in range(fused_cuda.PACK_MAX + 3)]
     assert scalars(cp, *many) == [float(k) for k in range(fused_cuda.PACK_MAX + 3)]
+
+
+@pytest.mark.gpu
+def test_reduction_columns_pack_by_vector_and_offset():
+    """A :class:`Reductions` result is a tuple of columns of one vector (no 0-d views);
+    :func:`scalars` gathers columns of several results, in any order and at any of the
+    24 positions (the offsets of positions 16-23 travel in the second word, an offset >= 8
+    at position 15 sets the first word's sign bit), and reads one result's columns in
+    order without a pack; ``float``, ``bool`` and ``view`` read one column."""
+    cp = pytest.importorskip("cupy")
+    from caspar_backend.arrays import scalars
+
+    a, b = RNG.uniform(0.5, 2.0, size=1001), RNG.uniform(0.5, 2.0, size=77)
+    w, h = cp.asarray(a), cp.asarray(b)
+    norms = fused.call(cp, "optimality_norms", w, h, w, h, h, h, w, w, 0.1)
+    want = [float(x) for x in fused.OPS["optimality_norms"].reference(a, b, a, b, b, b, a,
+                                                                       a, 0.1)]
+    assert all(type(c) is fused_cuda.Column for c in norms)
+    assert fused_cuda.pack(cp, fused.SPECS, list(norms)) is norms[0].vec
+    assert scalars(cp, *norms) == want
+    two = fused.call(cp, "amax_abs2", w, h)
+    mixed = [two[1], cp.asarray(3.0), 1.5, cp.asarray(True)] + list(norms) \
+        + list(norms[::-1]) + [two[0]]
+    expect = ([float(np.max(np.abs(b))), 3.0, 1.5, 1.0] + want + want[::-1]
+              + [float(np.max(np.abs(a)))])
+    assert len(mixed) == fused_cuda.PACK_MAX + 1 and mixed[15].index == 8
+    assert scalars(cp, *mixed[:fused_cuda.PACK_MAX]) == expect[:fused_cuda.PACK_MAX]
+    assert scalars(cp, *mixed) == expect               # past PACK_MAX: stacked views
+    assert float(norms[9]) == want[9] and float(norms[9].view()) == want[9]
+    assert bool(fused.call(cp, "all_finite2", w, h)[0])
 
 
 def test_copy_into_on_the_host_and_its_fallback():

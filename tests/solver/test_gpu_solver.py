@@ -110,9 +110,11 @@ class _EmulatedFusedModule:
         from caspar_backend.arrays.fused_cuda import Reduction, Reductions
 
         if kname == "caspar_pack":
-            def pack(grid, block, args):
+            def pack(grid, block, args):   # (p0..p23, kinds, offs_lo, offs_hi, k, out)
                 k, out = int(args[-2]), args[-1]
-                out[:k] = [float(v) for v in args[:k]]
+                offs = (int(args[-4]) % 2 ** 64) | (int(args[-3]) << 64)
+                out[:k] = [float(np.asarray(v).reshape(-1)[(offs >> (4 * j)) & 15])
+                           for j, v in enumerate(args[:k])]
             return pack
         op = fused.OPS[kname[len("caspar_"):]]
         n_in = len(op.kernel.params.split(","))
