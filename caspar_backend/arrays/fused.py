@@ -62,6 +62,22 @@ Elementwise (a new array, or in place in the last argument):
 * ``add_barrier(idx, c1, s, c2, d, out)``: out[idx] += c1 / s + c2 d
 * ``residual_static(b, kv, d, v)``: b - kv + d v
 * ``clip_ratio(s, mu, ks, z)``: z <- min(max(z, mu / (ks s)), ks mu / s)
+
+The next five are the former sequences of a copy or fill and indexed adds (scatters into
+entries ``iL``, ``iU`` or ``slack``) as one kernel over the output's entries, each
+finding its scatter source through an inverse map (``posL[j]`` = k where iL[k] = j, else
+-1; ``posU``, ``pos`` likewise); the host runs the former sequence (the same bits):
+
+* ``lagrangian_residual(g, aty, iL, zL, iU, zU, posL, posU)``: r = g + aty; r[iL] -= zL;
+  r[iU] += zU
+* ``barrier_gradient(g, iL, sL, dL, iU, sU, dU, c1L, c2L, c1U, c2U, posL, posU)``: r = a
+  copy of g; r[iL] += c1L / sL + c2L dL; r[iU] += c1U / sU + c2U dU
+* ``bound_sigma(iL, zL, sL, iU, zU, sU, posL, posU, sigma)``: sigma <- 0;
+  sigma[iL] += zL / sL; sigma[iU] += zU / sU
+* ``constraint_residual(dc, g, off, slack, ws, pos, out)``: out <- dc (g - off);
+  out[slack] -= ws
+* ``scale_pad(c, g, pad, out)``: out[:len(g)] <- c g, the rest ``pad``;
+  ``mul_pad(a, b, pad, out)``: out[:len(a)] <- a b, the rest ``pad``
 * ``step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU)``: y <- y + a dy,
   zL <- zL + az dzL, zU <- zU + az dzU, then where ``clip`` is nonzero
   ``clip_ratio(sL, mu, ks, zL)`` and ``clip_ratio(sU, mu, ks, zU)`` (the multipliers'
@@ -293,6 +309,41 @@ def _row_static_term(priv, eps, delta_c, priv_on, ec, dstat_c, diag_c):
     diag_c -= delta_c
 
 
+def _lagrangian_residual(g, aty, iL, zL, iU, zU, posL, posU):
+    r = g + aty
+    _add_scaled(iL, -1.0, zL, r)
+    _add_scaled(iU, 1.0, zU, r)
+    return r
+
+
+def _barrier_gradient(g, iL, sL, dL, iU, sU, dU, c1L, c2L, c1U, c2U, posL, posU):
+    r = g.copy()
+    _add_barrier(iL, c1L, sL, c2L, dL, r)
+    _add_barrier(iU, c1U, sU, c2U, dU, r)
+    return r
+
+
+def _bound_sigma(iL, zL, sL, iU, zU, sU, posL, posU, sigma):
+    sigma.fill(0.0)
+    _add_ratio(iL, zL, sL, sigma)
+    _add_ratio(iU, zU, sU, sigma)
+
+
+def _constraint_residual(dc, g, off, slack, ws, pos, out):
+    _scaled_shift(dc, g, off, out)
+    _add_scaled(slack, -1.0, ws, out)
+
+
+def _scale_pad(c, g, pad, out):
+    np.multiply(c, g, out=out[:g.size])
+    out[g.size:] = pad
+
+
+def _mul_pad(a, b, pad, out):
+    np.multiply(a, b, out=out[:a.size])
+    out[a.size:] = pad
+
+
 def _step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU):
     _axpy(a, dy, y)
     _axpy(az, dzL, zL)
@@ -401,6 +452,34 @@ OPS = {
                                                             _amax("c"))),
                          lambda a, b, c: (_amax_abs(a), _amax_abs(b), _amax_abs(c))),
     "axpy": FusedOp(Elementwise("scalar a, vec x, inout y", "y[i] += a * x[i]", "x"), _axpy),
+    "lagrangian_residual": FusedOp(Elementwise(
+        "vec g, vec aty, idx iL, raw zL, idx iU, raw zU, idx posL, idx posU",
+        "double v = g[i] + aty[i]; const long long a = posL[i], b = posU[i]; "
+        "if (a >= 0) v -= zL[a]; if (b >= 0) v += zU[b]; r[i] = v", "g", "r"),
+        _lagrangian_residual),
+    "barrier_gradient": FusedOp(Elementwise(
+        "vec g, idx iL, raw sL, raw dL, idx iU, raw sU, raw dU, scalar c1L, scalar c2L, "
+        "scalar c1U, scalar c2U, idx posL, idx posU",
+        "double v = g[i]; const long long a = posL[i], b = posU[i]; "
+        "if (a >= 0) v += c1L / sL[a] + c2L * dL[a]; "
+        "if (b >= 0) v += c1U / sU[b] + c2U * dU[b]; r[i] = v", "g", "r"),
+        _barrier_gradient),
+    "bound_sigma": FusedOp(Elementwise(
+        "idx iL, raw zL, raw sL, idx iU, raw zU, raw sU, idx posL, idx posU, inout sigma",
+        "double v = 0.0; const long long a = posL[i], b = posU[i]; "
+        "if (a >= 0) v += zL[a] / sL[a]; if (b >= 0) v += zU[b] / sU[b]; sigma[i] = v",
+        "sigma"), _bound_sigma),
+    "constraint_residual": FusedOp(Elementwise(
+        "vec dc, vec g, vec off, idx slack, raw ws, idx pos, inout out",
+        # (the product rounded on its own, as the two former kernels did: no FMA)
+        "double v = __dmul_rn(dc[i], g[i] - off[i]); const long long p = pos[i]; "
+        "if (p >= 0) v -= ws[p]; out[i] = v", "out"), _constraint_residual),
+    "scale_pad": FusedOp(Elementwise(
+        "scalar c, vec g, scalar pad, inout out",
+        "out[i] = i < n_g ? c * g[i] : pad", "out g"), _scale_pad),
+    "mul_pad": FusedOp(Elementwise(
+        "vec a, vec b, scalar pad, inout out",
+        "out[i] = i < n_a ? a[i] * b[i] : pad", "out a"), _mul_pad),
     "step_duals": FusedOp(Elementwise(
         "scalar a, vec dy, scalar az, vec dzL, vec sL, vec dzU, vec sU, scalar mu, "
         "scalar ks, scalar clip, inout y, inout zL, inout zU",
@@ -465,7 +544,7 @@ _REFERENCE = {name: op.reference for name, op in OPS.items()}
 #: ops whose result is an output argument (in place): skipped for empty index sets,
 #: where a kernel has no size to launch with
 IN_PLACE = ("add_ratio", "add_scaled", "add_barrier", "clip_ratio", "axpy", "axpy_into",
-            "step_duals",
+            "step_duals", "bound_sigma", "constraint_residual", "scale_pad", "mul_pad",
             "gather_mul", "gather_scale", "scaled_shift", "scale_add", "private_ratio", "concat_rhs",
             "kkt_squares", "col_static_term", "row_static_term", "relax_bounds",
             "push_bounds", "row_abs_max")

@@ -79,10 +79,9 @@ class IterationKKT:
         self.assembled = True
         self.inertia.begin_iteration()
         sL, sU = calc.slacks(it.w)
-        k.sigma.fill(0.0)
-        # iL and iU hold no duplicates: a plain indexed add is numpy.add.at here
-        fused.call(xp, "add_ratio", calc.iL, it.zL, sL, k.sigma)
-        fused.call(xp, "add_ratio", calc.iU, it.zU, sU, k.sigma)
+        # sigma = zL / sL on iL plus zU / sU on iU (one launch: ``bound_sigma``)
+        fused.call(xp, "bound_sigma", calc.iL, it.zL, sL, calc.iU, it.zU, sU, calc.posL,
+                   calc.posU, k.sigma)
         copy_into(xp, k.jac_values, it.jv)
         if self.lbfgs is None:
             calc.nlp.hess(it.w, it.y, 1.0, k.hess_values)

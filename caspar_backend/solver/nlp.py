@@ -99,6 +99,7 @@ class SlackNLP(BarrierNLP):
         self._nj_user = st.nj_user
         self._hkeep_all = st.hkeep_all
         self._free_d, self._slack_d = st.free_d, st.slack_d
+        self._slack_pos_d = st.slack_pos_d
         self._jkeep_d, self._hkeep_d = st.jkeep_d, st.hkeep_d
         # buffers for the user evaluator (full size), allocated once per solve
         self._g = xp.zeros(m)
@@ -247,9 +248,9 @@ class SlackNLP(BarrierNLP):
         gradient (``_gradf``)."""
         xp = self.xp
         if self.all_free:
-            xp.multiply(self.df, self._gradf, out=out[:self.nx])
-        else:
-            fused.call(xp, "gather_scale", self._gradf, self._free_d, self.df, out[:self.nx])
+            fused.call(xp, "scale_pad", self.df, self._gradf, 0.0, out)
+            return out
+        fused.call(xp, "gather_scale", self._gradf, self._free_d, self.df, out[:self.nx])
         out[self.nx:] = 0.0
         return out
 
@@ -264,10 +265,8 @@ class SlackNLP(BarrierNLP):
     def h_of_last_g(self, w, out):
         """``h(w)`` from the constraint values of the last evaluation (no evaluation):
         for a ``w`` whose x is the one last evaluated at."""
-        xp = self.xp
-        fused.call(xp, "scaled_shift", self.dc_d, self._g, self.g_offset, out)
-        if self.ns:
-            fused.call(xp, "add_scaled", self._slack_d, -1.0, w[self.nx:], out)
+        fused.call(self.xp, "constraint_residual", self.dc_d, self._g, self.g_offset,
+                   self._slack_d, w[self.nx:], self._slack_pos_d, out)
         return out
 
     def jac(self, w, out):
@@ -284,9 +283,9 @@ class SlackNLP(BarrierNLP):
         xp = self.xp
         k = self._nj_user
         if k == len(self._jv):
-            xp.multiply(self._dcj_d, self._jv, out=out[:k])
-        else:
-            fused.call(xp, "gather_mul", self._dcj_d, self._jv, self._jkeep_d, out[:k])
+            fused.call(xp, "mul_pad", self._dcj_d, self._jv, -1.0, out)
+            return out
+        fused.call(xp, "gather_mul", self._dcj_d, self._jv, self._jkeep_d, out[:k])
         out[k:] = -1.0
         return out
 

@@ -46,6 +46,7 @@ class BarrierQuantities:
         st = nlp.structure(BoundStructure.key(finL, finU), lambda: BoundStructure(
             finL, finU, nlp.jac_rows, nlp.jac_cols, self.nw, xp))
         self.iL, self.iU = st.iL, st.iU
+        self.posL, self.posU = st.posL, st.posU
         self.nL, self.nU = st.nL, st.nU
         self.dampL, self.dampU = st.dampL, st.dampU
         self.idampL, self.idampU = st.idampL, st.idampU
@@ -124,8 +125,10 @@ class BarrierQuantities:
         return rd
 
     def lagrangian_gradient(self, gradf, jv, y, zL, zU):
-        """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array."""
-        return self.add_bound_multipliers(gradf + self.Aty(jv, y), zL, zU)
+        """grad f + A^T y - zL + zU (zL, zU on their bounded entries), a new array (one
+        launch besides A^T y's: ``lagrangian_residual``)."""
+        return fused.call(self.xp, "lagrangian_residual", gradf, self.Aty(jv, y), self.iL,
+                          zL, self.iU, zU, self.posL, self.posU)
 
     def grad_phi(self, mu=None):
         """The barrier gradient at the current iterate (at ``mu``: the barrier
@@ -133,12 +136,10 @@ class BarrierQuantities:
         it = self.it
         mu = self.barrier.mu if mu is None else mu
         sL, sU = self.slacks(it.w)
-        g = it.gradf.copy()  # vector-sized; kept by the direction
         kd = self.opts.kappa_d * mu
-        xp = self.xp
-        fused.call(xp, "add_barrier", self.iL, -mu, sL, kd, self.dampL, g)
-        fused.call(xp, "add_barrier", self.iU, mu, sU, -kd, self.dampU, g)
-        return g
+        # vector-sized, kept by the direction; one launch (``barrier_gradient``)
+        return fused.call(self.xp, "barrier_gradient", it.gradf, self.iL, sL, self.dampL,
+                          self.iU, sU, self.dampU, -mu, kd, mu, -kd, self.posL, self.posU)
 
     def bound_multiplier_steps(self, dw, sL=None, sU=None, mu=None):
         """(dzL, dzU) of the primal step ``dw`` at the current iterate: the eliminated

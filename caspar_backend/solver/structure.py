@@ -55,6 +55,13 @@ def slack_key(device, fixed, eq, relax_equalities) -> tuple:
     return ("slack", device, mask_key(fixed), mask_key(eq), bool(relax_equalities))
 
 
+def inverse_map(idx, n: int) -> np.ndarray:
+    """int64 (n,): k at ``idx[k]`` (``idx`` without duplicates), -1 elsewhere."""
+    pos = np.full(n, -1, np.int64)
+    pos[np.asarray(idx, np.int64)] = np.arange(len(idx), dtype=np.int64)
+    return pos
+
+
 class SlackStructure:
     """Final.  The w-space structure of the slack problem (see :mod:`.nlp`):
 
@@ -114,6 +121,8 @@ class SlackStructure:
         self.hkeep_d = None if self.hkeep_all else xp.asarray(hkeep)
         self.eq_d = xp.asarray(eq)
         self.enforced_d = xp.asarray(np.flatnonzero(enforced))
+        # row r's slack position (or -1): the constraint residual's fused kernel
+        self.slack_pos_d = xp.asarray(inverse_map(slack_rows, m))
 
 
 class BoundStructure:
@@ -129,6 +138,9 @@ class BoundStructure:
         iL, iU = np.flatnonzero(finite_L), np.flatnonzero(finite_U)
         self.iL, self.iU = xp.asarray(iL), xp.asarray(iU)
         self.nL, self.nU = len(iL), len(iU)
+        # the inverse maps (posL[j] = k where iL[k] = j, else -1): a fused kernel over w
+        # finds each entry's bound terms through them instead of scattering
+        self.posL, self.posU = (xp.asarray(inverse_map(i, len(finite_L))) for i in (iL, iU))
         dampL, dampU = ~finite_U[iL], ~finite_L[iU]
         # 0/1 floats (kd * damp as with the booleans) and the index sets (gathers, not
         # boolean masks: a mask's size is data-dependent, which costs a device sync)

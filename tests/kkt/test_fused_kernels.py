@@ -245,6 +245,12 @@ def test_setup_ops_are_the_solvers_host_formulas():
         np.testing.assert_array_equal(got, want)
 
 
+def _inv(idx, n):
+    from caspar_backend.solver.structure import inverse_map
+
+    return inverse_map(idx, n)
+
+
 def _args(name, n, cp):
     """Arguments of op ``name`` on ``n`` entries, as NumPy arrays (floats as scalars)."""
     k = n
@@ -281,6 +287,17 @@ def _args(name, n, cp):
         "amax_abs3": (ds, z[:k // 2], -s),
         "axpy": (-0.3, ds, z.copy()),
         "axpy_into": (z, -0.3, ds, s.copy()),
+        "lagrangian_residual": (w, RNG.normal(size=len(w)), idx, z, idx[:k // 2], v[:k // 2],
+                                _inv(idx, len(w)), _inv(idx[:k // 2], len(w))),
+        "barrier_gradient": (w, idx, s, (v > 1).astype(float), idx[:k // 2], z[:k // 2],
+                             (v[:k // 2] > 1).astype(float), -0.7, 1e-5, 0.7, -1e-5,
+                             _inv(idx, len(w)), _inv(idx[:k // 2], len(w))),
+        "bound_sigma": (idx, z, s, idx[:k // 2], v[:k // 2], z[:k // 2], _inv(idx, len(w)),
+                        _inv(idx[:k // 2], len(w)), w.copy()),
+        "constraint_residual": (np.abs(w) + 0.5, w[::-1].copy(), RNG.normal(size=len(w)),
+                                idx, ds, _inv(idx, len(w)), w.copy()),
+        "scale_pad": (1e-3, ds, 0.0, np.empty(k + 3)),
+        "mul_pad": (s, ds, -1.0, np.empty(k + 3)),
         "step_duals": (-0.3, ds[:k // 2], 0.7, ds, s, v[:k // 3], z[:k // 3], 0.1, 10.0, 1.0,
                        s[:k // 2].copy(), z.copy(), v[:k // 3].copy()),
         "gather_mul": (ds, w, idx, s.copy()),
