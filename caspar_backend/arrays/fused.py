@@ -46,6 +46,11 @@ arrays, float64; ``|a|_inf`` is max_i |a_i|, 0 when empty; a minimum over nothin
   rows without a slack)
 * ``finite_abs_sum(h)``: (all_i isfinite(h_i) as 1.0 or 0.0, sum |h|)
 * ``total(a)``: (sum a,) -- the objective's terms (one column: no 0-d array made)
+* ``trial_sums(h, sL, idampL, sU, idampU)``: finite_abs_sum's columns, then
+  barrier_sums's -- a trial point's values in one launch
+* ``reference_sums(gphi, dw, w, h, sL, idampL, sU, idampU, iL, iU, zL, dzL, zU, dzU,
+  tau)``: step_reference's columns, barrier_sums's, step_bounds's -- the line search's
+  reference values in one launch
 * ``all_finite2(a, b)``: (all entries of a and b finite, as 1.0 or 0.0)
 * ``amax_abs2(a, b)``: (|a|_inf, |b|_inf);  ``amax_abs3(a, b, c)``: (|a|_inf, |b|_inf,
   |c|_inf)
@@ -344,6 +349,11 @@ def _mul_pad(a, b, pad, out):
     out[a.size:] = pad
 
 
+def _reference_sums(gphi, dw, w, h, sL, idampL, sU, idampU, iL, iU, zL, dzL, zU, dzU, tau):
+    return (_step_reference(gphi, dw, w, h) + _barrier_sums(sL, idampL, sU, idampU)
+            + _step_bounds(sL, iL, sU, iU, dw, zL, dzL, zU, dzU, tau))
+
+
 def _step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU):
     _axpy(a, dy, y)
     _axpy(az, dzL, zL)
@@ -533,6 +543,19 @@ OPS = {
         "e = CASPAR_MAX(e - delta_c, 0.0); "
         "ec[i] = e; dstat_c[i] = -e; diag_c[i] = -e - delta_c", "ec"), _row_static_term),
 }
+
+# reductions over the same iterate read together: one launch, the columns of the ops
+# they join in order (their parameters share names where they are the same vector)
+OPS["trial_sums"] = FusedOp(Reductions(
+    "vec h, vec sL, idx idampL, vec sU, idx idampU",
+    OPS["finite_abs_sum"].kernel.columns + OPS["barrier_sums"].kernel.columns),
+    lambda h, sL, idampL, sU, idampU: (_finite_abs_sum(h)
+                                       + _barrier_sums(sL, idampL, sU, idampU)))
+OPS["reference_sums"] = FusedOp(Reductions(
+    "vec gphi, vec dw, vec w, vec h, vec sL, idx idampL, vec sU, idx idampU, idx iL, "
+    "idx iU, vec zL, vec dzL, vec zU, vec dzU, scalar tau",
+    OPS["step_reference"].kernel.columns + OPS["barrier_sums"].kernel.columns
+    + OPS["step_bounds"].kernel.columns), _reference_sums)
 
 OPS.update({name: FusedOp(*op) for name, op in SETUP_OPS.items()})
 

@@ -49,8 +49,9 @@ MAX_PARTIALS = 256
 MAX_ELEMENTWISE_BLOCKS = 8192
 #: values :func:`pack` gathers in one launch
 PACK_MAX = 24
-#: columns of one :class:`Reductions` (its shared memory: 8 * THREADS bytes each)
-MAX_COLUMNS = 12
+#: columns of one :class:`Reductions` (its shared memory: 8 * THREADS bytes each; a
+#: :class:`Column`'s offset travels to :func:`pack` in 4 bits)
+MAX_COLUMNS = 16
 
 _C_TYPES = {"vec": "const double* {}", "raw": "const double* {}",
             "idx": "const long long* {}", "scalar": "const double {}",

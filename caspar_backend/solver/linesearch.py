@@ -152,14 +152,11 @@ class LineSearch:
         for :meth:`search`, with the step bounds of ``d`` and its ``finite`` flag in the
         same transfer; None when ``d`` is not finite (no usable step)."""
         xp, calc, it = self.xp, self.calc, self.it
-        dw = d.dw
-        bounds = calc.step_bound_terms(d, self.barrier.tau)
-        barrier = calc.barrier_terms(it.w)
+        reference, barrier, bounds = calc.reference_terms(d, self.barrier.tau)
         flag = [] if d.finite is None else [d.finite]
         unread = calc.unread_checks()
-        gBD, d_norm, rel, theta, *rest = scalars(
-            xp, *fused.call(xp, "step_reference", d.gphi, dw, it.w, it.h), *barrier,
-            *bounds[2], *flag, *unread)
+        gBD, d_norm, rel, theta, *rest = scalars(xp, *reference, *barrier, *bounds[2],
+                                                 *flag, *unread)
         # the evaluations' finiteness before the direction's (a non-finite Hessian ends
         # the solve, as when checked at its evaluation)
         calc.settle(rest[len(rest) - len(unread):])

@@ -286,8 +286,11 @@ class BarrierQuantities:
         xp, nlp = self.xp, self.nlp
         f = nlp.f_unread_and_h(w, hout)
         unread = not isinstance(f, float)
-        fin, theta, *sums = scalars(xp, *fused.call(xp, "finite_abs_sum", hout),
-                                    *self.barrier_terms(w), *([f] if unread else []))
+        sL, sU = self.slacks(w)
+        # (finite_abs_sum's and barrier_sums's columns in one launch)
+        fin, theta, *sums = scalars(xp, *fused.call(xp, "trial_sums", hout, sL, self.idampL,
+                                                    sU, self.idampU),
+                                    *([f] if unread else []))
         if unread:
             f = nlp.read_f(sums.pop())
         if not (math.isfinite(f) and fin):
@@ -414,6 +417,18 @@ class BarrierQuantities:
         bounds = (min([1.0] + values[:k]), min([1.0] + values[k:len(terms)]))
         d.step_bounds = (key, bounds)
         return bounds
+
+    def reference_terms(self, d: Direction, tau):
+        """For the line search's reference values at the current iterate, one launch
+        (``reference_sums``): ``(step_reference's four, the barrier_terms, the
+        step_bound_terms)``, none read back."""
+        sL, sU = self.slacks(self.it.w)
+        it = self.it
+        cols = fused.call(self.xp, "reference_sums", d.gphi, d.dw, it.w, it.h, sL,
+                          self.idampL, sU, self.idampU, self.iL, self.iU, it.zL, d.dzL,
+                          it.zU, d.dzU, tau)
+        return (list(cols[:4]), list(cols[4:9]),
+                ((tau, self.safe_slack_mode), 2, list(cols[9:13])))
 
     def step_bound_terms(self, d: Direction, tau):
         """``(key, n_primal, minima)``: the 0-d minima :meth:`step_bounds` takes, not read
