@@ -381,7 +381,7 @@ class AugmentedKKT(KKTSystem):
             xp, b, x,
             lambda v: fused.call(xp, "residual_static", b, self.solver.matvec(v, self._kv),
                                  self._dstat, v),
-            self.solver.solve, self.max_refinement_steps, self.residual_ratio_max,
+            self.solver.solve_add, self.max_refinement_steps, self.residual_ratio_max,
             regularized=self.static_regularization > 0)
         # x is this solve's own array (the solver returns a new one): views, not copies
         return x[:nw], x[nw:nw + m]

@@ -238,6 +238,10 @@ class CondensedKKT(KKTSystem):
         """b - K v with the full Newton matrix (new array)."""
         return b - self._kmv(v, self._kx)
 
+    def _correct(self, r, x) -> None:
+        """The refinement's correction of ``x`` for the residual ``r``."""
+        x += self._condensed_solve(r)
+
     def solve(self, rhs_w, rhs_c):
         """(dw, dy); ``last_residual_ratio`` is the final relative residual against the
         full Newton matrix (see :mod:`.refinement`)."""
@@ -246,7 +250,7 @@ class CondensedKKT(KKTSystem):
         b[:nw], b[nw:] = rhs_w, rhs_c
         x = self._condensed_solve(b)
         self.last_residual_ratio, self.last_contraction = refine(
-            self.xp, b, x, lambda v: self._residual(b, v), self._condensed_solve,
+            self.xp, b, x, lambda v: self._residual(b, v), self._correct,
             self.max_refinement_steps, self.residual_ratio_max, regularized=False)
         # x is this solve's own array (a new one from _condensed_solve): views
         return x[:nw], x[nw:]

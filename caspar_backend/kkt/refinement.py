@@ -34,7 +34,8 @@ from ..arrays import fused, scalars
 
 
 def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
-    """Refine ``x`` (an ``xp`` array, updated in place) and return ``(ratio, rho)``:
+    """Refine ``x`` (an ``xp`` array, updated in place: ``correct(r, x)`` adds the
+    correction ``A^{-1} r`` to it) and return ``(ratio, rho)``:
     ``rho`` the last step's contraction (module doc) and ``ratio`` the residual ratio the
     caller reports as ``last_residual_ratio``: the final ratio when refinement converged
     (0.0 when ``max_steps`` is 0), otherwise — when the factorized matrix differed from
@@ -55,7 +56,7 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
         if step == 0:
             # the first solve's ratio is never tested (at least one correction): read
             # nothing back for it (a non-finite x stays non-finite and fails below)
-            x += correct(res)
+            correct(res, x)
             continue
         if bnorm is None:
             bnorm, rn, xn = scalars(xp, *fused.call(xp, "amax_abs3", b, res, x))
@@ -71,7 +72,7 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
             break
         if step == max_steps:
             break
-        x += correct(res)
+        correct(res, x)
     if converged:
         return ratio, rho
     if regularized:

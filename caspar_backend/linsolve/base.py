@@ -93,6 +93,11 @@ class LinearSolver(ABC):
     @abstractmethod
     def solve(self, rhs, out=None): ...
 
+    def solve_add(self, rhs, x) -> None:
+        """``x += A^{-1} rhs`` in place (a refinement's correction; the default: through
+        :meth:`solve`'s new array)."""
+        x += self.solve(rhs)
+
     def enable_pivoting(self) -> bool:
         """Switch the following :meth:`factorize` calls to a pivoting factorization
         (1x1 and 2x2 pivots chosen by magnitude) or another one that keeps every

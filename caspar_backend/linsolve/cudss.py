@@ -71,6 +71,7 @@ import time
 
 import numpy as np
 
+from ..arrays import fused
 from ..arrays.xp import copy_into
 from . import cudss_handle, cudss_ordering
 from .base import Factorization, LinearSolver, SparseStructure
@@ -266,6 +267,19 @@ class CudssSolver(LinearSolver):
         if self._dense is not None:
             return self._dense.solve(rhs, out)
         return self._solve_cudss(rhs, out)
+
+    def solve_add(self, rhs, x) -> None:
+        """``x += A^{-1} rhs`` from cuDSS's solution buffer (no copy of it: one launch,
+        the same sum as ``x += solve(rhs)``)."""
+        if self._dense is not None:
+            x += self._dense.solve(rhs)
+            return
+        self._solve_add_cudss(rhs, x)
+
+    def _solve_add_cudss(self, rhs, x) -> None:
+        copy_into(self.cp, self._b, rhs)
+        self._handle.solve(self.cp.cuda.get_current_stream().ptr)
+        fused.call(self.cp, "axpy", 1.0, self._x, x)
 
     def matvec(self, x, out=None):
         if self._dense is not None:

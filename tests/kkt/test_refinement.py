@@ -18,7 +18,10 @@ from caspar_backend.kkt.refinement import refine
 def _diag_refine(d, eps, b):
     K, KE = np.asarray(d, float), np.asarray(d, float) + eps
     x = b / KE
-    ratio, rho = refine(np, b, x, lambda v: b - K * v, lambda r: r / KE,
+    def correct(r, x):
+        x += r / KE
+
+    ratio, rho = refine(np, b, x, lambda v: b - K * v, correct,
                         max_steps=10, ratio_max=1e-10, regularized=True)
     return x, ratio, rho
 

@@ -487,6 +487,9 @@ def _static_pivot_cudss_class(pivoting=False):
             v = self._v
             return (v @ ((v.T @ h(rhs)) / self._lam)).view(_DevArray)
 
+        def _solve_add_cudss(self, rhs, x):
+            x += self._solve_cudss(rhs, None)
+
         def _matvec_cudss(self, x, out):
             return (self._a @ h(x)).view(_DevArray)
 
