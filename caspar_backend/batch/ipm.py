@@ -299,29 +299,35 @@ class LockstepIPM:
 
     def _mu_update(self, e, run) -> bool:
         """MuUpdate._monotone per instance; resets the filters of the instances whose mu
-        changed.  Returns False (no instance leaves here)."""
+        changed.  An instance whose flagged tiny step finds mu at its floor ends with
+        Search_Direction_Becomes_Too_Small; returns whether one did."""
         o, xp = self.opts, self.xp
         floor = xp.minimum(o.tol, o.compl_inf_tol * self.nlp.df_d) / (o.barrier_tol_factor + 1.0)
-        tiny = self.line_search.tiny_step
+        tiny = self.line_search.tiny_step & run
         changed = xp.zeros(self.B, bool)
+        stop = xp.zeros(self.B, bool)
         active = run.copy()
         first = True
-        while True:
-            active &= self.mu > floor
-            if not bool(active.any()):
-                break
+        while bool(active.any()):
             if not first:
                 e = self.calc.errors(self.it, self.mu)
             first = False
             dec = active & ((e["Emu"] <= o.barrier_tol_factor * self.mu) | tiny)
             new_mu = xp.maximum(floor, xp.minimum(o.mu_linear_decrease_factor * self.mu,
                                                   self.mu ** o.mu_superlinear_decrease_power))
+            same = dec & (new_mu == self.mu)
+            stop |= same & tiny
+            dec &= ~same
             self.mu[...] = xp.where(dec, new_mu, self.mu)
             self.tau[...] = xp.where(dec, xp.maximum(o.tau_min, 1.0 - self.mu), self.tau)
             changed |= dec
-            active = dec & ~tiny
+            active = dec
+            tiny = xp.zeros_like(tiny)   # the tiny step's decrease is one; then the test's
         if bool(changed.any()):
             self.filter.reset(changed)
+        if bool(stop.any()):
+            self.finish(stop, "Search_Direction_Becomes_Too_Small")
+            return True
         return False
 
     # ================================================================ the step

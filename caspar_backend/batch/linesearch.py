@@ -30,7 +30,7 @@ KINDS = ("", "f", "h", "F", "H", "T")
 
 
 def max_trials(xp, alpha, r: float):
-    """:func:`caspar_backend.solver.linesearch._max_trials` per instance, (B,) int."""
+    """:func:`caspar_backend.solver.filter._max_trials` per instance, (B,) int."""
     if not 0.0 < r < 1.0:
         return xp.ones(alpha.shape, np.int64)
     with np.errstate(all="ignore"):
@@ -55,13 +55,15 @@ class BatchLineSearch:
         self.shortened = xp.zeros(B, np.int64)
         self.last_mu = xp.full(B, np.nan)
         self.tiny_step = xp.zeros(B, bool)
+        self.tiny_last = xp.zeros(B, bool)
         self.w_t = xp.zeros((B, ipm.nw))
         self.f_t, self.h_t = xp.zeros(B), xp.zeros((B, ipm.m))
 
     def keep(self, rows, move=lambda a: a, xp=None) -> None:
         """Keep the state of the instances ``rows`` (an index array), in that order,
         passed through ``move`` (to another array module ``xp``)."""
-        for name in ("theta_min", "theta_max", "shortened", "last_mu", "tiny_step"):
+        for name in ("theta_min", "theta_max", "shortened", "last_mu", "tiny_step",
+                     "tiny_last"):
             setattr(self, name, move(getattr(self, name)[rows]))
         self.xp = xp = self.xp if xp is None else xp
         B = len(rows)
@@ -137,7 +139,7 @@ class BatchLineSearch:
         phi, safe = calc.phi(it.F, calc.barrier_sums(it.W), mu)
         ref = (theta, phi, gBD)
         ipm.leave(runx & safe, "safe slacks")
-        tiny = (rel < 10.0 * _EPS) & (theta <= TINY_STEP_MAX_THETA)
+        tiny = (rel < o.tiny_step_tol) & (theta <= TINY_STEP_MAX_THETA)
         trig = o.watchdog_shortened_iter_trigger
         if trig > 0:
             ipm.leave(runx & ~tiny & (self.shortened >= trig), "watchdog")
@@ -146,13 +148,19 @@ class BatchLineSearch:
         # tiny steps: the full step, no line search (near feasibility only)
         tiny &= runx
         self.tiny_step[...] = False
+        # IPOPT's tiny-step rule (LineSearch.search): a tiny step flags the barrier
+        # update when the one before was tiny with |dy|_inf < tiny_step_y_tol
+        flag = self.tiny_last & tiny
+        dy_small = (xp.max(xp.abs(d["dY"]), axis=1) < o.tiny_step_y_tol if ipm.m
+                    else xp.ones(ipm.B, bool))
+        self.tiny_last[...] = xp.where(runx, tiny & dy_small, self.tiny_last)
         if bool(tiny.any()):
             wt = xp.where(tiny[:, None], it.W + ap[:, None] * dW, it.W)
             f_t, ok, _, _, _ = self._trial(wt)
             take = tiny & ok
             self._accept(take, ap, ad, wt, f_t, d["dY"], d["dzL"], d["dzU"])
             self.shortened[...] = xp.where(take, 0, self.shortened)
-            self.tiny_step |= take
+            self.tiny_step |= take & flag
             moved |= take
         bt = runx & ~moved
         # the smallest step size

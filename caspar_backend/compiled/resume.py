@@ -77,7 +77,8 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
         tau=float(R[R_TAU]), filter_entries=entries, rejected_by_filter=bool(fi[0]),
         filter_rejections=int(fi[1]), filter_resets=int(fi[2]), theta_min=float(ls[0]),
         theta_max=float(ls[1]), last_mu=_optional(ls[2]), shortened=int(ls[3]),
-        tiny_step=bool(ls[4] == 1.0), delta_w_last=float(st[IC_DW_LAST]),
+        tiny_step=bool(int(ls[4]) & 1), tiny_last=bool(int(ls[4]) & 2),
+        delta_w_last=float(st[IC_DW_LAST]),
         delta_c_used=bool(st[IC_DC_USED] == 1.0), static_regularization=float(st[IC_EPS]),
         eps_restore=_optional(st[IC_EPS_RESTORE], 0.0),
         eps_before_slow=_optional(st[IC_EPS_BEFORE_SLOW], 0.0),
@@ -136,7 +137,8 @@ def write_state(lay, Fb, point: ResumePoint) -> None:
                                             point.filter_rejections, point.filter_resets)
     R[R_LS_STATE:R_LS_STATE + 5] = (point.theta_min, point.theta_max,
                                     np.nan if point.last_mu is None else point.last_mu,
-                                    point.shortened, 1.0 if point.tiny_step else 0.0)
+                                    point.shortened,
+                                    float(point.tiny_step) + 2.0 * float(point.tiny_last))
     st = R[R_IC_STATE:R_IC_STATE + IC_STATE_SIZE]
     st[:] = 0.0
     st[IC_DW_LAST] = point.delta_w_last

@@ -61,7 +61,7 @@ from .tape import Unsupported
 STATUS_NAMES = {0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level",
                 2: "Diverging_Iterates", 3: "Maximum_Iterations_Exceeded",
                 4: "User_Requested_Stop", 5: "Maximum_WallTime_Exceeded",
-                6: "Maximum_CpuTime_Exceeded"}
+                6: "Maximum_CpuTime_Exceeded", 7: "Search_Direction_Becomes_Too_Small"}
 STATUS_MAX_ITER = 3
 STATUS_STOPPED = 4
 #: the time budget of one compiled solve, in seconds of a typical core: the kernel checks

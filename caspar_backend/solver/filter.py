@@ -17,9 +17,20 @@ never increments it, so it resets without limit; followed literally, the Pyomo m
 ``x^2 + y^2 <= 1, x + y >= 3`` then accepts ever shorter h-type steps between resets for
 all 3000 iterations instead of reaching the restoration phase and "locally infeasible",
 as IPOPT's own run does.)
+
+The acceptance tests' arithmetic lives here too: :func:`compare_le` (IPOPT's relative
+round-off allowance) and :func:`_max_trials` (the backtracking's bound on trials).
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_EPS = np.finfo(float).eps
+_TINY = float(np.finfo(float).smallest_subnormal)
+
 
 
 class Filter:
@@ -66,3 +77,22 @@ class Filter:
 
     def __len__(self):
         return len(self.theta)
+
+
+def _max_trials(alpha: float, r: float) -> int:
+    """How many trial step sizes ``alpha r^k`` (k = 0, 1, ...) backtracking may try: up
+    to the first k with ``alpha r^k <= _TINY`` (exact arithmetic), the smallest positive
+    float, i.e. ``K + 1`` trials with ``K = ceil(log(_TINY / alpha) / log r)``; one trial
+    when ``r`` is 0 or 1 or ``alpha`` is not above ``_TINY``.  Every representable
+    ``alpha_min > 0`` is passed within K reductions (up to the rounding of the last
+    subnormal steps), so the bound changes no search that ended on alpha_min; it ends
+    those that would not: ``alpha_min = 0`` (an underflowed theta or gphi^T dw) with
+    ``alpha`` rounded to 0.0 or stalled at the smallest subnormal (``r > 1/2``)."""
+    if not (0.0 < r < 1.0 and alpha > _TINY):
+        return 1
+    return int(math.ceil(math.log(_TINY / alpha) / math.log(r))) + 1
+
+
+def compare_le(a, b, ref):
+    """a <= b up to IPOPT's relative round-off allowance."""
+    return a - b <= 10.0 * _EPS * abs(ref)

@@ -273,7 +273,7 @@ class InteriorPoint:
         ls.theta_min, ls.theta_max = point.theta_min, point.theta_max
         ls.watchdog.last_mu = point.last_mu
         ls.watchdog.shortened = point.shortened
-        ls.tiny_step = point.tiny_step
+        ls.tiny_step, ls.tiny_last = point.tiny_step, point.tiny_last
         ic = self.inertia
         ic.delta_w_last = point.delta_w_last
         ic.delta_c_used = point.delta_c_used

@@ -95,8 +95,6 @@ IPOPT_ONE_VALUE = {
                                                   "nlp_scaling_max_gradient"),
     "nlp_scaling_constr_target_gradient": ((0, 0.0), "gradient-based scaling by "
                                                      "nlp_scaling_max_gradient"),
-    "tiny_step_tol": ((2.220446049250313e-15,), "IPOPT's default, 10 machine epsilons"),
-    "tiny_step_y_tol": ((0.01,), _ONE_ALGORITHM),
     "alpha_min_frac": ((0.05,), "IPOPT's default line-search constants"),
     "gamma_theta": ((1e-5,), "IPOPT's default line-search constants"),
     "gamma_phi": ((1e-8,), "IPOPT's default line-search constants"),

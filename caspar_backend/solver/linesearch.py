@@ -53,41 +53,18 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import numpy as np
-
-from ..arrays import copy_into, fused, scalars
-from .filter import Filter
+from ..arrays import amax_abs, copy_into, fused, scalars
+from .filter import Filter, _max_trials, compare_le  # noqa: F401 (compare_le: restoration)
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo
 from .watchdog import Watchdog
 
 G_THETA, G_PHI, DELTA, S_THETA, S_PHI, ETA_PHI, ALPHA_MIN_FRAC = \
     1e-5, 1e-8, 1.0, 1.1, 2.3, 1e-8, 0.05
-_EPS = np.finfo(float).eps
-_TINY = float(np.finfo(float).smallest_subnormal)
 #: IPOPT's restoration runs: theta_max_fact 1e8 (MinC_1NrmRestorationPhase sets
 #: resto.theta_max_fact, which caspar's options cannot name)
 RESTO_THETA_MAX_FACT = 1e8
 #: IPOPT's DetectTinyStep: no tiny step while the constraint violation (1-norm) exceeds this
 TINY_STEP_MAX_THETA = 1e-4
-
-
-def _max_trials(alpha: float, r: float) -> int:
-    """How many trial step sizes ``alpha r^k`` (k = 0, 1, ...) backtracking may try: up
-    to the first k with ``alpha r^k <= _TINY`` (exact arithmetic), the smallest positive
-    float, i.e. ``K + 1`` trials with ``K = ceil(log(_TINY / alpha) / log r)``; one trial
-    when ``r`` is 0 or 1 or ``alpha`` is not above ``_TINY``.  Every representable
-    ``alpha_min > 0`` is passed within K reductions (up to the rounding of the last
-    subnormal steps), so the bound changes no search that ended on alpha_min; it ends
-    those that would not: ``alpha_min = 0`` (an underflowed theta or gphi^T dw) with
-    ``alpha`` rounded to 0.0 or stalled at the smallest subnormal (``r > 1/2``)."""
-    if not (0.0 < r < 1.0 and alpha > _TINY):
-        return 1
-    return int(math.ceil(math.log(_TINY / alpha) / math.log(r))) + 1
-
-
-def compare_le(a, b, ref):
-    """a <= b up to IPOPT's relative round-off allowance."""
-    return a - b <= 10.0 * _EPS * abs(ref)
 
 
 class LineSearch:
@@ -117,6 +94,9 @@ class LineSearch:
         self.soft_resto = False        # in IPOPT's soft restoration phase
         self.soft_resto_count = 0
         self.tiny_step = False
+        # the last step was tiny with a small multiplier step (IPOPT's
+        # tiny_step_last_iteration_): a tiny step now sets tiny_step
+        self.tiny_last = False
         # set at the first trial point's test (IPOPT's FilterLSAcceptor: a restoration
         # phase before any search, start_with_resto or a failed first step, leaves them
         # to its point; until then the smallest step size has no theta_min term)
@@ -174,9 +154,7 @@ class LineSearch:
         """Find and take a step along ``d`` (``reference``: :meth:`reference` of ``d``);
         False when none was found (the caller's fall-backs and the restoration phase
         decide)."""
-        o, calc, it = self.opts, self.calc, self.it
-        w, dw = it.w, d.dw
-        tau = self.barrier.tau
+        o, calc, it, tau = self.opts, self.calc, self.it, self.barrier.tau
         wd = self.watchdog
         if wd.last_mu != self.barrier.mu:
             wd.reset()
@@ -185,17 +163,13 @@ class LineSearch:
         theta = ref[0]
         self.info.d_norm = d_norm
 
-        # tiny step: accept the full step without line search (IPOPT's tiny_step_tol),
-        # but only near feasibility: a tiny step at a large constraint violation means
-        # the iterate is (close to) a stationary point of the infeasibility, and
-        # accepting it would loop forever; IPOPT's DetectTinyStep then lets the line
-        # search fail and the restoration phase decide (feasible point, or local
-        # infeasibility)
-        # expect_infeasible_problem: large multipliers send the iterate to the
-        # restoration phase at once (no trial: IPOPT's log shows alpha 0, one trial)
+        # a tiny step (IPOPT's DetectTinyStep) only near feasibility: at a large constraint
+        # violation it is a stationary point of the infeasibility, which the restoration
+        # phase decides.  expect_infeasible_problem: large multipliers send the iterate
+        # to the restoration phase at once (no trial: IPOPT's log shows alpha 0, 1 trial)
         to_resto = (self.expect_infeasible and self.it.y.size > 0 and scalars(
             self.xp, self.xp.max(self.xp.abs(self.it.y)))[0] > o.expect_infeasible_problem_ytol)
-        tiny = not to_resto and rel < 10.0 * _EPS and theta <= TINY_STEP_MAX_THETA
+        tiny = not to_resto and rel < o.tiny_step_tol and theta <= TINY_STEP_MAX_THETA
         soc = True
         amin_gBD = None
         if (tiny or to_resto) and wd.active:
@@ -208,22 +182,15 @@ class LineSearch:
               and wd.shortened >= o.watchdog_shortened_iter_trigger):
             wd.start(it, d, ref)
         if to_resto:
+            self.tiny_last = False
             self.info.alpha_pr, self.info.ls = 0.0, 1
             return False
-        if tiny:
-            alpha_max, alpha_z = calc.step_bounds(d, tau)
-            wt = self.w_t
-            fused.call(self.xp, "axpy_into", w, alpha_max, dw, wt)
-            # the trial's barrier function as IPOPT evaluates it there: a slack lost to
-            # rounding switches to safe slacks (trial_point), as for any trial point
-            f_t, ok, _, _ = calc.trial_point(wt, self.h_t)
-            if ok:
-                self.tiny_step = True
-                self._accept(d, alpha_max, alpha_z, wt, f_t, 1, "T", None)
-                wd.shortened = 0
-                self._count_step(theta)
-                return True
         self.tiny_step = False
+        if tiny:
+            if self._tiny_step(d, theta):
+                return True
+        else:
+            self.tiny_last = False
 
         if self.soft_resto:
             self.soft_resto_count += 1
@@ -455,6 +422,28 @@ class LineSearch:
             c_soc = a_soc * c_soc + self.h_t
         return False
 
+    def _tiny_step(self, d: Direction, theta) -> bool:
+        """IPOPT's tiny step: the step to the boundary taken unchecked (ls 0) where its
+        trial point evaluates; tagged 'T' and flagging the barrier update (``tiny_step``:
+        mu decreases, or the solve ends with Search_Direction_Becomes_Too_Small at mu's
+        floor) only after a tiny step whose |dy|_inf was below tiny_step_y_tol
+        (``tiny_last``, set here whether or not the trial evaluates).  True: taken."""
+        calc, wt = self.calc, self.w_t
+        alpha_max, alpha_z = calc.step_bounds(d, self.barrier.tau)
+        fused.call(self.xp, "axpy_into", self.it.w, alpha_max, d.dw, wt)
+        # (a slack lost to rounding switches to safe slacks, as at any trial point)
+        f_t, ok, _, _ = calc.trial_point(wt, self.h_t)
+        flag = self.tiny_last
+        self.tiny_last = (scalars(self.xp, amax_abs(self.xp, d.dy))[0]
+                          < self.opts.tiny_step_y_tol)
+        if not ok:
+            return False
+        self.tiny_step = flag
+        self._accept(d, alpha_max, alpha_z, wt, f_t, 0, "T" if flag else " ", None)
+        self.watchdog.shortened = 0
+        self._count_step(theta)
+        return True
+
     def _accept(self, d: Direction, alpha, alpha_z, wt, f_t, ls, kind, filter_pair,
                 first_order=None):
         """Move to the trial point; augment the filter for h-type steps; dual step.
@@ -472,10 +461,9 @@ class LineSearch:
             calc.eval_first_order(it)
         else:
             it.gradf[:], it.jv[:] = first_order
-        # the multipliers' step; then each z kept within a factor kappa_sigma of
-        # mu / slack (W&B eq. 16) -- in the free mu mode mu is the new point's average
-        # complementarity, at most 1e3 (IPOPT), read after the step.  One launch where
-        # nothing is read in between and the slacks do not depend on z (safe slacks do)
+        # the multipliers' step, each z then within kappa_sigma of mu / slack (W&B eq.
+        # 16; in the free mu mode mu is the new point's mean complementarity, at most 1e3,
+        # read after the step): one launch unless a read or safe slacks come in between
         xp = self.xp
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         free = self.barrier.free and calc.nL + calc.nU

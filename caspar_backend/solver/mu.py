@@ -111,18 +111,25 @@ class MuUpdate:
             return False
         changed = False
         floor = self.mu_floor(calc.nlp.df)
-        while barrier.mu > floor:
+        while True:
             if changed:
                 e = calc.errors(barrier.mu)
             if not (e["Emu"] <= o.barrier_tol_factor * barrier.mu or tiny):
                 break
-            barrier.mu = self._decreased(barrier.mu, floor)
+            new = self._decreased(barrier.mu, floor)
+            if new == barrier.mu:
+                # (IPOPT's MonotoneMuUpdate: mu at its floor; after a flagged tiny step
+                # the problem is solved to the best possible accuracy)
+                if tiny:
+                    raise SolverStop("Search_Direction_Becomes_Too_Small",
+                                     "problem solved to the best possible accuracy")
+                break
+            barrier.mu = new
             barrier.tau = max(o.tau_min, 1.0 - barrier.mu)
             changed = True
             if self.resto:
                 self._follow_mu(calc, barrier.mu)
-            if tiny:
-                break
+            tiny = False        # the tiny step's decrease is one; then the barrier test's
         return changed
 
     def _adaptive(self, barrier, e, tiny, calc, newton=None) -> bool:

@@ -108,6 +108,11 @@ _ROWS = [
        "when E_mu <= kappa_eps mu.", low=0.0),
     _o("tau_min", float, 0.99, "Lower bound on the fraction-to-the-boundary parameter.",
        low=0.0, high=1.0),
+    _o("tiny_step_tol", float, 10.0 * 2.220446049250313e-16, "A step with max_i |dw_i| / "
+       "(1 + |w_i|) below this is tiny: taken without line search (0: none is).", low=0.0),
+    _o("tiny_step_y_tol", float, 1e-2, "A tiny step after one whose multiplier step "
+       "|dy|_inf was below this asks the barrier update for a decrease, at mu's floor "
+       "the end: Search_Direction_Becomes_Too_Small.", low=0.0),
     # ---------------------------------------------------------------- problem
     _o("nlp_lower_bound_inf", float, -1e19, "Any bound less or equal this value is "
        "taken as -infinity (variables and constraints)."),

@@ -188,6 +188,11 @@ FEASIBLE_POINT = "Feasible_Point_Found"
 RESTO_MAXITER = "resto_maxiter"
 
 
+#: the restoration run's status when its barrier update found a flagged tiny step at mu's
+#: floor (the run raised Search_Direction_Becomes_Too_Small)
+TINY_STOP = "tiny_step_at_mu_floor"
+
+
 def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
                       least_squares_y, square=False) -> None:
     """Run the restoration phase from the current iterate ``calc.it`` of the problem
@@ -277,6 +282,12 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
 
     try:
         status = inner.run(stop_test=back_to_original)
+    except SolverStop as stop:
+        # a flagged tiny step at mu's floor (IPOPT's STOP_AT_TINY_STEP of the
+        # restoration run): handled below, as IPOPT's MinC_1NrmRestorationPhase does
+        if stop.status != "Search_Direction_Becomes_Too_Small":
+            raise
+        status = TINY_STOP
     finally:
         # however the run ends, its linear solver gives back what it borrowed from the
         # shared symbolic analysis (initialize above factorizes nothing: y0 is given)
@@ -288,6 +299,16 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
         _adopt(o, calc, w, f_o, h_o, least_squares_y)
         info.take(inner.info)
 
+    if status == TINY_STOP:
+        adopt()
+        # IPOPT: a point feasible to 1e2 tol (resto_failure_feasibility_threshold's
+        # default; the scaled constraints' max-norm) is a failure of the phase, another one
+        # a point of local infeasibility
+        if ok and scalars(xp, amax_abs(xp, h_o))[0] <= 1e2 * o.tol:
+            raise SolverStop("Restoration_Failed", "restoration phase converged to a point "
+                             "with small primal infeasibility")
+        raise SolverStop("Infeasible_Problem_Detected", "restoration phase converged to a "
+                         "point of local infeasibility")
     if status != "resto_success":
         if status in CONVERGED:
             uc = scalars(xp, amax_abs(xp, h_o / nlp_o.dc_d))[0]

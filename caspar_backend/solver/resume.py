@@ -18,7 +18,8 @@ next, in the run's own terms:
   (:class:`~.filter.Filter`);
 * the line search: ``theta_min``, ``theta_max``, ``last_mu`` (None: none yet),
   ``shortened`` (the watchdog's count of shortened steps; the watchdog itself is not
-  running), ``tiny_step``;
+  running), ``tiny_step`` (the last step a flagged tiny step: IPOPT's tiny_step_flag),
+  ``tiny_last`` (it was tiny with a small multiplier step: tiny_step_last_iteration_);
 * the inertia correction: ``delta_w_last``, ``delta_c_used``, ``static_regularization``,
   ``eps_restore``, ``eps_before_slow`` (None: none), ``slow_rule_off``;
 * the termination test: ``last_obj`` (the previous iteration's f, None at iteration 0),
@@ -79,6 +80,7 @@ class ResumePoint:
     last_mu: float | None
     shortened: int
     tiny_step: bool
+    tiny_last: bool
     delta_w_last: float
     delta_c_used: bool
     static_regularization: float
@@ -156,7 +158,7 @@ def state_point(ipm) -> ResumePoint:
         rejected_by_filter=flt.rejected_by_filter,
         filter_rejections=flt.filter_rejections, filter_resets=flt.n_resets,
         theta_min=ls.theta_min, theta_max=ls.theta_max, last_mu=ls.watchdog.last_mu,
-        shortened=ls.watchdog.shortened, tiny_step=ls.tiny_step,
+        shortened=ls.watchdog.shortened, tiny_step=ls.tiny_step, tiny_last=ls.tiny_last,
         delta_w_last=ic.delta_w_last, delta_c_used=ic.delta_c_used,
         static_regularization=ipm.kkt.static_regularization,
         eps_restore=ic.eps_restore, eps_before_slow=ic.eps_before_slow,

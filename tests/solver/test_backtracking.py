@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from caspar_backend.solver import linesearch as ls_mod
+from caspar_backend.solver import filter as ls_mod  # (the backtracking bound lives there)
 from caspar_backend.solver.linesearch import LineSearch
 from caspar_backend.solver.options import resolve_options
 

@@ -3,7 +3,8 @@
 
 Builds the chained-Rosenbrock problem (N = 200, :mod:`benchmarks.models.chain`), prints
 ``READY``, runs a solve that would take minutes (``tol = 0``: no iterate converges;
-``acceptable_iter = 0``; max_iter 10^6, ~10 ms an iteration; one iteration first, so
+``acceptable_iter = 0``; ``tiny_step_y_tol = 0``: tiny steps never end it; max_iter
+10^6, ~10 ms an iteration; one iteration first, so
 that imports and first-use work are done) through ``API`` -- ``core``
 (``Problem.solve``), ``legacy`` / ``contrib`` (Pyomo's two interfaces), ``casadi``
 (``nlpsol``) --, prints one JSON line describing how it ended, then a default solve of
@@ -48,7 +49,10 @@ N_CASADI = 5000
 #: after its start to land inside it (at N = 200 the kernel ended before it on the CI
 #: machine: ~200 iterations in under 50 ms)
 N_CASADI_KERNEL = 900
-LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0)
+#: (tiny_step_y_tol 0: no tiny step flags the barrier update, so the tiny steps at mu's
+#: floor go on -- IPOPT's rule with that option; by default a second one in a row ends
+#: the solve with Search_Direction_Becomes_Too_Small after ~18 iterations)
+LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0, tiny_step_y_tol=0.0)
 
 
 #: the Waechter & Biegler (2000) example of tests/support/problem_bank.py

@@ -17,3 +17,6 @@ STATIC_REGULARIZATION_MAX = AugmentedKKT.STATIC_REGULARIZATION_MAX
 #: a failed refinement's smaller static term: eps / DECREASE, not below MIN
 STATIC_REGULARIZATION_MIN = AugmentedKKT.STATIC_REGULARIZATION_MIN
 STATIC_REGULARIZATION_DECREASE = AugmentedKKT.STATIC_REGULARIZATION_DECREASE
+#: the kernel's status code for Search_Direction_Becomes_Too_Small (compiled.solve's
+#: STATUS_NAMES): a flagged tiny step found mu at its floor
+STATUS_TINY_STEP = 7

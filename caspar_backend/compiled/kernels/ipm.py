@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from .constants import (ALPHA_MIN_FRAC, DELTA, EPS, G_PHI, G_THETA, S_PHI, S_THETA, TINY,
-                        TINY_STEP_MAX_THETA)
+from .constants import (ALPHA_MIN_FRAC, DELTA, G_PHI, G_THETA, S_PHI, S_THETA,
+                        STATUS_TINY_STEP, TINY, TINY_STEP_MAX_THETA)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import direction_fallbacks, factorize_ic, kkt_solve
@@ -158,24 +158,31 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             break
         # ------------------------------------------------------------ mu update
         floor = min(O[OPT_TOL], O[OPT_COMPL_INF_TOL] * df) / (O[OPT_BARRIER_TOL_FACTOR] + 1.0)
-        tiny = LS[4] == 1.0
+        # LS[4]: 1 the last step was a flagged tiny step (IPOPT's tiny_step_flag), plus 2
+        # when it was tiny with a small multiplier step (tiny_step_last_iteration_)
+        tiny = (int(LS[4]) & 1) == 1
         changed = False
-        active = True
         first = True
+        at_floor = False
         while True:
-            active = active and mu > floor
-            if not active:
-                break
             if not first:
                 E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
                     Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
             first = False
-            dec = active and (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu or tiny)
-            if dec:
-                mu = nmax(floor, nmin(O[OPT_MU_LINEAR_DECREASE_FACTOR] * mu, mu ** O[OPT_MU_SUPERLINEAR_DECREASE_POWER]))
-                tau = max(O[OPT_TAU_MIN], 1.0 - mu)
-                changed = True
-            active = dec and not tiny
+            if not (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu or tiny):
+                break
+            new_mu = nmax(floor, nmin(O[OPT_MU_LINEAR_DECREASE_FACTOR] * mu, mu ** O[OPT_MU_SUPERLINEAR_DECREASE_POWER]))
+            if new_mu == mu:
+                at_floor = tiny
+                break
+            mu = new_mu
+            tau = max(O[OPT_TAU_MIN], 1.0 - mu)
+            changed = True
+            tiny = False
+        if at_floor:
+            # a flagged tiny step at mu's floor: solved to the best possible accuracy
+            status = STATUS_TINY_STEP
+            break
         if changed:
             filter_reset(FT, FI)
         # ------------------------------------------------------------ direction
@@ -245,7 +252,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if safe:
             status = -8
             break
-        tiny = rel < 10.0 * EPS and theta <= TINY_STEP_MAX_THETA
+        tiny = rel < O[OPT_TINY_STEP_TOL] and theta <= TINY_STEP_MAX_THETA
         soc = True
         g_amin = gBD            # the gphi^T dw of the smallest step size
         if tiny and WD[WD_ACTIVE] == 1.0:
@@ -262,17 +269,23 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             watchdog_start(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, gphi, theta, phi,
                            gBD)
         moved = False
+        tiny_last = (int(LS[4]) & 2) == 2
         LS[4] = 0.0
         if tiny:
             f_t, ok, _t, _p, _s = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
             n_obj += 1
             n_cons += 1
             n_invalid += 0 if ok else 1
+            # IPOPT's tiny-step rule (solver/linesearch.py): taken unchecked (ls 0), 'T'
+            # and the barrier update's flag only after a tiny step with a small dy
+            latch = 2.0 if amax_abs(dY, m) < O[OPT_TINY_STEP_Y_TOL] else 0.0
+            LS[4] = latch
             if ok:
                 accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
-                alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_TINY
+                alpha_pr, alpha_du, n_ls = ap, ad, 0
+                tag = TAG_TINY if tiny_last else TAG_NONE
                 LS[3] = 0.0
-                LS[4] = 1.0
+                LS[4] = latch + (1.0 if tiny_last else 0.0)
                 moved = True
         skip_first = False
         ej = 0

@@ -6,13 +6,12 @@ A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layou
   problem, the iterate, the KKT values and factors, the filter, scratch.  One per solve
   in flight (per thread).
 * ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
-  KKT pattern, QDLDL's permutation and row schedule) and two int
-  scratch slots: the filter counters, and ``STOP``, one entry the solve's caller may set
-  to 1 while the kernel runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`); the kernel
-  reads it once per iteration and then ends with status 4.
+  KKT pattern, QDLDL's permutation and row schedule) and two int scratch slots: the
+  filter counters, and ``STOP``, which the solve's caller may set to 1 while the kernel
+  runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`; read once per iteration: status 4).
 
 Float slot ``F_<NAME>`` is ``Fb[FO[F_<NAME>]:FO[F_<NAME> + 1]]``, int slot ``I_<NAME>``
-likewise in ``Ib``/``IO``.  The numbers are module constants, so Numba compiles them in;
+likewise in ``Ib``/``IO``. The numbers are module constants, so Numba compiles them in;
 ``FLOAT_SLOTS``/``INT_SLOTS`` give the buffer order.
 """
 
@@ -237,17 +236,17 @@ OPTION_NAMES = (
     'warm_start_slack_bound_frac',
     'warm_start_mult_bound_push',
     'warm_start_mult_init_max',
+    'tiny_step_tol',
+    'tiny_step_y_tol',
 )
-#: the most instances of a group that one pass over a tape evaluates together: the
-#: interpreter dispatches on each instruction once per pass, and the REGISTERS slot holds
-#: (longest tape) x chunk registers, the chunk (EV_CHUNK) at most TAPE_CHUNK, the largest
-#: group and compiled.tape.TAPE_REGISTERS // (longest tape)
+#: the most instances of a group one pass over a tape evaluates (one dispatch per
+#: instruction and pass; REGISTERS holds longest tape x EV_CHUNK registers, EV_CHUNK =
+#: min(TAPE_CHUNK, largest group, compiled.tape.TAPE_REGISTERS // longest tape))
 TAPE_CHUNK = 32
 #: fields of the I_SIZES slot
 SIZE_FIELDS = ('n', 'm', 'nw', 'nx', 'ns', 'nL', 'nU', 'nj', 'nju', 'nh', 'nkkt', 'nnzK', 'nnzL', 'neq', 'npriv', 'noff', 'nsrc', 'ncolsq', 'filter_cap', 'nfix', 'nje', 'nhe')
 #: fields of the I_EVAL_SIZES slot
 EVAL_SIZE_FIELDS = ('n', 'm', 'nobj', 'ngroups', 'has_jac_map', 'chunk')
-
 
 # the constants the kernels use (one line each so that grep finds them)
 F_TAPE_CONST = 0
@@ -466,6 +465,8 @@ OPT_WARM_START_SLACK_BOUND_PUSH = 58
 OPT_WARM_START_SLACK_BOUND_FRAC = 59
 OPT_WARM_START_MULT_BOUND_PUSH = 60
 OPT_WARM_START_MULT_INIT_MAX = 61
+OPT_TINY_STEP_TOL = 62
+OPT_TINY_STEP_Y_TOL = 63
 SZ_N = 0
 SZ_M = 1
 SZ_NW = 2
