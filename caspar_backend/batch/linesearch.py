@@ -139,7 +139,7 @@ class BatchLineSearch:
         phi, safe = calc.phi(it.F, calc.barrier_sums(it.W), mu)
         ref = (theta, phi, gBD)
         ipm.leave(runx & safe, "safe slacks")
-        tiny = (rel < o.tiny_step_tol) & (theta <= TINY_STEP_MAX_THETA)
+        tiny = (o.tiny_step_tol > 0) & (rel <= o.tiny_step_tol) & (theta <= TINY_STEP_MAX_THETA)
         trig = o.watchdog_shortened_iter_trigger
         if trig > 0:
             ipm.leave(runx & ~tiny & (self.shortened >= trig), "watchdog")

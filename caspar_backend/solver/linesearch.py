@@ -169,7 +169,8 @@ class LineSearch:
         # to the restoration phase at once (no trial: IPOPT's log shows alpha 0, 1 trial)
         to_resto = (self.expect_infeasible and self.it.y.size > 0 and scalars(
             self.xp, self.xp.max(self.xp.abs(self.it.y)))[0] > o.expect_infeasible_problem_ytol)
-        tiny = not to_resto and rel < o.tiny_step_tol and theta <= TINY_STEP_MAX_THETA
+        tiny = (not to_resto and o.tiny_step_tol > 0 and rel <= o.tiny_step_tol
+                and theta <= TINY_STEP_MAX_THETA)
         soc = True
         amin_gBD = None
         if (tiny or to_resto) and wd.active:

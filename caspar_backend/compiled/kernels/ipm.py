@@ -252,7 +252,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if safe:
             status = -8
             break
-        tiny = rel < O[OPT_TINY_STEP_TOL] and theta <= TINY_STEP_MAX_THETA
+        tiny = (O[OPT_TINY_STEP_TOL] > 0.0 and rel <= O[OPT_TINY_STEP_TOL]
+                and theta <= TINY_STEP_MAX_THETA)
         soc = True
         g_amin = gBD            # the gphi^T dw of the smallest step size
         if tiny and WD[WD_ACTIVE] == 1.0:
