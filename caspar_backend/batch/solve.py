@@ -58,6 +58,7 @@ SEQUENTIAL_OPTIONS = (
     ("warm_start_init_point", lambda v: not v),
     ("iteration_callback", lambda v: v is None),
     ("derivative_test", lambda v: v == "none"),
+    ("fixed_variable_treatment", lambda v: v in ("make_parameter", "make_parameter_nodual")),
 )
 
 _SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)

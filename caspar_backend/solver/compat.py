@@ -7,7 +7,7 @@ does something else, :func:`warn_substitutions` says so through :func:`warnings.
 * ``linear_solver`` with one of IPOPT's names caspar does not have (ma27, mumps, ...),
   or 'pardisomkl' where Intel MKL is not installed: caspar's own solver of the device
   (qdldl on the CPU, cudss on CUDA);
-* ``fixed_variable_treatment`` 'relax_bounds' / 'make_constraint': make_parameter.
+* ``fixed_variable_treatment`` 'make_constraint': make_parameter.
 
 Also here: the output tee for ``output_file`` (:func:`open_output`) and the
 ``derivative_test`` run before the solve (:func:`run_derivative_test`).
@@ -49,7 +49,7 @@ def warn_substitutions(opts, linear_solver: str) -> None:
         warnings.warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}",
                       stacklevel=3)
     fvt = opts.fixed_variable_treatment
-    if fvt in ("relax_bounds", "make_constraint"):
+    if fvt == "make_constraint":
         warnings.warn(f"fixed_variable_treatment={fvt!r} is not implemented in caspar; "
                       f"fixed variables are treated as 'make_parameter'", stacklevel=3)
 

@@ -31,6 +31,7 @@ from ..arrays import host
 from .compat import linear_solver_for, open_output, run_derivative_test, \
     warn_substitutions
 from .evalcounter import EvalCounter, timed_phases
+from .fixed import fixed_variables
 from .initial import warm_start_pushes
 from .interrupt import sigint_as_stop
 from .ipm import InteriorPoint, Shared
@@ -196,7 +197,9 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     if not np.all(np.isfinite(x0)):
         return early("Invalid_Problem_Definition", "x0 contains NaN or Inf")
     run_derivative_test(evaluator, np.clip(x0, lbx, ubx), opts, stream)
-    nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter)
+    user_lbx, user_ubx = lbx, ubx
+    lbx, ubx, keep_fixed = fixed_variables(lbx, ubx, lbg, ubg, opts, stream)
+    nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter, keep_fixed=keep_fixed)
     if nlp.nx == 0:
         return _all_fixed(evaluator, np.clip(x0, lbx, ubx), lbg, ubg, opts.tol, stream, t0)
     n_eq = int(np.count_nonzero(nlp.eq))
@@ -271,7 +274,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     if opts.honor_original_bounds:
         # IPOPT's honor_original_bounds: the iterates satisfy the bounds relaxed by
         # bound_relax_factor; the returned x is projected onto the user's bounds
-        x = np.clip(x, lbx, ubx)
+        x = np.clip(x, user_lbx, user_ubx)
     if opts.fixed_variable_treatment == "make_parameter_nodual":
         lam_x[nlp.fixed] = 0.0        # IPOPT: no multipliers for fixed variables
     with np.errstate(all="ignore"):

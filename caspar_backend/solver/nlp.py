@@ -69,7 +69,8 @@ from .structure import SlackStructure, slack_key
 class SlackNLP(BarrierNLP):
     """Final."""
 
-    def __init__(self, ev, lbx, ubx, lbg, ubg, x0, opts, counter: EvalCounter):
+    def __init__(self, ev, lbx, ubx, lbg, ubg, x0, opts, counter: EvalCounter,
+                 keep_fixed: bool = False):
         self.ev, self.counter = ev, counter
         xp = self.xp = getattr(ev, "xp", np)
         n, m = ev.n, ev.m
@@ -78,7 +79,8 @@ class SlackNLP(BarrierNLP):
         self.n_full, self.m = n, m
         # the structure (module doc) from the compiled problem's cache when it has one
         self._cache = getattr(ev, "structure_cache", None)
-        fixed, eq = lbx == ubx, lbg == ubg
+        # (keep_fixed: fixed_variable_treatment 'relax_bounds', every variable a variable)
+        fixed, eq = (lbx == ubx) & (not keep_fixed), lbg == ubg
         relax = opts.kkt_system == "condensed"
         self.structure_key = slack_key(getattr(ev, "device", "cpu"), fixed, eq, relax)
         st = self.structure((), lambda: SlackStructure(ev, fixed, eq, relax, xp))

@@ -214,10 +214,11 @@ _ROWS = [
        "hessian_approximation='exact'.", ("augmented", "condensed")),
     _o("fixed_variable_treatment", str, "make_parameter", "Variables with equal bounds "
        "are removed from the problem ('make_parameter', their multiplier is minus the "
-       "reduced gradient); the other IPOPT choices are accepted and treated as "
-       "make_parameter with a warning, except 'make_parameter_nodual' (multipliers of "
-       "fixed variables are 0).", ("make_parameter", "make_parameter_nodual",
-                                   "relax_bounds", "make_constraint")),
+       "reduced gradient; 'make_parameter_nodual': 0) or kept with relaxed bounds "
+       "('relax_bounds', also IPOPT's choice when removing them leaves fewer free "
+       "variables than equalities: solver/fixed.py); 'make_constraint' is treated as "
+       "make_parameter with a warning.", ("make_parameter", "make_parameter_nodual",
+                                          "relax_bounds", "make_constraint")),
     _o("honor_original_bounds", bool, False, "'yes': the returned x is projected onto "
        "the user's bounds (the iterates live inside bounds relaxed by "
        "bound_relax_factor).  IPOPT 3.14's default 'no'."),

@@ -34,7 +34,6 @@ ACCEPTED = {
 
 #: options whose value caspar replaces (a warning is expected)
 WARNS = {("linear_solver", "mumps"), ("linear_solver", "ma27"),
-         ("fixed_variable_treatment", "relax_bounds"),
          ("fixed_variable_treatment", "make_constraint")}
 
 
