@@ -123,10 +123,10 @@ _ROWS = [
        low=0.0),
     _o("bound_frac", float, 1e-2, "kappa_2: minimum distance of x0 from bounds as a "
        "fraction of the bound interval.", low=0.0, high=0.5),
-    _o("slack_bound_push", float, 1e-2, "bound_push for the slacks of inequalities.",
-       low=0.0),
-    _o("slack_bound_frac", float, 1e-2, "bound_frac for the slacks of inequalities.",
-       low=0.0, high=0.5),
+    _o("slack_bound_push", float, 1e-2, "bound_push for the slacks of inequalities; "
+       "unless given, bound_push's value (IPOPT's).", low=0.0),
+    _o("slack_bound_frac", float, 1e-2, "bound_frac for the slacks of inequalities; "
+       "unless given, bound_frac's value (IPOPT's).", low=0.0, high=0.5),
     _o("bound_relax_factor", float, 1e-8, "Bounds are relaxed by this factor times "
        "max(1, |bound|) (equality constraints and fixed variables excepted).", low=0.0),
     # eps^(3/4), IPOPT's default

@@ -151,6 +151,11 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
         if opt is None:
             raise OptionError(unknown_option_message(name))
         values[name] = given[name] = _check_value(opt, value)
+    # IPOPT's DefaultIterateInitializer: the slacks' push and fraction are bound_push's
+    # and bound_frac's unless given
+    for name, source in (("slack_bound_push", "bound_push"), ("slack_bound_frac", "bound_frac")):
+        if name not in given:
+            values[name] = values[source]
     if values["hessian_approximation"] == "limited-memory":
         # IPOPT's defaults for a quasi-Newton Hessian (AlgorithmBuilder, IpoptAlgorithm)
         for name, value in (("mu_strategy", "adaptive"), ("recalc_y", True)):

@@ -68,3 +68,4 @@ def test_relaxation_follows_ipopts_index_loop():
     np.testing.assert_array_equal(lo, [-1.0, 3.0 - 3e-8, 0.0, 5.0])
     np.testing.assert_array_equal(hi, [1.0, 3.0 + 3e-8, 4.0, 5.0])
     assert lb[1] == 3.0                          # the caller's arrays untouched
+

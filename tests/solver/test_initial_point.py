@@ -27,6 +27,9 @@ import pytest
 
 from caspar_backend import from_casadi
 from caspar_backend.casadi import nlpsol
+from caspar_backend.solver.options import resolve_options
+from tests.support.problem_bank import bank
+from tests.support.solver_harness import run_caspar, run_ipopt
 
 INF = np.inf
 
@@ -329,3 +332,19 @@ def test_warm_start_evaluation_counts_as_ipopts(name):
     for k in ("n_call_nlp_f", "n_call_nlp_g", "n_call_nlp_grad_f", "n_call_nlp_jac_g",
               "n_call_nlp_hess_l"):
         assert ss[k] == si[k], k
+
+
+def test_slack_pushes_follow_the_bound_pushes_unless_given():
+    """IPOPT's DefaultIterateInitializer: slack_bound_push and slack_bound_frac default to
+    bound_push's and bound_frac's values (with bound_push = 0.1 the bank's hs015, hs017
+    and hs018 took 16, 16, 14 iterations against IPOPT's 21, 17, 15 while the slacks kept
+    0.01)."""
+    o = resolve_options({"bound_push": 0.1, "bound_frac": 0.2})
+    assert (o.slack_bound_push, o.slack_bound_frac) == (0.1, 0.2)
+    o = resolve_options({"bound_push": 0.1, "slack_bound_push": 0.05})
+    assert (o.slack_bound_push, o.slack_bound_frac) == (0.05, 0.01)
+    p = next(p for p in bank() if p.name == "hs015")
+    d = dict(p.build(), options=p.options)
+    ref = run_ipopt(d, {"bound_push": 0.1})
+    r = run_caspar(d, {"bound_push": 0.1})
+    assert (r.status, r.iterations) == (ref["status"], ref["iter"])
