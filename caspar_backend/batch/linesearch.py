@@ -280,6 +280,7 @@ class BatchLineSearch:
         ks, mu = ipm.opts.kappa_sigma, ipm.mu[:, None]
         sL, sU = calc.slacks(it.W)
         with np.errstate(all="ignore"):
-            it.ZL[...] = xp.where(m2, xp.clip(it.ZL, mu / (ks * sL), ks * mu / sL), it.ZL)
-            it.ZU[...] = xp.where(m2, xp.clip(it.ZU, mu / (ks * sU), ks * mu / sU), it.ZU)
+            if ks >= 1.0:   # (IPOPT: no correction below 1)
+                it.ZL[...] = xp.where(m2, xp.clip(it.ZL, mu / (ks * sL), ks * mu / sL), it.ZL)
+                it.ZU[...] = xp.where(m2, xp.clip(it.ZU, mu / (ks * sU), ks * mu / sU), it.ZU)
         ipm.needs_first_order |= mask

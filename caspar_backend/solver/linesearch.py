@@ -464,14 +464,15 @@ class LineSearch:
             it.gradf[:], it.jv[:] = first_order
         # the multipliers' step, each z then within kappa_sigma of mu / slack (W&B eq.
         # 16; in the free mu mode mu is the new point's mean complementarity, at most 1e3,
-        # read after the step): one launch unless a read or safe slacks come in between
+        # read after the step; none below kappa_sigma 1, as IPOPT): one launch unless a
+        # read or safe slacks come in between
         xp = self.xp
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         free = self.barrier.free and calc.nL + calc.nU
-        if not (free or calc.safe_slack_mode):
-            sL, sU = calc.slacks(it.w)
+        if ks < 1.0 or not (free or calc.safe_slack_mode):
+            sL, sU = calc.slacks(it.w) if ks >= 1.0 else (it.zL[:0], it.zU[:0])
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, sL, d.dzU, sU, mu, ks,
-                       1.0, it.y, it.zL, it.zU)
+                       1.0 if ks >= 1.0 else 0.0, it.y, it.zL, it.zU)
         else:
             e = it.zL[:0]
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, e, d.dzU, e, mu, ks,

@@ -293,7 +293,8 @@ _ROWS = [
        "the stored iterate is restored.", low=1),
     _o("obj_max_inc", float, 5.0, "Reject trial points whose barrier objective grows by "
        "more than this many orders of magnitude.", low=1.0),
-    _o("kappa_sigma", float, 1e10, "Bound-multiplier safeguard factor.", low=1.0),
+    _o("kappa_sigma", float, 1e10, "Bound-multiplier safeguard factor (below 1: no "
+       "safeguard, as IPOPT).", low=0.0),
     # ---------------------------------------------------------------- restoration
     _o("start_with_resto", bool, False, "Begin with the feasibility restoration phase."),
     _o("expect_infeasible_problem", bool, False, "Heuristics that detect an infeasible "

@@ -285,3 +285,18 @@ def test_options_without_effect_through_pyomo():
         r = s.solve(m)
     assert str(r.solver.termination_condition) == "optimal"
     assert pyo.value(m.x) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("name", ["hs071", "hs015", "optimal_control_200"])
+def test_kappa_sigma_below_one_turns_the_safeguard_off_as_ipopt(name):
+    """IPOPT accepts any kappa_sigma > 0 and corrects no bound multiplier below 1
+    (caspar refused values below 1); each path takes IPOPT's status and iterations."""
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import run_caspar, run_ipopt
+
+    p = next(p for p in bank() if p.name == name)
+    d = dict(p.build(), options=p.options)
+    ref = run_ipopt(d, {"kappa_sigma": 0.5})
+    for path in ("auto", "no"):
+        r = run_caspar(d, {"kappa_sigma": 0.5, "compiled_path": path})
+        assert (r.status, r.iterations) == (ref["status"], ref["iter"]), path

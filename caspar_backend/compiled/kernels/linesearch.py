@@ -132,6 +132,8 @@ def accept(Fb, FO, Ib, IO, O, alpha, alpha_z, wt, f_t, h_t, dY, dzL, dzU, mu):
     sL, sU = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU)
     slacks(Fb, FO, Ib, IO, W, sL, sU)
     ks = O[OPT_KAPPA_SIGMA]
+    if ks < 1.0:            # IPOPT: no correction of the bound multipliers below 1
+        return
     for k in range(nL):
         ZL[k] = min(max(ZL[k], mu / (ks * sL[k])), ks * mu / sL[k])
     for k in range(nU):
