@@ -64,8 +64,9 @@ class LBFGS:
             self.skipped += 1
             return
         self.skipped = 0
-        self.S = xp.column_stack([self.S, s])[:, -self.k:]
-        self.Y = xp.column_stack([self.Y, y])[:, -self.k:]
+        if self.k:       # (no history: B = sigma I, sigma from the newest pair, as IPOPT)
+            self.S = xp.column_stack([self.S, s])[:, -self.k:]
+            self.Y = xp.column_stack([self.Y, y])[:, -self.k:]
         self.sigma = float(np.clip(sy / ss, 1e-8, 1e8))
 
     def lowrank(self):

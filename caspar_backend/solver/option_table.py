@@ -177,8 +177,8 @@ _ROWS = [
     _o("hessian_approximation", str, "exact", "'exact' Lagrangian Hessian or "
        "'limited-memory' L-BFGS (compact form inside the augmented system).",
        ("exact", "limited-memory")),
-    _o("limited_memory_max_history", int, 6, "Number of (s, y) pairs kept by L-BFGS.",
-       low=1),
+    _o("limited_memory_max_history", int, 6, "Number of (s, y) pairs kept by L-BFGS (0: "
+       "B = sigma I from the newest pair alone, as IPOPT).", low=0),
     _o("limited_memory_max_skipping", int, 2, "Reset L-BFGS after this many consecutive "
        "skipped updates.", low=1),
     # ---------------------------------------------------------------- linear algebra

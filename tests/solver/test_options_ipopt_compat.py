@@ -300,3 +300,19 @@ def test_kappa_sigma_below_one_turns_the_safeguard_off_as_ipopt(name):
     for path in ("auto", "no"):
         r = run_caspar(d, {"kappa_sigma": 0.5, "compiled_path": path})
         assert (r.status, r.iterations) == (ref["status"], ref["iter"]), path
+
+
+@pytest.mark.parametrize("name", ["hs071", "hs016", "hs029", "optimal_control_200"])
+def test_limited_memory_without_history_as_ipopt(name):
+    """limited_memory_max_history = 0 (IPOPT accepts >= 0; caspar refused 0): B = sigma I,
+    sigma from the newest pair alone (IPOPT's LimMemQuasiNewtonUpdater stops after
+    sigma); IPOPT's status and iterations."""
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import run_caspar, run_ipopt
+
+    p = next(p for p in bank() if p.name == name)
+    d = dict(p.build(), options=p.options)
+    o = {"hessian_approximation": "limited-memory", "limited_memory_max_history": 0}
+    ref = run_ipopt(d, o)
+    r = run_caspar(d, o)
+    assert (r.status, r.iterations) == (ref["status"], ref["iter"])
