@@ -120,10 +120,10 @@ class Column:
         return np.asarray(self.vec.get()[self.index])
 
     def __float__(self) -> float:
-        return float(self.vec.get()[self.index])
+        return float(self.get())
 
     def __bool__(self) -> bool:
-        return bool(self.vec.get()[self.index])
+        return bool(self.get())
 
     def __repr__(self) -> str:
         return f"Column({self.index} of {self.vec.size})"

@@ -151,10 +151,12 @@ class BatchLineSearch:
         # IPOPT's tiny-step rule (LineSearch.search): a tiny step flags the barrier
         # update when the one before was tiny with |dy|_inf < tiny_step_y_tol
         flag = self.tiny_last & tiny
-        dy_small = (xp.max(xp.abs(d["dY"]), axis=1) < o.tiny_step_y_tol if ipm.m
-                    else xp.ones(ipm.B, bool))
-        self.tiny_last[...] = xp.where(runx, tiny & dy_small, self.tiny_last)
+        self.tiny_last[...] = self.tiny_last & ~runx
         if bool(tiny.any()):
+            # (the multiplier steps' norms only where a step is tiny: not every iteration)
+            dy_small = (xp.max(xp.abs(d["dY"]), axis=1) < o.tiny_step_y_tol if ipm.m
+                        else xp.ones(ipm.B, bool))
+            self.tiny_last |= tiny & dy_small
             wt = xp.where(tiny[:, None], it.W + ap[:, None] * dW, it.W)
             f_t, ok, _, _, _ = self._trial(wt)
             take = tiny & ok

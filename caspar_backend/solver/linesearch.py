@@ -468,11 +468,12 @@ class LineSearch:
         # read or safe slacks come in between
         xp = self.xp
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
+        clip = ks >= 1.0
         free = self.barrier.free and calc.nL + calc.nU
-        if ks < 1.0 or not (free or calc.safe_slack_mode):
-            sL, sU = calc.slacks(it.w) if ks >= 1.0 else (it.zL[:0], it.zU[:0])
+        if not clip or not (free or calc.safe_slack_mode):
+            sL, sU = calc.slacks(it.w) if clip else (it.zL[:0], it.zU[:0])
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, sL, d.dzU, sU, mu, ks,
-                       1.0 if ks >= 1.0 else 0.0, it.y, it.zL, it.zU)
+                       float(clip), it.y, it.zL, it.zU)
         else:
             e = it.zL[:0]
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, e, d.dzU, e, mu, ks,
