@@ -204,6 +204,9 @@ def test_an_unwritable_cache_folder_does_not_fail_the_solve(fake, fake_cupy, sto
 
 
 @pytest.mark.gpu
+@pytest.mark.xfail(run=False, reason="cuDSS 1.0 fails the analysis that reuses a stored "
+                   "ordering (EXECUTION_FAILED, then an illegal address that poisons the "
+                   "CUDA context for the tests after it; docs/cudss.md): the store stays off")
 def test_real_cudss_solves_alike_with_a_stored_ordering(store):
     """On the device: a second analysis of a saddle-point pattern takes the first one's
     ordering (no reordering), and its factorization's inertia and solves equal the first's
