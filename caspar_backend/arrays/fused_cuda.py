@@ -43,6 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .out_pool import OutputPool
+
 THREADS = 256
 #: stage 1 of a reduction uses at most this many blocks (stage 2 folds them in one)
 MAX_PARTIALS = 256
@@ -282,6 +284,8 @@ class _Module:
         #: per stream: the reductions' partials and their done-counter (kernels on one
         #: stream run in order; the last block of a reduction sets the counter back to 0)
         self.scratch = {}
+        #: the launches' result arrays, reused once nobody holds them (:mod:`.out_pool`)
+        self.outputs = OutputPool(xp)
         self.pack = mod.get_function("caspar_pack")
         kinds = {name: [k for k, _ in _params(spec.params)] for name, spec in ops.items()}
         # per op, the argument positions a call visits (a launch's host work is what an
@@ -331,7 +335,7 @@ class _Module:
             n = int(max(sizes))
         out = None
         if self.ops[name].out:
-            out = self.xp.empty(n, dtype=_F64)
+            out = self.outputs.take((name, n), (n,), _F64)
             a = a + (out,)
         if len(at) > 1:
             a = a + sizes
@@ -341,10 +345,9 @@ class _Module:
         return out
 
     def _reduce(self, name, spec, args):
-        xp = self.xp
         n = args[0].size
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
-        out = xp.empty((), dtype=_OUT_TYPES[spec.out][0])
+        out = self.outputs.take(name, (), _OUT_TYPES[spec.out][0])
         self.kernels[name]((nb,), (THREADS,),
                            self._args(name, args) + (np.int64(n),) + self._scratch()
                            + (out,))
@@ -352,10 +355,11 @@ class _Module:
 
     def _reductions(self, name, spec, args):
         """A :class:`Reductions` launch; its columns as 0-d views of one result vector."""
-        sizes = tuple(np.int64(args[j].size) for j in self.length_at[name])
-        n = max(sizes)
+        ns = [args[j].size for j in self.length_at[name]]
+        n = max(ns)
+        sizes = tuple(map(np.int64, ns))
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
-        out = self.xp.empty(len(spec.columns), dtype=self.xp.float64)
+        out = self.outputs.take(name, (len(spec.columns),), _F64)
         self.kernels[name]((nb,), (THREADS,), self._args(name, args) + sizes
                            + (np.int64(n),) + self._scratch() + (out,))
         return tuple(Column(out, c) for c in range(len(spec.columns)))
@@ -420,7 +424,7 @@ def pack(xp, ops: dict, values):
         else:
             ptrs.append(v)
     m = module(xp, ops)
-    out = xp.empty(k, dtype=xp.float64)
+    out = m.outputs.take(("pack", k), (k,), _F64)
     ptrs = tuple(ptrs) + (out,) * (PACK_MAX - k)
     m.pack((1,), (32,), ptrs + (np.int64(kinds), np.int64(_signed64(offs & _MASK64)),
                                 np.int64(offs >> 64), np.int32(k), out))

@@ -23,9 +23,9 @@ module keeps caspar's side.  Phases, matching the interface:
   :attr:`CudssSolver.ordering_reused`).
 * ``factorize(values)``: copies ``values`` into the CSR values array **in place** (the
   next phase reads the new values through the same pointer), refactorizes numerically,
-  waits for the stream and reads ``info`` and ``inertia = (n_pos, n_neg)`` back;
-  ``n_zero = N - n_pos - n_neg``.  ``info != 0`` (a zero pivot or failure) is reported
-  as singular.
+  waits for the stream and reads ``inertia = (n_pos, n_neg)`` back, and ``info`` where
+  the inertia misses pivots; ``n_zero = N - n_pos - n_neg``.  ``info != 0`` (a zero
+  pivot) is reported as singular.
 * ``solve(rhs, out=None)``: copies ``rhs`` into ``b``, solves into ``x``, and returns a
   copy of ``x`` (or writes it into ``out``): the caller's iterative refinement keeps the
   first solution while it solves for corrections.
@@ -298,7 +298,8 @@ class CudssSolver(LinearSolver):
         self._handle.factorize(stream.ptr)
         # info and inertia are copied from cuDSS's device data: wait for the factorization
         stream.synchronize()
-        return _factorization(*self._handle.info_inertia(), self.structure.n)
+        n = self.structure.n
+        return _factorization(*self._handle.info_inertia(n), n)
 
     def _analyse_plan(self, stream) -> None:
         """cuDSS's ANALYSIS of the plan's handle, with the structure's ordering from an

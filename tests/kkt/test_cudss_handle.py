@@ -476,10 +476,30 @@ def test_info_and_inertia_read_back(fake):
     fake.info, fake.inertia = 0, (2, 1)
     assert h.info_inertia() == (0, 2, 1)
     gets = [a for n, a in fake.calls if n == "data_get"]
-    assert [(g[2], g[3]) for g in gets] == [(fake.DataParam.INFO, 4),
-                                          (fake.DataParam.INERTIA, 8)]
+    assert [(g[2], g[3]) for g in gets] == [(fake.DataParam.INERTIA, 8),
+                                          (fake.DataParam.INFO, 4)]
     fake.info = 3
     assert h.info_inertia()[0] == 3
+
+
+def _gets(fake):
+    return [a[2] for n, a in fake.calls if n == "data_get"]
+
+
+def test_info_is_read_only_where_the_inertia_misses_pivots(fake):
+    """Given the order, a complete inertia (no zero pivot, the one thing INFO reports)
+    is one read; an incomplete one reads INFO too and returns it."""
+    h, _ = _handle()
+    fake.info, fake.inertia = 0, (2, 1)
+    fake.calls.clear()
+    assert h.info_inertia(3) == (0, 2, 1)
+    assert _gets(fake) == [fake.DataParam.INERTIA]
+    fake.info, fake.inertia = 3, (1, 1)          # a zero pivot at row 3
+    fake.calls.clear()
+    assert h.info_inertia(3) == (3, 1, 1)
+    assert _gets(fake) == [fake.DataParam.INERTIA, fake.DataParam.INFO]
+    f = cudss_mod._factorization(*h.info_inertia(3), 3)
+    assert not f.ok and f.inertia == (0, 0, 3)
 
 
 def test_factorization_from_info_and_inertia():
