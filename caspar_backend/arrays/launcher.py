@@ -82,8 +82,41 @@ class Launcher:
 
 
 def launcher(xp) -> Launcher | None:
-    """A :class:`Launcher` for ``xp`` where it has the driver's ``launchKernel`` (CuPy),
-    else None (the caller launches through the module's functions)."""
+    """The :class:`Launcher` of ``xp`` where it has the driver's ``launchKernel`` (CuPy),
+    else None (the caller launches through the module's functions).  One per array
+    module (its buffers are per thread)."""
     drv = getattr(getattr(xp, "cuda", None), "driver", None)
     launch = getattr(drv, "launchKernel", None)
-    return None if launch is None else Launcher(xp, launch)
+    if launch is None:
+        return None
+    key = id(xp)
+    got = _LAUNCHERS.get(key)
+    if got is None or got.xp is not xp:
+        got = _LAUNCHERS[key] = Launcher(xp, launch)
+    return got
+
+
+_LAUNCHERS: dict = {}
+
+
+class _Launched:
+    """Final.  A CuPy function called as CuPy's (``f(grid, block, args)``, 1-D) through a
+    :class:`Launcher`."""
+
+    __slots__ = ("function", "ptr", "go")
+
+    def __init__(self, function, go: Launcher):
+        self.function, self.ptr, self.go = function, function.ptr, go
+
+    def __call__(self, grid: tuple, block: tuple, args: tuple) -> None:
+        self.go(self.ptr, grid[0], block[0], args)
+
+
+def fast(xp, function):
+    """``function`` (a CuPy ``Function``) launched through ``xp``'s :class:`Launcher`
+    where there is one and the function exposes its ``CUfunction``; else ``function``
+    itself.  Its arguments must be of the module doc's types (every caller's are)."""
+    go = launcher(xp)
+    if go is None or not hasattr(function, "ptr"):
+        return function
+    return _Launched(function, go)

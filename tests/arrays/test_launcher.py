@@ -78,3 +78,16 @@ def test_threads_fill_their_own_buffers():
 def test_no_driver_no_launcher():
     assert L.launcher(types.SimpleNamespace()) is None
     assert L.launcher(types.SimpleNamespace(cuda=types.SimpleNamespace())) is None
+
+
+def test_fast_calls_a_function_as_cupy_does_through_the_driver():
+    xp, seen = _fake()
+    fn = types.SimpleNamespace(ptr=0x55)
+    go = L.fast(xp, fn)
+    assert go.function is fn and L.launcher(xp) is L.launcher(xp)
+    go((3,), (128,), (np.int32(9), _Dev(0x20)))
+    assert seen[0]["f"] == 0x55 and seen[0]["grid"] == (3, 1, 1)
+    assert seen[0]["block"] == (128, 1, 1) and seen[0]["raw"][1] == 0x20
+    plain = lambda grid, block, args: None   # noqa: E731 - no CUfunction: left as it is
+    assert L.fast(xp, plain) is plain
+    assert L.fast(types.SimpleNamespace(), fn) is fn
