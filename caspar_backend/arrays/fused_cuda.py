@@ -43,7 +43,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .launcher import launcher
 from .out_pool import OutputPool
 
 THREADS = 256
@@ -288,15 +287,6 @@ class _Module:
         #: the launches' result arrays, reused once nobody holds them (:mod:`.out_pool`)
         self.outputs = OutputPool(xp)
         self.pack = mod.get_function("caspar_pack")
-        #: launches through the driver with a parameter buffer (:mod:`.launcher`) where
-        #: the functions expose their CUfunction; else through the functions' calls
-        self.launcher = launcher(xp)
-        fns = list(self.kernels.values()) + [self.pack]
-        if self.launcher is not None and all(hasattr(f, "ptr") for f in fns):
-            self.ptrs = {name: f.ptr for name, f in self.kernels.items()}
-            self.ptrs[_PACK_NAME] = self.pack.ptr
-        else:
-            self.launcher, self.ptrs = None, None
         kinds = {name: [k for k, _ in _params(spec.params)] for name, spec in ops.items()}
         # per op, the argument positions a call visits (a launch's host work is what an
         # iteration's ~40 of them cost in Python: no pass over every argument)
@@ -351,14 +341,15 @@ class _Module:
             a = a + sizes
         if n:
             blocks = min(-(-n // THREADS), MAX_ELEMENTWISE_BLOCKS)
-            self.go(name, blocks, a + (np.int64(n),))
+            self.kernels[name]((blocks,), (THREADS,), a + (np.int64(n),))
         return out
 
     def _reduce(self, name, spec, args):
         n = args[0].size
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
         out = self.outputs.take(name, (), _OUT_TYPES[spec.out][0])
-        self.go(name, nb, self._args(name, args) + (np.int64(n),) + self._scratch()
+        self.kernels[name]((nb,), (THREADS,),
+                           self._args(name, args) + (np.int64(n),) + self._scratch()
                            + (out,))
         return out
 
@@ -369,18 +360,9 @@ class _Module:
         sizes = tuple(map(np.int64, ns))
         nb = max(1, min(-(-n // THREADS), MAX_PARTIALS))
         out = self.outputs.take(name, (len(spec.columns),), _F64)
-        self.go(name, nb, self._args(name, args) + sizes
+        self.kernels[name]((nb,), (THREADS,), self._args(name, args) + sizes
                            + (np.int64(n),) + self._scratch() + (out,))
         return tuple(Column(out, c) for c in range(len(spec.columns)))
-
-    def go(self, name: str, blocks: int, args: tuple, threads: int = THREADS) -> None:
-        """One launch of kernel ``name`` (or :data:`_PACK_NAME`) with ``args``."""
-        if self.launcher is not None:
-            self.launcher(self.ptrs[name], blocks, threads, args)
-        elif name == _PACK_NAME:
-            self.pack((blocks,), (threads,), args)
-        else:
-            self.kernels[name]((blocks,), (threads,), args)
 
     def _scratch(self):
         """This stream's partials (MAX_PARTIALS per column) and done-counter."""
@@ -394,8 +376,6 @@ class _Module:
         return scratch
 
 
-#: the pack kernel's key in :attr:`_Module.ptrs` (not an op's name: ops are identifiers)
-_PACK_NAME = "<pack>"
 _MODULES: dict = {}
 _LOCK = threading.Lock()
 _F64 = np.dtype(np.float64)
@@ -446,8 +426,8 @@ def pack(xp, ops: dict, values):
     m = module(xp, ops)
     out = m.outputs.take(("pack", k), (k,), _F64)
     ptrs = tuple(ptrs) + (out,) * (PACK_MAX - k)
-    m.go(_PACK_NAME, 1, ptrs + (np.int64(kinds), np.int64(_signed64(offs & _MASK64)),
-                                np.int64(offs >> 64), np.int32(k), out), threads=32)
+    m.pack((1,), (32,), ptrs + (np.int64(kinds), np.int64(_signed64(offs & _MASK64)),
+                                np.int64(offs >> 64), np.int32(k), out))
     return out
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .launcher import fast
-
 _LOADED: dict = {}
 
 
@@ -15,5 +13,5 @@ def raw_kernel(cp, file: str, name: str):
     if k is None:
         from ..codegen_cuda import kernel_file
 
-        k = _LOADED[key] = fast(cp, cp.RawModule(code=kernel_file(file)).get_function(name))
+        k = _LOADED[key] = cp.RawModule(code=kernel_file(file)).get_function(name)
     return k

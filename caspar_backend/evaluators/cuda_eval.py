@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import fused
-from ..arrays.launcher import fast
 from ..codegen_cuda import generate_cuda_source, kernel_file
 from ..cuda_compile import compile_module
 from ..device import resolve_device
@@ -76,14 +75,13 @@ class _Dispatch:
     def __init__(self, cp, module, kernel, entries):
         self.name = kernel
         self.kernel = module.get_function(kernel)
-        self._launch = fast(cp, self.kernel)
         rec, self.n_blocks = group_table(entries, _THREADS)
         self.ng = np.int32(len(rec))
         self.table = cp.asarray(rec.view(np.uint8))
 
     def __call__(self, x, p, *args):
         if self.ng:
-            self._launch((self.n_blocks,), (_THREADS,), (x, p, self.table, self.ng) + args)
+            self.kernel((self.n_blocks,), (_THREADS,), (x, p, self.table, self.ng) + args)
 
 
 class CudaEvaluator(Evaluator):
@@ -150,9 +148,8 @@ class CudaEvaluator(Evaluator):
         self._grad_buf = cp.zeros(max(len(lay.grad_idx), 1))
         # through caspar's cubin cache like the problem module: CuPy's own cache would
         # first compile an empty file per process to learn NVRTC's version
-        self._segsum = fast(cp, compile_module(kernel_file("segment_sum.cu"),
-                                               "segment_sum.cu")[0]
-                            .get_function("caspar_segment_sum"))
+        self._segsum = compile_module(kernel_file("segment_sum.cu"), "segment_sum.cu")[0] \
+            .get_function("caspar_segment_sum")
         self._grad_plan = self._plan(SegmentPlan.of(lay.grad_idx, self.n))
         self._dummy_d = cp.zeros(1)
         self.p = cp.zeros(max(self.n_params, 1))
