@@ -64,17 +64,20 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
     """(y0, zL0, zU0) in the solver's scaled space from CasADi-convention multipliers,
     as IPOPT's WarmStartIterateInitializer: y clipped to +-warm_start_mult_init_max;
     bound multipliers of x from lam_x0 (negative part for lower bounds, positive for
-    upper), those of inequality slacks from y (s >= gL: -y; s <= gU: y), all raised to
-    at least warm_start_mult_bound_push.  Missing vectors count as zeros.  Host work,
-    once per solve."""
+    upper), those of inequality slacks from y (s >= gL: -y; s <= gU: y), capped at
+    warm_start_mult_init_max, then raised to at least warm_start_mult_bound_push (in
+    that order: IPOPT's).  A cap <= 0 caps nothing (IPOPT).  Missing vectors count as
+    zeros.  Host work, once per solve."""
     m, n = nlp.m, nlp.n_full
     cap, push = opts.warm_start_mult_init_max, opts.warm_start_mult_bound_push
+    if cap <= 0.0:
+        cap = np.inf
     y = np.clip(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc, -cap, cap)
     lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
     zw = np.concatenate([lx, y[nlp.slack_rows]])  # dL/dw_i of the bound terms: zU - zL
     iL, iU = host(ipm.calc.iL), host(ipm.calc.iU)
-    zL = np.clip(-zw[iL], push, cap)
-    zU = np.clip(zw[iU], push, cap)
+    zL = np.maximum(np.minimum(-zw[iL], cap), push)
+    zU = np.maximum(np.minimum(zw[iU], cap), push)
     xp = ipm.xp
     return xp.asarray(y), xp.asarray(zL), xp.asarray(zU)
 

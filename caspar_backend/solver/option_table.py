@@ -17,7 +17,9 @@ _INF = math.inf
 @dataclass(frozen=True)
 class Option:
     """One option row: ``type`` is ``float``, ``int``, ``str``, ``bool`` or ``object``;
-    ``choices`` lists allowed strings; ``low``/``high`` bound numbers (inclusive)."""
+    ``choices`` lists allowed strings; ``low``/``high`` bound numbers, inclusive unless
+    ``low_open``/``high_open`` (IPOPT's ranges: ``tol`` is ``0 < value``,
+    ``bound_relax_factor`` ``0 <= value``; tests/solver/data/ipopt_option_ranges.txt)."""
 
     name: str
     type: type
@@ -26,40 +28,61 @@ class Option:
     choices: tuple = ()
     low: float = -_INF
     high: float = _INF
+    low_open: bool = False
+    high_open: bool = False
+
+    def admits(self, value) -> bool:
+        """``value`` (a number) lies in the option's range."""
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below
+
+    def range_text(self) -> str:
+        """The range as IPOPT prints it: ``0 < value``, ``0 < value < 1``, ..."""
+        parts = []
+        if self.low > -_INF:
+            parts.append(f"{self.low:g} {'<' if self.low_open else '<='} ")
+        parts.append("value")
+        if self.high < _INF:
+            parts.append(f" {'<' if self.high_open else '<='} {self.high:g}")
+        return "".join(parts)
 
 
-def _o(name, typ, default, doc, choices=(), low=-_INF, high=_INF):
-    return Option(name, typ, default, doc, tuple(choices), low, high)
+def _o(name, typ, default, doc, choices=(), low=-_INF, high=_INF, low_open=False,
+       high_open=False):
+    return Option(name, typ, default, doc, tuple(choices), low, high, low_open, high_open)
 
 
 _ROWS = [
     # ---------------------------------------------------------------- termination
     _o("tol", float, 1e-8, "Relative convergence tolerance on the scaled overall NLP "
-       "error E_0 (Waechter & Biegler eq. 5).", low=0.0),
+       "error E_0 (Waechter & Biegler eq. 5).", low=0.0, low_open=True),
     _o("max_iter", int, 3000, "Maximum number of iterations (restoration included).", low=0),
-    _o("max_wall_time", float, 1e20, "Maximum wall-clock seconds of the solve.", low=0.0),
+    _o("max_wall_time", float, 1e20, "Maximum wall-clock seconds of the solve.", low=0.0,
+       low_open=True),
     _o("max_cpu_time", float, 1e20, "Maximum CPU seconds of the solve (this process's "
-       "time.process_time(), all threads); exceeded: Maximum_CpuTime_Exceeded.", low=0.0),
+       "time.process_time(), all threads); exceeded: Maximum_CpuTime_Exceeded.", low=0.0,
+       low_open=True),
     _o("dual_inf_tol", float, 1.0, "Absolute tolerance on the unscaled dual infeasibility.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("constr_viol_tol", float, 1e-4, "Absolute tolerance on the unscaled constraint "
-       "violation.", low=0.0),
+       "violation.", low=0.0, low_open=True),
     _o("compl_inf_tol", float, 1e-4, "Absolute tolerance on the unscaled complementarity.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("acceptable_tol", float, 1e-6, "'Acceptable' tolerance on the scaled NLP error.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("acceptable_iter", int, 15, "Consecutive acceptable iterations before stopping with "
        "Solved_To_Acceptable_Level (0 disables).", low=0),
     _o("acceptable_constr_viol_tol", float, 1e-2, "Acceptable unscaled constraint violation.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("acceptable_dual_inf_tol", float, 1e10, "Acceptable unscaled dual infeasibility.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("acceptable_compl_inf_tol", float, 1e-2, "Acceptable unscaled complementarity.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("acceptable_obj_change_tol", float, 1e20, "Acceptable relative objective change "
        "between iterations.", low=0.0),
     _o("diverging_iterates_tol", float, 1e20, "Iterates with max-norm above this stop the "
-       "solve with Diverging_Iterates.", low=0.0),
+       "solve with Diverging_Iterates.", low=0.0, low_open=True),
     # ---------------------------------------------------------------- barrier parameter
     _o("mu_strategy", str, "monotone", "Barrier update: Fiacco-McCormick 'monotone' or "
        "IPOPT's 'adaptive' (mu_oracle, adaptive_mu_globalization).  Not set: 'adaptive' "
@@ -68,7 +91,7 @@ _ROWS = [
        "whose infeasibility (1-norm) is below recalc_y_feas_tol.  Not set: on with "
        "hessian_approximation 'limited-memory' (as IPOPT).", ()),
     _o("recalc_y_feas_tol", float, 1e-6, "Infeasibility below which recalc_y recomputes "
-       "the multipliers.", low=0.0),
+       "the multipliers.", low=0.0, low_open=True),
     _o("adaptive_mu_globalization", str, "obj-constr-filter", "Progress test of the "
        "adaptive update's free mode: 'obj-constr-filter' (the iterate's objective and "
        "constraint violation acceptable to a filter of the accepted ones), 'kkt-error' "
@@ -80,34 +103,35 @@ _ROWS = [
        "from the affine step) or 'loqo' (LOQO's centrality rule).",
        ("quality-function", "probing", "loqo")),
     _o("sigma_max", float, 100.0, "Largest sigma of the quality-function and probing "
-       "oracles.", low=0.0),
+       "oracles.", low=0.0, low_open=True),
     _o("sigma_min", float, 1e-6, "Smallest sigma of the quality-function oracle.",
        low=0.0),
     _o("quality_function_max_section_steps", int, 8, "Most golden-section steps of the "
        "quality-function oracle.", low=0),
     _o("quality_function_section_sigma_tol", float, 0.01, "Relative sigma tolerance of "
-       "the quality-function oracle's golden-section search.", low=0.0, high=1.0),
+       "the quality-function oracle's golden-section search.", low=0.0, high=1.0, high_open=True),
     _o("quality_function_section_qf_tol", float, 0.0, "Relative quality tolerance of "
-       "the quality-function oracle's golden-section search.", low=0.0, high=1.0),
+       "the quality-function oracle's golden-section search.", low=0.0, high=1.0, high_open=True),
     _o("filter_margin_fact", float, 1e-5, "Margin factor of the obj-constr-filter "
        "progress test: the margin is this times min(filter_max_margin, E0).", low=0.0,
-       high=1.0),
+       high=1.0, low_open=True, high_open=True),
     _o("filter_max_margin", float, 1.0, "Largest margin of the obj-constr-filter test, "
-       "before the factor.", low=0.0),
-    _o("mu_init", float, 0.1, "Initial barrier parameter.", low=0.0),
+       "before the factor.", low=0.0, low_open=True),
+    _o("mu_init", float, 0.1, "Initial barrier parameter.", low=0.0, low_open=True),
     _o("mu_min", float, 1e-11, "Lower bound on mu in adaptive mode; when not set, "
        "min(1e-11, tol / 2, compl_inf_tol posed to the scaled problem / 2), as in IPOPT.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("mu_max", float, 1e5, "Upper bound on mu in adaptive mode; when not set, 1000 times "
-       "the average complementarity at the first update, as in IPOPT.", low=0.0),
+       "the average complementarity at the first update, as in IPOPT.", low=0.0, low_open=True),
     _o("mu_linear_decrease_factor", float, 0.2, "kappa_mu: linear part of the monotone "
-       "update mu <- max(mu floor, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0),
+       "update mu <- max(mu floor, min(kappa_mu mu, mu^theta_mu)).", low=0.0, high=1.0,
+       low_open=True, high_open=True),
     _o("mu_superlinear_decrease_power", float, 1.5, "theta_mu of the monotone update.",
-       low=1.0, high=2.0),
+       low=1.0, high=2.0, low_open=True, high_open=True),
     _o("barrier_tol_factor", float, 10.0, "kappa_eps: the barrier problem counts as solved "
-       "when E_mu <= kappa_eps mu.", low=0.0),
+       "when E_mu <= kappa_eps mu.", low=0.0, low_open=True),
     _o("tau_min", float, 0.99, "Lower bound on the fraction-to-the-boundary parameter.",
-       low=0.0, high=1.0),
+       low=0.0, high=1.0, low_open=True, high_open=True),
     _o("tiny_step_tol", float, 10.0 * 2.220446049250313e-16, "A step with max_i |dw_i| / "
        "(1 + |w_i|) below this is tiny: taken without line search (0: none is).", low=0.0),
     _o("tiny_step_y_tol", float, 1e-2, "A tiny step after one whose multiplier step "
@@ -120,13 +144,13 @@ _ROWS = [
        "taken as +infinity (variables and constraints)."),
     # ---------------------------------------------------------------- initialisation
     _o("bound_push", float, 1e-2, "kappa_1: minimum relative distance of x0 from bounds.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("bound_frac", float, 1e-2, "kappa_2: minimum distance of x0 from bounds as a "
-       "fraction of the bound interval.", low=0.0, high=0.5),
+       "fraction of the bound interval.", low=0.0, high=0.5, low_open=True),
     _o("slack_bound_push", float, 1e-2, "bound_push for the slacks of inequalities; "
-       "unless given, bound_push's value (IPOPT's).", low=0.0),
+       "unless given, bound_push's value (IPOPT's).", low=0.0, low_open=True),
     _o("slack_bound_frac", float, 1e-2, "bound_frac for the slacks of inequalities; "
-       "unless given, bound_frac's value (IPOPT's).", low=0.0, high=0.5),
+       "unless given, bound_frac's value (IPOPT's).", low=0.0, high=0.5, low_open=True),
     _o("bound_relax_factor", float, 1e-8, "Bounds are relaxed by this factor times "
        "max(1, |bound|) (equality constraints and fixed variables excepted).", low=0.0),
     # eps^(3/4), IPOPT's default
@@ -138,7 +162,7 @@ _ROWS = [
        "(bound_mult_init_val) or 'mu-based' (mu_init / slack at the starting point).",
        ("constant", "mu-based")),
     _o("bound_mult_init_val", float, 1.0, "Initial value of the bound multipliers.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("constr_mult_init_max", float, 1e3, "Least-squares constraint multipliers larger "
        "than this (max-norm) are discarded for zero.", low=0.0),
     _o("constr_mult_reset_threshold", float, 0.0, "After the restoration phase the "
@@ -153,23 +177,23 @@ _ROWS = [
        "pushes below); 'no': ignore them, as IPOPT does (least-squares y, bound "
        "multipliers bound_mult_init_val)."),
     _o("warm_start_bound_push", float, 1e-3, "bound_push of a warm start; when not "
-       "given, bound_push's value (IPOPT's WarmStartIterateInitializer).", low=0.0),
+       "given, bound_push's value (IPOPT's WarmStartIterateInitializer).", low=0.0, low_open=True),
     _o("warm_start_bound_frac", float, 1e-3, "bound_frac of a warm start; when not "
-       "given, bound_frac's value.", low=0.0, high=0.5),
+       "given, bound_frac's value.", low=0.0, high=0.5, low_open=True),
     _o("warm_start_slack_bound_push", float, 1e-3, "slack_bound_push of a warm start; "
-       "when not given, bound_push's value (IPOPT's rule).", low=0.0),
+       "when not given, bound_push's value (IPOPT's rule).", low=0.0, low_open=True),
     _o("warm_start_slack_bound_frac", float, 1e-3, "slack_bound_frac of a warm start; "
-       "when not given, bound_frac's value (IPOPT's rule).", low=0.0, high=0.5),
+       "when not given, bound_frac's value (IPOPT's rule).", low=0.0, high=0.5, low_open=True),
     _o("warm_start_mult_bound_push", float, 1e-3, "Warm-start bound multipliers (variables "
-       "and inequality slacks) are raised to at least this.", low=0.0),
+       "and inequality slacks) are raised to at least this.", low=0.0, low_open=True),
     _o("warm_start_mult_init_max", float, 1e6, "Warm-start multipliers are clipped to "
-       "this magnitude.", low=0.0),
+       "this magnitude (IPOPT's rule: a value <= 0 clips nothing)."),
     # ---------------------------------------------------------------- scaling
     _o("nlp_scaling_method", str, "gradient-based", "Problem scaling: 'gradient-based' "
        "scales f and each g_i so their gradient max-norm at x0 is at most "
        "nlp_scaling_max_gradient.", ("gradient-based", "none")),
     _o("nlp_scaling_max_gradient", float, 100.0, "Target gradient max-norm of the scaling.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("nlp_scaling_min_value", float, 1e-8, "Smallest scaling factor.", low=0.0),
     _o("obj_scaling_factor", float, 1.0, "User factor multiplying the objective (on top of "
        "gradient-based scaling); negative maximises.", ),
@@ -232,7 +256,7 @@ _ROWS = [
     _o("max_refinement_steps", int, 10, "Maximum iterative-refinement steps per solve.",
        low=0),
     _o("residual_ratio_max", float, 1e-10, "Iterative refinement stops below this relative "
-       "residual.", low=0.0),
+       "residual.", low=0.0, low_open=True),
     _o("refinement_contraction_max", float, 0.1, "caspar: a refinement with a static "
        "term that converged with a last-step residual contraction above this is redone "
        "with a smaller static term (kkt/refinement.py: slow contraction leaves the "
@@ -252,13 +276,14 @@ _ROWS = [
     _o("inertia_free_tol", float, 0.0, "caspar (MadNLP's name): the curvature test's "
        "margin with inertia_correction_method 'inertia-free'.", low=0.0),
     _o("first_hessian_perturbation", float, 1e-4, "delta_w^0: first trial Hessian "
-       "perturbation.", low=0.0),
+       "perturbation.", low=0.0, low_open=True),
     _o("min_hessian_perturbation", float, 1e-20, "delta_w^min.", low=0.0),
     _o("max_hessian_perturbation", float, 1e20, "delta_w^max: above it the step "
-       "computation fails.", low=0.0),
-    _o("perturb_inc_fact_first", float, 100.0, "kappa_w^+bar.", low=1.0),
-    _o("perturb_inc_fact", float, 8.0, "kappa_w^+.", low=1.0),
-    _o("perturb_dec_fact", float, 1.0 / 3.0, "kappa_w^-.", low=0.0, high=1.0),
+       "computation fails.", low=0.0, low_open=True),
+    _o("perturb_inc_fact_first", float, 100.0, "kappa_w^+bar.", low=1.0, low_open=True),
+    _o("perturb_inc_fact", float, 8.0, "kappa_w^+.", low=1.0, low_open=True),
+    _o("perturb_dec_fact", float, 1.0 / 3.0, "kappa_w^-.", low=0.0, high=1.0, low_open=True,
+       high_open=True),
     _o("jacobian_regularization_value", float, 1e-8, "delta_c bar.", low=0.0),
     _o("jacobian_regularization_exponent", float, 0.25, "kappa_c: delta_c = "
        "delta_c_bar mu^kappa_c.", low=0.0),
@@ -266,15 +291,15 @@ _ROWS = [
     _o("max_soc", int, 4, "Maximum number of second-order corrections per iteration.",
        low=0),
     _o("kappa_soc", float, 0.99, "Required reduction of the infeasibility per "
-       "second-order correction.", low=0.0),
+       "second-order correction.", low=0.0, low_open=True),
     _o("theta_max_fact", float, 1e4, "theta_max = theta_max_fact max(1, theta(x0)).",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("theta_min_fact", float, 1e-4, "theta_min = theta_min_fact max(1, theta(x0)).",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("kappa_d", float, 1e-5, "Weight of the linear damping term for variables bounded "
        "on one side only.", low=0.0),
     _o("alpha_red_factor", float, 0.5, "Backtracking step reduction factor.",
-       low=0.0, high=1.0),
+       low=0.0, high=1.0, low_open=True, high_open=True),
     # IPOPT's default, 5, counted as documented (IPOPT 3.14 never increments its counter
     # and resets without limit; solver/filter.py says why the limit is kept)
     _o("max_filter_resets", int, 5, "Maximal number of filter resets per solve (the "
@@ -292,9 +317,9 @@ _ROWS = [
     _o("watchdog_trial_iter_max", int, 3, "Maximum number of watchdog iterations before "
        "the stored iterate is restored.", low=1),
     _o("obj_max_inc", float, 5.0, "Reject trial points whose barrier objective grows by "
-       "more than this many orders of magnitude.", low=1.0),
+       "more than this many orders of magnitude.", low=1.0, low_open=True),
     _o("kappa_sigma", float, 1e10, "Bound-multiplier safeguard factor (below 1: no "
-       "safeguard, as IPOPT).", low=0.0),
+       "safeguard, as IPOPT).", low=0.0, low_open=True),
     # ---------------------------------------------------------------- restoration
     _o("start_with_resto", bool, False, "Begin with the feasibility restoration phase."),
     _o("expect_infeasible_problem", bool, False, "Heuristics that detect an infeasible "
@@ -309,11 +334,12 @@ _ROWS = [
        low=0.0),
     _o("expect_infeasible_problem_ytol", float, 1e8, "Constraint multiplier size (max "
        "norm) above which expect_infeasible_problem enters the restoration phase.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("required_infeasibility_reduction", float, 0.9, "kappa_resto: restoration returns "
-       "once theta <= this times its value at restoration start.", low=0.0, high=1.0),
+       "once theta <= this times its value at restoration start.", low=0.0, high=1.0,
+       high_open=True),
     _o("resto_penalty_parameter", float, 1000.0, "rho of the restoration objective.",
-       low=0.0),
+       low=0.0, low_open=True),
     _o("max_resto_iter", int, 3000000, "Iterations one restoration phase may take; past "
        "them the solve ends with Maximum_Iterations_Exceeded (IPOPT's "
        "RestoConvergenceCheck).", low=0),
@@ -339,9 +365,9 @@ _ROWS = [
        "'only-second-order' the Hessian only.",
        ("none", "first-order", "second-order", "only-second-order")),
     _o("derivative_test_tol", float, 1e-4, "Relative error above which derivative_test "
-       "reports an entry.", low=0.0),
+       "reports an entry.", low=0.0, low_open=True),
     _o("derivative_test_perturbation", float, 1e-8, "Relative finite-difference step of "
-       "derivative_test.", low=0.0),
+       "derivative_test.", low=0.0, low_open=True),
     _o("derivative_test_print_all", bool, False, "'yes': the derivative test lists every "
        "entry compared ('*' marks those above derivative_test_tol); 'no': only those."),
     _o("stream", object, None, "File-like object for the output (default sys.stdout)."),

@@ -82,9 +82,9 @@ def _check_value(opt: Option, value):
             except TypeError:
                 raise OptionError(f"option {opt.name!r} expects a number, got {value!r}")
         value = float(value)
-    if not (opt.low <= value <= opt.high):
-        raise OptionError(f"option {opt.name!r} must lie in [{opt.low}, {opt.high}], "
-                          f"got {value!r}")
+    if not opt.admits(value):
+        raise OptionError(f"option {opt.name!r} must satisfy {opt.range_text()} (IPOPT's "
+                          f"range), got {value!r}")
     return value
 
 

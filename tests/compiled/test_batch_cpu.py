@@ -107,11 +107,11 @@ def test_bank_batch_equals_single_solves(ik, name):
 
 
 def test_instances_past_their_time_share_go_to_the_general_path(ik):
-    """tol = 0 never converges (tiny_step_y_tol = 0: nor do its tiny steps end it): the
+    """tol = 1e-300 never converges (tiny_step_y_tol = 0: nor do its tiny steps end it): the
     instance gets its share of the time budget in the kernel, then its own solve
     (interruptible) runs to max_iter."""
     T = np.array(arm_targets(1, seed=6))
-    res = ik.solve_batch(x0=X0, p=T, print_level=0, tol=0.0, acceptable_iter=0,
+    res = ik.solve_batch(x0=X0, p=T, print_level=0, tol=1e-300, acceptable_iter=0,
                          tiny_step_y_tol=0.0, max_iter=600)
     assert list(res.path) == ["single"] and "time budget" in res.reason[0]
     assert (res.status[0], res.iterations[0]) == ("Maximum_Iterations_Exceeded", 600)

@@ -163,7 +163,7 @@ def test_long_solves_go_on_past_the_time_budget(ik):
                                 for k in ("lbx", "ubx", "lbg", "ubg")))
     budget = iteration_budget(lay)
     # (tiny_step_y_tol 0: the tiny steps at mu's floor do not end the solve)
-    opts = dict(print_level=0, tol=0.0, acceptable_iter=0, tiny_step_y_tol=0.0)
+    opts = dict(print_level=0, tol=1e-300, acceptable_iter=0, tiny_step_y_tol=0.0)
     within = problem.solve(d["x0"], max_iter=budget, **opts)
     assert within.extra["path"] == "compiled"
     assert within.status == "Maximum_Iterations_Exceeded" and within.iterations == budget

@@ -199,7 +199,7 @@ def test_acceptable_iterates_carry_over(ready, points, monkeypatch):
     general path's iteration."""
     monkeypatch.setattr(compiled_solve, "iteration_budget", lambda lay: 7)
     problem, d = _bank_problem("chained_rosenbrock_100")
-    loose = dict(print_level=0, tol=0.0, acceptable_iter=20, acceptable_tol=1e20,
+    loose = dict(print_level=0, tol=1e-300, acceptable_iter=20, acceptable_tol=1e20,
                  acceptable_dual_inf_tol=1e20, acceptable_constr_viol_tol=1e20,
                  acceptable_compl_inf_tol=1e20, acceptable_obj_change_tol=1e20)
     r = problem.solve(d["x0"], compiled_path="yes", **loose)

@@ -117,3 +117,34 @@ def test_batch_warm_starts_on_the_kernel_are_single_solves(ik):
     r0 = ik.solve_batch(x0=first.x, p=nxt, print_level=0, **kw)
     s0 = ik.solve(x0=first.x[3], p=nxt[3], print_level=0, compiled_path="no", **kw)
     assert r0.iterations[3] == s0.iterations and r0.f[3] == s0.f
+
+
+@pytest.mark.parametrize("cap", [1e6, 0.5, 0.0, -1.0])
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+def test_the_multiplier_cap_is_ipopts_on_both_paths(cap, scale):
+    """warm_start_mult_init_max as IPOPT's WarmStartIterateInitializer: y clipped to
+    +-cap and the bound multipliers capped, then raised to warm_start_mult_bound_push; a
+    cap <= 0 caps nothing (it clipped every multiplier to 0).  HS071 warm-started from
+    IPOPT's multipliers times ``scale``: IPOPT's status, iterations and objective on the
+    compiled and the general path."""
+    import casadi as ca
+
+    from caspar_backend.casadi import nlpsol
+
+    x = ca.SX.sym("x", 4)
+    nlp = {"x": x, "f": x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2],
+           "g": ca.vertcat(x[0] * x[1] * x[2] * x[3], ca.sumsqr(x))}
+    args = dict(x0=[1, 5, 5, 1], lbx=1, ubx=5, lbg=[25, 40], ubg=[ca.inf, 40])
+    quiet = {"print_time": 0}
+    ref = ca.nlpsol("S", "ipopt", nlp, quiet | {"ipopt.print_level": 0})(**args)
+    warm = dict(args, x0=0.9 * np.ravel(ref["x"]), lam_g0=scale * np.ravel(ref["lam_g"]),
+                lam_x0=scale * np.ravel(ref["lam_x"]))
+    o = {"warm_start_init_point": "yes", "warm_start_mult_init_max": cap, "print_level": 0}
+    S = ca.nlpsol("S", "ipopt", nlp, quiet | {"ipopt." + k: v for k, v in o.items()})
+    r = S(**warm)
+    want = (S.stats()["return_status"], S.stats()["iter_count"])
+    for path in ("yes", "no"):
+        C = nlpsol("C", "caspar", nlp, quiet | {"caspar": o | {"compiled_path": path}})
+        rc = C(**warm)
+        assert (C.stats()["return_status"], C.stats()["iter_count"]) == want, path
+        assert abs(float(rc["f"]) - float(r["f"])) <= 1e-9 * abs(float(r["f"])), path

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from caspar_backend.solver import filter as ls_mod  # (the backtracking bound lives there)
+from caspar_backend.errors import OptionError
 from caspar_backend.solver.linesearch import LineSearch
 from caspar_backend.solver.options import resolve_options
 
@@ -87,11 +88,11 @@ def test_alpha_min_zero_skip_first_and_invalid_trials(monkeypatch):
 
 
 @pytest.mark.parametrize("r", [0.0, 1.0])
-def test_degenerate_reduction_factors_end(monkeypatch, r):
-    """The option's closed interval admits r = 0 and r = 1 (IPOPT: 0 < r < 1): one
-    trial, where r = 1 repeated it forever."""
-    status, n, calc = _search(monkeypatch, theta=0.0, r=r)
-    assert status == "rejected" and n == calc.trials == 1
+def test_degenerate_reduction_factors_are_refused(r):
+    """IPOPT's range 0 < r < 1: r = 0 and r = 1 are errors naming the option (r = 1 would
+    repeat one trial forever; :func:`_max_trials` bounds even that to one trial)."""
+    with pytest.raises(OptionError, match="alpha_red_factor"):
+        resolve_options(dict(alpha_red_factor=r))
 
 
 def test_positive_alpha_min_unchanged(monkeypatch):

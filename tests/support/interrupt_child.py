@@ -2,7 +2,7 @@
 (``python -m tests.support.interrupt_child API [WAIT_S [kernel]]``).
 
 Builds the chained-Rosenbrock problem (N = 200, :mod:`benchmarks.models.chain`), prints
-``READY``, runs a solve that would take minutes (``tol = 0``: no iterate converges;
+``READY``, runs a solve that would take minutes (``tol = 1e-300``: no iterate converges;
 ``acceptable_iter = 0``; ``tiny_step_y_tol = 0``: tiny steps never end it; max_iter
 10^6, ~10 ms an iteration; one iteration first, so
 that imports and first-use work are done) through ``API`` -- ``core``
@@ -52,7 +52,7 @@ N_CASADI_KERNEL = 900
 #: (tiny_step_y_tol 0: no tiny step flags the barrier update, so the tiny steps at mu's
 #: floor go on -- IPOPT's rule with that option; by default a second one in a row ends
 #: the solve with Search_Direction_Becomes_Too_Small after ~18 iterations)
-LONG = dict(tol=0.0, acceptable_iter=0, max_iter=10**6, print_level=0, tiny_step_y_tol=0.0)
+LONG = dict(tol=1e-300, acceptable_iter=0, max_iter=10**6, print_level=0, tiny_step_y_tol=0.0)
 
 
 #: the Waechter & Biegler (2000) example of tests/support/problem_bank.py

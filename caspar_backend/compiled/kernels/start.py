@@ -63,8 +63,8 @@ def warm_multipliers(Fb, FO, Ib, IO, O, Y, ZL, ZU):
     CasADi-convention ``lam_g0`` (m) and ``lam_x0`` (n) in slots F_LAM_G0 and F_LAM_X0:
     y = clip(lam_g0 df / dc, +-warm_start_mult_init_max); the bound multipliers of x
     from lam_x0 df (lower: its negative part, upper: its positive part), those of the
-    slacks from y (s >= gL: -y, s <= gU: y), all clipped to [warm_start_mult_bound_push,
-    warm_start_mult_init_max]."""
+    slacks from y (s >= gL: -y, s <= gU: y), capped at warm_start_mult_init_max, then
+    raised to at least warm_start_mult_bound_push; a cap <= 0 caps nothing (IPOPT's)."""
     SI = _i(Ib, IO, I_SIZES)
     m, nx, nL, nU = SI[SZ_M], SI[SZ_NX], SI[SZ_NL], SI[SZ_NU]
     free, sr = _i(Ib, IO, I_FREE_IDX), _i(Ib, IO, I_SLACK_ROWS)
@@ -73,16 +73,18 @@ def warm_multipliers(Fb, FO, Ib, IO, O, Y, ZL, ZU):
     df = _f(Fb, FO, F_OBJ_SCALE)[0]
     dc = _f(Fb, FO, F_CON_SCALE)
     cap, push = O[OPT_WARM_START_MULT_INIT_MAX], O[OPT_WARM_START_MULT_BOUND_PUSH]
+    if cap <= 0.0:
+        cap = math.inf
     for i in range(m):
         Y[i] = nmin(nmax(lg[i] * df / dc[i], -cap), cap)
     for k in range(nL):
         j = iL[k]
         zw = lx[free[j]] * df if j < nx else Y[sr[j - nx]]
-        ZL[k] = nmin(nmax(-zw, push), cap)
+        ZL[k] = nmax(nmin(-zw, cap), push)
     for k in range(nU):
         j = iU[k]
         zw = lx[free[j]] * df if j < nx else Y[sr[j - nx]]
-        ZU[k] = nmin(nmax(zw, push), cap)
+        ZU[k] = nmax(nmin(zw, cap), push)
 
 
 @kernel
