@@ -179,7 +179,14 @@ def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
         from ..solver.resume import FRESH_START
 
         return FRESH_START       # the general path starts it, the kernels go on
-    return solve_checked(problem, x0, p, bounds, opts, t0, cpu0, mults=mults)
+    res = solve_checked(problem, x0, p, bounds, opts, t0, cpu0, mults=mults)
+    from ..solver.result import SolveResult
+
+    if isinstance(res, SolveResult):    # (a hand-over: the general path warns)
+        from ..solver.compat import warn_substitutions
+
+        warn_substitutions(opts, "qdldl")
+    return res
 
 
 def is_square(lbx, ubx, lbg, ubg) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kkt.augmented import AugmentedKKT
+from ..solver.compat import substituted
 from ..solver.initial import warm_start_pushes
 from ..solver.options import resolved_options
 from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
@@ -61,7 +62,9 @@ SAME_BEHAVIOUR = {
     "hessian_approximation": lambda v: v == "exact",
     "kkt_system": lambda v: v == "augmented",
     "inertia_correction_method": lambda v: v == "inertia-based",
-    "linear_solver": lambda v: v == "qdldl",
+    # (an IPOPT solver caspar does not have -- mumps, ma27, ... -- runs as qdldl on the
+    # CPU, with the general path's warning: solver/compat.py)
+    "linear_solver": lambda v: v == "qdldl" or substituted(v),
     "device": lambda v: v == "cpu",
     "start_with_resto": lambda v: not v,
     # the restoration phase runs on the general path (the kernels hand it over)
@@ -71,6 +74,55 @@ SAME_BEHAVIOUR = {
     "derivative_test": lambda v: v == "none",
     "max_wall_time": lambda v: v >= TIME_LIMIT_MIN,
     "max_cpu_time": lambda v: v >= TIME_LIMIT_MIN,
+    # IPOPT's defaults of behaviour options the kernels have as such
+    "recalc_y": lambda v: not v,
+    "bound_mult_init_method": lambda v: v == "constant",
+    "honor_original_bounds": lambda v: not v,
+    "fixed_variable_treatment": lambda v: v == "make_parameter",
+    "expect_infeasible_problem": lambda v: not v,
+    # the bounds reach the kernels with these applied (dispatch.try_solve)
+    "nlp_lower_bound_inf": lambda v: True,
+    "nlp_upper_bound_inf": lambda v: True,
+    # the soft restoration and the restoration phase run on the general path (the
+    # kernels hand the solve over where the line search fails, at that iteration's
+    # start: the general path repeats it and goes on with these)
+    "soft_resto_pderror_reduction_factor": lambda v: True,
+    "max_soft_resto_iters": lambda v: True,
+    "required_infeasibility_reduction": lambda v: True,
+    "resto_penalty_parameter": lambda v: True,
+    "bound_mult_reset_threshold": lambda v: True,
+    "constr_mult_reset_threshold": lambda v: True,
+}
+
+
+def _adaptive(v) -> bool:
+    return v == "adaptive"
+
+
+#: option -> (the option that switches it on, test of a value of that option that does):
+#: while the switch is off -- as it is wherever the kernels run (SAME_BEHAVIOUR) -- the
+#: option changes nothing on the general path either, so any value of it is the
+#: compiled path's (a script that sets IPOPT's defaults explicitly stays on the kernels)
+INERT_UNLESS = {
+    # the adaptive barrier update's (solver/mu.py, solver/mu_oracles.py; mu_min also in
+    # the restoration phase, which runs on the general path)
+    **{name: ("mu_strategy", _adaptive) for name in (
+        "mu_oracle", "adaptive_mu_globalization", "mu_min", "mu_max", "sigma_max",
+        "sigma_min", "quality_function_max_section_steps",
+        "quality_function_section_sigma_tol", "quality_function_section_qf_tol",
+        "filter_margin_fact", "filter_max_margin")},
+    **{name: ("hessian_approximation", lambda v: v == "limited-memory") for name in (
+        "limited_memory_max_history", "limited_memory_max_skipping")},
+    "inertia_free_tol": ("inertia_correction_method", lambda v: v == "inertia-free"),
+    "recalc_y_feas_tol": ("recalc_y", bool),
+    "expect_infeasible_problem_ctol": ("expect_infeasible_problem", bool),
+    "expect_infeasible_problem_ytol": ("expect_infeasible_problem", bool),
+    **{name: ("derivative_test", lambda v: v != "none") for name in (
+        "derivative_test_tol", "derivative_test_perturbation", "derivative_test_print_all")},
+    **{name: ("linear_solver", lambda v: v == "pardisomkl") for name in (
+        "pardisomkl_order", "pardisomkl_matching_strategy",
+        "pardisomkl_max_iterative_refinement_steps", "pardisomkl_msglvl",
+        "pardisomkl_repeated_perturbation_means_singular")},
 }
 
 
@@ -91,6 +143,9 @@ def unsupported_reason(opts, clocked: bool = False, started: bool = False) -> st
     for name, value in user.items():
         if (name in IMPLEMENTED or (clocked and name in CLOCKED)
                 or (started and name in START_OPTIONS)):
+            continue
+        inert = INERT_UNLESS.get(name)
+        if inert is not None and not inert[1](opts[inert[0]]):
             continue
         ok = SAME_BEHAVIOUR.get(name)
         if ok is None or not ok(value):

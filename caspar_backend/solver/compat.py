@@ -22,8 +22,9 @@ import numpy as np
 from .linear_solver_names import CASPAR_LINEAR_SOLVERS, IPOPT_LINEAR_SOLVERS
 
 
-def _substituted(name) -> bool:
-    """Whether the user's ``linear_solver`` is an IPOPT name caspar cannot run here."""
+def substituted(name) -> bool:
+    """Whether the user's ``linear_solver`` is an IPOPT name caspar cannot run here (the
+    device's own solver runs in its place: :func:`linear_solver_for`)."""
     if name == "pardisomkl":
         from ..linsolve.pardiso_mkl import pardiso_available
 
@@ -35,7 +36,7 @@ def linear_solver_for(opts, device: str) -> str:
     """The linear solver a solve uses: the user's name where caspar has it, else the
     device's own (an IPOPT name caspar cannot run counts as unset)."""
     name = opts.linear_solver if "linear_solver" in opts.user else None
-    if _substituted(name):
+    if substituted(name):
         name = None
     return name or ("cudss" if device == "cuda" else "qdldl")
 
@@ -43,7 +44,7 @@ def linear_solver_for(opts, device: str) -> str:
 def warn_substitutions(opts, linear_solver: str) -> None:
     """One warning per IPOPT option value caspar replaces by its own behaviour."""
     name = opts.user.get("linear_solver")
-    if _substituted(name):
+    if substituted(name):
         why = ("needs Intel MKL (pip install 'caspar-backend[mkl]')"
                if name == "pardisomkl" else "is not available in caspar")
         warnings.warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}",

@@ -109,6 +109,68 @@ def test_options_it_does_not_implement_go_to_the_general_path(ik):
         assert "path" not in r.extra, opts
 
 
+@pytest.mark.parametrize("name", ["mumps", "ma27", "ma57", "qdldl"])
+def test_ipopts_linear_solvers_take_the_compiled_path(ik, name, monkeypatch):
+    """A script's linear_solver='mumps' (or another IPOPT solver caspar does not have)
+    runs as qdldl, on the general path and so on the kernels too -- the same answer and
+    log as the general path's, and the general path's warning naming the option; where
+    Intel MKL makes 'pardisomkl' real, it stays on the general path."""
+    import warnings
+
+    from caspar_backend.linsolve import pardiso_mkl
+
+    t = arm_targets(1)[0]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        both = _solve_both(ik, x0=X0, p=t, print_level=5, linear_solver=name)
+    _assert_same(*both)
+    said = [str(x.message) for x in w if "linear_solver" in str(x.message)]
+    assert len(said) == (0 if name == "qdldl" else 2), said     # one per path
+    monkeypatch.setattr(pardiso_mkl, "pardiso_available", lambda: True)
+    r = ik.solve(x0=X0, p=t, print_level=0, compiled_path="yes", linear_solver="pardisomkl")
+    assert "path" not in r.extra
+
+
+def test_every_option_at_ipopts_default_keeps_the_compiled_path():
+    """A script that spells out IPOPT's defaults (mu_oracle, sigma_max, ...) is solved
+    by the kernels: every option of the table, given at its default, is implemented or
+    inert there (compiled/options.py)."""
+    from caspar_backend.compiled.options import resolve
+    from caspar_backend.solver.option_table import OPTIONS
+
+    refused = [(name, resolve({name: o.default}, clocked=True)[1])
+               for name, o in OPTIONS.items() if o.default is not None]
+    assert [r for r in refused if r[1]] == []
+
+
+#: options the kernels take at any value: inert while their switch is off, or read only
+#: by the (soft) restoration the general path runs after a hand-over
+_INERT = [dict(mu_oracle="loqo", sigma_max=10.0, mu_min=1e-9, filter_margin_fact=1e-3),
+          dict(limited_memory_max_history=3, inertia_free_tol=1e-3, recalc_y_feas_tol=1e-3,
+               expect_infeasible_problem_ytol=1e3, derivative_test_tol=1e-2),
+          dict(soft_resto_pderror_reduction_factor=0.0, required_infeasibility_reduction=0.5,
+               resto_penalty_parameter=10.0, bound_mult_reset_threshold=1.0),
+          dict(max_soft_resto_iters=0, constr_mult_reset_threshold=10.0,
+               nlp_lower_bound_inf=-1e10, nlp_upper_bound_inf=1e10)]
+
+
+@pytest.mark.parametrize("name", ["hs071", "needs_restoration_circle", "infeasible_disc_halfplane",
+                                  "restoration_to_local_infeasibility_wb",
+                                  "chained_rosenbrock_10"])
+@pytest.mark.parametrize("k", range(len(_INERT)))
+def test_inert_and_restoration_options_keep_the_general_paths_answer(name, k):
+    """(The whole bank x every such option: benchmarks/results/raw/
+    cpu_2026-12-05_session44/inert_option_sweep.py, 1,608 solves, 0 differing.)"""
+    if name not in BANK:
+        pytest.skip(f"{name} not in the bank")
+    problem, d = _bank_problem(name)
+    opts = dict(_INERT[k], **dict(BANK[name].options))
+    (r, log_r), (e, log_e) = _solve_both(problem, d["x0"], print_level=5, **opts)
+    _assert_same_answer(r, e)
+    assert log_r == log_e
+    assert r.counts == e.counts
+
+
 def test_time_limits_take_the_compiled_path_from_ten_seconds(ik):
     """max_wall_time / max_cpu_time of at least options.TIME_LIMIT_MIN: the compiled path,
     the same answer as without a limit; a solve it hands over keeps the limit for the
