@@ -212,15 +212,7 @@ class LockstepIPM:
         if bool(ok.any()):
             _, y1, _, _ = k.solve(-rd, zero_rhs, rows=ok)
             y = xp.where(ok[:, None], y1, y)
-        retry = ~ok
-        if bool(retry.any()):
-            k.delta_c[...] = xp.where(retry, 1e-10, 0.0)
-            k.build()
-            ok2, _ = k.factorize(xp.flatnonzero(retry))
-            ok2 &= retry
-            if bool(ok2.any()):
-                _, y2, _, _ = k.solve(-rd, zero_rhs, rows=ok2)
-                y = xp.where(ok2[:, None], y2, y)
+        # (a singular system leaves y = 0: IPOPT's, as the single path's least_squares_y)
         with np.errstate(all="ignore"):
             ymax = xp.max(xp.abs(y), axis=1)
         keep = xp.isfinite(ymax) & (ymax <= o.constr_mult_init_max)

@@ -19,12 +19,17 @@ import math
 CONVERGED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
 
 
-def set_feasibility_multipliers(it, least_squares_y) -> None:
-    """z = 0 and the least-squares y at the iterate ``it`` (``least_squares_y(limit)``:
-    the least-squares multipliers at ``it``, zero above ``limit``)."""
+def set_feasibility_multipliers(it, least_squares_y) -> bool:
+    """z = 0 and the least-squares y at the iterate ``it`` (``least_squares_y(limit,
+    with_flag=True)``: the least-squares multipliers at ``it`` and whether their system
+    was solved); where it is singular y stays (IPOPT's
+    ComputeFeasibilityMultipliersPostprocess).  Returns whether it was solved."""
     it.zL[:] = 0.0
     it.zU[:] = 0.0
-    it.y[:] = least_squares_y(math.inf)
+    y, solved = least_squares_y(math.inf, with_flag=True)
+    if solved:
+        it.y[:] = y
+    return solved
 
 
 def try_feasibility_multipliers(opts, shared, calc, termination, mu, saved,
@@ -44,8 +49,9 @@ def try_feasibility_multipliers(opts, shared, calc, termination, mu, saved,
         return
     y0, zL0, zU0 = saved
     y0[:], zL0[:], zU0[:] = it.y, it.zL, it.zU
-    set_feasibility_multipliers(it, least_squares_y)
-    e = calc.errors(mu)
-    if termination.check(e, calc.unscaled(e), it, sh.iter, sh.t0, sh.cpu0) in CONVERGED:
-        return
+    # (a singular least-squares system: the iterate's multipliers back at once, IPOPT's)
+    if set_feasibility_multipliers(it, least_squares_y):
+        e = calc.errors(mu)
+        if termination.check(e, calc.unscaled(e), it, sh.iter, sh.t0, sh.cpu0) in CONVERGED:
+            return
     it.y[:], it.zL[:], it.zU[:] = y0, zL0, zU0

@@ -13,8 +13,9 @@
   pushes w whole: :func:`push_into_bounds` on :meth:`~.nlp.SlackNLP.initial_w`);
 * :func:`least_squares_y`: the constraint multipliers minimizing
   ``||grad f + A^T y - zL + zU||_2``, through the KKT system
-  ``[[I, A^T], [A, 0]] [dw; y] = [-(grad f - zL + zU); 0]``, zero when that fails or
-  ``max |y|`` exceeds ``constr_mult_init_max``;
+  ``[[I, A^T], [A, 0]] [dw; y] = [-(grad f - zL + zU); 0]``, zero when that system is
+  singular or has the wrong inertia (no regularization of its constraint rows: IPOPT's)
+  or ``max |y|`` exceeds ``constr_mult_init_max``;
 * :func:`least_squares_duals`: with ``least_square_init_duals``, IPOPT's estimate of
   every multiplier (y and the bound multipliers) at once.
 """
@@ -123,30 +124,35 @@ def _zero_hessian_system(k, jv) -> None:
         k.lowrank_c[:] = -1.0
 
 
-def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
+def least_squares_y(corrector, calc, it, relaxed_slacks, limit, with_flag=False):
     """The least-squares constraint multipliers at ``it`` (see the module doc; IPOPT's
-    least_square_mults), zero when the system is singular or ``max |y| > limit``.  The
-    slacks of relaxed equalities are held in place (RELAXED_SLACK_LS_WEIGHT): as
-    variables of the estimate their rows would add ``y_i^2`` to it (their two bound
-    multipliers start equal), shrinking the equality multipliers towards zero (a ridge
-    estimate).  ``corrector``: the :class:`~.inertia.InertiaCorrector` whose KKT system
-    is used (its values are overwritten)."""
+    least_square_mults), zero when the system is singular or ``max |y| > limit``; with
+    ``with_flag`` the pair ``(y, solved)``, ``solved`` False where the system was
+    singular (IPOPT's CalculateMultipliers returning false: its callers differ -- the
+    start takes y = 0, recalc_y keeps the current y, a square problem's feasibility
+    multipliers keep the iterate's).  The slacks of relaxed equalities are held in place
+    (RELAXED_SLACK_LS_WEIGHT): as variables of the estimate their rows would add
+    ``y_i^2`` to it (their two bound multipliers start equal), shrinking the equality
+    multipliers towards zero (a ridge estimate).  ``corrector``: the
+    :class:`~.inertia.InertiaCorrector` whose KKT system is used (its values are
+    overwritten)."""
     k, xp, m = corrector.kkt, calc.xp, calc.m
     rd = calc.add_bound_multipliers(it.gradf.copy(), it.zL, it.zU)
     _zero_hessian_system(k, it.jv)
     if relaxed_slacks.size:
         k.sigma[relaxed_slacks] = RELAXED_SLACK_LS_WEIGHT
     y = xp.zeros(m)
-    for dc in (0.0, 1e-10):
-        k.delta_w, k.delta_c = 1.0, dc
-        _, ok = corrector.factor()
-        if ok:
-            _, y = corrector.solve(-rd, xp.zeros(m))
-            break
+    # no regularization of the constraint rows: a singular system (a rank-deficient
+    # Jacobian) or a wrong inertia is a failure, as IPOPT's LeastSquareMultipliers (its
+    # augmented solve with delta_c = 0 reports it)
+    k.delta_w, k.delta_c = 1.0, 0.0
+    _, ok = corrector.factor()
+    if ok:
+        _, y = corrector.solve(-rd, xp.zeros(m))
     ymax, = scalars(xp, amax_abs(xp, y))
     if not math.isfinite(ymax) or ymax > limit:
         y = xp.zeros(m)
-    return y
+    return (y, bool(ok)) if with_flag else y
 
 
 def least_squares_duals(corrector, calc, it, jv0) -> bool:

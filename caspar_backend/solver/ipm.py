@@ -294,11 +294,13 @@ class InteriorPoint:
         # printed as its last line, then handed to the kernels and straight back)
         self._unprinted = point.logged > len(point.history)
 
-    def least_squares_y(self, limit=None):
+    def least_squares_y(self, limit=None, with_flag=False):
         """The least-squares multipliers at the current iterate (:mod:`.initial`), zero
-        above ``limit`` (default constr_mult_init_max)."""
+        above ``limit`` (default constr_mult_init_max); with ``with_flag`` the pair
+        ``(y, solved)``."""
         return least_squares_y(self.inertia, self.calc, self.it, self.relaxed_slacks,
-                               self.opts.constr_mult_init_max if limit is None else limit)
+                               self.opts.constr_mult_init_max if limit is None else limit,
+                               with_flag)
 
     # ================================================================ main loop
     def run(self, stop_test=None):
@@ -369,7 +371,10 @@ class InteriorPoint:
                 self._line_search_failed()
                 continue
             if o.recalc_y and self.m and calc.theta(self.it.h) < o.recalc_y_feas_tol:
-                self.it.y[:] = self.least_squares_y(limit=math.inf)    # IPOPT's recalc_y
+                # IPOPT's recalc_y: skipped where the least-squares system is singular
+                y, solved = self.least_squares_y(limit=math.inf, with_flag=True)
+                if solved:
+                    self.it.y[:] = y
             sh.iter += 1
             self._stepped = True
 

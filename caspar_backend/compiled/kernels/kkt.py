@@ -368,10 +368,12 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
 @kernel
 def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y, eps, limit):
     """IPOPT's least-squares constraint multipliers (solver/initial.py): the augmented
-    system with static term ``eps`` and delta_w = 1 (delta_c 1e-10 when it is singular)
-    solved for y against the dual residual with the Hessian zero; kept in ``Y`` when
-    finite and at most ``limit`` (the start: constr_mult_init_max), else Y = 0.  HV,
-    sigma and tmp are overwritten."""
+    system with static term ``eps``, delta_w = 1 and delta_c = 0 solved for y against
+    the dual residual with the Hessian zero; kept in ``Y`` when the system factorizes
+    with the right inertia and y is finite and at most ``limit`` (the start:
+    constr_mult_init_max), else Y = 0 (IPOPT's: a singular system gives y = 0).  Returns
+    whether the system factorized (IPOPT's CalculateMultipliers' value).  HV, sigma and
+    tmp are overwritten."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
     iL = _i(Ib, IO, I_LOWER_IDX)
@@ -393,12 +395,11 @@ def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y, eps, li
     y = _f(Fb, FO, F_DY)
     for i in range(m):
         y[i] = 0.0
-    for dcv in (0.0, 1e-10):
-        ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, 1.0, dcv)
-        if ok:
-            kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
-            break
+    ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, 1.0, 0.0)
+    if ok:
+        kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
     ymax = amax_abs(y, m)
     keep = math.isfinite(ymax) and ymax <= limit
     for i in range(m):
         Y[i] = y[i] if keep else 0.0
+    return ok

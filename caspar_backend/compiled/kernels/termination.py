@@ -66,8 +66,8 @@ def feasibility_multipliers(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, f, mu
     (unscaled violation <= constr_viol_tol) and the termination test does not end the
     solve, try the bound multipliers at zero and the least-squares y (no limit; the
     inertia correction's current static term ``eps``), and keep them only where the
-    test then says Solve_Succeeded or Solved_To_Acceptable_Level; else the multipliers
-    go back.  Both tests count as the loop's (the acceptable count, the objective
+    test then says Solve_Succeeded or Solved_To_Acceptable_Level; else (or where the
+    least-squares system is singular, without that test) the multipliers go back.  Both tests count as the loop's (the acceptable count, the objective
     change).  Returns ``(last_obj, acc_count)``.  HV and the KKT factors are
     overwritten (the iteration recomputes them)."""
     SI = _i(Ib, IO, I_SIZES)
@@ -90,15 +90,16 @@ def feasibility_multipliers(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, f, mu
     for k in range(nU):
         saved[m + nL + k] = ZU[k]
         ZU[k] = 0.0
-    least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, _f(Fb, FO, F_SIGMA),
-                    _f(Fb, FO, F_SCRATCH), Y, eps, np.inf)
-    E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
-        Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
-    st, last_obj, acc_count = termination(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, f, E0, udual,
-                                          uconstr, ucompl, wmax, it, requested, last_obj,
-                                          acc_count)
-    if st == 0 or st == 1:
-        return last_obj, acc_count
+    # (a singular least-squares system: the multipliers back at once, IPOPT's)
+    if least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, _f(Fb, FO, F_SIGMA),
+                       _f(Fb, FO, F_SCRATCH), Y, eps, np.inf):
+        E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
+            Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
+        st, last_obj, acc_count = termination(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, f, E0,
+                                              udual, uconstr, ucompl, wmax, it, requested,
+                                              last_obj, acc_count)
+        if st == 0 or st == 1:
+            return last_obj, acc_count
     for i in range(m):
         Y[i] = saved[i]
     for k in range(nL):
