@@ -53,6 +53,7 @@ import sys
 from typing import final
 
 import casadi as ca
+import numpy as np
 
 from .frontend import _ALIVE, NlpsolFailure, nlpsol, validate_options
 from .nlpsol_load import install as _install_reader  # noqa: F401 - casadi reads saved solvers
@@ -190,7 +191,12 @@ class Opti(ca.Opti):
         other = Opti.__new__(Opti)
         ca.Opti.__init__(other, ca.Opti.copy(self))   # shares the fresh deep copy
         other._caspar_opts = None if self._caspar_opts is None else dict(self._caspar_opts)
-        other._fn, other._fn_key, other._stats = self._fn, self._fn_key, self._stats
+        other._stats = self._stats
+        other._user_callback, other._iteration = self._user_callback, None
+        # the compiled solver is shared unless it calls this Opti's callback (whose
+        # iteration counter and stored iterate are this one's)
+        shared = self._fn is not None and self._user_callback is None
+        other._fn, other._fn_key = (self._fn, self._fn_key) if shared else (None, None)
         return other
 
     def to_function(self, name, args, res, name_in=None, name_out=None, opts=None):
@@ -354,9 +360,9 @@ class OptiDebug(ca.OptiAdvanced):
     def show_infeasibilities(self, tol=0.0, opts=None):
         """casadi's listing of the constraints violated by more than ``tol`` at the
         current values (unscaled), in order of declaration."""
-        g = self.value(self.g).full().ravel()
-        lbg = self.value(self.lbg).full().ravel()
-        ubg = self.value(self.ubg).full().ravel()
+        # (casadi's Python value() gives a float or a NumPy array)
+        g, lbg, ubg = (np.atleast_1d(np.asarray(self.value(e), dtype=float)).ravel()
+                       for e in (self.g, self.lbg, self.ubg))
         w = sys.stdout.write
         w(f"Violated constraints (tol {tol:g}), in order of declaration:\n")
         for i in range(g.size):

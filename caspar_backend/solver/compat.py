@@ -6,7 +6,8 @@ does something else, :func:`warn_substitutions` says so through :func:`warnings.
 
 * ``linear_solver`` with one of IPOPT's names caspar does not have (ma27, mumps, ...),
   or 'pardisomkl' where Intel MKL is not installed: caspar's own solver of the device
-  (qdldl on the CPU, cudss on CUDA);
+  (qdldl on the CPU, cudss on CUDA) -- without a warning for 'mumps', IPOPT's default
+  (a script that names it asks for what an unset option gives);
 * ``fixed_variable_treatment`` 'make_constraint': make_parameter.
 
 Also here: the output tee for ``output_file`` (:func:`open_output`) and the
@@ -44,7 +45,9 @@ def linear_solver_for(opts, device: str) -> str:
 def warn_substitutions(opts, linear_solver: str) -> None:
     """One warning per IPOPT option value caspar replaces by its own behaviour."""
     name = opts.user.get("linear_solver")
-    if substituted(name):
+    # (not for 'mumps': IPOPT's default, which a script that sets it explicitly asks
+    # for no more than one that leaves it unset -- caspar's solver runs for both)
+    if substituted(name) and name != "mumps":
         why = ("needs Intel MKL (pip install 'caspar-backend[mkl]')"
                if name == "pardisomkl" else "is not available in caspar")
         warnings.warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}",

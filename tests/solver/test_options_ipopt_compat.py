@@ -33,7 +33,7 @@ ACCEPTED = {
 }
 
 #: options whose value caspar replaces (a warning is expected)
-WARNS = {("linear_solver", "mumps"), ("linear_solver", "ma27"),
+WARNS = {("linear_solver", "ma27"),
          ("fixed_variable_treatment", "make_constraint")}
 
 
