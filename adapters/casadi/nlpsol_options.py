@@ -140,8 +140,15 @@ IGNORED = {
         "pass_nonlinear_variables", "nonlinear_variables", "var_string_md",
         "var_integer_md", "var_numeric_md", "con_string_md", "con_integer_md",
         "con_numeric_md", "clip_inactive_lam", "inactive_lam_strategy",
-        "inactive_lam_value", "sens_linsol", "sens_linsol_options"),
-        "casadi's ipopt interface (metadata, sensitivity settings)"),
+        "inactive_lam_value", "sens_linsol", "sens_linsol_options", "convexify_strategy",
+        "convexify_margin", "max_iter_eig"),
+        "casadi's ipopt interface (metadata, sensitivity settings, Hessian convexification)"),
+    # a NaN or Inf from an evaluation is handled as IPOPT's library does (a rejected trial
+    # point, Invalid_Number_Detected where nothing else is left), not as an exception
+    "eval_errors_fatal": "casadi's handling of evaluation errors",
+    **dict.fromkeys(("detect_simple_bounds_is_simple", "detect_simple_bounds_parts"),
+                    "casadi's choice of the simple bounds (caspar detects them itself "
+                    "with detect_simple_bounds)"),
 }
 
 

@@ -890,3 +890,18 @@ def test_evaluation_counts_as_ipopts_without_constraints():
     R(x0=[-1.2, 1])
     S(x0=[-1.2, 1])
     assert {k: S.stats()[k] for k in keys} == {k: R.stats()[k] for k in keys}
+
+
+def test_casadis_other_nlpsol_options_are_accepted_with_a_warning():
+    """eval_errors_fatal and casadi's ipopt interface's convexify_* / max_iter_eig (valid
+    for nlpsol('ipopt'); refused as unknown before): ignored with one warning naming
+    them, the answer IPOPT's."""
+    nlp, args = quad_lin()
+    opts = {"eval_errors_fatal": True, "convexify_strategy": "regularize",
+            "convexify_margin": 1e-7, "max_iter_eig": 100, "print_time": False}
+    ref = ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.print_level": 0,
+                                        "ipopt.sb": "yes"})
+    with pytest.warns(UserWarning, match="ignores the options eval_errors_fatal"):
+        S = nlpsol("S", "caspar", nlp, {**opts, "caspar.print_level": 0})
+    np.testing.assert_allclose(np.ravel(S(**args)["x"]), np.ravel(ref(**args)["x"]),
+                               atol=1e-7)
