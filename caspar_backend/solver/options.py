@@ -47,6 +47,19 @@ def ignored_ipopt_option(name: str) -> bool:
 
 
 
+def _number_text(opt: Option, text: str):
+    """A numeric option's value written as text (Pyomo's ``solver.options['max_iter'] =
+    '3'``: IPOPT reads its command line and options file as text): an integer option
+    takes an integer's digits, a real one any number Python reads (``'1e-6'``,
+    ``'inf'``)."""
+    t = text.strip()
+    try:
+        return int(t) if opt.type is int else float(t)
+    except ValueError:
+        kind = "an int" if opt.type is int else "a number"
+        raise OptionError(f"option {opt.name!r} expects {kind}, got {text!r}") from None
+
+
 def _check_value(opt: Option, value):
     if opt.type is object:
         return value
@@ -64,6 +77,8 @@ def _check_value(opt: Option, value):
             raise OptionError(f"option {opt.name!r} must be one of {list(opt.choices)}, "
                               f"got {value!r}")
         return value
+    if isinstance(value, str) and opt.type in (int, float):
+        value = _number_text(opt, value)
     if opt.type is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
         if not ok and isinstance(value, float) and value.is_integer():

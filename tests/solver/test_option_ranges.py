@@ -61,3 +61,17 @@ def test_a_value_on_a_strict_bound_is_refused_naming_the_option(name, value):
     ("warm_start_mult_init_max", 0.0), ("tol", 1e-300)])
 def test_a_value_ipopt_admits_is_admitted(name, value):
     assert getattr(resolve_options({name: value}), name) == value
+
+
+def test_numbers_written_as_text_are_read_as_ipopt_reads_its_command_line():
+    """Pyomo passes solver.options to IPOPT as text: max_iter '3', tol '1e-6' work there
+    (they were OptionErrors here); an integer option still refuses '3.5', and a text
+    that is no number names the option."""
+    o = resolve_options({"max_iter": "3", "tol": "1e-6", "mu_init": " 0.1 "})
+    assert (o.max_iter, o.tol, o.mu_init) == (3, 1e-6, 0.1) and type(o.max_iter) is int
+    with pytest.raises(OptionError, match="max_iter.*an int"):
+        resolve_options({"max_iter": "3.5"})
+    with pytest.raises(OptionError, match="'tol' expects a number, got 'abc'"):
+        resolve_options({"tol": "abc"})
+    with pytest.raises(OptionError, match="tol.*IPOPT's range"):
+        resolve_options({"tol": "0"})
