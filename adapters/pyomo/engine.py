@@ -60,7 +60,6 @@ _WARM_DEFAULTS: dict = {}
 #: options a user may not set through the front-end, with the reason
 REFUSED_OPTIONS = MappingProxyType({
     "stream": "the front-end owns the output stream; use tee=... and the solver log",
-    "option_file_name": "pass every option through the options dict",
     "wantsol": "the front-end always reads the solution",
 })
 

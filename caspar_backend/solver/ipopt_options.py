@@ -25,8 +25,8 @@ IPOPT_NO_EFFECT = {
     "jacobian_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
     "gradient_approximation": (("exact",), "caspar's derivatives are exact (compiled)"),
     "findiff_perturbation": (_EVERY, ""),    # finite-difference derivatives only
-    "option_file_name": (("",), "caspar reads no IPOPT options file: pass the options "
-                                "to the solve"),
+    # read by resolve_options, which merges the file's options (solver/options_file.py)
+    "option_file_name": (_EVERY, ""),
     "print_options_documentation": (("no",), "caspar's options are documented in "
                                              "caspar_backend.solver.options.OPTIONS"),
     "print_options_mode": (_EVERY, ""),

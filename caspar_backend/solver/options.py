@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .linear_solver_names import IPOPT_LINEAR_SOLVER_OPTION_PREFIXES, IPOPT_LINEAR_SOLVER_OPTIONS
+from .options_file import DEFAULT_NAME, file_key, file_options
 from .ipopt_options import (IPOPT_NO_EFFECT, IPOPT_ONE_VALUE, no_effect_warning,
                             one_value_error)
 from .option_table import OPTIONS, Option
@@ -141,11 +142,32 @@ def bound_infinities(user: Mapping[str, Any] | None) -> tuple:
     return tuple(out)
 
 
+def _with_options_file(user: Mapping[str, Any] | None) -> dict:
+    """``user`` with IPOPT's options file under it (:mod:`.options_file`: the file
+    ``option_file_name`` names, default ipopt.opt in the working directory): the file
+    sets the options the caller did not; where both set one the caller's stays, with
+    IPOPT's warning; ``option_file_name`` itself removed."""
+    merged = dict(user or {})
+    name = merged.pop("option_file_name", DEFAULT_NAME)
+    if not isinstance(name, str):
+        raise OptionError(f"option 'option_file_name' expects a file name (a string), "
+                          f"got {name!r}")
+    for key, text in file_options(name).items():
+        if key not in merged:
+            merged[key] = text
+        elif str(merged[key]) != text:
+            warnings.warn(f"options file {name}: option {key} {text} is not taken, the "
+                          f"solve's {key}={merged[key]!r} stays (IPOPT: the option is "
+                          f"set to disallow clobbering)", stacklevel=3)
+    return merged
+
+
 def resolve_options(user: Mapping[str, Any] | None) -> "Options":
-    """Validate ``user`` against :data:`OPTIONS`; return the complete option mapping."""
+    """Validate ``user`` -- with IPOPT's options file (ipopt.opt) under it -- against
+    :data:`OPTIONS`; return the complete option mapping."""
     values = {name: opt.default for name, opt in OPTIONS.items()}
     given = {}
-    for name, value in dict(user or {}).items():
+    for name, value in _with_options_file(user).items():
         opt = OPTIONS.get(name)
         shown = value.item() if isinstance(value, np.generic) else value
         if opt is None and name in IPOPT_NO_EFFECT:
@@ -191,6 +213,8 @@ def resolved_options(user: Mapping[str, Any] | None) -> "Options":
     float; at most 256 entries.  The Options answered is shared: never write it (nor its
     ``user``)."""
     items = tuple((k, type(v), v) for k, v in (user or {}).items())
+    # (an options file read with them: its identity is part of the key)
+    items += (file_key((user or {}).get("option_file_name", DEFAULT_NAME)),)
     try:
         hit = _resolved.get(items)
     except TypeError:                   # an unhashable value
@@ -198,8 +222,8 @@ def resolved_options(user: Mapping[str, Any] | None) -> "Options":
     if hit is not None:
         return hit
     opts = resolve_options(user)
-    if len(_resolved) < 256 and all(k in OPTIONS and t in (str, bool, int, float)
-                                    for k, t, _ in items):
+    if len(_resolved) < 256 and items[-1] is None and all(
+            k in OPTIONS and t in (str, bool, int, float) for k, t, _ in items[:-1]):
         _resolved[items] = opts
     return opts
 

@@ -246,7 +246,7 @@ NO_EFFECT = [("check_derivatives_for_naninf", "yes", False),
              ("jacobian_approximation", "exact", False),
              ("jacobian_approximation", "finite-difference-values", True),
              ("gradient_approximation", "finite-difference-values", True),
-             ("option_file_name", "ipopt.opt", True), ("option_file_name", "", False),
+             ("option_file_name", "ipopt.opt", False), ("option_file_name", "", False),
              ("print_options_documentation", "yes", True)]
 
 
@@ -278,8 +278,7 @@ def test_options_without_effect_through_pyomo():
     m.o = pyo.Objective(expr=(m.x - 2) ** 2)
     s = pyo.SolverFactory("caspar")
     for name, value, _ in NO_EFFECT:
-        if name != "option_file_name":      # the front-end refuses it (REFUSED_OPTIONS)
-            s.options[name] = value
+        s.options[name] = value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = s.solve(m)
