@@ -28,6 +28,13 @@ active set fixed, the solution is a smooth function of ``(p, lbx, ubx, lbg, ubg)
   ``dlam_p = -(L_xp^T dx + g_p^T dlam_g + L_pp dp)``, ``df = grad_x f . dx +
   grad_p f . dp`` and ``dg = J dx + g_p dp``.
 
+The objective's derivative is taken by the envelope theorem instead,
+``df = -lam_p . dp - sum over the active bounds of lam . (that bound's seed)``: equal to
+``grad_x f . dx + grad_p f . dp`` where the reduced system is regular, and exact where it
+is not (active constraint gradients dependent: the multipliers are not unique, the
+optimal value's derivative is).  The reduced system is factorized with ``-delta I`` on
+its constraint block and each solve refined against it (:data:`LICQ_REGULARIZATION`).
+
 This is exactly the linear map CasADi's ``Nlpsol::get_forward`` builds (it writes the
 same equations as one unsymmetric ``(n + m)`` system); :meth:`KKTSensitivity.reverse`
 is its transpose.  The initial guesses ``x0, lam_x0, lam_g0`` have zero sensitivity.
@@ -57,6 +64,13 @@ import scipy.sparse.linalg as spla
 from caspar_backend.errors import EvaluationError
 
 
+#: the reduced system's constraint block is factorized with -this x max |K| on its
+#: diagonal (KKTSensitivity: a singular K from dependent active constraints)
+LICQ_REGULARIZATION = 1e-12
+#: refinement steps of each solve against K itself
+REFINEMENT_STEPS = 3
+
+
 @final
 class KKTSensitivity:
     """The linearized solution map at one KKT point (final).
@@ -81,6 +95,9 @@ class KKTSensitivity:
                                           sp.csr_matrix(g_p))
         self.grad_f = np.asarray(grad_f, float)
         self.grad_fp = np.asarray(grad_fp, float)
+        self.lam_x, self.lam_g = np.asarray(lam_x, float), np.asarray(lam_g, float)
+        # casadi's lam_p = -grad_p l at the point
+        self.lam_p = -(self.grad_fp + self.g_p.T @ self.lam_g)
         # side of each bound: -1 lower active, +1 upper active, 0 inactive
         self.side_x = active_side(x, lam_x, lbx, ubx, min_lam)
         self.side_g = active_side(g, lam_g, lbg, ubg, min_lam)
@@ -93,8 +110,19 @@ class KKTSensitivity:
             if len(self.I) + len(self.A) else None
         self._lu = None
         if self.K is not None:
+            # the constraint block regularized by -delta I and the solves refined against
+            # K: where the active constraint gradients are linearly dependent (LICQ
+            # fails: a bound active where the constraints fix the variable too, as a
+            # state bound touched at a collocation point) K is singular but the system
+            # consistent -- the multipliers are not unique, x's derivative is -- and an LU
+            # of K itself loses dx to the rounding along the null direction (casadi's
+            # collocation example: df/dp off by 1e-3); regularized and refined, the
+            # regular directions are solved to rounding and the null one stays bounded
+            nI = len(self.I)
+            scale = float(abs(self.K).max()) if self.K.nnz else 1.0
+            reg = np.r_[np.zeros(nI), np.full(len(self.A), -LICQ_REGULARIZATION * scale)]
             try:
-                self._lu = spla.splu(self.K)
+                self._lu = spla.splu((self.K + sp.diags(reg)).tocsc())
             except RuntimeError as e:
                 raise EvaluationError(
                     "the KKT matrix at the solution is singular (the active constraint "
@@ -105,7 +133,10 @@ class KKTSensitivity:
     def _solve(self, rhs):
         if self._lu is None:
             return np.zeros((0, rhs.shape[1]))
-        out = self._lu.solve(np.asarray(rhs, float))
+        rhs = np.asarray(rhs, float)
+        out = self._lu.solve(rhs)
+        for _ in range(REFINEMENT_STEPS):      # against K itself (the regularization's)
+            out = out + self._lu.solve(rhs - self.K @ out)
         if not np.all(np.isfinite(out)):
             raise EvaluationError("the KKT matrix at the solution is singular: the "
                                   "solution is not differentiable there")
@@ -135,9 +166,14 @@ class KKTSensitivity:
         dx[self.I] = u[:nI]
         dlam_g = np.zeros((self.m, k))
         dlam_g[self.A] = u[nI:]
+        # df by the envelope theorem: -lam_p dp - lam . (the active bounds' seeds), the
+        # derivative of the optimal value, equal to grad_f dx + grad_fp dp where K is
+        # regular and exact where it is not (dependent active constraints)
+        df = (-(self.lam_p @ dp) - self.lam_x[self.B] @ dx[self.B]
+              - self.lam_g[self.A] @ self._pick(self.side_g, dlbg, dubg))
         return {
             "x": dx,
-            "f": (self.grad_f @ dx + self.grad_fp @ dp).reshape(1, k),
+            "f": df.reshape(1, k),
             "g": self.J @ dx + gp,
             "lam_x": -(self.H @ dx + self.J.T @ dlam_g + Lp),
             "lam_g": dlam_g,
@@ -153,20 +189,23 @@ class KKTSensitivity:
         nI = len(self.I)
         af = af.reshape(1, k)
         # adjoints of (dx, dlam_g, dp) through the output formulas of forward()
-        bx = (ax + self.grad_f[:, None] * af + self.J.T @ ag - self.H @ alam_x
-              - self.L_xp @ alam_p)
+        # (f's adjoint through the envelope formula of forward(): to p and the active
+        # bounds directly, not through dx)
+        bx = ax + self.J.T @ ag - self.H @ alam_x - self.L_xp @ alam_p
         blam = alam_g - self.J @ alam_x - self.g_p @ alam_p
-        bp = (self.grad_fp[:, None] * af + self.g_p.T @ ag - self.L_xp.T @ alam_x
+        bp = (-self.lam_p[:, None] * af + self.g_p.T @ ag - self.L_xp.T @ alam_x
               - self.L_pp @ alam_p)
         # through the reduced solve (K is symmetric: K^-T = K^-1)
         v = self._solve(np.vstack([bx[self.I], blam[self.A]]))
         vI, vA = v[:nI], v[nI:]
         bp = bp - self.L_xp[self.I].T @ vI - self.g_p[self.A].T @ vA
-        bxB = bx[self.B] - self.H[self.I][:, self.B].T @ vI - self.J[self.A][:, self.B].T @ vA
+        bxB = (bx[self.B] - self.H[self.I][:, self.B].T @ vI - self.J[self.A][:, self.B].T @ vA
+               - self.lam_x[self.B][:, None] * af)
         out = {key: np.zeros((size, k)) for key, size in
                (("lbx", self.n), ("ubx", self.n), ("lbg", self.m), ("ubg", self.m))}
         _scatter(out["lbx"], out["ubx"], self.B, self.side_x[self.B], bxB)
-        _scatter(out["lbg"], out["ubg"], self.A, self.side_g[self.A], vA)
+        _scatter(out["lbg"], out["ubg"], self.A, self.side_g[self.A],
+                 vA - self.lam_g[self.A][:, None] * af)
         out["p"] = bp
         return out
 
