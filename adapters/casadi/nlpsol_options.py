@@ -23,7 +23,6 @@ is not empty) and raises with casadi's message when combined with one of them
 from __future__ import annotations
 
 import difflib
-import warnings
 from dataclasses import dataclass
 from typing import Any, final
 
@@ -33,6 +32,7 @@ import casadi as ca
 
 from caspar_backend.errors import OptionError
 from caspar_backend.solver.options import resolve_options
+from caspar_backend.user_warnings import warn
 
 
 @final
@@ -186,10 +186,9 @@ def split_options(opts) -> tuple[dict, dict]:
     front["caspar"] = None
     if ignored:
         reasons = sorted({IGNORED[k] for k in ignored})
-        warnings.warn(f"nlpsol(..., 'caspar', ...) ignores the options {', '.join(ignored)} "
-                      f"({'; '.join(reasons)}): caspar reads the problem into its own "
-                      "generated code, and the answer does not depend on them",
-                      stacklevel=4)
+        warn(f"nlpsol(..., 'caspar', ...) ignores the options {', '.join(ignored)} "
+             f"({'; '.join(reasons)}): caspar reads the problem into its own generated "
+             "code, and the answer does not depend on them")
     if front["calc_multipliers"]:
         front["calc_lam_x"] = front["calc_lam_p"] = True
     if front["iteration_callback_step"] < 1:

@@ -2,7 +2,8 @@
 
 Rule: a script written for IPOPT never fails on an option IPOPT knows.  Where caspar
 does something else, :func:`warn_substitutions` says so through :func:`warnings.warn`
-(naming the option and what caspar does instead) and the solve goes on:
+(naming the option and what caspar does instead, at the user's line:
+:mod:`caspar_backend.user_warnings`) and the solve goes on:
 
 * ``linear_solver`` with one of IPOPT's names caspar does not have (ma27, mumps, ...),
   or 'pardisomkl' where Intel MKL is not installed: caspar's own solver of the device
@@ -16,10 +17,9 @@ Also here: the output tee for ``output_file`` (:func:`open_output`) and the
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from ..user_warnings import warn
 from .linear_solver_names import CASPAR_LINEAR_SOLVERS, IPOPT_LINEAR_SOLVERS
 
 
@@ -50,12 +50,11 @@ def warn_substitutions(opts, linear_solver: str) -> None:
     if substituted(name) and name != "mumps":
         why = ("needs Intel MKL (pip install 'caspar-backend[mkl]')"
                if name == "pardisomkl" else "is not available in caspar")
-        warnings.warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}",
-                      stacklevel=3)
+        warn(f"linear_solver={name!r} {why}; using caspar's {linear_solver!r}")
     fvt = opts.fixed_variable_treatment
     if fvt == "make_constraint":
-        warnings.warn(f"fixed_variable_treatment={fvt!r} is not implemented in caspar; "
-                      f"fixed variables are treated as 'make_parameter'", stacklevel=3)
+        warn(f"fixed_variable_treatment={fvt!r} is not implemented in caspar; "
+             f"fixed variables are treated as 'make_parameter'")
 
 
 class _Tee:
@@ -98,8 +97,8 @@ def run_derivative_test(evaluator, x0, opts, stream):
     if mode == "none":
         return None
     if getattr(evaluator, "device", "cpu") != "cpu":
-        warnings.warn(f"derivative_test={mode!r} runs on host evaluators only; skipped "
-                      f"on {evaluator.device!r}", stacklevel=3)
+        warn(f"derivative_test={mode!r} runs on host evaluators only; skipped on "
+             f"{evaluator.device!r}")
         return None
     from ..derivative_check import check_derivatives
 

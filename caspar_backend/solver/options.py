@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import difflib
 import math
-import warnings
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import OptionError
+from ..user_warnings import warn
 from .linear_solver_names import IPOPT_LINEAR_SOLVER_OPTION_PREFIXES, IPOPT_LINEAR_SOLVER_OPTIONS
 from .options_file import DEFAULT_NAME, file_key, file_options
 from .ipopt_options import (IPOPT_NO_EFFECT, IPOPT_ONE_VALUE, no_effect_warning,
@@ -156,9 +156,9 @@ def _with_options_file(user: Mapping[str, Any] | None) -> dict:
         if key not in merged:
             merged[key] = text
         elif str(merged[key]) != text:
-            warnings.warn(f"options file {name}: option {key} {text} is not taken, the "
-                          f"solve's {key}={merged[key]!r} stays (IPOPT: the option is "
-                          f"set to disallow clobbering)", stacklevel=3)
+            warn(f"options file {name}: option {key} {text} is not taken, the solve's "
+                 f"{key}={merged[key]!r} stays (IPOPT: the option is set to disallow "
+                 f"clobbering)")
     return merged
 
 
@@ -173,7 +173,7 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
         if opt is None and name in IPOPT_NO_EFFECT:
             why = no_effect_warning(name, shown)
             if why:
-                warnings.warn(why, stacklevel=2)
+                warn(why)
             continue
         if opt is None and name in IPOPT_ONE_VALUE:
             why = one_value_error(name, shown)
@@ -181,9 +181,9 @@ def resolve_options(user: Mapping[str, Any] | None) -> "Options":
                 raise OptionError(why)
             continue
         if opt is None and ignored_ipopt_option(name):
-            warnings.warn(f"option {name}={shown!r} is one of IPOPT's linear solver "
-                          "options: caspar factorizes with its own solver (option "
-                          "linear_solver) and ignores it", stacklevel=2)
+            warn(f"option {name}={shown!r} is one of IPOPT's linear solver options: "
+                 "caspar factorizes with its own solver (option linear_solver) and "
+                 "ignores it")
             continue
         if opt is None:
             raise OptionError(unknown_option_message(name))
