@@ -71,6 +71,14 @@ class LegacyCasparSolver(EngineAccess, OptSolver):
     def warm_start_capable(self) -> bool:
         return True
 
+    def executable(self):
+        """The ``caspar`` AMPL executable this installation provides (Pyomo's
+        ``SolverFactory('ipopt').executable()`` names IPOPT's; this solver runs in the
+        process and needs none), None where it is not on the PATH."""
+        import shutil
+
+        return shutil.which("caspar")
+
     def _get_version(self):
         return VERSION + (0,)
 

@@ -813,3 +813,16 @@ def test_kernel_matrix_and_linear_constraints_reuse_until_changed():
     opt.solve(m, options=QUIET)
     assert opt.compilations == 2
     close(m.x[0].value, 0.5, 1e-6)
+
+
+def test_legacy_solver_answers_ipopts_plugin_queries():
+    """A script written for SolverFactory('ipopt') asks available(), version(),
+    license_is_valid(), warm_start_capable() and executable(): the in-process caspar
+    solver answers each (executable(): the caspar AMPL executable on the PATH, or None;
+    it raised AttributeError)."""
+    import shutil
+
+    opt = pyo.SolverFactory("caspar")
+    assert opt.available() and opt.license_is_valid() and opt.warm_start_capable()
+    assert opt.version()[:3] == caspar_backend.adapters.pyomo.plugin.VERSION
+    assert opt.executable() == shutil.which("caspar")
