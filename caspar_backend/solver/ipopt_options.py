@@ -40,11 +40,14 @@ IPOPT_NO_EFFECT = {
                                        "(print_frequency_iter)"),
     "inf_pr_output": (("original",), "the inf_pr column shows the original problem's "
                                      "violation"),
-    # a constant function evaluated at every point gives the values IPOPT keeps
-    "grad_f_constant": (("yes", "no"), ""),
-    "jac_c_constant": (("yes", "no"), ""),
-    "jac_d_constant": (("yes", "no"), ""),
-    "hessian_constant": (("yes", "no"), ""),
+    # a constant function evaluated at every point gives the values IPOPT keeps; where it
+    # is not constant IPOPT's iterates differ (it keeps its first evaluation): said
+    **{name: (("no",), f"caspar evaluates {what} at every iterate -- the same values "
+                       "where it is constant; IPOPT keeps its first evaluation")
+       for name, what in (("grad_f_constant", "the objective's gradient"),
+                          ("jac_c_constant", "the equality constraints' Jacobian"),
+                          ("jac_d_constant", "the inequality constraints' Jacobian"),
+                          ("hessian_constant", "the Hessian"))},
     # a compiled problem keeps its structure between solves anyway
     "warm_start_same_structure": (("yes", "no"), ""),
     "skip_finalize_solution_call": (("yes", "no"), ""),      # a TNLP callback

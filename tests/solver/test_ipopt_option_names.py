@@ -71,10 +71,14 @@ def test_a_value_caspar_does_not_implement_is_an_error():
 def test_a_value_without_effect_warns_and_a_default_does_not():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        resolve_options({"hessian_constant": "yes", "print_info_string": "no",
+        resolve_options({"hessian_constant": "no", "print_info_string": "no",
                          "sigma_max": 50.0})
     with pytest.warns(UserWarning, match="print_info_string.*no effect"):
         resolve_options({"print_info_string": "yes"})
+    # (IPOPT keeps its first evaluation: the iterates differ where the user's 'constant'
+    # function is not -- CasADi's hs071 with jac_c_constant='yes': 24 iterations)
+    with pytest.warns(UserWarning, match="jac_c_constant.*IPOPT keeps its first"):
+        resolve_options({"jac_c_constant": "yes"})
 
 
 def test_options_of_ipopts_ampl_executable():
