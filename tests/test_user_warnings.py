@@ -23,9 +23,9 @@ def test_pyomo_shows_each_warning_once_at_the_solve_line():
     pyo = pytest.importorskip("pyomo.environ")
     import caspar_backend.pyomo  # noqa: F401  (registers the 'caspar' solver)
 
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(initialize=1.5)
-    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
+    from tests.support.pyomo_nlp_models import one_variable
+
+    m = one_variable()
     s = pyo.SolverFactory("caspar")
     s.options["linear_solver"] = "ma27"
     s.options["ma27_pivtol"] = 1e-6

@@ -273,9 +273,9 @@ def test_options_without_effect_through_pyomo():
     pyo = pytest.importorskip("pyomo.environ")
     import caspar_backend.pyomo  # noqa: F401  (registers the 'caspar' solver)
 
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(initialize=1.5)
-    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
+    from tests.support.pyomo_nlp_models import one_variable
+
+    m = one_variable()
     s = pyo.SolverFactory("caspar")
     for name, value, _ in NO_EFFECT:
         s.options[name] = value

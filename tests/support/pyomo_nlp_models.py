@@ -31,6 +31,14 @@ def nlp(optimum=None):
 
 
 @nlp(optimum=0.0)
+def one_variable():
+    """min (x - 2)^2 from x = 1.5: the least model a solver option test needs."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=1.5)
+    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
+    return m
+
+
 def hs006():
     """min (1 - x1)^2  s.t.  10 (x2 - x1^2) = 0."""
     m = pyo.ConcreteModel()
