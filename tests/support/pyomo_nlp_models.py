@@ -31,14 +31,6 @@ def nlp(optimum=None):
 
 
 @nlp(optimum=0.0)
-def one_variable():
-    """min (x - 2)^2 from x = 1.5: the least model a solver option test needs."""
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(initialize=1.5)
-    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
-    return m
-
-
 def hs006():
     """min (1 - x1)^2  s.t.  10 (x2 - x1^2) = 0."""
     m = pyo.ConcreteModel()
@@ -265,4 +257,13 @@ def overdetermined():
     m.c1 = pyo.Constraint(expr=m.x ** 2 == 1)
     m.c2 = pyo.Constraint(expr=m.x ** 3 == 1)
     m.obj = pyo.Objective(expr=m.x)
+    return m
+
+
+# not one of NLP_MODELS (no decorator): a helper of the option tests
+def one_variable():
+    """min (x - 2)^2 from x = 1.5: the least model a solver option test needs."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=1.5)
+    m.o = pyo.Objective(expr=(m.x - 2) ** 2)
     return m
