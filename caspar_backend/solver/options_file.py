@@ -33,8 +33,8 @@ def file_key(name: str):
     the working directory), or None where there is none (or ``name`` is empty)."""
     if not name:
         return None
-    path = os.path.abspath(name)
     try:
+        path = os.path.abspath(name)     # (os.getcwd raises where the directory is gone)
         st = os.stat(path)
     except OSError:
         return None

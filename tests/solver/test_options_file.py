@@ -82,3 +82,11 @@ def test_pyomo_reads_it_too(tmp_path, monkeypatch):
         r = pyo.SolverFactory("caspar").solve(m, load_solutions=False)
     assert str(r.solver.termination_condition) == "maxIterations"
     np.testing.assert_equal(r.solver.statistics.black_box.number_of_iterations, 3)
+
+
+def test_a_working_directory_that_is_gone_means_no_file(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()                     # os.getcwd() raises from now on
+    assert resolve_options({"max_iter": 5}).max_iter == 5
