@@ -2,7 +2,7 @@
 
 IPOPT's ``IpoptApplication::Initialize`` reads the file named by ``option_file_name``
 (default ``ipopt.opt``; ``""``: none) from the working directory, one option per line,
-``name value``, ``#`` starting a comment.  It sets the options the code did not: one
+``name value`` (a value with spaces quoted), ``#`` starting a comment.  It sets the options the code did not: one
 set both ways keeps the code's value (IPOPT's options set in code disallow clobbering;
 IPOPT prints a warning, as caspar does -- checked against IPOPT 3.14.19, casadi's
 build).  Scripts and tools rely on it (a file left next to a model, Pyomo's note on
@@ -19,6 +19,7 @@ options.  A line with a name but no value, or a file that cannot be read, is an
 from __future__ import annotations
 
 import os
+import shlex
 
 from ..errors import OptionError
 
@@ -58,7 +59,11 @@ def file_options(name: str) -> dict:
         raise OptionError(f"options file {path}: cannot be read ({exc})") from None
     opts = {}
     for k, line in enumerate(text.splitlines(), 1):
-        words = line.split("#", 1)[0].split()
+        try:        # (a quoted value keeps its spaces: output_file "my run.txt")
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            raise OptionError(f"options file {path}, line {k}: {line.strip()!r} has an "
+                              f"unmatched quote") from None
         if not words:
             continue
         if len(words) < 2:

@@ -90,3 +90,13 @@ def test_a_working_directory_that_is_gone_means_no_file(tmp_path, monkeypatch):
     monkeypatch.chdir(gone)
     gone.rmdir()                     # os.getcwd() raises from now on
     assert resolve_options({"max_iter": 5}).max_iter == 5
+
+
+def test_quoted_values_keep_their_spaces(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ipopt.opt").write_text('output_file "my run.txt"  # quoted\nmax_iter 2\n')
+    o = resolve_options({})
+    assert (o.output_file, o.max_iter) == ("my run.txt", 2)
+    (tmp_path / "ipopt.opt").write_text('output_file "my run.txt\n')
+    with pytest.raises(OptionError, match="line 1.*unmatched quote"):
+        resolve_options({})
