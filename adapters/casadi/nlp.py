@@ -393,6 +393,10 @@ def _unpack(nlp):
                                  f"{type(v).__name__}") from None
         parts[key] = v
     f, g, pp = parts["f"], parts["g"], parts["p"]
+    if f.numel() == 0:
+        # an empty objective (0x0: casadi's NlpBuilder of an NL file without one, a
+        # square system) is casadi's and IPOPT's zero objective
+        f = parts["f"] = sym(1, 1)
     if f.numel() != 1:
         raise ModelError(f"'f' must be scalar, got shape {f.size1()}x{f.size2()}")
     for key, v in (("x", x), ("p", pp)):

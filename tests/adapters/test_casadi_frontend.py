@@ -970,3 +970,19 @@ def test_value_derivatives_where_active_constraints_are_dependent():
     fd = [(float(S(p=h * e, **args)["f"]) - float(S(p=-h * e, **args)["f"])) / (2 * h)
           for e in np.eye(2)]
     np.testing.assert_allclose(fd, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("empty", [(0, 0), (1, 0)])
+def test_an_empty_objective_is_zero_as_ipopts(empty):
+    """An empty 'f' (casadi's NlpBuilder of an NL file without an objective, a square
+    system) is the zero objective, as casadi's ipopt takes it (caspar refused it: ''f'
+    must be scalar')."""
+    x = ca.SX.sym("x", 2)
+    nlp = {"x": x, "f": ca.SX(*empty), "g": ca.vertcat(x[0] ** 2 + x[1] - 2, x[0] - x[1])}
+    args = dict(x0=[2, 0], lbg=0, ubg=0)
+    ref = ca.nlpsol("R", "ipopt", nlp, {"print_time": False, "ipopt.print_level": 0,
+                                       "ipopt.sb": "yes"})
+    S = nlpsol("S", "caspar", nlp, {"print_time": False, "caspar.print_level": 0})
+    r, q = S(**args), ref(**args)
+    np.testing.assert_allclose(np.ravel(r["x"]), np.ravel(q["x"]), atol=1e-9)
+    assert float(r["f"]) == 0.0 and S.stats()["return_status"] == "Solve_Succeeded"
