@@ -90,7 +90,7 @@ class Parametric:
         Hz = ev.hess(z, lam_g if self.m else np.zeros(0), 1.0).tocsr()
         Jz = ev.jac(z).tocsr()
         gz = np.asarray(ev.grad(z), float)
-        sens = KKTSensitivity(Hz[:n, :n], Jz[:, :n], gz[:n], Hz[:n, n:], Hz[n:, n:],
+        sens = KKTSensitivity(Hz[:n, :n], Jz[:, :n], Hz[:n, n:], Hz[n:, n:],
                               Jz[:, n:], gz[n:], x=x, g=g, lam_x=lam_x, lam_g=lam_g,
                               lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg, min_lam=self.min_lam)
         self._sens_cache = (key, sens)

@@ -78,7 +78,6 @@ class KKTSensitivity:
     Arguments (float64, 0-based, CasADi's sign convention):
 
     * ``H`` (n, n) symmetric sparse ``hess_xx l``; ``J`` (m, n) sparse ``dg/dx``;
-      ``grad_f`` (n,);
     * ``L_xp`` (n, q) sparse ``d^2 l/dx dp``; ``L_pp`` (q, q) sparse; ``g_p`` (m, q)
       sparse ``dg/dp``; ``grad_fp`` (q,) ``df/dp``;
     * ``x, g, lam_x, lam_g`` the solution and ``lbx, ubx, lbg, ubg`` the bounds it was
@@ -87,13 +86,12 @@ class KKTSensitivity:
     Direction and adjoint blocks are dense arrays with one column per direction.
     """
 
-    def __init__(self, H, J, grad_f, L_xp, L_pp, g_p, grad_fp, *, x, g, lam_x, lam_g,
+    def __init__(self, H, J, L_xp, L_pp, g_p, grad_fp, *, x, g, lam_x, lam_g,
                  lbx, ubx, lbg, ubg, min_lam=0.0):
         self.n, self.m, self.q = H.shape[0], J.shape[0], L_pp.shape[0]
         self.H, self.J = sp.csr_matrix(H), sp.csr_matrix(J)
         self.L_xp, self.L_pp, self.g_p = (sp.csr_matrix(L_xp), sp.csr_matrix(L_pp),
                                           sp.csr_matrix(g_p))
-        self.grad_f = np.asarray(grad_f, float)
         self.grad_fp = np.asarray(grad_fp, float)
         self.lam_x, self.lam_g = np.asarray(lam_x, float), np.asarray(lam_g, float)
         # casadi's lam_p = -grad_p l at the point

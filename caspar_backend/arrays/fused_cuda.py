@@ -354,7 +354,8 @@ class _Module:
         return out
 
     def _reductions(self, name, spec, args):
-        """A :class:`Reductions` launch; its columns as 0-d views of one result vector."""
+        """A :class:`Reductions` launch; its columns as :class:`Column` entries of one
+        (pooled) result vector."""
         ns = [args[j].size for j in self.length_at[name]]
         n = max(ns)
         sizes = tuple(map(np.int64, ns))

@@ -67,8 +67,6 @@ SAME_BEHAVIOUR = {
     "linear_solver": lambda v: v == "qdldl" or substituted(v),
     "device": lambda v: v == "cpu",
     "start_with_resto": lambda v: not v,
-    # the restoration phase runs on the general path (the kernels hand it over)
-    "max_resto_iter": lambda v: True,
     "least_square_init_duals": lambda v: not v,
     "iteration_callback": lambda v: v is None,
     "derivative_test": lambda v: v == "none",
@@ -80,19 +78,17 @@ SAME_BEHAVIOUR = {
     "honor_original_bounds": lambda v: not v,
     "fixed_variable_treatment": lambda v: v == "make_parameter",
     "expect_infeasible_problem": lambda v: not v,
+}
+#: options any value of which behaves as the compiled path does
+SAME_BEHAVIOUR.update(dict.fromkeys((
     # the bounds reach the kernels with these applied (dispatch.try_solve)
-    "nlp_lower_bound_inf": lambda v: True,
-    "nlp_upper_bound_inf": lambda v: True,
+    "nlp_lower_bound_inf", "nlp_upper_bound_inf",
     # the soft restoration and the restoration phase run on the general path (the
     # kernels hand the solve over where the line search fails, at that iteration's
     # start: the general path repeats it and goes on with these)
-    "soft_resto_pderror_reduction_factor": lambda v: True,
-    "max_soft_resto_iters": lambda v: True,
-    "required_infeasibility_reduction": lambda v: True,
-    "resto_penalty_parameter": lambda v: True,
-    "bound_mult_reset_threshold": lambda v: True,
-    "constr_mult_reset_threshold": lambda v: True,
-}
+    "max_resto_iter", "soft_resto_pderror_reduction_factor", "max_soft_resto_iters",
+    "required_infeasibility_reduction", "resto_penalty_parameter",
+    "bound_mult_reset_threshold", "constr_mult_reset_threshold"), lambda v: True))
 
 
 def _adaptive(v) -> bool:

@@ -20,13 +20,13 @@ CONVERGED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
 
 
 def set_feasibility_multipliers(it, least_squares_y) -> bool:
-    """z = 0 and the least-squares y at the iterate ``it`` (``least_squares_y(limit,
-    with_flag=True)``: the least-squares multipliers at ``it`` and whether their system
-    was solved); where it is singular y stays (IPOPT's
-    ComputeFeasibilityMultipliersPostprocess).  Returns whether it was solved."""
+    """z = 0 and the least-squares y at the iterate ``it`` (``least_squares_y(limit)``:
+    the least-squares multipliers at ``it`` and whether their system was solved); where
+    it is singular y stays (IPOPT's ComputeFeasibilityMultipliersPostprocess).  Returns
+    whether it was solved."""
     it.zL[:] = 0.0
     it.zU[:] = 0.0
-    y, solved = least_squares_y(math.inf, with_flag=True)
+    y, solved = least_squares_y(math.inf)
     if solved:
         it.y[:] = y
     return solved

@@ -124,13 +124,13 @@ def _zero_hessian_system(k, jv) -> None:
         k.lowrank_c[:] = -1.0
 
 
-def least_squares_y(corrector, calc, it, relaxed_slacks, limit, with_flag=False):
+def least_squares_y(corrector, calc, it, relaxed_slacks, limit):
     """The least-squares constraint multipliers at ``it`` (see the module doc; IPOPT's
-    least_square_mults), zero when the system is singular or ``max |y| > limit``; with
-    ``with_flag`` the pair ``(y, solved)``, ``solved`` False where the system was
-    singular (IPOPT's CalculateMultipliers returning false: its callers differ -- the
-    start takes y = 0, recalc_y keeps the current y, a square problem's feasibility
-    multipliers keep the iterate's).  The slacks of relaxed equalities are held in place
+    least_square_mults) as ``(y, solved)``: y zero when the system is singular or
+    ``max |y| > limit``, ``solved`` False where it was singular (IPOPT's
+    CalculateMultipliers returning false: its callers differ -- the start takes y = 0,
+    recalc_y keeps the current y, a square problem's feasibility multipliers keep the
+    iterate's).  The slacks of relaxed equalities are held in place
     (RELAXED_SLACK_LS_WEIGHT): as variables of the estimate their rows would add
     ``y_i^2`` to it (their two bound multipliers start equal), shrinking the equality
     multipliers towards zero (a ridge estimate).  ``corrector``: the
@@ -152,7 +152,7 @@ def least_squares_y(corrector, calc, it, relaxed_slacks, limit, with_flag=False)
     ymax, = scalars(xp, amax_abs(xp, y))
     if not math.isfinite(ymax) or ymax > limit:
         y = xp.zeros(m)
-    return (y, bool(ok)) if with_flag else y
+    return y, bool(ok)
 
 
 def least_squares_duals(corrector, calc, it, jv0) -> bool:

@@ -240,7 +240,7 @@ class InteriorPoint:
                 least_squares_duals(self.inertia, calc, it, ls_duals_jac):
             pass        # IPOPT's CalculateLeastSquareDuals: y, zL and zU together
         elif ls_mult and self.m and not self.square:
-            it.y[:] = self.least_squares_y()
+            it.y[:] = self.least_squares_y()[0]
         elif ls_mult and self.m:
             # IPOPT's least_square_mults: a square problem's multipliers start at zero
             it.y[:] = 0.0
@@ -294,13 +294,12 @@ class InteriorPoint:
         # printed as its last line, then handed to the kernels and straight back)
         self._unprinted = point.logged > len(point.history)
 
-    def least_squares_y(self, limit=None, with_flag=False):
-        """The least-squares multipliers at the current iterate (:mod:`.initial`), zero
-        above ``limit`` (default constr_mult_init_max); with ``with_flag`` the pair
-        ``(y, solved)``."""
+    def least_squares_y(self, limit=None):
+        """``(y, solved)``: the least-squares multipliers at the current iterate
+        (:mod:`.initial`), zero above ``limit`` (default constr_mult_init_max) or where
+        their system is singular (``solved`` False)."""
         return least_squares_y(self.inertia, self.calc, self.it, self.relaxed_slacks,
-                               self.opts.constr_mult_init_max if limit is None else limit,
-                               with_flag)
+                               self.opts.constr_mult_init_max if limit is None else limit)
 
     # ================================================================ main loop
     def run(self, stop_test=None):
@@ -372,7 +371,7 @@ class InteriorPoint:
                 continue
             if o.recalc_y and self.m and calc.theta(self.it.h) < o.recalc_y_feas_tol:
                 # IPOPT's recalc_y: skipped where the least-squares system is singular
-                y, solved = self.least_squares_y(limit=math.inf, with_flag=True)
+                y, solved = self.least_squares_y(limit=math.inf)
                 if solved:
                     self.it.y[:] = y
             sh.iter += 1

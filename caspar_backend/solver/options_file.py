@@ -2,12 +2,12 @@
 
 IPOPT's ``IpoptApplication::Initialize`` reads the file named by ``option_file_name``
 (default ``ipopt.opt``; ``""``: none) from the working directory, one option per line,
-``name value`` (a value with spaces quoted), ``#`` starting a comment.  It sets the options the code did not: one
-set both ways keeps the code's value (IPOPT's options set in code disallow clobbering;
-IPOPT prints a warning, as caspar does -- checked against IPOPT 3.14.19, casadi's
-build).  Scripts and tools rely on it (a file left next to a model, Pyomo's note on
-options its command line cannot pass), so caspar reads it the same way:
-:func:`file_options` gives its options as text, which
+``name value`` (a value with spaces quoted), ``#`` starting a comment.  It sets the
+options the code did not: one set both ways keeps the code's value (IPOPT's options set
+in code disallow clobbering; IPOPT prints a warning, as caspar does -- checked against
+IPOPT 3.14.19, casadi's build).  Scripts and tools rely on it (a file left next to a
+model, Pyomo's note on options its command line cannot pass), so caspar reads it the
+same way: :func:`file_options` gives its options as text, which
 :func:`~.options.resolve_options` puts under the caller's and validates like any other
 (a number's text is read as IPOPT reads it).
 

@@ -200,7 +200,8 @@ def restoration_phase(*, opts, shared, calc, filter, info, make_inner,
     iterate and barrier parameter); on return the iterate is a new, ``filter``-acceptable
     point with IPOPT's multipliers (:func:`_adopt`).  ``make_inner(nlp)``: a new
     interior-point run on the restoration problem ``nlp`` sharing ``shared``;
-    ``least_squares_y(limit)``: the least-squares multipliers at the current iterate;
+    ``least_squares_y(limit)``: ``(y, solved)``, the least-squares multipliers at the
+    current iterate;
     ``info``: the log values, which take the restoration's last ones; ``square``: the
     original problem is square (module doc).  Raises :class:`SolverStop` when the phase
     fails or proves local infeasibility, and with :data:`FEASIBLE_POINT` when it solved a
@@ -376,6 +377,6 @@ def _adopt(o, calc, w, f_o, h_o, least_squares_y):
         it.zL[:] = 1.0
         it.zU[:] = 1.0
     if o.constr_mult_reset_threshold > 0.0:
-        it.y[:] = least_squares_y(o.constr_mult_reset_threshold)
+        it.y[:] = least_squares_y(o.constr_mult_reset_threshold)[0]
     else:
         it.y[:] = 0.0
