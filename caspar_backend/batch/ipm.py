@@ -74,6 +74,10 @@ class LockstepIPM:
                                      nlp.jac_rows, nlp.jac_cols, make_ldl, xp,
                                      opts.max_refinement_steps, opts.residual_ratio_max,
                                      opts.kkt_static_regularization)
+        # a factorization that pivots takes no static term unless the user set one (the
+        # single path's rule, solver/ipm.py)
+        if self.kkt.ldl.pivots and "kkt_static_regularization" not in opts.user:
+            self.kkt.static_regularization = 0.0
         self.mu = xp.full(B, float(opts.mu_init))
         self.tau = xp.full(B, max(opts.tau_min, 1.0 - opts.mu_init))
         self.filter = BatchFilter(xp, B)

@@ -107,8 +107,9 @@ class BatchAugmentedKKT:
                                               0.0, np.inf))
         if ldl_like is None:
             self.ldl = make_ldl(self.structure, B, xp, qdldl_order(self.structure, self.nw))
-        else:   # the symbolic analysis of another batch size's factorization
-            self.ldl = make_ldl(self.structure, B, xp, plan=ldl_like.plan)
+        else:   # the symbolic analysis of another batch size's factorization, its kind
+            self.ldl = make_ldl(self.structure, B, xp, plan=ldl_like.plan,
+                                dense=ldl_like.dense)
         self._rhs = xp.zeros((B, self.N))
         self._kv = xp.zeros((B, self.N))
 
@@ -119,7 +120,9 @@ class BatchAugmentedKKT:
         args = list(self._args)
         if xp is not None:
             args[7] = xp
-        return BatchAugmentedKKT(B, *args, ldl_like=self.ldl)
+        out = BatchAugmentedKKT(B, *args, ldl_like=self.ldl)
+        out.static_regularization = self.static_regularization
+        return out
 
     # ------------------------------------------------------------------ values
     def build(self) -> None:

@@ -26,6 +26,10 @@ Array formats (``xp`` is NumPy or CuPy; every array lives in ``xp``):
   float64 (B, N), row b = instance b;
 * inertia: three int64 (B,) arrays ``(n_pos, n_neg, n_zero)``.
 
+A small K on the host (:func:`~caspar_backend.linsolve.dense_kkt.small_pivoting`) is
+factorized instead as the single CPU path factorizes it, densely with Bunch-Kaufman
+pivoting (:class:`_BunchKaufmanRows`); the products stay the ones below.
+
 The symbolic phase (:mod:`.ldl_symbolic`) runs once, on the host, at construction;
 :mod:`.ldl_host` (NumPy: level-scheduled over the elimination tree, vectorized over the
 batch) and :mod:`.ldl_device` (CuPy: one thread per instance) are the numeric phases,
@@ -38,6 +42,7 @@ import numpy as np
 
 from ..arrays.xp import is_host
 from ..linsolve.base import SparseStructure
+from ..linsolve.dense_kkt import small_pivoting
 from .ldl_symbolic import plan_ldl
 
 
@@ -49,7 +54,7 @@ class BatchLDL:
     original index eliminated k-th), None for minimum degree."""
 
     def __init__(self, structure: SparseStructure, batch_size: int, xp=np, perm=None,
-                 plan=None):
+                 plan=None, dense=None):
         self.structure = structure
         self.xp = xp
         # ``plan``: the symbolic analysis of another BatchLDL of this structure (reused)
@@ -57,10 +62,17 @@ class BatchLDL:
         self.n = self.plan.n
         self.nnz = self.plan.nnz
         self.batch_size = int(batch_size)
+        #: a small K on the host is factorized as the single CPU path factorizes it:
+        #: dense Bunch-Kaufman (module doc; ``dense`` given: as another BatchLDL's)
+        self.dense = (is_host(xp) and small_pivoting(self.n)) if dense is None else dense
+        #: every factorization pivots (the KKT system then takes no static term)
+        self.pivots = bool(self.dense)
         if is_host(xp):
             from .ldl_host import HostLDL
 
             self._engine = HostLDL(self.plan, self.batch_size)
+            if self.dense:
+                self._bk = _BunchKaufmanRows(structure, self.batch_size)
         else:
             from .ldl_device import DeviceLDL
 
@@ -100,6 +112,8 @@ class BatchLDL:
                 active = np.ascontiguousarray(active)
         if is_host(xp):
             values = np.ascontiguousarray(values)
+        if self.dense:
+            return self._bk.factorize(values, active)
         e.factorize(values, active)
         return e.n_pos, e.n_neg, e.n_zero
 
@@ -112,6 +126,9 @@ class BatchLDL:
         import scipy.sparse as sp
 
         pl = self.plan
+        if self.dense:
+            raise ValueError("a small K is factorized densely (Bunch-Kaufman): no "
+                             "QDLDL factors")
         if not 0 <= int(b) < self.batch_size:
             raise ValueError(f"instance {b} is outside [0, {self.batch_size})")
         lx, d = self._engine.factor_values(int(b))
@@ -127,6 +144,8 @@ class BatchLDL:
         self._check(rhs, (self.batch_size, self.n), "rhs")
         if out is not None:
             self._check(out, (self.batch_size, self.n), "out")
+        if self.dense:
+            return self._bk.solve(np.ascontiguousarray(rhs), out)
         return self._engine.solve(rhs, out)
 
     def matvec(self, values, x, out=None):
@@ -147,3 +166,39 @@ class BatchLDL:
         if is_host(xp):
             values, x = np.ascontiguousarray(values), np.ascontiguousarray(x)
         return self._engine.matvec(values, x, out)
+
+
+class _BunchKaufmanRows:
+    """Final.  The dense Bunch-Kaufman factors of B small K's (the kernels'
+    :mod:`caspar_backend.compiled.kernels.bunch_kaufman`, one instance per row, on
+    Numba's threads): each instance's factors, inertia and solves are the single CPU
+    path's bit for bit.  Host arrays: ``A`` (B, N N), ``piv``/``mass`` (B, N), the
+    inertia ``counts`` (3, B) int64 ((0, 0, N) before an instance's first
+    factorization)."""
+
+    def __init__(self, structure, B):
+        from ..compiled.workspace_layout import bk_int_slots
+
+        n = structure.n
+        self.amap = bk_int_slots(np.asarray(structure.indptr, np.int64),
+                                 np.asarray(structure.indices, np.int64))["BK_MAP"]
+        self.A = np.zeros((B, n * n))
+        self.piv = np.zeros((B, n))
+        self.mass = np.zeros((B, n))
+        self.counts = np.zeros((3, B), np.int64)
+        self.counts[2] = n
+        self._all = np.arange(B, dtype=np.int64)
+
+    def factorize(self, values, active):
+        from ..compiled.kernels.bunch_kaufman import bk_factor_rows
+
+        bk_factor_rows(self.amap, values, self.A, self.piv, self.mass,
+                       self._all if active is None else active, self.counts)
+        return self.counts[0], self.counts[1], self.counts[2]
+
+    def solve(self, rhs, out):
+        from ..compiled.kernels.bunch_kaufman import bk_solve_rows
+
+        x = np.empty_like(rhs) if out is None else out
+        bk_solve_rows(self.A, self.piv, rhs, x)
+        return x

@@ -22,14 +22,16 @@ from ..kkt.augmented import AugmentedKKT
 from ..solver.compat import substituted
 from ..solver.initial import warm_start_pushes
 from ..solver.options import resolved_options
-from .kernels.slots import OPTION_NAMES, OPT_NLP_SCALING_GRADIENT_BASED, \
-    OPT_PRIVATE_PIVOT_FRACTION, OPT_WARM_START_BOUND_PUSH, OPT_WARM_START_SLACK_BOUND_FRAC
+from .kernels.slots import OPTION_NAMES, OPT_KKT_STATIC_REGULARIZATION_PIVOTING, \
+    OPT_NLP_SCALING_GRADIENT_BASED, OPT_PRIVATE_PIVOT_FRACTION, OPT_WARM_START_BOUND_PUSH, \
+    OPT_WARM_START_SLACK_BOUND_FRAC
 
 #: options the kernels read (their values go into the option vector)
 IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
                         + OPTION_NAMES[OPT_NLP_SCALING_GRADIENT_BASED + 1:
                                        OPT_PRIVATE_PIVOT_FRACTION]
-                        + OPTION_NAMES[OPT_PRIVATE_PIVOT_FRACTION + 1:]
+                        + OPTION_NAMES[OPT_PRIVATE_PIVOT_FRACTION + 1:
+                                       OPT_KKT_STATIC_REGULARIZATION_PIVOTING]
                         + ("nlp_scaling_method",))
 
 #: the shortest max_wall_time / max_cpu_time (seconds) a *batch* takes the kernels with.
@@ -176,6 +178,11 @@ def _option_vector(opts) -> np.ndarray:
             O[k] = 1.0 if opts.nlp_scaling_method == "gradient-based" else 0.0
         elif k == OPT_PRIVATE_PIVOT_FRACTION:
             O[k] = AugmentedKKT.PRIVATE_PIVOT_FRACTION
+        elif k == OPT_KKT_STATIC_REGULARIZATION_PIVOTING:
+            # a K factorized with pivoting takes no static term unless the user set one
+            # (solver/ipm.py: the general path's rule)
+            O[k] = (float(opts.kkt_static_regularization)
+                    if "kkt_static_regularization" in opts.user else 0.0)
         elif OPT_WARM_START_BOUND_PUSH <= k <= OPT_WARM_START_SLACK_BOUND_FRAC:
             pass                  # below: the pushes a warm start uses
         else:

@@ -368,8 +368,9 @@ def load_single() -> float:
 
 def warmup():
     """Compile the kernels for the argument types :func:`solve_compiled`, the batch
-    pass and the general path's tape evaluator and QDLDL use (:func:`load_single`'s,
-    the row loops, the evaluation and factorization entry points), or load them from the cache (about a
+    pass and the general path's tape evaluator and factorizations use (:func:`load_single`'s,
+    the row loops, the evaluation and factorization entry points, the lockstep batch's
+    Bunch-Kaufman), or load them from the cache (about a
     minute of CPU the first time on a machine, well under a second after), and record in
     the cache that they are complete (:func:`.cache.mark_ready`).  Returns the seconds it
     took."""
@@ -377,6 +378,7 @@ def warmup():
 
     from .cache import mark_ready
     from .kernels.solve_many import solve_rows, solve_rows_parallel
+    from .kernels.bunch_kaufman import bk_factor, bk_factor_rows, bk_solve, bk_solve_rows
     from .kernels.qdldl import ldl_factor, ldl_solve
     from .kernels.tape_eval import ev_first, ev_hess, ev_zeroth
 
@@ -396,6 +398,12 @@ def warmup():
     # the general path's QDLDL (.ldl): Fb, FO, Ib, IO, values / b, x
     ldl_factor.compile((f1, i1, i1, i1, f1))
     ldl_solve.compile((f1, i1, i1, i1, f1, f1))
+    # its small K's Bunch-Kaufman, and the lockstep batch's (batch/ldl.py): BK_MAP,
+    # values, A, piv, mass, active, counts / A, piv, rhs, out
+    bk_factor.compile((f1, i1, i1, i1, f1))
+    bk_solve.compile((f1, i1, i1, i1, f1, f1))
+    bk_factor_rows.compile((i1, f2, f2, f2, f2, i1, i2))
+    bk_solve_rows.compile((f2, f2, f2, f2))
     mark_ready()
     return time.perf_counter() - t0
 

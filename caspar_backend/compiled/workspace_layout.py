@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..linsolve.dense_kkt import small_pivoting
 from .kernels import slots
 from .kernels.resume_state import RESUME_FIXED_SIZE
 from .structure import build_structure
@@ -82,6 +83,23 @@ def ldl_int_slots(Cp, Ci) -> dict:
     return ints
 
 
+def bk_int_slots(Kp, Ki) -> dict:
+    """The int slot of the dense Bunch-Kaufman factorization (:mod:`.kernels.bunch_kaufman`)
+    of the upper-triangular pattern ``(Kp, Ki)`` (int64 CSC, N columns): BK_MAP, entry p
+    at (row r, column c) going to ``r N + c``, its place in the column-major lower
+    triangle."""
+    N = len(Kp) - 1
+    cols = np.repeat(np.arange(N, dtype=np.int64), np.diff(Kp))
+    return dict(BK_MAP=np.asarray(Ki, np.int64) * N + cols)
+
+
+def bk_float_sizes(N: int, dense: bool) -> dict:
+    """The float slots of that factorization: the N x N matrix, the pivots, the diagonal's
+    elimination masses (empty where K is factorized by QDLDL)."""
+    n = int(N) if dense else 0
+    return dict(BK_A=n * n, BK_PIV=n, BK_MASS=n)
+
+
 class WorkspaceLayout:
     """Buffers and offsets of ``problem`` with the bound structure of (lbx, ubx, lbg, ubg)
     (full-length float arrays).  Raises :class:`.tape.Unsupported` for an expression the
@@ -96,6 +114,9 @@ class WorkspaceLayout:
                                            FILTER_CAP)
         ints.update(ldl_int_slots(ints["C_INDPTR"], ints["C_INDICES"]))
         sz["nnzL"] = len(ints["L_INDICES"])
+        sz["dense_bk"] = int(small_pivoting(sz["nkkt"]))
+        ints.update(bk_int_slots(ints["K_INDPTR"], ints["K_INDICES"]) if sz["dense_bk"]
+                    else dict(BK_MAP=np.zeros(0, np.int64)))
         self.sizes = sz
         ints.update(eval_int_slots(model))          # evaluator tables
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
@@ -161,7 +182,9 @@ class WorkspaceLayout:
             # a warm start's multipliers as given (CasADi's convention)
             LAM_G0=m, LAM_X0=n,
             # a square problem's multipliers while its feasibility multipliers are tried
-            SAVED_MULTS=m + nL + nU)
+            SAVED_MULTS=m + nL + nU,
+            # a small K's dense Bunch-Kaufman factors (kernels/bunch_kaufman.py)
+            **bk_float_sizes(N, sz["dense_bk"]))
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

@@ -157,6 +157,11 @@ class CondensedKKT(KKTSystem):
         self.sigma = xp.zeros(nw)
         self._rhs = xp.zeros(N)
         self.solver = linear_solver
+        # the dense Bunch-Kaufman of a small K is the augmented (saddle-point) system's:
+        # its zero-pivot rule reads cancellation as dependent rows, while the condensed
+        # matrix's pivots cancel by construction (J^T D J with D up to 1/delta)
+        if hasattr(linear_solver, "small_pivoting"):
+            linear_solver.small_pivoting = False
         if nx:
             self.solver.analyse(self.structure, symbolic)
         self.max_refinement_steps = max_refinement_steps

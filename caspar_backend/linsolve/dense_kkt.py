@@ -12,6 +12,9 @@ DENSE_KKT_FILL = 0.2
 #: above, the dense matrix's memory (8 N^2 bytes) and O(N^3) work
 DENSE_KKT_MIN_N = 500
 DENSE_KKT_MAX_N = 3000
+#: a K of at most this many rows is factorized with Bunch-Kaufman pivoting and no
+#: static term, as IPOPT's MUMPS factorizes every K (:func:`small_pivoting`)
+SMALL_PIVOTING_MAX_N = 48
 
 
 def dense_kkt(n: int, nnz_upper: int) -> bool:
@@ -21,3 +24,12 @@ def dense_kkt(n: int, nnz_upper: int) -> bool:
     (whose kernels factorize with QDLDL only) leaves such systems to this one."""
     return (DENSE_KKT_MIN_N <= n <= DENSE_KKT_MAX_N
             and nnz_upper >= DENSE_KKT_FILL * n * (n + 1) / 2)
+
+
+def small_pivoting(n: int) -> bool:
+    """Whether a K of ``n`` rows is small enough to be factorized densely with
+    Bunch-Kaufman pivoting and without a static term from its first factorization
+    (``n <= SMALL_PIVOTING_MAX_N``), on every path: the general one, the kernels
+    (:mod:`caspar_backend.compiled.kernels.bunch_kaufman`, which the general path calls
+    too, so both factorize bit for bit alike) and the CUDA batch."""
+    return 0 < n <= SMALL_PIVOTING_MAX_N

@@ -23,6 +23,21 @@ after weighted matching) where MKL is installed.  A K that is dense to begin wit
 (:func:`dense_kkt`: single shooting's Hessian) takes the dense factorization from its
 first one: LAPACK's blocked elimination is ~10x QDLDL's on a dense matrix.
 
+**A small K** (:func:`.dense_kkt.small_pivoting`: at most ``SMALL_PIVOTING_MAX_N`` rows)
+is factorized from its first factorization as IPOPT's MUMPS factorizes every K: densely,
+with Bunch-Kaufman pivoting and exact inertia, and without a static term (``pivots``
+is True after :meth:`QDLDLSolver.analyse`; the interior point then sets eps = 0 unless
+the user set ``kkt_static_regularization``).  The static term's error in the directions
+of K's eigenvalues below it is what refinement cannot remove on a badly scaled model
+(Pyomo's parmest reactor_design: max_iter where IPOPT converges in 34-62 iterations;
+with the dense factorization IPOPT's exact counts), and at this size the dense
+factorization costs about what QDLDL's does (measured per factorization on the 2-core
+VM: N = 16 1.4 us against 0.6, N = 32 5.6 against 1.3, N = 48 16 against 1.5; N = 64
+would take 35).  The kernels' :mod:`caspar_backend.compiled.kernels.bunch_kaufman` runs
+it (the compiled path's too, so both paths factorize bit for bit alike), its NumPy twin
+:mod:`.bunch_kaufman` where the kernels are not loaded (a process's first solve).  A
+condensed KKT matrix is not a saddle point: it keeps QDLDL (``small_pivoting`` off).
+
 When refinement against K fails with every static term, the factors themselves are the
 trouble (element growth without pivoting; Pyomo's lqcp example at n = 100: refinement
 stagnating at every eps, the primal infeasibility stuck at 1.5e-7 and the solve ending
@@ -61,6 +76,7 @@ import scipy.sparse as sp
 from .base import Factorization, LinearSolver, SparseStructure
 from .blas_threads import single_threaded_blas
 from .dense_kkt import DENSE_KKT_FILL, DENSE_KKT_MAX_N, DENSE_KKT_MIN_N, dense_kkt  # noqa: F401
+from .dense_kkt import small_pivoting as small_k
 from .upper_matvec import UpperTriangleMatvec
 
 #: largest N for which :meth:`QDLDLSolver.enable_pivoting` switches to the dense
@@ -136,21 +152,24 @@ class QDLDLSymbolic:
                                         self.indptr32), shape=(n, n))
         self._idle = []
         self._lock = threading.Lock()
-        self._kernel_tables = None      # (not built yet; False: none)
+        # {dense: tables}: None or absent: not built yet; False: none
+        self._kernel_tables = {}
 
-    def kernel_tables(self):
+    def kernel_tables(self, dense: bool = False):
         """The compiled kernels' analysis of the structure for their QDLDL
         (:class:`caspar_backend.compiled.ldl.LDLTables`: the same factors bit for bit,
-        without the package's per-call SciPy matrix), built once on first use where the
-        general path may use the kernels (:func:`caspar_backend.compiled.dispatch.
-        general_path_kernels`); None otherwise, and the qdldl package factorizes."""
-        tables = self._kernel_tables
+        without the package's per-call SciPy matrix) or, ``dense``, for their dense
+        Bunch-Kaufman of a small K; built once on first use where the general path may
+        use the kernels (:func:`caspar_backend.compiled.dispatch.general_path_kernels`);
+        None otherwise, and the qdldl package (the NumPy Bunch-Kaufman) factorizes."""
+        tables = self._kernel_tables.get(dense)
         if tables is None:
             with self._lock:
-                tables = self._kernel_tables
+                tables = self._kernel_tables.get(dense)
                 if tables is None:
                     # (None again: not yet allowed in this process, asked again later)
-                    tables = self._kernel_tables = _build_kernel_tables(self.structure)
+                    tables = _build_kernel_tables(self.structure, dense)
+                    self._kernel_tables[dense] = tables
         return tables or None
 
     def matrix(self):
@@ -173,7 +192,7 @@ class QDLDLSymbolic:
                 self._idle.append(solver)
 
 
-def _build_kernel_tables(structure):
+def _build_kernel_tables(structure, dense: bool):
     """:class:`~caspar_backend.compiled.ldl.LDLTables` of ``structure``; None while the
     general path may not use the kernels (:func:`caspar_backend.compiled.dispatch.
     general_path_kernels`); False where they cannot serve it (numba or qdldl missing, a
@@ -189,7 +208,7 @@ def _build_kernel_tables(structure):
     from ..compiled.ldl import LDLTables
 
     try:
-        return LDLTables(structure)
+        return LDLTables(structure, dense)
     except (ImportError, ValueError):
         return False
 
@@ -199,7 +218,12 @@ class QDLDLSolver(LinearSolver):
 
     name = "qdldl"
 
-    def __init__(self):
+    def __init__(self, small_pivoting: bool = True):
+        """``small_pivoting=False``: QDLDL for a small K too (the batched QDLDL's tests
+        compare with it), instead of the dense Bunch-Kaufman factorization (module
+        doc)."""
+        #: whether a small K gets the dense Bunch-Kaufman (read at :meth:`analyse`)
+        self.small_pivoting = bool(small_pivoting)
         self.structure = None
         self._symbolic = None
         self._solver = None
@@ -209,6 +233,8 @@ class QDLDLSolver(LinearSolver):
         self._lu = None             # SuperLU of K for the solves of one factorization
         self._sparse_pivoting = None  # the PARDISO solver of the pivoting mode, large N
         self._kernel = None         # compiled.ldl.KernelLDL, where the kernels factorize
+        self._small = False         # a small K: dense Bunch-Kaufman (small_pivoting)
+        self.pivots = False
         self.pivoting = False
         self._switched_dense = False  # pivoting: the dense mode enable_pivoting chose
 
@@ -298,16 +324,22 @@ class QDLDLSolver(LinearSolver):
         self._diag_pos = sym.diag_pos
         n = structure.n
         self._matvec = UpperTriangleMatvec(n, sym.indptr32, sym.indices32)
-        self.pivoting = dense_kkt(n, structure.nnz)
+        # a small K: Bunch-Kaufman from the first factorization, no static term (module doc)
+        self._small = self.pivots = self.small_pivoting and small_k(n)
+        self.pivoting = self._small or dense_kkt(n, structure.nnz)
         self._switched_dense = False
         self._dense_buf = None
         self._sparse_pivoting = None
         self._kernel = None
-        tables = None if self.pivoting else sym.kernel_tables()
+        tables = None if self.pivoting and not self._small else sym.kernel_tables(self._small)
         if tables is not None:
             from ..compiled.ldl import KernelLDL
 
             self._kernel = KernelLDL(tables)
+        elif self._small:
+            from .bunch_kaufman import HostBunchKaufman
+
+            self._kernel = HostBunchKaufman(structure)
 
     def release(self) -> None:
         if self._sparse_pivoting is not None:
@@ -342,7 +374,7 @@ class QDLDLSolver(LinearSolver):
         self._lu = None
         if self._sparse_pivoting is not None:
             return self._sparse_pivoting.factorize(values)
-        if self.pivoting:
+        if self.pivoting and not self._small:
             return self._factorize_dense()
         if self._kernel is not None:
             n_pos, n_neg, n_zero = self._kernel.factorize(self._matrix.data)
@@ -368,7 +400,7 @@ class QDLDLSolver(LinearSolver):
             x = self._lu.solve(b)
         elif self._sparse_pivoting is not None:
             x = self._sparse_pivoting.solve(b)
-        elif self.pivoting:
+        elif self.pivoting and not self._small:
             from scipy.linalg import lapack
 
             ldu, ipiv = self._dense

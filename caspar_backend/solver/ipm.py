@@ -116,14 +116,15 @@ class InteriorPoint:
         # (its p and n columns are elastic columns of the condensed system), so it runs
         # on the same kind of KKT system
         solver = make_linear_solver(shared.linear_solver, xp, o)
-        # a pivoting factorization needs no static term (left to the user where set)
-        eps = o.kkt_static_regularization
-        if solver.pivots and "kkt_static_regularization" not in o.user:
-            eps = 0.0
         self.kkt = make_kkt_system(o.kkt_system, nlp, solver, xp,
                                    n_lowrank=nlow, max_refinement_steps=o.max_refinement_steps,
                                    residual_ratio_max=o.residual_ratio_max,
-                                   static_regularization=eps)
+                                   static_regularization=o.kkt_static_regularization)
+        # a factorization that pivots needs no static term (left to the user where set):
+        # a solver that always pivots, or one that pivots for this K (qdldl's small K,
+        # known once the structure is analysed)
+        if solver.pivots and "kkt_static_regularization" not in o.user:
+            self.kkt.static_regularization = 0.0
         if o.inertia_correction_method == "inertia-free":
             if self.kkt.name != "augmented" or self.lbfgs is not None:
                 raise OptionError("inertia_correction_method 'inertia-free' needs "

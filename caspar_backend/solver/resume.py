@@ -134,13 +134,15 @@ class HandBack(Exception):
 def kernel_can_go_on(ipm) -> bool:
     """Whether the compiled kernels can take the state of the run ``ipm`` (an
     :class:`~.ipm.InteriorPoint`) as an iteration begins (the module doc): the main run
-    with the exact Hessian and monotone mu, qdldl out of any pivoting mode, no soft
+    with the exact Hessian and monotone mu, qdldl out of any pivoting mode (but a small
+    K's Bunch-Kaufman, which the kernels run too), no soft
     restoration, the watchdog idle, no safe slacks, a filter and a step tag the kernels
     can hold."""
     ls, k = ipm.line_search, ipm.kkt
     return (not ipm.resto and ipm.lbfgs is None
             and k.name == "augmented" and k.solver.name == "qdldl"
-            and not k.solver.pivoting and not ls.soft_resto and not ls.watchdog.active
+            and (k.solver.pivots or not k.solver.pivoting)
+            and not ls.soft_resto and not ls.watchdog.active
             and not ipm.calc.safe_slack_mode
             and len(ls.filter) <= KERNEL_FILTER_CAP and ipm.info.tag in KERNEL_TAGS)
 

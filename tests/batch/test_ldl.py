@@ -87,8 +87,8 @@ def test_minimum_degree_eliminates_an_arrow_without_fill():
     perm = minimum_degree(n, s.indptr, s.indices)
     assert sorted(perm.tolist()) == list(range(n))
     assert 0 in perm[-2:]                      # the hub last (tied with one leaf)
-    assert BatchLDL(s, 1).nnz_l == n - 1
-    assert BatchLDL(s, 1, perm=np.arange(n)).nnz_l == n * (n - 1) // 2
+    assert BatchLDL(s, 1, dense=False).nnz_l == n - 1
+    assert BatchLDL(s, 1, perm=np.arange(n), dense=False).nnz_l == n * (n - 1) // 2
 
 
 def test_minimum_degree_beats_the_natural_order_on_a_grid():
@@ -96,8 +96,8 @@ def test_minimum_degree_beats_the_natural_order_on_a_grid():
     lap = sp.kronsum(sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], (k, k)),
                      sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], (k, k)))
     s = _structure(lap)
-    natural = BatchLDL(s, 1, perm=np.arange(k * k)).nnz_l
-    md = BatchLDL(s, 1).nnz_l
+    natural = BatchLDL(s, 1, perm=np.arange(k * k), dense=False).nnz_l
+    md = BatchLDL(s, 1, dense=False).nnz_l
     assert md < 0.8 * natural, (md, natural)
 
 
@@ -146,7 +146,7 @@ def test_plan_rejects_a_non_permutation():
 @pytest.mark.parametrize("name", ALL)
 def test_inertia_equals_eigvalsh_and_qdldl(name):
     s, v = _case(name)
-    f = BatchLDL(s, len(v))
+    f = BatchLDL(s, len(v), dense=False)
     pos, neg, zero = f.factorize(v)
     assert pos.dtype == np.int64 and pos.shape == (len(v),)
     q = QDLDLSolver()
@@ -166,7 +166,7 @@ WELL_CONDITIONED = [c for c in ALL if c != "indefinite_static_reg"]
 def test_solve_equals_numpy_solve(name):
     s, v = _case(name)
     B = len(v)
-    f = BatchLDL(s, B)
+    f = BatchLDL(s, B, dense=False)
     f.factorize(v)
     rhs = np.random.default_rng(7).standard_normal((B, s.n))
     x = f.solve(rhs)
@@ -188,7 +188,7 @@ def test_solve_equals_numpy_solve(name):
 def test_matvec_equals_the_dense_product(name):
     s, v = _case(name)
     B = len(v)
-    f = BatchLDL(s, B)
+    f = BatchLDL(s, B, dense=False)
     x = np.random.default_rng(8).standard_normal((B, s.n))
     y = f.matvec(v, x)
     for b in range(B):
@@ -204,7 +204,7 @@ def test_refinement_with_matvec_and_solve_recovers_the_static_term():
     s, v = kkt_case(9, nx=20, m=8, delta_c=0.0, convex=False, n_slack=3, eps=1e-8)
     _, v_k = kkt_case(9, nx=20, m=8, delta_c=0.0, convex=False, n_slack=3)
     B = len(v)
-    f = BatchLDL(s, B)
+    f = BatchLDL(s, B, dense=False)
     f.factorize(v)
     r = np.random.default_rng(9).standard_normal((B, s.n))
     x = f.solve(r)
@@ -224,13 +224,13 @@ def _state(f):
 def test_active_subset_leaves_the_other_instances_bit_for_bit():
     s, v = kkt_case(10, B=14)
     v1, v2 = v[:7], v[7:]
-    f = BatchLDL(s, 7)
+    f = BatchLDL(s, 7, dense=False)
     f.factorize(v1)
     before = _state(f)
     active = np.array([5, 1, 3])
     pos, neg, zero = f.factorize(v2, active=active)
     after = _state(f)
-    fresh = BatchLDL(s, 7)
+    fresh = BatchLDL(s, 7, dense=False)
     fresh.factorize(v2)
     want = _state(fresh)
     rest = np.setdiff1d(np.arange(7), active)
@@ -239,7 +239,7 @@ def test_active_subset_leaves_the_other_instances_bit_for_bit():
         assert np.array_equal(a1[..., active], w[..., active])
     rhs = np.random.default_rng(1).standard_normal((7, s.n))
     x = f.solve(rhs)
-    x_old = BatchLDL(s, 7)
+    x_old = BatchLDL(s, 7, dense=False)
     x_old.factorize(v1)
     assert np.array_equal(x[rest], x_old.solve(rhs)[rest])
     assert np.array_equal(x[active], fresh.solve(rhs)[active])
@@ -250,7 +250,7 @@ def test_active_subset_leaves_the_other_instances_bit_for_bit():
 
 def test_a_bad_pivot_fails_its_instance_only():
     s, v = kkt_case(12, B=6)
-    f = BatchLDL(s, 6)
+    f = BatchLDL(s, 6, dense=False)
     pl = f.plan
     bad = v.copy()
     bad[2] = 0.0                                # first pivot 0
@@ -260,7 +260,7 @@ def test_a_bad_pivot_fails_its_instance_only():
     k = int(leaves.max())
     bad[4, pl.diag_pos[pl.perm[k]]] = 0.0
     pos, neg, zero = f.factorize(bad)
-    clean = BatchLDL(s, 6)
+    clean = BatchLDL(s, 6, dense=False)
     cpos, cneg, czero = clean.factorize(v)
     ok = [0, 1, 5]
     assert (zero[ok] == 0).all() and (zero[[2, 3, 4]] > 0).all()
@@ -278,14 +278,14 @@ def test_a_bad_pivot_fails_its_instance_only():
 
 def test_inertia_before_any_factorization_is_all_zero_pivots():
     s, v = kkt_case(13, B=3)
-    f = BatchLDL(s, 3)
+    f = BatchLDL(s, 3, dense=False)
     pos, neg, zero = f.factorize(v, active=np.array([1]))
     assert zero.tolist() == [s.n, 0, s.n] and pos[1] + neg[1] == s.n
 
 
 def test_bad_shapes_and_indices_raise():
     s, v = kkt_case(14, B=3)
-    f = BatchLDL(s, 3)
+    f = BatchLDL(s, 3, dense=False)
     with pytest.raises(ValueError):
         f.factorize(v[:2])
     with pytest.raises(ValueError):
@@ -334,7 +334,7 @@ def test_python_work_does_not_grow_with_nnz_l():
     for name, M in (("tridiagonal", sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], (n, n)).toarray()),
                     ("dense", np.ones((n, n)))):
         s = _structure(M)
-        f = BatchLDL(s, B, perm=np.arange(n))
+        f = BatchLDL(s, B, perm=np.arange(n), dense=False)
         assert f.n_levels == n
         v = rng.standard_normal((B, s.nnz))
         v[:, f.plan.diag_pos] += 4 * n

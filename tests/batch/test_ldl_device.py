@@ -8,7 +8,7 @@
   ``qdldl.Solver.factors()`` too.  And the source compiles for sm_90 with nvcc where
   nvcc is installed.
 * GPU (``@pytest.mark.gpu``): ``BatchLDL(xp=cupy)`` in qdldl's order against
-  ``BatchLDL(xp=numpy)`` on the same cases, bit for bit, and against qdldl itself
+  ``BatchLDL(xp=numpy, dense=False)`` on the same cases, bit for bit, and against qdldl itself
   (factors and solves of the clean instances).
 """
 
@@ -129,7 +129,7 @@ def test_cupy_backend_equals_numpy_backend_bit_for_bit(name, max_b, monkeypatch)
     s, v = _case(name)
     B, n = v.shape[0], s.n
     perm = qdldl_perm(s, v)
-    cpu, gpu = BatchLDL(s, B, perm=perm), BatchLDL(s, B, xp=cp, perm=perm)
+    cpu, gpu = BatchLDL(s, B, perm=perm, dense=False), BatchLDL(s, B, xp=cp, perm=perm)
     rng = np.random.default_rng(2)
     for values, active in ((v, None), (_with_bad_instances(v), None),
                            (v[::-1].copy(), np.array([2, 0]))):
@@ -174,7 +174,7 @@ def test_cupy_backend_at_scale(max_b, monkeypatch):
 
     for s, v in (kkt_case(24, nx=4, m=2, n_slack=1, B=20000), mpc_case(25, T=50, B=64)):
         B = v.shape[0]
-        cpu, gpu = BatchLDL(s, B), BatchLDL(s, B, xp=cp)
+        cpu, gpu = BatchLDL(s, B, dense=False), BatchLDL(s, B, xp=cp)
         for g, w in zip(gpu.factorize(cp.asarray(v)), cpu.factorize(v)):
             assert np.array_equal(g.get(), w)
         rhs = np.random.default_rng(3).standard_normal((B, s.n))

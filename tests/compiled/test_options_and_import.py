@@ -12,7 +12,8 @@ from caspar_backend.solver.options import OPTIONS
 
 def test_every_implemented_option_is_in_the_typed_table():
     assert IMPLEMENTED <= set(OPTIONS)
-    derived = {"nlp_scaling_gradient_based", "private_pivot_fraction"}
+    derived = {"nlp_scaling_gradient_based", "private_pivot_fraction",
+               "kkt_static_regularization_pivoting"}
     assert set(OPTION_NAMES) - derived <= set(OPTIONS)
 
 

@@ -66,12 +66,14 @@ def test_failed_refinement_switches_to_the_pivoting_mode(name, monkeypatch):
     trouble, so may be their inertia.  The solve switches to the pivoting mode (dense
     Bunch-Kaufman at this size) and redoes the inertia correction, and follows IPOPT's
     path: its iteration count (5 and 26 iterations with SuperLU's LU for that one
-    iteration's solves and qdldl's inertia kept; IPOPT 3 and 18)."""
+    iteration's solves and qdldl's inertia kept; IPOPT 3 and 18).  The switch is for a K
+    above the size factorized with pivoting from the start: these two with that mode off."""
     from caspar_backend.linsolve.qdldl import QDLDLSolver
     from tests.support.problem_bank import bank
     from tests.support.recording import record_returns
     from tests.support.solver_harness import run_caspar, run_ipopt
 
+    monkeypatch.setattr("caspar_backend.linsolve.dense_kkt.SMALL_PIVOTING_MAX_N", 0)
     switched = record_returns(monkeypatch, QDLDLSolver, "enable_pivoting")
     p = {b.name: b for b in bank()}[name]
     d = dict(p.build(), options=p.options)

@@ -208,7 +208,7 @@ def test_solvers_sharing_a_symbolic_analysis_equal_a_private_one():
     rng = np.random.default_rng(1)
     m1, m2, _ = _pattern_matrices(rng)
     st = _structure(m1)
-    first, second, own = QDLDLSolver(), QDLDLSolver(), QDLDLSolver()
+    first, second, own = (QDLDLSolver(small_pivoting=False) for _ in range(3))
     sym = first.symbolic(st)
     first.analyse(st, sym)
     assert first.factorize(m1.data).ok
@@ -242,12 +242,13 @@ def test_a_borrowed_object_fails_on_a_zero_pivot_as_a_new_one():
     bad.data = good.data.copy()
     bad.data[bad.indices == 0] = 0.0          # row and column 0 zero: a zero pivot
     st = _structure(good)
-    lender = QDLDLSolver()
+    # (QDLDL itself: this pattern is small enough for the dense Bunch-Kaufman else)
+    lender = QDLDLSolver(small_pivoting=False)
     sym = lender.symbolic(st)
     lender.analyse(st, sym)
     assert lender.factorize(other.data).ok
     lender.release()
-    borrower, own = QDLDLSolver(), QDLDLSolver()
+    borrower, own = QDLDLSolver(small_pivoting=False), QDLDLSolver(small_pivoting=False)
     borrower.analyse(st, sym)
     own.analyse(st)
     fb, fo = borrower.factorize(bad.data), own.factorize(bad.data)

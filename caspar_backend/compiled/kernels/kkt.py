@@ -11,7 +11,35 @@ from .constants import (PIVOTING_SWITCH_DELTA_W,
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
+from .bunch_kaufman import bk_factor, bk_solve
 from .qdldl import ldl_factor, ldl_solve
+
+
+@kernel
+def k_factor(Fb, FO, Ib, IO, K):
+    """K's factorization, ``(n_pos, n_neg, n_zero)``: dense Bunch-Kaufman for a small K
+    (size field SZ_DENSE_BK: :mod:`.bunch_kaufman`), else QDLDL's (:mod:`.qdldl`)."""
+    if _i(Ib, IO, I_SIZES)[SZ_DENSE_BK] != 0:
+        return bk_factor(Fb, FO, Ib, IO, K)
+    return ldl_factor(Fb, FO, Ib, IO, K)
+
+
+@kernel
+def k_solve(Fb, FO, Ib, IO, b, x):
+    """x = K^{-1} b through :func:`k_factor`'s factors."""
+    if _i(Ib, IO, I_SIZES)[SZ_DENSE_BK] != 0:
+        bk_solve(Fb, FO, Ib, IO, b, x)
+    else:
+        ldl_solve(Fb, FO, Ib, IO, b, x)
+
+
+@kernel
+def static_term_option(O, SI):
+    """The static term a solve starts with (AugmentedKKT's eps): none where K is
+    factorized with pivoting (SZ_DENSE_BK, as IPOPT's MUMPS) unless the user set one."""
+    if SI[SZ_DENSE_BK] != 0:
+        return O[OPT_KKT_STATIC_REGULARIZATION_PIVOTING]
+    return O[OPT_KKT_STATIC_REGULARIZATION]
 
 
 @kernel
@@ -143,7 +171,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
         b[i] = rhs_w[i]
     for i in range(m):
         b[nw + i] = rhs_c[i]
-    ldl_solve(Fb, FO, Ib, IO, b, x)
+    k_solve(Fb, FO, Ib, IO, b, x)
     steps = int(O[OPT_MAX_REFINEMENT_STEPS])
     ratio = 0.0
     rho = 0.0
@@ -157,7 +185,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
             for i in range(n):
                 res[i] = (b[i] - kv[i]) + dstat[i] * x[i]
             if step == 0:
-                ldl_solve(Fb, FO, Ib, IO, res, corr)
+                k_solve(Fb, FO, Ib, IO, res, corr)
                 for i in range(n):
                     x[i] += corr[i]
                 continue
@@ -177,10 +205,10 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
             go = go and finite and not conv
             if step == steps or not go:
                 break
-            ldl_solve(Fb, FO, Ib, IO, res, corr)
+            k_solve(Fb, FO, Ib, IO, res, corr)
             for i in range(n):
                 x[i] += corr[i]
-        if O[OPT_KKT_STATIC_REGULARIZATION] > 0.0 and not converged:
+        if static_term_option(O, SI) > 0.0 and not converged:
             ratio = rn / bnorm if bnorm > 0.0 else 0.0
     for i in range(nw):
         dw[i] = x[i]
@@ -197,7 +225,7 @@ def _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     and its number of zero pivots."""
     SI = _i(Ib, IO, I_SIZES)
     kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
-    npos, nneg, nzero = ldl_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+    npos, nneg, nzero = k_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
     return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero
 
 

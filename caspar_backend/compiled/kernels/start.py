@@ -10,7 +10,7 @@ import numpy as np
 
 from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .kkt import least_squares_y
+from .kkt import least_squares_y, static_term_option
 from .linesearch import filter_reset
 from .pairwise import isfinite_all, nmax, nmin
 from .slack_nlp import nlp_first, nlp_zeroth, push_entry
@@ -147,7 +147,7 @@ def start_iterate(Fb, FO, Ib, IO, O):
             ZU[k] = O[OPT_BOUND_MULT_INIT_VAL]
     for k in range(IC_STATE_SIZE):
         st[k] = 0.0
-    st[IC_EPS] = O[OPT_KKT_STATIC_REGULARIZATION]
+    st[IC_EPS] = static_term_option(O, SI)
     st[IC_EPS_RESTORE] = -1.0
     st[IC_EPS_BEFORE_SLOW] = -1.0
     if m > 0 and not warm:
@@ -158,7 +158,7 @@ def start_iterate(Fb, FO, Ib, IO, O):
                 Y[i] = 0.0
         else:
             least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y,
-                            O[OPT_KKT_STATIC_REGULARIZATION], O[OPT_CONSTR_MULT_INIT_MAX])
+                            st[IC_EPS], O[OPT_CONSTR_MULT_INIT_MAX])
     # theta_min, theta_max: set at the first trial point's test (linesearch.acceptable)
     LS[1] = -1.0
     LS[0] = -1.0
