@@ -27,8 +27,9 @@ start: -2 + 2 leaves 2.2e-16 of mass 4).  Measured: such residues were 4e-18 .. 
 of their mass in random singular KKT matrices (N <= 60); the smallest genuine pivots
 8e-13 (the bank's infeasible disc), 3e-10 (Pyomo's parmest reactor_design, k3 ~ 1e-4
 against concentrations ~5e3), 2e-4 in 200 random nonsingular ones.  A dependency whose
-residue lands in an off-diagonal entry first is not seen (a third of those random
-singular matrices; LAPACK's dsytrf tests its pivots for exact zeros only).  A 2x2 block
+residue lands in an off-diagonal entry first is not seen (46 of 100 random singular
+matrices showed no residue pivot; LAPACK's dsytrf tests its pivots for exact zeros only:
+raw benchmarks/results/raw/cpu_2026-12-05_session45/ratio_*).  A 2x2 block
 is never such a residue: the pivoting rule makes ``|a c| < alpha^2 b^2``, so
 ``det < -(1 - alpha^2) b^2``.
 
