@@ -1,62 +1,27 @@
-"""nlp_scaling_method = 'user-scaling' (caspar_backend/solver/user_scaling.py).
-
-IPOPT's user scaling solves ``min df f(x~/dx) s.t. dc lbg <= dc g(x~/dx) <= dc ubg``
-with ``x~ = dx x``, the bounds relaxed by bound_relax_factor in the user's space and
-then scaled.  The reference is IPOPT (CasADi's, no scaling of its own) on that problem
-written out by hand: the bounds relaxed and scaled here, IPOPT's own relaxation off.
-Same status, same iteration count, the same solution mapped back to the user's space."""
+"""nlp_scaling_method = 'user-scaling' (caspar_backend/solver/user_scaling.py) in
+solve_nlp, against IPOPT on the scaled problem written out by hand
+(tests/support/scaled_reference.py): same status, same iteration count, the same
+solution mapped back to the user's space."""
 
 from __future__ import annotations
 
-import casadi as cs
 import numpy as np
 import pytest
 
 from caspar_backend.errors import OptionError
 from caspar_backend.solver import solve_nlp
-from tests.support import ipopt
 from tests.support.problem_bank import BANK
+from tests.support.scaled_reference import ipopt_on_scaled
 from tests.support.solver_harness import make_evaluator
-
-BRF, CVT = 1e-8, 1e-4          # IPOPT's bound_relax_factor and constr_viol_tol
-
-
-def _relaxed(b, sign):
-    """IPOPT's relax_bounds: ``b + sign min(constr_viol_tol, brf max(1, |b|))``."""
-    b = np.asarray(b, float)
-    fin = np.isfinite(b)
-    step = np.minimum(CVT, BRF * np.maximum(1.0, np.abs(np.where(fin, b, 0.0))))
-    return np.where(fin, b + sign * step, b)
 
 
 def factors(k, size, lo=0.05, hi=20.0):
     """Deterministic factors spanning ``[lo, hi]`` on a log scale, one of them <= 0
     (which means 1.0) where there are several."""
-    v = np.exp(np.linspace(np.log(lo), np.log(hi), size + k) [k:])[::-1].copy()
+    v = np.exp(np.linspace(np.log(lo), np.log(hi), size + k)[k:])[::-1].copy()
     if size > 2:
         v[1] = -3.0
     return v
-
-
-def ipopt_on_scaled(d, obj, dx, dc, options=None):
-    """IPOPT (nlp_scaling_method none) on the user-scaled problem written out, its
-    answer mapped back to the user's space: (run, x, f, lam_x, lam_g)."""
-    n = d["x"].numel()
-    xs = cs.SX.sym("xs", n)
-    x = xs / cs.DM(dx)
-    f = cs.substitute(d["f"], d["x"], x)
-    nlp = {"x": xs, "f": obj * f}
-    eq = d["lbg"] == d["ubg"]
-    args = dict(x0=dx * d["x0"], lbx=dx * _relaxed(d["lbx"], -1.0),
-                ubx=dx * _relaxed(d["ubx"], 1.0))
-    if d["g"] is not None:
-        nlp["g"] = cs.DM(dc) * cs.substitute(cs.vec(d["g"]), d["x"], x)
-        args["lbg"] = dc * np.where(eq, d["lbg"], _relaxed(d["lbg"], -1.0))
-        args["ubg"] = dc * np.where(eq, d["ubg"], _relaxed(d["ubg"], 1.0))
-    opts = dict(nlp_scaling_method="none", bound_relax_factor=0.0, **(options or {}))
-    r = ipopt.solve(nlp, args, opts)
-    return (r, r.x / dx, r.f / obj, r.lam_x * dx / obj,
-            r.lam_g * dc / obj if d["g"] is not None else r.lam_g)
 
 
 def _case(name):
@@ -152,3 +117,18 @@ def test_bad_factors_are_refused():
         solve_nlp(ev, *args, options=opts, user_scaling=(0.0, None, None))
     with pytest.raises(OptionError):
         solve_nlp(ev, *args, options=opts, user_scaling=(1.0, [1, 1, np.inf, 1], None))
+
+
+def test_compiled_path_and_batch_lockstep_leave_user_scaling_alone():
+    """The kernels and the lockstep batch take no user factors: 'user-scaling' sends a
+    solve to the general path and a batch to single solves; the other methods stay."""
+    from caspar_backend.batch.solve import _sequential_reason
+    from caspar_backend.compiled.options import resolve
+    from caspar_backend.solver.options import resolve_options
+
+    for method, routed in (("user-scaling", True), ("none", False),
+                           ("gradient-based", False)):
+        given = dict(nlp_scaling_method=method)
+        assert bool(resolve(given, clocked=True)[1]) == routed
+        assert bool(resolve(given, clocked=True, started=True)[1]) == routed
+        assert bool(_sequential_reason(resolve_options(given))) == routed
