@@ -300,8 +300,10 @@ class BarrierQuantities:
     # ================================================================ errors
     def errors(self, mu=0.0):
         """At the current iterate: scaled (dual, constr, compl) max-norms, s_d, s_c, the
-        overall errors E0 and Emu, the unscaled constraint violation and max |w| (one
-        device-to-host transfer)."""
+        overall errors E0 and Emu, the unscaled constraint violation, max |w| and, where
+        the problem has :attr:`~.barrier_nlp.BarrierNLP.dual_unscaling_d`, the dual
+        infeasibility's norm in the user's space before 1/df (one device-to-host
+        transfer)."""
         xp, it, nlp = self.xp, self.it, self.nlp
         rd = self.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
         sL, sU = self.slacks(it.w)

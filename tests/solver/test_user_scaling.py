@@ -24,6 +24,13 @@ def factors(k, size, lo=0.05, hi=20.0):
     return v
 
 
+def same_path(r, ref, obj):
+    """caspar's iterates' objectives (the user's f, as IPOPT logs them) times df are
+    IPOPT's on the scaled problem (whose f is f~)."""
+    np.testing.assert_allclose([obj * h.objective for h in r.history],
+                               ref.stats["iterations"]["obj"], rtol=1e-7)
+
+
 def _case(name):
     return next(p for p in BANK if p.name == name)
 
@@ -44,6 +51,7 @@ def test_user_scaling_follows_ipopt_on_the_scaled_problem(name):
     ref, x, f, lam_x, lam_g = ipopt_on_scaled(d, obj, dx_eff, dc_eff)
     assert r.status == ref.status
     assert r.iterations == ref.iterations
+    same_path(r, ref, obj)
     np.testing.assert_allclose(r.x, x, rtol=1e-8, atol=1e-9)
     assert r.f == pytest.approx(f, rel=1e-8, abs=1e-10)
     np.testing.assert_allclose(r.lam_x, lam_x, rtol=1e-6, atol=1e-8)
@@ -132,3 +140,30 @@ def test_compiled_path_and_batch_lockstep_leave_user_scaling_alone():
         assert bool(resolve(given, clocked=True)[1]) == routed
         assert bool(resolve(given, clocked=True, started=True)[1]) == routed
         assert bool(_sequential_reason(resolve_options(given))) == routed
+
+
+@pytest.mark.parametrize("name", ["hs071", "hs076"])
+def test_warm_start_follows_ipopt(name):
+    """IPOPT's warm start with user scaling: y~0 = df lam_g0 / dc, and the bound
+    multipliers multiplied by dx (OrigIpoptNLP::GetStartingPoint scales z as it scales
+    x) and df."""
+    d = _case(name).build()
+    n, m = d["x"].numel(), len(d["lbg"])
+    ev = make_evaluator(d)
+    args = (d["lbx"], d["ubx"], d["lbg"], d["ubg"])
+    first = solve_nlp(ev, *args, d["x0"], options=dict(print_level=0))
+    x0 = first.x * 1.01 + 0.01
+    lam_x0, lam_g0 = first.lam_x * 1.1 - 0.01, first.lam_g * 0.9
+    obj, dx, dc = 2.5, factors(0, n, 0.3, 4.0), factors(1, m, 0.5, 3.0)
+    dx_eff, dc_eff = np.where(dx > 0, dx, 1.0), np.where(dc > 0, dc, 1.0)
+    warm = dict(warm_start_init_point=True, mu_init=1e-4)
+    r = solve_nlp(ev, *args, x0, lam_x0=lam_x0, lam_g0=lam_g0,
+                  options=dict(print_level=0, nlp_scaling_method="user-scaling", **warm),
+                  user_scaling=(obj, dx, dc))
+    ref, x, f, _, _ = ipopt_on_scaled(
+        dict(d, x0=x0), obj, dx_eff, dc_eff, warm,
+        start=dict(lam_x0=obj * dx_eff * lam_x0, lam_g0=obj * lam_g0 / dc_eff))
+    assert r.status == ref.status
+    assert r.iterations == ref.iterations
+    same_path(r, ref, obj)
+    np.testing.assert_allclose(r.x, x, rtol=1e-8, atol=1e-9)

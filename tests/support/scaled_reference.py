@@ -28,11 +28,12 @@ def relaxed(b, sign):
     return np.where(fin, b + sign * step, b)
 
 
-def ipopt_on_scaled(d, obj, dx, dc, options=None):
+def ipopt_on_scaled(d, obj, dx, dc, options=None, start=None):
     """``(run, x, f, lam_x, lam_g)``: IPOPT on the scaled problem of the bank-style dict
     ``d`` (``x``, ``f``, ``g`` CasADi SX or None, ``x0``, ``lbx``, ``ubx``, ``lbg``,
     ``ubg``) with the factors ``obj``, ``dx`` (n,), ``dc`` (m,), all positive; the
-    answer in the user's space (module doc)."""
+    answer in the user's space (module doc).  ``start``: more of nlpsol's arguments
+    (a warm start's ``lam_x0``, ``lam_g0``), in the scaled problem's space."""
     n = d["x"].numel()
     xs = cs.SX.sym("xs", n)
     x = xs / cs.DM(dx)
@@ -46,6 +47,7 @@ def ipopt_on_scaled(d, obj, dx, dc, options=None):
         nlp["g"] = cs.DM(dc) * cs.substitute(cs.vec(d["g"]), d["x"], x)
         args["lbg"] = dc * np.where(eq, lbg, relaxed(lbg, -1.0))
         args["ubg"] = dc * np.where(eq, ubg, relaxed(ubg, 1.0))
+    args.update(start or {})
     opts = dict(nlp_scaling_method="none", bound_relax_factor=0.0, **(options or {}))
     r = ipopt.solve(nlp, args, opts)
     return (r, r.x / dx, r.f / obj, r.lam_x * dx / obj,
