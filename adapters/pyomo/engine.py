@@ -16,12 +16,12 @@ from typing import final
 import numpy as np
 from pyomo.core.base import Constraint, Expression, Objective
 from pyomo.core.base.constraint import ConstraintData
-from pyomo.core.base.suffix import Suffix
 
 from caspar_backend.version import __version__
 from caspar_backend.device import resolve_device
 from caspar_backend.errors import ModelError, NonFiniteError, OptionError, num
 from .results import PyomoSolution, pyomo_status, warm_start_multipliers
+from .suffixes import scaling_factors, suffix_values
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +171,8 @@ class _Prepared:
     t_extract: float
     #: why the problem is infeasible without solving (a trivial row violated), or None
     infeasible: str | None = None
+    #: solve_nlp's user_scaling (nlp_scaling_method 'user-scaling': .suffixes), or None
+    user_scaling: tuple | None = None
 
 
 @final
@@ -279,18 +281,6 @@ def _check_consistent(mapping, data) -> None:
                              f"{num(data.x0[bad[0]])}")
 
 
-def _suffix_values(model, name, objs, direction_test):
-    """Values of the top-level Suffix ``name`` for ``objs`` (0 where missing), or
-    None when the model has no such Suffix with the wanted direction."""
-    suf = model.component(name)
-    if not isinstance(suf, Suffix) or not suf.active or not direction_test(suf):
-        return None
-    vals = np.array([suf.get(o, 0.0) for o in objs], dtype=float)
-    if not np.all(np.isfinite(vals)):
-        raise NonFiniteError(f"Suffix {suf.name} has a non-finite warm-start value")
-    return vals
-
-
 @final
 class EngineAccess:
     """Abstract mixin: what both solver interfaces expose of their ``self._engine``
@@ -353,7 +343,7 @@ class _Engine:
                              "instance first)")
         t0 = time.perf_counter()
         opts, warm = split_options(options, time_limit, strip_of_prefix=legacy)
-        resolve_options(opts)                  # unknown/invalid options fail here
+        resolved = resolve_options(opts)       # unknown/invalid options fail here
         compiled = self._compiled_for(model)
         mapping = compiled.mapping
         data = mapping.refresh()
@@ -368,15 +358,18 @@ class _Engine:
         lam_g0 = lam_x0 = None
         if warm and compiled is not None:
             lam_g0, lam_x0 = self._warm_multipliers(model, mapping)
+        scaling = None
+        if compiled is not None and resolved.nlp_scaling_method == "user-scaling":
+            scaling = scaling_factors(model, mapping)
         return _Prepared(model, compiled, data, opts, device, lam_g0, lam_x0,
-                         time.perf_counter() - t0, infeasible)
+                         time.perf_counter() - t0, infeasible, scaling)
 
     @staticmethod
     def _warm_multipliers(model, mapping):
         exported = lambda s: s.export_enabled()  # noqa: E731
-        dual = _suffix_values(model, "dual", mapping.constraints, exported)
-        zl = _suffix_values(model, "ipopt_zL_in", mapping.x_vars, exported)
-        zu = _suffix_values(model, "ipopt_zU_in", mapping.x_vars, exported)
+        dual = suffix_values(model, "dual", mapping.constraints, exported)
+        zl = suffix_values(model, "ipopt_zL_in", mapping.x_vars, exported)
+        zu = suffix_values(model, "ipopt_zU_in", mapping.x_vars, exported)
         return warm_start_multipliers(mapping.sense, dual, zl, zu)
 
     def solve(self, prep: _Prepared, tee_streams=()) -> _Outcome:
@@ -403,7 +396,8 @@ class _Engine:
             return solve_nlp(evaluators[0], data.lbx, data.ubx, data.lbg, data.ubg, data.x0,
                              lam_g0=prep.lam_g0, lam_x0=prep.lam_x0,
                              var_names=problem.var_names, con_names=problem.con_names,
-                             options=opts, started=started, resume=resume, hand_back=True)
+                             options=opts, started=started, resume=resume, hand_back=True,
+                             user_scaling=prep.user_scaling)
 
         if prep.device == "cpu":
             # small problems: the compiled interior point (the same iterates; the general

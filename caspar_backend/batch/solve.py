@@ -59,6 +59,9 @@ SEQUENTIAL_OPTIONS = (
     ("iteration_callback", lambda v: v is None),
     ("derivative_test", lambda v: v == "none"),
     ("fixed_variable_treatment", lambda v: v in ("make_parameter", "make_parameter_nodual")),
+    # (a batch takes no user factors: its single solves scale nothing, as solve_nlp does
+    # without them)
+    ("nlp_scaling_method", lambda v: v != "user-scaling"),
 )
 
 _SEQUENTIAL_NAMES = frozenset(name for name, _ in SEQUENTIAL_OPTIONS)

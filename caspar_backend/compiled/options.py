@@ -5,8 +5,7 @@ Options are first validated by the solver's typed table
 raises :class:`~caspar_backend.errors.OptionError`, as ``Problem.solve`` would).  Then every
 option the caller gave must be one the compiled path implements:
 
-* a numeric option of :data:`.kernels.slots.OPTION_NAMES` (any valid value), or
-  ``nlp_scaling_method`` (both values);
+* a numeric option of :data:`.kernels.slots.OPTION_NAMES` (any valid value);
 * an option whose given value is the behaviour the compiled path has
   (:data:`SAME_BEHAVIOUR`), e.g. ``mu_strategy='monotone'`` or ``print_level=0``.
 
@@ -31,8 +30,7 @@ IMPLEMENTED = frozenset(OPTION_NAMES[:OPT_NLP_SCALING_GRADIENT_BASED]
                         + OPTION_NAMES[OPT_NLP_SCALING_GRADIENT_BASED + 1:
                                        OPT_PRIVATE_PIVOT_FRACTION]
                         + OPTION_NAMES[OPT_PRIVATE_PIVOT_FRACTION + 1:
-                                       OPT_KKT_STATIC_REGULARIZATION_PIVOTING]
-                        + ("nlp_scaling_method",))
+                                       OPT_KKT_STATIC_REGULARIZATION_PIVOTING])
 
 #: the shortest max_wall_time / max_cpu_time (seconds) a *batch* takes the kernels with.
 #: A single solve takes any limit: a thread sets the kernel's stop slot when it passes
@@ -80,6 +78,9 @@ SAME_BEHAVIOUR = {
     "honor_original_bounds": lambda v: not v,
     "fixed_variable_treatment": lambda v: v == "make_parameter",
     "expect_infeasible_problem": lambda v: not v,
+    # gradient-based and none (the option vector's OPT_NLP_SCALING_GRADIENT_BASED); the
+    # user's factors reach only the general path (solve_nlp's user_scaling)
+    "nlp_scaling_method": lambda v: v != "user-scaling",
 }
 #: options any value of which behaves as the compiled path does
 SAME_BEHAVIOUR.update(dict.fromkeys((

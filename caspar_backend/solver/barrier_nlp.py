@@ -81,6 +81,10 @@ class BarrierNLP(ABC):
     #: rows' (``h_i`` is the user's residual times ``dc_d[i]``; 1.0: unscaled)
     df = 1.0
     dc_d = 1.0
+    #: the factors (nw,) xp that take the Lagrangian gradient to the user's space before
+    #: its max-norm, times 1/df, is the unscaled dual infeasibility (user-scaling: dx on
+    #: x, dc on the slacks); None: the scaled gradient's norm times 1/df
+    dual_unscaling_d = None
 
     def describe_nonfinite(self, w) -> str:
         """Which user component produced a NaN or Inf at ``w`` ('' when unknown)."""

@@ -42,6 +42,7 @@ from .resume import FreshStart, HandBack
 from .options import infinite_bounds, resolve_options
 from .result import SolveResult
 from .status import STATUSES, SolverStop
+from .user_scaling import user_scaling as resolve_user_scaling
 
 
 def _vec(a, n, name, fill):
@@ -73,7 +74,12 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
     if cap <= 0.0:
         cap = np.inf
     y = np.clip(_vec(lam_g0, m, "lam_g0", 0.0) * nlp.df / nlp.dc, -cap, cap)
-    lx = _vec(lam_x0, n, "lam_x0", 0.0)[nlp.free] * nlp.df
+    lx = _vec(lam_x0, n, "lam_x0", 0.0)
+    if nlp.dx is not None:
+        # IPOPT's OrigIpoptNLP::GetStartingPoint multiplies the given bound multipliers
+        # by dx (apply_vector_scaling_x_LU), as it does x; kept for the same iterates
+        lx = lx * nlp.dx
+    lx = lx[nlp.free] * nlp.df
     zw = np.concatenate([lx, y[nlp.slack_rows]])  # dL/dw_i of the bound terms: zU - zL
     iL, iU = host(ipm.calc.iL), host(ipm.calc.iU)
     zL = np.maximum(np.minimum(-zw[iL], cap), push)
@@ -84,7 +90,7 @@ def _warm_multipliers(nlp, ipm, opts, lam_g0, lam_x0):
 
 def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
               var_names=None, con_names=None, options=None, started=None,
-              resume=None, hand_back=False):
+              resume=None, hand_back=False, user_scaling=None):
     """Solve ``min f(x) s.t. lbg <= g(x) <= ubg, lbx <= x <= ubx`` with the evaluator's
     functions (see :mod:`caspar_backend.evaluators.base`); returns a
     :class:`SolveResult` in CasADi's multiplier sign convention.  Options are IPOPT's
@@ -100,9 +106,14 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
     returns its own :class:`~.resume.ResumePoint` instead of a result at the first
     iteration after the resumed one (after iteration 0 from a fresh start) where the
     kernels can go on (:func:`~.resume.kernel_can_go_on`; the caller hands it to them),
-    its printed log to be continued by the next turn."""
+    its printed log to be continued by the next turn.  ``user_scaling``: the factors
+    of nlp_scaling_method 'user-scaling', ``(obj, x, g)`` -- a float, a vector (n,) or
+    None, a vector (m,) or None; an entry <= 0 means 1 -- or a
+    :class:`~.user_scaling.UserScaling` (:mod:`.user_scaling`); read only with that
+    method (None there: no scaling)."""
     t0 = time.perf_counter() if started is None else started[0]
     opts = resolve_options(options)
+    scaling = resolve_user_scaling(user_scaling, evaluator.n, evaluator.m)
     back_after = None
     if isinstance(resume, FreshStart):
         resume, back_after = None, 0 if hand_back else None
@@ -127,7 +138,7 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
         return _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0,
                       device, linear_solver, stream,
                       cpu0=None if started is None else started[1], resume=resume,
-                      hand_back_after=back_after)
+                      hand_back_after=back_after, user_scaling=scaling)
     finally:
         if out_file is not None:
             out_file.close()
@@ -164,11 +175,13 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
 
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
-           linear_solver, stream, cpu0=None, resume=None, hand_back_after=None):
+           linear_solver, stream, cpu0=None, resume=None, hand_back_after=None,
+           user_scaling=None):
     """:func:`solve_nlp` after the options: ``stream`` None prints nothing; ``cpu0`` the
     process time max_cpu_time counts from (None: from the interior point's start);
     ``resume`` as there (a point, or None); ``hand_back_after``: the iteration after
-    which the run may hand back (None: it does not)."""
+    which the run may hand back (None: it does not); ``user_scaling`` a checked
+    :class:`~.user_scaling.UserScaling` or None."""
     n, m = evaluator.n, evaluator.m
     lbx, ubx = _vec(lbx, n, "lbx", -np.inf), _vec(ubx, n, "ubx", np.inf)
     lbg, ubg = _vec(lbg, m, "lbg", -np.inf), _vec(ubg, m, "ubg", np.inf)
@@ -202,7 +215,8 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     run_derivative_test(evaluator, np.clip(x0, lbx, ubx), opts, stream)
     user_lbx, user_ubx = lbx, ubx
     lbx, ubx, keep_fixed = fixed_variables(lbx, ubx, lbg, ubg, opts, stream)
-    nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter, keep_fixed=keep_fixed)
+    nlp = SlackNLP(evaluator, lbx, ubx, lbg, ubg, x0, opts, counter, keep_fixed=keep_fixed,
+                   user_scaling=user_scaling)
     if nlp.nx == 0:
         return _all_fixed(evaluator, np.clip(x0, lbx, ubx), lbg, ubg, opts.tol, stream, t0)
     n_eq = int(np.count_nonzero(nlp.eq))
@@ -302,8 +316,11 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     if ipm.final_errors is not None:
         e, ue = ipm.final_errors
         bound = bound_violation(x, lbx, ubx)
+        # (with scaled variables IPOPT measures the scaled bound violation on dx x)
+        sbound = bound if nlp.dx is None else bound_violation(
+            x * nlp.dx, lbx * nlp.dx, ubx * nlp.dx)
         fe = dict(scaled=dict(obj=it.f, dual=e["dual"], constr=e["nlp_constr"],
-                              bound=bound, compl=e["compl"], E0=e["E0"]),
+                              bound=sbound, compl=e["compl"], E0=e["E0"]),
                   unscaled=dict(obj=f, dual=ue["dual"], constr=ue["constr"], bound=bound,
                                 compl=ue["compl"],
                                 E0=max(ue["dual"], ue["constr"], ue["compl"])))

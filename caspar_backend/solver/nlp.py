@@ -15,7 +15,9 @@ SlackNLP
   violation measures the inequalities against these relaxed sides, as IPOPT's
   ``unscaled_curr_nlp_constraint_violation``: :meth:`SlackNLP.unscaled_constr_viol_term`);
 * scales ``f`` by ``df`` and each ``g_i`` by ``dc_i`` (gradient-based: the max-norm of the
-  scaled gradients at x0 is at most ``nlp_scaling_max_gradient``);
+  scaled gradients at x0 is at most ``nlp_scaling_max_gradient``; user-scaling: the
+  user's factors, and the free variables ``x~ = dx x`` by :mod:`.user_scaling`, so that
+  ``x_free`` below is ``x~_free``; every argument and result stays in the user's x);
 * adds one slack per inequality (``lbg_i < ubg_i``), in constraint order, and writes
 
       w = [x_free (nx); s (ns)],
@@ -64,14 +66,17 @@ from .evalcounter import EvalCounter
 from .relaxation import slack_bounds
 from .scaling import RowNormPlan, free_grad_norm
 from .structure import SlackStructure, slack_key
+from .user_scaling import ScaledVariables
 
 
 class SlackNLP(BarrierNLP):
     """Final."""
 
     def __init__(self, ev, lbx, ubx, lbg, ubg, x0, opts, counter: EvalCounter,
-                 keep_fixed: bool = False):
-        self.ev, self.counter = ev, counter
+                 keep_fixed: bool = False, user_scaling=None):
+        """``user_scaling``: a :class:`~.user_scaling.UserScaling` (its factors used
+        with nlp_scaling_method 'user-scaling') or None."""
+        self.counter = counter
         xp = self.xp = getattr(ev, "xp", np)
         n, m = ev.n, ev.m
         lbx, ubx = np.asarray(lbx, float), np.asarray(ubx, float)
@@ -81,11 +86,20 @@ class SlackNLP(BarrierNLP):
         self._cache = getattr(ev, "structure_cache", None)
         # (keep_fixed: fixed_variable_treatment 'relax_bounds', every variable a variable)
         fixed, eq = (lbx == ubx) & (not keep_fixed), lbg == ubg
+        self.user_scaling = user_scaling if opts.nlp_scaling_method == "user-scaling" \
+            else None
+        # the variables' factors dx (n,) or None; a removed fixed variable is not scaled
+        self.dx = None
+        if self.user_scaling is not None and self.user_scaling.x is not None:
+            dx = np.where(fixed, 1.0, self.user_scaling.x)
+            if (dx != 1.0).any():
+                self.dx, ev = dx, ScaledVariables(ev, dx)
+        self.ev = ev
         relax = opts.kkt_system == "condensed"
         self.structure_key = slack_key(getattr(ev, "device", "cpu"), fixed, eq, relax)
         st = self.structure((), lambda: SlackStructure(ev, fixed, eq, relax, xp))
         self.fixed, self.free, self.nx, self.all_free = st.fixed, st.free, st.nx, st.all_free
-        x_full = np.array(x0, dtype=float)
+        x_full = self.scaled_x(x0)
         x_full[self.fixed] = lbx[self.fixed]
         self.x_full = xp.asarray(x_full)
         self.eq = st.eq
@@ -117,6 +131,10 @@ class SlackNLP(BarrierNLP):
         self._dci_d = xp.asarray(dci)
         r = slack_bounds(xp, lbx[self.free], lbg[rows], ubx[self.free], ubg[rows],
                          self.eq[rows], self._dci_d, opts)
+        if self.dx is not None:      # relaxed in the user's space, then scaled (IPOPT)
+            dxf = xp.asarray(self.dx[self.free])
+            r[:self.nx] *= dxf
+            r[self.nw:self.nw + self.nx] *= dxf
         self.wL, self.wU = r[:self.nw], r[self.nw:]
         if is_host(xp):
             self._host_bounds = (self.wL, self.wU)     # computed here: no copy back
@@ -128,6 +146,10 @@ class SlackNLP(BarrierNLP):
         self._eq_d = st.eq_d
         self._enforced_d = st.enforced_d
         self._lbg_d = xp.asarray(lbg)       # the relaxed equalities' |g - b|
+        if self.user_scaling is not None:
+            # IPOPT's unscaled dual infeasibility: grad_x L~ times dx, grad_s L~ times dc
+            dxf = np.ones(self.nx) if self.dx is None else self.dx[self.free]
+            self.dual_unscaling_d = xp.asarray(np.concatenate([dxf, dci]))
 
     def structure(self, key, build):
         """From the evaluator's :class:`~caspar_backend.structure_cache.StructureCache`
@@ -139,10 +161,16 @@ class SlackNLP(BarrierNLP):
     # ------------------------------------------------------------------ scaling
     def _compute_scaling(self, opts):
         """Once: df, dc (host NumPy) from the gradient and the Jacobian at x0; their
-        norms on the evaluator's device (:mod:`.scaling`)."""
+        norms on the evaluator's device (:mod:`.scaling`).  With user-scaling the user's
+        factors instead (none given: all ones)."""
         df = opts.obj_scaling_factor
         dc = np.ones(self.m)
-        if opts.nlp_scaling_method == "gradient-based":
+        us = self.user_scaling
+        if us is not None:
+            df *= us.obj
+            if us.g is not None:
+                dc = us.g.copy()
+        elif opts.nlp_scaling_method == "gradient-based":
             gmax, gmin = opts.nlp_scaling_max_gradient, opts.nlp_scaling_min_value
             x = self.x_full
             with self.counter.timed("grad"):
@@ -181,13 +209,19 @@ class SlackNLP(BarrierNLP):
         initializer evaluates d at the pushed x: :func:`~.initial.default_start`)."""
         xp = self.xp
         w = xp.zeros(self.nw)
-        w[:self.nx] = xp.asarray(np.asarray(x0, float)[self.free])
+        w[:self.nx] = xp.asarray(self.scaled_x(x0)[self.free])
         if self.ns and slacks:
             x = self.set_x(w)
             with self.counter.timed("cons"):
                 self.ev.cons(x, self._g)
             w[self.nx:] = self._dci_d * self._g[self._slack_d]
         return w
+
+    def scaled_x(self, x):
+        """The solver's x of the user's ``x`` (a new host vector (n,)): ``dx x`` with
+        user-scaled variables, else a copy."""
+        x = np.array(x, dtype=float)
+        return x if self.dx is None else x * self.dx
 
     # ------------------------------------------------------------------ evaluations
     def f(self, w):
@@ -402,7 +436,8 @@ class SlackNLP(BarrierNLP):
     def unscale(self, w, y, zL, zU, iL, iU):
         """Primal and CasADi-convention multipliers in the user's full space, as host
         NumPy arrays (the only device-to-host copy of vectors in a solve)."""
-        x = host(self.set_x(w)).copy()
+        xs = host(self.set_x(w)).copy()      # the solver's x (x~ with user scaling)
+        x = xs if self.dx is None else xs / self.dx
         y, zL, zU, iL, iU = (host(a) for a in (y, zL, zU, iL, iU))
         lam_g = y * self.dc / self.df
         zw = np.zeros(self.nw)
@@ -412,7 +447,7 @@ class SlackNLP(BarrierNLP):
         lam_x[self.free] = zw[:self.nx] / self.df
         if self.fixed.any():
             # multiplier of a fixed variable: minus its reduced gradient
-            xd = self.xp.asarray(x)
+            xd = self.xp.asarray(xs)
             with self.counter.timed("grad"):
                 self.ev.grad(xd, self._gradf)
             with self.counter.timed("jac"):
@@ -421,4 +456,6 @@ class SlackNLP(BarrierNLP):
             r = host(self._gradf).copy()
             np.add.at(r, jc, host(self._jv) * lam_g[jr])
             lam_x[self.fixed] = -r[self.fixed]
+        if self.dx is not None:        # z = dx z~ (dx = 1 on fixed variables)
+            lam_x *= self.dx
         return x, lam_g, lam_x

@@ -191,7 +191,9 @@ _ROWS = [
     # ---------------------------------------------------------------- scaling
     _o("nlp_scaling_method", str, "gradient-based", "Problem scaling: 'gradient-based' "
        "scales f and each g_i so their gradient max-norm at x0 is at most "
-       "nlp_scaling_max_gradient.", ("gradient-based", "none")),
+       "nlp_scaling_max_gradient; 'user-scaling' takes the user's factors of f, x and g "
+       "(Pyomo's 'scaling_factor' Suffix; solve_nlp's user_scaling); 'none' scales "
+       "nothing.", ("gradient-based", "user-scaling", "none")),
     _o("nlp_scaling_max_gradient", float, 100.0, "Target gradient max-norm of the scaling.",
        low=0.0, low_open=True),
     _o("nlp_scaling_min_value", float, 1e-8, "Smallest scaling factor.", low=0.0),

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..arrays import asum, errstate, fused, is_host, scalars
+from ..arrays import amax_abs, asum, errstate, fused, is_host, scalars
 from .iterate import BarrierParameter, Direction, Iterate
 from .structure import BoundStructure
 from .status import SolverStop
@@ -300,17 +300,23 @@ class BarrierQuantities:
     # ================================================================ errors
     def errors(self, mu=0.0):
         """At the current iterate: scaled (dual, constr, compl) max-norms, s_d, s_c, the
-        overall errors E0 and Emu, the unscaled constraint violation and max |w| (one
-        device-to-host transfer)."""
+        overall errors E0 and Emu, the unscaled constraint violation, max |w| and, where
+        the problem has :attr:`~.barrier_nlp.BarrierNLP.dual_unscaling_d`, the dual
+        infeasibility's norm in the user's space before 1/df (one device-to-host
+        transfer)."""
         xp, it, nlp = self.xp, self.it, self.nlp
         rd = self.lagrangian_gradient(it.gradf, it.jv, it.y, it.zL, it.zU)
         sL, sU = self.slacks(it.w)
         zL, zU = it.zL, it.zU
         nconstr, uviol = nlp.constr_viol_terms(it.w, it.h)
+        u = getattr(nlp, "dual_unscaling_d", None)
+        udual = [] if u is None else [amax_abs(xp, rd * u)]
         # slacks and bound multipliers are positive: |s z| = s z and |z| = z
-        (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, nconstr, *uconstr) = scalars(
+        (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, nconstr, *rest) = scalars(
             xp, *fused.call(xp, "optimality_norms", rd, it.h, it.y, it.w, sL, zL, sU, zU, mu),
-            nconstr, *([uviol] if uviol is not None else []))
+            nconstr, *udual, *([uviol] if uviol is not None else []))
+        udual = rest.pop(0) if udual else None
+        uconstr = rest
         compl = max(cLm, cUm)
         compl_mu = max(cLmu, cUmu)
         smax = 100.0
@@ -323,7 +329,7 @@ class BarrierQuantities:
         # barrier problem (curr_barrier_error)
         return dict(dual=dual, constr=constr, nlp_constr=nconstr, compl=compl,
                     compl_mu=compl_mu, sd=sd, sc=sc, wmax=wmax,
-                    uconstr=uconstr[0] if uconstr else None,
+                    uconstr=uconstr[0] if uconstr else None, udual=udual,
                     E0=max(dual / sd, nconstr, compl / sc),
                     Emu=max(dual / sd, constr, compl_mu / sc))
 
@@ -355,7 +361,8 @@ class BarrierQuantities:
         """The user's (unscaled) dual, constraint and complementarity errors of ``e``."""
         df = self.nlp.df
         constr = e["constr"] if e.get("uconstr") is None else e["uconstr"]
-        return dict(dual=e["dual"] / df, constr=constr, compl=e["compl"] / df)
+        dual = e["dual"] if e.get("udual") is None else e["udual"]
+        return dict(dual=dual / df, constr=constr, compl=e["compl"] / df)
 
     def primal_dual_error(self, mu, w=None, y=None, zL=None, zU=None, gradf=None, jv=None,
                           hv=None):
