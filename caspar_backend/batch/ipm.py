@@ -83,7 +83,6 @@ class LockstepIPM:
         self.filter = BatchFilter(xp, B)
         self.line_search = BatchLineSearch(self)
         self.delta_w_last = xp.zeros(B)
-        self.delta_c_used = xp.zeros(B, bool)
         self.acceptable_count = xp.zeros(B, np.int64)
         self.last_obj = xp.full(B, np.nan)
         self.fates = Fates(B, STATUS_NAMES)
@@ -148,7 +147,7 @@ class LockstepIPM:
         self.it = BatchIterate(*(move(a) for a in vars(self.it.take(rows)).values()))
         self.filter.keep(rows, move, xp)
         self.line_search.keep(rows, move, xp)
-        for name in ("mu", "tau", "delta_w_last", "delta_c_used", "acceptable_count",
+        for name in ("mu", "tau", "delta_w_last", "acceptable_count",
                      "last_obj", "needs_first_order"):
             setattr(self, name, move(getattr(self, name)[rows]))
         self.rows = self.rows[keep]
@@ -361,18 +360,21 @@ class LockstepIPM:
         return o.jacobian_regularization_value * self.mu ** o.jacobian_regularization_exponent
 
     def _factorize_with_inertia_correction(self):
-        """InertiaCorrector.regularize_and_factorize per instance (the paths that change
-        the static term or switch to a pivoting factorization leave the batch)."""
+        """InertiaCorrector.regularize_and_factorize per instance, for the instances whose
+        matrices are never singular: after the first iteration's (or any wrong
+        inertia's) matrix the single path's degeneracy test has both blocks not
+        degenerate, and a wrong inertia only raises delta_w (solver/perturbation.py).
+        An instance whose matrix is singular leaves the batch (the single path's
+        degeneracy test and stabler factorizations), as do those of the paths that
+        switch to a pivoting factorization."""
         o, xp, k = self.opts, self.xp, self.kkt
         run = self.running()
         k.delta_w.fill(0.0)
-        k.delta_c[...] = xp.where(self.delta_c_used, self._delta_c(), 0.0)
+        k.delta_c.fill(0.0)
         k.build()
-        ok, n_zero = k.factorize()
+        ok, singular = k.factorize()
         need = run & ~ok
-        # a zero pivot at delta_w = 0: the single path first tries stabler factorizations
-        # (a larger static term for the iteration)
-        self.leave(need & (n_zero > 0), "zero pivot at delta_w = 0 (stabler factorization)")
+        self.leave(need & singular, "singular KKT matrix (degeneracy test)")
         need &= self.running()
         if not bool(need.any()):
             return
@@ -382,24 +384,23 @@ class LockstepIPM:
                                                             o.perturb_dec_fact * dwl)), 0.0)
         while True:
             k.build()
-            ok, n_zero = k.factorize(xp.flatnonzero(need))
+            ok, singular = k.factorize(xp.flatnonzero(need))
             good = need & ok
             self.delta_w_last[...] = xp.where(good, k.delta_w, self.delta_w_last)
             need &= ~ok
             if not bool(need.any()):
                 return
-            zp = need & (n_zero > 0)
-            set_c = zp & (k.delta_c == 0.0)
-            k.delta_c[...] = xp.where(set_c, self._delta_c(), k.delta_c)
+            self.leave(need & singular, "singular KKT matrix (degeneracy test)")
+            need &= self.running()
             # where the single path may switch to a pivoting factorization (whether it
             # has one depends on N, the device and MKL): the instance leaves
-            switch = need & ~set_c & ((zp & (k.delta_w > 0.0))
-                                      | (k.delta_w > PIVOTING_SWITCH_DELTA_W))
+            switch = need & (k.delta_w > PIVOTING_SWITCH_DELTA_W)
             self.leave(switch, "pivoting switch of the inertia correction")
             need &= ~switch
+            dwl = self.delta_w_last
             k.delta_w[...] = xp.where(need, k.delta_w * xp.where(
-                self.delta_w_last == 0.0, o.perturb_inc_fact_first, o.perturb_inc_fact),
-                k.delta_w)
+                (dwl == 0.0) | (1e5 * dwl < k.delta_w), o.perturb_inc_fact_first,
+                o.perturb_inc_fact), k.delta_w)
             over = need & (k.delta_w > o.max_hessian_perturbation)
             self.leave(over, "no regularization gave the right inertia")
             need &= ~over

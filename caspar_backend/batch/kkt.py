@@ -182,11 +182,15 @@ class BatchAugmentedKKT:
     # ------------------------------------------------------------------ factor / solve
     def factorize(self, active=None):
         """Factorize the assembled values of the instances ``active`` (all when None);
-        returns ``(ok, n_zero)`` (B,) for every instance's current factors: ok = the
-        inertia is (nw, m, 0)."""
+        returns ``(ok, singular)`` (B,) for every instance's current factors: ok = the
+        inertia is (nw, m, 0); singular = a zero pivot or, where the factorization pivots
+        (exact inertia), fewer than m negative eigenvalues (InertiaCorrector._singular)."""
         n_pos, n_neg, n_zero = self.ldl.factorize(self.values, active)
         ok = (n_zero == 0) & (n_pos == self.nw) & (n_neg == self.m)
-        return ok, n_zero
+        singular = n_zero > 0
+        if self.ldl.pivots and self.m > 0:
+            singular = singular | (n_neg < self.m)
+        return ok, singular
 
     def solve(self, rhs_w, rhs_c, rows=None):
         """``(dw (B, nw), dy (B, m), ratio (B,), contraction (B,))``: each instance's

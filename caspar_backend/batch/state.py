@@ -119,7 +119,7 @@ EJECT_REASONS = (
     "",
     "invalid number at the starting point",
     "invalid number in a derivative",
-    "zero pivot at delta_w = 0 (stabler factorization)",
+    "singular KKT matrix (degeneracy test)",
     "pivoting switch of the inertia correction",
     "no regularization gave the right inertia",
     "iterative refinement fall-back",

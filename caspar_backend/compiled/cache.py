@@ -19,7 +19,7 @@ from ..version import __version__
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 #: modules whose constants the kernels import (compile-time constants in the machine code)
 CONSTANT_SOURCES = ("solver/linesearch.py", "solver/inertia.py",
-                    "kkt/augmented.py")
+                    "solver/perturbation.py", "kkt/augmented.py")
 
 
 def _sources_hash() -> str:

@@ -28,8 +28,9 @@ from .kernels.resume_state import (R_ACC_COUNT, R_ALPHA_DU, R_ALPHA_PR, R_CLEAN,
                                    R_COUNTS, R_D_NORM, R_DELTA_W, R_FILTER, R_FILTER_STATE,
                                    R_IC_STATE, R_ITER, R_LAST_OBJ, R_LS_STATE, R_MU,
                                    R_N_LS, R_START, R_TAG, R_TAU, R_WD_ACTIVE)
-from .kernels.slots import (IC_DC_USED, IC_DW_LAST, IC_EPS, IC_EPS_BEFORE_SLOW,
-                            IC_EPS_RESTORE, IC_SLOW_OFF, IC_STATE_SIZE)
+from .kernels.slots import (IC_DEGEN_ITERS, IC_DW_LAST, IC_EPS, IC_EPS_BEFORE_SLOW,
+                            IC_EPS_RESTORE, IC_HESS_DEG, IC_JAC_DEG, IC_SLOW_OFF,
+                            IC_STATE_SIZE, IC_TEST)
 
 _ITERATE = ("W", "Y", "ZL", "ZU", "F_CUR", "H", "GRAD_W", "JV", "RESUME")
 
@@ -79,7 +80,9 @@ def resume_point(lay, Fb, hist, start=None) -> ResumePoint | None:
         theta_max=float(ls[1]), last_mu=_optional(ls[2]), shortened=int(ls[3]),
         tiny_step=bool(int(ls[4]) & 1), tiny_last=bool(int(ls[4]) & 2),
         delta_w_last=float(st[IC_DW_LAST]),
-        delta_c_used=bool(st[IC_DC_USED] == 1.0), static_regularization=float(st[IC_EPS]),
+        degeneracy=tuple(int(st[k]) for k in (IC_HESS_DEG, IC_JAC_DEG, IC_DEGEN_ITERS,
+                                                IC_TEST)),
+        static_regularization=float(st[IC_EPS]),
         eps_restore=_optional(st[IC_EPS_RESTORE], 0.0),
         eps_before_slow=_optional(st[IC_EPS_BEFORE_SLOW], 0.0),
         slow_rule_off=bool(st[IC_SLOW_OFF] == 1.0), last_obj=_optional(R[R_LAST_OBJ]),
@@ -144,7 +147,7 @@ def write_state(lay, Fb, point: ResumePoint) -> None:
     st[IC_DW_LAST] = point.delta_w_last
     st[IC_EPS] = point.static_regularization
     st[IC_EPS_RESTORE] = -1.0 if point.eps_restore is None else point.eps_restore
-    st[IC_DC_USED] = 1.0 if point.delta_c_used else 0.0
+    st[IC_HESS_DEG], st[IC_JAC_DEG], st[IC_DEGEN_ITERS], st[IC_TEST] = point.degeneracy
     st[IC_EPS_BEFORE_SLOW] = -1.0 if point.eps_before_slow is None else point.eps_before_slow
     st[IC_SLOW_OFF] = 1.0 if point.slow_rule_off else 0.0
     ft = R[R_FILTER:]

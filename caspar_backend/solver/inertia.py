@@ -11,14 +11,19 @@ The Newton step solves the primal-dual system through a KKT system
 must have the inertia ``(nw, m, 0)``.  :class:`InertiaCorrector` runs Waechter &
 Biegler's Algorithm IC on it:
 
-1. factorize with ``delta_w = 0`` (``delta_c > 0`` from the start once the Jacobian was
-   found rank-deficient);
+1. factorize with ``delta_w = 0`` and ``delta_c = 0`` -- or with them from the start
+   where IPOPT's degeneracy test (:mod:`.perturbation`) found the Hessian or the Jacobian
+   structurally degenerate;
 2. a zero pivot: first a more stable factorization of the same K (a larger static term
-   for this iteration, the KKT system's ``increase_quality``), then ``delta_c =
-   jacobian_regularization_value mu^jacobian_regularization_exponent``;
-3. raise ``delta_w`` from ``max(min_hessian_perturbation, perturb_dec_fact
-   delta_w_last)`` (first: ``first_hessian_perturbation``) by ``perturb_inc_fact`` (first
-   time ``perturb_inc_fact_first``) until the inertia is right; above
+   for this iteration, the KKT system's ``increase_quality``); a singular K (a zero
+   pivot; with exact inertia also too few negative eigenvalues) then gets the
+   degeneracy test's perturbation: ``delta_c = jacobian_regularization_value
+   mu^jacobian_regularization_exponent`` and / or ``delta_w`` (for this matrix);
+3. a wrong inertia raises ``delta_w`` from ``max(min_hessian_perturbation,
+   perturb_dec_fact delta_w_last)`` (first: ``first_hessian_perturbation``) by
+   ``perturb_inc_fact`` (``perturb_inc_fact_first`` the first time, and again where
+   delta_w passed 1e5 delta_w_last) until the inertia is right, ``delta_c`` as the last
+   resort past ``max_hessian_perturbation`` (IPOPT's PDPerturbationHandler); above
    :data:`PIVOTING_SWITCH_DELTA_W` the unpivoted inertia is not trusted and the
    factorization switches to its pivoting mode where it has one (docs/pivoting-switch.md).
 
@@ -36,6 +41,7 @@ import time
 
 from ..arrays import scalars, synchronize
 from .iterate import BarrierParameter, StepInfo, Timers
+from .perturbation import CLEAR_C, SET_C, DegeneracyTest
 
 #: relative KKT residual (after refinement) above which a solve counts as failed
 #: (IPOPT's residual_ratio_singular role; caspar's ratio is ||K x - b||_inf / ||b||_inf)
@@ -52,16 +58,18 @@ SLOW_REFINEMENT_EPS_FLOOR = 1e-12
 
 class InertiaCorrector:
     """Final.  Owns the perturbation state of one interior-point run: ``delta_w_last``
-    (the last nonzero delta_w), whether delta_c is in use for good, and the static
-    regularization changes made for one iteration or for the rest of the solve."""
+    (the last nonzero delta_w), the degeneracy test (:mod:`.perturbation`), and the
+    static regularization changes made for one iteration or for the rest of the
+    solve."""
 
     def __init__(self, kkt, opts, m: int, barrier: BarrierParameter, timers: Timers,
                  info: StepInfo, xp):
         self.kkt, self.opts, self.m, self.barrier = kkt, opts, m, barrier
         self.timers, self.info, self.xp = timers, info, xp
         self.delta_w_last = 0.0
-        # delta_c from the first factorization on where the KKT system asks for it
-        self.delta_c_used = kkt.regularize_constraints_always
+        #: IPOPT's structural-degeneracy test (delta_c on every matrix where the KKT
+        #: system asks for it: the condensed one)
+        self.degeneracy = DegeneracyTest(always_cd=kkt.regularize_constraints_always)
         self.eps_restore = None     # static regularization to restore next iteration
         # the static term before a slow refinement lowered it (None: not lowered), and
         # whether lowering for slowness is off for the rest of the solve (it once led to
@@ -200,7 +208,7 @@ class InertiaCorrector:
                 pretended = True
                 ok = self.regularize_and_factorize(singular=True)
             elif k.inaccurate_solve_means_wrong_inertia:
-                ok = self._next_delta_w() and self._perturb_until_inertia()
+                ok = self._perturb_until_inertia(False)
             else:
                 break
             if not ok:
@@ -235,7 +243,7 @@ class InertiaCorrector:
             # Algorithm IC's schedule within one direction; without the inertia test its
             # loop stops at the first successful factorization (and records delta_w)
             self.delta_w_last = last
-            if not (self._next_delta_w() and self._perturb_until_inertia()):
+            if not self._perturb_until_inertia(False):
                 return None
             dw, dy = self.solve(rhs_w, rhs_c)
         return dw, dy
@@ -268,19 +276,20 @@ class InertiaCorrector:
 
     # ================================================================ Algorithm IC
     def regularize_and_factorize(self, singular=False) -> bool:
-        """IPOPT's inertia correction (Waechter & Biegler Algorithm IC).  ``singular``:
-        the unperturbed matrix is known to be singular; start perturbing at once."""
+        """IPOPT's inertia correction (Waechter & Biegler Algorithm IC with IPOPT's
+        degeneracy test, :mod:`.perturbation`) for a new matrix: delta_c from the start
+        where the Jacobian is degenerate, delta_w where the Hessian is.  ``singular``:
+        the current matrix is taken as singular (a refinement that failed at delta_w = 0,
+        IPOPT's pretend-singular): perturbed from where it is, not a new matrix."""
         k = self.kkt
-        k.delta_w, k.delta_c = 0.0, 0.0
-        if self.delta_c_used:
-            # the Jacobian was found degenerate before: regularize from the start
-            k.delta_c = self._delta_c()
-        self.info.delta_w = 0.0
         if singular:
-            ok, n_zero = False, 1
-        else:
-            fact, ok = self.factor()
-            n_zero = fact.n_zero
+            return self._perturb_until_inertia(True)
+        with_c, with_w = self.degeneracy.new_system()
+        k.delta_w, k.delta_c = 0.0, (self._delta_c() if with_c else 0.0)
+        self.info.delta_w = 0.0
+        if with_w and not self._next_delta_w():
+            return False
+        fact, ok = self.factor()
         # a zero pivot of a factorization without pivoting need not mean a singular K
         # (K may have the required inertia with a small eigenvalue): as IPOPT's linear
         # solver would pivot, first try more stable factorizations before perturbing K
@@ -288,26 +297,35 @@ class InertiaCorrector:
         # begin_iteration): kept for the rest of the solve it costs accuracy on badly
         # scaled problems
         eps = k.static_regularization
-        while not ok and not singular and n_zero > 0 and k.increase_quality():
+        while not ok and fact.n_zero > 0 and k.increase_quality():
             if self.eps_restore is None:
                 self.eps_restore = eps
             fact, ok = self.factor()
-            n_zero = fact.n_zero
         if ok:
-            return True
-        if n_zero > 0 and k.delta_c == 0.0 and self.m > 0:
-            k.delta_c = self._delta_c()
-            self.delta_c_used = True
-            fact, ok = self.factor()
-            if ok:
-                return True
-        self._next_delta_w()
-        return self._perturb_until_inertia()
+            return self._accepted()
+        return self._perturb_until_inertia(self._singular(fact))
+
+    def _singular(self, fact) -> bool:
+        """Whether a factorization counts as singular: a zero pivot, or (exact inertia:
+        the factorization pivots) fewer negative eigenvalues than K must have (IPOPT's
+        "too few negative eigenvalues": a rank-deficient Jacobian)."""
+        k = self.kkt
+        return fact.n_zero > 0 or (k.check_inertia and k.solver.pivots
+                                   and fact.n_neg < k.expected_inertia()[1])
+
+    def _accepted(self) -> bool:
+        k = self.kkt
+        if k.delta_w > 0.0:
+            self.delta_w_last = k.delta_w
+        self.info.delta_w = k.delta_w
+        return True
 
     def _next_delta_w(self) -> bool:
         """The next trial delta_w of Algorithm IC: the first one (from delta_w_last) when
         there is none yet, else the current one times kappa_w^+ (bar on the first
-        perturbation of the solve); False when it exceeds delta_w^max."""
+        perturbation of the solve, and again where delta_w has grown past 1e5 times the
+        last one: IPOPT's rule); False when it exceeds delta_w^max (delta_w_last then
+        forgotten, as IPOPT does)."""
         o, k = self.opts, self.kkt
         if k.delta_w == 0.0:
             if self.delta_w_last == 0.0:
@@ -315,34 +333,61 @@ class InertiaCorrector:
             else:
                 k.delta_w = max(o.min_hessian_perturbation,
                                 o.perturb_dec_fact * self.delta_w_last)
-            return True
-        k.delta_w *= o.perturb_inc_fact_first if self.delta_w_last == 0.0 \
-            else o.perturb_inc_fact
-        return k.delta_w <= o.max_hessian_perturbation
+        elif self.delta_w_last == 0.0 or 1e5 * self.delta_w_last < k.delta_w:
+            k.delta_w *= o.perturb_inc_fact_first
+        else:
+            k.delta_w *= o.perturb_inc_fact
+        if k.delta_w > o.max_hessian_perturbation:
+            self.delta_w_last = 0.0
+            return False
+        return True
 
-    def _perturb_until_inertia(self) -> bool:
-        """Factorize with the current delta_w, raising it until the inertia is right
-        (the loop of Algorithm IC); False when delta_w exceeds delta_w^max."""
+    def _perturb(self, singular: bool) -> bool:
+        """One step of the perturbation (IPOPT's PerturbForSingularity /
+        PerturbForWrongInertia) after a factorization that was ``singular`` or of the
+        wrong inertia; False when no perturbation is left."""
         k = self.kkt
+        if singular and self.m > 0:
+            c, raise_w = self.degeneracy.singular(k.delta_c > 0.0)
+            if c == SET_C:
+                k.delta_c = self._delta_c()
+            elif c == CLEAR_C:
+                k.delta_c = 0.0
+            return self._next_delta_w() if raise_w else True
+        self.degeneracy.wrong_inertia()
+        if self._next_delta_w():
+            return True
+        if k.delta_c != 0.0:
+            return False
+        # delta_w exhausted without delta_c: delta_c, and delta_w again from its start
+        k.delta_c = self._delta_c()
+        k.delta_w = 0.0
+        self.degeneracy.delta_w_exhausted()
+        return self._next_delta_w()
+
+    def _perturb_until_inertia(self, singular: bool) -> bool:
+        """Perturb after the current factorization (``singular`` or of the wrong inertia)
+        and factorize again until the inertia is right (the loop of Algorithm IC);
+        False when no perturbation is left."""
+        k = self.kkt
+        perturb = True
         while True:
+            if perturb and not self._perturb(singular):
+                return False
+            perturb = True
             fact, ok = self.factor()
             if ok:
-                self.delta_w_last = k.delta_w
-                self.info.delta_w = k.delta_w
-                return True
-            if fact.n_zero > 0 and k.delta_c == 0.0:
-                k.delta_c = self._delta_c()
-            elif fact.n_zero > 0 and k.delta_w > 0.0 and k.enable_pivoting():
+                return self._accepted()
+            if fact.n_zero > 0 and k.delta_w > 0.0 and k.enable_pivoting():
                 # with delta_w > 0 and delta_c > 0 an exact zero pivot is a numerical
                 # artefact (a delta_w below the factorization's resolution cancelled
                 # away), not a sign of missing curvature: raising delta_w would stall it
                 # at that floor; retry the same delta_w with a pivoting factorization
                 # (IPOPT's MUMPS pivots)
-                continue
+                perturb = False
             elif k.delta_w > PIVOTING_SWITCH_DELTA_W and k.enable_pivoting():
                 # the inertia of an unpivoted factorization is not to be trusted this
                 # far: Algorithm IC again from delta_w = 0 with exact inertia
                 k.delta_w = 0.0
-                continue
-            if not self._next_delta_w():
-                return False
+                perturb = False
+            singular = self._singular(fact)

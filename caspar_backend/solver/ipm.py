@@ -277,7 +277,7 @@ class InteriorPoint:
         ls.tiny_step, ls.tiny_last = point.tiny_step, point.tiny_last
         ic = self.inertia
         ic.delta_w_last = point.delta_w_last
-        ic.delta_c_used = point.delta_c_used
+        ic.degeneracy.set_state(point.degeneracy)
         ic.eps_restore = point.eps_restore
         ic.eps_before_slow = point.eps_before_slow
         ic.slow_rule_off = point.slow_rule_off

@@ -20,7 +20,7 @@ next, in the run's own terms:
   ``shortened`` (the watchdog's count of shortened steps; the watchdog itself is not
   running), ``tiny_step`` (the last step a flagged tiny step: IPOPT's tiny_step_flag),
   ``tiny_last`` (it was tiny with a small multiplier step: tiny_step_last_iteration_);
-* the inertia correction: ``delta_w_last``, ``delta_c_used``, ``static_regularization``,
+* the inertia correction: ``delta_w_last``, ``degeneracy``, ``static_regularization``,
   ``eps_restore``, ``eps_before_slow`` (None: none), ``slow_rule_off``;
 * the termination test: ``last_obj`` (the previous iteration's f, None at iteration 0),
   ``acceptable_count`` (acceptable iterates in a row before this one) and
@@ -82,7 +82,7 @@ class ResumePoint:
     tiny_step: bool
     tiny_last: bool
     delta_w_last: float
-    delta_c_used: bool
+    degeneracy: tuple
     static_regularization: float
     eps_restore: float | None
     eps_before_slow: float | None
@@ -161,7 +161,7 @@ def state_point(ipm) -> ResumePoint:
         filter_rejections=flt.filter_rejections, filter_resets=flt.n_resets,
         theta_min=ls.theta_min, theta_max=ls.theta_max, last_mu=ls.watchdog.last_mu,
         shortened=ls.watchdog.shortened, tiny_step=ls.tiny_step, tiny_last=ls.tiny_last,
-        delta_w_last=ic.delta_w_last, delta_c_used=ic.delta_c_used,
+        delta_w_last=ic.delta_w_last, degeneracy=ic.degeneracy.state(),
         static_regularization=ipm.kkt.static_regularization,
         eps_restore=ic.eps_restore, eps_before_slow=ic.eps_before_slow,
         slow_rule_off=ic.slow_rule_off, last_obj=ipm.termination.last_obj,

@@ -17,7 +17,7 @@ from tests.compiled.test_dispatch import _solve_both  # noqa: E402
 
 #: bank problems the kernels hand over after some iterations (restoration phases, a zero
 #: pivot the kernels leave to the general path)
-HANDED_OVER = ("hs007", "hs027", "restoration_to_local_infeasibility_wb",
+HANDED_OVER = ("hs027", "restoration_to_local_infeasibility_wb",
                "infeasible_disc_halfplane")
 
 
@@ -142,7 +142,7 @@ def hand_backs(monkeypatch):
 
 
 #: those the general path hands back after a restoration phase (print_level 0)
-HANDED_BACK = ("hs007", "hs027", "restoration_to_local_infeasibility_wb")
+HANDED_BACK = ("hs027", "restoration_to_local_infeasibility_wb")
 
 
 @pytest.mark.parametrize("name", HANDED_OVER)

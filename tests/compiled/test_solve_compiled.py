@@ -13,7 +13,9 @@ pytest.importorskip("casadi")
 from caspar_backend import from_casadi  # noqa: E402
 from caspar_backend.adapters.casadi.models import arm_ik, arm_targets  # noqa: E402
 from caspar_backend.compiled import solve_compiled, warmup  # noqa: E402
+from caspar_backend.compiled.kernels.state_fields import IC_HESS_DEG, IC_JAC_DEG  # noqa: E402
 from caspar_backend.errors import OptionError  # noqa: E402
+from caspar_backend.solver.perturbation import DEGENERATE, NOT_DEGENERATE  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
 
@@ -109,8 +111,9 @@ def _ic_state(problem):
 def test_zero_pivot_at_delta_w_zero_stays_compiled(ik):
     """A zero pivot at delta_w = 0 (a linear program's zero Hessian block; rows that
     repeat a constraint) takes the general path's steps in the kernels -- the static term
-    raised for the iteration, then delta_c for the rest of the solve -- with the same
-    iterates."""
+    raised for the iteration, then IPOPT's degeneracy test, which finds the Jacobian
+    degenerate after three iterations that needed delta_c (solver/perturbation.py) --
+    with the same iterates."""
     problem, d, bounds = _bank_problem("unbounded_linear")
     r = solve_compiled(problem, d["x0"], None, **bounds, print_level=0)
     _same(r, problem.solve(d["x0"], **bounds, print_level=0, compiled_path="no"))
@@ -128,7 +131,9 @@ def test_zero_pivot_at_delta_w_zero_stays_compiled(ik):
                                compiled_path="no", **kw))
         assert r.status == "Solve_Succeeded"
         assert abs(r.f - 1.0847199961708467) <= 1e-9      # IPOPT 3.14's optimum
-        assert _ic_state(problem)[4] == (1.0 if eps == 0.0 else 0.0)
+        st = _ic_state(problem)
+        assert st[IC_JAC_DEG] == (DEGENERATE if eps == 0.0 else NOT_DEGENERATE)
+        assert st[IC_HESS_DEG] == NOT_DEGENERATE
 
 
 @pytest.mark.parametrize("case", ["case89_pegase", "case197_snem"])

@@ -4,6 +4,9 @@ since Numba compiles a global's value into the machine code)."""
 from ...kkt.augmented import AugmentedKKT
 from ...solver.inertia import (PIVOTING_SWITCH_DELTA_W, RESIDUAL_RATIO_SINGULAR,  # noqa: F401
                                SLOW_REFINEMENT_EPS_FLOOR)
+from ...solver.perturbation import (DEGEN_ITERS_MAX, DEGENERATE, NO_TEST,  # noqa: F401
+                                    NOT_DEGENERATE, NOT_YET_DETERMINED, TEST_C, TEST_CW,
+                                    TEST_NONE, TEST_W)
 from ...solver.linesearch import (ALPHA_MIN_FRAC, DELTA, ETA_PHI, G_PHI, G_THETA,  # noqa: F401
                                   S_PHI, S_THETA, TINY_STEP_MAX_THETA)
 

@@ -4,14 +4,15 @@ correction).
 """
 import math
 
-from .constants import (PIVOTING_SWITCH_DELTA_W,
+from .constants import (DEGENERATE, NO_TEST, NOT_YET_DETERMINED, PIVOTING_SWITCH_DELTA_W,
                         RESIDUAL_RATIO_SINGULAR, SLOW_REFINEMENT_EPS_FLOOR,
                         STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MAX,
-                        STATIC_REGULARIZATION_MIN)
+                        STATIC_REGULARIZATION_MIN, TEST_NONE)
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
 from .bunch_kaufman import bk_factor, bk_solve
+from .perturbation import _deg_finalize, _deg_singular, _next_delta_w
 from .qdldl import ldl_factor, ldl_solve
 
 
@@ -222,36 +223,47 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
 @kernel
 def _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     """Build K with these terms and factorize it: whether its inertia is (nw, m, 0),
-    and its number of zero pivots."""
+    its numbers of zero pivots and of negative eigenvalues."""
     SI = _i(Ib, IO, I_SIZES)
     kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
     npos, nneg, nzero = k_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
-    return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero
+    return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero, nneg
 
 
 @kernel
 def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
     """InertiaCorrector.regularize_and_factorize (solver/inertia.py) for the kernels'
-    paths, with the state ``st`` (slot F_IC_STATE, entries IC_* of :mod:`.slots`);
-    returns 0 or -reason (batch/state.py's EJECT_REASONS: the pivoting switch, no
-    regularization).  The factorization's delta_w and delta_c are left in st[IC_DW],
-    st[IC_DC].
+    paths, with the state ``st`` (slot F_IC_STATE, entries IC_* of :mod:`.slots`, the
+    degeneracy test's as solver/perturbation.py's DegeneracyTest); returns 0 or -reason
+    (batch/state.py's EJECT_REASONS: the pivoting switch, no regularization).  The
+    factorization's delta_w and delta_c are left in st[IC_DW], st[IC_DC].
 
-    A zero pivot at delta_w = 0 first raises eps tenfold (up to
+    A new matrix: delta_c from the start where the Jacobian is degenerate, delta_w where
+    the Hessian is.  A zero pivot of the first factorization raises eps tenfold (up to
     STATIC_REGULARIZATION_MAX) for this iteration while the pivot stays zero (the eps
-    before it kept in st[IC_EPS_RESTORE] for the next iteration); still zero, delta_c
-    for the rest of the solve; then delta_w as Algorithm IC."""
+    before it kept in st[IC_EPS_RESTORE] for the next iteration); then the perturbations
+    of the degeneracy test and Algorithm IC."""
     SI = _i(Ib, IO, I_SIZES)
     m = SI[SZ_M]
-    st[IC_DW] = 0.0
+    dense = SI[SZ_DENSE_BK] != 0
     eps = st[IC_EPS]
-    delta_w = 0.0
-    delta_c = 0.0
     dc = O[OPT_JACOBIAN_REGULARIZATION_VALUE] * mu ** O[OPT_JACOBIAN_REGULARIZATION_EXPONENT]
-    if st[IC_DC_USED] != 0.0:
-        delta_c = dc
+    # DegeneracyTest.new_system
+    _deg_finalize(st)
+    if st[IC_HESS_DEG] == NOT_YET_DETERMINED or st[IC_JAC_DEG] == NOT_YET_DETERMINED:
+        st[IC_TEST] = TEST_NONE
+    else:
+        st[IC_TEST] = NO_TEST
+    delta_c = dc if st[IC_JAC_DEG] == DEGENERATE else 0.0
+    delta_w = 0.0
+    if st[IC_HESS_DEG] == DEGENERATE:
+        delta_w, good = _next_delta_w(O, st, delta_w)
+        if not good:
+            return -5
+    st[IC_DW] = delta_w
     st[IC_DC] = delta_c
-    ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+    ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
+                                      delta_c)
     # a zero pivot of a factorization without pivoting need not mean a singular K: a
     # larger static term for this iteration first (AugmentedKKT.increase_quality)
     while (not ok) and nzero > 0 and 0.0 < eps < STATIC_REGULARIZATION_MAX:
@@ -259,41 +271,52 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
             st[IC_EPS_RESTORE] = eps
         eps = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
         st[IC_EPS] = eps
-        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
-    if ok:
-        return 0
-    if nzero > 0 and delta_c == 0.0 and m > 0:
-        delta_c = dc
-        st[IC_DC] = delta_c
-        st[IC_DC_USED] = 1.0
-        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
-        if ok:
-            return 0
-    dwl = st[IC_DW_LAST]
-    if dwl == 0.0:
-        delta_w = O[OPT_FIRST_HESSIAN_PERTURBATION]
-    else:
-        delta_w = max(O[OPT_MIN_HESSIAN_PERTURBATION], O[OPT_PERTURB_DEC_FACT] * dwl)
-    while True:
-        ok, nzero = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
-        if ok:
-            st[IC_DW_LAST] = delta_w
-            st[IC_DW] = delta_w
-            st[IC_DC] = delta_c
-            return 0
+        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
+                                          delta_c)
+    while not ok:
         zp = nzero > 0
-        set_c = zp and delta_c == 0.0
-        if set_c:
-            delta_c = dc
-        # where the general path may switch to its factorization's pivoting mode: hand
-        # over whatever N (whether that mode exists depends on N and on MKL being
-        # installed, which a cached kernel cannot know; without it the general path
-        # goes on as below, and the hand-over costs only the restart)
-        if (not set_c) and ((zp and delta_w > 0.0) or delta_w > PIVOTING_SWITCH_DELTA_W):
+        # where the general path may switch to its factorization's pivoting mode (not a
+        # small K's, which pivots already): hand over whatever N (whether that mode
+        # exists depends on N and on MKL being installed, which a cached kernel cannot
+        # know; without it the general path goes on as below, and the hand-over costs
+        # only the restart)
+        if (not dense) and ((zp and delta_w > 0.0 and delta_c > 0.0)
+                            or (delta_w > PIVOTING_SWITCH_DELTA_W
+                                and not (zp and delta_c == 0.0))):
             return -4
-        delta_w = delta_w * (O[OPT_PERTURB_INC_FACT_FIRST] if st[IC_DW_LAST] == 0.0 else O[OPT_PERTURB_INC_FACT])
-        if delta_w > O[OPT_MAX_HESSIAN_PERTURBATION]:
-            return -5
+        # InertiaCorrector._perturb: singular (a zero pivot, or with exact inertia too
+        # few negative eigenvalues), else a wrong inertia
+        if (zp or (dense and nneg < m)) and m > 0:
+            c, raise_w = _deg_singular(st, delta_c > 0.0)
+            if c == 1:
+                delta_c = dc
+            elif c == -1:
+                delta_c = 0.0
+            if raise_w:
+                delta_w, good = _next_delta_w(O, st, delta_w)
+                if not good:
+                    return -5
+        else:
+            _deg_finalize(st)
+            delta_w, good = _next_delta_w(O, st, delta_w)
+            if not good:
+                if delta_c != 0.0:
+                    return -5
+                # delta_w exhausted without delta_c: delta_c, delta_w again from its start
+                delta_c = dc
+                st[IC_TEST] = NO_TEST
+                if st[IC_HESS_DEG] == DEGENERATE:
+                    st[IC_HESS_DEG] = NOT_YET_DETERMINED
+                delta_w, good = _next_delta_w(O, st, 0.0)
+                if not good:
+                    return -5
+        st[IC_DW] = delta_w
+        st[IC_DC] = delta_c
+        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
+                                          delta_c)
+    if delta_w > 0.0:
+        st[IC_DW_LAST] = delta_w
+    return 0
 
 
 @kernel
@@ -311,7 +334,8 @@ def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
     if eps <= STATIC_REGULARIZATION_MIN:
         return False
     st[IC_EPS] = max(eps / STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MIN)
-    ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, st[IC_EPS], st[IC_DW], st[IC_DC])
+    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, st[IC_EPS], st[IC_DW],
+                               st[IC_DC])
     if ok:
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw2, dy2)
         if ratio <= RESIDUAL_RATIO_SINGULAR and (max_contraction < 0.0 or rho <= max_contraction):
@@ -423,7 +447,7 @@ def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y, eps, li
     y = _f(Fb, FO, F_DY)
     for i in range(m):
         y[i] = 0.0
-    ok, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, 1.0, 0.0)
+    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, 1.0, 0.0)
     if ok:
         kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
     ymax = amax_abs(y, m)

@@ -31,10 +31,10 @@ R_FILTER_STATE = 19     # the filter's counters (3): rejected_by_filter,
 R_LS_STATE = 22         # slot F_LS_STATE (5): theta_min, theta_max, last mu,
                         # shortened steps, tiny step [line_search, its watchdog]
 R_IC_STATE = 27         # slot F_IC_STATE (IC_STATE_SIZE) [inertia]
-R_START = 35            # input: 1 makes the next solve start from this state (a general
-                        # path handing the solve back), instead of from x0
-R_FILTER = 36           # slot F_FILTER: [theta_1..theta_K, phi_1..phi_K], inf: empty
-RESUME_FIXED_SIZE = 36
+R_START = R_IC_STATE + IC_STATE_SIZE   # input: 1 makes the next solve start from this
+                        # state (a general path handing the solve back), instead of from x0
+R_FILTER = R_START + 1  # slot F_FILTER: [theta_1..theta_K, phi_1..phi_K], inf: empty
+RESUME_FIXED_SIZE = R_FILTER
 
 
 @kernel
