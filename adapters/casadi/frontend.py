@@ -340,11 +340,13 @@ class NlpsolCore:
         # evaluates the generated Hessian, so such a solve takes the general path
         user_hessian = self.uses_hess_lag()
         evaluators = []
+        tallies = []        # the iteration callback's calls and seconds
 
         def general(resume=None, started=None):
             if self.iteration is not None:
                 opts["iteration_callback"] = self.iteration.solver_hook(
                     opts.get("iteration_callback"), pr.model.sense, self.simple, merged, p)
+                tallies.append(opts["iteration_callback"].tally)
             if not evaluators:
                 ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
                       else self.host_evaluator(p))
@@ -370,8 +372,9 @@ class NlpsolCore:
         f = float(res.f) * pr.model.sense
         out = self._finish(res, p, (s_lbx, s_ubx, s_lbg, s_ubg), merged)
         wall, proc = time.perf_counter() - t_wall, time.process_time() - t_proc
-        (record or self.record)(functools.partial(solve_stats, res, wall, proc,
-                                                  self.compile_time, self.device))
+        (record or self.record)(functools.partial(
+            solve_stats, res, wall, proc, self.compile_time, self.device,
+            tuple(tallies[-1]) if tallies else None))
         if self.front["print_time"]:
             print_time(self.name, res, wall, proc)
         if self.front["error_on_fail"] and not res.success:

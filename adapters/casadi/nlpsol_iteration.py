@@ -31,6 +31,7 @@ there with ``User_Requested_Stop`` -- the order IPOPT keeps.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from typing import Callable, final
 
@@ -97,14 +98,26 @@ class IterationCallback:
     def hook(self, iterate: Callable) -> Callable:
         """The solver hook: ``hook(ipm)`` calls the Function with ``iterate(ipm)`` (a
         dict of the nlpsol outputs but ``lam_p``, numeric) at the iterations the step
-        selects and asks the solver to stop as the module doc says."""
+        selects and asks the solver to stop as the module doc says.  Its attribute
+        ``tally``: ``[calls, wall seconds, process seconds]`` of the Function's calls."""
+
+        tally = [0, 0.0, 0.0]      # calls, wall and process seconds (casadi's stats)
 
         def call(ipm) -> None:
             if ipm.sh.iter % self.step:
                 return
-            if self.stops(iterate(ipm)):
+            values = iterate(ipm)
+            t, p = time.perf_counter(), time.process_time()
+            try:
+                stop = self.stops(values)
+            finally:
+                tally[0] += 1
+                tally[1] += time.perf_counter() - t
+                tally[2] += time.process_time() - p
+            if stop:
                 ipm.sh.interrupted = True
 
+        call.tally = tally
         return call
 
     def solver_hook(self, inner, sense, simple, merged, p) -> Callable:
@@ -131,6 +144,7 @@ class IterationCallback:
             inner(ipm)
             user(ipm)
 
+        both.tally = user.tally
         return both
 
     def stops(self, values: dict) -> bool:

@@ -3,8 +3,12 @@ solve's statistics, for one solve and for a batch of them.
 
 One solve (:func:`solve_stats`): casadi's Nlpsol/IPOPT keys ``return_status``,
 ``success``, ``unified_return_status``, ``iter_count``, ``t_wall_total``,
-``t_proc_total``, ``n_call_nlp_*``, ``iterations`` (per-iteration lists) and, under
-``'caspar'``, caspar's own detail.
+``t_proc_total``, ``n_call_<f>``, ``t_wall_<f>`` and ``t_proc_<f>`` for casadi's
+functions ``nlp_f``, ``nlp_g``, ``nlp_grad_f``, ``nlp_jac_g``, ``nlp_hess_l``,
+``nlp_grad`` and ``callback_fun`` (the seconds of caspar's own evaluations of each kind;
+NaN where the compiled interior point evaluated them inside its kernels, which do not
+time them one by one; 0 for a function not called), ``iterations`` (per-iteration
+lists) and, under ``'caspar'``, caspar's own detail.
 
 A batch of B instances solved in one call (:func:`batch_stats`; the B-column calls and
 ``map(B)`` of :mod:`.nlpsol_batch`): casadi evaluates a B-column call column by column,
@@ -71,9 +75,17 @@ class LastStats:
         return self._stats
 
 
-def solve_stats(res, wall: float, proc: float, compile_time: float, device: str) -> dict:
+#: casadi's nlpsol function name -> caspar's evaluation kind (EvalCounter's)
+NLP_FUNCTIONS = (("nlp_f", "obj"), ("nlp_g", "cons"), ("nlp_grad_f", "grad"),
+                 ("nlp_jac_g", "jac"), ("nlp_hess_l", "hess"))
+
+
+def solve_stats(res, wall: float, proc: float, compile_time: float, device: str,
+                callback=None) -> dict:
     """The statistics of one solve (``res`` a
-    :class:`~caspar_backend.solver.result.SolveResult`); see the module doc."""
+    :class:`~caspar_backend.solver.result.SolveResult`; ``callback``: the user's
+    iteration callback's ``(calls, wall seconds, process seconds)``, or None); see the
+    module doc."""
     c = res.counts
     hist = list(res.history)
     st = {
@@ -113,6 +125,18 @@ def solve_stats(res, wall: float, proc: float, compile_time: float, device: str)
     }
     if res.timings:
         st["t_wall_nlp_eval"] = float(res.timings.get("function_evaluations", 0.0))
+    for name, kind in NLP_FUNCTIONS:
+        if st[f"n_call_{name}"] == 0:
+            wall_s = proc_s = 0.0
+        else:       # (NaN: evaluated inside the compiled kernels, not timed there)
+            wall_s, proc_s = res.eval_seconds.get(kind, (float("nan"), float("nan")))
+        st[f"t_wall_{name}"], st[f"t_proc_{name}"] = float(wall_s), float(proc_s)
+    # casadi's nlp_grad (the Lagrangian's gradient for the final multipliers): caspar
+    # computes those in its solve, without the Function
+    st["n_call_nlp_grad"], st["t_wall_nlp_grad"], st["t_proc_nlp_grad"] = 0, 0.0, 0.0
+    calls, cb_wall, cb_proc = callback if callback is not None else (0, 0.0, 0.0)
+    st["n_call_callback_fun"] = int(calls)
+    st["t_wall_callback_fun"], st["t_proc_callback_fun"] = float(cb_wall), float(cb_proc)
     return st
 
 

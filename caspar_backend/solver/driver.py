@@ -327,6 +327,7 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
     res = SolveResult(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
                       iterations=sh.iter, message=message, timings=timings,
                       counts=dict(counter.counts), history=sh.history, final_errors=fe,
+                      eval_seconds={k: tuple(v) for k, v in counter.by_kind.items()},
                       extra=extra)
     if stream is not None:
         summary(stream, res, fe.get("scaled", {}), fe.get("unscaled", {}), counter.counts,

@@ -26,6 +26,8 @@ class EvalCounter:
     def __init__(self, xp=np, sync: bool = True):
         self.counts = dict(obj=0, grad=0, cons=0, jac=0, hess=0)
         self.seconds = 0.0
+        #: kind -> [wall seconds, process seconds] of its timed calls
+        self.by_kind = {k: [0.0, 0.0] for k in self.counts}
         self.xp = xp
         self.sync = bool(sync) and xp is not np
         self._timers = {}
@@ -48,17 +50,23 @@ class _Timed:
     """Final.  :meth:`EvalCounter.timed`'s context manager for one kind (not
     reentrant: evaluations do not nest)."""
 
-    __slots__ = ("counter", "kind", "t")
+    __slots__ = ("counter", "kind", "t", "p", "acc")
 
     def __init__(self, counter: EvalCounter, kind: str):
-        self.counter, self.kind, self.t = counter, kind, 0.0
+        self.counter, self.kind, self.t, self.p = counter, kind, 0.0, 0.0
+        self.acc = counter.by_kind.setdefault(kind, [0.0, 0.0])
 
     def __enter__(self):
         self.counter.counts[self.kind] += 1
+        self.p = time.process_time()
         self.t = time.perf_counter()
 
     def __exit__(self, *a):
         c = self.counter
         if c.sync:
             synchronize(c.xp)
-        c.seconds += time.perf_counter() - self.t
+        dt = time.perf_counter() - self.t
+        c.seconds += dt
+        acc = self.acc
+        acc[0] += dt
+        acc[1] += time.process_time() - self.p

@@ -58,6 +58,9 @@ class SolveResult:
     history: list = field(default_factory=list)
     final_errors: dict = field(default_factory=dict)
     extra: Any = None
+    #: evaluation kind -> (wall seconds, process seconds) of its calls, where measured
+    #: (the general path; the compiled path evaluates inside its kernels: empty)
+    eval_seconds: dict = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
