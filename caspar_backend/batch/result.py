@@ -87,7 +87,7 @@ class BatchResult:
 
 #: SolveResult's fields; those a batch instance leaves at their (empty) defaults
 _FIELDS = frozenset(f.name for f in fields(SolveResult))
-_EMPTY = ("timings", "counts", "history", "final_errors")
+_EMPTY = ("timings", "counts", "history", "final_errors", "eval_seconds")
 assert _FIELDS == {"x", "f", "g", "lam_g", "lam_x", "status", "iterations", "message",
                    "extra", *_EMPTY} and not hasattr(SolveResult, "__post_init__")
 
@@ -95,11 +95,12 @@ assert _FIELDS == {"x", "f", "g", "lam_g", "lam_x", "status", "iterations", "mes
 def _solve_result(f, iterations, x, g, lam_g, lam_x, status, message, path, reason):
     """``SolveResult(x=x, f=f, ..., extra=dict(path=path, reason=reason))``, equal to the
     constructor's, in a fifth of its time: the frozen dataclass's ``__init__`` sets each
-    of 13 fields through ``object.__setattr__`` (~6 us, paid per answer by a service);
+    of 14 fields through ``object.__setattr__`` (~6 us, paid per answer by a service);
     here the instance's ``__dict__`` is filled at once (the assert above: no other field,
     no ``__post_init__``)."""
     r = object.__new__(SolveResult)
     r.__dict__.update(x=x, f=f, g=g, lam_g=lam_g, lam_x=lam_x, status=status,
                       iterations=iterations, message=message, timings={}, counts={},
-                      history=[], final_errors={}, extra=dict(path=path, reason=reason))
+                      history=[], final_errors={}, eval_seconds={},
+                      extra=dict(path=path, reason=reason))
     return r

@@ -13,6 +13,7 @@ import pytest
 ca = pytest.importorskip("casadi")
 
 from caspar_backend.casadi import nlpsol  # noqa: E402
+from tests.support.casadi_callbacks import Recorder  # noqa: E402
 
 
 def _nlp():
@@ -43,37 +44,9 @@ def test_every_key_of_ipopts_stats(compiled):
     assert st["n_call_nlp_grad"] == 0 and st["n_call_callback_fun"] == 0
 
 
-class _Callback(ca.Callback):
-    """Returns 0 (go on) at every call."""
-
-    def __init__(self):
-        ca.Callback.__init__(self)
-        self.construct("cb", {})
-
-    def get_n_in(self):
-        return ca.nlpsol_n_out()
-
-    def get_n_out(self):
-        return 1
-
-    def get_name_in(self, i):
-        return ca.nlpsol_out(i)
-
-    def get_sparsity_in(self, i):
-        name = ca.nlpsol_out(i)
-        if name in ("x", "lam_x"):
-            return ca.Sparsity.dense(2)
-        if name in ("f", "g", "lam_g"):
-            return ca.Sparsity.dense(1)
-        return ca.Sparsity(0, 0)
-
-    def eval(self, arg):
-        return [0]
-
-
 def test_iteration_callback_counted_as_ipopts():
     nlp, args = _nlp()
-    cb = _Callback()
+    cb = Recorder(2, 1, 0, lam_p=False)
     ref = ca.nlpsol("I", "ipopt", nlp, {"print_time": 0, "iteration_callback": cb,
                                         "ipopt": {"print_level": 0, "sb": "yes"}})
     ref(**args)
