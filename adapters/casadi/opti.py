@@ -63,13 +63,18 @@ _FAILED = ("Solver failed. You may use opti.debug.value to investigate the lates
            "of variables. return_status is '{}'")
 
 
+#: casadi's own Opti, kept: a script may put caspar's Opti in its place
+#: (``casadi.Opti = Opti``), and the methods below must still reach casadi's
+_CASADI_OPTI = ca.Opti
+
+
 @final
-class Opti(ca.Opti):
+class Opti(_CASADI_OPTI):
     """``casadi.Opti`` whose ``solver('caspar', plugin_opts, solver_opts)`` selects
     caspar (final).  Every other solver name is casadi's own path."""
 
     def __init__(self, *args):
-        ca.Opti.__init__(self, *args)
+        _CASADI_OPTI.__init__(self, *args)
         self._caspar_opts = None     # nlpsol options while 'caspar' is selected
         self._fn = None              # the compiled NlpsolFunction
         self._fn_key = None          # (x, p, f, g, callback) it was compiled for
@@ -80,7 +85,7 @@ class Opti(ca.Opti):
     def callback(self, *args):
         """casadi's ``callback(fn)``: ``fn(i)`` after each iteration, with the iterate
         stored so that ``opti.debug.value`` reads it; ``callback()`` removes it."""
-        ca.Opti.callback(self, *args)       # casadi's own solvers keep working
+        _CASADI_OPTI.callback(self, *args)       # casadi's own solvers keep working
         self._user_callback = args[0] if args else None
 
     # ------------------------------------------------------------ selection
@@ -92,7 +97,7 @@ class Opti(ca.Opti):
         if name != "caspar":
             self._caspar_opts = None
             self._fn = None
-            return ca.Opti.solver(self, name, plugin_options, solver_options)
+            return _CASADI_OPTI.solver(self, name, plugin_options, solver_options)
         opts = dict(plugin_options)
         opts["caspar"] = {**dict(opts.get("caspar") or {}), **solver_options}
         validate_options(opts)
@@ -106,12 +111,12 @@ class Opti(ca.Opti):
     # ------------------------------------------------------------ solve
     def solve(self):
         if not self.uses_caspar:
-            return ca.Opti.solve(self)
+            return _CASADI_OPTI.solve(self)
         return self._solve(accept_limit=False)
 
     def solve_limited(self):
         if not self.uses_caspar:
-            return ca.Opti.solve_limited(self)
+            return _CASADI_OPTI.solve_limited(self)
         return self._solve(accept_limit=True)
 
     def _solve(self, accept_limit: bool) -> "OptiSol":
@@ -129,7 +134,7 @@ class Opti(ca.Opti):
                                and st["unified_return_status"] == "SOLVER_RET_LIMITED")
         if not ok:
             raise NlpsolFailure(_FAILED.format(st["return_status"]))
-        return OptiSol(ca.Opti.copy(self), st)
+        return OptiSol(_CASADI_OPTI.copy(self), st)
 
     def _function(self, adv):
         """The caspar nlpsol Function for the baked problem (compiled again only when
@@ -164,7 +169,7 @@ class Opti(ca.Opti):
     # ------------------------------------------------------------ results
     def stats(self):
         if not self.uses_caspar:
-            return ca.Opti.stats(self)
+            return _CASADI_OPTI.stats(self)
         ca.OptiAdvanced(self).assert_solved()
         if self._stats is None:
             raise RuntimeError("No stats available: the caspar solver has not run.")
@@ -172,24 +177,24 @@ class Opti(ca.Opti):
 
     def return_status(self):
         if not self.uses_caspar:
-            return ca.Opti.return_status(self)
+            return _CASADI_OPTI.return_status(self)
         return self._stats["return_status"] if self._stats else "unknown"
 
     @property
     def debug(self):
         if not self.uses_caspar:
-            return ca.Opti.debug.fget(self)
-        return OptiDebug(ca.Opti.copy(self), self._stats)
+            return _CASADI_OPTI.debug.fget(self)
+        return OptiDebug(_CASADI_OPTI.copy(self), self._stats)
 
     @property
     def advanced(self):
         if not self.uses_caspar:
-            return ca.Opti.advanced.fget(self)
-        return OptiDebug(ca.Opti.copy(self), self._stats)
+            return _CASADI_OPTI.advanced.fget(self)
+        return OptiDebug(_CASADI_OPTI.copy(self), self._stats)
 
     def copy(self):
         other = Opti.__new__(Opti)
-        ca.Opti.__init__(other, ca.Opti.copy(self))   # shares the fresh deep copy
+        _CASADI_OPTI.__init__(other, _CASADI_OPTI.copy(self))   # shares the fresh deep copy
         other._caspar_opts = None if self._caspar_opts is None else dict(self._caspar_opts)
         other._stats = self._stats
         other._user_callback, other._iteration = self._user_callback, None
@@ -204,7 +209,7 @@ class Opti(ca.Opti):
         them), with the caspar solver inside (casadi's construction, in Python)."""
         rest = [a for a in (name_in, name_out) if a is not None]
         if not self.uses_caspar:
-            return ca.Opti.to_function(self, name, args, res, *rest,
+            return _CASADI_OPTI.to_function(self, name, args, res, *rest,
                                        *([opts] if opts is not None else []))
         adv = ca.OptiAdvanced(self)
         fn = self._function(adv)

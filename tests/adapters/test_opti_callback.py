@@ -50,3 +50,21 @@ def test_callback_removed_and_restarted():
     restart = idx.index(0, 1)
     assert idx[:restart] == list(range(restart)) and idx[restart:] == list(
         range(len(idx) - restart))
+
+
+def test_casadi_opti_replaced_by_caspars(monkeypatch):
+    """A script may put caspar's Opti in casadi's place (``casadi.Opti = Opti``) and keep
+    its ``casadi.Opti()`` calls: caspar's methods still reach casadi's own (they recursed
+    into themselves through the patched name)."""
+    from caspar_backend.casadi import Opti
+
+    monkeypatch.setattr(ca, "Opti", Opti)
+    opti = ca.Opti()
+    x = opti.variable()
+    opti.minimize((x - 2) ** 2)
+    opti.subject_to(x >= 3)
+    opti.solver("caspar", {"print_time": False}, {"print_level": 0})
+    sol = opti.solve()
+    assert abs(sol.value(x) - 3) < 1e-7 and sol.stats()["return_status"] == "Solve_Succeeded"
+    opti.solver("ipopt", {"print_time": False}, {"print_level": 0, "sb": "yes"})
+    assert abs(opti.solve().value(x) - 3) < 1e-7
