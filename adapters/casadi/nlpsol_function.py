@@ -120,6 +120,17 @@ class NlpsolFunction(ca.Function):
         casadi)."""
         return self._sink.stats()
 
+    def generate_dependencies(self, *args, **kwargs):
+        """casadi's ipopt writes its NLP's functions as C code here, for a solver of the
+        compiled library (``nlpsol(name, 'ipopt', './nlp.so')``); caspar's solver runs its
+        own compiled problem, which such a library cannot give it: a clear error instead
+        of casadi's "not defined for MXFunction"."""
+        raise RuntimeError(
+            f"nlpsol '{self.name()}' (caspar): generate_dependencies is not available -- "
+            "caspar compiles the NLP itself, and a solver built from a compiled C library "
+            "('./nlp.so') takes IPOPT; for that code path use casadi.nlpsol(name, 'ipopt', "
+            "nlp).generate_dependencies(...)")
+
     @property
     def problem(self):
         """The compiled :class:`~caspar_backend.problem.Problem`."""

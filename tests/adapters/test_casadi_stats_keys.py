@@ -2,7 +2,7 @@
 solve (a script written for IPOPT reads ``t_wall_nlp_f`` or ``n_call_callback_fun``),
 with the same types; the per-function seconds are caspar's own evaluations' where the
 general path ran (NaN inside the compiled kernels), and the iteration callback is
-counted as IPOPT's."""
+counted as IPOPT's; casadi's code-generation entry says what to do instead."""
 
 from __future__ import annotations
 
@@ -57,3 +57,13 @@ def test_iteration_callback_counted_as_ipopts():
     assert st["iter_count"] == sti["iter_count"]
     assert st["n_call_callback_fun"] == sti["n_call_callback_fun"] > 0
     assert st["t_wall_callback_fun"] > 0
+
+
+def test_generate_dependencies_says_what_to_do_instead():
+    """CasADi's nlp_codegen example calls ``solver.generate_dependencies('nlp.c')`` to
+    compile the NLP for ``nlpsol(..., 'ipopt', './nlp.so')``: caspar's solver says that
+    path is IPOPT's (casadi's own message named an MXFunction)."""
+    nlp, _ = _nlp()
+    S = nlpsol("S", "caspar", nlp)
+    with pytest.raises(RuntimeError, match="generate_dependencies is not available.*ipopt"):
+        S.generate_dependencies("nlp.c")
