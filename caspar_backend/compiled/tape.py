@@ -9,12 +9,18 @@ data, so a new model never recompiles.  Tables (:func:`build_model`'s dict):
   tapes, where their outputs are in ``outs``, and where the results go (gradient/Jacobian
   and Hessian base in caspar's evaluator :class:`~caspar_backend.evaluators.layout.Layout`,
   constraint rows, direct rows or summed terms);
-* ``op`` (T,) int64 op codes, ``arg`` (T, 3) int64 argument registers (or the var/param/
-  data column for a leaf), ``cval`` (T,) float64 constants: the instructions of all tapes;
+* ``op`` (T,) int64 op codes, ``arg`` (T, 4) int64: three argument registers (or the
+  var/param/data column for a leaf; unused ones 0) and the destination register,
+  ``cval`` (T,) float64 constants: the instructions of all tapes;
 * ``vt``, ``pt``, ``dt``: the groups' var/param/data tables, each (k, N) table flattened
   row-major (``vt[voff + a*N + i]`` is variable a of instance i).
 
-Every tape instruction t writes register t (relative to its tape's start).  Leaves are
+Registers are allocated by liveness (:meth:`TapeBuilder.tape`): instruction t writes
+register ``dst[t]``, the lowest register free at t -- one no operand of t uses and whose
+value no later instruction reads -- so a tape needs as many registers as values live at
+once (a bundle-adjustment Hessian tape: 2,533 instructions, far fewer registers), and a
+chunk of instances per pass grows accordingly.  Outputs stay live to the tape's end.
+Leaves are
 instructions too (LOADX/LOADP/LOADD, and CONST where a constant is not folded into the
 instruction using it: :meth:`TapeBuilder.tape`).  n-ary sums/lincombs become left-to-right
 chains of binary ops: the order NumPy's generated code evaluates them in
@@ -22,6 +28,9 @@ chains of binary ops: the order NumPy's generated code evaluates them in
 as _powi_np writes them.
 """
 from __future__ import annotations
+
+import heapq
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,8 +40,8 @@ from caspar_backend.evaluators.layout import Layout
 from caspar_backend.compiled.kernels.slots import TAPE_CHUNK
 
 #: the register file of one pass over a tape, in float64 entries: the chunk of instances
-#: per pass shrinks for long tapes, so that a workspace (one per instance in a batch)
-#: grows by at most 32 KB for it
+#: per pass shrinks for tapes with many live values, so that a workspace (one per
+#: instance in a batch) grows by at most 32 KB for it
 TAPE_REGISTERS = 4096
 
 # op codes
@@ -53,21 +62,74 @@ class Unsupported(Exception):
     """An expression node the tape has no op code for (the general path solves)."""
 
 
+#: register operands of each op code: the leading ones of (a0, a1, a2); a leaf's a0 is a
+#: var/param/data column, not a register
+REGISTER_OPERANDS = {CONST: 0, LOADX: 0, LOADP: 0, LOADD: 0,
+                     MULC: 1, ADDC: 1, SUBC: 1, CSUB: 1, DIVC: 1, CDIV: 1, NEG: 1, POWF: 1,
+                     ADD: 2, SUB: 2, MUL: 2, DIV: 2, POW: 2, IF_ELSE: 3,
+                     **{code: 1 for code in UNARY.values()},
+                     **{code: 2 for code in BINARY.values()}}
+
+
+class Tape(NamedTuple):
+    """Final.  One tape of :meth:`TapeBuilder.tape`: its instructions ``[start, end)``
+    of the builder's lists, the register of each root (``outputs``), and the registers
+    it needs (``registers``: its register file for one instance)."""
+
+    start: int
+    end: int
+    outputs: list
+    registers: int
+
+
 class TapeBuilder:
     def __init__(self):
-        self.op, self.a0, self.a1, self.a2, self.c = [], [], [], [], []
+        self.op, self.a0, self.a1, self.a2, self.dst, self.c = [], [], [], [], [], []
 
     def _emit(self, start, op, a0=0, a1=0, a2=0, c=0.0):
         self.op.append(op)
         self.a0.append(a0)
         self.a1.append(a1)
         self.a2.append(a2)
+        self.dst.append(0)
         self.c.append(float(c))
         return len(self.op) - 1 - start
 
+    def _allocate(self, start, roots):
+        """Rewrite the operands of the instructions from ``start`` (value numbers: the
+        producing instruction's index in the tape) as registers and set each one's
+        destination: the lowest free register, taken before the operands whose last
+        use this is are freed (a destination never aliases an operand).  Returns (the
+        roots' registers, the registers used)."""
+        ops = (self.a0, self.a1, self.a2)
+        L = len(self.op) - start
+        last = [-1] * L
+        for t in range(L):
+            for a in ops[:REGISTER_OPERANDS[self.op[start + t]]]:
+                last[a[start + t]] = t
+        for v in roots:
+            last[v] = L
+        reg_of, free, used = [0] * L, [], 0
+        for t in range(L):
+            k = start + t
+            vals = [a[k] for a in ops[:REGISTER_OPERANDS[self.op[k]]]]
+            for a, v in zip(ops, vals):
+                a[k] = reg_of[v]
+            if free:
+                r = heapq.heappop(free)
+            else:
+                r, used = used, used + 1
+            reg_of[t] = self.dst[k] = r
+            for v in set(vals):
+                if last[v] == t:
+                    heapq.heappush(free, reg_of[v])
+            if last[t] < 0:                 # a value nothing reads
+                heapq.heappush(free, r)
+        return [reg_of[v] for v in roots], used
+
     def tape(self, roots):
         """Emit one tape for ``roots`` (a loop over the template's nodes, not over its
-        instances); returns (start, end, [register of each root]).
+        instances) and allocate its registers; returns its :class:`Tape`.
 
         A constant operand of +, *, -, / and pow is folded into the instruction (ADDC,
         MULC, SUBC, CSUB, DIVC, CDIV, POWF: the constant in ``cval``); a constant gets a
@@ -145,8 +207,9 @@ class TapeBuilder:
             else:
                 raise Unsupported(op)
             reg[n.id] = v
-        out = [r(x) for x in roots]        # (a constant root's register emitted here)
-        return start, len(self.op), out
+        out = [r(x) for x in roots]        # (a constant root's value emitted here)
+        out, used = self._allocate(start, out)
+        return Tape(start, len(self.op), out, used)
 
 
 # group table columns
@@ -165,6 +228,7 @@ def build_model(problem):
     gt = np.zeros((len(groups), G_COLS), np.int64)
     vt, pt, dt, rows, outs = [], [], [], [], []
     voff = poff = doff = roff = 0
+    max_registers = 1
     nobj = len(problem.objective_groups)
     for k, (kind, g) in enumerate(groups):
         N = g.size
@@ -179,14 +243,18 @@ def build_model(problem):
         voff += g.var_table.size
         poff += g.param_table.size
         doff += g.data_table.size
-        s, e, r = tb.tape([g.root])
-        row[G_VS], row[G_VE], row[G_VOUT] = s, e, r[0]
-        s, e, r = tb.tape([x for _, x in g.grad]) if g.grad else (0, 0, [])
-        row[G_JS], row[G_JE], row[G_JOUT], row[G_NJ] = s, e, len(outs), len(r)
-        outs += r
-        s, e, r = tb.tape([x for _, x in g.hess]) if g.hess else (0, 0, [])
-        row[G_HS], row[G_HE], row[G_HOUT], row[G_NH] = s, e, len(outs), len(r)
-        outs += r
+        t = tb.tape([g.root])
+        row[G_VS], row[G_VE], row[G_VOUT] = t.start, t.end, t.outputs[0]
+        widths = [t.registers]
+        t = tb.tape([x for _, x in g.grad]) if g.grad else Tape(0, 0, [], 0)
+        row[G_JS], row[G_JE], row[G_JOUT], row[G_NJ] = t.start, t.end, len(outs), len(t.outputs)
+        outs += t.outputs
+        widths.append(t.registers)
+        t = tb.tape([x for _, x in g.hess]) if g.hess else Tape(0, 0, [], 0)
+        row[G_HS], row[G_HE], row[G_HOUT], row[G_NH] = t.start, t.end, len(outs), len(t.outputs)
+        outs += t.outputs
+        widths.append(t.registers)
+        max_registers = max(max_registers, *widths)
         if kind == 0:
             row[G_JBASE], row[G_HBASE] = lay.obj_grad_base[k], lay.obj_hess_base[k]
         else:
@@ -197,16 +265,13 @@ def build_model(problem):
             rows.append(np.asarray(g.rows, np.int64))
             roff += len(g.rows)
     cat = lambda a, dt_=np.int64: np.concatenate(a).astype(dt_) if a else np.zeros(0, dt_)
-    tape_a = np.stack([np.asarray(tb.a0, np.int64), np.asarray(tb.a1, np.int64),
-                       np.asarray(tb.a2, np.int64)], axis=1)
-    tape_a = tape_a.reshape(-1, 3)
-    # the longest tape: the register file's size
-    lengths = gt[:, [G_VE, G_JE, G_HE]] - gt[:, [G_VS, G_JS, G_HS]]
-    max_tape = max(1, int(lengths.max(initial=0)))
+    tape_a = np.stack([np.asarray(a, np.int64) for a in (tb.a0, tb.a1, tb.a2, tb.dst)],
+                      axis=1).reshape(-1, 4)
     # instances per pass over a tape (kernels/tape_eval.py): at most the largest group,
-    # and the register file at most TAPE_REGISTERS where the tapes allow a chunk of one
+    # and the register file (the widest tape's registers per instance) at most
+    # TAPE_REGISTERS where the tapes allow a chunk of one
     max_instances = max(1, int(gt[:, G_N].max(initial=1)))
-    chunk = int(max(1, min(TAPE_CHUNK, max_instances, TAPE_REGISTERS // max_tape)))
+    chunk = int(max(1, min(TAPE_CHUNK, max_instances, TAPE_REGISTERS // max_registers)))
     nraw = len(lay.raw_jac_rows)
     jac_map = (np.asarray(lay.jac_map, np.int64) if lay.jac_map is not None
                else np.zeros(0, np.int64))
@@ -222,7 +287,7 @@ def build_model(problem):
         jac_cols=np.asarray(lay.jac_cols, np.int64),
         hess_rows=np.asarray(lay.hess_rows, np.int64),
         hess_cols=np.asarray(lay.hess_cols, np.int64),
-        max_tape=max_tape, chunk=chunk, max_instances=max_instances,
+        max_registers=max_registers, chunk=chunk, max_instances=max_instances,
         sense=problem.model.sense, groups=groups)
     return model
 
@@ -242,10 +307,10 @@ def eval_int_slots(model) -> dict:
 
 def eval_float_slots(model, n_params: int) -> dict:
     """The float slots the evaluation kernels use: {slot name: its content (the tape
-    constants, the data tables) or its size (scratch: registers of the longest tape for
+    constants, the data tables) or its size (scratch: registers of the widest tape for
     a chunk of instances, one group's objective terms, x and p, the gradient buffer,
     the constraint terms, the raw Jacobian before jac_map, row accumulators)}."""
-    return dict(REGISTERS=model["max_tape"] * model["chunk"],
+    return dict(REGISTERS=model["max_registers"] * model["chunk"],
                 OBJ_TERMS=model["max_instances"], X=model["n"], P=int(n_params),
                 GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
                 JAC_RAW=model["nraw"], ROW_ACC=model["m"], TAPE_CONST=model["cval"],

@@ -402,11 +402,11 @@ def test_any_tape_chunk_gives_the_same_bits(ik, monkeypatch):
 
     nlp, args = vanderpol_collocation(12, initial_state_param=True)
     p = args.pop("p")
-    longest = tape.build_model(from_casadi(nlp, **args))["max_tape"]
+    widest = tape.build_model(from_casadi(nlp, **args))["max_registers"]
     chunks = []
     # the default budget; one too small for two instances (chunk 1); five times the
-    # longest tape (chunk 5)
-    for budget in (tape.TAPE_REGISTERS, 1, 5 * longest):
+    # widest tape (chunk 5)
+    for budget in (tape.TAPE_REGISTERS, 1, 5 * widest):
         monkeypatch.setattr(tape, "TAPE_REGISTERS", budget)
         problem = from_casadi(nlp, **args)
         chunks.append(tape.build_model(problem)["chunk"])

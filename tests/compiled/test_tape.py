@@ -31,13 +31,68 @@ def test_every_op_code_has_one_interpreter_branch():
     assert set(branches) == _codes()
 
 
-def _run(tb, s, e, x):
+def test_every_op_code_has_its_register_operands():
+    assert set(tape.REGISTER_OPERANDS) == _codes()
+
+
+def test_registers_are_reused_and_every_value_is_read_before_its_register_is():
+    """Registers allocated by liveness: a random expression DAG with shared nodes (each
+    read by later ones far down the tape) gives, through the interpreter, the values a
+    direct evaluation gives, bit for bit, for a chunk of instances, in fewer registers
+    than instructions; no destination is one of its instruction's operands."""
+    g = Graph()
+    rng = np.random.default_rng(11)
+    nodes = [g.var(j) for j in range(4)]
+    kinds = ("add", "mul", "sub", "sin", "exp")
+    for _ in range(300):
+        k = kinds[rng.integers(len(kinds))]
+        if k in ("sin", "exp"):
+            a = nodes[rng.integers(max(0, len(nodes) - 20), len(nodes))]
+            nodes.append(g._intern(k, (g._intern("mul", (a, nodes[0]), None),), None))
+        else:
+            a, b = (nodes[i] for i in rng.integers(0, len(nodes), 2))
+            nodes.append(g._intern(k, (a, b), None))
+    roots = [nodes[i] for i in (-1, -7, 150, 40, -1)]
+    tb = TapeBuilder()
+    t = tb.tape(roots)
+    ops = list(zip(tb.op, tb.a0, tb.a1, tb.a2, tb.dst))[t.start:t.end]
+    assert t.registers < (t.end - t.start) // 4
+    for code, a0, a1, a2, d in ops:
+        assert d not in (a0, a1, a2)[:tape.REGISTER_OPERANDS[code]]
+    X = rng.uniform(-0.3, 0.3, (4, 3))          # 3 instances in one chunk
+
+    def direct(n, c, memo):
+        if n.id not in memo:
+            v = [direct(a, c, memo) for a in n.args]
+            memo[n.id] = {"var": lambda: X[int(n.attr), c], "add": lambda: v[0] + v[1],
+                          "mul": lambda: v[0] * v[1], "sub": lambda: v[0] - v[1],
+                          "sin": lambda: math.sin(v[0]), "exp": lambda: math.exp(v[0])}[n.op]()
+        return memo[n.id]
+
     from caspar_backend.compiled.kernels.tape_eval import run_tape
 
+    reg = np.full(t.registers * 3, np.nan)
+    vt = np.arange(12, dtype=np.int64)          # variable a of instance i: x[3 a + i]
+    empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
+    run_tape.py_func(np.asarray(tb.op, np.int64), _arg(tb), np.asarray(tb.c), t.start, t.end,
+                     X.ravel(), vt, 0, empty_f, empty_i, 0, empty_f, 0, 3, 0, 3, reg)
+    for c in range(3):
+        memo = {}
+        assert [reg[r * 3 + c] for r in t.outputs] == [direct(n, c, memo) for n in roots]
+
+
+def _arg(tb):
+    return np.stack([tb.a0, tb.a1, tb.a2, tb.dst], axis=1).astype(np.int64).ravel()
+
+
+def _run(tb, t, x):
+    from caspar_backend.compiled.kernels.tape_eval import run_tape
+
+    s, e = t.start, t.end
     op = np.asarray(tb.op, np.int64)
-    arg = np.stack([tb.a0, tb.a1, tb.a2], axis=1).astype(np.int64).ravel()
+    arg = _arg(tb)
     cval = np.asarray(tb.c, np.float64)
-    reg = np.full(e - s, np.nan)
+    reg = np.full(t.registers, np.nan)
     vt = np.arange(len(x), dtype=np.int64)
     empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
     run_tape.py_func(op, arg, cval, s, e, np.asarray(x, float), vt, 0, empty_f, empty_i, 0,
@@ -67,13 +122,13 @@ def test_constant_operands_fold_into_instructions_with_the_same_values():
         (node("sin", node("mul", x, c)), math.sin(X * 2.5)),
     ]
     tb = TapeBuilder()
-    s, e, regs = tb.tape([expr for expr, _ in cases])
-    reg = _run(tb, s, e, [X, Y])
-    for (expr, want), r in zip(cases, regs):
+    t = tb.tape([expr for expr, _ in cases])
+    reg = _run(tb, t, [X, Y])
+    for (expr, want), r in zip(cases, t.outputs):
         assert reg[r] == want, expr.op
     # a register for a constant only where a root or an operand with no folded form
     # needs one: c (a root, and one side of c * d), once
-    assert tb.op[s:e].count(CONST) == 1
+    assert tb.op[t.start:t.end].count(CONST) == 1
 
 
 def test_a_tape_of_constants_alone_holds_their_instructions():
@@ -81,9 +136,9 @@ def test_a_tape_of_constants_alone_holds_their_instructions():
     c = g.const(3.0)
     tb = TapeBuilder()
     tb.tape([g.const(1.0)])
-    s, e, regs = tb.tape([c, c, g.const(-2.0)])
-    assert e - s == 2 and tb.op[s:e] == [CONST, CONST]
-    assert list(_run(tb, s, e, [0.0])[regs]) == [3.0, 3.0, -2.0]
+    t = tb.tape([c, c, g.const(-2.0)])
+    assert t.end - t.start == 2 and tb.op[t.start:t.end] == [CONST, CONST]
+    assert list(_run(tb, t, [0.0])[t.outputs]) == [3.0, 3.0, -2.0]
 
 
 def test_a_chunk_of_instances_gives_each_instance_its_own_values():
@@ -101,9 +156,9 @@ def test_a_chunk_of_instances_gives_each_instance_its_own_values():
              node("div", g.const(2.0), node("sub", x1, d0)),
              node("if_else", node("lt", x0, x1), x0, node("exp", x1)), g.const(4.0)]
     tb = TapeBuilder()
-    s, e, regs = tb.tape(roots)
+    s, e, regs, R = tb.tape(roots)
     op = np.asarray(tb.op, np.int64)
-    arg = np.stack([tb.a0, tb.a1, tb.a2], axis=1).astype(np.int64).ravel()
+    arg = _arg(tb)
     cval = np.asarray(tb.c, np.float64)
     N = 7
     rng = np.random.default_rng(3)
@@ -114,9 +169,9 @@ def test_a_chunk_of_instances_gives_each_instance_its_own_values():
     dt = rng.uniform(-1, 1, N)
 
     def rows(i0, C):
-        reg = np.full((e - s) * C, np.nan)
+        reg = np.full(R * C, np.nan)
         run_tape.py_func(op, arg, cval, s, e, x, vt, 0, p, pt, 0, dt, 0, N, i0, C, reg)
-        return reg.reshape(e - s, C)[regs]
+        return reg.reshape(R, C)[regs]
 
     one = np.concatenate([rows(i, 1) for i in range(N)], axis=1)
     assert np.array_equal(np.concatenate([rows(0, 4), rows(4, 3)], axis=1), one)

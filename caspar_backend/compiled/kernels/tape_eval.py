@@ -9,7 +9,7 @@ from ._jit import U, _f, _i, kernel
 
 #: columns of the group table ``gt`` (compiled.tape.G_COLS), read 1-D: gt[GROUP_COLUMNS *
 #: k + c] is row k, column c (a 2-D view would reshape, which the CUDA build cannot cache);
-#: likewise the tape arguments, arg[3 * t + j]
+#: likewise the tape arguments, arg[4 * t + j] (j = 3: the destination register)
 GROUP_COLUMNS = 24
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import pairwise_sum
@@ -37,7 +37,9 @@ def _fmin_np(a, b):
 def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg):
     """Run tape entries ``ts:te`` for the C instances ``i0 .. i0 + C - 1`` of a group of
     N, register r of the chunk's instance ``i0 + c`` in ``reg[r C + c]``: each
-    instruction is decoded once and applied to the C instances in order.  A leaf reads
+    instruction is decoded once and applied to the C instances in order, its operands
+    read from registers ``arg[4 t + j]`` (j < 3) and its result written to register
+    ``arg[4 t + 3]`` (compiled/tape.py allocates them by liveness).  A leaf reads
     the instance's variable ``a`` as ``x[vt[vo + a N + i]]``, its parameter ``a`` as
     ``p[pt[po + a N + i]]``, its datum ``a`` as ``dt[do + a N + i]`` (the group's
     tables, column-major by instance).  Op codes: compiled/tape.py, tested in one chain,
@@ -47,9 +49,9 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg)
     der Pol)."""
     for t in range(ts, te):
         o = op[t]
-        i = U((t - ts) * C)
-        a = arg[3 * t + 0]
-        b = arg[3 * t + 1]
+        i = U(arg[4 * t + 3] * C)
+        a = arg[4 * t + 0]
+        b = arg[4 * t + 1]
         ra = U(a * C)
         rb = U(b * C)
         if o == 12:
@@ -226,7 +228,7 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg)
             for c in range(U(C)):
                 reg[i + c] = 1.0 if reg[ra + c] == 0.0 else 0.0
         elif o == 59:
-            r3 = U(arg[3 * t + 2] * C)
+            r3 = U(arg[4 * t + 2] * C)
             for c in range(U(C)):
                 reg[i + c] = reg[rb + c] if reg[ra + c] != 0.0 else reg[r3 + c]
 
