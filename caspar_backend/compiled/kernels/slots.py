@@ -68,8 +68,9 @@ OPTION_NAMES = (
     'tiny_step_y_tol', 'kkt_static_regularization_pivoting',
 )
 #: the most instances of a group one pass over a tape evaluates (one dispatch per
-#: instruction and pass; REGISTERS holds longest tape x EV_CHUNK registers, EV_CHUNK =
-#: min(TAPE_CHUNK, largest group, compiled.tape.TAPE_REGISTERS // longest tape))
+#: instruction and pass; REGISTERS holds widest tape x EV_CHUNK registers, EV_CHUNK =
+#: min(TAPE_CHUNK, largest group, compiled.tape.TAPE_REGISTERS // widest tape), a tape's
+#: width the registers its liveness allocation needs)
 TAPE_CHUNK = 32
 #: fields of the I_SIZES slot
 SIZE_FIELDS = (
