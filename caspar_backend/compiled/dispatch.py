@@ -82,11 +82,18 @@ def solve(problem, x0, p, bounds, options, general, mults=None):
     hand-over is at an iteration's start and each side takes at least one iteration
     before handing over again, so the solve is the one the general path alone takes.
     ``mults``: a warm start's ``(lam_g0, lam_x0)`` as given (:func:`try_solve`)."""
-    global _solves_done
     try:
         return _solve(problem, x0, p, bounds, options, general, mults)
     finally:
-        _solves_done += 1       # (a count, not a lock's worth: any positive value will do)
+        record_solve()
+
+
+def record_solve() -> None:
+    """Count a finished solve of this process (this module's, or another solver's on a
+    compiled problem: the least-squares minimizer's), after which
+    :func:`general_path_kernels` may load the kernels."""
+    global _solves_done
+    _solves_done += 1           # (a count, not a lock's worth: any positive value will do)
 
 
 def general_path_kernels() -> bool:

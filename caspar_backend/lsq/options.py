@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import OptionError
 
+CPU_EVALUATORS = ("auto", "tape", "numpy")
 LINEAR_SOLVER_TYPES = ("DENSE_QR", "DENSE_NORMAL_CHOLESKY", "SPARSE_NORMAL_CHOLESKY",
                        "DENSE_SCHUR", "SPARSE_SCHUR", "ITERATIVE_SCHUR")
 #: automatic choice: a dense reduced camera system up to this many unknowns, and up to
@@ -71,7 +72,12 @@ class SolverOptions:
       CG to the direct step, ``device_iterative_schur.DIRECT_ETA``);
     * ``linear_solver_ordering``: the Schur split, Ceres' way -- a list of groups of
       parameter blocks, group 0 eliminated (:mod:`caspar_backend.lsq.ordering`); None:
-      found from the Jacobian's pattern.
+      found from the Jacobian's pattern;
+    * ``cpu_evaluator`` (caspar's, as the interior point's option of that name): how the
+      residuals and the Jacobian are evaluated on the CPU -- 'tape' the compiled
+      kernels' tape interpreter (:mod:`caspar_backend.compiled.tape_evaluator`),
+      'numpy' the generated NumPy code, 'auto' the tape where the kernels are compiled
+      on this machine (the same values: the same operations in the same order).
     """
 
     max_num_iterations: int = 50
@@ -95,6 +101,7 @@ class SolverOptions:
     num_threads: int = 1
     device: str = "cpu"
     linear_solver_ordering: object = None
+    cpu_evaluator: str = "auto"
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -108,6 +115,10 @@ class SolverOptions:
             elif f.name == "device":
                 if v not in ("cpu", "cuda"):
                     raise OptionError(f"option device={v!r}: expected 'cpu' or 'cuda'")
+            elif f.name == "cpu_evaluator":
+                if v not in CPU_EVALUATORS:
+                    raise OptionError(f"option cpu_evaluator={v!r}: expected one of "
+                                      f"{', '.join(CPU_EVALUATORS)}")
             elif f.type == "bool":
                 if not isinstance(v, bool):
                     raise OptionError(f"option {f.name}={v!r}: expected True or False")

@@ -191,10 +191,14 @@ def minimize(problem, x0=None, p=None, lbx=None, ubx=None, options=None, **kw):
     see the module docstring.  Returns a :class:`~caspar_backend.lsq.summary.Summary`.
     BLAS runs single-threaded meanwhile (:func:`~caspar_backend.linsolve.blas_threads.
     single_threaded_blas`)."""
+    from ..compiled.dispatch import record_solve
     from ..linsolve.blas_threads import single_threaded_blas
 
-    with single_threaded_blas():
-        return _minimize(problem, x0, p, lbx, ubx, options, **kw)
+    try:
+        with single_threaded_blas():
+            return _minimize(problem, x0, p, lbx, ubx, options, **kw)
+    finally:
+        record_solve()      # a later solve may load the tape evaluator (cpu_evaluator)
 
 
 def _minimize(problem, x0, p, lbx, ubx, options, **kw):
@@ -217,6 +221,10 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
 
     resolve_device(opts.device)           # a DeviceError when no usable GPU
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
+    if ev.xp is np:
+        from ..compiled.tape_evaluator import general_evaluator
+
+        ev = general_evaluator(ev, opts.cpu_evaluator)
     xp = ev.xp
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
                                                opts.linear_solver_ordering, xp)

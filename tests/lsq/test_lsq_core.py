@@ -103,6 +103,39 @@ def test_options_are_typed():
         SolverOptions(function_tolerance="small")
     assert SolverOptions().max_num_iterations == 50
     assert SolverOptions().initial_trust_region_radius == 1e4
+    with pytest.raises(OptionError, match="cpu_evaluator"):
+        SolverOptions(cpu_evaluator="fast")
+
+
+def test_tape_and_numpy_evaluators_give_the_same_solve(monkeypatch):
+    """``cpu_evaluator='tape'`` evaluates residuals and Jacobian with the compiled
+    kernels' tape interpreter, 'numpy' with the generated NumPy code: the same
+    operations in the same order, so a circle fit (sqrt, squares: no operation whose
+    NumPy loop rounds differently) takes the same steps to the same bits."""
+    pytest.importorskip("numba")
+    from caspar_backend.compiled.tape_evaluator import TapeEvaluator
+
+    rng = np.random.default_rng(4)
+    th = rng.uniform(0, 2 * np.pi, 60)
+    px, py = 1.5 + 2.0 * np.cos(th), -0.7 + 2.0 * np.sin(th)
+    px, py = px + 0.02 * rng.standard_normal(60), py + 0.02 * rng.standard_normal(60)
+    g = Graph()
+    a, b, r = g.var(0), g.var(1), g.var(2)
+    res = [g.sqrt((a - float(u)) ** 2 + (b - float(v)) ** 2) - r for u, v in zip(px, py)]
+    P = LeastSquaresProblem.from_expressions(g, res, x0=[0.0, 0.0, 1.0])
+    calls = []
+    real = TapeEvaluator.jac_values
+    monkeypatch.setattr(TapeEvaluator, "jac_values",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    tape = P.solve(cpu_evaluator="tape", **TIGHT)
+    assert calls
+    calls.clear()
+    ref = P.solve(cpu_evaluator="numpy", **TIGHT)
+    assert not calls
+    assert tape.termination_type == ref.termination_type == "CONVERGENCE"
+    assert tape.num_iterations == ref.num_iterations
+    assert np.array_equal(tape.x, ref.x) and tape.final_cost == ref.final_cost
+    np.testing.assert_allclose(tape.x, [1.5, -0.7, 2.0], atol=0.02)
 
 
 def test_bad_input_names_the_component():
