@@ -264,7 +264,8 @@ def build_model(problem):
             row[G_ROFF] = roff
             rows.append(np.asarray(g.rows, np.int64))
             roff += len(g.rows)
-    cat = lambda a, dt_=np.int64: np.concatenate(a).astype(dt_) if a else np.zeros(0, dt_)
+    cat = lambda a, dt_=np.int64: (np.concatenate(a).astype(dt_, copy=False) if a
+                                   else np.zeros(0, dt_))
     tape_a = np.stack([np.asarray(a, np.int64) for a in (tb.a0, tb.a1, tb.a2, tb.dst)],
                       axis=1).reshape(-1, 4)
     # instances per pass over a tape (kernels/tape_eval.py): at most the largest group,
