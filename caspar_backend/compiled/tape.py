@@ -16,9 +16,8 @@ data, so a new model never recompiles.  Tables (:func:`build_model`'s dict):
   row-major (``vt[voff + a*N + i]`` is variable a of instance i).
 
 Registers are allocated by liveness (:meth:`TapeBuilder.tape`): instruction t writes
-register ``dst[t]``, the lowest register free at t -- one no operand of t uses and whose
-value no later instruction reads -- so a tape needs as many registers as values live at
-once (a bundle-adjustment Hessian tape: 2,533 instructions, far fewer registers), and a
+register ``dst[t]``, a register free at t -- one no operand of t uses and whose value no
+later instruction reads -- so a tape needs as many registers as values live at once (a bundle-adjustment Hessian tape: 2,533 instructions, far fewer registers), and a
 chunk of instances per pass grows accordingly.  Outputs stay live to the tape's end.
 Leaves are
 instructions too (LOADX/LOADP/LOADD, and CONST where a constant is not folded into the
@@ -29,7 +28,6 @@ as _powi_np writes them.
 """
 from __future__ import annotations
 
-import heapq
 from typing import NamedTuple
 
 import numpy as np
@@ -71,6 +69,11 @@ REGISTER_OPERANDS = {CONST: 0, LOADX: 0, LOADP: 0, LOADD: 0,
                      **{code: 2 for code in BINARY.values()}}
 
 
+#: REGISTER_OPERANDS as an array indexed by op code
+_ARITY = np.zeros(max(REGISTER_OPERANDS) + 1, np.int64)
+_ARITY[list(REGISTER_OPERANDS)] = list(REGISTER_OPERANDS.values())
+
+
 class Tape(NamedTuple):
     """Final.  One tape of :meth:`TapeBuilder.tape`: its instructions ``[start, end)``
     of the builder's lists, the register of each root (``outputs``), and the registers
@@ -98,33 +101,51 @@ class TapeBuilder:
     def _allocate(self, start, roots):
         """Rewrite the operands of the instructions from ``start`` (value numbers: the
         producing instruction's index in the tape) as registers and set each one's
-        destination: the lowest free register, taken before the operands whose last
-        use this is are freed (a destination never aliases an operand).  Returns (the
-        roots' registers, the registers used)."""
-        ops = (self.a0, self.a1, self.a2)
+        destination: a free register (the one freed last; a new one only when none is
+        free, so the tape needs as many as values are live at once), taken before the
+        operands whose last use this is are freed (a destination never aliases an
+        operand).  Returns (the roots' registers, the registers used)."""
+        A0, A1, A2, dst = self.a0, self.a1, self.a2, self.dst
         L = len(self.op) - start
-        last = [-1] * L
-        for t in range(L):
-            for a in ops[:REGISTER_OPERANDS[self.op[start + t]]]:
-                last[a[start + t]] = t
-        for v in roots:
-            last[v] = L
+        arity = _ARITY[np.asarray(self.op[start:], np.int64)]
+        # last[v]: the last instruction reading value v (L for a root, -1 for none)
+        last = np.full(L, -1, np.int64)
+        t_all = np.arange(L)
+        for need, a in enumerate((A0, A1, A2), start=1):
+            m = arity >= need
+            if m.any():
+                np.maximum.at(last, np.asarray(a[start:], np.int64)[m], t_all[m])
+        last[np.asarray(roots, np.int64)] = L
+        last = last.tolist()
+        arity = arity.tolist()
         reg_of, free, used = [0] * L, [], 0
         for t in range(L):
             k = start + t
-            vals = [a[k] for a in ops[:REGISTER_OPERANDS[self.op[k]]]]
-            for a, v in zip(ops, vals):
-                a[k] = reg_of[v]
+            n = arity[t]
+            if n:
+                v0 = A0[k]
+                A0[k] = reg_of[v0]
+                if n > 1:
+                    v1 = A1[k]
+                    A1[k] = reg_of[v1]
+                    if n > 2:
+                        v2 = A2[k]
+                        A2[k] = reg_of[v2]
             if free:
-                r = heapq.heappop(free)
+                r = free.pop()
             else:
                 r, used = used, used + 1
-            reg_of[t] = self.dst[k] = r
-            for v in set(vals):
-                if last[v] == t:
-                    heapq.heappush(free, reg_of[v])
+            reg_of[t] = dst[k] = r
+            if n:
+                if last[v0] == t:
+                    free.append(reg_of[v0])
+                if n > 1:
+                    if v1 != v0 and last[v1] == t:
+                        free.append(reg_of[v1])
+                    if n > 2 and v2 != v0 and v2 != v1 and last[v2] == t:
+                        free.append(reg_of[v2])
             if last[t] < 0:                 # a value nothing reads
-                heapq.heappush(free, r)
+                free.append(r)
         return [reg_of[v] for v in roots], used
 
     def tape(self, roots):
