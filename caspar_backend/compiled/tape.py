@@ -74,6 +74,35 @@ _ARITY = np.zeros(max(REGISTER_OPERANDS) + 1, np.int64)
 _ARITY[list(REGISTER_OPERANDS)] = list(REGISTER_OPERANDS.values())
 
 
+#: tapes from this many instructions on find their values' last uses with NumPy (below,
+#: NumPy's per-call cost exceeds a plain loop's)
+VECTOR_LAST_USES_MIN = 256
+
+
+def _last_uses(op, args, start, L, roots):
+    """``(last, arity)`` of the tape ``start .. start + L``: ``last[v]`` the last
+    instruction reading value v (L for a root, -1 for none), ``arity[t]`` instruction
+    t's register operands (lists)."""
+    if L < VECTOR_LAST_USES_MIN:
+        arity = [REGISTER_OPERANDS[o] for o in op[start:]]
+        last = [-1] * L
+        for t in range(L):
+            for a in args[:arity[t]]:
+                last[a[start + t]] = t
+    else:
+        arity = _ARITY[np.asarray(op[start:], np.int64)]
+        last = np.full(L, -1, np.int64)
+        t_all = np.arange(L)
+        for need, a in enumerate(args, start=1):
+            m = arity >= need
+            if m.any():
+                np.maximum.at(last, np.asarray(a[start:], np.int64)[m], t_all[m])
+        last, arity = last.tolist(), arity.tolist()
+    for v in roots:
+        last[v] = L
+    return last, arity
+
+
 class Tape(NamedTuple):
     """Final.  One tape of :meth:`TapeBuilder.tape`: its instructions ``[start, end)``
     of the builder's lists, the register of each root (``outputs``), and the registers
@@ -107,17 +136,7 @@ class TapeBuilder:
         operand).  Returns (the roots' registers, the registers used)."""
         A0, A1, A2, dst = self.a0, self.a1, self.a2, self.dst
         L = len(self.op) - start
-        arity = _ARITY[np.asarray(self.op[start:], np.int64)]
-        # last[v]: the last instruction reading value v (L for a root, -1 for none)
-        last = np.full(L, -1, np.int64)
-        t_all = np.arange(L)
-        for need, a in enumerate((A0, A1, A2), start=1):
-            m = arity >= need
-            if m.any():
-                np.maximum.at(last, np.asarray(a[start:], np.int64)[m], t_all[m])
-        last[np.asarray(roots, np.int64)] = L
-        last = last.tolist()
-        arity = arity.tolist()
+        last, arity = _last_uses(self.op, (A0, A1, A2), start, L, roots)
         reg_of, free, used = [0] * L, [], 0
         for t in range(L):
             k = start + t
