@@ -37,92 +37,16 @@ import time
 
 import numpy as np
 
-from ..errors import ModelError, OptionError
+from ..errors import ModelError
 from . import summary as S
 from .jacobian import SparseJacobian
-from .options import (DENSE_NORMAL_MAX, DENSE_SCHUR_LIMIT, DENSE_SCHUR_MAX,
-                      DENSE_SCHUR_MIN_DENSITY, solver_options)
+from .options import DENSE_SCHUR_LIMIT, DENSE_SCHUR_MAX, solver_options
+from .step_solvers import (make_device_step_solver, make_step_solver, step_solver_pool,
+                           structures_key)
 
 
 #: damping of variables held at an active bound for one step (their step ~ g / d^2 ~ 0)
 ACTIVE_BOUND_DAMPING = 1e12
-
-
-def make_step_solver(kind, jac, pattern, structure, opts=None):
-    """``(solver, schur structure or None)`` for ``linear_solver_type`` ``kind``
-    (None: automatic, see :mod:`caspar_backend.lsq.options`); ``structure``: the
-    pattern's :class:`~caspar_backend.lsq.structure.SchurStructure` or None (the
-    caller's ``linear_solver_ordering``, when given, is always taken)."""
-    from .linear_solvers import NORMAL_SOLVERS
-    from .schur import SchurComplementSolver
-
-    if kind in NORMAL_SOLVERS:
-        return NORMAL_SOLVERS[kind](jac), None
-    ordered = opts is not None and opts.linear_solver_ordering is not None
-    if kind is None:
-        # automatic: Schur when it eliminates most unknowns (points onto cameras)
-        if structure is not None and not ordered and (structure.n_e_blocks < 2
-                                                      or structure.n_e < structure.n_f):
-            structure = None
-        if structure is None:
-            name = ("DENSE_NORMAL_CHOLESKY" if pattern.n <= DENSE_NORMAL_MAX
-                    else "SPARSE_NORMAL_CHOLESKY")
-            return NORMAL_SOLVERS[name](jac), None
-        n_f = structure.n_f
-        dense = n_f <= DENSE_SCHUR_MAX or (
-            n_f <= DENSE_SCHUR_LIMIT and structure.density is not None
-            and structure.density >= DENSE_SCHUR_MIN_DENSITY)
-        kind = "DENSE_SCHUR" if dense else "SPARSE_SCHUR"
-    if structure is None:
-        raise ModelError(f"linear_solver_type={kind}: the Jacobian has no block structure to "
-                         "eliminate (no variable block that no residual shares with another)")
-    if kind == "ITERATIVE_SCHUR":
-        from .iterative_schur import IterativeSchurSolver
-
-        o = opts
-        return IterativeSchurSolver(jac, structure, o.eta, o.min_linear_solver_iterations,
-                                    o.max_linear_solver_iterations), structure
-    threads = opts.num_threads if opts is not None else 1
-    return (SchurComplementSolver(jac, structure, dense=(kind == "DENSE_SCHUR"),
-                                  num_threads=threads), structure)
-
-
-def make_device_step_solver(kind, jac, structure, xp, opts=None):
-    """``(solver, structure)`` on the GPU: the Schur complement, DENSE_SCHUR with W dense
-    (:mod:`caspar_backend.lsq.device_schur`) or ITERATIVE_SCHUR
-    (:mod:`caspar_backend.lsq.device_iterative_schur`).  Automatic (``kind`` None):
-    DENSE_SCHUR while W fits and its product ``S = U - W V^{-1} W^T`` costs at most
-    :data:`~caspar_backend.lsq.device_schur.DENSE_FLOPS_MAX`, else ITERATIVE_SCHUR run to
-    the direct step (as COLMAP switches to it for large scenes).  An OptionError names what is missing
-    otherwise."""
-    from .device_schur import DeviceDenseSchur, dense_is_cheap, fits
-
-    if kind not in (None, "DENSE_SCHUR", "ITERATIVE_SCHUR"):
-        raise OptionError(f"device='cuda': linear_solver_type={kind} runs on the CPU only; "
-                          "DENSE_SCHUR and ITERATIVE_SCHUR run on the GPU")
-    if structure is None:
-        raise OptionError("device='cuda' solves by the Schur complement, and the Jacobian has "
-                          "no block structure to eliminate; solve with device='cpu'")
-    automatic = kind is None
-    if automatic:
-        kind = "DENSE_SCHUR" if fits(structure) and dense_is_cheap(structure) \
-            else "ITERATIVE_SCHUR"
-    if kind == "ITERATIVE_SCHUR":
-        from .device_iterative_schur import DIRECT_ETA, DeviceIterativeSchur
-
-        o = opts if opts is not None else solver_options({})
-        # chosen automatically, CG stands in for a direct solve: it runs to the direct
-        # step (DIRECT_ETA), so that the iterations and the optimum are those of the
-        # Schur factorization the CPU makes; asked for by name it keeps Ceres' eta
-        eta = min(o.eta, DIRECT_ETA) if automatic else o.eta
-        return DeviceIterativeSchur(jac, structure, xp, eta, o.min_linear_solver_iterations,
-                                    o.max_linear_solver_iterations), structure
-    if not fits(structure):
-        raise OptionError("device='cuda': the dense Schur system of this problem "
-                          f"({structure.f_cols.size} reduced x {structure.e_cols.size} "
-                          "eliminated columns) exceeds the device budget; solve with "
-                          "linear_solver_type='ITERATIVE_SCHUR'")
-    return DeviceDenseSchur(jac, structure, xp), structure
 
 
 def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
@@ -133,7 +57,6 @@ def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
     (``xp`` CuPy) ``pattern`` and ``jac`` are one
     :class:`~caspar_backend.lsq.device_pattern.DevicePattern`, and with an ordering the
     structure is built on the device too."""
-    from ..structure_cache import mask_key
     from .ordering import structure_from_ordering
     from .structure import detect_schur_structure, reduced_block_density
 
@@ -161,23 +84,8 @@ def solve_structures(problem, ev, lbx, ubx, ordering=None, xp=np):
             st = dataclasses.replace(st, density=reduced_block_density(pattern, st))
         return pattern, jac, st
 
-    key = ("lsq", xp.__name__) + mask_key(fixed) + _ordering_key(ordering)
     cache = ev.structure_cache
-    return build() if cache is None else cache.get(key, build)
-
-
-def _ordering_key(ordering) -> tuple:
-    """A cache key part for a ``linear_solver_ordering``: a digest of its tables."""
-    if ordering is None:
-        return ()
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    for g in ordering:
-        t = np.ascontiguousarray(np.asarray(g, dtype=np.int64))
-        h.update(str(t.shape).encode())
-        h.update(t.tobytes())
-    return ("ordering", h.hexdigest())
+    return build() if cache is None else cache.get(structures_key(fixed, ordering, xp), build)
 
 
 class _Evaluation:
@@ -230,10 +138,16 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
                                                opts.linear_solver_ordering, xp)
     free, keep, rows, cols = pattern.free, pattern.keep, pattern.rows, pattern.cols
     J = jac
+    pool = None
     if xp is np:
         lo, hi = lbx[free], ubx[free]
-        solver, structure = make_step_solver(opts.linear_solver_type, jac, pattern, structure,
-                                             opts)
+        pool = step_solver_pool(ev, lbx, ubx, opts)
+        kind, found = opts.linear_solver_type, structure
+
+        def build():
+            return make_step_solver(kind, jac, pattern, found, opts)
+
+        solver, structure = kept = build() if pool is None else pool.take(build)
     else:
         lo, hi = xp.asarray(lbx)[free], xp.asarray(ubx)[free]
         solver, structure = make_device_step_solver(opts.linear_solver_type, jac, structure, xp,
@@ -296,10 +210,13 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     iterations = []
     cur = evaluate(x, True)
     if not (np.isfinite(cur.cost) and bool(xp.all(xp.isfinite(cur.vals)))):
-        return _summary(problem, x, cur.cost, cur.cost, S.FAILURE,
-                        "Residual and Jacobian evaluation failed (non-finite value at x0).",
-                        1, 0, pattern, solver, structure, iterations, timing, t_start, t_pre,
-                        t_min0)
+        out = _summary(problem, x, cur.cost, cur.cost, S.FAILURE,
+                       "Residual and Jacobian evaluation failed (non-finite value at x0).",
+                       1, 0, pattern, solver, structure, iterations, timing, t_start, t_pre,
+                       t_min0)
+        if pool is not None:
+            pool.give(kept)
+        return out
     initial_cost = cur.cost
     grad = J.rmatvec(cur.vals, cur.r)
     scale = (1.0 / (1.0 + xp.sqrt(J.column_norms_sq(cur.vals))) if opts.jacobi_scaling
@@ -426,8 +343,11 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
         else:
             radius, factor = radius / factor, factor * 2.0
             reuse_diag = True
-    return _summary(problem, x, initial_cost, cur.cost, status, message, n_ok, n_bad, pattern,
-                    solver, structure, iterations, timing, t_start, t_pre, t_min0)
+    out = _summary(problem, x, initial_cost, cur.cost, status, message, n_ok, n_bad, pattern,
+                   solver, structure, iterations, timing, t_start, t_pre, t_min0)
+    if pool is not None:
+        pool.give(kept)     # (not after an exception: a solver left mid-solve is dropped)
+    return out
 
 
 def _summary(problem, x, initial_cost, final_cost, status, message, n_ok, n_bad, pattern,

@@ -154,3 +154,27 @@ def test_compiled_without_hessians_is_not_an_nlp():
     assert all(not g.hess for g in P.compiled.constraint_groups)
     with pytest.raises(ModelError, match="without Hessians"):
         P.compiled.solve()
+
+
+def test_a_resolve_reuses_its_step_solver(monkeypatch):
+    """The step solver of a solve is kept for the next solve of the same structure and
+    options (``SolverPool``): a re-solve builds none and takes the same steps; other
+    options get their own; a solver in use is never handed to a second solve."""
+    from caspar_backend.lsq import trust_region
+    from caspar_backend.lsq.step_solvers import SolverPool
+
+    P, t, y = exp_fit()
+    built = []
+    real = trust_region.make_step_solver
+    monkeypatch.setattr(trust_region, "make_step_solver",
+                        lambda *a, **k: built.append(a[0]) or real(*a, **k))
+    first, again = P.solve(**TIGHT), P.solve(**TIGHT)
+    assert built == [None]
+    assert np.array_equal(first.x, again.x) and first.num_iterations == again.num_iterations
+    qr = P.solve(linear_solver_type="DENSE_QR", **TIGHT)
+    assert built == [None, "DENSE_QR"] and qr.termination_type == "CONVERGENCE"
+    pool = SolverPool()
+    a, b = pool.take(object), pool.take(object)      # both in use: two built
+    assert a is not b
+    pool.give(a)
+    assert pool.take(object) is a and pool.take(object) is not a

@@ -169,13 +169,14 @@ def test_resolve_reuses_structures_and_repeats_bits(bal):
     first = P.solve(linear_solver_type="SPARSE_SCHUR")
     hits = cache.hits
     again = P.solve(linear_solver_type="SPARSE_SCHUR")
-    assert cache.hits == hits + 1
+    # two hits: the structures' entry and the entry keeping the step solver
+    assert cache.hits == hits + 2
     np.testing.assert_array_equal(first.x, again.x)
-    # another fixed set is another entry
+    # another fixed set is another entry (of each)
     lbx, ubx = P.lbx.copy(), P.ubx.copy()
     lbx[20] = ubx[20] = P.x0[20]
     P.solve(lbx=lbx, ubx=ubx)
-    assert cache.hits == hits + 1
+    assert cache.hits == hits + 2
 
 
 def test_vector_template_is_one_fused_function_with_the_same_values(bal):
@@ -292,7 +293,7 @@ def test_device_step_solver_choice(monkeypatch):
     ITERATIVE_SCHUR above; the CPU-only solvers are refused by name."""
     from caspar_backend.errors import OptionError
     from caspar_backend.lsq import device_schur
-    from caspar_backend.lsq.trust_region import make_device_step_solver
+    from caspar_backend.lsq.step_solvers import make_device_step_solver
 
     pat = _camera_point_pattern(0)
     jac = SparseJacobian(pat)
@@ -333,7 +334,7 @@ def test_reduced_block_density_counts_the_coupled_block_pairs(seed):
     densely (random values: no cancellation), and the automatic CPU choice it drives."""
     import dataclasses
 
-    from caspar_backend.lsq import trust_region
+    from caspar_backend.lsq import step_solvers
     from caspar_backend.lsq.structure import reduced_block_density
 
     pat = _camera_point_pattern(seed)
@@ -352,8 +353,8 @@ def test_reduced_block_density_counts_the_coupled_block_pairs(seed):
     jac = SparseJacobian(pat)
     for density, kind in ((0.5, "DENSE_SCHUR"), (0.001, "SPARSE_SCHUR")):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(trust_region, "DENSE_SCHUR_MAX", 1)
-            solver, _ = trust_region.make_step_solver(
+            mp.setattr(step_solvers, "DENSE_SCHUR_MAX", 1)
+            solver, _ = step_solvers.make_step_solver(
                 None, jac, pat, dataclasses.replace(st, density=density))
         assert solver.name == kind
 
