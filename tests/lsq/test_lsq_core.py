@@ -174,7 +174,29 @@ def test_a_resolve_reuses_its_step_solver(monkeypatch):
     qr = P.solve(linear_solver_type="DENSE_QR", **TIGHT)
     assert built == [None, "DENSE_QR"] and qr.termination_type == "CONVERGENCE"
     pool = SolverPool()
-    a, b = pool.take(object), pool.take(object)      # both in use: two built
+
+    def build():
+        return object(), None
+
+    a, b = pool.take(build), pool.take(build)      # both in use: two built
     assert a is not b
     pool.give(a)
-    assert pool.take(object) is a and pool.take(object) is not a
+    assert pool.take(build) is a and pool.take(build) is not a
+
+
+def test_a_solver_with_large_dense_buffers_is_not_kept(monkeypatch):
+    """DENSE_SCHUR's reduced matrices above POOL_MAX_BYTES are freed after the solve, not
+    kept for the next one (a 1,000-image scene's hold hundreds of MB)."""
+    from caspar_backend.lsq import step_solvers
+    from caspar_backend.lsq.step_solvers import SolverPool, dense_buffer_bytes
+
+    S = np.zeros((40, 40))
+    solver = type("Dense", (), {"_work": type("Work", (), {"shares": [(0, 0, 0, 0, S)]})()})()
+    assert dense_buffer_bytes(solver) == S.nbytes and dense_buffer_bytes(object()) == 0
+    pool = SolverPool()
+    monkeypatch.setattr(step_solvers, "POOL_MAX_BYTES", S.nbytes - 1)
+    pool.give((solver, None))
+    assert pool.take(lambda: "new") == "new"
+    monkeypatch.setattr(step_solvers, "POOL_MAX_BYTES", S.nbytes)
+    pool.give((solver, None))
+    assert pool.take(lambda: "new")[0] is solver
