@@ -58,8 +58,8 @@ def make_device_step_solver(kind, jac, structure, xp, opts=None):
     (:mod:`caspar_backend.lsq.device_iterative_schur`).  Automatic (``kind`` None):
     DENSE_SCHUR while W fits and its product ``S = U - W V^{-1} W^T`` costs at most
     :data:`~caspar_backend.lsq.device_schur.DENSE_FLOPS_MAX`, else ITERATIVE_SCHUR run to
-    the direct step (as COLMAP switches to it for large scenes).  An OptionError names what is missing
-    otherwise."""
+    the direct step (as COLMAP switches to it for large scenes).  An OptionError names
+    what is missing otherwise."""
     from .device_schur import DeviceDenseSchur, dense_is_cheap, fits
 
     if kind not in (None, "DENSE_SCHUR", "ITERATIVE_SCHUR"):
