@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from functools import partial
 
 import numpy as np
 
@@ -142,11 +143,8 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     if xp is np:
         lo, hi = lbx[free], ubx[free]
         pool = step_solver_pool(ev, lbx, ubx, opts)
-        kind, found = opts.linear_solver_type, structure
-
-        def build():
-            return make_step_solver(kind, jac, pattern, found, opts)
-
+        build = partial(make_step_solver, opts.linear_solver_type, jac, pattern, structure,
+                        opts)
         solver, structure = kept = build() if pool is None else pool.take(build)
     else:
         lo, hi = xp.asarray(lbx)[free], xp.asarray(ubx)[free]
