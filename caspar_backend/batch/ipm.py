@@ -209,7 +209,7 @@ class LockstepIPM:
         k.delta_w.fill(1.0)
         k.delta_c.fill(0.0)
         k.build()
-        ok, _ = k.factorize()
+        ok, _, _ = k.factorize()
         y = xp.zeros((self.B, self.m))
         zero_rhs = xp.zeros((self.B, self.m))
         if bool(ok.any()):
@@ -372,8 +372,10 @@ class LockstepIPM:
         k.delta_w.fill(0.0)
         k.delta_c.fill(0.0)
         k.build()
-        ok, singular = k.factorize()
+        ok, singular, failed = k.factorize()
         need = run & ~ok
+        self.leave(need & failed, "pivoting switch of the inertia correction")
+        need &= self.running()
         self.leave(need & singular, "singular KKT matrix (degeneracy test)")
         need &= self.running()
         if not bool(need.any()):
@@ -384,7 +386,7 @@ class LockstepIPM:
                                                             o.perturb_dec_fact * dwl)), 0.0)
         while True:
             k.build()
-            ok, singular = k.factorize(xp.flatnonzero(need))
+            ok, singular, failed = k.factorize(xp.flatnonzero(need))
             good = need & ok
             self.delta_w_last[...] = xp.where(good, k.delta_w, self.delta_w_last)
             need &= ~ok
@@ -394,7 +396,7 @@ class LockstepIPM:
             need &= self.running()
             # where the single path may switch to a pivoting factorization (whether it
             # has one depends on N, the device and MKL): the instance leaves
-            switch = need & (k.delta_w > PIVOTING_SWITCH_DELTA_W)
+            switch = need & (failed | (k.delta_w > PIVOTING_SWITCH_DELTA_W))
             self.leave(switch, "pivoting switch of the inertia correction")
             need &= ~switch
             dwl = self.delta_w_last

@@ -182,15 +182,22 @@ class BatchAugmentedKKT:
     # ------------------------------------------------------------------ factor / solve
     def factorize(self, active=None):
         """Factorize the assembled values of the instances ``active`` (all when None);
-        returns ``(ok, singular)`` (B,) for every instance's current factors: ok = the
-        inertia is (nw, m, 0); singular = a zero pivot or, where the factorization pivots
-        (exact inertia), fewer than m negative eigenvalues (InertiaCorrector._singular)."""
+        returns ``(ok, singular, failed)`` (B,) for every instance's current factors: ok =
+        the inertia is (nw, m, 0); singular = a zero pivot or, where the factorization
+        pivots (exact inertia), fewer than m negative eigenvalues
+        (InertiaCorrector._singular); failed = an unpivoted factorization with fewer than
+        m negative eigenvalues although every constraint row's diagonal is negative
+        (InertiaCorrector._unpivoted_failure: the single path's pivoting switch)."""
+        xp = self.xp
         n_pos, n_neg, n_zero = self.ldl.factorize(self.values, active)
         ok = (n_zero == 0) & (n_pos == self.nw) & (n_neg == self.m)
         singular = n_zero > 0
         if self.ldl.pivots and self.m > 0:
             singular = singular | (n_neg < self.m)
-        return ok, singular
+            failed = xp.zeros(self.B, bool)
+        else:
+            failed = (n_zero == 0) & (n_neg < self.m) & xp.all(self._diag_c < 0.0, axis=1)
+        return ok, singular, failed
 
     def solve(self, rhs_w, rhs_c, rows=None):
         """``(dw (B, nw), dy (B, m), ratio (B,), contraction (B,))``: each instance's

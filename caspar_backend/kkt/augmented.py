@@ -347,6 +347,11 @@ class AugmentedKKT(KKTSystem):
         device."""
         return self.solver.factorize_accurate(self._dstat)
 
+    def constraint_block_negative(self) -> bool:
+        """Whether every constraint row's diagonal of the factorized matrix is negative
+        (no low-rank block): then its inertia has at least m negative eigenvalues."""
+        return self.r == 0 and self.m > 0 and bool((self._diag_c < 0.0).all())
+
     def expected_inertia(self):
         neg_c = int(np.count_nonzero(self.lowrank_c < 0))
         return (self.nw + neg_c, self.m + (self.r - neg_c), 0)

@@ -82,6 +82,12 @@ class KKTSystem(ABC):
         """Inertia ``(n_pos, n_neg, n_zero)`` of the factorized matrix when the Newton
         matrix has the required inertia ``(nw, m, 0)``."""
 
+    def constraint_block_negative(self) -> bool:
+        """Whether every constraint row of the factorized matrix has a negative diagonal
+        (its inertia then has at least m negative eigenvalues, solver/inertia.py); False
+        where the system does not say (the default)."""
+        return False
+
     @abstractmethod
     def factorize(self):
         """Factorize the assembled matrix; returns ``(factorization, inertia_ok)``."""

@@ -301,9 +301,23 @@ class InertiaCorrector:
             if self.eps_restore is None:
                 self.eps_restore = eps
             fact, ok = self.factor()
+        if not ok and self._unpivoted_failure(fact) and k.enable_pivoting():
+            fact, ok = self.factor()
         if ok:
             return self._accepted()
         return self._perturb_until_inertia(self._singular(fact))
+
+    def _unpivoted_failure(self, fact) -> bool:
+        """Whether an unpivoted factorization (no pivoting mode on) reported fewer
+        negative eigenvalues than the factorized matrix must have: with a negative
+        diagonal in every constraint row, ``-(delta_c + eps_i) < 0``, Haynsworth's
+        additivity gives it at least m (the constraint block's), whatever the rest; so
+        fewer is the element growth of a fixed elimination order, not K's inertia
+        (Pyomo's parmest semibatch: (892, 884) for K's (890, 886))."""
+        k = self.kkt
+        s = k.solver
+        return (fact.ok and not s.pivots and not getattr(s, "pivoting", True)
+                and fact.n_neg < k.m and k.constraint_block_negative())
 
     def _singular(self, fact) -> bool:
         """Whether a factorization counts as singular: a zero pivot, or (exact inertia:
@@ -384,6 +398,12 @@ class InertiaCorrector:
                 # away), not a sign of missing curvature: raising delta_w would stall it
                 # at that floor; retry the same delta_w with a pivoting factorization
                 # (IPOPT's MUMPS pivots)
+                perturb = False
+            elif self._unpivoted_failure(fact) and k.enable_pivoting():
+                # fewer negative eigenvalues than the constraint block forces: the
+                # factors, not K, are wrong (element growth); Algorithm IC again from
+                # delta_w = 0 with exact inertia
+                k.delta_w = 0.0
                 perturb = False
             elif k.delta_w > PIVOTING_SWITCH_DELTA_W and k.enable_pivoting():
                 # the inertia of an unpivoted factorization is not to be trusted this

@@ -157,3 +157,39 @@ def test_cuda_bank_batch_equals_cpu_single_solves(bp, monkeypatch):
     # iterations more or less, with the same status and objective
     assert_matches_single(problem, res, [dict(x0=X0[b], **bounds) for b in range(3)],
                           iterations_up_to=500, **opts)
+
+
+def test_impossible_inertia_leaves_the_batch_for_the_pivoting_switch(ik, monkeypatch):
+    """An instance whose unpivoted factorization reports fewer negative eigenvalues than
+    its negative constraint block forces leaves the batch, as the single path switches to
+    its pivoting mode there (solver/inertia.py); the others stay.  One such report is made
+    up (instance 1, the first right inertia Algorithm IC meets; the small-K mode off so
+    that the batch factorizes without pivoting); every instance ends as its single
+    solve."""
+    import caspar_backend.batch.ldl as bldl
+
+    monkeypatch.setattr("caspar_backend.linsolve.dense_kkt.SMALL_PIVOTING_MAX_N", 0)
+    calls = {"n": 0, "done": False}
+    factorize = bldl.BatchLDL.factorize
+
+    def one_wrong(self, values, active=None):
+        # the first factorization after the multipliers' (call 1) whose inertia is right
+        # for instance 1 (m = 1 negative eigenvalue) reports none
+        n_pos, n_neg, n_zero = factorize(self, values, active)
+        calls["n"] += 1
+        if calls["n"] > 1 and not calls["done"] and not self.pivots and n_neg[1] == 1 \
+                and n_zero[1] == 0:
+            calls["done"] = True
+            n_pos, n_neg = n_pos.copy(), n_neg.copy()
+            n_pos[1] += 1
+            n_neg[1] -= 1
+        return n_pos, n_neg, n_zero
+
+    monkeypatch.setattr(bldl.BatchLDL, "factorize", one_wrong)
+    T = ik_targets(6, seed=11)
+    res = ik.solve_batch(x0=X0_IK, p=T, print_level=0)
+    assert res.path[1] == "single", (res.path, res.reason)
+    assert res.reason[1] == "pivoting switch of the inertia correction"
+    assert all(res.path[b] == "lockstep" for b in (0, 2, 3, 4, 5)), res.reason
+    monkeypatch.setattr(bldl.BatchLDL, "factorize", factorize)
+    assert_matches_single(ik, res, [dict(x0=X0_IK, p=t) for t in T], print_level=0)

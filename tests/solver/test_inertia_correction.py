@@ -113,3 +113,39 @@ def test_kernels_hand_over_where_the_general_path_may_switch(monkeypatch):
     assert EJECT_REASONS[-code] == "pivoting switch of the inertia correction"
     assert iterations < answers[0][1]
     assert answers[0] == answers[1]
+
+
+def test_impossible_inertia_switches_to_the_pivoting_mode(monkeypatch):
+    """An unpivoted factorization that reports fewer negative eigenvalues than the
+    constraint block forces (every constraint row's diagonal negative: at least m by
+    Haynsworth) has failed -- element growth, as qdldl's (892, 884) for K's (890, 886) on
+    Pyomo's parmest semibatch -- so the inertia correction switches to the pivoting mode
+    instead of raising delta_w.  Here one such report is made up (the iteration-1 matrix
+    of hs071 with the small-K mode off, qdldl's inertia moved by one eigenvalue): the
+    solve switches, takes no delta_w for it, and ends as without the made-up report."""
+    from caspar_backend.linsolve.base import Factorization
+    from caspar_backend.linsolve.qdldl import QDLDLSolver
+    from tests.support.problem_bank import bank
+    from tests.support.recording import record_returns
+    from tests.support.solver_harness import run_caspar
+
+    monkeypatch.setattr("caspar_backend.linsolve.dense_kkt.SMALL_PIVOTING_MAX_N", 0)
+    p = {b.name: b for b in bank()}["hs071"]
+    d = dict(p.build(), options=p.options)
+    plain = run_caspar(d, {"compiled_path": "no"})
+    calls = {"n": 0}
+    factorize = QDLDLSolver.factorize
+
+    def one_wrong(self, values):
+        f = factorize(self, values)
+        calls["n"] += 1
+        if calls["n"] == 3 and f.ok and not self.pivoting and f.n_neg > 0:
+            return Factorization(True, f.n_pos + 1, f.n_neg - 1, 0)
+        return f
+
+    monkeypatch.setattr(QDLDLSolver, "factorize", one_wrong)
+    switched = record_returns(monkeypatch, QDLDLSolver, "enable_pivoting")
+    r = run_caspar(d, {"compiled_path": "no"})
+    assert switched == [True]
+    assert r.status == plain.status == "Solve_Succeeded"
+    assert r.f == pytest.approx(plain.f, rel=1e-9)

@@ -221,6 +221,19 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
 
 
 @kernel
+def _constraint_block_negative(Fb, FO, Ib, IO):
+    """AugmentedKKT.constraint_block_negative: every constraint row's diagonal of the
+    factorized values (slot F_K_VALUES) is negative."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m = SI[SZ_NW], SI[SZ_M]
+    values, dpos = _f(Fb, FO, F_K_VALUES), _i(Ib, IO, I_K_DIAG_POS)
+    for i in range(m):
+        if not values[U(dpos[nw + i])] < 0.0:
+            return False
+    return m > 0
+
+
+@kernel
 def _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     """Build K with these terms and factorize it: whether its inertia is (nw, m, 0),
     its numbers of zero pivots and of negative eigenvalues."""
@@ -282,7 +295,9 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
         # only the restart)
         if (not dense) and ((zp and delta_w > 0.0 and delta_c > 0.0)
                             or (delta_w > PIVOTING_SWITCH_DELTA_W
-                                and not (zp and delta_c == 0.0))):
+                                and not (zp and delta_c == 0.0))
+                            or ((not zp) and nneg < m
+                                and _constraint_block_negative(Fb, FO, Ib, IO))):
             return -4
         # InertiaCorrector._perturb: singular (a zero pivot, or with exact inertia too
         # few negative eigenvalues), else a wrong inertia
