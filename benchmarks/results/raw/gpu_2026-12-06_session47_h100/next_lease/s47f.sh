@@ -16,6 +16,8 @@ CASPAR_CACHE_DIR=/tmp/cc_diag2 PYTHONPATH=$ROOT:$PYTHONPATH timeout 190 python .
 wait
 cat $OUT/acopf_diag.log | tail -n 4
 echo "compiled at ${SECONDS}s"; tail -q -n 1 $OUT/*compile.log
+# HEAD's CUDA batch kernel since 8301758 hands an iteration over on an impossible inertia (device code moved)
+CASPAR_CACHE_DIR=/tmp/cc PYTHONPATH=$ROOT:$PYTHONPATH timeout 150 python -m pytest -q -m gpu -p no:cacheprovider tests/compiled/test_cuda_batch.py tests/batch > $OUT/pytest_batch.log 2>&1; echo "batch rc $? at ${SECONDS}s"; tail -n 2 $OUT/pytest_batch.log
 for round in 1 2; do for tree in new old o87; do
   case $tree in old) D=$ROOT/.stage/old; C=/tmp/cc_old;; o87) D=$ROOT/.stage/o87; C=/tmp/cc_o87;; *) D=$ROOT; C=/tmp/cc;; esac
   for c in "ik --sizes 10000" "vdp --sizes 1000"; do
