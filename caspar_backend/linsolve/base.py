@@ -73,6 +73,10 @@ class LinearSolver(ABC):
     #: True when every factorization pivots (1x1 and 2x2 pivots chosen by magnitude):
     #: the KKT system then adds no static regularization by default
     pivots: bool = False
+    #: True while it factorizes with pivoting in a mode :meth:`enable_pivoting` switched
+    #: to (or, with no other mode, by construction: cuDSS's Bunch-Kaufman); an unpivoted
+    #: factorization's inertia is what the inertia correction may distrust
+    pivoting: bool = False
 
     def symbolic(self, structure: SparseStructure):
         """The symbolic work on ``structure`` that solvers of this kind may share (see

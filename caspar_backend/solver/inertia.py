@@ -316,7 +316,7 @@ class InertiaCorrector:
         (Pyomo's parmest semibatch: (892, 884) for K's (890, 886))."""
         k = self.kkt
         s = k.solver
-        return (fact.ok and not s.pivots and not getattr(s, "pivoting", True)
+        return (fact.ok and not s.pivots and not s.pivoting
                 and fact.n_neg < k.m and k.constraint_block_negative())
 
     def _singular(self, fact) -> bool:
