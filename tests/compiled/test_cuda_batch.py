@@ -125,3 +125,48 @@ def test_square_kernel_batch_equals_cpu_single_solves():
     res = problem.solve_batch(x0=X, print_level=0, device="cuda")
     assert set(res.path) == {"kernel"}, Counter(res.reason)
     _assert_matches_cpu(problem, res, [dict(x0=X[b]) for b in range(len(X))], print_level=0)
+
+
+def _kernel_ms_per_iteration(problem, T, threads):
+    """Best of three launches of the kernel alone over the instances with targets ``T``
+    (``threads`` per block): ms per iteration of the slowest instance."""
+    import time
+
+    import cupy as cp
+
+    from caspar_backend.batch.inputs import batch_inputs
+    from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
+    from caspar_backend.compiled.cuda.launch import solve_on_device
+    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
+    from caspar_backend.compiled.options import option_vector
+
+    sub = batch_inputs(problem, T.shape[0], x0=X0, p=T)
+    plan = kernel_plan(problem, {"tol": 1e-8}, sub)
+    assert not plan.reason, plan.reason
+    O = option_vector(plan.opts)
+    best = float("inf")
+    for _ in range(3):
+        ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg,
+                              interleaved=COLUMNS, shared_structure=True)
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        res = solve_on_device(ws, O, threads)
+        best = min(best, (time.perf_counter() - t) / max(1, int(res.iters.max())))
+    return 1e3 * best
+
+
+def test_instances_sharing_a_warp_run_together(ik):
+    """A warp of 32 IK instances iterates about as fast as one instance alone: the
+    threads that part inside an iteration (line searches, barrier updates of different
+    lengths) meet again before the next.  Measured on an H100 (ms per iteration of the
+    slowest instance): b0c3f53 0.45 with three instances per warp and 0.46 with 32; at
+    a1cf643, where the barrier update's loop had two exits and a warp's threads ran one
+    after another for the rest of their solves, 0.41 with one and 2.15 with 32
+    (test_cuda_compiles.py::test_barrier_update_loop_has_one_exit)."""
+    from caspar_backend.compiled.cuda.launch import _multiprocessors
+
+    sms = _multiprocessors()
+    T = arm_targets(32 * sms, seed=5)
+    alone = _kernel_ms_per_iteration(ik, T[:sms], threads=1)
+    warp = _kernel_ms_per_iteration(ik, T, threads=32)
+    assert warp < 2.5 * alone, (warp, alone)

@@ -163,17 +163,18 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         tiny = (int(LS[4]) & 1) == 1
         changed = False
         first = True
-        at_floor = False
         while True:
             if not first:
                 E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
                     Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
             first = False
-            if not (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu or tiny):
-                break
+            # one exit, its outcome data rather than control flow: a loop whose two exits
+            # lead to different ends keeps the CUDA kernel's threads that leave it apart
+            # for the rest of the solve (docs/compiled-ipm-cuda.md)
             new_mu = nmax(floor, nmin(O[OPT_MU_LINEAR_DECREASE_FACTOR] * mu, mu ** O[OPT_MU_SUPERLINEAR_DECREASE_POWER]))
-            if new_mu == mu:
-                at_floor = tiny
+            decrease = (Emu <= O[OPT_BARRIER_TOL_FACTOR] * mu) | tiny
+            at_floor = decrease & tiny & (new_mu == mu)
+            if not (decrease & (new_mu != mu)):
                 break
             mu = new_mu
             tau = max(O[OPT_TAU_MIN], 1.0 - mu)
