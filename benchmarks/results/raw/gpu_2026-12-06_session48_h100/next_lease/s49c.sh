@@ -15,3 +15,7 @@ for layer in omp workqueue; do for wait in passive active; do for th in 1 2 4 8 
     --repeat 2 --threads $th 2>/dev/null | tail -n 1
 done; done; done | tee $OUT/service_threads.txt
 echo "done at ${SECONDS}s"
+# the CPU batch by kernel threads (Van der Pol B = 1,000 and IK 10^4; the VM: 1.8-1.95x on 2 cores)
+timeout 150 python .stage/run/cpu_batch_threads.py 2>/dev/null | tee $OUT/cpu_batch_threads.txt
+lscpu | grep -i "cache\|model name\|^CPU(s)" | tee $OUT/lscpu.txt
+echo "all done at ${SECONDS}s"
