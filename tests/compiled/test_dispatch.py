@@ -280,9 +280,9 @@ def test_caspar_warmup_command(ik, capsys):
 
 
 def test_first_small_solve_of_a_process_takes_the_general_path(ik):
-    """A fresh process: its first 'auto' solve leaves the kernels unloaded (loading costs
-    more than a small solve), its second loads them and takes the compiled path; both
-    answers equal.  compiled_path='yes' loads them at once."""
+    """A fresh process: its first 'auto' solve leaves the kernels unloaded and Numba
+    unimported (loading costs more than a small solve), its second loads them and takes
+    the compiled path; both answers equal.  compiled_path='yes' loads them at once."""
     import subprocess
     import sys
     import textwrap
@@ -297,10 +297,11 @@ def test_first_small_solve_of_a_process_takes_the_general_path(ik):
         P = from_casadi(nlp, **bounds)
         out = []
         modes = sys.argv[1:]
+        numba_before = "numba" in sys.modules
         for mode in modes:
             r = P.solve(x0=[0.1, 0.2, 0.3], print_level=0, compiled_path=mode)
             out.append([r.extra.get("path", "general"), r.iterations, r.f,
-                        dispatch._loaded])
+                        dispatch._loaded, numba_before, "numba" in sys.modules])
         # what the solves loaded: a single solve's kernels, not the batch's row loops,
         # which load on a batch's first call
         from caspar_backend.compiled.kernels.ipm import solve_instance
@@ -324,6 +325,8 @@ def test_first_small_solve_of_a_process_takes_the_general_path(ik):
 
     (first, second), loaded = run("auto", "auto")
     assert first[0] == "general" and first[3] is False
+    # nor does it import Numba (~0.2 s of a first small solve's 0.03 s)
+    assert first[4:] == [False, False]
     assert second[0] == "compiled" and second[3] is True
     assert first[1:3] == second[1:3]
     assert loaded[:2] == [1, 0]                         # solve_instance, no row loop yet
