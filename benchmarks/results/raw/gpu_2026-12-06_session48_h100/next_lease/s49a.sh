@@ -12,6 +12,9 @@ nvidia-smi --query-gpu=name --format=csv,noheader | tee $OUT/gpu.txt
 git log --oneline -1 2>/dev/null | tee $OUT/head.txt
 ( python -m caspar_backend.compiled > $OUT/cpu_compile.log 2>&1 ) &
 ( python -m caspar_backend.compiled --cuda > $OUT/cuda_compile.log 2>&1 ) &
+# the columns kernel too (instances in columns: a warp's loads of one entry coalesced), never
+# timed on a GPU; with a warp's threads reconverging it may pay from B ~ 4,000 on
+( python -c "from caspar_backend.compiled.cuda.launch import kernel; kernel(True)" > $OUT/cuda_columns_compile.log 2>&1 ) &
 wait
 echo "compiled at ${SECONDS}s"; tail -q -n 1 $OUT/*compile.log
 timeout 90 python .stage/run/s48c_l1.py ik 1000,2500,5000,10000,20000 rows 2>/dev/null | tee $OUT/sizes.txt
@@ -19,3 +22,8 @@ timeout 60 python benchmarks/bench_kernel_latency.py --case ik --sizes 10000 --r
 timeout 60 python benchmarks/bench_kernel_latency.py --case vdp --sizes 1000 --repeats 3 2>/dev/null | tee -a $OUT/latency.txt
 timeout 240 python -m pytest -q -m gpu -p no:cacheprovider tests/compiled/test_cuda_batch.py tests/batch > $OUT/pytest_batch.log 2>&1
 echo "pytest rc $? at ${SECONDS}s"; tail -n 3 $OUT/pytest_batch.log
+for c in "vdp --sizes 1000,4000" "ik --sizes 10000"; do
+  timeout 90 python benchmarks/bench_kernel_latency.py --case $c --repeats 2 --threads 1,8,32 2>/dev/null | tee -a $OUT/threads_rows.txt
+  timeout 90 python benchmarks/bench_kernel_latency.py --case $c --repeats 2 --threads 1,8,32 --columns 2>/dev/null | tee -a $OUT/threads_columns.txt
+done
+echo "done at ${SECONDS}s"
