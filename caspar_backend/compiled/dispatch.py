@@ -112,6 +112,20 @@ def general_path_kernels() -> bool:
     return is_ready()
 
 
+
+def general_cpu_evaluator(evaluator, choice: str):
+    """The evaluator the general path (and the least-squares solver) runs on the CPU:
+    'numpy' ``evaluator``; 'tape' the kernels' tape evaluator where the model allows
+    (:func:`caspar_backend.compiled.tape_evaluator.tape_evaluator_for`); 'auto' the same
+    where :func:`general_path_kernels` allows, else ``evaluator``.  The tape evaluator's
+    module -- the kernels, and so Numba, ~0.2 s to import -- is imported only once it is
+    asked for: a process's first small solve does not pay it."""
+    if choice == "numpy" or (choice == "auto" and not general_path_kernels()):
+        return evaluator
+    from .tape_evaluator import tape_evaluator_for
+
+    return tape_evaluator_for(evaluator)
+
 def _solve(problem, x0, p, bounds, options, general, mults=None):
     """:func:`solve`'s turns."""
     from ..solver.result import SolveResult

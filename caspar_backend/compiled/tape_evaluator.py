@@ -24,9 +24,10 @@ problem; each evaluator owns a float workspace (x, p, the register file, term bu
 copied from the tables' template, so evaluators made by :meth:`TapeEvaluator.bound` may
 run in different threads at once.
 
-Which evaluator the general path takes on the CPU (:func:`general_evaluator`, option
-``cpu_evaluator``): 'tape' where the model's expressions have tape op codes; 'auto'
-(default) the same where :func:`.dispatch.general_path_kernels` allows (the kernels
+Which evaluator the general path takes on the CPU (option ``cpu_evaluator``, decided by
+:func:`.dispatch.general_cpu_evaluator`, which imports this module only when it asks for
+:func:`tape_evaluator_for`): 'tape' where the model's expressions have tape op codes;
+'auto' (default) the same where :func:`.dispatch.general_path_kernels` allows (the kernels
 compiled on this machine, and loaded in this process or not its first solve: loading
 them costs ~0.2 s, compiling them a minute); 'numpy' the generated NumPy code.
 """
@@ -204,20 +205,16 @@ class TapeEvaluator(Evaluator):
         return self.base.describe_nonfinite(x)
 
 
-def general_evaluator(ev, choice: str = "auto"):
-    """The evaluator the general path runs on the CPU for ``ev`` (module docstring):
-    a :class:`TapeEvaluator` over ``ev`` where ``choice`` and the model allow, else
-    ``ev`` itself.  Only a plain NumPy evaluator of a compiled problem is replaced
-    (not a composed one with host functions, a given Hessian or a batch's)."""
+def tape_evaluator_for(ev):
+    """A :class:`TapeEvaluator` over ``ev`` where the model allows, else ``ev`` itself:
+    only a plain NumPy evaluator of a compiled problem whose expressions all have tape op
+    codes is replaced (not a composed one with host functions, a given Hessian or a
+    batch's).  Whether the general path asks is :func:`.dispatch.general_cpu_evaluator`'s
+    decision (module docstring)."""
     from ..evaluators.numpy_eval import NumpyEvaluator
 
-    if choice == "numpy" or type(ev) is not NumpyEvaluator:
+    if type(ev) is not NumpyEvaluator:
         return ev
-    if choice == "auto":
-        from .dispatch import general_path_kernels
-
-        if not general_path_kernels():
-            return ev
     tables = EvalTables.of(ev.problem)
     if tables is None:
         return ev

@@ -131,9 +131,9 @@ def _minimize(problem, x0, p, lbx, ubx, options, **kw):
     resolve_device(opts.device)           # a DeviceError when no usable GPU
     ev = problem.evaluator(opts.device, p=None if p is None else np.asarray(p, dtype=float))
     if ev.xp is np:
-        from ..compiled.tape_evaluator import general_evaluator
+        from ..compiled.dispatch import general_cpu_evaluator
 
-        ev = general_evaluator(ev, opts.cpu_evaluator)
+        ev = general_cpu_evaluator(ev, opts.cpu_evaluator)
     xp = ev.xp
     pattern, jac, structure = solve_structures(problem, ev, lbx, ubx,
                                                opts.linear_solver_ordering, xp)

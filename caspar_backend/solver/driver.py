@@ -124,7 +124,9 @@ def solve_nlp(evaluator, lbx, ubx, lbg, ubg, x0, *, lam_g0=None, lam_x0=None,
             opts.device, size=evaluator.n + evaluator.m, solver=True))
     device = getattr(evaluator, "device", "cpu")
     if device == "cpu":
-        evaluator = _cpu_evaluator(evaluator, opts.cpu_evaluator)
+        from ..compiled.dispatch import general_cpu_evaluator
+
+        evaluator = general_cpu_evaluator(evaluator, opts.cpu_evaluator)
     why = devices.gpu_problem() if device == "cuda" else None
     if why is not None:
         raise DeviceError(f"a CUDA evaluator was given but {why}; or use device='cpu'")
@@ -171,25 +173,6 @@ def _all_fixed(evaluator, x, lbg, ubg, tol, stream, t0) -> SolveResult:
                        message=message, timings=dict(total=time.perf_counter() - t0),
                        counts={})
 
-
-
-def _cpu_evaluator(evaluator, choice: str):
-    """The evaluator the general path runs on the CPU: the compiled kernels' tape
-    evaluator where option ``cpu_evaluator`` (``choice``) and this process allow it
-    (:func:`caspar_backend.compiled.tape_evaluator.general_evaluator`), else
-    ``evaluator``.  With 'auto' the kernels' module -- and so Numba, ~0.2 s to import --
-    is not imported before :func:`~caspar_backend.compiled.dispatch.general_path_kernels`
-    allows them: a process's first small solve does not pay it."""
-    if choice == "numpy":
-        return evaluator
-    if choice == "auto":
-        from ..compiled.dispatch import general_path_kernels
-
-        if not general_path_kernels():
-            return evaluator
-    from ..compiled.tape_evaluator import general_evaluator
-
-    return general_evaluator(evaluator, choice)
 
 def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
            linear_solver, stream, cpu0=None, resume=None, hand_back_after=None,

@@ -13,7 +13,7 @@ from caspar_backend import from_casadi  # noqa: E402
 from caspar_backend.compiled import dispatch  # noqa: E402
 from caspar_backend.compiled.tape import build_model  # noqa: E402
 from caspar_backend.compiled.tape_evaluator import (EvalTables, TapeEvaluator,  # noqa: E402
-                                                    general_evaluator)
+                                                    tape_evaluator_for)
 from caspar_backend.evaluators.numpy_eval import NumpyEvaluator  # noqa: E402
 from tests.support.problem_bank import bank  # noqa: E402
 from tests.support.solver_harness import _nlp  # noqa: E402
@@ -45,7 +45,7 @@ def _points(problem, d, k=3, seed=0):
 
 def _pair(problem):
     ev = problem.evaluator("cpu", p=problem.p)
-    tape = general_evaluator(ev, "tape")
+    tape = tape_evaluator_for(ev)
     assert type(ev) is NumpyEvaluator and type(tape) is TapeEvaluator
     return ev, tape
 
@@ -104,7 +104,7 @@ def test_outputs_of_any_layout_and_parameters():
     problem = from_casadi(nlp, **bounds)
     t1, t2 = arm_targets(2)
     ev, tape = NumpyEvaluator(problem).bound(t1), None
-    tape = general_evaluator(ev, "tape")
+    tape = tape_evaluator_for(ev)
     other = tape.bound(t2)
     x = np.array([0.1, 0.2, 0.3])
     np.testing.assert_array_equal(tape.cons(x), ev.cons(x))
@@ -122,7 +122,7 @@ def test_outputs_of_any_layout_and_parameters():
 def test_threads_each_with_its_own_evaluator():
     problem, d = _problem("hs071")
     ev = problem.evaluator("cpu")
-    base = general_evaluator(ev.bound(problem.p), "tape")
+    base = tape_evaluator_for(ev.bound(problem.p))
     points = [x for x, _ in _points(problem, d, k=8, seed=3)]
     want = [ev.bound(problem.p).hess_values(x, np.ones(problem.m)) for x in points]
     def work(k):
@@ -141,14 +141,15 @@ def test_which_evaluator_the_general_path_takes(monkeypatch):
 
     problem, _ = _problem("hs071")
     ev = problem.evaluator("cpu", p=problem.p)
-    assert general_evaluator(ev, "numpy") is ev
-    assert type(general_evaluator(ev, "auto")) is TapeEvaluator       # kernels loaded
+    choose = dispatch.general_cpu_evaluator
+    assert choose(ev, "numpy") is ev
+    assert type(choose(ev, "auto")) is TapeEvaluator       # kernels loaded
     monkeypatch.setattr(dispatch, "general_path_kernels", lambda: False)
-    assert general_evaluator(ev, "auto") is ev
-    assert type(general_evaluator(ev, "tape")) is TapeEvaluator
+    assert choose(ev, "auto") is ev
+    assert type(choose(ev, "tape")) is TapeEvaluator
     given = HessianOverride(ev, ev.hess_rows, ev.hess_cols,
                             lambda x, lam, of, p: np.zeros(len(ev.hess_rows)))
-    assert general_evaluator(given, "tape") is given
+    assert choose(given, "tape") is given
 
 
 @pytest.mark.parametrize("name", sorted(BANK))
