@@ -6,8 +6,10 @@ through.  A back edge u -> v is one whose target dominates its source; v's natur
 loop is v plus every block that reaches u without passing v.  A loop's exits are the
 blocks outside it that its blocks branch to.
 
-Used by tests/compiled/test_cuda_compiles.py: ptxas reconverges the threads of a warp
-that diverged inside a loop at the loop's exit only where that exit is one block.
+Used by tests/compiled/test_cuda_compiles.py: where the kernel's barrier-update loop left
+through two blocks, the threads of a warp that left it on different passes ran apart for
+the rest of their solves (docs/compiled-ipm-cuda.md, "Threads of a warp that never meet
+again"); with one exit block they run together.
 """
 from __future__ import annotations
 
