@@ -112,7 +112,6 @@ def general_path_kernels() -> bool:
     return is_ready()
 
 
-
 def general_cpu_evaluator(evaluator, choice: str):
     """The evaluator the general path (and the least-squares solver) runs on the CPU:
     'numpy' ``evaluator``; 'tape' the kernels' tape evaluator where the model allows
@@ -125,6 +124,7 @@ def general_cpu_evaluator(evaluator, choice: str):
     from .tape_evaluator import tape_evaluator_for
 
     return tape_evaluator_for(evaluator)
+
 
 def _solve(problem, x0, p, bounds, options, general, mults=None):
     """:func:`solve`'s turns."""
