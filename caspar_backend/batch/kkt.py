@@ -76,6 +76,8 @@ class BatchAugmentedKKT:
         self._diag_w = self._src[:, o[1]:o[2]]
         self.jac_values = self._src[:, o[2]:o[3]]
         self._diag_c = self._src[:, o[3]:o[4]]
+        # factorize's 'failed' where the factorization pivots: never (read-only use)
+        self._never_failed = xp.zeros(B, bool)
         self.sigma = xp.zeros((B, nw))
         self.delta_w, self.delta_c = xp.zeros(B), xp.zeros(B)
         self.values = xp.zeros((B, self.nnz))
@@ -188,15 +190,12 @@ class BatchAugmentedKKT:
         (InertiaCorrector._singular); failed = an unpivoted factorization with fewer than
         m negative eigenvalues although every constraint row's diagonal is negative
         (InertiaCorrector._unpivoted_failure: the single path's pivoting switch)."""
-        xp = self.xp
         n_pos, n_neg, n_zero = self.ldl.factorize(self.values, active)
         ok = (n_zero == 0) & (n_pos == self.nw) & (n_neg == self.m)
         singular = n_zero > 0
         if self.ldl.pivots and self.m > 0:
-            singular = singular | (n_neg < self.m)
-            failed = xp.zeros(self.B, bool)
-        else:
-            failed = (n_zero == 0) & (n_neg < self.m) & xp.all(self._diag_c < 0.0, axis=1)
+            return ok, singular | (n_neg < self.m), self._never_failed
+        failed = (n_zero == 0) & (n_neg < self.m) & self.xp.all(self._diag_c < 0.0, axis=1)
         return ok, singular, failed
 
     def solve(self, rhs_w, rhs_c, rows=None):
