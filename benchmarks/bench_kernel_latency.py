@@ -44,19 +44,20 @@ def workload(case: str, B: int):
     return vdp_workload(B) if case == "vdp" else ik_workload(B, seed=2)
 
 
-def kernel_alone(problem, params, repeats: int, threads=None, columns=None):
+def kernel_alone(problem, params, repeats: int, threads=None, columns=None, x0=None):
     """(best ms, its KernelResult) of :func:`caspar_backend.compiled.cuda.launch.
     solve_on_device` on fresh workspaces: the kernel's launch and its result's read-back,
     without ``solve_batch``'s checking, grouping and answer building; ``threads`` per
     block (None: the launch's choice), instances in columns or rows (None: as
-    ``solve_batch`` arranges them)."""
+    ``solve_batch`` arranges them), starting at ``x0`` (None: the problem's)."""
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
     from caspar_backend.compiled.cuda.launch import solve_on_device
     from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
     from caspar_backend.compiled.options import option_vector
 
-    sub = batch_inputs(problem, params.shape[0], p=params)
+    sub = batch_inputs(problem, params.shape[0], p=params,
+                       **({} if x0 is None else {"x0": x0}))
     plan = kernel_plan(problem, {"tol": 1e-8}, sub)
     if plan.reason:
         raise RuntimeError(plan.reason)

@@ -130,29 +130,10 @@ def test_square_kernel_batch_equals_cpu_single_solves():
 def _kernel_ms_per_iteration(problem, T, threads):
     """Best of three launches of the kernel alone over the instances with targets ``T``
     (``threads`` per block): ms per iteration of the slowest instance."""
-    import time
+    from benchmarks.bench_kernel_latency import kernel_alone
 
-    import cupy as cp
-
-    from caspar_backend.batch.inputs import batch_inputs
-    from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
-    from caspar_backend.compiled.cuda.launch import solve_on_device
-    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
-    from caspar_backend.compiled.options import option_vector
-
-    sub = batch_inputs(problem, T.shape[0], x0=X0, p=T)
-    plan = kernel_plan(problem, {"tol": 1e-8}, sub)
-    assert not plan.reason, plan.reason
-    O = option_vector(plan.opts)
-    best = float("inf")
-    for _ in range(3):
-        ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg,
-                              interleaved=COLUMNS, shared_structure=True)
-        cp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        res = solve_on_device(ws, O, threads)
-        best = min(best, (time.perf_counter() - t) / max(1, int(res.iters.max())))
-    return 1e3 * best
+    ms, res = kernel_alone(problem, T, 3, threads, x0=X0)
+    return ms / max(1, int(res.iters.max()))
 
 
 def test_instances_sharing_a_warp_run_together(ik):
