@@ -24,10 +24,12 @@ by Haynsworth's inertia additivity
 (column j of K's first block row; ``ew_j = eps`` for every column while a low-rank block is
 present) and
 
-    eps_i = min( eps min(1, |A_i|_2^2),  kappa p_i ),
+    eps_i = min( f eps min(1, |A_i|_2^2),  kappa p_i ),
     p_i   = sum over the private columns j of row i of  A_ij^2 / (Sigma_j + delta_w),
 
-(``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
+(``f`` the linear solver's ``row_static_factor``: 1, or 1e-4 for cuDSS's Bunch-Kaufman
+factorization, which needs no term to survive tiny constraint pivots;
+``A_i`` the Jacobian's row i; a column is *private* to row i when it has no other
 Jacobian entry and no Hessian entry: a slack, or the elastic columns of the restoration
 phase; the one column of a *singleton* row counts as private to it as well; ``p_i =
 +inf`` for a row without one; ``kappa`` = ``PRIVATE_PIVOT_FRACTION``; the second bound
@@ -218,8 +220,8 @@ class AugmentedKKT(KKTSystem):
             priv_on = self.delta_c == 0.0
             priv = self._private_pivots() if priv_on else self._priv   # (not read when off)
             # ec <- max(min(eps min(ec, 1), kappa p) - delta_c, 0), and the diagonals
-            fused.call(xp, "row_static_term", priv, eps, self.delta_c,
-                       1.0 if priv_on else 0.0, ec, dstat_c, self._diag_c)
+            fused.call(xp, "row_static_term", priv, eps * self.solver.row_static_factor,
+                       self.delta_c, 1.0 if priv_on else 0.0, ec, dstat_c, self._diag_c)
         if elim is not None:
             self._diag_c -= elim        # the eliminated columns' Schur complement
         if self.r:

@@ -73,6 +73,14 @@ class LinearSolver(ABC):
     #: True when every factorization pivots (1x1 and 2x2 pivots chosen by magnitude):
     #: the KKT system then adds no static regularization by default
     pivots: bool = False
+    #: the factor on the static term's constraint rows (``eps_i`` of
+    #: :mod:`caspar_backend.kkt.augmented`): 1 for a factorization that needs the term to
+    #: survive tiny constraint pivots; smaller for one that pivots by magnitude and only
+    #: perturbs a pivot that is (numerically) zero, where the rows' term has one role left
+    #: -- a rank-deficient Jacobian factorized as a nonsingular K rather than through the
+    #: solver's own perturbation -- and any term that refinement would have to remove
+    #: biases the step instead (docs/kkt-regularization-and-refinement.md)
+    row_static_factor: float = 1.0
     #: True while it factorizes with pivoting in a mode :meth:`enable_pivoting` switched
     #: to (or, with no other mode, by construction: cuDSS's Bunch-Kaufman); an unpivoted
     #: factorization's inertia is what the inertia correction may distrust

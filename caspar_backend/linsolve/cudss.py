@@ -165,6 +165,16 @@ def _factorization(info: int, n_pos: int, n_neg: int, n: int) -> Factorization:
     return Factorization(zero == 0, n_pos, n_neg, zero)
 
 
+#: :attr:`CudssSolver.row_static_factor` while cuDSS pivots (Bunch-Kaufman): the rows'
+#: static term 1e-13 min(1, |A_i|^2) at the default eps.  Measured on an H100 (session
+#: 49, cuDSS 1.0; raw gpu_2026-12-06_session49_h100/static_term_parts): the bank's
+#: statuses and degenerate_duplicate_constraints' one iteration kept (with no rows' term:
+#: 7), Van der Pol collocation 10^4 at IPOPT's objective (1e-5 below it with the full
+#: term), case1803_snem 126 iterations and case1888_rte 293 (IPOPT 123 and 268; the full
+#: term 251 and 527), case9241_pegase 57 as before (no rows' term: 136)
+PIVOTING_ROW_STATIC_FACTOR = 1e-4
+
+
 class CudssSolver(LinearSolver):
     """Final.  ``hybrid_memory``: keep the factors in host memory (cuDSS hybrid memory
     mode) for systems whose factors do not fit on the device.  :attr:`pivoting`: whether
@@ -189,6 +199,12 @@ class CudssSolver(LinearSolver):
         self.plan_seconds = 0.0
         #: the last ANALYSIS took a stored ordering instead of reordering
         self.ordering_reused = False
+
+    @property
+    def row_static_factor(self) -> float:
+        """:data:`PIVOTING_ROW_STATIC_FACTOR` while the factorization pivots, else 1
+        (cuDSS 0.8's static pivoting needs the full term: see the base class)."""
+        return PIVOTING_ROW_STATIC_FACTOR if self.pivoting else 1.0
 
     def symbolic(self, structure: SparseStructure) -> CudssSymbolic:
         return CudssSymbolic(structure, self.cp)

@@ -71,6 +71,39 @@ def test_static_term_of_a_slack_row_is_bounded_by_its_pivot():
     np.testing.assert_allclose(-k._dstat[3:], [kappa * 1e-12, eps * 2e-6], rtol=1e-12)
 
 
+class _MagnitudePivoting(QDLDLSolver):
+    """A solver whose factorization pivots by magnitude, as cuDSS's Bunch-Kaufman does."""
+
+    row_static_factor = 1e-4
+
+
+def test_rows_term_scaled_for_a_solver_that_pivots():
+    """The rows' term carries the solver's ``row_static_factor`` before the slack bound;
+    the columns' term does not (session 49: with cuDSS's Bunch-Kaufman the full rows' term
+    biased Van der Pol collocation's steps and doubled case1803_snem's iterations)."""
+    k, _, _ = _slack_kkt(two_rows=True)
+    k.build()
+    full = k._dstat.copy()
+    p, _, _ = _slack_kkt(two_rows=True)
+    p.solver = _MagnitudePivoting()
+    p.build()
+    kappa, eps = p.PRIVATE_PIVOT_FRACTION, p.static_regularization
+    # row 0: min(1e-4 eps, kappa / Sigma_s) -- the slack bound, as before; row 1 scaled
+    np.testing.assert_allclose(-p._dstat[3:], [kappa * 1e-12, 1e-4 * eps * 2e-6], rtol=1e-12)
+    np.testing.assert_array_equal(p._dstat[:3], full[:3])
+
+
+def test_cudss_row_factor_follows_its_pivoting():
+    from caspar_backend.linsolve.cudss import PIVOTING_ROW_STATIC_FACTOR, CudssSolver
+
+    s = CudssSolver.__new__(CudssSolver)        # (no device: the rule alone)
+    s.pivoting = True
+    assert s.row_static_factor == PIVOTING_ROW_STATIC_FACTOR < 1.0
+    s.pivoting = False           # cuDSS 0.8's static pivoting keeps the full term
+    assert s.row_static_factor == 1.0
+    assert QDLDLSolver().row_static_factor == 1.0
+
+
 @pytest.mark.parametrize("bounded", [True, False])
 def test_refinement_recovers_K_solution(bounded, monkeypatch):
     if not bounded:
