@@ -266,7 +266,8 @@ _ROWS = [
        low=0.0),
     _o("kkt_static_regularization", float, 1e-9, "caspar: +-eps added to the KKT "
        "diagonal blocks when factorizing without pivoting (qdldl, cudss; unset: 0 with "
-       "pardisomkl); removed again by iterative refinement.", low=0.0),
+       "pardisomkl; on cuDSS's Bunch-Kaufman the constraint rows take 1e-4 eps); removed "
+       "again by iterative refinement.", low=0.0),
     _o("inertia_correction_method", str, "inertia-based", "caspar (MadNLP's name): how a "
        "factorization is accepted before delta_w is raised.  'inertia-based': the "
        "inertia of the KKT matrix is (nw, m, 0) (IPOPT's Algorithm IC).  'inertia-free': "
