@@ -170,8 +170,9 @@ def _factorization(info: int, n_pos: int, n_neg: int, n: int) -> Factorization:
 #: 49, cuDSS 1.0; raw gpu_2026-12-06_session49_h100/static_term_parts): the bank's
 #: statuses and degenerate_duplicate_constraints' one iteration kept (with no rows' term:
 #: 7), Van der Pol collocation 10^4 at IPOPT's objective (1e-5 below it with the full
-#: term), case1803_snem 126 iterations and case1888_rte 293 (IPOPT 123 and 268; the full
-#: term 251 and 527), case9241_pegase 57 as before (no rows' term: 136)
+#: term), case1803_snem 126 iterations and case1888_rte 293-352 (IPOPT 123 and 268; the
+#: full term 205-251 and 479-527: cuDSS's sums are not bit-reproducible), case9241_pegase
+#: 57 as before (no rows' term: 136)
 PIVOTING_ROW_STATIC_FACTOR = 1e-4
 
 
