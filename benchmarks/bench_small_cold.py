@@ -96,30 +96,18 @@ def main(argv=None) -> None:
                   f"worst {1e3 * m['worst']:.1f} ms  total / IPOPT "
                   f"{m['total'] / med['ipopt']['total']:.2f}", flush=True)
     if a.out:
-        import csv
+        from benchmarks.runner import commit, hardware, write_meta, write_results
 
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "results.csv"), "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=COLUMNS)
-            w.writeheader()
-            w.writerows(rows)
-        meta = dict(commit=_commit(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    hardware=f"{os.cpu_count()} cores (ratios within the run are what count)",
-                    sizes="three-link arm IK, k targets per process",
-                    tol="the solvers' defaults (IPOPT's tol 1e-8 for both)",
-                    command="python benchmarks/bench_small_cold.py "
-                            + " ".join(argv if argv is not None else sys.argv[1:]))
-        with open(os.path.join(a.out, "meta.json"), "w") as fh:
-            json.dump(meta, fh, indent=1)
-            fh.write("\n")
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        write_results(a.out, COLUMNS, rows)
+        hw = hardware()
+        write_meta(os.path.join(a.out, "meta.json"), commit=commit(),
+                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   hardware=f"{hw['cpu']}, {hw['cores']} cores (ratios within the run are "
+                            "what count)",
+                   sizes="three-link arm IK, k targets per process",
+                   tol="the solvers' defaults (IPOPT's tol 1e-8 for both)",
+                   command=" ".join(["python benchmarks/bench_small_cold.py",
+                                     *(argv if argv is not None else sys.argv[1:])]))
 
 
 if __name__ == "__main__":
