@@ -27,10 +27,14 @@ _DIR = Path(__file__).resolve().parent
 def _stamp() -> str:
     from ..cache import STAMP
 
+    from .batched_loads import enabled
+
     h = hashlib.sha256(STAMP.encode())
     for p in sorted(_DIR.glob("*.py")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
+    if enabled():                       # another source form, another entry
+        h.update(b"batched-loads")
     return h.hexdigest()[:16]
 
 

@@ -126,9 +126,12 @@ def while_code(py_func: FunctionType) -> CodeType:
     if not isinstance(fdef, ast.FunctionDef):
         return py_func.__code__
     fdef.decorator_list = []
+    from . import batched_loads
+
+    batched = batched_loads.batch_loads(fdef) if batched_loads.enabled() else 0
     rewrite = _RangeToWhile()
     rewrite.visit(fdef)
-    if rewrite.count == 0:
+    if rewrite.count == 0 and batched == 0:
         return py_func.__code__
     ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, first - 1)

@@ -12,8 +12,9 @@ version of kernel ``k`` is
 where ``G[mod]`` is a copy of ``mod.__dict__`` in which every kernel dispatcher is
 replaced by its CUDA version, and :func:`.loops.while_code` is the kernel's code with its
 ``for``-``range`` loops as while loops (which NVVM compiles to far fewer instructions):
-the same source otherwise, the same constants, the callees rebound.  Nothing is compiled until the first launch types the global kernel; the CPU
-dispatchers are untouched.
+the same source otherwise, the same constants, the callees rebound.  Nothing is
+compiled until the first launch types the global kernel; the CPU dispatchers are
+untouched.
 
 What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it):
 

@@ -25,4 +25,9 @@ timeout 120 $H .stage/parts/vdp.npz --problem vdp --sizes 1,1000 --reps 10 \
 timeout 120 $H .stage/parts/ik.npz --problem ik --sizes 1,10000 --reps 20 \
   --pieces kkt_build,kkt_matvec,ldl_solve --modes main,variant \
   --variants benchmarks/kernel_variants/batched_loads.py 2>&1 | grep "^{" | tee $OUT/parts_ik.txt
+for bl in 0 1; do                   # every piece as main builds it, and with batched loads
+  CASPAR_CUDA_BATCHED_LOADS=$bl timeout 150 $H .stage/parts/vdp.npz --problem vdp --sizes 1,1000 \
+    --reps 10 --modes main 2>&1 | grep "^{" | sed "s/^{/{\"batched_loads\": $bl, /" \
+    | tee -a $OUT/parts_rewrite.txt
+done
 echo "done at ${SECONDS}s"
