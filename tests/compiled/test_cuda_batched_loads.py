@@ -23,8 +23,14 @@ def f(a, b, c, idx, n, alpha):
         v = b[i] * alpha
         a[i] += v + c[idx[i]]
         s += v
-    for i in range(n):                 # a scatter: left
-        a[idx[i]] += b[i]
+    for i in range(n):                 # a scatter: rewritten, its four targets tested
+        k = idx[i]
+        a[k] += b[i] * alpha
+        s = s + c[k]
+    for i in range(n):                 # a scatter whose index a later line changes: left
+        k = idx[i]
+        a[k] += b[i]
+        k = idx[i] + 1
     for i in range(n):                 # a load under a condition: left
         a[i] = b[i] if i < 3 else c[i]
     t = 0.0
@@ -35,7 +41,7 @@ def f(a, b, c, idx, n, alpha):
         a[i] = g(b[i])
     for i in range(n):                 # stores only: left
         b[i] = 0.0
-    return s, v, i
+    return s, v, k, i
 '''
 
 
@@ -50,11 +56,12 @@ def _compile(tree):
 def test_rewrite_takes_elementwise_loops_only_and_keeps_the_bits(n):
     tree = ast.parse(textwrap.dedent(SOURCE))
     orig = _compile(ast.parse(textwrap.dedent(SOURCE)))
-    assert batch_loads(tree.body[0]) == 1
+    assert batch_loads(tree.body[0]) == 2
     new = _compile(tree)
     rng = np.random.default_rng(n)
-    args = [rng.standard_normal(16) for _ in range(3)]
-    idx = rng.integers(0, 16, 16)
+    args = [rng.standard_normal(17) for _ in range(3)]
+    # repeated targets (the group done in order) and a permutation (four at once)
+    idx = rng.integers(0, 16, 16) if n % 2 else rng.permutation(16)
     out = []
     for fn in (orig, new):
         a, b, c = (x.copy() for x in args)

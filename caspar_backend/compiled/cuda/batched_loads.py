@@ -11,28 +11,35 @@ docs/compiled-ipm-cuda.md).  Four elements at a time, loads first, give the thre
 loads in flight.
 
 The rewrite, for a loop ``for x in range(a, b)`` (step 1, no ``else``) whose body is
-straight-line assignments -- each ``name = e``, ``name op= e``, ``arr[x] = e`` or
-``arr[x] op= e`` -- where every array the body stores into is stored and loaded only at
-index ``x`` (so the four elements touch four different entries of it), no load sits under
-a conditional expression or a boolean operator (a hoisted load must be one the loop makes
-anyway), and the only calls are to the pure functions of :data:`PURE`::
+straight-line assignments (``name = e``, ``name op= e``, ``arr[i] = e``, ``arr[i] op= e``)
+where each array the body stores into is loaded and stored at one index expression only,
+no load sits under a conditional expression or a boolean operator (a hoisted load must be
+one the loop makes anyway), and the only calls are to the pure functions of :data:`PURE`::
 
     for x in range(a, b):             _bl_i = a;  _bl_e = b
         body                          while _bl_i + 4 <= _bl_e:
                                           x0, x1, x2, x3 = _bl_i, _bl_i + 1, ...
-                                          (copies 0..3 of the body, every scalar
-                                           assignment and every load, in order)
-                                          (copies 0..3 of the body's stores, in order)
-                                          x = x3;  _bl_i += 4
+                                          (the body's leading pure assignments and the
+                                           scatter indices t0..t3, copies 0..3)
+                                          if t0..t3 all differ (per scattered array):
+                                              (copies 0..3: every scalar assignment and
+                                               every load, in order)
+                                              (copies 0..3: the stores, in order)
+                                          else:
+                                              (copies 0..3 of the body, one after another)
+                                          x = x3;  the body's names = copy 3's;  _bl_i += 4
                                       for x in range(_bl_i, _bl_e):
                                           body
 
-Each copy's names are its own (a scalar carried from one element to the next -- a sum --
-keeps its name, so its updates stay in element order; a carried scalar a store reads is
-not allowed).  Every element gets the same operations in the same order, so the results
-are the same bits as the loop's; arrays passed twice under two names are the one thing the
-rule cannot see, which is why the transformed kernels are checked against the CPU's on
-the bank before this is switched on.
+An array stored at ``x`` needs no test (four elements, four entries); one stored at
+another index -- a scatter ``arr[idx[x]] += v`` -- is grouped only when the group's four
+targets differ, its index computed from arrays the body does not write and from names the
+leading pure assignments set once.  Each copy's names are its own (a scalar carried from
+one element to the next -- a sum -- keeps its name, so its updates stay in element order;
+a store may not read a carried scalar).  Every element gets the same operations in the
+same order, so the results are the same bits as the loop's; arrays passed twice under two
+names are the one thing the rule cannot see, which is why the rewritten kernels are
+checked against the CPU's on the bank (tests/compiled/test_cuda_batched_loads.py).
 """
 from __future__ import annotations
 
@@ -40,9 +47,10 @@ import ast
 import copy
 import os
 
-#: calls a body may make: no memory effects
-PURE = frozenset({"U", "abs", "min", "max", "float", "int", "nmin", "nmax", "sqrt", "exp",
-                  "log", "isfinite", "isnan", "isinf", "fabs", "floor", "ceil"})
+#: calls a body may make: no memory effects (``_f``, ``_i``: the slot accessors, views)
+PURE = frozenset({"U", "_f", "_i", "abs", "min", "max", "float", "int", "nmin", "nmax",
+                  "sqrt", "exp", "log", "isfinite", "isnan", "isinf", "fabs", "floor",
+                  "ceil"})
 #: elements per batch
 WIDTH = 4
 
@@ -56,12 +64,24 @@ def _is_x(node, x: str) -> bool:
     return isinstance(node, ast.Name) and node.id == x
 
 
-def _loads_ok(expr, x: str, written: set) -> bool:
-    """No load of a written array except at index x; no load under IfExp/BoolOp; only
-    pure calls."""
+def _target(s):
+    return s.targets[0] if isinstance(s, ast.Assign) else s.target
+
+
+def _names(node) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _subscripts(node):
+    """The subscripts ``arr[...]`` in ``node`` (loads and stores)."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Subscript)]
+
+
+def _clean(expr) -> bool:
+    """Only pure calls, no load under IfExp/BoolOp, plain ``name[...]`` subscripts."""
     for n in ast.walk(expr):
         if isinstance(n, (ast.IfExp, ast.BoolOp)):
-            if any(isinstance(m, ast.Subscript) for m in ast.walk(n)):
+            if _subscripts(n):
                 return False
         elif isinstance(n, ast.Call):
             f = n.func
@@ -72,15 +92,25 @@ def _loads_ok(expr, x: str, written: set) -> bool:
         elif isinstance(n, ast.Subscript):
             if not isinstance(n.value, ast.Name):
                 return False
-            if n.value.id in written and not _is_x(n.slice, x):
-                return False
         elif isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):
             return False
     return True
 
 
+class _Plan:
+    """Final.  What the rewrite needs of an eligible loop: its bounds, loop variable,
+    carried scalars, the written arrays' one index expression each (``index``, as an
+    AST), those not at ``x`` (``scatter``: a runtime test that the group's four targets
+    differ), and the body's prefix of pure local assignments (``prefix``: statements
+    evaluated first, the scatter indices may use their names)."""
+
+    def __init__(self, start, stop, x, carried, index, scatter, prefix):
+        self.start, self.stop, self.x, self.carried = start, stop, x, carried
+        self.index, self.scatter, self.prefix = index, scatter, prefix
+
+
 def _eligible(node: ast.For):
-    """(start, stop, loop var) of a loop the rewrite applies to, else None."""
+    """The :class:`_Plan` of a loop the rewrite applies to, else None."""
     it = node.iter
     if node.orelse or not isinstance(node.target, ast.Name) or \
             not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -91,65 +121,107 @@ def _eligible(node: ast.For):
         return None
     start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else args[:2]
     x = node.target.id
-    written, stores = set(), 0
-    for s in node.body:
+    body = node.body
+    written, assigned_count = set(), {}
+    for s in body:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 return None
-            t = s.targets[0]
-        elif isinstance(s, ast.AugAssign):
-            t = s.target
-        else:
+        elif not isinstance(s, ast.AugAssign):
             return None
+        t = _target(s)
         if isinstance(t, ast.Subscript):
-            if not (isinstance(t.value, ast.Name) and _is_x(t.slice, x)):
+            if not isinstance(t.value, ast.Name):
                 return None
             written.add(t.value.id)
-            stores += 1
         elif isinstance(t, ast.Name):
             if t.id == x:
                 return None
+            assigned_count[t.id] = assigned_count.get(t.id, 0) + 1
         else:
             return None
-    if stores == 0 or not any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-                              for s in node.body for n in ast.walk(s)):
+        if not _clean(s.value) or not _clean(t):
+            return None
+    if not written or not any(isinstance(n.ctx, ast.Load) for s in body
+                              for n in _subscripts(s)):
         return None                     # (a reduction, or stores only: nothing to gain)
-    for s in node.body:
-        if not _loads_ok(s.value, x, written):
-            return None
-        t = s.targets[0] if isinstance(s, ast.Assign) else s.target
-        if isinstance(t, ast.Subscript) and not _loads_ok(t, x, written):
-            return None
     # a scalar assigned in the body and read before its assignment is carried from one
-    # element to the next: allowed, unless a store reads it
-    assigned, carried = set(), set()
-    for s in node.body:
-        reads = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+    # element to the next: its updates stay in element order; a store may not read it
+    seen, carried = set(), set()
+    for s in body:
+        reads = _names(s.value) | (_names(_target(s)) - {_target(s).id}
+                                   if isinstance(_target(s), ast.Name) else _names(_target(s)))
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             reads.add(s.target.id)
-        carried |= {r for r in reads if r not in assigned}
-        t = s.targets[0] if isinstance(s, ast.Assign) else s.target
-        if isinstance(t, ast.Name):
-            assigned.add(t.id)
-    carried &= assigned
-    for s in node.body:
-        t = s.targets[0] if isinstance(s, ast.Assign) else s.target
-        if isinstance(t, ast.Subscript):
-            if {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)} & carried:
+        carried |= {r for r in reads if r not in seen and r in assigned_count}
+        if isinstance(_target(s), ast.Name):
+            seen.add(_target(s).id)
+    # every access of a written array at one index expression
+    index = {}
+    for s in body:
+        for n in _subscripts(s):
+            if n.value.id in written:
+                d = ast.dump(n.slice)
+                if index.setdefault(n.value.id, (d, n.slice))[0] != d:
+                    return None
+                if _names(n.slice) & carried:
+                    return None
+                if any(m.value.id in written for m in _subscripts(n.slice)):
+                    return None
+    for s in body:
+        if isinstance(_target(s), ast.Subscript) and _names(s.value) & carried:
+            return None
+    # the prefix: leading assignments of locals from arrays not written, no carried names
+    prefix = 0
+    for s in body:
+        t = _target(s)
+        if not (isinstance(t, ast.Name) and t.id not in carried
+                and not (_names(s.value) & carried)
+                and not any(m.value.id in written for m in _subscripts(s.value))):
+            break
+        prefix += 1
+    prefix_names = {_target(s).id for s in body[:prefix]}
+    scatter = set()
+    for arr, (d, sl) in index.items():
+        if _is_x(sl, x):
+            continue
+        for name in _names(sl) - {x}:
+            # loop-invariant, or assigned once, in the prefix
+            if name in assigned_count and not (name in prefix_names
+                                               and assigned_count[name] == 1):
                 return None
-    return start, stop, x, carried
+        scatter.add(arr)
+    return _Plan(start, stop, x, carried, {a: sl for a, (d, sl) in index.items()}, scatter,
+                 prefix)
 
 
 class _Rename(ast.NodeTransformer):
-    """Final.  Renames Name nodes by a mapping."""
+    """Final.  Renames Name nodes by a mapping and replaces the slices of the scattered
+    arrays' subscripts by their per-copy index names."""
 
-    def __init__(self, mapping: dict):
+    def __init__(self, mapping: dict, slices: dict | None = None):
         self.mapping = mapping
+        self.slices = slices or {}
 
     def visit_Name(self, node):
         if node.id in self.mapping:
             return ast.copy_location(ast.Name(self.mapping[node.id], node.ctx), node)
         return node
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id in self.slices:
+            return ast.copy_location(ast.Subscript(
+                ast.Name(node.value.id, ast.Load()),
+                ast.Name(self.slices[node.value.id], ast.Load()), node.ctx), node)
+        self.generic_visit(node)
+        return node
+
+
+def _distinct(names: list):
+    """``a != b and ...`` over every pair of ``names``."""
+    tests = [ast.Compare(ast.Name(a, ast.Load()), [ast.NotEq()], [ast.Name(b, ast.Load())])
+             for i, a in enumerate(names) for b in names[i + 1:]]
+    return ast.BoolOp(ast.And(), tests)
 
 
 class _BatchLoads(ast.NodeTransformer):
@@ -161,10 +233,10 @@ class _BatchLoads(ast.NodeTransformer):
 
     def visit_For(self, node):
         self.generic_visit(node)
-        found = _eligible(node)
-        if found is None:
+        plan = _eligible(node)
+        if plan is None:
             return node
-        start, stop, x, carried = found
+        x, carried = plan.x, plan.carried
         given = [a for a in node.iter.args if not isinstance(a, ast.Constant)]
         is_u = [isinstance(a, ast.Call) and isinstance(a.func, ast.Name)
                 and a.func.id == self.U for a in given]
@@ -180,20 +252,29 @@ class _BatchLoads(ast.NodeTransformer):
         self.count += 1
         i, e = f"_bl{k}_i", f"_bl{k}_e"
         load, store = ast.Load, ast.Store
-        locals_ = {t.id for s in node.body
-                   for t in [s.targets[0] if isinstance(s, ast.Assign) else s.target]
-                   if isinstance(t, ast.Name)} - carried
-        phase1, phase2, xs = [], [], []
+        locals_ = {_target(s).id for s in node.body
+                   if isinstance(_target(s), ast.Name)} - carried
+        first, phase1, phase2, serial, xs, targets = [], [], [], [], [], {}
         for j in range(WIDTH):
             xj = f"_bl{k}_x{j}"
             xs.append(xj)
-            phase1.append(ast.Assign([ast.Name(xj, store())],
-                                     ast.BinOp(ast.Name(i, load()), ast.Add(), lit(j))
-                                     if j else ast.Name(i, load())))
+            first.append(ast.Assign([ast.Name(xj, store())],
+                                    ast.BinOp(ast.Name(i, load()), ast.Add(), lit(j))
+                                    if j else ast.Name(i, load())))
             mapping = {x: xj, **{n: f"_bl{k}_{n}_{j}" for n in locals_}}
-            for s in node.body:
-                s = _Rename(mapping).visit(copy.deepcopy(s))
-                t = s.targets[0] if isinstance(s, ast.Assign) else s.target
+            for s in node.body[:plan.prefix]:
+                first.append(_Rename(mapping).visit(copy.deepcopy(s)))
+            slices = {}
+            for arr in sorted(plan.scatter):
+                name = f"_bl{k}_t_{arr}_{j}"
+                slices[arr] = name
+                targets.setdefault(arr, []).append(name)
+                first.append(ast.Assign([ast.Name(name, store())],
+                                        _Rename(mapping).visit(copy.deepcopy(plan.index[arr]))))
+            for s in node.body[plan.prefix:]:
+                s = _Rename(mapping, slices).visit(copy.deepcopy(s))
+                serial.append(copy.deepcopy(s))
+                t = _target(s)
                 if isinstance(t, ast.Name):
                     phase1.append(s)
                     continue
@@ -208,10 +289,17 @@ class _BatchLoads(ast.NodeTransformer):
                 phase1.append(ast.Assign([ast.Name(tmp, store())], value))
                 phase2.append(ast.Assign([ast.Subscript(t.value, t.slice, store())],
                                          ast.Name(tmp, load())))
+        if plan.scatter:                # four distinct targets per array, else in order
+            test = ast.BoolOp(ast.And(), [_distinct(targets[a]) for a in sorted(targets)]) \
+                if len(targets) > 1 else _distinct(targets[next(iter(targets))])
+            grouped = [ast.If(test, phase1 + phase2, serial)]
+        else:
+            grouped = phase1 + phase2
         # the loop's names hold the last element's values after it, as in Python
-        last = [ast.Assign([ast.Name(n, store())], ast.Name(f"_bl{k}_{n}_{WIDTH - 1}", load()))
+        last = [ast.Assign([ast.Name(n, store())],
+                           ast.Name(f"_bl{k}_{n}_{WIDTH - 1}", load()))
                 for n in sorted(locals_)]
-        body = phase1 + phase2 + last + [
+        body = first + grouped + last + [
             ast.Assign([ast.Name(x, store())], ast.Name(xs[-1], load())),
             ast.AugAssign(ast.Name(i, store()), ast.Add(), lit(WIDTH))]
 
@@ -220,8 +308,8 @@ class _BatchLoads(ast.NodeTransformer):
             return ast.Call(ast.Name(self.U, load()), [v], []) if unsigned else v
 
         out = [
-            ast.Assign([ast.Name(i, store())], start),
-            ast.Assign([ast.Name(e, store())], stop),
+            ast.Assign([ast.Name(i, store())], plan.start),
+            ast.Assign([ast.Name(e, store())], plan.stop),
             ast.While(ast.Compare(ast.BinOp(ast.Name(i, load()), ast.Add(), lit(WIDTH)),
                                   [ast.LtE()], [ast.Name(e, load())]), body, []),
             ast.For(ast.Name(x, store()),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Next lease, a call of its own (~450-580 s): the CUDA batch kernel built with batched loads
-# (CASPAR_CUDA_BATCHED_LOADS=1: caspar_backend/compiled/cuda/batched_loads.py, 94 of the
-# kernels' elementwise loops issue four elements' loads before their stores) against
-# main's build, on the same machine: Van der Pol N = 50 B = 1,000 (s49a: 308-327 ms, 15.4
-# ms per iteration of the slowest instance) and IK 10^4 (33.6-37.9 ms), interleaved twice;
-# the same iterations and objective sums are expected (the same operations, per element, in
+# (CASPAR_CUDA_BATCHED_LOADS=1: caspar_backend/compiled/cuda/batched_loads.py; 118 of the
+# kernels' loops -- elementwise, and scatters whose four targets differ -- issue four
+# elements' loads before their stores; its compile ~1.4x main's on the VM) against main's
+# build, on the same machine: Van der Pol N = 50 B = 1,000 (s49a: 308-327 ms, 15.4 ms per
+# iteration of the slowest instance) and IK 10^4 (33.6-37.9 ms), interleaved twice; the
+# same iterations and objective sums are expected (the same operations, per element, in
 # the same order); then the batch kernel's GPU tests with the rewrite on.
 export PYTHONDONTWRITEBYTECODE=1 CASPAR_BACKGROUND_COMPILE=0 CASPAR_CACHE_DIR=/tmp/cc
 export PYTHONPATH=$PWD:$PYTHONPATH
