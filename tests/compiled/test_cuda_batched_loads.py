@@ -39,6 +39,9 @@ def f(a, b, c, idx, n, alpha):
         c[i] = t
     for i in range(n):                 # a call that is not pure: left
         a[i] = g(b[i])
+    for i in range(n):                 # an array loaded after its store: left
+        a[i] = b[i]
+        a[i] += c[i]
     for i in range(n):                 # stores only: left
         b[i] = 0.0
     return s, v, k, i

@@ -171,6 +171,19 @@ def _eligible(node: ast.For):
     for s in body:
         if isinstance(_target(s), ast.Subscript) and _names(s.value) & carried:
             return None
+    # an array is loaded only before it is stored (the loads all go first)
+    stored = set()
+    for s in body:
+        t = _target(s)
+        loaded = {n.value.id for n in _subscripts(s.value)}
+        if isinstance(t, ast.Subscript):
+            loaded |= {n.value.id for n in _subscripts(t.slice)}
+            if isinstance(s, ast.AugAssign):
+                loaded.add(t.value.id)
+        if loaded & stored:
+            return None
+        if isinstance(t, ast.Subscript):
+            stored.add(t.value.id)
     # the prefix: leading assignments of locals from arrays not written, no carried names
     prefix = 0
     for s in body:
