@@ -26,7 +26,6 @@ _DIR = Path(__file__).resolve().parent
 
 def _stamp() -> str:
     from ..cache import STAMP
-
     from .batched_loads import enabled
 
     h = hashlib.sha256(STAMP.encode())
