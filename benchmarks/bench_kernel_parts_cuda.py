@@ -20,7 +20,10 @@ Pieces (the kernel's own calls, on their own slots): ``nlp_zeroth`` (f and the
 constraints at w, ``ev_zeroth`` inside), ``nlp_first`` (gradient and Jacobian),
 ``nlp_hess`` (the Lagrangian's Hessian), ``kkt_build`` (K's values and static terms),
 ``ldl_factor`` (QDLDL's numeric factorization), ``ldl_solve`` (its triangular solves),
-``kkt_matvec`` (K x, the refinement's product).
+``kkt_matvec`` (K x, the refinement's product), ``errors`` (the optimality test's norms),
+``slacks``, ``aty`` (J^T y), ``barrier_phi`` (the barrier function at a trial point),
+``trial`` (a line-search trial point: the step, f and g there, its measures); mu 0.1 and
+the step 0.5 where a piece takes them.
 
 ``--variants FILE.py``: a module defining functions with a piece's name and signature
 (kernel style: ``_f``/``_i``/``U`` from ``caspar_backend.compiled.kernels._jit``, slot
@@ -51,6 +54,13 @@ PIECES = {
     "ldl_factor": ("qdldl", ("F_K_VALUES",)),
     "ldl_solve": ("qdldl", ("F_KKT_RHS", "F_KKT_SOL")),
     "kkt_matvec": ("kkt", ("F_K_VALUES", "F_KKT_SOL", "F_KKT_KX", "F_KKT_LOWER")),
+    "errors": ("quantities", ("O", "F_W", "F_Y", "F_ZL", "F_ZU", "F_H", "F_GRAD_W", "F_JV",
+                              0.1)),
+    "slacks": ("slack_nlp", ("F_W", "F_SL", "F_SU")),
+    "aty": ("slack_nlp", ("F_JV", "F_Y", "F_RHS_W")),
+    "barrier_phi": ("quantities", ("O", 1.0, "F_W", 0.1, "F_SL_TRIAL", "F_SU_TRIAL",
+                                   "F_SCRATCH")),
+    "trial": ("linesearch", ("O", "F_W", 0.5, "F_DW", "F_W_TRIAL", "F_H_TRIAL", 0.1)),
 }
 
 
