@@ -119,12 +119,18 @@ def _device_piece(fn, inline: bool):
     return retarget.device_version(copy, device=True)
 
 
+def _piece(name: str):
+    """The CPU kernel of piece ``name`` (:data:`PIECES`)."""
+    import importlib as il
+
+    return getattr(il.import_module(f"caspar_backend.compiled.kernels.{PIECES[name][0]}"),
+                   name)
+
+
 def _globals_for(pieces, mode: str, variant_funcs=None):
     """{piece: CUDA global kernel} calling the piece: ``mode`` 'main' as the batch kernel
     does (the kernel's own device function), 'main_inline' the kernel's source inlined,
     'variant' / 'variant_inline' the variant's (out of line / inlined)."""
-    import importlib as il
-
     from caspar_backend.compiled.cuda.retarget import device_functions
 
     if not hasattr(np, "row_stack"):       # as cuda.launch.kernel: numba-cuda <= 0.30
@@ -132,7 +138,7 @@ def _globals_for(pieces, mode: str, variant_funcs=None):
     device_functions()                                  # (retarget's tables built)
     funcs = {}
     for p in pieces:
-        cpu = getattr(il.import_module(f"caspar_backend.compiled.kernels.{PIECES[p][0]}"), p)
+        cpu = _piece(p)
         if mode == "main":
             funcs[p] = cpu
         elif mode == "main_inline":
@@ -171,8 +177,8 @@ def _cpu_call(fn, ws, O, piece):
 
 
 def solved_workspace(problem_name: str):
-    """(layout, NumPy workspaces of one instance at its solution, option vector, the
-    CPU solve's iterations)."""
+    """(NumPy workspaces of one instance at its solution, option vector, the CPU
+    solve's iterations)."""
     from benchmarks.bench_batch import ik_workload, vdp_workload
     from caspar_backend import from_casadi
     from caspar_backend.batch.inputs import batch_inputs
@@ -192,7 +198,7 @@ def solved_workspace(problem_name: str):
     code, iters, fval = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
     solve_rows(ws.Fall, ws.FO, ws.Iall, ws.IO, O, ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG,
                hist, outs, code, iters, fval)
-    return lay, ws, sub, O, int(iters[0])
+    return ws, O, int(iters[0])
 
 
 def _xp():
@@ -313,8 +319,6 @@ def main(argv=None) -> int:
     ap.add_argument("--workspace", default=None,
                     help="time on this saved row: no CPU solve, no CPU timings or checks")
     a = ap.parse_args(argv)
-    import importlib as il
-
     from numba import njit
 
     pieces = [p for p in a.pieces.split(",") if p]
@@ -322,16 +326,16 @@ def main(argv=None) -> int:
     if a.workspace:
         row = SolvedRow.load(a.workspace)
         return _time_all(a, pieces, variants, row, {})
-    lay, ws, sub, O, iters = solved_workspace(a.problem)
+    ws, O, iters = solved_workspace(a.problem)
     row = SolvedRow(ws.Fall[0].copy(), ws.Iall[0].copy(), ws.FO, ws.IO, O, iters)
     if a.save_workspace:
         row.save(a.save_workspace)
         return 0
-    main_fns = {p: getattr(il.import_module(f"caspar_backend.compiled.kernels."
-                                            f"{PIECES[p][0]}"), p) for p in pieces}
+    main_fns = {p: _piece(p) for p in pieces}
     cpu_var = {}
     for p, fn in variants.items():
         if p in pieces:
+            # the kernels' flags (_jit.kernel) but no disk cache for a loaded file
             cpu_var[p] = njit(nogil=True, _nrt=False, error_model="numpy")(fn)
             same = check_variant(p, main_fns[p], cpu_var[p], ws, O)
             print(json.dumps({"variant_check": p, "bit_for_bit": same}), flush=True)

@@ -12,7 +12,7 @@ pytest.importorskip("casadi")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VARIANTS = os.path.join(ROOT, "benchmarks", "kernel_variants")
-VARIANT = os.path.join(VARIANTS, "ldl_factor_register_d.py")
+VARIANT = os.path.join(VARIANTS, "ldl_pipelined.py")
 
 
 def _lines(out: str) -> list:
@@ -52,8 +52,7 @@ def test_timing_kernels_run_in_the_simulator():
 
 
 VARIANT_FILES = {"batched_loads.py": ("kkt_build", "kkt_matvec", "ldl_solve"),
-                 "ldl_pipelined.py": ("ldl_factor", "ldl_solve"),
-                 "ldl_factor_register_d.py": ("ldl_factor",)}
+                 "ldl_pipelined.py": ("ldl_factor", "ldl_solve")}
 
 
 def test_every_variant_file_is_listed():

@@ -7,7 +7,7 @@
 # (carry .stage/parts too).  Van der Pol N = 50 at B = 1 and 1,000, one thread per block:
 # every piece as the batch kernel calls it (main), and the two variant files of
 # benchmarks/kernel_variants/: batched_loads.py (kkt_build, kkt_matvec, ldl_solve: four
-# loads issued before their stores), ldl_factor_register_d.py, and ldl_pipelined.py (the
+# loads issued before their stores) and ldl_pipelined.py (the
 # factorization's and the solves' next step's structure loaded before this step's stores).  Session 50 (H200, raw
 # gpu_2026-12-06_session50_h200_parts): factorization 2.42 / 2.97 ms (B = 1 / 1,000), the
 # register variant 2.29 / 2.85; solve 0.61 / 1.46; matvec 0.37 / 0.79; kkt_build 1.03 /
@@ -20,9 +20,6 @@ H="python benchmarks/bench_kernel_parts_cuda.py --workspace"
 timeout 200 $H .stage/parts/vdp.npz --problem vdp --sizes 1,1000 --reps 10 \
   --pieces kkt_build,kkt_matvec,ldl_solve --modes main,variant \
   --variants benchmarks/kernel_variants/batched_loads.py 2>&1 | grep "^{" | tee $OUT/parts_batched.txt
-timeout 120 $H .stage/parts/vdp.npz --problem vdp --sizes 1,1000 --reps 10 \
-  --pieces ldl_factor --modes main,variant \
-  --variants benchmarks/kernel_variants/ldl_factor_register_d.py 2>&1 | grep "^{" | tee $OUT/parts_factor.txt
 timeout 120 $H .stage/parts/vdp.npz --problem vdp --sizes 1,1000 --reps 10 \
   --pieces ldl_factor,ldl_solve --modes main,variant \
   --variants benchmarks/kernel_variants/ldl_pipelined.py 2>&1 | grep "^{" | tee $OUT/parts_pipelined.txt
