@@ -51,8 +51,7 @@ def test_timing_kernels_run_in_the_simulator():
     assert all(r["us_per_call"] > 0 for r in rows if "piece" in r)
 
 
-VARIANT_FILES = {"batched_loads.py": ("kkt_build", "kkt_matvec", "ldl_solve"),
-                 "ldl_pipelined.py": ("ldl_factor", "ldl_solve")}
+VARIANT_FILES = {"ldl_pipelined.py": ("ldl_factor", "ldl_solve")}
 
 
 def test_every_variant_file_is_listed():

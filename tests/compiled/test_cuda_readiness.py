@@ -66,3 +66,23 @@ def test_cpu_and_cuda_background_compiles_are_separate(cache_dir, monkeypatch, p
     assert dispatch.start_background_compile() is False
     assert [c[-1] for c in popen_calls] == [
         str(cpu_cache.kernel_cache_dir() / "compiling"), "--cuda"]
+
+
+def test_kernel_entries_live_in_a_folder_per_source_stamp(cache_dir):
+    """numba-cuda keeps one index per function and folder and empties it when the stamp
+    differs: two source versions sharing a folder would evict each other's entry."""
+    pytest.importorskip("numba_cuda")
+    from numba.cuda.core import caching
+
+    from caspar_backend.compiled.cuda import launch
+
+    assert cache.install()
+    locator = next(c for c in caching.CacheImpl._locator_classes
+                   if c.__name__ == "CudaKernelCacheLocator")
+    kernel = next(v for v in vars(launch).values()
+                  if callable(v) and getattr(v, "__module__", None) == launch.__name__
+                  and hasattr(v, "__code__"))
+    loc = locator.from_function(kernel, launch.__file__)
+    assert loc.get_source_stamp() == cache._stamp()
+    assert loc.get_cache_path() == str(cache.cuda_cache_dir() / cache._stamp())
+    assert locator.from_function(kernel, __file__) is None        # other files: not ours

@@ -1,5 +1,5 @@
-"""On-disk cache of the CUDA batch kernel: ``<kernel_cache_dir()>/cuda``, and whether a
-complete compile is there.
+"""On-disk cache of the CUDA batch kernel: ``<kernel_cache_dir()>/cuda/<stamp>``, and
+whether a complete compile is there.
 
 The global kernel (:mod:`.launch`) inlines every CPU kernel it calls, so a change of any
 of them must invalidate the entry; Numba's own stamp only watches the kernel's file.
@@ -26,14 +26,11 @@ _DIR = Path(__file__).resolve().parent
 
 def _stamp() -> str:
     from ..cache import STAMP
-    from .batched_loads import enabled
 
     h = hashlib.sha256(STAMP.encode())
     for p in sorted(_DIR.glob("*.py")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
-    if enabled():                       # another source form, another entry
-        h.update(b"batched-loads")
     return h.hexdigest()[:16]
 
 
@@ -99,7 +96,10 @@ def install() -> bool:
 
         def __init__(self, py_func, py_file):
             self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(cuda_cache_dir())
+            # a folder per stamp: numba-cuda keeps one index per function and folder and
+            # empties it when the stamp differs, so two source versions sharing a folder
+            # would evict each other's entry at every save
+            self._cache_path = str(cuda_cache_dir() / stamp)
 
         def get_cache_path(self):
             return self._cache_path

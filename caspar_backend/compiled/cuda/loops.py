@@ -29,10 +29,8 @@ unsigned where every argument that is not a literal is a call of ``U`` (the kern
 spelling of an unsigned index, :data:`..kernels._jit.U`), its literals then ``U(...)``
 too, and leaves loops with an unsigned argument and a negative step as ``for`` loops.
 
-:func:`while_code` gives the rewritten function's code -- with
-``CASPAR_CUDA_BATCHED_LOADS=1`` after :mod:`.batched_loads`'s rewrite of the elementwise
-loops, whose remainder loops this one then turns into while loops -- and :mod:`.retarget`
-builds the CUDA versions of the kernels from it.
+:func:`while_code` gives the rewritten function's code; :mod:`.retarget` builds the
+CUDA versions of the kernels from it.
 """
 from __future__ import annotations
 
@@ -40,9 +38,6 @@ import ast
 import inspect
 import textwrap
 from types import CodeType, FunctionType
-
-from .batched_loads import batch_loads
-from .batched_loads import enabled as batched_loads_enabled
 
 #: the name of the unsigned-index cast in the kernels' modules
 UNSIGNED = "U"
@@ -131,10 +126,9 @@ def while_code(py_func: FunctionType) -> CodeType:
     if not isinstance(fdef, ast.FunctionDef):
         return py_func.__code__
     fdef.decorator_list = []
-    batched = batch_loads(fdef) if batched_loads_enabled() else 0
     rewrite = _RangeToWhile()
     rewrite.visit(fdef)
-    if rewrite.count == 0 and batched == 0:
+    if rewrite.count == 0:
         return py_func.__code__
     ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, first - 1)
