@@ -17,8 +17,9 @@ For each size B, one JSON line:
 * the iterations (sum, max, mean) and the objective sum, to compare trees.
 
 ``--same``: B copies of the first instance instead of B different ones (every thread
-the same work).  ``--threads 1,8,32``: the kernel alone once per threads-per-block value
-(one JSON line each; default the launch's own choice); ``--columns``: the kernel alone
+the same work).  ``--threads 1,8,32``: the kernel alone once per instances-per-block value
+(one JSON line each; default the launch's own choice); ``--lanes 1,8,32``: the kernel
+alone once per team size (threads per instance, ``caspar_backend.compiled.cuda.team``); ``--columns``: the kernel alone
 on workspaces with the instances in columns (``interleaved``: a warp's loads of one
 entry coalesced; its kernel is compiled on first use, minutes) instead of
 ``solve_batch``'s arrangement.  Run from the root of the tree to measure (``cd <tree> && python
@@ -44,12 +45,14 @@ def workload(case: str, B: int):
     return vdp_workload(B) if case == "vdp" else ik_workload(B, seed=2)
 
 
-def kernel_alone(problem, params, repeats: int, threads=None, columns=None, x0=None):
+def kernel_alone(problem, params, repeats: int, threads=None, columns=None, x0=None,
+                 lanes: int = 1):
     """(best ms, its KernelResult) of :func:`caspar_backend.compiled.cuda.launch.
     solve_on_device` on fresh workspaces: the kernel's launch and its result's read-back,
     without ``solve_batch``'s checking, grouping and answer building; ``threads`` per
     block (None: the launch's choice), instances in columns or rows (None: as
-    ``solve_batch`` arranges them), starting at ``x0`` (None: the problem's)."""
+    ``solve_batch`` arranges them), starting at ``x0`` (None: the problem's), ``lanes``
+    threads per instance (``cuda.team``)."""
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
     from caspar_backend.compiled.cuda.launch import solve_on_device
@@ -68,8 +71,11 @@ def kernel_alone(problem, params, repeats: int, threads=None, columns=None, x0=N
                               sub.ubg, interleaved=COLUMNS if columns is None else columns,
                               shared_structure=True)
         t = time.perf_counter()
-        # (without threads: a tree whose launch has no such argument can be timed too)
-        r = solve_on_device(ws, O) if threads is None else solve_on_device(ws, O, threads)
+        # (without threads or lanes: a tree whose launch has no such argument can be
+        # timed too)
+        kw = {} if lanes == 1 else {"lanes": lanes}
+        r = solve_on_device(ws, O, **kw) if threads is None else \
+            solve_on_device(ws, O, threads, **kw)
         best = min(best, 1e3 * (time.perf_counter() - t))
         res = r
     return best, res
@@ -83,6 +89,7 @@ def main(argv=None) -> None:
     ap.add_argument("--same", action="store_true")
     ap.add_argument("--threads", default="", help="threads per block, comma-separated")
     ap.add_argument("--columns", action="store_true")
+    ap.add_argument("--lanes", default="1", help="threads per instance, comma-separated")
     a = ap.parse_args(argv)
     from benchmarks import batch_measure as bm
 
@@ -100,12 +107,15 @@ def main(argv=None) -> None:
         where = set(zip(r.path, r.extra["device"]))
         if where != {("kernel", "cuda")}:
             raise RuntimeError(f"not every instance ran in the CUDA kernel: {where}")
-        for threads in [int(t) for t in a.threads.split(",") if t] or [None]:
-            ms, k = kernel_alone(P, params, a.repeats, threads, a.columns or None)
+        for threads, lanes in [(t, c) for t in [int(t) for t in a.threads.split(",") if t]
+                               or [None] for c in [int(c) for c in a.lanes.split(",")]]:
+            ms, k = kernel_alone(P, params, a.repeats, threads, a.columns or None,
+                                 lanes=lanes)
             iters = k.iters
             print(json.dumps(dict(
                 tree=os.path.basename(os.getcwd()), case=a.case, B=B, same=a.same,
                 solve_batch_s=round(best, 4), columns=a.columns, threads=threads,
+                lanes=lanes,
                 kernel_ms=round(ms, 2), iterations=int(iters.sum()),
                 max_iterations=int(iters.max()), mean_iterations=round(float(iters.mean()), 2),
                 ms_per_max_iteration=round(ms / max(1, int(iters.max())), 3),

@@ -53,7 +53,7 @@ PIECES = {
     "kkt_build": ("kkt", ("O", "F_JV", "F_HV", "F_SIGMA", 1e-8, 0.0, 0.0)),
     "ldl_factor": ("qdldl", ("F_K_VALUES",)),
     "ldl_solve": ("qdldl", ("F_KKT_RHS", "F_KKT_SOL")),
-    "kkt_matvec": ("kkt", ("F_K_VALUES", "F_KKT_SOL", "F_KKT_KX", "F_KKT_LOWER")),
+    "kkt_matvec": ("kkt", ()),
     "errors": ("quantities", ("O", "F_W", "F_Y", "F_ZL", "F_ZU", "F_H", "F_GRAD_W", "F_JV",
                               0.1)),
     "slacks": ("slack_nlp", ("F_W", "F_SL", "F_SU")),

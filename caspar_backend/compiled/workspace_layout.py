@@ -50,9 +50,10 @@ def _pack(arrays, names, dtype):
 
 
 def _rows_of(Lp, Li, n):
-    """L's entries by rows, each row's in increasing column order: ``(ptr, col, pos)``,
-    row r's entries k = ptr[r] .. ptr[r+1]-1 at column col[k], value Lx[pos[k]] (the
-    row form the forward solve reads, kernels/qdldl.ldl_solve)."""
+    """The entries of the n-column CSC pattern ``(Lp, Li)`` by rows, each row's in
+    increasing column order: ``(ptr, col, pos)``, row r's entries k = ptr[r] .. ptr[r+1]-1
+    at column col[k], value x[pos[k]] (the row form the forward solve reads of L,
+    kernels/qdldl.ldl_solve, and K x of K's upper triangle, kernels/kkt.kkt_matvec)."""
     cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(Lp))
     pos = np.lexsort((cols, Li)).astype(np.int64)          # by row, then by column
     ptr = np.zeros(n + 1, np.int64)
@@ -117,12 +118,16 @@ class WorkspaceLayout:
         sz["dense_bk"] = int(small_pivoting(sz["nkkt"]))
         ints.update(bk_int_slots(ints["K_INDPTR"], ints["K_INDICES"]) if sz["dense_bk"]
                     else dict(BK_MAP=np.zeros(0, np.int64)))
+        # K's upper triangle by rows (kernels/kkt.kkt_matvec's U x, a row per thread)
+        ints.update(zip(("K_ROW_PTR", "K_ROW_COL", "K_ROW_POS"),
+                        _rows_of(ints["K_INDPTR"], ints["K_INDICES"], sz["nkkt"])))
         self.sizes = sz
         ints.update(eval_int_slots(model))          # evaluator tables
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
         # int scratch: the filter counters; the stop request (0 here: only a solve's own
-        # copy of Ib is ever set, see compiled/solve.py)
-        ints.update(FILTER_STATE=np.zeros(3, np.int64), STOP=np.zeros(1, np.int64))
+        # copy of Ib is ever set, see compiled/solve.py); the team (no job, one lane)
+        ints.update(FILTER_STATE=np.zeros(3, np.int64), STOP=np.zeros(1, np.int64),
+                    TEAM=np.array([0, 1], np.int64))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         fl = {k: int(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)

@@ -57,6 +57,18 @@ def unsigned(a, p):
     return s
 
 
+def strided(a, n, lanes):
+    """A team's share, lane by lane (kernels/team.py): an unsigned step that is not a
+    literal, evaluated once."""
+    s = 0.0
+    for lane in range(lanes):
+        k = U(lanes)
+        for i in range(U(lane), U(n), U(k)):
+            s = s * 0.5 + a[i] * (lane + 1)
+            k = U(1)                              # the step was taken already
+    return s
+
+
 def target_assigned(n):
     s = 0
     for i in range(n):
@@ -97,6 +109,7 @@ A = np.array([0.5, -1.0, 3.0, 2.5, -0.25, 4.0, 1.0])
 P = np.array([0, 2, 2, 5, 7], dtype=np.int64)
 CASES = [(ascending, (A, 7)), (ascending, (A, 1)), (descending, (A, 7)),
          (descending, (A, 0)), (breaks, (A, 7)), (breaks, (A, 2)), (unsigned, (A, P)),
+         (strided, (A, 7, 3)), (strided, (A, 7, 1)), (strided, (A, 2, 4)),
          (target_assigned, (5,)), (empty_range, (3,)), (kept, (A, 7))]
 
 
@@ -122,6 +135,7 @@ def test_range_loops_are_rewritten_and_the_others_kept():
     assert for_iters(kept.__code__) == 5
     assert for_iters(while_code(kept)) == 4          # the last loop only is rewritten
     assert for_iters(while_code(unsigned)) == 0
+    assert for_iters(while_code(strided)) == 0         # the U(k) step's loop too
 
 
 def test_unsigned_ranges_keep_an_unsigned_counter():

@@ -31,13 +31,13 @@ def simulated():
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    return {(r["case"], r["columns"]): r for r in rows}
+    return {(r["case"], r["columns"], r["lanes"]): r for r in rows}
 
 
 @pytest.mark.parametrize("columns", (False, True))
 @pytest.mark.parametrize("case", cuda_simulated.CASES)
 def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case, columns):
-    r = simulated[case, columns]
+    r = simulated[case, columns, 1]
     problem, given, options = cuda_simulated._problem(case)
     B = len(r["code"])
     for b in range(B):
@@ -51,3 +51,12 @@ def test_simulated_cuda_kernel_equals_cpu_single_solves(simulated, case, columns
         assert r["f"][b] == s.f, (b, r["f"][b], s.f)
         np.testing.assert_array_equal(r["x"][b], s.x)
         np.testing.assert_array_equal(r["lam_x"][b], s.lam_x)     # (fixed variables too)
+
+
+@pytest.mark.parametrize("case", cuda_simulated.CASES)
+def test_simulated_team_launch_equals_one_thread_per_instance(simulated, case):
+    """Teams of cuda_simulated.TEAM_LANES threads per instance (the shared pieces'
+    loops split over the lanes, kernels/team.py) answer bit for bit as one thread."""
+    one, team = simulated[case, False, 1], simulated[case, False, cuda_simulated.TEAM_LANES]
+    for key in ("code", "iters", "f", "x", "lam_x"):
+        assert team[key] == one[key], key

@@ -29,4 +29,4 @@ def test_no_constant_without_an_entry(prefix, names):
 
 def test_first_scratch_splits_structure_from_scratch():
     assert slots.INT_SLOTS[slots.I_FIRST_SCRATCH] == "FILTER_STATE"
-    assert slots.INT_SLOTS[-1] == "STOP"
+    assert slots.INT_SLOTS[slots.I_FIRST_SCRATCH:] == ("FILTER_STATE", "STOP", "TEAM")

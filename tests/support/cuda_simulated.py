@@ -8,7 +8,9 @@ arrangements (instances in rows and in columns, :class:`~caspar_backend.compiled
 workspaces.DeviceWorkspaces` with ``interleaved`` False and True).  So it checks what a GPU run would
 compute through the same launch and the same buffers -- indexing, views, result reading
 -- without the device's rounding (libdevice, FMA).  Prints one JSON object per case:
-``{"case", "columns", "code", "iters", "f", "x", "lam_x"}`` (lists over instances).
+``{"case", "columns", "lanes", "code", "iters", "f", "x", "lam_x"}`` (lists over
+instances): each case in rows and in columns with one thread per instance, and in rows
+with teams of :data:`TEAM_LANES` threads (:mod:`caspar_backend.compiled.cuda.team`).
 """
 from __future__ import annotations
 
@@ -60,7 +62,21 @@ def _problem(case):
     return from_casadi(_nlp(d)), inputs, dict(bp.options)
 
 
-def run(case, columns):
+#: the team size the simulated team launch uses (a block per team)
+TEAM_LANES = 4
+
+
+def _simulated_warp_barrier():
+    """numba-cuda's simulator has no ``syncwarp``: with one team per block, the block's
+    barrier is the team's (its threads run as Python threads, in no lockstep, so a
+    missing or misplaced barrier shows as a wrong answer or a hang)."""
+    from numba.cuda.simulator import kernelapi
+
+    if not hasattr(kernelapi.FakeCUDAModule, "syncwarp"):
+        kernelapi.FakeCUDAModule.syncwarp = lambda self, mask=-1: self.syncthreads()
+
+
+def run(case, columns, lanes=1):
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda import launch
     from caspar_backend.compiled.cuda.group import group_layout, kernel_reason
@@ -83,17 +99,20 @@ def run(case, columns):
     B = ws.B
     code, iters, fval = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros(B)
     kernel = device_version(launch._solve_columns if columns else launch._solve_rows)
-    # one thread per block: the simulator runs blocks one after the other, and threads
-    # of one block in Python threads that contend for every device call
-    kernel[B, 1](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, option_vector(opts),
-                  ws.X0, ws.LBX,
-                  ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
-                  np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code, iters, fval)
+    # one instance (one thread, or one team) per block: the simulator runs blocks one
+    # after the other, and threads of one block in Python threads that contend for every
+    # device call
+    _simulated_warp_barrier()
+    kernel[B, lanes](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, option_vector(opts),
+                     ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
+                     np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code, iters,
+                     fval, lanes)
     # the shared structure is read-only (the simulator copies every argument back)
     assert np.array_equal(ws.Ishared, structure), "a kernel wrote into the shared structure"
     r = result_rows(ws, code, iters, fval)
-    return dict(case=case, columns=columns, code=r.code.tolist(), iters=r.iters.tolist(), f=r.f.tolist(),
-                x=r.x.tolist(), lam_x=r.lam_x.tolist())
+    return dict(case=case, columns=columns, lanes=lanes, code=r.code.tolist(),
+                iters=r.iters.tolist(), f=r.f.tolist(), x=r.x.tolist(),
+                lam_x=r.lam_x.tolist())
 
 
 def main():
@@ -101,6 +120,7 @@ def main():
     for case in CASES:
         for columns in (False, True):
             print(json.dumps(run(case, columns)), flush=True)
+        print(json.dumps(run(case, False, TEAM_LANES)), flush=True)
 
 
 if __name__ == "__main__":

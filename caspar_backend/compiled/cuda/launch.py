@@ -24,6 +24,7 @@ from numba import cuda
 from ..kernels.ipm import solve_instance
 from ..kernels.record import HIST_COLUMNS, OUT_SIZE
 from ..rows import KernelResult, result_rows
+from .team import LANES, team_finish, team_start, team_worker
 
 #: most threads per block: one warp (the kernel is register-bound)
 MAX_THREADS = 32
@@ -35,40 +36,56 @@ _compile_lock = threading.Lock()
 
 
 def _solve_rows(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
-                code, iters, fval):
-    """Thread b solves instance b on row b of each (B, L) buffer (contiguous), its int
-    array the pair (structure, its scratch row) of :mod:`.accessors`."""
-    b = cuda.grid(1)
+                code, iters, fval, lanes):
+    """Team b (threads lanes b .. lanes b + lanes - 1: :mod:`.team`) solves instance b on
+    row b of each (B, L) buffer (contiguous), its int array the pair (structure, its
+    scratch row) of :mod:`.accessors`; one thread per instance when ``lanes`` is 1."""
+    t = cuda.grid(1)
+    b = t // lanes
+    lane = t - b * lanes
     if b < code.shape[0]:
-        c, it, f = solve_instance(Fall[b], FO, (Ishared, Iscratch[b]), IO, O, X0[b],
-                                  LBX[b], UBX[b], LBG[b], UBG[b], Hist, Outs[b])
-        code[b] = c
-        iters[b] = it
-        fval[b] = f
+        Ib = (Ishared, Iscratch[b])
+        if lane == 0:
+            team_start(Ib, IO, lanes)
+            c, it, f = solve_instance(Fall[b], FO, Ib, IO, O, X0[b], LBX[b], UBX[b],
+                                      LBG[b], UBG[b], Hist, Outs[b])
+            team_finish(Ib, IO)
+            code[b] = c
+            iters[b] = it
+            fval[b] = f
+        else:
+            team_worker(Fall[b], FO, Ib, IO, lane, lanes)
 
 
 def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
-                   code, iters, fval):
-    """Thread b solves instance b on column b of each (L, B) buffer (stride B)."""
-    b = cuda.grid(1)
+                   code, iters, fval, lanes):
+    """Team b solves instance b on column b of each (L, B) buffer (stride B)."""
+    t = cuda.grid(1)
+    b = t // lanes
+    lane = t - b * lanes
     if b < code.shape[0]:
-        c, it, f = solve_instance(Fall[:, b], FO, (Ishared, Iscratch[:, b]), IO, O,
-                                  X0[:, b], LBX[:, b], UBX[:, b], LBG[:, b], UBG[:, b], Hist,
-                                  Outs[:, b])
-        code[b] = c
-        iters[b] = it
-        fval[b] = f
+        Ib = (Ishared, Iscratch[:, b])
+        if lane == 0:
+            team_start(Ib, IO, lanes)
+            c, it, f = solve_instance(Fall[:, b], FO, Ib, IO, O, X0[:, b], LBX[:, b],
+                                      UBX[:, b], LBG[:, b], UBG[:, b], Hist, Outs[:, b])
+            team_finish(Ib, IO)
+            code[b] = c
+            iters[b] = it
+            fval[b] = f
+        else:
+            team_worker(Fall[:, b], FO, Ib, IO, lane, lanes)
 
 
 def signature():
     """The argument types of a launch (every array C-contiguous, as CuPy allocates them):
     Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
-    fval."""
+    fval, lanes."""
     from numba import types
 
     F2, I2 = types.float64[:, ::1], types.int64[:, ::1]
     F1, I1 = types.float64[::1], types.int64[::1]
-    return (F2, I1, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1)
+    return (F2, I1, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1, types.int64)
 
 
 def kernel(columns: bool):
@@ -127,13 +144,14 @@ def _multiprocessors() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
-def solve_on_device(ws, O, threads: int | None = None) -> KernelResult:
+def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
-    (the only device-to-host transfers); ``threads`` per block (1 ... MAX_THREADS; None:
-    :func:`threads_per_block`'s choice; benchmarks/bench_kernel_latency.py compares
-    them)."""
+    (the only device-to-host transfers); ``threads``: instances per block (1 ...
+    MAX_THREADS; None: :func:`threads_per_block`'s choice, at most a warp of teams;
+    benchmarks/bench_kernel_latency.py compares them); ``lanes``: threads per instance
+    (:data:`.team.LANES`; a block is ``threads * lanes`` threads)."""
     import cupy as cp
 
     B = ws.B
@@ -144,12 +162,15 @@ def solve_on_device(ws, O, threads: int | None = None) -> KernelResult:
     hist = cp.empty((0, HIST_COLUMNS))
     outs = cp.empty((OUT_SIZE, B) if ws.interleaved else (B, OUT_SIZE))
     k = kernel(ws.interleaved)
+    if lanes not in LANES:
+        raise ValueError(f"lanes must be one of {LANES}, got {lanes}")
     if threads is None:
-        threads = threads_per_block(B, _multiprocessors())
+        threads = min(threads_per_block(B, _multiprocessors()), MAX_THREADS // lanes)
     elif not 1 <= threads <= MAX_THREADS:
         raise ValueError(f"threads per block must be 1 ... {MAX_THREADS}, got {threads}")
     blocks = (B + threads - 1) // threads
-    k[blocks, threads](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, cp.asarray(O),
-                       ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval)
+    k[blocks, threads * lanes](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO,
+                               cp.asarray(O), ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist,
+                               outs, code, iters, fval, lanes)
     cuda.synchronize()
     return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))

@@ -11,7 +11,8 @@ then index with constant offsets from one address per unrolled group.  On the CP
 simplifies Numba's iterator itself, so the CPU kernels keep their ``for`` loops.
 
 The rewrite, for a loop whose target is a name, with no ``else`` and a step that is a
-literal integer (``range(b)``, ``range(a, b)``, ``range(a, b, s)``)::
+literal integer (``range(b)``, ``range(a, b)``, ``range(a, b, s)``) or, in an unsigned
+loop (below), ``U(expr)`` -- positive: a team's stride, :mod:`..kernels.team`::
 
     for x in range(a, b, s):          _i = a
         body                          _e = b
@@ -76,14 +77,15 @@ class _RangeToWhile(ast.NodeTransformer):
                      and 1 <= len(it.args) <= 3):
             return node
         args = list(it.args)
-        step = 1 if len(args) < 3 else _literal_int(args[2])
-        if step is None or step == 0:
-            return node
         start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else args[:2]
         given = [a for a in args if _literal_int(a) is None]
         unsigned = bool(given) and all(_is_unsigned(a) for a in given)
-        if unsigned and step < 0:
+        step = 1 if len(args) < 3 else _literal_int(args[2])
+        if step is None and unsigned:           # U(s): a step > 0 (0: range's error)
+            step = args[2]
+        elif step is None or step == 0 or (unsigned and step < 0):
             return node
+        ascending = not isinstance(step, int) or step > 0
 
         def lit(v):
             c = ast.Constant(v)
@@ -98,11 +100,17 @@ class _RangeToWhile(ast.NodeTransformer):
         out = [
             ast.Assign([name(i, ast.Store)], start),
             ast.Assign([name(e, ast.Store)], stop),
+        ]
+        if not isinstance(step, int):            # evaluated once, after the bounds
+            out.append(ast.Assign([name(f"_loop{k}_step", ast.Store)], step))
+            step = name(f"_loop{k}_step", ast.Load)
+        out += [
             ast.While(
-                ast.Compare(name(i, ast.Load), [ast.Lt() if step > 0 else ast.Gt()],
+                ast.Compare(name(i, ast.Load), [ast.Lt() if ascending else ast.Gt()],
                             [name(e, ast.Load)]),
                 [ast.Assign([name(node.target.id, ast.Store)], name(i, ast.Load)),
                  ast.AugAssign(name(i, ast.Store), ast.Add(),
+                               step if not isinstance(step, int) else
                                lit(step) if step > 0 else ast.Constant(step)),
                  *node.body],
                 []),

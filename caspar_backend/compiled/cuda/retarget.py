@@ -31,7 +31,9 @@ What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it)
   (:mod:`.workspaces`), 1-D views contiguous or with stride B: the kernels index slots
   1-D, so the same source compiles for both;
 * ``Ib`` is a pair (shared structure, the thread's int scratch) and the accessor ``_i``
-  is :func:`.accessors.int_slot` (the one kernel not built from its CPU source).
+  is :func:`.accessors.int_slot` (not built from its CPU source);
+* the team barrier and the pieces a team shares are :mod:`.team`'s functions
+  (:data:`.team.REPLACED`), which a one-lane launch runs as the CPU kernels run.
 
 :func:`device_version` also retargets a plain function written for the GPU (the global
 kernel of :mod:`.launch`) with the same rebinding.
@@ -80,8 +82,10 @@ def _copy(py_func, g):
 
 
 def _rebind(g: dict) -> None:
+    """Every kernel in ``g``, and every plain function built for the GPU here (the
+    teams' functions, :mod:`.team`), replaced by its CUDA version."""
     for name, v in list(g.items()):
-        if _is_kernel(v):
+        if _is_kernel(v) or (isinstance(v, FunctionType) and id(v) in _device):
             g[name] = _device[id(v)]
 
 
@@ -133,6 +137,16 @@ def _build() -> None:
     from .accessors import int_slot
 
     _device[id(_jit._i)] = cuda.jit(device=True, inline="always")(int_slot)
+    # the teams (.team): its functions over its own rebound globals; the team barrier and
+    # the shared pieces' leaders in place of their CPU kernels
+    from . import team
+
+    g = _globals[team.__name__] = dict(vars(team))
+    for fn in team.DEVICE_FUNCTIONS:
+        _device[id(fn)] = cuda.jit(device=True, inline=team.INLINE.get(fn, "never"))(
+            _copy(fn, g))
+    for cpu, fn in team.REPLACED.items():
+        _device[id(cpu)] = _device[id(fn)]
     for g in _globals.values():
         _rebind(g)
     _install_noinline()

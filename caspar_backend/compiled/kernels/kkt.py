@@ -14,6 +14,7 @@ from .pairwise import amax_abs, nmax, nmin
 from .bunch_kaufman import bk_factor, bk_solve
 from .perturbation import _deg_finalize, _deg_singular, _next_delta_w
 from .qdldl import ldl_factor, ldl_solve
+from .team import team_sync
 
 
 @kernel
@@ -133,27 +134,38 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
 
 
 @kernel
-def kkt_matvec(Fb, FO, Ib, IO, values, x, out, lo):
-    """(U + U^T - D) x as scipy's csc_matvec + csr_matvec (QDLDLSolver.matvec), both in
-    one pass over U's columns: ``out`` (U x) accumulates each row over the columns in
-    order as csc_matvec does, ``lo[j]`` (U^T x) sums column j in order as csr_matvec
-    does, so every sum is the same as theirs bit for bit."""
+def kkt_matvec(Fb, FO, Ib, IO):
+    """K x: slot F_KKT_SOL times K (values F_K_VALUES) into F_KKT_KX, F_KKT_LOWER
+    scratch; :func:`kkt_matvec_part` on one lane (in the CUDA build's team launch, on
+    the instance's team: :mod:`.team`)."""
+    kkt_matvec_part(Fb, FO, Ib, IO, U(0), U(1))
+
+
+@kernel
+def kkt_matvec_part(Fb, FO, Ib, IO, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of (U + U^T - D) x, U K's upper triangle: the
+    sums of QDLDLSolver.matvec (scipy's csc_matvec + csr_matvec) bit for bit --
+    ``lo[j]`` (U^T x) sums column j in order as csr_matvec does; then, after the
+    team's barrier, row i of U x accumulates over its columns in increasing order
+    (K's row form, slots I_K_ROW_*) as csc_matvec's pass over the columns does.
+    Columns j and rows i = lane, lane + lanes, ..."""
     SI = _i(Ib, IO, I_SIZES)
     n = SI[SZ_NKKT]
+    values, x = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_KKT_SOL)
+    out, lo = _f(Fb, FO, F_KKT_KX), _f(Fb, FO, F_KKT_LOWER)
     Kp, Ki, dpos = _i(Ib, IO, I_K_INDPTR), _i(Ib, IO, I_K_INDICES), _i(Ib, IO, I_K_DIAG_POS)
-    for i in range(n):
-        out[i] = 0.0
-    for j in range(n):
-        xj = x[j]
+    Rp, Rc, Rq = _i(Ib, IO, I_K_ROW_PTR), _i(Ib, IO, I_K_ROW_COL), _i(Ib, IO, I_K_ROW_POS)
+    for j in range(U(lane), U(n), U(lanes)):
         s = 0.0
         for p in range(U(Kp[j]), U(Kp[j + 1])):
-            i = U(Ki[p])
-            v = values[p]
-            out[i] += v * xj
-            s += v * x[i]
+            s += values[p] * x[U(Ki[p])]
         lo[j] = s
-    for i in range(n):
-        out[i] = (out[i] + lo[i]) - values[U(dpos[i])] * x[i]
+    team_sync(Ib, IO)
+    for i in range(U(lane), U(n), U(lanes)):
+        s = 0.0
+        for k in range(U(Rp[i]), U(Rp[i + 1])):
+            s += values[U(Rq[k])] * x[U(Rc[k])]
+        out[i] = (s + lo[i]) - values[U(dpos[i])] * x[i]
 
 
 @kernel
@@ -161,13 +173,12 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
     """batch/kkt.py solve for one instance: refined against K; returns (ratio, rho)."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, n = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
-    values, dstat = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_K_STATIC)
+    dstat = _f(Fb, FO, F_K_STATIC)
     b = _f(Fb, FO, F_KKT_RHS)
     x = _f(Fb, FO, F_KKT_SOL)
     res = _f(Fb, FO, F_KKT_RES)
     corr = _f(Fb, FO, F_KKT_CORR)
     kv = _f(Fb, FO, F_KKT_KX)
-    lo = _f(Fb, FO, F_KKT_LOWER)
     for i in range(nw):
         b[i] = rhs_w[i]
     for i in range(m):
@@ -182,7 +193,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
         bnorm = -1.0
         rn = 0.0
         for step in range(steps + 1):
-            kkt_matvec(Fb, FO, Ib, IO, values, x, kv, lo)
+            kkt_matvec(Fb, FO, Ib, IO)
             for i in range(n):
                 res[i] = (b[i] - kv[i]) + dstat[i] * x[i]
             if step == 0:

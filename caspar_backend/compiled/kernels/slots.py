@@ -6,9 +6,11 @@ A solve's arrays live in two flat buffers (:class:`caspar_backend.compiled.layou
   problem, the iterate, the KKT values and factors, the filter, scratch.  One per solve
   in flight (per thread).
 * ``Ib`` int64, with offsets ``IO``: the structure (group table, tapes, index maps, the
-  KKT pattern, QDLDL's permutation and row schedule) and two int scratch slots: the
-  filter counters, and ``STOP``, which the solve's caller may set to 1 while the kernel
-  runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`; read once per iteration: status 4).
+  KKT pattern, QDLDL's permutation and row schedule) and three int scratch slots: the
+  filter counters; ``STOP``, which the solve's caller may set to 1 while the kernel
+  runs (Ctrl-C, :mod:`caspar_backend.compiled.solve`; read once per iteration: status 4);
+  ``TEAM`` = (posted job, lanes), the threads sharing the solve (:mod:`.team`; 1 but in
+  the CUDA kernel's team launch).
 
 Float slot ``F_<NAME>`` is ``Fb[FO[F_<NAME>]:FO[F_<NAME> + 1]]``, int slot ``I_<NAME>``
 likewise in ``Ib``/``IO``. The numbers are module constants, so Numba compiles them in;
@@ -40,7 +42,8 @@ INT_SLOTS = (
     'K_INDPTR', 'K_INDICES', 'K_DIAG_POS', 'C_INDPTR', 'C_INDICES', 'C_MAP', 'PERM',
     'L_INDPTR', 'EQ_ROWS', 'UJAC_ROWS', 'FREE_IDX', 'FIXED_IDX', 'JAC_KEEP', 'HESS_KEEP',
     'EV_JAC_ROWS', 'EV_JAC_COLS', 'L_INDICES', 'LDL_ROW_PTR', 'LDL_ROW_COL', 'LDL_ROW_POS',
-    'L_ROW_PTR', 'L_ROW_COL', 'L_ROW_POS', 'BK_MAP', 'FILTER_STATE', 'STOP',
+    'L_ROW_PTR', 'L_ROW_COL', 'L_ROW_POS', 'BK_MAP', 'K_ROW_PTR', 'K_ROW_COL', 'K_ROW_POS',
+    'FILTER_STATE', 'STOP', 'TEAM',
 )
 #: the option vector ``O``: the typed option behind each entry (derived: nlp_scaling_method
 #: == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION, a warm start's four pushes,
@@ -234,8 +237,12 @@ I_L_ROW_PTR = 47
 I_L_ROW_COL = 48
 I_L_ROW_POS = 49
 I_BK_MAP = 50
-I_FILTER_STATE = 51
-I_STOP = 52
+I_K_ROW_PTR = 51
+I_K_ROW_COL = 52
+I_K_ROW_POS = 53
+I_FILTER_STATE = 54
+I_STOP = 55
+I_TEAM = 56
 #: the first int slot a solve writes (the filter counters, the stop request): every slot
 #: before it is structure, read-only, the same for every instance of a layout (the CUDA
 #: batch keeps one shared copy of it, cuda/workspaces.py)

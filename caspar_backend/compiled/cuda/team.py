@@ -1,0 +1,120 @@
+"""The CUDA kernel's teams: ``lanes`` consecutive threads of a warp sharing one instance's
+solve (:mod:`..kernels.team` has the rule and the CPU side).
+
+Lane 0, the leader, runs :func:`..kernels.ipm.solve_instance`; the CUDA build binds the
+pieces of :data:`LEADERS` in it to their leader functions here, which post the piece's
+job in int scratch slot I_TEAM, meet the team at a warp barrier, do lane 0's share (the
+part kernel at ``(0, lanes)``) and meet it again.  Lanes 1 .. lanes - 1 run
+:func:`team_worker`: at the first barrier they read the job, do their share, and meet
+the leader at the second; :data:`..kernels.team.TEAM_STOP` (posted by
+:func:`team_finish` when the solve returns) ends them.  With one lane (the default
+launch, and every workspace template: I_TEAM = (0, 1)) a leader function is its part at
+``(0, 1)`` behind one branch, and no barrier is met.
+
+Why a barrier suffices: ``__syncwarp(mask)`` orders memory among the threads it names,
+and on sm_70 and later they may reach it from different code (the leader inside the
+solve, the workers in their loop); every lane of a part meets its :func:`team_sync`
+barriers in the same number and order, the part's control flow not depending on the
+lane.  A team lies inside one warp (``lanes`` divides 32, the launch aligns teams).
+
+Everything here is plain Python built for the GPU by :mod:`.retarget` (the kernels'
+accessors and callees rebound as for the kernels themselves).
+"""
+from __future__ import annotations
+
+from numba import cuda
+
+from ..kernels._jit import U, _i
+from ..kernels.kkt import kkt_matvec, kkt_matvec_part
+from ..kernels.slots import I_TEAM
+from ..kernels.team import JOB_KKT_MATVEC, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync
+
+#: the team sizes a launch may use (divisors of the warp)
+LANES = (1, 2, 4, 8, 16, 32)
+
+
+def team_mask(lanes):
+    """The warp mask of this thread's team (``lanes`` lanes from a multiple of
+    ``lanes``), as the signed 32-bit value ``__syncwarp`` takes."""
+    lane = cuda.laneid
+    m = ((1 << lanes) - 1) << (lane - lane % lanes)
+    if m >= 2147483648:
+        m -= 4294967296
+    return m
+
+
+def team_sync_cuda(Ib, IO):
+    """:func:`..kernels.team.team_sync` on the GPU: the team's barrier (none alone)."""
+    lanes = _i(Ib, IO, I_TEAM)[TEAM_LANES]
+    if lanes > 1:
+        cuda.syncwarp(team_mask(lanes))
+
+
+def _post(Ib, IO, job):
+    """The leader's half of a job's first barrier: ``lanes``, the job posted and met."""
+    team = _i(Ib, IO, I_TEAM)
+    lanes = team[TEAM_LANES]
+    if lanes > 1:
+        team[TEAM_JOB] = job
+        cuda.syncwarp(team_mask(lanes))
+    return lanes
+
+
+def _done(lanes):
+    """The job's last barrier (none alone)."""
+    if lanes > 1:
+        cuda.syncwarp(team_mask(lanes))
+
+
+def kkt_matvec_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.kkt.kkt_matvec` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_KKT_MATVEC)
+    kkt_matvec_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def _dispatch(job, Fb, FO, Ib, IO, lane, lanes):
+    """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
+    if job == JOB_KKT_MATVEC:
+        kkt_matvec_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+
+
+def team_worker(Fb, FO, Ib, IO, lane, lanes):
+    """Lane ``lane`` (> 0) of the team: each job's share, until the solve ends."""
+    team = _i(Ib, IO, I_TEAM)
+    mask = team_mask(lanes)
+    while True:
+        cuda.syncwarp(mask)
+        job = team[TEAM_JOB]
+        if job == TEAM_STOP:
+            break
+        _dispatch(job, Fb, FO, Ib, IO, lane, lanes)
+        cuda.syncwarp(mask)
+
+
+def team_start(Ib, IO, lanes):
+    """The leader, before the solve: the team's size where its jobs look for it."""
+    _i(Ib, IO, I_TEAM)[TEAM_LANES] = lanes
+
+
+def team_finish(Ib, IO):
+    """The leader, after the solve: the workers released."""
+    team = _i(Ib, IO, I_TEAM)
+    lanes = team[TEAM_LANES]
+    if lanes > 1:
+        team[TEAM_JOB] = TEAM_STOP
+        cuda.syncwarp(team_mask(lanes))
+
+
+#: CPU kernel -> its leader function (the jobs a team shares; tests check each has its
+#: job number and a branch of :func:`_dispatch`)
+LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader)}
+#: CPU kernel -> the function the CUDA build uses instead
+REPLACED = {team_sync: team_sync_cuda,
+            **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
+#: the plain functions above the global kernel calls (built with the kernels)
+DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader, _dispatch,
+                    team_worker, team_start, team_finish)
+#: the small ones, inlined (the rest left to NVVM's inliner)
+INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
+                                  team_finish)}

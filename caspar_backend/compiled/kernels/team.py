@@ -1,0 +1,35 @@
+"""Threads sharing one solve: the CPU side of the CUDA kernel's teams.
+
+A solve runs on one thread (its *leader*).  In the CUDA kernel's team launch
+(:mod:`..cuda.team`) ``lanes`` consecutive threads of a warp hold one instance: the leader
+runs the solve, the others wait for *jobs* -- pieces of an iteration whose loops are
+split over the lanes, lane ``l`` of ``L`` taking the loop indices ``l, l + L, ...`` --
+and meet the leader at a warp barrier after each.  A job's piece is a *part* kernel
+``f_part(Fb, FO, Ib, IO, lane, lanes)`` whose arrays are slots (the workers find them
+from the buffers alone) and whose phases are separated by :func:`team_sync`; its
+operations per index are the one-lane piece's, in the same order, so a team's answer
+equals one thread's bit for bit.
+
+On the CPU every solve is one lane: a piece is its part at ``(lane, lanes) = (0, 1)``
+and :func:`team_sync` does nothing.  Int scratch slot I_TEAM holds ``(job, lanes)``: the
+job the leader posted (:data:`JOB_NONE` or a ``JOB_*``, :data:`TEAM_STOP` at the solve's
+end) and the team's lanes (1 in every workspace template; the team launch writes its
+own).
+"""
+from ._jit import kernel
+
+#: I_TEAM's fields
+TEAM_JOB = 0
+TEAM_LANES = 1
+#: posted jobs: none yet, the solve ended (the workers leave), and one per part kernel
+#: (:data:`..cuda.team.LEADERS` maps each to its piece; a completeness test checks it)
+JOB_NONE = 0
+TEAM_STOP = -1
+JOB_KKT_MATVEC = 1
+
+
+@kernel
+def team_sync(Ib, IO):
+    """The barrier between a part's phases: nothing on the CPU (one lane); the CUDA
+    build's version (:func:`..cuda.team.team_sync`) waits for the team."""
+    return
