@@ -61,6 +61,31 @@ def _rows_of(Lp, Li, n):
     return ptr, cols[pos], pos
 
 
+def _gather_of(idx, T):
+    """The scatter ``dst[idx[k]] += v_k`` (k = 0, 1, ...) as gathers: ``(ptr, order)``,
+    target t's entries k = order[ptr[t]] .. order[ptr[t+1] - 1] in increasing k (the
+    scatter's order, so a gather's sum is the scatter's bit for bit: the kernels' team
+    form, kernels/kkt.kkt_build_part)."""
+    idx = np.asarray(idx, np.int64)
+    ptr = np.zeros(int(T) + 1, np.int64)
+    ptr[1:] = np.cumsum(np.bincount(idx, minlength=int(T)))
+    return ptr, np.argsort(idx, kind="stable").astype(np.int64)
+
+
+def gather_int_slots(ints: dict, sz: dict) -> dict:
+    """The gathers of K's assembly's scatters (kernels/kkt.kkt_build_part): the squares
+    of each column's entries (COL_SQ_IDX, nw targets), of each constraint row's
+    (JAC_ROWS, m), the private pivots' terms by row (PRIV_ROW, m), K's entries from
+    their sources (KKT_MAP, nnzK)."""
+    out = {}
+    for name, idx, T in (("COL_SQ", ints["COL_SQ_IDX"], sz["nw"]),
+                         ("JAC_ROW", ints["JAC_ROWS"], sz["m"]),
+                         ("PRIV_ROW", ints["PRIV_ROW"], sz["m"]),
+                         ("KKT_MAP", ints["KKT_MAP"], sz["nnzK"])):
+        out[f"{name}_PTR"], out[f"{name}_ORDER"] = _gather_of(idx, T)
+    return out
+
+
 def ldl_int_slots(Cp, Ci) -> dict:
     """The int slots of QDLDL's factorization and solve of the permuted upper-triangular
     pattern ``(Cp, Ci)`` (int64 CSC): L's pattern, the update schedule and L's row form
@@ -121,6 +146,7 @@ class WorkspaceLayout:
         # K's upper triangle by rows (kernels/kkt.kkt_matvec's U x, a row per thread)
         ints.update(zip(("K_ROW_PTR", "K_ROW_COL", "K_ROW_POS"),
                         _rows_of(ints["K_INDPTR"], ints["K_INDICES"], sz["nkkt"])))
+        ints.update(gather_int_slots(ints, sz))
         self.sizes = sz
         ints.update(eval_int_slots(model))          # evaluator tables
         ints["SIZES"] = np.array([sz[f] for f in slots.SIZE_FIELDS], np.int64)
@@ -189,7 +215,9 @@ class WorkspaceLayout:
             # a square problem's multipliers while its feasibility multipliers are tried
             SAVED_MULTS=m + nL + nU,
             # a small K's dense Bunch-Kaufman factors (kernels/bunch_kaufman.py)
-            **bk_float_sizes(N, sz["dense_bk"]))
+            **bk_float_sizes(N, sz["dense_bk"]),
+            # a team job's scalar arguments (kernels/team.py)
+            TEAM_ARGS=4)
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

@@ -54,7 +54,7 @@ def _solve_rows(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist
             iters[b] = it
             fval[b] = f
         else:
-            team_worker(Fall[b], FO, Ib, IO, lane, lanes)
+            team_worker(Fall[b], FO, Ib, IO, O, lane, lanes)
 
 
 def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
@@ -74,7 +74,7 @@ def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, H
             iters[b] = it
             fval[b] = f
         else:
-            team_worker(Fall[:, b], FO, Ib, IO, lane, lanes)
+            team_worker(Fall[:, b], FO, Ib, IO, O, lane, lanes)
 
 
 def signature():

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from numba import cuda
 
-from ..kernels._jit import U, _i
-from ..kernels.kkt import kkt_matvec, kkt_matvec_part
-from ..kernels.slots import I_TEAM
-from ..kernels.team import JOB_KKT_MATVEC, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync
+from ..kernels._jit import U, _f, _i
+from ..kernels.kkt import kkt_build, kkt_build_part, kkt_matvec, kkt_matvec_part
+from ..kernels.slots import F_TEAM_ARGS, I_TEAM
+from ..kernels.team import (JOB_KKT_BUILD, JOB_KKT_MATVEC, TEAM_JOB, TEAM_LANES, TEAM_STOP,
+                            team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -73,13 +74,28 @@ def kkt_matvec_leader(Fb, FO, Ib, IO):
     _done(lanes)
 
 
-def _dispatch(job, Fb, FO, Ib, IO, lane, lanes):
+def kkt_build_leader(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
+    """:func:`..kernels.kkt.kkt_build` on the leader of a team (its scalars posted in
+    F_TEAM_ARGS)."""
+    args = _f(Fb, FO, F_TEAM_ARGS)
+    args[0] = eps
+    args[1] = delta_w
+    args[2] = delta_c
+    lanes = _post(Ib, IO, JOB_KKT_BUILD)
+    kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(lanes))
+    _done(lanes)
+
+
+def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
         kkt_matvec_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_KKT_BUILD:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        kkt_build_part(Fb, FO, Ib, IO, O, args[0], args[1], args[2], U(lane), U(lanes))
 
 
-def team_worker(Fb, FO, Ib, IO, lane, lanes):
+def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
     """Lane ``lane`` (> 0) of the team: each job's share, until the solve ends."""
     team = _i(Ib, IO, I_TEAM)
     mask = team_mask(lanes)
@@ -88,7 +104,7 @@ def team_worker(Fb, FO, Ib, IO, lane, lanes):
         job = team[TEAM_JOB]
         if job == TEAM_STOP:
             break
-        _dispatch(job, Fb, FO, Ib, IO, lane, lanes)
+        _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes)
         cuda.syncwarp(mask)
 
 
@@ -108,13 +124,14 @@ def team_finish(Ib, IO):
 
 #: CPU kernel -> its leader function (the jobs a team shares; tests check each has its
 #: job number and a branch of :func:`_dispatch`)
-LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader)}
+LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
+           kkt_build: (JOB_KKT_BUILD, kkt_build_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
 #: the plain functions above the global kernel calls (built with the kernels)
-DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader, _dispatch,
-                    team_worker, team_start, team_finish)
+DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
+                    kkt_build_leader, _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
                                   team_finish)}

@@ -133,7 +133,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     while True:
         if stepped and square:
             last_obj, acc_count = feasibility_multipliers(
-                Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, Fa[0], mu, it, stop[0],
+                Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, Fa[0], mu, it, stop[0],
                 last_obj, acc_count, st[IC_EPS])
         stepped = False
         # ------------------------------------------------------------ saved state
@@ -216,13 +216,13 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if st[IC_EPS_RESTORE] >= 0.0:
             st[IC_EPS] = st[IC_EPS_RESTORE]
             st[IC_EPS_RESTORE] = -1.0
-        r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+        r = factorize_ic(Fb, FO, Ib, IO, O, mu, st)
         if r < 0:
             status = r
             break
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dW, dY)
-        r = direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dW,
-                                dY, dws, dys, ratio, rho)
+        r = direction_fallbacks(Fb, FO, Ib, IO, O, mu, st, rhs_w, rhs_c, dW, dY, dws, dys,
+                                ratio, rho)
         if r < 0:
             status = r
             break

@@ -45,12 +45,29 @@ def static_term_option(O, SI):
 
 
 @kernel
-def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
+def kkt_build(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     """batch/kkt.py build: the KKT values (slot F_K_VALUES, the pattern's entry order)
-    and the static terms (F_K_STATIC), for the static regularization ``eps`` and the
-    regularizations delta_w, delta_c."""
+    and the static terms (F_K_STATIC) of the Jacobian F_JV, the Hessian F_HV and the
+    barrier diagonal F_SIGMA, for the static regularization ``eps`` and the
+    regularizations delta_w, delta_c: :func:`kkt_build_part` on one lane."""
+    kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(1))
+
+
+@kernel
+def kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of :func:`kkt_build` (columns, rows and K's
+    entries lane, lane + lanes, ...; :mod:`.team`).
+
+    The static terms: ew_j = eps min(1, |K_j|_2) while delta_w = 0 (the squares of
+    column j's entries, F_COL_SQ, summed), ec_i = min(eps min(1, |J_i|^2), the private
+    pivot's bound) - delta_c, at least 0; K's entries are sums of their sources
+    ``[hess, Sigma + delta_w + ew, jac, -ec - delta_c]`` (F_K_SOURCE).  Each sum is a
+    gather over its terms in increasing term order (slots I_COL_SQ_*, I_JAC_ROW_*,
+    I_PRIV_ROW_*, I_KKT_MAP_*) -- the order of the scatters ``t[idx[k]] += v_k`` these
+    were, so every value is theirs bit for bit."""
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nh, nj = SI[SZ_NW], SI[SZ_M], SI[SZ_NH], SI[SZ_NJ]
+    JV, HV, sigma = _f(Fb, FO, F_JV), _f(Fb, FO, F_HV), _f(Fb, FO, F_SIGMA)
     values = _f(Fb, FO, F_K_VALUES)
     dstat = _f(Fb, FO, F_K_STATIC)
     src = _f(Fb, FO, F_K_SOURCE)
@@ -58,79 +75,70 @@ def kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
     ec = _f(Fb, FO, F_EC)
     csq = _f(Fb, FO, F_COL_SQ)
     priv = _f(Fb, FO, F_PRIV_SUM)
-    jr = _i(Ib, IO, I_JAC_ROWS)
     hoff = _i(Ib, IO, I_HESS_OFFDIAG)
-    cidx = _i(Ib, IO, I_COL_SQ_IDX)
-    kmap = _i(Ib, IO, I_KKT_MAP)
-    # primal static term ew_j = eps min(1, |K_j|_2) while delta_w = 0
-    for j in range(nw):
-        ew[j] = 0.0
-    if eps != 0.0 and delta_w == 0.0:
-        q = U(0)
-        for k in range(nh):
-            csq[q] = HV[k] * HV[k]
-            q += U(1)
-        for k in range(hoff.shape[0]):
+    nho = hoff.shape[0]
+    columns = eps != 0.0 and delta_w == 0.0
+    # the squares of each column's entries, in COL_SQ_IDX's order: the Hessian's
+    # (upper, then mirrored off-diagonal), the Jacobian's, Sigma's; the sources that
+    # need no static term
+    if columns:
+        for k in range(U(lane), U(nh), U(lanes)):
+            csq[k] = HV[k] * HV[k]
+        for k in range(U(lane), U(nho), U(lanes)):
             h = HV[U(hoff[k])]
-            csq[q] = h * h
-            q += U(1)
-        for k in range(nj):
-            csq[q] = JV[k] * JV[k]
-            q += U(1)
-        for k in range(nw):
-            csq[q] = sigma[k] * sigma[k]
-            q += U(1)
-        for kq in range(q):
-            ew[U(cidx[kq])] += csq[kq]
-        for j in range(nw):
-            ew[j] = nmin(math.sqrt(ew[j]), 1.0) * eps
-    for i in range(m):
-        ec[i] = 0.0
-    if eps != 0.0:
-        for k in range(nj):
-            ec[U(jr[k])] += JV[k] * JV[k]
-        for i in range(m):
-            ec[i] = nmin(ec[i], 1.0) * eps
-        if delta_c == 0.0:
-            pe = _i(Ib, IO, I_PRIV_ENTRY)
-            pc = _i(Ib, IO, I_PRIV_COL)
-            pr = _i(Ib, IO, I_PRIV_ROW)
-            pn = _f(Fb, FO, F_PRIV_NONE)
-            for i in range(m):
-                priv[i] = 0.0
-            for k in range(pe.shape[0]):
-                v = JV[U(pe[k])]
-                v = v * v
-                d = sigma[U(pc[k])] + delta_w
-                d = nmax(d, 1e-30)
-                priv[U(pr[k])] += v / d
-            for i in range(m):
-                ec[i] = nmin(ec[i], priv[i] * O[OPT_PRIVATE_PIVOT_FRACTION] + pn[i])
-    for i in range(m):
-        ec[i] = nmax(ec[i] - delta_c, 0.0)
-    for j in range(nw):
-        dstat[j] = ew[j]
-    for i in range(m):
-        dstat[nw + i] = ec[i] * -1.0
-    # src = [hess, Sigma + delta_w + ew, jac, -ec - delta_c], summed in input order
-    q = U(0)
-    for k in range(nh):
-        src[q] = HV[k]
-        q += U(1)
-    for j in range(nw):
-        src[q] = (sigma[j] + delta_w) + ew[j]
-        q += U(1)
-    for k in range(nj):
-        src[q] = JV[k]
-        q += U(1)
-    for i in range(m):
-        src[q] = ec[i] * -1.0 - delta_c
-        q += U(1)
-    nnz = SI[SZ_NNZK]
-    for k in range(nnz):
-        values[k] = 0.0
-    for kq in range(q):
-        values[U(kmap[kq])] += src[kq]
+            csq[U(nh) + k] = h * h
+        for k in range(U(lane), U(nj), U(lanes)):
+            csq[U(nh + nho) + k] = JV[k] * JV[k]
+        for k in range(U(lane), U(nw), U(lanes)):
+            csq[U(nh + nho + nj) + k] = sigma[k] * sigma[k]
+    for k in range(U(lane), U(nh), U(lanes)):
+        src[k] = HV[k]
+    for k in range(U(lane), U(nj), U(lanes)):
+        src[U(nh + nw) + k] = JV[k]
+    team_sync(Ib, IO)
+    cp, co = _i(Ib, IO, I_COL_SQ_PTR), _i(Ib, IO, I_COL_SQ_ORDER)
+    for j in range(U(lane), U(nw), U(lanes)):
+        e = 0.0
+        if columns:
+            for r in range(U(cp[j]), U(cp[j + 1])):
+                e += csq[U(co[r])]
+            e = nmin(math.sqrt(e), 1.0) * eps
+        ew[j] = e
+        dstat[j] = e
+        src[U(nh) + j] = (sigma[j] + delta_w) + e
+    jp, jo = _i(Ib, IO, I_JAC_ROW_PTR), _i(Ib, IO, I_JAC_ROW_ORDER)
+    pp, po = _i(Ib, IO, I_PRIV_ROW_PTR), _i(Ib, IO, I_PRIV_ROW_ORDER)
+    pe, pc = _i(Ib, IO, I_PRIV_ENTRY), _i(Ib, IO, I_PRIV_COL)
+    pn = _f(Fb, FO, F_PRIV_NONE)
+    for i in range(U(lane), U(m), U(lanes)):
+        e = 0.0
+        if eps != 0.0:
+            for r in range(U(jp[i]), U(jp[i + 1])):
+                k = U(jo[r])
+                e += JV[k] * JV[k]
+            e = nmin(e, 1.0) * eps
+            if delta_c == 0.0:
+                s = 0.0
+                for r in range(U(pp[i]), U(pp[i + 1])):
+                    k = U(po[r])
+                    v = JV[U(pe[k])]
+                    v = v * v
+                    d = sigma[U(pc[k])] + delta_w
+                    d = nmax(d, 1e-30)
+                    s += v / d
+                priv[i] = s
+                e = nmin(e, s * O[OPT_PRIVATE_PIVOT_FRACTION] + pn[i])
+        e = nmax(e - delta_c, 0.0)
+        ec[i] = e
+        dstat[U(nw) + i] = e * -1.0
+        src[U(nh + nw + nj) + i] = e * -1.0 - delta_c
+    team_sync(Ib, IO)
+    kp, ko = _i(Ib, IO, I_KKT_MAP_PTR), _i(Ib, IO, I_KKT_MAP_ORDER)
+    for t in range(U(lane), U(SI[SZ_NNZK]), U(lanes)):
+        v = 0.0
+        for r in range(U(kp[t]), U(kp[t + 1])):
+            v += src[U(ko[r])]
+        values[t] = v
 
 
 @kernel
@@ -245,17 +253,17 @@ def _constraint_block_negative(Fb, FO, Ib, IO):
 
 
 @kernel
-def _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c):
+def _factor_inertia(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     """Build K with these terms and factorize it: whether its inertia is (nw, m, 0),
     its numbers of zero pivots and of negative eigenvalues."""
     SI = _i(Ib, IO, I_SIZES)
-    kkt_build(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w, delta_c)
+    kkt_build(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
     npos, nneg, nzero = k_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
     return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero, nneg
 
 
 @kernel
-def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
+def factorize_ic(Fb, FO, Ib, IO, O, mu, st):
     """InertiaCorrector.regularize_and_factorize (solver/inertia.py) for the kernels'
     paths, with the state ``st`` (slot F_IC_STATE, entries IC_* of :mod:`.slots`, the
     degeneracy test's as solver/perturbation.py's DegeneracyTest); returns 0 or -reason
@@ -286,8 +294,7 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
             return -5
     st[IC_DW] = delta_w
     st[IC_DC] = delta_c
-    ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
-                                      delta_c)
+    ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
     # a zero pivot of a factorization without pivoting need not mean a singular K: a
     # larger static term for this iteration first (AugmentedKKT.increase_quality)
     while (not ok) and nzero > 0 and 0.0 < eps < STATIC_REGULARIZATION_MAX:
@@ -295,8 +302,7 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
             st[IC_EPS_RESTORE] = eps
         eps = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
         st[IC_EPS] = eps
-        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
-                                          delta_c)
+        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
     while not ok:
         zp = nzero > 0
         # where the general path may switch to its factorization's pivoting mode (not a
@@ -338,16 +344,15 @@ def factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st):
                     return -5
         st[IC_DW] = delta_w
         st[IC_DC] = delta_c
-        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, delta_w,
-                                          delta_c)
+        ok, nzero, nneg = _factor_inertia(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
     if delta_w > 0.0:
         st[IC_DW_LAST] = delta_w
     return 0
 
 
 @kernel
-def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw, dy,
-                         dw2, dy2, max_contraction):
+def _smaller_static_term(Fb, FO, Ib, IO, O, st, rhs_w, rhs_c, dw, dy, dw2, dy2,
+                         max_contraction):
     """InertiaCorrector._solve_with_smaller_static_term: the same K (delta_w, delta_c)
     with eps / STATIC_REGULARIZATION_DECREASE (not below STATIC_REGULARIZATION_MIN),
     solved into (dw2, dy2).  Kept (copied into dw, dy; eps stays lowered) when the
@@ -360,8 +365,7 @@ def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
     if eps <= STATIC_REGULARIZATION_MIN:
         return False
     st[IC_EPS] = max(eps / STATIC_REGULARIZATION_DECREASE, STATIC_REGULARIZATION_MIN)
-    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, st[IC_EPS], st[IC_DW],
-                               st[IC_DC])
+    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, st[IC_EPS], st[IC_DW], st[IC_DC])
     if ok:
         ratio, rho = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw2, dy2)
         if ratio <= RESIDUAL_RATIO_SINGULAR and (max_contraction < 0.0 or rho <= max_contraction):
@@ -371,16 +375,16 @@ def _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
                 dy[i] = dy2[i]
             return True
     st[IC_EPS] = eps
-    _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, st[IC_DW], st[IC_DC])
+    _factor_inertia(Fb, FO, Ib, IO, O, eps, st[IC_DW], st[IC_DC])
     return False
 
 
 @kernel
-def _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, dy):
+def _redo_direction(Fb, FO, Ib, IO, O, mu, st, rhs_w, rhs_c, dw, dy):
     """Algorithm IC again with the static term now in ``st`` and the solve into dw, dy:
     ``(0, residual ratio)``, or ``(-reason, nan)`` (factorize_ic's reasons; -6 for a
     non-finite residual)."""
-    r = factorize_ic(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st)
+    r = factorize_ic(Fb, FO, Ib, IO, O, mu, st)
     if r < 0:
         return r, math.nan
     ratio, _ = kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy)
@@ -390,8 +394,8 @@ def _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, 
 
 
 @kernel
-def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, dw, dy,
-                        dw2, dy2, ratio, rho):
+def direction_fallbacks(Fb, FO, Ib, IO, O, mu, st, rhs_w, rhs_c, dw, dy, dw2, dy2, ratio,
+                        rho):
     """The rest of InertiaCorrector.direction after the first factorization and solve
     (``ratio``, ``rho`` its refinement's residual ratio and contraction; dw, dy its
     solution): a slow refinement's smaller static term, then, while the refinement
@@ -406,7 +410,7 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         # converged, but slowly: the same matrix with a smaller static term
         smaller_tried = True
         eps = st[IC_EPS]
-        if _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw, dy,
+        if _smaller_static_term(Fb, FO, Ib, IO, O, st, rhs_w, rhs_c, dw, dy,
                                 dw2, dy2, O[OPT_REFINEMENT_CONTRACTION_MAX]):
             ratio = 0.0         # (converged: below RESIDUAL_RATIO_SINGULAR)
             if st[IC_EPS_BEFORE_SLOW] < 0.0:
@@ -420,14 +424,13 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         st[IC_EPS] = st[IC_EPS_BEFORE_SLOW]
         st[IC_EPS_BEFORE_SLOW] = -1.0
         st[IC_SLOW_OFF] = 1.0
-        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c,
-                                   dw, dy)
+        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, mu, st, rhs_w, rhs_c, dw, dy)
         if r < 0:
             return r
     while ratio > RESIDUAL_RATIO_SINGULAR:
         if (not smaller_tried) and st[IC_EPS_RESTORE] < 0.0:
             smaller_tried = True
-            if _smaller_static_term(Fb, FO, Ib, IO, O, JV, HV, sigma, st, rhs_w, rhs_c, dw,
+            if _smaller_static_term(Fb, FO, Ib, IO, O, st, rhs_w, rhs_c, dw,
                                     dy, dw2, dy2, -1.0):
                 break
         eps = st[IC_EPS]
@@ -436,23 +439,24 @@ def direction_fallbacks(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c, 
         # a larger static term for the rest of the solve (increase_quality), IC again
         st[IC_EPS] = min(10.0 * eps, STATIC_REGULARIZATION_MAX)
         st[IC_EPS_RESTORE] = -1.0
-        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, JV, HV, sigma, mu, st, rhs_w, rhs_c,
-                                   dw, dy)
+        r, ratio = _redo_direction(Fb, FO, Ib, IO, O, mu, st, rhs_w, rhs_c, dw, dy)
         if r < 0:
             return r
     return 0
 
 
 @kernel
-def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y, eps, limit):
+def least_squares_y(Fb, FO, Ib, IO, O, G, ZL, ZU, tmp, Y, eps, limit):
     """IPOPT's least-squares constraint multipliers (solver/initial.py): the augmented
     system with static term ``eps``, delta_w = 1 and delta_c = 0 solved for y against
     the dual residual with the Hessian zero; kept in ``Y`` when the system factorizes
     with the right inertia and y is finite and at most ``limit`` (the start:
     constr_mult_init_max), else Y = 0 (IPOPT's: a singular system gives y = 0).  Returns
-    whether the system factorized (IPOPT's CalculateMultipliers' value).  HV, sigma and
-    tmp are overwritten."""
+    whether the system factorized (IPOPT's CalculateMultipliers' value).  The Jacobian
+    is slot F_JV; slots F_HV and F_SIGMA (K's Hessian and barrier diagonal) and ``tmp``
+    are overwritten."""
     SI = _i(Ib, IO, I_SIZES)
+    HV, sigma = _f(Fb, FO, F_HV), _f(Fb, FO, F_SIGMA)
     nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
     iL = _i(Ib, IO, I_LOWER_IDX)
     iU = _i(Ib, IO, I_UPPER_IDX)
@@ -473,7 +477,7 @@ def least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y, eps, li
     y = _f(Fb, FO, F_DY)
     for i in range(m):
         y[i] = 0.0
-    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, JV, HV, sigma, eps, 1.0, 0.0)
+    ok, _, _ = _factor_inertia(Fb, FO, Ib, IO, O, eps, 1.0, 0.0)
     if ok:
         kkt_solve(Fb, FO, Ib, IO, O, rd, tmp, _f(Fb, FO, F_DW), y)
     ymax = amax_abs(y, m)

@@ -31,7 +31,7 @@ FLOAT_SLOTS = (
     'DZL_SOC', 'DZU_SOC', 'GRAD_W_NEW', 'JV_NEW', 'FILTER', 'HESS_RAW', 'LAM_X_FIXED',
     'WD_W', 'WD_Y', 'WD_ZL', 'WD_ZU', 'WD_DW', 'WD_DY', 'WD_DZL', 'WD_DZU', 'WD_GRAD_PHI',
     'WD_STATE', 'RESUME', 'ACCEPTABLE', 'LAM_G0', 'LAM_X0', 'SAVED_MULTS', 'BK_A', 'BK_PIV',
-    'BK_MASS',
+    'BK_MASS', 'TEAM_ARGS',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -43,7 +43,8 @@ INT_SLOTS = (
     'L_INDPTR', 'EQ_ROWS', 'UJAC_ROWS', 'FREE_IDX', 'FIXED_IDX', 'JAC_KEEP', 'HESS_KEEP',
     'EV_JAC_ROWS', 'EV_JAC_COLS', 'L_INDICES', 'LDL_ROW_PTR', 'LDL_ROW_COL', 'LDL_ROW_POS',
     'L_ROW_PTR', 'L_ROW_COL', 'L_ROW_POS', 'BK_MAP', 'K_ROW_PTR', 'K_ROW_COL', 'K_ROW_POS',
-    'FILTER_STATE', 'STOP', 'TEAM',
+    'COL_SQ_PTR', 'COL_SQ_ORDER', 'JAC_ROW_PTR', 'JAC_ROW_ORDER', 'PRIV_ROW_PTR',
+    'PRIV_ROW_ORDER', 'KKT_MAP_PTR', 'KKT_MAP_ORDER', 'FILTER_STATE', 'STOP', 'TEAM',
 )
 #: the option vector ``O``: the typed option behind each entry (derived: nlp_scaling_method
 #: == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION, a warm start's four pushes,
@@ -186,6 +187,7 @@ F_SAVED_MULTS = 97
 F_BK_A = 98
 F_BK_PIV = 99
 F_BK_MASS = 100
+F_TEAM_ARGS = 101
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2
@@ -240,9 +242,17 @@ I_BK_MAP = 50
 I_K_ROW_PTR = 51
 I_K_ROW_COL = 52
 I_K_ROW_POS = 53
-I_FILTER_STATE = 54
-I_STOP = 55
-I_TEAM = 56
+I_COL_SQ_PTR = 54
+I_COL_SQ_ORDER = 55
+I_JAC_ROW_PTR = 56
+I_JAC_ROW_ORDER = 57
+I_PRIV_ROW_PTR = 58
+I_PRIV_ROW_ORDER = 59
+I_KKT_MAP_PTR = 60
+I_KKT_MAP_ORDER = 61
+I_FILTER_STATE = 62
+I_STOP = 63
+I_TEAM = 64
 #: the first int slot a solve writes (the filter counters, the stop request): every slot
 #: before it is structure, read-only, the same for every instance of a layout (the CUDA
 #: batch keeps one shared copy of it, cuda/workspaces.py)

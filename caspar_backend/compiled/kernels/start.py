@@ -106,10 +106,9 @@ def start_iterate(Fb, FO, Ib, IO, O):
     x = _f(Fb, FO, F_X)
     W, Y, ZL, ZU = _f(Fb, FO, F_W), _f(Fb, FO, F_Y), _f(Fb, FO, F_ZL), _f(Fb, FO, F_ZU)
     Fa, H, G = _f(Fb, FO, F_F_CUR), _f(Fb, FO, F_H), _f(Fb, FO, F_GRAD_W)
-    JV, HV = _f(Fb, FO, F_JV), _f(Fb, FO, F_HV)
+    JV = _f(Fb, FO, F_JV)
     wL, wU = _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER)
     tmp = _f(Fb, FO, F_SCRATCH)
-    sigma = _f(Fb, FO, F_SIGMA)
     st = _f(Fb, FO, F_IC_STATE)
     LS = _f(Fb, FO, F_LS_STATE)
     WD = _f(Fb, FO, F_WD_STATE)
@@ -157,8 +156,8 @@ def start_iterate(Fb, FO, Ib, IO, O):
             for i in range(m):
                 Y[i] = 0.0
         else:
-            least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, sigma, tmp, Y,
-                            st[IC_EPS], O[OPT_CONSTR_MULT_INIT_MAX])
+            least_squares_y(Fb, FO, Ib, IO, O, G, ZL, ZU, tmp, Y, st[IC_EPS],
+                            O[OPT_CONSTR_MULT_INIT_MAX])
     # theta_min, theta_max: set at the first trial point's test (linesearch.acceptable)
     LS[1] = -1.0
     LS[0] = -1.0

@@ -6,7 +6,8 @@ runs the solve, the others wait for *jobs* -- pieces of an iteration whose loops
 split over the lanes, lane ``l`` of ``L`` taking the loop indices ``l, l + L, ...`` --
 and meet the leader at a warp barrier after each.  A job's piece is a *part* kernel
 ``f_part(Fb, FO, Ib, IO, lane, lanes)`` whose arrays are slots (the workers find them
-from the buffers alone) and whose phases are separated by :func:`team_sync`; its
+from the buffers alone; its scalars the leader posts in float slot F_TEAM_ARGS, the
+option vector every lane has) and whose phases are separated by :func:`team_sync`; its
 operations per index are the one-lane piece's, in the same order, so a team's answer
 equals one thread's bit for bit.
 
@@ -26,6 +27,7 @@ TEAM_LANES = 1
 JOB_NONE = 0
 TEAM_STOP = -1
 JOB_KKT_MATVEC = 1
+JOB_KKT_BUILD = 2
 
 
 @kernel

@@ -60,7 +60,7 @@ def is_square(Ib, IO):
 
 
 @kernel
-def feasibility_multipliers(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, f, mu, it,
+def feasibility_multipliers(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, f, mu, it,
                             requested, last_obj, acc_count, eps):
     """After an accepted step of a square problem: once the iterate is feasible
     (unscaled violation <= constr_viol_tol) and the termination test does not end the
@@ -91,8 +91,8 @@ def feasibility_multipliers(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, HV, f, mu
         saved[m + nL + k] = ZU[k]
         ZU[k] = 0.0
     # (a singular least-squares system: the multipliers back at once, IPOPT's)
-    if least_squares_y(Fb, FO, Ib, IO, O, G, JV, HV, ZL, ZU, _f(Fb, FO, F_SIGMA),
-                       _f(Fb, FO, F_SCRATCH), Y, eps, np.inf):
+    if least_squares_y(Fb, FO, Ib, IO, O, G, ZL, ZU, _f(Fb, FO, F_SCRATCH), Y, eps,
+                       np.inf):
         E0, Emu, udual, uconstr, ucompl, wmax, nconstr, sdual, scompl = errors(
             Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu)
         st, last_obj, acc_count = termination(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, f, E0,

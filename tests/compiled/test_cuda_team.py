@@ -1,0 +1,40 @@
+"""The CUDA kernel's team table (caspar_backend/compiled/cuda/team.py) is complete: every
+job number of kernels/team.py has one leader, whose arguments are its CPU kernel's (the
+CUDA build binds it in the kernel's place), a branch of the workers' dispatch, and a part
+kernel taking (lane, lanes) last.  The teams' answers: tests/compiled/test_cuda_simulated.py
+(the simulator) and tests/compiled/test_cuda_batch.py (the GPU)."""
+import inspect
+
+import pytest
+
+pytest.importorskip("numba_cuda")
+
+from caspar_backend.compiled.cuda import team  # noqa: E402
+from caspar_backend.compiled.kernels import team as cpu_team  # noqa: E402
+
+JOBS = {name: v for name, v in vars(cpu_team).items() if name.startswith("JOB_")
+        and name != "JOB_NONE"}
+
+
+def test_every_job_has_one_leader_and_a_dispatch_branch():
+    numbers = [job for job, _ in team.LEADERS.values()]
+    assert sorted(numbers) == sorted(JOBS.values())
+    assert len(set(JOBS.values())) == len(JOBS)
+    assert cpu_team.JOB_NONE not in numbers and cpu_team.TEAM_STOP not in numbers
+    dispatch = inspect.getsource(team._dispatch)
+    for name in JOBS:
+        assert f"job == {name}" in dispatch, name
+
+
+@pytest.mark.parametrize("cpu", list(team.LEADERS), ids=lambda k: k.py_func.__name__)
+def test_leader_takes_its_kernels_arguments_and_runs_its_part(cpu):
+    _, leader = team.LEADERS[cpu]
+    assert inspect.signature(leader) == inspect.signature(cpu.py_func)
+    part = cpu.py_func.__globals__[cpu.py_func.__name__ + "_part"]
+    params = list(inspect.signature(part.py_func).parameters)
+    assert params[-2:] == ["lane", "lanes"]
+    # on the CPU the kernel is its part on one lane
+    assert f"{part.py_func.__name__}(" in inspect.getsource(cpu.py_func)
+    assert "U(0), U(1))" in inspect.getsource(cpu.py_func)
+    assert f"{part.py_func.__name__}(" in inspect.getsource(leader)
+    assert leader in team.DEVICE_FUNCTIONS and team.REPLACED[cpu] is leader
