@@ -151,3 +151,44 @@ def test_instances_sharing_a_warp_run_together(ik):
     alone = _kernel_ms_per_iteration(ik, T[:sms], threads=1)
     warp = _kernel_ms_per_iteration(ik, T, threads=32)
     assert warp < 2.5 * alone, (warp, alone)
+
+
+def _launch(problem, lanes, **inputs):
+    """The kernel alone on fresh workspaces, ``lanes`` threads per instance."""
+    from caspar_backend.batch.inputs import batch_inputs
+    from caspar_backend.compiled.cuda.group import COLUMNS, kernel_plan
+    from caspar_backend.compiled.cuda.launch import solve_on_device
+    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
+    from caspar_backend.compiled.options import option_vector
+
+    sub = batch_inputs(problem, None, **inputs)
+    sub = sub.subset(np.arange(sub.size))
+    plan = kernel_plan(problem, {}, sub)
+    assert not plan.reason, plan.reason
+    ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg,
+                          interleaved=COLUMNS, shared_structure=True)
+    return solve_on_device(ws, option_vector(plan.opts), lanes=lanes)
+
+
+@pytest.mark.parametrize("lanes", (4, 32))
+def test_team_launch_answers_as_one_thread_per_instance(ik, lanes):
+    """Teams of ``lanes`` threads per instance (cuda/team.py: K's assembly and K x split
+    over the lanes, the sums in the one-lane order) give each instance the one-thread
+    launch's code, iterations and answer bit for bit; a collocation problem (n = 401)
+    and the IK with an infeasible instance."""
+    bp = {b.name: b for b in bank(include_slow=False)}["optimal_control_200"]
+    d = bp.build()
+    problem = from_casadi(_nlp(d))
+    rng = np.random.default_rng(9)
+    x0 = np.asarray(d["x0"], float)
+    X = np.array([x0 + 0.05 * (1 + np.abs(x0)) * rng.standard_normal(x0.size)
+                  for _ in range(6)])
+    T = arm_targets(40, seed=13)
+    ubg = np.full((40, 1), 2.5)
+    ubg[7] = -10.0
+    for prob, inputs in ((problem, dict(x0=X, **{k: d[k] for k in ("lbx", "ubx", "lbg",
+                                                                  "ubg")})),
+                         (ik, dict(x0=X0, p=T, ubg=ubg))):
+        one, team = _launch(prob, 1, **inputs), _launch(prob, lanes, **inputs)
+        for key in ("code", "iters", "f", "x", "lam_g", "lam_x"):
+            np.testing.assert_array_equal(getattr(team, key), getattr(one, key), key)
