@@ -49,7 +49,7 @@ import numpy as np  # noqa: E402
 PIECES = {
     "nlp_zeroth": ("slack_nlp", ("F_W", "F_H")),
     "nlp_first": ("slack_nlp", ("F_W", "F_GRAD_W", "F_JV")),
-    "nlp_hess": ("slack_nlp", ("F_W", "F_Y", "F_HV")),
+    "nlp_hess": ("slack_nlp", ("F_W", "F_Y")),
     "kkt_build": ("kkt", ("O", 1e-8, 0.0, 0.0)),
     "ldl_factor": ("qdldl", ("F_K_VALUES",)),
     "ldl_solve": ("qdldl", ("F_KKT_RHS", "F_KKT_SOL")),

@@ -346,10 +346,11 @@ def eval_int_slots(model) -> dict:
 def eval_float_slots(model, n_params: int) -> dict:
     """The float slots the evaluation kernels use: {slot name: its content (the tape
     constants, the data tables) or its size (scratch: registers of the widest tape for
-    a chunk of instances, one group's objective terms, x and p, the gradient buffer,
+    a chunk of instances, every objective group's terms, x and p, the gradient buffer,
     the constraint terms, the raw Jacobian before jac_map, row accumulators)}."""
+    obj_terms = int(model["gt"][:model["nobj"], G_N].sum())
     return dict(REGISTERS=model["max_registers"] * model["chunk"],
-                OBJ_TERMS=model["max_instances"], X=model["n"], P=int(n_params),
+                OBJ_TERMS=max(1, obj_terms), X=model["n"], P=int(n_params),
                 GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
                 JAC_RAW=model["nraw"], ROW_ACC=model["m"], TAPE_CONST=model["cval"],
                 DATA_TABLE=model["dt"])

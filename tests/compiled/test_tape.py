@@ -80,7 +80,7 @@ def test_registers_are_reused_and_every_value_is_read_before_its_register_is(
     vt = np.arange(12, dtype=np.int64)          # variable a of instance i: x[3 a + i]
     empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
     run_tape.py_func(np.asarray(tb.op, np.int64), _arg(tb), np.asarray(tb.c), t.start, t.end,
-                     X.ravel(), vt, 0, empty_f, empty_i, 0, empty_f, 0, 3, 0, 3, reg)
+                     X.ravel(), vt, 0, empty_f, empty_i, 0, empty_f, 0, 3, 0, 3, reg, 0, 1)
     for c in range(3):
         memo = {}
         assert [reg[r * 3 + c] for r in t.outputs] == [direct(n, c, memo) for n in roots]
@@ -101,7 +101,7 @@ def _run(tb, t, x):
     vt = np.arange(len(x), dtype=np.int64)
     empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
     run_tape.py_func(op, arg, cval, s, e, np.asarray(x, float), vt, 0, empty_f, empty_i, 0,
-                     empty_f, 0, 1, 0, 1, reg)
+                     empty_f, 0, 1, 0, 1, reg, 0, 1)
     return reg
 
 
@@ -173,12 +173,15 @@ def test_a_chunk_of_instances_gives_each_instance_its_own_values():
     pt = rng.integers(0, 5, N).astype(np.int64)
     dt = rng.uniform(-1, 1, N)
 
-    def rows(i0, C):
+    def rows(i0, C, lanes=1):
         reg = np.full(R * C, np.nan)
-        run_tape.py_func(op, arg, cval, s, e, x, vt, 0, p, pt, 0, dt, 0, N, i0, C, reg)
+        for lane in range(lanes):       # a team's lanes, each its chunk instances
+            run_tape.py_func(op, arg, cval, s, e, x, vt, 0, p, pt, 0, dt, 0, N, i0, C, reg,
+                             lane, lanes)
         return reg.reshape(R, C)[regs]
 
     one = np.concatenate([rows(i, 1) for i in range(N)], axis=1)
     assert np.array_equal(np.concatenate([rows(0, 4), rows(4, 3)], axis=1), one)
+    assert np.array_equal(np.concatenate([rows(0, 4, 3), rows(4, 3, 2)], axis=1), one)
     want = [x[vt[i]] * p[pt[i]] + math.sin(x[vt[N + i]]) for i in range(N)]
     assert list(one[0]) == want

@@ -27,8 +27,10 @@ from numba import cuda
 from ..kernels._jit import U, _f, _i
 from ..kernels.kkt import kkt_build, kkt_build_part, kkt_matvec, kkt_matvec_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
-from ..kernels.team import (JOB_KKT_BUILD, JOB_KKT_MATVEC, TEAM_JOB, TEAM_LANES, TEAM_STOP,
-                            team_sync)
+from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
+                                 hess_values_part, zeroth_values, zeroth_values_part)
+from ..kernels.team import (JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD, JOB_KKT_MATVEC,
+                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -86,6 +88,31 @@ def kkt_build_leader(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     _done(lanes)
 
 
+def zeroth_values_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.tape_eval.zeroth_values` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_ZEROTH_VALUES)
+    zeroth_values_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def first_values_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.tape_eval.first_values` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_FIRST_VALUES)
+    first_values_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def hess_values_leader(Fb, FO, Ib, IO, objf, out_slot):
+    """:func:`..kernels.tape_eval.hess_values` on the leader of a team (its scalars
+    posted in F_TEAM_ARGS, the slot number exact in a float)."""
+    args = _f(Fb, FO, F_TEAM_ARGS)
+    args[0] = objf
+    args[1] = out_slot
+    lanes = _post(Ib, IO, JOB_HESS_VALUES)
+    hess_values_part(Fb, FO, Ib, IO, objf, out_slot, U(0), U(lanes))
+    _done(lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -93,6 +120,13 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     elif job == JOB_KKT_BUILD:
         args = _f(Fb, FO, F_TEAM_ARGS)
         kkt_build_part(Fb, FO, Ib, IO, O, args[0], args[1], args[2], U(lane), U(lanes))
+    elif job == JOB_ZEROTH_VALUES:
+        zeroth_values_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_FIRST_VALUES:
+        first_values_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_HESS_VALUES:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        hess_values_part(Fb, FO, Ib, IO, args[0], int(args[1]), U(lane), U(lanes))
 
 
 def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
@@ -125,13 +159,17 @@ def team_finish(Ib, IO):
 #: CPU kernel -> its leader function (the jobs a team shares; tests check each has its
 #: job number and a branch of :func:`_dispatch`)
 LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
-           kkt_build: (JOB_KKT_BUILD, kkt_build_leader)}
+           kkt_build: (JOB_KKT_BUILD, kkt_build_leader),
+           zeroth_values: (JOB_ZEROTH_VALUES, zeroth_values_leader),
+           first_values: (JOB_FIRST_VALUES, first_values_leader),
+           hess_values: (JOB_HESS_VALUES, hess_values_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
 #: the plain functions above the global kernel calls (built with the kernels)
 DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
-                    kkt_build_leader, _dispatch, team_worker, team_start, team_finish)
+                    kkt_build_leader, zeroth_values_leader, first_values_leader,
+                    hess_values_leader, _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
                                   team_finish)}

@@ -21,7 +21,7 @@ from .termination import GOES_ON, feasibility_multipliers, is_square, terminatio
 from .start import start_iterate
 from .slack_setup import slack_problem
 from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x, slacks
-from .tape_eval import ev_zeroth
+from .tape_eval import eval_zeroth
 from .watchdog import watchdog_start, watchdog_stop
 
 
@@ -194,7 +194,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             sigma[U(iL[k])] += ZL[k] / sL[k]
         for k in range(nU):
             sigma[U(iU[k])] += ZU[k] / sU[k]
-        nlp_hess(Fb, FO, Ib, IO, W, Y, HV)
+        nlp_hess(Fb, FO, Ib, IO, W, Y)
         n_hess += 1
         if not isfinite_all(HV, SI[SZ_NH]):
             status = -2
@@ -428,7 +428,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         stepped = True
     # ---------------------------------------------------------------- result
     set_x(Fb, FO, Ib, IO, W)
-    f = ev_zeroth(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+    f = eval_zeroth(Fb, FO, Ib, IO)
     if nfix > 0:
         fixed_multipliers(Fb, FO, Ib, IO, Y)
         n_grad += 1

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .tape_eval import ev_first, ev_hess, ev_zeroth
+from .tape_eval import eval_first, eval_zeroth, hess_values
 
 
 @kernel
@@ -38,7 +38,7 @@ def nlp_zeroth(Fb, FO, Ib, IO, W, H):
     nx, ns, m = SI[SZ_NX], SI[SZ_NS], SI[SZ_M]
     set_x(Fb, FO, Ib, IO, W)
     g = _f(Fb, FO, F_G)
-    f = ev_zeroth(Fb, FO, Ib, IO, g)
+    f = eval_zeroth(Fb, FO, Ib, IO)
     df, dc, goff = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE), _f(Fb, FO, F_G_OFFSET)
     for i in range(m):
         H[i] = dc[i] * (g[i] - goff[i])
@@ -55,7 +55,7 @@ def nlp_first(Fb, FO, Ib, IO, W, G, JV):
     nx, nw, nju, nj = SI[SZ_NX], SI[SZ_NW], SI[SZ_NJU], SI[SZ_NJ]
     set_x(Fb, FO, Ib, IO, W)
     gradf, jv = _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS)
-    ev_first(Fb, FO, Ib, IO, gradf, jv)
+    eval_first(Fb, FO, Ib, IO)
     df, dcj = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_JAC_SCALE)
     if SI[SZ_NFIX] == 0:
         for i in range(nx):
@@ -75,7 +75,8 @@ def nlp_first(Fb, FO, Ib, IO, W, G, JV):
 
 
 @kernel
-def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
+def nlp_hess(Fb, FO, Ib, IO, W, Y):
+    """The Hessian of the Lagrangian at W, Y into slot F_HV (batch/nlp.py hess)."""
     SI = _i(Ib, IO, I_SIZES)
     m = SI[SZ_M]
     set_x(Fb, FO, Ib, IO, W)
@@ -84,10 +85,10 @@ def nlp_hess(Fb, FO, Ib, IO, W, Y, HV):
     for i in range(m):
         lam[i] = dc[i] * Y[i]
     if SI[SZ_NFIX] == 0:
-        ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, HV)
+        hess_values(Fb, FO, Ib, IO, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, F_HV)
     else:
-        raw, hk = _f(Fb, FO, F_HESS_RAW), _i(Ib, IO, I_HESS_KEEP)
-        ev_hess(Fb, FO, Ib, IO, lam, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, raw)
+        HV, raw, hk = _f(Fb, FO, F_HV), _f(Fb, FO, F_HESS_RAW), _i(Ib, IO, I_HESS_KEEP)
+        hess_values(Fb, FO, Ib, IO, _f(Fb, FO, F_OBJ_SCALE)[0] * 1.0, F_HESS_RAW)
         for k in range(SI[SZ_NH]):
             HV[k] = raw[U(hk[k])]
 
@@ -101,7 +102,7 @@ def fixed_multipliers(Fb, FO, Ib, IO, Y):
     order).  One gradient and Jacobian evaluation."""
     SI = _i(Ib, IO, I_SIZES)
     gradf, jv = _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS)
-    ev_first(Fb, FO, Ib, IO, gradf, jv)
+    eval_first(Fb, FO, Ib, IO)
     df, dc = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE)
     jr, jc = _i(Ib, IO, I_EV_JAC_ROWS), _i(Ib, IO, I_EV_JAC_COLS)
     for k in range(SI[SZ_NJE]):

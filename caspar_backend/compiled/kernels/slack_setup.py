@@ -8,7 +8,7 @@ import math
 from ._jit import _f, _i, kernel
 from .pairwise import amax_abs, nmax
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .tape_eval import ev_first
+from .tape_eval import eval_first
 
 
 @kernel
@@ -51,7 +51,7 @@ def slack_problem(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg):
         dc[i] = 1.0
     if O[OPT_NLP_SCALING_GRADIENT_BASED] == 1.0:
         gmax, gmin = O[OPT_NLP_SCALING_MAX_GRADIENT], O[OPT_NLP_SCALING_MIN_VALUE]
-        ev_first(Fb, FO, Ib, IO, gradf, jv)
+        eval_first(Fb, FO, Ib, IO)
         if nfix == 0:
             gf = amax_abs(gradf, nx) if nx > 0 else 0.0
         else:

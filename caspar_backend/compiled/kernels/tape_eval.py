@@ -34,9 +34,10 @@ def _fmin_np(a, b):
 
 
 @kernel
-def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg):
-    """Run tape entries ``ts:te`` for the C instances ``i0 .. i0 + C - 1`` of a group of
-    N, register r of the chunk's instance ``i0 + c`` in ``reg[r C + c]``: each
+def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg, c0, cs):
+    """Run tape entries ``ts:te`` for the instances ``i0 + c`` of a group of N, c = c0,
+    c0 + cs, ... < C (a team's lane c0 of cs takes every cs-th: :mod:`.team`; one lane
+    takes all), register r of the chunk's instance ``i0 + c`` in ``reg[r C + c]``: each
     instruction is decoded once and applied to the C instances in order, its operands
     read from registers ``arg[4 t + j]`` (j < 3) and its result written to register
     ``arg[4 t + 3]`` (compiled/tape.py allocates them by liveness).  A leaf reads
@@ -55,187 +56,190 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg)
         ra = U(a * C)
         rb = U(b * C)
         if o == 12:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] * reg[rb + c]
         elif o == 10:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] + reg[rb + c]
         elif o == 1:
             q = U(vo + a * N + i0)
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = x[U(vt[q + c])]
         elif o == 4:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] * v
         elif o == 5:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] + v
         elif o == 0:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = v
         elif o == 14:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = -reg[ra + c]
         elif o == 11:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] - reg[rb + c]
         elif o == 13:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] / reg[rb + c]
         elif o == 2:
             q = U(po + a * N + i0)
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = p[U(pt[q + c])]
         elif o == 3:
             q = U(do + a * N + i0)
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = dt[q + c]
         elif o == 6:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] - v
         elif o == 7:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = v - reg[ra + c]
         elif o == 8:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] / v
         elif o == 9:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = v / reg[ra + c]
         elif o == 15:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] ** reg[rb + c]
         elif o == 16:
             v = cval[t]
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[ra + c] ** v
         elif o == 24:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.cos(reg[ra + c])
         elif o == 23:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.sin(reg[ra + c])
         elif o == 20:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.exp(reg[ra + c])
         elif o == 21:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 v = reg[ra + c]
                 reg[i + c] = math.log(v) if v > 0.0 else (-np.inf if v == 0.0 else np.nan)
         elif o == 22:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 v = reg[ra + c]
                 reg[i + c] = math.sqrt(v) if v >= 0.0 else np.nan
         elif o == 25:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.tan(reg[ra + c])
         elif o == 26:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.asin(reg[ra + c])
         elif o == 27:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.acos(reg[ra + c])
         elif o == 28:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.atan(reg[ra + c])
         elif o == 29:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.sinh(reg[ra + c])
         elif o == 30:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.cosh(reg[ra + c])
         elif o == 31:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.tanh(reg[ra + c])
         elif o == 32:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = abs(reg[ra + c])
         elif o == 33:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.log10(reg[ra + c])
         elif o == 34:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.expm1(reg[ra + c])
         elif o == 35:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.log1p(reg[ra + c])
         elif o == 36:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.erf(reg[ra + c])
         elif o == 37:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.atan2(reg[ra + c], reg[rb + c])
         elif o == 38:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.hypot(reg[ra + c], reg[rb + c])
         elif o == 39:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = _fmin_np(reg[ra + c], reg[rb + c])
         elif o == 40:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = _fmax_np(reg[ra + c], reg[rb + c])
         elif o == 41:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 v = reg[ra + c]
                 reg[i + c] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else v)
         elif o == 42:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.floor(reg[ra + c])
         elif o == 43:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.ceil(reg[ra + c])
         elif o == 44:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.asinh(reg[ra + c])
         elif o == 45:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.acosh(reg[ra + c])
         elif o == 46:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = math.atanh(reg[ra + c])
         elif o == 50:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] < reg[rb + c] else 0.0
         elif o == 51:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] <= reg[rb + c] else 0.0
         elif o == 52:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] > reg[rb + c] else 0.0
         elif o == 53:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] >= reg[rb + c] else 0.0
         elif o == 54:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] == reg[rb + c] else 0.0
         elif o == 55:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] != reg[rb + c] else 0.0
         elif o == 56:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if (reg[ra + c] != 0.0 and reg[rb + c] != 0.0) else 0.0
         elif o == 57:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if (reg[ra + c] != 0.0 or reg[rb + c] != 0.0) else 0.0
         elif o == 58:
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = 1.0 if reg[ra + c] == 0.0 else 0.0
         elif o == 59:
             r3 = U(arg[4 * t + 2] * C)
-            for c in range(U(C)):
+            for c in range(U(c0), U(C), U(cs)):
                 reg[i + c] = reg[rb + c] if reg[ra + c] != 0.0 else reg[r3 + c]
 
 
 @kernel
-def ev_zeroth(Fb, FO, Ib, IO, g_out):
-    """f (returned) and g (into ``g_out`` (m,)) at the x, p of slots F_X, F_P."""
+def ev_zeroth_values(Fb, FO, Ib, IO, g_out, lane, lanes):
+    """The groups' values at the x, p of slots F_X, F_P, instances c = lane, lane +
+    lanes, ... of each chunk (:func:`run_tape`): the objective groups' terms into slot
+    F_OBJ_TERMS (group after group), the constraints' into their rows of ``g_out`` (m,)
+    or, for rows summed from several terms, into F_CON_TERMS."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
     arg = _i(Ib, IO, I_TAPE_ARG)
@@ -246,25 +250,41 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
     vt, pt, dt = _i(Ib, IO, I_VAR_TABLE), _i(Ib, IO, I_PARAM_TABLE), _f(Fb, FO, F_DATA_TABLE)
     ng, nobj = gt.shape[0] // GROUP_COLUMNS, _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
     C = _i(Ib, IO, I_EVAL_SIZES)[EV_CHUNK]
-    total = 0.0
+    ob = 0
     for k in range(ng):
         N = gt[GROUP_COLUMNS * k + 1]
         ts, te = gt[GROUP_COLUMNS * k + 8], gt[GROUP_COLUMNS * k + 9]
         vo, po, do = gt[GROUP_COLUMNS * k + 5], gt[GROUP_COLUMNS * k + 6], gt[GROUP_COLUMNS * k + 7]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
-            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg)
-            for c in range(nc):
+            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
+                     lane, lanes)
+            for c in range(U(lane), U(nc), U(lanes)):
                 i = i0 + c
                 v = reg[U(gt[GROUP_COLUMNS * k + 10] * nc + c)]
                 if k < nobj:
-                    vbuf[i] = v
+                    vbuf[U(ob + i)] = v
                 elif gt[GROUP_COLUMNS * k + 22] == 1:
                     g_out[U(rows[U(gt[GROUP_COLUMNS * k + 21] + i)])] = v
                 else:
                     term[U(gt[GROUP_COLUMNS * k + 23] + i)] = v
         if k < nobj:
-            total += pairwise_sum(vbuf, 0, N)
+            ob += N
+
+
+@kernel
+def ev_zeroth_sums(Fb, FO, Ib, IO, g_out):
+    """f (returned: each objective group's terms summed as np.sum, the groups in order)
+    and the rows of ``g_out`` summed from several terms, after :func:`ev_zeroth_values`."""
+    gt = _i(Ib, IO, I_GROUPS)
+    vbuf, term = _f(Fb, FO, F_OBJ_TERMS), _f(Fb, FO, F_CON_TERMS)
+    nobj = _i(Ib, IO, I_EVAL_SIZES)[EV_NOBJ]
+    total = 0.0
+    ob = 0
+    for k in range(nobj):
+        N = gt[GROUP_COLUMNS * k + 1]
+        total += pairwise_sum(vbuf, ob, N)
+        ob += N
     acc = _i(Ib, IO, I_ACC_ROWS)
     if acc.shape[0] > 0:
         trow, tmp = _i(Ib, IO, I_TERM_ROWS), _f(Fb, FO, F_ROW_ACC)
@@ -279,7 +299,17 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
 
 
 @kernel
-def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
+def ev_zeroth(Fb, FO, Ib, IO, g_out):
+    """f (returned) and g (into ``g_out`` (m,)) at the x, p of slots F_X, F_P."""
+    ev_zeroth_values(Fb, FO, Ib, IO, g_out, U(0), U(1))
+    return ev_zeroth_sums(Fb, FO, Ib, IO, g_out)
+
+
+@kernel
+def ev_first_values(Fb, FO, Ib, IO, jac_out, lane, lanes):
+    """The groups' first derivatives at F_X, F_P, instances c = lane, lane + lanes, ...
+    of each chunk: the objective's gradient terms into F_GRAD_BUF, the Jacobian's
+    entries into ``jac_out`` or, where entries are summed (a jac_map), into F_JAC_RAW."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
     arg = _i(Ib, IO, I_TAPE_ARG)
@@ -302,8 +332,9 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
         base, jo = gt[GROUP_COLUMNS * k + 19], gt[GROUP_COLUMNS * k + 13]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
-            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg)
-            for c in range(nc):
+            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
+                     lane, lanes)
+            for c in range(U(lane), U(nc), U(lanes)):
                 i = i0 + c
                 if k < nobj:
                     for e in range(nj):
@@ -314,12 +345,19 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
                 else:
                     for e in range(nj):
                         jac_out[U(base + e * N + i)] = reg[U(outs[U(jo + e)] * nc + c)]
+
+
+@kernel
+def ev_first_sums(Fb, FO, Ib, IO, grad_out, jac_out):
+    """grad f into ``grad_out`` (n,) from the gradient terms (np.bincount's order), and
+    the summed Jacobian entries into ``jac_out``, after :func:`ev_first_values`."""
+    gbuf, raw = _f(Fb, FO, F_GRAD_BUF), _f(Fb, FO, F_JAC_RAW)
     gi = _i(Ib, IO, I_GRAD_IDX)
     for j in range(grad_out.shape[0]):
         grad_out[j] = 0.0
     for j in range(gi.shape[0]):            # np.bincount: in buffer order
         grad_out[U(gi[j])] += gbuf[j]
-    if has_map == 1:
+    if _i(Ib, IO, I_EVAL_SIZES)[EV_HAS_JAC_MAP] == 1:
         jm = _i(Ib, IO, I_JAC_MAP)
         for j in range(jac_out.shape[0]):
             jac_out[j] = 0.0
@@ -328,7 +366,17 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
 
 
 @kernel
-def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
+def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
+    """grad f into ``grad_out`` (n,) and the Jacobian's values into ``jac_out`` at the
+    x, p of slots F_X, F_P."""
+    ev_first_values(Fb, FO, Ib, IO, jac_out, U(0), U(1))
+    ev_first_sums(Fb, FO, Ib, IO, grad_out, jac_out)
+
+
+@kernel
+def ev_hess_values(Fb, FO, Ib, IO, lam, objf, hv_out, lane, lanes):
+    """The Hessian of ``objf f + lam^T g`` at F_X, F_P into ``hv_out``, instances c =
+    lane, lane + lanes, ... of each chunk."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
     arg = _i(Ib, IO, I_TAPE_ARG)
@@ -350,9 +398,71 @@ def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
         base, ho = gt[GROUP_COLUMNS * k + 20], gt[GROUP_COLUMNS * k + 17]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
-            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg)
-            for c in range(nc):
+            run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
+                     lane, lanes)
+            for c in range(U(lane), U(nc), U(lanes)):
                 i = i0 + c
                 w = objf if k < nobj else lam[U(rows[U(gt[GROUP_COLUMNS * k + 21] + i)])]
                 for e in range(nh):
                     hv_out[U(base + e * N + i)] = w * reg[U(outs[U(ho + e)] * nc + c)]
+
+
+@kernel
+def ev_hess(Fb, FO, Ib, IO, lam, objf, hv_out):
+    """The Hessian of ``objf f + lam^T g`` at F_X, F_P into ``hv_out``."""
+    ev_hess_values(Fb, FO, Ib, IO, lam, objf, hv_out, U(0), U(1))
+
+
+# the compiled solve's evaluations: slots in, slots out, the groups' values a team job
+# (:mod:`.team`)
+
+@kernel
+def zeroth_values(Fb, FO, Ib, IO):
+    """:func:`ev_zeroth_values` into slot F_G, on one lane."""
+    zeroth_values_part(Fb, FO, Ib, IO, U(0), U(1))
+
+
+@kernel
+def zeroth_values_part(Fb, FO, Ib, IO, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of :func:`zeroth_values`."""
+    ev_zeroth_values(Fb, FO, Ib, IO, _f(Fb, FO, F_G), lane, lanes)
+
+
+@kernel
+def eval_zeroth(Fb, FO, Ib, IO):
+    """f (returned) and g (slot F_G) at the x, p of slots F_X, F_P."""
+    zeroth_values(Fb, FO, Ib, IO)
+    return ev_zeroth_sums(Fb, FO, Ib, IO, _f(Fb, FO, F_G))
+
+
+@kernel
+def first_values(Fb, FO, Ib, IO):
+    """:func:`ev_first_values` into slot F_JAC_VALS, on one lane."""
+    first_values_part(Fb, FO, Ib, IO, U(0), U(1))
+
+
+@kernel
+def first_values_part(Fb, FO, Ib, IO, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of :func:`first_values`."""
+    ev_first_values(Fb, FO, Ib, IO, _f(Fb, FO, F_JAC_VALS), lane, lanes)
+
+
+@kernel
+def eval_first(Fb, FO, Ib, IO):
+    """grad f (slot F_GRAD_F) and the Jacobian's values (F_JAC_VALS) at F_X, F_P."""
+    first_values(Fb, FO, Ib, IO)
+    ev_first_sums(Fb, FO, Ib, IO, _f(Fb, FO, F_GRAD_F), _f(Fb, FO, F_JAC_VALS))
+
+
+@kernel
+def hess_values(Fb, FO, Ib, IO, objf, out_slot):
+    """The Hessian of ``objf f + lam^T g`` (lam: slot F_LAMBDA) at F_X, F_P into float
+    slot ``out_slot``, on one lane."""
+    hess_values_part(Fb, FO, Ib, IO, objf, out_slot, U(0), U(1))
+
+
+@kernel
+def hess_values_part(Fb, FO, Ib, IO, objf, out_slot, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of :func:`hess_values`."""
+    ev_hess_values(Fb, FO, Ib, IO, _f(Fb, FO, F_LAMBDA), objf, _f(Fb, FO, out_slot), lane,
+                   lanes)
