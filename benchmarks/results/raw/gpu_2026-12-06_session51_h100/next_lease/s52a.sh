@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Next lease, first call after staging (~450-580 s): the CUDA kernel's teams
-# (caspar_backend/compiled/cuda/team.py: lanes threads of a warp per instance, K's assembly
-# and K x split over them) against one thread per instance, the same kernel and machine.
+# (caspar_backend/compiled/cuda/team.py: lanes threads of a warp per instance, K's assembly,
+# K x and the evaluations' groups split over them) against one thread per instance, the same kernel and machine.
 # CPU and CUDA kernels compiled in parallel; then the kernel alone (bench_kernel_latency)
 # Van der Pol N = 50, B = 1,000 at lanes 1, 4, 8, 16, 32 (session 51, H100: 309.6-313.3 ms
 # at one lane), B = 132 at 1 and 32, IK 10^4 at 1, 2, 4 (36.8-38.1 ms); each line checks
