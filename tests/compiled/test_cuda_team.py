@@ -38,3 +38,16 @@ def test_leader_takes_its_kernels_arguments_and_runs_its_part(cpu):
     assert "U(0), U(1))" in inspect.getsource(cpu.py_func)
     assert f"{part.py_func.__name__}(" in inspect.getsource(leader)
     assert leader in team.DEVICE_FUNCTIONS and team.REPLACED[cpu] is leader
+
+
+def test_launch_lanes_default_and_override(monkeypatch):
+    from caspar_backend.compiled.cuda import group
+
+    monkeypatch.delenv("CASPAR_CUDA_LANES", raising=False)
+    assert group.launch_lanes() == group.LANES == 1
+    monkeypatch.setenv("CASPAR_CUDA_LANES", "32")
+    assert group.launch_lanes() == 32
+    for bad in ("3", "64", "x", "-1"):
+        monkeypatch.setenv("CASPAR_CUDA_LANES", bad)
+        with pytest.raises(ValueError, match="CASPAR_CUDA_LANES"):
+            group.launch_lanes()

@@ -28,6 +28,23 @@ from ..solve import layout_for
 COLUMNS = False
 #: kernel_reason's answer while the kernel is not compiled yet
 COMPILING = "the CUDA kernel is being compiled in the background (caspar warmup)"
+#: threads per instance of solve_batch's launches (:mod:`.team`): one until the teams
+#: are timed on a GPU (docs/compiled-ipm-cuda.md, "Teams"); the environment variable
+#: CASPAR_CUDA_LANES (one of :data:`.team.LANES`) sets it for an experiment
+LANES = 1
+
+
+def launch_lanes() -> int:
+    """Threads per instance for solve_batch's launch: CASPAR_CUDA_LANES, else
+    :data:`LANES`.  Raises ValueError for a value that is not a team size."""
+    from .team import LANES as SIZES
+
+    v = os.environ.get("CASPAR_CUDA_LANES", "")
+    if not v:
+        return LANES
+    if not v.isdigit() or int(v) not in SIZES:
+        raise ValueError(f"CASPAR_CUDA_LANES must be one of {SIZES}, got {v!r}")
+    return int(v)
 
 
 class KernelPlan(NamedTuple):
@@ -129,4 +146,4 @@ def solve_group(problem, options, sub, plan: KernelPlan | None = None):
     ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
                           sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
                           lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
-    return solve_on_device(ws, option_vector(plan.opts))
+    return solve_on_device(ws, option_vector(plan.opts), lanes=launch_lanes())

@@ -20,6 +20,9 @@ $L --case vdp --sizes 1000 --lanes 1,4,8,16,32 2>&1 | grep "^{" | tee -a $OUT/la
 $L --case vdp --sizes 132 --lanes 1,32 2>&1 | grep "^{" | tee -a $OUT/latency.txt
 $L --case ik --sizes 10000 --lanes 1,2,4 2>&1 | grep "^{" | tee -a $OUT/latency.txt
 $L --case vdp --sizes 1000 --lanes 32,1 2>&1 | grep "^{" | tee -a $OUT/latency.txt
+# solve_batch itself with teams (its solve_batch_s; cuda/group.launch_lanes)
+CASPAR_CUDA_LANES=32 $L --case vdp --sizes 1000 --lanes 32 2>&1 | grep "^{" \
+  | sed 's/^{/{"solve_batch_lanes": 32, /' | tee -a $OUT/latency.txt
 echo "timed at ${SECONDS}s"
 [ $SECONDS -lt 480 ] && timeout $((585 - SECONDS)) python -m pytest -q -m gpu -p no:cacheprovider \
   tests/compiled/test_cuda_batch.py > $OUT/pytest_batch.log 2>&1
