@@ -246,13 +246,23 @@ def solve_checked(problem, x0, p, bounds, opts, t0, cpu0=None, start=None, mults
         # handed over, or past its time budget: the general path goes on from the start
         # of this iteration where it can (.resume), else solves from the start -- and
         # from a first turn, may hand the solve back (FRESH_START: the same iterates; a
-        # later turn's general path does not, so the turns end)
-        point = resume_point(lay, Fb, hist, start)
-        if point is None and start is None:
-            from ..solver.resume import FRESH_START
+        # later turn's general path does not, so the turns end).  A Ctrl-C while the
+        # point is built (a history of thousands of iterations: milliseconds) is one of
+        # the kernel's turn, answered as one the kernel read too late (stops_here), not
+        # a KeyboardInterrupt between the two sides' blocks
+        late = SimpleNamespace(interrupted=False)
+        kept = None if start is None else len(start.history)
+        with sigint_as_stop(late):
+            point = resume_point(lay, Fb, hist, start)
+        if not (late.interrupted and stops_here(code, f)):
+            if point is None and start is None:
+                from ..solver.resume import FRESH_START
 
-            return FRESH_START
-        return point
+                return FRESH_START
+            return point
+        if kept is not None:
+            del start.history[kept:]        # (the point's records: the result's below)
+        status = "User_Requested_Stop"
     else:
         status = STATUS_NAMES[int(code)]
     x, g, lam_g, lam_x = _unscaled_point(lay, Fb)

@@ -118,6 +118,21 @@ def test_ctrl_c_core_in_the_iteration_the_kernel_ejects():
     assert second["path"] == "general"
 
 
+@pytest.mark.parametrize("turn", [0, 1], ids=["first", "later"])
+def test_ctrl_c_core_while_the_kernel_hands_over(turn):
+    """A Ctrl-C after the kernel's block, while its hand-over's resume point is built
+    (the window the "late" runs hit on a loaded machine), ends the solve at the kernel's
+    last iterate as one the kernel read too late -- not a KeyboardInterrupt; in a later
+    turn (the general path handed the solve back once) the history holds each
+    iteration once."""
+    first, second = child_run("core", float(turn), "handover")
+    assert first["latency"] is not None, first          # the solve got there
+    assert first["status"] == "User_Requested_Stop" and not first["success"], first
+    assert first["finite"] and first["latency"] < 1.0, first
+    assert first["history"] == first["iterations"] + 1, first
+    assert second["status"] == "Solve_Succeeded", second
+
+
 @pytest.mark.parametrize("when", [EARLY, LATE], ids=["early", "late"])
 def test_ctrl_c_core(when):
     first, second, latency = interrupted_run("core", when)

@@ -14,7 +14,10 @@ the same problem and its JSON line.
 example instead (:data:`WB_X0`; default options), which the compiled kernel leaves for
 the restoration phase, and sends SIGINT when the kernel's call that ejects has returned,
 still inside the solve's Ctrl-C block (:func:`_signal_at_ejection`); the JSON adds
-``kernel``: that call's [code, iterations].
+``kernel``: that call's [code, iterations].  ``... API K handover`` runs the long solve
+and sends SIGINT while the compiled path builds the resume point of its hand-over K (0:
+the first), between the kernel's Ctrl-C block and the general path's
+(:func:`_signal_at_handover`).
 
 Without WAIT_S the parent sends SIGINT meanwhile.  With it the child sends SIGINT to
 itself (``os.kill``: to the process, as a terminal's Ctrl-C) WAIT_S seconds after the
@@ -290,6 +293,36 @@ def _signal_at_ejection(solve):
     return timed
 
 
+def _signal_at_handover(solve, turn: int):
+    """``solve`` that sends SIGINT to this process while the compiled path builds the
+    resume point of its hand-over number ``turn`` (0: the first) to the general path
+    (:func:`caspar_backend.compiled.resume.resume_point`): after the kernel's own Ctrl-C
+    block ended, before the general path's began.  Adds ``latency`` (seconds from the
+    signal to the solve's return; None if the solve never got there) to its JSON."""
+    from caspar_backend.compiled import solve as compiled_solve
+
+    t = {"calls": 0}
+    real = compiled_solve.resume_point
+
+    def traced(*args):
+        if t["calls"] == turn:
+            t["signal"] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+        t["calls"] += 1
+        return real(*args)
+
+    def timed(**opts):
+        compiled_solve.resume_point = traced
+        try:
+            out = solve(**opts)
+        finally:
+            done = time.perf_counter()
+            compiled_solve.resume_point = real
+        out["latency"] = done - t["signal"] if "signal" in t else None
+        return out
+    return timed
+
+
 def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
     kernel = anchor == "kernel"
     eject = anchor == "eject"
@@ -313,6 +346,8 @@ def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
     print("READY", flush=True)
     if eject:
         long_solve = _signal_at_ejection(solve)
+    elif anchor == "handover":
+        long_solve = _signal_at_handover(solve, int(wait_s))
     else:
         long_solve = solve if wait_s is None else _self_signal(solve, wait_s, kernel)
     print(json.dumps(long_solve(**run)), flush=True)
