@@ -53,7 +53,8 @@ def _rows_of(Lp, Li, n):
     """The entries of the n-column CSC pattern ``(Lp, Li)`` by rows, each row's in
     increasing column order: ``(ptr, col, pos)``, row r's entries k = ptr[r] .. ptr[r+1]-1
     at column col[k], value x[pos[k]] (the row form the forward solve reads of L,
-    kernels/qdldl.ldl_solve, and K x of K's upper triangle, kernels/kkt.kkt_matvec)."""
+    kernels/qdldl.ldl_solve, and the team's K x of K's upper triangle,
+    kernels/kkt_parts.kkt_matvec_part)."""
     cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(Lp))
     pos = np.lexsort((cols, Li)).astype(np.int64)          # by row, then by column
     ptr = np.zeros(n + 1, np.int64)
@@ -65,7 +66,7 @@ def _gather_of(idx, T):
     """The scatter ``dst[idx[k]] += v_k`` (k = 0, 1, ...) as gathers: ``(ptr, order)``,
     target t's entries k = order[ptr[t]] .. order[ptr[t+1] - 1] in increasing k (the
     scatter's order, so a gather's sum is the scatter's bit for bit: the kernels' team
-    form, kernels/kkt.kkt_build_part)."""
+    form, kernels/kkt_parts.kkt_build_part)."""
     idx = np.asarray(idx, np.int64)
     ptr = np.zeros(int(T) + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(idx, minlength=int(T)))
@@ -73,7 +74,7 @@ def _gather_of(idx, T):
 
 
 def gather_int_slots(ints: dict, sz: dict) -> dict:
-    """The gathers of K's assembly's scatters (kernels/kkt.kkt_build_part): the squares
+    """The gathers of K's assembly's scatters (kernels/kkt_parts.kkt_build_part): the squares
     of each column's entries (COL_SQ_IDX, nw targets), of each constraint row's
     (JAC_ROWS, m), the private pivots' terms by row (PRIV_ROW, m), K's entries from
     their sources (KKT_MAP, nnzK)."""
@@ -143,7 +144,7 @@ class WorkspaceLayout:
         sz["dense_bk"] = int(small_pivoting(sz["nkkt"]))
         ints.update(bk_int_slots(ints["K_INDPTR"], ints["K_INDICES"]) if sz["dense_bk"]
                     else dict(BK_MAP=np.zeros(0, np.int64)))
-        # K's upper triangle by rows (kernels/kkt.kkt_matvec's U x, a row per thread)
+        # K's upper triangle by rows (kernels/kkt_parts.kkt_matvec_part's U x, a row a lane)
         ints.update(zip(("K_ROW_PTR", "K_ROW_COL", "K_ROW_POS"),
                         _rows_of(ints["K_INDPTR"], ints["K_INDICES"], sz["nkkt"])))
         ints.update(gather_int_slots(ints, sz))

@@ -80,7 +80,7 @@ def test_registers_are_reused_and_every_value_is_read_before_its_register_is(
     vt = np.arange(12, dtype=np.int64)          # variable a of instance i: x[3 a + i]
     empty_i, empty_f = np.zeros(1, np.int64), np.zeros(1)
     run_tape.py_func(np.asarray(tb.op, np.int64), _arg(tb), np.asarray(tb.c), t.start, t.end,
-                     X.ravel(), vt, 0, empty_f, empty_i, 0, empty_f, 0, 3, 0, 3, reg, 0, 1)
+                     X.ravel(), vt, 0, empty_f, empty_i, 0, empty_f, 0, 3, 0, 3, reg, 0, 3)
     for c in range(3):
         memo = {}
         assert [reg[r * 3 + c] for r in t.outputs] == [direct(n, c, memo) for n in roots]
@@ -174,10 +174,12 @@ def test_a_chunk_of_instances_gives_each_instance_its_own_values():
     dt = rng.uniform(-1, 1, N)
 
     def rows(i0, C, lanes=1):
+        from caspar_backend.compiled.kernels.team import lane_share
+
         reg = np.full(R * C, np.nan)
-        for lane in range(lanes):       # a team's lanes, each its chunk instances
+        for lane in range(lanes):       # a team's lanes, each its share of the chunk
             run_tape.py_func(op, arg, cval, s, e, x, vt, 0, p, pt, 0, dt, 0, N, i0, C, reg,
-                             lane, lanes)
+                             *lane_share.py_func(C, lane, lanes))
         return reg.reshape(R, C)[regs]
 
     one = np.concatenate([rows(i, 1) for i in range(N)], axis=1)

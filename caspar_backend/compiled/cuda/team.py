@@ -25,7 +25,8 @@ from __future__ import annotations
 from numba import cuda
 
 from ..kernels._jit import U, _f, _i
-from ..kernels.kkt import kkt_build, kkt_build_part, kkt_matvec, kkt_matvec_part
+from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
+from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
@@ -70,10 +71,14 @@ def _done(lanes):
 
 
 def kkt_matvec_leader(Fb, FO, Ib, IO):
-    """:func:`..kernels.kkt.kkt_matvec` on the leader of a team."""
+    """:func:`..kernels.kkt.kkt_matvec` on the leader of a team (alone: its one-thread
+    schedule, the same bits)."""
     lanes = _post(Ib, IO, JOB_KKT_MATVEC)
-    kkt_matvec_part(Fb, FO, Ib, IO, U(0), U(lanes))
-    _done(lanes)
+    if lanes > 1:
+        kkt_matvec_part(Fb, FO, Ib, IO, U(0), U(lanes))
+        _done(lanes)
+    else:
+        kkt_matvec_one(Fb, FO, Ib, IO)
 
 
 def kkt_build_leader(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
@@ -84,8 +89,11 @@ def kkt_build_leader(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     args[1] = delta_w
     args[2] = delta_c
     lanes = _post(Ib, IO, JOB_KKT_BUILD)
-    kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(lanes))
-    _done(lanes)
+    if lanes > 1:
+        kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(lanes))
+        _done(lanes)
+    else:
+        kkt_build_one(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
 
 
 def zeroth_values_leader(Fb, FO, Ib, IO):

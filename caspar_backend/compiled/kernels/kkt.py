@@ -14,7 +14,6 @@ from .pairwise import amax_abs, nmax, nmin
 from .bunch_kaufman import bk_factor, bk_solve
 from .perturbation import _deg_finalize, _deg_singular, _next_delta_w
 from .qdldl import ldl_factor, ldl_solve
-from .team import team_sync
 
 
 @kernel
@@ -49,25 +48,19 @@ def kkt_build(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     """batch/kkt.py build: the KKT values (slot F_K_VALUES, the pattern's entry order)
     and the static terms (F_K_STATIC) of the Jacobian F_JV, the Hessian F_HV and the
     barrier diagonal F_SIGMA, for the static regularization ``eps`` and the
-    regularizations delta_w, delta_c: :func:`kkt_build_part` on one lane."""
-    kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(1))
+    regularizations delta_w, delta_c: :func:`kkt_build_one` (in the CUDA build's team
+    launch, :func:`.kkt_parts.kkt_build_part` on the instance's team: :mod:`.team`)."""
+    kkt_build_one(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
 
 
 @kernel
-def kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, lane, lanes):
-    """Lane ``lane`` of ``lanes``'s share of :func:`kkt_build` (columns, rows and K's
-    entries lane, lane + lanes, ...; :mod:`.team`).
-
-    The static terms: ew_j = eps min(1, |K_j|_2) while delta_w = 0 (the squares of
-    column j's entries, F_COL_SQ, summed), ec_i = min(eps min(1, |J_i|^2), the private
-    pivot's bound) - delta_c, at least 0; K's entries are sums of their sources
-    ``[hess, Sigma + delta_w + ew, jac, -ec - delta_c]`` (F_K_SOURCE).  Each sum is a
-    gather over its terms in increasing term order (slots I_COL_SQ_*, I_JAC_ROW_*,
-    I_PRIV_ROW_*, I_KKT_MAP_*) -- the order of the scatters ``t[idx[k]] += v_k`` these
-    were, so every value is theirs bit for bit."""
+def kkt_build_one(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
+    """:func:`kkt_build` on one thread: each sum as a scatter ``t[idx[k]] += v_k`` in
+    one pass over its terms (:func:`.kkt_parts.kkt_build_part`'s sums, in the same
+    order: the same bits, the faster schedule for one thread)."""
+    JV, HV, sigma = _f(Fb, FO, F_JV), _f(Fb, FO, F_HV), _f(Fb, FO, F_SIGMA)
     SI = _i(Ib, IO, I_SIZES)
     nw, m, nh, nj = SI[SZ_NW], SI[SZ_M], SI[SZ_NH], SI[SZ_NJ]
-    JV, HV, sigma = _f(Fb, FO, F_JV), _f(Fb, FO, F_HV), _f(Fb, FO, F_SIGMA)
     values = _f(Fb, FO, F_K_VALUES)
     dstat = _f(Fb, FO, F_K_STATIC)
     src = _f(Fb, FO, F_K_SOURCE)
@@ -75,105 +68,114 @@ def kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, lane, lanes):
     ec = _f(Fb, FO, F_EC)
     csq = _f(Fb, FO, F_COL_SQ)
     priv = _f(Fb, FO, F_PRIV_SUM)
+    jr = _i(Ib, IO, I_JAC_ROWS)
     hoff = _i(Ib, IO, I_HESS_OFFDIAG)
-    nho = hoff.shape[0]
-    columns = eps != 0.0 and delta_w == 0.0
-    # the squares of each column's entries, in COL_SQ_IDX's order: the Hessian's
-    # (upper, then mirrored off-diagonal), the Jacobian's, Sigma's; the sources that
-    # need no static term
-    if columns:
-        for k in range(U(lane), U(nh), U(lanes)):
-            csq[k] = HV[k] * HV[k]
-        for k in range(U(lane), U(nho), U(lanes)):
+    cidx = _i(Ib, IO, I_COL_SQ_IDX)
+    kmap = _i(Ib, IO, I_KKT_MAP)
+    # primal static term ew_j = eps min(1, |K_j|_2) while delta_w = 0
+    for j in range(nw):
+        ew[j] = 0.0
+    if eps != 0.0 and delta_w == 0.0:
+        q = U(0)
+        for k in range(nh):
+            csq[q] = HV[k] * HV[k]
+            q += U(1)
+        for k in range(hoff.shape[0]):
             h = HV[U(hoff[k])]
-            csq[U(nh) + k] = h * h
-        for k in range(U(lane), U(nj), U(lanes)):
-            csq[U(nh + nho) + k] = JV[k] * JV[k]
-        for k in range(U(lane), U(nw), U(lanes)):
-            csq[U(nh + nho + nj) + k] = sigma[k] * sigma[k]
-    for k in range(U(lane), U(nh), U(lanes)):
-        src[k] = HV[k]
-    for k in range(U(lane), U(nj), U(lanes)):
-        src[U(nh + nw) + k] = JV[k]
-    team_sync(Ib, IO)
-    cp, co = _i(Ib, IO, I_COL_SQ_PTR), _i(Ib, IO, I_COL_SQ_ORDER)
-    for j in range(U(lane), U(nw), U(lanes)):
-        e = 0.0
-        if columns:
-            for r in range(U(cp[j]), U(cp[j + 1])):
-                e += csq[U(co[r])]
-            e = nmin(math.sqrt(e), 1.0) * eps
-        ew[j] = e
-        dstat[j] = e
-        src[U(nh) + j] = (sigma[j] + delta_w) + e
-    jp, jo = _i(Ib, IO, I_JAC_ROW_PTR), _i(Ib, IO, I_JAC_ROW_ORDER)
-    pp, po = _i(Ib, IO, I_PRIV_ROW_PTR), _i(Ib, IO, I_PRIV_ROW_ORDER)
-    pe, pc = _i(Ib, IO, I_PRIV_ENTRY), _i(Ib, IO, I_PRIV_COL)
-    pn = _f(Fb, FO, F_PRIV_NONE)
-    for i in range(U(lane), U(m), U(lanes)):
-        e = 0.0
-        if eps != 0.0:
-            for r in range(U(jp[i]), U(jp[i + 1])):
-                k = U(jo[r])
-                e += JV[k] * JV[k]
-            e = nmin(e, 1.0) * eps
-            if delta_c == 0.0:
-                s = 0.0
-                for r in range(U(pp[i]), U(pp[i + 1])):
-                    k = U(po[r])
-                    v = JV[U(pe[k])]
-                    v = v * v
-                    d = sigma[U(pc[k])] + delta_w
-                    d = nmax(d, 1e-30)
-                    s += v / d
-                priv[i] = s
-                e = nmin(e, s * O[OPT_PRIVATE_PIVOT_FRACTION] + pn[i])
-        e = nmax(e - delta_c, 0.0)
-        ec[i] = e
-        dstat[U(nw) + i] = e * -1.0
-        src[U(nh + nw + nj) + i] = e * -1.0 - delta_c
-    team_sync(Ib, IO)
-    kp, ko = _i(Ib, IO, I_KKT_MAP_PTR), _i(Ib, IO, I_KKT_MAP_ORDER)
-    for t in range(U(lane), U(SI[SZ_NNZK]), U(lanes)):
-        v = 0.0
-        for r in range(U(kp[t]), U(kp[t + 1])):
-            v += src[U(ko[r])]
-        values[t] = v
+            csq[q] = h * h
+            q += U(1)
+        for k in range(nj):
+            csq[q] = JV[k] * JV[k]
+            q += U(1)
+        for k in range(nw):
+            csq[q] = sigma[k] * sigma[k]
+            q += U(1)
+        for kq in range(q):
+            ew[U(cidx[kq])] += csq[kq]
+        for j in range(nw):
+            ew[j] = nmin(math.sqrt(ew[j]), 1.0) * eps
+    for i in range(m):
+        ec[i] = 0.0
+    if eps != 0.0:
+        for k in range(nj):
+            ec[U(jr[k])] += JV[k] * JV[k]
+        for i in range(m):
+            ec[i] = nmin(ec[i], 1.0) * eps
+        if delta_c == 0.0:
+            pe = _i(Ib, IO, I_PRIV_ENTRY)
+            pc = _i(Ib, IO, I_PRIV_COL)
+            pr = _i(Ib, IO, I_PRIV_ROW)
+            pn = _f(Fb, FO, F_PRIV_NONE)
+            for i in range(m):
+                priv[i] = 0.0
+            for k in range(pe.shape[0]):
+                v = JV[U(pe[k])]
+                v = v * v
+                d = sigma[U(pc[k])] + delta_w
+                d = nmax(d, 1e-30)
+                priv[U(pr[k])] += v / d
+            for i in range(m):
+                ec[i] = nmin(ec[i], priv[i] * O[OPT_PRIVATE_PIVOT_FRACTION] + pn[i])
+    for i in range(m):
+        ec[i] = nmax(ec[i] - delta_c, 0.0)
+    for j in range(nw):
+        dstat[j] = ew[j]
+    for i in range(m):
+        dstat[nw + i] = ec[i] * -1.0
+    # src = [hess, Sigma + delta_w + ew, jac, -ec - delta_c], summed in input order
+    q = U(0)
+    for k in range(nh):
+        src[q] = HV[k]
+        q += U(1)
+    for j in range(nw):
+        src[q] = (sigma[j] + delta_w) + ew[j]
+        q += U(1)
+    for k in range(nj):
+        src[q] = JV[k]
+        q += U(1)
+    for i in range(m):
+        src[q] = ec[i] * -1.0 - delta_c
+        q += U(1)
+    nnz = SI[SZ_NNZK]
+    for k in range(nnz):
+        values[k] = 0.0
+    for kq in range(q):
+        values[U(kmap[kq])] += src[kq]
 
 
 @kernel
 def kkt_matvec(Fb, FO, Ib, IO):
     """K x: slot F_KKT_SOL times K (values F_K_VALUES) into F_KKT_KX, F_KKT_LOWER
-    scratch; :func:`kkt_matvec_part` on one lane (in the CUDA build's team launch, on
-    the instance's team: :mod:`.team`)."""
-    kkt_matvec_part(Fb, FO, Ib, IO, U(0), U(1))
+    scratch: :func:`kkt_matvec_one` (in the CUDA build's team launch,
+    :func:`.kkt_parts.kkt_matvec_part` on the instance's team: :mod:`.team`)."""
+    kkt_matvec_one(Fb, FO, Ib, IO)
 
 
 @kernel
-def kkt_matvec_part(Fb, FO, Ib, IO, lane, lanes):
-    """Lane ``lane`` of ``lanes``'s share of (U + U^T - D) x, U K's upper triangle: the
-    sums of QDLDLSolver.matvec (scipy's csc_matvec + csr_matvec) bit for bit --
-    ``lo[j]`` (U^T x) sums column j in order as csr_matvec does; then, after the
-    team's barrier, row i of U x accumulates over its columns in increasing order
-    (K's row form, slots I_K_ROW_*) as csc_matvec's pass over the columns does.
-    Columns j and rows i = lane, lane + lanes, ..."""
-    SI = _i(Ib, IO, I_SIZES)
-    n = SI[SZ_NKKT]
+def kkt_matvec_one(Fb, FO, Ib, IO):
+    """(U + U^T - D) x as scipy's csc_matvec + csr_matvec (QDLDLSolver.matvec), both in
+    one pass over U's columns: ``out`` (U x) accumulates each row over the columns in
+    order as csc_matvec does, ``lo[j]`` (U^T x) sums column j in order as csr_matvec
+    does, so every sum is the same as theirs -- and as
+    :func:`.kkt_parts.kkt_matvec_part`'s -- bit for bit."""
     values, x = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_KKT_SOL)
     out, lo = _f(Fb, FO, F_KKT_KX), _f(Fb, FO, F_KKT_LOWER)
+    SI = _i(Ib, IO, I_SIZES)
+    n = SI[SZ_NKKT]
     Kp, Ki, dpos = _i(Ib, IO, I_K_INDPTR), _i(Ib, IO, I_K_INDICES), _i(Ib, IO, I_K_DIAG_POS)
-    Rp, Rc, Rq = _i(Ib, IO, I_K_ROW_PTR), _i(Ib, IO, I_K_ROW_COL), _i(Ib, IO, I_K_ROW_POS)
-    for j in range(U(lane), U(n), U(lanes)):
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(n):
+        xj = x[j]
         s = 0.0
         for p in range(U(Kp[j]), U(Kp[j + 1])):
-            s += values[p] * x[U(Ki[p])]
+            i = U(Ki[p])
+            v = values[p]
+            out[i] += v * xj
+            s += v * x[i]
         lo[j] = s
-    team_sync(Ib, IO)
-    for i in range(U(lane), U(n), U(lanes)):
-        s = 0.0
-        for k in range(U(Rp[i]), U(Rp[i + 1])):
-            s += values[U(Rq[k])] * x[U(Rc[k])]
-        out[i] = (s + lo[i]) - values[U(dpos[i])] * x[i]
+    for i in range(n):
+        out[i] = (out[i] + lo[i]) - values[U(dpos[i])] * x[i]
 
 
 @kernel

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ._jit import U, _f, _i, kernel
+from .team import lane_share
 
 #: columns of the group table ``gt`` (compiled.tape.G_COLS), read 1-D: gt[GROUP_COLUMNS *
 #: k + c] is row k, column c (a 2-D view would reshape, which the CUDA build cannot cache);
@@ -34,10 +35,10 @@ def _fmin_np(a, b):
 
 
 @kernel
-def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg, c0, cs):
-    """Run tape entries ``ts:te`` for the instances ``i0 + c`` of a group of N, c = c0,
-    c0 + cs, ... < C (a team's lane c0 of cs takes every cs-th: :mod:`.team`; one lane
-    takes all), register r of the chunk's instance ``i0 + c`` in ``reg[r C + c]``: each
+def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg, c0, c1):
+    """Run tape entries ``ts:te`` for the instances ``i0 + c``, c0 <= c < c1, of a chunk
+    of C of a group of N (a team's lane takes its share, :func:`lane_share`; one lane
+    takes 0 .. C), register r of the chunk's instance ``i0 + c`` in ``reg[r C + c]``: each
     instruction is decoded once and applied to the C instances in order, its operands
     read from registers ``arg[4 t + j]`` (j < 3) and its result written to register
     ``arg[4 t + 3]`` (compiled/tape.py allocates them by liveness).  A leaf reads
@@ -56,188 +57,188 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg,
         ra = U(a * C)
         rb = U(b * C)
         if o == 12:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] * reg[rb + c]
         elif o == 10:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] + reg[rb + c]
         elif o == 1:
             q = U(vo + a * N + i0)
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = x[U(vt[q + c])]
         elif o == 4:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] * v
         elif o == 5:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] + v
         elif o == 0:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = v
         elif o == 14:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = -reg[ra + c]
         elif o == 11:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] - reg[rb + c]
         elif o == 13:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] / reg[rb + c]
         elif o == 2:
             q = U(po + a * N + i0)
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = p[U(pt[q + c])]
         elif o == 3:
             q = U(do + a * N + i0)
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = dt[q + c]
         elif o == 6:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] - v
         elif o == 7:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = v - reg[ra + c]
         elif o == 8:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] / v
         elif o == 9:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = v / reg[ra + c]
         elif o == 15:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] ** reg[rb + c]
         elif o == 16:
             v = cval[t]
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[ra + c] ** v
         elif o == 24:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.cos(reg[ra + c])
         elif o == 23:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.sin(reg[ra + c])
         elif o == 20:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.exp(reg[ra + c])
         elif o == 21:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 v = reg[ra + c]
                 reg[i + c] = math.log(v) if v > 0.0 else (-np.inf if v == 0.0 else np.nan)
         elif o == 22:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 v = reg[ra + c]
                 reg[i + c] = math.sqrt(v) if v >= 0.0 else np.nan
         elif o == 25:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.tan(reg[ra + c])
         elif o == 26:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.asin(reg[ra + c])
         elif o == 27:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.acos(reg[ra + c])
         elif o == 28:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.atan(reg[ra + c])
         elif o == 29:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.sinh(reg[ra + c])
         elif o == 30:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.cosh(reg[ra + c])
         elif o == 31:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.tanh(reg[ra + c])
         elif o == 32:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = abs(reg[ra + c])
         elif o == 33:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.log10(reg[ra + c])
         elif o == 34:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.expm1(reg[ra + c])
         elif o == 35:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.log1p(reg[ra + c])
         elif o == 36:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.erf(reg[ra + c])
         elif o == 37:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.atan2(reg[ra + c], reg[rb + c])
         elif o == 38:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.hypot(reg[ra + c], reg[rb + c])
         elif o == 39:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = _fmin_np(reg[ra + c], reg[rb + c])
         elif o == 40:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = _fmax_np(reg[ra + c], reg[rb + c])
         elif o == 41:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 v = reg[ra + c]
                 reg[i + c] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else v)
         elif o == 42:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.floor(reg[ra + c])
         elif o == 43:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.ceil(reg[ra + c])
         elif o == 44:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.asinh(reg[ra + c])
         elif o == 45:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.acosh(reg[ra + c])
         elif o == 46:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = math.atanh(reg[ra + c])
         elif o == 50:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] < reg[rb + c] else 0.0
         elif o == 51:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] <= reg[rb + c] else 0.0
         elif o == 52:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] > reg[rb + c] else 0.0
         elif o == 53:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] >= reg[rb + c] else 0.0
         elif o == 54:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] == reg[rb + c] else 0.0
         elif o == 55:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] != reg[rb + c] else 0.0
         elif o == 56:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if (reg[ra + c] != 0.0 and reg[rb + c] != 0.0) else 0.0
         elif o == 57:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if (reg[ra + c] != 0.0 or reg[rb + c] != 0.0) else 0.0
         elif o == 58:
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = 1.0 if reg[ra + c] == 0.0 else 0.0
         elif o == 59:
             r3 = U(arg[4 * t + 2] * C)
-            for c in range(U(c0), U(C), U(cs)):
+            for c in range(U(c0), U(c1)):
                 reg[i + c] = reg[rb + c] if reg[ra + c] != 0.0 else reg[r3 + c]
 
 
 @kernel
 def ev_zeroth_values(Fb, FO, Ib, IO, g_out, lane, lanes):
-    """The groups' values at the x, p of slots F_X, F_P, instances c = lane, lane +
-    lanes, ... of each chunk (:func:`run_tape`): the objective groups' terms into slot
+    """The groups' values at the x, p of slots F_X, F_P, a lane's share of each chunk
+    (:func:`lane_share`, :func:`run_tape`): the objective groups' terms into slot
     F_OBJ_TERMS (group after group), the constraints' into their rows of ``g_out`` (m,)
     or, for rows summed from several terms, into F_CON_TERMS."""
     gt = _i(Ib, IO, I_GROUPS)
@@ -257,9 +258,10 @@ def ev_zeroth_values(Fb, FO, Ib, IO, g_out, lane, lanes):
         vo, po, do = gt[GROUP_COLUMNS * k + 5], gt[GROUP_COLUMNS * k + 6], gt[GROUP_COLUMNS * k + 7]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
+            c0, c1 = lane_share(nc, lane, lanes)
             run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
-                     lane, lanes)
-            for c in range(U(lane), U(nc), U(lanes)):
+                     c0, c1)
+            for c in range(U(c0), U(c1)):
                 i = i0 + c
                 v = reg[U(gt[GROUP_COLUMNS * k + 10] * nc + c)]
                 if k < nobj:
@@ -307,8 +309,8 @@ def ev_zeroth(Fb, FO, Ib, IO, g_out):
 
 @kernel
 def ev_first_values(Fb, FO, Ib, IO, jac_out, lane, lanes):
-    """The groups' first derivatives at F_X, F_P, instances c = lane, lane + lanes, ...
-    of each chunk: the objective's gradient terms into F_GRAD_BUF, the Jacobian's
+    """The groups' first derivatives at F_X, F_P, a lane's share of each chunk
+    (:func:`lane_share`): the objective's gradient terms into F_GRAD_BUF, the Jacobian's
     entries into ``jac_out`` or, where entries are summed (a jac_map), into F_JAC_RAW."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
@@ -332,9 +334,10 @@ def ev_first_values(Fb, FO, Ib, IO, jac_out, lane, lanes):
         base, jo = gt[GROUP_COLUMNS * k + 19], gt[GROUP_COLUMNS * k + 13]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
+            c0, c1 = lane_share(nc, lane, lanes)
             run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
-                     lane, lanes)
-            for c in range(U(lane), U(nc), U(lanes)):
+                     c0, c1)
+            for c in range(U(c0), U(c1)):
                 i = i0 + c
                 if k < nobj:
                     for e in range(nj):
@@ -375,8 +378,8 @@ def ev_first(Fb, FO, Ib, IO, grad_out, jac_out):
 
 @kernel
 def ev_hess_values(Fb, FO, Ib, IO, lam, objf, hv_out, lane, lanes):
-    """The Hessian of ``objf f + lam^T g`` at F_X, F_P into ``hv_out``, instances c =
-    lane, lane + lanes, ... of each chunk."""
+    """The Hessian of ``objf f + lam^T g`` at F_X, F_P into ``hv_out``, a lane's share
+    of each chunk."""
     gt = _i(Ib, IO, I_GROUPS)
     op = _i(Ib, IO, I_TAPE_OP)
     arg = _i(Ib, IO, I_TAPE_ARG)
@@ -398,9 +401,10 @@ def ev_hess_values(Fb, FO, Ib, IO, lam, objf, hv_out, lane, lanes):
         base, ho = gt[GROUP_COLUMNS * k + 20], gt[GROUP_COLUMNS * k + 17]
         for i0 in range(0, N, C):
             nc = min(C, N - i0)
+            c0, c1 = lane_share(nc, lane, lanes)
             run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, nc, reg,
-                     lane, lanes)
-            for c in range(U(lane), U(nc), U(lanes)):
+                     c0, c1)
+            for c in range(U(c0), U(c1)):
                 i = i0 + c
                 w = objf if k < nobj else lam[U(rows[U(gt[GROUP_COLUMNS * k + 21] + i)])]
                 for e in range(nh):

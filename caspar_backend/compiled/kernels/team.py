@@ -3,9 +3,10 @@
 A solve runs on one thread (its *leader*).  In the CUDA kernel's team launch
 (:mod:`..cuda.team`) ``lanes`` consecutive threads of a warp hold one instance: the leader
 runs the solve, the others wait for *jobs* -- pieces of an iteration whose loops are
-split over the lanes, lane ``l`` of ``L`` taking the loop indices ``l, l + L, ...`` --
-and meet the leader at a warp barrier after each.  A job's piece is a *part* kernel
-``f_part(Fb, FO, Ib, IO, lane, lanes)`` whose arrays are slots (the workers find them
+split over the lanes, each lane taking a consecutive share of a loop's indices -- and
+meet the leader at a warp barrier after each.  A job's piece is a *part* kernel
+``f_part(Fb, FO, Ib, IO, lane, lanes)`` whose loops take the lane's share
+(:func:`lane_share`), whose arrays are slots (the workers find them
 from the buffers alone; its scalars the leader posts in float slot F_TEAM_ARGS, the
 option vector every lane has) and whose phases are separated by :func:`team_sync`; its
 operations per index are the one-lane piece's, in the same order, so a team's answer
@@ -17,7 +18,7 @@ job the leader posted (:data:`JOB_NONE` or a ``JOB_*``, :data:`TEAM_STOP` at the
 end) and the team's lanes (1 in every workspace template; the team launch writes its
 own).
 """
-from ._jit import kernel
+from ._jit import U, kernel
 
 #: I_TEAM's fields
 TEAM_JOB = 0
@@ -31,6 +32,16 @@ JOB_KKT_BUILD = 2
 JOB_ZEROTH_VALUES = 3
 JOB_FIRST_VALUES = 4
 JOB_HESS_VALUES = 5
+
+
+@kernel
+def lane_share(n, lane, lanes):
+    """The indices ``lo .. hi - 1`` of 0 .. n - 1 that lane ``lane`` of ``lanes`` takes
+    in a part's loop: consecutive (a unit-stride loop, which the CPU build vectorizes),
+    the lanes' shares in lane order and as equal as n allows; (0, n) for one lane.
+    Unsigned (``U``) throughout."""
+    n, lane, lanes = U(n), U(lane), U(lanes)
+    return (n * lane) // lanes, (n * (lane + U(1))) // lanes
 
 
 @kernel
