@@ -260,6 +260,29 @@ def _self_signal(solve, wait_s: float, kernel: bool):
     return timed
 
 
+def _send_sigint(t: dict) -> None:
+    """SIGINT to this process (as a terminal's Ctrl-C), its time in ``t["signal"]``."""
+    t["signal"] = time.perf_counter()
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _with_patch(solve, module, name: str, traced, t: dict):
+    """``solve`` with ``module.name`` replaced by ``traced`` during the call; its JSON
+    gains ``latency``: seconds from ``t["signal"]`` to the solve's return (None if no
+    signal was sent)."""
+    def timed(**opts):
+        real = getattr(module, name)
+        setattr(module, name, traced)
+        try:
+            out = solve(**opts)
+        finally:
+            done = time.perf_counter()
+            setattr(module, name, real)
+        out["latency"] = done - t["signal"] if "signal" in t else None
+        return out
+    return timed
+
+
 def _signal_at_ejection(solve):
     """``solve`` that sends SIGINT to this process when its first compiled-kernel call
     that ejects (code < 0) has returned, before the solve's Ctrl-C block around it ends:
@@ -276,21 +299,16 @@ def _signal_at_ejection(solve):
         out = real(*args)
         if out[0] < 0 and "signal" not in t:
             t["kernel"] = [int(out[0]), int(out[1])]
-            t["signal"] = time.perf_counter()
-            os.kill(os.getpid(), signal.SIGINT)
+            _send_sigint(t)
         return out
 
-    def timed(**opts):
-        ipm.solve_instance = traced
-        try:
-            out = solve(**opts)
-        finally:
-            done = time.perf_counter()
-            ipm.solve_instance = real
-        out["latency"] = done - t["signal"] if "signal" in t else None
+    timed = _with_patch(solve, ipm, "solve_instance", traced, t)
+
+    def with_kernel(**opts):
+        out = timed(**opts)
         out["kernel"] = t.get("kernel")
         return out
-    return timed
+    return with_kernel
 
 
 def _signal_at_handover(solve, turn: int):
@@ -306,21 +324,11 @@ def _signal_at_handover(solve, turn: int):
 
     def traced(*args):
         if t["calls"] == turn:
-            t["signal"] = time.perf_counter()
-            os.kill(os.getpid(), signal.SIGINT)
+            _send_sigint(t)
         t["calls"] += 1
         return real(*args)
 
-    def timed(**opts):
-        compiled_solve.resume_point = traced
-        try:
-            out = solve(**opts)
-        finally:
-            done = time.perf_counter()
-            compiled_solve.resume_point = real
-        out["latency"] = done - t["signal"] if "signal" in t else None
-        return out
-    return timed
+    return _with_patch(solve, compiled_solve, "resume_point", traced, t)
 
 
 def main(api: str, wait_s: float | None = None, anchor: str = "call") -> None:
