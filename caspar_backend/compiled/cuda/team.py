@@ -83,17 +83,17 @@ def kkt_matvec_leader(Fb, FO, Ib, IO):
 
 def kkt_build_leader(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     """:func:`..kernels.kkt.kkt_build` on the leader of a team (its scalars posted in
-    F_TEAM_ARGS)."""
+    F_TEAM_ARGS; alone: its one-thread schedule, the same bits)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] == 1:
+        kkt_build_one(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
+        return
     args = _f(Fb, FO, F_TEAM_ARGS)
     args[0] = eps
     args[1] = delta_w
     args[2] = delta_c
     lanes = _post(Ib, IO, JOB_KKT_BUILD)
-    if lanes > 1:
-        kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(lanes))
-        _done(lanes)
-    else:
-        kkt_build_one(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
+    kkt_build_part(Fb, FO, Ib, IO, O, eps, delta_w, delta_c, U(0), U(lanes))
+    _done(lanes)
 
 
 def zeroth_values_leader(Fb, FO, Ib, IO):
@@ -113,9 +113,10 @@ def first_values_leader(Fb, FO, Ib, IO):
 def hess_values_leader(Fb, FO, Ib, IO, objf, out_slot):
     """:func:`..kernels.tape_eval.hess_values` on the leader of a team (its scalars
     posted in F_TEAM_ARGS, the slot number exact in a float)."""
-    args = _f(Fb, FO, F_TEAM_ARGS)
-    args[0] = objf
-    args[1] = out_slot
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        args[0] = objf
+        args[1] = out_slot
     lanes = _post(Ib, IO, JOB_HESS_VALUES)
     hess_values_part(Fb, FO, Ib, IO, objf, out_slot, U(0), U(lanes))
     _done(lanes)
