@@ -183,22 +183,24 @@ def solved_workspace(problem_name: str):
     from caspar_backend import from_casadi
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda.group import group_layout
-    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
     from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
     from caspar_backend.compiled.kernels.solve_many import solve_rows
     from caspar_backend.compiled.options import option_vector, resolve
+    from caspar_backend.compiled.thread_workspaces import ThreadWorkspaces
+    from types import SimpleNamespace
 
     work = vdp_workload(1) if problem_name == "vdp" else ik_workload(1)
     P = from_casadi(work.nlp, **work.args)
     sub = batch_inputs(P, 1, p=work.params)
     lay = group_layout(P, sub)
     O = option_vector(resolve({"print_level": 0})[0]).copy()
-    ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
+    ws = ThreadWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, 1)
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((1, OUT_SIZE))
     code, iters, fval = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
-    solve_rows(ws.Fall, ws.FO, ws.Iall, ws.IO, O, ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG,
-               hist, outs, code, iters, fval)
-    return ws, O, int(iters[0])
+    solve_rows(*ws.args(slice(0, 1), O, hist, outs, code, iters, fval))
+    # the instance's workspace: the calling thread's, as rows of one instance
+    row = SimpleNamespace(Fall=ws.Fbuf[:1], Iall=ws.Ibuf[:1], FO=lay.FO, IO=lay.IO)
+    return row, O, int(iters[0])
 
 
 def _xp():

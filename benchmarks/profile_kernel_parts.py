@@ -41,11 +41,11 @@ def main(argv=None):
     from caspar_backend import from_casadi
     from caspar_backend.batch.inputs import batch_inputs
     from caspar_backend.compiled.cuda.group import group_layout
-    from caspar_backend.compiled.cuda.workspaces import DeviceWorkspaces
     from caspar_backend.compiled.kernels import qdldl, slots as S, tape_eval
     from caspar_backend.compiled.kernels.record import HIST_COLUMNS, OUT_SIZE
     from caspar_backend.compiled.kernels.solve_many import solve_rows
     from caspar_backend.compiled.options import option_vector, resolve
+    from caspar_backend.compiled.thread_workspaces import ThreadWorkspaces
 
     work = vdp_workload(1) if a.problem == "vdp" else ik_workload(1)
     P = from_casadi(work.nlp, **work.args)
@@ -57,9 +57,8 @@ def main(argv=None):
     code, iters, fval = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
 
     def solve():
-        ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np)
-        solve_rows(ws.Fall, ws.FO, ws.Iall, ws.IO, O, ws.X0, ws.LBX, ws.UBX, ws.LBG,
-                   ws.UBG, hist, outs, code, iters, fval)
+        ws = ThreadWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, 1)
+        solve_rows(*ws.args(slice(0, 1), O, hist, outs, code, iters, fval))
         return ws
 
     ws = solve()
@@ -70,7 +69,7 @@ def main(argv=None):
     it = int(iters[0])
     print(f"{a.problem}: n = {P.n}, m = {P.m}; one solve {1e3 * per_solve:.3f} ms, {it} "
           f"iterations, {1e6 * per_solve / it:.1f} us per iteration (workspace included)")
-    Fb, FO, Ib, IO = ws.Fall[0], ws.FO, ws.Iall[0], ws.IO
+    Fb, FO, Ib, IO = ws.Fbuf[0], ws.FO, ws.Ibuf[0], ws.IO     # the solved instance's
     g = np.empty(P.m)
     grad = np.empty(_slot(Fb, FO, S.F_GRAD_F).size)
     jac = np.empty(_slot(Fb, FO, S.F_JAC_VALS).size)

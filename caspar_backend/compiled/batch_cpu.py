@@ -1,7 +1,8 @@
 """The CPU path of ``solve_batch``: one structure group of instances solved by the
 compiled kernel (:func:`.kernels.solve_many.solve_rows`: a loop over the instances, no
-Python per instance), each instance on its own workspace row as on the GPU
-(:class:`.cuda.workspaces.DeviceWorkspaces` with NumPy arrays).
+Python per instance), each instance on its thread's workspace, refilled from the template
+per instance (:class:`.thread_workspaces.ThreadWorkspaces`: a batch holds a workspace per
+thread, not per instance).
 
 Threads: the instances are cut into calls (:func:`chunking`), run one after the other by
 the calling thread; a call of more than MIN_CALL instances spreads them over ``threads``
@@ -30,12 +31,12 @@ import numpy as np
 from . import deadline
 from .cores import usable_cores
 from .cuda.group import group_layout
-from .cuda.workspaces import DeviceWorkspaces
 from .kernels.record import HIST_COLUMNS, OUT_SIZE
 from .kernels.slots import OPT_MAX_ITER
 from .options import option_vector, resolve
 from .rows import KernelResult, result_rows
 from .solve import STATUS_MAX_ITER, iteration_budget
+from .thread_workspaces import ThreadWorkspaces
 
 
 #: most instances per kernel call and thread: between calls a Ctrl-C is seen (the batch's
@@ -81,6 +82,14 @@ def _forked_from_openmp() -> bool:
     at its first parallel call)."""
     return (_parallel_pid is not None and _parallel_pid != os.getpid()
             and _layer() == "omp")
+
+
+def _thread_ids(threads: int) -> int:
+    """Workspaces a batch on ``threads`` threads needs: one for the calling thread alone,
+    else one per Numba thread id (:func:`numba.get_thread_id` counts the whole pool)."""
+    import numba
+
+    return 1 if threads == 1 else max(threads, numba.config.NUMBA_NUM_THREADS)
 
 
 def _threads_for(threads: int, n: int) -> int:
@@ -157,9 +166,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
         opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
     else:
         opts, lay = plan.opts, plan.layout
-    ws = DeviceWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg, xp=np,
-                          lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
-    B = ws.B
+    B = sub.x0.shape[0]
     max_iter = int(opts.max_iter)
     k, cap = chunking(iteration_budget(lay, CALL_SECONDS), max_iter)
     O = option_vector(opts).copy()
@@ -167,17 +174,18 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     code, iters, fval = np.full(B, -99, np.int64), np.zeros(B, np.int64), np.zeros(B)
     hist, outs = np.empty((0, HIST_COLUMNS)), np.empty((B, OUT_SIZE))
     T = _threads_for(usable_cores() if threads is None else max(1, int(threads)), B)
+    ws = ThreadWorkspaces(lay, sub.x0, sub.p, sub.lbx, sub.ubx, sub.lbg, sub.ubg,
+                          _thread_ids(T), lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
     step = k if T == 1 else per_thread(k) * T    # one thread: no slowest thread to wait for
     t0, cpu0 = started if started is not None else (time.perf_counter(), time.process_time())
-    watch = deadline.watch(lay.stop_slots(ws.Iall), t0, cpu0, opts.max_wall_time,
+    watch = deadline.watch(ws.stop_slots(), t0, cpu0, opts.max_wall_time,
                            opts.max_cpu_time)
     try:
         for a in range(0, B, step):
             if stopped():                  # Ctrl-C: no call starts any more
                 break
             r = slice(a, min(a + step, B))
-            args = (ws.Fall[r], ws.FO, ws.Iall[r], ws.IO, O, ws.X0[r], ws.LBX[r], ws.UBX[r],
-                    ws.LBG[r], ws.UBG[r], hist, outs[r], code[r], iters[r], fval[r])
+            args = ws.args(r, O, hist, outs[r], code[r], iters[r], fval[r])
             if T == 1 or r.stop - r.start <= MIN_CALL:
                 solve_rows(*args)
             else:

@@ -396,9 +396,11 @@ def warmup():
     load_single()
     f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
     i2 = types.int64[:, ::1]
-    # the batch's row loops (batch_cpu.solve_group): Fall, FO, Iall, IO, O, X0, LBX, UBX,
-    # LBG, UBG, Hist, Outs, code, iters, fval
-    rows = (f2, i1, i2, i1, f1, f2, f2, f2, f2, f2, f2, f2, i1, i1, f1)
+    # the batch's row loops (batch_cpu.solve_group, thread_workspaces): Fb0, FO, Ib0, IO,
+    # Fbuf, Ibuf, ready, put, In, keep, Kept, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code,
+    # iters, fval
+    rows = (f1, i1, i1, i1, f2, i2, i1, i1, f2, i1, f2, f1, f2, f2, f2, f2, f2, f2, f2, i1,
+            i1, f1)
     solve_rows.compile(rows)
     solve_rows_parallel.compile(rows)
     # the general path's tape evaluator (.tape_evaluator): Fb, FO, Ib, IO, outputs

@@ -250,7 +250,8 @@ class WorkspaceLayout:
         return Ib[self._stop_slot]
 
     def stop_slots(self, Iall):
-        """The view of slot I_STOP in every row of ``Iall`` (B, LI): a CPU batch's."""
+        """The view of slot I_STOP in every row of ``Iall`` (k, LI): a CPU batch's int
+        arrays (:class:`.thread_workspaces.ThreadWorkspaces`)."""
         return Iall[:, self._stop_slot]
 
 

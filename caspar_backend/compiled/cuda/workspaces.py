@@ -41,8 +41,9 @@ from ..kernels import slots
 
 class DeviceWorkspaces:
     """Final.  The buffers above for ``lay`` and the (B, k) host inputs ``x0, p, lbx,
-    ubx, lbg, ubg`` (float64): CuPy arrays, or NumPy arrays with ``xp=numpy`` (the CPU
-    batch, :mod:`caspar_backend.compiled.batch_cpu`); instances in rows, or in columns
+    ubx, lbg, ubg`` (float64): CuPy arrays, or NumPy arrays with ``xp=numpy`` (numba-cuda's
+    simulator; the CPU batch holds a workspace per thread instead,
+    :mod:`caspar_backend.compiled.thread_workspaces`); instances in rows, or in columns
     with ``interleaved=True``; the int structure shared with ``shared_structure=True``;
     a warm start's ``lam_g0`` (B, m) and ``lam_x0`` (B, n) in slots F_LAM_G0 and F_LAM_X0
     (None: zeros)."""
