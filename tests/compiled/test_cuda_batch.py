@@ -144,9 +144,9 @@ def test_instances_sharing_a_warp_run_together(ik):
     a1cf643, where the barrier update's loop had two exits and a warp's threads ran one
     after another for the rest of their solves, 0.41 with one and 2.15 with 32
     (test_cuda_compiles.py::test_barrier_update_loop_has_one_exit)."""
-    from caspar_backend.compiled.cuda.launch import _multiprocessors
+    from caspar_backend.compiled.cuda.launch import multiprocessors
 
-    sms = _multiprocessors()
+    sms = multiprocessors()
     T = arm_targets(32 * sms, seed=5)
     alone = _kernel_ms_per_iteration(ik, T[:sms], threads=1)
     warp = _kernel_ms_per_iteration(ik, T, threads=32)

@@ -46,14 +46,24 @@ def test_leader_takes_its_kernels_arguments_and_runs_its_part(cpu):
     assert leader in team.DEVICE_FUNCTIONS and team.REPLACED[cpu] is leader
 
 
-def test_launch_lanes_default_and_override(monkeypatch):
+def test_launch_lanes_rule_and_override(monkeypatch):
+    """Teams for large instances while each has its own block, one lane otherwise;
+    CASPAR_CUDA_LANES overrides, checked."""
     from caspar_backend.compiled.cuda import group
+    from caspar_backend.compiled.cuda.launch import BLOCKS_PER_SM
 
     monkeypatch.delenv("CASPAR_CUDA_LANES", raising=False)
-    assert group.launch_lanes() == group.LANES == 1
-    monkeypatch.setenv("CASPAR_CUDA_LANES", "32")
-    assert group.launch_lanes() == 32
+    big, small = {"nkkt": group.TEAM_MIN_KKT}, {"nkkt": group.TEAM_MIN_KKT - 1}
+    sms = 132
+    room = BLOCKS_PER_SM * sms
+    assert group.launch_lanes(big, 1, sms) == group.TEAM_LANES == 32
+    assert group.launch_lanes(big, room, sms) == 32
+    assert group.launch_lanes(big, room + 1, sms) == 1
+    assert group.launch_lanes(small, 1, sms) == 1
+    assert group.launch_lanes({"nkkt": 5}, 10_000, sms) == 1
+    monkeypatch.setenv("CASPAR_CUDA_LANES", "4")
+    assert group.launch_lanes(small, 1, sms) == 4
     for bad in ("3", "64", "x", "-1"):
         monkeypatch.setenv("CASPAR_CUDA_LANES", bad)
         with pytest.raises(ValueError, match="CASPAR_CUDA_LANES"):
-            group.launch_lanes()
+            group.launch_lanes(big, 1, sms)

@@ -1,5 +1,5 @@
 """The GPU path of ``solve_batch``: one structure group of instances solved by the CUDA
-kernel (one thread per instance, :mod:`.launch`).
+kernel (one thread per instance, or a team of a warp's threads, :mod:`.launch`).
 
 :func:`kernel_reason` says whether the kernel applies to a group ('' if it does;
 :func:`kernel_plan` also gives the layout and options the solve then uses);
@@ -28,23 +28,38 @@ from ..solve import layout_for
 COLUMNS = False
 #: kernel_reason's answer while the kernel is not compiled yet
 COMPILING = "the CUDA kernel is being compiled in the background (caspar warmup)"
-#: threads per instance of solve_batch's launches (:mod:`.team`): one until the teams
-#: are timed on a GPU (docs/compiled-ipm-cuda.md, "Teams"); the environment variable
-#: CASPAR_CUDA_LANES (one of :data:`.team.LANES`) sets it for an experiment
-LANES = 1
+#: teams (:mod:`.team`): lanes per instance of solve_batch's launch where teams pay
+#: (:func:`launch_lanes`), and the smallest KKT system (rows, ``sizes['nkkt']``) given
+#: one.  Measured on an H100, the kernel alone, B = 1,000 (raw
+#: gpu_2026-12-06_session52_h100): Van der Pol N = 50 (854 rows) 319 ms at one lane,
+#: 314 (4), 281 (8), 260 (16), 249 (32); N = 20 (344 rows) 122 (1), 112 (8), 100 (32);
+#: B = 132, N = 50: 257 (1), 206 (32); the IK (5 rows), B = 10^4: 47 (1), 123 (2),
+#: 159 (4).  The bound between 5 and 344 rows is not measured: 256 leaves each lane
+#: eight of K's rows at least
+TEAM_LANES = 32
+TEAM_MIN_KKT = 256
 
 
-def launch_lanes() -> int:
-    """Threads per instance for solve_batch's launch: CASPAR_CUDA_LANES, else
-    :data:`LANES`.  Raises ValueError for a value that is not a team size."""
+def launch_lanes(sizes: dict, B: int, sms: int) -> int:
+    """Threads per instance for solve_batch's launch of B instances whose layout has
+    ``sizes`` on a GPU of ``sms`` multiprocessors: :data:`TEAM_LANES` where K has at
+    least :data:`TEAM_MIN_KKT` rows and the batch leaves blocks of one instance
+    (B <= BLOCKS_PER_SM * sms, :func:`.launch.threads_per_block`) -- the team's lanes
+    are then threads the batch leaves idle; once instances share blocks they would take
+    a resident instance's place (not measured) -- else 1.  The environment variable
+    CASPAR_CUDA_LANES (one of :data:`.team.LANES`) overrides it for an experiment;
+    ValueError for a value that is not a team size."""
+    from .launch import BLOCKS_PER_SM
     from .team import LANES as SIZES
 
     v = os.environ.get("CASPAR_CUDA_LANES", "")
-    if not v:
-        return LANES
-    if not v.isdigit() or int(v) not in SIZES:
-        raise ValueError(f"CASPAR_CUDA_LANES must be one of {SIZES}, got {v!r}")
-    return int(v)
+    if v:
+        if not v.isdigit() or int(v) not in SIZES:
+            raise ValueError(f"CASPAR_CUDA_LANES must be one of {SIZES}, got {v!r}")
+        return int(v)
+    if sizes["nkkt"] >= TEAM_MIN_KKT and B <= BLOCKS_PER_SM * sms:
+        return TEAM_LANES
+    return 1
 
 
 class KernelPlan(NamedTuple):
@@ -137,7 +152,7 @@ def solve_group(problem, options, sub, plan: KernelPlan | None = None):
     """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '';
     ``plan``: its :func:`kernel_plan`, found again when not given)."""
     from ..options import option_vector
-    from .launch import solve_on_device
+    from .launch import multiprocessors, solve_on_device
     from .workspaces import DeviceWorkspaces
 
     if plan is None:
@@ -146,4 +161,5 @@ def solve_group(problem, options, sub, plan: KernelPlan | None = None):
     ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
                           sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
                           lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
-    return solve_on_device(ws, option_vector(plan.opts), lanes=launch_lanes())
+    lanes = launch_lanes(plan.layout.sizes, ws.B, multiprocessors())
+    return solve_on_device(ws, option_vector(plan.opts), lanes=lanes)

@@ -138,7 +138,8 @@ def threads_per_block(B: int, sms: int) -> int:
     return int(max(1, t)) if t <= 8 else MAX_THREADS
 
 
-def _multiprocessors() -> int:
+def multiprocessors() -> int:
+    """The current CUDA device's multiprocessor count."""
     import cupy as cp
 
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
@@ -165,7 +166,7 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1) -> Kernel
     if lanes not in LANES:
         raise ValueError(f"lanes must be one of {LANES}, got {lanes}")
     if threads is None:
-        threads = min(threads_per_block(B, _multiprocessors()), MAX_THREADS // lanes)
+        threads = min(threads_per_block(B, multiprocessors()), MAX_THREADS // lanes)
     elif not 1 <= threads <= MAX_THREADS:
         raise ValueError(f"threads per block must be 1 ... {MAX_THREADS}, got {threads}")
     blocks = (B + threads - 1) // threads
