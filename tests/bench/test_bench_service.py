@@ -1,5 +1,6 @@
 """benchmarks/bench_service.py's core split: the kernel's native threads on the cores the
 Python threads do not use."""
+import ast
 import os
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def test_split_cores_puts_the_pool_on_the_other_cores():
     layer, mine, others = out.stdout.split(" ", 2)
     assert layer == "workqueue"
     assert cores_of(mine) == {every[0]}
-    others = [cores_of(o) for o in eval(others)]   # a list of taskset-style strings
+    others = [cores_of(o) for o in ast.literal_eval(others)]   # taskset-style strings
     # the pool's threads on the other cores only (a thread started at import keeps the
     # process's first affinity); none on this thread's core alone
     assert set(every[1:]) in others
