@@ -23,6 +23,7 @@ import numpy as np
 from ..linsolve.dense_kkt import small_pivoting
 from .kernels import slots
 from .kernels.resume_state import RESUME_FIXED_SIZE
+from .kernels.team import MAX_LANES, PARTIALS
 from .structure import build_structure
 from .tape import build_model, eval_float_slots, eval_int_slots
 
@@ -217,8 +218,8 @@ class WorkspaceLayout:
             SAVED_MULTS=m + nL + nU,
             # a small K's dense Bunch-Kaufman factors (kernels/bunch_kaufman.py)
             **bk_float_sizes(N, sz["dense_bk"]),
-            # a team job's scalar arguments (kernels/team.py)
-            TEAM_ARGS=4)
+            # a team job's scalar arguments, its lanes' partial results (kernels/team.py)
+            TEAM_ARGS=4, TEAM_PARTIALS=PARTIALS * MAX_LANES)
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

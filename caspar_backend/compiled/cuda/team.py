@@ -27,11 +27,14 @@ from numba import cuda
 from ..kernels._jit import U, _f, _i
 from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
 from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
+from ..kernels.refine_parts import (combined_norms, refine_residual, refine_residual_part,
+                                    refine_update, refine_update_part)
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
 from ..kernels.team import (JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD, JOB_KKT_MATVEC,
-                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
+                            JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE, JOB_ZEROTH_VALUES,
+                            TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -122,6 +125,24 @@ def hess_values_leader(Fb, FO, Ib, IO, objf, out_slot):
     _done(lanes)
 
 
+def refine_residual_leader(Fb, FO, Ib, IO, norms):
+    """:func:`..kernels.refine_parts.refine_residual` on the leader of a team (``norms``
+    posted in F_TEAM_ARGS); the lanes' partial norms combined after the job."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = norms
+    lanes = _post(Ib, IO, JOB_REFINE_RESIDUAL)
+    refine_residual_part(Fb, FO, Ib, IO, norms, U(0), U(lanes))
+    _done(lanes)
+    return combined_norms(Fb, FO, lanes)
+
+
+def refine_update_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.refine_parts.refine_update` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_REFINE_UPDATE)
+    refine_update_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -136,6 +157,11 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     elif job == JOB_HESS_VALUES:
         args = _f(Fb, FO, F_TEAM_ARGS)
         hess_values_part(Fb, FO, Ib, IO, args[0], int(args[1]), U(lane), U(lanes))
+    elif job == JOB_REFINE_RESIDUAL:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        refine_residual_part(Fb, FO, Ib, IO, int(args[0]), U(lane), U(lanes))
+    elif job == JOB_REFINE_UPDATE:
+        refine_update_part(Fb, FO, Ib, IO, U(lane), U(lanes))
 
 
 def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
@@ -171,14 +197,17 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            kkt_build: (JOB_KKT_BUILD, kkt_build_leader),
            zeroth_values: (JOB_ZEROTH_VALUES, zeroth_values_leader),
            first_values: (JOB_FIRST_VALUES, first_values_leader),
-           hess_values: (JOB_HESS_VALUES, hess_values_leader)}
+           hess_values: (JOB_HESS_VALUES, hess_values_leader),
+           refine_residual: (JOB_REFINE_RESIDUAL, refine_residual_leader),
+           refine_update: (JOB_REFINE_UPDATE, refine_update_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
 #: the plain functions above the global kernel calls (built with the kernels)
 DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
-                    hess_values_leader, _dispatch, team_worker, team_start, team_finish)
+                    hess_values_leader, refine_residual_leader, refine_update_leader,
+                    _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
                                   team_finish)}

@@ -14,6 +14,7 @@ from .pairwise import amax_abs, nmax, nmin
 from .bunch_kaufman import bk_factor, bk_solve
 from .perturbation import _deg_finalize, _deg_singular, _next_delta_w
 from .qdldl import ldl_factor, ldl_solve
+from .refine_parts import NORMS_NONE, NORMS_RX, NORMS_RXB, refine_residual, refine_update
 
 
 @kernel
@@ -182,13 +183,11 @@ def kkt_matvec_one(Fb, FO, Ib, IO):
 def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
     """batch/kkt.py solve for one instance: refined against K; returns (ratio, rho)."""
     SI = _i(Ib, IO, I_SIZES)
-    nw, m, n = SI[SZ_NW], SI[SZ_M], SI[SZ_NKKT]
-    dstat = _f(Fb, FO, F_K_STATIC)
+    nw, m = SI[SZ_NW], SI[SZ_M]
     b = _f(Fb, FO, F_KKT_RHS)
     x = _f(Fb, FO, F_KKT_SOL)
     res = _f(Fb, FO, F_KKT_RES)
     corr = _f(Fb, FO, F_KKT_CORR)
-    kv = _f(Fb, FO, F_KKT_KX)
     for i in range(nw):
         b[i] = rhs_w[i]
     for i in range(m):
@@ -204,17 +203,15 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
         rn = 0.0
         for step in range(steps + 1):
             kkt_matvec(Fb, FO, Ib, IO)
-            for i in range(n):
-                res[i] = (b[i] - kv[i]) + dstat[i] * x[i]
+            # the residual, and from the second step its max-norms (b's once)
+            norms = NORMS_NONE if step == 0 else (NORMS_RXB if bnorm < 0.0 else NORMS_RX)
+            rn_new, xn, bn = refine_residual(Fb, FO, Ib, IO, norms)
             if step == 0:
                 k_solve(Fb, FO, Ib, IO, res, corr)
-                for i in range(n):
-                    x[i] += corr[i]
+                refine_update(Fb, FO, Ib, IO)
                 continue
-            rn_new = amax_abs(res, n)
-            xn = amax_abs(x, n)
             if bnorm < 0.0:
-                bnorm = amax_abs(b, n)
+                bnorm = bn
             elif go:
                 rho = rn_new / rn if rn > 0.0 else 0.0
             if go:
@@ -228,8 +225,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
             if step == steps or not go:
                 break
             k_solve(Fb, FO, Ib, IO, res, corr)
-            for i in range(n):
-                x[i] += corr[i]
+            refine_update(Fb, FO, Ib, IO)
         if static_term_option(O, SI) > 0.0 and not converged:
             ratio = rn / bnorm if bnorm > 0.0 else 0.0
     for i in range(nw):

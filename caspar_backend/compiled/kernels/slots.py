@@ -31,7 +31,7 @@ FLOAT_SLOTS = (
     'DZL_SOC', 'DZU_SOC', 'GRAD_W_NEW', 'JV_NEW', 'FILTER', 'HESS_RAW', 'LAM_X_FIXED',
     'WD_W', 'WD_Y', 'WD_ZL', 'WD_ZU', 'WD_DW', 'WD_DY', 'WD_DZL', 'WD_DZU', 'WD_GRAD_PHI',
     'WD_STATE', 'RESUME', 'ACCEPTABLE', 'LAM_G0', 'LAM_X0', 'SAVED_MULTS', 'BK_A', 'BK_PIV',
-    'BK_MASS', 'TEAM_ARGS',
+    'BK_MASS', 'TEAM_ARGS', 'TEAM_PARTIALS',
 )
 #: int64 slots, in buffer order
 INT_SLOTS = (
@@ -188,6 +188,7 @@ F_BK_A = 98
 F_BK_PIV = 99
 F_BK_MASS = 100
 F_TEAM_ARGS = 101
+F_TEAM_PARTIALS = 102
 I_GROUPS = 0
 I_TAPE_OP = 1
 I_TAPE_ARG = 2

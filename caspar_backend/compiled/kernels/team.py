@@ -32,6 +32,13 @@ JOB_KKT_BUILD = 2
 JOB_ZEROTH_VALUES = 3
 JOB_FIRST_VALUES = 4
 JOB_HESS_VALUES = 5
+JOB_REFINE_RESIDUAL = 6
+JOB_REFINE_UPDATE = 7
+#: a part's partial results (a reduction's, combined by the leader): float slot
+#: F_TEAM_PARTIALS holds PARTIALS values per lane, lane l's at PARTIALS l ..
+PARTIALS = 3
+#: the most lanes a team has (a warp)
+MAX_LANES = 32
 
 
 @kernel
