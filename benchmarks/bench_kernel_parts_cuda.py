@@ -45,7 +45,8 @@ sys.path.insert(0, os.getcwd())
 import numpy as np  # noqa: E402
 
 #: piece -> (module under caspar_backend.compiled.kernels, arguments after Fb, FO, Ib, IO
-#: as slot names (float slots, 'O' the option vector, numbers as written))
+#: as slot names (float slots' views, '#F_...' a float slot's number, 'O' the option
+#: vector, numbers as written))
 PIECES = {
     "nlp_zeroth": ("slack_nlp", ("F_W", "F_H")),
     "nlp_first": ("slack_nlp", ("F_W", "F_GRAD_W", "F_JV")),
@@ -57,7 +58,7 @@ PIECES = {
     "errors": ("quantities", ("O", "F_W", "F_Y", "F_ZL", "F_ZU", "F_H", "F_GRAD_W", "F_JV",
                               0.1)),
     "slacks": ("slack_nlp", ("F_W", "F_SL", "F_SU")),
-    "aty": ("slack_nlp", ("F_JV", "F_Y", "F_RHS_W")),
+    "aty": ("slack_nlp", ("#F_RHS_W",)),
     "barrier_phi": ("quantities", ("O", 1.0, "F_W", 0.1, "F_SL_TRIAL", "F_SU_TRIAL",
                                    "F_SCRATCH")),
     "trial": ("linesearch", ("O", "F_W", 0.5, "F_DW", "F_W_TRIAL", "F_H_TRIAL", 0.1)),
@@ -70,6 +71,8 @@ def _global_source(piece: str, args) -> str:
     for a in args:
         if a == "O":
             call.append("O")
+        elif isinstance(a, str) and a.startswith("#"):
+            call.append(f"S.{a[1:]}")
         elif isinstance(a, str):
             call.append(f"_f(Fb, FO, S.{a})")
         else:
@@ -168,6 +171,8 @@ def _cpu_call(fn, ws, O, piece):
     for a in PIECES[piece][1]:
         if a == "O":
             args.append(O)
+        elif isinstance(a, str) and a.startswith("#"):
+            args.append(getattr(S, a[1:]))
         elif isinstance(a, str):
             k = getattr(S, a)
             args.append(Fb[ws.FO[k]:ws.FO[k + 1]])

@@ -75,15 +75,17 @@ def _gather_of(idx, T):
 
 
 def gather_int_slots(ints: dict, sz: dict) -> dict:
-    """The gathers of K's assembly's scatters (kernels/kkt_parts.kkt_build_part): the squares
-    of each column's entries (COL_SQ_IDX, nw targets), of each constraint row's
-    (JAC_ROWS, m), the private pivots' terms by row (PRIV_ROW, m), K's entries from
-    their sources (KKT_MAP, nnzK)."""
+    """The gathers of the scatters the teams split (kernels/kkt_parts.kkt_build_part,
+    kernels/slack_nlp.aty_part): the squares of each column's entries (COL_SQ_IDX, nw
+    targets), of each constraint row's (JAC_ROWS, m), the private pivots' terms by row
+    (PRIV_ROW, m), K's entries from their sources (KKT_MAP, nnzK), J^T y's terms by
+    column (JAC_COLS, nw)."""
     out = {}
     for name, idx, T in (("COL_SQ", ints["COL_SQ_IDX"], sz["nw"]),
                          ("JAC_ROW", ints["JAC_ROWS"], sz["m"]),
                          ("PRIV_ROW", ints["PRIV_ROW"], sz["m"]),
-                         ("KKT_MAP", ints["KKT_MAP"], sz["nnzK"])):
+                         ("KKT_MAP", ints["KKT_MAP"], sz["nnzK"]),
+                         ("JAC_COL", ints["JAC_COLS"], sz["nw"])):
         out[f"{name}_PTR"], out[f"{name}_ORDER"] = _gather_of(idx, T)
     return out
 

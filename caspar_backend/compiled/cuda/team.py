@@ -29,12 +29,13 @@ from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
 from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
 from ..kernels.refine_parts import (combined_norms, refine_residual, refine_residual_part,
                                     refine_update, refine_update_part)
+from ..kernels.slack_nlp import aty, aty_one, aty_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
-from ..kernels.team import (JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD, JOB_KKT_MATVEC,
-                            JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE, JOB_ZEROTH_VALUES,
-                            TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
+from ..kernels.team import (JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD,
+                            JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE,
+                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -143,6 +144,18 @@ def refine_update_leader(Fb, FO, Ib, IO):
     _done(lanes)
 
 
+def aty_leader(Fb, FO, Ib, IO, out_slot):
+    """:func:`..kernels.slack_nlp.aty` on the leader of a team (the slot posted in
+    F_TEAM_ARGS, exact in a float; alone: its one-thread scatter, the same bits)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] == 1:
+        aty_one(Fb, FO, Ib, IO, out_slot)
+        return
+    _f(Fb, FO, F_TEAM_ARGS)[0] = out_slot
+    lanes = _post(Ib, IO, JOB_ATY)
+    aty_part(Fb, FO, Ib, IO, out_slot, U(0), U(lanes))
+    _done(lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -162,6 +175,8 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
         refine_residual_part(Fb, FO, Ib, IO, int(args[0]), U(lane), U(lanes))
     elif job == JOB_REFINE_UPDATE:
         refine_update_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_ATY:
+        aty_part(Fb, FO, Ib, IO, int(_f(Fb, FO, F_TEAM_ARGS)[0]), U(lane), U(lanes))
 
 
 def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
@@ -199,7 +214,8 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            first_values: (JOB_FIRST_VALUES, first_values_leader),
            hess_values: (JOB_HESS_VALUES, hess_values_leader),
            refine_residual: (JOB_REFINE_RESIDUAL, refine_residual_leader),
-           refine_update: (JOB_REFINE_UPDATE, refine_update_leader)}
+           refine_update: (JOB_REFINE_UPDATE, refine_update_leader),
+           aty: (JOB_ATY, aty_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
@@ -207,7 +223,7 @@ REPLACED = {team_sync: team_sync_cuda,
 DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
                     hess_values_leader, refine_residual_leader, refine_update_leader,
-                    _dispatch, team_worker, team_start, team_finish)
+                    aty_leader, _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
                                   team_finish)}

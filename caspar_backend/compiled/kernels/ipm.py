@@ -207,7 +207,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             gphi[U(iL[k])] += -mu / sL[k] + kd * dampL[k]
         for k in range(nU):
             gphi[U(iU[k])] += mu / sU[k] + (-kd) * dampU[k]
-        aty(Fb, FO, Ib, IO, JV, Y, rhs_w)
+        aty(Fb, FO, Ib, IO, F_RHS_W)                  # (rhs_w: that slot)
         for i in range(nw):
             rhs_w[i] = -(gphi[i] + rhs_w[i])
         for i in range(m):

@@ -94,14 +94,15 @@ def sum_abs(a, n, tmp):
 def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     """quantities.errors: (E0, Emu, udual, uconstr, ucompl, wmax, nconstr, dual, compl) --
     the last three scaled: the slack problem's constraint violation (``nlp_constr``), the
-    dual infeasibility and the complementarity."""
+    dual infeasibility and the complementarity.  ``Y`` and ``JV`` are the iterate's slots
+    F_Y and F_JV (J^T y reads them there, :func:`.slack_nlp.aty`)."""
     SI = _i(Ib, IO, I_SIZES)
     m, nw, nx, ns, nL, nU = SI[SZ_M], SI[SZ_NW], SI[SZ_NX], SI[SZ_NS], SI[SZ_NL], SI[SZ_NU]
     rd = _f(Fb, FO, F_DUAL_RES)
     sL = _f(Fb, FO, F_SL)
     sU = _f(Fb, FO, F_SU)
     tmp = _f(Fb, FO, F_SCRATCH)
-    aty(Fb, FO, Ib, IO, JV, Y, rd)
+    aty(Fb, FO, Ib, IO, F_DUAL_RES)         # (rd: that slot; JV, Y the iterate's)
     iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
     for i in range(nw):
         rd[i] = G[i] + rd[i]

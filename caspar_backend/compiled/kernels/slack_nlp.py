@@ -15,6 +15,7 @@ import numpy as np
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .tape_eval import eval_first, eval_zeroth, hess_values
+from .team import lane_share
 
 
 @kernel
@@ -128,12 +129,39 @@ def slacks(Fb, FO, Ib, IO, W, sL, sU):
 
 
 @kernel
-def aty(Fb, FO, Ib, IO, JV, Y, out):
+def aty(Fb, FO, Ib, IO, out_slot):
+    """J^T y into float slot ``out_slot`` (nw entries; J's values in F_JV, y in F_Y):
+    :func:`aty_one` (in the CUDA build's team launch, :func:`aty_part` on the instance's
+    team: :mod:`.team`)."""
+    aty_one(Fb, FO, Ib, IO, out_slot)
+
+
+@kernel
+def aty_one(Fb, FO, Ib, IO, out_slot):
+    """J^T y as the scatter ``out[col_k] += J_k y[row_k]``, k = 0, 1, ... from zeros."""
     jr, jc = _i(Ib, IO, I_JAC_ROWS), _i(Ib, IO, I_JAC_COLS)
+    JV, Y, out = _f(Fb, FO, F_JV), _f(Fb, FO, F_Y), _f(Fb, FO, out_slot)
     for j in range(out.shape[0]):
         out[j] = 0.0
     for k in range(jr.shape[0]):
         out[U(jc[k])] += JV[k] * Y[U(jr[k])]
+
+
+@kernel
+def aty_part(Fb, FO, Ib, IO, out_slot, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s columns of J^T y: each column's terms summed from
+    zero in increasing k (slots I_JAC_COL_PTR / _ORDER), the scatter's order, so
+    :func:`aty_one`'s bits."""
+    jr = _i(Ib, IO, I_JAC_ROWS)
+    cp, co = _i(Ib, IO, I_JAC_COL_PTR), _i(Ib, IO, I_JAC_COL_ORDER)
+    JV, Y, out = _f(Fb, FO, F_JV), _f(Fb, FO, F_Y), _f(Fb, FO, out_slot)
+    s0, s1 = lane_share(out.shape[0], lane, lanes)
+    for j in range(U(s0), U(s1)):
+        s = 0.0
+        for r in range(U(cp[j]), U(cp[j + 1])):
+            k = U(co[r])
+            s += JV[k] * Y[U(jr[k])]
+        out[j] = s
 
 
 @kernel

@@ -44,7 +44,8 @@ INT_SLOTS = (
     'EV_JAC_ROWS', 'EV_JAC_COLS', 'L_INDICES', 'LDL_ROW_PTR', 'LDL_ROW_COL', 'LDL_ROW_POS',
     'L_ROW_PTR', 'L_ROW_COL', 'L_ROW_POS', 'BK_MAP', 'K_ROW_PTR', 'K_ROW_COL', 'K_ROW_POS',
     'COL_SQ_PTR', 'COL_SQ_ORDER', 'JAC_ROW_PTR', 'JAC_ROW_ORDER', 'PRIV_ROW_PTR',
-    'PRIV_ROW_ORDER', 'KKT_MAP_PTR', 'KKT_MAP_ORDER', 'FILTER_STATE', 'STOP', 'TEAM',
+    'PRIV_ROW_ORDER', 'KKT_MAP_PTR', 'KKT_MAP_ORDER', 'JAC_COL_PTR', 'JAC_COL_ORDER',
+    'FILTER_STATE', 'STOP', 'TEAM',
 )
 #: the option vector ``O``: the typed option behind each entry (derived: nlp_scaling_method
 #: == 'gradient-based', AugmentedKKT.PRIVATE_PIVOT_FRACTION, a warm start's four pushes,
@@ -251,9 +252,11 @@ I_PRIV_ROW_PTR = 58
 I_PRIV_ROW_ORDER = 59
 I_KKT_MAP_PTR = 60
 I_KKT_MAP_ORDER = 61
-I_FILTER_STATE = 62
-I_STOP = 63
-I_TEAM = 64
+I_JAC_COL_PTR = 62
+I_JAC_COL_ORDER = 63
+I_FILTER_STATE = 64
+I_STOP = 65
+I_TEAM = 66
 #: the first int slot a solve writes (the filter counters, the stop request): every slot
 #: before it is structure, read-only, the same for every instance of a layout (the CUDA
 #: batch keeps one shared copy of it, cuda/workspaces.py)
