@@ -67,3 +67,44 @@ def test_launch_lanes_rule_and_override(monkeypatch):
         monkeypatch.setenv("CASPAR_CUDA_LANES", bad)
         with pytest.raises(ValueError, match="CASPAR_CUDA_LANES"):
             group.launch_lanes(big, 1, sms)
+
+
+@pytest.mark.parametrize("case, B, lanes", [("collocation", 6, 32), ("collocation", 2000, 1),
+                                            ("ik", 6, 1)])
+def test_solve_group_launches_the_rules_lanes(monkeypatch, case, B, lanes):
+    """solve_batch's GPU launch (cuda/group.solve_group) takes launch_lanes' answer for the
+    group's layout and size: teams for the 200-step control problem's instances while
+    each has its own block, one lane past that and for the IK (the launch recorded, no
+    GPU needed)."""
+    import numpy as np
+
+    from caspar_backend import from_casadi
+    from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
+    from caspar_backend.batch.inputs import batch_inputs
+    from caspar_backend.compiled.cuda import group, launch, workspaces
+    from caspar_backend.compiled.options import resolve
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import _nlp
+
+    monkeypatch.delenv("CASPAR_CUDA_LANES", raising=False)
+    if case == "ik":
+        nlp, bounds = arm_ik()
+        problem, inputs = from_casadi(nlp, **bounds), dict(p=arm_targets(B, seed=1))
+    else:
+        d = {b.name: b for b in bank(include_slow=False)}["optimal_control_200"].build()
+        problem = from_casadi(_nlp(d))
+        inputs = dict(x0=np.tile(np.asarray(d["x0"], float), (B, 1)),
+                      **{k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")})
+    sub = batch_inputs(problem, None, **inputs)
+    sub = sub.subset(np.arange(sub.size))
+    plan = group.KernelPlan("", group.group_layout(problem, sub),
+                            resolve({"print_level": 0})[0])
+    seen = {}
+    monkeypatch.setattr(workspaces, "DeviceWorkspaces",
+                        lambda lay, x0, *a, **k: type("W", (), {"B": x0.shape[0]})())
+    monkeypatch.setattr(launch, "multiprocessors", lambda: 132)
+    monkeypatch.setattr(launch, "solve_on_device",
+                        lambda ws, O, lanes=1: seen.setdefault("lanes", lanes))
+    group.solve_group(problem, {}, sub, plan)
+    assert seen["lanes"] == lanes
+    assert (plan.layout.sizes["nkkt"] >= group.TEAM_MIN_KKT) == (case == "collocation")
