@@ -25,6 +25,7 @@ from __future__ import annotations
 from numba import cuda
 
 from ..kernels._jit import U, _f, _i
+from ..kernels.check_parts import all_finite, all_finite_combined, all_finite_part
 from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
 from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
 from ..kernels.refine_parts import (combined_norms, refine_residual, refine_residual_part,
@@ -33,7 +34,7 @@ from ..kernels.slack_nlp import aty, aty_one, aty_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
-from ..kernels.team import (JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD,
+from ..kernels.team import (JOB_ALL_FINITE, JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD,
                             JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE,
                             JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
@@ -156,6 +157,19 @@ def aty_leader(Fb, FO, Ib, IO, out_slot):
     _done(lanes)
 
 
+def all_finite_leader(Fb, FO, Ib, IO, slot, n):
+    """:func:`..kernels.check_parts.all_finite` on the leader of a team (the slot and
+    n posted in F_TEAM_ARGS, exact in floats); the lanes' flags combined after the job."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        args[0] = slot
+        args[1] = n
+    lanes = _post(Ib, IO, JOB_ALL_FINITE)
+    all_finite_part(Fb, FO, Ib, IO, slot, n, U(0), U(lanes))
+    _done(lanes)
+    return all_finite_combined(Fb, FO, lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -177,6 +191,9 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
         refine_update_part(Fb, FO, Ib, IO, U(lane), U(lanes))
     elif job == JOB_ATY:
         aty_part(Fb, FO, Ib, IO, int(_f(Fb, FO, F_TEAM_ARGS)[0]), U(lane), U(lanes))
+    elif job == JOB_ALL_FINITE:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        all_finite_part(Fb, FO, Ib, IO, int(args[0]), int(args[1]), U(lane), U(lanes))
 
 
 def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
@@ -215,7 +232,8 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            hess_values: (JOB_HESS_VALUES, hess_values_leader),
            refine_residual: (JOB_REFINE_RESIDUAL, refine_residual_leader),
            refine_update: (JOB_REFINE_UPDATE, refine_update_leader),
-           aty: (JOB_ATY, aty_leader)}
+           aty: (JOB_ATY, aty_leader),
+           all_finite: (JOB_ALL_FINITE, all_finite_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
@@ -223,7 +241,7 @@ REPLACED = {team_sync: team_sync_cuda,
 DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
                     hess_values_leader, refine_residual_leader, refine_update_leader,
-                    aty_leader, _dispatch, team_worker, team_start, team_finish)
+                    aty_leader, all_finite_leader, _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
                                   team_finish)}

@@ -12,7 +12,8 @@ from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import direction_fallbacks, factorize_ic, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
-from .pairwise import amax_abs, isfinite_all, nmax, nmin, pairwise_sum
+from .pairwise import amax_abs, nmax, nmin, pairwise_sum
+from .check_parts import all_finite
 from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
@@ -69,7 +70,6 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     H = _f(Fb, FO, F_H)
     G = _f(Fb, FO, F_GRAD_W)
     JV = _f(Fb, FO, F_JV)
-    HV = _f(Fb, FO, F_HV)
     df_a = _f(Fb, FO, F_OBJ_SCALE)
     iL = _i(Ib, IO, I_LOWER_IDX)
     iU = _i(Ib, IO, I_UPPER_IDX)
@@ -196,7 +196,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             sigma[U(iU[k])] += ZU[k] / sU[k]
         nlp_hess(Fb, FO, Ib, IO, W, Y)
         n_hess += 1
-        if not isfinite_all(HV, SI[SZ_NH]):
+        if not all_finite(Fb, FO, Ib, IO, F_HV, SI[SZ_NH]):
             status = -2
             break
         kd = O[OPT_KAPPA_D] * mu
@@ -227,7 +227,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             status = r
             break
         delta_w = st[IC_DW]
-        if not (isfinite_all(dW, nw) and isfinite_all(dY, m)):
+        if not (all_finite(Fb, FO, Ib, IO, F_DW, nw) and all_finite(Fb, FO, Ib, IO, F_DY, m)):
             status = -7
             break
         bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU)
@@ -353,7 +353,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                         for i in range(m):
                             tmp[i] = -c_soc[i]
                         kkt_solve(Fb, FO, Ib, IO, O, rhs_w, tmp, dws, dys)
-                        if not isfinite_all(dws, nw):
+                        if not all_finite(Fb, FO, Ib, IO, F_DW_SOC, nw):   # (dws)
                             break
                         a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
                                     ftb_idx(sU, dws, iU, -1.0, tau))
@@ -417,7 +417,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W_NEW), _f(Fb, FO, F_JV_NEW))
         n_grad += 1
         n_jac += 1
-        if not (isfinite_all(_f(Fb, FO, F_GRAD_W_NEW), nw) and isfinite_all(_f(Fb, FO, F_JV_NEW), SI[SZ_NJ])):
+        if not (all_finite(Fb, FO, Ib, IO, F_GRAD_W_NEW, nw)
+                and all_finite(Fb, FO, Ib, IO, F_JV_NEW, SI[SZ_NJ])):
             status = -2
             break
         for i in range(nw):

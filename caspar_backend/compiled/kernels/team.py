@@ -35,6 +35,7 @@ JOB_HESS_VALUES = 5
 JOB_REFINE_RESIDUAL = 6
 JOB_REFINE_UPDATE = 7
 JOB_ATY = 8
+JOB_ALL_FINITE = 9
 #: a part's partial results (a reduction's, combined by the leader): float slot
 #: F_TEAM_PARTIALS holds PARTIALS values per lane, lane l's at PARTIALS l ..
 PARTIALS = 3

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Next lease, after s53a on the same machine (~400-500 s): the CUDA kernel compiled, then
-# the teams with the refinement's vector work and J^T y shared too (kernels/refine_parts.py,
-# slack_nlp.aty_part; 636e27c, 79440f3) against one thread -- Van der Pol N = 50, B = 1,000 and 132 (session 52, H100, before
+# the teams with the refinement's vector work, J^T y and the finiteness checks shared too
+# (kernels/refine_parts.py, slack_nlp.aty_part, kernels/check_parts.py) against one thread -- Van der Pol N = 50, B = 1,000 and 132 (session 52, H100, before
 # the refinement jobs: 319 / 249 ms at 1 / 32 lanes, B = 132 257 / 206), IK 10^4 at one
 # lane (46.9 ms) -- and the batch kernel's GPU tests (the team test at 4 and 32 lanes).
 export PYTHONDONTWRITEBYTECODE=1 CASPAR_BACKGROUND_COMPILE=0 CASPAR_CACHE_DIR=/tmp/cc
