@@ -34,9 +34,10 @@ from ..kernels.slack_nlp import aty, aty_one, aty_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
-from ..kernels.team import (JOB_ALL_FINITE, JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES, JOB_KKT_BUILD,
-                            JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE,
-                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
+from ..kernels.team import (JOB_ALL_FINITE, JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES,
+                            JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL,
+                            JOB_REFINE_UPDATE, JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES,
+                            TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -67,6 +68,15 @@ def _post(Ib, IO, job):
         team[TEAM_JOB] = job
         cuda.syncwarp(team_mask(lanes))
     return lanes
+
+
+def _post_two(Fb, FO, Ib, IO, job, a0, a1):
+    """:func:`_post` with the job's two scalars first in F_TEAM_ARGS (a team's only)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        args[0] = a0
+        args[1] = a1
+    return _post(Ib, IO, job)
 
 
 def _done(lanes):
@@ -118,11 +128,7 @@ def first_values_leader(Fb, FO, Ib, IO):
 def hess_values_leader(Fb, FO, Ib, IO, objf, out_slot):
     """:func:`..kernels.tape_eval.hess_values` on the leader of a team (its scalars
     posted in F_TEAM_ARGS, the slot number exact in a float)."""
-    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
-        args = _f(Fb, FO, F_TEAM_ARGS)
-        args[0] = objf
-        args[1] = out_slot
-    lanes = _post(Ib, IO, JOB_HESS_VALUES)
+    lanes = _post_two(Fb, FO, Ib, IO, JOB_HESS_VALUES, objf, out_slot)
     hess_values_part(Fb, FO, Ib, IO, objf, out_slot, U(0), U(lanes))
     _done(lanes)
 
@@ -160,11 +166,7 @@ def aty_leader(Fb, FO, Ib, IO, out_slot):
 def all_finite_leader(Fb, FO, Ib, IO, slot, n):
     """:func:`..kernels.check_parts.all_finite` on the leader of a team (the slot and
     n posted in F_TEAM_ARGS, exact in floats); the lanes' flags combined after the job."""
-    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
-        args = _f(Fb, FO, F_TEAM_ARGS)
-        args[0] = slot
-        args[1] = n
-    lanes = _post(Ib, IO, JOB_ALL_FINITE)
+    lanes = _post_two(Fb, FO, Ib, IO, JOB_ALL_FINITE, slot, n)
     all_finite_part(Fb, FO, Ib, IO, slot, n, U(0), U(lanes))
     _done(lanes)
     return all_finite_combined(Fb, FO, lanes)
@@ -238,10 +240,11 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
 #: the plain functions above the global kernel calls (built with the kernels)
-DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _done, kkt_matvec_leader,
+DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
                     hess_values_leader, refine_residual_leader, refine_update_leader,
-                    aty_leader, all_finite_leader, _dispatch, team_worker, team_start, team_finish)
+                    aty_leader, all_finite_leader, _dispatch, team_worker, team_start,
+                    team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
-INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _done, team_start,
-                                  team_finish)}
+INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _done,
+                                  team_start, team_finish)}
