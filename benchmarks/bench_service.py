@@ -16,15 +16,10 @@ that two checkouts can be interleaved on a noisy machine.
 ``--threads T``: each batch's kernel calls on T threads (``solve_batch``'s ``threads``;
 default every core) -- with T = 1 each worker solves its batches on its own thread alone.
 
-``--python-cpus 0-1``: the process's Python threads (the clients, the service's worker,
-this one) on those cores, the kernel's native threads on the others: the kernel's thread
-pool is started first, from this thread with its affinity set to the other cores (a
-thread starts with its creator's affinity; Numba's 'workqueue' layer, whose pool is one
-per process), then this thread moves to the given cores before any client or service
-thread exists.  Hand-offs of the GIL between threads on few
-cores cost less than between threads spread over many (raw gpu_2026-12-06_session52_h100,
-s52d: the kernel stubbed, 22k requests/s on two cores of the H100 host, 11.5-11.9k on
-all sixteen).  Pass ``--threads`` with it (the default counts the Python threads' cores).
+``--python-cpus 0``: the process's Python threads (the clients, the service's worker,
+this one) on those cores, the kernel's native threads on the others
+(:func:`caspar_backend.batch.placement.split_cores`, called before any client or service
+thread exists; ``--threads`` then defaults to one per kernel core).
 """
 
 from __future__ import annotations
@@ -56,50 +51,6 @@ def stub_of(P, params):
     return stub
 
 
-def cores_of(spec: str) -> set:
-    """The cores of a list like ``0-1,4`` (taskset's form)."""
-    out = set()
-    for part in spec.split(","):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-
-
-def split_cores(python: set) -> None:
-    """The kernel's native threads on this process's cores but ``python``, then this
-    thread (and every thread it starts after) on ``python`` (module doc)."""
-    import numba
-
-    from caspar_backend.compiled.kernels.solve_many import solve_rows_parallel  # noqa: F401
-
-    every = os.sched_getaffinity(0)
-    # Numba's 'workqueue' layer: one pool for the process, its threads started here.
-    # OpenMP's teams belong to the thread that opens a parallel region, so the service's
-    # worker would start its own, on the Python cores (seen on the VM: its threads'
-    # affinity was the worker's, the pool started here idle)
-    numba.config.THREADING_LAYER = "workqueue"
-    if not python < every:
-        raise SystemExit(f"--python-cpus {sorted(python)} must be a proper subset of this "
-                         f"process's cores {sorted(every)}")
-    os.sched_setaffinity(0, every - python)
-    _start_pool(numba.config.NUMBA_NUM_THREADS)
-    os.sched_setaffinity(0, python)
-
-
-def _start_pool(threads: int) -> None:
-    """Run a parallel loop on ``threads`` threads: the threading layer starts its pool
-    (OpenMP and TBB start their threads at the first parallel region)."""
-    import numba
-
-    @numba.njit(parallel=True)
-    def touch(a):
-        for i in numba.prange(a.size):
-            a[i] = i
-
-    numba.set_num_threads(threads)
-    touch(np.zeros(64 * threads))
-
-
 def main(argv=None) -> None:
     from benchmarks import batch_measure as bm
     from benchmarks.bench_batch import ik_workload
@@ -117,7 +68,9 @@ def main(argv=None) -> None:
                     help="cores of the Python threads, e.g. 0-1 (the kernel's: the rest)")
     a = ap.parse_args(argv)
     if a.python_cpus:
-        split_cores(cores_of(a.python_cpus))
+        from caspar_backend.batch.placement import split_cores
+
+        split_cores(a.python_cpus)
     work = ik_workload(a.requests, seed=2)
     P, _ = bm.compile_caspar(ik_workload(2), "cpu")
     single = None

@@ -59,6 +59,7 @@ _LAZY = {
     "check_derivatives": ("caspar_backend.derivative_check", "check_derivatives"),
     "solve_nlp": ("caspar_backend.solver", "solve_nlp"),
     "SolverService": ("caspar_backend.batch.service", "SolverService"),
+    "split_cores": ("caspar_backend.batch.placement", "split_cores"),
     "LeastSquaresProblem": ("caspar_backend.lsq.problem", "LeastSquaresProblem"),
 }
 

@@ -36,7 +36,9 @@ and on a GPU (where a batch is a single launch using the whole device).  A batch
 kernel calls run on :func:`default_kernel_threads` threads (half the cores, at least two)
 unless the options give ``threads``.  The batch size is governed by ``max_wait`` rather than
 by the number of workers: an idle worker still waits for its oldest request's ``t_0 +
-max_wait``.
+max_wait``.  On a many-core host the process's Python threads (clients and worker) answer
+more requests kept on one core, with the kernel's threads on the others:
+:func:`.placement.split_cores`, called once at the program's start.
 
 Failure rules:
 
@@ -243,9 +245,13 @@ def default_kernel_threads() -> int:
     host's 16 cores (64 clients, IK, max_wait 2 ms; raw gpu_2026-12-05_session38)
     8 threads gave 11.0-11.4k solves/s with p99 9.0-9.1 ms, 4 threads 10.5-11.2k /
     8.6-8.9 ms, all 16 9.9k / 10.3 ms; on the 2-core VM both cores 12.9-13.2k / 5.6-6.5 ms,
-    one core 8.5k / 49 ms."""
+    one core 8.5k / 49 ms.  After :func:`.placement.split_cores`: one per kernel core."""
     from ..compiled.cores import usable_cores
+    from .placement import current_split
 
+    split = current_split()
+    if split is not None:
+        return split.kernel_threads
     cores = usable_cores()
     return min(cores, max(2, cores // 2))
 
