@@ -86,20 +86,23 @@ def split_cores(python_cpus) -> CoreSplit:
     """Put this process's Python threads on ``python_cpus`` and the CPU kernel's threads
     on its other cores (module doc).  ``python_cpus``: a non-empty proper subset of the
     cores this process may run on (:func:`cores_of`'s forms).  Raises OptionError for
-    another set, and CasparError once Numba's threading layer has started (a batch or
-    parallel kernel already ran) -- its pool cannot be moved."""
+    another set, and CasparError when it ran already or once Numba's threading layer has
+    started (a batch or parallel kernel already ran) -- its pool cannot be moved."""
     global _split
     import numba
 
-    layer = _started_layer()
-    if layer is not None:
-        raise CasparError(f"split_cores must run before the first parallel kernel call: "
-                          f"Numba's {layer!r} threading layer has started its threads")
+    if _split is not None:
+        raise CasparError(f"split_cores ran already in this process: Python on cores "
+                          f"{sorted(_split.python)}, the kernel on {sorted(_split.kernel)}")
     every = frozenset(os.sched_getaffinity(0))
     python = cores_of(python_cpus)
     if not python or not python < every:
         raise OptionError(f"python_cpus {sorted(python)} must be a non-empty proper "
                           f"subset of this process's cores {sorted(every)}")
+    layer = _started_layer()
+    if layer is not None:
+        raise CasparError(f"split_cores must run before the first parallel kernel call: "
+                          f"Numba's {layer!r} threading layer has started its threads")
     numba.config.THREADING_LAYER = "workqueue"
     kernel = every - python
     os.sched_setaffinity(0, kernel)

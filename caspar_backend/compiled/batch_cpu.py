@@ -6,8 +6,9 @@ thread, not per instance).
 
 Threads: the instances are cut into calls (:func:`chunking`), run one after the other by
 the calling thread; a call of more than MIN_CALL instances spreads them over ``threads``
-of Numba's native threads (:func:`.kernels.solve_many.solve_rows_parallel`; default one
-per core this process may run on, :func:`usable_cores`).  The GIL is released for the
+of Numba's native threads, each taking the next instance as it finishes one
+(:func:`.kernels.solve_many.solve_rows_shared`; default one per core this process may run
+on, :func:`usable_cores`).  The GIL is released for the
 whole call and no Python thread is woken to start one -- under a busy interpreter (a
 service's client threads) each such wake-up waited up to the switch interval.  The
 threading layer's rules are kept (:func:`_threads_for`): a child forked after GNU OpenMP
@@ -106,8 +107,9 @@ def _threads_for(threads: int, n: int) -> int:
 @contextlib.contextmanager
 def _kernel_on(threads: int):
     """A parallel call's context: ``threads`` of Numba's threads for this calling thread
-    (Numba's setting is per thread; restored after), instances handed out one at a time
-    (their iterations differ), the 'workqueue' layer's calls in turn."""
+    (Numba's setting is per thread; restored after), one loop index per chunk (the
+    kernel's loop runs once per thread and hands the instances out itself), the
+    'workqueue' layer's calls in turn."""
     global _parallel_pid
     import numba
 
@@ -160,7 +162,7 @@ def solve_group(problem, options, sub, stopped=lambda: False,
     now) for the whole group, as the lockstep path counts them: when one passes, every
     instance's stop slot is set (:mod:`.deadline`) and each ends at its next
     termination test, those of later calls at their first."""
-    from .kernels.solve_many import solve_rows, solve_rows_parallel  # (Numba: on first use)
+    from .kernels.solve_many import solve_rows, solve_rows_shared  # (Numba: on first use)
 
     if plan is None:
         opts, lay = resolve({**options, "print_level": 0})[0], group_layout(problem, sub)
@@ -189,8 +191,9 @@ def solve_group(problem, options, sub, stopped=lambda: False,
             if T == 1 or r.stop - r.start <= MIN_CALL:
                 solve_rows(*args)
             else:
-                with _kernel_on(min(T, r.stop - r.start)):
-                    solve_rows_parallel(*args)
+                n = min(T, r.stop - r.start)
+                with _kernel_on(n):
+                    solve_rows_shared(np.zeros(1, np.int64), n, *args)
     finally:
         deadline.unwatch(watch)
     capped = (code == STATUS_MAX_ITER) & (iters < max_iter)

@@ -387,7 +387,7 @@ def warmup():
     from numba import types
 
     from .cache import mark_ready
-    from .kernels.solve_many import solve_rows, solve_rows_parallel
+    from .kernels.solve_many import solve_rows, solve_rows_shared
     from .kernels.bunch_kaufman import bk_factor, bk_factor_rows, bk_solve, bk_solve_rows
     from .kernels.qdldl import ldl_factor, ldl_solve
     from .kernels.tape_eval import ev_first, ev_hess, ev_zeroth
@@ -402,7 +402,7 @@ def warmup():
     rows = (f1, i1, i1, i1, f2, i2, i1, i1, f2, i1, f2, f1, f2, f2, f2, f2, f2, f2, f2, i1,
             i1, f1)
     solve_rows.compile(rows)
-    solve_rows_parallel.compile(rows)
+    solve_rows_shared.compile((i1, types.int64) + rows)
     # the general path's tape evaluator (.tape_evaluator): Fb, FO, Ib, IO, outputs
     ev_zeroth.compile((f1, i1, i1, i1, f1))
     ev_first.compile((f1, i1, i1, i1, f1, f1))

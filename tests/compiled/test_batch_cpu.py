@@ -143,7 +143,7 @@ def test_medium_problem_solves_in_the_kernel(ik):
 
 
 def test_threads_do_not_change_a_bit(ik):
-    """Kernel calls spread over Numba's threads (solve_rows_parallel) give the answers of
+    """Kernel calls spread over Numba's threads (solve_rows_shared) give the answers of
     one thread solving every instance in turn, bit for bit."""
     T = np.array(arm_targets(120, seed=6))
     one = ik.solve_batch(x0=X0, p=T, print_level=0, threads=1)
@@ -346,3 +346,24 @@ def test_cpu_batch_time_limit_stops_every_instance(limit):
     assert took < 0.02 * (1 + int((~stopped).sum())) + 0.3
     full = problem.solve(d["x0"], print_level=0, **bounds)
     assert max(res.iterations) < full.iterations
+
+
+def test_fetch_add_hands_out_each_index_once():
+    """solve_rows_shared's counter: Numba's threads taking indices by fetch_add get each
+    of 0 .. n - 1 exactly once, and the counter ends at n plus one miss per thread."""
+    from numba import njit, prange
+
+    from caspar_backend.compiled.kernels.solve_many import fetch_add
+
+    @njit(parallel=True, nogil=True)
+    def take_all(counter, taken, threads):
+        for _ in prange(threads):
+            b = fetch_add(counter, 1)
+            while b < taken.shape[0]:
+                taken[b] += 1
+                b = fetch_add(counter, 1)
+
+    counter, taken = np.zeros(1, np.int64), np.zeros(50_000, np.int64)
+    take_all(counter, taken, 4)
+    assert (taken == 1).all()
+    assert counter[0] == taken.size + 4

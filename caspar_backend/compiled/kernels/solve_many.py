@@ -26,7 +26,9 @@ stop slot with the threads' (:mod:`caspar_backend.compiled.deadline`), so that a
 instance started later stops at its first test.  ``Hist`` (R, HIST_COLUMNS) is shared
 (R = 0: no history; a parallel call must pass it empty).
 """
-from numba import get_thread_id, prange
+from numba import get_thread_id, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ._jit import _f, kernel, parallel_kernel
 from .ipm import solve_instance
@@ -74,11 +76,44 @@ def solve_rows(Fb0, FO, Ib0, IO, Fbuf, Ibuf, ready, put, In, keep, Kept, O, X0, 
                      LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval)
 
 
+@intrinsic
+def fetch_add(typingctx, counter, value):
+    """``counter[0] += value`` as one atomic step (sequentially consistent, LLVM's
+    ``atomicrmw add``); returns ``counter[0]`` before it.  ``counter`` a 1-d int64 array,
+    ``value`` an integer."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64
+            and isinstance(value, types.Integer)):
+        return None
+    sig = types.int64(counter, value)
+
+    def codegen(context, builder, signature, args):
+        arr_t = signature.args[0]
+        arr = context.make_array(arr_t)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arr_t, arr,
+                                       [context.get_constant(types.intp, 0)])
+        v = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.atomic_rmw("add", ptr, v, "seq_cst")
+
+    return sig, codegen
+
+
 @parallel_kernel
-def solve_rows_parallel(Fb0, FO, Ib0, IO, Fbuf, Ibuf, ready, put, In, keep, Kept, O, X0,
-                        LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval):
-    """Instances b = 0 ... B - 1 on Numba's threads, each on its thread's workspace
-    (``Fbuf``, ``Ibuf`` and ``ready`` need a row per thread id: Numba's thread count)."""
-    for b in prange(code.shape[0]):
-        solve_pooled(b, get_thread_id(), Fb0, FO, Ib0, IO, Fbuf, Ibuf, ready, put, In,
-                     keep, Kept, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval)
+def solve_rows_shared(counter, threads, Fb0, FO, Ib0, IO, Fbuf, Ibuf, ready, put, In, keep,
+                      Kept, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval):
+    """Instances b = 0 ... B - 1 on Numba's threads, handed out one at a time: each
+    thread takes the next instance not yet taken (``counter[0]``, 0 on entry, advanced
+    by :func:`fetch_add`) whenever its last one is done, on its thread's workspace.  So a
+    call lasts about its instances' work spread evenly, or its longest instance --
+    not, as with a static share per thread, its slowest share (IK: 16 iterations an
+    instance on average, up to 68).  One loop index per thread of the call: ``threads``,
+    the call's Numba thread count (``numba.get_num_threads()`` inside a kernel would keep
+    it from Numba's cache); ``Fbuf``, ``Ibuf`` and ``ready`` need a row per Numba thread
+    id."""
+    B = code.shape[0]
+    for _ in prange(threads):
+        t = get_thread_id()
+        b = fetch_add(counter, 1)
+        while b < B:
+            solve_pooled(b, t, Fb0, FO, Ib0, IO, Fbuf, Ibuf, ready, put, In, keep, Kept, O,
+                         X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters, fval)
+            b = fetch_add(counter, 1)
