@@ -367,3 +367,20 @@ def test_fetch_add_hands_out_each_index_once():
     take_all(counter, taken, 4)
     assert (taken == 1).all()
     assert counter[0] == taken.size + 4
+
+
+def test_batch_reads_the_cpu_clock_only_for_a_cpu_limit(ik, monkeypatch):
+    """``time.process_time`` (the process's CPU clock, up to ms per read while a parallel
+    call's threads wind down) is not read by a CPU batch without a CPU limit -- neither
+    by solve_batch, the kernel's calls nor their deadline -- and is with one."""
+    import time
+
+    reads = []
+    clock = time.process_time
+    monkeypatch.setattr(time, "process_time", lambda: reads.append(1) or clock())
+    T = np.array(arm_targets(24, seed=9))
+    free = ik.solve_batch(x0=X0, p=T, print_level=0, threads=2)
+    assert set(free.path) == {"kernel"} and not reads
+    limited = ik.solve_batch(x0=X0, p=T, print_level=0, threads=2, max_cpu_time=100.0)
+    assert reads
+    np.testing.assert_array_equal(limited.iterations, free.iterations)
