@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..compiled.cores import threading_layer
 from ..errors import CasparError, OptionError
 
 #: the split made in this process (:func:`current_split`); None before :func:`split_cores`
@@ -99,7 +100,7 @@ def split_cores(python_cpus) -> CoreSplit:
     if not python or not python < every:
         raise OptionError(f"python_cpus {sorted(python)} must be a non-empty proper "
                           f"subset of this process's cores {sorted(every)}")
-    layer = _started_layer()
+    layer = threading_layer()
     if layer is not None:
         raise CasparError(f"split_cores must run before the first parallel kernel call: "
                           f"Numba's {layer!r} threading layer has started its threads")
@@ -119,16 +120,6 @@ def current_split() -> CoreSplit | None:
     return _split
 
 
-def _started_layer() -> str | None:
-    """Numba's threading layer if it has started, else None."""
-    import numba
-
-    try:
-        return numba.threading_layer()
-    except ValueError:
-        return None
-
-
 def _start_pool() -> None:
     """Launch Numba's threads (the layer's whole pool, NUMBA_NUM_THREADS of them) from
     this thread -- Numba's thread-count functions start the layer first -- and check
@@ -136,6 +127,6 @@ def _start_pool() -> None:
     import numba
 
     numba.get_num_threads()
-    layer = _started_layer()
+    layer = threading_layer()
     if layer != "workqueue":
         raise CasparError(f"Numba started its {layer!r} threading layer, not 'workqueue'")

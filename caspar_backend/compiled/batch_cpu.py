@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from . import deadline
-from .cores import usable_cores
+from .cores import threading_layer, usable_cores
 from .cuda.group import group_layout
 from .kernels.record import HIST_COLUMNS, OUT_SIZE
 from .kernels.slots import OPT_MAX_ITER
@@ -67,22 +67,12 @@ _parallel_pid: int | None = None
 _workqueue_lock = threading.Lock()
 
 
-def _layer() -> str | None:
-    """Numba's threading layer once chosen ('omp', 'tbb', 'workqueue'), else None."""
-    import numba
-
-    try:
-        return numba.threading_layer()
-    except ValueError:
-        return None
-
-
 def _forked_from_openmp() -> bool:
     """Whether this process is a child forked after its parent's OpenMP layer started
     (GNU OpenMP's threads do not survive a fork; Numba ends such a child with SIGTERM
     at its first parallel call)."""
     return (_parallel_pid is not None and _parallel_pid != os.getpid()
-            and _layer() == "omp")
+            and threading_layer() == "omp")
 
 
 def _thread_ids(threads: int) -> int:
@@ -113,7 +103,8 @@ def _kernel_on(threads: int):
     global _parallel_pid
     import numba
 
-    lock = _workqueue_lock if _layer() in (None, "workqueue") else contextlib.nullcontext()
+    serial = threading_layer() in (None, "workqueue")
+    lock = _workqueue_lock if serial else contextlib.nullcontext()
     before = numba.get_num_threads()
     with lock:
         numba.set_num_threads(threads)

@@ -1,5 +1,5 @@
 """The cores this process may run on (the CPU batch's threads, the time-limit watch's
-polling of the process's CPU time)."""
+polling of the process's CPU time), and the threading layer Numba's threads run under."""
 from __future__ import annotations
 
 import os
@@ -10,3 +10,13 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
+
+
+def threading_layer() -> str | None:
+    """Numba's threading layer once started ('omp', 'tbb', 'workqueue'), else None."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return None
