@@ -9,7 +9,7 @@ host, 16 cores, 64 clients, 10^4 IK requests, raw ``gpu_2026-12-06_session53_h10
 service's own Python (``solve_batch`` stubbed) answered 22.7-23.6k requests/s on all
 cores and 57.6-71.6k with the Python on one core; with the kernel, all cores gave
 13.0-16.2k solves/s (p99 5.6-8.5 ms) and the Python on one core with the kernel's threads
-on the other fifteen 18.6-22.3k (p99 3.9-5.6 ms) in most runs.
+on the other 8-15 cores 12.2-22.3k, half the runs at 20k or more (p99 <= 8.9 ms).
 
 :func:`split_cores` makes that split for the whole process, once, at its start:
 
