@@ -14,7 +14,11 @@ the wall seconds of the whole set:
   returns objectives only, so statuses and iterations stay unknown;
 * :func:`caspar_service` -- ``clients`` threads sending the instances as single requests
   to one :class:`~caspar_backend.batch.service.SolverService` (closed loop: each thread
-  waits for its answer before sending the next); latencies per request.
+  waits for its answer before sending the next); latencies per request;
+* :func:`caspar_service_split` -- the same in a fresh child process whose Python threads
+  share the cores given and whose CPU kernel runs on the others
+  (:func:`caspar_backend.batch.placement.split_cores`: it pins the whole process, so
+  not this one).
 
 :func:`compare` states how far two outcomes agree instance by instance.
 """
@@ -274,3 +278,40 @@ def caspar_service(P, work: Workload, device: str, tol: float, clients: int,
                                       else f", kernel threads={kernel_threads}")
              + "; "
              f"{stats.batches} batches"))
+
+
+def _service_in_child(make: tuple, tol: float, clients: int, max_batch_size: int,
+                      max_wait: float, workers, python_cpus: str) -> Outcome:
+    """:func:`caspar_service_split`'s child: split the cores first (before any kernel
+    starts Numba's threads), build the workload ``make`` = (module, function, args) and
+    its problem, warm the service on the first 2,000 instances, then measure."""
+    import importlib
+
+    from caspar_backend.batch.placement import split_cores
+
+    split = split_cores(python_cpus)
+    mod, fn, args = make
+    work = getattr(importlib.import_module(mod), fn)(*args)
+    P, _ = compile_caspar(work.head(2), "cpu")
+    caspar_service(P, work.head(min(2000, work.size)), "cpu", tol, clients, max_batch_size,
+                   max_wait, workers)
+    out = caspar_service(P, work, "cpu", tol, clients, max_batch_size, max_wait, workers)
+    k = split.kernel_threads
+    out.extra["note"] += (f"; Python on cores {sorted(split.python)}, the kernel on the "
+                          f"other {k} core{'s' if k > 1 else ''} (split_cores)")
+    return out
+
+
+def caspar_service_split(make: tuple, tol: float, clients: int, max_batch_size: int,
+                         max_wait: float, python_cpus: str, workers: int | None = None
+                         ) -> Outcome:
+    """:func:`caspar_service` on ``device='cpu'`` in a spawned child process whose
+    threads :func:`~caspar_backend.batch.placement.split_cores` puts on ``python_cpus``
+    (the Python: clients and worker) and the other cores (the kernel: a service's
+    default kernel threads, one per core); ``make`` = (module, function, args) builds
+    the :class:`Workload` there (the child compiles its own problem)."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_service_in_child, (make, tol, clients, max_batch_size, max_wait,
+                                              workers, python_cpus))

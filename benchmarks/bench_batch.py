@@ -22,7 +22,9 @@ Workloads (:mod:`benchmarks.batch_measure` measures them):
   to one ``SolverService(max_batch_size=--max-batch, max_wait=--max-wait,
   workers=--workers)`` (default: the service's, one worker) per device, and with
   ``--device cuda`` once more with ``device='auto'`` (small batches on the CPU kernel):
-  throughput and p50 / p99 latency.
+  throughput and p50 / p99 latency; with ``--service-python-cpus 0`` once more on the
+  CPU in a child process whose Python threads share core 0 and whose kernel runs on the
+  other cores (``caspar_backend.split_cores``).
 
 Every instance starts from the model's x0 with the same options (IPOPT's ``tol``,
 print_level 0).  Agreement is recorded per row against IPOPT called once per instance
@@ -178,6 +180,13 @@ def run(a, err=None) -> list:
             r = row("ik_service", "caspar_service", dev, out, service_ipopt, single)
             _say(r, err)
             rows.append(r)
+            if dev == "cpu" and a.service_python_cpus:
+                out = bm.caspar_service_split(
+                    ("benchmarks.bench_batch", "ik_workload", (a.requests, 2)), a.tol,
+                    a.clients, a.max_batch, a.max_wait, a.service_python_cpus, a.workers)
+                r = row("ik_service", "caspar_service", dev, out, service_ipopt, single)
+                _say(r, err)
+                rows.append(r)
             if dev == "cuda":
                 # the same service with device='auto': its batches below
                 # AUTO_GPU_MIN_PER_CORE instances per core on the CPU kernel
@@ -232,6 +241,9 @@ def parse(argv=None):
                     help="IK requests sent to the service (0: no service run)")
     ap.add_argument("--max-batch", type=int, default=1024, help="service max_batch_size")
     ap.add_argument("--max-wait", type=float, default=0.002, help="service max_wait (s)")
+    ap.add_argument("--service-python-cpus", default="",
+                    help="also the CPU service with its Python on these cores, e.g. 0 "
+                         "(split_cores, in a child process)")
     ap.add_argument("--workers", type=int, default=None,
                     help="service workers (default: the service's default for the device)")
     ap.add_argument("--map-threads", type=int, default=os.cpu_count() or 1,

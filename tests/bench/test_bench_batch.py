@@ -37,6 +37,22 @@ def test_crashing_map_is_recorded(monkeypatch):
     assert out.extra["note"] == f"failed: child exited with code {-signal.SIGKILL}"
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_service_split_runs_in_a_child_on_its_cores():
+    """caspar_service_split: the service measured in a spawned child whose Python shares
+    the first core (split_cores there; this process's threads stay as they were), the
+    answers those of IPOPT."""
+    first = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    out = bm.caspar_service_split(("benchmarks.bench_batch", "ik_workload", (12, 2)), 1e-8,
+                                  3, 1024, 0.002, str(first))
+    assert os.sched_getaffinity(0) == before
+    assert f"Python on cores [{first}]" in out.extra["note"]
+    assert out.solved == 12 and out.total_s > 0 and out.extra["p50_ms"] > 0
+    ref = bm.ipopt_sequential(ik_workload(12, 2), 1e-8)
+    assert bm.compare(out, ref)["status"] == 12 and bm.compare(out, ref)["df"] <= 1e-6
+
+
 def test_tiny_run_and_report(tmp_path, capsys):
     out = tmp_path / "results" / "batch" / "cpu"
     a = parse(["--quick", "--ik", "4", "--vdp", "2", "--vdp-N", "10", "--scaling", "1,3",
