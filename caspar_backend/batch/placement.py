@@ -95,6 +95,9 @@ def split_cores(python_cpus) -> CoreSplit:
     if _split is not None:
         raise CasparError(f"split_cores ran already in this process: Python on cores "
                           f"{sorted(_split.python)}, the kernel on {sorted(_split.kernel)}")
+    if not hasattr(os, "sched_setaffinity"):
+        raise CasparError("split_cores needs thread affinities (os.sched_setaffinity: "
+                          "Linux); this platform has none")
     every = frozenset(os.sched_getaffinity(0))
     python = cores_of(python_cpus)
     if not python or not python < every:
