@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 #: as slot names (float slots' views, '#F_...' a float slot's number, 'O' the option
 #: vector, numbers as written))
 PIECES = {
-    "nlp_zeroth": ("slack_nlp", ("F_W", "F_H")),
+    "nlp_zeroth": ("slack_nlp", ("#F_W", "#F_H")),
     "nlp_first": ("slack_nlp", ("F_W", "F_GRAD_W", "F_JV")),
     "nlp_hess": ("slack_nlp", ("F_W", "F_Y")),
     "kkt_build": ("kkt", ("O", 1e-8, 0.0, 0.0)),
@@ -59,9 +59,8 @@ PIECES = {
                               0.1)),
     "slacks": ("slack_nlp", ("F_W", "F_SL", "F_SU")),
     "aty": ("slack_nlp", ("#F_RHS_W",)),
-    "barrier_phi": ("quantities", ("O", 1.0, "F_W", 0.1, "F_SL_TRIAL", "F_SU_TRIAL",
-                                   "F_SCRATCH")),
-    "trial": ("linesearch", ("O", "F_W", 0.5, "F_DW", "F_W_TRIAL", "F_H_TRIAL", 0.1)),
+    "barrier_phi": ("quantities", ("O", 1.0, "#F_W", 0.1)),
+    "trial": ("linesearch", ("O", 0.5, "#F_DW", "#F_H_TRIAL", 0.1)),
 }
 
 

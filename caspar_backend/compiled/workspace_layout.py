@@ -221,7 +221,10 @@ class WorkspaceLayout:
             # a small K's dense Bunch-Kaufman factors (kernels/bunch_kaufman.py)
             **bk_float_sizes(N, sz["dense_bk"]),
             # a team job's scalar arguments, its lanes' partial results (kernels/team.py)
-            TEAM_ARGS=4, TEAM_PARTIALS=PARTIALS * MAX_LANES)
+            TEAM_ARGS=8, TEAM_PARTIALS=PARTIALS * MAX_LANES,
+            # the barrier function's terms at a point: log s_L, log s_U, the damped
+            # slacks (kernels/step_parts.py)
+            BARRIER_TERMS=2 * (nL + nU))
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

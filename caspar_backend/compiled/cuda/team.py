@@ -26,6 +26,11 @@ from numba import cuda
 
 from ..kernels._jit import U, _f, _i
 from ..kernels.check_parts import all_finite, all_finite_combined, all_finite_part
+from ..kernels.errors_parts import errors_combined, errors_terms, errors_terms_part
+from ..kernels.step_parts import (accept_step, accept_step_part, barrier_minima,
+                                  barrier_terms, barrier_terms_part, rows_finite,
+                                  trial_point, trial_point_part, zeroth_rows,
+                                  zeroth_rows_part)
 from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
 from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
 from ..kernels.refine_parts import (combined_norms, refine_residual, refine_residual_part,
@@ -34,10 +39,11 @@ from ..kernels.slack_nlp import aty, aty_one, aty_part
 from ..kernels.slots import F_TEAM_ARGS, I_TEAM
 from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
-from ..kernels.team import (JOB_ALL_FINITE, JOB_ATY, JOB_FIRST_VALUES, JOB_HESS_VALUES,
+from ..kernels.team import (JOB_ACCEPT_STEP, JOB_ALL_FINITE, JOB_ATY, JOB_BARRIER_TERMS,
+                            JOB_ERRORS_TERMS, JOB_FIRST_VALUES, JOB_HESS_VALUES,
                             JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL,
-                            JOB_REFINE_UPDATE, JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES,
-                            TEAM_STOP, team_sync)
+                            JOB_REFINE_UPDATE, JOB_TRIAL_POINT, JOB_ZEROTH_ROWS,
+                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -172,6 +178,65 @@ def all_finite_leader(Fb, FO, Ib, IO, slot, n):
     return all_finite_combined(Fb, FO, lanes)
 
 
+def errors_terms_leader(Fb, FO, Ib, IO, mu):
+    """:func:`..kernels.errors_parts.errors_terms` on the leader of a team (mu posted in
+    F_TEAM_ARGS); the lanes' partials combined after the job."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = mu
+    lanes = _post(Ib, IO, JOB_ERRORS_TERMS)
+    errors_terms_part(Fb, FO, Ib, IO, mu, U(0), U(lanes))
+    _done(lanes)
+    return errors_combined(Fb, FO, Ib, IO, lanes)
+
+
+def trial_point_leader(Fb, FO, Ib, IO, alpha, dw_slot):
+    """:func:`..kernels.step_parts.trial_point` on the leader of a team."""
+    lanes = _post_two(Fb, FO, Ib, IO, JOB_TRIAL_POINT, alpha, dw_slot)
+    trial_point_part(Fb, FO, Ib, IO, alpha, dw_slot, U(0), U(lanes))
+    _done(lanes)
+
+
+def zeroth_rows_leader(Fb, FO, Ib, IO, w_slot, h_slot, measures):
+    """:func:`..kernels.step_parts.zeroth_rows` on the leader of a team (the slots and
+    ``measures`` posted in F_TEAM_ARGS); the lanes' flags combined after the job."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[2] = measures
+    lanes = _post_two(Fb, FO, Ib, IO, JOB_ZEROTH_ROWS, w_slot, h_slot)
+    zeroth_rows_part(Fb, FO, Ib, IO, w_slot, h_slot, measures, U(0), U(lanes))
+    _done(lanes)
+    return rows_finite(Fb, FO, lanes) if measures == 1 else True
+
+
+def barrier_terms_leader(Fb, FO, Ib, IO, w_slot):
+    """:func:`..kernels.step_parts.barrier_terms` on the leader of a team; the lanes'
+    minima combined after the job."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = w_slot
+    lanes = _post(Ib, IO, JOB_BARRIER_TERMS)
+    barrier_terms_part(Fb, FO, Ib, IO, w_slot, U(0), U(lanes))
+    _done(lanes)
+    return barrier_minima(Fb, FO, lanes)
+
+
+def accept_step_leader(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_slot,
+                       dzu_slot, mu):
+    """:func:`..kernels.step_parts.accept_step` on the leader of a team (its scalars
+    posted in F_TEAM_ARGS, the slot numbers exact in floats)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        args[0] = alpha
+        args[1] = alpha_z
+        args[2] = h_slot
+        args[3] = dy_slot
+        args[4] = dzl_slot
+        args[5] = dzu_slot
+        args[6] = mu
+    lanes = _post(Ib, IO, JOB_ACCEPT_STEP)
+    accept_step_part(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_slot, dzu_slot,
+                     mu, U(0), U(lanes))
+    _done(lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -196,6 +261,22 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     elif job == JOB_ALL_FINITE:
         args = _f(Fb, FO, F_TEAM_ARGS)
         all_finite_part(Fb, FO, Ib, IO, int(args[0]), int(args[1]), U(lane), U(lanes))
+    elif job == JOB_ERRORS_TERMS:
+        errors_terms_part(Fb, FO, Ib, IO, _f(Fb, FO, F_TEAM_ARGS)[0], U(lane), U(lanes))
+    elif job == JOB_TRIAL_POINT:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        trial_point_part(Fb, FO, Ib, IO, args[0], int(args[1]), U(lane), U(lanes))
+    elif job == JOB_ZEROTH_ROWS:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        zeroth_rows_part(Fb, FO, Ib, IO, int(args[0]), int(args[1]), int(args[2]), U(lane),
+                         U(lanes))
+    elif job == JOB_BARRIER_TERMS:
+        barrier_terms_part(Fb, FO, Ib, IO, int(_f(Fb, FO, F_TEAM_ARGS)[0]), U(lane),
+                           U(lanes))
+    elif job == JOB_ACCEPT_STEP:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        accept_step_part(Fb, FO, Ib, IO, O, args[0], args[1], int(args[2]), int(args[3]),
+                         int(args[4]), int(args[5]), args[6], U(lane), U(lanes))
 
 
 def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
@@ -235,7 +316,12 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            refine_residual: (JOB_REFINE_RESIDUAL, refine_residual_leader),
            refine_update: (JOB_REFINE_UPDATE, refine_update_leader),
            aty: (JOB_ATY, aty_leader),
-           all_finite: (JOB_ALL_FINITE, all_finite_leader)}
+           all_finite: (JOB_ALL_FINITE, all_finite_leader),
+           errors_terms: (JOB_ERRORS_TERMS, errors_terms_leader),
+           trial_point: (JOB_TRIAL_POINT, trial_point_leader),
+           zeroth_rows: (JOB_ZEROTH_ROWS, zeroth_rows_leader),
+           barrier_terms: (JOB_BARRIER_TERMS, barrier_terms_leader),
+           accept_step: (JOB_ACCEPT_STEP, accept_step_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
@@ -243,8 +329,9 @@ REPLACED = {team_sync: team_sync_cuda,
 DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
                     hess_values_leader, refine_residual_leader, refine_update_leader,
-                    aty_leader, all_finite_leader, _dispatch, team_worker, team_start,
-                    team_finish)
+                    aty_leader, all_finite_leader, errors_terms_leader, trial_point_leader,
+                    zeroth_rows_leader, barrier_terms_leader, accept_step_leader,
+                    _dispatch, team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _done,
                                   team_start, team_finish)}

@@ -120,7 +120,6 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
     gphi = _f(Fb, FO, F_GRAD_PHI)
     rhs_w = _f(Fb, FO, F_RHS_W)
     rhs_c = _f(Fb, FO, F_RHS_C)
-    wt = _f(Fb, FO, F_W_TRIAL)
     ht = _f(Fb, FO, F_H_TRIAL)
     c_soc = _f(Fb, FO, F_C_SOC)
     dws = _f(Fb, FO, F_DW_SOC)
@@ -249,7 +248,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             rel = v if i == 0 else nmax(rel, v)
         theta = sum_abs(H, m, tmp)
         d_norm = amax_abs(dW, nw)
-        phi, safe = barrier_phi(Fb, FO, Ib, IO, O, Fa[0], W, mu, _f(Fb, FO, F_SL_TRIAL), _f(Fb, FO, F_SU_TRIAL), tmp)
+        phi, safe = barrier_phi(Fb, FO, Ib, IO, O, Fa[0], F_W, mu)
         if safe:
             status = -8
             break
@@ -274,7 +273,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         tiny_last = (int(LS[4]) & 2) == 2
         LS[4] = 0.0
         if tiny:
-            f_t, ok, _t, _p, _s = trial(Fb, FO, Ib, IO, O, W, ap, dW, wt, ht, mu)
+            f_t, ok, _t, _p, _s = trial(Fb, FO, Ib, IO, O, ap, F_DW, F_H_TRIAL, mu)
             n_obj += 1
             n_cons += 1
             n_invalid += 0 if ok else 1
@@ -283,7 +282,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             latch = 2.0 if amax_abs(dY, m) < O[OPT_TINY_STEP_Y_TOL] else 0.0
             LS[4] = latch
             if ok:
-                accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                accept(Fb, FO, Ib, IO, O, ap, ad, f_t, F_H_TRIAL, F_DY, F_DZL, F_DZU, mu)
                 alpha_pr, alpha_du, n_ls = ap, ad, 0
                 tag = TAG_TINY if tiny_last else TAG_NONE
                 LS[3] = 0.0
@@ -320,7 +319,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                 if not ((amin <= alpha and alpha > 0.0 and ntr < last) or ntr == first):
                     break
                 ntr += 1
-                f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu)
+                f_t, ok, theta_t, phi_t, safe_t = trial(Fb, FO, Ib, IO, O, alpha, F_DW, F_H_TRIAL, mu)
                 n_obj += 1
                 n_cons += 1
                 n_invalid += 0 if ok else 1
@@ -335,7 +334,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                             if not filter_add(FT, (1 - G_THETA) * theta, phi - G_PHI * theta):
                                 ej = -20
                                 break
-                        accept(Fb, FO, Ib, IO, O, alpha, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+                        accept(Fb, FO, Ib, IO, O, alpha, ad, f_t, F_H_TRIAL, F_DY, F_DZL, F_DZU, mu)
                         alpha_pr, alpha_du, n_ls = alpha, ad, ntr
                         tag = TAG_F if kind == 1 else TAG_H
                         LS[3] = 0.0 if ntr == 1 else LS[3] + 1.0
@@ -357,7 +356,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                             break
                         a_soc = min(ftb_idx(sL, dws, iL, 1.0, tau),
                                     ftb_idx(sU, dws, iU, -1.0, tau))
-                        f2, ok2, theta2, phi2, safe2 = trial(Fb, FO, Ib, IO, O, W, a_soc, dws, wt, h2, mu)
+                        f2, ok2, theta2, phi2, safe2 = trial(Fb, FO, Ib, IO, O, a_soc, F_DW_SOC, F_H_SOC, mu)
                         n_obj += 1
                         n_cons += 1
                         n_invalid += 0 if ok2 else 1
@@ -375,7 +374,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                                                   phi - G_PHI * theta):
                                     ej = -20
                                     break
-                            accept(Fb, FO, Ib, IO, O, a_soc, az, wt, f2, h2, dys, dzL2, dzU2, mu)
+                            accept(Fb, FO, Ib, IO, O, a_soc, az, f2, F_H_SOC, F_DY_SOC, F_DZL_SOC, F_DZU_SOC, mu)
                             alpha_pr, alpha_du, n_ls = a_soc, az, ntr
                             tag = TAG_SOC_F if kind == 1 else TAG_SOC_H
                             done = True
@@ -403,7 +402,7 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
                 skip_first = True
                 continue
             # the rejected full step (still in wt, ht), taken unchecked, the filter as it is
-            accept(Fb, FO, Ib, IO, O, ap, ad, wt, f_t, ht, dY, dzL, dzU, mu)
+            accept(Fb, FO, Ib, IO, O, ap, ad, f_t, F_H_TRIAL, F_DY, F_DZL, F_DZU, mu)
             alpha_pr, alpha_du, n_ls, tag = ap, ad, 1, TAG_WATCHDOG
             moved = True
         if ej != 0:

@@ -8,9 +8,10 @@ import numpy as np
 from .constants import DELTA, EPS, ETA_PHI, G_PHI, G_THETA, S_PHI, S_THETA
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .pairwise import isfinite_all
-from .quantities import barrier_phi, sum_abs
-from .slack_nlp import nlp_zeroth, slacks
+from .pairwise import pairwise_sum
+from .quantities import barrier_phi
+from .step_parts import accept_step, trial_point, zeroth_rows
+from .tape_eval import eval_zeroth
 
 
 # The filter FT (2K,): FT[k] is entry k's theta, FT[K + k] its phi (1-D: a 2-D view
@@ -111,44 +112,27 @@ def bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU):
 
 
 @kernel
-def accept(Fb, FO, Ib, IO, O, alpha, alpha_z, wt, f_t, h_t, dY, dzL, dzU, mu):
-    SI = _i(Ib, IO, I_SIZES)
-    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
-    W = _f(Fb, FO, F_W)
-    Y = _f(Fb, FO, F_Y)
-    ZL = _f(Fb, FO, F_ZL)
-    ZU = _f(Fb, FO, F_ZU)
-    H = _f(Fb, FO, F_H)
-    for i in range(nw):
-        W[i] = wt[i]
+def accept(Fb, FO, Ib, IO, O, alpha, alpha_z, f_t, h_slot, dy_slot, dzl_slot, dzu_slot, mu):
+    """The trial point (slot F_W_TRIAL, f ``f_t``, h in float slot ``h_slot``) becomes
+    the iterate, the multipliers step by ``alpha`` (y, direction in ``dy_slot``) and
+    ``alpha_z`` (z_L, z_U, directions in ``dzl_slot``, ``dzu_slot``), the slacks follow,
+    the bound multipliers kept near mu / s (:func:`.step_parts.accept_step`, a team
+    job)."""
     _f(Fb, FO, F_F_CUR)[0] = f_t
-    for i in range(m):
-        H[i] = h_t[i]
-        Y[i] = Y[i] + alpha * dY[i]
-    for k in range(nL):
-        ZL[k] = ZL[k] + alpha_z * dzL[k]
-    for k in range(nU):
-        ZU[k] = ZU[k] + alpha_z * dzU[k]
-    sL, sU = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU)
-    slacks(Fb, FO, Ib, IO, W, sL, sU)
-    ks = O[OPT_KAPPA_SIGMA]
-    if ks < 1.0:            # IPOPT: no correction of the bound multipliers below 1
-        return
-    for k in range(nL):
-        ZL[k] = min(max(ZL[k], mu / (ks * sL[k])), ks * mu / sL[k])
-    for k in range(nU):
-        ZU[k] = min(max(ZU[k], mu / (ks * sU[k])), ks * mu / sU[k])
+    accept_step(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_slot, dzu_slot, mu)
 
 
 @kernel
-def trial(Fb, FO, Ib, IO, O, W, alpha, dW, wt, ht, mu):
-    """(f, ok, theta, phi, safe) at wt = W + alpha dW."""
-    SI = _i(Ib, IO, I_SIZES)
-    nw, m = SI[SZ_NW], SI[SZ_M]
-    for i in range(nw):
-        wt[i] = W[i] + alpha * dW[i]
-    f = nlp_zeroth(Fb, FO, Ib, IO, wt, ht)
-    ok = math.isfinite(f) and isfinite_all(ht, m)
-    theta = sum_abs(ht, m, _f(Fb, FO, F_SCRATCH))
-    phi, safe = barrier_phi(Fb, FO, Ib, IO, O, f, wt, mu, _f(Fb, FO, F_SL_TRIAL), _f(Fb, FO, F_SU_TRIAL), _f(Fb, FO, F_SCRATCH))
+def trial(Fb, FO, Ib, IO, O, alpha, dw_slot, h_slot, mu):
+    """(f, ok, theta, phi, safe) at w_t = w + alpha d_w (F_W_TRIAL; d_w in float slot
+    ``dw_slot``), h there into float slot ``h_slot``: the point and the rows are team
+    jobs (:mod:`.step_parts`), theta the pairwise sum of |h| they leave in F_SCRATCH."""
+    m = _i(Ib, IO, I_SIZES)[SZ_M]
+    trial_point(Fb, FO, Ib, IO, alpha, dw_slot)
+    f = eval_zeroth(Fb, FO, Ib, IO)
+    finite = zeroth_rows(Fb, FO, Ib, IO, F_W_TRIAL, h_slot, 1)
+    f = _f(Fb, FO, F_OBJ_SCALE)[0] * f
+    ok = math.isfinite(f) and finite
+    theta = pairwise_sum(_f(Fb, FO, F_SCRATCH), 0, m)
+    phi, safe = barrier_phi(Fb, FO, Ib, IO, O, f, F_W_TRIAL, mu)
     return f, ok, theta, phi, safe

@@ -16,6 +16,7 @@ from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .tape_eval import eval_first, eval_zeroth, hess_values
 from .team import lane_share
+from .step_parts import zeroth_rows
 
 
 @kernel
@@ -33,21 +34,13 @@ def set_x(Fb, FO, Ib, IO, W):
 
 
 @kernel
-def nlp_zeroth(Fb, FO, Ib, IO, W, H):
-    """f (returned) and h at W (batch/nlp.py zeroth)."""
-    SI = _i(Ib, IO, I_SIZES)
-    nx, ns, m = SI[SZ_NX], SI[SZ_NS], SI[SZ_M]
-    set_x(Fb, FO, Ib, IO, W)
-    g = _f(Fb, FO, F_G)
+def nlp_zeroth(Fb, FO, Ib, IO, w_slot, h_slot):
+    """f (returned) and h (float slot ``h_slot``) at the w of float slot ``w_slot``
+    (batch/nlp.py zeroth; the rows: :func:`.step_parts.zeroth_rows`, a team job)."""
+    set_x(Fb, FO, Ib, IO, _f(Fb, FO, w_slot))
     f = eval_zeroth(Fb, FO, Ib, IO)
-    df, dc, goff = _f(Fb, FO, F_OBJ_SCALE)[0], _f(Fb, FO, F_CON_SCALE), _f(Fb, FO, F_G_OFFSET)
-    for i in range(m):
-        H[i] = dc[i] * (g[i] - goff[i])
-    sr = _i(Ib, IO, I_SLACK_ROWS)
-    for k in range(ns):
-        r = U(sr[k])
-        H[r] = H[r] - W[nx + k]
-    return df * f
+    zeroth_rows(Fb, FO, Ib, IO, w_slot, h_slot, 0)
+    return _f(Fb, FO, F_OBJ_SCALE)[0] * f
 
 
 @kernel

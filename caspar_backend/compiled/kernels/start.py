@@ -36,9 +36,9 @@ def warm_primal(Fb, FO, Ib, IO, O, W, H, Fa):
     if ns == 0:
         for j in range(nx):
             W[j] = push_entry(W[j], wL[j], wU[j], push, frac)
-        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
+        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, F_W, F_H)
         return 1, 1
-    f0 = nlp_zeroth(Fb, FO, Ib, IO, W, H)          # h(x0, 0): d(x0) on the slack rows
+    f0 = nlp_zeroth(Fb, FO, Ib, IO, F_W, F_H)          # h(x0, 0): d(x0) on the slack rows
     moved = False
     for j in range(nx):
         v = push_entry(W[j], wL[j], wU[j], push, frac)
@@ -49,7 +49,7 @@ def warm_primal(Fb, FO, Ib, IO, O, W, H, Fa):
         j = nx + k
         W[j] = push_entry(H[sr[k]], wL[j], wU[j], spush, sfrac)
     if moved:
-        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
+        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, F_W, F_H)
         return 1, 2
     for k in range(ns):
         H[sr[k]] = H[sr[k]] - W[nx + k]
@@ -123,7 +123,7 @@ def start_iterate(Fb, FO, Ib, IO, O):
     else:
         for j in range(nx):
             W[j] = push_entry(W[j], wL[j], wU[j], O[OPT_BOUND_PUSH], O[OPT_BOUND_FRAC])
-        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, H)
+        Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, F_W, F_H)
         n_obj, n_cons = 1, 1
         for k in range(ns):
             j = nx + k

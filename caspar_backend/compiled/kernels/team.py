@@ -36,9 +36,14 @@ JOB_REFINE_RESIDUAL = 6
 JOB_REFINE_UPDATE = 7
 JOB_ATY = 8
 JOB_ALL_FINITE = 9
+JOB_ERRORS_TERMS = 10
+JOB_TRIAL_POINT = 11
+JOB_ZEROTH_ROWS = 12
+JOB_BARRIER_TERMS = 13
+JOB_ACCEPT_STEP = 14
 #: a part's partial results (a reduction's, combined by the leader): float slot
 #: F_TEAM_PARTIALS holds PARTIALS values per lane, lane l's at PARTIALS l ..
-PARTIALS = 3
+PARTIALS = 12
 #: the most lanes a team has (a warp)
 MAX_LANES = 32
 

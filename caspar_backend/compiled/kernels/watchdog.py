@@ -57,7 +57,7 @@ def watchdog_stop(Fb, FO, Ib, IO, W, Y, ZL, ZU, dW, dY, dzL, dzU, sL, sU, tau, t
     _copy(_f(Fb, FO, F_WD_DZL), dzL, nL)
     _copy(_f(Fb, FO, F_WD_DZU), dzU, nU)
     Fa = _f(Fb, FO, F_F_CUR)
-    Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, W, _f(Fb, FO, F_H))
+    Fa[0] = nlp_zeroth(Fb, FO, Ib, IO, F_W, F_H)
     nlp_first(Fb, FO, Ib, IO, W, _f(Fb, FO, F_GRAD_W), _f(Fb, FO, F_JV))
     WD = _f(Fb, FO, F_WD_STATE)
     WD[WD_ACTIVE] = 0.0
