@@ -223,8 +223,8 @@ class WorkspaceLayout:
             # a team job's scalar arguments, its lanes' partial results (kernels/team.py)
             TEAM_ARGS=8, TEAM_PARTIALS=PARTIALS * MAX_LANES,
             # the barrier function's terms at a point: log s_L, log s_U, the damped
-            # slacks (kernels/step_parts.py)
-            BARRIER_TERMS=2 * (nL + nU))
+            # slacks; a direction's |h| (kernels/step_parts.py)
+            BARRIER_TERMS=max(2 * (nL + nU), m))
 
     def new_workspace(self):
         """A float workspace for one solve in flight: the template's values (zeros but

@@ -28,9 +28,11 @@ from ..kernels._jit import U, _f, _i
 from ..kernels.check_parts import all_finite, all_finite_combined, all_finite_part
 from ..kernels.errors_parts import errors_combined, errors_terms, errors_terms_part
 from ..kernels.step_parts import (accept_step, accept_step_part, barrier_minima,
-                                  barrier_terms, barrier_terms_part, rows_finite,
-                                  trial_point, trial_point_part, zeroth_rows,
-                                  zeroth_rows_part)
+                                  barrier_terms, barrier_terms_part, newton_rhs,
+                                  newton_rhs_part, rows_finite, sigma_terms,
+                                  sigma_terms_part, step_measures, step_measures_combined,
+                                  step_measures_part, trial_point, trial_point_part,
+                                  zeroth_rows, zeroth_rows_part)
 from ..kernels.kkt import kkt_build, kkt_build_one, kkt_matvec, kkt_matvec_one
 from ..kernels.kkt_parts import kkt_build_part, kkt_matvec_part
 from ..kernels.refine_parts import (combined_norms, refine_residual, refine_residual_part,
@@ -41,8 +43,9 @@ from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
 from ..kernels.team import (JOB_ACCEPT_STEP, JOB_ALL_FINITE, JOB_ATY, JOB_BARRIER_TERMS,
                             JOB_ERRORS_TERMS, JOB_FIRST_VALUES, JOB_HESS_VALUES,
-                            JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_REFINE_RESIDUAL,
-                            JOB_REFINE_UPDATE, JOB_TRIAL_POINT, JOB_ZEROTH_ROWS,
+                            JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_NEWTON_RHS,
+                            JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE, JOB_SIGMA_TERMS,
+                            JOB_STEP_MEASURES, JOB_TRIAL_POINT, JOB_ZEROTH_ROWS,
                             JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
@@ -237,6 +240,32 @@ def accept_step_leader(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_s
     _done(lanes)
 
 
+def sigma_terms_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.step_parts.sigma_terms` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_SIGMA_TERMS)
+    sigma_terms_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def newton_rhs_leader(Fb, FO, Ib, IO, O, mu):
+    """:func:`..kernels.step_parts.newton_rhs` on the leader of a team (mu posted in
+    F_TEAM_ARGS)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = mu
+    lanes = _post(Ib, IO, JOB_NEWTON_RHS)
+    newton_rhs_part(Fb, FO, Ib, IO, O, mu, U(0), U(lanes))
+    _done(lanes)
+
+
+def step_measures_leader(Fb, FO, Ib, IO, mu, tau):
+    """:func:`..kernels.step_parts.step_measures` on the leader of a team (mu and tau
+    posted in F_TEAM_ARGS); the lanes' partials combined after the job."""
+    lanes = _post_two(Fb, FO, Ib, IO, JOB_STEP_MEASURES, mu, tau)
+    step_measures_part(Fb, FO, Ib, IO, mu, tau, U(0), U(lanes))
+    _done(lanes)
+    return step_measures_combined(Fb, FO, Ib, IO, lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -263,6 +292,13 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
         all_finite_part(Fb, FO, Ib, IO, int(args[0]), int(args[1]), U(lane), U(lanes))
     elif job == JOB_ERRORS_TERMS:
         errors_terms_part(Fb, FO, Ib, IO, _f(Fb, FO, F_TEAM_ARGS)[0], U(lane), U(lanes))
+    elif job == JOB_SIGMA_TERMS:
+        sigma_terms_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_NEWTON_RHS:
+        newton_rhs_part(Fb, FO, Ib, IO, O, _f(Fb, FO, F_TEAM_ARGS)[0], U(lane), U(lanes))
+    elif job == JOB_STEP_MEASURES:
+        args = _f(Fb, FO, F_TEAM_ARGS)
+        step_measures_part(Fb, FO, Ib, IO, args[0], args[1], U(lane), U(lanes))
     elif job == JOB_TRIAL_POINT:
         args = _f(Fb, FO, F_TEAM_ARGS)
         trial_point_part(Fb, FO, Ib, IO, args[0], int(args[1]), U(lane), U(lanes))
@@ -321,7 +357,10 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            trial_point: (JOB_TRIAL_POINT, trial_point_leader),
            zeroth_rows: (JOB_ZEROTH_ROWS, zeroth_rows_leader),
            barrier_terms: (JOB_BARRIER_TERMS, barrier_terms_leader),
-           accept_step: (JOB_ACCEPT_STEP, accept_step_leader)}
+           accept_step: (JOB_ACCEPT_STEP, accept_step_leader),
+           sigma_terms: (JOB_SIGMA_TERMS, sigma_terms_leader),
+           newton_rhs: (JOB_NEWTON_RHS, newton_rhs_leader),
+           step_measures: (JOB_STEP_MEASURES, step_measures_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
@@ -331,7 +370,8 @@ DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matv
                     hess_values_leader, refine_residual_leader, refine_update_leader,
                     aty_leader, all_finite_leader, errors_terms_leader, trial_point_leader,
                     zeroth_rows_leader, barrier_terms_leader, accept_step_leader,
-                    _dispatch, team_worker, team_start, team_finish)
+                    sigma_terms_leader, newton_rhs_leader, step_measures_leader, _dispatch,
+                    team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _done,
                                   team_start, team_finish)}

@@ -8,20 +8,21 @@ import numpy as np
 
 from .constants import (ALPHA_MIN_FRAC, DELTA, G_PHI, G_THETA, S_PHI, S_THETA,
                         STATUS_TINY_STEP, TINY, TINY_STEP_MAX_THETA)
-from ._jit import U, _f, _i, kernel
+from ._jit import _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .kkt import direction_fallbacks, factorize_ic, kkt_solve
 from .linesearch import accept, acceptable, bound_mult_steps, filter_add, filter_reset, trial
 from .pairwise import amax_abs, nmax, nmin, pairwise_sum
 from .check_parts import all_finite
-from .quantities import barrier_phi, errors, ftb, ftb_idx, sum_abs
+from .quantities import barrier_phi, errors, ftb, ftb_idx
 from .record import *  # noqa: F401,F403 (Out fields, step tags)
 from .history import history_row
 from .resume_state import R_CLEAN, R_START, load_state, save_state
 from .termination import GOES_ON, feasibility_multipliers, is_square, termination
 from .start import start_iterate
 from .slack_setup import slack_problem
-from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x, slacks
+from .slack_nlp import aty, fixed_multipliers, nlp_first, nlp_hess, set_x
+from .step_parts import newton_rhs, sigma_terms, step_measures
 from .tape_eval import eval_zeroth
 from .watchdog import watchdog_start, watchdog_stop
 
@@ -90,7 +91,6 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         n_grad += 1
         n_jac += 1 if m > 0 else 0
     df = df_a[0]
-    sigma = _f(Fb, FO, F_SIGMA)
     st = _f(Fb, FO, F_IC_STATE)          # the inertia correction's state (slots.IC_*)
     LS = _f(Fb, FO, F_LS_STATE)          # theta_min, theta_max, last_mu, shortened, tiny_step
     WD = _f(Fb, FO, F_WD_STATE)          # the watchdog's state (slots.WD_*)
@@ -186,31 +186,14 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if changed:
             filter_reset(FT, FI)
         # ------------------------------------------------------------ direction
-        slacks(Fb, FO, Ib, IO, W, sL, sU)
-        for i in range(nw):
-            sigma[i] = 0.0
-        for k in range(nL):
-            sigma[U(iL[k])] += ZL[k] / sL[k]
-        for k in range(nU):
-            sigma[U(iU[k])] += ZU[k] / sU[k]
+        sigma_terms(Fb, FO, Ib, IO)                 # (the slacks at w first)
         nlp_hess(Fb, FO, Ib, IO, W, Y)
         n_hess += 1
         if not all_finite(Fb, FO, Ib, IO, F_HV, SI[SZ_NH]):
             status = -2
             break
-        kd = O[OPT_KAPPA_D] * mu
-        dampL, dampU = _f(Fb, FO, F_DAMP_L), _f(Fb, FO, F_DAMP_U)
-        for i in range(nw):
-            gphi[i] = G[i]
-        for k in range(nL):
-            gphi[U(iL[k])] += -mu / sL[k] + kd * dampL[k]
-        for k in range(nU):
-            gphi[U(iU[k])] += mu / sU[k] + (-kd) * dampU[k]
         aty(Fb, FO, Ib, IO, F_RHS_W)                  # (rhs_w: that slot)
-        for i in range(nw):
-            rhs_w[i] = -(gphi[i] + rhs_w[i])
-        for i in range(m):
-            rhs_c[i] = -H[i]
+        newton_rhs(Fb, FO, Ib, IO, O, mu)             # grad phi, rhs_w, rhs_c
         # InertiaCorrector.begin_iteration: an eps raised for one iteration goes back
         if st[IC_EPS_RESTORE] >= 0.0:
             st[IC_EPS] = st[IC_EPS_RESTORE]
@@ -229,7 +212,9 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
         if not (all_finite(Fb, FO, Ib, IO, F_DW, nw) and all_finite(Fb, FO, Ib, IO, F_DY, m)):
             status = -7
             break
-        bound_mult_steps(Fb, FO, Ib, IO, dW, ZL, ZU, sL, sU, mu, dzL, dzU)
+        # d_z, the fractions to the boundary, the step sizes; gphi^T dw's terms in tmp,
+        # |h| in slot F_BARRIER_TERMS (a team job)
+        ap, ad, rel, d_norm = step_measures(Fb, FO, Ib, IO, mu, tau)
         # ------------------------------------------------------------ line search
         # (LineSearch.search; a change of mu resets the watchdog)
         if LS[2] != mu:
@@ -237,17 +222,8 @@ def solve_instance(Fb, FO, Ib, IO, O, x0, lbx, ubx, lbg, ubg, Hist, Out):
             WD[WD_ACTIVE] = 0.0
             WD[WD_TRIALS] = 0.0
         LS[2] = mu
-        ap = min(ftb_idx(sL, dW, iL, 1.0, tau), ftb_idx(sU, dW, iU, -1.0, tau))
-        ad = min(ftb(ZL, dzL, 1.0, tau, nL), ftb(ZU, dzU, 1.0, tau, nU))
-        for i in range(nw):
-            tmp[i] = gphi[i] * dW[i]
         gBD = pairwise_sum(tmp, 0, nw)
-        rel = 0.0
-        for i in range(nw):
-            v = abs(dW[i] / (1.0 + abs(W[i])))
-            rel = v if i == 0 else nmax(rel, v)
-        theta = sum_abs(H, m, tmp)
-        d_norm = amax_abs(dW, nw)
+        theta = pairwise_sum(_f(Fb, FO, F_BARRIER_TERMS), 0, m)
         phi, safe = barrier_phi(Fb, FO, Ib, IO, O, Fa[0], F_W, mu)
         if safe:
             status = -8

@@ -27,6 +27,8 @@ import numpy as np
 
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
+from .errors_parts import max_step
+from .pairwise import nmin
 from .team import PARTIALS, lane_share, team_sync
 
 #: partials of :func:`barrier_terms_part` and :func:`zeroth_rows_part`
@@ -244,3 +246,174 @@ def accept_step(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_slot, dz
     """:func:`accept_step_part` on one lane (the CUDA build's team launch splits it)."""
     accept_step_part(Fb, FO, Ib, IO, O, alpha, alpha_z, h_slot, dy_slot, dzl_slot, dzu_slot,
                      mu, U(0), U(1))
+
+
+@kernel
+def sigma_terms_part(Fb, FO, Ib, IO, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of the primal-dual barrier term's diagonal
+    ``sigma = P_L (z_L / s_L) + P_U (z_U / s_U)`` (slot F_SIGMA) with the slacks at w
+    (F_SL, F_SU) first; three phases (a variable may have both bounds)."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, nL, nU = SI[SZ_NW], SI[SZ_NL], SI[SZ_NU]
+    W, wL, wU = _f(Fb, FO, F_W), _f(Fb, FO, F_W_LOWER), _f(Fb, FO, F_W_UPPER)
+    sL, sU, sigma = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU), _f(Fb, FO, F_SIGMA)
+    ZL, ZU = _f(Fb, FO, F_ZL), _f(Fb, FO, F_ZU)
+    iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    l0, l1 = lane_share(nL, lane, lanes)
+    for k in range(U(l0), U(l1)):
+        j = U(iL[k])
+        sL[k] = W[j] - wL[j]
+    u0, u1 = lane_share(nU, lane, lanes)
+    for k in range(U(u0), U(u1)):
+        j = U(iU[k])
+        sU[k] = wU[j] - W[j]
+    s0, s1 = lane_share(nw, lane, lanes)
+    for i in range(U(s0), U(s1)):
+        sigma[i] = 0.0
+    team_sync(Ib, IO)
+    for k in range(U(l0), U(l1)):
+        sigma[U(iL[k])] += ZL[k] / sL[k]
+    team_sync(Ib, IO)
+    for k in range(U(u0), U(u1)):
+        sigma[U(iU[k])] += ZU[k] / sU[k]
+
+
+@kernel
+def sigma_terms(Fb, FO, Ib, IO):
+    """:func:`sigma_terms_part` on one lane (the CUDA build's team launch splits it)."""
+    sigma_terms_part(Fb, FO, Ib, IO, U(0), U(1))
+
+
+@kernel
+def newton_rhs_part(Fb, FO, Ib, IO, O, mu, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of the barrier gradient ``grad phi = G - mu /
+    s_L + kappa_d mu damp_L`` on the lower and ``+ mu / s_U - kappa_d mu damp_U`` on the
+    upper bounds (slot F_GRAD_PHI) and the Newton system's right-hand side ``r_w =
+    -(grad phi + J^T y)`` (J^T y already in F_RHS_W), ``r_c = -h`` (F_RHS_C)."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
+    G, gphi, H = _f(Fb, FO, F_GRAD_W), _f(Fb, FO, F_GRAD_PHI), _f(Fb, FO, F_H)
+    sL, sU = _f(Fb, FO, F_SL), _f(Fb, FO, F_SU)
+    dampL, dampU = _f(Fb, FO, F_DAMP_L), _f(Fb, FO, F_DAMP_U)
+    rhs_w, rhs_c = _f(Fb, FO, F_RHS_W), _f(Fb, FO, F_RHS_C)
+    iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    kd = O[OPT_KAPPA_D] * mu
+    s0, s1 = lane_share(nw, lane, lanes)
+    for i in range(U(s0), U(s1)):
+        gphi[i] = G[i]
+    team_sync(Ib, IO)
+    l0, l1 = lane_share(nL, lane, lanes)
+    for k in range(U(l0), U(l1)):
+        gphi[U(iL[k])] += -mu / sL[k] + kd * dampL[k]
+    team_sync(Ib, IO)
+    u0, u1 = lane_share(nU, lane, lanes)
+    for k in range(U(u0), U(u1)):
+        gphi[U(iU[k])] += mu / sU[k] + (-kd) * dampU[k]
+    team_sync(Ib, IO)
+    for i in range(U(s0), U(s1)):
+        rhs_w[i] = -(gphi[i] + rhs_w[i])
+    m0, m1 = lane_share(m, lane, lanes)
+    for i in range(U(m0), U(m1)):
+        rhs_c[i] = -H[i]
+
+
+@kernel
+def newton_rhs(Fb, FO, Ib, IO, O, mu):
+    """:func:`newton_rhs_part` on one lane (the CUDA build's team launch splits it)."""
+    newton_rhs_part(Fb, FO, Ib, IO, O, mu, U(0), U(1))
+
+
+#: partials of :func:`step_measures_part`
+STEP_AP_L = 0       # fraction to the boundary of s_L along P_L^T d_w
+STEP_AP_U = 1
+STEP_AD_L = 2       # of z_L along d_zL
+STEP_AD_U = 3
+STEP_REL = 4        # max |d_w,i / (1 + |w_i|)|
+STEP_DNORM = 5      # max |d_w,i|
+
+
+@kernel
+def step_measures_part(Fb, FO, Ib, IO, mu, tau, lane, lanes):
+    """Lane ``lane`` of ``lanes``'s share of a direction's measures (d_w in F_DW): the
+    bound multipliers' steps ``d_z = ((mu - z s) -+ z d_w) / s`` (F_DZL, F_DZU), the
+    fractions to the boundary (:func:`.quantities.ftb_idx`, :func:`.quantities.ftb`:
+    ``min over d < 0 of -tau s / d``) and the relative and absolute step sizes into
+    F_TEAM_PARTIALS (STEP_*), ``grad phi_i d_w,i`` into F_SCRATCH and ``|h_i|`` into
+    F_BARRIER_TERMS for the leader's pairwise sums."""
+    SI = _i(Ib, IO, I_SIZES)
+    nw, m, nL, nU = SI[SZ_NW], SI[SZ_M], SI[SZ_NL], SI[SZ_NU]
+    W, dW, gphi, H = _f(Fb, FO, F_W), _f(Fb, FO, F_DW), _f(Fb, FO, F_GRAD_PHI), _f(Fb, FO, F_H)
+    ZL, ZU, sL, sU = _f(Fb, FO, F_ZL), _f(Fb, FO, F_ZU), _f(Fb, FO, F_SL), _f(Fb, FO, F_SU)
+    dzL, dzU = _f(Fb, FO, F_DZL), _f(Fb, FO, F_DZU)
+    tmp, T = _f(Fb, FO, F_SCRATCH), _f(Fb, FO, F_BARRIER_TERMS)
+    iL, iU = _i(Ib, IO, I_LOWER_IDX), _i(Ib, IO, I_UPPER_IDX)
+    l0, l1 = lane_share(nL, lane, lanes)
+    apL, adL = np.inf, np.inf
+    for k in range(U(l0), U(l1)):
+        d = dW[U(iL[k])]
+        dzL[k] = ((mu - ZL[k] * sL[k]) - ZL[k] * d) / sL[k]
+        if 1.0 * d < 0.0:
+            apL = min_step(apL, (-tau * sL[k]) / (1.0 * d))
+        e = 1.0 * dzL[k]
+        if e < 0.0:
+            adL = min_step(adL, (-tau * ZL[k]) / e)
+    u0, u1 = lane_share(nU, lane, lanes)
+    apU, adU = np.inf, np.inf
+    for k in range(U(u0), U(u1)):
+        d = dW[U(iU[k])]
+        dzU[k] = ((mu - ZU[k] * sU[k]) + ZU[k] * d) / sU[k]
+        if -1.0 * d < 0.0:
+            apU = min_step(apU, (-tau * sU[k]) / (-1.0 * d))
+        e = 1.0 * dzU[k]
+        if e < 0.0:
+            adU = min_step(adU, (-tau * ZU[k]) / e)
+    s0, s1 = lane_share(nw, lane, lanes)
+    rel, dn = -np.inf, 0.0
+    for i in range(U(s0), U(s1)):
+        d = dW[i]
+        tmp[i] = gphi[i] * d
+        rel = max_step(rel, abs(d / (1.0 + abs(W[i]))))
+        dn = max_step(dn, abs(d))
+    m0, m1 = lane_share(m, lane, lanes)
+    for i in range(U(m0), U(m1)):
+        T[i] = abs(H[i])
+    P = _f(Fb, FO, F_TEAM_PARTIALS)
+    o = U(PARTIALS) * U(lane)
+    P[o + U(STEP_AP_L)] = apL
+    P[o + U(STEP_AP_U)] = apU
+    P[o + U(STEP_AD_L)] = adL
+    P[o + U(STEP_AD_U)] = adU
+    P[o + U(STEP_REL)] = rel
+    P[o + U(STEP_DNORM)] = dn
+
+
+@kernel
+def step_measures_combined(Fb, FO, Ib, IO, lanes):
+    """(alpha_primal, alpha_dual, rel, d_norm) from the lanes' partials: each fraction to
+    the boundary ``min(1, min)`` (:func:`.quantities.ftb`), the primal and dual ones the
+    smaller of their sides (``min`` as the one-pass code takes it), rel 0 without
+    variables."""
+    P = _f(Fb, FO, F_TEAM_PARTIALS)
+    apL, apU, adL, adU = np.inf, np.inf, np.inf, np.inf
+    rel, dn = -np.inf, 0.0
+    for lane in range(lanes):
+        o = PARTIALS * lane
+        apL = min_step(apL, P[o + STEP_AP_L])
+        apU = min_step(apU, P[o + STEP_AP_U])
+        adL = min_step(adL, P[o + STEP_AD_L])
+        adU = min_step(adU, P[o + STEP_AD_U])
+        rel = max_step(rel, P[o + STEP_REL])
+        dn = max_step(dn, P[o + STEP_DNORM])
+    ap = min(nmin(1.0, apL), nmin(1.0, apU))
+    ad = min(nmin(1.0, adL), nmin(1.0, adU))
+    if _i(Ib, IO, I_SIZES)[SZ_NW] == 0:
+        rel = 0.0
+    return ap, ad, rel, dn
+
+
+@kernel
+def step_measures(Fb, FO, Ib, IO, mu, tau):
+    """:func:`step_measures_part` on one lane, combined: (alpha_primal, alpha_dual, rel,
+    d_norm)."""
+    step_measures_part(Fb, FO, Ib, IO, mu, tau, U(0), U(1))
+    return step_measures_combined(Fb, FO, Ib, IO, 1)

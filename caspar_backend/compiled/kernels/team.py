@@ -41,6 +41,9 @@ JOB_TRIAL_POINT = 11
 JOB_ZEROTH_ROWS = 12
 JOB_BARRIER_TERMS = 13
 JOB_ACCEPT_STEP = 14
+JOB_SIGMA_TERMS = 15
+JOB_NEWTON_RHS = 16
+JOB_STEP_MEASURES = 17
 #: a part's partial results (a reduction's, combined by the leader): float slot
 #: F_TEAM_PARTIALS holds PARTIALS values per lane, lane l's at PARTIALS l ..
 PARTIALS = 12
