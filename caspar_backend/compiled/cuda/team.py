@@ -27,6 +27,10 @@ from numba import cuda
 from ..kernels._jit import U, _f, _i
 from ..kernels.check_parts import all_finite, all_finite_combined, all_finite_part
 from ..kernels.errors_parts import errors_combined, errors_terms, errors_terms_part
+from ..kernels.ldl_parts import (ldl_gather, ldl_gather_part, ldl_inertia,
+                                 ldl_inertia_combined, ldl_inertia_part, ldl_load,
+                                 ldl_load_part, ldl_scale, ldl_scale_part, ldl_scatter,
+                                 ldl_scatter_part)
 from ..kernels.step_parts import (accept_step, accept_step_part, barrier_minima,
                                   barrier_terms, barrier_terms_part, newton_rhs,
                                   newton_rhs_part, rows_finite, sigma_terms,
@@ -43,7 +47,9 @@ from ..kernels.tape_eval import (first_values, first_values_part, hess_values,
                                  hess_values_part, zeroth_values, zeroth_values_part)
 from ..kernels.team import (JOB_ACCEPT_STEP, JOB_ALL_FINITE, JOB_ATY, JOB_BARRIER_TERMS,
                             JOB_ERRORS_TERMS, JOB_FIRST_VALUES, JOB_HESS_VALUES,
-                            JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_NEWTON_RHS,
+                            JOB_KKT_BUILD, JOB_KKT_MATVEC, JOB_LDL_GATHER,
+                            JOB_LDL_INERTIA, JOB_LDL_LOAD, JOB_LDL_SCALE, JOB_LDL_SCATTER,
+                            JOB_NEWTON_RHS,
                             JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE, JOB_SIGMA_TERMS,
                             JOB_STEP_MEASURES, JOB_TRIAL_POINT, JOB_ZEROTH_ROWS,
                             JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
@@ -266,6 +272,49 @@ def step_measures_leader(Fb, FO, Ib, IO, mu, tau):
     return step_measures_combined(Fb, FO, Ib, IO, lanes)
 
 
+def ldl_load_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.ldl_parts.ldl_load` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_LDL_LOAD)
+    ldl_load_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def ldl_inertia_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.ldl_parts.ldl_inertia` on the leader of a team; the lanes'
+    counts summed after the job."""
+    lanes = _post(Ib, IO, JOB_LDL_INERTIA)
+    ldl_inertia_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+    return ldl_inertia_combined(Fb, FO, Ib, IO, lanes)
+
+
+def ldl_gather_leader(Fb, FO, Ib, IO, b_slot):
+    """:func:`..kernels.ldl_parts.ldl_gather` on the leader of a team (the slot posted
+    in F_TEAM_ARGS)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = b_slot
+    lanes = _post(Ib, IO, JOB_LDL_GATHER)
+    ldl_gather_part(Fb, FO, Ib, IO, b_slot, U(0), U(lanes))
+    _done(lanes)
+
+
+def ldl_scale_leader(Fb, FO, Ib, IO):
+    """:func:`..kernels.ldl_parts.ldl_scale` on the leader of a team."""
+    lanes = _post(Ib, IO, JOB_LDL_SCALE)
+    ldl_scale_part(Fb, FO, Ib, IO, U(0), U(lanes))
+    _done(lanes)
+
+
+def ldl_scatter_leader(Fb, FO, Ib, IO, x_slot):
+    """:func:`..kernels.ldl_parts.ldl_scatter` on the leader of a team (the slot posted
+    in F_TEAM_ARGS)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = x_slot
+    lanes = _post(Ib, IO, JOB_LDL_SCATTER)
+    ldl_scatter_part(Fb, FO, Ib, IO, x_slot, U(0), U(lanes))
+    _done(lanes)
+
+
 def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
     """A worker's share of ``job`` (every job of :data:`LEADERS`)."""
     if job == JOB_KKT_MATVEC:
@@ -292,6 +341,16 @@ def _dispatch(job, Fb, FO, Ib, IO, O, lane, lanes):
         all_finite_part(Fb, FO, Ib, IO, int(args[0]), int(args[1]), U(lane), U(lanes))
     elif job == JOB_ERRORS_TERMS:
         errors_terms_part(Fb, FO, Ib, IO, _f(Fb, FO, F_TEAM_ARGS)[0], U(lane), U(lanes))
+    elif job == JOB_LDL_LOAD:
+        ldl_load_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_LDL_INERTIA:
+        ldl_inertia_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_LDL_GATHER:
+        ldl_gather_part(Fb, FO, Ib, IO, int(_f(Fb, FO, F_TEAM_ARGS)[0]), U(lane), U(lanes))
+    elif job == JOB_LDL_SCALE:
+        ldl_scale_part(Fb, FO, Ib, IO, U(lane), U(lanes))
+    elif job == JOB_LDL_SCATTER:
+        ldl_scatter_part(Fb, FO, Ib, IO, int(_f(Fb, FO, F_TEAM_ARGS)[0]), U(lane), U(lanes))
     elif job == JOB_SIGMA_TERMS:
         sigma_terms_part(Fb, FO, Ib, IO, U(lane), U(lanes))
     elif job == JOB_NEWTON_RHS:
@@ -360,7 +419,12 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
            accept_step: (JOB_ACCEPT_STEP, accept_step_leader),
            sigma_terms: (JOB_SIGMA_TERMS, sigma_terms_leader),
            newton_rhs: (JOB_NEWTON_RHS, newton_rhs_leader),
-           step_measures: (JOB_STEP_MEASURES, step_measures_leader)}
+           step_measures: (JOB_STEP_MEASURES, step_measures_leader),
+           ldl_load: (JOB_LDL_LOAD, ldl_load_leader),
+           ldl_inertia: (JOB_LDL_INERTIA, ldl_inertia_leader),
+           ldl_gather: (JOB_LDL_GATHER, ldl_gather_leader),
+           ldl_scale: (JOB_LDL_SCALE, ldl_scale_leader),
+           ldl_scatter: (JOB_LDL_SCATTER, ldl_scatter_leader)}
 #: CPU kernel -> the function the CUDA build uses instead
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
@@ -370,7 +434,9 @@ DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matv
                     hess_values_leader, refine_residual_leader, refine_update_leader,
                     aty_leader, all_finite_leader, errors_terms_leader, trial_point_leader,
                     zeroth_rows_leader, barrier_terms_leader, accept_step_leader,
-                    sigma_terms_leader, newton_rhs_leader, step_measures_leader, _dispatch,
+                    sigma_terms_leader, newton_rhs_leader, step_measures_leader,
+                    ldl_load_leader, ldl_inertia_leader, ldl_gather_leader, ldl_scale_leader,
+                    ldl_scatter_leader, _dispatch,
                     team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
 INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _done,

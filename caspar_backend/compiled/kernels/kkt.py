@@ -13,26 +13,28 @@ from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .pairwise import amax_abs, nmax, nmin
 from .bunch_kaufman import bk_factor, bk_solve
 from .perturbation import _deg_finalize, _deg_singular, _next_delta_w
-from .qdldl import ldl_factor, ldl_solve
+from .ldl_parts import ldl_factor_shared, ldl_solve_shared
 from .refine_parts import NORMS_NONE, NORMS_RX, NORMS_RXB, refine_residual, refine_update
 
 
 @kernel
-def k_factor(Fb, FO, Ib, IO, K):
-    """K's factorization, ``(n_pos, n_neg, n_zero)``: dense Bunch-Kaufman for a small K
-    (size field SZ_DENSE_BK: :mod:`.bunch_kaufman`), else QDLDL's (:mod:`.qdldl`)."""
+def k_factor(Fb, FO, Ib, IO):
+    """The factorization of K's values (slot F_K_VALUES), ``(n_pos, n_neg, n_zero)``:
+    dense Bunch-Kaufman for a small K (size field SZ_DENSE_BK: :mod:`.bunch_kaufman`),
+    else QDLDL's (:mod:`.qdldl`, its independent loops team jobs: :mod:`.ldl_parts`)."""
     if _i(Ib, IO, I_SIZES)[SZ_DENSE_BK] != 0:
-        return bk_factor(Fb, FO, Ib, IO, K)
-    return ldl_factor(Fb, FO, Ib, IO, K)
+        return bk_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+    return ldl_factor_shared(Fb, FO, Ib, IO)
 
 
 @kernel
-def k_solve(Fb, FO, Ib, IO, b, x):
-    """x = K^{-1} b through :func:`k_factor`'s factors."""
+def k_solve(Fb, FO, Ib, IO, b_slot, x_slot):
+    """x = K^{-1} b through :func:`k_factor`'s factors (b, x float slots ``b_slot``,
+    ``x_slot``)."""
     if _i(Ib, IO, I_SIZES)[SZ_DENSE_BK] != 0:
-        bk_solve(Fb, FO, Ib, IO, b, x)
+        bk_solve(Fb, FO, Ib, IO, _f(Fb, FO, b_slot), _f(Fb, FO, x_slot))
     else:
-        ldl_solve(Fb, FO, Ib, IO, b, x)
+        ldl_solve_shared(Fb, FO, Ib, IO, b_slot, x_slot)
 
 
 @kernel
@@ -186,13 +188,11 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
     nw, m = SI[SZ_NW], SI[SZ_M]
     b = _f(Fb, FO, F_KKT_RHS)
     x = _f(Fb, FO, F_KKT_SOL)
-    res = _f(Fb, FO, F_KKT_RES)
-    corr = _f(Fb, FO, F_KKT_CORR)
     for i in range(nw):
         b[i] = rhs_w[i]
     for i in range(m):
         b[nw + i] = rhs_c[i]
-    k_solve(Fb, FO, Ib, IO, b, x)
+    k_solve(Fb, FO, Ib, IO, F_KKT_RHS, F_KKT_SOL)
     steps = int(O[OPT_MAX_REFINEMENT_STEPS])
     ratio = 0.0
     rho = 0.0
@@ -207,7 +207,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
             norms = NORMS_NONE if step == 0 else (NORMS_RXB if bnorm < 0.0 else NORMS_RX)
             rn_new, xn, bn = refine_residual(Fb, FO, Ib, IO, norms)
             if step == 0:
-                k_solve(Fb, FO, Ib, IO, res, corr)
+                k_solve(Fb, FO, Ib, IO, F_KKT_RES, F_KKT_CORR)
                 refine_update(Fb, FO, Ib, IO)
                 continue
             if bnorm < 0.0:
@@ -224,7 +224,7 @@ def kkt_solve(Fb, FO, Ib, IO, O, rhs_w, rhs_c, dw, dy):
             go = go and finite and not conv
             if step == steps or not go:
                 break
-            k_solve(Fb, FO, Ib, IO, res, corr)
+            k_solve(Fb, FO, Ib, IO, F_KKT_RES, F_KKT_CORR)
             refine_update(Fb, FO, Ib, IO)
         if static_term_option(O, SI) > 0.0 and not converged:
             ratio = rn / bnorm if bnorm > 0.0 else 0.0
@@ -256,7 +256,7 @@ def _factor_inertia(Fb, FO, Ib, IO, O, eps, delta_w, delta_c):
     its numbers of zero pivots and of negative eigenvalues."""
     SI = _i(Ib, IO, I_SIZES)
     kkt_build(Fb, FO, Ib, IO, O, eps, delta_w, delta_c)
-    npos, nneg, nzero = k_factor(Fb, FO, Ib, IO, _f(Fb, FO, F_K_VALUES))
+    npos, nneg, nzero = k_factor(Fb, FO, Ib, IO)
     return nzero == 0 and npos == SI[SZ_NW] and nneg == SI[SZ_M], nzero, nneg
 
 

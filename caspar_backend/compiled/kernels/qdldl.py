@@ -24,11 +24,39 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     walk of the elimination tree per row and its row indices are computed once per
     layout; the floating-point operations and their order are QDLDL's, so the factors
     are QDLDL's bit for bit."""
-    SI = _i(Ib, IO, I_SIZES)
-    n = SI[SZ_NKKT]
+    n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
+    cmap = _i(Ib, IO, I_C_MAP)
+    Cx = _f(Fb, FO, F_C_VALUES)
+    D = _f(Fb, FO, F_LDL_D)
+    yVals = _f(Fb, FO, F_LDL_YVALS)
+    for p in range(cmap.shape[0]):
+        Cx[U(cmap[p])] = K[p]
+    for i in range(n):
+        yVals[i] = 0.0
+        D[i] = 0.0
+    if not ldl_eliminate(Fb, FO, Ib, IO):
+        return 0, 0, n
+    npos = 0
+    nneg = 0
+    for i in range(n):
+        d = D[i]
+        if math.isfinite(d):
+            if d > 0.0:
+                npos += 1
+            elif d < 0.0:
+                nneg += 1
+    return npos, nneg, n - npos - nneg
+
+
+@kernel
+def ldl_eliminate(Fb, FO, Ib, IO):
+    """QDLDL's numeric elimination on the scattered values C (slot F_C_VALUES), with
+    F_LDL_YVALS and F_LDL_D zero on entry: L's values, D and 1/D; False at an exact zero
+    pivot, where QDLDL stops (:func:`ldl_factor`'s steps between the scatter and the
+    inertia count)."""
+    n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     Cp = _i(Ib, IO, I_C_INDPTR)
     Ci = _i(Ib, IO, I_C_INDICES)
-    cmap = _i(Ib, IO, I_C_MAP)
     Lp = _i(Ib, IO, I_L_INDPTR)
     Li = _i(Ib, IO, I_L_INDICES)
     Rp = _i(Ib, IO, I_LDL_ROW_PTR)
@@ -39,14 +67,9 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     D = _f(Fb, FO, F_LDL_D)
     Dinv = _f(Fb, FO, F_LDL_DINV)
     yVals = _f(Fb, FO, F_LDL_YVALS)
-    for p in range(cmap.shape[0]):
-        Cx[U(cmap[p])] = K[p]
-    for i in range(n):
-        yVals[i] = 0.0
-        D[i] = 0.0
     D[0] = Cx[0]
     if D[0] == 0.0:
-        return 0, 0, n
+        return False
     Dinv[0] = 1.0 / D[0]
     for k in range(1, n):
         for i in range(U(Cp[k]), U(Cp[k + 1])):
@@ -65,18 +88,9 @@ def ldl_factor(Fb, FO, Ib, IO, K):
             D[k] -= yv * Lx[tmp]
             yVals[cidx] = 0.0
         if D[k] == 0.0:
-            return 0, 0, n
+            return False
         Dinv[k] = 1.0 / D[k]
-    npos = 0
-    nneg = 0
-    for i in range(n):
-        d = D[i]
-        if math.isfinite(d):
-            if d > 0.0:
-                npos += 1
-            elif d < 0.0:
-                nneg += 1
-    return npos, nneg, n - npos - nneg
+    return True
 
 
 @kernel
@@ -88,30 +102,47 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
     j1 < j2 < ... : here each row gathers those terms in that order from L's row form
     (slots I_L_ROW_PTR/COL/POS), the same operations in the same order, with no store
     a later load has to wait for."""
-    SI = _i(Ib, IO, I_SIZES)
-    n = SI[SZ_NKKT]
-    perm, Lp = _i(Ib, IO, I_PERM), _i(Ib, IO, I_L_INDPTR)
-    Lx = _f(Fb, FO, F_L_VALUES)
+    n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
+    perm = _i(Ib, IO, I_PERM)
     Dinv = _f(Fb, FO, F_LDL_DINV)
-    Li = _i(Ib, IO, I_L_INDICES)
+    t = _f(Fb, FO, F_LDL_T)
+    for i in range(n):
+        t[i] = b[U(perm[i])]
+    ldl_forward(Fb, FO, Ib, IO)
+    for i in range(n):
+        t[i] *= Dinv[i]
+    ldl_backward(Fb, FO, Ib, IO)
+    for i in range(n):
+        x[U(perm[i])] = t[i]
+
+
+@kernel
+def ldl_forward(Fb, FO, Ib, IO):
+    """L t = t in place (slot F_LDL_T, the permuted right-hand side on entry): row i
+    gathers its terms in increasing column, QDLDL's order (:func:`ldl_solve`)."""
+    n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
+    Lx = _f(Fb, FO, F_L_VALUES)
     Rp, Rc, Rq = _i(Ib, IO, I_L_ROW_PTR), _i(Ib, IO, I_L_ROW_COL), _i(Ib, IO, I_L_ROW_POS)
     t = _f(Fb, FO, F_LDL_T)
     for i in range(n):
-        v = b[U(perm[i])]
+        v = t[i]
         for k in range(U(Rp[i]), U(Rp[i + 1])):
             v -= Lx[U(Rq[k])] * t[U(Rc[k])]
         t[i] = v
-    for i in range(n):
-        t[i] *= Dinv[i]
+
+
+@kernel
+def ldl_backward(Fb, FO, Ib, IO):
+    """L^T t = t in place (slot F_LDL_T), QDLDL's column order."""
+    n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
+    Lp, Li = _i(Ib, IO, I_L_INDPTR), _i(Ib, IO, I_L_INDICES)
+    Lx = _f(Fb, FO, F_L_VALUES)
+    t = _f(Fb, FO, F_LDL_T)
     for i in range(n - 1, -1, -1):
         v = t[i]
         for j in range(U(Lp[i]), U(Lp[i + 1])):
             v -= Lx[j] * t[U(Li[j])]
         t[i] = v
-    for i in range(n):
-        x[U(perm[i])] = t[i]
-
-
 
 
 @kernel

@@ -44,6 +44,11 @@ JOB_ACCEPT_STEP = 14
 JOB_SIGMA_TERMS = 15
 JOB_NEWTON_RHS = 16
 JOB_STEP_MEASURES = 17
+JOB_LDL_LOAD = 18
+JOB_LDL_INERTIA = 19
+JOB_LDL_GATHER = 20
+JOB_LDL_SCALE = 21
+JOB_LDL_SCATTER = 22
 #: a part's partial results (a reduction's, combined by the leader): float slot
 #: F_TEAM_PARTIALS holds PARTIALS values per lane, lane l's at PARTIALS l ..
 PARTIALS = 12
