@@ -19,7 +19,9 @@ import os
 
 import numpy as np
 
-CASES = ("ik", "ik_warm", "square", "hs071", "maratos", "fixed_variables")
+#: the last has a K of 60 rows, past the dense Bunch-Kaufman's 48: QDLDL's kernels (and their
+#: team jobs) run
+CASES = ("ik", "ik_warm", "square", "hs071", "maratos", "fixed_variables", "ring_inequalities")
 
 
 def _problem(case):
