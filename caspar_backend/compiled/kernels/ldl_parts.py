@@ -10,10 +10,8 @@ solutions are theirs bit for bit; the counts are integers (exact in any order).
 Slots: K's values F_K_VALUES, C's F_C_VALUES (through I_C_MAP), D F_LDL_D, 1/D
 F_LDL_DINV, the elimination's row F_LDL_YVALS, the permuted right-hand side F_LDL_T.
 """
-import math
-
 from ._jit import U, _f, _i, kernel
-from .qdldl import ldl_backward, ldl_eliminate, ldl_forward
+from .qdldl import inertia_counts, ldl_backward, ldl_eliminate, ldl_forward
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .team import PARTIALS, lane_share
 
@@ -52,15 +50,7 @@ def ldl_inertia_part(Fb, FO, Ib, IO, lane, lanes):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     D = _f(Fb, FO, F_LDL_D)
     s0, s1 = lane_share(n, lane, lanes)
-    npos = 0
-    nneg = 0
-    for i in range(U(s0), U(s1)):
-        d = D[i]
-        if math.isfinite(d):
-            if d > 0.0:
-                npos += 1
-            elif d < 0.0:
-                nneg += 1
+    npos, nneg = inertia_counts(D, s0, s1)
     P = _f(Fb, FO, F_TEAM_PARTIALS)
     o = U(PARTIALS) * U(lane)
     P[o + U(LDL_POS)] = npos

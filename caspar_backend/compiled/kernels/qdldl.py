@@ -36,16 +36,23 @@ def ldl_factor(Fb, FO, Ib, IO, K):
         D[i] = 0.0
     if not ldl_eliminate(Fb, FO, Ib, IO):
         return 0, 0, n
+    npos, nneg = inertia_counts(D, 0, n)
+    return npos, nneg, n - npos - nneg
+
+
+@kernel
+def inertia_counts(D, s0, s1):
+    """(positive, negative) among the finite ``D[s0:s1]``."""
     npos = 0
     nneg = 0
-    for i in range(n):
+    for i in range(U(s0), U(s1)):
         d = D[i]
         if math.isfinite(d):
             if d > 0.0:
                 npos += 1
             elif d < 0.0:
                 nneg += 1
-    return npos, nneg, n - npos - nneg
+    return npos, nneg
 
 
 @kernel
