@@ -50,7 +50,7 @@ from .loops import while_code
 
 #: kernels whose bytecode is at least this long are compiled out of line (``noinline``);
 #: (among them _pw1.._pw8: inlined, NumPy's pairwise levels unroll into 2^8 copies of _pw0);
-#: shorter ones (nmax, isfinite_all, sum_abs, ...) are left to NVVM's inliner
+#: shorter ones (nmax, isfinite_all, max_step, ...) are left to NVVM's inliner
 OUT_OF_LINE_BYTES = 150
 
 _lock = threading.Lock()

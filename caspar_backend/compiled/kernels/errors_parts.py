@@ -133,8 +133,9 @@ def errors_terms_part(Fb, FO, Ib, IO, mu, lane, lanes):
 
 
 @kernel
-def _fold(P, k, lanes, start):
-    """Partial ``k`` of ``lanes`` lanes folded in lane order from ``start``."""
+def fold_max(P, k, lanes, start):
+    """Partial ``k`` (of F_TEAM_PARTIALS ``P``) of ``lanes`` lanes folded in lane order from
+    ``start`` by :func:`max_step`."""
     r = start
     for lane in range(lanes):
         r = max_step(r, P[PARTIALS * lane + k])
@@ -148,22 +149,22 @@ def errors_combined(Fb, FO, Ib, IO, lanes):
     SI = _i(Ib, IO, I_SIZES)
     m, ns, nL, nU = SI[SZ_M], SI[SZ_NS], SI[SZ_NL], SI[SZ_NU]
     P = _f(Fb, FO, F_TEAM_PARTIALS)
-    dual = _fold(P, ERR_DUAL, lanes, 0.0)
-    constr = _fold(P, ERR_CONSTR, lanes, 0.0)
+    dual = fold_max(P, ERR_DUAL, lanes, 0.0)
+    constr = fold_max(P, ERR_CONSTR, lanes, 0.0)
     if m == 0:
         nconstr = 0.0
     elif ns == 0:
         nconstr = constr
     else:
-        nconstr = _fold(P, ERR_SLACK_VIOL, lanes, -np.inf)
+        nconstr = fold_max(P, ERR_SLACK_VIOL, lanes, -np.inf)
         if ns < m:
-            nconstr = nmax(nconstr, _fold(P, ERR_EQ_VIOL, lanes, -np.inf))
-    c1 = _fold(P, ERR_COMPL_L, lanes, -np.inf) if nL > 0 else 0.0
-    cm1 = _fold(P, ERR_COMPL_MU_L, lanes, -np.inf) if nL > 0 else 0.0
-    c2 = _fold(P, ERR_COMPL_U, lanes, -np.inf) if nU > 0 else 0.0
-    cm2 = _fold(P, ERR_COMPL_MU_U, lanes, -np.inf) if nU > 0 else 0.0
-    wmax = _fold(P, ERR_WMAX, lanes, 0.0)
-    uconstr = _fold(P, ERR_UCONSTR, lanes, 0.0) if m > 0 else 0.0
+            nconstr = nmax(nconstr, fold_max(P, ERR_EQ_VIOL, lanes, -np.inf))
+    c1 = fold_max(P, ERR_COMPL_L, lanes, -np.inf) if nL > 0 else 0.0
+    cm1 = fold_max(P, ERR_COMPL_MU_L, lanes, -np.inf) if nL > 0 else 0.0
+    c2 = fold_max(P, ERR_COMPL_U, lanes, -np.inf) if nU > 0 else 0.0
+    cm2 = fold_max(P, ERR_COMPL_MU_U, lanes, -np.inf) if nU > 0 else 0.0
+    wmax = fold_max(P, ERR_WMAX, lanes, 0.0)
+    uconstr = fold_max(P, ERR_UCONSTR, lanes, 0.0) if m > 0 else 0.0
     return dual, constr, nconstr, nmax(c1, c2), nmax(cm1, cm2), wmax, uconstr
 
 

@@ -63,13 +63,6 @@ def barrier_phi(Fb, FO, Ib, IO, O, F, w_slot, mu):
 
 
 @kernel
-def sum_abs(a, n, tmp):
-    for i in range(n):
-        tmp[i] = abs(a[i])
-    return pairwise_sum(tmp, 0, n)
-
-
-@kernel
 def errors(Fb, FO, Ib, IO, O, W, Y, ZL, ZU, H, G, JV, mu):
     """quantities.errors: (E0, Emu, udual, uconstr, ucompl, wmax, nconstr, dual, compl) --
     the last three scaled: the slack problem's constraint violation (``nlp_constr``), the

@@ -27,7 +27,7 @@ import numpy as np
 
 from ._jit import U, _f, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
-from .errors_parts import max_step
+from .errors_parts import fold_max, max_step
 from .pairwise import nmin
 from .team import PARTIALS, lane_share, team_sync
 
@@ -44,6 +44,16 @@ def min_step(r, v):
     if r != r or v != v:
         return np.nan
     return v if v < r else r
+
+
+@kernel
+def fold_min(P, k, lanes, start):
+    """Partial ``k`` (of F_TEAM_PARTIALS ``P``) of ``lanes`` lanes folded in lane order from
+    ``start`` by :func:`min_step`."""
+    r = start
+    for lane in range(lanes):
+        r = min_step(r, P[PARTIALS * lane + k])
+    return r
 
 
 @kernel
@@ -183,11 +193,7 @@ def barrier_minima(Fb, FO, lanes):
     """(min s_L, min s_U) from the lanes' partials, folded in lane order (+inf for a
     side without slacks)."""
     P = _f(Fb, FO, F_TEAM_PARTIALS)
-    m1, m2 = np.inf, np.inf
-    for lane in range(lanes):
-        m1 = min_step(m1, P[PARTIALS * lane + BAR_MIN_L])
-        m2 = min_step(m2, P[PARTIALS * lane + BAR_MIN_U])
-    return m1, m2
+    return fold_min(P, BAR_MIN_L, lanes, np.inf), fold_min(P, BAR_MIN_U, lanes, np.inf)
 
 
 @kernel
@@ -394,16 +400,9 @@ def step_measures_combined(Fb, FO, Ib, IO, lanes):
     smaller of their sides (``min`` as the one-pass code takes it), rel 0 without
     variables."""
     P = _f(Fb, FO, F_TEAM_PARTIALS)
-    apL, apU, adL, adU = np.inf, np.inf, np.inf, np.inf
-    rel, dn = -np.inf, 0.0
-    for lane in range(lanes):
-        o = PARTIALS * lane
-        apL = min_step(apL, P[o + STEP_AP_L])
-        apU = min_step(apU, P[o + STEP_AP_U])
-        adL = min_step(adL, P[o + STEP_AD_L])
-        adU = min_step(adU, P[o + STEP_AD_U])
-        rel = max_step(rel, P[o + STEP_REL])
-        dn = max_step(dn, P[o + STEP_DNORM])
+    apL, apU = fold_min(P, STEP_AP_L, lanes, np.inf), fold_min(P, STEP_AP_U, lanes, np.inf)
+    adL, adU = fold_min(P, STEP_AD_L, lanes, np.inf), fold_min(P, STEP_AD_U, lanes, np.inf)
+    rel, dn = fold_max(P, STEP_REL, lanes, -np.inf), fold_max(P, STEP_DNORM, lanes, 0.0)
     ap = min(nmin(1.0, apL), nmin(1.0, apU))
     ad = min(nmin(1.0, adL), nmin(1.0, adU))
     if _i(Ib, IO, I_SIZES)[SZ_NW] == 0:
