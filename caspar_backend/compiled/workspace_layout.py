@@ -157,7 +157,7 @@ class WorkspaceLayout:
         # int scratch: the filter counters; the stop request (0 here: only a solve's own
         # copy of Ib is ever set, see compiled/solve.py); the team (no job, one lane)
         ints.update(FILTER_STATE=np.zeros(3, np.int64), STOP=np.zeros(1, np.int64),
-                    TEAM=np.array([0, 1], np.int64))
+                    TEAM=np.array([0, 1, 0], np.int64))
         self.Ib, self.IO = _pack(ints, slots.INT_SLOTS, np.int64)
         fl = {k: int(v) for k, v in self._float_sizes(model, sz).items()}
         fl.update(floats)

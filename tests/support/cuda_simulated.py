@@ -105,10 +105,12 @@ def run(case, columns, lanes=1):
     # after the other, and threads of one block in Python threads that contend for every
     # device call
     _simulated_warp_barrier()
-    kernel[B, lanes](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, option_vector(opts),
-                     ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, np.empty((0, HIST_COLUMNS)),
-                     np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code, iters,
-                     fval, lanes)
+    _, S = launch.shared_layout(ws.lay.FO, 1)
+    kernel[B, lanes, 0, 8 * S](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO,
+                               option_vector(opts), ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG,
+                               np.empty((0, HIST_COLUMNS)),
+                               np.zeros((OUT_SIZE, B) if columns else (B, OUT_SIZE)), code,
+                               iters, fval, lanes, S)
     # the shared structure is read-only (the simulator copies every argument back)
     assert np.array_equal(ws.Ishared, structure), "a kernel wrote into the shared structure"
     r = result_rows(ws, code, iters, fval)

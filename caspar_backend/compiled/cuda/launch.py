@@ -30,23 +30,30 @@ from .team import LANES, team_finish, team_start, team_worker
 MAX_THREADS = 32
 #: blocks per SM a batch is spread over before blocks grow past a few threads
 BLOCKS_PER_SM = 8
+#: the dynamic shared memory a block may take without the opt-in attribute (bytes)
+SHARED_BYTES = 48 * 1024
+#: QDLDL's working vectors in shared memory by default: off until a GPU measurement says
+#: it is faster (docs/compiled-ipm-cuda.md, "QDLDL's working vectors in shared memory")
+SHARED_DEFAULT = False
 
 _compiled: dict = {}         # columns (bool) -> compiled global kernel
 _compile_lock = threading.Lock()
 
 
 def _solve_rows(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
-                code, iters, fval, lanes):
+                code, iters, fval, lanes, S):
     """Team b (threads lanes b .. lanes b + lanes - 1: :mod:`.team`) solves instance b on
     row b of each (B, L) buffer (contiguous), its int array the pair (structure, its
-    scratch row) of :mod:`.accessors`; one thread per instance when ``lanes`` is 1."""
+    scratch row) of :mod:`.accessors`, QDLDL's working vectors in S float64 of the
+    block's dynamic shared memory (none when S = 0); one thread per instance when
+    ``lanes`` is 1."""
     t = cuda.grid(1)
     b = t // lanes
     lane = t - b * lanes
     if b < code.shape[0]:
         Ib = (Ishared, Iscratch[b])
         if lane == 0:
-            team_start(Ib, IO, lanes)
+            team_start(Ib, IO, lanes, S)
             c, it, f = solve_instance(Fall[b], FO, Ib, IO, O, X0[b], LBX[b], UBX[b],
                                       LBG[b], UBG[b], Hist, Outs[b])
             team_finish(Ib, IO)
@@ -58,7 +65,7 @@ def _solve_rows(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist
 
 
 def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs,
-                   code, iters, fval, lanes):
+                   code, iters, fval, lanes, S):
     """Team b solves instance b on column b of each (L, B) buffer (stride B)."""
     t = cuda.grid(1)
     b = t // lanes
@@ -66,7 +73,7 @@ def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, H
     if b < code.shape[0]:
         Ib = (Ishared, Iscratch[:, b])
         if lane == 0:
-            team_start(Ib, IO, lanes)
+            team_start(Ib, IO, lanes, S)
             c, it, f = solve_instance(Fall[:, b], FO, Ib, IO, O, X0[:, b], LBX[:, b],
                                       UBX[:, b], LBG[:, b], UBG[:, b], Hist, Outs[:, b])
             team_finish(Ib, IO)
@@ -80,12 +87,13 @@ def _solve_columns(Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, H
 def signature():
     """The argument types of a launch (every array C-contiguous, as CuPy allocates them):
     Fall, FO, Ishared, Iscratch, IO, O, X0, LBX, UBX, LBG, UBG, Hist, Outs, code, iters,
-    fval, lanes."""
+    fval, lanes, S."""
     from numba import types
 
     F2, I2 = types.float64[:, ::1], types.int64[:, ::1]
     F1, I1 = types.float64[::1], types.int64[::1]
-    return (F2, I1, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1, types.int64)
+    return (F2, I1, I1, I2, I1, F1, F2, F2, F2, F2, F2, F2, F2, I1, I1, F1, types.int64,
+            types.int64)
 
 
 def kernel(columns: bool):
@@ -145,14 +153,29 @@ def multiprocessors() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
-def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1) -> KernelResult:
+def shared_layout(FO, threads: int, shared: bool = True) -> tuple[int, int]:
+    """(teams per block, S): ``threads`` teams per block, fewer where their
+    :data:`.accessors.SHARED_FLOATS` (S float64 each) would pass :data:`SHARED_BYTES`;
+    S = 0 (the vectors stay in the workspace rows) where one team's would, or with
+    ``shared=False``."""
+    from .accessors import shared_floats
+
+    S = shared_floats(FO) if shared else 0
+    if S == 0 or 8 * S > SHARED_BYTES:
+        return threads, 0
+    return max(1, min(threads, SHARED_BYTES // (8 * S))), S
+
+
+def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
+                    shared: bool = SHARED_DEFAULT) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
     (the only device-to-host transfers); ``threads``: instances per block (1 ...
     MAX_THREADS; None: :func:`threads_per_block`'s choice, at most a warp of teams;
     benchmarks/bench_kernel_latency.py compares them); ``lanes``: threads per instance
-    (:data:`.team.LANES`; a block is ``threads * lanes`` threads)."""
+    (:data:`.team.LANES`; a block is ``threads * lanes`` threads); ``shared``: QDLDL's
+    working vectors in shared memory (:func:`shared_layout`)."""
     import cupy as cp
 
     B = ws.B
@@ -169,9 +192,10 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1) -> Kernel
         threads = min(threads_per_block(B, multiprocessors()), MAX_THREADS // lanes)
     elif not 1 <= threads <= MAX_THREADS:
         raise ValueError(f"threads per block must be 1 ... {MAX_THREADS}, got {threads}")
+    threads, S = shared_layout(ws.lay.FO, threads, shared)
     blocks = (B + threads - 1) // threads
-    k[blocks, threads * lanes](ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO,
-                               cp.asarray(O), ws.X0, ws.LBX, ws.UBX, ws.LBG, ws.UBG, hist,
-                               outs, code, iters, fval, lanes)
+    k[blocks, threads * lanes, 0, 8 * S * threads](
+        ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
+        ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval, lanes, S)
     cuda.synchronize()
     return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))

@@ -134,9 +134,16 @@ def _build() -> None:
                     _copy(v.py_func, _globals[mod.__name__]))
     # the int-slot accessor reads the structure from one shared array (.accessors)
     from ..kernels import _jit
-    from .accessors import int_slot
+    from . import accessors
 
-    _device[id(_jit._i)] = cuda.jit(device=True, inline="always")(int_slot)
+    _device[id(_jit._i)] = cuda.jit(device=True, inline="always")(accessors.int_slot)
+    # QDLDL's working vectors from shared memory where the launch gave some
+    ga = _globals[accessors.__name__] = dict(vars(accessors))
+    ga["int_slot"] = _device[id(_jit._i)]
+    ga["shared_offset"] = cuda.jit(device=True, inline="always")(
+        _copy(accessors.shared_offset, ga))
+    _device[id(_jit._fv)] = cuda.jit(device=True, inline="always")(
+        _copy(accessors.working_vector, ga))
     # the teams (.team): its functions over its own rebound globals; the team barrier and
     # the shared pieces' leaders in place of their CPU kernels
     from . import team

@@ -8,7 +8,7 @@ part kernel at ``(0, lanes)``) and meet it again.  Lanes 1 .. lanes - 1 run
 :func:`team_worker`: at the first barrier they read the job, do their share, and meet
 the leader at the second; :data:`..kernels.team.TEAM_STOP` (posted by
 :func:`team_finish` when the solve returns) ends them.  With one lane (the default
-launch, and every workspace template: I_TEAM = (0, 1)) a leader function is its part at
+launch, and every workspace template: I_TEAM = (0, 1, 0)) a leader function is its part at
 ``(0, 1)`` behind one branch, and no barrier is met.
 
 Why a barrier suffices: ``__syncwarp(mask)`` orders memory among the threads it names,
@@ -52,7 +52,8 @@ from ..kernels.team import (JOB_ACCEPT_STEP, JOB_ALL_FINITE, JOB_ATY, JOB_BARRIE
                             JOB_NEWTON_RHS,
                             JOB_REFINE_RESIDUAL, JOB_REFINE_UPDATE, JOB_SIGMA_TERMS,
                             JOB_STEP_MEASURES, JOB_TRIAL_POINT, JOB_ZEROTH_ROWS,
-                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_STOP, team_sync)
+                            JOB_ZEROTH_VALUES, TEAM_JOB, TEAM_LANES, TEAM_SHARED, TEAM_STOP,
+                            team_sync)
 
 #: the team sizes a launch may use (divisors of the warp)
 LANES = (1, 2, 4, 8, 16, 32)
@@ -387,9 +388,12 @@ def team_worker(Fb, FO, Ib, IO, O, lane, lanes):
         cuda.syncwarp(mask)
 
 
-def team_start(Ib, IO, lanes):
-    """The leader, before the solve: the team's size where its jobs look for it."""
-    _i(Ib, IO, I_TEAM)[TEAM_LANES] = lanes
+def team_start(Ib, IO, lanes, S):
+    """The leader, before the solve: the team's size and its shared entries (S float64,
+    0: none; :func:`.accessors.working_vector`) where its jobs look for them."""
+    team = _i(Ib, IO, I_TEAM)
+    team[TEAM_LANES] = lanes
+    team[TEAM_SHARED] = S
 
 
 def team_finish(Ib, IO):

@@ -100,6 +100,14 @@ def _f(Fb, FO, k):
 
 
 @_accessor
+def _fv(Fb, FO, Ib, IO, k):
+    """QDLDL's working vector ``k`` (F_LDL_T, F_LDL_YVALS, F_LDL_D, F_LDL_DINV):
+    ``Fb[FO[k]:FO[k + 1]]``; the CUDA build may hold it in the team's shared memory
+    (:func:`..cuda.accessors.working_vector`), hence ``Ib``."""
+    return Fb[FO[k]:FO[k + 1]]
+
+
+@_accessor
 def _i(Ib, IO, k):
     """Int slot ``k``: ``Ib[IO[k]:IO[k + 1]]``."""
     return Ib[IO[k]:IO[k + 1]]

@@ -10,7 +10,7 @@ solutions are theirs bit for bit; the counts are integers (exact in any order).
 Slots: K's values F_K_VALUES, C's F_C_VALUES (through I_C_MAP), D F_LDL_D, 1/D
 F_LDL_DINV, the elimination's row F_LDL_YVALS, the permuted right-hand side F_LDL_T.
 """
-from ._jit import U, _f, _i, kernel
+from ._jit import U, _f, _fv, _i, kernel
 from .qdldl import inertia_counts, ldl_backward, ldl_eliminate, ldl_forward
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .team import PARTIALS, lane_share
@@ -27,7 +27,7 @@ def ldl_load_part(Fb, FO, Ib, IO, lane, lanes):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     cmap = _i(Ib, IO, I_C_MAP)
     K, Cx = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_C_VALUES)
-    D, yVals = _f(Fb, FO, F_LDL_D), _f(Fb, FO, F_LDL_YVALS)
+    D, yVals = _fv(Fb, FO, Ib, IO, F_LDL_D), _fv(Fb, FO, Ib, IO, F_LDL_YVALS)
     p0, p1 = lane_share(cmap.shape[0], lane, lanes)
     for p in range(U(p0), U(p1)):
         Cx[U(cmap[p])] = K[p]
@@ -48,7 +48,7 @@ def ldl_inertia_part(Fb, FO, Ib, IO, lane, lanes):
     """Lane ``lane`` of ``lanes``'s count of the positive and negative finite entries of
     D into F_TEAM_PARTIALS[PARTIALS lane + LDL_POS / LDL_NEG]."""
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
-    D = _f(Fb, FO, F_LDL_D)
+    D = _fv(Fb, FO, Ib, IO, F_LDL_D)
     s0, s1 = lane_share(n, lane, lanes)
     npos, nneg = inertia_counts(D, s0, s1)
     P = _f(Fb, FO, F_TEAM_PARTIALS)
@@ -93,7 +93,7 @@ def ldl_gather_part(Fb, FO, Ib, IO, b_slot, lane, lanes):
     ``b_slot``, t F_LDL_T)."""
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     perm = _i(Ib, IO, I_PERM)
-    b, t = _f(Fb, FO, b_slot), _f(Fb, FO, F_LDL_T)
+    b, t = _f(Fb, FO, b_slot), _fv(Fb, FO, Ib, IO, F_LDL_T)
     s0, s1 = lane_share(n, lane, lanes)
     for i in range(U(s0), U(s1)):
         t[i] = b[U(perm[i])]
@@ -109,7 +109,7 @@ def ldl_gather(Fb, FO, Ib, IO, b_slot):
 def ldl_scale_part(Fb, FO, Ib, IO, lane, lanes):
     """Lane ``lane`` of ``lanes``'s share of ``t_i *= 1 / D_i``."""
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
-    t, Dinv = _f(Fb, FO, F_LDL_T), _f(Fb, FO, F_LDL_DINV)
+    t, Dinv = _fv(Fb, FO, Ib, IO, F_LDL_T), _fv(Fb, FO, Ib, IO, F_LDL_DINV)
     s0, s1 = lane_share(n, lane, lanes)
     for i in range(U(s0), U(s1)):
         t[i] *= Dinv[i]
@@ -127,7 +127,7 @@ def ldl_scatter_part(Fb, FO, Ib, IO, x_slot, lane, lanes):
     ``x_slot``)."""
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     perm = _i(Ib, IO, I_PERM)
-    x, t = _f(Fb, FO, x_slot), _f(Fb, FO, F_LDL_T)
+    x, t = _f(Fb, FO, x_slot), _fv(Fb, FO, Ib, IO, F_LDL_T)
     s0, s1 = lane_share(n, lane, lanes)
     for i in range(U(s0), U(s1)):
         x[U(perm[i])] = t[i]

@@ -8,7 +8,7 @@ row, L's row indices) depends on the pattern only: :func:`elimination_tree` and
 """
 import math
 
-from ._jit import U, _f, _i, kernel
+from ._jit import U, _f, _fv, _i, kernel
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 
 
@@ -27,8 +27,8 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     cmap = _i(Ib, IO, I_C_MAP)
     Cx = _f(Fb, FO, F_C_VALUES)
-    D = _f(Fb, FO, F_LDL_D)
-    yVals = _f(Fb, FO, F_LDL_YVALS)
+    D = _fv(Fb, FO, Ib, IO, F_LDL_D)
+    yVals = _fv(Fb, FO, Ib, IO, F_LDL_YVALS)
     for p in range(cmap.shape[0]):
         Cx[U(cmap[p])] = K[p]
     for i in range(n):
@@ -71,9 +71,9 @@ def ldl_eliminate(Fb, FO, Ib, IO):
     Rt = _i(Ib, IO, I_LDL_ROW_POS)
     Cx = _f(Fb, FO, F_C_VALUES)
     Lx = _f(Fb, FO, F_L_VALUES)
-    D = _f(Fb, FO, F_LDL_D)
-    Dinv = _f(Fb, FO, F_LDL_DINV)
-    yVals = _f(Fb, FO, F_LDL_YVALS)
+    D = _fv(Fb, FO, Ib, IO, F_LDL_D)
+    Dinv = _fv(Fb, FO, Ib, IO, F_LDL_DINV)
+    yVals = _fv(Fb, FO, Ib, IO, F_LDL_YVALS)
     D[0] = Cx[0]
     if D[0] == 0.0:
         return False
@@ -111,8 +111,8 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
     a later load has to wait for."""
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     perm = _i(Ib, IO, I_PERM)
-    Dinv = _f(Fb, FO, F_LDL_DINV)
-    t = _f(Fb, FO, F_LDL_T)
+    Dinv = _fv(Fb, FO, Ib, IO, F_LDL_DINV)
+    t = _fv(Fb, FO, Ib, IO, F_LDL_T)
     for i in range(n):
         t[i] = b[U(perm[i])]
     ldl_forward(Fb, FO, Ib, IO)
@@ -130,7 +130,7 @@ def ldl_forward(Fb, FO, Ib, IO):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     Lx = _f(Fb, FO, F_L_VALUES)
     Rp, Rc, Rq = _i(Ib, IO, I_L_ROW_PTR), _i(Ib, IO, I_L_ROW_COL), _i(Ib, IO, I_L_ROW_POS)
-    t = _f(Fb, FO, F_LDL_T)
+    t = _fv(Fb, FO, Ib, IO, F_LDL_T)
     for i in range(n):
         v = t[i]
         for k in range(U(Rp[i]), U(Rp[i + 1])):
@@ -144,7 +144,7 @@ def ldl_backward(Fb, FO, Ib, IO):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     Lp, Li = _i(Ib, IO, I_L_INDPTR), _i(Ib, IO, I_L_INDICES)
     Lx = _f(Fb, FO, F_L_VALUES)
-    t = _f(Fb, FO, F_LDL_T)
+    t = _fv(Fb, FO, Ib, IO, F_LDL_T)
     for i in range(n - 1, -1, -1):
         v = t[i]
         for j in range(U(Lp[i]), U(Lp[i + 1])):

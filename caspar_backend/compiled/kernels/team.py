@@ -13,16 +13,20 @@ operations per index are the one-lane piece's, in the same order, so a team's an
 equals one thread's bit for bit.
 
 On the CPU every solve is one lane: a piece is its part at ``(lane, lanes) = (0, 1)``
-and :func:`team_sync` does nothing.  Int scratch slot I_TEAM holds ``(job, lanes)``: the
-job the leader posted (:data:`JOB_NONE` or a ``JOB_*``, :data:`TEAM_STOP` at the solve's
-end) and the team's lanes (1 in every workspace template; the team launch writes its
-own).
+and :func:`team_sync` does nothing.  Int scratch slot I_TEAM holds ``(job, lanes,
+shared)``: the job the leader posted (:data:`JOB_NONE` or a ``JOB_*``, :data:`TEAM_STOP`
+at the solve's end), the team's lanes (1 in every workspace template; the team launch
+writes its own) and the float64 entries of shared memory the CUDA launch gave the team
+(0 in every template; :data:`TEAM_SHARED`).
 """
 from ._jit import U, kernel
 
 #: I_TEAM's fields
 TEAM_JOB = 0
 TEAM_LANES = 1
+#: float64 entries of shared memory per team holding QDLDL's working vectors (0: none,
+#: they stay in the workspace; :func:`._jit._fv`)
+TEAM_SHARED = 2
 #: posted jobs: none yet, the solve ended (the workers leave), and one per part kernel
 #: (:data:`..cuda.team.LEADERS` maps each to its piece; a completeness test checks it)
 JOB_NONE = 0
