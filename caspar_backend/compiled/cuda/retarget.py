@@ -23,6 +23,8 @@ What changes with the target (docs/compiled-ipm-cuda.md; the GPU tests check it)
   relative), not bit for bit;
 * the slot accessors (``inline='always'`` on the CPU too) are inlined in Numba's IR,
   so the array views they return never cross a call boundary;
+* a retargeted kernel compiles once per argument types, not once per constant a caller
+  passes (:func:`_unliteral_calls`);
 * the larger kernels stay out of line (LLVM ``noinline``, :data:`OUT_OF_LINE_BYTES`):
   NVVM's inliner otherwise folds every call into the global kernel, one body of about
   300,000 PTX lines (run_tape's opcode switch copied into each evaluation, the
@@ -114,6 +116,27 @@ def _install_noinline() -> None:
     FD.declare_function = declare_function
 
 
+def _unliteral_calls(d):
+    """Device dispatcher ``d`` compiled once per argument *type*: a call passing a
+    constant (a slot number, a pairwise sum's start 0, a partial's index) is typed with
+    the constant's plain type, where numba-cuda would compile one specialization per
+    value (``Literal[int](34)``, ``Literal[int](60)``, ...): 66 of the kernel's 213
+    compilations were such copies, each typed and lowered again and each a copy of its
+    body in the PTX.  The call site casts the constant; nothing else changes."""
+    from numba.core import types
+
+    template = getattr(d, "get_call_template", None)
+    if template is None:        # numba-cuda's simulator: no typing, nothing to merge
+        return d
+
+    def get_call_template(args, kws):
+        return template(tuple(types.unliteral(a) for a in args),
+                        {k: types.unliteral(v) for k, v in kws.items()})
+
+    d.get_call_template = get_call_template
+    return d
+
+
 def _build() -> None:
     """(1) a copy of every kernel module's globals; (2) a CUDA dispatcher per kernel over
     its module's copy; (3) every kernel in every copy replaced by its CUDA dispatcher.
@@ -130,8 +153,8 @@ def _build() -> None:
                 inline = v.targetoptions.get("inline", "never")
                 if inline == "never" and len(v.py_func.__code__.co_code) >= OUT_OF_LINE_BYTES:
                     _out_of_line.add((mod.__name__, v.py_func.__qualname__))
-                _device[id(v)] = cuda.jit(device=True, inline=inline)(
-                    _copy(v.py_func, _globals[mod.__name__]))
+                _device[id(v)] = _unliteral_calls(cuda.jit(device=True, inline=inline)(
+                    _copy(v.py_func, _globals[mod.__name__])))
     # the int-slot accessor reads the structure from one shared array (.accessors)
     from ..kernels import _jit
     from . import accessors
@@ -150,8 +173,8 @@ def _build() -> None:
 
     g = _globals[team.__name__] = dict(vars(team))
     for fn in team.DEVICE_FUNCTIONS:
-        _device[id(fn)] = cuda.jit(device=True, inline=team.INLINE.get(fn, "never"))(
-            _copy(fn, g))
+        _device[id(fn)] = _unliteral_calls(cuda.jit(
+            device=True, inline=team.INLINE.get(fn, "never"))(_copy(fn, g)))
     for cpu, fn in team.REPLACED.items():
         _device[id(cpu)] = _device[id(fn)]
     for g in _globals.values():
