@@ -91,3 +91,15 @@ def test_barrier_update_loop_has_one_exit(rows_ptx):
     barrier = [lp for lp in found[1:] if any("10quantities6errors" in f for f in lp.callees)]
     assert len(barrier) == 1, [(len(lp.blocks), len(lp.exits)) for lp in barrier]
     assert len(barrier[0].exits) == 1, sorted(barrier[0].exits)
+
+
+def test_every_retargeted_kernel_compiled_once(rows_ptx):
+    """A retargeted kernel is compiled once per argument types, not once per constant its
+    callers pass (retarget._unliteral_calls): numba-cuda typed a constant argument as
+    Literal[int](value), and the kernel had 212 compilations of 146 functions (the
+    pairwise sum's levels twice, fold_max ten times, ...), a copy of each in the PTX."""
+    from caspar_backend.compiled.cuda import retarget
+
+    copies = {d.py_func.__name__: len(d.overloads) for d in set(retarget._device.values())
+              if len(getattr(d, "overloads", {})) > 1}
+    assert not copies, copies
