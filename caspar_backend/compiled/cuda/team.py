@@ -95,6 +95,13 @@ def _post_two(Fb, FO, Ib, IO, job, a0, a1):
     return _post(Ib, IO, job)
 
 
+def _post_slot(Fb, FO, Ib, IO, job, slot):
+    """:func:`_post` with the job's slot number first in F_TEAM_ARGS (a team's only)."""
+    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
+        _f(Fb, FO, F_TEAM_ARGS)[0] = slot
+    return _post(Ib, IO, job)
+
+
 def _done(lanes):
     """The job's last barrier (none alone)."""
     if lanes > 1:
@@ -292,9 +299,7 @@ def ldl_inertia_leader(Fb, FO, Ib, IO):
 def ldl_gather_leader(Fb, FO, Ib, IO, b_slot):
     """:func:`..kernels.ldl_parts.ldl_gather` on the leader of a team (the slot posted
     in F_TEAM_ARGS)."""
-    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
-        _f(Fb, FO, F_TEAM_ARGS)[0] = b_slot
-    lanes = _post(Ib, IO, JOB_LDL_GATHER)
+    lanes = _post_slot(Fb, FO, Ib, IO, JOB_LDL_GATHER, b_slot)
     ldl_gather_part(Fb, FO, Ib, IO, b_slot, U(0), U(lanes))
     _done(lanes)
 
@@ -309,9 +314,7 @@ def ldl_scale_leader(Fb, FO, Ib, IO):
 def ldl_scatter_leader(Fb, FO, Ib, IO, x_slot):
     """:func:`..kernels.ldl_parts.ldl_scatter` on the leader of a team (the slot posted
     in F_TEAM_ARGS)."""
-    if _i(Ib, IO, I_TEAM)[TEAM_LANES] > 1:
-        _f(Fb, FO, F_TEAM_ARGS)[0] = x_slot
-    lanes = _post(Ib, IO, JOB_LDL_SCATTER)
+    lanes = _post_slot(Fb, FO, Ib, IO, JOB_LDL_SCATTER, x_slot)
     ldl_scatter_part(Fb, FO, Ib, IO, x_slot, U(0), U(lanes))
     _done(lanes)
 
@@ -433,7 +436,8 @@ LEADERS = {kkt_matvec: (JOB_KKT_MATVEC, kkt_matvec_leader),
 REPLACED = {team_sync: team_sync_cuda,
             **{cpu: leader for cpu, (_, leader) in LEADERS.items()}}
 #: the plain functions above the global kernel calls (built with the kernels)
-DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matvec_leader,
+DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _post_slot, _done,
+                    kkt_matvec_leader,
                     kkt_build_leader, zeroth_values_leader, first_values_leader,
                     hess_values_leader, refine_residual_leader, refine_update_leader,
                     aty_leader, all_finite_leader, errors_terms_leader, trial_point_leader,
@@ -443,5 +447,5 @@ DEVICE_FUNCTIONS = (team_mask, team_sync_cuda, _post, _post_two, _done, kkt_matv
                     ldl_scatter_leader, _dispatch,
                     team_worker, team_start, team_finish)
 #: the small ones, inlined (the rest left to NVVM's inliner)
-INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _done,
-                                  team_start, team_finish)}
+INLINE = {fn: "always" for fn in (team_mask, team_sync_cuda, _post, _post_two, _post_slot,
+                                  _done, team_start, team_finish)}

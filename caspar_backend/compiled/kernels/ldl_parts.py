@@ -11,7 +11,8 @@ Slots: K's values F_K_VALUES, C's F_C_VALUES (through I_C_MAP), D F_LDL_D, 1/D
 F_LDL_DINV, the elimination's row F_LDL_YVALS, the permuted right-hand side F_LDL_T.
 """
 from ._jit import U, _f, _fv, _i, kernel
-from .qdldl import inertia_counts, ldl_backward, ldl_eliminate, ldl_forward
+from .qdldl import (inertia_counts, ldl_backward, ldl_eliminate, ldl_forward, load_values,
+                    permute, scale, unpermute)
 from .slots import *  # noqa: F401,F403 (slot numbers: compile-time constants)
 from .team import PARTIALS, lane_share
 
@@ -29,12 +30,8 @@ def ldl_load_part(Fb, FO, Ib, IO, lane, lanes):
     K, Cx = _f(Fb, FO, F_K_VALUES), _f(Fb, FO, F_C_VALUES)
     D, yVals = _fv(Fb, FO, Ib, IO, F_LDL_D), _fv(Fb, FO, Ib, IO, F_LDL_YVALS)
     p0, p1 = lane_share(cmap.shape[0], lane, lanes)
-    for p in range(U(p0), U(p1)):
-        Cx[U(cmap[p])] = K[p]
     s0, s1 = lane_share(n, lane, lanes)
-    for i in range(U(s0), U(s1)):
-        yVals[i] = 0.0
-        D[i] = 0.0
+    load_values(cmap, K, Cx, yVals, D, p0, p1, s0, s1)
 
 
 @kernel
@@ -95,8 +92,7 @@ def ldl_gather_part(Fb, FO, Ib, IO, b_slot, lane, lanes):
     perm = _i(Ib, IO, I_PERM)
     b, t = _f(Fb, FO, b_slot), _fv(Fb, FO, Ib, IO, F_LDL_T)
     s0, s1 = lane_share(n, lane, lanes)
-    for i in range(U(s0), U(s1)):
-        t[i] = b[U(perm[i])]
+    permute(perm, b, t, s0, s1)
 
 
 @kernel
@@ -111,8 +107,7 @@ def ldl_scale_part(Fb, FO, Ib, IO, lane, lanes):
     n = _i(Ib, IO, I_SIZES)[SZ_NKKT]
     t, Dinv = _fv(Fb, FO, Ib, IO, F_LDL_T), _fv(Fb, FO, Ib, IO, F_LDL_DINV)
     s0, s1 = lane_share(n, lane, lanes)
-    for i in range(U(s0), U(s1)):
-        t[i] *= Dinv[i]
+    scale(t, Dinv, s0, s1)
 
 
 @kernel
@@ -129,8 +124,7 @@ def ldl_scatter_part(Fb, FO, Ib, IO, x_slot, lane, lanes):
     perm = _i(Ib, IO, I_PERM)
     x, t = _f(Fb, FO, x_slot), _fv(Fb, FO, Ib, IO, F_LDL_T)
     s0, s1 = lane_share(n, lane, lanes)
-    for i in range(U(s0), U(s1)):
-        x[U(perm[i])] = t[i]
+    unpermute(perm, t, x, s0, s1)
 
 
 @kernel

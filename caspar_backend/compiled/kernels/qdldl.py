@@ -29,15 +29,44 @@ def ldl_factor(Fb, FO, Ib, IO, K):
     Cx = _f(Fb, FO, F_C_VALUES)
     D = _fv(Fb, FO, Ib, IO, F_LDL_D)
     yVals = _fv(Fb, FO, Ib, IO, F_LDL_YVALS)
-    for p in range(cmap.shape[0]):
-        Cx[U(cmap[p])] = K[p]
-    for i in range(n):
-        yVals[i] = 0.0
-        D[i] = 0.0
+    load_values(cmap, K, Cx, yVals, D, 0, cmap.shape[0], 0, n)
     if not ldl_eliminate(Fb, FO, Ib, IO):
         return 0, 0, n
     npos, nneg = inertia_counts(D, 0, n)
     return npos, nneg, n - npos - nneg
+
+
+@kernel
+def load_values(cmap, K, Cx, yVals, D, p0, p1, s0, s1):
+    """``C[cmap[p]] = K[p]`` for p in ``p0 .. p1 - 1`` and the elimination's scratch
+    ``yVals``, ``D`` zeroed on ``s0 .. s1 - 1``: QDLDL's load (one lane: all of both
+    ranges; a team lane: its shares, :func:`.ldl_parts.ldl_load_part`)."""
+    for p in range(U(p0), U(p1)):
+        Cx[U(cmap[p])] = K[p]
+    for i in range(U(s0), U(s1)):
+        yVals[i] = 0.0
+        D[i] = 0.0
+
+
+@kernel
+def permute(perm, b, t, s0, s1):
+    """``t[i] = b[perm[i]]`` for i in ``s0 .. s1 - 1`` (the solve's permutation)."""
+    for i in range(U(s0), U(s1)):
+        t[i] = b[U(perm[i])]
+
+
+@kernel
+def scale(t, Dinv, s0, s1):
+    """``t[i] *= Dinv[i]`` for i in ``s0 .. s1 - 1``."""
+    for i in range(U(s0), U(s1)):
+        t[i] *= Dinv[i]
+
+
+@kernel
+def unpermute(perm, t, x, s0, s1):
+    """``x[perm[i]] = t[i]`` for i in ``s0 .. s1 - 1`` (the inverse permutation)."""
+    for i in range(U(s0), U(s1)):
+        x[U(perm[i])] = t[i]
 
 
 @kernel
@@ -113,14 +142,11 @@ def ldl_solve(Fb, FO, Ib, IO, b, x):
     perm = _i(Ib, IO, I_PERM)
     Dinv = _fv(Fb, FO, Ib, IO, F_LDL_DINV)
     t = _fv(Fb, FO, Ib, IO, F_LDL_T)
-    for i in range(n):
-        t[i] = b[U(perm[i])]
+    permute(perm, b, t, 0, n)
     ldl_forward(Fb, FO, Ib, IO)
-    for i in range(n):
-        t[i] *= Dinv[i]
+    scale(t, Dinv, 0, n)
     ldl_backward(Fb, FO, Ib, IO)
-    for i in range(n):
-        x[U(perm[i])] = t[i]
+    unpermute(perm, t, x, 0, n)
 
 
 @kernel
