@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from benchmarks.report import Run, _num, meta_lines, pipe_table
 
-SOLVERS = {"caspar_batch": "caspar solve_batch", "caspar_single": "caspar single solves",
+SOLVERS = {"caspar_batch": "caspar solve_batch",
+           "caspar_batch_again": "caspar solve_batch, second call",
+           "caspar_single": "caspar single solves",
            "ipopt_seq": "IPOPT, one call each", "casadi_map": "CasADi map (threads) of IPOPT",
            "caspar_service": "caspar SolverService"}
 WORKLOADS = {"ik": "IK", "vdp_colloc": "Van der Pol MPC"}

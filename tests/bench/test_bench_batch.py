@@ -65,10 +65,12 @@ def test_tiny_run_and_report(tmp_path, capsys):
     assert list(saved[0]) == COLUMNS and len(saved) == len(rows)
     got = [(r["case"], r["solver"], r["device"], r["B"]) for r in rows]
     assert got == [("ik", "ipopt_seq", "cpu", 4), ("ik", "casadi_map", "cpu", 4),
-                   ("ik", "caspar_batch", "cpu", 4), ("ik", "caspar_single", "cpu", 4),
+                   ("ik", "caspar_batch", "cpu", 4), ("ik", "caspar_batch_again", "cpu", 4),
+                   ("ik", "caspar_single", "cpu", 4),
                    ("vdp_colloc", "ipopt_seq", "cpu", 2),
                    ("vdp_colloc", "casadi_map", "cpu", 2),
                    ("vdp_colloc", "caspar_batch", "cpu", 2),
+                   ("vdp_colloc", "caspar_batch_again", "cpu", 2),
                    ("vdp_colloc", "caspar_single", "cpu", 2),
                    ("ik_scaling", "caspar_batch", "cpu", 1),
                    ("ik_scaling", "caspar_batch", "cpu", 3),
@@ -78,7 +80,8 @@ def test_tiny_run_and_report(tmp_path, capsys):
         if r["solver"] != "casadi_map":
             assert r["solved"] == r["B"], r
     for r in rows:
-        if r["solver"] in ("caspar_batch", "caspar_service") and r["case"] != "ik_scaling":
+        if r["solver"] in ("caspar_batch", "caspar_batch_again", "caspar_service") \
+                and r["case"] != "ik_scaling":
             # solve_batch's contract: each instance is its single solve
             assert r["status_eq_single"] == r["iter_eq_single"] == r["n_single"] == r["B"]
             assert r["max_rel_df_single"] <= 1e-8
@@ -98,6 +101,7 @@ def test_tiny_run_and_report(tmp_path, capsys):
     for s in ("## Batched solves", "### batch: caspar on the CPU (quick run)",
               "#### Batch against sequential solves", "#### Scaling: IK",
               "#### SolverService", "| Van der Pol MPC (N=10) | caspar solve_batch | CPU | 2 |",
+              "| Van der Pol MPC (N=10) | caspar solve_batch, second call | CPU | 2 |",
               "| IK | CasADi map (threads) of IPOPT | CPU | 4 | 2 |", "| CPU | 2 | 5 |"):
         assert s in text, s
     assert "profile_batch" not in text
