@@ -1,0 +1,75 @@
+"""The generated elimination (gen_ldl.py) and its loop form, compiled for the host with g++
+(no contraction), against the CPU kernel's own ldl_eliminate on Van der Pol's pattern:
+Lx, D and 1/D bit for bit on several value sets.  argv: the pickle, chunk."""
+import ctypes
+import lzma
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.getcwd())
+sys.path.insert(0, here)
+from gen_ldl import LOOP_SOURCE, pattern, straight_source, test_values  # noqa: E402
+from caspar_backend.compiled.kernels import qdldl, slots  # noqa: E402
+
+path = sys.argv[1] if len(sys.argv) > 1 else ".stage/x/vdp_new.pkl.xz"
+chunk = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+lay = pickle.loads(lzma.decompress(open(path, "rb").read()))["lay"]
+Cp, Ci, Lp, Li, Rp, Rc, Rt = pat = pattern(lay)
+n, nnzL = len(Lp) - 1, len(Li)
+src = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) static\n"
+       "#define LOOP_NAME loop_eliminate\n#define SR\n#define IDX long long\n"
+       + straight_source(*pat, chunk=chunk) + LOOP_SOURCE
+       + 'extern "C" int straight(const double* Cx, double* Lx, double* D, double* Di) '
+         "{ return gen_eliminate(Cx, Lx, D, Di); }\n"
+       + 'extern "C" int loop(long long n, const long long* Cp, const long long* Ci, '
+         "const long long* Lp, const long long* Li, const long long* Rp, "
+         "const long long* Rc, const long long* Rt, const double* Cx, double* Lx, "
+         "double* D, double* Di, double* y) "
+         "{ return loop_eliminate(n, Cp, Ci, Lp, Li, Rp, Rc, Rt, Cx, Lx, D, Di, y); }\n")
+print("source lines", src.count("\n"), "bytes", len(src))
+tmp = tempfile.mkdtemp()
+open(f"{tmp}/g.cpp", "w").write(src)
+t = time.perf_counter()
+subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/g.cpp", "-o",
+                f"{tmp}/g.so"], check=True)
+print(f"g++ {time.perf_counter() - t:.1f} s")
+so = ctypes.CDLL(f"{tmp}/g.so")
+P = ctypes.c_void_p
+
+
+def ptr(a):
+    return P(a.ctypes.data)
+
+
+def slot(F, k):
+    return F[lay.FO[k]:lay.FO[k + 1]]
+
+
+V = test_values(Cp, Ci, 4)
+bad = 0
+for b in range(4):
+    F = np.array(lay.Fb0, np.float64)
+    slot(F, slots.F_C_VALUES)[:] = V[b]
+    slot(F, slots.F_LDL_YVALS)[:] = 0.0
+    slot(F, slots.F_LDL_D)[:] = 0.0
+    ok = qdldl.ldl_eliminate(F, lay.FO, lay.Ib, lay.IO)
+    ref = [slot(F, k).copy() for k in (slots.F_L_VALUES, slots.F_LDL_D, slots.F_LDL_DINV)]
+    Lx, D, Di = np.full(nnzL, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    ok_s = so.straight(ptr(V[b]), ptr(Lx), ptr(D), ptr(Di))
+    Lx2, D2, Di2, y = (np.full(nnzL, np.nan), np.full(n, np.nan), np.full(n, np.nan),
+                       np.full(n, np.nan))
+    ok_l = so.loop(ctypes.c_longlong(n), *map(ptr, pat), ptr(V[b]), ptr(Lx2), ptr(D2),
+                   ptr(Di2), ptr(y))
+    for name, got, okx in (("straight", (Lx, D, Di), ok_s), ("loop", (Lx2, D2, Di2), ok_l)):
+        same = all(np.array_equal(g.view(np.int64), r.view(np.int64))
+                   for g, r in zip(got, ref))
+        bad += (not same) or (bool(okx) != bool(ok))
+        print(b, name, "ok", okx, ok, "bit-equal", same)
+print("differing", bad)
