@@ -73,3 +73,44 @@ for b in range(4):
         bad += (not same) or (bool(okx) != bool(ok))
         print(b, name, "ok", okx, ok, "bit-equal", same)
 print("differing", bad)
+
+# --- the solves: straight and loop against the CPU kernel's ldl_solve on the factors above
+from gen_ldl import SOLVE_LOOP_SOURCE, solve_pattern, straight_solve_source  # noqa: E402
+
+spat = solve_pattern(lay)
+ssrc = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) static\n"
+        "#define SOLVE_NAME loop_solve\n#define SR\n#define IDX long long\n"
+        + straight_solve_source(*spat, chunk=chunk) + SOLVE_LOOP_SOURCE
+        + 'extern "C" void straight(const double* b, double* x, const double* Lx, '
+          "const double* Di, double* t) { gen_solve(b, x, Lx, Di, t); }\n"
+        + 'extern "C" void loop(long long n, const long long* p, const long long* Lp, '
+          "const long long* Li, const long long* Fp, const long long* Fc, "
+          "const long long* Fq, const double* b, double* x, const double* Lx, "
+          "const double* Di, double* t) "
+          "{ loop_solve(n, p, Lp, Li, Fp, Fc, Fq, b, x, Lx, Di, t); }\n")
+print("solve source lines", ssrc.count("\n"), "bytes", len(ssrc))
+open(f"{tmp}/s.cpp", "w").write(ssrc)
+subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/s.cpp", "-o",
+                f"{tmp}/s.so"], check=True)
+ss = ctypes.CDLL(f"{tmp}/s.so")
+rng = np.random.default_rng(1)
+sbad = 0
+for b in range(4):
+    F = np.array(lay.Fb0, np.float64)
+    slot(F, slots.F_C_VALUES)[:] = V[b]
+    slot(F, slots.F_LDL_YVALS)[:] = 0.0
+    slot(F, slots.F_LDL_D)[:] = 0.0
+    qdldl.ldl_eliminate(F, lay.FO, lay.Ib, lay.IO)
+    rhs = rng.standard_normal(n)
+    xr = np.full(n, np.nan)
+    qdldl.ldl_solve(F, lay.FO, lay.Ib, lay.IO, rhs, xr)
+    Lx, Di = slot(F, slots.F_L_VALUES).copy(), slot(F, slots.F_LDL_DINV).copy()
+    x1, t1 = np.full(n, np.nan), np.full(n, np.nan)
+    ss.straight(ptr(rhs), ptr(x1), ptr(Lx), ptr(Di), ptr(t1))
+    x2, t2 = np.full(n, np.nan), np.full(n, np.nan)
+    ss.loop(ctypes.c_longlong(n), *map(ptr, spat), ptr(rhs), ptr(x2), ptr(Lx), ptr(Di), ptr(t2))
+    for name, got in (("straight", x1), ("loop", x2)):
+        same = np.array_equal(got.view(np.int64), xr.view(np.int64))
+        sbad += not same
+        print(b, "solve", name, "bit-equal", same)
+print("solve differing", sbad)

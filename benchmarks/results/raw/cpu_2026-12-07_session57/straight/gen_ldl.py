@@ -132,3 +132,79 @@ def test_values(Cp, Ci, B, seed=0):
     sign = np.where(col % 2 == 0, 1.0, -1.0)
     V[:, diag] = (sign * (5.0 + np.abs(V)))[:, diag]
     return V
+
+
+def straight_solve_source(perm, Lp, Li, Fp, Fc, Fq, chunk=128, prefix="gen") -> str:
+    """C source: ``void {prefix}_solve(const double* b, double* x, const double* Lx,
+    const double* Dinv, double* t)``: x = K^{-1} b through the factors, kernels/qdldl.
+    ldl_solve's steps (permute, L t = t by rows gathering in increasing column from L's
+    row form Fp/Fc/Fq, t *= 1/D, L^T t = t by columns from n-1 down, unpermute) with
+    every index a constant."""
+    n = len(Lp) - 1
+    out, calls = [], []
+
+    def func(name, lines):
+        out.append(f"DEV_NOINLINE void {name}(const double* __restrict__ b, "
+                   "double* __restrict__ x, const double* __restrict__ Lx, "
+                   "const double* __restrict__ Dinv, double* __restrict__ t) {")
+        out.extend(lines)
+        out.append("}")
+        calls.append(name)
+
+    func(f"{prefix}_permute", [f"  t[{i}] = b[{int(perm[i])}];" for i in range(n)])
+    for a in range(0, n, chunk):
+        rows = []
+        for i in range(a, min(n, a + chunk)):
+            terms = "".join(f" v -= Lx[{int(Fq[k])}] * t[{int(Fc[k])}];"
+                            for k in range(int(Fp[i]), int(Fp[i + 1])))
+            rows.append(f"  {{ double v = t[{i}];{terms} t[{i}] = v; }}")
+        func(f"{prefix}_fwd_{a}", rows)
+    func(f"{prefix}_scale", [f"  t[{i}] *= Dinv[{i}];" for i in range(n)])
+    top = list(range(n - 1, -1, -1))
+    for a in range(0, n, chunk):
+        rows = []
+        for i in top[a:a + chunk]:
+            terms = "".join(f" v -= Lx[{j}] * t[{int(Li[j])}];"
+                            for j in range(int(Lp[i]), int(Lp[i + 1])))
+            rows.append(f"  {{ double v = t[{i}];{terms} t[{i}] = v; }}")
+        func(f"{prefix}_bwd_{a}", rows)
+    func(f"{prefix}_unpermute", [f"  x[{int(perm[i])}] = t[{i}];" for i in range(n)])
+    out.append(f"DEV void {prefix}_solve(const double* __restrict__ b, double* __restrict__ x, "
+               "const double* __restrict__ Lx, const double* __restrict__ Dinv, "
+               "double* __restrict__ t) {")
+    out.extend(f"  {c}(b, x, Lx, Dinv, t);" for c in calls)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+#: ldl_solve's loops (kernels/qdldl.py) on the shared structure (macros IDX, SR, SOLVE_NAME)
+SOLVE_LOOP_SOURCE = r"""
+DEV void SOLVE_NAME(IDX n, const IDX* SR perm, const IDX* SR Lp, const IDX* SR Li,
+                    const IDX* SR Fp, const IDX* SR Fc, const IDX* SR Fq, const double* b,
+                    double* x, const double* Lx, const double* Dinv, double* t) {
+  for (IDX i = 0; i < n; ++i) t[i] = b[perm[i]];
+  for (IDX i = 0; i < n; ++i) {
+    double v = t[i];
+    for (IDX k = Fp[i]; k < Fp[i + 1]; ++k) v -= Lx[Fq[k]] * t[Fc[k]];
+    t[i] = v;
+  }
+  for (IDX i = 0; i < n; ++i) t[i] *= Dinv[i];
+  for (IDX i = n - 1; i >= 0; --i) {
+    double v = t[i];
+    for (IDX j = Lp[i]; j < Lp[i + 1]; ++j) v -= Lx[j] * t[Li[j]];
+    t[i] = v;
+  }
+  for (IDX i = 0; i < n; ++i) x[perm[i]] = t[i];
+}
+"""
+
+
+def solve_pattern(lay):
+    """(perm, Lp, Li, Fp, Fc, Fq) of a WorkspaceLayout, int64 (L's row form: I_L_ROW_*)."""
+    from caspar_backend.compiled.kernels import slots
+
+    def I(name):
+        k = slots.INT_SLOTS.index(name)
+        return np.asarray(lay.Ib[lay.IO[k]:lay.IO[k + 1]], np.int64)
+    return tuple(I(s) for s in ("PERM", "L_INDPTR", "L_INDICES", "L_ROW_PTR", "L_ROW_COL",
+                                "L_ROW_POS"))
