@@ -54,12 +54,17 @@ def slot(F, k):
 
 V = test_values(Cp, Ci, 4)
 bad = 0
-for b in range(4):
+def factored(values):
+    """The layout's floats with QDLDL's elimination run on C = ``values``; its status."""
     F = np.array(lay.Fb0, np.float64)
-    slot(F, slots.F_C_VALUES)[:] = V[b]
+    slot(F, slots.F_C_VALUES)[:] = values
     slot(F, slots.F_LDL_YVALS)[:] = 0.0
     slot(F, slots.F_LDL_D)[:] = 0.0
-    ok = qdldl.ldl_eliminate(F, lay.FO, lay.Ib, lay.IO)
+    return F, qdldl.ldl_eliminate(F, lay.FO, lay.Ib, lay.IO)
+
+
+for b in range(4):
+    F, ok = factored(V[b])
     ref = [slot(F, k).copy() for k in (slots.F_L_VALUES, slots.F_LDL_D, slots.F_LDL_DINV)]
     Lx, D, Di = np.full(nnzL, np.nan), np.full(n, np.nan), np.full(n, np.nan)
     ok_s = so.straight(ptr(V[b]), ptr(Lx), ptr(D), ptr(Di))
@@ -96,11 +101,7 @@ ss = ctypes.CDLL(f"{tmp}/s.so")
 rng = np.random.default_rng(1)
 sbad = 0
 for b in range(4):
-    F = np.array(lay.Fb0, np.float64)
-    slot(F, slots.F_C_VALUES)[:] = V[b]
-    slot(F, slots.F_LDL_YVALS)[:] = 0.0
-    slot(F, slots.F_LDL_D)[:] = 0.0
-    qdldl.ldl_eliminate(F, lay.FO, lay.Ib, lay.IO)
+    F, _ = factored(V[b])
     rhs = rng.standard_normal(n)
     xr = np.full(n, np.nan)
     qdldl.ldl_solve(F, lay.FO, lay.Ib, lay.IO, rhs, xr)

@@ -7,7 +7,7 @@
 export PYTHONDONTWRITEBYTECODE=1 CUPY_CACHE_DIR=/tmp/cupy_s57
 D=$(dirname "$0"); PK=${PK:-.stage/x/vdp_new.pkl.xz}; LIM=${S57_LIMIT:-560}
 nvidia-smi --query-gpu=name --format=csv,noheader | tee $OUT/gpu_s57s.txt
-timeout 240 python $D/dev_ldl.py $PK 64 2>&1 | tee $OUT/dev_ldl_64.jsonl
+timeout $((LIM < 240 ? LIM : 240)) python $D/dev_ldl.py $PK 64 2>&1 | tee $OUT/dev_ldl_64.jsonl
 left=$((LIM - SECONDS))
 [ $left -gt 40 ] && timeout $((left < 150 ? left : 150)) python $D/dev_solve.py $PK 128 2>&1 \
   | tee $OUT/dev_solve_128.jsonl
