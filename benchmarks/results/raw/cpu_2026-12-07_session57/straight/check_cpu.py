@@ -115,3 +115,31 @@ for b in range(4):
         sbad += not same
         print(b, "solve", name, "bit-equal", same)
 print("solve differing", sbad)
+
+# --- the substitutions alone (the team kernel's serial parts): against ldl_forward /
+# ldl_backward on the factors above
+from gen_ldl import straight_substitutions_source  # noqa: E402
+
+bsrc = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) static\n"
+        + straight_substitutions_source(*spat[1:], chunk=chunk)
+        + 'extern "C" int fwd(const double* L, double* t) { return gen_forward(L, t); }\n'
+        + 'extern "C" int bwd(const double* L, double* t) { return gen_backward(L, t); }\n')
+open(f"{tmp}/b.cpp", "w").write(bsrc)
+subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/b.cpp", "-o",
+                f"{tmp}/b.so"], check=True)
+bs = ctypes.CDLL(f"{tmp}/b.so")
+bbad = 0
+for b in range(4):
+    F, _ = factored(V[b])
+    t0 = rng.standard_normal(n)
+    for name, cpu, gen in (("forward", qdldl.ldl_forward, bs.fwd),
+                           ("backward", qdldl.ldl_backward, bs.bwd)):
+        slot(F, slots.F_LDL_T)[:] = t0
+        cpu(F, lay.FO, lay.Ib, lay.IO)
+        ref = slot(F, slots.F_LDL_T).copy()
+        t, Lx = t0.copy(), slot(F, slots.F_L_VALUES).copy()
+        gen(ptr(Lx), ptr(t))
+        same = np.array_equal(t.view(np.int64), ref.view(np.int64))
+        bbad += not same
+        print(b, name, "bit-equal", same)
+print("substitutions differing", bbad)

@@ -1,10 +1,10 @@
 """On the GPU: Van der Pol's factorization (the elimination alone) per instance, the loop
 form (ldl_eliminate's loops; structure pointers plain or __restrict__, int64 or int32;
-working vectors in global or in shared memory) against the straight-line form generated for the pattern
-(gen_ldl.py), B instances, one instance per block of ``lanes`` threads (lane 0 works, as
-a team's leader).  Prints JSON lines: variant, B, lanes, ms (median of reps), compile s,
-and whether Lx, D, 1/D equal the plain loop's bit for bit.  argv: pickle, chunk,
-variants (comma list of loop, loop_r, loop_i32, loop_shm, straight)."""
+working vectors in global or in shared memory) against the straight-line form generated
+for the pattern (gen_ldl.py), B instances, one instance per block of ``lanes`` threads
+(lane 0 works, as a team's leader).  Prints JSON lines: variant, B, lanes, ms (median of
+reps), compile s, and whether Lx, D, 1/D equal the plain loop's bit for bit.  argv: pickle,
+chunk, variants (comma list of loop, loop_r, loop_i32, loop_shm, straight)."""
 import json
 import lzma
 import os

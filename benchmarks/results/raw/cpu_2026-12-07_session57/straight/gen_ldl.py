@@ -208,3 +208,34 @@ def solve_pattern(lay):
         return np.asarray(lay.Ib[lay.IO[k]:lay.IO[k + 1]], np.int64)
     return tuple(I(s) for s in ("PERM", "L_INDPTR", "L_INDICES", "L_ROW_PTR", "L_ROW_COL",
                                 "L_ROW_POS"))
+
+
+def straight_substitutions_source(Lp, Li, Fp, Fc, Fq, chunk=128, prefix="gen") -> str:
+    """C source: ``int {prefix}_forward(const double* Lx, double* t)`` (L t = t in place,
+    kernels/qdldl.ldl_forward's rows gathering in increasing column) and ``int
+    {prefix}_backward(const double* Lx, double* t)`` (L^T t = t, ldl_backward's columns
+    from n-1 down), every index a constant; each returns 1."""
+    n = len(Lp) - 1
+    out = []
+    for kind in ("forward", "backward"):
+        names = []
+        order = list(range(n)) if kind == "forward" else list(range(n - 1, -1, -1))
+        for a in range(0, n, chunk):
+            name = f"{prefix}_{kind}_{a}"
+            names.append(name)
+            out.append(f"DEV_NOINLINE void {name}(const double* __restrict__ Lx, "
+                       "double* __restrict__ t) {")
+            for i in order[a:a + chunk]:
+                if kind == "forward":
+                    terms = "".join(f" v -= Lx[{int(Fq[k])}] * t[{int(Fc[k])}];"
+                                    for k in range(int(Fp[i]), int(Fp[i + 1])))
+                else:
+                    terms = "".join(f" v -= Lx[{j}] * t[{int(Li[j])}];"
+                                    for j in range(int(Lp[i]), int(Lp[i + 1])))
+                out.append(f"  {{ double v = t[{i}];{terms} t[{i}] = v; }}")
+            out.append("}")
+        out.append(f"DEV int {prefix}_{kind}(const double* __restrict__ Lx, "
+                   "double* __restrict__ t) {")
+        out.extend(f"  {c}(Lx, t);" for c in names)
+        out.append("  return 1;\n}")
+    return "\n".join(out) + "\n"
