@@ -1,8 +1,9 @@
 """On the GPU: the batch kernel with QDLDL's serial chains calling externs (ext_kernel.py),
 compiled once to a relocatable object and linked with the stub (every chain the loop, as
-today) or with Van der Pol's generated straight-line code; both timed alone on the
+today) or with Van der Pol's generated straight-line code, and (``whole_stub``) compiled
+whole-program with the stub as numba links a kernel; all timed alone on the
 pickled layout as k55.py times the kernel (B = 1,000 x3 and 132 x2 at 32 lanes, 1,000 at
-one lane; the two linked kernels interleaved) and their results compared (codes,
+one lane; the linked kernels interleaved) and their results compared (codes,
 iterations, the sum of f).  argv: pickle, out folder.  Run from the root of the tree."""
 import json
 import lzma
@@ -19,7 +20,7 @@ sys.path.insert(0, os.getcwd())
 sys.path.insert(0, here)
 if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
-from numba.cuda.cudadrv import devices  # noqa: E402
+from numba.cuda.cudadrv import devices, driver  # noqa: E402
 from numba.cuda.dispatcher import _Kernel  # noqa: E402
 
 import ext_kernel  # noqa: E402
@@ -49,9 +50,23 @@ log(json.dumps(dict(event="cubins", s=round(time.time() - t1, 1),
                     bytes={k: len(v) for k, v in cubins.items()})))
 cc = devices.get_context().device.compute_capability
 dev_id = devices.get_context().device.id
+# today's build for comparison: the kernel's PTX compiled whole-program by the driver's
+# JIT (as numba links a kernel), the stub's relocatable object linked beside it
+t2 = time.time()
+try:
+    linker = driver._Linker(max_registers=None, cc=cc, lto=False)
+    linker.add_ptx(ptx.encode())
+    linker.add_cubin((out / "stub.o").read_bytes(), name="stub")
+    cubins = {"whole_stub": linker.complete(), **cubins}
+    log(json.dumps(dict(event="whole-program link", s=round(time.time() - t2, 1))))
+except Exception as e:      # the relocatable kernels are still timed
+    log(json.dumps(dict(event="whole-program link failed", error=repr(e)[:400])))
 funcs = {}
 for name, cubin in cubins.items():
-    lib._cubin_cache[cc] = cubin
+    # numba loads a code library's cubin as cuda.core's ObjectCode (what its linker
+    # returns); nvlink's output is bytes
+    lib._cubin_cache[cc] = (driver.ObjectCode.from_cubin(cubin, name=name)
+                            if isinstance(cubin, bytes) else cubin)
     lib._cufunc_cache.pop(dev_id, None)
     kern.bind()
     funcs[name] = lib._cufunc_cache[dev_id]
