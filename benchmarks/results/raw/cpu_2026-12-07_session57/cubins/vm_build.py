@@ -7,34 +7,28 @@ by ``nvlink`` with the stub (``ext_stub``) and with the pickle's generated code
 (``ext_gen``).  Writes OUT/<name>.cubin and OUT/<name>.json (the entry's name, the
 parameter count, the times).  argv: tree root, out folder, plain|ext, name prefix,
 [pickle for ext].  Run with the tree's root as the working directory."""
+import importlib.util
 import json
-import os
 import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
-import numpy as np
 
 tree, out, variant, prefix = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), \
     sys.argv[3], sys.argv[4]
 sys.path.insert(0, str(tree))
-root = Path("/usr/local/cuda")
-os.environ["CUDA_HOME"] = str(root)
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-from numba import cuda  # noqa: E402
-from numba.cuda import config  # noqa: E402
-import numba.cuda.cudadrv.nvvm as nvvm  # noqa: E402
-import numba.cuda.dispatcher as dispatcher  # noqa: E402
+# this checkout's benchmarks/vm_cuda.py by path (the tree's own benchmarks may predate it)
+_spec = importlib.util.spec_from_file_location(
+    "vm_cuda", Path(__file__).resolve().parents[5] / "benchmarks" / "vm_cuda.py")
+vm_cuda = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vm_cuda)
 
-CC = (9, 0)
-libdevice = str(root / "nvvm" / "libdevice" / "libdevice.10.bc")
-config.FORCE_CUDA_CC = CC
-dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
-nvvm.get_libdevice = lambda: libdevice
-nvvm.open_libdevice = lambda: Path(libdevice).read_bytes()
+vm_cuda.setup()
+root = vm_cuda.root()
+from numba import cuda  # noqa: E402
+
+CC = vm_cuda.CC
 import caspar_backend  # noqa: E402
 from caspar_backend.compiled.cuda import launch  # noqa: E402
 from caspar_backend.compiled.cuda.retarget import device_version  # noqa: E402

@@ -17,6 +17,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.getcwd())
 sys.path.insert(0, here)
+from devtime import timed  # noqa: E402
 from gen_ldl import (LOOP_SOURCE, SOLVE_LOOP_SOURCE, pattern, solve_pattern,  # noqa: E402
                      straight_solve_source, straight_source, test_values)
 
@@ -69,19 +70,12 @@ for B in (132, 1000):
             X = cp.full((3 * B, n), np.nan)
             args = (np.int64(B), np.int32(lanes), np.int64(n), *S, Cx, Lx, D, Di, Y, rhs, X,
                     T, np.int64(nnzC), np.int64(nnzL))
-            ms = []
-            for rep in range(6):
-                e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-                e0.record()
-                fns[v]((B,), (lanes,), args)
-                e1.record()
-                e1.synchronize()
-                ms.append(cp.cuda.get_elapsed_time(e0, e1))
+            ms, first = timed(fns[v], (B,), (lanes,), args, shared=0)
             xh = X.get()
             base = xh if base is None else base
             print(json.dumps(dict(variant=v, chunk=64, B=B, lanes=lanes,
-                                  ms=round(float(np.median(ms[1:])), 4),
-                                  first_ms=round(ms[0], 4),
+                                  ms=round(ms, 4),
+                                  first_ms=round(first, 4),
                                   bit_equal_loop=bool(np.array_equal(xh.view(np.int64),
                                                                      base.view(np.int64))))),
                   flush=True)

@@ -18,6 +18,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.getcwd())
 sys.path.insert(0, here)
+from devtime import timed  # noqa: E402
 from gen_ldl import LOOP_SOURCE, pattern, straight_source, test_values  # noqa: E402
 
 path, chunk = sys.argv[1], int(sys.argv[2])
@@ -101,19 +102,12 @@ for B in (132, 1000):
                                                             else ())
             if shm > 48 * 1024:
                 fns[v].max_dynamic_shared_size_bytes = shm
-            ms = []
-            for rep in range(6):
-                e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-                e0.record()
-                fns[v]((B,), (lanes,), args, shared_mem=shm)
-                e1.record()
-                e1.synchronize()
-                ms.append(cp.cuda.get_elapsed_time(e0, e1))
+            ms, first = timed(fns[v], (B,), (lanes,), args, shared=shm)
             outs[v] = (Lx.get(), D.get(), Di.get(), ok.get())
             base = outs.get("loop", outs[v])
             same = all(np.array_equal(a.view(np.int64), c.view(np.int64))
                        for a, c in zip(outs[v][:3], base[:3]))
             print(json.dumps(dict(variant=v, chunk=chunk, B=B, lanes=lanes,
-                                  ms=round(float(np.median(ms[1:])), 4),
-                                  first_ms=round(ms[0], 4), ok=int(outs[v][3].sum()),
+                                  ms=round(ms, 4),
+                                  first_ms=round(first, 4), ok=int(outs[v][3].sum()),
                                   bit_equal_loop=same)), flush=True)

@@ -8,26 +8,16 @@ import os
 import pickle
 import sys
 import time
-import types
 from pathlib import Path
 
-import numpy as np
 
-root = Path("/usr/local/cuda")
-os.environ["CUDA_HOME"] = str(root)
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
+sys.path.insert(0, os.getcwd())
+from benchmarks import vm_cuda  # noqa: E402
+
+vm_cuda.setup()
 from numba import cuda  # noqa: E402
-from numba.cuda import config  # noqa: E402
-import numba.cuda.cudadrv.nvvm as nvvm  # noqa: E402
-import numba.cuda.dispatcher as dispatcher  # noqa: E402
 
-CC = (9, 0)
-libdevice = str(root / "nvvm" / "libdevice" / "libdevice.10.bc")
-config.FORCE_CUDA_CC = CC
-dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
-nvvm.get_libdevice = lambda: libdevice
-nvvm.open_libdevice = lambda: Path(libdevice).read_bytes()
+CC = vm_cuda.CC
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from caspar_backend.compiled.cuda import launch  # noqa: E402
 import ext_kernel  # noqa: E402
