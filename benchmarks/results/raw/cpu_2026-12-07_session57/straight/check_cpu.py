@@ -35,12 +35,19 @@ src = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) stati
          "{ return loop_eliminate(n, Cp, Ci, Lp, Li, Rp, Rc, Rt, Cx, Lx, D, Di, y); }\n")
 print("source lines", src.count("\n"), "bytes", len(src))
 tmp = tempfile.mkdtemp()
-open(f"{tmp}/g.cpp", "w").write(src)
-t = time.perf_counter()
-subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/g.cpp", "-o",
-                f"{tmp}/g.so"], check=True)
-print(f"g++ {time.perf_counter() - t:.1f} s")
-so = ctypes.CDLL(f"{tmp}/g.so")
+
+
+def host_build(name, source):
+    """``source`` built by g++ (no contraction) and loaded."""
+    open(f"{tmp}/{name}.cpp", "w").write(source)
+    t = time.perf_counter()
+    subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/{name}.cpp",
+                    "-o", f"{tmp}/{name}.so"], check=True)
+    print(f"g++ {name} {time.perf_counter() - t:.1f} s")
+    return ctypes.CDLL(f"{tmp}/{name}.so")
+
+
+so = host_build("g", src)
 P = ctypes.c_void_p
 
 
@@ -94,10 +101,7 @@ ssrc = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) stat
           "const double* Di, double* t) "
           "{ loop_solve(n, p, Lp, Li, Fp, Fc, Fq, b, x, Lx, Di, t); }\n")
 print("solve source lines", ssrc.count("\n"), "bytes", len(ssrc))
-open(f"{tmp}/s.cpp", "w").write(ssrc)
-subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/s.cpp", "-o",
-                f"{tmp}/s.so"], check=True)
-ss = ctypes.CDLL(f"{tmp}/s.so")
+ss = host_build("s", ssrc)
 rng = np.random.default_rng(1)
 sbad = 0
 for b in range(4):
@@ -124,10 +128,7 @@ bsrc = ("#define DEV static\n#define DEV_NOINLINE __attribute__((noinline)) stat
         + straight_substitutions_source(*spat[1:], chunk=chunk)
         + 'extern "C" int fwd(const double* L, double* t) { return gen_forward(L, t); }\n'
         + 'extern "C" int bwd(const double* L, double* t) { return gen_backward(L, t); }\n')
-open(f"{tmp}/b.cpp", "w").write(bsrc)
-subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", f"{tmp}/b.cpp", "-o",
-                f"{tmp}/b.so"], check=True)
-bs = ctypes.CDLL(f"{tmp}/b.so")
+bs = host_build("b", bsrc)
 bbad = 0
 for b in range(4):
     F, _ = factored(V[b])

@@ -137,43 +137,25 @@ def test_values(Cp, Ci, B, seed=0):
 def straight_solve_source(perm, Lp, Li, Fp, Fc, Fq, chunk=128, prefix="gen") -> str:
     """C source: ``void {prefix}_solve(const double* b, double* x, const double* Lx,
     const double* Dinv, double* t)``: x = K^{-1} b through the factors, kernels/qdldl.
-    ldl_solve's steps (permute, L t = t by rows gathering in increasing column from L's
-    row form Fp/Fc/Fq, t *= 1/D, L^T t = t by columns from n-1 down, unpermute) with
-    every index a constant."""
+    ldl_solve's steps -- permute, :func:`straight_substitutions_source`'s forward
+    substitution, t *= 1/D, its backward substitution, unpermute -- with every index a
+    constant."""
     n = len(Lp) - 1
-    out, calls = [], []
-
-    def func(name, lines):
-        out.append(f"DEV_NOINLINE void {name}(const double* __restrict__ b, "
-                   "double* __restrict__ x, const double* __restrict__ Lx, "
-                   "const double* __restrict__ Dinv, double* __restrict__ t) {")
-        out.extend(lines)
-        out.append("}")
-        calls.append(name)
-
-    func(f"{prefix}_permute", [f"  t[{i}] = b[{int(perm[i])}];" for i in range(n)])
-    for a in range(0, n, chunk):
-        rows = []
-        for i in range(a, min(n, a + chunk)):
-            terms = "".join(f" v -= Lx[{int(Fq[k])}] * t[{int(Fc[k])}];"
-                            for k in range(int(Fp[i]), int(Fp[i + 1])))
-            rows.append(f"  {{ double v = t[{i}];{terms} t[{i}] = v; }}")
-        func(f"{prefix}_fwd_{a}", rows)
-    func(f"{prefix}_scale", [f"  t[{i}] *= Dinv[{i}];" for i in range(n)])
-    top = list(range(n - 1, -1, -1))
-    for a in range(0, n, chunk):
-        rows = []
-        for i in top[a:a + chunk]:
-            terms = "".join(f" v -= Lx[{j}] * t[{int(Li[j])}];"
-                            for j in range(int(Lp[i]), int(Lp[i + 1])))
-            rows.append(f"  {{ double v = t[{i}];{terms} t[{i}] = v; }}")
-        func(f"{prefix}_bwd_{a}", rows)
-    func(f"{prefix}_unpermute", [f"  x[{int(perm[i])}] = t[{i}];" for i in range(n)])
-    out.append(f"DEV void {prefix}_solve(const double* __restrict__ b, double* __restrict__ x, "
-               "const double* __restrict__ Lx, const double* __restrict__ Dinv, "
-               "double* __restrict__ t) {")
-    out.extend(f"  {c}(b, x, Lx, Dinv, t);" for c in calls)
-    out.append("}")
+    args = ("const double* __restrict__ b, double* __restrict__ x, "
+            "const double* __restrict__ Lx, const double* __restrict__ Dinv, "
+            "double* __restrict__ t")
+    out = [straight_substitutions_source(Lp, Li, Fp, Fc, Fq, chunk=chunk, prefix=prefix)]
+    for name, lines in (("permute", [f"  t[{i}] = b[{int(perm[i])}];" for i in range(n)]),
+                        ("scale", [f"  t[{i}] *= Dinv[{i}];" for i in range(n)]),
+                        ("unpermute", [f"  x[{int(perm[i])}] = t[{i}];" for i in range(n)])):
+        out += [f"DEV_NOINLINE void {prefix}_{name}({args}) {{", *lines, "}"]
+    out += [f"DEV void {prefix}_solve({args}) {{",
+            f"  {prefix}_permute(b, x, Lx, Dinv, t);",
+            f"  {prefix}_forward(Lx, t);",
+            f"  {prefix}_scale(b, x, Lx, Dinv, t);",
+            f"  {prefix}_backward(Lx, t);",
+            f"  {prefix}_unpermute(b, x, Lx, Dinv, t);",
+            "}"]
     return "\n".join(out) + "\n"
 
 
