@@ -1,41 +1,35 @@
-"""Numba-CUDA compiles for a GPU architecture on a machine without a GPU (the VM): the
-CUDA toolkit's libnvvm and libdevice (``CUDA_HOME``, default /usr/local/cuda), the target
-compute capability forced, numba-cuda's device queries answered with it.  Call
-:func:`setup` before importing anything that compiles; then ``cuda.compile_ptx(...,
-cc=CC)`` works and ``tool('ptxas')`` names the toolkit's binaries.  Used by the raw
-folders' build scripts (e.g. cpu_2026-12-07_session57/cubins/vm_build.py)."""
+"""Numba-CUDA compiles for a GPU architecture on a machine without a GPU (the VM), for
+the raw folders' build scripts (e.g. cpu_2026-12-07_session57/cubins/vm_build.py), which
+may compile an older tree of the library: :func:`setup` enters this checkout's
+``caspar_backend/compiled/cuda/offline.target`` (loaded by path, so the tree on
+``sys.path`` need not have it) for the rest of the process; then
+``cuda.compile_ptx(..., cc=CC)`` works and :func:`tool` names the toolkit's binaries."""
 from __future__ import annotations
 
-import os
-import types
+import importlib.util
 from pathlib import Path
 
-CC = (9, 0)
+_spec = importlib.util.spec_from_file_location(
+    "caspar_offline", Path(__file__).resolve().parents[1] / "caspar_backend" / "compiled"
+    / "cuda" / "offline.py")
+offline = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(offline)
+
+CC = offline.CC
 
 
 def root() -> Path:
-    return Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    """The CUDA toolkit (``CUDA_HOME``, else /usr/local/cuda)."""
+    r = offline.toolkit()
+    if r is None:
+        raise RuntimeError("no CUDA toolkit with libdevice (set CUDA_HOME)")
+    return r
 
 
 def setup(cc=CC) -> None:
-    """Point numba-cuda at the toolkit's NVVM and libdevice and at compute capability
-    ``cc`` (the device queries patched: no driver is needed)."""
-    import numpy as np
-
-    os.environ.setdefault("CUDA_HOME", str(root()))
-    if not hasattr(np, "row_stack"):     # numba-cuda <= 0.30 registers np.row_stack
-        np.row_stack = np.vstack
-    from numba.cuda import config
-    import numba.cuda.codegen as codegen
-    import numba.cuda.cudadrv.nvvm as nvvm
-    import numba.cuda.dispatcher as dispatcher
-
-    libdevice = str(root() / "nvvm" / "libdevice" / "libdevice.10.bc")
-    config.FORCE_CUDA_CC = cc
-    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
-    codegen.CUDACodeLibrary._ensure_cc = lambda self, c: c or cc
-    nvvm.get_libdevice = lambda: libdevice
-    nvvm.open_libdevice = lambda: Path(libdevice).read_bytes()
+    """Compile for compute capability ``cc`` with the toolkit's NVVM and libdevice from
+    here on (``offline.target`` entered for the rest of the process)."""
+    offline.target(cc, root()).__enter__()
 
 
 def tool(name: str) -> str:

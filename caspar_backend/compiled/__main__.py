@@ -1,7 +1,10 @@
-"""``python -m caspar_backend.compiled [--cuda] [--lock FILE]``: compile the CPU kernels
-into the cache, or with ``--cuda`` the CUDA batch kernel for this machine's GPU (what
-``caspar warmup`` and the background compiles of :mod:`.dispatch` run); prints the
-seconds it took.  ``--lock FILE`` is removed at the end, whatever happens."""
+"""``python -m caspar_backend.compiled [--cuda | --cuda-prebuild CC] [--lock FILE]``:
+compile the CPU kernels into the cache, or with ``--cuda`` the CUDA batch kernel for this
+machine's GPU (what ``caspar warmup`` and the background compiles of :mod:`.dispatch`
+run), or with ``--cuda-prebuild 90`` the CUDA batch kernels for compute capability 9.0 on
+a machine without a GPU (the CUDA toolkit's NVVM and ptxas; :mod:`.cuda.prebuilt`: copy
+the cache to the GPU machine); prints the seconds it took.  ``--lock FILE`` is removed at
+the end, whatever happens."""
 from __future__ import annotations
 
 import argparse
@@ -19,13 +22,33 @@ def compile_cuda_kernel() -> float:
     return time.perf_counter() - t0
 
 
+def _compute_capability(ap, text: str) -> tuple[int, int]:
+    """'90' or '9.0' -> (9, 0); anything else is a usage error."""
+    major, _, minor = text.partition(".") if "." in text else (text[:-1], "", text[-1:])
+    if not (major.isdigit() and minor.isdigit()):
+        ap.error(f"--cuda-prebuild: a compute capability such as 90 or 9.0, got {text!r}")
+    return int(major), int(minor)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m caspar_backend.compiled")
     ap.add_argument("--cuda", action="store_true", help="the CUDA batch kernel")
+    ap.add_argument("--cuda-prebuild", metavar="CC", default=None,
+                    help="the CUDA batch kernels for compute capability CC (e.g. 90), "
+                         "without a GPU")
     ap.add_argument("--lock", default=None)
     args = ap.parse_args(argv)
     try:
-        if args.cuda:
+        if args.cuda_prebuild:
+            cc = _compute_capability(ap, args.cuda_prebuild)
+            from .cuda.prebuilt import build
+
+            t0 = time.perf_counter()
+            for p in build(cc):
+                print(f"caspar: {p}")
+            print(f"caspar: CUDA batch kernels for sm_{cc[0]}{cc[1]} prebuilt "
+                  f"({time.perf_counter() - t0:.1f} s)")
+        elif args.cuda:
             print(f"caspar: CUDA batch kernel ready ({compile_cuda_kernel():.1f} s)")
         else:
             from .solve import warmup

@@ -6,31 +6,28 @@ construct numba-cuda cannot type, a libdevice call NVVM rejects -- before device
 spent on it (~40 s NVVM + ~20 s ptxas on the 2-core VM; marked slow).
 
 Without a GPU, numba-cuda would still ask the driver for the device's compute capability
-(device functions) and NVRTC for the architectures it supports: both answers are given
-here (sm_90; libdevice and ptxas from the CUDA toolkit in CUDA_HOME or /usr/local/cuda).
+and NVVM for libdevice: :func:`caspar_backend.compiled.cuda.offline.target` answers both
+(sm_90; libdevice and ptxas from the CUDA toolkit in CUDA_HOME or /usr/local/cuda).
 Skips where numba-cuda, libNVVM, libdevice or ptxas is missing.
 
     pytest -m slow tests/compiled/test_cuda_compiles.py
 """
-import os
-import shutil
-import subprocess
-import types
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from caspar_backend.compiled.cuda import offline
 
 pytestmark = pytest.mark.slow
 
-CC = (9, 0)
+CC = offline.CC
 
 
 def _toolkit() -> Path:
-    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if root and (Path(root) / "nvvm" / "libdevice" / "libdevice.10.bc").is_file():
-            return Path(root)
-    pytest.skip("no CUDA toolkit with libdevice (CUDA_HOME, /usr/local/cuda)")
+    root = offline.toolkit()
+    if root is None:
+        pytest.skip("no CUDA toolkit with libdevice (CUDA_HOME, /usr/local/cuda)")
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -38,45 +35,21 @@ def rows_ptx():
     """The rows kernel's PTX for sm_90, compiled once for the module's tests."""
     pytest.importorskip("numba_cuda")
     root = _toolkit()
-    with pytest.MonkeyPatch.context() as mp:
-        if not hasattr(np, "row_stack"):
-            mp.setattr(np, "row_stack", np.vstack, raising=False)
-        mp.setenv("CUDA_HOME", str(root))
-        from numba import cuda
-        from numba.cuda import config
-        import numba.cuda.cudadrv.nvvm as nvvm
-        import numba.cuda.dispatcher as dispatcher
-        from numba.cuda.cudadrv.error import NvvmSupportError
+    from numba.cuda.cudadrv.error import NvvmSupportError
 
-        libdevice = str(root / "nvvm" / "libdevice" / "libdevice.10.bc")
-        mp.setattr(config, "FORCE_CUDA_CC", CC)
-        mp.setattr(dispatcher, "get_current_device",
-                   lambda: types.SimpleNamespace(compute_capability=CC))
-        mp.setattr(nvvm, "get_libdevice", lambda: libdevice)
-        mp.setattr(nvvm, "open_libdevice", lambda: Path(libdevice).read_bytes())
-        from caspar_backend.compiled.cuda import launch
-        from caspar_backend.compiled.cuda.retarget import device_version
-
+    with offline.target(CC, root):
         try:
-            k = device_version(launch._solve_rows, cache=False)
-            ptx, _ = cuda.compile_ptx(k.py_func, launch.signature(), cc=CC)
+            return offline.ptx(False, CC)
         except NvvmSupportError as exc:     # libNVVM itself missing
             pytest.skip(f"libNVVM not loadable: {exc}")
-    return ptx
 
 
-def test_rows_kernel_compiles_to_sm90_without_a_gpu(rows_ptx, tmp_path):
+def test_rows_kernel_compiles_to_sm90_without_a_gpu(rows_ptx):
     root = _toolkit()
-    ptxas = shutil.which("ptxas") or str(root / "bin" / "ptxas")
-    if not Path(ptxas).is_file():
+    if offline.ptxas_path(root) is None:
         pytest.skip("no ptxas")
     assert "_solve_rows" in rows_ptx
-    path = tmp_path / "rows.ptx"
-    path.write_text(rows_ptx)
-    out = subprocess.run([ptxas, f"-arch=sm_{CC[0]}{CC[1]}", str(path), "-o",
-                          str(tmp_path / "rows.cubin")], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert (tmp_path / "rows.cubin").stat().st_size > 0
+    assert len(offline.assemble(rows_ptx, CC, root)) > 0
 
 
 def test_barrier_update_loop_has_one_exit(rows_ptx):

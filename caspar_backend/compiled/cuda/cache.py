@@ -66,8 +66,11 @@ def _marker(columns: bool) -> Path:
 
 
 def is_ready(columns: bool) -> bool:
-    """Whether a complete compile of the kernel is in the cache (module docstring)."""
-    return _marker(columns).is_file()
+    """Whether a complete compile of the kernel is in the cache (module docstring), or a
+    prebuilt kernel for this GPU (:mod:`.prebuilt`)."""
+    from . import prebuilt
+
+    return _marker(columns).is_file() or prebuilt.available(columns, compute_capability())
 
 
 def mark_ready(columns: bool) -> None:

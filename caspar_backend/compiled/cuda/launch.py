@@ -98,8 +98,9 @@ def signature():
 
 def kernel(columns: bool):
     """The global kernel for instances in columns or rows, compiled for
-    :func:`signature` on first use -- from numba-cuda's disk cache when a compile is
-    there, else by NVVM and ptxas (minutes), after which the cache holds it and
+    :func:`signature` on first use -- a prebuilt kernel for this GPU where the cache has
+    one (:mod:`.prebuilt`), else from numba-cuda's disk cache when a compile is there,
+    else by NVVM and ptxas (minutes), after which the cache holds it and
     :func:`.cache.is_ready` says so."""
     with _compile_lock:
         if columns not in _compiled:
@@ -110,11 +111,17 @@ def kernel(columns: bool):
                 # numba-cuda <= 0.30 registers an overload of np.row_stack, which NumPy
                 # 2.5 removed (its alias of np.vstack): without it no kernel compiles
                 np.row_stack = np.vstack
-            cached = install()
-            k = device_version(_solve_columns if columns else _solve_rows, cache=cached)
-            k.compile(signature())
-            if cached:
-                mark_ready(columns)
+            from . import prebuilt
+            from .cache import compute_capability
+
+            k = prebuilt.load(columns, compute_capability())
+            if k is None:
+                cached = install()
+                k = device_version(_solve_columns if columns else _solve_rows,
+                                   cache=cached)
+                k.compile(signature())
+                if cached:
+                    mark_ready(columns)
             _compiled[columns] = k
         return _compiled[columns]
 
