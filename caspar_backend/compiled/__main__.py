@@ -41,10 +41,10 @@ def main(argv=None) -> int:
     try:
         if args.cuda_prebuild:
             cc = _compute_capability(ap, args.cuda_prebuild)
-            from .cuda.prebuilt import build
+            from .cuda.offline import prebuild
 
             t0 = time.perf_counter()
-            for p in build(cc):
+            for p in prebuild(cc):
                 print(f"caspar: {p}")
             print(f"caspar: CUDA batch kernels for sm_{cc[0]}{cc[1]} prebuilt "
                   f"({time.perf_counter() - t0:.1f} s)")

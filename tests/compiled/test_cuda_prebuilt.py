@@ -21,6 +21,13 @@ from caspar_backend.compiled import __main__ as compiled_main  # noqa: E402
 from caspar_backend.compiled.cuda import cache, offline, prebuilt  # noqa: E402
 
 
+def _rows() -> tuple:
+    """The rows kernel's function and argument types, as launch.kernel passes them."""
+    from caspar_backend.compiled.cuda import launch
+
+    return launch._solve_rows, launch.signature()
+
+
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
@@ -30,31 +37,31 @@ def cache_dir(tmp_path, monkeypatch):
 def test_file_name_carries_stamp_capability_and_numba_cuda(cache_dir):
     from importlib.metadata import version
 
-    p = prebuilt.path(False, "90")
+    p = cache.prebuilt_path(False, "90")
     assert p.parent == cache.cuda_cache_dir() and p.is_relative_to(cache_dir)
     assert p.name == (f"prebuilt-rows-{cache._stamp()}-sm90-{version('numba-cuda')}"
                       ".pkl.xz")
-    assert prebuilt.path(True, "90").name.startswith("prebuilt-columns-")
+    assert cache.prebuilt_path(True, "90").name.startswith("prebuilt-columns-")
 
 
 def test_ready_and_load_only_for_this_capability(cache_dir, monkeypatch):
     monkeypatch.setattr(cache, "compute_capability", lambda: "80")
     assert not cache.is_ready(False)
-    assert prebuilt.load(False, "80") is None                     # no file: compile
-    p = prebuilt.path(False, "90")
+    assert prebuilt.load(False, "80", *_rows()) is None              # no file: compile
+    p = cache.prebuilt_path(False, "90")
     p.parent.mkdir(parents=True)
     p.write_bytes(lzma.compress(pickle.dumps({})))
-    assert not cache.is_ready(False) and not prebuilt.available(False, "80")
+    assert not cache.is_ready(False) and not cache.prebuilt_path(False, "80").is_file()
     monkeypatch.setattr(cache, "compute_capability", lambda: "90")
     assert cache.is_ready(False) and not cache.is_ready(True)
 
 
 def test_damaged_file_is_reported_and_ignored(cache_dir):
-    p = prebuilt.path(False, "90")
+    p = cache.prebuilt_path(False, "90")
     p.parent.mkdir(parents=True)
     p.write_bytes(b"not an xz stream")
     with pytest.warns(RuntimeWarning, match="prebuilt CUDA kernel .* not loaded"):
-        assert prebuilt.load(False, "90") is None
+        assert prebuilt.load(False, "90", *_rows()) is None
 
 
 @pytest.mark.parametrize("text, cc", [("90", (9, 0)), ("9.0", (9, 0)), ("100", (10, 0)),
@@ -85,9 +92,9 @@ def test_rows_kernel_built_offline_loads_and_serves_launch(cache_dir, monkeypatc
         k = offline.kernel_object(False, offline.CC)
     cubin = k._codelibrary._cubin_cache[offline.CC]
     p = prebuilt.save(k, False, offline.CC)
-    assert p == prebuilt.path(False, "90") and p.stat().st_size < len(cubin)
+    assert p == cache.prebuilt_path(False, "90") and p.stat().st_size < len(cubin)
 
-    d = prebuilt.load(False, "90")
+    d = prebuilt.load(False, "90", *_rows())
     (args, loaded), = d.overloads.items()
     assert args == tuple(launch.signature())
     assert loaded.entry_name == k.entry_name and "_solve_rows" in loaded.entry_name

@@ -65,12 +65,20 @@ def _marker(columns: bool) -> Path:
                                f"{version('numba-cuda')}")
 
 
+def prebuilt_path(columns: bool, cc: str) -> Path:
+    """The file of the rows or columns kernel prebuilt for compute capability ``cc`` ('90'
+    for 9.0) by this numba-cuda from these sources (:mod:`.prebuilt`)."""
+    from importlib.metadata import version
+
+    kind = "columns" if columns else "rows"
+    return cuda_cache_dir() / (f"prebuilt-{kind}-{_stamp()}-sm{cc}-"
+                               f"{version('numba-cuda')}.pkl.xz")
+
+
 def is_ready(columns: bool) -> bool:
     """Whether a complete compile of the kernel is in the cache (module docstring), or a
-    prebuilt kernel for this GPU (:mod:`.prebuilt`)."""
-    from . import prebuilt
-
-    return _marker(columns).is_file() or prebuilt.available(columns, compute_capability())
+    prebuilt kernel for this GPU (:func:`prebuilt_path`)."""
+    return _marker(columns).is_file() or prebuilt_path(columns, compute_capability()).is_file()
 
 
 def mark_ready(columns: bool) -> None:

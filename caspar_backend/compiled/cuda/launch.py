@@ -114,7 +114,8 @@ def kernel(columns: bool):
             from . import prebuilt
             from .cache import compute_capability
 
-            k = prebuilt.load(columns, compute_capability())
+            k = prebuilt.load(columns, compute_capability(),
+                              _solve_columns if columns else _solve_rows, signature())
             if k is None:
                 cached = install()
                 k = device_version(_solve_columns if columns else _solve_rows,

@@ -9,7 +9,8 @@ libdevice's location.  :func:`target` answers both for the duration of a ``with`
 :func:`kernel_object` then builds numba-cuda's own kernel object for
 :func:`.launch.signature` -- the same typing, lowering and NVVM options as a compile on
 the GPU machine -- and puts ptxas's cubin in its code library, where a launch on a GPU of
-that capability finds it instead of linking (:mod:`.prebuilt` stores it).  Used by
+that capability finds it instead of linking; :func:`prebuild` stores both kernels
+(:mod:`.prebuilt`).  Used by
 ``python -m caspar_backend.compiled --cuda-prebuild``, the raw benchmark scripts that
 build kernels for the GPU machine, and tests/compiled/test_cuda_compiles.py.
 """
@@ -134,3 +135,15 @@ def kernel_object(columns: bool, cc: tuple[int, int] = CC):
                            "not buildable offline")
     lib._cubin_cache[cc] = assemble(lib.get_asm_str(cc=cc), cc, root)
     return k
+
+
+def prebuild(cc: tuple[int, int], columns_kinds=(False, True)) -> list[Path]:
+    """Compile the kernels for ``cc`` on this machine (the CUDA toolkit, no GPU) and save
+    them as prebuilt files in the kernel cache (:func:`.prebuilt.save`); their paths."""
+    from .prebuilt import save
+
+    out = []
+    with target(cc):
+        for columns in columns_kinds:
+            out.append(save(kernel_object(columns, cc), columns, cc))
+    return out

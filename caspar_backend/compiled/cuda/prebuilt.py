@@ -12,10 +12,11 @@ reduced state (``CUDACodeLibrary._reduce_states()``) in place of the library: th
 for ``cc`` in its cubin cache, the LLVM IR and PTX left out (a loaded cubin needs
 neither).  The name carries everything that must match for the cubin to be this
 process's kernel: the stamp of the kernel sources (:func:`.cache._stamp`), the GPU's
-compute capability, the numba-cuda that pickled the state.  :func:`load` rebuilds the
-kernel object and registers it with a fresh dispatcher of the kernel function for
-:func:`.launch.signature`; a file that fails to load is reported and ignored (the kernel
-is then compiled as without it).
+compute capability, the numba-cuda that pickled the state (:func:`.cache.prebuilt_path`).
+:func:`load` rebuilds the kernel object and registers it with a fresh dispatcher of the
+kernel function for :func:`.launch.signature` (``launch.kernel`` calls it); a file that
+fails to load is reported and ignored (the kernel is then compiled as without it).
+:func:`.offline.prebuild` compiles and saves them.
 
     CASPAR_CACHE_DIR=DIR python -m caspar_backend.compiled --cuda-prebuild 90
     # copy DIR to the GPU machine, run there with CASPAR_CACHE_DIR=DIR
@@ -27,22 +28,13 @@ import pickle
 import warnings
 from pathlib import Path
 
-from .cache import _stamp, cuda_cache_dir
-
-
-def path(columns: bool, cc: str) -> Path:
-    """The prebuilt file of the rows or columns kernel for compute capability ``cc``
-    ('90' for 9.0) and this numba-cuda (module docstring)."""
-    from importlib.metadata import version
-
-    kind = "columns" if columns else "rows"
-    return cuda_cache_dir() / (f"prebuilt-{kind}-{_stamp()}-sm{cc}-"
-                               f"{version('numba-cuda')}.pkl.xz")
+from .cache import prebuilt_path
 
 
 def save(kernel, columns: bool, cc: tuple[int, int]) -> Path:
     """Write ``kernel`` (numba-cuda's kernel object with the cubin for ``cc`` in its code
-    library, :func:`.offline.kernel_object`) as the prebuilt file; returns its path."""
+    library, :func:`.offline.kernel_object`) as the prebuilt file
+    (:func:`.cache.prebuilt_path`); returns its path."""
     from ...cache_dir import write_atomically
 
     lib = kernel._codelibrary
@@ -52,51 +44,33 @@ def save(kernel, columns: bool, cc: tuple[int, int]) -> Path:
     lib_state.update(llvm_strs=[], ptx_cache={}, linkerinfo_cache={},
                      cubin_cache={cc: lib._cubin_cache[cc]})
     state = dict(kernel._reduce_states(), codelibrary=lib_state)
-    p = path(columns, f"{cc[0]}{cc[1]}")
+    p = prebuilt_path(columns, f"{cc[0]}{cc[1]}")
     p.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(p, lzma.compress(pickle.dumps(state, protocol=4)))
     return p
 
 
-def available(columns: bool, cc: str) -> bool:
-    """Whether a prebuilt file of the kernel for ``cc`` is in the cache."""
-    return path(columns, cc).is_file()
-
-
-def load(columns: bool, cc: str):
-    """The rows or columns kernel's dispatcher with the prebuilt kernel object registered
-    for :func:`.launch.signature`, or None where the cache has no file for ``cc`` or it
-    does not load (a warning names the file)."""
-    p = path(columns, cc)
+def load(columns: bool, cc: str, py_func, argtypes: tuple):
+    """A dispatcher of the kernel function ``py_func`` (retargeted,
+    :func:`.retarget.device_version`) with the prebuilt rows or columns kernel for ``cc``
+    registered for ``argtypes``, or None where the cache has no such file or it does not
+    load (a warning names the file)."""
+    p = prebuilt_path(columns, cc)
     if not p.is_file():
         return None
     try:
         from numba.cuda.codegen import CUDACodeLibrary
         from numba.cuda.dispatcher import _Kernel
 
-        from . import launch
         from .retarget import device_version
 
         state = pickle.loads(lzma.decompress(p.read_bytes()))
         state["codelibrary"] = CUDACodeLibrary._rebuild(**state["codelibrary"])
         k = _Kernel._rebuild(**state)
-        d = device_version(launch._solve_columns if columns else launch._solve_rows,
-                           cache=False)
-        d.add_overload(k, tuple(launch.signature()))
+        d = device_version(py_func, cache=False)
+        d.add_overload(k, tuple(argtypes))
         return d
     except Exception as exc:        # a damaged or foreign file: compile instead
         warnings.warn(f"caspar: prebuilt CUDA kernel {p} not loaded ({exc!r}); compiling",
                       RuntimeWarning, stacklevel=2)
         return None
-
-
-def build(cc: tuple[int, int], columns_kinds=(False, True)) -> list[Path]:
-    """Compile the kernels for ``cc`` on this machine (:mod:`.offline`; needs the CUDA
-    toolkit, not a GPU) and save them as prebuilt files; returns their paths."""
-    from .offline import kernel_object, target
-
-    out = []
-    with target(cc):
-        for columns in columns_kinds:
-            out.append(save(kernel_object(columns, cc), columns, cc))
-    return out
