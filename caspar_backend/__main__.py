@@ -8,7 +8,8 @@ AMPL solver (:mod:`caspar_backend.ampl.driver`; ``caspar -v`` prints the version
   SX program of 10^6 instructions or more compiles them, about 5 s), and where a GPU
   and numba-cuda are there the CUDA batch kernel too (minutes; otherwise the first
   ``solve_batch(device='cuda')`` starts it in the background and solves by the
-  lockstep path meanwhile).
+  lockstep path meanwhile); ``caspar warmup --cuda-arch 90`` builds that kernel for a
+  GPU of compute capability 9.0 on a machine without one (a container image's build).
 
 * ``caspar demo`` runs :mod:`caspar_backend.adapters.casadi.demo`, imported only then
   (it needs casadi; the core imports neither casadi nor pyomo).
@@ -67,11 +68,14 @@ def demo(N: int, tol: float, device: str, batch: int = 1000) -> int:
         return 2
 
 
-def warmup() -> int:
+def warmup(cuda_arch: str | None = None) -> int:
     """``caspar warmup``: compile the kernels of :mod:`caspar_backend.compiled`, the
     least-squares loops, with casadi installed the bulk SX reader's loops and, with a
     usable GPU, the general GPU path's kernels (:mod:`caspar_backend.gpu_warmup`) and the
-    CUDA batch kernel (with numba-cuda)."""
+    CUDA batch kernel (with numba-cuda).  ``cuda_arch`` ('90'): also the CUDA batch
+    kernels for that compute capability without a GPU (the CUDA toolkit's NVVM and
+    ptxas; :mod:`caspar_backend.compiled.cuda.prebuilt`) -- a container image built
+    where no GPU is then solves its first GPU batch without compiling."""
     import importlib.util
 
     from .compiled import available
@@ -100,7 +104,9 @@ def warmup() -> int:
         except CasparError as e:    # the CPU parts are ready; say what the GPU's is
             print(f"caspar: the GPU interior point's kernels: {e}", file=sys.stderr)
             rc = 1
-    if rc == 0 and _cuda_kernel_wanted():
+    if rc == 0 and cuda_arch:
+        rc = compile_kernels(["--cuda-prebuild", cuda_arch])
+    elif rc == 0 and _cuda_kernel_wanted():
         rc = compile_kernels(["--cuda"])
     return rc
 
@@ -147,8 +153,12 @@ def main(argv=None) -> int:
                    help="where caspar runs (auto: the GPU when usable)")
     d.add_argument("--batch", type=int, default=1000,
                    help="IK targets solved in one batch call (default 1000; 0: skip)")
-    sub.add_parser("warmup", help="compile the compiled interior point's kernels for this "
-                                  "machine now (about a minute, once; needs numba)")
+    w = sub.add_parser("warmup", help="compile the compiled interior point's kernels for "
+                                      "this machine now (about a minute, once; needs numba)")
+    w.add_argument("--cuda-arch", metavar="CC", default=None,
+                   help="also the CUDA batch kernels for compute capability CC (e.g. 90: "
+                        "H100, H200) without a GPU; needs numba-cuda and the CUDA toolkit "
+                        "(CUDA_HOME), about three minutes")
     sub.add_parser("bench", add_help=False,
                    help="benchmark caspar against IPOPT on real models (needs a source "
                         "checkout; `caspar bench --help` for its options)")
@@ -156,7 +166,7 @@ def main(argv=None) -> int:
     if args.cmd == "demo":
         return demo(args.N, args.tol, args.device, args.batch)
     if args.cmd == "warmup":
-        return warmup()
+        return warmup(args.cuda_arch)
     return 2
 
 

@@ -64,6 +64,27 @@ def test_a_failing_gpu_step_is_reported_not_raised(monkeypatch, capsys):
     assert "cuDSS could not factorize (test)" in capsys.readouterr().err
 
 
+def test_cuda_arch_prebuilds_the_batch_kernels_without_a_gpu(monkeypatch):
+    """``caspar warmup --cuda-arch 90``: the CPU steps, then the CUDA batch kernels built
+    for sm_90 (python -m caspar_backend.compiled --cuda-prebuild 90), not compiled for a
+    GPU of this machine."""
+    import caspar_backend.__main__ as cli
+    import caspar_backend.compiled.__main__ as compiled_cli
+
+    calls = []
+    monkeypatch.setattr(cli, "_gpu_usable", lambda solver=False: False)
+    monkeypatch.setattr(cli, "_cuda_kernel_wanted", lambda: True)
+    monkeypatch.setattr(compiled_cli, "main", lambda argv: calls.append(argv) or 0)
+    monkeypatch.setattr("caspar_backend.compiled.available", lambda: True)
+    monkeypatch.setattr("caspar_backend.lsq.warmup.compiled_loops", lambda: 0.0)
+    monkeypatch.setattr("caspar_backend.adapters.casadi.warmup.bulk_reader", lambda: 0.0)
+    assert cli.main(["warmup", "--cuda-arch", "90"]) == 0
+    assert calls == [[], ["--cuda-prebuild", "90"]]
+    calls.clear()
+    assert cli.main(["warmup"]) == 0
+    assert calls == [[], ["--cuda"]]
+
+
 def test_the_warmup_asks_for_every_kernel_of_the_default_path(monkeypatch):
     """Every CuPy kernel (operation and type signature, tests/support/device_kernels.py)
     that default-option solves ask for on the device -- ordinary iterations, the
