@@ -98,7 +98,8 @@ def test_rows_kernel_built_offline_loads_and_serves_launch(cache_dir, monkeypatc
     (args, loaded), = d.overloads.items()
     assert args == tuple(launch.signature())
     assert loaded.entry_name == k.entry_name and "_solve_rows" in loaded.entry_name
-    assert loaded._codelibrary._cubin_cache == {offline.CC: cubin}
+    assert {k: prebuilt._cubin_bytes(v) for k, v in loaded._codelibrary._cubin_cache.items()} \
+        == {offline.CC: prebuilt._cubin_bytes(cubin)}
 
     # launch.kernel takes the prebuilt kernel: nothing compiles (numba-cuda's disk cache
     # is never installed, the dispatcher never compiles)
@@ -108,14 +109,22 @@ def test_rows_kernel_built_offline_loads_and_serves_launch(cache_dir, monkeypatc
     served = launch.kernel(False)
     assert launch.is_loaded(False) and not launch.is_loaded(True)
     (_, kernel), = served.overloads.items()
-    assert kernel._codelibrary._cubin_cache == {offline.CC: cubin}
+    assert prebuilt._cubin_bytes(kernel._codelibrary._cubin_cache[offline.CC]) == cubin
+
+
+def test_cubin_forms():
+    """The file holds bytes; numba-cuda 0.30's libraries hold cuda.core ObjectCode."""
+    obj = prebuilt._object_code(b"\x7fELF cubin")
+    assert prebuilt._cubin_bytes(obj) == b"\x7fELF cubin"
+    assert prebuilt._cubin_bytes(b"raw") == b"raw"
 
 
 @pytest.mark.gpu
-def test_kernel_stored_and_loaded_gives_the_same_answers(cache_dir, monkeypatch):
-    """A kernel compiled on this GPU, stored as a prebuilt file and loaded back by
-    ``launch.kernel``: solve_batch's kernel path gives the same statuses, iterations and
-    x bit for bit on IK targets."""
+def test_kernel_stored_and_loaded_gives_the_same_answers(tmp_path, monkeypatch):
+    """A kernel of this GPU (prebuilt or compiled, from the run's cache), stored as a
+    prebuilt file in a fresh cache and loaded back by ``launch.kernel``: solve_batch's
+    kernel path gives the same statuses, iterations and x bit for bit on IK targets, and
+    the loaded kernel holds the cubin under the device's target."""
     pytest.importorskip("casadi")
     from caspar_backend import from_casadi
     from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
@@ -134,15 +143,19 @@ def test_kernel_stored_and_loaded_gives_the_same_answers(cache_dir, monkeypatch)
         assert set(r.path) == {"kernel"}
         return np.asarray(r.status), np.asarray(r.iterations), np.asarray(r.x)
 
-    first = solve()
+    first = solve()                                  # the run's own cache
     kern = next(iter(launch.kernel(COLUMNS).overloads.values()))
-    s = cache.compute_capability()
-    cc = (int(s[:-1]), int(s[-1]))
-    kern._codelibrary.get_cubin(cc)
-    prebuilt.save(kern, COLUMNS, cc)
+    lib = kern._codelibrary
+    target = lib._ensure_cc(None)
+    lib.get_cubin(target)
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    # stored under (major, minor): what an offline build for this capability writes
+    kern._codelibrary._cubin_cache.setdefault(tuple(target[:2]), lib._cubin_cache[target])
+    prebuilt.save(kern, COLUMNS, tuple(target[:2]))
     monkeypatch.setattr(launch, "_compiled", {})
     monkeypatch.setattr(cache, "install", lambda: pytest.fail("compiled instead"))
     again = solve()
-    assert launch.is_loaded(COLUMNS)
+    loaded = next(iter(launch.kernel(COLUMNS).overloads.values()))
+    assert loaded is not kern and target in loaded._codelibrary._cubin_cache
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a, b)

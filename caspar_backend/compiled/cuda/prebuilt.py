@@ -42,12 +42,43 @@ def save(kernel, columns: bool, cc: tuple[int, int]) -> Path:
         raise ValueError(f"the kernel holds no cubin for {cc}")
     lib_state = lib._reduce_states()
     lib_state.update(llvm_strs=[], ptx_cache={}, linkerinfo_cache={},
-                     cubin_cache={cc: lib._cubin_cache[cc]})
+                     cubin_cache={cc[:2]: _cubin_bytes(lib._cubin_cache[cc])})
     state = dict(kernel._reduce_states(), codelibrary=lib_state)
     p = prebuilt_path(columns, f"{cc[0]}{cc[1]}")
     p.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(p, lzma.compress(pickle.dumps(state, protocol=4)))
     return p
+
+
+def _cubin_bytes(cubin) -> bytes:
+    """A code library's cubin as bytes (numba-cuda 0.30 holds a cuda.core ObjectCode)."""
+    return cubin if isinstance(cubin, bytes) else bytes(cubin.code)
+
+
+def _object_code(cubin: bytes):
+    """The cubin in the form this numba-cuda's driver loads: a cuda.core ObjectCode where
+    it uses them, else the bytes."""
+    try:
+        from numba.cuda.cudadrv.driver import ObjectCode
+    except ImportError:
+        return cubin
+    return ObjectCode.from_cubin(cubin)
+
+
+def _for_this_device(lib) -> None:
+    """Put the library's cubin where numba-cuda looks it up for the current device: under
+    the device's target, which may be the arch-specific variant ((9, 0, 'a') on an H100,
+    where a cubin for sm_90 runs too), in the form its driver loads (:func:`_object_code`).
+    Without a device (a build machine, the tests) the file's keys stay."""
+    from numba.cuda.cudadrv.error import CudaSupportError
+
+    try:
+        target = lib._ensure_cc(None)
+    except CudaSupportError:
+        return
+    for key, cubin in list(lib._cubin_cache.items()):
+        if tuple(key[:2]) == tuple(target[:2]):
+            lib._cubin_cache[target] = _object_code(cubin)
 
 
 def load(columns: bool, cc: str, py_func, argtypes: tuple):
@@ -65,7 +96,8 @@ def load(columns: bool, cc: str, py_func, argtypes: tuple):
         from .retarget import device_version
 
         state = pickle.loads(lzma.decompress(p.read_bytes()))
-        state["codelibrary"] = CUDACodeLibrary._rebuild(**state["codelibrary"])
+        lib = state["codelibrary"] = CUDACodeLibrary._rebuild(**state["codelibrary"])
+        _for_this_device(lib)
         k = _Kernel._rebuild(**state)
         d = device_version(py_func, cache=False)
         d.add_overload(k, tuple(argtypes))

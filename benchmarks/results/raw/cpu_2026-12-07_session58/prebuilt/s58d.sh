@@ -6,7 +6,8 @@
 bash .stage/p6/install.sh > $OUT/install.log 2>&1 || { tail -3 $OUT/install.log; exit 3; }
 export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH
 export LD_LIBRARY_PATH=/tmp/site/nvidia/cu13/lib:$LD_LIBRARY_PATH
-export PYTHONDONTWRITEBYTECODE=1 CASPAR_BACKGROUND_COMPILE=0 CASPAR_CACHE_DIR=$PWD/.stage/cc
+export PYTHONDONTWRITEBYTECODE=1 CASPAR_BACKGROUND_COMPILE=0 CASPAR_CACHE_DIR=/tmp/cc
+mkdir -p /tmp/cc && cp -rn $PWD/.stage/cc/. /tmp/cc/
 nvidia-smi --query-gpu=name --format=csv,noheader | tee $OUT/gpu.txt
 timeout 280 python -m pytest -q -m gpu -p no:cacheprovider tests/compiled/test_cuda_batch.py \
   tests/compiled/test_cuda_prebuilt.py -rf > $OUT/pytest_batch.log 2>&1

@@ -7,6 +7,7 @@ export PYTHONDONTWRITEBYTECODE=1
 X=$PWD/.stage/x
 LIMIT=${LIMIT:-250} bash $X/cubins/s58c.sh
 echo "== prebuilt at ${SECONDS}s"
-CASPAR_CACHE_DIR=$PWD/.stage/cc timeout 150 python $X/prebuilt/dev_check.py \
+mkdir -p /tmp/cc && cp -rn $PWD/.stage/cc/. /tmp/cc/
+CASPAR_CACHE_DIR=/tmp/cc timeout 150 python $X/prebuilt/dev_check.py \
   $X/vdp_new.pkl.xz 2>&1 | tee $OUT/prebuilt.jsonl | tail -12
 echo "done at ${SECONDS}s"
