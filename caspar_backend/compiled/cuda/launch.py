@@ -114,12 +114,11 @@ def kernel(columns: bool):
             from . import prebuilt
             from .cache import compute_capability
 
-            k = prebuilt.load(columns, compute_capability(),
-                              _solve_columns if columns else _solve_rows, signature())
+            fn = _solve_columns if columns else _solve_rows
+            k = prebuilt.load(columns, compute_capability(), fn, signature())
             if k is None:
                 cached = install()
-                k = device_version(_solve_columns if columns else _solve_rows,
-                                   cache=cached)
+                k = device_version(fn, cache=cached)
                 k.compile(signature())
                 if cached:
                     mark_ready(columns)

@@ -89,16 +89,23 @@ def target(cc: tuple[int, int] = CC, root: Path | None = None):
 _ABSENT = object()
 
 
+def _dispatcher(columns: bool):
+    """The rows (``columns`` False) or columns kernel's retargeted dispatcher, uncached."""
+    from . import launch
+    from .retarget import device_version
+
+    return device_version(launch._solve_columns if columns else launch._solve_rows,
+                          cache=False)
+
+
 def ptx(columns: bool, cc: tuple[int, int] = CC) -> str:
     """The rows (``columns`` False) or columns kernel's PTX for ``cc`` (inside
     :func:`target`)."""
     from numba import cuda
 
     from . import launch
-    from .retarget import device_version
 
-    k = device_version(launch._solve_columns if columns else launch._solve_rows, cache=False)
-    text, _ = cuda.compile_ptx(k.py_func, launch.signature(), cc=cc)
+    text, _ = cuda.compile_ptx(_dispatcher(columns).py_func, launch.signature(), cc=cc)
     return text
 
 
@@ -124,16 +131,14 @@ def kernel_object(columns: bool, cc: tuple[int, int] = CC):
     from numba.cuda.dispatcher import _Kernel
 
     from . import launch
-    from .retarget import device_version
 
-    root = Path(os.environ["CUDA_HOME"])
-    d = device_version(launch._solve_columns if columns else launch._solve_rows, cache=False)
+    d = _dispatcher(columns)
     k = _Kernel(d.py_func, launch.signature(), **d.targetoptions)
     lib = k._codelibrary
     if lib._linking_files:
         raise RuntimeError(f"the kernel links {sorted(map(str, lib._linking_files))}: "
                            "not buildable offline")
-    lib._cubin_cache[cc] = assemble(lib.get_asm_str(cc=cc), cc, root)
+    lib._cubin_cache[cc] = assemble(lib.get_asm_str(cc=cc), cc, toolkit())
     return k
 
 
