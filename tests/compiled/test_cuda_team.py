@@ -3,6 +3,7 @@ job number of kernels/team.py has one leader, whose arguments are its CPU kernel
 CUDA build binds it in the kernel's place), a branch of the workers' dispatch, and a part
 kernel taking (lane, lanes) last.  The teams' answers: tests/compiled/test_cuda_simulated.py
 (the simulator) and tests/compiled/test_cuda_batch.py (the GPU)."""
+import contextlib
 import inspect
 
 import pytest
@@ -81,7 +82,7 @@ def test_solve_group_launches_the_rules_lanes(monkeypatch, case, B, lanes):
     from caspar_backend import from_casadi
     from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
     from caspar_backend.batch.inputs import batch_inputs
-    from caspar_backend.compiled.cuda import group, launch, workspaces
+    from caspar_backend.compiled.cuda import group, launch, streams, workspaces
     from caspar_backend.compiled.options import resolve
     from tests.support.problem_bank import bank
     from tests.support.solver_harness import _nlp
@@ -103,6 +104,7 @@ def test_solve_group_launches_the_rules_lanes(monkeypatch, case, B, lanes):
     monkeypatch.setattr(workspaces, "DeviceWorkspaces",
                         lambda lay, x0, *a, **k: type("W", (), {"B": x0.shape[0]})())
     monkeypatch.setattr(launch, "multiprocessors", lambda: 132)
+    monkeypatch.setattr(streams, "thread_stream", contextlib.nullcontext)
     monkeypatch.setattr(launch, "solve_on_device",
                         lambda ws, O, lanes=1: seen.setdefault("lanes", lanes))
     group.solve_group(problem, {}, sub, plan)

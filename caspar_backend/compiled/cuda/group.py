@@ -150,16 +150,19 @@ def group_layout(problem, sub):
 
 def solve_group(problem, options, sub, plan: KernelPlan | None = None):
     """Solve the instances of ``sub`` on the GPU (:func:`kernel_reason` must be '';
-    ``plan``: its :func:`kernel_plan`, found again when not given)."""
+    ``plan``: its :func:`kernel_plan`, found again when not given), on the calling
+    thread's own stream (:mod:`.streams`)."""
     from ..options import option_vector
     from .launch import multiprocessors, solve_on_device
+    from .streams import thread_stream
     from .workspaces import DeviceWorkspaces
 
     if plan is None:
         plan = KernelPlan("", group_layout(problem, sub),
                           _resolve_options({**options, "print_level": 0})[0])
-    ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
-                          sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
-                          lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
-    lanes = launch_lanes(plan.layout.sizes, ws.B, multiprocessors())
-    return solve_on_device(ws, option_vector(plan.opts), lanes=lanes)
+    with thread_stream():       # this thread's stream: batches of other threads overlap
+        ws = DeviceWorkspaces(plan.layout, sub.x0, sub.p, sub.lbx, sub.ubx,
+                              sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
+                              lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
+        lanes = launch_lanes(plan.layout.sizes, ws.B, multiprocessors())
+        return solve_on_device(ws, option_vector(plan.opts), lanes=lanes)

@@ -154,10 +154,18 @@ def threads_per_block(B: int, sms: int) -> int:
 
 
 def multiprocessors() -> int:
-    """The current CUDA device's multiprocessor count."""
+    """The current CUDA device's multiprocessor count (asked once per device: CuPy's
+    ``Device.attributes`` queries every attribute, ~0.1 ms, and a service asks per batch)."""
     import cupy as cp
 
-    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    d = cp.cuda.runtime.getDevice()
+    n = _multiprocessors.get(d)
+    if n is None:
+        n = _multiprocessors[d] = int(cp.cuda.Device(d).attributes["MultiProcessorCount"])
+    return n
+
+
+_multiprocessors: dict = {}     # device id -> multiprocessor count
 
 
 def shared_layout(FO, threads: int, shared: bool = True) -> tuple[int, int]:
@@ -182,8 +190,12 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
     MAX_THREADS; None: :func:`threads_per_block`'s choice, at most a warp of teams;
     benchmarks/bench_kernel_latency.py compares them); ``lanes``: threads per instance
     (:data:`.team.LANES`; a block is ``threads * lanes`` threads); ``shared``: QDLDL's
-    working vectors in shared memory (:func:`shared_layout`)."""
+    working vectors in shared memory (:func:`shared_layout`).  Everything is issued on
+    CuPy's current stream (the launch too, :func:`.streams.launch_stream`), and only that
+    stream is waited for."""
     import cupy as cp
+
+    from .streams import launch_stream
 
     B = ws.B
     code, iters = cp.empty(B, np.int64), cp.empty(B, np.int64)
@@ -201,8 +213,9 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
         raise ValueError(f"threads per block must be 1 ... {MAX_THREADS}, got {threads}")
     threads, S = shared_layout(ws.lay.FO, threads, shared)
     blocks = (B + threads - 1) // threads
-    k[blocks, threads * lanes, 0, 8 * S * threads](
+    stream = cp.cuda.get_current_stream()
+    k[blocks, threads * lanes, launch_stream(stream), 8 * S * threads](
         ws.Fall, ws.FO, ws.Ishared, ws.Iscratch, ws.IO, cp.asarray(O), ws.X0, ws.LBX,
         ws.UBX, ws.LBG, ws.UBG, hist, outs, code, iters, fval, lanes, S)
-    cuda.synchronize()
+    stream.synchronize()
     return result_rows(ws, cp.asnumpy(code), cp.asnumpy(iters), cp.asnumpy(fval))
