@@ -1,0 +1,65 @@
+"""compiled/cuda/link.py: the per-pattern code compiled by NVRTC and linked by nvJitLink
+with a kernel that calls it, on the CPU (neither needs a GPU or the CUDA toolkit): a
+kernel calling the three chain functions links with the stub and with a real layout's
+generated code (the kernel as PTX or as a relocatable object), an unresolved function is
+an error naming it, and NVRTC's refusal carries its log."""
+import pytest
+
+from caspar_backend.compiled.cuda import link, straight
+
+CC = (9, 0)
+
+#: a kernel calling the chain functions as the batch kernel's CUDA build does
+CALLER = """
+extern "C" __device__ int caspar_gen_eliminate(const double*, double*, double*, double*);
+extern "C" __device__ int caspar_gen_forward(const double*, double*);
+extern "C" __device__ int caspar_gen_backward(const double*, double*);
+extern "C" __global__ void chains(const double* C, double* L, double* D, double* Di,
+                                  double* t, int* r) {
+    r[0] = caspar_gen_eliminate(C, L, D, Di);
+    r[1] = caspar_gen_forward(L, t);
+    r[2] = caspar_gen_backward(L, t);
+}
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tools():
+    pytest.importorskip("cuda.bindings")
+    try:
+        link.compile_ptx("__device__ int f() { return 0; }", CC)
+        link.link_cubin([(link.PTX, link.compile_ptx(straight.STUB, CC))], CC)
+    except Exception as exc:     # libnvrtc / libnvJitLink not installed
+        pytest.skip(f"NVRTC or nvJitLink not usable: {exc}")
+
+
+def _is_cubin(b: bytes) -> bool:
+    return b[:4] == b"\x7fELF" and len(b) > 64
+
+
+def test_caller_links_with_the_stub_as_ptx_or_object():
+    stub = link.compile_ptx(straight.STUB, CC)
+    assert _is_cubin(link.link_cubin([(link.PTX, link.compile_ptx(CALLER, CC)),
+                                      (link.PTX, stub)], CC))
+    assert _is_cubin(link.link_cubin([(link.OBJECT, link.compile_object(CALLER, CC)),
+                                      (link.PTX, stub)], CC))
+
+
+def test_caller_links_with_a_layouts_generated_chains():
+    from tests.compiled.test_cuda_straight import _layout
+
+    lay = _layout("ik")
+    gen = link.compile_ptx(straight.source(lay), CC)
+    assert b"caspar_gen_eliminate" in gen and b"caspar_gen_backward" in gen
+    assert _is_cubin(link.link_cubin([(link.OBJECT, link.compile_object(CALLER, CC)),
+                                      (link.PTX, gen)], CC))
+
+
+def test_unresolved_chain_is_an_error_naming_it():
+    with pytest.raises(link.LinkError, match="caspar_gen_"):
+        link.link_cubin([(link.PTX, link.compile_ptx(CALLER, CC))], CC)
+
+
+def test_nvrtc_refusal_carries_its_log():
+    with pytest.raises(link.LinkError, match="broken.cu.*undefined"):
+        link.compile_ptx("__device__ int f() { return undefined_name; }", CC, "broken.cu")
