@@ -63,3 +63,27 @@ def test_unresolved_chain_is_an_error_naming_it():
 def test_nvrtc_refusal_carries_its_log():
     with pytest.raises(link.LinkError, match="broken.cu.*undefined"):
         link.compile_ptx("__device__ int f() { return undefined_name; }", CC, "broken.cu")
+
+
+@pytest.mark.slow
+def test_batch_kernel_with_extern_chains_links_with_stub_and_generated_code():
+    """The rows kernel of the 'extern' variant (compiled/cuda/chains.py), compiled without
+    a GPU (offline.target: NVVM), calls the three chain functions and links with the stub
+    and with IK's generated chains into cubins (nvJitLink, ~30 s each on the 2-core VM);
+    the loops variant calls none."""
+    from caspar_backend.compiled.cuda import offline
+
+    root = offline.toolkit()
+    if root is None:
+        pytest.skip("no CUDA toolkit with libdevice (NVVM)")
+    from tests.compiled.test_cuda_straight import _layout
+
+    with offline.target(CC, root):
+        ext = offline.ptx(False, CC, chains="extern").encode()
+    for name in ("caspar_gen_eliminate", "caspar_gen_forward", "caspar_gen_backward"):
+        assert f".extern .func  (.param .b32 func_retval0) {name}".encode() in ext
+    with pytest.raises(link.LinkError, match="caspar_gen_"):
+        link.link_cubin([(link.PTX, ext)], CC)
+    for code in (straight.STUB, straight.source(_layout("ik"))):
+        assert _is_cubin(link.link_cubin([(link.PTX, ext),
+                                          (link.PTX, link.compile_ptx(code, CC))], CC))

@@ -89,23 +89,26 @@ def target(cc: tuple[int, int] = CC, root: Path | None = None):
 _ABSENT = object()
 
 
-def _dispatcher(columns: bool):
-    """The rows (``columns`` False) or columns kernel's retargeted dispatcher, uncached."""
+def _dispatcher(columns: bool, chains: str = "loops"):
+    """The rows (``columns`` False) or columns kernel's retargeted dispatcher, uncached
+    (``chains``: :func:`.retarget.device_version`'s variant)."""
     from . import launch
     from .retarget import device_version
 
     return device_version(launch._solve_columns if columns else launch._solve_rows,
-                          cache=False)
+                          chains=chains, cache=False)
 
 
-def ptx(columns: bool, cc: tuple[int, int] = CC) -> str:
+def ptx(columns: bool, cc: tuple[int, int] = CC, chains: str = "loops") -> str:
     """The rows (``columns`` False) or columns kernel's PTX for ``cc`` (inside
-    :func:`target`)."""
+    :func:`target`); ``chains`` 'extern': QDLDL's chains calling per-pattern code
+    (:mod:`.chains`; rows only), to be linked (:mod:`.link`)."""
     from numba import cuda
 
     from . import launch
 
-    text, _ = cuda.compile_ptx(_dispatcher(columns).py_func, launch.signature(), cc=cc)
+    text, _ = cuda.compile_ptx(_dispatcher(columns, chains).py_func, launch.signature(),
+                               cc=cc)
     return text
 
 

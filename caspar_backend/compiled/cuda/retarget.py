@@ -59,6 +59,9 @@ _lock = threading.Lock()
 _out_of_line: set = set()    # (module, qualname) of the kernels kept out of line
 _device: dict = {}           # id(CPU dispatcher) -> CUDA dispatcher
 _globals: dict = {}          # module name -> rebound globals (shared by its functions)
+#: the chains' variants (:mod:`.chains`): their (_device, _globals); "loops" is the above
+CHAINS = ("loops", "extern")
+_variants: dict = {"loops": (_device, _globals), "extern": ({}, {})}
 
 
 def _kernel_modules():
@@ -83,12 +86,12 @@ def _copy(py_func, g):
     return fn
 
 
-def _rebind(g: dict) -> None:
+def _rebind(g: dict, device: dict = _device) -> None:
     """Every kernel in ``g``, and every plain function built for the GPU here (the
-    teams' functions, :mod:`.team`), replaced by its CUDA version."""
+    teams' functions, :mod:`.team`), replaced by its CUDA version in ``device``."""
     for name, v in list(g.items()):
-        if _is_kernel(v) or (isinstance(v, FunctionType) and id(v) in _device):
-            g[name] = _device[id(v)]
+        if _is_kernel(v) or (isinstance(v, FunctionType) and id(v) in device):
+            g[name] = device[id(v)]
 
 
 def _install_noinline() -> None:
@@ -137,13 +140,16 @@ def _unliteral_calls(d):
     return d
 
 
-def _build() -> None:
+def _build(chains: str = "loops") -> None:
     """(1) a copy of every kernel module's globals; (2) a CUDA dispatcher per kernel over
     its module's copy; (3) every kernel in every copy replaced by its CUDA dispatcher.
     Numba reads a function's globals when it types it (at the first launch), so the
-    dispatchers of (2) see the rebinding of (3)."""
+    dispatchers of (2) see the rebinding of (3).  ``chains`` 'extern': QDLDL's three
+    serial chains replaced by :mod:`.chains`' calls of per-pattern code (a separate set
+    of dispatchers; the 'loops' set is untouched)."""
     from numba import cuda
 
+    _device, _globals = _variants[chains]
     mods = _kernel_modules()
     for mod in mods:
         _globals[mod.__name__] = dict(vars(mod))
@@ -177,28 +183,44 @@ def _build() -> None:
             device=True, inline=team.INLINE.get(fn, "never"))(_copy(fn, g)))
     for cpu, fn in team.REPLACED.items():
         _device[id(cpu)] = _device[id(fn)]
+    loops = {}
+    if chains == "extern":
+        from . import chains as chain_module
+
+        gc = _globals[chain_module.__name__] = dict(vars(chain_module))
+        for cpu, fn in chain_module.REPLACED.items():
+            loops[chain_module.LOOP_NAMES[fn]] = _device[id(cpu)]
+            _device[id(fn)] = cuda.jit(device=True)(_copy(fn, gc))
+            _device[id(cpu)] = _device[id(fn)]
     for g in _globals.values():
-        _rebind(g)
+        _rebind(g, _device)
+    if loops:
+        gc.update(loops)        # the wrappers' fallbacks: the loops' CUDA versions
     _install_noinline()
 
 
-def device_functions() -> dict:
+def device_functions(chains: str = "loops") -> dict:
     """{kernel name: CUDA device dispatcher} for every kernel of every module of
-    :mod:`caspar_backend.compiled.kernels` (built once per process)."""
+    :mod:`caspar_backend.compiled.kernels` (built once per process and ``chains``
+    variant, :data:`CHAINS`)."""
+    if chains not in _variants:
+        raise ValueError(f"chains must be one of {CHAINS}, got {chains!r}")
+    device = _variants[chains][0]
     with _lock:
-        if not _device:
-            _build()
-        return {name: _device[id(v)] for mod in _kernel_modules()
+        if not device:
+            _build(chains)
+        return {name: device[id(v)] for mod in _kernel_modules()
                 for name, v in vars(mod).items()
                 if _is_kernel(v) and v.py_func.__module__ == mod.__name__}
 
 
-def device_version(py_func, **jit_options):
+def device_version(py_func, chains: str = "loops", **jit_options):
     """``cuda.jit(**jit_options)`` of ``py_func`` (plain Python, not a dispatcher) over
-    a copy of its module's globals with the kernels rebound to their CUDA versions."""
+    a copy of its module's globals with the kernels rebound to their CUDA versions of
+    the ``chains`` variant."""
     from numba import cuda
 
-    device_functions()
+    device_functions(chains)
     g = dict(vars(sys.modules[py_func.__module__]))
-    _rebind(g)
+    _rebind(g, _variants[chains][0])
     return cuda.jit(**jit_options)(_copy(py_func, g))
