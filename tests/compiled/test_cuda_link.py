@@ -87,3 +87,35 @@ def test_batch_kernel_with_extern_chains_links_with_stub_and_generated_code():
     for code in (straight.STUB, straight.source(_layout("ik"))):
         assert _is_cubin(link.link_cubin([(link.PTX, ext),
                                           (link.PTX, link.compile_ptx(code, CC))], CC))
+
+
+@pytest.mark.slow
+def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
+    """compiled/cuda/patterns.py without a GPU: the extern variant's kernel state (PTX)
+    and a pattern's linked cubin are built once and then read from the cache; the
+    dispatcher rebuilt around the cubin carries the linked cubin for the target, and two
+    patterns (IK, the stub past the cap) get their own."""
+    from caspar_backend.compiled.cuda import offline, patterns
+
+    root = offline.toolkit()
+    if root is None:
+        pytest.skip("no CUDA toolkit with libdevice (NVVM)")
+    from caspar_backend.compiled.cuda.prebuilt import _cubin_bytes
+    from tests.compiled.test_cuda_straight import _layout
+
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    lay = _layout("ik")
+    with offline.target(CC, root):
+        state = patterns.kernel_state(CC)
+        assert patterns.kernel_path(CC).is_file()
+        assert any(b"caspar_gen_eliminate" in m for m in patterns.kernel_ptx(state))
+        cubin = patterns.pattern_cubin(lay, CC, state)
+        key = straight.pattern_key(lay)
+        assert patterns.cubin_path(key, CC).read_bytes() == cubin and _is_cubin(cubin)
+        d = patterns.kernel_for(lay, CC)
+        assert patterns.kernel_for(lay, CC) is d
+        (k,) = d.overloads.values()
+        assert _cubin_bytes(k._codelibrary._cubin_cache[CC]) == cubin
+        monkeypatch.setattr(straight, "MAX_OPERATIONS", 0)        # past the cap: the stub
+        stub = patterns.kernel_for(lay, CC)
+        assert stub is not d and patterns.cubin_path("stub", CC).is_file()

@@ -37,17 +37,47 @@ def save(kernel, columns: bool, cc: tuple[int, int]) -> Path:
     (:func:`.cache.prebuilt_path`); returns its path."""
     from ...cache_dir import write_atomically
 
-    lib = kernel._codelibrary
-    if cc not in lib._cubin_cache:
+    if cc not in kernel._codelibrary._cubin_cache:
         raise ValueError(f"the kernel holds no cubin for {cc}")
-    lib_state = lib._reduce_states()
-    lib_state.update(llvm_strs=[], ptx_cache={}, linkerinfo_cache={},
-                     cubin_cache={cc[:2]: _cubin_bytes(lib._cubin_cache[cc])})
-    state = dict(kernel._reduce_states(), codelibrary=lib_state)
     p = prebuilt_path(columns, f"{cc[0]}{cc[1]}")
     p.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(p, lzma.compress(pickle.dumps(state, protocol=4)))
+    write_atomically(p, lzma.compress(pickle.dumps(reduced(kernel, cc), protocol=4)))
     return p
+
+
+def reduced(kernel, cc: tuple | None = None, ptx: bool = False) -> dict:
+    """numba-cuda's reduced state of ``kernel`` with its code library's in place of the
+    library: the cubin for ``cc`` (as bytes, under ``cc[:2]``) or none, the PTX only with
+    ``ptx`` (what a later link needs), never the LLVM IR.  :func:`rebuilt` inverts it."""
+    lib = kernel._codelibrary
+    lib_state = lib._reduce_states()
+    lib_state.update(llvm_strs=[], linkerinfo_cache={},
+                     ptx_cache=dict(lib._ptx_cache) if ptx else {},
+                     cubin_cache={} if cc is None
+                     else {cc[:2]: _cubin_bytes(lib._cubin_cache[cc])})
+    return dict(kernel._reduce_states(), codelibrary=lib_state)
+
+
+def rebuilt(state: dict, py_func, argtypes: tuple, chains: str = "loops",
+            cubin: tuple | None = None):
+    """A dispatcher of ``py_func`` (retargeted with ``chains``,
+    :func:`.retarget.device_version`) with the kernel of ``state`` (:func:`reduced`)
+    registered for ``argtypes``; ``cubin``: ``(cc, bytes)`` to use in place of the
+    state's.  The cubin is put where numba-cuda looks for it on this device."""
+    from numba.cuda.codegen import CUDACodeLibrary
+    from numba.cuda.dispatcher import _Kernel
+
+    from .retarget import device_version
+
+    lib_state = dict(state["codelibrary"])
+    if cubin is not None:
+        lib_state["cubin_cache"] = {tuple(cubin[0][:2]): cubin[1]}
+    lib = CUDACodeLibrary._rebuild(**lib_state)
+    _for_this_device(lib)
+    k = _Kernel._rebuild(**dict(state, codelibrary=lib))
+    d = device_version(py_func, chains=chains, cache=False)
+    d.add_overload(k, tuple(argtypes))
+    return d
 
 
 def _cubin_bytes(cubin) -> bytes:
@@ -90,18 +120,7 @@ def load(columns: bool, cc: str, py_func, argtypes: tuple):
     if not p.is_file():
         return None
     try:
-        from numba.cuda.codegen import CUDACodeLibrary
-        from numba.cuda.dispatcher import _Kernel
-
-        from .retarget import device_version
-
-        state = pickle.loads(lzma.decompress(p.read_bytes()))
-        lib = state["codelibrary"] = CUDACodeLibrary._rebuild(**state["codelibrary"])
-        _for_this_device(lib)
-        k = _Kernel._rebuild(**state)
-        d = device_version(py_func, cache=False)
-        d.add_overload(k, tuple(argtypes))
-        return d
+        return rebuilt(pickle.loads(lzma.decompress(p.read_bytes())), py_func, argtypes)
     except Exception as exc:        # a damaged or foreign file: compile instead
         warnings.warn(f"caspar: prebuilt CUDA kernel {p} not loaded ({exc!r}); compiling",
                       RuntimeWarning, stacklevel=2)

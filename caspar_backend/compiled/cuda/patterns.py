@@ -1,0 +1,120 @@
+"""The batch kernel linked with code generated for one layout's pattern: QDLDL's serial
+chains as straight-line code (:mod:`.straight`), called by the kernel's 'extern' variant
+(:mod:`.chains`), linked at run time (:mod:`.link`: NVRTC and nvJitLink; no CUDA toolkit
+binaries).
+
+Two artifacts, both in the CUDA kernel cache (:func:`.cache.cuda_cache_dir`), both keyed
+by the sources' stamp, the compute capability and numba-cuda's version:
+
+* the extern variant's rows kernel, compiled once per machine (typing, lowering, NVVM:
+  minutes on a GPU machine, ~50 s on the 2-core VM -- or prebuilt, :func:`kernel_state`
+  under :func:`.offline.target`): numba-cuda's reduced kernel object with its PTX and no
+  cubin, ``extern-rows-<stamp>-sm<cc>-<numba-cuda>.pkl.xz``;
+* per pattern (:func:`.straight.pattern_key`), the cubin of that PTX linked with the
+  pattern's generated code (or with :data:`.straight.STUB` where the pattern is past
+  :data:`.straight.MAX_OPERATIONS`), ``pattern-<key>-<stamp>-sm<cc>.cubin`` (~10 s of
+  nvJitLink for Van der Pol N = 50 on the VM, NVRTC's compile of the pattern included).
+
+:func:`kernel_for` gives the dispatcher of a pattern's kernel: the state rebuilt around the
+pattern's cubin (:func:`.prebuilt.rebuilt`), launched exactly as ``launch.kernel``'s.
+Files are written atomically; a damaged one is rebuilt.
+"""
+from __future__ import annotations
+
+import lzma
+import pickle
+import threading
+from pathlib import Path
+
+from .cache import _stamp, cuda_cache_dir
+
+_lock = threading.Lock()
+_dispatchers: dict = {}     # (pattern key, cc) -> dispatcher, this process
+
+
+def _cc_text(cc) -> str:
+    return f"{cc[0]}{cc[1]}"
+
+
+def kernel_path(cc) -> Path:
+    """The extern variant's kernel state for ``cc`` (module docstring)."""
+    from importlib.metadata import version
+
+    return cuda_cache_dir() / (f"extern-rows-{_stamp()}-sm{_cc_text(cc)}-"
+                               f"{version('numba-cuda')}.pkl.xz")
+
+
+def cubin_path(key: str, cc) -> Path:
+    """The cubin of pattern ``key`` for ``cc`` (module docstring)."""
+    return cuda_cache_dir() / f"pattern-{key}-{_stamp()}-sm{_cc_text(cc)}.cubin"
+
+
+def kernel_state(cc) -> dict:
+    """The extern variant's rows kernel for ``cc``: numba-cuda's reduced kernel object
+    with the PTX (:func:`.prebuilt.reduced`), from the cache or compiled now (needs a GPU
+    of that capability, or :func:`.offline.target`) and stored."""
+    from ...cache_dir import write_atomically
+
+    p = kernel_path(cc)
+    if p.is_file():
+        try:
+            return pickle.loads(lzma.decompress(p.read_bytes()))
+        except Exception:       # damaged: compiled again below
+            pass
+    from numba.cuda.dispatcher import _Kernel
+
+    from . import launch
+    from .prebuilt import reduced
+    from .retarget import device_version
+
+    d = device_version(launch._solve_rows, chains="extern", cache=False)
+    k = _Kernel(d.py_func, launch.signature(), **d.targetoptions)
+    k._codelibrary.get_asm_str(cc=tuple(cc))
+    state = reduced(k, ptx=True)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(p, lzma.compress(pickle.dumps(state, protocol=4)))
+    return state
+
+
+def kernel_ptx(state: dict) -> list[bytes]:
+    """The PTX modules of a :func:`kernel_state` (numba-cuda keeps a list per target; the
+    one target it was compiled for)."""
+    (ptx,) = state["codelibrary"]["ptx_cache"].values()
+    return [m.encode() if isinstance(m, str) else m
+            for m in (ptx if isinstance(ptx, (list, tuple)) else [ptx])]
+
+
+def pattern_cubin(lay, cc, state: dict | None = None) -> bytes:
+    """The extern kernel linked with ``lay``'s generated chains (the stub past the size
+    cap) for ``cc``: from the cache, or linked now and stored."""
+    from ...cache_dir import write_atomically
+    from . import link, straight
+
+    key = straight.pattern_key(lay) if straight.fits(lay) else "stub"
+    p = cubin_path(key, cc)
+    if p.is_file():
+        return p.read_bytes()
+    state = kernel_state(cc) if state is None else state
+    code = straight.source(lay) if key != "stub" else straight.STUB
+    cubin = link.link_cubin([(link.PTX, m) for m in kernel_ptx(state)]
+                            + [(link.PTX, link.compile_ptx(code, cc))], cc)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(p, cubin)
+    return cubin
+
+
+def kernel_for(lay, cc):
+    """The dispatcher of the rows kernel linked for ``lay``'s pattern on a GPU of ``cc``
+    (one per pattern and process)."""
+    from . import launch, straight
+
+    key = (straight.pattern_key(lay) if straight.fits(lay) else "stub", tuple(cc))
+    with _lock:
+        if key not in _dispatchers:
+            from .prebuilt import rebuilt
+
+            state = kernel_state(cc)
+            _dispatchers[key] = rebuilt(state, launch._solve_rows, launch.signature(),
+                                        chains="extern",
+                                        cubin=(cc, pattern_cubin(lay, cc, state)))
+        return _dispatchers[key]
