@@ -36,10 +36,20 @@ def main(argv=None) -> int:
     ap.add_argument("--cuda-prebuild", metavar="CC", default=None,
                     help="the CUDA batch kernels for compute capability CC (e.g. 90), "
                          "without a GPU")
+    ap.add_argument("--cuda-pattern", metavar="FILE", default=None,
+                    help="the CUDA batch kernel linked for the pickled layout FILE's "
+                         "pattern (this machine's GPU)")
     ap.add_argument("--lock", default=None)
     args = ap.parse_args(argv)
     try:
-        if args.cuda_prebuild:
+        if args.cuda_pattern:
+            from .cuda.cache import compute_capability
+            from .cuda.patterns import build_from_file
+
+            s = compute_capability()
+            seconds = build_from_file(args.cuda_pattern, (int(s[:-1]), int(s[-1])))
+            print(f"caspar: CUDA pattern kernel ready ({seconds:.1f} s)")
+        elif args.cuda_prebuild:
             cc = _compute_capability(ap, args.cuda_prebuild)
             from .cuda.offline import prebuild
 

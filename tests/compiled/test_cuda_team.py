@@ -106,7 +106,7 @@ def test_solve_group_launches_the_rules_lanes(monkeypatch, case, B, lanes):
     monkeypatch.setattr(launch, "multiprocessors", lambda: 132)
     monkeypatch.setattr(streams, "thread_stream", contextlib.nullcontext)
     monkeypatch.setattr(launch, "solve_on_device",
-                        lambda ws, O, lanes=1: seen.setdefault("lanes", lanes))
+                        lambda ws, O, lanes=1, **kw: seen.setdefault("lanes", lanes))
     group.solve_group(problem, {}, sub, plan)
     assert seen["lanes"] == lanes
     assert (plan.layout.sizes["nkkt"] >= group.TEAM_MIN_KKT) == (case == "collocation")

@@ -165,4 +165,26 @@ def solve_group(problem, options, sub, plan: KernelPlan | None = None):
                               sub.lbg, sub.ubg, interleaved=COLUMNS, shared_structure=True,
                               lam_g0=sub.lam_g0, lam_x0=sub.lam_x0)
         lanes = launch_lanes(plan.layout.sizes, ws.B, multiprocessors())
-        return solve_on_device(ws, option_vector(plan.opts), lanes=lanes)
+        return solve_on_device(ws, option_vector(plan.opts), lanes=lanes,
+                               dispatcher=pattern_dispatcher(plan.layout))
+
+
+def pattern_dispatcher(lay):
+    """The kernel linked with ``lay``'s generated chains (:mod:`.patterns`) where that is
+    on and its cubin is ready, else None (the kernel of :func:`.launch.kernel`).  Not
+    ready: its build starts in the background (in this process with
+    ``CASPAR_BACKGROUND_COMPILE=0``).  Rows only: the generated code indexes contiguous
+    slots."""
+    from . import patterns
+
+    if COLUMNS or not patterns.enabled():
+        return None
+    from .cache import compute_capability
+
+    s = compute_capability()
+    cc = (int(s[:-1]), int(s[-1]))
+    if not patterns.ready(lay, cc):
+        if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") != "0":
+            patterns.start_build(lay, cc)
+            return None
+    return patterns.kernel_for(lay, cc)

@@ -182,7 +182,7 @@ def shared_layout(FO, threads: int, shared: bool = True) -> tuple[int, int]:
 
 
 def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
-                    shared: bool = SHARED_DEFAULT) -> KernelResult:
+                    shared: bool = SHARED_DEFAULT, dispatcher=None) -> KernelResult:
     """Launch the kernel over the B instances of ``ws`` (a
     :class:`.workspaces.DeviceWorkspaces`) with the option vector ``O``
     (:func:`caspar_backend.compiled.options.option_vector`) and read the results back
@@ -190,9 +190,10 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
     MAX_THREADS; None: :func:`threads_per_block`'s choice, at most a warp of teams;
     benchmarks/bench_kernel_latency.py compares them); ``lanes``: threads per instance
     (:data:`.team.LANES`; a block is ``threads * lanes`` threads); ``shared``: QDLDL's
-    working vectors in shared memory (:func:`shared_layout`).  Everything is issued on
-    CuPy's current stream (the launch too, :func:`.streams.launch_stream`), and only that
-    stream is waited for."""
+    working vectors in shared memory (:func:`shared_layout`); ``dispatcher``: the
+    kernel to launch (a pattern's, :mod:`.patterns`; None: :func:`kernel`'s).  Everything
+    is issued on CuPy's current stream (the launch too, :func:`.streams.launch_stream`),
+    and only that stream is waited for."""
     import cupy as cp
 
     from .streams import launch_stream
@@ -204,7 +205,7 @@ def solve_on_device(ws, O, threads: int | None = None, lanes: int = 1,
     # each instance in its own row
     hist = cp.empty((0, HIST_COLUMNS))
     outs = cp.empty((OUT_SIZE, B) if ws.interleaved else (B, OUT_SIZE))
-    k = kernel(ws.interleaved)
+    k = kernel(ws.interleaved) if dispatcher is None else dispatcher
     if lanes not in LANES:
         raise ValueError(f"lanes must be one of {LANES}, got {lanes}")
     if threads is None:

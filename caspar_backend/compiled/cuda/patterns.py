@@ -118,3 +118,88 @@ def kernel_for(lay, cc):
                                         chains="extern",
                                         cubin=(cc, pattern_cubin(lay, cc, state)))
         return _dispatchers[key]
+
+
+#: solve_batch's GPU launches take a pattern's kernel where its cubin is ready: off until
+#: a GPU measures the whole batch with it (CASPAR_CUDA_PATTERNS=1 turns it on)
+DEFAULT_ON = False
+
+
+def enabled() -> bool:
+    """``CASPAR_CUDA_PATTERNS`` '1' (on) or '0' (off); unset: :data:`DEFAULT_ON`."""
+    import os
+
+    v = os.environ.get("CASPAR_CUDA_PATTERNS", "")
+    return DEFAULT_ON if v == "" else v == "1"
+
+
+def _key(lay) -> str:
+    from . import straight
+
+    return straight.pattern_key(lay) if straight.fits(lay) else "stub"
+
+
+def ready(lay, cc) -> bool:
+    """Whether ``lay``'s pattern kernel for ``cc`` loads without compiling: this process
+    holds it, or the cache holds the extern kernel's state and the pattern's cubin."""
+    if (_key(lay), tuple(cc)) in _dispatchers:
+        return True
+    return kernel_path(cc).is_file() and cubin_path(_key(lay), cc).is_file()
+
+
+_started: set = set()       # pattern keys whose build this process started
+
+
+def start_build(lay, cc) -> bool:
+    """Build ``lay``'s pattern kernel for ``cc`` in a detached process
+    (``python -m caspar_backend.compiled --cuda-pattern FILE``: the layout pickled next
+    to the cubin), once per process and pattern, unless another process holds the
+    pattern's lock (younger than the CPU compile's stale age).  Returns whether it
+    started one."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ...cache_dir import write_atomically
+    from ..dispatch import STALE_COMPILE_SECONDS
+
+    key = _key(lay)
+    with _lock:
+        if key in _started:
+            return False
+        _started.add(key)
+    d = cuda_cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        lock = d / f"building-pattern-{key}"
+        try:
+            if time.time() - lock.stat().st_mtime < STALE_COMPILE_SECONDS:
+                return False
+            lock.unlink()
+        except FileNotFoundError:
+            pass
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        layout_file = d / f"pattern-{key}.layout.pkl"
+        write_atomically(layout_file, pickle.dumps(lay, protocol=4))
+    except OSError:             # not writable, or another process won the race
+        return False
+    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", "--cuda-pattern",
+                      str(layout_file), "--lock", str(lock)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+    return True
+
+
+def build_from_file(layout_file, cc) -> float:
+    """The pattern kernel of the pickled layout in ``layout_file`` built for ``cc`` (the
+    background process's work); seconds taken."""
+    import time
+
+    t0 = time.perf_counter()
+    with open(layout_file, "rb") as f:
+        lay = pickle.load(f)
+    pattern_cubin(lay, cc)
+    return time.perf_counter() - t0

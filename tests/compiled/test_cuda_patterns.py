@@ -1,0 +1,129 @@
+"""When solve_batch's GPU launch takes a pattern's kernel (compiled/cuda/patterns.py,
+group.pattern_dispatcher), checked without a GPU: off unless CASPAR_CUDA_PATTERNS=1;
+ready -> that kernel; not ready -> its build in a detached process (once per process and
+pattern, under a lock), or in this process with CASPAR_BACKGROUND_COMPILE=0; the
+background process's command line."""
+import pickle
+import subprocess
+
+import pytest
+
+from caspar_backend.compiled.cuda import cache, group, patterns
+
+
+@pytest.fixture
+def lay():
+    pytest.importorskip("casadi")
+    from tests.compiled.test_cuda_straight import _layout
+
+    return _layout("ik")
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASPAR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "1")
+    monkeypatch.delenv("CASPAR_BACKGROUND_COMPILE", raising=False)
+    monkeypatch.setattr(cache, "compute_capability", lambda: "90")
+    monkeypatch.setattr(patterns, "_started", set())
+    monkeypatch.setattr(patterns, "_dispatchers", {})
+    calls = []
+    monkeypatch.setattr(subprocess, "Popen", lambda args, **kw: calls.append(args))
+    monkeypatch.setattr(patterns, "kernel_for", lambda lay, cc: ("kernel", cc))
+    return calls
+
+
+def test_off_by_default(monkeypatch):
+    monkeypatch.delenv("CASPAR_CUDA_PATTERNS", raising=False)
+    assert patterns.enabled() is patterns.DEFAULT_ON is False
+    monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "0")
+    assert not patterns.enabled()
+    monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "1")
+    assert patterns.enabled()
+
+
+def test_off_means_the_default_kernel(lay, env, monkeypatch):
+    monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "0")
+    assert group.pattern_dispatcher(lay) is None and not env
+
+
+def test_not_ready_starts_one_background_build(lay, env):
+    assert group.pattern_dispatcher(lay) is None
+    assert group.pattern_dispatcher(lay) is None           # once per process
+    (args,) = env
+    i = args.index("--cuda-pattern")
+    with open(args[i + 1], "rb") as f:
+        assert pickle.load(f).sizes == lay.sizes
+    assert args[args.index("--lock") + 1].endswith(f"building-pattern-{patterns._key(lay)}")
+
+
+def test_a_fresh_lock_of_another_process_is_respected(lay, env, monkeypatch):
+    lock = cache.cuda_cache_dir() / f"building-pattern-{patterns._key(lay)}"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("123")
+    assert patterns.start_build(lay, (9, 0)) is False and not env
+
+
+def test_ready_takes_the_pattern_kernel(lay, env):
+    for p in (patterns.kernel_path((9, 0)), patterns.cubin_path(patterns._key(lay), (9, 0))):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"x")
+    assert patterns.ready(lay, (9, 0))
+    assert group.pattern_dispatcher(lay) == ("kernel", (9, 0)) and not env
+
+
+def test_in_process_build_without_background_compiles(lay, env, monkeypatch):
+    monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "0")
+    assert group.pattern_dispatcher(lay) == ("kernel", (9, 0)) and not env
+
+
+def test_cli_builds_the_pickled_layout_for_this_gpu(tmp_path, monkeypatch):
+    from caspar_backend.compiled import __main__ as cli
+
+    seen = []
+    monkeypatch.setattr(cache, "compute_capability", lambda: "90")
+    monkeypatch.setattr(patterns, "build_from_file", lambda f, cc: seen.append((f, cc)) or 1.0)
+    lock = tmp_path / "lock"
+    lock.write_text("1")
+    assert cli.main(["--cuda-pattern", "L.pkl", "--lock", str(lock)]) == 0
+    assert seen == [("L.pkl", (9, 0))] and not lock.exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["ik", "optimal_control_200"])
+def test_pattern_kernel_gives_the_loops_bits(case, monkeypatch):
+    """solve_batch's kernel path with the pattern's generated chains (built in this
+    process: minutes of NVVM for the extern kernel unless the cache has it, then ~10 s
+    per pattern) against the loops kernel: statuses, iterations, x and f bit for bit."""
+    pytest.importorskip("casadi")
+    import numpy as np
+
+    from caspar_backend import from_casadi
+    from caspar_backend.adapters.casadi.models import arm_ik, arm_targets
+    from caspar_backend.batch import solve as batch_solve
+    from tests.support.problem_bank import bank
+    from tests.support.solver_harness import _nlp
+
+    monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", True)
+    monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "0")
+    if case == "ik":
+        nlp, bounds = arm_ik()
+        problem, inputs = from_casadi(nlp, **bounds), dict(p=arm_targets(128, seed=5))
+    else:
+        d = {b.name: b for b in bank(include_slow=False)}[case].build()
+        problem = from_casadi(_nlp(d))
+        x0 = np.asarray(d["x0"], float)
+        rng = np.random.default_rng(0)
+        inputs = dict(x0=x0 + 0.01 * rng.standard_normal((64, x0.size)),
+                      **{k: d[k] for k in ("lbx", "ubx", "lbg", "ubg")})
+
+    def solve(on):
+        monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "1" if on else "0")
+        r = problem.solve_batch(print_level=0, device="cuda", **inputs)
+        assert set(r.path) == {"kernel"}
+        return [np.asarray(a) for a in (r.status, r.iterations, r.x, r.f)]
+
+    loops, gen = solve(False), solve(True)
+    assert patterns._dispatchers                       # the pattern's kernel ran
+    for a, b in zip(loops, gen):
+        np.testing.assert_array_equal(a, b)
