@@ -1,5 +1,5 @@
 """When solve_batch's GPU launch takes a pattern's kernel (compiled/cuda/patterns.py,
-group.pattern_dispatcher), checked without a GPU: off unless CASPAR_CUDA_PATTERNS=1;
+group.pattern_dispatcher), checked without a GPU: on unless CASPAR_CUDA_PATTERNS=0;
 ready -> that kernel; not ready -> its build in a detached process (once per process and
 pattern, under a lock), or in this process with CASPAR_BACKGROUND_COMPILE=0; the
 background process's command line."""
@@ -33,9 +33,9 @@ def env(tmp_path, monkeypatch):
     return calls
 
 
-def test_off_by_default(monkeypatch):
+def test_on_by_default(monkeypatch):
     monkeypatch.delenv("CASPAR_CUDA_PATTERNS", raising=False)
-    assert patterns.enabled() is patterns.DEFAULT_ON is False
+    assert patterns.enabled() is patterns.DEFAULT_ON is True
     monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "0")
     assert not patterns.enabled()
     monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "1")
@@ -75,6 +75,21 @@ def test_ready_takes_the_pattern_kernel(lay, env):
 def test_in_process_build_without_background_compiles(lay, env, monkeypatch):
     monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "0")
     assert group.pattern_dispatcher(lay) == ("kernel", (9, 0)) and not env
+
+
+def test_a_failed_build_falls_back_to_the_default_kernel_once(lay, env, monkeypatch):
+    monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "0")
+    monkeypatch.setattr(group, "_failed_patterns", set())
+    tries = []
+
+    def fail(lay, cc):
+        tries.append(cc)
+        raise OSError("libnvJitLink.so.13: cannot open shared object file")
+
+    monkeypatch.setattr(patterns, "kernel_for", fail)
+    with pytest.warns(RuntimeWarning, match="nvJitLink.*default kernel serves it"):
+        assert group.pattern_dispatcher(lay) is None
+    assert group.pattern_dispatcher(lay) is None and tries == [(9, 0)] and not env
 
 
 def test_cli_builds_the_pickled_layout_for_this_gpu(tmp_path, monkeypatch):

@@ -105,6 +105,7 @@ def test_solve_group_launches_the_rules_lanes(monkeypatch, case, B, lanes):
                         lambda lay, x0, *a, **k: type("W", (), {"B": x0.shape[0]})())
     monkeypatch.setattr(launch, "multiprocessors", lambda: 132)
     monkeypatch.setattr(streams, "thread_stream", contextlib.nullcontext)
+    monkeypatch.setattr(group, "pattern_dispatcher", lambda lay: None)
     monkeypatch.setattr(launch, "solve_on_device",
                         lambda ws, O, lanes=1, **kw: seen.setdefault("lanes", lanes))
     group.solve_group(problem, {}, sub, plan)

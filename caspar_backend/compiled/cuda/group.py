@@ -174,7 +174,9 @@ def pattern_dispatcher(lay):
     on and its cubin is ready, else None (the kernel of :func:`.launch.kernel`).  Not
     ready: its build starts in the background (in this process with
     ``CASPAR_BACKGROUND_COMPILE=0``).  Rows only: the generated code indexes contiguous
-    slots."""
+    slots.  A pattern whose build or load fails (no NVRTC or nvJitLink, a damaged file)
+    is reported once (RuntimeWarning) and served by the default kernel from then on: the
+    same bits, only slower."""
     from . import patterns
 
     if COLUMNS or not patterns.enabled():
@@ -183,8 +185,24 @@ def pattern_dispatcher(lay):
 
     s = compute_capability()
     cc = (int(s[:-1]), int(s[-1]))
+    key = (patterns._key(lay), cc)
+    if key in _failed_patterns:
+        return None
     if not patterns.ready(lay, cc):
         if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") != "0":
             patterns.start_build(lay, cc)
             return None
-    return patterns.kernel_for(lay, cc)
+    try:
+        return patterns.kernel_for(lay, cc)
+    except Exception as e:     # noqa: BLE001 - any failure falls back to the default kernel
+        _failed_patterns.add(key)
+        import warnings
+
+        warnings.warn(f"caspar: the CUDA kernel for pattern {key[0]} could not be built or "
+                      f"loaded ({type(e).__name__}: {e}); the default kernel serves it",
+                      RuntimeWarning, stacklevel=2)
+        return None
+
+
+#: (pattern key, compute capability) whose kernel failed in this process
+_failed_patterns: set = set()

@@ -145,13 +145,21 @@ def kernel_object(columns: bool, cc: tuple[int, int] = CC):
     return k
 
 
-def prebuild(cc: tuple[int, int], columns_kinds=(False, True)) -> list[Path]:
+def prebuild(cc: tuple[int, int], columns_kinds=(False, True),
+             extern: bool = True) -> list[Path]:
     """Compile the kernels for ``cc`` on this machine (the CUDA toolkit, no GPU) and save
-    them as prebuilt files in the kernel cache (:func:`.prebuilt.save`); their paths."""
+    them as prebuilt files in the kernel cache (:func:`.prebuilt.save`), and with
+    ``extern`` the extern variant's rows kernel that each layout's pattern kernel links
+    against (:func:`.patterns.kernel_state`: a GPU machine then links a new pattern in
+    seconds instead of compiling it first); their paths."""
+    from . import patterns
     from .prebuilt import save
 
     out = []
     with target(cc):
         for columns in columns_kinds:
             out.append(save(kernel_object(columns, cc), columns, cc))
+        if extern:
+            patterns.kernel_state(cc)
+            out.append(patterns.kernel_path(cc))
     return out
