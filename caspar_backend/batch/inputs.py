@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import ModelError
 from ..model import check_inputs
 from ..solver.options import infinite_bounds
-from .request import plainly_valid
+from .request import LARGEST_FLOAT
 
 #: the inputs in their order, with the length each instance's row has
 INPUT_NAMES = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_g0", "lam_x0")
@@ -121,12 +121,11 @@ def with_infinite_bounds(inp: BatchInputs, lo_inf: float, hi_inf: float) -> Batc
     instance's bounds (:func:`~caspar_backend.solver.options.infinite_bounds`): a
     finite lower bound <= ``lo_inf`` is -inf, a finite upper bound >= ``hi_inf`` +inf.
     ``inp`` itself where no bound is that far (one test over all of them)."""
-    k = inp.lbx.shape[1] + inp.lbg.shape[1]
-    b = np.concatenate((inp.lbx, inp.lbg, inp.ubx, inp.ubg), axis=1)
-    lo, hi = b[:, :k], b[:, k:]
     # (-inf < b <= lo_inf: finite and far; a NaN, refused by the check, is neither)
-    if not (((lo <= lo_inf) & (lo > -np.inf)).any()
-            or ((hi >= hi_inf) & (hi < np.inf)).any()):
+    if not (any(((_distinct(lo) <= lo_inf) & (_distinct(lo) > -np.inf)).any()
+                for lo in (inp.lbx, inp.lbg))
+            or any(((_distinct(hi) >= hi_inf) & (_distinct(hi) < np.inf)).any()
+                   for hi in (inp.ubx, inp.ubg))):
         return inp
     lbx, ubx, lbg, ubg = infinite_bounds(lo_inf, hi_inf, inp.lbx, inp.ubx, inp.lbg, inp.ubg)
     return dataclasses.replace(inp, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
@@ -155,13 +154,22 @@ def shared_row(a: np.ndarray) -> bool:
     return a.shape[0] <= 1 or a.strides[0] == 0
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """The rows of the (B, k) input ``a`` that can differ: its one row where every
+    instance shares it (:func:`shared_row`), else ``a``."""
+    return a[:1] if shared_row(a) else a
+
+
 def _check(problem, inp: BatchInputs) -> None:
     """Every instance's bounds, x0 and p as a single solve checks them (the request
-    rule of :func:`.request.plainly_valid`, one test over the stacked rows); where an
-    instance fails it, :func:`_report` raises that instance's error."""
-    n, q, m = inp.x0.shape[1], inp.p.shape[1], inp.lbg.shape[1]
-    rows = np.concatenate((inp.x0, inp.p, inp.lbx, inp.lbg, inp.ubx, inp.ubg), axis=1)
-    if not plainly_valid(rows, n + q, 2 * n + q + m).all():
+    rule of :func:`.request.plainly_valid`: x0 and p finite, ``max(lower, -M) <=
+    min(upper, M)``; a shared row is tested once, a pair broadcasts against it); where
+    an instance fails it, :func:`_report` raises that instance's error."""
+    ok = all(np.isfinite(_distinct(a)).all() for a in (inp.x0, inp.p))
+    for lo, hi in ((inp.lbx, inp.ubx), (inp.lbg, inp.ubg)):
+        ok = ok and bool((np.maximum(_distinct(lo), -LARGEST_FLOAT)
+                          <= np.minimum(_distinct(hi), LARGEST_FLOAT)).all())
+    if not ok:
         _report(problem, inp)
 
 

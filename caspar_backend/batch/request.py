@@ -40,7 +40,7 @@ from ..model import as_vector, check_inputs
 FIELDS = ("x0", "p", "lbx", "ubx", "lbg", "ubg", "lam_g0", "lam_x0")
 #: the vectors of a request's row, in their order there
 _ROW = ("x0", "p", "lbx", "lbg", "ubx", "ubg")
-_BIG = np.finfo(np.float64).max
+LARGEST_FLOAT = np.finfo(np.float64).max
 
 
 class Request(NamedTuple):
@@ -99,8 +99,8 @@ def plainly_valid(rows, lo: int, hi: int):
     lower = +inf and for upper = -inf, True otherwise.  A bool for one row, a bool array
     for a (B, L) stack."""
     ok = (np.logical_and.reduce(np.isfinite(rows[..., :lo]), axis=-1)
-          & np.logical_and.reduce(np.maximum(rows[..., lo:hi], -_BIG)
-                                  <= np.minimum(rows[..., hi:], _BIG), axis=-1))
+          & np.logical_and.reduce(np.maximum(rows[..., lo:hi], -LARGEST_FLOAT)
+                                  <= np.minimum(rows[..., hi:], LARGEST_FLOAT), axis=-1))
     return bool(ok) if np.ndim(ok) == 0 else ok
 
 
