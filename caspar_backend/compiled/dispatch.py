@@ -280,10 +280,20 @@ def start_background_compile(cuda: bool = False) -> bool:
         _background.add(cuda)
     from .cache import kernel_cache_dir
 
-    d = kernel_cache_dir()
+    lock = kernel_cache_dir() / ("compiling-cuda" if cuda else "compiling")
+    if not claim_lock(lock):
+        return False
+    run_detached(["--cuda"] if cuda else [], lock)
+    return True
+
+
+def claim_lock(lock) -> bool:
+    """Create the lock file ``lock`` (a :class:`~pathlib.Path`; its folder made) holding
+    this process's id, unless another process holds it -- a lock younger than
+    :data:`STALE_COMPILE_SECONDS` (an older one is a crashed compile's, replaced) -- or
+    the folder is not writable.  Returns whether this process now holds it."""
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        lock = d / ("compiling-cuda" if cuda else "compiling")
+        lock.parent.mkdir(parents=True, exist_ok=True)
         try:
             if time.time() - lock.stat().st_mtime < STALE_COMPILE_SECONDS:
                 return False
@@ -295,8 +305,13 @@ def start_background_compile(cuda: bool = False) -> bool:
         os.close(fd)
     except OSError:             # not writable, or another process won the race
         return False
-    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", "--lock", str(lock)]
-                     + (["--cuda"] if cuda else []),
+    return True
+
+
+def run_detached(args: list, lock) -> None:
+    """Start ``python -m caspar_backend.compiled *args --lock LOCK`` in its own session,
+    no standard streams: it outlives this process and removes ``lock`` when done."""
+    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", *args,
+                      "--lock", str(lock)],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True)
-    return True

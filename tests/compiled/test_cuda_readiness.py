@@ -43,8 +43,8 @@ def test_not_compiled_starts_one_background_compile_and_waits_for_nothing(
     monkeypatch.setenv("CASPAR_BACKGROUND_COMPILE", "1")
     assert group.cuda_kernel_ready() is False
     assert group.cuda_kernel_ready() is False            # once per process
-    assert popen_calls == [[sys.executable, "-m", "caspar_backend.compiled", "--lock",
-                            str(cpu_cache.kernel_cache_dir() / "compiling-cuda"), "--cuda"]]
+    assert popen_calls == [[sys.executable, "-m", "caspar_backend.compiled", "--cuda",
+                            "--lock", str(cpu_cache.kernel_cache_dir() / "compiling-cuda")]]
     assert (cpu_cache.kernel_cache_dir() / "compiling-cuda").is_file()
     cache.mark_ready(group.COLUMNS)                      # the background compile ended
     assert group.cuda_kernel_ready() is True
@@ -64,8 +64,9 @@ def test_cpu_and_cuda_background_compiles_are_separate(cache_dir, monkeypatch, p
     assert dispatch.start_background_compile() is True
     assert dispatch.start_background_compile(cuda=True) is True
     assert dispatch.start_background_compile() is False
-    assert [c[-1] for c in popen_calls] == [
-        str(cpu_cache.kernel_cache_dir() / "compiling"), "--cuda"]
+    assert [c[3:] for c in popen_calls] == [
+        ["--lock", str(cpu_cache.kernel_cache_dir() / "compiling")],
+        ["--cuda", "--lock", str(cpu_cache.kernel_cache_dir() / "compiling-cuda")]]
 
 
 def test_kernel_entries_live_in_a_folder_per_source_stamp(cache_dir):

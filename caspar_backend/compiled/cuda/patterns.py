@@ -158,13 +158,8 @@ def start_build(lay, cc) -> bool:
     to the cubin), once per process and pattern, unless another process holds the
     pattern's lock (younger than the CPU compile's stale age).  Returns whether it
     started one."""
-    import os
-    import subprocess
-    import sys
-    import time
-
     from ...cache_dir import write_atomically
-    from ..dispatch import STALE_COMPILE_SECONDS
+    from ..dispatch import claim_lock, run_detached
 
     key = _key(lay)
     with _lock:
@@ -172,26 +167,16 @@ def start_build(lay, cc) -> bool:
             return False
         _started.add(key)
     d = cuda_cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        lock = d / f"building-pattern-{key}"
-        try:
-            if time.time() - lock.stat().st_mtime < STALE_COMPILE_SECONDS:
-                return False
-            lock.unlink()
-        except FileNotFoundError:
-            pass
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        layout_file = d / f"pattern-{key}.layout.pkl"
-        write_atomically(layout_file, pickle.dumps(lay, protocol=4))
-    except OSError:             # not writable, or another process won the race
+    lock = d / f"building-pattern-{key}"
+    if not claim_lock(lock):
         return False
-    subprocess.Popen([sys.executable, "-m", "caspar_backend.compiled", "--cuda-pattern",
-                      str(layout_file), "--lock", str(lock)],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)
+    layout_file = d / f"pattern-{key}.layout.pkl"
+    try:
+        write_atomically(layout_file, pickle.dumps(lay, protocol=4))
+    except OSError:
+        lock.unlink(missing_ok=True)
+        return False
+    run_detached(["--cuda-pattern", str(layout_file)], lock)
     return True
 
 
