@@ -28,7 +28,7 @@ X0 = np.array([0.1, 0.2, 0.3])
 
 @pytest.fixture(autouse=True)
 def kernel_on_cuda(monkeypatch):
-    """These tests are the kernel's (solve_batch's default GPU path is still lockstep)."""
+    """These tests are the kernel's (whatever solve_batch's default GPU path)."""
     from caspar_backend.batch import solve as batch_solve
 
     monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", True)

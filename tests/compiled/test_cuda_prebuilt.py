@@ -133,6 +133,7 @@ def test_kernel_stored_and_loaded_gives_the_same_answers(tmp_path, monkeypatch):
     from caspar_backend.compiled.cuda.group import COLUMNS
 
     monkeypatch.setattr(batch_solve, "KERNEL_ON_CUDA", True)
+    monkeypatch.setenv("CASPAR_CUDA_PATTERNS", "0")     # launch.kernel's, not a pattern's
     nlp, bounds = arm_ik()
     problem = from_casadi(nlp, **bounds)
     T = arm_targets(256, seed=3)
