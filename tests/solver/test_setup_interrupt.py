@@ -73,6 +73,23 @@ def test_cache_entries_are_written_atomically(tmp_path, monkeypatch):
     assert entry.read_bytes() == b"new content" and os.listdir(tmp_path) == ["entry.bin"]
 
 
+def test_cache_entries_have_an_ordinary_files_permissions(tmp_path):
+    """0666 less the umask, as any file the user writes: a cache built by one user (a
+    container image's build) is readable by another."""
+    from caspar_backend.cache_dir import write_atomically
+
+    old = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "a.bin", b"x")
+        os.umask(0o077)
+        write_atomically(tmp_path / "b.bin", b"y")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.bin").stat().st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["a.bin", "b.bin"]
+
+
 def test_ctrl_c_while_building_the_casadi_loader(tmp_path, monkeypatch):
     """The C++ reader of saved nlpsol Functions (built once per machine) is never left
     half written by an interrupted compiler run; the next build works."""
