@@ -189,10 +189,14 @@ def run_tape(op, arg, cval, ts, te, x, vt, vo, p, pt, po, dt, do, N, i0, C, reg,
                 reg[i + c] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else v)
         elif o == 42:
             for c in range(U(c0), U(c1)):
-                reg[i + c] = math.floor(reg[ra + c])
+                v = reg[ra + c]
+                # (math.floor is an int64: exact below 2^52; from there on every double
+                # is an integer, and a NaN stays NaN as NumPy's floor gives)
+                reg[i + c] = math.floor(v) if abs(v) < 4503599627370496.0 else v
         elif o == 43:
             for c in range(U(c0), U(c1)):
-                reg[i + c] = math.ceil(reg[ra + c])
+                v = reg[ra + c]
+                reg[i + c] = math.ceil(v) if abs(v) < 4503599627370496.0 else v
         elif o == 44:
             for c in range(U(c0), U(c1)):
                 reg[i + c] = math.asinh(reg[ra + c])
