@@ -187,3 +187,20 @@ def test_a_chunk_of_instances_gives_each_instance_its_own_values():
     assert np.array_equal(np.concatenate([rows(0, 4, 3), rows(4, 3, 2)], axis=1), one)
     want = [x[vt[i]] * p[pt[i]] + math.sin(x[vt[N + i]]) for i in range(N)]
     assert list(one[0]) == want
+
+
+def test_floor_and_ceil_are_numpys():
+    """The interpreter's floor and ceil of a NaN, of values past 2^52 and 2^63, of
+    halves: NumPy's (math.floor's int64 would turn a NaN into -2^63)."""
+    from caspar_backend.compiled.kernels.tape_eval import run_tape
+
+    v = np.array([np.nan, 1e300, -1e300, 2.0 ** 60 + 0.0, -2.5, 2.5, 0.5, -0.5, 7.0])
+    C = v.size
+    op = np.array([tape.UNARY["floor"], tape.UNARY["ceil"]], np.int64)
+    arg = np.array([0, 0, 0, 1, 0, 0, 0, 2], np.int64)
+    reg = np.concatenate([v, np.zeros(2 * C)])
+    z = np.zeros(1)
+    i = np.zeros(1, np.int64)
+    run_tape(op, arg, np.zeros(2), 0, 2, z, i, 0, z, i, 0, z, 0, C, 0, C, reg, 0, C)
+    np.testing.assert_array_equal(reg[C:2 * C], np.floor(v))
+    np.testing.assert_array_equal(reg[2 * C:], np.ceil(v))
