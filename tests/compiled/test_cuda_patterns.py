@@ -5,6 +5,7 @@ pattern, under a lock), or in this process with CASPAR_BACKGROUND_COMPILE=0; the
 background process's command line."""
 import pickle
 import subprocess
+import weakref
 
 import pytest
 
@@ -142,3 +143,13 @@ def test_pattern_kernel_gives_the_loops_bits(case, monkeypatch):
     assert patterns._dispatchers                       # the pattern's kernel ran
     for a, b in zip(loops, gen):
         np.testing.assert_array_equal(a, b)
+
+
+def test_pattern_key_is_hashed_once_per_layout(lay, monkeypatch):
+    from caspar_backend.compiled.cuda import straight
+
+    monkeypatch.setattr(patterns, "_keys", weakref.WeakKeyDictionary())
+    calls = []
+    real = straight.pattern_key
+    monkeypatch.setattr(straight, "pattern_key", lambda l: calls.append(1) or real(l))
+    assert patterns._key(lay) == patterns._key(lay) == real(lay) and len(calls) == 1

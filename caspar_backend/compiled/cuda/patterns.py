@@ -24,6 +24,7 @@ from __future__ import annotations
 import lzma
 import pickle
 import threading
+import weakref
 from pathlib import Path
 
 from .cache import _stamp, cuda_cache_dir
@@ -90,7 +91,7 @@ def pattern_cubin(lay, cc, state: dict | None = None) -> bytes:
     from ...cache_dir import write_atomically
     from . import link, straight
 
-    key = straight.pattern_key(lay) if straight.fits(lay) else "stub"
+    key = _key(lay)
     p = cubin_path(key, cc)
     if p.is_file():
         return p.read_bytes()
@@ -106,9 +107,9 @@ def pattern_cubin(lay, cc, state: dict | None = None) -> bytes:
 def kernel_for(lay, cc):
     """The dispatcher of the rows kernel linked for ``lay``'s pattern on a GPU of ``cc``
     (one per pattern and process)."""
-    from . import launch, straight
+    from . import launch
 
-    key = (straight.pattern_key(lay) if straight.fits(lay) else "stub", tuple(cc))
+    key = (_key(lay), tuple(cc))
     with _lock:
         if key not in _dispatchers:
             from .prebuilt import rebuilt
@@ -135,10 +136,22 @@ def enabled() -> bool:
     return DEFAULT_ON if v == "" else v == "1"
 
 
+#: layout -> its pattern key (a layout is reused by every batch of its structure,
+#: compiled.solve.layout_for; hashing its structure costs ~0.4 ms for Van der Pol)
+_keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _key(lay) -> str:
+    """The pattern's key: :func:`.straight.pattern_key`, 'stub' past its size cap."""
+    try:
+        return _keys[lay]
+    except KeyError:
+        pass
     from . import straight
 
-    return straight.pattern_key(lay) if straight.fits(lay) else "stub"
+    key = straight.pattern_key(lay) if straight.fits(lay) else "stub"
+    _keys[lay] = key
+    return key
 
 
 def ready(lay, cc) -> bool:
