@@ -55,14 +55,33 @@ def test_not_ready_starts_one_background_build(lay, env):
     i = args.index("--cuda-pattern")
     with open(args[i + 1], "rb") as f:
         assert pickle.load(f).sizes == lay.sizes
-    assert args[args.index("--lock") + 1].endswith(f"building-pattern-{patterns._key(lay)}")
+    # (no extern kernel in the cache yet: the machine's one lock for it)
+    assert args[args.index("--lock") + 1].endswith("building-extern-sm90")
 
 
 def test_a_fresh_lock_of_another_process_is_respected(lay, env, monkeypatch):
+    patterns.kernel_path((9, 0)).parent.mkdir(parents=True)
+    patterns.kernel_path((9, 0)).write_bytes(b"x")        # the extern kernel is built
     lock = cache.cuda_cache_dir() / f"building-pattern-{patterns._key(lay)}"
-    lock.parent.mkdir(parents=True)
     lock.write_text("123")
     assert patterns.start_build(lay, (9, 0)) is False and not env
+    lock.unlink()
+    assert patterns.start_build(lay, (9, 0)) is False      # once per process
+
+
+def test_one_build_at_a_time_until_the_extern_kernel_is_built(lay, env, monkeypatch):
+    """Each pattern's build would compile the extern kernel first: until it is in the
+    cache only one build runs on the machine, and a pattern turned away tries again."""
+    from tests.compiled.test_cuda_straight import _layout
+
+    other = _layout("optimal_control_200")
+    assert patterns.start_build(lay, (9, 0)) is True
+    (args,) = env
+    assert args[-1].endswith("building-extern-sm90")
+    assert patterns.start_build(other, (9, 0)) is False and len(env) == 1
+    patterns.kernel_path((9, 0)).write_bytes(b"x")        # the first build made it
+    assert patterns.start_build(other, (9, 0)) is True
+    assert env[1][-1].endswith(f"building-pattern-{patterns._key(other)}")
 
 
 def test_ready_takes_the_pattern_kernel(lay, env):

@@ -169,8 +169,10 @@ def start_build(lay, cc) -> bool:
     """Build ``lay``'s pattern kernel for ``cc`` in a detached process
     (``python -m caspar_backend.compiled --cuda-pattern FILE``: the layout pickled next
     to the cubin), once per process and pattern, unless another process holds the
-    pattern's lock (younger than the CPU compile's stale age).  Returns whether it
-    started one."""
+    pattern's lock (younger than the CPU compile's stale age).  Until the extern kernel
+    is in the cache the lock is the machine's one for it: one build at a time, since each
+    would compile that kernel first (minutes of NVVM) -- a pattern turned away by it is
+    tried again at a later batch.  Returns whether it started one."""
     from ...cache_dir import write_atomically
     from ..dispatch import claim_lock, run_detached
 
@@ -180,8 +182,12 @@ def start_build(lay, cc) -> bool:
             return False
         _started.add(key)
     d = cuda_cache_dir()
-    lock = d / f"building-pattern-{key}"
+    first = not kernel_path(cc).is_file()
+    lock = d / (f"building-extern-sm{_cc_text(cc)}" if first else f"building-pattern-{key}")
     if not claim_lock(lock):
+        if first:
+            with _lock:
+                _started.discard(key)
         return False
     layout_file = d / f"pattern-{key}.layout.pkl"
     try:
