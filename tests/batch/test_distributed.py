@@ -125,15 +125,17 @@ def test_a_chunk_whose_worker_dies_too_often_gets_error_statuses(client, ik, tmp
     inp = ik_inputs(1200, seed=2)
     client.register_plugin(KillOnce(str(marker)))
     try:
-        res = ik.solve_batch(**inp, print_level=0, client=client, chunk_size=300)
+        res = ik.solve_batch(**inp, print_level=0, client=client, chunk_size=150)
     finally:
         client.unregister_worker_plugin(KillOnce.name)
         scheduler.allowed_failures = allowed
+        client.wait_for_workers(2)          # the nanny restarts the killed worker
     # the chunk running on the killed worker failed (and any queued there with it:
-    # Dask counts a death against every task assigned to the worker)
+    # Dask counts a death against every task assigned to the worker; eight chunks, so
+    # that some run on the other worker however the scheduler placed them)
     killed = tuple(map(int, marker.read_text().split()[0].split("-")[2:4]))
     failed = [(c["start"], c["stop"]) for c in res.extra["chunks"] if c["error"]]
-    assert killed in failed and len(failed) < 4
+    assert killed in failed and len(failed) < 8
     ref = ik.solve_batch(**inp, print_level=0)
     for c in res.extra["chunks"]:
         rows = slice(c["start"], c["stop"])
@@ -145,11 +147,11 @@ def test_a_chunk_whose_worker_dies_too_often_gets_error_statuses(client, ik, tmp
         else:                               # the other chunks: their own results
             np.testing.assert_array_equal(res.x[rows], ref.x[rows])
             assert res.status[rows] == ref.status[rows]
-    client.wait_for_workers(2)
 
 
 @pytest.mark.skipif(gpu_problem(solver=True) is None, reason="the workers have a GPU")
 def test_cuda_on_workers_without_a_gpu_is_refused_before_anything_runs(client, ik):
+    client.wait_for_workers(2)
     with pytest.raises(DeviceError, match=r"2 worker\(s\) cannot solve on a GPU.*'auto'"):
         ik.solve_batch(p=[1.0, 0.5], batch_size=4, client=client, device="cuda")
     # 'auto': each worker its GPU, else its CPU
