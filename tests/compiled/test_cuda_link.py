@@ -3,6 +3,8 @@ with a kernel that calls it, on the CPU (neither needs a GPU or the CUDA toolkit
 kernel calling the three chain functions links with the stub and with a real layout's
 generated code (the kernel as PTX or as a relocatable object), an unresolved function is
 an error naming it, and NVRTC's refusal carries its log."""
+import weakref
+
 import pytest
 
 from caspar_backend.compiled.cuda import link, straight
@@ -117,5 +119,6 @@ def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
         (k,) = d.overloads.values()
         assert _cubin_bytes(k._codelibrary._cubin_cache[CC]) == cubin
         monkeypatch.setattr(straight, "MAX_OPERATIONS", 0)        # past the cap: the stub
+        monkeypatch.setattr(patterns, "_keys", weakref.WeakKeyDictionary())   # keys again
         stub = patterns.kernel_for(lay, CC)
         assert stub is not d and patterns.cubin_path("stub", CC).is_file()
