@@ -43,11 +43,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.cuda_pattern:
-            from .cuda.cache import compute_capability
+            from .cuda.cache import capability_pair
             from .cuda.patterns import build_from_file
 
-            s = compute_capability()
-            seconds = build_from_file(args.cuda_pattern, (int(s[:-1]), int(s[-1])))
+            seconds = build_from_file(args.cuda_pattern, capability_pair())
             print(f"caspar: CUDA pattern kernel ready ({seconds:.1f} s)")
         elif args.cuda_prebuild:
             cc = _compute_capability(ap, args.cuda_prebuild)

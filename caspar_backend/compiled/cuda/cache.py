@@ -55,6 +55,12 @@ def compute_capability() -> str:
     return cupy.cuda.Device().compute_capability
 
 
+def capability_pair() -> tuple[int, int]:
+    """The current GPU's compute capability as (major, minor): (9, 0) for '90'."""
+    s = compute_capability()
+    return int(s[:-1]), int(s[-1])
+
+
 def _marker(columns: bool) -> Path:
     """The marker of a complete compile of the rows or columns kernel of these sources
     for the current GPU and numba-cuda (the key numba-cuda's own entries carry too)."""
@@ -65,14 +71,19 @@ def _marker(columns: bool) -> Path:
                                f"{version('numba-cuda')}")
 
 
-def prebuilt_path(columns: bool, cc: str) -> Path:
-    """The file of the rows or columns kernel prebuilt for compute capability ``cc`` ('90'
-    for 9.0) by this numba-cuda from these sources (:mod:`.prebuilt`)."""
+def state_path(kind: str, cc: str) -> Path:
+    """The file of a kernel object ``kind`` ('prebuilt-rows', 'extern-rows', ...) for
+    compute capability ``cc`` ('90' for 9.0) pickled by this numba-cuda from these
+    sources: ``<kind>-<stamp>-sm<cc>-<numba-cuda>.pkl.xz``."""
     from importlib.metadata import version
 
-    kind = "columns" if columns else "rows"
-    return cuda_cache_dir() / (f"prebuilt-{kind}-{_stamp()}-sm{cc}-"
-                               f"{version('numba-cuda')}.pkl.xz")
+    return cuda_cache_dir() / f"{kind}-{_stamp()}-sm{cc}-{version('numba-cuda')}.pkl.xz"
+
+
+def prebuilt_path(columns: bool, cc: str) -> Path:
+    """The file of the rows or columns kernel prebuilt for compute capability ``cc`` ('90'
+    for 9.0) (:mod:`.prebuilt`)."""
+    return state_path("prebuilt-columns" if columns else "prebuilt-rows", cc)
 
 
 def is_ready(columns: bool) -> bool:

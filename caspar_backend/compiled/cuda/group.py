@@ -181,10 +181,9 @@ def pattern_dispatcher(lay):
 
     if COLUMNS or not patterns.enabled():
         return None
-    from .cache import compute_capability
+    from .cache import capability_pair
 
-    s = compute_capability()
-    cc = (int(s[:-1]), int(s[-1]))
+    cc = capability_pair()
     key = (patterns._key(lay), cc)
     if key in _failed_patterns:
         return None

@@ -89,16 +89,6 @@ def target(cc: tuple[int, int] = CC, root: Path | None = None):
 _ABSENT = object()
 
 
-def _dispatcher(columns: bool, chains: str = "loops"):
-    """The rows (``columns`` False) or columns kernel's retargeted dispatcher, uncached
-    (``chains``: :func:`.retarget.device_version`'s variant)."""
-    from . import launch
-    from .retarget import device_version
-
-    return device_version(launch._solve_columns if columns else launch._solve_rows,
-                          chains=chains, cache=False)
-
-
 def ptx(columns: bool, cc: tuple[int, int] = CC, chains: str = "loops") -> str:
     """The rows (``columns`` False) or columns kernel's PTX for ``cc`` (inside
     :func:`target`); ``chains`` 'extern': QDLDL's chains calling per-pattern code
@@ -106,9 +96,11 @@ def ptx(columns: bool, cc: tuple[int, int] = CC, chains: str = "loops") -> str:
     from numba import cuda
 
     from . import launch
+    from .retarget import device_version
 
-    text, _ = cuda.compile_ptx(_dispatcher(columns, chains).py_func, launch.signature(),
-                               cc=cc)
+    d = device_version(launch._solve_columns if columns else launch._solve_rows,
+                       chains=chains, cache=False)
+    text, _ = cuda.compile_ptx(d.py_func, launch.signature(), cc=cc)
     return text
 
 
@@ -131,12 +123,11 @@ def kernel_object(columns: bool, cc: tuple[int, int] = CC):
     """numba-cuda's kernel object (``numba.cuda.dispatcher._Kernel``) of the rows or
     columns kernel for :func:`.launch.signature`, its code library holding the cubin for
     ``cc`` (so a launch on such a GPU loads it without linking).  Inside :func:`target`."""
-    from numba.cuda.dispatcher import _Kernel
-
     from . import launch
+    from .prebuilt import kernel_object as unassembled
 
-    d = _dispatcher(columns)
-    k = _Kernel(d.py_func, launch.signature(), **d.targetoptions)
+    k = unassembled(launch._solve_columns if columns else launch._solve_rows,
+                    launch.signature())
     lib = k._codelibrary
     if lib._linking_files:
         raise RuntimeError(f"the kernel links {sorted(map(str, lib._linking_files))}: "

@@ -27,7 +27,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from .cache import _stamp, cuda_cache_dir
+from .cache import _stamp, cuda_cache_dir, state_path
 
 _lock = threading.Lock()
 _dispatchers: dict = {}     # (pattern key, cc) -> dispatcher, this process
@@ -39,10 +39,7 @@ def _cc_text(cc) -> str:
 
 def kernel_path(cc) -> Path:
     """The extern variant's kernel state for ``cc`` (module docstring)."""
-    from importlib.metadata import version
-
-    return cuda_cache_dir() / (f"extern-rows-{_stamp()}-sm{_cc_text(cc)}-"
-                               f"{version('numba-cuda')}.pkl.xz")
+    return state_path("extern-rows", _cc_text(cc))
 
 
 def cubin_path(key: str, cc) -> Path:
@@ -62,14 +59,10 @@ def kernel_state(cc) -> dict:
             return pickle.loads(lzma.decompress(p.read_bytes()))
         except Exception:       # damaged: compiled again below
             pass
-    from numba.cuda.dispatcher import _Kernel
-
     from . import launch
-    from .prebuilt import reduced
-    from .retarget import device_version
+    from .prebuilt import kernel_object, reduced
 
-    d = device_version(launch._solve_rows, chains="extern", cache=False)
-    k = _Kernel(d.py_func, launch.signature(), **d.targetoptions)
+    k = kernel_object(launch._solve_rows, launch.signature(), chains="extern")
     k._codelibrary.get_asm_str(cc=tuple(cc))
     state = reduced(k, ptx=True)
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,18 @@ def reduced(kernel, cc: tuple | None = None, ptx: bool = False) -> dict:
     return dict(kernel._reduce_states(), codelibrary=lib_state)
 
 
+def kernel_object(py_func, argtypes: tuple, chains: str = "loops"):
+    """numba-cuda's kernel object (``numba.cuda.dispatcher._Kernel``) of ``py_func``
+    retargeted (``chains``, :func:`.retarget.device_version`) for ``argtypes``: typed and
+    lowered, its code generated at the first PTX or cubin request."""
+    from numba.cuda.dispatcher import _Kernel
+
+    from .retarget import device_version
+
+    d = device_version(py_func, chains=chains, cache=False)
+    return _Kernel(d.py_func, argtypes, **d.targetoptions)
+
+
 def rebuilt(state: dict, py_func, argtypes: tuple, chains: str = "loops",
             cubin: tuple | None = None):
     """A dispatcher of ``py_func`` (retargeted with ``chains``,
