@@ -35,7 +35,7 @@ VARIABLES = (
              "serve; 0: no detached process -- the CUDA batch kernel and a layout's "
              "pattern kernel compile in the calling process at first use, the CPU "
              "kernels only by `caspar warmup`",
-             ("caspar_backend/compiled/dispatch.py", "caspar_backend/compiled/cuda/group.py")),
+             ("caspar_backend/compiled/dispatch.py",)),
     Variable("CASPAR_CUDA_PATTERNS", "0, 1", "1",
              "1: a GPU batch runs the kernel linked with code generated for its layout "
              "once that is built (the same answers, faster); 0: always the default "

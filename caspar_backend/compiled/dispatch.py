@@ -267,12 +267,19 @@ def kernels_ready(wait: bool) -> bool:
         return False
 
 
+def background_compiles() -> bool:
+    """Whether kernels not yet compiled compile in a detached process
+    (``CASPAR_BACKGROUND_COMPILE`` not ``0``); else the CUDA kernels compile in the
+    calling process and the CPU kernels only by ``caspar warmup``."""
+    return os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") != "0"
+
+
 def start_background_compile(cuda: bool = False) -> bool:
     """Start ``python -m caspar_backend.compiled`` (the CPU kernels; with ``cuda`` the
     CUDA batch kernel, ``--cuda``) detached, unless another process is compiling the
     same (a lock file younger than STALE_COMPILE_SECONDS), this process started it
     before, or ``CASPAR_BACKGROUND_COMPILE=0``.  Returns whether it started one."""
-    if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") == "0":
+    if not background_compiles():
         return False
     with _background_lock:
         if cuda in _background:

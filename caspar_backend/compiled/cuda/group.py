@@ -131,12 +131,12 @@ def cuda_kernel_ready() -> bool:
     launch = sys.modules.get(f"{__package__}.launch")
     if launch is not None and launch.is_loaded(COLUMNS):
         return True
-    if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") == "0" or not cache.CACHEABLE:
+    from ..dispatch import background_compiles, start_background_compile
+
+    if not background_compiles() or not cache.CACHEABLE:
         return True
     if cache.is_ready(COLUMNS):
         return True
-    from ..dispatch import start_background_compile
-
     start_background_compile(cuda=True)
     return False
 
@@ -188,7 +188,9 @@ def pattern_dispatcher(lay):
     if key in _failed_patterns:
         return None
     if not patterns.ready(lay, cc):
-        if os.environ.get("CASPAR_BACKGROUND_COMPILE", "1") != "0":
+        from ..dispatch import background_compiles
+
+        if background_compiles():
             patterns.start_build(lay, cc)
             return None
     try:
