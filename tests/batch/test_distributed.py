@@ -120,21 +120,26 @@ def test_a_chunk_whose_worker_dies_too_often_gets_error_statuses(client, ik, tmp
 
     # no second attempt after a death (Dask's default allows 3): KilledWorker at once
     scheduler = client.cluster.scheduler
-    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
-    marker = tmp_path / "killed"
     inp = ik_inputs(1200, seed=2)
-    client.register_plugin(KillOnce(str(marker)))
-    try:
-        res = ik.solve_batch(**inp, print_level=0, client=client, chunk_size=150)
-    finally:
-        client.unregister_worker_plugin(KillOnce.name)
-        scheduler.allowed_failures = allowed
-        client.wait_for_workers(2)          # the nanny restarts the killed worker
-    # the chunk running on the killed worker failed (and any queued there with it:
-    # Dask counts a death against every task assigned to the worker; eight chunks, so
-    # that some run on the other worker however the scheduler placed them)
+    # the chunk running on the killed worker fails, and every chunk Dask had assigned to
+    # that worker with it (a death counts against each).  Where the scheduler put them
+    # is Dask's: on a loaded machine it gave all of them to one worker (CI, twice), and
+    # then no chunk is left to keep its results -- so the scene is played again, up to
+    # three times, until some chunk ran on the other worker
+    for attempt in range(3):
+        marker = tmp_path / f"killed-{attempt}"
+        allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+        client.register_plugin(KillOnce(str(marker)))
+        try:
+            res = ik.solve_batch(**inp, print_level=0, client=client, chunk_size=150)
+        finally:
+            client.unregister_worker_plugin(KillOnce.name)
+            scheduler.allowed_failures = allowed
+            client.wait_for_workers(2)          # the nanny restarts the killed worker
+        failed = [(c["start"], c["stop"]) for c in res.extra["chunks"] if c["error"]]
+        if len(failed) < 8:
+            break
     killed = tuple(map(int, marker.read_text().split()[0].split("-")[2:4]))
-    failed = [(c["start"], c["stop"]) for c in res.extra["chunks"] if c["error"]]
     assert killed in failed and len(failed) < 8
     ref = ik.solve_batch(**inp, print_level=0)
     for c in res.extra["chunks"]:
