@@ -73,7 +73,7 @@ def test_batch_kernel_with_extern_chains_links_with_stub_and_generated_code():
     a GPU (offline.target: NVVM), calls the three chain functions and links with the stub
     and with IK's generated chains into cubins (nvJitLink, ~30 s each on the 2-core VM);
     the loops variant calls none."""
-    from caspar_backend.compiled.cuda import offline
+    from caspar_backend.compiled.cuda import offline, patterns, tape_code
 
     root = offline.toolkit()
     if root is None:
@@ -82,11 +82,12 @@ def test_batch_kernel_with_extern_chains_links_with_stub_and_generated_code():
 
     with offline.target(CC, root):
         ext = offline.ptx(False, CC, chains="extern").encode()
-    for name in ("caspar_gen_eliminate", "caspar_gen_forward", "caspar_gen_backward"):
+    for name in ("caspar_gen_eliminate", "caspar_gen_forward", "caspar_gen_backward",
+                 "caspar_gen_tape"):
         assert f".extern .func  (.param .b32 func_retval0) {name}".encode() in ext
     with pytest.raises(link.LinkError, match="caspar_gen_"):
         link.link_cubin([(link.PTX, ext)], CC)
-    for code in (straight.STUB, straight.source(_layout("ik"))):
+    for code in (straight.STUB + tape_code.STUB, patterns.source(_layout("ik"))):
         assert _is_cubin(link.link_cubin([(link.PTX, ext),
                                           (link.PTX, link.compile_ptx(code, CC))], CC))
 
@@ -97,7 +98,7 @@ def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
     and a pattern's linked cubin are built once and then read from the cache; the
     dispatcher rebuilt around the cubin carries the linked cubin for the target, and two
     patterns (IK, the stub past the cap) get their own."""
-    from caspar_backend.compiled.cuda import offline, patterns
+    from caspar_backend.compiled.cuda import offline, patterns, tape_code
 
     root = offline.toolkit()
     if root is None:
@@ -111,14 +112,17 @@ def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
         state = patterns.kernel_state(CC)
         assert patterns.kernel_path(CC).is_file()
         assert any(b"caspar_gen_eliminate" in m for m in patterns.kernel_ptx(state))
+        assert any(b"caspar_gen_tape" in m for m in patterns.kernel_ptx(state))
         cubin = patterns.pattern_cubin(lay, CC, state)
-        key = straight.pattern_key(lay)
+        key = patterns._key(lay)
         assert patterns.cubin_path(key, CC).read_bytes() == cubin and _is_cubin(cubin)
         d = patterns.kernel_for(lay, CC)
         assert patterns.kernel_for(lay, CC) is d
         (k,) = d.overloads.values()
         assert _cubin_bytes(k._codelibrary._cubin_cache[CC]) == cubin
-        monkeypatch.setattr(straight, "MAX_OPERATIONS", 0)        # past the cap: the stub
+        # past both caps: the stubs (the kernel's loops and interpreter)
+        monkeypatch.setattr(straight, "MAX_OPERATIONS", 0)
+        monkeypatch.setattr(tape_code, "MAX_ENTRIES", 0)
         monkeypatch.setattr(patterns, "_keys", weakref.WeakKeyDictionary())   # keys again
         stub = patterns.kernel_for(lay, CC)
-        assert stub is not d and patterns.cubin_path("stub", CC).is_file()
+        assert stub is not d and patterns.cubin_path(patterns._key(lay), CC).is_file()

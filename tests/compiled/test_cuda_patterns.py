@@ -125,11 +125,13 @@ def test_cli_builds_the_pickled_layout_for_this_gpu(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["ik", "optimal_control_200"])
+@pytest.mark.parametrize("case", ["ik", "optimal_control_200", "every_op"])
 def test_pattern_kernel_gives_the_loops_bits(case, monkeypatch):
-    """solve_batch's kernel path with the pattern's generated chains (built in this
-    process: minutes of NVVM for the extern kernel unless the cache has it, then ~10 s
-    per pattern) against the loops kernel: statuses, iterations, x and f bit for bit."""
+    """solve_batch's kernel path with the pattern's generated chains and tapes (built in
+    this process: minutes of NVVM for the extern kernel unless the cache has it, then
+    ~10 s per pattern) against the loops kernel and the tape interpreter: statuses,
+    iterations, x and f bit for bit -- 'every_op' (test_cuda_tape_code's model) checks
+    the generated math functions against the interpreter's libdevice calls."""
     pytest.importorskip("casadi")
     import numpy as np
 
@@ -144,6 +146,16 @@ def test_pattern_kernel_gives_the_loops_bits(case, monkeypatch):
     if case == "ik":
         nlp, bounds = arm_ik()
         problem, inputs = from_casadi(nlp, **bounds), dict(p=arm_targets(128, seed=5))
+    elif case == "every_op":
+        from tests.compiled.test_cuda_tape_code import _every_op_model
+
+        model = _every_op_model()
+        ng = model["g"].shape[0]
+        problem = from_casadi(model, x0=[0.6, 0.7, 0.8], lbx=[0.1] * 3, ubx=[0.95] * 3,
+                              p=[1.5, 0.3], lbg=[-50.0] * ng, ubg=[50.0] * ng)
+        rng = np.random.default_rng(1)
+        inputs = dict(x0=rng.uniform(0.2, 0.9, (64, 3)),
+                      p=np.column_stack([rng.uniform(1, 2, 64), rng.uniform(0, 1, 64)]))
     else:
         d = {b.name: b for b in bank(include_slow=False)}[case].build()
         problem = from_casadi(_nlp(d))
@@ -171,4 +183,4 @@ def test_pattern_key_is_hashed_once_per_layout(lay, monkeypatch):
     calls = []
     real = straight.pattern_key
     monkeypatch.setattr(straight, "pattern_key", lambda l: calls.append(1) or real(l))
-    assert patterns._key(lay) == patterns._key(lay) == real(lay) and len(calls) == 1
+    assert patterns._key(lay) == patterns._key(lay) and len(calls) == 1

@@ -1,7 +1,7 @@
 """The batch kernel linked with code generated for one layout's pattern: QDLDL's serial
-chains as straight-line code (:mod:`.straight`), called by the kernel's 'extern' variant
-(:mod:`.chains`), linked at run time (:mod:`.link`: NVRTC and nvJitLink; no CUDA toolkit
-binaries).
+chains (:mod:`.straight`) and the groups' tapes (:mod:`.tape_code`) as straight-line
+code, called by the kernel's 'extern' variant (:mod:`.chains`), linked at run time
+(:mod:`.link`: NVRTC and nvJitLink; no CUDA toolkit binaries).
 
 Two artifacts, both in the CUDA kernel cache (:func:`.cache.cuda_cache_dir`), both keyed
 by the sources' stamp, the compute capability and numba-cuda's version:
@@ -10,10 +10,11 @@ by the sources' stamp, the compute capability and numba-cuda's version:
   minutes on a GPU machine, ~50 s on the 2-core VM -- or prebuilt, :func:`kernel_state`
   under :func:`.offline.target`): numba-cuda's reduced kernel object with its PTX and no
   cubin, ``extern-rows-<stamp>-sm<cc>-<numba-cuda>.pkl.xz``;
-* per pattern (:func:`.straight.pattern_key`), the cubin of that PTX linked with the
-  pattern's generated code (or with :data:`.straight.STUB` where the pattern is past
-  :data:`.straight.MAX_OPERATIONS`), ``pattern-<key>-<stamp>-sm<cc>.cubin`` (~10 s of
-  nvJitLink for Van der Pol N = 50 on the VM, NVRTC's compile of the pattern included).
+* per pattern (:func:`_key`: the chains' :func:`.straight.pattern_key` and the tapes'
+  :func:`.tape_code.pattern_key`), the cubin of that PTX linked with the pattern's
+  generated code (:func:`source`; a part past its size cap is its stub: the kernel's
+  loops or interpreter), ``pattern-<key>-<stamp>-sm<cc>.cubin`` (~10 s of nvJitLink for
+  Van der Pol N = 50 on the VM, NVRTC's compile of the pattern included).
 
 :func:`kernel_for` gives the dispatcher of a pattern's kernel: the state rebuilt around the
 pattern's cubin (:func:`.prebuilt.rebuilt`), launched exactly as ``launch.kernel``'s.
@@ -21,6 +22,7 @@ Files are written atomically; a damaged one is rebuilt.
 """
 from __future__ import annotations
 
+import hashlib
 import lzma
 import pickle
 import threading
@@ -79,22 +81,29 @@ def kernel_ptx(state: dict) -> list[bytes]:
 
 
 def pattern_cubin(lay, cc, state: dict | None = None) -> bytes:
-    """The extern kernel linked with ``lay``'s generated chains (the stub past the size
-    cap) for ``cc``: from the cache, or linked now and stored."""
+    """The extern kernel linked with ``lay``'s generated code (:func:`source`) for
+    ``cc``: from the cache, or linked now and stored."""
     from ...cache_dir import write_atomically
-    from . import link, straight
+    from . import link
 
-    key = _key(lay)
-    p = cubin_path(key, cc)
+    p = cubin_path(_key(lay), cc)
     if p.is_file():
         return p.read_bytes()
     state = kernel_state(cc) if state is None else state
-    code = straight.source(lay) if key != "stub" else straight.STUB
     cubin = link.link_cubin([(link.PTX, m) for m in kernel_ptx(state)]
-                            + [(link.PTX, link.compile_ptx(code, cc))], cc)
+                            + [(link.PTX, link.compile_ptx(source(lay), cc))], cc)
     p.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(p, cubin)
     return cubin
+
+
+def source(lay) -> str:
+    """The pattern's CUDA C: QDLDL's chains (:mod:`.straight`) and the groups' tapes
+    (:mod:`.tape_code`), each part the stub where the pattern is past its size cap."""
+    from . import straight, tape_code
+
+    return ((straight.source(lay) if straight.fits(lay) else straight.STUB)
+            + (tape_code.source(lay) if tape_code.fits(lay) else tape_code.STUB))
 
 
 def kernel_for(lay, cc):
@@ -135,15 +144,16 @@ _keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _key(lay) -> str:
-    """The pattern's key: :func:`.straight.pattern_key`, 'stub' past its size cap."""
+    """The pattern's key: its chains' and its tapes' (each 'stub' past its size cap)."""
     try:
         return _keys[lay]
     except KeyError:
         pass
-    from . import straight
+    from . import straight, tape_code
 
-    key = straight.pattern_key(lay) if straight.fits(lay) else "stub"
-    _keys[lay] = key
+    a = straight.pattern_key(lay) if straight.fits(lay) else "stub"
+    b = tape_code.pattern_key(lay) if tape_code.fits(lay) else "stub"
+    key = _keys[lay] = hashlib.sha256(f"{a} {b}".encode()).hexdigest()[:32]
     return key
 
 
