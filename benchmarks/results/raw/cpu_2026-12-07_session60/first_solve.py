@@ -2,7 +2,8 @@
 (in its thread from the KKT system's construction) or at the first factorization.
 Usage: CASE on|off [PROFILE_FILE]: the model built, from_casadi + evaluator('cuda')
 (problem cache off), the first solve (under cProfile when PROFILE_FILE is given: own and
-cumulative time written there), one re-solve; one JSON line per solve."""
+cumulative time written there, the build's to PROFILE_FILE.build), one re-solve; one JSON
+line per solve."""
 import cProfile
 import io
 import json
@@ -22,10 +23,21 @@ prof_file = sys.argv[3] if len(sys.argv) > 3 else None
 cudss_ahead.ENABLED = ahead
 built = list(acopf_cases(10 ** 6, {case}))[0].build()
 nlp, args = built[1], built[2]
+bprof = cProfile.Profile() if prof_file else None
 t = time.perf_counter()
+if bprof:
+    bprof.enable()
 P = cb.from_casadi(nlp, **args)
 P.evaluator("cuda")
+if bprof:
+    bprof.disable()
 build = time.perf_counter() - t
+if bprof:
+    text = io.StringIO()
+    st = pstats.Stats(bprof, stream=text)
+    st.sort_stats("cumulative").print_stats(80)
+    st.sort_stats("tottime").print_stats(40)
+    open(prof_file + ".build", "w").write(text.getvalue())
 for run in ("first", "re"):
     prof = cProfile.Profile() if (prof_file and run == "first") else None
     t = time.perf_counter()
