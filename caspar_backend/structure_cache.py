@@ -53,8 +53,13 @@ class StructureCache:
     """Final.  A map ``key -> structure`` of at most ``max_entries`` entries, the least
     recently used dropped first (a solve that finds its entry gone rebuilds it: only
     time is lost).  Thread-safe: lookups and insertions hold a lock; a build runs outside
-    it, so that a long build blocks no other solve, and when two threads miss the same
-    key at once both build it, the first insertion is kept and both use that one."""
+    it, so that a long build blocks no other key's solves.  A thread that misses a key
+    another thread is building waits for that build and takes its value (the first
+    solves of several threads on one compiled problem build each structure once), unless
+    it is building a structure itself: it then builds this one too, so that two builds
+    needing each other's keys cannot wait on each other; of two values built at once the
+    first inserted is kept and both callers get it.  A build that raises wakes its
+    waiters, and the next of them builds."""
 
     #: a configuration (fixed set, equality rows, finite bounds, options) takes about
     #: eight entries: the slack structure, the bound index sets, the KKT pattern and the
@@ -65,26 +70,52 @@ class StructureCache:
         self.max_entries = int(max_entries)
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        #: lookups answered from the cache and lookups that built (for tests and
-        #: measurements)
+        self._building: dict = {}           # key -> Event set when its build ends
+        self._depth = threading.local()     # .n: builds running in this thread
+        #: lookups answered from the cache (a wait for another thread's build included)
+        #: and lookups that built (for tests and measurements)
         self.hits = self.misses = 0
 
     def get(self, key, build):
         """The structure under ``key`` (hashable), made by ``build()`` when absent."""
-        with self._lock:
-            value = self._entries.get(key, _MISSING)
-            if value is not _MISSING:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return value
-            self.misses += 1
-        value = build()
+        while True:
+            with self._lock:
+                value = self._entries.get(key, _MISSING)
+                if value is not _MISSING:
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return value
+                running = self._building.get(key)
+                if running is None or getattr(self._depth, "n", 0):
+                    self.misses += 1
+                    mine = None if running is not None else threading.Event()
+                    if mine is not None:
+                        self._building[key] = mine
+                    break
+            running.wait()          # then look again: its value, or build if it failed
+        self._depth.n = getattr(self._depth, "n", 0) + 1
+        try:
+            value = build()
+        except BaseException:
+            self._finish(key, mine)
+            raise
+        finally:
+            self._depth.n -= 1
         with self._lock:
             value = self._entries.setdefault(key, value)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+        self._finish(key, mine)     # (inserted first: its waiters find the value)
         return value
+
+    def _finish(self, key, mine) -> None:
+        """End this thread's build of ``key`` (``mine``: its event, None when it built
+        beside another thread's build): wake the threads waiting for it."""
+        if mine is not None:
+            with self._lock:
+                del self._building[key]
+            mine.set()
 
     def clear(self) -> None:
         """Drop every entry (their memory goes once no solve uses them)."""

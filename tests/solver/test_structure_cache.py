@@ -15,6 +15,7 @@ constructor does; the cache's bound and its concurrent insertions.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -288,3 +289,82 @@ def test_concurrent_misses_insert_one_value():
         t.join(30)
     assert len(got) == 8 and all(g is got[0] for g in got)
     assert c.get("k", build) is got[0] and len(c) == 1
+
+
+def test_a_key_being_built_is_waited_for_and_built_once():
+    c = StructureCache()
+    barrier = threading.Barrier(8)
+    calls, got = [], []
+
+    def build():
+        calls.append(1)
+        time.sleep(0.2)             # the other threads miss while it runs
+        return object()
+
+    def run():
+        barrier.wait()
+        got.append(c.get("k", build))
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(calls) == 1 and len(got) == 8 and all(g is got[0] for g in got)
+    assert (c.misses, c.hits) == (1, 7)
+
+
+def test_a_failed_build_wakes_its_waiters_and_the_next_builds():
+    c = StructureCache()
+    started = threading.Event()
+    calls, out = [], {}
+
+    def build():
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            started.set()
+            time.sleep(0.2)
+            raise RuntimeError("first build fails")
+        return "value"
+
+    def run(name):
+        try:
+            out[name] = c.get("k", build)
+        except RuntimeError as e:
+            out[name] = e
+
+    first = threading.Thread(target=run, args=("first",), name="first")
+    first.start()
+    started.wait(10)
+    others = [threading.Thread(target=run, args=(f"t{i}",), name=f"t{i}") for i in range(3)]
+    for t in others:
+        t.start()
+    for t in [first, *others]:
+        t.join(30)
+    assert isinstance(out["first"], RuntimeError)
+    assert [out[f"t{i}"] for i in range(3)] == ["value"] * 3
+    assert len(calls) == 2 and c.get("k", build) == "value"
+
+
+def test_builds_needing_each_others_keys_do_not_wait_on_each_other():
+    c = StructureCache()
+    barrier = threading.Barrier(2)
+    out = {}
+
+    def build(other):
+        def inner():
+            barrier.wait(10)            # both builds are running
+            return ("outer", c.get(other, lambda: ("inner", other)))
+        return inner
+
+    def run(key, other):
+        out[key] = c.get(key, build(other))
+
+    a = threading.Thread(target=run, args=("a", "b"))
+    b = threading.Thread(target=run, args=("b", "a"))
+    a.start(), b.start()
+    a.join(10), b.join(10)
+    assert not a.is_alive() and not b.is_alive()        # no deadlock
+    # each key holds one value, the first inserted (an outer build's or the other
+    # thread's inner one), and each caller got that value
+    assert out == {"a": c.get("a", None), "b": c.get("b", None)}
