@@ -368,3 +368,44 @@ def test_builds_needing_each_others_keys_do_not_wait_on_each_other():
     # each key holds one value, the first inserted (an outer build's or the other
     # thread's inner one), and each caller got that value
     assert out == {"a": c.get("a", None), "b": c.get("b", None)}
+
+
+def test_concurrent_first_solves_build_each_structure_once(monkeypatch):
+    """Four threads start their first solves of one compiled problem at once (evaluators
+    bound from it, one cache; each build slowed so that they overlap): each structure
+    is built once -- as many builds as one solve alone makes -- and every answer is the
+    sequential solve's."""
+    from caspar_backend import from_casadi
+    from tests.support.solver_harness import _nlp
+
+    d = _data("needs_restoration_circle")
+    alone = make_evaluator(d)
+    reference = _solve(alone, d, {})
+    builds_alone = alone.structure_cache.misses
+    pr = from_casadi(_nlp(d))
+    evs = [pr.evaluator("cpu", p=[]) for _ in range(4)]
+    cache = evs[0].structure_cache
+    get = cache.get
+
+    def slow_get(key, build):
+        def slow():
+            time.sleep(0.02)
+            return build()
+        return get(key, slow)
+
+    monkeypatch.setattr(cache, "get", slow_get)
+    barrier = threading.Barrier(4)
+    out = [None] * 4
+
+    def run(i):
+        barrier.wait(10)
+        out[i] = _solve(evs[i], d, {})
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert all(r is not None for r in out)
+    assert cache.misses == builds_alone
+    assert all(_answer(r) == _answer(reference) for r in out)
