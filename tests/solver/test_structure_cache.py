@@ -270,46 +270,40 @@ def test_cache_drops_the_least_recently_used():
     assert (c.hits, c.misses) == (1, 4)
 
 
-def test_concurrent_misses_insert_one_value():
-    c = StructureCache()
-    barrier = threading.Barrier(8)
+def _gets_from_threads(c, build, n=8):
+    """``c.get('k', build)`` from ``n`` threads started together: their values."""
+    barrier = threading.Barrier(n)
     got = []
-
-    def build():
-        return object()
 
     def run():
         barrier.wait()
         got.append(c.get("k", build))
 
-    threads = [threading.Thread(target=run) for _ in range(8)]
+    threads = [threading.Thread(target=run) for _ in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(30)
+    return got
+
+
+def test_concurrent_misses_insert_one_value():
+    c = StructureCache()
+    got = _gets_from_threads(c, object)
     assert len(got) == 8 and all(g is got[0] for g in got)
-    assert c.get("k", build) is got[0] and len(c) == 1
+    assert c.get("k", object) is got[0] and len(c) == 1
 
 
 def test_a_key_being_built_is_waited_for_and_built_once():
     c = StructureCache()
-    barrier = threading.Barrier(8)
-    calls, got = [], []
+    calls = []
 
     def build():
         calls.append(1)
         time.sleep(0.2)             # the other threads miss while it runs
         return object()
 
-    def run():
-        barrier.wait()
-        got.append(c.get("k", build))
-
-    threads = [threading.Thread(target=run) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    got = _gets_from_threads(c, build)
     assert len(calls) == 1 and len(got) == 8 and all(g is got[0] for g in got)
     assert (c.misses, c.hits) == (1, 7)
 
