@@ -96,10 +96,12 @@ class DeviceWorkspaces:
         """The (B, k) host input ``a`` as (B, max(k, 1)) float64, C order (zeros for
         k = 0), on ``xp``; a row every instance shares (row stride 0, ``batch_inputs``'
         broadcast) is sent once and copied on the device."""
+        from ...batch.inputs import shared_row
+
         if not k:
             return self._stack(np.zeros((self.B, 1)))
         a = np.asarray(a)
-        if a.shape[0] > 1 and a.strides[0] == 0:
+        if a.shape[0] > 1 and shared_row(a):
             return self._copies(np.asarray(a[0], np.float64))
         return self._stack(np.array(a, np.float64, order="C"))
 
