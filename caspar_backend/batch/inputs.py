@@ -122,10 +122,10 @@ def with_infinite_bounds(inp: BatchInputs, lo_inf: float, hi_inf: float) -> Batc
     finite lower bound <= ``lo_inf`` is -inf, a finite upper bound >= ``hi_inf`` +inf.
     ``inp`` itself where no bound is that far (one test over all of them)."""
     # (-inf < b <= lo_inf: finite and far; a NaN, refused by the check, is neither)
-    if not (any(((_distinct(lo) <= lo_inf) & (_distinct(lo) > -np.inf)).any()
-                for lo in (inp.lbx, inp.lbg))
-            or any(((_distinct(hi) >= hi_inf) & (_distinct(hi) < np.inf)).any()
-                   for hi in (inp.ubx, inp.ubg))):
+    los = [_distinct(a) for a in (inp.lbx, inp.lbg)]
+    his = [_distinct(a) for a in (inp.ubx, inp.ubg)]
+    if not (any(((lo <= lo_inf) & (lo > -np.inf)).any() for lo in los)
+            or any(((hi >= hi_inf) & (hi < np.inf)).any() for hi in his)):
         return inp
     lbx, ubx, lbg, ubg = infinite_bounds(lo_inf, hi_inf, inp.lbx, inp.ubx, inp.lbg, inp.ubg)
     return dataclasses.replace(inp, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
