@@ -114,7 +114,7 @@ def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
         assert any(b"caspar_gen_eliminate" in m for m in patterns.kernel_ptx(state))
         assert any(b"caspar_gen_tape" in m for m in patterns.kernel_ptx(state))
         cubin = patterns.pattern_cubin(lay, CC, state)
-        key = patterns._key(lay)
+        key = patterns.pattern_key(lay)
         assert patterns.cubin_path(key, CC).read_bytes() == cubin and _is_cubin(cubin)
         d = patterns.kernel_for(lay, CC)
         assert patterns.kernel_for(lay, CC) is d
@@ -125,4 +125,4 @@ def test_pattern_kernels_built_cached_and_rebuilt(tmp_path, monkeypatch):
         monkeypatch.setattr(tape_code, "MAX_ENTRIES", 0)
         monkeypatch.setattr(patterns, "_keys", weakref.WeakKeyDictionary())   # keys again
         stub = patterns.kernel_for(lay, CC)
-        assert stub is not d and patterns.cubin_path(patterns._key(lay), CC).is_file()
+        assert stub is not d and patterns.cubin_path(patterns.pattern_key(lay), CC).is_file()

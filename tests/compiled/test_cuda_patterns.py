@@ -62,7 +62,7 @@ def test_not_ready_starts_one_background_build(lay, env):
 def test_a_fresh_lock_of_another_process_is_respected(lay, env, monkeypatch):
     patterns.kernel_path((9, 0)).parent.mkdir(parents=True)
     patterns.kernel_path((9, 0)).write_bytes(b"x")        # the extern kernel is built
-    lock = cache.cuda_cache_dir() / f"building-pattern-{patterns._key(lay)}"
+    lock = cache.cuda_cache_dir() / f"building-pattern-{patterns.pattern_key(lay)}"
     lock.write_text("123")
     assert patterns.start_build(lay, (9, 0)) is False and not env
     lock.unlink()
@@ -81,11 +81,11 @@ def test_one_build_at_a_time_until_the_extern_kernel_is_built(lay, env, monkeypa
     assert patterns.start_build(other, (9, 0)) is False and len(env) == 1
     patterns.kernel_path((9, 0)).write_bytes(b"x")        # the first build made it
     assert patterns.start_build(other, (9, 0)) is True
-    assert env[1][-1].endswith(f"building-pattern-{patterns._key(other)}")
+    assert env[1][-1].endswith(f"building-pattern-{patterns.pattern_key(other)}")
 
 
 def test_ready_takes_the_pattern_kernel(lay, env):
-    for p in (patterns.kernel_path((9, 0)), patterns.cubin_path(patterns._key(lay), (9, 0))):
+    for p in (patterns.kernel_path((9, 0)), patterns.cubin_path(patterns.pattern_key(lay), (9, 0))):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(b"x")
     assert patterns.ready(lay, (9, 0))
@@ -183,4 +183,4 @@ def test_pattern_key_is_hashed_once_per_layout(lay, monkeypatch):
     calls = []
     real = straight.pattern_key
     monkeypatch.setattr(straight, "pattern_key", lambda l: calls.append(1) or real(l))
-    assert patterns._key(lay) == patterns._key(lay) and len(calls) == 1
+    assert patterns.pattern_key(lay) == patterns.pattern_key(lay) and len(calls) == 1

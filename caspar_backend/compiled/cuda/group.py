@@ -184,7 +184,7 @@ def pattern_dispatcher(lay):
     from .cache import capability_pair
 
     cc = capability_pair()
-    key = (patterns._key(lay), cc)
+    key = (patterns.pattern_key(lay), cc)
     if key in _failed_patterns:
         return None
     if not patterns.ready(lay, cc):

@@ -10,7 +10,7 @@ by the sources' stamp, the compute capability and numba-cuda's version:
   minutes on a GPU machine, ~50 s on the 2-core VM -- or prebuilt, :func:`kernel_state`
   under :func:`.offline.target`): numba-cuda's reduced kernel object with its PTX and no
   cubin, ``extern-rows-<stamp>-sm<cc>-<numba-cuda>.pkl.xz``;
-* per pattern (:func:`_key`: the chains' :func:`.straight.pattern_key` and the tapes'
+* per pattern (:func:`pattern_key`: the chains' :func:`.straight.pattern_key` and the tapes'
   :func:`.tape_code.pattern_key`), the cubin of that PTX linked with the pattern's
   generated code (:func:`source`; a part past its size cap is its stub: the kernel's
   loops or interpreter), ``pattern-<key>-<stamp>-sm<cc>.cubin`` (~10 s of nvJitLink for
@@ -86,7 +86,7 @@ def pattern_cubin(lay, cc, state: dict | None = None) -> bytes:
     from ...cache_dir import write_atomically
     from . import link
 
-    p = cubin_path(_key(lay), cc)
+    p = cubin_path(pattern_key(lay), cc)
     if p.is_file():
         return p.read_bytes()
     state = kernel_state(cc) if state is None else state
@@ -111,7 +111,7 @@ def kernel_for(lay, cc):
     (one per pattern and process)."""
     from . import launch
 
-    key = (_key(lay), tuple(cc))
+    key = (pattern_key(lay), tuple(cc))
     with _lock:
         if key not in _dispatchers:
             from .prebuilt import rebuilt
@@ -143,7 +143,7 @@ def enabled() -> bool:
 _keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _key(lay) -> str:
+def pattern_key(lay) -> str:
     """The pattern's key: its chains' and its tapes' (each 'stub' past its size cap)."""
     try:
         return _keys[lay]
@@ -160,9 +160,9 @@ def _key(lay) -> str:
 def ready(lay, cc) -> bool:
     """Whether ``lay``'s pattern kernel for ``cc`` loads without compiling: this process
     holds it, or the cache holds the extern kernel's state and the pattern's cubin."""
-    if (_key(lay), tuple(cc)) in _dispatchers:
+    if (pattern_key(lay), tuple(cc)) in _dispatchers:
         return True
-    return kernel_path(cc).is_file() and cubin_path(_key(lay), cc).is_file()
+    return kernel_path(cc).is_file() and cubin_path(pattern_key(lay), cc).is_file()
 
 
 _started: set = set()       # pattern keys whose build this process started
@@ -179,7 +179,7 @@ def start_build(lay, cc) -> bool:
     from ...cache_dir import write_atomically
     from ..dispatch import claim_lock, run_detached
 
-    key = _key(lay)
+    key = pattern_key(lay)
     with _lock:
         if key in _started:
             return False
