@@ -111,8 +111,10 @@ def solve_distributed(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx
     retries = DEFAULT_RETRIES if retries is None else _count("retries", retries, 0)
     size = None if chunk_size is None else _count("chunk_size", chunk_size, 1)
     B = inp.size
-    if B < 1:
-        raise ModelError(f"batch size must be at least 1, got {B}")
+    if B == 0:
+        # an empty batch: an empty result, as solve_batch gives without a cluster
+        total = time.perf_counter() - t0
+        return _Book(problem, 0).result(dict(setup=total, total=total))
     workers = _workers(client, device)
     if size is None:
         size = max(min(B, MIN_CHUNK), math.ceil(B / (CHUNKS_PER_WORKER * workers)))

@@ -7,8 +7,9 @@ Every input may be given for all instances at once or per instance:
 * a 2-D array of shape (B, k): row b for instance b.
 
 B is the number of rows of the 2-D inputs (they must agree), 1 when there are none,
-or ``batch_size`` when given.  Bad input raises :class:`~caspar_backend.errors.ModelError`
-naming the input (and, for bounds and x0, the instance and the component).
+or ``batch_size`` when given; B = 0 is an empty batch (its result has zero rows).  Bad
+input raises :class:`~caspar_backend.errors.ModelError` naming the input (and, for
+bounds and x0, the instance and the component).
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ def batch_inputs(problem, batch_size=None, **given) -> BatchInputs:
                 arrays.append(None)
                 continue
             v = defaults[j]
-        a = _owned(v)
+        try:
+            a = _owned(v)
+        except (TypeError, ValueError) as e:
+            raise ModelError(f"solve_batch: {name} must be numbers ({e})") from None
         k = sizes[j]
         if a.ndim == 2:
             if a.shape[1] != k:
@@ -102,6 +106,10 @@ def batch_inputs(problem, batch_size=None, **given) -> BatchInputs:
             raise ModelError(f"solve_batch: {name} must be 1-D or 2-D, got shape {a.shape}")
         arrays.append(a)
     if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size < 0:
+            raise ModelError(f"solve_batch: batch_size must be a whole number >= 0, got "
+                             f"{batch_size!r}")
         if B is not None and B[0] != batch_size:
             raise ModelError(f"solve_batch: batch_size={batch_size} but {B[1]} has "
                              f"{B[0]} rows")

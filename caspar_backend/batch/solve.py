@@ -154,6 +154,13 @@ def solve_batch(problem, x0=None, p=None, lam_g0=None, lam_x0=None, *, lbx=None,
     inp = with_infinite_bounds(inp, opts.nlp_lower_bound_inf, opts.nlp_upper_bound_inf)
     B = inp.size
     out = _Collector(problem, B)
+    if B == 0:
+        # no instances (a (0, k) input, or batch_size=0): an empty result of the same
+        # shapes, (0, n) and so on, as vectorized code over zero rows gives (the device
+        # is still checked: 'cuda' without a GPU raises as for any batch)
+        resolve_device(device)
+        total = time.perf_counter() - t0
+        return out.result(dict(setup=total, lockstep=0.0, single=0.0, total=total))
     why = _sequential_reason(opts, KERNEL_ONLY_OPTIONS) or _host_functions_reason(problem)
     # (an option only the kernels and single solves implement: no lockstep)
     no_lockstep = _sequential_reason(opts)

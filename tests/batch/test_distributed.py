@@ -173,8 +173,9 @@ def test_bad_calls_raise_before_anything_is_sent(client, ik):
             ik.solve_batch(batch_size=2, client=client, chunk_size=bad)
     with pytest.raises(ModelError, match="retries must be an integer >= 0"):
         ik.solve_batch(batch_size=2, client=client, retries=-1)
-    with pytest.raises(ModelError, match="batch size must be at least 1"):
-        ik.solve_batch(batch_size=0, client=client)
+    for bad in (-1, 2.5):
+        with pytest.raises(ModelError, match="batch_size must be a whole number >= 0"):
+            ik.solve_batch(batch_size=bad, client=client)
     with pytest.raises(ModelError, match="instance 1"):
         ik.solve_batch(x0=[[0.0] * 3, [np.nan] * 3], client=client)
     with pytest.raises(TypeError, match="dask.distributed.Client"):
@@ -237,3 +238,13 @@ def test_pyomo_scenarios_with_a_client_equal_those_without(client):
     assert_identical(res.batch, ref.batch)
     assert [r.termination_condition for r in res] == [r.termination_condition for r in ref]
     assert len(res.batch.extra["chunks"]) == 1          # 40 < MIN_CHUNK: one chunk
+
+
+def test_an_empty_batch_on_a_cluster_is_an_empty_result(client, ik):
+    """No instances: the empty result solve_batch gives without a cluster, nothing sent."""
+    for kw in (dict(batch_size=0), dict(p=np.zeros((0, ik.n_params)))):
+        res = ik.solve_batch(client=client, **kw)
+        local = ik.solve_batch(**kw)
+        assert len(res) == len(local) == 0
+        assert res.x.shape == local.x.shape == (0, ik.n)
+        assert res.g.shape == local.g.shape == (0, ik.m) and res.status == []

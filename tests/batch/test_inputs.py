@@ -118,3 +118,35 @@ def test_shared_bounds_are_one_group_with_the_answers_of_the_same_rows_given_eac
     ubx2 = np.full((7, 2), 10.0)
     groups = _structure_groups(batch_inputs(P, p=T, lbx=lbx2, ubx=ubx2))
     assert [g.tolist() for g in groups] == [[0, 1, 3, 4, 6], [2, 5]]
+
+
+def test_an_empty_batch_is_an_empty_result_of_the_same_shapes():
+    """B = 0 (a (0, k) input or batch_size=0) answers zero rows -- (0, n), (0, m), (0,)
+    -- after the options and the device are checked, as code vectorized over rows does."""
+    from caspar_backend.errors import DeviceError, OptionError
+
+    P = _problem()
+    for kw in (dict(p=np.zeros((0, 1))), dict(batch_size=0),
+               dict(x0=np.zeros((0, 2)), lbx=[-1.0, -1.0])):
+        r = P.solve_batch(**kw)
+        assert len(r) == 0 and list(r) == [] and r.status == [] and r.path == []
+        assert r.x.shape == r.lam_x.shape == (0, 2) and r.g.shape == r.lam_g.shape == (0, 2)
+        assert r.f.shape == r.iterations.shape == (0,) and not r.success.any()
+    with pytest.raises(OptionError, match="no_such_option"):
+        P.solve_batch(batch_size=0, no_such_option=1)
+    with pytest.raises(DeviceError, match="unknown device"):
+        P.solve_batch(batch_size=0, device="tpu")
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "3"])
+def test_batch_size_must_be_a_whole_number(bad):
+    with pytest.raises(ModelError, match="batch_size must be a whole number >= 0"):
+        batch_inputs(_problem(), bad)
+
+
+@pytest.mark.parametrize("name", ["x0", "p", "lbx", "lbg", "lam_g0"])
+def test_an_input_that_is_not_numbers_names_itself(name):
+    with pytest.raises(ModelError, match=f"solve_batch: {name} must be numbers"):
+        batch_inputs(_problem(), **{name: "abc"})
+    with pytest.raises(ModelError, match=f"solve_batch: {name} must be numbers"):
+        batch_inputs(_problem(), **{name: [[1.0, object()]]})
