@@ -34,7 +34,7 @@ def as_vector(name: str, v, size: int, fill: float | None = None) -> np.ndarray:
     another length is a :class:`ModelError` naming ``name``."""
     if v is None and fill is not None:
         return np.full(size, fill, dtype=float)
-    a = np.asarray(v, dtype=float).reshape(-1)
+    a = numbers(name, v).reshape(-1)
     if a.size == 1 and size != 1:
         a = np.full(size, float(a[0]))
     if a.size != size:
@@ -43,6 +43,15 @@ def as_vector(name: str, v, size: int, fill: float | None = None) -> np.ndarray:
 
 
 _vec = as_vector
+
+
+def numbers(name: str, v) -> np.ndarray:
+    """``v`` as a float64 array (``numpy.asarray``); what NumPy cannot read as numbers
+    (a string, an object, a ragged list) is a :class:`ModelError` naming ``name``."""
+    try:
+        return np.asarray(v, dtype=float)
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"{name} must be numbers ({e})") from None
 
 
 def _bad_leaf(node: Node, n: int, q: int) -> bool:

@@ -142,7 +142,9 @@ class Problem:
 
     def _param_vector(self, values) -> np.ndarray:
         """``values`` as a new float64 vector of length n_params (else ModelError)."""
-        v = np.array(values, dtype=float).reshape(-1)
+        from .model import numbers
+
+        v = np.array(numbers("the parameter vector p", values)).reshape(-1)
         if v.size != self.n_params:
             from .errors import ModelError
 

@@ -262,6 +262,21 @@ def _work(queue: _Queue) -> None:
         queue.run(batch)
 
 
+#: solve_batch's own keywords among a service's options (the rest are the solver's)
+_BATCH_KEYWORDS = frozenset({"device", "threads", "client", "chunk_size", "retries"})
+
+
+def _check_options(options: dict) -> None:
+    """The service's ``options`` checked as its batches will use them, at construction:
+    an unknown solver option or a bad value (OptionError) and a device that is unknown or
+    not usable here (DeviceError) are the caller's error now, not every request's."""
+    from ..device import resolve_device
+    from ..solver.options import resolved_options
+
+    resolved_options({k: v for k, v in options.items() if k not in _BATCH_KEYWORDS})
+    resolve_device(options.get("device", "cpu"))
+
+
 class SolverService:
     """Final.  Concurrent single solves of one compiled problem, answered in batches
     (module doc).  ``max_batch_size`` >= 1 requests per batch, ``max_wait`` >= 0 seconds
@@ -284,6 +299,7 @@ class SolverService:
             raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
         self.problem = problem
         options = dict(options)
+        _check_options(options)
         if "threads" not in options and "client" not in options:
             options["threads"] = default_kernel_threads()
         self._queue = _Queue(problem, max_batch_size, float(max_wait), options)

@@ -35,7 +35,7 @@ import pytest
 from caspar_backend import Graph, ModelError, NLPModel, OptionError, Problem
 from caspar_backend.batch.service import (ServiceClosedError, SolverService,
                                           default_workers)
-from caspar_backend.errors import NonFiniteError
+from caspar_backend.errors import DeviceError, NonFiniteError
 
 ROOT = Path(__file__).resolve().parents[2]
 X0 = [0.1, 0.2, 0.3]
@@ -204,7 +204,8 @@ def _error(fn):
 @pytest.mark.parametrize("bad", [dict(x0=[0.0, 1.0, 2.0]), dict(p=[1.0, 2.0]),
                                  dict(lbx=[3.0, 0.0], ubx=[1.0, 1.0]),
                                  dict(lbx=[np.nan, 0.0]), dict(x0=[np.inf, 0.0]),
-                                 dict(lam_x0=[1.0, 2.0, 3.0])])
+                                 dict(lam_x0=[1.0, 2.0, 3.0]), dict(p="two"),
+                                 dict(x0=[0.0, object()]), dict(ubg=[[1.0], [2.0, 3.0]])])
 def test_bad_request_fails_alone_with_the_single_solve_error(bad):
     P = _rosenbrock_p()
     spy = Spy(P)
@@ -242,10 +243,7 @@ def test_solve_batch_exception_fails_only_its_batch():
         assert svc.solve(p=[2.0], timeout=60).status == "Solve_Succeeded"   # still serving
     assert [size for _, size in spy.calls] == [2, 1]
     assert (svc.stats.failed, svc.stats.answered, svc.stats.batches) == (2, 1, 2)
-    # an unknown option fails every batch, each with the solver's OptionError
-    with SolverService(P, max_wait=0.0, not_an_option=1) as svc:
-        with pytest.raises(OptionError, match="not_an_option"):
-            svc.solve(p=[1.0], timeout=60)
+    # (an unknown option never reaches a batch: test_bad_options_are_refused_at_construction)
 
 
 def test_close_answers_queued_requests_then_refuses():
@@ -418,3 +416,16 @@ def test_ctrl_c_while_waiting_does_not_hang():
     finally:
         proc.kill()
     assert "KeyboardInterrupt" in err and proc.returncode != 0
+
+
+@pytest.mark.parametrize("options,error,match", [
+    (dict(tolx=1e-6), OptionError, "unknown solver option 'tolx'"),
+    (dict(tol=-1.0), OptionError, "'tol'"),
+    (dict(device="tpu"), DeviceError, "unknown device 'tpu'")])
+def test_bad_options_are_refused_at_construction(options, error, match):
+    """Options and device are checked when the service is made, not failed on every
+    request later; nothing is started for a refused service."""
+    before = {t.name for t in threading.enumerate()}
+    with pytest.raises(error, match=match):
+        SolverService(_rosenbrock_p(), **options)
+    assert not {t.name for t in threading.enumerate()} - before

@@ -263,6 +263,14 @@ def test_bad_input_is_a_model_error_naming_it(ik):
         solve_compiled(problem, X0, [1.0], print_level=0)
     with pytest.raises(ModelError, match="variable q_0 has lower bound above upper bound"):
         solve_compiled(problem, X0, t, lbx=[5.0] * 3, ubx=[0.0] * 3, print_level=0)
+    # what NumPy cannot read as numbers names the input, on Problem.solve's path too
+    for solve in (lambda **kw: solve_compiled(problem, **kw), problem.solve):
+        with pytest.raises(ModelError, match="x0 must be numbers"):
+            solve(x0="q", p=t, print_level=0)
+        with pytest.raises(ModelError, match="the parameter vector p must be numbers"):
+            solve(x0=X0, p=[1.0, object()], print_level=0)
+        with pytest.raises(ModelError, match="ubg must be numbers"):
+            solve(x0=X0, p=t, ubg=[[1.0], [2.0, 3.0]], print_level=0)
 
 
 def test_kernels_cache_under_caspar_cache_dir_keyed_by_version(ik, monkeypatch):
