@@ -45,11 +45,12 @@ def as_vector(name: str, v, size: int, fill: float | None = None) -> np.ndarray:
 _vec = as_vector
 
 
-def numbers(name: str, v) -> np.ndarray:
-    """``v`` as a float64 array (``numpy.asarray``); what NumPy cannot read as numbers
-    (a string, an object, a ragged list) is a :class:`ModelError` naming ``name``."""
+def numbers(name: str, v, copy: bool = False) -> np.ndarray:
+    """``v`` as a float64 array (``numpy.asarray``; with ``copy`` always a new one,
+    ``numpy.array``); what NumPy cannot read as numbers (a string, an object, a ragged
+    list) is a :class:`ModelError` naming ``name``."""
     try:
-        return np.asarray(v, dtype=float)
+        return np.array(v, dtype=float) if copy else np.asarray(v, dtype=float)
     except (TypeError, ValueError) as e:
         raise ModelError(f"{name} must be numbers ({e})") from None
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from .device import resolve_device
-from .model import NLPModel, as_vector, check_inputs
+from .model import NLPModel, as_vector, check_inputs, numbers
 from .patterns import block_group, constraint_instances, group_expressions, split_terms
 from .regroup import split_rare_sums
 
@@ -142,9 +142,7 @@ class Problem:
 
     def _param_vector(self, values) -> np.ndarray:
         """``values`` as a new float64 vector of length n_params (else ModelError)."""
-        from .model import numbers
-
-        v = np.array(numbers("the parameter vector p", values)).reshape(-1)
+        v = numbers("the parameter vector p", values, copy=True).reshape(-1)
         if v.size != self.n_params:
             from .errors import ModelError
 

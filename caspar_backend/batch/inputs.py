@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError
-from ..model import check_inputs
+from ..model import check_inputs, numbers
 from ..solver.options import infinite_bounds
 from .request import LARGEST_FLOAT
 
@@ -81,10 +81,7 @@ def batch_inputs(problem, batch_size=None, **given) -> BatchInputs:
                 arrays.append(None)
                 continue
             v = defaults[j]
-        try:
-            a = _owned(v)
-        except (TypeError, ValueError) as e:
-            raise ModelError(f"solve_batch: {name} must be numbers ({e})") from None
+        a = _owned(v, name)
         k = sizes[j]
         if a.ndim == 2:
             if a.shape[1] != k:
@@ -139,12 +136,13 @@ def with_infinite_bounds(inp: BatchInputs, lo_inf: float, hi_inf: float) -> Batc
     return dataclasses.replace(inp, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
 
 
-def _owned(v) -> np.ndarray:
-    """``v`` as a float64 array in memory of its own (:func:`batch_inputs`' rule): a
-    copy, or for a 2-D array of shared rows its one row copied and broadcast again."""
+def _owned(v, name: str) -> np.ndarray:
+    """``v`` (the input ``name``) as a float64 array in memory of its own
+    (:func:`batch_inputs`' rule): a copy, or for a 2-D array of shared rows its one row
+    copied and broadcast again.  What is not numbers is a ModelError naming it."""
     if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] > 1 and v.strides[0] == 0:
-        return _broadcast_rows(np.array(v[0], dtype=float), v.shape[0])
-    return np.array(v, dtype=float)
+        return _broadcast_rows(numbers(f"solve_batch: {name}", v[0], copy=True), v.shape[0])
+    return numbers(f"solve_batch: {name}", v, copy=True)
 
 
 def _broadcast_rows(a: np.ndarray, rows: int) -> np.ndarray:
