@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# The lease after session 61: main + preload.patch + ahead.patch (raw cpu_2026-12-07_session61).
+# The lease after session 61: main + the two patches of raw cpu_2026-12-07_session61 (applied here).
 # `pytest -m gpu tests -n 6`, then bench_e2e case9241_pegase in fresh processes, bytecode
 # compiled as an installed package has it: the four preload/ahead settings alternating, in
 # a cold process (a user's) and a warm one (nvmath loaded first, as the runner).
 # Carry .stage/x .stage/cc.  One archive back: $OUT/s62a.tgz (the device returns ~8 files).
 source .stage/x/env.sh
 unset PYTHONDONTWRITEBYTECODE
+# the patches onto this call's copy of the tree (each call starts from the VM's tree), unless
+# the tree has them already
+D=benchmarks/results/raw/cpu_2026-12-07_session61
+if ! grep -q cudss_ahead caspar_backend/linsolve/cudss.py; then
+  # (files a patch creates may be left from an earlier call: removed first)
+  rm -f caspar_backend/linsolve/cudss_ahead.py caspar_backend/linsolve/cudss_preload.py \
+    tests/kkt/test_cudss_ahead.py tests/kkt/test_cudss_preload.py
+  git apply $D/0001-*.patch $D/0002-*.patch 2>/dev/null \
+    || { for f in $D/0001-*.patch $D/0002-*.patch; do patch -p1 -s < $f || exit 3; done; }
+fi
+grep -q cudss_preload caspar_backend/problem.py && grep -q cudss_ahead caspar_backend/linsolve/cudss.py || exit 3
 python -m compileall -q -j 16 /tmp/site caspar_backend benchmarks > /dev/null 2>&1
 mkdir -p $OUT/r
 timeout 200 python -m pytest -m gpu tests -q -rfE -n 6 -p no:cacheprovider --durations=10 > $OUT/r/pytest_gpu.log 2>&1
