@@ -172,17 +172,22 @@ def table(run: Run) -> list[str]:
     counted = gpu and any(r.get("cuda_launches_it", "") != "" for r in rows)
     # a compiled problem's second GPU solve (cuDSS's analysis is the first one's)
     resolved = gpu and any(r.get("cuda_resolve_s", "") != "" for r in rows)
+    # cuDSS's one-time analysis, inside the first solve's time (runs before the column
+    # have none)
+    analysed = gpu and any(r.get("cuda_analysis_s", "") != "" for r in rows)
     # which CPU path solved (the compiled interior point below its size limit, or the
     # general one: compiled/dispatch.py); runs before the column have none
     paths = not gpu and any(r.get("cpu_path", "") != "" for r in rows)
     extra_head = ((["eval / other ms/it"] if gpu else [])
                   + (["launches / reads per it"] if counted else [])
+                  + (["analysis s"] if analysed else [])
                   + (["re-solve s"] if resolved else []) + (["path"] if paths else []))
 
     def extra(r):
         cells = [f"{_num(r.get('cuda_eval_ms'))} / {_num(r.get('cuda_other_ms'))}"] if gpu else []
         counts = f"{_num(r.get('cuda_launches_it'), '.0f')} / {_num(r.get('cuda_reads_it'), '.1f')}"
         return (cells + ([counts] if counted else [])
+                + ([_num(r.get("cuda_analysis_s"), ".3f")] if analysed else [])
                 + ([_num(r.get("cuda_resolve_s"), ".3f")] if resolved else [])
                 + ([str(r.get("cpu_path", "")) or "—"] if paths else []))
 

@@ -7,7 +7,9 @@ against IPOPT's), ``<dev>_ratio`` (caspar solve s / IPOPT solve s), five
 ``benchmarks/cuda_counters.py`` counted them, ``cuda_launches_it``, ``cuda_reads_it`` and
 ``cuda_syncs_it`` (CUDA API calls per iteration; shown when present), and
 ``cuda_resolve_s``: a second solve of the compiled problem on the GPU (cuDSS's analysis is
-the first solve's).  A device that did not run leaves its columns empty.
+the first solve's); ``cuda_analysis_s``: that analysis, part of ``cuda_solve_s`` (a first
+solve less it is what a later solve of the compiled problem costs).  A device that did not
+run leaves its columns empty.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ COLUMNS = ["suite", "model", "size", "n", "m", "model_s",
            "cuda_ratio", *(f"cuda_{short}_ms" for short, _ in PHASES),
            "published", "ipopt_matches_published", "cpu_matches_published",
            "cuda_matches_published", *(f"cuda_{short}" for short, _ in COUNTS),
-           "cuda_resolve_s", "cpu_path"]
+           "cuda_resolve_s", "cpu_path", "cuda_analysis_s"]
 
 _SHORT = {"Solve_Succeeded": "ok", "Solved_To_Acceptable_Level": "acceptable"}
 
@@ -73,6 +75,8 @@ def markdown(rows, header: list[str], devices) -> str:
                      (f"{lab} / IPOPT", f"{dev}_ratio", "r"),
                      (f"{lab} objective matches", f"{dev}_match", ""),
                      (f"{lab} ms/it eval / KKT asm / factor / solve / other", dev, "ph")]
+    if "cuda" in devices and any(isinstance(r.get("cuda_analysis_s"), float) for r in rows):
+        cols += [("caspar-GPU analysis s (in solve s)", "cuda_analysis_s", "")]
     if "cuda" in devices and any(isinstance(r.get("cuda_resolve_s"), float) for r in rows):
         cols += [("caspar-GPU re-solve s", "cuda_resolve_s", "")]
     if "cuda" in devices and any(isinstance(r.get("cuda_launches_it"), float) for r in rows):

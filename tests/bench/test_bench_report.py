@@ -38,7 +38,8 @@ def test_report_from_synthetic_csvs(tmp_path):
     _write(res, "cops", "cpu", [_row("cops", "chain", "cpu", 1.0, 0.5),
                                 _row("cops", "elec", "cpu", 2.0, 4.0, match=False), local],
            meta)
-    gpu_row = dict(_row("ocp", "vanderpol", "cuda", 3.0, 0.3), cuda_resolve_s=0.125)
+    gpu_row = dict(_row("ocp", "vanderpol", "cuda", 3.0, 0.3), cuda_resolve_s=0.125,
+                   cuda_analysis_s=0.0625)
     _write(res, "ocp", "gpu", [gpu_row], dict(meta, commit="def5678", hardware="test GPU"))
     (res / "raw" / "old_run").mkdir(parents=True)          # raw runs are not read
     out = tmp_path / "RESULTS.md"
@@ -57,6 +58,8 @@ def test_report_from_synthetic_csvs(tmp_path):
     # the GPU table's re-solve column (a compiled problem's second solve), the CPU's none
     assert "re-solve s |" in text and "| 0.125 |" in text
     assert text.count("re-solve s") == 1
+    # and its one-time cuDSS analysis (inside the solve's time) before it
+    assert "analysis s | re-solve s |" in text and "| 0.062 | 0.125 |" in text
     try:
         import matplotlib  # noqa: F401
     except ImportError:
