@@ -204,6 +204,11 @@ class Problem:
                 elif ev is None:
                     if device == "cuda":
                         from .evaluators.cuda_eval import CudaEvaluator as cls
+                        from .linsolve import cudss_preload
+
+                        # the solver's stack loads beside the kernels' generation
+                        # (linsolve/cudss_preload.py)
+                        cudss_preload.start()
                     else:
                         from .evaluators.numpy_eval import NumpyEvaluator as cls
                     t0 = time.perf_counter()
@@ -357,7 +362,13 @@ class Problem:
             # (compiled/options.py: why a limit is then honoured); 'auto' weighs the
             # problem size (device.AUTO_MIN_SIZE)
             if not evaluators:
-                evaluators.append(self.evaluator(self.resolve_device(device), p=p))
+                if device == "cuda":
+                    # the evaluator first: its build loads the solver's stack in a thread
+                    # (linsolve/cudss_preload.py); then the check that raises without it
+                    evaluators.append(self.evaluator("cuda", p=p))
+                    self.resolve_device(device)
+                else:
+                    evaluators.append(self.evaluator(self.resolve_device(device), p=p))
             return solve_nlp(evaluators[0], *bounds, x0, lam_g0=lam_g0, lam_x0=lam_x0,
                              var_names=self.var_names, con_names=self.con_names,
                              options=general_options, started=started, resume=resume,

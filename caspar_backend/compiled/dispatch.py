@@ -176,7 +176,10 @@ def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
         return None
     if mode == "auto" and problem.n + problem.m > AUTO_MAX_SIZE:
         return None
-    if "device" in options and problem.resolve_device(options["device"]) != "cpu":
+    # (device 'cuda' is not the CPU whatever the solver's stack: that is checked by the
+    # general path after its evaluator's build, beside which the stack loads)
+    if "device" in options and problem.resolve_device(
+            options["device"], solver=options["device"] != "cuda") != "cpu":
         return None
     from ..solver.options import bound_infinities, infinite_bounds
 
