@@ -49,10 +49,11 @@ def gpu_problem(solver: bool = True) -> str | None:
 
 
 #: ``device='auto'`` solves on the GPU from this many variables + constraints on.  Reason:
-#: a GPU iteration costs 1-2 ms of kernel launches and host synchronizations whatever
+#: a GPU iteration costs ~1-2 ms of kernel launches and host synchronizations whatever
 #: the size; below ~10^4 that costs about what the CPU path spends on the work.  The
-#: measured break-even (warm solves, H200 host, 2026-12-03: even at 8,500, the GPU 1.5x
-#: faster at 10,351): docs/device-choice.md.
+#: measured break-even against the compiled CPU path (warm solves, H100 host, 2026-12-07:
+#: even at 8,502, the GPU 1.2x faster at 10,351 and faster at every size above):
+#: docs/device-choice.md.
 AUTO_MIN_SIZE = 10_000
 
 

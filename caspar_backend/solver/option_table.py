@@ -378,7 +378,7 @@ _ROWS = [
     _o("device", str, "cpu", "Where the solver runs: 'cpu' (NumPy + qdldl), 'cuda' "
        "(CUDA evaluator + cuDSS, iterates in device memory; an error saying what to "
        "install when not usable) or 'auto' (CUDA when usable and n + m >= "
-       "caspar_backend.device.AUTO_MIN_SIZE = 10,000, measured on an H200). "
+       "caspar_backend.device.AUTO_MIN_SIZE = 10,000, the measured break-even). "
        "Left unset, the solve runs where the evaluator lives.", ("cpu", "cuda", "auto")),
     _o("cpu_evaluator", str, "auto", "caspar: how the general path evaluates the model on "
        "the CPU.  'tape': the compiled kernels' tape interpreter (caspar_backend.compiled."
