@@ -17,6 +17,14 @@ as device memory, qdldl posing as cuDSS) and counts, from the second iteration o
 
 SIZE: a PGLib case name (acopf, default case118_ieee), N (chain, default 10^4; colloc,
 default 1111).  A benchmark, not a test: prints tables.
+
+``--sequence K``: also the ordered launches of iteration K (K >= 2), cut into the runs a
+CUDA graph could replay -- a run ends at a host read or a call of the linear solver
+(cuDSS's phases cannot be captured); the evaluator's calls, the segment sums, the
+indexed and the KKT matrix's matvecs are counted apart (each one or a few kernels of
+their own on the GPU) -- and, per run, the scalar kernel
+arguments whose values differ in iteration K + 1 (what a replayed graph would have to
+read from device memory instead).
 """
 
 from __future__ import annotations
@@ -65,6 +73,8 @@ def main(argv=None):
     ap.add_argument("--problem", default="acopf", choices=("acopf", "chain", "colloc"))
     ap.add_argument("size", nargs="?")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--sequence", type=int, default=0, metavar="K",
+                    help="print iteration K's launches cut at reads and solver calls")
     args = ap.parse_args(argv)
     size = args.size or DEFAULT_SIZE[args.problem]
 
@@ -75,15 +85,22 @@ def main(argv=None):
 
     ops, op_sites, reads = collections.Counter(), collections.Counter(), collections.Counter()
     counting = [False]
+    iters = [0]
+    events = []     # (iteration, kind, label, site, scalars) of iterations K and K + 1
+
+    def record(kind, label, scalars=()):
+        if args.sequence and iters[0] + 1 in (args.sequence, args.sequence + 1):
+            events.append((iters[0] + 1, kind, label, _site(), scalars))
     D = T._DevArray
     ufunc, func, get = D.__array_ufunc__, D.__array_function__, D.get
     getitem, setitem, astype = D.__getitem__, D.__setitem__, np.ndarray.astype
     copy, fill = np.ndarray.copy, np.ndarray.fill
 
-    def launch(name):
+    def launch(name, scalars=()):
         if counting[0]:
             ops[name] += 1
             op_sites[_site()] += 1
+            record("launch", name, scalars)
 
     def count_getitem(self, key):       # a gather kernel when the index is an array
         if isinstance(key, np.ndarray) or (isinstance(key, tuple) and any(
@@ -109,30 +126,28 @@ def main(argv=None):
         return fill(self, value)
 
     def count_ufunc(self, uf, method, *a, **k):
-        if counting[0]:
-            ops[f"ufunc {uf.__name__}.{method}"] += 1
-            op_sites[_site()] += 1
+        launch(f"ufunc {uf.__name__}.{method}")
         return ufunc(self, uf, method, *a, **k)
 
     def count_func(self, fn, types_, a, k):
-        if counting[0]:
-            ops[f"function {fn.__name__}"] += 1
-            op_sites[_site()] += 1
+        launch(f"function {fn.__name__}")
         return func(self, fn, types_, a, k)
 
-    def count_get(self):
+    def read(how):
         if counting[0]:
-            reads[".get " + _site()] += 1
+            reads[how + " " + _site()] += 1
+            record("read", how)
+
+    def count_get(self):
+        read(".get")
         return get(self)
 
     def count_bool(self):
-        if counting[0]:
-            reads["bool " + _site()] += 1
+        read("bool")
         return bool(self.view(np.ndarray))
 
     def count_float(self):
-        if counting[0]:
-            reads["float " + _site()] += 1
+        read("float")
         return float(self.view(np.ndarray))
 
     get_function = T._EmulatedFusedModule.get_function
@@ -146,8 +161,24 @@ def main(argv=None):
                 return run(grid, block, args)
             finally:
                 counting[0] = was
-                launch("fused " + kname[len("caspar_"):])
+                launch("fused " + kname[len("caspar_"):],
+                       tuple(float(v) for v in args if type(v) is np.float64))
         return counted
+
+    def noted(cls, method, label):
+        """``cls.method`` recorded in the sequence as ``label`` (not counted as a launch:
+        the evaluator's and the linear solver's kernels are their own)."""
+        inner = getattr(cls, method)
+
+        def call(self, *a, **k):
+            if counting[0]:
+                record(label, method)
+            was, counting[0] = counting[0], False
+            try:
+                return inner(self, *a, **k)
+            finally:
+                counting[0] = was
+        mp.setattr(cls, method, call)
 
     mp = MonkeyPatch()
     mp.setattr(T._EmulatedFusedModule, "get_function", staticmethod(count_fused))
@@ -158,9 +189,19 @@ def main(argv=None):
         mp.setattr(D, name, f)
     try:
         xp = T._emulate_device(mp)
+        import caspar_backend.arrays.matvec as matvec
+        import caspar_backend.arrays.segments as segments
+        import caspar_backend.linsolve.cudss as cudss_mod
+
+        for method in ("obj", "obj_unread", "grad", "cons", "jac_values", "hess_values"):
+            noted(T._EmulatedEvaluator, method, "evaluator")
+        for method in ("factorize", "solve"):
+            noted(cudss_mod.CudssSolver, method, "linear solver")
+        noted(cudss_mod.CudssSolver, "matvec", "K matvec")
+        noted(segments.DeviceSegmentSum, "__call__", "segment sum")
+        noted(matvec.DeviceIndexedMatVec, "__call__", "indexed matvec")
         prob = build(args.problem, size)
         ev = T._EmulatedEvaluator(prob.evaluator("cpu"), xp)
-        iters = [0]
 
         def hook(ipm):      # called after each iteration: count from the second on
             iters[0] += 1
@@ -184,6 +225,47 @@ def main(argv=None):
     print("\n| host read | per iteration |\n|---|---|")
     for k, v in reads.most_common(args.top):
         print(f"| {k} | {v / n:.2f} |")
+    if args.sequence:
+        print_sequence(events, args.sequence)
+
+
+def print_sequence(events, k):
+    """Iteration ``k``'s events (``main``'s ``events``) as runs between reads and linear
+    solver calls, each with its launches and the scalar arguments that change in
+    iteration ``k + 1`` (matched by position in the run, where both iterations took the
+    same sequence of launches)."""
+    def runs(it):
+        out, cur = [], []
+        for e in events:
+            if e[0] != it:
+                continue
+            if e[1] in ("read", "linear solver"):
+                out.append((cur, e))
+                cur = []
+            else:
+                cur.append(e)
+        out.append((cur, None))
+        return out
+
+    now, nxt = runs(k), runs(k + 1)
+    same = [[e[2] for e in r] for r, _ in now] == [[e[2] for e in r] for r, _ in nxt]
+    print(f"\n## iteration {k}: launches between reads and linear-solver calls "
+          f"(iteration {k + 1} {'takes the same runs' if same else 'takes other runs'})\n")
+    print("| run | launches | evaluator / segment sums / matvecs | scalars that change "
+          "in the next iteration | ends at |\n|---|---|---|---|---|")
+    for j, (run, end) in enumerate(now):
+        launches = [e for e in run if e[1] == "launch"]
+        other = [e for e in run if e[1] != "launch"]
+        changing = []
+        if same:
+            for a, b in zip(run, nxt[j][0]):
+                if a[1] == "launch" and any(x != y for x, y in zip(a[4], b[4])):
+                    changing.append(a[2].removeprefix("fused "))
+        names = collections.Counter(e[2].removeprefix("fused ") for e in launches)
+        label = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in names.items())
+        print(f"| {j + 1} | {len(launches)}: {label} | {len(other)} | "
+              f"{', '.join(changing) or '-'} | "
+              f"{'the end' if end is None else end[1] + ' ' + end[3]} |")
 
 
 if __name__ == "__main__":
