@@ -751,7 +751,7 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
         script = importlib.import_module("benchmarks.count_device_ops")
     finally:
         sys.path.remove(str(root))
-    script.main(["--problem", "chain", "200", "--top", "40"])
+    script.main(["--problem", "chain", "200", "--top", "40", "--sequence", "3"])
     out = capsys.readouterr().out
     m = re.search(r"operations per iteration: ([0-9.]+); host reads per iteration: ([0-9.]+)",
                   out)
@@ -763,5 +763,16 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     # needs a reason (benchmarks/RESULTS.md)
     assert float(m.group(1)) <= 66 and float(m.group(2)) <= 9.5, out
     assert "solver/newton.py" in out and "fused " in out
+    # --sequence: iteration 3's launches as runs, each ending at a host read or a phase
+    # of the linear solver, the last at the iteration's end, and together the launches
+    # the per-iteration count has (the chain's iterations take the same runs)
+    table = out.split("## iteration 3")[1]
+    rows = [r for r in table.splitlines() if re.match(r"\| \d+ \|", r)]
+    ends = [r.rsplit("|", 2)[1].strip() for r in rows]
+    assert ends[-1] == "the end" and all(e.startswith(("read ", "linear solver "))
+                                         for e in ends[:-1]), table
+    assert any("factorize" in e for e in ends) and any("errors" in e for e in ends), table
+    launches = sum(int(r.split("|")[2].split(":")[0]) for r in rows)
+    assert 30 < launches <= 66, table
     # the counters were removed again: a device array is back to the plain emulation
     assert _DevArray.__array_ufunc__.__name__ == "__array_ufunc__"
