@@ -22,9 +22,10 @@ default 1111).  A benchmark, not a test: prints tables.
 CUDA graph could replay -- a run ends at a host read or a call of the linear solver
 (cuDSS's phases cannot be captured); the evaluator's calls, the segment sums, the
 indexed and the KKT matrix's matvecs are counted apart (each one or a few kernels of
-their own on the GPU) -- and, per run, the scalar kernel
-arguments whose values differ in iteration K + 1 (what a replayed graph would have to
-read from device memory instead).
+their own on the GPU) -- and, per run, the fused kernels whose
+scalar arguments differ in iteration K + 1 (what a replayed graph would have to read from
+device memory instead) and those whose arrays are other buffers then (a replayed graph
+works on the buffers it was captured with).
 """
 
 from __future__ import annotations
@@ -86,21 +87,21 @@ def main(argv=None):
     ops, op_sites, reads = collections.Counter(), collections.Counter(), collections.Counter()
     counting = [False]
     iters = [0]
-    events = []     # (iteration, kind, label, site, scalars) of iterations K and K + 1
+    events = []     # (iteration, kind, label, site, scalars, buffers) of iterations K, K + 1
 
-    def record(kind, label, scalars=()):
+    def record(kind, label, scalars=(), buffers=()):
         if args.sequence and iters[0] + 1 in (args.sequence, args.sequence + 1):
-            events.append((iters[0] + 1, kind, label, _site(), scalars))
+            events.append((iters[0] + 1, kind, label, _site(), scalars, buffers))
     D = T._DevArray
     ufunc, func, get = D.__array_ufunc__, D.__array_function__, D.get
     getitem, setitem, astype = D.__getitem__, D.__setitem__, np.ndarray.astype
     copy, fill = np.ndarray.copy, np.ndarray.fill
 
-    def launch(name, scalars=()):
+    def launch(name, scalars=(), buffers=()):
         if counting[0]:
             ops[name] += 1
             op_sites[_site()] += 1
-            record("launch", name, scalars)
+            record("launch", name, scalars, buffers)
 
     def count_getitem(self, key):       # a gather kernel when the index is an array
         if isinstance(key, np.ndarray) or (isinstance(key, tuple) and any(
@@ -162,7 +163,9 @@ def main(argv=None):
             finally:
                 counting[0] = was
                 launch("fused " + kname[len("caspar_"):],
-                       tuple(float(v) for v in args if type(v) is np.float64))
+                       tuple(float(v) for v in args if type(v) is np.float64),
+                       tuple(v.__array_interface__["data"][0] for v in args
+                             if isinstance(v, np.ndarray) and v.ndim))
         return counted
 
     def noted(cls, method, label):
@@ -252,19 +255,22 @@ def print_sequence(events, k):
     print(f"\n## iteration {k}: launches between reads and linear-solver calls "
           f"(iteration {k + 1} {'takes the same runs' if same else 'takes other runs'})\n")
     print("| run | launches | evaluator / segment sums / matvecs | scalars that change "
-          "in the next iteration | ends at |\n|---|---|---|---|---|")
+          "in the next iteration | other buffers in the next iteration | ends at |\n"
+          "|---|---|---|---|---|---|")
     for j, (run, end) in enumerate(now):
         launches = [e for e in run if e[1] == "launch"]
         other = [e for e in run if e[1] != "launch"]
-        changing = []
+        changing, moved = [], []
         if same:
             for a, b in zip(run, nxt[j][0]):
                 if a[1] == "launch" and any(x != y for x, y in zip(a[4], b[4])):
                     changing.append(a[2].removeprefix("fused "))
+                if a[1] == "launch" and a[5] != b[5]:
+                    moved.append(a[2].removeprefix("fused "))
         names = collections.Counter(e[2].removeprefix("fused ") for e in launches)
         label = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in names.items())
         print(f"| {j + 1} | {len(launches)}: {label} | {len(other)} | "
-              f"{', '.join(changing) or '-'} | "
+              f"{', '.join(changing) or '-'} | {', '.join(moved) or '-'} | "
               f"{'the end' if end is None else end[1] + ' ' + end[3]} |")
 
 
