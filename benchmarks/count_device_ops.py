@@ -24,8 +24,9 @@ CUDA graph could replay -- a run ends at a host read or a call of the linear sol
 indexed and the KKT matrix's matvecs are counted apart (each one or a few kernels of
 their own on the GPU) -- and, per run, the fused kernels whose
 scalar arguments differ in iteration K + 1 (what a replayed graph would have to read from
-device memory instead) and those whose arrays are other buffers then (a replayed graph
-works on the buffers it was captured with).
+device memory instead) and those whose arrays are other buffers then, with the
+positions of those arrays among the kernel's array arguments (a replayed graph works on
+the buffers it was captured with).
 """
 
 from __future__ import annotations
@@ -266,7 +267,9 @@ def print_sequence(events, k):
                 if a[1] == "launch" and any(x != y for x, y in zip(a[4], b[4])):
                     changing.append(a[2].removeprefix("fused "))
                 if a[1] == "launch" and a[5] != b[5]:
-                    moved.append(a[2].removeprefix("fused "))
+                    # (which of its array arguments, counted among the arrays)
+                    at = [str(q) for q, (x, y) in enumerate(zip(a[5], b[5])) if x != y]
+                    moved.append(f"{a[2].removeprefix('fused ')} [{' '.join(at)}]")
         names = collections.Counter(e[2].removeprefix("fused ") for e in launches)
         label = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in names.items())
         print(f"| {j + 1} | {len(launches)}: {label} | {len(other)} | "
