@@ -102,6 +102,11 @@ def bindings():
     return _CUDSS
 
 
+def bindings_loaded() -> bool:
+    """Whether :func:`bindings` has imported nvmath's cuDSS module in this process."""
+    return _CUDSS is not None
+
+
 def cudss_version() -> tuple:
     """``(major, minor, patch)`` of the loaded cuDSS library (loading it now: a missing
     library raises here)."""

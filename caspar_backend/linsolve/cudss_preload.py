@@ -33,7 +33,7 @@ def start() -> None:
     from . import cudss_handle
 
     with _lock:
-        if _thread is not None or cudss_handle._CUDSS is not None:
+        if _thread is not None or cudss_handle.bindings_loaded():
             return
         _thread = threading.Thread(target=_load, name="caspar-cudss-preload")
         _thread.start()
