@@ -83,10 +83,13 @@ finding its scatter source through an inverse map (``posL[j]`` = k where iL[k] =
   out[slack] -= ws
 * ``scale_pad(c, g, pad, out)``: out[:len(g)] <- c g, the rest ``pad``;
   ``mul_pad(a, b, pad, out)``: out[:len(a)] <- a b, the rest ``pad``
-* ``step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU)``: y <- y + a dy,
-  zL <- zL + az dzL, zU <- zU + az dzU, then where ``clip`` is nonzero
-  ``clip_ratio(sL, mu, ks, zL)`` and ``clip_ratio(sU, mu, ks, zU)`` (the multipliers'
-  step of an accepted trial point, one launch for the three lengths)
+* ``step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, ok, y, zL, zU)``: where
+  ``ok[0]`` is nonzero, y <- y + a dy, zL <- zL + az dzL, zU <- zU + az dzU, then where
+  ``clip`` is nonzero ``clip_ratio(sL, mu, ks, zL)`` and ``clip_ratio(sU, mu, ks, zU)``;
+  nothing where ``ok[0]`` is 0 (the multipliers' step of an accepted trial point, one
+  launch for the three lengths; ``ok`` a float64 vector on the device -- the new
+  point's derivatives' finiteness, not yet read back -- so that a step whose point
+  turns out invalid leaves the multipliers as the host, which checks first, leaves them)
 * ``axpy(a, x, y)``: y <- y + a x
 * ``axpy_into(w, a, d, out)``: out <- w + a d
 * ``gather_mul(v, y, idx, out)``: out <- v y[idx]
@@ -272,7 +275,8 @@ OPS = {
         "out[i] = i < n_a ? a[i] * b[i] : pad", "out a"), _mul_pad),
     "step_duals": FusedOp(Elementwise(
         "scalar a, vec dy, scalar az, vec dzL, vec sL, vec dzU, vec sU, scalar mu, "
-        "scalar ks, scalar clip, inout y, inout zL, inout zU",
+        "scalar ks, scalar clip, raw ok, inout y, inout zL, inout zU",
+        "if (ok[0] == 0.0) break; "
         "if (i < n_y) y[i] += a * dy[i]; "
         "if (i < n_zL) { double z = zL[i] + az * dzL[i]; if (clip != 0.0) "
         "z = fmin(fmax(z, mu / (ks * sL[i])), ks * mu / sL[i]); zL[i] = z; } "

@@ -234,7 +234,9 @@ def _reference_sums(gphi, dw, w, h, sL, idampL, sU, idampU, iL, iU, zL, dzL, zU,
             + _step_bounds(sL, iL, sU, iU, dw, zL, dzL, zU, dzU, tau))
 
 
-def _step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, y, zL, zU):
+def _step_duals(a, dy, az, dzL, sL, dzU, sU, mu, ks, clip, ok, y, zL, zU):
+    if not ok[0]:
+        return
     _axpy(a, dy, y)
     _axpy(az, dzL, zL)
     _axpy(az, dzU, zU)

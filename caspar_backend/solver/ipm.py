@@ -145,6 +145,7 @@ class InteriorPoint:
         self._saved_mults = ((xp.empty_like(self.it.y), xp.empty_like(self.it.zL),
                               xp.empty_like(self.it.zU)) if self.square else None)
         self._stepped = False           # a trial point was accepted since the last test
+        self._counted_unchecked = False  # counted a step whose derivatives are not yet read
         self.newton = IterationKKT(self.kkt, self.inertia, self.calc, self.lbfgs)
         # the restoration phase just returned its point: the next pass of the loop records
         # it (history, callback) but prints no line, as IPOPT's log shows the point once,
@@ -324,7 +325,15 @@ class InteriorPoint:
             unprinted, self._unprinted = self._unprinted, False
             if sh.iter_hook is not None:
                 sh.iter_hook(self)
-            e = calc.errors(self.barrier.mu)
+            try:
+                e = calc.errors(self.barrier.mu)
+            except SolverStop:
+                if self._counted_unchecked:
+                    # the last step's new point had non-finite derivatives: that step is
+                    # not counted, as where they are checked at the step (the host)
+                    sh.iter -= 1
+                raise
+            self._counted_unchecked = False
             ue = calc.unscaled(e)
             self.final_errors = (e, ue)
             st = self._termination(e, ue, stop_test, start_iter)
@@ -370,6 +379,11 @@ class InteriorPoint:
                                      "restoration phase")
                 self._line_search_failed()
                 continue
+            if calc.unread_checks() and (o.recalc_y or self.square or sh.iter_hook is not None
+                                         or self.hand_back_after is not None):
+                # the new point's derivatives are read with the next norms (the device):
+                # what comes before those needs them checked
+                calc.settle_now()
             if o.recalc_y and self.m and calc.theta(self.it.h) < o.recalc_y_feas_tol:
                 # IPOPT's recalc_y: skipped where the least-squares system is singular
                 y, solved = self.least_squares_y(limit=math.inf)
@@ -377,6 +391,7 @@ class InteriorPoint:
                     self.it.y[:] = y
             sh.iter += 1
             self._stepped = True
+            self._counted_unchecked = bool(calc.unread_checks())
 
     def _termination(self, e, ue, stop_test, start_iter):
         """The status the current iterate (errors ``e``, ``ue``) ends the run with, or

@@ -458,26 +458,32 @@ class LineSearch:
         it.moved()
         it.f = f_t
         copy_into(self.xp, it.h, self.h_t)
-        if first_order is None:
-            calc.eval_first_order(it)
-        else:
-            it.gradf[:], it.jv[:] = first_order
         # the multipliers' step, each z then within kappa_sigma of mu / slack (W&B eq.
         # 16; in the free mu mode mu is the new point's mean complementarity, at most 1e3,
         # read after the step; none below kappa_sigma 1, as IPOPT): one launch unless a
-        # read or safe slacks come in between
+        # read or safe slacks come in between.  In that launch's case the new point's
+        # derivatives are read with the next iteration's norms (on the device) and gate
+        # the step: where they are not finite the solve ends with the multipliers unmoved
         xp = self.xp
         ks, mu = self.opts.kappa_sigma, self.barrier.mu
         clip = ks >= 1.0
         free = self.barrier.free and calc.nL + calc.nU
-        if not clip or not (free or calc.safe_slack_mode):
+        one_launch = not clip or not (free or calc.safe_slack_mode)
+        gate = calc.step_gate
+        if first_order is not None:
+            it.gradf[:], it.jv[:] = first_order
+        elif one_launch:
+            gate = calc.eval_first_order_later(it)
+        else:
+            calc.eval_first_order(it)
+        if one_launch:
             sL, sU = calc.slacks(it.w) if clip else (it.zL[:0], it.zU[:0])
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, sL, d.dzU, sU, mu, ks,
-                       float(clip), it.y, it.zL, it.zU)
+                       float(clip), gate, it.y, it.zL, it.zU)
         else:
             e = it.zL[:0]
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, e, d.dzU, e, mu, ks,
-                       0.0, it.y, it.zL, it.zU)
+                       0.0, gate, it.y, it.zL, it.zU)
             sL, sU = calc.slacks(it.w)
             if free:
                 mu = min(calc.complementarity_mean_min()[0], 1e3)

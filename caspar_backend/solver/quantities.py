@@ -66,6 +66,8 @@ class BarrierQuantities:
                              dtype=bool)
         self._slack_cache = None            # (version, w, (sL, sU)) of the iterate
         self._unread = []                   # (flag, what) of check_later, not yet read
+        #: the open gate of ``step_duals`` (its ``ok``): a step with checked derivatives
+        self.step_gate = xp.ones(1)
 
     # ================================================================ vectors
     def slacks(self, w):
@@ -238,6 +240,23 @@ class BarrierQuantities:
         if not self.allfinite(it.gradf, it.jv):
             self.invalid(it.w, "derivative")
 
+    def eval_first_order_later(self, it: Iterate):
+        """:meth:`eval_first_order` for an accepted step's new point, its finiteness read
+        with the next iteration's norms (:meth:`errors`) on the device: returns the
+        ``ok`` vector for the step's ``step_duals``, so that the multipliers move only
+        where the derivatives are finite, as on the host, where they are checked here
+        (and :attr:`step_gate` is returned).  The caller (the main loop) counts the
+        iteration before that read and takes it back where the check fails
+        (:class:`~.status.SolverStop`'s ``uncounted``)."""
+        self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
+        if is_host(self.xp):
+            if not self.allfinite(it.gradf, it.jv):
+                self.invalid(it.w, "derivative")
+            return self.step_gate
+        flag = self.finite_flag(it.gradf, it.jv)
+        self._unread.append((flag, "derivative"))
+        return flag.vec
+
     def reevaluate(self, it: Iterate):
         """f, h, gradient and Jacobian of ``it`` at its ``w`` (after its w was set)."""
         it.f, _ = self.eval_zeroth(it.w, it.h)
@@ -312,9 +331,14 @@ class BarrierQuantities:
         u = getattr(nlp, "dual_unscaling_d", None)
         udual = [] if u is None else [amax_abs(xp, rd * u)]
         # slacks and bound multipliers are positive: |s z| = s z and |z| = z
+        unread = self.unread_checks()
         (dual, constr, cLm, cUm, cLmu, cUmu, zLs, zUs, ys, wmax, nconstr, *rest) = scalars(
             xp, *fused.call(xp, "optimality_norms", rd, it.h, it.y, it.w, sL, zL, sU, zU, mu),
-            nconstr, *udual, *([uviol] if uviol is not None else []))
+            nconstr, *udual, *([uviol] if uviol is not None else []), *unread)
+        if unread:
+            # the evaluations' finiteness first (a non-finite derivative ends the solve)
+            self.settle(rest[len(rest) - len(unread):])
+            del rest[len(rest) - len(unread):]
         udual = rest.pop(0) if udual else None
         uconstr = rest
         compl = max(cLm, cUm)

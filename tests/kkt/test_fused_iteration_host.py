@@ -70,8 +70,9 @@ def _cases(name, nw, both):
     if name == "step_duals":
         m = nw // 3
         return [(0.3, RNG.normal(size=m), 0.7, RNG.normal(size=nL), pos_(nL),
-                 RNG.normal(size=nU), pos_(nU), 0.2, 10.0, clip, RNG.normal(size=m),
-                 pos_(nL), pos_(nU)) for clip in (0.0, 1.0)]
+                 RNG.normal(size=nU), pos_(nU), 0.2, 10.0, clip, np.array([ok]),
+                 RNG.normal(size=m), pos_(nL), pos_(nU))
+                for clip, ok in ((0.0, 1.0), (1.0, 1.0), (1.0, 0.0))]
     if name == "lagrangian_residual":
         return [(g, RNG.normal(size=nw), iL, pos_(nL), iU, pos_(nU), posL, posU)]
     if name == "barrier_gradient":

@@ -59,7 +59,13 @@ def test_step_duals_is_the_former_axpys_and_clips(clip):
     if clip:
         fused.call(np, "clip_ratio", sL, 0.2, 10.0, want[1])
         fused.call(np, "clip_ratio", sU, 0.2, 10.0, want[2])
-    fused.call(np, "step_duals", 0.3, dy, 0.7, dzL, sL, dzU, sU, 0.2, 10.0, clip, y, zL, zU)
+    before = [a.copy() for a in (y, zL, zU)]
+    # a closed gate (the new point's derivatives not finite) moves nothing
+    fused.call(np, "step_duals", 0.3, dy, 0.7, dzL, sL, dzU, sU, 0.2, 10.0, clip,
+               np.zeros(1), y, zL, zU)
+    assert all(np.array_equal(a, b) for a, b in zip((y, zL, zU), before))
+    fused.call(np, "step_duals", 0.3, dy, 0.7, dzL, sL, dzU, sU, 0.2, 10.0, clip,
+               np.ones(1), y, zL, zU)
     assert all(np.array_equal(a, b) for a, b in zip((y, zL, zU), want))
 
 
@@ -305,7 +311,7 @@ def _args(name, n, cp):
         "scale_pad": (1e-3, ds, 0.0, np.empty(k + 3)),
         "mul_pad": (s, ds, -1.0, np.empty(k + 3)),
         "step_duals": (-0.3, ds[:k // 2], 0.7, ds, s, v[:k // 3], z[:k // 3], 0.1, 10.0, 1.0,
-                       s[:k // 2].copy(), z.copy(), v[:k // 3].copy()),
+                       np.ones(1), s[:k // 2].copy(), z.copy(), v[:k // 3].copy()),
         "gather_mul": (ds, w, idx, s.copy()),
         "scaled_shift": (z, ds, v, s.copy()),
         "scale_add": (1e-8, v, s.copy()),

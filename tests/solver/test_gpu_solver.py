@@ -16,6 +16,7 @@ Two layers:
 
 from __future__ import annotations
 
+import collections
 import sys
 import types
 from pathlib import Path
@@ -366,22 +367,28 @@ def _nan_blind_solver_class():
     return NanBlind
 
 
-@pytest.mark.parametrize("method, k, blind", [
-    ("hess_values", 1, False), ("hess_values", 4, False), ("hess_values", 4, True),
-    ("grad", 5, False), ("jac_values", 5, False)])
+@pytest.mark.parametrize("method, k, blind, hooked", [
+    ("hess_values", 1, False, False), ("hess_values", 4, False, False),
+    ("hess_values", 4, True, False), ("grad", 5, False, False), ("jac_values", 5, False, False),
+    ("grad", 5, False, True), ("jac_values", 4, False, True)])
 def test_device_code_path_emulated_nonfinite_evaluation_ends_as_on_cpu(method, k, blind,
-                                                                       monkeypatch):
+                                                                       hooked, monkeypatch):
     """On the device a non-finite Hessian is read with the line search's reference
     values (``blind``: the factorization did not notice it) or, when no factorization
-    is usable, on its own before the fallback -- no read of its own per iteration; the
-    solve ends as on the CPU, where it is checked at its evaluation: the same status,
-    message, iterations, point and multipliers.  (The gradient and Jacobian, checked at
-    once on both, end the same way.)"""
+    is usable, on its own before the fallback, and an accepted point's gradient and
+    Jacobian with the next iteration's norms (the step's multipliers gated on them; the
+    step uncounted where they fail) or, with an iteration callback (``hooked``: it sees
+    only checked points), on their own before it -- no read of their own per iteration;
+    the solve ends as on the CPU, where they are checked at their evaluation: the same
+    status, message, iterations, point and multipliers."""
     pytest.importorskip("qdldl")
     from caspar_backend.solver import solve_nlp
 
     prob = _bounded_model()
+    seen = []
     o = dict(print_level=0)
+    if hooked:
+        o["iteration_callback"] = lambda ipm: seen.append(ipm.sh.iter)
     ref = solve_nlp(_NanAfter(prob.evaluator("cpu"), method, k), prob.lbx, prob.ubx,
                     prob.lbg, prob.ubg, prob.x0, options=o)
     xp = _emulate_device(monkeypatch, _nan_blind_solver_class() if blind else None)
@@ -394,6 +401,30 @@ def test_device_code_path_emulated_nonfinite_evaluation_ends_as_on_cpu(method, k
     assert res.iterations == ref.iterations
     for a, b in ((res.x, ref.x), (res.lam_g, ref.lam_g), (res.lam_x, ref.lam_x)):
         np.testing.assert_array_equal(a, b)
+    if hooked:      # the callback saw the same iterations on both (each twice: two solves)
+        assert seen[:len(seen) // 2] == seen[len(seen) // 2:] and seen
+
+
+def test_device_code_path_emulated_reads_new_derivatives_with_the_norms(monkeypatch):
+    """An accepted point's derivatives are not read on their own on the device: past
+    the start, the immediate check (``eval_first_order``) is not called."""
+    pytest.importorskip("qdldl")
+    from caspar_backend.solver import solve_nlp
+    from caspar_backend.solver.quantities import BarrierQuantities
+
+    calls = collections.Counter()
+    for name in ("eval_first_order", "eval_first_order_later"):
+        def wrap(self, it, _f=getattr(BarrierQuantities, name), _n=name):
+            calls[_n] += 1
+            return _f(self, it)
+        monkeypatch.setattr(BarrierQuantities, name, wrap)
+    prob = _bounded_model()
+    xp = _emulate_device(monkeypatch)
+    res = solve_nlp(_EmulatedEvaluator(prob.evaluator("cpu"), xp), prob.lbx, prob.ubx,
+                    prob.lbg, prob.ubg, prob.x0, options=dict(print_level=0))
+    assert res.status == "Solve_Succeeded"
+    assert calls["eval_first_order"] == 1
+    assert calls["eval_first_order_later"] == res.iterations
 
 
 def test_device_code_path_emulated_resolves_through_the_structure_cache(monkeypatch):
