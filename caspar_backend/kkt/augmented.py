@@ -90,12 +90,14 @@ inertia count needs it on the host) stay on the host.  One iteration's ``build``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..arrays import fused
+from ..arrays import fused, scalars
 from .base import KKTSystem
 from .pattern import AugmentedPattern
-from .refinement import refine
+from .refinement import FirstTest
 
 
 class AugmentedKKT(KKTSystem):
@@ -377,6 +379,37 @@ class AugmentedKKT(KKTSystem):
     def solve(self, rhs_w, rhs_c):
         """(dw, dy); ``last_residual_ratio`` is the final relative residual against K
         (large when K is singular and only the static regularization made it solvable)."""
+        x, first = self._solve(rhs_w, rhs_c)
+        if first is None:
+            self.last_residual_ratio, self.last_contraction = 0.0, 0.0
+        else:
+            self.last_residual_ratio, self.last_contraction = first.finish(
+                scalars(self.xp, *first.columns))
+        return x[:self.nw], x[self.nw:self.nw + self.m]
+
+    def solve_deferred(self, rhs_w, rhs_c):
+        """:meth:`solve` up to the refinement's first test, its norms not read:
+        ``(dw, dy, first)``, ``first`` a :class:`~.refinement.FirstTest` (None without
+        refinement) whose norms the caller reads with its own and then ends through
+        :meth:`settle_refinement`; until then the ratio and contraction are NaN."""
+        x, first = self._solve(rhs_w, rhs_c)
+        self.last_residual_ratio = self.last_contraction = 0.0 if first is None else math.nan
+        return x[:self.nw], x[self.nw:self.nw + self.m], first
+
+    def settle_refinement(self, first, values) -> bool:
+        """End a :meth:`solve_deferred`'s refinement from its first test's norms as read
+        (``values``): True where that test passes (``dw``, ``dy`` stand), else the
+        refinement goes on as :meth:`solve`'s would (``dw``, ``dy`` refined in place) and
+        False."""
+        ratio = first.passes(values)
+        if ratio is not None:
+            self.last_residual_ratio, self.last_contraction = ratio, 0.0
+            return True
+        self.last_residual_ratio, self.last_contraction = first.finish(values)
+        return False
+
+    def _solve(self, rhs_w, rhs_c):
+        """The solve's array (a new one) and its refinement up to the first test."""
         nw, m, xp = self.nw, self.m, self.xp
         b = self._rhs
         fused.call(xp, "concat_rhs", rhs_w, rhs_c, float(nw), float(m), b)   # [w, c, 0]
@@ -384,11 +417,11 @@ class AugmentedKKT(KKTSystem):
         # iterative refinement on the full system (:mod:`.refinement`): QDLDL does not
         # pivot and cuDSS pivots only statically, so tiny pivots can cost accuracy that
         # a few residual corrections recover; the static term is not part of K
-        self.last_residual_ratio, self.last_contraction = refine(
+        first = None if not self.max_refinement_steps else FirstTest(
             xp, b, x,
             lambda v: fused.call(xp, "residual_static", b, self.solver.matvec(v, self._kv),
                                  self._dstat, v),
             self.solver.solve_add, self.max_refinement_steps, self.residual_ratio_max,
             regularized=self.static_regularization > 0)
         # x is this solve's own array (the solver returns a new one): views, not copies
-        return x[:nw], x[nw:nw + m]
+        return x, first

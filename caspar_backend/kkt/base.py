@@ -97,6 +97,12 @@ class KKTSystem(ABC):
         """Return ``(dw, dy)`` solving the system for the right-hand side ``(rhs_w, rhs_c)``
         with the last factorization (views of a new array, owned by the caller)."""
 
+    def solve_deferred(self, rhs_w, rhs_c):
+        """:meth:`solve` whose refinement's first test is left unread: ``(dw, dy,
+        first)`` (see :meth:`.AugmentedKKT.solve_deferred`); here the whole solve, and
+        ``first`` None (nothing left to read)."""
+        return (*self.solve(rhs_w, rhs_c), None)
+
     def increase_quality(self) -> bool:
         """Make the following factorizations more accurate after a failed refinement
         (IPOPT's ``IncreaseQuality``); False when there is nothing to increase (the

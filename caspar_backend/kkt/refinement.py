@@ -45,36 +45,57 @@ def refine(xp, b, x, residual, correct, max_steps, ratio_max, regularized):
     or the last ratio."""
     if not max_steps:
         return 0.0, 0.0
-    bnorm = None
-    converged = False
-    rn = 0.0
-    rn_prev = None
-    rho = 0.0
-    ratio = 0.0
-    for step in range(max_steps + 1):
-        res = residual(x)
-        if step == 0:
-            # the first solve's ratio is never tested (at least one correction): read
-            # nothing back for it (a non-finite x stays non-finite and fails below)
-            correct(res, x)
-            continue
-        if bnorm is None:
-            bnorm, rn, xn = scalars(xp, *fused.call(xp, "amax_abs3", b, res, x))
-        else:
+    first = FirstTest(xp, b, x, residual, correct, max_steps, ratio_max, regularized)
+    return first.finish(scalars(xp, *first.columns))
+
+
+class FirstTest:
+    """Final.  :func:`refine` up to its first ratio test, the norms of that test
+    (``||b||, ||r_1||, ||x||``) launched but not read: :attr:`columns` (0-d device
+    values) can travel with a later read, and :meth:`finish` goes on from their values
+    exactly as :func:`refine` would have.  ``max_steps`` >= 1."""
+
+    def __init__(self, xp, b, x, residual, correct, max_steps, ratio_max, regularized):
+        self.xp, self.b, self.x = xp, b, x
+        self.residual, self.correct = residual, correct
+        self.max_steps, self.ratio_max, self.regularized = max_steps, ratio_max, regularized
+        # the first solve's ratio is never tested (at least one correction): nothing is
+        # read back for it (a non-finite x stays non-finite and fails the test)
+        correct(residual(x), x)
+        self.res = residual(x)
+        self.columns = fused.call(xp, "amax_abs3", b, self.res, x)
+
+    def passes(self, values) -> float | None:
+        """The first test's ratio where it passes (refinement ends there: contraction
+        0), else None; ``values`` the :attr:`columns` as read."""
+        bnorm, rn, xn = values
+        ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
+        return ratio if ratio <= self.ratio_max else None
+
+    def finish(self, values):
+        """:func:`refine`'s ``(ratio, rho)``, going on from the first test's ``values``."""
+        xp, x, res = self.xp, self.x, self.res
+        bnorm, rn, xn = values
+        converged = False
+        rho = 0.0
+        step = 1
+        while True:
+            ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
+            if not math.isfinite(ratio):
+                break
+            if ratio <= self.ratio_max:
+                converged = True
+                break
+            if step == self.max_steps:
+                break
+            self.correct(res, x)
+            step += 1
+            res = self.residual(x)
             rn_prev = rn
             rn, xn = scalars(xp, *fused.call(xp, "amax_abs2", res, x))
             rho = rn / rn_prev if rn_prev > 0 else 0.0
-        ratio = rn / (1.0 + bnorm + min(xn, 1e6 * bnorm))
-        if not math.isfinite(ratio):
-            break
-        if ratio <= ratio_max and step >= 1:
-            converged = True
-            break
-        if step == max_steps:
-            break
-        correct(res, x)
-    if converged:
+        if converged:
+            return ratio, rho
+        if self.regularized:
+            return (rn / bnorm if bnorm > 0 else 0.0), rho
         return ratio, rho
-    if regularized:
-        return (rn / bnorm if bnorm > 0 else 0.0), rho
-    return ratio, rho

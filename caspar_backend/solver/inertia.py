@@ -139,7 +139,6 @@ class InertiaCorrector:
         PerturbForSingularity does.  A KKT system whose inertia test rounding can fool (the condensed one)
         then goes on raising delta_w, as MadNLP does after a failed Richardson
         iteration."""
-        k, o = self.kkt, self.opts
         # a second right-hand side of the iteration (the adaptive update's affine step
         # first) reuses the iteration's factorization, as IPOPT's PDFullSpaceSolver does
         if not self.factored:
@@ -147,6 +146,47 @@ class InertiaCorrector:
                 return None
             self.factored = True
         dw, dy = self.solve(rhs_w, rhs_c)
+        return self._after_solve(rhs_w, rhs_c, dw, dy)
+
+    def direction_deferred(self, rhs_w, rhs_c):
+        """:meth:`direction` with the first solve's refinement test left unread (one
+        host read fewer on the device: its norms travel with the line search's
+        reference values): ``(solved, first)``; where ``first`` (a
+        :class:`~caspar_backend.kkt.refinement.FirstTest`) is not None, ``solved`` is
+        the tentative ``(dw, dy)`` and :meth:`finish_direction` ends the direction once
+        ``first``'s norms are read, else ``solved`` is :meth:`direction`'s answer."""
+        if not self.kkt.check_inertia:
+            return self.direction(rhs_w, rhs_c), None
+        if not self.factored:
+            if not self.regularize_and_factorize():
+                return None, None
+            self.factored = True
+        t = time.perf_counter()
+        dw, dy, first = self.kkt.solve_deferred(rhs_w, rhs_c)
+        if self.timers.device_sync:
+            synchronize(self.xp)
+        self.timers.solve += time.perf_counter() - t
+        if first is None:
+            return self._after_solve(rhs_w, rhs_c, dw, dy), None
+        return (dw, dy), first
+
+    def finish_direction(self, rhs_w, rhs_c, dw, dy, first, values):
+        """End a :meth:`direction_deferred` from ``first``'s norms as read (``values``):
+        ``(solved, stands)`` -- :meth:`direction`'s answer, and whether it is the
+        tentative ``(dw, dy)`` unchanged (the first test passed and nothing followed)."""
+        t = time.perf_counter()
+        passed = self.kkt.settle_refinement(first, values)
+        if self.timers.device_sync:
+            synchronize(self.xp)
+        self.timers.solve += time.perf_counter() - t
+        solved = self._after_solve(rhs_w, rhs_c, dw, dy)
+        return solved, (passed and solved is not None and solved[0] is dw
+                        and solved[1] is dy)
+
+    def _after_solve(self, rhs_w, rhs_c, dw, dy):
+        """:meth:`direction` after its first solve ``(dw, dy)`` of the factorized
+        matrix: what a slow or failed refinement calls for (see :meth:`direction`)."""
+        k, o = self.kkt, self.opts
         pretended = False
         smaller_tried = False
         # refinement_contraction_max: the residual test passed, but at a slow rate the

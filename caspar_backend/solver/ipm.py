@@ -38,14 +38,14 @@ import time
 
 import numpy as np
 
-from ..arrays import host
+from ..arrays import host, is_host
 from ..errors import OptionError
 from ..kkt import make_kkt_system
 from ..linsolve import make_linear_solver
 from .evalcounter import timed_phases
 from .inertia import InertiaCorrector
 from .initial import default_start, least_squares_duals, least_squares_y, push_into_bounds
-from .iterate import BarrierParameter, Iterate, StepInfo, Timers
+from .iterate import BarrierParameter, Direction, Iterate, StepInfo, Timers
 from .linesearch import LineSearch
 from .log import iteration_record
 from .newton import IterationKKT
@@ -354,6 +354,11 @@ class InteriorPoint:
             d = self.compute_direction()
             # the direction's finiteness is read with the search's reference values
             reference = None if d is None else self.line_search.reference(d)
+            if isinstance(reference, Direction):
+                # the solve's refinement went on past the test read with the reference
+                # values: the direction it gave, referenced anew
+                d = reference
+                reference = self.line_search.reference(d)
             if reference is None:
                 calc.settle_now()        # a non-finite Hessian ends the solve first
                 if self.resto:
@@ -414,7 +419,8 @@ class InteriorPoint:
 
     def compute_direction(self):
         """The Newton step at the current iterate (:meth:`.newton.IterationKKT.direction`)."""
-        return self.newton.direction()
+        # on the device the solve's refinement test is read with the reference values
+        return self.newton.direction(deferred=not is_host(self.xp))
 
     def _line_search_failed(self):
         """IPOPT's fall-backs when the line search (and the soft restoration) found no

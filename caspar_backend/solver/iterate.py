@@ -77,7 +77,8 @@ class Direction:
     safe_slack_mode)`` it was computed under (a direction belongs to its iterate, also
     when the watchdog restores both).  ``finite``: a 0-d array, nonzero when dw and dy
     are finite -- read back with the line search's reference values (one host read
-    for both), None once known."""
+    for both), None once known.  ``unsettled``: where the solve's refinement test is
+    not read yet (the device), its :class:`Unsettled` -- read with the same values."""
 
     dw: object
     dy: object
@@ -87,6 +88,17 @@ class Direction:
     rhs_w: object
     step_bounds: tuple | None = None
     finite: object = None
+    unsettled: object = None
+
+
+@dataclass
+class Unsettled:
+    """Final.  A tentative direction's unread refinement test: ``columns`` (0-d device
+    values) to read, and ``finish(values)`` -> the direction that stands once they are
+    read (the same :class:`Direction`, another one, or None: no usable step)."""
+
+    columns: tuple
+    finish: object
 
 
 @dataclass

@@ -130,17 +130,28 @@ class LineSearch:
     def reference(self, d: Direction):
         """``((theta, phi, gphi^T dw), |dw|, |dw / (1 + |w|)|)`` at the current iterate
         for :meth:`search`, with the step bounds of ``d`` and its ``finite`` flag in the
-        same transfer; None when ``d`` is not finite (no usable step)."""
+        same transfer; None when ``d`` is not finite (no usable step).  Where ``d`` is
+        ``unsettled`` and its solve's refinement goes on past the test read here, the
+        direction that comes of it (a :class:`Direction` to take in place of ``d``, its
+        reference values not computed) or None."""
         xp, calc, it = self.xp, self.calc, self.it
         reference, barrier, bounds = calc.reference_terms(d, self.barrier.tau)
         flag = [] if d.finite is None else [d.finite]
         unread = calc.unread_checks()
+        pending = d.unsettled.columns if d.unsettled is not None else ()
         gBD, d_norm, rel, theta, *rest = scalars(xp, *reference, *barrier, *bounds[2],
-                                                 *flag, *unread)
+                                                 *flag, *unread, *pending)
+        tested = rest[len(rest) - len(pending):]
+        del rest[len(rest) - len(pending):]
         # the evaluations' finiteness before the direction's (a non-finite Hessian ends
         # the solve, as when checked at its evaluation)
         calc.settle(rest[len(rest) - len(unread):])
         del rest[len(rest) - len(unread):]
+        if pending:
+            finish, d.unsettled = d.unsettled.finish, None
+            done = finish(tested)
+            if done is not d:
+                return done
         if flag:
             if not rest.pop():
                 return None

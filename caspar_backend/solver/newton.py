@@ -14,7 +14,7 @@ search direction's right-hand side is ``(-(grad phi + A^T y), -h)``, the affine 
 from __future__ import annotations
 
 from ..arrays import copy_into, fused
-from .iterate import Direction
+from .iterate import Direction, Unsettled
 
 
 class IterationKKT:
@@ -32,10 +32,12 @@ class IterationKKT:
         """The iterate moved (or an iteration begins): assemble again when asked."""
         self.assembled = False
 
-    def direction(self):
+    def direction(self, deferred=False):
         """The Newton step at the current iterate (a :class:`~.iterate.Direction`), or
         None when no regularization gives a usable factorization.  Whether the step is
-        finite is not read here: :meth:`.LineSearch.reference` reads it (None: not)."""
+        finite is not read here: :meth:`.LineSearch.reference` reads it (None: not).
+        ``deferred``: the solve's refinement test is read there too (the direction's
+        ``unsettled``; the device)."""
         calc = self.calc
         it, xp = calc.it, calc.xp
         if not self.assembled:
@@ -43,9 +45,28 @@ class IterationKKT:
         sL, sU = calc.slacks(it.w)
         gphi = calc.grad_phi()
         rhs_w = fused.call(xp, "neg_sum", gphi, calc.Aty(it.jv, it.y))
-        solved = self.inertia.direction(rhs_w, -it.h)
+        rhs_c = -it.h
+        if not deferred:
+            solved, first = self.inertia.direction(rhs_w, rhs_c), None
+        else:
+            solved, first = self.inertia.direction_deferred(rhs_w, rhs_c)
         if solved is None:
             return None
+        d = self._step(solved, sL, sU, gphi, rhs_w)
+        if first is not None:
+            def finish(values):
+                done, stands = self.inertia.finish_direction(rhs_w, rhs_c, *solved, first,
+                                                             values)
+                if stands:
+                    return d
+                return None if done is None else self._step(done, sL, sU, gphi, rhs_w)
+            d.unsettled = Unsettled(first.columns, finish)
+        return d
+
+    def _step(self, solved, sL, sU, gphi, rhs_w) -> Direction:
+        """The direction of the solve ``solved = (dw, dy)``: the bound multipliers' steps
+        and the finiteness flag added."""
+        calc = self.calc
         dw, dy = solved
         dzL, dzU = calc.bound_multiplier_steps(dw, sL, sU)
         return Direction(dw=dw, dy=dy, dzL=dzL, dzU=dzU, gphi=gphi, rhs_w=rhs_w,

@@ -453,6 +453,34 @@ def test_device_code_path_emulated_resolves_through_the_structure_cache(monkeypa
     assert isinstance(slack.free_d, _DevArray) and isinstance(slack.slack_d, _DevArray)
 
 
+@pytest.mark.parametrize("build, ratio_max", [(_chain_model, 1e-17),
+                                               (_large_bound_model, 1e-15)])
+def test_device_code_path_emulated_refinement_past_its_first_test(build, ratio_max,
+                                                                  monkeypatch):
+    """On the device the solve's first refinement test is read with the line search's
+    reference values; where it fails (a residual_ratio_max below rounding) refinement
+    goes on, the inertia correction's rules for slow and failed refinements follow and
+    the direction is taken anew, as the host does at once: the same iterates."""
+    from caspar_backend.solver.inertia import InertiaCorrector
+
+    stands = collections.Counter()
+    finish = InertiaCorrector.finish_direction
+
+    def counted(self, *a):
+        out = finish(self, *a)
+        stands[out[1]] += 1
+        return out
+
+    monkeypatch.setattr(InertiaCorrector, "finish_direction", counted)
+    ref, res, seen = _solve_emulated(build(), {"residual_ratio_max": ratio_max},
+                                     monkeypatch)
+    assert stands[False] and stands[False] + stands[True] == res.iterations
+    assert res.status == ref.status == "Solve_Succeeded"
+    assert res.iterations == ref.iterations
+    for a, b in ((res.x, ref.x), (res.lam_g, ref.lam_g), (res.lam_x, ref.lam_x)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_device_code_path_emulated_watchdog_and_soft_restoration(monkeypatch):
     """The watchdog's stored iterate and the soft restoration's trial state on device
     arrays: x^2 + y^2 <= 1, x + y >= 3 with the watchdog triggered after four shortened
@@ -786,13 +814,14 @@ def test_count_device_ops_script_counts_launches_and_reads(capsys):
     out = capsys.readouterr().out
     m = re.search(r"operations per iteration: ([0-9.]+); host reads per iteration: ([0-9.]+)",
                   out)
-    assert m and float(m.group(1)) > 30 and float(m.group(2)) > 5, out
+    assert m and float(m.group(1)) > 30 and float(m.group(2)) > 3, out
     # a guard on the per-iteration floor of the GPU loop (each read is a device
     # synchronization): 366 launches / 18.8 reads at 70fbdc3, 267 / 9.0 after the
     # bit-exact reductions, 177 / 9.0 with the fused kernels (arrays/fused.py), 158 / 9.0
-    # at 7ff1a74, 61 / 9.0 with the multi-column reductions and the fused KKT build; more
-    # needs a reason (benchmarks/RESULTS.md)
-    assert float(m.group(1)) <= 66 and float(m.group(2)) <= 9.5, out
+    # at 7ff1a74, 61 / 9.0 with the multi-column reductions and the fused KKT build,
+    # 44 / 4.5 with the new point's derivatives and the first refinement test read with
+    # the next reads; more needs a reason (benchmarks/RESULTS.md)
+    assert float(m.group(1)) <= 66 and float(m.group(2)) <= 5.0, out
     assert "solver/newton.py" in out and "fused " in out
     # --sequence: iteration 3's launches as runs, each ending at a host read or a phase
     # of the linear solver, the last at the iteration's end, and together the launches
