@@ -136,9 +136,9 @@ class InertiaCorrector:
         the solve, the inertia correction redone; where there is none, an accurate
         (pivoting) factorization of K itself for this iteration's solves; failing that,
         K is taken as (numerically) singular, once, and perturbed as IPOPT's
-        PerturbForSingularity does.  A KKT system whose inertia test rounding can fool (the condensed one)
-        then goes on raising delta_w, as MadNLP does after a failed Richardson
-        iteration."""
+        PerturbForSingularity does.  A KKT system whose inertia test rounding can fool
+        (the condensed one) then goes on raising delta_w, as MadNLP does after a failed
+        Richardson iteration."""
         # a second right-hand side of the iteration (the adaptive update's affine step
         # first) reuses the iteration's factorization, as IPOPT's PDFullSpaceSolver does
         if not self.factored:

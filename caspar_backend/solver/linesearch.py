@@ -131,9 +131,8 @@ class LineSearch:
         """``((theta, phi, gphi^T dw), |dw|, |dw / (1 + |w|)|)`` at the current iterate
         for :meth:`search`, with the step bounds of ``d`` and its ``finite`` flag in the
         same transfer; None when ``d`` is not finite (no usable step).  Where ``d`` is
-        ``unsettled`` and its solve's refinement goes on past the test read here, the
-        direction that comes of it (a :class:`Direction` to take in place of ``d``, its
-        reference values not computed) or None."""
+        ``unsettled`` and its refinement goes on past the test read here, the direction
+        that comes of it (a :class:`Direction` to reference in place of ``d``) or None."""
         xp, calc, it = self.xp, self.calc, self.it
         reference, barrier, bounds = calc.reference_terms(d, self.barrier.tau)
         flag = [] if d.finite is None else [d.finite]
@@ -480,13 +479,7 @@ class LineSearch:
         clip = ks >= 1.0
         free = self.barrier.free and calc.nL + calc.nU
         one_launch = not clip or not (free or calc.safe_slack_mode)
-        gate = calc.step_gate
-        if first_order is not None:
-            it.gradf[:], it.jv[:] = first_order
-        elif one_launch:
-            gate = calc.eval_first_order_later(it)
-        else:
-            calc.eval_first_order(it)
+        gate = calc.first_order_of_step(it, first_order, later=one_launch)
         if one_launch:
             sL, sU = calc.slacks(it.w) if clip else (it.zL[:0], it.zU[:0])
             fused.call(xp, "step_duals", alpha, d.dy, alpha_z, d.dzL, sL, d.dzU, sU, mu, ks,

@@ -240,6 +240,19 @@ class BarrierQuantities:
         if not self.allfinite(it.gradf, it.jv):
             self.invalid(it.w, "derivative")
 
+    def first_order_of_step(self, it: Iterate, first_order, later: bool):
+        """The derivatives of an accepted step's new point: ``first_order`` (its
+        gradient and Jacobian values, evaluated and checked by the caller) or evaluated
+        here, checked at once or, with ``later``, read later (:meth:`eval_first_order_later`).
+        Returns the ``ok`` gate of the step's ``step_duals``."""
+        if first_order is not None:
+            it.gradf[:], it.jv[:] = first_order
+        elif later:
+            return self.eval_first_order_later(it)
+        else:
+            self.eval_first_order(it)
+        return self.step_gate
+
     def eval_first_order_later(self, it: Iterate):
         """:meth:`eval_first_order` for an accepted step's new point, its finiteness read
         with the next iteration's norms (:meth:`errors`) on the device: returns the
