@@ -258,9 +258,9 @@ class BarrierQuantities:
         with the next iteration's norms (:meth:`errors`) on the device: returns the
         ``ok`` vector for the step's ``step_duals``, so that the multipliers move only
         where the derivatives are finite, as on the host, where they are checked here
-        (and :attr:`step_gate` is returned).  The caller (the main loop) counts the
-        iteration before that read and takes it back where the check fails
-        (:class:`~.status.SolverStop`'s ``uncounted``)."""
+        (and :attr:`step_gate` is returned).  The main loop counts the iteration before
+        that read and takes the count back where the check fails
+        (:meth:`.InteriorPoint.run`)."""
         self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
         if is_host(self.xp):
             if not self.allfinite(it.gradf, it.jv):
@@ -268,7 +268,7 @@ class BarrierQuantities:
             return self.step_gate
         flag = self.finite_flag(it.gradf, it.jv)
         self._unread.append((flag, "derivative"))
-        return flag.vec
+        return flag.vec         # all_finite2's one column: its result vector is the flag
 
     def reevaluate(self, it: Iterate):
         """f, h, gradient and Jacobian of ``it`` at its ``w`` (after its w was set)."""
