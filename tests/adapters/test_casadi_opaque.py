@@ -512,3 +512,41 @@ def test_sx_input_and_opti():
         opti.solver(name, {"print_time": False}, {"print_level": 0, "tol": 1e-10})
         values.append(opti.solve().value(opti.f))
     assert abs(values[0] - values[1]) <= 1e-6 * max(1.0, abs(values[1]))
+
+
+class _InterruptingCallback(ca.Callback):
+    """f(x) = (x - 1)^2 through Python, raising KeyboardInterrupt from its ``k``-th call on
+    (Ctrl-C landing while the user's code runs; finite differences for derivatives)."""
+
+    def __init__(self, k):
+        ca.Callback.__init__(self)
+        self.k, self.calls = k, 0
+        self.construct("interrupting", {"enable_fd": True})
+
+    def eval(self, arg):
+        self.calls += 1
+        if self.calls >= self.k:
+            raise KeyboardInterrupt()
+        return [(arg[0] - 1) ** 2]
+
+
+@pytest.mark.parametrize("k", [1, 60])
+def test_keyboard_interrupt_inside_an_opaque_function_interrupts(k):
+    """A KeyboardInterrupt raised inside a casadi Function's evaluation (casadi hands it
+    on as a RuntimeError ending in its name) is Ctrl-C, not a failed evaluation to cut
+    back from: before the first iteration it reaches the caller, inside an iteration the
+    solve ends User_Requested_Stop with the point it had, as for Ctrl-C.  (An ordinary
+    error in the Function stays a failed evaluation: NaN, the step cut back.)"""
+    cb = _InterruptingCallback(k)
+    x = ca.MX.sym("x")
+    S = nlpsol("S", "caspar", {"x": x, "f": cb(x), "g": x},
+               {"print_time": False, "caspar": {"print_level": 0}})
+    if k == 1:
+        with pytest.raises(KeyboardInterrupt):
+            S(x0=3, lbg=-5, ubg=5)
+        return
+    S(x0=3, lbg=-5, ubg=5)
+    st = S.stats()
+    # (the undisturbed solve: 6 iterations, 192 calls with the finite differences)
+    assert st["return_status"] == "User_Requested_Stop" and not st["success"]
+    assert st["iter_count"] >= 1 and cb.calls == k     # nothing evaluated after it
