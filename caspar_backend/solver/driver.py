@@ -276,11 +276,10 @@ def _solve(evaluator, lbx, ubx, lbg, ubg, x0, lam_g0, lam_x0, opts, t0, device,
             # "NaN or Inf in a derivative evaluation at iteration 7: constraint c[7]: ..."
             head, sep, tail = message.partition(":")
             message = f"{head} at iteration {sh.iter}{sep}{tail}"
-    except KeyboardInterrupt as e:
+    except KeyboardInterrupt:
         # raised inside an iteration (a second Ctrl-C, or by a callback or another
         # handler): the iteration is abandoned; the iterate is returned as it stands
-        status, message = "User_Requested_Stop", "(interrupted inside an iteration" + (
-            f": {e})" if str(e) else ")")
+        status, message = "User_Requested_Stop", "(interrupted inside an iteration)"
     finally:
         # no linear solve follows: the factorization object goes back to the compiled
         # problem's symbolic analysis for the next solve (also when the run raised)
