@@ -68,6 +68,10 @@ def _bound_masks(lo, hi):
     return (np.isnan(lo) | np.isnan(hi), lo > hi, (lo == np.inf) | (hi == -np.inf))
 
 
+#: how a bound error begins (casadi's nlpsol words it so: its users and tests look for it)
+ILL_POSED = "Ill-posed problem detected: "
+
+
 def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
     """Raise for the first component ``names[i]`` (a ``what``: 'variable' or
     'constraint') with a NaN bound, ``lo > hi``, or an infinite bound on the wrong side.
@@ -83,19 +87,19 @@ def check_bounds(lo, hi, names, what: str, inputs: tuple | None = None) -> None:
     bad = np.flatnonzero(nan)
     if bad.size:
         i = bad[0]
-        raise NonFiniteError(f"{what} {names[i]} has a NaN bound"
+        raise NonFiniteError(f"{ILL_POSED}{what} {names[i]} has a NaN bound"
                              + (f" ({where(i)})" if inputs else ""))
     bad = np.flatnonzero(order)
     if bad.size:
         i = bad[0]
         suffix = f" ({inputs[0]}[{i}] > {inputs[1]}[{i}])" if inputs else ""
-        raise ModelError(f"{what} {names[i]} has lower bound {float(lo[i])!r} > upper "
-                         f"bound {float(hi[i])!r}{suffix}")
+        raise ModelError(f"{ILL_POSED}{what} {names[i]} has lower bound {float(lo[i])!r} > "
+                         f"upper bound {float(hi[i])!r}{suffix}")
     bad = np.flatnonzero(wrong_inf)
     if bad.size:
         i = bad[0]
-        raise NonFiniteError(f"{what} {names[i]} has an infinite bound on the wrong side "
-                             f"({where(i)})")
+        raise NonFiniteError(f"{ILL_POSED}{what} {names[i]} has an infinite bound on the "
+                             f"wrong side ({where(i)})")
 
 
 #: offenders listed per kind in one message (the rest are counted)

@@ -82,7 +82,7 @@ def make_function(name, ins, outs, opts=None, names=None) -> "ca.Function":
         free = fn.free_sx() if fn.is_a("SXFunction") else fn.free_mx()
         names = ", ".join(str(s) for s in free)
         raise ModelError(f"the expressions depend on symbols that are neither in 'x' nor in "
-                         f"'p': {names}")
+                         f"'p': [{names}] are free")
     return fn
 
 

@@ -25,7 +25,7 @@ from .kernels import slots
 from .kernels.resume_state import RESUME_FIXED_SIZE
 from .kernels.team import MAX_LANES, PARTIALS
 from .structure import build_structure
-from .tape import build_model, eval_float_slots, eval_int_slots
+from .tape import Unsupported, build_model, eval_float_slots, eval_int_slots
 
 #: filter entries per solve (a full filter ejects the solve to the general path)
 FILTER_CAP = 64
@@ -138,6 +138,10 @@ class WorkspaceLayout:
     def __init__(self, problem, lbx, ubx, lbg, ubg):
         model = self.model = build_model(problem)
         n, m = model["n"], model["m"]
+        if m == 0 and np.array_equal(lbx, ubx):
+            # every variable fixed and no constraint: no KKT system at all (the general
+            # path's solve, which IPOPT ends without an iteration)
+            raise Unsupported("no free variable and no constraint")
         self.n, self.m, self.n_params = n, m, int(problem.n_params)
         self.sense = float(model["sense"])
         ints, floats, sz = build_structure(model, self.n_params, lbx, ubx, lbg, ubg,

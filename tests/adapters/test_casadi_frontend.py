@@ -986,3 +986,19 @@ def test_an_empty_objective_is_zero_as_ipopts(empty):
     r, q = S(**args), ref(**args)
     np.testing.assert_allclose(np.ravel(r["x"]), np.ravel(q["x"]), atol=1e-9)
     assert float(r["f"]) == 0.0 and S.stats()["return_status"] == "Solve_Succeeded"
+
+
+def test_bound_and_free_symbol_errors_in_casadi_words():
+    """What casadi's nlpsol says for these errors begins caspar's messages too (its users
+    and its own tests look for 'Ill-posed problem detected' and '[p] are free'); the
+    component is still named."""
+    x = ca.SX.sym("x")
+    S = nlpsol("S", "caspar", {"x": x, "f": -x, "g": x}, {"print_time": False})
+    for bad, err in (({"lbx": 3, "ubx": -3}, ModelError), ({"lbg": np.nan}, NonFiniteError),
+                     ({"lbx": np.inf, "ubx": np.inf}, NonFiniteError)):
+        with pytest.raises(err, match=r"^Ill-posed problem detected: (variable x|constraint "
+                                      r"g\[0\]) has"):
+            S(**bad)
+    xm, p = ca.MX.sym("x"), ca.MX.sym("p")
+    with pytest.raises(ModelError, match=r"neither in 'x' nor in 'p': \[p\] are free"):
+        nlpsol("S", "caspar", {"x": xm, "f": (xm - p) ** 2})

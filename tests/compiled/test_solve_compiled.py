@@ -421,3 +421,21 @@ def test_any_tape_chunk_gives_the_same_bits(ik, monkeypatch):
         r = solve_compiled(problem, args["x0"], p, print_level=0)
         _same(r, problem.solve(p=p, print_level=0, compiled_path="no"))
     assert chunks == [12, 1, 5]
+
+
+def test_every_variable_fixed_and_no_constraint():
+    """lbx == ubx everywhere and no g: there is no KKT system (no free variable, no
+    row); the kernels leave it to the general path, which answers at once -- the
+    compiled path asked for explicitly included (it raised 'Matrix A is empty' in the
+    KKT ordering; found by CasADi's test/python/nlp.py test_pathological4)."""
+    import casadi as ca
+
+    x = ca.SX.sym("x", 2)
+    problem = from_casadi({"x": x, "f": ca.sumsqr(x) + x[0] * x[1]})
+    out = [problem.solve(x0=[0.0, 0.0], lbx=[1.0, -2.0], ubx=[1.0, -2.0], print_level=0,
+                         compiled_path=mode) for mode in ("yes", "no")]
+    for r in out:
+        assert r.status == "Solve_Succeeded"
+        np.testing.assert_array_equal(r.x, [1.0, -2.0])
+        assert r.f == 3.0
+    np.testing.assert_array_equal(out[0].lam_x, out[1].lam_x)
