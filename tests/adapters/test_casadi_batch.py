@@ -221,7 +221,8 @@ def test_symbolic_calls_are_one_batch_node_with_casadis_derivatives(solvers, spy
 def test_bad_instance_is_named(solvers, spy):
     S, _, bounds = solvers
     lbx = ca.DM(np.array([[-1.0, -1.0, 2.0, -1.0]] * 3))     # instance 2: lbx > ubx
-    with pytest.raises(ModelError, match=r"instance 2: variable .* lower bound 2\.0 > upper"):
+    with pytest.raises(ModelError, match=r"instance 2: Ill-posed problem detected: "
+                                         r"variable .* lower bound 2\.0 > upper"):
         S(x0=0, p=P, **{**bounds, "lbx": lbx})
     with pytest.raises(ModelError, match=r"instance 1: parameter"):
         S(x0=0, p=ca.DM([[1.0, np.nan], [0.0, 0.0]]), **bounds)
