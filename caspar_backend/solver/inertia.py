@@ -86,12 +86,16 @@ class InertiaCorrector:
 
     # ================================================================ timed calls
     def solve(self, rhs_w, rhs_c):
+        return self._timed_solve(self.kkt.solve, rhs_w, rhs_c)
+
+    def _timed_solve(self, call, *args):
+        """``call(*args)`` (a solve phase of the KKT system), counted in the solve time."""
         t = time.perf_counter()
-        dw, dy = self.kkt.solve(rhs_w, rhs_c)
+        out = call(*args)
         if self.timers.device_sync:
             synchronize(self.xp)
         self.timers.solve += time.perf_counter() - t
-        return dw, dy
+        return out
 
     def factor(self):
         """Assemble and factorize the KKT system; ``(factorization, inertia ok)``."""
@@ -139,14 +143,21 @@ class InertiaCorrector:
         PerturbForSingularity does.  A KKT system whose inertia test rounding can fool
         (the condensed one) then goes on raising delta_w, as MadNLP does after a failed
         Richardson iteration."""
-        # a second right-hand side of the iteration (the adaptive update's affine step
-        # first) reuses the iteration's factorization, as IPOPT's PDFullSpaceSolver does
-        if not self.factored:
-            if not self.regularize_and_factorize():
-                return None
-            self.factored = True
+        if not self._factored():
+            return None
         dw, dy = self.solve(rhs_w, rhs_c)
         return self._after_solve(rhs_w, rhs_c, dw, dy)
+
+    def _factored(self) -> bool:
+        """The iteration's matrix factorized with inertia correction (False: no
+        regularization gives a usable factorization).  A second right-hand side of the
+        iteration (the adaptive update's affine step first) reuses the factorization,
+        as IPOPT's PDFullSpaceSolver does."""
+        if not self.factored:
+            if not self.regularize_and_factorize():
+                return False
+            self.factored = True
+        return True
 
     def direction_deferred(self, rhs_w, rhs_c):
         """:meth:`direction` with the first solve's refinement test left unread (one
@@ -157,15 +168,9 @@ class InertiaCorrector:
         ``first``'s norms are read, else ``solved`` is :meth:`direction`'s answer."""
         if not self.kkt.check_inertia:
             return self.direction(rhs_w, rhs_c), None
-        if not self.factored:
-            if not self.regularize_and_factorize():
-                return None, None
-            self.factored = True
-        t = time.perf_counter()
-        dw, dy, first = self.kkt.solve_deferred(rhs_w, rhs_c)
-        if self.timers.device_sync:
-            synchronize(self.xp)
-        self.timers.solve += time.perf_counter() - t
+        if not self._factored():
+            return None, None
+        dw, dy, first = self._timed_solve(self.kkt.solve_deferred, rhs_w, rhs_c)
         if first is None:
             return self._after_solve(rhs_w, rhs_c, dw, dy), None
         return (dw, dy), first
@@ -174,11 +179,7 @@ class InertiaCorrector:
         """End a :meth:`direction_deferred` from ``first``'s norms as read (``values``):
         ``(solved, stands)`` -- :meth:`direction`'s answer, and whether it is the
         tentative ``(dw, dy)`` unchanged (the first test passed and nothing followed)."""
-        t = time.perf_counter()
-        passed = self.kkt.settle_refinement(first, values)
-        if self.timers.device_sync:
-            synchronize(self.xp)
-        self.timers.solve += time.perf_counter() - t
+        passed = self._timed_solve(self.kkt.settle_refinement, first, values)
         solved = self._after_solve(rhs_w, rhs_c, dw, dy)
         return solved, (passed and solved is not None and solved[0] is dw
                         and solved[1] is dy)

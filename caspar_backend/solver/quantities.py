@@ -261,11 +261,10 @@ class BarrierQuantities:
         (and :attr:`step_gate` is returned).  The main loop counts the iteration before
         that read and takes the count back where the check fails
         (:meth:`.InteriorPoint.run`)."""
-        self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
         if is_host(self.xp):
-            if not self.allfinite(it.gradf, it.jv):
-                self.invalid(it.w, "derivative")
+            self.eval_first_order(it)
             return self.step_gate
+        self.nlp.grad_and_jac(it.w, it.gradf, it.jv)
         flag = self.finite_flag(it.gradf, it.jv)
         self._unread.append((flag, "derivative"))
         return flag.vec         # all_finite2's one column: its result vector is the flag
