@@ -91,7 +91,13 @@ def chained_functions(fn, min_depth: int = CHAIN_MIN_DEPTH, memo=None) -> list:
     return [f for c, f in counts.values() if c >= min_depth]
 
 
-def call_nodes(fn) -> list:
-    """The call nodes of an MXFunction's instruction program."""
-    return [fn.instruction_MX(k) for k in range(fn.n_instructions())
-            if fn.instruction_id(k) == _CALL_CODE]
+def instruction_ids(fn) -> list[int]:
+    """The op code of each instruction of an MXFunction's program, in order."""
+    return list(map(fn.instruction_id, range(fn.n_instructions())))
+
+
+def call_nodes(fn, ids: list[int] | None = None) -> list:
+    """The call nodes of an MXFunction's instruction program (``ids``: its
+    :func:`instruction_ids` where the caller has them)."""
+    ids = instruction_ids(fn) if ids is None else ids
+    return [fn.instruction_MX(k) for k, code in enumerate(ids) if code == _CALL_CODE]

@@ -59,7 +59,7 @@ import numpy as np
 from caspar_backend.errors import ModelError, UnsupportedOpError
 
 from . import optable as T
-from .chains import (CHAIN_UNIT_MAX_INPUTS, call_nodes, call_path_counts,
+from .chains import (CHAIN_UNIT_MAX_INPUTS, call_nodes, call_path_counts, instruction_ids,
                      chained_functions)
 from .program import CALL, SUM, UNARY, MapProgram, Program, SXProgram, offsets
 
@@ -120,6 +120,9 @@ class Compiler:
         self._keep: list = []  # Functions whose hash is a key above stay alive
         #: (name, class, instances) of every Function compiled as a call target
         self.stats = {"functions": 0, "maps": []}
+        #: the NLP's own MX Function and its :func:`~.chains.instruction_ids`, once
+        #: :meth:`compile_mx` has compiled it (``top_level``); the reader scans them
+        self.top_level: tuple | None = None
 
     def compile(self, fn) -> Program:
         key = hash(fn)  # casadi hashes a Function by its internal pointer
@@ -229,10 +232,13 @@ class Compiler:
         if inline_wrappers and self.keep_calls:
             outs = self._inline_wrappers(name, ins, outs)
         fn = make_function(name, ins, outs)
+        ids = instruction_ids(fn)
+        if top_level:
+            self.top_level = (fn, ids)
         if self.keep_calls:
             # only calls that reach a Map or a deep chain are worth keeping (module
             # doc): any other call is cheaper to let expand() inline than to replay
-            all_calls = call_nodes(fn)
+            all_calls = call_nodes(fn, ids)
             if all_calls and (top_level or sum(fn.nnz_in(i) for i in range(fn.n_in()))
                               > CHAIN_UNIT_MAX_INPUTS):
                 self._find_chains(fn)

@@ -60,13 +60,13 @@ that batch is solved in chunks on the cluster's workers
 
 ``S.save``/``serialize`` and ``casadi.Function.load`` work as for ipopt (:mod:`.nlpsol_load`).
 Not available (yet): second derivatives through the solver (the derivative callbacks
-are evaluated numerically and are not differentiable themselves; casadi's ipopt path
-builds them as MX graphs), code generation (a Python callback has no C code), and parallel
-evaluation of separate solves: they are serialized by a lock (a Function made by casadi,
-e.g. ``casadi.Function.map(S, n, 'thread')``, runs its solves one at a time; caspar's
-``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device chosen once at construction (``'caspar':
-{'device': 'cpu' | 'cuda' | 'auto'}``); lam_p, calc_lam_x and the sensitivities are
-evaluated on the CPU.
+are not differentiable; casadi's ipopt path builds them as MX graphs), code generation
+(a Python callback has no C code), and parallel evaluation of separate solves: a lock
+serializes them (``casadi.Function.map(S, n, 'thread')`` runs its solves one at a time;
+caspar's ``S.map(n, 'thread')`` is one batched solve).  The solve runs on the device
+chosen at construction (``'caspar': {'device': 'cpu' | 'cuda' | 'auto'}``); lam_p,
+calc_lam_x and the sensitivities are evaluated on the CPU.  An MX ``attachAssert`` is
+checked at every point a solve evaluates (:mod:`.assertions`).
 
 Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like
 casadi: "Unknown option: ..." with suggestions): see :mod:`.nlpsol_options`.  Solver options
@@ -95,10 +95,11 @@ import casadi as ca
 
 from caspar_backend.errors import CasparError, ModelError
 
+from .assertions import AssertionCheck
 from .interrupts import keyboard_interrupts
 from .nlp import nlp_dict
 from .nlpsol_batch import BatchCallback
-from .nlpsol_checks import InputChecks
+from .nlpsol_checks import InputChecks, check_shapes
 from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
@@ -159,6 +160,7 @@ class NlpsolCore:
 
             check_client(self.front["client"])
         self.nlp = nlp_dict(nlp)
+        check_shapes(self.nlp)
         t0 = time.perf_counter()
         #: detect_simple_bounds (simple_bounds): the rows that become bounds, or None
         self.simple = (SimpleBounds.detect(self.nlp) if self.front["detect_simple_bounds"]
@@ -169,13 +171,14 @@ class NlpsolCore:
         self.nlp_function = problem_function(self.nlp)
         self.problem = from_casadi(self.oracle, expand=True, function=self.nlp_function
                                    if self.simple is None else None)
+        sites = self.problem.model.meta.get("assertions")
+        #: the NLP's MX assertions, checked at every point solves evaluate (.assertions)
+        self.assertions = AssertionCheck(self.nlp, sites) if sites else None
         if self.simple is not None:
             # the solver's messages name the user's rows
             self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
-        # the evaluator (generated code) is part of compiling: build it now, so that the
-        # first solve's t_wall_total is a solve's
-        # 'auto' weighs the problem size once, here (Problem.resolve_device; CPU only
-        # with opaque Functions)
+        # the evaluator (generated code) is part of compiling, built now: the first solve's
+        # t_wall_total is a solve's; 'auto' weighs the size once (resolve_device)
         self.device = self.problem.resolve_device(self.solver_options.get("device", "cpu"))
         #: the user's derivative Functions (nlpsol_derivatives)
         self.derivatives = UserDerivatives(
@@ -183,9 +186,8 @@ class NlpsolCore:
             self.problem.n, self.problem.m, self.problem.n_params,
             exact_hessian=self.solver_options.get("hessian_approximation",
                                                   "exact") == "exact")
-        #: with opaque calls and the user's hess_lag: f, g and their first derivatives
-        #: by casadi's own functions, as IPOPT evaluates them (.nlp_evaluator); None:
-        #: the compiled problem's evaluator
+        #: with opaque calls and the user's hess_lag: f, g and first derivatives by casadi's
+        #: functions, as IPOPT evaluates them (.nlp_evaluator); None: the compiled problem's
         self.casadi_evaluator = None
         if self.uses_hess_lag() and self.problem.extended is not None:
             from .nlp_evaluator import CasadiNlpEvaluator
@@ -195,9 +197,8 @@ class NlpsolCore:
         else:
             self.problem.evaluator(self.device)
         self.compile_time = time.perf_counter() - t0
-        # one solve at a time: casadi may call from several threads (map(..., 'thread'))
-        # and stats() and the sensitivity caches record the last call; the core itself
-        # is thread safe (each solve evaluates through an evaluator of its own)
+        # one solve at a time: casadi may call from threads (map(..., 'thread')) and stats()
+        # and the sensitivity caches record the last call (each solve's evaluator is its own)
         self._lock = threading.Lock()
         self.n, self.q = self.problem.n, self.problem.n_params
         self.m = self.problem.m if self.simple is None else self.simple.m
@@ -350,14 +351,16 @@ class NlpsolCore:
             if not evaluators:
                 ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
                       else self.host_evaluator(p))
-                evaluators.append(self.derivatives.hessian(ev) if user_hessian else ev)
+                ev = self.derivatives.hessian(ev) if user_hessian else ev
+                evaluators.append(ev if self.assertions is None else self.assertions.guard(ev))
             return solve_nlp(evaluators[0], s_lbx, s_ubx, s_lbg, s_ubg, x0,
                              lam_g0=s_lg0 if self.warm_start else None,
                              lam_x0=s_lx0 if self.warm_start else None,
                              var_names=pr.var_names, con_names=pr.con_names, options=opts,
                              started=started, resume=resume, hand_back=True)
 
-        if self.device == "cpu" and self.iteration is None and not user_hessian:
+        if (self.device == "cpu" and self.iteration is None and not user_hessian
+                and self.assertions is None):
             # small problems: the compiled interior point (the same iterates; the
             # general path where the kernels hand over -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import solve as dispatched
@@ -426,11 +429,11 @@ class NlpsolCore:
         (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the
         first failed instance)."""
         if (self.iteration is not None or self.problem.extended is not None
-                or self.uses_hess_lag()):
+                or self.uses_hess_lag() or self.assertions is not None):
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
-            # so are models with opaque Functions (no batched evaluator: .opaque) and
-            # solves with the user's hess_lag (a host Function per instance)
+            # so are models with opaque Functions (no batched evaluator: .opaque),
+            # solves with the user's hess_lag or assertions (host Functions per instance)
             return self._solve_one_by_one(x0, p, lbx, ubx, lbg, ubg, lam_x0, lam_g0, record)
         with self._lock:
             t_wall, t_proc = time.perf_counter(), time.process_time()

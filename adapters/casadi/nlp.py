@@ -30,6 +30,7 @@ from caspar_backend.errors import ModelError, NonFiniteError
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
+from .assertions import assertion_sites
 from .bulk import read_bulk
 from .sxdecode import program_text
 from .sxexport import read as read_program
@@ -134,7 +135,10 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
             graph, roots, [3] + [_MIN_CON_TERMS] * (len(roots) - 1))
         meta = {"casadi_type": sym.__name__,
                 "functions_compiled": compiler.stats["functions"],
-                "maps": list(compiler.stats["maps"])}
+                "maps": list(compiler.stats["maps"]),
+                # the Functions whose MX assertions expand() dropped (.assertions)
+                "assertions": ([] if compiler.top_level is None
+                               else assertion_sites(*compiler.top_level))}
         opaque = _opaque_calls(registry, graph, var_names)
         if not found:
             return NLPModel(

@@ -8,6 +8,12 @@ pair ``lo <= hi`` with neither NaN nor an infinity on the wrong side (``lo = +in
 when a ``describe`` function is set, as Opti does) and the input.  For B instances at
 once the masks run over every row and the first bad instance's message is prefixed with
 its index.
+
+:func:`check_shapes` is casadi's dimension check of the problem dict at construction
+(``Nlpsol::init``, casadi/core/nlpsol.cpp): ``x`` and ``g`` dense vectors, ``f`` dense,
+with casadi's messages (``Expected a dense vector 'g', but got 2x2,2nz.``).  caspar's own
+readers take any shape by its nonzeros (:mod:`.nlp`); ``nlpsol`` keeps casadi's contract,
+so a problem that builds with ``'caspar'`` builds with ``'ipopt'``.
 """
 
 from __future__ import annotations
@@ -94,3 +100,19 @@ class _Described:
 
     def __getitem__(self, i):
         return f"{self.names[i]} ({self.describe(int(i))})"
+
+
+def check_shapes(nlp: dict) -> None:
+    """casadi's dimension checks of an nlpsol problem dict (module doc): a ModelError
+    with casadi's message for the first that fails.  An empty entry passes (no ``g``:
+    0x0 or 0x1; ``f`` 0x0: no objective)."""
+    for key, vector in (("g", True), ("f", False), ("x", True)):
+        v = nlp.get(key)
+        if v is None or not hasattr(v, "sparsity"):
+            continue
+        sp = v.sparsity()
+        if sp.numel() == 0 and key != "x":
+            continue
+        if not sp.is_dense() or (vector and not sp.is_vector()):
+            raise ModelError(f"Expected a dense {'vector ' if vector else ''}'{key}', but "
+                             f"got {sp.dim(True)}.")

@@ -40,13 +40,17 @@ from caspar_backend.solver.status import STATUSES
 #: IPOPT status -> casadi's unified_return_status, as casadi's IpoptInterface sets it
 #: (ipopt_interface.cpp: success -> SUCCESS; Maximum_Iterations/CpuTime/WallTime ->
 #: LIMITED; everything else keeps Nlpsol's initial SOLVER_RET_UNKNOWN, including
-#: Infeasible_Problem_Detected -- casadi's ipopt never reports SOLVER_RET_INFEASIBLE).
+#: Infeasible_Problem_Detected -- casadi's ipopt never reports SOLVER_RET_INFEASIBLE),
+#: except Invalid_Number_Detected -> SOLVER_RET_NAN, the unified status casadi has for it:
+#: its ipopt interface never sets it (casadi's nlpsol tests exempt ipopt from the rule
+#: that a NaN in an evaluation reports it), its MadNLP interface (the same algorithm) does.
 #: A test checks every row of caspar's status table is here.
 UNIFIED_RETURN_STATUS = {
     name: ("SOLVER_RET_SUCCESS" if st.success else
            "SOLVER_RET_LIMITED" if name in ("Maximum_Iterations_Exceeded",
                                             "Maximum_CpuTime_Exceeded",
                                             "Maximum_WallTime_Exceeded") else
+           "SOLVER_RET_NAN" if name == "Invalid_Number_Detected" else
            "SOLVER_RET_UNKNOWN")
     for name, st in STATUSES.items()
 }

@@ -27,9 +27,10 @@ an MX graph of nested calls.
 
 ``out`` is every output's nonzeros concatenated, ``a_act`` the argument nonzeros that
 are not constants in every call (the others enter as a second, undifferentiated input).
-A casadi error inside a call (an integrator that fails) gives NaN values, which the
-solver treats as an evaluation error; a Function whose second derivatives casadi cannot
-build raises at the first Hessian, saying to use
+A casadi error inside a call (an integrator that fails, a Callback that raises) gives
+NaN values, which the solver treats as an evaluation error, with casadi's message warned
+(as casadi warns under IPOPT) and named in the solver's message; a Function whose second
+derivatives casadi cannot build raises at the first Hessian, saying to use
 ``hessian_approximation='limited-memory'`` (as IPOPT needs then too).
 """
 
@@ -44,6 +45,7 @@ import casadi as ca
 
 from caspar_backend.errors import EvaluationError, ModelError, UnsupportedOpError
 from caspar_backend.opaque.host import HostFunction
+from caspar_backend.user_warnings import warn
 
 from .compiler import casadi_message
 from .program import Program
@@ -345,8 +347,8 @@ class CasadiHostFunction(HostFunction):
             return r.T.copy()
         try:
             r = self._mapped("values", N)(*self._inputs(A))
-        except RuntimeError:
-            return np.full((self.n_out, N), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (self.n_out, N))
         return np.asarray(r.full(), dtype=float).reshape(self.n_out, N)
 
     def jacobian(self, A) -> np.ndarray:
@@ -354,8 +356,8 @@ class CasadiHostFunction(HostFunction):
         N, nnz = A.shape[1], len(self.jac_rows)
         try:
             r = self._mapped("jac", N)(*self._inputs(A))
-        except RuntimeError:
-            return np.full((N, nnz), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (N, nnz))
         return _nonzeros(r).reshape(N, nnz)
 
     def directional(self, A, V) -> np.ndarray:
@@ -364,8 +366,8 @@ class CasadiHostFunction(HostFunction):
         Vm = np.asarray(V, dtype=float).transpose(1, 0, 2).reshape(len(self.active), N * K)
         try:
             r = self._mapped("dir", N)(*self._inputs(A), ca.DM(Vm))
-        except RuntimeError:
-            return np.full((N, self.n_out, K), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (N, self.n_out, K))
         return np.asarray(r.full(), dtype=float).reshape(self.n_out, N, K).transpose(1, 0, 2)
 
     def vjp(self, A, W) -> np.ndarray:
@@ -373,8 +375,8 @@ class CasadiHostFunction(HostFunction):
         N = A.shape[1]
         try:
             r = self._mapped("vjp", N)(*self._inputs(A), ca.DM(np.asarray(W, dtype=float)))
-        except RuntimeError:
-            return np.full((N, len(self.active)), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (N, len(self.active)))
         return np.asarray(r.full(), dtype=float).T
 
     def directional_hessian(self, A, V, W) -> np.ndarray:
@@ -386,9 +388,19 @@ class CasadiHostFunction(HostFunction):
         try:
             r = self._mapped("dir_hess", N)(*self._inputs(A), ca.DM(Vm),
                                             ca.DM(np.asarray(W, dtype=float)))
-        except RuntimeError:
-            return np.full((N, K, K), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (N, K, K))
         return np.asarray(r.full(), dtype=float).reshape(K, N, K).transpose(1, 0, 2)
+
+    def _failed(self, exc: RuntimeError, shape) -> np.ndarray:
+        """NaN values of shape ``shape`` for a call casadi could not evaluate: an
+        evaluation error, as in IPOPT's nlpsol, whose reason (casadi's message) is kept
+        in :attr:`last_error` for the solver's message and warned (once per text)."""
+        self.last_error = casadi_message(exc)
+        warn(f"caspar: casadi Function {self.describe()} failed to evaluate "
+             f"({self.last_error}); the point counts as an evaluation error, as in "
+             "IPOPT's nlpsol")
+        return np.full(shape, np.nan)
 
     def _no_second(self):
         raise EvaluationError(
@@ -403,8 +415,8 @@ class CasadiHostFunction(HostFunction):
         N, nnz = A.shape[1], len(self.hess_rows)
         try:
             r = self._mapped("hess", N)(*self._inputs(A), ca.DM(np.asarray(W, dtype=float)))
-        except RuntimeError:
-            return np.full((N, nnz), np.nan)
+        except RuntimeError as exc:
+            return self._failed(exc, (N, nnz))
         return _nonzeros(r).reshape(N, nnz)
 
 

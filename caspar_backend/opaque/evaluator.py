@@ -313,7 +313,9 @@ class ComposedEvaluator(Evaluator):
             if bad.any():
                 i = int(np.flatnonzero(bad.any(axis=0))[0])
                 args = self._c[m + grp.arg_rows[:, i]]
+                why = grp.fn.last_error
                 return (f"opaque function {grp.fn.describe()}, call {i}, at arguments "
-                        f"{np.array2string(args, precision=6, threshold=8)}")
+                        f"{np.array2string(args, precision=6, threshold=8)}"
+                        + (f" ({why})" if why else ""))
         describe = getattr(self.inner, "describe_nonfinite", None)
         return describe(self._z) if describe is not None else "no non-finite value found"

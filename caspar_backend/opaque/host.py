@@ -56,6 +56,9 @@ class HostFunction(ABC):
     kind: str
     n_in: int
     n_out: int
+    #: why the last evaluation that gave NaN failed (a front end's message), for the
+    #: solver's Invalid_Number_Detected message; None: none failed
+    last_error: str | None = None
     #: set by :meth:`prepare`
     active: np.ndarray
     jac_rows: np.ndarray

@@ -247,7 +247,8 @@ def test_status_mapping_matches_ipopt(name, solver, status, unified):
 def test_unified_status_table_is_complete():
     assert set(FE.UNIFIED_RETURN_STATUS) == set(STATUSES)
     assert {v for v in FE.UNIFIED_RETURN_STATUS.values()} <= {
-        "SOLVER_RET_SUCCESS", "SOLVER_RET_LIMITED", "SOLVER_RET_UNKNOWN"}
+        "SOLVER_RET_SUCCESS", "SOLVER_RET_LIMITED", "SOLVER_RET_UNKNOWN", "SOLVER_RET_NAN"}
+    assert FE.UNIFIED_RETURN_STATUS["Invalid_Number_Detected"] == "SOLVER_RET_NAN"
 
 
 def test_stats_fields_and_no_stats_before_a_solve():
@@ -1002,3 +1003,36 @@ def test_bound_and_free_symbol_errors_in_casadi_words():
     xm, p = ca.MX.sym("x"), ca.MX.sym("p")
     with pytest.raises(ModelError, match=r"neither in 'x' nor in 'p': \[p\] are free"):
         nlpsol("S", "caspar", {"x": xm, "f": (xm - p) ** 2})
+
+
+def _shape_cases():
+    x, X = ca.SX.sym("x", 2), ca.SX.sym("X", 2, 2)
+    m = ca.MX.sym("m", 2)
+    return [
+        ({"x": X, "f": ca.sumsqr(X)}, "Expected a dense vector 'x', but got 2x2,4nz."),
+        ({"x": x, "f": x[0], "g": ca.diag(x)}, "Expected a dense vector 'g', but got 2x2,2nz."),
+        ({"x": x, "f": x[0], "g": x @ x.T}, "Expected a dense vector 'g', but got 2x2,4nz."),
+        ({"x": x, "f": ca.SX(1, 1), "g": x}, "Expected a dense 'f', but got 1x1,0nz."),
+        ({"x": x, "f": x[0], "g": ca.SX(2, 1)}, "Expected a dense vector 'g', but got 2x1,0nz."),
+        ({"x": m, "f": m[0], "g": ca.diag(m)}, "Expected a dense vector 'g', but got 2x2,2nz."),
+        ({"x": x, "f": x[0], "g": x.T}, None),
+        ({"x": x.T, "f": x[0]}, None),
+        ({"x": x, "f": ca.SX.zeros(0, 0), "g": x}, None),
+        ({"x": x, "f": x[0], "p": ca.SX.sym("P", 2, 2)}, None),
+        ({"x": x, "f": ca.sumsqr(x), "g": ca.SX.zeros(0, 0)}, None),
+        ({"x": x, "g": x}, None),
+    ]
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_problem_shapes_are_checked_as_casadi_checks_them(k):
+    """casadi's dimension checks of the problem dict (Nlpsol::init), with its message;
+    reference: casadi's ipopt nlpsol on the same dict."""
+    nlp, message = _shape_cases()[k]
+    for solver, opts in (("caspar", QC), ("ipopt", QI)):
+        if message is None:
+            (nlpsol if solver == "caspar" else ca.nlpsol)("s", solver, nlp, opts)
+            continue
+        with pytest.raises(Exception) as err:
+            (nlpsol if solver == "caspar" else ca.nlpsol)("s", solver, nlp, opts)
+        assert message in str(err.value), solver

@@ -512,3 +512,29 @@ def test_sx_input_and_opti():
         opti.solver(name, {"print_time": False}, {"print_level": 0, "tol": 1e-10})
         values.append(opti.solve().value(opti.f))
     assert abs(values[0] - values[1]) <= 1e-6 * max(1.0, abs(values[1]))
+
+
+class Refuses(ca.Callback):
+    """A Callback that raises at every point (casadi's test_iteration_interrupt raises
+    KeyboardInterrupt there)."""
+
+    def __init__(self, name, exc):
+        ca.Callback.__init__(self)
+        self.exc = exc
+        self.construct(name, {"enable_fd": True})
+
+    def eval(self, arg):
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc,text", [(ValueError("no table here"), "no table here"),
+                                      (KeyboardInterrupt(), "KeyboardInterrupt")])
+def test_a_failed_call_is_named_with_casadis_reason(exc, text):
+    cb = Refuses("refuses", exc)
+    _KEEP.append(cb)
+    x = ca.MX.sym("x")
+    S = nlpsol("S", "caspar", {"x": x, "f": cb(x), "g": x}, {**QC, "error_on_fail": True})
+    with pytest.warns(UserWarning, match=text), pytest.raises(RuntimeError) as err:
+        S(lbg=-5, ubg=5)
+    assert "Invalid_Number_Detected" in str(err.value) and text in str(err.value)
+    assert S.stats()["unified_return_status"] == "SOLVER_RET_NAN"

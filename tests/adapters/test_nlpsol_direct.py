@@ -36,14 +36,15 @@ def _arm():
     return nlp, dict(x0=[0.1, 0.2, 0.3], p=[1.0, 1.2], **bounds)
 
 
-def _matrix_x():
-    """x a 2x3 matrix, p a row, two constraints."""
-    X = ca.SX.sym("X", 2, 3)
-    P = ca.SX.sym("P", 1, 2)
-    f = ca.sumsqr(X - P[0]) + P[1] * X[0, 0] ** 2
+def _matrix_p():
+    """p a 2x2 matrix (casadi's nlpsol takes any p; x must be a vector), two
+    constraints."""
+    X = ca.reshape(ca.SX.sym("X", 6), 2, 3)
+    P = ca.SX.sym("P", 2, 2)
+    f = ca.sumsqr(X - P[0, 0]) + P[1, 1] * X[0, 0] ** 2 + P[0, 1] * X[1, 2]
     g = ca.vertcat(ca.sum1(ca.sum2(X)), X[1, 2] - X[0, 1])
-    return ({"x": X, "p": P, "f": f, "g": g},
-            dict(x0=np.arange(6.0).reshape(2, 3) / 10, p=np.array([[0.5, 2.0]]),
+    return ({"x": ca.vec(X), "p": P, "f": f, "g": g},
+            dict(x0=np.arange(6.0) / 10, p=np.array([[0.5, 0.1], [0.0, 2.0]]),
                  lbx=-5, ubx=5, lbg=[-1.0, 0.0], ubg=[1.0, INF]))
 
 
@@ -56,7 +57,7 @@ def _no_p_simple():
             dict(x0=ca.DM([0.5, 0.5, 0.5]), lbg=ca.DM([-1.0, 0.5]), ubg=[1.5, INF]))
 
 
-CASES = {"arm": (_arm, {}), "matrix_x": (_matrix_x, {}),
+CASES = {"arm": (_arm, {}), "matrix_p": (_matrix_p, {}),
          "no_p_simple": (_no_p_simple, {"detect_simple_bounds": True, "calc_lam_x": True})}
 
 

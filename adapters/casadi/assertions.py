@@ -1,0 +1,93 @@
+"""casadi's ``MX.attachAssert`` in an NLP: checked at every point caspar evaluates.
+
+``y = x.attachAssert(cond, msg)`` is ``x`` with a check: evaluating an MX Function that
+computes ``y`` raises ``Assertion error: msg`` unless ``cond`` is 1.  IPOPT's nlpsol
+evaluates the user's MX Functions, so a failing assertion is an evaluation error there
+(casadi prints its warning; at the starting point the solve ends
+Invalid_Number_Detected, in the line search the step is cut back).  ``expand()`` drops
+assertions (SX has none), and caspar compiles the expanded expressions -- so:
+
+* :func:`assertion_sites` finds the Functions of the NLP whose MX body holds an
+  assertion (the NLP itself or any Function it calls, through Maps too); the reader
+  records their names in the model's ``meta["assertions"]``;
+* :class:`AssertionCheck` evaluates the user's ``f`` and ``g`` as casadi's MX
+  ``Function('nlp_assertions', [x, p], [f, g])`` at a point and returns casadi's
+  message where an assertion fails; the front end runs its solves through
+  :class:`~caspar_backend.evaluators.guarded.GuardedEvaluator` with it, on the general
+  path (the compiled kernels have no host check).
+
+The values caspar solves with stay the compiled ones: the check only decides whether a
+point is an evaluation error.  Its cost, one MX evaluation of f and g per point, is paid
+only by NLPs that hold an assertion.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import numpy as np
+
+import casadi as ca
+
+from caspar_backend.user_warnings import warn
+
+from .chains import instruction_ids
+from .compiler import casadi_message
+
+_ASSERTION = ca.OP_ASSERTION
+
+
+def assertion_sites(fn, ids: list[int] | None = None) -> list[str]:
+    """The names of the Functions run by calling ``fn`` (``fn`` included) whose MX body
+    holds an assertion, each once, callees first (``ids``: ``fn``'s
+    :func:`~.chains.instruction_ids` where the caller has them)."""
+    found: list[str] = []
+    _sites(fn, {}, found, ids)
+    return found
+
+
+def _sites(fn, memo: dict, found: list, ids=None) -> None:
+    key = hash(fn)              # casadi hashes a Function by its internal pointer
+    if key in memo:
+        return
+    memo[key] = fn              # held: the pointer is not reused while walking
+    for name in fn.get_function():
+        _sites(fn.get_function(name), memo, found)
+    if fn.is_a("MXFunction") and _ASSERTION in set(instruction_ids(fn) if ids is None
+                                                    else ids):
+        found.append(fn.name())
+
+
+@final
+class AssertionCheck:
+    """``check(x, p) -> str | None``: casadi's message where an assertion of the NLP
+    ``nlp`` (an nlpsol dict of MX) fails at ``(x, p)`` (host float64 nonzero vectors),
+    None where all hold (final)."""
+
+    def __init__(self, nlp: dict, sites: list[str]):
+        from .nlp import _unpack
+
+        x, f, g, p, _ = _unpack(nlp)
+        self.sites = list(sites)
+        self._fn = ca.Function("nlp_assertions", [x, p], [f, g], ["x", "p"], ["f", "g"])
+        self._sp_x, self._sp_p = x.sparsity(), p.sparsity()
+
+    def __call__(self, x, p) -> str | None:
+        try:
+            self._fn.call([ca.DM(self._sp_x, np.asarray(x, float)),
+                           ca.DM(self._sp_p, np.asarray(p, float))])
+        except RuntimeError as exc:
+            return casadi_message(exc)
+        return None
+
+    def guard(self, evaluator):
+        """``evaluator`` whose values are NaN where an assertion fails."""
+        from caspar_backend.evaluators.guarded import GuardedEvaluator
+
+        return GuardedEvaluator(evaluator, self, self.warn)
+
+    @staticmethod
+    def warn(reason: str) -> None:
+        """casadi's warning for a failed evaluation (once per message and call site)."""
+        warn(f"caspar: the NLP's evaluation failed at a point ({reason}); the point counts "
+             "as an evaluation error, as in IPOPT's nlpsol")
