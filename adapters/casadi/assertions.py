@@ -7,9 +7,9 @@ evaluates the user's MX Functions, so a failing assertion is an evaluation error
 Invalid_Number_Detected, in the line search the step is cut back).  ``expand()`` drops
 assertions (SX has none), and caspar compiles the expanded expressions -- so:
 
-* :func:`assertion_sites` finds the Functions of the NLP whose MX body holds an
-  assertion (the NLP itself or any Function it calls, through Maps too); the reader
-  records their names in the model's ``meta["assertions"]``;
+* :func:`.chains.assertion_sites` finds the Functions of the NLP whose MX
+  body holds an assertion (the NLP itself or any Function it calls, through Maps too);
+  the reader records their names in the model's ``meta["assertions"]``;
 * :class:`AssertionCheck` evaluates the user's ``f`` and ``g`` as casadi's MX
   ``Function('nlp_assertions', [x, p], [f, g])`` at a point and returns casadi's
   message where an assertion fails; the front end runs its solves through
@@ -31,32 +31,7 @@ import casadi as ca
 
 from caspar_backend.user_warnings import warn
 
-from .chains import instruction_ids
 from .compiler import casadi_message
-
-_ASSERTION = ca.OP_ASSERTION
-
-
-def assertion_sites(fn, ids: list[int] | None = None) -> list[str]:
-    """The names of the Functions run by calling ``fn`` (``fn`` included) whose MX body
-    holds an assertion, each once, callees first (``ids``: ``fn``'s
-    :func:`~.chains.instruction_ids` where the caller has them)."""
-    found: list[str] = []
-    _sites(fn, {}, found, ids)
-    return found
-
-
-def _sites(fn, memo: dict, found: list, ids=None) -> None:
-    key = hash(fn)              # casadi hashes a Function by its internal pointer
-    if key in memo:
-        return
-    memo[key] = fn              # held: the pointer is not reused while walking
-    for name in fn.get_function():
-        _sites(fn.get_function(name), memo, found)
-    if fn.is_a("MXFunction") and _ASSERTION in set(instruction_ids(fn) if ids is None
-                                                    else ids):
-        found.append(fn.name())
-
 
 @final
 class AssertionCheck:

@@ -9,6 +9,9 @@ output -- counted through nested Functions (:func:`call_path_counts`) -- is chai
 compiler's rule; each instance inlined is an expression of those few inputs), and the
 calls inside one call of such a body count as a short chain (at most
 ``CHAIN_MIN_DEPTH - 1``) on the paths through it: a chain is deep only across calls.
+
+The other walk of the call graph: :func:`assertion_sites`, the Functions whose MX body
+holds an assertion (``attachAssert``), which ``expand()`` drops (:mod:`.assertions`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from . import optable as T
 
 _CALL_CODE = T.CODES["OP_CALL"]
+_ASSERTION_CODE = T.CODES["OP_ASSERTION"]
 #: calls of one Function at this call depth or deeper make it an opaque call
 CHAIN_MIN_DEPTH = 16
 #: the body of a called Function (a Map's instance function, a Function kept as a call)
@@ -101,3 +105,24 @@ def call_nodes(fn, ids: list[int] | None = None) -> list:
     :func:`instruction_ids` where the caller has them)."""
     ids = instruction_ids(fn) if ids is None else ids
     return [fn.instruction_MX(k) for k, code in enumerate(ids) if code == _CALL_CODE]
+
+
+def assertion_sites(fn, ids: list[int] | None = None) -> list[str]:
+    """The names of the Functions run by calling ``fn`` (``fn`` included) whose MX body
+    holds an assertion, each once, callees first (``ids``: ``fn``'s
+    :func:`instruction_ids` where the caller has them)."""
+    found: list[str] = []
+    _sites(fn, {}, found, ids)
+    return found
+
+
+def _sites(fn, memo: dict, found: list, ids=None) -> None:
+    key = hash(fn)              # casadi hashes a Function by its internal pointer
+    if key in memo:
+        return
+    memo[key] = fn              # held: the pointer is not reused while walking
+    for name in fn.get_function():
+        _sites(fn.get_function(name), memo, found)
+    if fn.is_a("MXFunction") and _ASSERTION_CODE in set(instruction_ids(fn) if ids is None
+                                                         else ids):
+        found.append(fn.name())

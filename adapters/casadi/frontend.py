@@ -93,18 +93,19 @@ import numpy as np
 
 import casadi as ca
 
-from caspar_backend.errors import CasparError, ModelError
+from caspar_backend.errors import CasparError
 
 from .assertions import AssertionCheck
 from .interrupts import keyboard_interrupts
 from .nlp import nlp_dict
 from .nlpsol_batch import BatchCallback
-from .nlpsol_checks import InputChecks, check_shapes
+from .nlpsol_checks import InputChecks, check_discrete, check_shapes
 from .nlpsol_derivatives import UserDerivatives
 from .nlpsol_direct import DirectCalls
 from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback
+from .nlpsol_oracle import OracleFunctions
 from .nlpsol_options import JIT_OPTIONS, check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
@@ -167,6 +168,8 @@ class NlpsolCore:
                        else None)
         #: the problem the solver solves (casadi's oracle): the nlp less its simple rows
         self.oracle = self.nlp if self.simple is None else self.simple.reduced(self.nlp)
+        #: get_function's Functions of the oracle, as IPOPT's nlpsol names them
+        self.oracle_functions = OracleFunctions(self.oracle)
         #: an SX problem's (x, p) -> (f, g): read here, stored by save; None for MX
         self.nlp_function = problem_function(self.nlp)
         self.problem = from_casadi(self.oracle, expand=True, function=self.nlp_function
@@ -203,16 +206,7 @@ class NlpsolCore:
         self.n, self.q = self.problem.n, self.problem.n_params
         self.m = self.problem.m if self.simple is None else self.simple.m
         check_consistency(self.front, self.q, self.m)
-        disc = self.front["discrete"]
-        if disc is not None:
-            if len(disc) != self.n:
-                raise ModelError(f"option 'discrete' has {len(disc)} entries, expected "
-                                 f"{self.n} (one per variable)")
-            bad = [self.problem.var_names[i] for i, d in enumerate(disc) if d]
-            if bad:
-                raise ModelError(f"variable {bad[0]} is discrete (integer): caspar solves "
-                                 "continuous NLPs only"
-                                 + (f" ({len(bad)} discrete variables)" if len(bad) > 1 else ""))
+        check_discrete(self.front["discrete"], self.problem.var_names)
         x = self.nlp["x"]
         sym = type(x)
         p = self.nlp.get("p")

@@ -12,8 +12,7 @@ Bounds may be scalars (broadcast), sequences, NumPy arrays or DM.
 
 Variable and parameter names come from the symbols: an SX element keeps its
 own name (``x_0``), an MX symbol ``X`` gives ``X[0], X[1], ...`` (a plain
-``X`` when scalar); anything else falls back to ``x[i]`` / ``p[i]``.
-Constraints are named ``g[i]``.
+``X`` when scalar); anything else falls back to ``x[i]`` / ``p[i]``; constraints: ``g[i]``.
 """
 
 from __future__ import annotations
@@ -30,8 +29,8 @@ from caspar_backend.errors import ModelError, NonFiniteError
 from caspar_backend.expr import Graph
 from caspar_backend.model import NLPModel
 
-from .assertions import assertion_sites
 from .bulk import read_bulk
+from .chains import assertion_sites
 from .sxdecode import program_text
 from .sxexport import read as read_program
 from .names import IndexedNames, SXNames
@@ -82,7 +81,8 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
 
     Functions without an SX program (interpolants, integrators, ``Callback`` s, external
     functions) become opaque calls evaluated through casadi (:mod:`.opaque`; the model's
-    ``opaque``, ``docs/casadi-opaque-functions.md``).
+    ``opaque``, ``docs/casadi-opaque-functions.md``).  ``expand()`` drops MX assertions:
+    ``meta["assertions"]`` names their Functions, which nlpsol checks (:mod:`.assertions`).
 
     Raises :class:`~caspar_backend.errors.ModelError` (bad dict, shapes, bounds,
     free symbols), :class:`~caspar_backend.errors.NonFiniteError` (NaN bounds,
@@ -137,8 +137,7 @@ def casadi_to_model(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=N
                 "functions_compiled": compiler.stats["functions"],
                 "maps": list(compiler.stats["maps"]),
                 # the Functions whose MX assertions expand() dropped (.assertions)
-                "assertions": ([] if compiler.top_level is None
-                               else assertion_sites(*compiler.top_level))}
+                "assertions": assertion_sites(*compiler.top_level) if sym is ca.MX else []}
         opaque = _opaque_calls(registry, graph, var_names)
         if not found:
             return NLPModel(

@@ -116,3 +116,18 @@ def check_shapes(nlp: dict) -> None:
         if not sp.is_dense() or (vector and not sp.is_vector()):
             raise ModelError(f"Expected a dense {'vector ' if vector else ''}'{key}', but "
                              f"got {sp.dim(True)}.")
+
+
+def check_discrete(disc, var_names) -> None:
+    """The option ``discrete`` (one flag per variable, or None): a ModelError for a
+    wrong length or for the first integer variable (caspar solves continuous NLPs)."""
+    if disc is None:
+        return
+    if len(disc) != len(var_names):
+        raise ModelError(f"option 'discrete' has {len(disc)} entries, expected "
+                         f"{len(var_names)} (one per variable)")
+    bad = [var_names[i] for i, d in enumerate(disc) if d]
+    if bad:
+        raise ModelError(f"variable {bad[0]} is discrete (integer): caspar solves "
+                         "continuous NLPs only"
+                         + (f" ({len(bad)} discrete variables)" if len(bad) > 1 else ""))

@@ -120,6 +120,13 @@ class NlpsolFunction(ca.Function):
         casadi)."""
         return self._sink.stats()
 
+    def get_function(self, *name):
+        """casadi's ``get_function()``: the names of the NLP's functions as IPOPT's
+        nlpsol has them; ``get_function(name)``: that Function (:mod:`.nlpsol_oracle`)."""
+        if not name:
+            return self._core.oracle_functions.names()
+        return self._core.oracle_functions.get(name[0])
+
     def generate_dependencies(self, *args, **kwargs):
         """casadi's ipopt writes its NLP's functions as C code here, for a solver of the
         compiled library (``nlpsol(name, 'ipopt', './nlp.so')``); caspar's solver runs its

@@ -37,14 +37,16 @@ What differs from casadi (honestly):
 * ``stats()`` and ``return_status()`` are answered here (casadi would ask its own
   solver object, which caspar replaces); so are ``debug``/``advanced`` (a
   ``casadi.OptiAdvanced`` subclass with the same answers and a Python
-  ``show_infeasibilities``).  ``copy()`` keeps the caspar selection.
+  ``show_infeasibilities``; ``debug.casadi_solver`` is the caspar nlpsol Function).
+  ``copy()`` keeps the caspar selection (not the callback, as casadi's copy).
 * ``to_function`` is rebuilt in Python with the caspar solver (same construction as
   casadi's).  ``callback(fn)`` works as casadi's: at every iteration the iterate is
   stored (``opti.debug.value`` reads it) and ``fn(i)`` is called with the iteration
   index, through nlpsol's ``iteration_callback`` (:class:`_OptiIteration`, what
   casadi's ``InternalOptiCallback`` does); ``callback()`` removes it.
 * integer variables (``set_domain(x, 'integer')``) raise ModelError naming them;
-  ``Opti('conic')`` problems are solved as NLPs.
+  ``Opti('conic')`` problems are solved as NLPs (a semidefinite constraint raises
+  casadi's "Psd constraints not implemented yet" for both).
 """
 
 from __future__ import annotations
@@ -134,13 +136,19 @@ class Opti(_CASADI_OPTI):
                                and st["unified_return_status"] == "SOLVER_RET_LIMITED")
         if not ok:
             raise NlpsolFailure(_FAILED.format(st["return_status"]))
-        return OptiSol(_CASADI_OPTI.copy(self), st)
+        return OptiSol(self._snapshot(), st)
 
     def _function(self, adv):
         """The caspar nlpsol Function for the baked problem (compiled again only when
         the problem or the options changed)."""
         if adv.problem_dirty():
             adv.bake()
+        if any(adv.get_meta_con(g).type == ca.OPTI_PSD for g in adv.constraints()):
+            # casadi's OptiNode::solver_construct (caspar solves NLPs only)
+            raise RuntimeError(
+                "Psd constraints not implemented yet. Perhaps you intended an element-wise "
+                "inequality? In that case, make sure that the matrix is flattened (e.g. "
+                "mat(:)).")
         key = (self.x, self.p, self.f, self.g)
         user = self._user_callback
         if self._fn is not None and all(ca.is_equal(a, b, 0)
@@ -184,24 +192,35 @@ class Opti(_CASADI_OPTI):
     def debug(self):
         if not self.uses_caspar:
             return _CASADI_OPTI.debug.fget(self)
-        return OptiDebug(_CASADI_OPTI.copy(self), self._stats)
+        return OptiDebug(_CASADI_OPTI.copy(self), self._stats, self._fn)
 
     @property
     def advanced(self):
         if not self.uses_caspar:
             return _CASADI_OPTI.advanced.fget(self)
-        return OptiDebug(_CASADI_OPTI.copy(self), self._stats)
+        return OptiDebug(_CASADI_OPTI.copy(self), self._stats, self._fn)
 
     def copy(self):
+        """casadi's ``copy()``: the problem and the solver selection, not the callback
+        (casadi's copy does not carry ``callback(fn)``)."""
         other = Opti.__new__(Opti)
         _CASADI_OPTI.__init__(other, _CASADI_OPTI.copy(self))   # shares the fresh deep copy
         other._caspar_opts = None if self._caspar_opts is None else dict(self._caspar_opts)
         other._stats = self._stats
-        other._user_callback, other._iteration = self._user_callback, None
+        other._user_callback, other._iteration = None, None
+        if self._user_callback is not None:
+            _CASADI_OPTI.callback(other)        # casadi's own solvers: none either
         # the compiled solver is shared unless it calls this Opti's callback (whose
         # iteration counter and stored iterate are this one's)
         shared = self._fn is not None and self._user_callback is None
         other._fn, other._fn_key = (self._fn, self._fn_key) if shared else (None, None)
+        return other
+
+    def _snapshot(self) -> "Opti":
+        """The solved problem as ``sol.opti`` holds it: a copy that keeps the compiled
+        solver and the statistics (its ``debug.casadi_solver``, ``stats()``)."""
+        other = self.copy()
+        other._fn, other._fn_key = self._fn, self._fn_key
         return other
 
     def to_function(self, name, args, res, name_in=None, name_out=None, opts=None):
@@ -223,6 +242,7 @@ class Opti(_CASADI_OPTI):
             if not a.is_valid_input():
                 raise ValueError(f"Argument {k} is not purely symbolic.")
             for prim in a.primitives():
+                adv.get_meta(prim)     # casadi's error for a symbol of another Opti
                 for kind, (syms, vals) in groups.items():
                     for i, s in enumerate(syms):
                         if ca.is_equal(prim, s, 0):
@@ -334,13 +354,16 @@ class OptiSol:
     def stats(self) -> dict:
         return dict(self._stats)
 
-    def opti(self):
+    @property
+    def opti(self) -> "Opti":
+        """The solved problem (casadi's ``sol.opti``: a property): ``nx``, ``debug``..."""
         return self._opti
+
+    def __str__(self):
+        return str(self._opti)       # casadi prints the solved problem
 
     def __repr__(self):
         return f"OptiSol(caspar: {self._stats.get('return_status')})"
-
-    __str__ = __repr__
 
 
 @final
@@ -349,9 +372,18 @@ class OptiDebug(ca.OptiAdvanced):
     ``OptiAdvanced`` on a copy of the problem, with ``stats``, ``return_status`` and
     ``show_infeasibilities`` answered from the caspar solve."""
 
-    def __init__(self, snapshot: ca.Opti, stats):
+    def __init__(self, snapshot: ca.Opti, stats, solver=None):
         ca.OptiAdvanced.__init__(self, snapshot)
         self._stats = None if stats is None else dict(stats)
+        self._solver = solver
+
+    @property
+    def casadi_solver(self):
+        """The caspar nlpsol Function the problem was solved with (casadi's: its
+        nlpsol), ``get_function('nlp_jac_g')`` and the rest included."""
+        if self._solver is None:
+            raise RuntimeError("Opti: no solver yet (solve first)")
+        return self._solver
 
     def stats(self):
         self.assert_solved()

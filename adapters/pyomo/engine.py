@@ -74,7 +74,9 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
     the multipliers start from the model's Suffixes.
 
     ``time_limit`` (seconds) overrides ``max_wall_time`` (``max_cpu_time`` goes to the
-    solver's table, which measures CPU time as IPOPT);
+    solver's table, which measures CPU time as IPOPT); Pyomo admits a limit of 0
+    (``NonNegativeFloat``) where IPOPT's must be positive, so 0 becomes the smallest
+    positive double: the limit is exceeded at the first check, as Pyomo's solvers read 0;
     ``strip_of_prefix`` drops the ``OF_`` prefix the legacy IPOPT plugin used for
     options-file options.  Raises :class:`OptionError` for a refused option; the
     solver's table rejects unknown names.
@@ -103,7 +105,7 @@ def split_options(options, time_limit=None, *, strip_of_prefix=False):
         out.update(warm_opts)
         out["warm_start_init_point"] = True
     if time_limit is not None:
-        out["max_wall_time"] = float(time_limit)
+        out["max_wall_time"] = max(float(time_limit), math.ulp(0.0))
     return out, warm
 
 

@@ -15,7 +15,8 @@ import pytest
 
 ca = pytest.importorskip("casadi")
 
-from caspar_backend.adapters.casadi.assertions import AssertionCheck, assertion_sites  # noqa: E402
+from caspar_backend.adapters.casadi.assertions import AssertionCheck  # noqa: E402
+from caspar_backend.adapters.casadi.chains import assertion_sites  # noqa: E402
 from caspar_backend.adapters.casadi.frontend import nlpsol  # noqa: E402
 from caspar_backend.evaluators.base import Evaluator  # noqa: E402
 from caspar_backend.evaluators.guarded import SHORTCUTS, GuardedEvaluator  # noqa: E402

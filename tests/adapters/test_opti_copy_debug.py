@@ -59,3 +59,70 @@ def test_show_infeasibilities_lists_the_violated_constraints(monkeypatch):
         out[solver] = buf.getvalue()
     assert "Violated constraints" in out["caspar"]
     assert out["caspar"].count("------- i =") >= 1
+
+
+def test_a_copy_does_not_carry_the_callback_as_casadis_copy():
+    """casadi's optistack test_callback: a copy's solve calls no callback."""
+    for solver in ("ipopt", "caspar"):
+        opti, x = _opti(solver)
+        seen = []
+        opti.callback(lambda i: seen.append(i))
+        opti.solve()
+        assert seen, solver
+        seen.clear()
+        opti.copy().solve()
+        assert seen == [], solver
+        opti.solve()                                # the original keeps it
+        assert seen, solver
+
+
+def test_the_solution_object_as_casadis():
+    """sol.opti is a property (nx, ng, np, debug); str(sol) prints the problem."""
+    for solver in ("ipopt", "caspar"):
+        opti, x = _opti(solver)
+        sol = opti.solve()
+        assert (sol.opti.nx, sol.opti.ng, sol.opti.np) == (2, 1, 0), solver
+        assert "variables" in str(sol) and "variables" in str(opti.debug), solver
+
+
+def test_the_solvers_nlp_functions_are_ipopts():
+    """debug.casadi_solver.get_function(name): the NLP's functions with IPOPT's names,
+    signatures and values (casadi's optistack test_structure)."""
+    fns = {}
+    for solver in ("ipopt", "caspar"):
+        opti, x = _opti(solver)
+        opti.solve()
+        S = opti.debug.casadi_solver
+        fns[solver] = (S, sorted(S.get_function()))
+    assert fns["ipopt"][1] == fns["caspar"][1]
+    point = {"x": [0.3, -0.7], "p": [], "lam_f": 2.0, "lam_g": [0.5]}
+    for name in fns["ipopt"][1]:
+        a, b = (fns[s][0].get_function(name) for s in ("ipopt", "caspar"))
+        assert a.name_in() == b.name_in() and a.name_out() == b.name_out(), name
+        args = {k: point[k] for k in a.name_in()}
+        ra, rb = a.call(args), b.call(args)
+        for k in a.name_out():
+            assert ra[k].sparsity() == rb[k].sparsity(), (name, k)
+            np.testing.assert_allclose(np.asarray(ra[k].full()), np.asarray(rb[k].full()),
+                                       rtol=1e-14, atol=1e-14)
+    with pytest.raises(RuntimeError, match="nlp_hess_l"):
+        fns["caspar"][0].get_function("nlp_nope")
+
+
+def test_a_semidefinite_constraint_raises_casadis_error():
+    for solver in ("ipopt", "caspar"):
+        opti, _ = _opti(solver)
+        X = opti.variable(3, 3)
+        opti.subject_to(X >= 0)
+        with pytest.raises(RuntimeError, match="Psd constraints not implemented yet"):
+            opti.solve()
+
+
+def test_to_function_refuses_a_symbol_of_another_opti():
+    from caspar_backend.casadi import Opti
+
+    other = Opti().variable()
+    for solver in ("ipopt", "caspar"):
+        opti, x = _opti(solver)
+        with pytest.raises(RuntimeError, match="belonging to a different instance"):
+            opti.to_function("F", [other], [x])

@@ -1,8 +1,9 @@
 """CasADi's own nlpsol test suite (test/python/nlp.py of a CasADi checkout) with caspar as
 its only solver: writes nlp_caspar.py beside nlp.py, its solver list replaced by
 [("caspar", {...}, {"codegen": False, "discrete": False})] and casadi.nlpsol routed to
-caspar_backend.casadi.nlpsol for 'caspar', casadi.Opti to caspar_backend.casadi.Opti.  Run: python casadi_nlp_suite.py
-CASADI/test/python && cd CASADI/test/python && PYTHONPATH=<caspar repo> python nlp_caspar.py"""
+caspar_backend.casadi.nlpsol for 'caspar', casadi.Opti to caspar_backend.casadi.Opti.
+Run: python casadi_nlp_suite.py CASADI/test/python && cd CASADI/test/python &&
+PYTHONPATH=<caspar repo> python nlp_caspar.py"""
 import os
 import sys
 

@@ -1,0 +1,71 @@
+"""The NLP's functions as casadi's IPOPT nlpsol names them: ``S.get_function(name)``.
+
+casadi's IPOPT interface evaluates its problem (the *oracle*: ``(x, p) -> (f, g)``, the
+nlp less its simple-bound rows under ``detect_simple_bounds``) through Functions it
+creates from it, and a user reads them back with ``S.get_function(name)`` (casadi's
+Opti tests check its derivatives against ``nlp_jac_g``, ``nlp_grad_f``, ``nlp_hess_l``).
+caspar evaluates its compiled problem instead, so these are built on request, with
+casadi's factory on the oracle and IPOPT's signatures
+(``IpoptInterface::init``, ``Nlpsol::init``):
+
+=============  ==========================  ==========================================
+name           inputs                      outputs
+=============  ==========================  ==========================================
+nlp_f          x, p                        f
+nlp_g          x, p                        g
+nlp_grad_f     x, p                        f, grad_f_x
+nlp_jac_g      x, p                        g, jac_g_x
+nlp_hess_l     x, p, lam_f, lam_g          triu_hess_gamma_x_x
+nlp_grad       x, p, lam_f, lam_g          f, g, grad_gamma_x, grad_gamma_p
+=============  ==========================  ==========================================
+
+(``gamma = lam_f f + lam_g^T g``; ``triu``: the upper triangle.)  Each is built once per
+solver, on first request.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import casadi as ca
+
+#: name -> (inputs, outputs) of casadi's factory, in IPOPT's order
+SIGNATURES: dict[str, tuple[list[str], list[str]]] = {
+    "nlp_f": (["x", "p"], ["f"]),
+    "nlp_g": (["x", "p"], ["g"]),
+    "nlp_grad": (["x", "p", "lam:f", "lam:g"], ["f", "g", "grad:gamma:x", "grad:gamma:p"]),
+    "nlp_grad_f": (["x", "p"], ["f", "grad:f:x"]),
+    "nlp_hess_l": (["x", "p", "lam:f", "lam:g"], ["triu:hess:gamma:x:x"]),
+    "nlp_jac_g": (["x", "p"], ["g", "jac:g:x"]),
+}
+
+
+@final
+class OracleFunctions:
+    """``get(name)``: the Function ``name`` of the module table for the oracle ``nlp``
+    (an nlpsol dict), built on first request (final)."""
+
+    def __init__(self, nlp: dict):
+        self._nlp = nlp
+        self._oracle = None
+        self._built: dict[str, ca.Function] = {}
+
+    def names(self) -> list[str]:
+        return sorted(SIGNATURES)
+
+    def get(self, name: str) -> ca.Function:
+        fn = self._built.get(name)
+        if fn is not None:
+            return fn
+        if name not in SIGNATURES:
+            raise RuntimeError(f"No such function '{name}': the caspar nlpsol has "
+                               f"{', '.join(self.names())}")
+        if self._oracle is None:
+            from .nlp import _unpack
+
+            x, f, g, p, _ = _unpack(self._nlp)
+            self._oracle = ca.Function("nlp", [x, p], [f, g], ["x", "p"], ["f", "g"])
+        ins, outs = SIGNATURES[name]
+        fn = self._built[name] = self._oracle.factory(name, ins, outs,
+                                                      {"gamma": ["f", "g"]})
+        return fn
