@@ -1,8 +1,9 @@
 """CasADi's own nlpsol test suite (test/python/nlp.py of a CasADi checkout) with caspar as
 its only solver: writes nlp_caspar.py beside nlp.py, its solver list replaced by
 [("caspar", {...}, {"codegen": False, "discrete": False})] and casadi.nlpsol routed to
-caspar_backend.casadi.nlpsol for 'caspar'.  Run: python casadi_nlp_suite.py
-CASADI/test/python && cd CASADI/test/python && PYTHONPATH=<caspar repo> python nlp_caspar.py"""
+caspar_backend.casadi.nlpsol for 'caspar', casadi.Opti to caspar_backend.casadi.Opti.
+Run: python casadi_nlp_suite.py CASADI/test/python && cd CASADI/test/python &&
+PYTHONPATH=<caspar repo> python nlp_caspar.py"""
 import os
 import sys
 
@@ -17,6 +18,7 @@ def _nlpsol(name, solver, *a, **k):
     return _orig_nlpsol(name, solver, *a, **k)
 ca.nlpsol = _nlpsol
 nlpsol = _nlpsol
+ca.Opti = _cb.Opti          # casadi.Opti with solver('caspar', ...)
 solvers = [("caspar", {"print_time": False, "caspar": {"tol": 1e-10, "print_level": 0}},
             {"codegen": False, "discrete": False})]
 ''' + s[i:]
