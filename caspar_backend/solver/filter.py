@@ -96,3 +96,18 @@ def _max_trials(alpha: float, r: float) -> int:
 def compare_le(a, b, ref):
     """a <= b up to IPOPT's relative round-off allowance."""
     return a - b <= 10.0 * _EPS * abs(ref)
+
+
+def ieee_pow(a: float, b: float) -> float:
+    """``a ** b`` for ``a >= 0`` as IEEE arithmetic (IPOPT's C++) gives it: ``inf`` where
+    Python's float power raises OverflowError, never below the smallest positive double
+    where it is divided by (an underflow to 0 would raise ZeroDivisionError, where C++
+    divides to ``inf``)."""
+    try:
+        return max(a ** b, _SMALLEST) if a > 0 else 0.0
+    except OverflowError:
+        return math.inf
+
+
+#: the smallest positive double (a denominator in place of an underflow to 0)
+_SMALLEST = math.ulp(0.0)

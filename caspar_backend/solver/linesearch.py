@@ -54,7 +54,7 @@ import math
 from dataclasses import replace
 
 from ..arrays import amax_abs, copy_into, fused, scalars
-from .filter import Filter, _max_trials, compare_le  # noqa: F401 (compare_le: restoration)
+from .filter import Filter, _max_trials, compare_le, ieee_pow  # noqa: F401 (compare_le: resto)
 from .iterate import BarrierParameter, Direction, Iterate, StepInfo
 from .watchdog import Watchdog
 
@@ -318,7 +318,7 @@ class LineSearch:
             if g < 0:
                 if theta <= self.theta_min:
                     amin = min(G_THETA, G_PHI * theta / -g,
-                               DELTA * theta ** S_THETA / (-g) ** S_PHI)
+                               DELTA * theta ** S_THETA / ieee_pow(-g, S_PHI))
                 else:
                     amin = min(G_THETA, G_PHI * theta / -g)
             else:
@@ -378,7 +378,7 @@ class LineSearch:
             return ""
         o = self.opts
         flt = self.filter
-        switching = gBD < 0 and alpha * (-gBD) ** S_PHI > DELTA * theta ** S_THETA
+        switching = gBD < 0 and alpha * ieee_pow(-gBD, S_PHI) > DELTA * theta ** S_THETA
         armijo = compare_le(phi_t - phi, ETA_PHI * alpha * gBD, phi)
         if theta <= self.theta_min and switching:
             ok = armijo

@@ -302,3 +302,28 @@ def test_multipliers_after_restoration_as_ipopt():
     got = np.array([h.objective for h in r.history])
     assert len(ref) >= 45 and 2.11747 < ref[34] < 2.11748
     np.testing.assert_allclose(got[:45], ref[:45], rtol=1e-6)
+
+
+def test_ieee_arithmetic_of_the_step_size_bounds():
+    """IPOPT's C++ divides to inf and powers overflow to inf; Python's floats raise.
+    (-gphi^T d)^s_phi underflowed to 0 at a tiny directional derivative and the general
+    path stopped with ZeroDivisionError (casadi's nlp.py test_nonregular_point: min
+    (x + 1)^2 s.t. sqrt(x) bounded, from x0 = 1e-4, x -> 0 where sqrt is singular)."""
+    from caspar_backend.solver.filter import ieee_pow
+
+    assert ieee_pow(1e-200, 2.3) > 0.0 and 1.0 / ieee_pow(1e-200, 2.3) == math.inf
+    assert ieee_pow(1e200, 2.3) == math.inf and ieee_pow(2.0, 2.0) == 4.0
+    ca = pytest.importorskip("casadi")
+    from caspar_backend.casadi import nlpsol
+
+    x = ca.SX.sym("x")
+    nlp = {"x": x, "f": (x + 1) ** 2, "g": ca.sqrt(x)}
+    outs = []
+    for path in ("no", "auto"):         # the general path (where it raised), the kernels
+        S = nlpsol("s", "caspar", nlp, {"print_time": False, "caspar": {
+            "tol": 1e-10, "print_level": 0, "compiled_path": path}})
+        r = S(lbx=-1000, ubx=1000, lbg=-1000, ubg=1000, x0=1e-4)
+        outs.append((S.stats()["return_status"], S.stats()["iter_count"], float(r["x"])))
+    # IPOPT (casadi's wheel) ends Invalid_Number_Detected too, near x = 0
+    assert outs[0] == outs[1] and outs[0][0] == "Invalid_Number_Detected"
+    assert 0.0 <= outs[0][2] < 1e-100
