@@ -30,10 +30,12 @@ def _package_dirs() -> tuple:
     return tuple(dirs)
 
 
-def warn(message: str, category=UserWarning) -> None:
+def warn(message: str, category=UserWarning, repeat: bool = False) -> None:
     """``warnings.warn(message, category)`` at the first frame outside caspar, Pyomo and
     CasADi (importlib's frames skipped too); at the outermost frame where every frame is
-    theirs."""
+    theirs.  ``repeat``: shown at every call, not once per message and line (what the
+    event reports happens again each time, as casadi warns of each failed evaluation;
+    the caller decides how often), unless the user's filters say otherwise."""
     skip = _package_dirs()
     frame, level = sys._getframe(0), 1
     while frame.f_back is not None:
@@ -41,4 +43,10 @@ def warn(message: str, category=UserWarning) -> None:
         if not (name.startswith(skip) or name.startswith("<frozen")):
             break
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    if not repeat:
+        warnings.warn(message, category, stacklevel=level)
+        return
+    # a registry of its own: the default filter's once-per-line memory is not consulted
+    g = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__"), registry={}, module_globals=g)

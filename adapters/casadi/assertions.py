@@ -56,13 +56,22 @@ class AssertionCheck:
         return None
 
     def guard(self, evaluator):
-        """``evaluator`` whose values are NaN where an assertion fails."""
+        """``evaluator`` (one solve's) whose values are NaN where an assertion fails,
+        each message warned once in the solve."""
         from caspar_backend.evaluators.guarded import GuardedEvaluator
 
-        return GuardedEvaluator(evaluator, self, self.warn)
+        seen: set[str] = set()
+
+        def report(reason: str) -> None:
+            if reason not in seen:
+                seen.add(reason)
+                self.warn(reason)
+
+        return GuardedEvaluator(evaluator, self, report)
 
     @staticmethod
     def warn(reason: str) -> None:
-        """casadi's warning for a failed evaluation (once per message and call site)."""
+        """casadi's warning for a failed evaluation (shown again in every solve: casadi
+        warns of each failed evaluation)."""
         warn(f"caspar: the NLP's evaluation failed at a point ({reason}); the point counts "
-             "as an evaluation error, as in IPOPT's nlpsol")
+             "as an evaluation error, as in IPOPT's nlpsol", repeat=True)

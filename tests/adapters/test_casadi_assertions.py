@@ -189,3 +189,17 @@ def test_every_evaluation_shortcut_of_an_evaluator_is_withheld_or_guarded():
             params = list(inspect.signature(fn).parameters)[1:2]
             if params == ["x"]:
                 assert name in SHORTCUTS or name in vars(GuardedEvaluator), (cls, name)
+
+
+def test_the_failure_is_warned_in_every_solve_once():
+    """casadi warns of every failed evaluation; caspar once per message in each solve --
+    also for the same script line solving again under Python's default filter (which
+    shows a warning once per line: casadi's nlp.py runs one solve per solver there)."""
+    x = ca.MX.sym("x")
+    nlp = {"x": x, "f": (x - 1) ** 2, "g": x.attachAssert(x > 5, "Cuckoo")}
+    S = nlpsol("s", "caspar", nlp, {**QUIET, "caspar": {"print_level": 0}})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            S(lbx=-10, ubx=10, lbg=-10, ubg=10)
+    assert sum("Cuckoo" in str(w.message) for w in caught) == 2
