@@ -208,8 +208,6 @@ class Opti(_CASADI_OPTI):
         other._caspar_opts = None if self._caspar_opts is None else dict(self._caspar_opts)
         other._stats = self._stats
         other._user_callback, other._iteration = None, None
-        if self._user_callback is not None:
-            _CASADI_OPTI.callback(other)        # casadi's own solvers: none either
         # the compiled solver is shared unless it calls this Opti's callback (whose
         # iteration counter and stored iterate are this one's)
         shared = self._fn is not None and self._user_callback is None
