@@ -168,7 +168,9 @@ def test_returning_clients_close_the_batch_early():
     clients are all back; a single client's later requests start at once."""
     P = _rosenbrock_p()
     spy = Spy(P)
-    n, rounds, wait = 6, 3, 1.0
+    # max_wait long against a batch's solve on a loaded 2-core machine (~1 s seen), so
+    # that "did not wait max_wait" stays a property of the service, not of the load
+    n, rounds, wait = 6, 3, 3.0
     barrier = threading.Barrier(n)
     with SolverService(P, max_batch_size=100, max_wait=wait, print_level=0) as svc:
         def client(k):
@@ -183,16 +185,18 @@ def test_returning_clients_close_the_batch_early():
         for t in threads:
             t.join(60)
     assert [size for _, size in spy.calls] == [n] * rounds
-    # the later batches did not wait max_wait each (3 s under the plain deadline)
+    # the later batches did not wait max_wait each
     assert spy.calls[0][0] - t0 >= wait - 0.005
-    assert spy.calls[-1][0] - spy.calls[0][0] < wait
+    starts = [t for t, _ in spy.calls]
+    assert all(b - a < wait for a, b in zip(starts, starts[1:]))
     spy.calls.clear()
     with SolverService(P, max_batch_size=100, max_wait=wait, print_level=0) as svc:
         t0 = time.monotonic()
         for r in range(rounds):
             svc.solve(p=[2.0 + r], timeout=60)
     assert [size for _, size in spy.calls] == [1] * rounds
-    assert spy.calls[-1][0] - spy.calls[0][0] < wait
+    starts = [t for t, _ in spy.calls]
+    assert all(b - a < wait for a, b in zip(starts, starts[1:]))
 
 
 def _error(fn):
