@@ -32,6 +32,8 @@ import casadi as ca
 from caspar_backend.user_warnings import warn
 
 from .compiler import casadi_message
+from .nlpsol_oracle import nlp_function
+
 
 @final
 class AssertionCheck:
@@ -40,12 +42,9 @@ class AssertionCheck:
     None where all hold (final)."""
 
     def __init__(self, nlp: dict, sites: list[str]):
-        from .nlp import _unpack
-
-        x, f, g, p, _ = _unpack(nlp)
         self.sites = list(sites)
-        self._fn = ca.Function("nlp_assertions", [x, p], [f, g], ["x", "p"], ["f", "g"])
-        self._sp_x, self._sp_p = x.sparsity(), p.sparsity()
+        self._fn = nlp_function(nlp, "nlp_assertions")
+        self._sp_x, self._sp_p = self._fn.sparsity_in(0), self._fn.sparsity_in(1)
 
     def __call__(self, x, p) -> str | None:
         try:

@@ -29,6 +29,8 @@ from typing import final
 
 import casadi as ca
 
+from .nlp import _unpack
+
 #: name -> (inputs, outputs) of casadi's factory, in IPOPT's order
 SIGNATURES: dict[str, tuple[list[str], list[str]]] = {
     "nlp_f": (["x", "p"], ["f"]),
@@ -38,6 +40,14 @@ SIGNATURES: dict[str, tuple[list[str], list[str]]] = {
     "nlp_hess_l": (["x", "p", "lam:f", "lam:g"], ["triu:hess:gamma:x:x"]),
     "nlp_jac_g": (["x", "p"], ["g", "jac:g:x"]),
 }
+
+
+def nlp_function(nlp: dict, name: str = "nlp") -> ca.Function:
+    """``Function(name, [x, p], [f, g])`` of an nlpsol dict, inputs ``x, p`` and outputs
+    ``f, g`` so named (missing entries filled as the readers fill them): casadi's own
+    evaluation of the user's expressions, MX kept MX."""
+    x, f, g, p, _ = _unpack(nlp)
+    return ca.Function(name, [x, p], [f, g], ["x", "p"], ["f", "g"])
 
 
 @final
@@ -61,10 +71,7 @@ class OracleFunctions:
             raise RuntimeError(f"No such function '{name}': the caspar nlpsol has "
                                f"{', '.join(self.names())}")
         if self._oracle is None:
-            from .nlp import _unpack
-
-            x, f, g, p, _ = _unpack(self._nlp)
-            self._oracle = ca.Function("nlp", [x, p], [f, g], ["x", "p"], ["f", "g"])
+            self._oracle = nlp_function(self._nlp)
         ins, outs = SIGNATURES[name]
         fn = self._built[name] = self._oracle.factory(name, ins, outs,
                                                       {"gamma": ["f", "g"]})

@@ -98,6 +98,10 @@ def compare_le(a, b, ref):
     return a - b <= 10.0 * _EPS * abs(ref)
 
 
+#: the smallest positive double (a denominator in place of an underflow to 0)
+_SMALLEST = math.ulp(0.0)
+
+
 def ieee_pow(a: float, b: float) -> float:
     """``a ** b`` for ``a >= 0`` as IEEE arithmetic (IPOPT's C++) gives it: ``inf`` where
     Python's float power raises OverflowError, never below the smallest positive double
@@ -107,7 +111,3 @@ def ieee_pow(a: float, b: float) -> float:
         return max(a ** b, _SMALLEST) if a > 0 else 0.0
     except OverflowError:
         return math.inf
-
-
-#: the smallest positive double (a denominator in place of an underflow to 0)
-_SMALLEST = math.ulp(0.0)
