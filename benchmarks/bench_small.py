@@ -14,11 +14,13 @@
    printed: median and p99 seconds per solve, iterations, max |f - f_ipopt|,
    microseconds per iteration, and Python function calls per caspar solve.
 
-2. **The problem bank** (``tests/support/problem_bank.py``) one problem at a time: the
-   problem compiled once (caspar: ``from_casadi(...)`` and ``Problem.solve``, the compiled
-   interior point where it applies -- the path is printed; IPOPT: ``casadi.nlpsol``
-   built once), the solve timed ``--repeats`` times; printed: the median over problems
-   of the ratio of median solve times caspar / IPOPT.
+2. **The problem bank** (``tests/support/problem_bank.py``, all 69 problems; ``--bank-fast``
+   leaves out the two with 10^4 variables) one problem at a time: the problem compiled once
+   (caspar: ``caspar_backend.casadi.nlpsol`` and ``from_casadi(...)`` with ``Problem.solve``,
+   the compiled interior point where it applies -- the path is printed; IPOPT:
+   ``casadi.nlpsol`` built once), the three solves interleaved ``--repeats`` times, per
+   problem the fastest; printed per solver: median and p99 over problems, total iterations
+   and microseconds per iteration, the median over problems of the ratio to IPOPT's time.
 
 Timings are medians over repeats on a shared machine: compare ratios within one run.
 """
@@ -144,20 +146,31 @@ def bench_ik(n_targets, repeats):
     return rows
 
 
-def bench_bank(repeats):
+def bench_bank(repeats, include_slow=True):
+    """The bank one problem at a time: caspar through ``nlpsol`` and ``Problem.solve``,
+    IPOPT through ``casadi.nlpsol``, interleaved per problem, per problem the best of
+    ``repeats``; one row per solver: median and p99 over problems of the time per solve, the
+    iterations summed over problems and the time per iteration (total time / total
+    iterations), the median over problems of the ratio to IPOPT's time, and the largest
+    |f - f_IPOPT| / max(1, |f_IPOPT|)."""
     import casadi as ca
 
     from caspar_backend import from_casadi
+    from caspar_backend.casadi import nlpsol
     from tests.support.problem_bank import bank
     from tests.support.solver_harness import _nlp
 
-    ratios, rows = [], []
-    for p in bank(include_slow=False):
+    names = ("caspar nlpsol", "caspar Problem.solve", "ipopt nlpsol")
+    res = {name: [] for name in names}          # per problem: (seconds, f, iterations, path)
+    problems = bank(include_slow=include_slow)
+    for p in problems:
         d = dict(p.build(), options=p.options)
         opts = dict(p.options)
-        problem = from_casadi(_nlp(d))
-        c_opts = {"print_level": 0, **opts}
-        S = ca.nlpsol("S", "ipopt", _nlp(d), {
+        nlp = _nlp(d)
+        problem = from_casadi(nlp)
+        S_c = nlpsol("S", "caspar", nlp, {"caspar": {"print_level": 0, **opts},
+                                          "print_time": False, "error_on_fail": False})
+        S_i = ca.nlpsol("S", "ipopt", nlp, {
             "ipopt": {"print_level": 0, "sb": "yes",
                       **{k: ("yes" if v is True else "no" if v is False else v)
                          for k, v in opts.items()}},
@@ -165,32 +178,57 @@ def bench_bank(repeats):
         args = dict(x0=d["x0"], lbx=d["lbx"], ubx=d["ubx"])
         if d["g"] is not None:
             args.update(lbg=d["lbg"], ubg=d["ubg"])
-        tc, ti = [], []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
+
+        def via_nlpsol(S):
+            r = S(**args)
+            st = S.stats()
+            path = ((st.get("caspar") or {}).get("extra") or {}).get("path", "general")
+            return float(r["f"]), int(st["iter_count"]), path
+
+        def via_problem():
             r = problem.solve(d["x0"], lbx=d["lbx"], ubx=d["ubx"], lbg=d["lbg"],
-                              ubg=d["ubg"], **c_opts)
-            tc.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            S(**args)
-            ti.append(time.perf_counter() - t0)
-        ratio = float(np.median(tc) / np.median(ti))
-        ratios.append(ratio)
-        rows.append((p.name, r.iterations, S.stats()["iter_count"], np.median(tc), np.median(ti),
-                     ratio, (r.extra or {}).get("path", "general")))
-    print(f"\nbank ({len(rows)} problems, median of {repeats} solves each)")
-    for name, itc, iti, tc, ti, ratio, path in rows:
-        print(f"  {name:24s} it {itc:4d}/{iti:<4d} caspar {1e3 * tc:8.2f} ms  "
-              f"ipopt {1e3 * ti:8.2f} ms  ratio {ratio:6.2f}  {path}")
-    n_comp = sum(r[-1] == "compiled" for r in rows)
-    print(f"compiled path on {n_comp}/{len(rows)} problems")
-    print(f"bank median ratio caspar/ipopt: {np.median(ratios):.2f} "
-          f"(p25 {np.percentile(ratios, 25):.2f}, p75 {np.percentile(ratios, 75):.2f})")
-    comp = [r for r in rows if r[-1] == "compiled"]
-    return dict(solver="bank: caspar Problem.solve", targets=len(rows),
-                median_ms=float(np.median([r[3] for r in rows]) * 1e3),
-                ratio=float(np.median(ratios)), same_iterations=sum(r[1] == r[2] for r in rows),
-                path=f"compiled on {len(comp)}/{len(rows)}")
+                              ubg=d["ubg"], print_level=0, **opts)
+            return r.f, r.iterations, (r.extra or {}).get("path", "general")
+
+        solvers = dict(zip(names, (lambda: via_nlpsol(S_c), via_problem,
+                                   lambda: via_nlpsol(S_i))))
+        best, answer = dict.fromkeys(names, np.inf), {}
+        for _ in range(repeats):
+            for name, solve in solvers.items():
+                t0 = time.perf_counter()
+                answer[name] = solve()
+                best[name] = min(best[name], time.perf_counter() - t0)
+        for name in names:
+            res[name].append((best[name], *answer[name]))
+    t_i = np.array([r[0] for r in res["ipopt nlpsol"]])
+    f_i = np.array([r[1] for r in res["ipopt nlpsol"]])
+    it_i = np.array([r[2] for r in res["ipopt nlpsol"]])
+    print(f"\nbank ({len(problems)} problems, per problem the best of {repeats} interleaved "
+          "solves)")
+    for k, p in enumerate(problems):
+        print(f"  {p.name:26s} " + "  ".join(
+            f"{name.split()[0][:1]}{name.split()[1][:1]} {1e3 * res[name][k][0]:8.2f} ms "
+            f"it {res[name][k][2]:4d}" for name in names) + f"  {res[names[1]][k][3]}")
+    rows = []
+    for name in names:
+        t = np.array([r[0] for r in res[name]])
+        f = np.array([r[1] for r in res[name]])
+        it = np.array([r[2] for r in res[name]])
+        paths = [r[3] for r in res[name]]
+        n_comp = sum(q == "compiled" for q in paths)
+        row = dict(solver=f"bank: {name}", targets=len(problems),
+                   median_ms=1e3 * float(np.median(t)), p99_ms=1e3 * float(np.percentile(t, 99)),
+                   iterations=int(it.sum()), us_per_iter=1e6 * float(t.sum() / it.sum()),
+                   ratio=float(np.median(t / t_i)), same_iterations=int(np.sum(it == it_i)),
+                   max_df=float(np.max(np.abs(f - f_i) / np.maximum(1.0, np.abs(f_i)))),
+                   path="-" if name.startswith("ipopt") else
+                   f"compiled on {n_comp}/{len(problems)}")
+        rows.append(row)
+        print(f"{row['solver']:28s} median {row['median_ms']:8.3f} ms  p99 {row['p99_ms']:9.2f} ms"
+              f"  {row['iterations']:6d} it  {row['us_per_iter']:8.1f} us/it  "
+              f"ratio {row['ratio']:6.3f}  same it {row['same_iterations']}/{len(problems)}  "
+              f"max rel df {row['max_df']:.1e}  {row['path']}")
+    return rows
 
 
 def main(argv=None):
@@ -198,6 +236,8 @@ def main(argv=None):
     ap.add_argument("--targets", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-bank", action="store_true")
+    ap.add_argument("--bank-fast", action="store_true",
+                    help="leave out the bank's two 10^4-variable problems")
     ap.add_argument("--out", help="write results.csv and meta.json into this folder "
                                   "(benchmarks/results/small/cpu for the report)")
     ap.add_argument("--profile", choices=("ik", "bank", "none"), default="none")
@@ -234,7 +274,7 @@ def main(argv=None):
         return
     rows = bench_ik(a.targets, a.repeats)
     if not a.no_bank:
-        rows.append(bench_bank(a.repeats))
+        rows += bench_bank(a.repeats, include_slow=not a.bank_fast)
     if a.out:
         _write(a.out, rows, a)
 
@@ -257,7 +297,9 @@ def _write(folder, rows, a):
                 hardware=f"development VM, {os.cpu_count()} cores (load average "
                          f"{os.getloadavg()[0]:.1f}); ratios within the run are what count",
                 sizes=f"three-link arm IK (n = 3, m = 1), {a.targets} targets; the problem "
-                      "bank one problem at a time",
+                      "bank one problem at a time (its rows: median and p99 over problems, "
+                      "iterations summed over problems, |f - f_IPOPT| relative to "
+                      "max(1, |f_IPOPT|))",
                 tol="IPOPT's defaults (tol 1e-8) for both; per target the best of "
                     f"{a.repeats} interleaved runs",
                 command=f"python benchmarks/bench_small.py --targets {a.targets} "
