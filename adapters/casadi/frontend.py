@@ -41,14 +41,14 @@ Two things a bare Callback cannot do are added around it:
   first numeric call.  ``stats()`` of a casadi Function that merely *contains* the
   solver does not show them (as with ipopt).
 
-**Lifetime.**  casadi keeps a raw pointer to the Python callback object and does not
-own it; if the Python object is collected while any casadi Function still calls it,
-evaluation fails with "Callback object has been deleted".  Because a solver embedded in
-a user's graph may outlive every Python reference to :class:`NlpsolFunction`, every
-callback made by :func:`nlpsol` is kept in the module-level :data:`_ALIVE` list for the
-life of the process (a deliberate, bounded leak: one compiled problem per ``nlpsol``
-call, plus one per mapped Function or per column count of a symbolic B-column call).
-Derivative callbacks are kept alive by their parent.
+**Lifetime.** casadi keeps a raw pointer to the Python callback object and does not own it;
+if the Python object is collected while any casadi Function still calls it, evaluation fails
+with "Callback object has been deleted". Because a solver embedded in a user's graph may
+outlive every Python reference to :class:`NlpsolFunction`, every callback made by
+:func:`nlpsol` is kept in the module-level :data:`_ALIVE` list for the life of the process
+(a deliberate, bounded leak: one compiled problem per ``nlpsol`` call, plus one per mapped
+Function or per column count of a symbolic B-column call). Derivative callbacks are kept
+alive by their parent.
 
 **Batches.**  A call with B columns (casadi's npar rule) and the Functions of
 ``S.map(B)`` solve their B instances in one :meth:`Problem.solve_batch
@@ -68,18 +68,17 @@ chosen at construction (``'caspar': {'device': 'cpu' | 'cuda' | 'auto'}``); lam_
 calc_lam_x and the sensitivities are evaluated on the CPU.  An MX ``attachAssert`` is
 checked at every point a solve evaluates (:mod:`.assertions`).
 
-Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like
-casadi: "Unknown option: ..." with suggestions): see :mod:`.nlpsol_options`.  Solver options
-go under ``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
+Options (top level, like casadi's ``Nlpsol`` options; an unknown name raises like casadi:
+"Unknown option: ..." with suggestions): see :mod:`.nlpsol_options`. Solver options go under
+``'caspar'`` as IPOPT's go under ``'ipopt'`` and use IPOPT's names
 (:mod:`caspar_backend.solver.options`); ``'caspar.tol'`` at top level is the same as
-``{'caspar': {'tol': ...}}``.  Errors in them are raised when the Function is built.
-casadi's options that change what a solve does: ``iteration_callback``
-(:mod:`.nlpsol_iteration`), ``detect_simple_bounds`` (:mod:`.simple_bounds`: the solver
-solves the problem less its simple rows, ``self.oracle``; inputs and outputs are
-mapped per call), IPOPT's ``grad_f``/``jac_g``/``hess_lag`` (compared once with
-caspar's own derivatives, :mod:`.nlpsol_derivatives`), the ``calc_*`` family
-(:mod:`.nlpsol_post`).  With a user ``iteration_callback`` a call of B instances is B
-single solves, as casadi evaluates it.
+``{'caspar': {'tol': ...}}``. Errors in them are raised when the Function is built. casadi's
+options that change what a solve does: ``iteration_callback`` (:mod:`.nlpsol_iteration`),
+``detect_simple_bounds`` (:mod:`.simple_bounds`: the solver solves the problem less its
+simple rows, ``self.oracle``; inputs and outputs are mapped per call), IPOPT's
+``grad_f``/``jac_g``/``hess_lag`` (compared once with caspar's own derivatives,
+:mod:`.nlpsol_derivatives`), the ``calc_*`` family (:mod:`.nlpsol_post`). With a user
+``iteration_callback`` a call of B instances is B single solves, as casadi evaluates it.
 """
 
 from __future__ import annotations
@@ -93,6 +92,7 @@ import numpy as np
 
 import casadi as ca
 
+from caspar_backend.compiled.dispatch import may_take
 from caspar_backend.errors import CasparError
 
 from .assertions import AssertionCheck
@@ -180,8 +180,7 @@ class NlpsolCore:
         if self.simple is not None:
             # the solver's messages name the user's rows
             self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
-        # the evaluator (generated code) is part of compiling, built now: the first solve's
-        # t_wall_total is a solve's; 'auto' weighs the size once (resolve_device)
+        # 'auto' weighs the size once (resolve_device)
         self.device = self.problem.resolve_device(self.solver_options.get("device", "cpu"))
         #: the user's derivative Functions (nlpsol_derivatives)
         self.derivatives = UserDerivatives(
@@ -197,9 +196,6 @@ class NlpsolCore:
 
             self.casadi_evaluator = CasadiNlpEvaluator(
                 self.oracle, {k: v for k, v in self.opts.items() if k in JIT_OPTIONS})
-        else:
-            self.problem.evaluator(self.device)
-        self.compile_time = time.perf_counter() - t0
         # one solve at a time: casadi may call from threads (map(..., 'thread')) and stats()
         # and the sensitivity caches record the last call (each solve's evaluator is its own)
         self._lock = threading.Lock()
@@ -233,6 +229,12 @@ class NlpsolCore:
             fn, self.front["iteration_callback_step"],
             self.front["iteration_callback_ignore_errors"],
             [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
+        if self.casadi_evaluator is None and not (
+                self.kernels_may_solve() and may_take(self.problem, self.solver_options)):
+            # the evaluator (generated code) is compiling's: t_wall_total is the solve's (the
+            # kernels do not use it; where the general path solves, it builds it)
+            self.problem.evaluator(self.device)
+        self.compile_time = time.perf_counter() - t0
         self._last = LastStats()
         #: optional ``i -> text`` describing variable / constraint ``i`` where it was
         #: declared, appended to error messages (Opti sets them from its g_describe)
@@ -353,8 +355,7 @@ class NlpsolCore:
                              var_names=pr.var_names, con_names=pr.con_names, options=opts,
                              started=started, resume=resume, hand_back=True)
 
-        if (self.device == "cpu" and self.iteration is None and not user_hessian
-                and self.assertions is None):
+        if self.kernels_may_solve():
             # small problems: the compiled interior point (the same iterates; the
             # general path where the kernels hand over -- caspar_backend.compiled.dispatch)
             from caspar_backend.compiled.dispatch import solve as dispatched
@@ -386,6 +387,11 @@ class NlpsolCore:
             return self.problem.evaluator("cpu", p=p)
         self.casadi_evaluator.set_params(p)
         return self.casadi_evaluator
+
+    def kernels_may_solve(self) -> bool:
+        """Whether solves go to the compiled interior point's dispatch (:meth:`_solve`)."""
+        return (self.device == "cpu" and self.iteration is None and not self.uses_hess_lag()
+                and self.assertions is None)
 
     def uses_hess_lag(self) -> bool:
         """Solves iterate with the user's ``hess_lag`` (IPOPT's use of it): given, with

@@ -76,9 +76,10 @@ def solve(problem, x0, p, bounds, options, general, mults=None):
     the caller's general path ``general(resume, started)`` -- ``resume`` the
     :class:`~caspar_backend.solver.resume.ResumePoint` to go on from,
     :data:`~caspar_backend.solver.resume.FRESH_START` (from x0, handing the solve back
-    where it can) or None (from x0 to the end); ``started`` the solve's ``(perf_counter, process_time)`` start, for the time
-    limits; it returns a SolveResult, or a ResumePoint where it hands the solve back
-    (``solve_nlp``'s ``hand_back``) -- back and forth until one side finishes.  Every
+    where it can) or None (from x0 to the end); ``started`` the solve's
+    ``(perf_counter, process_time)`` start, for the time limits; it returns a SolveResult,
+    or a ResumePoint where it hands the solve back (``solve_nlp``'s ``hand_back``) --
+    back and forth until one side finishes.  Every
     hand-over is at an iteration's start and each side takes at least one iteration
     before handing over again, so the solve is the one the general path alone takes.
     ``mults``: a warm start's ``(lam_g0, lam_x0)`` as given (:func:`try_solve`)."""
@@ -157,6 +158,16 @@ def _solve(problem, x0, p, bounds, options, general, mults=None):
     return res
 
 
+def may_take(problem, options) -> bool:
+    """Whether the compiled path may take solves of ``problem`` with the user's
+    ``options``, by the rules that do not depend on the solve (module docstring: the
+    option ``compiled_path``, host functions, 'auto''s size limit); the device and the
+    kernels' readiness are :func:`try_solve`'s."""
+    mode = options.get("compiled_path", "auto")
+    return (mode != "no" and problem.extended is None
+            and (mode == "yes" or problem.n + problem.m <= AUTO_MAX_SIZE))
+
+
 def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
     """The compiled path's :class:`~caspar_backend.solver.result.SolveResult` for
     ``problem`` with these checked inputs (``bounds`` = [lbx, ubx, lbg, ubg] full
@@ -172,9 +183,7 @@ def try_solve(problem, x0, p, bounds, options, started=None, mults=None):
     a warm start)."""
     t0, cpu0 = (time.perf_counter(), time.process_time()) if started is None else started
     mode = options.get("compiled_path", "auto")
-    if mode == "no" or problem.extended is not None:
-        return None
-    if mode == "auto" and problem.n + problem.m > AUTO_MAX_SIZE:
+    if not may_take(problem, options):
         return None
     # (device 'cuda' is not the CPU whatever the solver's stack: that is checked by the
     # general path after its evaluator's build, beside which the stack loads)

@@ -444,6 +444,25 @@ def test_compiled_once_parameters_and_bounds_change_per_call(monkeypatch):
     assert len(calls) <= 1
 
 
+def test_evaluator_is_built_where_the_general_path_solves():
+    """The NumPy evaluator (generated code) is built with the Function where the general
+    path solves (compiled_path 'no'); where the compiled interior point may solve it is
+    not (the kernels do not use it), and a solve that takes the general path builds it
+    then -- the same answer either way."""
+    nlp, args = hs071p()
+    S_general = nlpsol("S", "caspar", nlp, {"caspar": {"print_level": 0,
+                                                       "compiled_path": "no"},
+                                            "print_time": False})
+    assert "cpu" in S_general.problem._evaluators
+    S_small = nlpsol("S", "caspar", nlp, QC)
+    assert "cpu" not in S_small.problem._evaluators
+    first = S_small(**args)          # a process's first solve or a compiled one
+    ref = S_general(**args)
+    close(np.asarray(first["x"]).ravel(), np.asarray(ref["x"]).ravel(), rtol=1e-9,
+          atol=1e-9)
+    assert S_small.stats()["iter_count"] == S_general.stats()["iter_count"]
+
+
 def test_options():
     nlp, args = quad_lin()
     with pytest.raises(RuntimeError, match="Unknown option: bogus"):
