@@ -54,7 +54,7 @@ class AssertionCheck:
             return casadi_message(exc)
         return None
 
-    def guard(self, evaluator):
+    def wrap(self, evaluator):
         """``evaluator`` (one solve's) whose values are NaN where an assertion fails,
         each message warned once in the solve."""
         from caspar_backend.evaluators.guarded import GuardedEvaluator

@@ -106,6 +106,7 @@ from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback
 from .nlpsol_oracle import OracleFunctions
+from .oracle_dumps import OracleDumps
 from .nlpsol_options import JIT_OPTIONS, check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
@@ -169,7 +170,7 @@ class NlpsolCore:
         #: the problem the solver solves (casadi's oracle): the nlp less its simple rows
         self.oracle = self.nlp if self.simple is None else self.simple.reduced(self.nlp)
         #: get_function's Functions of the oracle, as IPOPT's nlpsol names them
-        self.oracle_functions = OracleFunctions(self.oracle)
+        self.oracle_functions = OracleFunctions(self.oracle, self.front["oracle_records"])
         #: an SX problem's (x, p) -> (f, g): read here, stored by save; None for MX
         self.nlp_function = problem_function(self.nlp)
         self.problem = from_casadi(self.oracle, expand=True, function=self.nlp_function
@@ -177,6 +178,10 @@ class NlpsolCore:
         sites = self.problem.model.meta.get("assertions")
         #: the NLP's MX assertions, checked at every point solves evaluate (.assertions)
         self.assertions = AssertionCheck(self.nlp, sites) if sites else None
+        #: casadi's records of its oracle Functions' calls, made at each evaluation
+        self.records = OracleDumps.of(self.oracle_functions, self.front["oracle_records"])
+        #: the wrappers of every solve's evaluator (host work at each point: the general path)
+        self.wraps = [w for w in (self.assertions, self.records) if w is not None]
         if self.simple is not None:
             # the solver's messages name the user's rows
             self.problem.model.con_names = [f"g[{i}]" for i in self.simple.kept]
@@ -348,7 +353,9 @@ class NlpsolCore:
                 ev = (pr.evaluator(self.device, p=p) if self.casadi_evaluator is None
                       else self.host_evaluator(p))
                 ev = self.derivatives.hessian(ev) if user_hessian else ev
-                evaluators.append(ev if self.assertions is None else self.assertions.guard(ev))
+                for w in self.wraps:
+                    ev = w.wrap(ev)
+                evaluators.append(ev)
             return solve_nlp(evaluators[0], s_lbx, s_ubx, s_lbg, s_ubg, x0,
                              lam_g0=s_lg0 if self.warm_start else None,
                              lam_x0=s_lx0 if self.warm_start else None,
@@ -365,6 +372,8 @@ class NlpsolCore:
                              (s_lg0, s_lx0) if self.warm_start else None)
         else:
             res = general()
+        if self.records is not None:
+            self.records.solution(self.front, self.q, self.m, res, p)
         if merged is not None and merged.infeasible[0]:
             res = mark_infeasible(res, merged.infeasible)
         f = float(res.f) * pr.model.sense
@@ -391,7 +400,7 @@ class NlpsolCore:
     def kernels_may_solve(self) -> bool:
         """Whether solves go to the compiled interior point's dispatch (:meth:`_solve`)."""
         return (self.device == "cpu" and self.iteration is None and not self.uses_hess_lag()
-                and self.assertions is None)
+                and not self.wraps)
 
     def uses_hess_lag(self) -> bool:
         """Solves iterate with the user's ``hess_lag`` (IPOPT's use of it): given, with
@@ -413,7 +422,7 @@ class NlpsolCore:
                     + (cpu.jac(x).T @ LG[0] if pr.m else 0.0))[None, :]
 
         def grad_p(X, P, LG):
-            return -self.lam_p(X[0], P[0], LG[0])[None, :]
+            return -self.parametric.lam_p(X[0], P[0], LG[0])[None, :]
 
         rows = finish_rows(self, *(np.asarray(a, float)[None, :] for a in
                                    (res.x, res.g, res.lam_x, res.lam_g, p, *bounds)),
@@ -429,7 +438,7 @@ class NlpsolCore:
         (:func:`~.nlpsol_stats.batch_stats`) before ``error_on_fail`` may raise (for the
         first failed instance)."""
         if (self.iteration is not None or self.problem.extended is not None
-                or self.uses_hess_lag() or self.assertions is not None):
+                or self.uses_hess_lag() or self.wraps):
             # the callback sees one solve at a time: casadi's own column-by-column
             # evaluation (each solve records its statistics; the last one's remain);
             # so are models with opaque Functions (no batched evaluator: .opaque),
@@ -489,12 +498,3 @@ class NlpsolCore:
             raise RuntimeError(f"No stats available: Function '{self.name}' not set up. To "
                                "get statistics, first evaluate it numerically.")
         return dict(stats)
-
-    # ---------------------------------------------------------------- p-derivatives
-    def lam_p(self, x, p, lam_g) -> np.ndarray:
-        """``-grad_p (f + lam_g^T g)`` at ``(x, p)`` (:mod:`.parametric`)."""
-        return self.parametric.lam_p(x, p, lam_g)
-
-    def sensitivity(self, x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g):
-        """The KKT sensitivity at a solution (:mod:`.parametric`)."""
-        return self.parametric.sensitivity(x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g)

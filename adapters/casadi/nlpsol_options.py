@@ -11,7 +11,9 @@ changed: its ``'ipopt'`` option dict and ``'ipopt.name'`` keys are caspar's solv
 gives every Function or every ipopt nlpsol that govern how casadi itself evaluates,
 differentiates, compiles or records the problem's functions (:data:`IGNORED`: ``jit``,
 ``compiler``, ``verbose``, ...) are accepted and ignored with one warning naming them --
-caspar generates its own code, and none of them changes the answer.
+caspar generates its own code, and none of them changes the answer.  Kept from
+``common_options`` / ``specific_options``: casadi's records of the oracle Functions'
+calls (``final_options`` ``dump_in``, ``dump_out``, ...; :mod:`.oracle_dumps`).
 
 casadi's rules carried over: ``calc_multipliers`` switches ``calc_lam_x`` and
 ``calc_lam_p`` on (casadi's deprecated shorthand); ``no_nlp_grad`` contradicts
@@ -33,6 +35,8 @@ import casadi as ca
 from caspar_backend.errors import OptionError
 from caspar_backend.solver.options import resolve_options
 from caspar_backend.user_warnings import warn
+
+from .oracle_dumps import split_dump_options
 
 
 @final
@@ -159,7 +163,7 @@ def split_options(opts) -> tuple[dict, dict]:
     if not isinstance(opts, dict):
         raise NlpsolOptionError(f"nlpsol options must be a dict, got {type(opts).__name__}")
     front = {k: o.default for k, o in OPTIONS.items()}
-    solver, ipopt, ignored = {}, {}, []
+    solver, ipopt, ignored, oracle = {}, {}, [], {}
     for key, value in opts.items():
         if not isinstance(key, str):
             raise NlpsolOptionError(f"option names must be strings, got {key!r}")
@@ -175,6 +179,10 @@ def split_options(opts) -> tuple[dict, dict]:
         if key.startswith("ipopt."):
             ipopt[key[len("ipopt."):]] = value
             continue
+        if key in ("common_options", "specific_options"):
+            # casadi's records of the oracle Functions' calls are kept (.oracle_dumps)
+            oracle[key] = value
+            continue
         if key in IGNORED:
             ignored.append(key)
             continue
@@ -184,6 +192,13 @@ def split_options(opts) -> tuple[dict, dict]:
         front[key] = _typed(opt, value)
     solver = {**ipopt, **(front.pop("caspar") or {}), **solver}
     front["caspar"] = None
+    try:
+        front["oracle_records"], other = split_dump_options(oracle.get("common_options"),
+                                                            oracle.get("specific_options"))
+    except ValueError as exc:
+        raise NlpsolOptionError(str(exc)) from None
+    if other:
+        ignored += sorted(oracle)
     if ignored:
         reasons = sorted({IGNORED[k] for k in ignored})
         warn(f"nlpsol(..., 'caspar', ...) ignores the options {', '.join(ignored)} "

@@ -53,12 +53,15 @@ def nlp_function(nlp: dict, name: str = "nlp") -> ca.Function:
 @final
 class OracleFunctions:
     """``get(name)``: the Function ``name`` of the module table for the oracle ``nlp``
-    (an nlpsol dict), built on first request (final)."""
+    (an nlpsol dict), built on first request (final); ``final_options``: per name, the
+    made Function's own options (casadi's factory option of that name: the records of
+    :mod:`.oracle_dumps`)."""
 
-    def __init__(self, nlp: dict):
+    def __init__(self, nlp: dict, final_options: dict | None = None):
         self._nlp = nlp
         self._oracle = None
         self._built: dict[str, ca.Function] = {}
+        self._final = dict(final_options or {})
 
     def names(self) -> list[str]:
         return sorted(SIGNATURES)
@@ -73,6 +76,7 @@ class OracleFunctions:
         if self._oracle is None:
             self._oracle = nlp_function(self._nlp)
         ins, outs = SIGNATURES[name]
+        opts = {"final_options": self._final[name]} if name in self._final else {}
         fn = self._built[name] = self._oracle.factory(name, ins, outs,
-                                                      {"gamma": ["f", "g"]})
+                                                      {"gamma": ["f", "g"]}, opts)
         return fn

@@ -283,7 +283,8 @@ class _Sensitivity(_ca.Callback):
         v = [np.array(a.nonzeros(), dtype=float) for a in arg[:_N_IN + _N_OUT]]
         x0, p, lbx, ubx, lbg, ubg = v[:6]
         x, _f, g, lam_x, lam_g, _lam_p = v[_N_IN:_N_IN + _N_OUT]
-        return self.core.sensitivity(x0, p, lbx, ubx, lbg, ubg, x, g, lam_x, lam_g)
+        return self.core.parametric.sensitivity(x0, p, lbx, ubx, lbg, ubg, x, g, lam_x,
+                                               lam_g)
 
     def _nominal_sparsity(self, i):
         return self.core.sparsity_in(i) if i < _N_IN else self.core.sparsity_out(i - _N_IN)

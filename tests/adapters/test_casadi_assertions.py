@@ -20,6 +20,7 @@ from caspar_backend.adapters.casadi.chains import assertion_sites  # noqa: E402
 from caspar_backend.adapters.casadi.frontend import nlpsol  # noqa: E402
 from caspar_backend.evaluators.base import Evaluator  # noqa: E402
 from caspar_backend.evaluators.guarded import SHORTCUTS, GuardedEvaluator  # noqa: E402
+from caspar_backend.evaluators.observed import ObservedEvaluator  # noqa: E402
 
 QUIET = {"print_time": False}
 
@@ -179,16 +180,22 @@ def _evaluator_classes() -> list:
 
 def test_every_evaluation_shortcut_of_an_evaluator_is_withheld_or_guarded():
     """An evaluator method of a point outside the interface would let the solver evaluate
-    past the guard: each must be guarded (defined by GuardedEvaluator) or withheld."""
+    past the guard (or unreported): each must be guarded (defined by GuardedEvaluator and
+    ObservedEvaluator) or withheld."""
     classes = _evaluator_classes()
     assert len(classes) >= 5
+    wrappers = (GuardedEvaluator, ObservedEvaluator)
     for cls in classes:
+        if cls in wrappers:         # (their own methods: checks and descriptions)
+            continue
         for name, fn in inspect.getmembers(cls, inspect.isfunction):
             if name.startswith("_") or hasattr(Evaluator, name):
                 continue
             params = list(inspect.signature(fn).parameters)[1:2]
             if params == ["x"]:
-                assert name in SHORTCUTS or name in vars(GuardedEvaluator), (cls, name)
+                # (the same rule for the evaluator that reports each evaluation)
+                for wrapper in wrappers:
+                    assert name in SHORTCUTS or name in vars(wrapper), (cls, wrapper, name)
 
 
 def test_the_failure_is_warned_in_every_solve_once():
