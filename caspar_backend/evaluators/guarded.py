@@ -27,34 +27,20 @@ import numpy as np
 
 from ..arrays.xp import host
 from .base import Evaluator
+from .wrapped import SHORTCUTS, WrappedEvaluator
 
-#: optional evaluation methods of evaluators that would bypass the check (the solver
-#: falls back to the interface methods without them); ``problem``: an evaluator made
-#: from it would not be guarded
-SHORTCUTS = frozenset({"obj_and_cons", "grad_and_jac", "obj_unread", "problem"})
+__all__ = ["GuardedEvaluator", "SHORTCUTS"]
 
 
 @final
-class GuardedEvaluator(Evaluator):
+class GuardedEvaluator(WrappedEvaluator):
     """Final.  See the module docstring."""
 
     def __init__(self, base: Evaluator, failure: Callable, on_failure: Callable | None = None):
-        self.base = base
-        self.xp, self.device = base.xp, base.device
-        self.build_seconds = base.build_seconds
-        # the guard changes values, never structures: the KKT structures are the base's
-        self.structure_cache = base.structure_cache
-        self.n, self.m, self.n_params = base.n, base.m, base.n_params
-        self.jac_rows, self.jac_cols = base.jac_rows, base.jac_cols
-        self.hess_rows, self.hess_cols = base.hess_rows, base.hess_cols
+        super().__init__(base)
         self._failure, self._on_failure = failure, on_failure
         self._point: bytes | None = None     # the last point checked, and its outcome
         self._reason: str | None = None
-
-    def __getattr__(self, name):
-        if name in SHORTCUTS or name == "base":
-            raise AttributeError(name)
-        return getattr(self.base, name)
 
     def bound(self, p) -> "GuardedEvaluator":
         return GuardedEvaluator(self.base.bound(p), self._failure, self._on_failure)
@@ -62,9 +48,6 @@ class GuardedEvaluator(Evaluator):
     def set_params(self, p) -> None:
         self.base.set_params(p)
         self._point = None
-
-    def parameters(self) -> np.ndarray:
-        return self.base.parameters()
 
     def failure(self, x, p=None) -> str | None:
         """Why ``x`` fails the check (None: it passes); ``p`` is bound first if given."""
@@ -106,7 +89,4 @@ class GuardedEvaluator(Evaluator):
 
     def describe_nonfinite(self, x) -> str:
         reason = self.failure(x)
-        if reason is not None:
-            return reason
-        describe = getattr(self.base, "describe_nonfinite", None)
-        return describe(x) if describe is not None else ""
+        return reason if reason is not None else super().describe_nonfinite(x)

@@ -17,8 +17,8 @@ observer method                          called after
 
 with ``x``, ``lam`` host float64 vectors (lengths ``n``, ``m``), ``p`` the bound
 parameters (length ``n_params``) and ``obj_factor`` a float; the values returned are the
-wrapped evaluator's.  As in :class:`~.guarded.GuardedEvaluator` the one-pass shortcuts
-(:data:`~.guarded.SHORTCUTS`) are withheld, so every evaluation is reported.
+wrapped evaluator's.  The one-pass shortcuts are withheld (:mod:`.wrapped`), so every
+evaluation is reported.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 from ..arrays.xp import host
 from .base import Evaluator
-from .guarded import SHORTCUTS
+from .wrapped import WrappedEvaluator
 
 
 def _h(a) -> np.ndarray:
@@ -37,31 +37,18 @@ def _h(a) -> np.ndarray:
 
 
 @final
-class ObservedEvaluator(Evaluator):
+class ObservedEvaluator(WrappedEvaluator):
     """Final.  See the module docstring."""
 
     def __init__(self, base: Evaluator, observer):
-        self.base, self.observer = base, observer
-        self.xp, self.device = base.xp, base.device
-        self.build_seconds = base.build_seconds
-        self.structure_cache = base.structure_cache
-        self.n, self.m, self.n_params = base.n, base.m, base.n_params
-        self.jac_rows, self.jac_cols = base.jac_rows, base.jac_cols
-        self.hess_rows, self.hess_cols = base.hess_rows, base.hess_cols
-
-    def __getattr__(self, name):
-        if name in SHORTCUTS or name in ("base", "observer"):
-            raise AttributeError(name)
-        return getattr(self.base, name)
+        super().__init__(base)
+        self.observer = observer
 
     def bound(self, p) -> "ObservedEvaluator":
         return ObservedEvaluator(self.base.bound(p), self.observer)
 
     def set_params(self, p) -> None:
         self.base.set_params(p)
-
-    def parameters(self) -> np.ndarray:
-        return self.base.parameters()
 
     def _bind(self, p) -> np.ndarray:
         if p is not None:
@@ -97,8 +84,3 @@ class ObservedEvaluator(Evaluator):
         v = self.base.hess_values(x, lam, obj_factor, out)
         self.observer.hess(_h(x), q, _h(lam), float(obj_factor))
         return v
-
-    def describe_nonfinite(self, x) -> str:
-        """The wrapped evaluator's description (not an evaluation: nothing reported)."""
-        describe = getattr(self.base, "describe_nonfinite", None)
-        return describe(x) if describe is not None else ""
