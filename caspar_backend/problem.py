@@ -10,9 +10,11 @@ solves without recompiling.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 import time
+from typing import final
 
 import numpy as np
 
@@ -20,6 +22,16 @@ from .device import resolve_device
 from .model import NLPModel, as_vector, check_inputs, numbers
 from .patterns import block_group, constraint_instances, group_expressions, split_terms
 from .regroup import split_rare_sums
+
+
+@final
+class StructureToken:
+    """Final.  The identity of a compiled structure: a Problem and its :meth:`twins
+    <Problem.twin>` hold the same token, and caches of the structure (the compiled
+    interior point's workspace layouts, :func:`caspar_backend.compiled.solve.layout_for`)
+    key by it."""
+
+    __slots__ = ("__weakref__",)
 
 
 class Problem:
@@ -33,6 +45,7 @@ class Problem:
         t0 = time.perf_counter()
         self.model = model
         self.hessian = hessian
+        self.structure_key = StructureToken()
         #: with opaque calls (caspar_backend.opaque): the compiled problem over (x, y)
         #: whose evaluator the composed evaluator wraps; its groups are this problem's
         self.extended = None
@@ -107,8 +120,25 @@ class Problem:
     def __setstate__(self, state: dict) -> None:
         state.setdefault("extended", None)  # pickled before opaque calls existed
         state.setdefault("hessian", True)
+        state.setdefault("structure_key", StructureToken())
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+    def twin(self) -> "Problem":
+        """A Problem of this compiled structure -- the pattern groups, their derivatives
+        and the expression graph shared, not copied -- with a model of its own (values,
+        names, meta: a shallow copy to be set) and caches of its own (evaluators,
+        lock): what reading the same program again would give, without reading,
+        grouping or deriving (:mod:`caspar_backend.adapters.casadi.problem_cache`).
+        Not for problems with opaque calls (their evaluators hold host state)."""
+        if self.extended is not None:
+            raise ValueError("a problem with opaque calls has no twin")
+        twin = copy.copy(self)
+        twin.model = copy.copy(self.model)
+        twin.model.meta = dict(self.model.meta)
+        twin._evaluators, twin._augmented = {}, None
+        twin._lock = threading.Lock()
+        return twin
 
     def save(self, path) -> None:
         """Write the compiled problem to ``path``; :func:`caspar_backend.load_problem`

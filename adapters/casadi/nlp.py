@@ -198,27 +198,27 @@ def from_casadi(nlp, *, x0=None, lbx=None, ubx=None, lbg=None, ubg=None, p=None,
     if sym is ca.SX and problem_cache.enabled():
         if fn is None:
             fn = _sx_function(x, pp, f, g)
-        if fn.n_instructions() >= problem_cache.MIN_INSTRUCTIONS:
-            # the key, and the bulk reader's input: the instruction arrays, else the text
-            prog = read_program(fn)
-            if prog is None:
-                prog = program_text(fn)
+        # the key, and the bulk reader's input: the instruction arrays, else the text
+        prog, size = read_program(fn), fn.n_instructions()
+        if prog is None and size >= problem_cache.MIN_INSTRUCTIONS:
+            prog = program_text(fn)
         if prog is not None:
             key = problem_cache.program_key(
                 prog, [x.sparsity(), pp.sparsity(), f.sparsity(), g.sparsity()], opts)
-            problem = problem_cache.load(key)
+            if size < problem_cache.MIN_INSTRUCTIONS:   # kept in this process, by names too
+                key = problem_cache.memory_key(key, x.serialize(), pp.serialize())
+            problem = problem_cache.load(key, size)
             if problem is not None:
-                n, m, q = int(x.nnz()), int(g.nnz()), int(pp.nnz())
-                problem_cache.set_values(problem, _call_values(n, m, q, **values),
-                                         _names(x, "x"), _names(pp, "p"))
+                problem_cache.set_values(problem, _call_values(
+                    int(x.nnz()), int(g.nnz()), int(pp.nnz()), **values), _names(x, "x"),
+                    _names(pp, "p"))
                 problem.model.meta["problem_cache"] = "hit"
                 return problem
-    problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn,
-                                      _program=prog))
+    problem = Problem(casadi_to_model(nlp, **values, **opts, _function=fn, _program=prog))
     if key is not None:
         # (the saved copy says "stored"; a load sets "hit")
         problem.model.meta["problem_cache"] = "stored"
-        if not problem_cache.store(key, problem):
+        if not problem_cache.store(key, problem, size):
             problem.model.meta["problem_cache"] = "not stored"
     return problem
 

@@ -19,17 +19,26 @@ problem's model, as :func:`~.nlp.from_casadi` sets it on a fresh one.
 
 Entries live in ``$CASPAR_CACHE_DIR/problems`` (:mod:`caspar_backend.cache_dir`),
 written atomically, at most :data:`MAX_ENTRIES` of them and :data:`MAX_BYTES` in all
-(the least recently used removed; the newest is always kept).  Programs below :data:`MIN_INSTRUCTIONS` are not kept (they build in less
-time than a load); ``CASPAR_PROBLEM_CACHE=0`` turns the cache off.  Problems holding
-opaque calls (interpolants, callbacks, ...) do not pickle and are never kept.
+(the least recently used removed; the newest is always kept).
+
+Programs below :data:`MIN_INSTRUCTIONS` build in less time than a load: they are kept in
+this process instead, for a script that builds the same small model again and again (a
+solver made per call, an MPC step's problem rebuilt): at most :data:`MEMORY_ENTRIES`,
+keyed by the same key and the symbols' names (the shared expression graph prints them),
+handed out as :meth:`twins <caspar_backend.problem.Problem.twin>` of the kept problem --
+the groups, derivatives and the compiled path's workspace layouts shared, the values and
+caches their own.  ``CASPAR_PROBLEM_CACHE=0`` turns both off.  Problems holding opaque
+calls (interpolants, callbacks, ...) do not pickle and are never kept.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
 import pickle
+import threading
 import time
 from pathlib import Path
 
@@ -43,6 +52,11 @@ MAX_ENTRIES = 16
 #: a loaded entry's modification time is moved to now when older than this (seconds)
 TOUCH_AFTER = 3600.0
 MAX_BYTES = 2 << 30
+#: small programs' problems kept in this process (the least recently used beyond: dropped)
+MEMORY_ENTRIES = 64
+
+_memory: "collections.OrderedDict[str, object]" = collections.OrderedDict()
+_memory_lock = threading.Lock()
 
 
 def enabled() -> bool:
@@ -101,8 +115,25 @@ def _folder() -> Path:
     return cache_subdir("problems")
 
 
-def load(key: str):
-    """The Problem kept under ``key``, or None (absent, or unreadable: then removed)."""
+def memory_key(key: str, *symbols: str) -> str:
+    """The in-process key of a small program: ``key`` and its symbols (casadi's
+    serialization of x and p: their names)."""
+    h = hashlib.sha256(key.encode())
+    for text in symbols:
+        h.update(b"\0" + text.encode())
+    return h.hexdigest()
+
+
+def load(key: str, size: int = MIN_INSTRUCTIONS):
+    """The Problem kept under ``key``, or None (absent, or unreadable: then removed);
+    ``size``: the program's instructions (below :data:`MIN_INSTRUCTIONS`: a twin of the
+    problem kept in this process, ``key`` a :func:`memory_key`)."""
+    if size < MIN_INSTRUCTIONS:
+        with _memory_lock:
+            kept = _memory.get(key)
+            if kept is not None:
+                _memory.move_to_end(key)
+        return None if kept is None else kept.twin()
     from caspar_backend.errors import ModelError
     from caspar_backend.persist import load_problem
 
@@ -127,15 +158,23 @@ def load(key: str):
     return problem
 
 
-def store(key: str, problem) -> bool:
+def store(key: str, problem, size: int = MIN_INSTRUCTIONS) -> bool:
     """Keep ``problem`` under ``key`` (atomically), then trim the folder
-    (:data:`MAX_ENTRIES`, :data:`MAX_BYTES`); whether it was kept (a problem that does
-    not pickle, opaque calls, or an unwritable folder: not)."""
+    (:data:`MAX_ENTRIES`, :data:`MAX_BYTES`) -- below :data:`MIN_INSTRUCTIONS`
+    (``size``) a twin of it in this process (:data:`MEMORY_ENTRIES`); whether it was kept
+    (a problem that does not pickle, opaque calls, or an unwritable folder: not)."""
     from caspar_backend.errors import ModelError
     from caspar_backend.persist import save
 
     if problem.model.opaque is not None:
         return False
+    if size < MIN_INSTRUCTIONS:
+        with _memory_lock:
+            _memory[key] = problem.twin()
+            _memory.move_to_end(key)
+            while len(_memory) > MEMORY_ENTRIES:
+                _memory.popitem(last=False)
+        return True
     try:
         folder = _folder()
         save(problem, folder / f"{key}.caspar", symbol_names=False)  # set on a hit

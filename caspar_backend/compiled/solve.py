@@ -78,7 +78,8 @@ TIME_BUDGET = 0.5
 ITER_FIXED = 5e-6
 ITER_PER_UNIT = 0.03e-6
 
-_layouts = weakref.WeakKeyDictionary()      # problem -> {bound signature: layout | None}
+#: problem.structure_key (shared by a problem's twins) -> {bound signature: layout | None}
+_layouts = weakref.WeakKeyDictionary()
 _layouts_lock = threading.Lock()
 
 
@@ -95,13 +96,14 @@ _buffers = _Buffers()
 
 def layout_for(problem, lbx, ubx, lbg, ubg):
     """The :class:`.workspace_layout.WorkspaceLayout` of ``problem`` with this bound
-    structure (built on first use, then reused), or None if the tape cannot express the
+    structure (built on first use, then reused -- also by the problem's twins, which
+    share its structure), or None if the tape cannot express the
     model or its KKT system is one the general path factorizes densely
     (:func:`caspar_backend.linsolve.qdldl.dense_kkt`: the kernels have QDLDL only, and
     the two paths run one algorithm)."""
     sig = bound_signature(lbx, ubx, lbg, ubg)
     with _layouts_lock:
-        per = _layouts.setdefault(problem, {})
+        per = _layouts.setdefault(problem.structure_key, {})
         if sig in per:
             return per[sig]
     from ..linsolve.dense_kkt import dense_kkt

@@ -97,10 +97,57 @@ def test_a_new_process_loads_the_problem(cache, tmp_path):
 def test_off_switch_and_small_programs(cache, monkeypatch):
     monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "0")
     assert "problem_cache" not in from_casadi(_model()).model.meta
+    assert "problem_cache" not in from_casadi(_model()).model.meta
     monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "1")
     monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 10 ** 9)
-    assert "problem_cache" not in from_casadi(_model()).model.meta
+    monkeypatch.setattr(problem_cache, "_memory", type(problem_cache._memory)())
+    # small programs: kept in this process, not on disk
+    assert from_casadi(_model()).model.meta["problem_cache"] == "stored"
+    assert from_casadi(_model()).model.meta["problem_cache"] == "hit"
     assert not cache.exists() or not list(cache.glob("*.caspar"))
+
+
+def test_a_small_program_built_again_is_a_twin(cache, monkeypatch):
+    """A small program built again (a solver made per call): the kept problem's twin --
+    the groups and the compiled path's layouts shared, values, names and caches its own,
+    the same evaluations and solve as a fresh build; other names: another entry."""
+    from caspar_backend.compiled.solve import layout_for
+
+    monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 10 ** 9)
+    monkeypatch.setattr(problem_cache, "_memory", type(problem_cache._memory)())
+    first = from_casadi(_model(N=20), p=[1.0, 0.3])
+    again = from_casadi(_model(N=20), p=[2.0, 0.5], x0=np.full(20, 0.25))
+    assert again.model.meta["problem_cache"] == "hit"
+    assert again.constraint_groups is first.constraint_groups
+    assert again.model is not first.model and again._evaluators is not first._evaluators
+    np.testing.assert_array_equal(first.p, [1.0, 0.3])          # not the twin's
+    np.testing.assert_array_equal(again.x0, np.full(20, 0.25))
+    x, p = np.linspace(-1, 1, 20), np.array([1.0, 0.3])
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "0")
+    fresh = from_casadi(_model(N=20))                            # (a fresh build)
+    monkeypatch.setenv("CASPAR_PROBLEM_CACHE", "1")
+    for a, b in zip(_values(fresh, x, p), _values(again, x, p)):
+        assert a.tobytes() == b.tobytes()
+    bounds = (np.full(20, -5.0), np.full(20, 5.0), np.zeros(19), np.full(19, np.inf))
+    assert layout_for(again, *bounds) is layout_for(first, *bounds)
+    assert layout_for(fresh, *bounds) is not layout_for(first, *bounds)
+    r, r_fresh = (q.solve(x0=np.full(20, 0.5), p=[1.0, 0.3], print_level=0,
+                          lbg=bounds[2], ubg=bounds[3]) for q in (again, fresh))
+    assert (r.status, r.iterations) == (r_fresh.status, r_fresh.iterations)
+    assert r.f == r_fresh.f
+    other = from_casadi(_model(N=20, name="y"))
+    assert other.model.meta["problem_cache"] == "stored" and other.var_names[0] == "y_0"
+
+
+def test_the_kept_small_problems_are_bounded(cache, monkeypatch):
+    monkeypatch.setattr(problem_cache, "MIN_INSTRUCTIONS", 10 ** 9)
+    monkeypatch.setattr(problem_cache, "MEMORY_ENTRIES", 2)
+    monkeypatch.setattr(problem_cache, "_memory", type(problem_cache._memory)())
+    for c in (1.0, 2.0, 3.0):
+        from_casadi(_model(N=5, c=c))
+    assert len(problem_cache._memory) == 2
+    assert from_casadi(_model(N=5, c=1.0)).model.meta["problem_cache"] == "stored"
+    assert from_casadi(_model(N=5, c=3.0)).model.meta["problem_cache"] == "hit"
 
 
 def test_damaged_entry_is_rebuilt(cache):

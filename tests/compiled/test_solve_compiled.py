@@ -102,7 +102,7 @@ def _ic_state(problem):
     from caspar_backend.compiled import solve as cs
     from caspar_backend.compiled.kernels.slots import FLOAT_SLOTS
 
-    lay = next(v for v in cs._layouts[problem].values() if v is not None)
+    lay = next(v for v in cs._layouts[problem.structure_key].values() if v is not None)
     Fb, _ = cs._thread_buffers(lay)
     k = FLOAT_SLOTS.index("IC_STATE")
     return Fb[lay.FO[k]:lay.FO[k + 1]].copy()
