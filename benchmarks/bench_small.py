@@ -12,7 +12,8 @@
    with ``x_e = sum_k l_k cos(q_1 + ... + q_k)`` (``y_e`` with sin).  Both solvers are one
    ``nlpsol`` Function built once and called with >= 200 reachable targets (fixed seed);
    printed: median and p99 seconds per solve, iterations, max |f - f_ipopt|,
-   microseconds per iteration, and Python function calls per caspar solve.
+   microseconds per iteration, and Python function calls per caspar solve.  Then the
+   same targets with the solver built anew for each (construction and call timed).
 
 2. **The problem bank** (``tests/support/problem_bank.py``, all 69 problems; ``--bank-fast``
    leaves out the two with 10^4 variables) one problem at a time: the problem compiled once
@@ -145,6 +146,47 @@ def bench_ik(n_targets, repeats):
               f"{row['ratio']:8.3f} {row['same_iterations']:4d}/{len(its):<3d} "
               f"{row['max_df']:9.1e}  {row['path']}")
     print(f"Python calls per caspar nlpsol solve: {calls}")
+    return rows
+
+
+def bench_rebuilt(n_targets):
+    """IK with the solver built anew for every target (a script's ``solve(target)`` that
+    makes its ``nlpsol`` each time): per target the construction and the call, caspar's
+    and IPOPT's interleaved; rows with the median and p99 of the sum."""
+    import casadi as ca
+
+    from caspar_backend.casadi import nlpsol
+
+    nlp, bounds = ik_problem()
+    targets = ik_targets(n_targets)
+    x0 = [0.1, 0.2, 0.3]
+    makers = {
+        "caspar nlpsol, built per call": lambda: nlpsol(
+            "S", "caspar", nlp, {"caspar": {"print_level": 0}, "print_time": False}),
+        "ipopt nlpsol, built per call": lambda: ca.nlpsol(
+            "S", "ipopt", nlp, {"ipopt": {"print_level": 0, "sb": "yes"},
+                                "print_time": False})}
+    for make in makers.values():                    # warm-up (first-call work, imports)
+        make()(x0=x0, p=targets[0], **bounds)
+    times = {name: [] for name in makers}
+    fs = {name: [] for name in makers}
+    for t in targets:
+        for name, make in makers.items():
+            t0 = time.perf_counter()
+            r = make()(x0=x0, p=t, **bounds)
+            times[name].append(time.perf_counter() - t0)
+            fs[name].append(float(r["f"]))
+    ti = np.median(times["ipopt nlpsol, built per call"])
+    rows = []
+    for name in makers:
+        ts = np.array(times[name])
+        rows.append(dict(solver=name, targets=len(targets), median_ms=1e3 * np.median(ts),
+                         p99_ms=1e3 * np.percentile(ts, 99), ratio=float(np.median(ts) / ti),
+                         max_df=float(np.max(np.abs(np.array(fs[name])
+                                                    - fs["ipopt nlpsol, built per call"])))))
+        print(f"{name:32s} median {rows[-1]['median_ms']:7.3f} ms  p99 "
+              f"{rows[-1]['p99_ms']:7.3f} ms  / IPOPT {rows[-1]['ratio']:6.3f}  "
+              f"max |df| {rows[-1]['max_df']:.1e}")
     return rows
 
 
@@ -289,6 +331,7 @@ def main(argv=None):
         pstats.Stats(pr).sort_stats(a.sort).print_stats(a.top)
         return
     rows = bench_ik(a.targets, a.repeats)
+    rows += bench_rebuilt(a.targets)
     if not a.no_bank:
         rows += bench_bank(a.repeats, include_slow=not a.bank_fast)
     if a.out:
