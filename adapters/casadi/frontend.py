@@ -106,11 +106,11 @@ from .nlpsol_function import NlpsolFunction, SolverCallback
 from .nlpsol_io import DEFAULT_IN, NLPSOL_IN, NLPSOL_OUT, widened
 from .nlpsol_iteration import IterationCallback
 from .nlpsol_oracle import OracleFunctions
-from .oracle_dumps import OracleDumps
 from .nlpsol_options import JIT_OPTIONS, check_consistency, validate_options
 from .nlpsol_post import LagrangianGradients, finish_rows
 from .nlpsol_stats import (UNIFIED_RETURN_STATUS, LastStats, batch_stats, print_batch_time,
                            print_time, solve_stats)
+from .oracle_dumps import OracleDumps
 from .parametric import Parametric
 from .simple_bounds import SimpleBounds, mark_infeasible
 
