@@ -254,7 +254,7 @@ class NlpsolCore:
             DirectCalls([self.sparsity_in(i) for i in range(len(NLPSOL_IN))],
                         [self.sparsity_out(i) for i in range(len(NLPSOL_OUT))])
             if (not self.front["error_on_fail"] and self.iteration is None
-                and not self.derivatives.functions
+                and not self.derivatives.functions and not self.front["function_records"]
                 and all(self.sparsity_in(i).is_dense() for i in range(len(NLPSOL_IN))))
             else None)
 
@@ -288,7 +288,7 @@ class NlpsolCore:
             # the sum of the instances' column blocks
             outs[j] = sum(ca.horzsplit(outs[j], self.sparsity_out(j).size2()))
         wrapper = ca.Function(name, ins, outs, list(NLPSOL_IN), list(NLPSOL_OUT),
-                              {"default_in": list(DEFAULT_IN)})
+                              {"default_in": list(DEFAULT_IN), **self.front["function_records"]})
         return NlpsolFunction(wrapper, cb, self, size=size, sink=sink,
                               plain=not (reduce_in or reduce_out))
 

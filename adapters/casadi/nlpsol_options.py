@@ -13,7 +13,9 @@ differentiates, compiles or records the problem's functions (:data:`IGNORED`: ``
 ``compiler``, ``verbose``, ...) are accepted and ignored with one warning naming them --
 caspar generates its own code, and none of them changes the answer.  Kept from
 ``common_options`` / ``specific_options``: casadi's records of the oracle Functions'
-calls (``final_options`` ``dump_in``, ``dump_out``, ...; :mod:`.oracle_dumps`).
+calls (``final_options`` ``dump_in``, ``dump_out``, ...; :mod:`.oracle_dumps`); and at
+the top level the solver Function's own records (:data:`FUNCTION_RECORDS`: options of
+the Function the user calls, whose calls then go through casadi's evaluation).
 
 casadi's rules carried over: ``calc_multipliers`` switches ``calc_lam_x`` and
 ``calc_lam_p`` on (casadi's deprecated shorthand); ``no_nlp_grad`` contradicts
@@ -57,6 +59,14 @@ class FrontOption:
 
 
 _ROWS = [
+    *(FrontOption(name, typ, None, f"casadi's record of the solver Function's calls "
+                  f"(a Function option: {doc}), written as for ipopt")
+      for name, typ, doc in (
+          ("dump_in", bool, "each call's inputs to {name}.{call:06d}.in.{input}.mtx"),
+          ("dump_out", bool, "each call's outputs, .out."),
+          ("dump", bool, "the Function itself, on its first call"),
+          ("dump_dir", str, "the records' folder"),
+          ("dump_format", str, "the records' format ('mtx' or 'txt')"))),
     FrontOption("caspar", dict, None, "Options of caspar's interior-point solver, IPOPT's "
                 "names (caspar_backend.solver.options.OPTIONS), plus 'warm_start_init_point' "
                 "('yes' uses lam_x0/lam_g0 as IPOPT does) and 'sb' (accepted, no banner)."),
@@ -116,6 +126,8 @@ _ROWS = [
 
 #: the top-level option table
 OPTIONS = {o.name: o for o in _ROWS}
+#: the options of the solver Function itself (casadi's records of its calls)
+FUNCTION_RECORDS = ("dump_in", "dump_out", "dump", "dump_dir", "dump_format")
 
 #: casadi's JIT options of the problem's functions: ignored by caspar's generated code;
 #: applied where casadi's own functions evaluate the problem (.nlp_evaluator)
@@ -137,7 +149,7 @@ IGNORED = {
     **dict.fromkeys((
         "verbose", "verbose_init", "record_time", "regularity_check", "user_data",
         "gather_stats", "inputs_check", "print_in", "print_out", "print_canonical",
-        "max_io", "dump_in", "dump_out", "dump", "dump_dir", "dump_format", "monitor",
+        "max_io", "monitor",
         "show_eval_warnings", "ignore_check_vec", "warn_initial_bounds"),
         "casadi's diagnostics and records"),
     **dict.fromkeys((
@@ -204,6 +216,9 @@ def split_options(opts) -> tuple[dict, dict]:
         warn(f"nlpsol(..., 'caspar', ...) ignores the options {', '.join(ignored)} "
              f"({'; '.join(reasons)}): caspar reads the problem into its own generated "
              "code, and the answer does not depend on them")
+    #: the solver Function's own options (its records: casadi's evaluation writes them)
+    front["function_records"] = {k: front[k] for k in FUNCTION_RECORDS
+                                 if front[k] is not None}
     if front["calc_multipliers"]:
         front["calc_lam_x"] = front["calc_lam_p"] = True
     if front["iteration_callback_step"] < 1:

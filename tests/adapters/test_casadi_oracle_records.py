@@ -115,3 +115,23 @@ def test_observed_evaluator_withholds_the_shortcuts():
     assert ev.obj(x) == pytest.approx(3.0)
     ev.grad(x), ev.cons(x), ev.jac_values(x), ev.hess_values(x, np.ones(2))
     assert seen == ["obj", "grad", "cons", "jac", "hess"]
+
+
+def test_the_solver_functions_own_records_are_ipopts(tmp_path):
+    """``dump_in`` / ``dump_out`` on the nlpsol Function itself: casadi's records of its
+    calls (inputs x0 ... lam_g0, outputs x ... lam_p), file for file as for ipopt."""
+    nlp, call = _problem()
+    for name, plugin, mk in (("ipopt", "ipopt", ca.nlpsol), ("caspar", "caspar", nlpsol)):
+        (tmp_path / name).mkdir()
+        S = mk("S", plugin, nlp, {"dump_in": True, "dump_out": True, "print_time": False,
+                                  "dump_dir": str(tmp_path / name) + os.sep,
+                                  plugin: {"print_level": 0}})
+        S(**call)
+    ipopt, caspar = (sorted(p.name for p in (tmp_path / d).iterdir())
+                     for d in ("ipopt", "caspar"))
+    assert ipopt == caspar and "S.000000.in.x0.mtx" in caspar
+    for name in ("S.000000.in.x0.mtx", "S.000000.in.lbg.mtx", "S.000000.out.x.mtx",
+                 "S.000000.out.lam_g.mtx"):
+        a = np.array(ca.DM.from_file(str(tmp_path / "ipopt" / name)))
+        b = np.array(ca.DM.from_file(str(tmp_path / "caspar" / name)))
+        np.testing.assert_allclose(b, a, rtol=1e-7, atol=1e-9, err_msg=name)
