@@ -34,7 +34,8 @@ solves (both run one algorithm: the same status, iterations and iterates):
 Why a size limit: a hand-over is resumed, so the kernels' iterations are not lost, but
 a problem's first compiled solve builds its workspace layout (the KKT pattern's
 elimination tree and update schedule; kept for later solves of the same bound
-structure), about 0.03 s at n + m = 10,000 and 0.65 s at 86,000 on the 2-core VM.
+structure, and found again by a small problem read again: :func:`.solve.layout_for`),
+about 0.03 s at n + m = 10,000 and 0.65 s at 86,000 on the 2-core VM.
 Measured there (2026-12-05, session 39; first solve of a fresh problem against the
 general path's, the kernels loaded): PGLib case500_goc (n + m = 10,351) 0.12 against
 0.16 s, case1354_pegase (27,838) 0.43 / 0.47, case2000_goc (48,440) 1.11 / 1.34,

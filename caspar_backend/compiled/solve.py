@@ -29,6 +29,7 @@ problem and bound structure; a solve allocates only its result arrays.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import sys
 import threading
@@ -80,6 +81,12 @@ ITER_PER_UNIT = 0.03e-6
 
 #: problem.structure_key (shared by a problem's twins) -> {bound signature: layout | None}
 _layouts = weakref.WeakKeyDictionary()
+#: (tape.model_digest, bound signature) -> layout | None, for problems of n + m up to
+#: CONTENT_MAX_SIZE: the same model read again as another Problem (an Opti built per
+#: solve) finds its layout; the CONTENT_ENTRIES most recently used are kept
+_by_content: "collections.OrderedDict[tuple, object]" = collections.OrderedDict()
+CONTENT_MAX_SIZE = 5_000
+CONTENT_ENTRIES = 64
 _layouts_lock = threading.Lock()
 
 
@@ -97,7 +104,8 @@ _buffers = _Buffers()
 def layout_for(problem, lbx, ubx, lbg, ubg):
     """The :class:`.workspace_layout.WorkspaceLayout` of ``problem`` with this bound
     structure (built on first use, then reused -- also by the problem's twins, which
-    share its structure), or None if the tape cannot express the
+    share its structure, and by a small problem with the same tables, tapes and
+    constants: :func:`.tape.model_digest`), or None if the tape cannot express the
     model or its KKT system is one the general path factorizes densely
     (:func:`caspar_backend.linsolve.qdldl.dense_kkt`: the kernels have QDLDL only, and
     the two paths run one algorithm)."""
@@ -107,15 +115,28 @@ def layout_for(problem, lbx, ubx, lbg, ubg):
         if sig in per:
             return per[sig]
     from ..linsolve.dense_kkt import dense_kkt
+    from .tape import build_model, model_digest
     from .workspace_layout import WorkspaceLayout
 
+    key = lay = None
     try:
-        lay = WorkspaceLayout(problem, lbx, ubx, lbg, ubg)
+        model = build_model(problem)
+        if problem.n + problem.m <= CONTENT_MAX_SIZE:
+            key = (model_digest(model, int(problem.n_params)), sig)
+            with _layouts_lock:
+                if key in _by_content:
+                    _by_content.move_to_end(key)
+                    return per.setdefault(sig, _by_content[key])
+        lay = WorkspaceLayout(problem, lbx, ubx, lbg, ubg, model=model)
     except Unsupported:
-        lay = None
+        pass
     if lay is not None and dense_kkt(lay.sizes["nkkt"], lay.sizes["nnzK"]):
         lay = None
     with _layouts_lock:
+        if key is not None:
+            _by_content[key] = lay
+            while len(_by_content) > CONTENT_ENTRIES:
+                _by_content.popitem(last=False)
         return per.setdefault(sig, lay)
 
 

@@ -354,3 +354,25 @@ def eval_float_slots(model, n_params: int) -> dict:
                 GRAD_BUF=len(model["grad_idx"]), CON_TERMS=len(model["term_rows"]),
                 JAC_RAW=model["nraw"], ROW_ACC=model["m"], TAPE_CONST=model["cval"],
                 DATA_TABLE=model["dt"])
+
+
+def model_digest(model: dict, n_params: int) -> bytes:
+    """A digest of :func:`build_model`'s ``model`` (every array, to the bit, and every
+    scalar; not the group objects) and ``n_params``: two problems with one digest have
+    the same tables, tapes and constants, so the same workspace layout for one bound
+    structure (:func:`caspar_backend.compiled.solve.layout_for`)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    h.update(b"%d\0" % n_params)
+    for k in sorted(model):
+        v = model[k]
+        if k == "groups":
+            continue
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v)
+            h.update(f"{k}:{a.dtype.str}:{a.shape}\0".encode())
+            h.update(a.view(np.uint8) if a.size else b"")
+        else:
+            h.update(f"{k}={v!r}\0".encode())
+    return h.digest()

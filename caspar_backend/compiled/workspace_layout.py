@@ -135,8 +135,9 @@ class WorkspaceLayout:
     (full-length float arrays).  Raises :class:`.tape.Unsupported` for an expression the
     tape cannot express."""
 
-    def __init__(self, problem, lbx, ubx, lbg, ubg):
-        model = self.model = build_model(problem)
+    def __init__(self, problem, lbx, ubx, lbg, ubg, model=None):
+        # (``model``: build_model(problem) where the caller has it)
+        model = self.model = build_model(problem) if model is None else model
         n, m = model["n"], model["m"]
         if m == 0 and np.array_equal(lbx, ubx):
             # every variable fixed and no constraint: no KKT system at all (the general
