@@ -46,7 +46,7 @@ class GuardedEvaluator(WrappedEvaluator):
         return GuardedEvaluator(self.base.bound(p), self._failure, self._on_failure)
 
     def set_params(self, p) -> None:
-        self.base.set_params(p)
+        super().set_params(p)
         self._point = None
 
     def failure(self, x, p=None) -> str | None:

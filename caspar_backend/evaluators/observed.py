@@ -47,9 +47,6 @@ class ObservedEvaluator(WrappedEvaluator):
     def bound(self, p) -> "ObservedEvaluator":
         return ObservedEvaluator(self.base.bound(p), self.observer)
 
-    def set_params(self, p) -> None:
-        self.base.set_params(p)
-
     def _bind(self, p) -> np.ndarray:
         if p is not None:
             self.base.set_params(p)

@@ -40,6 +40,9 @@ class WrappedEvaluator(Evaluator, ABC):
             raise AttributeError(name)
         return getattr(self.base, name)
 
+    def set_params(self, p) -> None:
+        self.base.set_params(p)
+
     def parameters(self) -> np.ndarray:
         return self.base.parameters()
 
